@@ -1,0 +1,20 @@
+// Lambda entry (API Gateway HTTP API v2 and function URLs): S3 storage; background work is drained
+// before the handler returns, since a frozen function would otherwise stall it.
+import { handle } from 'hono/aws-lambda';
+import { loadConfig } from '../lib/config.js';
+import { createApp } from '../lib/http/app.js';
+import { s3StoreFromConfig } from '../lib/storage/s3.js';
+
+const ready = (async () => {
+  const config = await loadConfig(process.env, 's3');
+  if (config.storage.kind !== 's3') throw new Error('on Lambda, SATCHEL_STORAGE must be s3');
+  const built = createApp({ config, objects: s3StoreFromConfig(config.storage.s3) });
+  return { handler: handle(built.app), background: built.background };
+})();
+
+export const handler = async (event: Parameters<ReturnType<typeof handle>>[0], context: Parameters<ReturnType<typeof handle>>[1]) => {
+  const { handler: inner, background } = await ready;
+  const result = await inner(event, context);
+  await background.drain();
+  return result;
+};

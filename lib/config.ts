@@ -1,0 +1,121 @@
+import { isValidNamespace } from './sessions/ids.js';
+
+/**
+ * The one config loader: turns environment variables (process.env, or Workers vars and secrets) into a
+ * typed config. The app never reads the environment itself. A bad value fails at start with a message
+ * that names the variable.
+ */
+
+export type Env = Record<string, string | undefined>;
+
+export interface TokenEntry {
+  namespace: string;
+  device: string;
+  readOnly: boolean;
+  /** SHA-256 of the token (given as `sha256:<hex>`, or computed from the plain token at load). */
+  digest: Uint8Array;
+}
+
+export interface S3Config {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  prefix: string;
+  forcePathStyle: boolean;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+}
+
+export type StorageConfig = { kind: 'local'; dir: string } | { kind: 's3'; s3: S3Config } | { kind: 'r2' };
+
+export interface SatchelConfig {
+  storage: StorageConfig;
+  /** null: no SATCHEL_TOKENS, the local open mode (namespace `default`, no token). */
+  tokens: TokenEntry[] | null;
+  port: number;
+  maxSessionBytes: number;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Loads the config; `defaultStorage` is the runtime's default (`local` on Node, `r2` on Workers, `s3` on Lambda). */
+export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']): Promise<SatchelConfig> {
+  const kind = (env.SATCHEL_STORAGE || defaultStorage) as StorageConfig['kind'];
+  let storage: StorageConfig;
+  if (kind === 'local') storage = { kind, dir: env.SATCHEL_DATA_DIR || '.satchel' };
+  else if (kind === 'r2') storage = { kind };
+  else if (kind === 's3') {
+    if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
+    storage = {
+      kind,
+      s3: {
+        ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
+        region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
+        bucket: env.S3_BUCKET,
+        prefix: env.S3_PREFIX || '',
+        forcePathStyle: parseBool(env.S3_FORCE_PATH_STYLE, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT)),
+        ...(env.AWS_ACCESS_KEY_ID ? { accessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
+        ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
+      },
+    };
+  } else throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
+  return {
+    storage,
+    tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
+    port: parseIntVar(env.PORT, 'PORT', 8787, 0, 65535),
+    maxSessionBytes: parseIntVar(env.SATCHEL_MAX_SESSION_BYTES, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 1024, 2 ** 31),
+    maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
+  };
+}
+
+/** Parses `namespace[/device]=token[:ro]` entries, comma-separated. */
+export async function parseTokens(spec: string): Promise<TokenEntry[]> {
+  const entries = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const out: TokenEntry[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} is not namespace[/device]=token[:ro]`);
+    const who = entry.slice(0, eq);
+    let token = entry.slice(eq + 1);
+    const readOnly = token.endsWith(':ro');
+    if (readOnly) token = token.slice(0, -3);
+    const [namespace, device, extra] = who.split('/');
+    if (!namespace || !isValidNamespace(namespace) || extra !== undefined || device === '') {
+      throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: namespace must be 1-64 of [A-Za-z0-9._-]`);
+    }
+    if (!token) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} has an empty token`);
+    let digest: Uint8Array;
+    if (token.startsWith('sha256:')) {
+      const hex = token.slice(7);
+      if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: sha256: needs 64 hex digits`);
+      digest = Uint8Array.from(hex.match(/../g)!.map((h) => parseInt(h, 16)));
+    } else digest = await sha256(token);
+    out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
+  }
+  return out;
+}
+
+/** SHA-256 through Web Crypto. */
+export async function sha256(value: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(value)));
+}
+
+function parseIntVar(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function parseBool(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no)$/i.test(value)) return false;
+  throw new ConfigError(`${name} must be true or false`);
+}

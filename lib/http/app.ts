@@ -1,0 +1,200 @@
+import { Hono, type Context } from 'hono';
+import type { SatchelConfig } from '../config.js';
+import { badRequest, notFound, preconditionRequired } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import { publicSession } from '../sessions/codec.js';
+import {
+  appendBodySchema,
+  cleanupBodySchema,
+  continueBodySchema,
+  createBodySchema,
+  replaceBodySchema,
+  trimBodySchema,
+} from '../sessions/schema.js';
+import { ANY_REVISION, SessionStore, type WriteContext, type WriteResult } from '../sessions/store.js';
+import type { ObjectStore } from '../storage/port.js';
+import { bearerAuth, requireWrite, type AuthVariables } from './auth.js';
+import { Background } from './background.js';
+import { readJson } from './body.js';
+import { problemResponse } from './problem.js';
+
+export interface AppOptions {
+  config: SatchelConfig;
+  objects: ObjectStore;
+  /** Open local mode: without SATCHEL_TOKENS, serve namespace `default` without a token (Node only). */
+  allowOpen?: boolean;
+  sessions?: SessionStore;
+  log?: Logger;
+}
+
+export type Env = { Variables: AuthVariables };
+
+/** Builds the Hono app once from a config object and a store; runtimes only adapt requests to it. */
+export function createApp(options: AppOptions) {
+  const log = options.log ?? createLogger();
+  const { config, objects } = options;
+  const sessions = options.sessions ?? new SessionStore(objects);
+  const background = new Background(log);
+  const maxBody = config.maxBodyBytes;
+  const app = new Hono<Env>();
+
+  /** Background work of this request: waitUntil on Workers, the process elsewhere. */
+  const scheduler = (c: Context) => (work: Promise<unknown>) => {
+    try {
+      c.executionCtx.waitUntil(work.catch((err) => log.warn('background work failed', { error: String(err) })));
+    } catch {
+      background.track(work);
+    }
+  };
+  const writeContext = (c: Context<Env>): WriteContext => {
+    const key = c.req.header('idempotency-key');
+    if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+      throw badRequest('Idempotency-Key must be 1-255 visible ASCII characters', [{ path: 'Idempotency-Key', message: 'invalid' }]);
+    }
+    return { device: c.get('caller').device, schedule: scheduler(c), ...(key ? { idempotencyKey: key } : {}) };
+  };
+
+  app.onError((err, c) => problemResponse(c, err, log));
+  app.notFound((c) => problemResponse(c, notFound(`no route for ${c.req.method} ${c.req.path}`), log));
+
+  app.get('/v1/health', async (c) => {
+    const started = Date.now();
+    let storage: { backend: string; ok: boolean; latency_ms?: number; error?: string };
+    try {
+      await objects.list('health/', { limit: 1 });
+      storage = { backend: objects.name, ok: true, latency_ms: Date.now() - started };
+    } catch {
+      storage = { backend: objects.name, ok: false, error: 'unreachable' };
+    }
+    return c.json({ status: storage.ok ? 'ok' : 'degraded', storage, embeddings: { configured: false, state: 'local' } });
+  });
+
+  app.use('/v1/*', async (c, next) => {
+    if (c.req.path === '/v1/health') return next();
+    return bearerAuth(config.tokens ?? (options.allowOpen ? null : []))(c, next);
+  });
+
+  app.post('/v1/sessions', requireWrite, async (c) => {
+    const body = await readJson(c, createBodySchema, maxBody);
+    const { session } = await sessions.create(c.get('caller').namespace, body, writeContext(c));
+    c.header('ETag', etag(session.revision));
+    c.header('Location', `/v1/sessions/${session.id}`);
+    return c.json(publicSession(session), 201);
+  });
+
+  app.get('/v1/sessions', async (c) => {
+    const limit = parseLimit(c.req.query('limit'));
+    const cursor = c.req.query('cursor');
+    const after = c.req.query('updated_after');
+    let updatedAfter: number | undefined;
+    if (after !== undefined) {
+      updatedAfter = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(after) ? Date.parse(after) : NaN;
+      if (Number.isNaN(updatedAfter)) throw badRequest('updated_after must be an RFC 3339 time', [{ path: 'updated_after', message: 'not RFC 3339' }]);
+    }
+    const page = await sessions.list(
+      c.get('caller').namespace,
+      { limit, ...(cursor ? { cursor } : {}), ...(updatedAfter !== undefined ? { updatedAfter } : {}) },
+      scheduler(c),
+    );
+    return c.json(page);
+  });
+
+  app.get('/v1/sessions/latest', async (c) => {
+    const session = await sessions.latest(c.get('caller').namespace, scheduler(c));
+    return sendSession(c, session);
+  });
+
+  app.post('/v1/sessions/cleanup', requireWrite, async (c) => {
+    const body = await readJson(c, cleanupBodySchema, maxBody);
+    return c.json(await sessions.cleanup(c.get('caller').namespace, body.older_than_days, writeContext(c)));
+  });
+
+  app.get('/v1/sessions/:id', async (c) => {
+    const session = await sessions.get(c.get('caller').namespace, c.req.param('id'));
+    return sendSession(c, session);
+  });
+
+  app.put('/v1/sessions/:id', requireWrite, async (c) => {
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    if (ifMatch === undefined) throw preconditionRequired('PUT needs If-Match with the revision you read');
+    const body = await readJson(c, replaceBodySchema, maxBody);
+    const result = await sessions.replace(c.get('caller').namespace, c.req.param('id'), body, ifMatch, writeContext(c));
+    markReplay(c, result);
+    c.header('ETag', etag(result.session.revision));
+    return c.json(publicSession(result.session));
+  });
+
+  app.delete('/v1/sessions/:id', requireWrite, async (c) => {
+    await sessions.delete(c.get('caller').namespace, c.req.param('id'), writeContext(c));
+    return c.body(null, 204);
+  });
+
+  app.post('/v1/sessions/:id/messages', requireWrite, async (c) => {
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    const body = await readJson(c, appendBodySchema, maxBody);
+    const result = await sessions.append(c.get('caller').namespace, c.req.param('id'), body, ifMatch, writeContext(c));
+    return sendReceipt(c, result);
+  });
+
+  app.post('/v1/sessions/:id/continue', requireWrite, async (c) => {
+    const ns = c.get('caller').namespace;
+    const body = await readJson(c, continueBodySchema, maxBody);
+    let id = c.req.param('id');
+    if (id === 'latest') id = (await sessions.latest(ns, scheduler(c))).id;
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    const message = { role: 'user' as const, content: body.message };
+    const result = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, writeContext(c));
+    markReplay(c, result);
+    c.header('ETag', etag(result.receipt.revision));
+    return c.json({ ...result.receipt, model_turn: false });
+  });
+
+  app.post('/v1/sessions/:id/trim', requireWrite, async (c) => {
+    const body = await readJson(c, trimBodySchema, maxBody);
+    const out = await sessions.trim(c.get('caller').namespace, c.req.param('id'), body.keep, writeContext(c));
+    if (out.receipt) c.header('ETag', etag(out.receipt.revision));
+    return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
+  });
+
+  return { app, sessions, background, log };
+}
+
+function etag(revision: number): string {
+  return `"${revision}"`;
+}
+
+function sendSession(c: Context<Env>, session: { revision: number } & Record<string, unknown>) {
+  const tag = etag(session.revision);
+  c.header('ETag', tag);
+  const inm = c.req.header('if-none-match');
+  if (inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))) {
+    return c.body(null, 304);
+  }
+  return c.json(publicSession(session as never));
+}
+
+function sendReceipt(c: Context<Env>, result: WriteResult) {
+  markReplay(c, result);
+  c.header('ETag', etag(result.receipt.revision));
+  return c.json(result.receipt);
+}
+
+function markReplay(c: Context<Env>, result: WriteResult) {
+  if (result.replayed) c.header('Idempotent-Replayed', 'true');
+}
+
+/** Parses If-Match into a revision: `*` is ANY_REVISION; a tag that is not a revision can never match (-1). */
+function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (value === '*') return ANY_REVISION;
+  const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(value);
+  return m ? Number(m[1]) : -1;
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined || value === '') return 20;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw badRequest('limit must be an integer from 1 to 100', [{ path: 'limit', message: 'out of range' }]);
+  return n;
+}

@@ -1,0 +1,57 @@
+import type { MiddlewareHandler } from 'hono';
+import { sha256, type TokenEntry } from '../config.js';
+import { forbidden, unauthorized } from '../errors.js';
+
+/** Who is calling: the namespace their token opens, the device label for the audit log, and the scope. */
+export interface Caller {
+  namespace: string;
+  device: string;
+  readOnly: boolean;
+}
+
+export type AuthVariables = { caller: Caller };
+
+/**
+ * Finds the entry for a presented token. The presented token is hashed and compared with every entry's
+ * digest in constant time, without stopping at the first match, so timing reveals neither which entry
+ * nor how much of a token matched. A presented `sha256:<hex>` string is just hashed like any other
+ * token, so the stored digest form never works as a credential.
+ */
+export async function resolveToken(entries: TokenEntry[], presented: string): Promise<Caller | null> {
+  const digest = await sha256(presented);
+  let found: TokenEntry | null = null;
+  for (const entry of entries) {
+    if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
+  }
+  return found ? { namespace: found.namespace, device: found.device, readOnly: found.readOnly } : null;
+}
+
+function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  let diff = 0;
+  for (let i = 0; i < a.byteLength; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/** Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`. */
+export function bearerAuth(tokens: TokenEntry[] | null): MiddlewareHandler<{ Variables: AuthVariables }> {
+  return async (c, next) => {
+    if (tokens === null) {
+      c.set('caller', { namespace: 'default', device: 'local', readOnly: false });
+      return next();
+    }
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized('send Authorization: Bearer <token>');
+    const caller = await resolveToken(tokens, match[1]!);
+    if (!caller) throw unauthorized('the token is not known');
+    c.set('caller', caller);
+    return next();
+  };
+}
+
+/** Refuses read-only tokens on routes that write. */
+export const requireWrite: MiddlewareHandler<{ Variables: AuthVariables }> = async (c, next) => {
+  if (c.get('caller').readOnly) throw forbidden('this token is read-only');
+  return next();
+};

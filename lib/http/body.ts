@@ -1,0 +1,84 @@
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import { badRequest, payloadTooLarge, unsupportedMediaType, type FieldError } from '../errors.js';
+
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Reads a JSON request body: checks the media type (415), the size while streaming (413), the syntax
+ * and nesting depth (400), then validates it against `schema` (400 with `errors[].path`).
+ */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S, maxBytes: number): Promise<z.output<S>> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw unsupportedMediaType('send the body as application/json');
+  }
+  const raw = await readLimited(c.req.raw, maxBytes);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    if (err instanceof RangeError) throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    throw badRequest('the body is not valid JSON');
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const errors = zodErrors(parsed.error);
+    throw badRequest(`the body is not valid: ${errors.map((e) => `${e.path || '(body)'}: ${e.message}`).slice(0, 3).join('; ')}`, errors);
+  }
+  return parsed.data;
+}
+
+/** Turns zod issues into the contract's `errors: [{path, message}]`, paths like `messages[2].role`. */
+export function zodErrors(error: z.ZodError): FieldError[] {
+  return error.issues.slice(0, 50).map((issue) => ({
+    path: issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join(''),
+    message: issue.message,
+  }));
+}
+
+/** Reads the whole body as text, refusing (413) as soon as it passes `maxBytes`. */
+async function readLimited(request: Request, maxBytes: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw payloadTooLarge(`the body is over ${maxBytes} bytes`);
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw payloadTooLarge(`the body is over ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(all);
+  } catch {
+    throw badRequest('the body is not valid UTF-8');
+  }
+}
+
+/** True when `value` nests arrays/objects more than `limit` deep (iterative: no stack to blow). */
+export function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -1,0 +1,48 @@
+import { badRequest } from '../errors.js';
+
+const importedId = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+const reserved = new Set(['index', 'latest']);
+const namespaceName = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+
+/** A new session id: `YYYYMMDD-` (UTC date) and 32 lowercase hex from 16 random bytes. */
+export function newSessionId(now: Date = new Date()): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${now.toISOString().slice(0, 10).replaceAll('-', '')}-${hex}`;
+}
+
+/** True for an id a client may name: 1-128 of [A-Za-z0-9._-], not starting with `.`, not reserved. */
+export function isValidSessionId(id: string): boolean {
+  return importedId.test(id) && !reserved.has(id);
+}
+
+/** Throws a 400 naming the field when `id` cannot be a session id. */
+export function assertSessionId(id: string, path = 'id'): void {
+  if (!isValidSessionId(id)) {
+    const detail = reserved.has(id)
+      ? `"${id}" is a reserved name and cannot be a session id`
+      : 'a session id is 1-128 of [A-Za-z0-9._-] and does not start with "."';
+    throw badRequest(detail, [{ path, message: detail }]);
+  }
+}
+
+/** True for a namespace name (the part of a token entry before `=` or `/`). */
+export function isValidNamespace(ns: string): boolean {
+  return namespaceName.test(ns);
+}
+
+/** Random hex of `bytes` bytes, for write ids and similar. */
+export function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Where things live in the bucket; docs/design.md describes the layout. */
+export const keys = {
+  namespace: (ns: string) => `ns/${ns}/`,
+  sessions: (ns: string) => `ns/${ns}/sessions/`,
+  session: (ns: string, id: string) => `ns/${ns}/sessions/${id}.json`,
+  manifest: (ns: string) => `ns/${ns}/m/`,
+  base: (ns: string, seq: number) => `ns/${ns}/m/b/${String(seq).padStart(12, '0')}.json`,
+  log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${String(at).padStart(13, '0')}-${writeId}.json`,
+  pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
+};

@@ -1,0 +1,161 @@
+import { z } from 'zod';
+
+/**
+ * The stored format, declared once: odek's session file plus Satchel's `revision` (and an internal
+ * `satchel` bookkeeping field that never leaves the service). Old odek files without the newer fields
+ * load with defaults; unknown message fields are kept verbatim.
+ */
+
+const rfc3339 = z.iso.datetime({ offset: true });
+
+export const toolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.string().default('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+export const messageSchema = z.looseObject({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  // OpenAI-style `content: null` on an assistant tool-call turn is stored as "" (odek's form).
+  content: z
+    .string()
+    .nullable()
+    .transform((v) => v ?? ''),
+  name: z.string().optional(),
+  tool_call_id: z.string().optional(),
+  tool_calls: z.array(toolCallSchema).optional(),
+  reasoning_content: z.string().optional(),
+});
+export type Message = z.output<typeof messageSchema>;
+
+const refKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'kind must be 1-64 of [a-z0-9_-]');
+const refUri = z
+  .string()
+  .min(1, 'uri must not be empty')
+  .refine((s) => new TextEncoder().encode(s).byteLength <= 2048, 'uri must be at most 2048 bytes')
+  // eslint-disable-next-line no-control-regex
+  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'uri must not contain control characters');
+
+/** An external ref as a client sends it (`created_by`, `read_only`, `created_at` optional). */
+export const externalRefInputSchema = z.object({
+  kind: refKind,
+  uri: refUri,
+  created_by: z.string().min(1).max(128).optional(),
+  read_only: z.boolean().optional(),
+  created_at: rfc3339.optional(),
+});
+export type ExternalRefInput = z.output<typeof externalRefInputSchema>;
+
+/** An external ref as stored (schema odek-extension/v1). */
+export const externalRefSchema = z.looseObject({
+  kind: z.string(),
+  uri: z.string(),
+  created_by: z.string().default('api'),
+  read_only: z.boolean().default(false),
+  created_at: z.string().default(''),
+});
+export type ExternalRef = z.output<typeof externalRefSchema>;
+
+/** What a write remembers so that a retry is a no-op: a key (hashed) and the receipt it produced. */
+export const writeRecordSchema = z.object({
+  k: z.string(),
+  f: z.string().optional(),
+  at: z.number(),
+  r: z.record(z.string(), z.unknown()),
+});
+export type WriteRecord = z.output<typeof writeRecordSchema>;
+
+export const bookkeepingSchema = z.looseObject({
+  writes: z.array(writeRecordSchema).default([]),
+});
+
+export const storedSessionSchema = z.looseObject({
+  id: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  model: z.string().default(''),
+  provider: z.string().default(''),
+  turns: z.number().int().nonnegative().default(0),
+  task: z.string().default(''),
+  sandbox: z.boolean().default(false),
+  messages: z.array(messageSchema).default([]),
+  external_refs: z.array(externalRefSchema).nullable().transform((v) => v ?? []).default([]),
+  untrusted_ingested: z.boolean().default(false),
+  episode_untrusted: z.boolean().default(false),
+  episode_taint_tracked: z.boolean().default(false),
+  revision: z.number().int().nonnegative().default(0),
+  satchel: bookkeepingSchema.optional(),
+});
+export type StoredSession = z.output<typeof storedSessionSchema>;
+
+/** A session as the API returns it: the stored object without internal bookkeeping. */
+export type Session = Omit<StoredSession, 'satchel'>;
+
+/** Session metadata as `list` returns it. */
+export interface SessionSummary {
+  id: string;
+  task: string;
+  turns: number;
+  model: string;
+  provider: string;
+  created_at: string;
+  updated_at: string;
+  bytes: number;
+}
+
+/** The answer to every successful write. */
+export interface WriteReceipt {
+  id: string;
+  revision: number;
+  turns: number;
+  updated_at: string;
+  bytes: number;
+  redactions: number;
+  dropped_groups: number;
+  untrusted_ingested: boolean;
+  episode_untrusted: boolean;
+}
+
+// ---- request bodies ----
+
+const maxTask = 64 * 1024;
+
+export const createBodySchema = z.strictObject({
+  task: z.string().max(maxTask),
+  model: z.string().max(256).optional(),
+  provider: z.string().max(256).optional(),
+  messages: z.array(messageSchema).optional(),
+  external_refs: z.array(externalRefInputSchema).optional(),
+  sandbox: z.boolean().optional(),
+  id: z.string().optional(),
+  untrusted_ingested: z.boolean().optional(),
+  episode_untrusted: z.boolean().optional(),
+});
+export type CreateBody = z.output<typeof createBodySchema>;
+
+export const appendBodySchema = z.strictObject({
+  messages: z.array(messageSchema).min(1, 'at least one message'),
+  external_refs: z.array(externalRefInputSchema).optional(),
+});
+export type AppendBody = z.output<typeof appendBodySchema>;
+
+/** PUT body: the whole session; server-owned fields (revision, times, turns) may be sent back and are ignored. */
+export const replaceBodySchema = z.object({
+  id: z.string().optional(),
+  task: z.string().max(maxTask),
+  model: z.string().max(256).optional(),
+  provider: z.string().max(256).optional(),
+  messages: z.array(messageSchema),
+  external_refs: z.array(externalRefInputSchema).nullable().optional(),
+  sandbox: z.boolean().optional(),
+  untrusted_ingested: z.boolean().optional(),
+  episode_untrusted: z.boolean().optional(),
+});
+export type ReplaceBody = z.output<typeof replaceBodySchema>;
+
+export const trimBodySchema = z.strictObject({ keep: z.number().int().min(2, 'keep must be at least 2') });
+export const cleanupBodySchema = z.strictObject({ older_than_days: z.number().int().min(0) });
+export const continueBodySchema = z.strictObject({
+  message: z.string().min(1, 'message must not be empty'),
+  external_refs: z.array(externalRefInputSchema).optional(),
+});

@@ -1,0 +1,474 @@
+import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../errors.js';
+import { corePipeline, type SavePipeline } from '../pipeline/save.js';
+import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
+import { concat, decodeSession, encodeCore, encodeTail } from './codec.js';
+import { assertSessionId, keys, newSessionId, randomHex } from './ids.js';
+import { Manifest, mapLimit, type ManifestEntry, type ManifestOptions } from './manifest.js';
+import { mergeExternalRefs } from './refs.js';
+import type { AppendBody, CreateBody, Message, ReplaceBody, SessionSummary, StoredSession, WriteReceipt, WriteRecord } from './schema.js';
+
+/** Per-request context of a write: who writes, and how to keep background work alive. */
+export interface WriteContext {
+  /** Device label of the token (audit). */
+  device?: string;
+  /** Client's Idempotency-Key: a repeated key returns the first write's receipt and changes nothing. */
+  idempotencyKey?: string;
+  /** Receives background work that must outlive the response (Workers waitUntil). */
+  schedule?: (work: Promise<unknown>) => void;
+}
+
+/** Called after each successful write or delete; search indexing and audit plug in here. */
+export interface SessionListener {
+  afterWrite?(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext): Promise<void> | void;
+  afterDelete?(ns: string, id: string, ctx: WriteContext): Promise<void> | void;
+}
+
+export interface SessionStoreOptions {
+  pipeline?: SavePipeline;
+  manifest?: ManifestOptions;
+  listeners?: SessionListener[];
+  /** Bytes of parsed sessions kept in process, so an append with a current revision skips the GET. */
+  cacheBytes?: number;
+  /** How long a write keeps retrying against concurrent writers before answering 503. */
+  maxContentionMs?: number;
+  now?: () => number;
+}
+
+export interface ListOptions {
+  limit: number;
+  cursor?: string;
+  updatedAfter?: number;
+}
+
+export interface WriteResult {
+  session: StoredSession;
+  receipt: WriteReceipt;
+  /** True when an Idempotency-Key matched an earlier write and nothing was written. */
+  replayed: boolean;
+}
+
+interface Cached {
+  etag: string;
+  session: StoredSession;
+  bytes: number;
+}
+
+/** If-Match: * — any current revision (the session must exist). */
+export const ANY_REVISION = -2;
+
+const KEYED_WRITES_KEPT_MS = 24 * 3600_000;
+const KEYED_WRITES_MAX = 1000;
+const UNKEYED_WRITES_MAX = 16;
+
+/**
+ * Session operations over the object-store port. Every write is a compare-and-swap on the session
+ * object (If-Match on its etag, or create-only), retried against concurrent writers, so appends are
+ * never lost; each write carries an id recorded inside the object, so an ambiguous retry (the PUT
+ * landed but its answer was lost) is never applied twice.
+ */
+export class SessionStore {
+  readonly manifest: Manifest;
+  private readonly pipeline: SavePipeline;
+  private readonly listeners: SessionListener[];
+  private readonly cache = new Map<string, Cached>();
+  private cachedBytes = 0;
+  private readonly cacheBytes: number;
+  private readonly maxContentionMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    readonly objects: ObjectStore,
+    options: SessionStoreOptions = {},
+  ) {
+    this.pipeline = options.pipeline ?? corePipeline;
+    this.listeners = options.listeners ?? [];
+    this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
+    this.maxContentionMs = options.maxContentionMs ?? 30_000;
+    this.now = options.now ?? Date.now;
+    this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), { now: this.now, ...options.manifest });
+  }
+
+  /** The stored session; 404 when it does not exist. Always reads storage, never the cache. */
+  async get(ns: string, id: string): Promise<StoredSession> {
+    assertSessionId(id);
+    const found = await this.load(ns, id);
+    if (!found) throw notFound(`session ${id} does not exist`);
+    return found.session;
+  }
+
+  /** The most recently updated session, whole. */
+  async latest(ns: string, schedule?: (w: Promise<unknown>) => void): Promise<StoredSession> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const view = await this.manifest.view(ns, schedule);
+      const newest = view.entries[0];
+      if (!newest) throw notFound('there are no sessions in this namespace');
+      const found = await this.load(ns, newest.id);
+      if (found) return found.session;
+    }
+    throw unavailable('the session list changed while reading it; try again');
+  }
+
+  /** Metadata newest first, with keyset pagination. */
+  async list(ns: string, options: ListOptions, schedule?: (w: Promise<unknown>) => void) {
+    const view = await this.manifest.view(ns, schedule);
+    let entries = view.entries;
+    if (options.updatedAfter !== undefined) entries = entries.filter((e) => e.at > options.updatedAfter!);
+    if (options.cursor) {
+      const after = decodeCursor(options.cursor);
+      entries = entries.filter((e) => e.at < after.at || (e.at === after.at && e.id < after.id));
+    }
+    const page = entries.slice(0, options.limit);
+    const last = page[page.length - 1];
+    return {
+      sessions: page.map(toSummary),
+      next_cursor: entries.length > options.limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Creates a session; 409 when the id exists in this namespace. */
+  async create(ns: string, body: CreateBody, ctx: WriteContext = {}): Promise<WriteResult> {
+    if (body.id !== undefined) assertSessionId(body.id);
+    const id = body.id ?? newSessionId(new Date(this.now()));
+    const nowIso = new Date(this.now()).toISOString();
+    const draft: StoredSession = {
+      id,
+      created_at: nowIso,
+      updated_at: nowIso,
+      model: body.model ?? '',
+      provider: body.provider ?? '',
+      turns: 0,
+      task: body.task,
+      sandbox: body.sandbox ?? false,
+      messages: body.messages ?? [],
+      external_refs: mergeExternalRefs([], body.external_refs, nowIso, ctx.device ?? 'api'),
+      untrusted_ingested: body.untrusted_ingested ?? false,
+      episode_untrusted: body.episode_untrusted ?? false,
+      episode_taint_tracked: false,
+      revision: 1,
+    };
+    const writeId = randomHex(12);
+    const key = keys.session(ns, id);
+    const pending = await this.manifest.markPending(ns, id, writeId);
+    const saved = this.pipeline.apply({ next: draft, previous: null, newFrom: 0 });
+    const session = saved.session;
+    const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+    const record: WriteRecord = { k: 'w:' + writeId, at: this.now(), r: {} };
+    session.satchel = { writes: [record] };
+    const finalBody = seal(session, receipt, record);
+    try {
+      const { etag } = await this.objects.put(key, finalBody, { ifNoneMatch: '*' });
+      this.remember(key, { etag, session, bytes: finalBody.byteLength });
+    } catch (err) {
+      await this.manifest.clearPending(pending);
+      if (PreconditionFailedError.is(err)) throw conflict(`session ${id} already exists`);
+      throw err;
+    }
+    await this.manifest.recordPut(ns, entryOf(session, finalBody.byteLength), writeId);
+    await this.notifyWrite(ns, session, receipt, ctx);
+    return { session, receipt, replayed: false };
+  }
+
+  /** Appends messages (and refs); without `ifMatch` the append lands after whatever is stored. */
+  async append(ns: string, id: string, body: AppendBody, ifMatch: number | undefined, ctx: WriteContext = {}): Promise<WriteResult> {
+    const fingerprint = await sha256Hex(JSON.stringify(['append', body]));
+    return this.mutate(ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
+      next: {
+        ...cur,
+        messages: [...cur.messages, ...body.messages],
+        external_refs: mergeExternalRefs(cur.external_refs, body.external_refs, nowIso, ctx.device ?? 'api'),
+      },
+      newFrom: cur.messages.length,
+    }));
+  }
+
+  /** Replaces the session's content; the caller must hold the current revision. */
+  async replace(ns: string, id: string, body: ReplaceBody, ifMatch: number, ctx: WriteContext = {}): Promise<WriteResult> {
+    if (body.id !== undefined && body.id !== id) throw badRequest('the body id does not match the path', [{ path: 'id', message: `expected "${id}"` }]);
+    const fingerprint = await sha256Hex(JSON.stringify(['replace', body]));
+    return this.mutate(ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
+      next: {
+        ...cur,
+        task: body.task,
+        model: body.model ?? cur.model,
+        provider: body.provider ?? cur.provider,
+        messages: body.messages,
+        // Refs are add-only: a replace can add refs but never drop stored ones.
+        external_refs: mergeExternalRefs(cur.external_refs, body.external_refs ?? undefined, nowIso, ctx.device ?? 'api'),
+        sandbox: body.sandbox ?? cur.sandbox,
+        untrusted_ingested: body.untrusted_ingested ?? cur.untrusted_ingested,
+        episode_untrusted: body.episode_untrusted ?? cur.episode_untrusted,
+      },
+      newFrom: 0,
+    }));
+  }
+
+  /** Keeps the system message and the newest messages, `keep` in all, never splitting a tool group. */
+  async trim(ns: string, id: string, keep: number, ctx: WriteContext = {}) {
+    let before = 0;
+    let after = 0;
+    const result = await this.mutate(ns, id, undefined, ctx, undefined, (cur) => {
+      before = cur.messages.length;
+      const messages = trimMessages(cur.messages, keep);
+      after = messages.length;
+      return after === before ? null : { next: { ...cur, messages }, newFrom: messages.length };
+    });
+    return { id, before, after, dropped: before - after, receipt: result?.receipt };
+  }
+
+  /** Deletes a session and its manifest entry; 404 when it does not exist. */
+  async delete(ns: string, id: string, ctx: WriteContext = {}): Promise<void> {
+    assertSessionId(id);
+    const key = keys.session(ns, id);
+    const writeId = randomHex(12);
+    const pending = await this.manifest.markPending(ns, id, writeId);
+    const found = await this.objects.get(key);
+    if (!found) {
+      await this.manifest.clearPending(pending);
+      throw notFound(`session ${id} does not exist`);
+    }
+    const stored = decodeSession(found.body, key);
+    await this.objects.delete(key);
+    this.forget(key);
+    const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
+    await this.manifest.recordDelete(ns, id, at, writeId);
+    for (const l of this.listeners) await l.afterDelete?.(ns, id, ctx);
+  }
+
+  /** Deletes every session whose updated_at is older than `days` days (0: all of them). */
+  async cleanup(ns: string, days: number, ctx: WriteContext = {}): Promise<{ deleted: number }> {
+    const cutoff = days === 0 ? Infinity : this.now() - days * 86_400_000;
+    const view = await this.manifest.view(ns, ctx.schedule);
+    const doomed = view.entries.filter((e) => e.at < cutoff);
+    const results = await mapLimit(doomed, 8, (e) =>
+      this.delete(ns, e.id, ctx).then(
+        () => 1,
+        (err) => ((err as { status?: number }).status === 404 ? 0 : Promise.reject(err)),
+      ),
+    );
+    return { deleted: results.reduce((a: number, b: number) => a + b, 0) };
+  }
+
+  /** Reads a session object straight from storage, refreshing the cache. */
+  private async load(ns: string, id: string): Promise<Cached | null> {
+    const key = keys.session(ns, id);
+    const found = await this.objects.get(key);
+    if (!found) {
+      this.forget(key);
+      return null;
+    }
+    const entry = { etag: found.etag, session: decodeSession(found.body, key), bytes: found.body.byteLength };
+    this.remember(key, entry);
+    return entry;
+  }
+
+  /** The manifest's view of one session, read from its object (used for verification and rebuilds). */
+  private async readSummary(ns: string, id: string): Promise<ManifestEntry | null> {
+    const found = await this.load(ns, id);
+    return found ? entryOf(found.session, found.bytes) : null;
+  }
+
+  /**
+   * The write loop: read (or use the cached copy), build the next state, run the save pipeline, then
+   * PUT with If-Match on the etag read. On a precondition failure, re-read and try again until the
+   * contention deadline. `build` returning null means there is nothing to write.
+   */
+  private async mutate(
+    ns: string,
+    id: string,
+    ifMatch: number | undefined,
+    ctx: WriteContext,
+    fingerprint: string | undefined,
+    build: (cur: StoredSession, nowIso: string) => { next: StoredSession; newFrom: number } | null,
+  ): Promise<WriteResult> {
+    assertSessionId(id);
+    const key = keys.session(ns, id);
+    const writeId = randomHex(12);
+    const idemHash = ctx.idempotencyKey ? 'k:' + (await sha256Hex(ctx.idempotencyKey)) : undefined;
+    const ownHash = 'w:' + writeId;
+    let cached = this.cache.get(key) ?? null;
+    const [pending, fresh] = await Promise.all([this.manifest.markPending(ns, id, writeId), cached ? null : this.load(ns, id)]);
+    if (!cached) cached = fresh;
+    const deadline = this.now() + this.maxContentionMs;
+    let fromCache = this.cache.get(key) === cached && fresh === null;
+    let written = false;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (!cached) throw notFound(`session ${id} does not exist`);
+        const cur = cached.session;
+        // A retried request (same key) or our own write that landed before its answer was lost.
+        const previous = cur.satchel?.writes.find((w) => w.k === ownHash || (idemHash !== undefined && w.k === idemHash));
+        if (previous) {
+          if (fromCache) {
+            // Trust only a fresh read for replays.
+            cached = await this.load(ns, id);
+            fromCache = false;
+            continue;
+          }
+          if (previous.k === idemHash && previous.f !== undefined && fingerprint !== undefined && previous.f !== fingerprint) {
+            throw unprocessable('this Idempotency-Key was used for a different request');
+          }
+          return { session: cur, receipt: previous.r as unknown as WriteReceipt, replayed: true };
+        }
+        if (ifMatch !== undefined && ifMatch !== ANY_REVISION && cur.revision !== ifMatch) {
+          if (fromCache) {
+            cached = await this.load(ns, id);
+            fromCache = false;
+            continue;
+          }
+          throw preconditionFailed(`the session is at revision ${cur.revision}, not ${ifMatch}`);
+        }
+        const nowMs = Math.max(this.now(), (Date.parse(cur.updated_at) || 0) + 1);
+        const nowIso = new Date(nowMs).toISOString();
+        const built = build(cur, nowIso);
+        if (!built) return { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false };
+        const draft: StoredSession = { ...built.next, updated_at: nowIso, revision: cur.revision + 1 };
+        const saved = this.pipeline.apply({ next: draft, previous: cur, newFrom: built.newFrom });
+        const session = saved.session;
+        const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+        const record: WriteRecord = { k: idemHash ?? ownHash, ...(idemHash && fingerprint ? { f: fingerprint } : {}), at: nowMs, r: {} };
+        session.satchel = { ...cur.satchel, writes: this.pruneWrites(cur.satchel?.writes ?? [], record) };
+        const body = seal(session, receipt, record);
+        try {
+          const { etag } = await this.objects.put(key, body, { ifMatch: cached.etag });
+          written = true;
+          this.remember(key, { etag, session, bytes: body.byteLength });
+          await this.manifest.recordPut(ns, entryOf(session, body.byteLength), writeId);
+          await this.notifyWrite(ns, session, receipt, ctx);
+          return { session, receipt, replayed: false };
+        } catch (err) {
+          if (!PreconditionFailedError.is(err)) throw err;
+          if (this.now() > deadline) throw unavailable('too many concurrent writers on this session; try again', 1);
+          await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
+          cached = await this.load(ns, id);
+          fromCache = false;
+        }
+      }
+    } finally {
+      if (!written) await this.manifest.clearPending(pending);
+    }
+  }
+
+  private pruneWrites(writes: WriteRecord[], added: WriteRecord): WriteRecord[] {
+    const cutoff = this.now() - KEYED_WRITES_KEPT_MS;
+    const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
+    const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
+    const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(-(UNKEYED_WRITES_MAX - 1)), added];
+    return all.sort((a, b) => a.at - b.at);
+  }
+
+  private async notifyWrite(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext) {
+    for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx);
+  }
+
+  private remember(key: string, entry: Cached): void {
+    this.forget(key);
+    if (entry.bytes > this.cacheBytes / 4) return;
+    this.cache.set(key, entry);
+    this.cachedBytes += entry.bytes;
+    for (const [k, v] of this.cache) {
+      if (this.cachedBytes <= this.cacheBytes) break;
+      this.cache.delete(k);
+      this.cachedBytes -= v.bytes;
+    }
+  }
+
+  private forget(key: string): void {
+    const old = this.cache.get(key);
+    if (old) {
+      this.cache.delete(key);
+      this.cachedBytes -= old.bytes;
+    }
+  }
+}
+
+/** odek's trim: keep the system message plus the newest messages, `keep` in all; drop orphaned tool results. */
+export function trimMessages(messages: Message[], keep: number): Message[] {
+  if (messages.length <= keep) return messages;
+  const head = messages[0]?.role === 'system' ? 1 : 0;
+  let start = Math.max(head, messages.length - (keep - head));
+  while (start < messages.length && messages[start]!.role === 'tool') start++;
+  return [...messages.slice(0, head), ...messages.slice(start)];
+}
+
+/**
+ * Stores the receipt in its write record and encodes the session. The receipt's byte count includes the
+ * receipt itself, so encode until the size settles (the digit count changes at most once or twice).
+ */
+function seal(session: StoredSession, receipt: WriteReceipt, record: WriteRecord): Uint8Array {
+  const core = encodeCore(session);
+  let tail = encodeTail(session);
+  for (let i = 0; i < 4; i++) {
+    receipt.bytes = core.byteLength + tail.byteLength;
+    record.r = { ...receipt };
+    const again = encodeTail(session);
+    if (again.byteLength === tail.byteLength) return concat(core, again);
+    tail = again;
+  }
+  return concat(core, tail);
+}
+
+function makeReceipt(s: StoredSession, bytes: number, redactions: number, dropped: number): WriteReceipt {
+  return {
+    id: s.id,
+    revision: s.revision,
+    turns: s.turns,
+    updated_at: s.updated_at,
+    bytes,
+    redactions,
+    dropped_groups: dropped,
+    untrusted_ingested: s.untrusted_ingested,
+    episode_untrusted: s.episode_untrusted,
+  };
+}
+
+function entryOf(s: StoredSession, bytes: number): ManifestEntry {
+  return {
+    id: s.id,
+    task: s.task,
+    turns: s.turns,
+    model: s.model,
+    provider: s.provider,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+    bytes,
+    revision: s.revision,
+    at: Date.parse(s.updated_at) || 0,
+  };
+}
+
+function toSummary(e: ManifestEntry): SessionSummary {
+  return {
+    id: e.id,
+    task: e.task,
+    turns: e.turns,
+    model: e.model,
+    provider: e.provider,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+    bytes: e.bytes,
+  };
+}
+
+function encodeCursor(e: ManifestEntry): string {
+  return btoa(JSON.stringify([e.at, e.id])).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+function decodeCursor(cursor: string): { at: number; id: string } {
+  try {
+    const [at, id] = JSON.parse(atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))) as [unknown, unknown];
+    if (typeof at === 'number' && typeof id === 'string') return { at, id };
+  } catch {
+    // fall through
+  }
+  throw badRequest('cursor is not one this server issued', [{ path: 'cursor', message: 'invalid cursor' }]);
+}
+
+/** Hex SHA-256 through Web Crypto (Node, Workers and browsers alike). */
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(value));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,130 @@
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, relative, sep } from 'node:path';
+import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
+
+const TEMP_MARK = '.tmp-';
+
+/**
+ * Local-folder adapter, the embedded default of the Node server.
+ *
+ * A write goes to a temp file in the target folder, is fsynced, then renamed over the key, so a crash
+ * leaves either the old or the new object. The etag is derived from the file's inode, size and
+ * nanosecond mtime (a rename always brings a new inode). Preconditions are checked and applied under
+ * a per-key lock, which makes them hold for concurrent requests in this process; one process per folder.
+ */
+export class LocalStore implements ObjectStore {
+  readonly name: string;
+  private readonly locks = new Map<string, Promise<void>>();
+
+  constructor(private readonly root: string) {
+    this.name = `local:${root}`;
+  }
+
+  private path(key: string): string {
+    assertSafeKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    const path = this.path(key);
+    // Read and stat under the lock so the etag belongs to the bytes returned.
+    return this.locked(key, async () => {
+      try {
+        const [body, info] = await Promise.all([readFile(path), stat(path, { bigint: true })]);
+        return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: etagOf(info) };
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw err;
+      }
+    });
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    const path = this.path(key);
+    return this.locked(key, async () => {
+      if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
+        const current = await stat(path, { bigint: true }).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
+        if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
+        if (options.ifMatch !== undefined && (!current || etagOf(current) !== options.ifMatch)) throw new PreconditionFailedError(key);
+      }
+      await mkdir(dirname(path), { recursive: true });
+      const temp = join(dirname(path), `${TEMP_MARK}${randomBytes(8).toString('hex')}`);
+      const handle = await open(temp, 'w');
+      try {
+        await handle.writeFile(body);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path);
+      return { etag: etagOf(await stat(path, { bigint: true })) };
+    });
+  }
+
+  async delete(keys: string | string[]): Promise<void> {
+    for (const key of Array.isArray(keys) ? keys : [keys]) {
+      const path = this.path(key);
+      await this.locked(key, () => unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))));
+    }
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const limit = Math.min(options.limit ?? 1000, 1000);
+    // Walk only the deepest folder the prefix names, then filter by the prefix's last part.
+    const cut = prefix.lastIndexOf('/');
+    const folder = cut >= 0 ? prefix.slice(0, cut) : '';
+    if (folder) assertSafeKey(folder);
+    const keys: string[] = [];
+    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, async (file, size) => {
+      const key = relative(this.root, file).split(sep).join('/');
+      if (key.startsWith(prefix) && (!options.cursor || key > options.cursor)) keys.push(key + '\0' + size);
+    });
+    keys.sort();
+    const page = keys.slice(0, limit).map((entry) => {
+      const at = entry.indexOf('\0');
+      return { key: entry.slice(0, at), size: Number(entry.slice(at + 1)) };
+    });
+    return { objects: page, ...(keys.length > limit ? { cursor: page[page.length - 1]!.key } : {}) };
+  }
+
+  private async locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const chained = previous.then(() => mine);
+    this.locks.set(key, chained);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.locks.get(key) === chained) this.locks.delete(key);
+    }
+  }
+}
+
+function etagOf(info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
+  return `${info.ino.toString(36)}-${info.size.toString(36)}-${info.mtimeNs.toString(36)}`;
+}
+
+function isNotFound(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+async function walk(dir: string, visit: (file: string, size: number) => Promise<void>): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  for (const entry of entries) {
+    if (entry.name.startsWith(TEMP_MARK)) continue;
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) await walk(full, visit);
+    else if (entry.isFile()) await visit(full, Number((await stat(full)).size));
+  }
+}

@@ -1,0 +1,41 @@
+import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
+
+/** In-memory adapter, for unit tests of code above the port. Not a proof that storage works. */
+export class MemoryStore implements ObjectStore {
+  readonly name = 'memory';
+  private readonly objects = new Map<string, StoredObject>();
+  private counter = 0;
+
+  async get(key: string): Promise<StoredObject | null> {
+    assertSafeKey(key);
+    const found = this.objects.get(key);
+    return found ? { body: found.body.slice(), etag: found.etag } : null;
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    assertSafeKey(key);
+    const current = this.objects.get(key);
+    if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
+    if (options.ifMatch !== undefined && current?.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+    const etag = `m${++this.counter}`;
+    this.objects.set(key, { body: body.slice(), etag });
+    return { etag };
+  }
+
+  async delete(keys: string | string[]): Promise<void> {
+    for (const key of Array.isArray(keys) ? keys : [keys]) {
+      assertSafeKey(key);
+      this.objects.delete(key);
+    }
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const limit = Math.min(options.limit ?? 1000, 1000);
+    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && (!options.cursor || k > options.cursor)).sort();
+    const page = keys.slice(0, limit);
+    return {
+      objects: page.map((key) => ({ key, size: this.objects.get(key)!.body.byteLength })),
+      ...(keys.length > limit ? { cursor: page[page.length - 1]! } : {}),
+    };
+  }
+}

@@ -1,0 +1,72 @@
+import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
+import { withRetry } from './retry.js';
+
+/** The part of the Workers R2 binding this adapter uses (structural, so lib/ needs no Workers types). */
+export interface R2BucketLike {
+  get(key: string): Promise<{ etag: string; arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  head(key: string): Promise<{ etag: string } | null>;
+  put(
+    key: string,
+    value: ArrayBuffer | Uint8Array,
+    options?: { onlyIf?: { etagMatches?: string; etagDoesNotMatch?: string }; httpMetadata?: { contentType?: string } },
+  ): Promise<{ etag: string } | null>;
+  delete(keys: string | string[]): Promise<void>;
+  list(options: { prefix?: string; cursor?: string; limit?: number; startAfter?: string }): Promise<{
+    objects: { key: string; size: number }[];
+    truncated: boolean;
+    cursor?: string;
+  }>;
+}
+
+/**
+ * R2 adapter over the Workers binding (`BUCKET`). A refused conditional put comes back as null from
+ * the binding; If-Match on a missing key is refused here too, as S3 does.
+ */
+export class R2Store implements ObjectStore {
+  readonly name = 'r2:BUCKET';
+  constructor(private readonly bucket: R2BucketLike) {}
+
+  async get(key: string): Promise<StoredObject | null> {
+    assertSafeKey(key);
+    return this.attempt(`GET ${key}`, async () => {
+      const found = await this.bucket.get(key);
+      return found ? { body: new Uint8Array(await found.arrayBuffer()), etag: found.etag } : null;
+    });
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    assertSafeKey(key);
+    const onlyIf =
+      options.ifMatch !== undefined ? { etagMatches: options.ifMatch } : options.ifNoneMatch === '*' ? { etagDoesNotMatch: '*' } : undefined;
+    return this.attempt(`PUT ${key}`, async () => {
+      const written = await this.bucket.put(key, body, {
+        ...(onlyIf ? { onlyIf } : {}),
+        httpMetadata: { contentType: options.contentType ?? 'application/json' },
+      });
+      if (!written) throw new PreconditionFailedError(key);
+      return { etag: written.etag };
+    });
+  }
+
+  async delete(keys: string | string[]): Promise<void> {
+    const all = Array.isArray(keys) ? keys : [keys];
+    all.forEach(assertSafeKey);
+    for (let i = 0; i < all.length; i += 1000) {
+      const batch = all.slice(i, i + 1000);
+      await this.attempt(`DELETE ${batch.length} keys`, () => this.bucket.delete(batch));
+    }
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const out = await this.attempt(`LIST ${prefix}`, () =>
+      this.bucket.list({ prefix, limit: Math.min(options.limit ?? 1000, 1000), ...(options.cursor ? { startAfter: options.cursor } : {}) }),
+    );
+    const objects = out.objects.map((o) => ({ key: o.key, size: o.size }));
+    return { objects, ...(out.truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}) };
+  }
+
+  private attempt<T>(what: string, op: () => Promise<T>): Promise<T> {
+    // The binding throws on transient internal errors; preconditions come back as null, not errors.
+    return withRetry(what, op, (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError));
+  }
+}
