@@ -168,28 +168,38 @@ export class Manifest {
 
   private async compactOnce(ns: string, force: boolean): Promise<void> {
     const startedAt = this.now();
-    const state = await this.readState(ns);
+    let state = await this.readState(ns);
     if (!state.base) {
       await this.rebuild(ns);
-      return;
+      state = await this.readState(ns);
+      if (!state.base) return;
     }
-    if (!force && state.uncovered < this.compactAfter && state.stalePending.length === 0) return;
-    const tombstones = [...state.tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs).map(([id, at]) => ({ id, at }));
-    const base: Base = {
-      v: 1,
-      seq: state.listing.maxSeq + 1,
-      built_at: startedAt,
-      entries: [...state.map.values()],
-      tombstones,
-      covered: state.listing.logs,
-    };
-    if (!(await this.writeBase(ns, base))) return;
-    // The new base covers these: remove them (a reader that listed them before retries on a 404).
-    const resolvedPending = state.listing.pending.filter((p) => state.loggedWrites.has(p.writeId) || state.stalePending.includes(p.key));
-    const oldBases = state.listing.bases.filter((b) => b.seq < base.seq - 1).map((b) => b.key);
-    const garbage = [...state.listing.logs, ...resolvedPending.map((p) => p.key), ...oldBases];
+    const newBase = force || state.uncovered >= this.compactAfter || state.stalePending.length > 0 || state.late;
+    let covered = new Set(state.base.covered);
+    let seq = state.base.seq;
+    if (newBase) {
+      const base: Base = {
+        v: 1,
+        seq: state.listing.maxSeq + 1,
+        built_at: startedAt,
+        entries: [...state.map.values()],
+        tombstones: [...state.tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs).map(([id, at]) => ({ id, at })),
+        covered: state.listing.logs,
+      };
+      if (!(await this.writeBase(ns, base))) return; // another compactor won this sequence number
+      covered = new Set(base.covered);
+      seq = base.seq;
+    }
+    // Remove what the base in force covers (a reader that listed it before retries on a 404).
+    const logs = state.listing.logs.filter((k) => covered.has(k));
+    const coveredWrites = new Set(logs.map(writeIdOfLog));
+    const pending = state.listing.pending
+      .filter((p) => coveredWrites.has(p.writeId) || (newBase && state.stalePending.includes(p.key)))
+      .map((p) => p.key);
+    const oldBases = state.listing.bases.filter((b) => b.seq < seq - 1).map((b) => b.key);
+    const garbage = [...logs, ...pending, ...oldBases];
     if (garbage.length > 0) await this.store.delete(garbage);
-    for (const key of state.listing.logs) this.logCache.delete(key);
+    for (const key of logs) this.logCache.delete(key);
   }
 
   private async writeBase(ns: string, base: Base): Promise<boolean> {
@@ -218,7 +228,11 @@ export class Manifest {
       view = makeView([...state.map.values()]);
       if (state.verified === 0) this.views.set(ns, { signature, view });
     }
-    return { view, needsCompaction: state.uncovered >= this.compactAfter || state.stalePending.length > 0 || state.late };
+    const leftovers = state.listing.logs.length - state.uncovered;
+    return {
+      view,
+      needsCompaction: state.uncovered >= this.compactAfter || leftovers >= this.compactAfter || state.stalePending.length > 0 || state.late,
+    };
   }
 
   /** Lists the manifest and merges base, log records and verified pending writes. */

@@ -340,6 +340,9 @@ function s3Client(t: { endpoint: string; region: string; accessKeyId: string; se
   });
 }
 
+// Errors that retrying cannot fix (wrong credentials or bucket name).
+const FATAL_S3_ERRORS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName']);
+
 /** Creates the bucket, retrying until it succeeds (the first CreateBucket on a fresh cluster is slow). */
 async function createBucket(client: S3Client, bucket: string, timeoutMs: number, check?: () => void): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -362,6 +365,9 @@ async function createBucket(client: S3Client, bucket: string, timeoutMs: number,
         }
       }
       lastError = err;
+      if (name && FATAL_S3_ERRORS.has(name)) {
+        throw new Error(`CreateBucket ${bucket} failed: ${describeS3Error(err)}`);
+      }
     }
     if (Date.now() > deadline) {
       throw new Error(`CreateBucket ${bucket} kept failing for ${timeoutMs} ms: ${describeS3Error(lastError)}`);

@@ -1,0 +1,53 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Env } from '../../lib/config.js';
+import { createApp } from '../../lib/http/app.js';
+import { createLogger } from '../../lib/log.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
+
+export const TOKENS = {
+  laptop: 'tok_alice_laptop_0123456789',
+  phone: 'tok_alice_phone_0123456789',
+  ci: 'tok_alice_ci_readonly_0123',
+  bob: 'tok_bob_0123456789abcdef',
+};
+
+/** sha256 hex of a string, for the `sha256:` token form. */
+export async function sha256hex(s: string): Promise<string> {
+  const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(s));
+  return Buffer.from(d).toString('hex');
+}
+
+/** An app on a real local folder (or the given store), with alice (laptop, phone, read-only ci) and bob. */
+export async function makeApp(options: { env?: Env; objects?: ObjectStore; allowOpen?: boolean } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'satchel-http-'));
+  const env: Env = {
+    SATCHEL_TOKENS: `alice/laptop=${TOKENS.laptop},alice/phone=${TOKENS.phone},alice/ci=${TOKENS.ci}:ro,bob=sha256:${await sha256hex(TOKENS.bob)}`,
+    ...options.env,
+  };
+  const config = await loadConfig(env, 'local');
+  const objects = options.objects ?? new LocalStore(dir);
+  const built = createApp({ config, objects, allowOpen: options.allowOpen ?? false, log: createLogger({ quiet: true }) });
+  const call = async (method: string, path: string, init: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    const token = init.token === undefined ? TOKENS.laptop : init.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined = init.raw;
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await built.app.fetch(new Request(`http://satchel.test${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
+    const text = await res.text();
+    let json: any = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, json, text };
+  };
+  return { ...built, dir, objects, call };
+}

@@ -1,0 +1,271 @@
+import { describe, expect, it } from 'vitest';
+import { decodeSession } from '../../lib/sessions/codec.js';
+import { keys } from '../../lib/sessions/ids.js';
+import { listAll } from '../../lib/sessions/manifest.js';
+import { ANY_REVISION, SessionStore, trimMessages } from '../../lib/sessions/store.js';
+import type { Message } from '../../lib/sessions/schema.js';
+import { MemoryStore } from '../../lib/storage/memory.js';
+import { text } from '../../lib/storage/port.js';
+
+const ns = 'alice';
+const user = (content: string): Message => ({ role: 'user', content });
+const sys: Message = { role: 'system', content: 'You are helpful.' };
+
+function setup(now = () => Date.now()) {
+  const objects = new MemoryStore();
+  return { objects, sessions: new SessionStore(objects, { now }) };
+}
+
+describe('session operations', () => {
+  it('creates with a new id of the contract format, and gets it back', async () => {
+    const { sessions } = setup();
+    const { session, receipt } = await sessions.create(ns, { task: 'fix the build', messages: [sys, user('hi')] });
+    expect(session.id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
+    expect(session.revision).toBe(1);
+    expect(session.turns).toBe(1);
+    expect(receipt).toMatchObject({ id: session.id, revision: 1, turns: 1, redactions: 0, dropped_groups: 0 });
+    expect(receipt.bytes).toBeGreaterThan(0);
+    const got = await sessions.get(ns, session.id);
+    expect(got.messages).toEqual([sys, user('hi')]);
+  });
+
+  it('the receipt bytes are the stored object size', async () => {
+    const { sessions, objects } = setup();
+    const { receipt } = await sessions.create(ns, { task: 't', id: 'sized' });
+    expect((await objects.get(keys.session(ns, 'sized')))!.body.byteLength).toBe(receipt.bytes);
+    const r2 = await sessions.append(ns, 'sized', { messages: [user('x'.repeat(5000))] }, undefined);
+    expect((await objects.get(keys.session(ns, 'sized')))!.body.byteLength).toBe(r2.receipt.bytes);
+  });
+
+  it('imported ids are validated; reserved names refused; 409 on an existing id', async () => {
+    const { sessions } = setup();
+    await sessions.create(ns, { task: 't', id: 'my.session_1-a' });
+    await expect(sessions.create(ns, { task: 't', id: 'my.session_1-a' })).rejects.toMatchObject({ status: 409 });
+    for (const bad of ['.hidden', 'latest', 'index', 'a/b', '', 'x'.repeat(129), 'a b', '..']) {
+      await expect(sessions.create(ns, { task: 't', id: bad })).rejects.toMatchObject({ status: 400 });
+    }
+  });
+
+  it('an id in one namespace does not exist in another', async () => {
+    const { sessions } = setup();
+    await sessions.create('a', { task: 't', id: 'shared' });
+    await expect(sessions.get('b', 'shared')).rejects.toMatchObject({ status: 404 });
+    await sessions.create('b', { task: 'other', id: 'shared' });
+    expect((await sessions.get('a', 'shared')).task).toBe('t');
+  });
+
+  it('appends with and without If-Match; a stale If-Match is 412', async () => {
+    const { sessions } = setup();
+    const { session } = await sessions.create(ns, { task: 't', messages: [sys] });
+    const a = await sessions.append(ns, session.id, { messages: [user('one')] }, 1);
+    expect(a.receipt.revision).toBe(2);
+    const b = await sessions.append(ns, session.id, { messages: [user('two')] }, undefined);
+    expect(b.receipt).toMatchObject({ revision: 3, turns: 2 });
+    await expect(sessions.append(ns, session.id, { messages: [user('three')] }, 2)).rejects.toMatchObject({ status: 412 });
+    expect((await sessions.get(ns, session.id)).messages.map((m) => m.content)).toEqual([sys.content, 'one', 'two']);
+  });
+
+  it('If-Match sees past a stale cache: another writer moved the session on', async () => {
+    const objects = new MemoryStore();
+    const deviceA = new SessionStore(objects);
+    const deviceB = new SessionStore(objects);
+    const { session } = await deviceA.create(ns, { task: 't' });
+    await deviceB.append(ns, session.id, { messages: [user('from B')] }, 1); // rev 2, A's cache says 1
+    const out = await deviceA.append(ns, session.id, { messages: [user('from A')] }, 2);
+    expect(out.receipt.revision).toBe(3);
+    await expect(deviceA.append(ns, session.id, { messages: [user('stale')] }, 1)).rejects.toMatchObject({ status: 412 });
+  });
+
+  it('an Idempotency-Key makes a retry a no-op, and its reuse for another body is refused', async () => {
+    const { sessions } = setup();
+    const { session } = await sessions.create(ns, { task: 't' });
+    const first = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, { idempotencyKey: 'k-1' });
+    const again = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, { idempotencyKey: 'k-1' });
+    expect(again.replayed).toBe(true);
+    expect(again.receipt).toEqual(first.receipt);
+    // Even with the If-Match the first request used, the retry returns the first result.
+    const withTag = await sessions.append(ns, session.id, { messages: [user('once')] }, 1, { idempotencyKey: 'k-1' });
+    expect(withTag.receipt).toEqual(first.receipt);
+    await expect(sessions.append(ns, session.id, { messages: [user('different')] }, undefined, { idempotencyKey: 'k-1' })).rejects.toMatchObject({ status: 422 });
+    expect((await sessions.get(ns, session.id)).messages).toHaveLength(1);
+  });
+
+  it('the idempotency key is stored hashed, never as sent', async () => {
+    const { sessions, objects } = setup();
+    const { session } = await sessions.create(ns, { task: 't' });
+    await sessions.append(ns, session.id, { messages: [user('x')] }, undefined, { idempotencyKey: 'secret-looking-key-123' });
+    const raw = text((await objects.get(keys.session(ns, session.id)))!.body);
+    expect(raw).not.toContain('secret-looking-key-123');
+  });
+
+  it('replace needs the current revision and keeps sticky flags and refs', async () => {
+    const { sessions } = setup();
+    const { session } = await sessions.create(ns, {
+      task: 't',
+      sandbox: true,
+      untrusted_ingested: true,
+      external_refs: [{ kind: 'issue', uri: 'https://example.com/1' }],
+    });
+    const out = await sessions.replace(ns, session.id, { task: 'new task', messages: [user('only')], sandbox: false, untrusted_ingested: false, external_refs: [] }, 1);
+    expect(out.session).toMatchObject({ task: 'new task', sandbox: true, untrusted_ingested: true, revision: 2, turns: 1 });
+    expect(out.session.external_refs).toHaveLength(1);
+    await expect(sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1)).rejects.toMatchObject({ status: 412 });
+    await expect(sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2)).rejects.toMatchObject({ status: 400 });
+    const any = await sessions.replace(ns, session.id, { task: 'any', messages: [] }, ANY_REVISION);
+    expect(any.session.revision).toBe(3);
+  });
+
+  it('external refs are deduplicated on (kind, uri, created_by) and stamped', async () => {
+    const { sessions } = setup();
+    const ref = { kind: 'pr', uri: 'https://git.example/pr/1' };
+    const { session } = await sessions.create(ns, { task: 't', external_refs: [ref, ref] }, { device: 'laptop' });
+    expect(session.external_refs).toHaveLength(1);
+    expect(session.external_refs[0]).toMatchObject({ created_by: 'laptop', read_only: false });
+    expect(session.external_refs[0]!.created_at).toMatch(/^\d{4}-/);
+    const out = await sessions.append(ns, session.id, { messages: [user('x')], external_refs: [ref, { ...ref, created_by: 'ci' }] }, undefined, { device: 'laptop' });
+    expect(out.session.external_refs.map((r) => r.created_by)).toEqual(['laptop', 'ci']);
+  });
+
+  it('delete is 404 for an unknown id, and a deleted session is never recreated by a stale write', async () => {
+    const objects = new MemoryStore();
+    const deviceA = new SessionStore(objects);
+    const deviceB = new SessionStore(objects);
+    const { session } = await deviceA.create(ns, { task: 't' });
+    await deviceB.append(ns, session.id, { messages: [user('warm B cache')] }, undefined);
+    await deviceA.delete(ns, session.id);
+    await expect(deviceA.delete(ns, session.id)).rejects.toMatchObject({ status: 404 });
+    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, undefined)).rejects.toMatchObject({ status: 404 });
+    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, 2)).rejects.toMatchObject({ status: 404 });
+    expect(await objects.get(keys.session(ns, session.id))).toBeNull();
+    expect((await deviceB.list(ns, { limit: 20 })).sessions).toEqual([]);
+  });
+
+  it('cleanup deletes by updated_at; 0 wipes everything', async () => {
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const { sessions } = setup(() => clock);
+    await sessions.create(ns, { task: 'old', id: 'old' });
+    clock += 10 * 86_400_000;
+    await sessions.create(ns, { task: 'new', id: 'new' });
+    clock += 86_400_000;
+    expect(await sessions.cleanup(ns, 5)).toEqual({ deleted: 1 });
+    expect((await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id)).toEqual(['new']);
+    expect(await sessions.cleanup(ns, 0)).toEqual({ deleted: 1 });
+    expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
+  });
+
+  it('lists newest first, pages with a cursor, and filters by updated_after (exclusive)', async () => {
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const { sessions } = setup(() => (clock += 1000));
+    for (let i = 0; i < 7; i++) await sessions.create(ns, { task: `t${i}`, id: `s${i}` });
+    await sessions.append(ns, 's2', { messages: [user('bump')] }, undefined);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await sessions.list(ns, { limit: 3, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.sessions.map((s) => s.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(['s2', 's6', 's5', 's4', 's3', 's1', 's0']);
+    const s4 = (await sessions.get(ns, 's4')).updated_at;
+    const after = await sessions.list(ns, { limit: 20, updatedAfter: Date.parse(s4) });
+    expect(after.sessions.map((s) => s.id)).toEqual(['s2', 's6', 's5']);
+    expect((await sessions.latest(ns)).id).toBe('s2');
+    await expect(sessions.list(ns, { limit: 3, cursor: 'garbage!' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('stored objects follow the contract: compact JSON, odek field order, revision inside', async () => {
+    const { sessions, objects } = setup();
+    const { session } = await sessions.create(ns, { task: 't', messages: [{ role: 'user', content: 'x', custom_field: { a: 1 } } as Message] });
+    const raw = text((await objects.get(keys.session(ns, session.id)))!.body);
+    expect(raw).not.toContain('\n');
+    expect(Object.keys(JSON.parse(raw))).toEqual([
+      'id', 'created_at', 'updated_at', 'model', 'provider', 'turns', 'task', 'sandbox', 'messages',
+      'external_refs', 'untrusted_ingested', 'episode_untrusted', 'episode_taint_tracked', 'revision', 'satchel',
+    ]);
+    expect(JSON.parse(raw).messages[0].custom_field).toEqual({ a: 1 });
+  });
+
+  it('an old odek file without the newer fields loads with defaults', () => {
+    const odek = JSON.stringify({
+      id: '20250101-old', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z',
+      model: 'gpt', turns: 1, task: 'legacy', messages: [{ role: 'user', content: 'hi', extra: true }],
+    });
+    const s = decodeSession(new TextEncoder().encode(odek), 'k');
+    expect(s).toMatchObject({ provider: '', external_refs: [], untrusted_ingested: false, sandbox: false, revision: 0 });
+    expect(s.messages[0]).toEqual({ role: 'user', content: 'hi', extra: true });
+  });
+});
+
+describe('trim', () => {
+  const asst = (calls: string[]): Message => ({ role: 'assistant', content: '', tool_calls: calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
+  const tool = (id: string): Message => ({ role: 'tool', content: 'r', tool_call_id: id });
+
+  it('keeps the system message and the newest messages', () => {
+    const msgs = [sys, user('1'), user('2'), user('3'), user('4')];
+    expect(trimMessages(msgs, 3).map((m) => m.content)).toEqual([sys.content, '3', '4']);
+    expect(trimMessages(msgs, 10)).toBe(msgs);
+  });
+
+  it('never splits an assistant tool call from its results', () => {
+    const msgs = [sys, user('q'), asst(['a', 'b']), tool('a'), tool('b'), user('after')];
+    const out = trimMessages(msgs, 3); // the cut would land on tool('b'): drop the orphan too
+    expect(out.map((m) => m.role)).toEqual(['system', 'user']);
+    for (let keep = 2; keep <= msgs.length; keep++) {
+      const kept = trimMessages(msgs, keep);
+      expect(kept.length).toBeLessThanOrEqual(keep);
+      const callIds = new Set(kept.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
+      for (const m of kept) if (m.role === 'tool') expect(callIds.has(m.tool_call_id!)).toBe(true);
+    }
+  });
+
+  it('through the store: reports before, after, dropped', async () => {
+    const { sessions } = setup();
+    const { session } = await sessions.create(ns, { task: 't', messages: [sys, user('1'), user('2'), user('3')] });
+    const out = await sessions.trim(ns, session.id, 2);
+    expect(out).toMatchObject({ id: session.id, before: 4, after: 2, dropped: 2 });
+    expect((await sessions.get(ns, session.id)).turns).toBe(1);
+  });
+});
+
+describe('manifest', () => {
+  it('heals a crash between the session write and its log record', async () => {
+    const { sessions, objects } = setup();
+    await sessions.create(ns, { task: 'visible', id: 'a' });
+    // Simulate a writer that wrote its pending marker and the session object, then died.
+    const crashed = new SessionStore(objects);
+    await crashed.manifest.markPending(ns, 'ghost', 'deadbeef00');
+    const { session } = await new SessionStore(new MemoryStore()).create(ns, { task: 'ghost task', id: 'ghost' });
+    const { encodeSession } = await import('../../lib/sessions/codec.js');
+    await objects.put(keys.session(ns, 'ghost'), encodeSession(session), { ifNoneMatch: '*' });
+    const listed = (await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id).sort();
+    expect(listed).toEqual(['a', 'ghost']);
+  });
+
+  it('a delete that crashed before its log record does not show a deleted session', async () => {
+    const { sessions, objects } = setup();
+    await sessions.create(ns, { task: 't', id: 'gone' });
+    await sessions.list(ns, { limit: 20 });
+    await sessions.manifest.markPending(ns, 'gone', 'cafebabe00');
+    await objects.delete(keys.session(ns, 'gone'));
+    expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
+  });
+
+  it('is rebuilt when missing or corrupt, and compaction keeps it small', async () => {
+    const objects = new MemoryStore();
+    const sessions = new SessionStore(objects, { manifest: { compactAfter: 5 } });
+    for (let i = 0; i < 12; i++) await sessions.create(ns, { task: `t${i}`, id: `s${String(i).padStart(2, '0')}` });
+    await sessions.manifest.compact(ns);
+    const after = await listAll(objects, keys.manifest(ns));
+    expect(after.filter((k) => k.includes('/m/l/'))).toEqual([]);
+    expect(after.filter((k) => k.includes('/m/p/'))).toEqual([]);
+    const all = async (s: SessionStore) => (await s.list(ns, { limit: 100 })).sessions.map((x) => x.id).sort();
+    const expected = Array.from({ length: 12 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    expect(await all(sessions)).toEqual(expected);
+    // Garbage over the base: a fresh process rebuilds from the session objects.
+    for (const k of after.filter((k) => k.includes('/m/b/'))) await objects.put(k, new TextEncoder().encode('{not json'));
+    expect(await all(new SessionStore(objects))).toEqual(expected);
+    // Everything gone.
+    await objects.delete(await listAll(objects, keys.manifest(ns)));
+    expect(await all(new SessionStore(objects))).toEqual(expected);
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../../lib/storage/port.js';
+
+/**
+ * The storage conformance suite, written once and run against every adapter: the behaviour the rest
+ * of Satchel relies on (etags, create-only and compare-and-swap writes, listing with cursors).
+ */
+export function describeConformance(name: string, open: () => ObjectStore | Promise<ObjectStore>) {
+  describe(`object store conformance: ${name}`, () => {
+    const fresh = async () => {
+      const store = await open();
+      const prefix = `conf/${Math.random().toString(36).slice(2)}/`;
+      return { store, prefix };
+    };
+
+    it('get of a missing key is null', async () => {
+      const { store, prefix } = await fresh();
+      expect(await store.get(prefix + 'missing.json')).toBeNull();
+    });
+
+    it('put then get returns the bytes and the same etag', async () => {
+      const { store, prefix } = await fresh();
+      const body = utf8('{"hello":"wörld"}');
+      const { etag } = await store.put(prefix + 'a.json', body);
+      expect(etag).toBeTruthy();
+      expect(etag).not.toMatch(/^"/);
+      const got = await store.get(prefix + 'a.json');
+      expect(got && text(got.body)).toBe('{"hello":"wörld"}');
+      expect(got?.etag).toBe(etag);
+    });
+
+    it('an empty body round-trips', async () => {
+      const { store, prefix } = await fresh();
+      await store.put(prefix + 'empty', new Uint8Array(0));
+      const got = await store.get(prefix + 'empty');
+      expect(got?.body.byteLength).toBe(0);
+    });
+
+    it('If-None-Match: * creates once, then fails with PreconditionFailedError', async () => {
+      const { store, prefix } = await fresh();
+      await store.put(prefix + 'c', utf8('1'), { ifNoneMatch: '*' });
+      const err = await store.put(prefix + 'c', utf8('2'), { ifNoneMatch: '*' }).catch((e: unknown) => e);
+      expect(PreconditionFailedError.is(err)).toBe(true);
+      expect(text((await store.get(prefix + 'c'))!.body)).toBe('1');
+    });
+
+    it('If-Match with the current etag succeeds and changes the etag; a stale one fails', async () => {
+      const { store, prefix } = await fresh();
+      const first = await store.put(prefix + 'm', utf8('v1'));
+      const second = await store.put(prefix + 'm', utf8('v2'), { ifMatch: first.etag });
+      expect(second.etag).not.toBe(first.etag);
+      const err = await store.put(prefix + 'm', utf8('v3'), { ifMatch: first.etag }).catch((e: unknown) => e);
+      expect(PreconditionFailedError.is(err)).toBe(true);
+      expect(text((await store.get(prefix + 'm'))!.body)).toBe('v2');
+    });
+
+    it('If-Match on a missing key fails and creates nothing', async () => {
+      const { store, prefix } = await fresh();
+      const err = await store.put(prefix + 'nothing', utf8('x'), { ifMatch: 'abc' }).catch((e: unknown) => e);
+      expect(PreconditionFailedError.is(err)).toBe(true);
+      expect(await store.get(prefix + 'nothing')).toBeNull();
+    });
+
+    it('of 10 concurrent create-only writes to one key exactly one wins', async () => {
+      const { store, prefix } = await fresh();
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store.put(prefix + 'race', utf8(String(i)), { ifNoneMatch: '*' })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(PreconditionFailedError.is(r.reason)).toBe(true);
+    });
+
+    it('of 8 concurrent compare-and-swap writes with one etag exactly one wins', async () => {
+      const { store, prefix } = await fresh();
+      const { etag } = await store.put(prefix + 'cas', utf8('base'));
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => store.put(prefix + 'cas', utf8(`w${i}`), { ifMatch: etag })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    });
+
+    it('delete removes keys, and deleting a missing key is fine', async () => {
+      const { store, prefix } = await fresh();
+      await store.put(prefix + 'd1', utf8('1'));
+      await store.put(prefix + 'd2', utf8('2'));
+      await store.put(prefix + 'd3', utf8('3'));
+      await store.delete(prefix + 'd1');
+      await store.delete([prefix + 'd2', prefix + 'd3', prefix + 'never']);
+      await store.delete(prefix + 'never');
+      expect((await store.list(prefix)).objects).toEqual([]);
+    });
+
+    it('lists by prefix in ascending order with sizes, paging with a cursor', async () => {
+      const { store, prefix } = await fresh();
+      const names = ['b/2', 'a/1', 'b/1', 'c', 'a/2'];
+      for (const n of names) await store.put(prefix + n, utf8(n));
+      await store.put(prefix.slice(0, -1) + 'x-outside', utf8('no'));
+      const all = await store.list(prefix);
+      expect(all.objects.map((o) => o.key)).toEqual(['a/1', 'a/2', 'b/1', 'b/2', 'c'].map((n) => prefix + n));
+      expect(all.objects[0]!.size).toBe(3);
+      expect(all.cursor).toBeUndefined();
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.list(prefix, { limit: 2, ...(cursor ? { cursor } : {}) });
+        expect(page.objects.length).toBeLessThanOrEqual(2);
+        seen.push(...page.objects.map((o) => o.key));
+        cursor = page.cursor;
+      } while (cursor);
+      expect(seen).toEqual(all.objects.map((o) => o.key));
+      expect((await store.list(prefix + 'b/')).objects.map((o) => o.key)).toEqual([prefix + 'b/1', prefix + 'b/2']);
+      await store.delete(prefix.slice(0, -1) + 'x-outside');
+    });
+
+    it('a large body (5 MiB) round-trips byte for byte', async () => {
+      const { store, prefix } = await fresh();
+      const body = new Uint8Array(5 * 1024 * 1024);
+      for (let i = 0; i < body.length; i++) body[i] = (i * 31) & 0xff;
+      const { etag } = await store.put(prefix + 'big', body);
+      const got = await store.get(prefix + 'big');
+      expect(got?.body.byteLength).toBe(body.byteLength);
+      expect(Buffer.compare(Buffer.from(got!.body), Buffer.from(body))).toBe(0);
+      await store.put(prefix + 'big', utf8('small'), { ifMatch: etag });
+    });
+
+    it('refuses keys that could escape their prefix', async () => {
+      const { store, prefix } = await fresh();
+      await expect(store.get(prefix + '../x')).rejects.toThrow(/unsafe/);
+      await expect(store.put('/abs', utf8('x'))).rejects.toThrow(/unsafe/);
+    });
+  });
+}

@@ -1,0 +1,16 @@
+import { inject } from 'vitest';
+import { S3Store } from '../../lib/storage/s3.js';
+
+/** An S3 adapter on the run's radosgw, under a fresh prefix so test files never see each other's keys. */
+export function openTestS3(label = 'test'): S3Store {
+  const s3 = inject('s3');
+  return new S3Store({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    bucket: s3.bucket,
+    forcePathStyle: true,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    prefix: `${label}-${Math.random().toString(36).slice(2, 10)}/`,
+  });
+}
