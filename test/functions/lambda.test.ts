@@ -1,0 +1,74 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildLambda } from '../../scripts/build.js';
+
+// The Lambda bundle as deployed, answering API Gateway HTTP API (v2) events against radosgw.
+type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean }>;
+let handler: Handler;
+
+function event(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const [rawPath, rawQueryString = ''] = path.split('?');
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath,
+    rawQueryString,
+    headers: { host: 'api.example.com', authorization: 'Bearer tok_lambda', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: 'req',
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    isBase64Encoded: false,
+  };
+}
+
+beforeAll(async () => {
+  const s3 = inject('s3');
+  Object.assign(process.env, {
+    SATCHEL_TOKENS: 'lam/fn=tok_lambda',
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_BUCKET: s3.bucket,
+    S3_PREFIX: `lambda-${Date.now()}`,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  });
+  const file = await buildLambda(join(mkdtempSync(join(tmpdir(), 'satchel-lambda-')), 'index.mjs'));
+  handler = (await import(pathToFileURL(file).href)).handler as Handler;
+});
+
+describe('Lambda entry (API Gateway v2)', () => {
+  it('creates, appends, lists and reads back', async () => {
+    const created = await handler(event('POST', '/v1/sessions', { task: 'from lambda' }), {});
+    expect(created.statusCode).toBe(201);
+    const session = JSON.parse(created.body);
+    expect(created.headers.etag).toBe('"1"');
+    const appended = await handler(event('POST', `/v1/sessions/${session.id}/messages`, { messages: [{ role: 'user', content: 'hi' }] }), {});
+    expect(appended.statusCode).toBe(200);
+    expect(JSON.parse(appended.body)).toMatchObject({ revision: 2, turns: 1 });
+    const listed = await handler(event('GET', '/v1/sessions?limit=5'), {});
+    expect(JSON.parse(listed.body).sessions.map((s: { id: string }) => s.id)).toEqual([session.id]);
+    const notModified = await handler(event('GET', `/v1/sessions/${session.id}`, undefined, { 'if-none-match': '"2"' }), {});
+    expect(notModified.statusCode).toBe(304);
+  });
+
+  it('bad input and bad tokens are problems, not crashes', async () => {
+    const bad = await handler({ ...event('POST', '/v1/sessions'), body: '{', headers: { authorization: 'Bearer tok_lambda', 'content-type': 'application/json' } }, {});
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['content-type']).toBe('application/problem+json');
+    expect((await handler(event('GET', '/v1/sessions', undefined, { authorization: 'Bearer nope' }), {})).statusCode).toBe(401);
+  });
+});
