@@ -1,0 +1,68 @@
+import type { ListOptions, ListPage, ObjectStore, PutOptions, StoredObject } from './port.js';
+
+/** Request and byte counts of one store, by operation. */
+export interface StoreCounts {
+  get: number;
+  put: number;
+  delete: number;
+  list: number;
+  bytesRead: number;
+  bytesWritten: number;
+  /** Bytes written per key class (`sessions`, `m/l`, `m/p`, `m/b`, ...), for the manifest's overhead. */
+  writtenByKind: Record<string, number>;
+  putsByKind: Record<string, number>;
+}
+
+/** Wraps a store and counts what passes through it (benchmarks, and the health of the manifest design). */
+export class CountingStore implements ObjectStore {
+  readonly name: string;
+  counts: StoreCounts = emptyCounts();
+
+  constructor(private readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+
+  /** Returns the counts so far and starts again from zero. */
+  reset(): StoreCounts {
+    const out = this.counts;
+    this.counts = emptyCounts();
+    return out;
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    this.counts.get++;
+    const out = await this.inner.get(key);
+    if (out) this.counts.bytesRead += out.body.byteLength;
+    return out;
+  }
+
+  async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    this.counts.put++;
+    this.counts.bytesWritten += body.byteLength;
+    const kind = kindOf(key);
+    this.counts.writtenByKind[kind] = (this.counts.writtenByKind[kind] ?? 0) + body.byteLength;
+    this.counts.putsByKind[kind] = (this.counts.putsByKind[kind] ?? 0) + 1;
+    return this.inner.put(key, body, options);
+  }
+
+  async delete(keys: string | string[]): Promise<void> {
+    this.counts.delete++;
+    return this.inner.delete(keys);
+  }
+
+  async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    this.counts.list++;
+    return this.inner.list(prefix, options);
+  }
+}
+
+function emptyCounts(): StoreCounts {
+  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {} };
+}
+
+/** `ns/<ns>/sessions/x.json` → `sessions`; `ns/<ns>/m/l/...` → `m/l`. */
+function kindOf(key: string): string {
+  const parts = key.split('/');
+  if (parts[0] !== 'ns' || parts.length < 4) return 'other';
+  return parts[2] === 'm' ? `m/${parts[3]}` : parts[2]!;
+}
