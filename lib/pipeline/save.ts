@@ -1,28 +1,59 @@
-import type { StoredSession } from '../sessions/schema.js';
+import type { ExternalRef, Message, StoredSession } from '../sessions/schema.js';
+import { capMessages, jsonBytes } from './cap.js';
+import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
+import { scanTaint } from './taint.js';
 
 /**
  * The save pipeline: the one place every session write passes through on its way to storage, after the
- * operation has built the next state and before it is serialised. Redaction and the size cap plug in
- * here (their own issue); what is here now are the rules the core owns: sticky flags and derived fields.
+ * operation has built the next state and before it is serialised. In order: redaction (on copies; the
+ * client's objects are never changed), taint flags, sticky fields, the size cap. It remembers how much
+ * of the session it has scanned, so an append scans only the new messages.
  */
 export interface SaveInput {
-  /** The state the operation wants to store (a fresh object the pipeline may change). */
+  /** The state the operation wants to store (a fresh top-level object the pipeline may change). */
   next: StoredSession;
   /** The stored state it replaces, or null on create. */
   previous: StoredSession | null;
-  /** Messages at index >= this were added by this write (the rest were already stored). */
-  newFrom: number;
+  /** Size in bytes of the stored previous object, when known (lets an append skip measuring the session). */
+  previousBytes?: number;
+  /** Secret values registered for this request only. */
+  knownValues?: string[];
 }
 
 export interface SaveOutput {
   session: StoredSession;
   redactions: number;
   dropped_groups: number;
+  /** Labels of untrusted content this write brought in (for the audit record). */
+  sources: string[];
+  /** Messages scanned by this write (the rest were proven unchanged). */
+  scanned: number;
 }
 
 export interface SavePipeline {
   apply(input: SaveInput): SaveOutput;
+  /** Redacts a free-form string with the same rules (audit records, ids). */
+  redactText(text: string): string;
 }
+
+/** Proof of what was scanned: the first `n` messages, whose chained digest is `d`, under rule set `v`. */
+export interface ScanRecord {
+  v: string;
+  n: number;
+  d: string;
+}
+
+export interface PipelineOptions {
+  redactor: Redactor;
+  /** Identifies the rule table and configured secrets: a change rescans stored sessions on their next save. */
+  rulesVersion: string;
+  maxSessionBytes: number;
+}
+
+/** Bytes kept free for the write record the store adds after the pipeline. */
+const RECEIPT_RESERVE = 1024;
+/** Growth of the fields around `messages` (times, counters, refs) tolerated on the fast path of an append. */
+const FAST_PATH_SLACK = 16 * 1024;
 
 /** Core rules: `untrusted_ingested`, `episode_untrusted` and `sandbox` never go back to false; `turns` is derived. */
 export function applyCoreRules(next: StoredSession, previous: StoredSession | null): StoredSession {
@@ -33,9 +64,184 @@ export function applyCoreRules(next: StoredSession, previous: StoredSession | nu
   return next;
 }
 
-/** The pipeline with only the core rules; the save-pipeline issue replaces it with redaction and the cap. */
+/** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
+export function createSavePipeline(options: PipelineOptions): SavePipeline {
+  const { maxSessionBytes, rulesVersion } = options;
+  return {
+    redactText: (text) => options.redactor.redact(text).text,
+    apply({ next, previous, previousBytes, knownValues }) {
+      const redactor = knownValues?.length ? options.redactor.withKnownValues(knownValues) : options.redactor;
+      const version = knownValues?.length ? `${rulesVersion}+request` : rulesVersion;
+      let redactions = 0;
+      const text = (s: string) => {
+        const r = redactor.redact(s);
+        redactions += r.count;
+        return r.text;
+      };
+      const hit = () => void redactions++;
+
+      // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
+      const prior = previous?.satchel?.scan as ScanRecord | undefined;
+      let trusted = 0;
+      let digest = '';
+      if (previous && prior && prior.v === rulesVersion && prior.n <= next.messages.length && prior.n <= previous.messages.length) {
+        let same = true;
+        for (let i = 0; i < prior.n && same; i++) same = next.messages[i] === previous.messages[i];
+        if (same || chain('', next.messages.slice(0, prior.n)) === prior.d) {
+          trusted = prior.n;
+          digest = prior.d;
+        }
+      }
+
+      // 2. Redact the rest, on copies.
+      const messages = next.messages.slice();
+      for (let i = trusted; i < messages.length; i++) messages[i] = redactMessage(messages[i]!, text, hit);
+      next.messages = messages;
+      next.task = text(next.task);
+      next.model = text(next.model);
+      next.provider = text(next.provider);
+      next.external_refs = redactRefs(next.external_refs, text);
+
+      // 3. Taint: only new messages once the session is tracked; its whole history the first time.
+      const tracked = previous?.episode_taint_tracked === true && trusted > 0;
+      const taint = scanTaint(tracked ? messages.slice(trusted) : messages);
+      next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
+      next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
+      next.episode_taint_tracked = true;
+      applyCoreRules(next, previous);
+
+      // 4. The size cap, measured only when an append could have crossed it.
+      const newBytes = messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0);
+      const pureAppend = previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
+      let dropped = 0;
+      if (!pureAppend || previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE) {
+        const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } } });
+        const capped = capMessages(next.messages, fixed + RECEIPT_RESERVE, maxSessionBytes);
+        if (capped.messages !== next.messages) {
+          next.messages = capped.messages;
+          dropped = capped.dropped;
+          applyCoreRules(next, null);
+          // The prefix moved: the digest is recomputed over what is stored.
+          trusted = 0;
+          digest = '';
+        }
+      }
+
+      // 5. Remember what is now proven scanned.
+      const scan: ScanRecord = { v: version, n: next.messages.length, d: chain(digest, next.messages.slice(trusted)) };
+      next.satchel = { ...(next.satchel ?? { writes: [] }), scan };
+      return { session: next, redactions, dropped_groups: dropped, sources: taint.sources, scanned: messages.length - trusted };
+    },
+  };
+}
+
+/** The core pipeline alone (no redaction, no cap): for unit tests of the store. */
 export const corePipeline: SavePipeline = {
+  redactText: (text) => text,
   apply({ next, previous }) {
-    return { session: applyCoreRules(next, previous), redactions: 0, dropped_groups: 0 };
+    return { session: applyCoreRules(next, previous), redactions: 0, dropped_groups: 0, sources: [], scanned: next.messages.length };
   },
 };
+
+const SENSITIVE_KEY = /(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|authorization|auth)$/i;
+
+type TextFn = (s: string) => string;
+
+/** A redacted copy of one message: content, reasoning, tool-call arguments, and any other string field. */
+function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(m)) {
+    if (key === 'role') out[key] = value;
+    else if (key === 'tool_calls' && Array.isArray(value)) {
+      out[key] = value.map((call: NonNullable<Message['tool_calls']>[number]) => ({
+        ...call,
+        id: text(call.id),
+        function: { ...call.function, name: text(call.function.name), arguments: redactArguments(call.function.arguments, text, hit) },
+      }));
+    } else out[key] = redactJson(value, text, hit);
+  }
+  return out as Message;
+}
+
+/**
+ * Tool-call arguments: valid JSON stays valid JSON (every string key and value redacted, and any value
+ * under a secret-sounding key removed, then re-serialised); other text is redacted as text and becomes
+ * `{"redacted":true}` if the result is not valid JSON; arguments with nothing to redact stay as they are.
+ */
+export function redactArguments(args: string, text: TextFn, hit: () => void = () => undefined): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    const redacted = text(args);
+    if (redacted === args) return args;
+    try {
+      JSON.parse(redacted);
+      return redacted;
+    } catch {
+      return '{"redacted":true}';
+    }
+  }
+  let changed = false;
+  const walked = redactJson(
+    parsed,
+    (s) => {
+      const r = text(s);
+      if (r !== s) changed = true;
+      return r;
+    },
+    () => {
+      changed = true;
+      hit();
+    },
+  );
+  return changed ? JSON.stringify(walked) : args;
+}
+
+/** Redacts every string key and value of a JSON value; a value under a secret-sounding key goes whole. */
+function redactJson(value: unknown, text: TextFn, hit: () => void, key?: string): unknown {
+  if (typeof value === 'string') {
+    const r = text(value);
+    if (r === value && key !== undefined && SENSITIVE_KEY.test(key) && !isPlaceholder(value)) {
+      hit();
+      return PLACEHOLDER;
+    }
+    return r;
+  }
+  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[text(k)] = redactJson(v, text, hit, k);
+    return out;
+  }
+  return value;
+}
+
+/** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */
+function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalRef[] {
+  const out: ExternalRef[] = [];
+  for (const ref of refs) {
+    const r = { ...ref, uri: text(ref.uri), kind: text(ref.kind), created_by: text(ref.created_by) };
+    if (!out.some((o) => o.kind === r.kind && o.uri === r.uri && o.created_by === r.created_by)) out.push(r);
+  }
+  return out;
+}
+
+/** Chained digest over messages' JSON (64-bit, two FNV-1a lanes): `d_n = H(d_{n-1} | json(m_n))`. */
+export function chain(start: string, messages: Message[]): string {
+  let d = start;
+  for (const m of messages) d = hash64(d + '|' + JSON.stringify(m));
+  return d;
+}
+
+function hash64(s: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 15;
+  }
+  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
+}

@@ -45,4 +45,5 @@ export const keys = {
   base: (ns: string, seq: number) => `ns/${ns}/m/b/${String(seq).padStart(12, '0')}.json`,
   log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${String(at).padStart(13, '0')}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
+  audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
 };

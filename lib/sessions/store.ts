@@ -3,6 +3,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import { concat, decodeSession, encodeCore, encodeTail } from './codec.js';
 import { assertSessionId, keys, newSessionId, randomHex } from './ids.js';
+import type { AuditLog, AuditRecord } from './audit.js';
 import { Manifest, mapLimit, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { mergeExternalRefs } from './refs.js';
 import type { AppendBody, CreateBody, Message, ReplaceBody, SessionSummary, StoredSession, WriteReceipt, WriteRecord } from './schema.js';
@@ -13,6 +14,10 @@ export interface WriteContext {
   device?: string;
   /** Client's Idempotency-Key: a repeated key returns the first write's receipt and changes nothing. */
   idempotencyKey?: string;
+  /** What the audit log calls this write when it is not the operation's own name (e.g. `continue`). */
+  op?: AuditRecord['op'];
+  /** Secret values registered for this request only (redacted in every form). */
+  knownValues?: string[];
   /** Receives background work that must outlive the response (Workers waitUntil). */
   schedule?: (work: Promise<unknown>) => void;
 }
@@ -25,6 +30,10 @@ export interface SessionListener {
 
 export interface SessionStoreOptions {
   pipeline?: SavePipeline;
+  /** The audit log (one record per write); none in unit tests that do not need it. */
+  audit?: AuditLog;
+  /** Reports failures that must not fail the write itself (an audit record that could not be stored). */
+  onError?: (what: string, err: unknown) => void;
   manifest?: ManifestOptions;
   listeners?: SessionListener[];
   /** Bytes of parsed sessions kept in process, so an append with a current revision skips the GET. */
@@ -70,6 +79,8 @@ export class SessionStore {
   readonly manifest: Manifest;
   private readonly pipeline: SavePipeline;
   private readonly listeners: SessionListener[];
+  private readonly audit: AuditLog | undefined;
+  private readonly onError: (what: string, err: unknown) => void;
   private readonly cache = new Map<string, Cached>();
   private cachedBytes = 0;
   private readonly cacheBytes: number;
@@ -82,6 +93,8 @@ export class SessionStore {
   ) {
     this.pipeline = options.pipeline ?? corePipeline;
     this.listeners = options.listeners ?? [];
+    this.audit = options.audit;
+    this.onError = options.onError ?? (() => undefined);
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.maxContentionMs = options.maxContentionMs ?? 30_000;
     this.now = options.now ?? Date.now;
@@ -127,7 +140,11 @@ export class SessionStore {
 
   /** Creates a session; 409 when the id exists in this namespace. */
   async create(ns: string, body: CreateBody, ctx: WriteContext = {}): Promise<WriteResult> {
-    if (body.id !== undefined) assertSessionId(body.id);
+    if (body.id !== undefined) {
+      assertSessionId(body.id);
+      // An id becomes part of storage keys: one that holds a secret is refused rather than stored.
+      if (this.pipeline.redactText(body.id) !== body.id) throw badRequest('the id looks like a secret; choose another', [{ path: 'id', message: 'looks like a secret' }]);
+    }
     const id = body.id ?? newSessionId(new Date(this.now()));
     const nowIso = new Date(this.now()).toISOString();
     const draft: StoredSession = {
@@ -149,11 +166,11 @@ export class SessionStore {
     const writeId = randomHex(12);
     const key = keys.session(ns, id);
     const pending = await this.manifest.markPending(ns, id, writeId);
-    const saved = this.pipeline.apply({ next: draft, previous: null, newFrom: 0 });
+    const record: WriteRecord = { k: 'w:' + writeId, at: this.now(), r: {} };
+    draft.satchel = { writes: [record] };
+    const saved = this.pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-    const record: WriteRecord = { k: 'w:' + writeId, at: this.now(), r: {} };
-    session.satchel = { writes: [record] };
     const finalBody = seal(session, receipt, record);
     try {
       const { etag } = await this.objects.put(key, finalBody, { ifNoneMatch: '*' });
@@ -163,15 +180,14 @@ export class SessionStore {
       if (PreconditionFailedError.is(err)) throw conflict(`session ${id} already exists`);
       throw err;
     }
-    await this.manifest.recordPut(ns, entryOf(session, finalBody.byteLength), writeId);
-    await this.notifyWrite(ns, session, receipt, ctx);
+    await this.afterWrite(ns, session, receipt, ctx, writeId, { op: ctx.op ?? 'create', added: session.messages.length, sources: saved.sources });
     return { session, receipt, replayed: false };
   }
 
   /** Appends messages (and refs); without `ifMatch` the append lands after whatever is stored. */
   async append(ns: string, id: string, body: AppendBody, ifMatch: number | undefined, ctx: WriteContext = {}): Promise<WriteResult> {
     const fingerprint = await sha256Hex(JSON.stringify(['append', body]));
-    return this.mutate(ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
+    return this.mutate('append', ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
       next: {
         ...cur,
         messages: [...cur.messages, ...body.messages],
@@ -185,7 +201,7 @@ export class SessionStore {
   async replace(ns: string, id: string, body: ReplaceBody, ifMatch: number, ctx: WriteContext = {}): Promise<WriteResult> {
     if (body.id !== undefined && body.id !== id) throw badRequest('the body id does not match the path', [{ path: 'id', message: `expected "${id}"` }]);
     const fingerprint = await sha256Hex(JSON.stringify(['replace', body]));
-    return this.mutate(ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
+    return this.mutate('replace', ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
       next: {
         ...cur,
         task: body.task,
@@ -206,7 +222,7 @@ export class SessionStore {
   async trim(ns: string, id: string, keep: number, ctx: WriteContext = {}) {
     let before = 0;
     let after = 0;
-    const result = await this.mutate(ns, id, undefined, ctx, undefined, (cur) => {
+    const result = await this.mutate('trim', ns, id, undefined, ctx, undefined, (cur) => {
       before = cur.messages.length;
       const messages = trimMessages(cur.messages, keep);
       after = messages.length;
@@ -230,7 +246,7 @@ export class SessionStore {
     await this.objects.delete(key);
     this.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
-    await this.manifest.recordDelete(ns, id, at, writeId);
+    await Promise.all([this.manifest.recordDelete(ns, id, at, writeId), this.audit?.deleteAll(ns, id)]);
     for (const l of this.listeners) await l.afterDelete?.(ns, id, ctx);
   }
 
@@ -273,6 +289,7 @@ export class SessionStore {
    * contention deadline. `build` returning null means there is nothing to write.
    */
   private async mutate(
+    op: AuditRecord['op'],
     ns: string,
     id: string,
     ifMatch: number | undefined,
@@ -321,19 +338,28 @@ export class SessionStore {
         const nowIso = new Date(nowMs).toISOString();
         const built = build(cur, nowIso);
         if (!built) return { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false };
-        const draft: StoredSession = { ...built.next, updated_at: nowIso, revision: cur.revision + 1 };
-        const saved = this.pipeline.apply({ next: draft, previous: cur, newFrom: built.newFrom });
+        const record: WriteRecord = { k: idemHash ?? ownHash, ...(idemHash && fingerprint ? { f: fingerprint } : {}), at: nowMs, r: {} };
+        const draft: StoredSession = {
+          ...built.next,
+          updated_at: nowIso,
+          revision: cur.revision + 1,
+          satchel: { ...cur.satchel, writes: this.pruneWrites(cur.satchel?.writes ?? [], record) },
+        };
+        const saved = this.pipeline.apply({
+          next: draft,
+          previous: cur,
+          previousBytes: cached.bytes,
+          ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}),
+        });
         const session = saved.session;
         const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-        const record: WriteRecord = { k: idemHash ?? ownHash, ...(idemHash && fingerprint ? { f: fingerprint } : {}), at: nowMs, r: {} };
-        session.satchel = { ...cur.satchel, writes: this.pruneWrites(cur.satchel?.writes ?? [], record) };
         const body = seal(session, receipt, record);
         try {
           const { etag } = await this.objects.put(key, body, { ifMatch: cached.etag });
           written = true;
           this.remember(key, { etag, session, bytes: body.byteLength });
-          await this.manifest.recordPut(ns, entryOf(session, body.byteLength), writeId);
-          await this.notifyWrite(ns, session, receipt, ctx);
+          const added = Math.max(0, session.messages.length - cur.messages.length);
+          await this.afterWrite(ns, session, receipt, ctx, writeId, { op: ctx.op ?? op, added, sources: saved.sources });
           return { session, receipt, replayed: false };
         } catch (err) {
           if (!PreconditionFailedError.is(err)) throw err;
@@ -356,8 +382,40 @@ export class SessionStore {
     return all.sort((a, b) => a.at - b.at);
   }
 
-  private async notifyWrite(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext) {
+  /** After a session write landed: its manifest log record, its audit record, then the listeners. */
+  private async afterWrite(
+    ns: string,
+    session: StoredSession,
+    receipt: WriteReceipt,
+    ctx: WriteContext,
+    writeId: string,
+    info: { op: AuditRecord['op']; added: number; sources: string[] },
+  ) {
+    const audit = this.audit
+      ?.record(ns, session.id, {
+        at: session.updated_at,
+        op: info.op,
+        device: ctx.device ?? 'unknown',
+        revision: session.revision,
+        messages: session.messages.length,
+        messages_added: info.added,
+        bytes: receipt.bytes,
+        redactions: receipt.redactions,
+        dropped_groups: receipt.dropped_groups,
+        ingest_sources: info.sources,
+        untrusted_ingested: session.untrusted_ingested,
+        episode_untrusted: session.episode_untrusted,
+      })
+      .catch((err) => this.onError('audit record not stored', err));
+    await Promise.all([this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId), audit]);
     for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx);
+  }
+
+  /** The session's audit records; 404 when the session does not exist. */
+  async auditRecords(ns: string, id: string): Promise<AuditRecord[]> {
+    assertSessionId(id);
+    if (!(await this.objects.get(keys.session(ns, id)))) throw notFound(`session ${id} does not exist`);
+    return this.audit ? this.audit.list(ns, id) : [];
   }
 
   private remember(key: string, entry: Cached): void {

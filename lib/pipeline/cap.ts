@@ -1,0 +1,137 @@
+import type { Message, StoredSession } from '../sessions/schema.js';
+
+/**
+ * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
+ * prompt, if first, and the first user message) stays; after it, whole groups are dropped oldest first
+ * (an assistant message with tool calls plus its tool results, or any other single message); one system
+ * marker right after the head counts every group removed so far. If the head alone is too large, the
+ * first user message goes too; as a last resort the system prompt is cut, so the object always loads.
+ */
+
+const MARKER = /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
+
+/** The marker text for `n` dropped groups. */
+export function markerText(n: number): string {
+  return `[satchel] ${n} earlier message ${n === 1 ? 'group was' : 'groups were'} removed to keep this session under its size limit.`;
+}
+
+/** True for Satchel's drop marker (a system message whose whole content is the marker text). */
+export function isMarker(m: Message | undefined): boolean {
+  return m !== undefined && m.role === 'system' && MARKER.test(m.content);
+}
+
+const encoder = new TextEncoder();
+/** UTF-8 bytes of a value's JSON serialisation. */
+export function jsonBytes(value: unknown): number {
+  return encoder.encode(JSON.stringify(value)).byteLength;
+}
+
+export interface CapResult {
+  messages: Message[];
+  /** Groups dropped by this write. */
+  dropped: number;
+  /** True when the first user message or part of the system prompt had to go. */
+  headCut: boolean;
+}
+
+/**
+ * Fits `session.messages` so that the whole object serialises to at most `maxBytes`. `fixedBytes` is the
+ * size of everything but the messages array (the caller knows it: header fields, refs, bookkeeping).
+ */
+export function capMessages(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
+  const sizes = messages.map(jsonBytes);
+  const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (fixedBytes + arrayBytes(messages.length, total) <= maxBytes) return { messages, dropped: 0, headCut: false };
+
+  const headEnd = headLength(messages);
+  const hasMarker = isMarker(messages[headEnd]);
+  const previouslyDropped = hasMarker ? Number(MARKER.exec(messages[headEnd]!.content)![1]) : 0;
+  const bodyStart = headEnd + (hasMarker ? 1 : 0);
+  const groups = groupsOf(messages, bodyStart);
+  const head = messages.slice(0, headEnd);
+  const headBytes = sizes.slice(0, headEnd).reduce((a, b) => a + b, 0);
+
+  // Drop groups oldest first until the rest fits together with the marker.
+  let keptFrom = 0;
+  let bodyBytes = groups.reduce((a, g) => a + g.bytes(sizes), 0);
+  let bodyCount = messages.length - bodyStart;
+  const fits = (markerBytes: number, extra: number) =>
+    fixedBytes + arrayBytes(headEnd + bodyCount + extra, headBytes + bodyBytes + markerBytes) <= maxBytes;
+  while (keptFrom < groups.length) {
+    const dropped = previouslyDropped + keptFrom;
+    const mBytes = dropped > 0 ? jsonBytes(markerMessage(dropped)) : 0;
+    if (fits(mBytes, dropped > 0 ? 1 : 0)) break;
+    bodyBytes -= groups[keptFrom]!.bytes(sizes);
+    bodyCount -= groups[keptFrom]!.length;
+    keptFrom++;
+  }
+  const dropped = keptFrom;
+  const totalDropped = previouslyDropped + dropped;
+  const body = groups.slice(keptFrom).flatMap((g) => messages.slice(g.start, g.start + g.length));
+  const marker = markerMessage(totalDropped);
+  const withMarker = [...head, marker, ...body];
+  if (fixedBytes + arrayBytes(withMarker.length, headBytes + jsonBytes(marker) + bodyBytes) <= maxBytes && totalDropped > 0) {
+    return { messages: withMarker, dropped, headCut: false };
+  }
+  if (fixedBytes + arrayBytes(head.length + body.length, headBytes + bodyBytes) <= maxBytes) {
+    return { messages: [...head, ...body], dropped, headCut: false }; // the marker would not fit: omit it
+  }
+  // The head alone is too large: drop the first user message, keep the system prompt (cut if it must be).
+  const system = messages[0]?.role === 'system' ? messages[0] : undefined;
+  if (!system) return { messages: [], dropped, headCut: true };
+  if (fixedBytes + arrayBytes(1, sizes[0]!) <= maxBytes) return { messages: [system], dropped, headCut: true };
+  const room = Math.max(0, maxBytes - fixedBytes - 2 - jsonBytes({ ...system, content: '' }));
+  return { messages: [{ ...system, content: truncateToBytes(system.content, room) }], dropped, headCut: true };
+}
+
+/** The head: the system prompt (if first) and the first user message after it. */
+export function headLength(messages: Message[]): number {
+  let end = messages[0]?.role === 'system' ? 1 : 0;
+  const firstUser = messages.findIndex((m, i) => i >= end && m.role === 'user');
+  if (firstUser === end) end++;
+  return end;
+}
+
+interface Group {
+  start: number;
+  length: number;
+  bytes(sizes: number[]): number;
+}
+
+/** Splits messages from `from` into groups: an assistant with tool calls plus its tool results, or one message. */
+export function groupsOf(messages: Message[], from: number): Group[] {
+  const groups: Group[] = [];
+  let i = from;
+  while (i < messages.length) {
+    let end = i + 1;
+    const m = messages[i]!;
+    if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
+      while (end < messages.length && messages[end]!.role === 'tool') end++;
+    }
+    const start = i;
+    const length = end - i;
+    groups.push({ start, length, bytes: (sizes) => sizes.slice(start, start + length).reduce((a, b) => a + b, 0) });
+    i = end;
+  }
+  return groups;
+}
+
+function markerMessage(n: number): Message {
+  return { role: 'system', content: markerText(n) };
+}
+
+function truncateToBytes(text: string, maxBytes: number): string {
+  // JSON escaping can grow a string up to 6×; cut conservatively, then trim until it fits.
+  let cut = text.slice(0, Math.floor(maxBytes / 6));
+  let step = Math.max(1, Math.floor((maxBytes / 6) * 0.5));
+  while (step >= 1 && cut.length < text.length) {
+    const longer = text.slice(0, cut.length + step);
+    if (jsonBytes(longer) <= maxBytes) cut = longer;
+    else step = Math.floor(step / 2);
+  }
+  while (cut.length > 0 && jsonBytes(cut) > maxBytes) cut = cut.slice(0, -1);
+  return cut;
+}
+
+export type { StoredSession };

@@ -1,0 +1,255 @@
+import type { Rule } from './rule.js';
+
+/** What every secret becomes. */
+export const PLACEHOLDER = '[REDACTED]';
+
+export interface Redaction {
+  text: string;
+  /** Number of secrets replaced. */
+  count: number;
+}
+
+export interface Redactor {
+  /** Redacts one string; returns the same string object (and count 0) when nothing matched. */
+  redact(text: string): Redaction;
+  /** The same rules plus more known secret values (per request); the automaton is shared. */
+  withKnownValues(values: string[]): Redactor;
+}
+
+/**
+ * Builds a redactor from a rule table.
+ *
+ * One pass of an Aho-Corasick automaton over the ASCII-lowercased text finds every keyword of every rule
+ * (overlaps included: `passw` inside `password` is reported too). Only where a keyword occurs does its
+ * rule run, as a sticky regex starting at the keyword; a string without keywords costs one table lookup
+ * per character. `knownValues` are secrets known by value (config, per request): they are removed
+ * literally and in their base64, hex and URL-encoded forms.
+ */
+export function createRedactor(rules: Rule[], options: { knownValues?: string[] } = {}): Redactor {
+  return redactorOf(buildAutomaton(rules), options.knownValues ?? []);
+}
+
+function redactorOf(automaton: Automaton, values: string[]): Redactor {
+  const known = knownForms(values);
+  return {
+    withKnownValues: (more) => (more.length === 0 ? redactorOf(automaton, values) : redactorOf(automaton, [...values, ...more])),
+    redact(text: string): Redaction {
+      const ranges: number[] = [];
+      if (automaton.scan(text, ranges) === 0 && known.length === 0) return { text, count: 0 };
+      for (const form of known) {
+        for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length)) ranges.push(at, at + form.length);
+      }
+      return ranges.length === 0 ? { text, count: 0 } : apply(text, ranges);
+    },
+  };
+}
+
+/** True for references and placeholders that are not secrets themselves. */
+export function isPlaceholder(value: string): boolean {
+  const v = value.trim().replace(/^["'`]|["'`]$/g, '');
+  if (v.length === 0) return true;
+  if (v.includes(PLACEHOLDER)) return true;
+  if (/^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|your[_-]\w*)$/i.test(v)) return true;
+  if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^>]*>|\[[^\]]*\]|\([^)]*\))$/i.test(v)) return true;
+  if (/^\$\{[^}]*\}?|^\$\(|^\$[A-Za-z_]|^%[A-Za-z_][A-Za-z0-9_]*%$|^\{\{|^\{%|^<%|^#\{/.test(v)) return true;
+  if (/^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(v)) return true;
+  if (/\(\s*\)?$|\($/.test(v) || /^[a-z_][a-z0-9_]*\(/i.test(v)) return true;
+  return false;
+}
+
+/** Shannon entropy of `s`, in bits per character. */
+export function shannonEntropy(s: string): number {
+  if (s.length === 0) return 0;
+  const counts = new Map<number, number>();
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+// ---- Aho-Corasick over ASCII, case-insensitive ----
+
+const ALPHABET = 128;
+const LOWER = new Uint8Array(ALPHABET).map((_, c) => (c >= 65 && c <= 90 ? c + 32 : c));
+const WORD = new Uint8Array(ALPHABET).map((_, c) => (/[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0));
+
+interface Automaton {
+  /** Finds rule matches in `text`, pushing [start, end) pairs to `ranges`; returns the number of keyword hits. */
+  scan(text: string, ranges: number[]): number;
+}
+
+function buildAutomaton(rules: Rule[]): Automaton {
+  // Trie of keywords; state 0 is the root.
+  const children: Map<number, number>[] = [new Map()];
+  const depth: number[] = [0];
+  const outputs: { rule: number; length: number }[][] = [[]];
+  const compiled: Rule[] = rules.slice();
+  rules.forEach((rule, ruleIndex) => {
+    if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
+    // Group positions come from the d flag; it costs only on matches, which are rare.
+    if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices) rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
+    compiled[ruleIndex] = rule;
+    for (const keyword of rule.keywords) {
+      if (!keyword || keyword !== keyword.toLowerCase() || /[^\x00-\x7f]/.test(keyword)) {
+        throw new Error(`rule ${rule.id}: keyword ${JSON.stringify(keyword)} must be lowercase ASCII`);
+      }
+      let state = 0;
+      for (const ch of keyword) {
+        const c = ch.charCodeAt(0);
+        let next = children[state]!.get(c);
+        if (next === undefined) {
+          next = children.length;
+          children.push(new Map());
+          depth.push(depth[state]! + 1);
+          outputs.push([]);
+          children[state]!.set(c, next);
+        }
+        state = next;
+      }
+      outputs[state]!.push({ rule: ruleIndex, length: keyword.length });
+    }
+  });
+  // Breadth-first: failure links, merged outputs, and the full transition table (a DFA).
+  const states = children.length;
+  const table = new Int32Array(states * ALPHABET);
+  const fail = new Int32Array(states);
+  const queue: number[] = [];
+  for (let c = 0; c < ALPHABET; c++) {
+    const next = children[0]!.get(c);
+    if (next !== undefined) {
+      table[c] = next;
+      queue.push(next);
+    }
+  }
+  for (let qi = 0; qi < queue.length; qi++) {
+    const state = queue[qi]!;
+    outputs[state]!.push(...outputs[fail[state]!]!);
+    for (let c = 0; c < ALPHABET; c++) {
+      const next = children[state]!.get(c);
+      if (next !== undefined) {
+        fail[next] = table[fail[state]! * ALPHABET + c]!;
+        table[state * ALPHABET + c] = next;
+        queue.push(next);
+      } else table[state * ALPHABET + c] = table[fail[state]! * ALPHABET + c]!;
+    }
+  }
+  const hasOutput = new Uint8Array(states).map((_, s) => (outputs[s]!.length > 0 ? 1 : 0));
+
+  return {
+    scan(text, ranges) {
+      let hits = 0;
+      let state = 0;
+      const n = text.length;
+      for (let i = 0; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= ALPHABET) {
+          state = 0;
+          continue;
+        }
+        state = table[(state << 7) | LOWER[c]!]!;
+        if (hasOutput[state] === 0) continue;
+        for (const out of outputs[state]!) {
+          hits++;
+          runRule(compiled[out.rule]!, text, i - out.length + 1, ranges);
+        }
+      }
+      return hits;
+    },
+  };
+}
+
+function runRule(rule: Rule, text: string, start: number, ranges: number[]): void {
+  const before = start > 0 ? text.charCodeAt(start - 1) : -1;
+  if (rule.boundary && before >= 0 && before < ALPHABET && WORD[before] === 1) return;
+  if (rule.after !== undefined && (before < 0 || !rule.after.includes(text[start - 1]!))) return;
+  const re = rule.pattern;
+  re.lastIndex = start;
+  const m = re.exec(text);
+  if (!m) return;
+  const group = rule.group ?? 0;
+  const secret = m[group];
+  if (secret === undefined || secret.length === 0) return;
+  if (rule.minLength !== undefined && secret.length < rule.minLength) return;
+  if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return;
+  if (rule.placeholders && isPlaceholder(secret)) return;
+  if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return;
+  let from = group === 0 ? m.index : m.indices![group]![0];
+  if (rule.extendBack) {
+    const max = rule.extendBackMax ?? 64;
+    let k = 0;
+    while (from > 0 && k < max && rule.extendBack.test(text[from - 1]!)) {
+      from--;
+      k++;
+    }
+  }
+  ranges.push(from, from + secret.length);
+}
+
+/** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */
+function apply(text: string, ranges: number[]): Redaction {
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i]!, ranges[i + 1]!]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let at = 0;
+  let count = 0;
+  let open: [number, number] | null = null;
+  for (const pair of pairs) {
+    if (open && pair[0] <= open[1]) {
+      open[1] = Math.max(open[1], pair[1]);
+      continue;
+    }
+    if (open) {
+      out += text.slice(at, open[0]) + PLACEHOLDER;
+      at = open[1];
+      count++;
+    }
+    open = [pair[0], pair[1]];
+  }
+  if (open) {
+    out += text.slice(at, open[0]) + PLACEHOLDER;
+    at = open[1];
+    count++;
+  }
+  return { text: out + text.slice(at), count };
+}
+
+/** The literal, base64 (standard and URL-safe, each alignment), hex and URL-encoded forms of known secrets. */
+function knownForms(values: string[]): string[] {
+  const forms = new Set<string>();
+  for (const value of values) {
+    if (value.length < 6) continue; // too short to redact without destroying ordinary text
+    forms.add(value);
+    const bytes = new TextEncoder().encode(value);
+    const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    forms.add(hex);
+    forms.add(hex.toUpperCase());
+    const encoded = encodeURIComponent(value);
+    if (encoded !== value) forms.add(encoded);
+    // Inside a longer base64 text the value can start at any of three byte alignments.
+    for (let pad = 0; pad < 3; pad++) {
+      const b64 = toBase64(new Uint8Array([...new Uint8Array(pad), ...bytes]));
+      // Drop characters that mix in the padding bytes, and the tail that depends on what follows.
+      const head = Math.ceil((pad * 8) / 6);
+      const tail = Math.floor(((pad + bytes.length) * 8) / 6);
+      const core = b64.slice(head, tail);
+      if (core.length >= 8) {
+        forms.add(core);
+        forms.add(core.replaceAll('+', '-').replaceAll('/', '_'));
+      }
+    }
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}

@@ -1,0 +1,104 @@
+import type { Message } from '../sessions/schema.js';
+
+/**
+ * Provenance flags. `untrusted_ingested`: some content carries an untrusted-content wrapper whose label
+ * is not one the engine itself produces. `episode_untrusted`: the episode crossed the trust boundary
+ * (MCP, network or delegation tools, shell commands with a network effect, or wrappers in non-tool
+ * messages). Both are sticky; the save pipeline ORs what is stored, what the client sends, and this scan.
+ */
+
+const WRAPPER = /<untrusted_content_([0-9a-f]{16}) source="([^"\n]{0,256})">[\s\S]*?<\/untrusted_content_\1>/g;
+
+const ENGINE_LABELS = new Set([
+  'compaction',
+  'plan',
+  'plan_remaining',
+  'memory',
+  'persisted_system',
+  'progress_summary',
+  'completed_effects',
+  'skill',
+  'extended_memory',
+  'return_after_break',
+]);
+
+const NETWORK_TOOLS = new Set([
+  'browser',
+  'http_request',
+  'http_batch',
+  'web_search',
+  'session_search',
+  'vision',
+  'transcribe',
+  'delegate_tasks',
+  'artifact_read',
+]);
+
+const SHELL_TOOLS = /^(shell|bash|sh|zsh|exec|execute|run|run_command|run_shell|terminal|command|cmd|powershell|process)$/i;
+const NETWORK_COMMAND =
+  /(?:^|[\s;&|(`$])(?:curl|wget|ssh|scp|sftp|rsync|nc|ncat|netcat|telnet|ftp|httpie|http|aria2c|git\s+(?:push|pull|clone|fetch|ls-remote|submodule\s+update)|npm\s+(?:install|i|ci|publish|update)|npx|pnpm\s+(?:install|add|i)|yarn(?:\s+(?:install|add))?|pip3?\s+(?:install|download)|uv\s+(?:pip\s+install|add|sync)|poetry\s+(?:install|add)|cargo\s+(?:install|add|fetch|publish)|go\s+(?:get|install|mod\s+download)|gem\s+install|apt(?:-get)?\s+(?:install|update)|brew\s+install|docker\s+(?:pull|push|login)|kubectl|gh|aws|gcloud|az)(?=$|[\s;&|)`])/;
+
+/** Labels of the untrusted-content wrappers in `text` (only well-formed wrappers with a matching end tag). */
+export function wrapperLabels(text: string): string[] {
+  if (!text.includes('<untrusted_content_')) return [];
+  const out: string[] = [];
+  for (const m of text.matchAll(WRAPPER)) out.push(m[2]!);
+  return out;
+}
+
+/** True for labels that the engine derives itself (never untrusted ingestion). */
+export function isEngineLabel(label: string): boolean {
+  return ENGINE_LABELS.has(label) || label.startsWith('pure_tool:');
+}
+
+/** Labels that do not make a non-tool message cross the episode's trust boundary. */
+function isEpisodeLocalLabel(label: string): boolean {
+  return label === 'episode' || label === 'bg' || label.startsWith('tool:') || label.startsWith('project:') || isEngineLabel(label);
+}
+
+export interface TaintScan {
+  untrustedIngested: boolean;
+  episodeUntrusted: boolean;
+  /** Labels of ingested untrusted content, for the audit record. */
+  sources: string[];
+}
+
+/** Scans messages for both flags. */
+export function scanTaint(messages: Message[]): TaintScan {
+  const sources = new Set<string>();
+  let untrustedIngested = false;
+  let episodeUntrusted = false;
+  for (const m of messages) {
+    for (const text of [m.content, m.reasoning_content ?? '']) {
+      for (const label of wrapperLabels(text)) {
+        if (!isEngineLabel(label)) {
+          untrustedIngested = true;
+          sources.add(label);
+        }
+        if (m.role !== 'tool' && !isEpisodeLocalLabel(label)) episodeUntrusted = true;
+      }
+    }
+    for (const call of m.tool_calls ?? []) {
+      if (crossesTrustBoundary(call.function.name, call.function.arguments)) episodeUntrusted = true;
+    }
+  }
+  return { untrustedIngested, episodeUntrusted, sources: [...sources] };
+}
+
+/** MCP tools (`server__tool`), network and delegation tools, and shell commands with a network effect. */
+export function crossesTrustBoundary(name: string, args: string): boolean {
+  if (name.includes('__')) return true;
+  if (NETWORK_TOOLS.has(name)) return true;
+  if (SHELL_TOOLS.test(name)) {
+    let command = args;
+    try {
+      const parsed = JSON.parse(args) as Record<string, unknown>;
+      const value = parsed.command ?? parsed.cmd ?? parsed.script ?? parsed.input ?? parsed.args;
+      command = Array.isArray(value) ? value.join(' ') : typeof value === 'string' ? value : args;
+    } catch {
+      // not JSON: the arguments are the command line
+    }
+    return NETWORK_COMMAND.test(command);
+  }
+  return false;
+}

@@ -1,0 +1,63 @@
+import { text, utf8, type ObjectStore } from '../storage/port.js';
+import { keys, randomHex } from './ids.js';
+import { listAll, mapLimit } from './manifest.js';
+
+/** One audit record: who wrote what to a session, and what the save pipeline did to it. */
+export interface AuditRecord {
+  at: string;
+  op: 'create' | 'append' | 'replace' | 'trim' | 'continue' | 'delete' | 'import';
+  device: string;
+  revision: number;
+  messages: number;
+  messages_added: number;
+  bytes: number;
+  redactions: number;
+  dropped_groups: number;
+  /** Labels of untrusted content ingested by this write (`webhook:ci`, …). */
+  ingest_sources: string[];
+  untrusted_ingested: boolean;
+  episode_untrusted: boolean;
+}
+
+/**
+ * The audit log: one create-only object per write (`ns/<ns>/audit/<id>/<at>-<random>.json`), so
+ * concurrent writers never lose a record (there is no read-modify-write), deleted with the session.
+ * Every string in a record passes through `redact` before it is stored.
+ */
+export class AuditLog {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly redact: (s: string) => string,
+  ) {}
+
+  /** Stores one record. */
+  async record(ns: string, id: string, record: AuditRecord): Promise<void> {
+    const safe: AuditRecord = {
+      ...record,
+      device: this.redact(record.device),
+      ingest_sources: record.ingest_sources.map(this.redact),
+    };
+    const at = String(Date.parse(record.at) || Date.now()).padStart(13, '0');
+    await this.store.put(`${keys.audit(ns, id)}${at}-${randomHex(8)}.json`, utf8(JSON.stringify(safe)), { ifNoneMatch: '*' });
+  }
+
+  /** The session's records, oldest first. */
+  async list(ns: string, id: string): Promise<AuditRecord[]> {
+    const all = await listAll(this.store, keys.audit(ns, id));
+    const bodies = await mapLimit(all, 16, (k) => this.store.get(k));
+    return bodies.flatMap((b) => {
+      if (!b) return [];
+      try {
+        return [JSON.parse(text(b.body)) as AuditRecord];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** Deletes all of a session's records. */
+  async deleteAll(ns: string, id: string): Promise<void> {
+    const all = await listAll(this.store, keys.audit(ns, id));
+    if (all.length > 0) await this.store.delete(all);
+  }
+}

@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { capMessages, groupsOf, headLength, isMarker, jsonBytes, markerText } from '../../lib/pipeline/cap.js';
+import type { Message } from '../../lib/sessions/schema.js';
+
+const sys: Message = { role: 'system', content: 'system prompt' };
+const user = (c: string): Message => ({ role: 'user', content: c });
+const asst = (c: string, calls: string[] = []): Message => ({
+  role: 'assistant',
+  content: c,
+  ...(calls.length ? { tool_calls: calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) } : {}),
+});
+const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, tool_call_id: id });
+
+/** Bytes of `{"messages":[...]}` plus `fixed`: what the cap bounds. */
+const total = (messages: Message[], fixed: number) => fixed + jsonBytes(messages);
+
+describe('size cap', () => {
+  it('leaves a session under the cap alone (same array)', () => {
+    const messages = [sys, user('hi'), asst('hello')];
+    expect(capMessages(messages, 100, 10_000).messages).toBe(messages);
+  });
+
+  it('drops the oldest groups after the head and adds one marker', () => {
+    const messages = [sys, user('first'), ...Array.from({ length: 20 }, (_, i) => asst('x'.repeat(100) + i))];
+    const out = capMessages(messages, 50, 1200);
+    expect(total(out.messages, 50)).toBeLessThanOrEqual(1200);
+    expect(out.messages.slice(0, 2)).toEqual([sys, user('first')]);
+    expect(isMarker(out.messages[2])).toBe(true);
+    expect(out.messages[2]!.content).toBe(markerText(out.dropped));
+    expect(out.messages[out.messages.length - 1]).toEqual(messages[messages.length - 1]);
+  });
+
+  it('updates the one marker instead of adding another, counting all drops', () => {
+    const base = [sys, user('first'), ...Array.from({ length: 10 }, (_, i) => asst('y'.repeat(100) + i))];
+    const first = capMessages(base, 50, 900);
+    const more = [...first.messages, ...Array.from({ length: 5 }, (_, i) => asst('z'.repeat(100) + i))];
+    const second = capMessages(more, 50, 900);
+    expect(second.messages.filter(isMarker)).toHaveLength(1);
+    expect(second.messages[2]!.content).toBe(markerText(first.dropped + second.dropped));
+  });
+
+  it('never splits a tool group', () => {
+    const messages = [sys, user('q'), asst('', ['a', 'b']), tool('a', 'r'.repeat(300)), tool('b', 'r'.repeat(300)), asst('done'), user('next')];
+    const out = capMessages(messages, 50, 500);
+    const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
+    for (const m of out.messages) if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
+    expect(total(out.messages, 50)).toBeLessThanOrEqual(500);
+  });
+
+  it('omits the marker when it would not fit, then drops the first user message, then cuts the system prompt', () => {
+    const big = [sys, user('u'.repeat(2000)), asst('a')];
+    const headless = capMessages(big, 20, 400);
+    expect(headless.headCut).toBe(true);
+    expect(headless.messages).toEqual([sys]);
+    const hugeSystem = [{ role: 'system' as const, content: 's'.repeat(5000) }, user('u')];
+    const cut = capMessages(hugeSystem, 20, 300);
+    expect(total(cut.messages, 20)).toBeLessThanOrEqual(300);
+    expect(cut.messages[0]!.role).toBe('system');
+  });
+
+  it('head and groups: system + first user; assistant with tool calls takes its results', () => {
+    const messages = [sys, user('a'), asst('', ['1']), tool('1', 'r'), user('b')];
+    expect(headLength(messages)).toBe(2);
+    expect(groupsOf(messages, 2).map((g) => [g.start, g.length])).toEqual([[2, 2], [4, 1]]);
+    expect(headLength([user('x'), asst('y')])).toBe(1);
+  });
+
+  it('property: never over the cap, head kept when it fits, no orphan tool results, marker count right', () => {
+    const message = fc.oneof(
+      fc.record({ role: fc.constant('user' as const), content: fc.string({ maxLength: 200 }) }),
+      fc.record({ role: fc.constant('assistant' as const), content: fc.string({ maxLength: 200 }) }),
+    );
+    const group = fc.oneof(
+      message.map((m) => [m as Message]),
+      fc.tuple(fc.string({ maxLength: 8 }), fc.array(fc.string({ maxLength: 200 }), { minLength: 1, maxLength: 3 })).map(([id, results]) => [
+        asst('', results.map((_, i) => `${id}-${i}`)),
+        ...results.map((r, i) => tool(`${id}-${i}`, r)),
+      ]),
+    );
+    fc.assert(
+      fc.property(fc.array(group, { maxLength: 30 }), fc.integer({ min: 300, max: 6000 }), (groups, cap) => {
+        const messages = [sys, user('first question'), ...groups.flat()];
+        const out = capMessages(messages, 40, cap);
+        expect(total(out.messages, 40)).toBeLessThanOrEqual(cap);
+        if (!out.headCut) expect(out.messages.slice(0, 2)).toEqual([sys, user('first question')]);
+        const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
+        for (const m of out.messages) if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
+        const markers = out.messages.filter(isMarker);
+        expect(markers.length).toBeLessThanOrEqual(1);
+        if (markers.length === 1) expect(markers[0]!.content).toBe(markerText(out.dropped));
+        JSON.parse(JSON.stringify(out.messages)); // loadable
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
