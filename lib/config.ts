@@ -35,6 +35,8 @@ export interface SatchelConfig {
   port: number;
   maxSessionBytes: number;
   maxBodyBytes: number;
+  /** Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings). */
+  redactValues: string[];
 }
 
 export class ConfigError extends Error {
@@ -71,6 +73,7 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
     port: parseIntVar(env.PORT, 'PORT', 8787, 0, 65535),
     maxSessionBytes: parseIntVar(env.SATCHEL_MAX_SESSION_BYTES, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 1024, 2 ** 31),
     maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
+    redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
   };
 }
 
@@ -111,6 +114,17 @@ function parseIntVar(value: string | undefined, name: string, fallback: number, 
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
   return n;
+}
+
+function parseStringArray(value: string | undefined, name: string): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string')) return parsed;
+  } catch {
+    // fall through to the error
+  }
+  throw new ConfigError(`${name} must be a JSON array of strings`);
 }
 
 function parseBool(value: string | undefined, name: string, fallback: boolean): boolean {

@@ -1,7 +1,9 @@
 import { Hono, type Context } from 'hono';
 import type { SatchelConfig } from '../config.js';
 import { badRequest, notFound, preconditionRequired } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, describeError, type Logger } from '../log.js';
+import { defaultPipeline } from '../pipeline/default.js';
+import { AuditLog } from '../sessions/audit.js';
 import { publicSession } from '../sessions/codec.js';
 import {
   appendBodySchema,
@@ -33,7 +35,14 @@ export type Env = { Variables: AuthVariables };
 export function createApp(options: AppOptions) {
   const log = options.log ?? createLogger();
   const { config, objects } = options;
-  const sessions = options.sessions ?? new SessionStore(objects);
+  const pipeline = defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues });
+  const sessions =
+    options.sessions ??
+    new SessionStore(objects, {
+      pipeline,
+      audit: new AuditLog(objects, pipeline.redactText),
+      onError: (what, err) => log.warn(what, { error: describeError(err) }),
+    });
   const background = new Background(log);
   const maxBody = config.maxBodyBytes;
   const app = new Hono<Env>();
@@ -51,7 +60,13 @@ export function createApp(options: AppOptions) {
     if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
       throw badRequest('Idempotency-Key must be 1-255 visible ASCII characters', [{ path: 'Idempotency-Key', message: 'invalid' }]);
     }
-    return { device: c.get('caller').device, schedule: scheduler(c), ...(key ? { idempotencyKey: key } : {}) };
+    const secrets = requestSecrets(c.req.header('satchel-secrets'));
+    return {
+      device: c.get('caller').device,
+      schedule: scheduler(c),
+      ...(key ? { idempotencyKey: key } : {}),
+      ...(secrets.length ? { knownValues: secrets } : {}),
+    };
   };
 
   app.onError((err, c) => problemResponse(c, err, log));
@@ -143,10 +158,15 @@ export function createApp(options: AppOptions) {
     if (id === 'latest') id = (await sessions.latest(ns, scheduler(c))).id;
     const ifMatch = parseIfMatch(c.req.header('if-match'));
     const message = { role: 'user' as const, content: body.message };
-    const result = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, writeContext(c));
+    const ctx = { ...writeContext(c), op: 'continue' as const };
+    const result = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, ctx);
     markReplay(c, result);
     c.header('ETag', etag(result.receipt.revision));
     return c.json({ ...result.receipt, model_turn: false });
+  });
+
+  app.get('/v1/sessions/:id/audit', async (c) => {
+    return c.json({ records: await sessions.auditRecords(c.get('caller').namespace, c.req.param('id')) });
   });
 
   app.post('/v1/sessions/:id/trim', requireWrite, async (c) => {
@@ -157,6 +177,21 @@ export function createApp(options: AppOptions) {
   });
 
   return { app, sessions, background, log };
+}
+
+/**
+ * `Satchel-Secrets`: secret values for this request only, as base64 of a JSON array of strings. They are
+ * redacted from everything this request stores, in every encoding, and never stored themselves.
+ */
+function requestSecrets(header: string | undefined): string[] {
+  if (!header) return [];
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(header.trim()), (ch) => ch.charCodeAt(0))));
+    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) return parsed;
+  } catch {
+    // fall through
+  }
+  throw badRequest('Satchel-Secrets must be base64 of a JSON array of at most 100 strings', [{ path: 'Satchel-Secrets', message: 'invalid' }]);
 }
 
 function etag(revision: number): string {

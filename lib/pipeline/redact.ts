@@ -180,6 +180,7 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): voi
   if (rule.placeholders && isPlaceholder(secret)) return;
   if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return;
   let from = group === 0 ? m.index : m.indices![group]![0];
+  const to = from + secret.length;
   if (rule.extendBack) {
     const max = rule.extendBackMax ?? 64;
     let k = 0;
@@ -188,7 +189,7 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): voi
       k++;
     }
   }
-  ranges.push(from, from + secret.length);
+  ranges.push(from, to);
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

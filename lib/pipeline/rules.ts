@@ -1,0 +1,945 @@
+import type { Rule } from './rule.js';
+
+/**
+ * The secret-detection rules. Every pattern is sticky (`y`) and matches starting AT one of the rule's
+ * keywords (see rule.ts); keywords are lowercase ASCII. Repetitions are bounded so that no pattern can
+ * backtrack catastrophically, and context-free rules use a distinctive prefix plus a length (and where it
+ * helps an entropy) floor, so that UUIDs, git SHAs, integrity hashes, public keys and prose stay intact.
+ *
+ * Order does not matter: the engine merges overlapping ranges from several rules.
+ */
+
+// ---------------------------------------------------------------------------------------------------------
+// Generic `key = value` assignments (.env, shell, YAML, JSON, Python/JS/Go/Ruby/PHP code)
+// ---------------------------------------------------------------------------------------------------------
+
+/** Where an unquoted value ends: whitespace, quotes, separators, closing brackets, a backslash, the end. */
+const VALUE_END = String.raw`(?=[\s"'\x60,;&)\]}>\\]|$)`;
+/** Characters of an unquoted value (no brackets: `f(x)`, `${VAR}`, `<your-key>`, `[REDACTED]` never match). */
+const UNQUOTED_CHAR = String.raw`[^\s"'\x60,;&()<>\[\]{}\\]`;
+/** An identifier without digits (`request_token`, `accessToken`, `$TOKEN`). */
+const IDENT = String.raw`[A-Za-z_$]{1,256}`;
+
+/**
+ * Values that are references or placeholders, not secrets: `${VAR}`, `$(cmd)`, `{{ x }}`, `%VAR%`,
+ * `<your-key>`, `***`, `xxxx`, `your-…`, `$VAR` / `:param` / `@var`, null-ish words and type names. The
+ * engine's isPlaceholder() checks too (`placeholders: true`); the common cases are repeated here so that
+ * the patterns are safe on their own.
+ */
+const NOT_PLACEHOLDER =
+  String.raw`(?!\[REDACTED\]|\$\{|\$\(|\{\{|%[A-Za-z_][A-Za-z0-9_]*%|<[^>\n]{0,64}>|\*{3}|x{4}|your[_-]` +
+  String.raw`|[$:@][A-Za-z_][A-Za-z0-9_]{0,64}${VALUE_END}` +
+  String.raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|any|unknown|object|optional|secretstr)${VALUE_END})`;
+
+/** A quoted value: no leading/trailing blank, no newline, no backslash; the closing quote must follow. */
+const QUOTED_VALUE =
+  String.raw`(?<=["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
+  String.raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60])`;
+
+/**
+ * An unquoted value. Code references are skipped: dotted names without digits (`process.env.API_KEY`,
+ * `self.token`), and plain identifiers without digits after a spaced `=` (`token = request_token`) or
+ * followed by `,` `;` `)` `}` `]` (`{ token: accessToken }`, `f(token=token)`). So is prose: a word of
+ * letters followed by more words (`the secret: always test`).
+ */
+const UNQUOTED_VALUE =
+  String.raw`(?<![\\"'\x60])${NOT_PLACEHOLDER}` +
+  String.raw`(?!${IDENT}(?:\.${IDENT}){1,16}${VALUE_END})` +
+  String.raw`(?:(?<=[ \t](?::=|=>|=)[ \t]{0,16})(?!${IDENT}${VALUE_END})|(?<![ \t](?::=|=>|=)[ \t]{0,16}))` +
+  String.raw`(?!${IDENT}[ \t]{0,16}[,;)}\]])` +
+  String.raw`(?![A-Za-z]{1,256}[ \t]{1,16}[A-Za-z])` +
+  String.raw`${UNQUOTED_CHAR}{1,512}${VALUE_END}`;
+
+/**
+ * `=`, `:=`, `=>` (not `==`), or a `:` followed by a blank or a quote: YAML and JSON, but not the
+ * `user:token@host` of a URL or the `user:password` of `curl -u` (their own rules handle those).
+ */
+const SEPARATOR = String.raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
+
+/**
+ * `<key>["']? <sep> ["']?<value>["']?` where <key> is one of `keys` (the sensitive word the key name ENDS
+ * with: `DB_PASSWORD=`, `"clientSecret":`, `auth_token:`), and <sep> is `=`, `:`, `:=` or `=>`. Group 1 is
+ * the value. `token_count: 12`, `max_tokens=100`, `passwordless: true` do not match: the separator must
+ * follow the keyword directly (after an optional closing quote or `]`).
+ */
+function assignment(keys: string[], options: { tokenLike?: boolean } = {}): RegExp {
+  const alternatives = [...keys].sort((a, b) => b.length - a.length).join('|');
+  // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
+  // logprobs listing is a word, not a credential.
+  const tokenLike = options.tokenLike ? String.raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
+  const source =
+    String.raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
+    String.raw`(${QUOTED_VALUE}|${UNQUOTED_VALUE})`;
+  return new RegExp(source, 'iy');
+}
+
+// Shared fragments for keyed rules (twilio, discord, aws secret key).
+const KEY_SEP = String.raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
+
+export const rules: Rule[] = [
+  // ------------------------------------------------------------------------------------ AI providers
+  {
+    id: 'openai-project-key',
+    keywords: ['sk-proj-', 'sk-none-'],
+    pattern: /sk-(?:proj|None)-[A-Za-z0-9_-]{40,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'openai-service-account-key',
+    keywords: ['sk-svcacct-'],
+    pattern: /sk-svcacct-[A-Za-z0-9_-]{40,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'openai-admin-key',
+    keywords: ['sk-admin-'],
+    pattern: /sk-admin-[A-Za-z0-9_-]{40,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'openai-legacy-key',
+    keywords: ['sk-'],
+    pattern: /sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    // Other `sk-` keys (DeepSeek, Moonshot, many OpenAI-compatible gateways): 32+ alphanumerics with a digit.
+    id: 'sk-prefixed-key',
+    keywords: ['sk-'],
+    pattern: /sk-(?=[A-Za-z]{0,199}[0-9])[A-Za-z0-9]{32,200}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'anthropic-api-key',
+    keywords: ['sk-ant-'],
+    pattern: /sk-ant-[A-Za-z0-9_-]{40,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'groq-api-key',
+    keywords: ['gsk_'],
+    pattern: /gsk_[A-Za-z0-9]{40,64}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'xai-api-key',
+    keywords: ['xai-'],
+    pattern: /xai-[A-Za-z0-9]{60,120}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'openrouter-api-key',
+    keywords: ['sk-or-v1-'],
+    pattern: /sk-or-v1-[a-f0-9]{64}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'huggingface-token',
+    keywords: ['hf_'],
+    pattern: /hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'replicate-api-token',
+    keywords: ['r8_'],
+    pattern: /r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'perplexity-api-key',
+    keywords: ['pplx-'],
+    pattern: /pplx-[A-Za-z0-9]{40,64}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'langsmith-api-key',
+    keywords: ['lsv2_pt_', 'lsv2_sk_'],
+    pattern: /lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'pinecone-api-key',
+    keywords: ['pcsk_'],
+    pattern: /pcsk_[A-Za-z0-9_]{40,120}(?![A-Za-z0-9_])/y,
+    boundary: true,
+    entropy: 3,
+  },
+
+  // ------------------------------------------------------------------------------------ cloud
+  {
+    id: 'aws-access-key-id',
+    keywords: ['akia', 'asia', 'abia', 'acca'],
+    pattern: /(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'aws-secret-access-key',
+    keywords: ['secret_access_key', 'secretaccesskey', 'secret-access-key'],
+    pattern: new RegExp(
+      String.raw`secret[_-]?access[_-]?key${KEY_SEP}([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
+      'iy',
+    ),
+    group: 1,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // The signature of a SigV4 `Authorization` header or a presigned URL.
+    id: 'aws-sigv4-signature',
+    keywords: ['signature='],
+    pattern: /signature=([a-f0-9]{64})(?![A-Za-z0-9])/iy,
+    group: 1,
+  },
+  {
+    id: 'google-api-key',
+    keywords: ['aiza'],
+    pattern: /AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'google-oauth-access-token',
+    keywords: ['ya29.'],
+    pattern: /ya29\.[A-Za-z0-9_-]{20,2048}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'google-oauth-client-secret',
+    keywords: ['gocspx-'],
+    pattern: /GOCSPX-[A-Za-z0-9_-]{24,40}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'google-oauth-refresh-token',
+    keywords: ['1//0'],
+    pattern: /1\/\/0[A-Za-z0-9_-]{30,512}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // A legacy FCM server key (`AAAA…:APA91b…`) or registration token; the part before `:` is extended back.
+    id: 'firebase-fcm-key',
+    keywords: [':apa91b'],
+    pattern: /(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{11,30}):APA91b[A-Za-z0-9_-]{100,200}/y,
+    extendBack: /[A-Za-z0-9_-]/,
+    extendBackMax: 30,
+  },
+  {
+    id: 'azure-storage-account-key',
+    keywords: ['accountkey='],
+    pattern: /AccountKey=([A-Za-z0-9+/]{40,100}={0,2})/iy,
+    group: 1,
+    entropy: 3,
+  },
+  {
+    id: 'azure-shared-access-key',
+    keywords: ['sharedaccesskey='],
+    pattern: /SharedAccessKey=([A-Za-z0-9+/]{32,100}={0,2})/iy,
+    group: 1,
+    entropy: 3,
+  },
+  {
+    // Azure AD / Entra client secrets: 3 chars, a digit, `Q~`, 31-34 chars. The keyword is the `Q~`.
+    id: 'azure-ad-client-secret',
+    keywords: ['q~'],
+    pattern: /(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/y,
+    extendBack: /[A-Za-z0-9_~.-]/,
+    extendBackMax: 4,
+  },
+  {
+    id: 'digitalocean-token',
+    keywords: ['dop_v1_', 'doo_v1_', 'dor_v1_'],
+    pattern: /do[por]_v1_[a-f0-9]{64}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'alibaba-access-key-id',
+    keywords: ['ltai'],
+    pattern: /LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'databricks-token',
+    keywords: ['dapi'],
+    pattern: /dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'vault-token',
+    keywords: ['hvs.', 'hvb.', 'hvr.'],
+    pattern: /hv[sbr]\.[A-Za-z0-9_-]{24,512}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'terraform-cloud-token',
+    keywords: ['.atlasv1.'],
+    pattern: /(?<=(?<![A-Za-z0-9])[A-Za-z0-9]{14})\.atlasv1\.[A-Za-z0-9_=-]{60,100}/y,
+    extendBack: /[A-Za-z0-9]/,
+    extendBackMax: 14,
+  },
+  {
+    id: 'pulumi-access-token',
+    keywords: ['pul-'],
+    pattern: /pul-[a-f0-9]{40}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'flyio-token',
+    keywords: ['fo1_', 'fm1a_', 'fm1r_', 'fm2_'],
+    // The long bodies stop at the next keyword, so repeated keywords cannot make the scans quadratic.
+    pattern: /(?:fo1_[A-Za-z0-9_-]{40,64}|fm(?:1[ar]|2)_(?:(?!fm[12])[A-Za-z0-9+/=_-]){50,4096})/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'heroku-api-key',
+    keywords: ['hrku-'],
+    pattern: /HRKU-[A-Za-z0-9_-]{40,100}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'netlify-token',
+    keywords: ['nfp_', 'nfc_'],
+    pattern: /nf[pc]_[A-Za-z0-9]{36,40}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'supabase-token',
+    keywords: ['sbp_', 'sb_secret_'],
+    pattern: /(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,80})(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'planetscale-token',
+    keywords: ['pscale_tkn_', 'pscale_pw_', 'pscale_oauth_'],
+    pattern: /pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'doppler-token',
+    keywords: ['dp.pt.', 'dp.st.', 'dp.sa.', 'dp.ct.', 'dp.scim.', 'dp.audit.'],
+    pattern: /dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,64}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'tailscale-key',
+    keywords: ['tskey-'],
+    pattern: /tskey-(?:[a-z]{3,10}-)?[A-Za-z0-9]{6,40}-[A-Za-z0-9]{20,64}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'dynatrace-token',
+    keywords: ['dt0c01.'],
+    pattern: /dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'newrelic-key',
+    keywords: ['nrak-', 'nrii-'],
+    pattern: /NR(?:AK|II)-[A-Za-z0-9_-]{27,32}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'onepassword-service-account-token',
+    keywords: ['ops_eyj'],
+    pattern: /ops_eyJ(?:(?!ops_)[A-Za-z0-9+/_-]){100,4096}={0,3}/y,
+    boundary: true,
+  },
+
+  // ------------------------------------------------------------------------------------ code hosting, CI, registries
+  {
+    id: 'github-pat',
+    keywords: ['ghp_'],
+    pattern: /ghp_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'github-oauth-token',
+    keywords: ['gho_'],
+    pattern: /gho_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'github-app-token',
+    keywords: ['ghu_', 'ghs_'],
+    pattern: /gh[us]_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'github-refresh-token',
+    keywords: ['ghr_'],
+    pattern: /ghr_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'github-fine-grained-pat',
+    keywords: ['github_pat_'],
+    pattern: /github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'gitlab-pat',
+    keywords: ['glpat-'],
+    pattern: /glpat-[A-Za-z0-9_-]{20,200}(?:\.[A-Za-z0-9_-]{1,100}){0,3}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'gitlab-runner-token',
+    keywords: ['glrt-', 'glrtr-'],
+    pattern: /glrtr?-[A-Za-z0-9_-]{20,200}(?:\.[A-Za-z0-9_-]{1,100}){0,3}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'gitlab-deploy-token',
+    keywords: ['gldt-'],
+    pattern: /gldt-[A-Za-z0-9_-]{20,200}(?:\.[A-Za-z0-9_-]{1,100}){0,3}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'gitlab-token',
+    keywords: ['glptt-', 'glcbt-', 'glft-', 'glsoat-', 'gloas-', 'glimt-', 'glagent-', 'glffct-', 'glwt-'],
+    pattern:
+      /gl(?:ptt|cbt|ft|soat|oas|imt|agent|ffct|wt)-[A-Za-z0-9_-]{20,200}(?:\.[A-Za-z0-9_-]{1,100}){0,3}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'npm-token',
+    keywords: ['npm_'],
+    pattern: /npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // `//registry.npmjs.org/:_auth=<base64>` in .npmrc (`_authToken` is a generic token).
+    id: 'npmrc-auth',
+    keywords: ['_auth'],
+    pattern: /_auth[ \t]*=[ \t]*([A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])/iy,
+    group: 1,
+    entropy: 2.5,
+  },
+  {
+    id: 'pypi-token',
+    keywords: ['pypi-ageichlwas5vcmc', 'pypi-agendgvzdc5wexbplm9yzw'],
+    pattern: /pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,1000}/y,
+    boundary: true,
+  },
+  {
+    id: 'rubygems-api-key',
+    keywords: ['rubygems_'],
+    pattern: /rubygems_[a-f0-9]{48}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'nuget-api-key',
+    keywords: ['oy2'],
+    pattern: /oy2[a-z0-9]{43}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'dockerhub-token',
+    keywords: ['dckr_pat_', 'dckr_oat_'],
+    pattern: /dckr_(?:pat|oat)_[A-Za-z0-9_-]{24,64}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // `"auth": "<base64 user:pass>"` in ~/.docker/config.json.
+    id: 'docker-config-auth',
+    keywords: ['"auth'],
+    pattern: /"auth\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9+/]{8,1024}={0,2})\\?"/y,
+    group: 1,
+    entropy: 2.5,
+  },
+  {
+    id: 'buildkite-token',
+    keywords: ['bkua_'],
+    pattern: /bkua_[a-f0-9]{40}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'sourcegraph-token',
+    keywords: ['sgp_'],
+    pattern: /sgp_(?:(?:[a-f0-9]{16}|local)_)?[a-f0-9]{40}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'postman-api-key',
+    keywords: ['pmak-'],
+    pattern: /PMAK-[a-f0-9]{24}-[a-f0-9]{34}(?![A-Za-z0-9])/iy,
+    boundary: true,
+  },
+  {
+    id: 'prefect-api-key',
+    keywords: ['pnu_'],
+    pattern: /pnu_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'atlassian-api-token',
+    keywords: ['atatt3'],
+    pattern: /ATATT3[A-Za-z0-9_=-]{60,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'linear-api-key',
+    keywords: ['lin_api_', 'lin_oauth_'],
+    pattern: /lin_(?:api_[A-Za-z0-9]{40}|oauth_[a-f0-9]{64})(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'figma-token',
+    keywords: ['figd_'],
+    pattern: /figd_[A-Za-z0-9_-]{38,64}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'contentful-token',
+    keywords: ['cfpat-'],
+    pattern: /CFPAT-[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'sentry-org-token',
+    keywords: ['sntrys_'],
+    pattern: /sntrys_eyJ(?:(?!sntrys_)[A-Za-z0-9+/=_-]){30,2048}/y,
+    boundary: true,
+  },
+  {
+    id: 'sentry-user-token',
+    keywords: ['sntryu_'],
+    pattern: /sntryu_[a-f0-9]{64}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'grafana-cloud-token',
+    keywords: ['glc_'],
+    pattern: /glc_[A-Za-z0-9+/]{32,400}={0,2}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'grafana-service-account-token',
+    keywords: ['glsa_'],
+    pattern: /glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+
+  // ------------------------------------------------------------------------------------ messaging, payments, SaaS
+  {
+    id: 'slack-bot-token',
+    keywords: ['xoxb-'],
+    pattern: /xoxb-[0-9]{1,16}-[A-Za-z0-9-]{10,250}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'slack-user-token',
+    keywords: ['xoxp-'],
+    pattern: /xoxp-[0-9]{1,16}-[A-Za-z0-9-]{10,250}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'slack-legacy-token',
+    keywords: ['xoxa-', 'xoxr-', 'xoxs-', 'xoxo-'],
+    pattern: /xox[arso]-[0-9]{1,16}-[A-Za-z0-9-]{10,250}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'slack-config-token',
+    keywords: ['xoxe'],
+    pattern: /xoxe(?:\.xox[bp])?-[0-9]-[A-Za-z0-9-]{20,300}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'slack-app-token',
+    keywords: ['xapp-'],
+    pattern: /xapp-[0-9]-[A-Za-z0-9-]{20,250}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'slack-webhook-url',
+    keywords: ['hooks.slack.com/'],
+    pattern: /hooks\.slack\.com\/(?:services|workflows|triggers)\/([A-Za-z0-9_/+-]{20,200})/y,
+    group: 1,
+  },
+  {
+    id: 'discord-webhook-url',
+    keywords: ['discord.com/api/webhooks/', 'discordapp.com/api/webhooks/'],
+    pattern: /discord(?:app)?\.com\/api\/webhooks\/[0-9]{17,20}\/([A-Za-z0-9_-]{60,80})/y,
+    group: 1,
+  },
+  {
+    id: 'discord-bot-token',
+    keywords: ['discord'],
+    pattern: new RegExp(
+      String.raw`discord[A-Za-z0-9_.-]{0,24}?(?:token|secret)${KEY_SEP}` +
+        String.raw`([A-Za-z0-9_-]{20,30}\.[A-Za-z0-9_-]{5,8}\.[A-Za-z0-9_-]{25,45}|[A-Za-z0-9_-]{32})(?![A-Za-z0-9_.-])`,
+      'iy',
+    ),
+    group: 1,
+    entropy: 3,
+  },
+  {
+    id: 'teams-webhook-url',
+    keywords: ['webhook.office.com/webhookb2/'],
+    pattern: /webhook\.office\.com\/webhookb2\/([A-Za-z0-9@/_-]{40,400})/y,
+    group: 1,
+  },
+  {
+    // `123456789:AA…`: the keyword is `:AA`, the bot id before it is extended back.
+    id: 'telegram-bot-token',
+    keywords: [':aa'],
+    pattern: /(?<=(?<![0-9])[0-9]{8,10}):AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/y,
+    extendBack: /[0-9]/,
+    extendBackMax: 10,
+  },
+  {
+    id: 'twilio-api-key',
+    keywords: ['sk'],
+    pattern: /SK[0-9a-f]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'twilio-auth-token',
+    keywords: ['twilio'],
+    pattern: new RegExp(
+      String.raw`twilio[A-Za-z0-9_.-]{0,24}?(?:auth[_-]?token|api[_-]?secret|secret|token)${KEY_SEP}([a-f0-9]{32})(?![A-Za-z0-9])`,
+      'iy',
+    ),
+    group: 1,
+    entropy: 3,
+  },
+  {
+    id: 'sendgrid-api-key',
+    keywords: ['sg.'],
+    pattern: /SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{40,50}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'mailgun-api-key',
+    keywords: ['key-'],
+    pattern: /key-[a-f0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // `<32 hex>-us12`: the keyword is the datacenter suffix, the key before it is extended back.
+    id: 'mailchimp-api-key',
+    keywords: ['-us'],
+    pattern: /(?<=(?<![A-Za-z0-9])[a-f0-9]{32})-us[0-9]{1,2}(?![A-Za-z0-9])/y,
+    extendBack: /[a-f0-9]/,
+    extendBackMax: 32,
+  },
+  {
+    id: 'stripe-secret-key',
+    keywords: ['sk_live_', 'sk_test_'],
+    pattern: /sk_(?:live|test)_[A-Za-z0-9]{20,250}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'stripe-restricted-key',
+    keywords: ['rk_live_', 'rk_test_'],
+    pattern: /rk_(?:live|test)_[A-Za-z0-9]{20,250}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'stripe-webhook-secret',
+    keywords: ['whsec_'],
+    pattern: /whsec_[A-Za-z0-9+/]{24,100}={0,2}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'square-access-token',
+    keywords: ['sq0atp-'],
+    pattern: /sq0atp-[A-Za-z0-9_-]{22,60}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'square-oauth-secret',
+    keywords: ['sq0csp-'],
+    pattern: /sq0csp-[A-Za-z0-9_-]{40,60}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+  },
+  {
+    id: 'shopify-token',
+    keywords: ['shpat_', 'shpss_', 'shpca_', 'shppa_'],
+    pattern: /shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'notion-token',
+    keywords: ['ntn_', 'secret_'],
+    pattern: /(?:ntn_[A-Za-z0-9]{40,50}|secret_[A-Za-z0-9]{43})(?![A-Za-z0-9_])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'mapbox-secret-token',
+    keywords: ['sk.eyj'],
+    pattern: /sk\.eyJ[A-Za-z0-9_-]{20,512}\.[A-Za-z0-9_-]{20,128}/y,
+    boundary: true,
+  },
+  {
+    id: 'adobe-client-secret',
+    keywords: ['p8e-'],
+    pattern: /p8e-[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3,
+  },
+
+  // ------------------------------------------------------------------------------------ formats
+  {
+    id: 'age-secret-key',
+    keywords: ['age-secret-key-1'],
+    pattern: /AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])/y,
+  },
+  {
+    // header.payload.signature; both header and payload are base64url JSON objects (`eyJ`). Not inside a
+    // longer base64url run (the lookbehind), so a run of `-eyJ-eyJ…` costs one scan, not one per `eyJ`.
+    id: 'jwt',
+    keywords: ['eyj'],
+    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{10,2048}/y,
+    boundary: true,
+  },
+  {
+    // A whole PEM/PGP private key block; the newlines may be real or `\n` escapes inside a JSON string.
+    // The body stops at the next `-----`, so each BEGIN costs at most one scan to the following marker.
+    id: 'private-key-block',
+    keywords: ['-----begin'],
+    pattern:
+      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){1,16384}-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/y,
+  },
+  {
+    // A block cut off before its END line: redact the header and the key material after it (to 16 KB).
+    id: 'private-key-block-truncated',
+    keywords: ['-----begin'],
+    pattern:
+      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?=(?:\s|\\[nrt]){0,8}(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}:))(?:(?!-----)[A-Za-z0-9+/=\s:,.-]|\\[nrt]){16,16384}/y,
+  },
+
+  // ------------------------------------------------------------------------------------ URLs and HTTP
+  {
+    // `scheme://user:password@host`: only the password is redacted.
+    id: 'url-credentials',
+    keywords: ['://'],
+    pattern:
+      /:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)([^\s/?#"'<>[\]\\]{1,256})@(?=[A-Za-z0-9[])/y,
+    group: 1,
+    minLength: 3,
+    placeholders: true,
+  },
+  {
+    id: 'url-query-secret',
+    keywords: [
+      'access_token=',
+      'refresh_token=',
+      'id_token=',
+      'auth_token=',
+      'session_token=',
+      'private_token=',
+      'token=',
+      'api_key=',
+      'apikey=',
+      'api-key=',
+      'client_secret=',
+      'secret=',
+      'sig=',
+      'signature=',
+      'x-amz-signature=',
+      'x-amz-credential=',
+      'x-amz-security-token=',
+      'x-goog-signature=',
+      'x-goog-credential=',
+      'password=',
+      'passwd=',
+      'pwd=',
+      'auth=',
+    ],
+    pattern:
+      /(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|token|api_key|apikey|api-key|client_secret|secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|password|passwd|pwd|auth)=(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})/iy,
+    group: 1,
+    after: '?&;',
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    id: 'url-query-key',
+    keywords: ['key='],
+    pattern: /key=([A-Za-z0-9_.~%+/-]{16,1024}={0,2})(?![A-Za-z0-9_.~%+/=-])/iy,
+    group: 1,
+    after: '?&;',
+    entropy: 3.2,
+    placeholders: true,
+  },
+  {
+    // `Authorization: Bearer|Basic|Token …` (headers, JSON, `curl -H`): the credential, not the scheme word.
+    id: 'authorization-header',
+    keywords: ['authorization'],
+    pattern:
+      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?[ \t]{0,16}(?:bearer|basic|token|bot|negotiate|ntlm|apikey|api-key|key|sso-key|jwt|dpop|pat|otp)[ \t]{1,16}(?![$%{<[])([A-Za-z0-9._~+/=:-]{0,4095}[A-Za-z0-9_~+/=:-])/iy,
+    group: 1,
+    minLength: 8,
+    placeholders: true,
+  },
+  {
+    // `Authorization: <credential>` with no scheme word (a raw token with a digit, alone on its line).
+    id: 'authorization-header-bare',
+    keywords: ['authorization'],
+    pattern:
+      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?(?![$%{<[])(?=[A-Za-z._~+/=:-]{0,255}[0-9])([A-Za-z0-9._~+/=:-]{15,4095}[A-Za-z0-9_~+/=:-])(?=[\s"'`,;\\]|$)(?![ \t]{1,16}[A-Za-z0-9])/iy,
+    group: 1,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // A bare `Bearer <long token>` (logs, prose, code).
+    id: 'bearer-token',
+    keywords: ['bearer'],
+    pattern:
+      /bearer[ \t]{1,16}(?![$%{<[])(?=[A-Za-z._~+/-]{0,255}[0-9])([A-Za-z0-9._~+/-]{19,4095}[A-Za-z0-9_~+/-]={0,2})/iy,
+    group: 1,
+    boundary: true,
+    entropy: 3,
+    placeholders: true,
+  },
+
+  // ------------------------------------------------------------------------------------ command lines and config files
+  {
+    // `curl -u user:pass`, `--user user:pass`: the password.
+    id: 'curl-user-credentials',
+    keywords: ['-u', '--user'],
+    pattern:
+      /(?:-u|--user)(?:[ \t]{1,16}|=)(["']?)(?![$%{<-])[^\s:"'@/]{1,128}:(?![$%{<])(?![0-9]{1,10}(?:[\s"']|$))([^\s"']{3,256})\1(?=[\s"'`;|&)]|$)/y,
+    group: 2,
+    boundary: true,
+    placeholders: true,
+  },
+  {
+    // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`.
+    id: 'cli-secret-flag',
+    keywords: ['password', 'passwd', 'passphrase', 'token', 'secret', 'api-key', 'apikey', 'access-key'],
+    pattern:
+      /(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:password|passwd|passphrase|token|secret|api-key|apikey|access-key)(?:=|[ \t]{1,16})(["']?)(?![$%{<-])([^\s"'`]{3,512})\1(?=[\s"'`;|&)]|$)/iy,
+    group: 2,
+    after: '-',
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    // ~/.netrc: `machine host login user password secret`.
+    id: 'netrc-password',
+    keywords: ['password'],
+    pattern: /(?<=(?:^|\s)login\s{1,16}\S{1,128}\s{1,16})password[ \t]{1,16}(?![$%{<])([^\s"']{3,256})/iy,
+    group: 1,
+    placeholders: true,
+  },
+  {
+    // `<password>…</password>`, `<apiKey>…</apiKey>` (Maven settings, .NET config, SOAP).
+    id: 'generic-xml-secret',
+    keywords: ['password>', 'passwd>', 'secret>', 'token>', 'apikey>', 'api_key>', 'api-key>'],
+    pattern: /(?:password|passwd|secret|token|apikey|api_key|api-key)>(?![$%{<])([^<>\s]{1,512})<\//iy,
+    group: 1,
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    id: 'generic-password',
+    keywords: ['password', 'passwd', 'passphrase'],
+    pattern: assignment(['password', 'passwd', 'passphrase']),
+    group: 1,
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    id: 'generic-secret',
+    keywords: ['secret'],
+    pattern: assignment(['secret']),
+    group: 1,
+    minLength: 6,
+    placeholders: true,
+  },
+  {
+    id: 'generic-secret-key',
+    keywords: ['secret_key', 'secretkey', 'secret-key'],
+    pattern: assignment(['secret_key', 'secretkey', 'secret-key']),
+    group: 1,
+    minLength: 8,
+    placeholders: true,
+  },
+  {
+    id: 'generic-token',
+    keywords: ['token'],
+    pattern: assignment(['token'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    id: 'generic-api-key',
+    keywords: ['api_key', 'apikey', 'api-key'],
+    pattern: assignment(['api_key', 'apikey', 'api-key'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    id: 'generic-access-key',
+    keywords: ['access_key', 'accesskey', 'access-key'],
+    pattern: assignment(['access_key', 'accesskey', 'access-key'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    id: 'generic-private-key',
+    keywords: ['private_key', 'privatekey', 'private-key'],
+    pattern: assignment(['private_key', 'privatekey', 'private-key'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
+];
