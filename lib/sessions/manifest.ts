@@ -53,6 +53,21 @@ export interface ManifestOptions {
 /** Reads the current summary of a session from its object, or null when it does not exist. */
 export type SummaryReader = (ns: string, id: string) => Promise<ManifestEntry | null>;
 
+interface Listing {
+  bases: { key: string; seq: number }[];
+  logs: string[];
+  pending: { key: string; id: string; writeId: string; at: number }[];
+  maxSeq: number;
+}
+
+/** A base with the lookups derived from it once (bases are immutable, so this is cached with it). */
+interface LoadedBase {
+  base: Base;
+  covered: Set<string>;
+  entries: Map<string, ManifestEntry>;
+  tombstones: Map<string, number>;
+}
+
 class CorruptManifest extends Error {}
 class ManifestMoved extends Error {}
 
@@ -62,7 +77,7 @@ export class Manifest {
   private readonly tombstoneTtlMs: number;
   private readonly concurrency: number;
   private readonly now: () => number;
-  private readonly baseCache = new Map<string, Base>();
+  private readonly baseCache = new Map<string, LoadedBase>();
   private readonly logCache = new Map<string, LogRecord>();
   private readonly views = new Map<string, { signature: string; view: ManifestView }>();
   private readonly compacting = new Map<string, Promise<void>>();
@@ -215,56 +230,56 @@ export class Manifest {
   }
 
   private async read(ns: string): Promise<{ view: ManifestView; needsCompaction: boolean }> {
-    const state = await this.readState(ns);
-    if (!state.base) {
-      const rebuilt = await this.rebuild(ns);
-      return { view: rebuilt.view, needsCompaction: false };
-    }
-    const signature = state.signature;
+    const listing = await this.listManifest(ns);
+    const newest = listing.bases[listing.bases.length - 1];
+    if (!newest) return { view: (await this.rebuild(ns)).view, needsCompaction: false };
+    const loaded = await this.loadBase(newest.key);
+    const uncoveredKeys = listing.logs.filter((k) => !loaded.covered.has(k));
+    const logged = new Set(listing.logs.map(writeIdOfLog));
+    const unlogged = listing.pending.filter((p) => !logged.has(p.writeId));
+    const now = this.now();
+    const needsCompaction =
+      uncoveredKeys.length >= this.compactAfter ||
+      listing.logs.length - uncoveredKeys.length >= this.compactAfter ||
+      unlogged.some((p) => now - p.at > this.stalePendingMs);
+    // Nothing changed since the last view and nothing needs checking against the objects: reuse it.
+    const signature = newest.key + '|' + uncoveredKeys.join(',');
     const cached = this.views.get(ns);
-    let view: ManifestView;
-    if (cached && cached.signature === signature && state.verified === 0) view = cached.view;
-    else {
-      view = makeView([...state.map.values()]);
-      if (state.verified === 0) this.views.set(ns, { signature, view });
-    }
-    const leftovers = state.listing.logs.length - state.uncovered;
-    return {
-      view,
-      needsCompaction: state.uncovered >= this.compactAfter || leftovers >= this.compactAfter || state.stalePending.length > 0 || state.late,
-    };
+    if (cached && cached.signature === signature && unlogged.length === 0) return { view: cached.view, needsCompaction };
+    const state = await this.merge(ns, listing, loaded, uncoveredKeys);
+    const view = makeView([...state.map.values()]);
+    if (state.verified === 0) this.views.set(ns, { signature, view });
+    return { view, needsCompaction: needsCompaction || state.late };
   }
 
-  /** Lists the manifest and merges base, log records and verified pending writes. */
+  /** Lists the manifest and merges base, log records and verified pending writes (for the compactor). */
   private async readState(ns: string) {
     const listing = await this.listManifest(ns);
     const newest = listing.bases[listing.bases.length - 1];
-    const empty = {
-      listing,
-      base: null as Base | null,
-      map: new Map<string, ManifestEntry>(),
-      tombstones: new Map<string, number>(),
-      uncovered: 0,
-      stalePending: [] as string[],
-      loggedWrites: new Set<string>(),
-      verified: 0,
-      late: false,
-      signature: '',
-    };
-    if (!newest) return empty;
-    const base = await this.loadBase(newest.key);
-    const map = new Map(base.entries.map((e) => [e.id, e]));
-    const tombstones = new Map(base.tombstones.map((t) => [t.id, t.at]));
-    const covered = new Set(base.covered);
-    const uncoveredKeys = listing.logs.filter((k) => !covered.has(k));
+    if (!newest) return { listing, base: null, map: new Map<string, ManifestEntry>(), tombstones: new Map<string, number>(), uncovered: 0, stalePending: [] as string[], verified: 0, late: false };
+    const loaded = await this.loadBase(newest.key);
+    const uncoveredKeys = listing.logs.filter((k) => !loaded.covered.has(k));
+    return { listing, ...(await this.merge(ns, listing, loaded, uncoveredKeys)), uncovered: uncoveredKeys.length };
+  }
+
+  /**
+   * Applies the uncovered log records to the base, then asks the session objects about every write with a
+   * pending marker but no log record (in flight, failed, or crashed between its session write and its
+   * log record), and about the rare records the merge cannot order on its own.
+   */
+  private async merge(ns: string, listing: Listing, loaded: LoadedBase, uncoveredKeys: string[]) {
+    const base = loaded.base;
+    const map = new Map(loaded.entries);
+    const tombstones = new Map(loaded.tombstones);
     const records = await mapLimit(uncoveredKeys, this.concurrency, (k) => this.loadLog(k));
     const toVerify = new Set<string>();
     let late = false;
     const order = records.map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i })).sort((a, b) => a.at - b.at || a.i - b.i);
     for (const { r, at } of order) {
       const id = r.op === 'put' ? r.entry.id : r.id;
-      if (at < base.built_at) {
-        // Written before the base was built but not covered by it: a late record. Trust the object.
+      // A record that reached the bucket after the compactor listed it is ordered like any other, since
+      // deletes are remembered for tombstoneTtlMs; only one older than that could resurrect a session.
+      if (at < base.built_at - this.tombstoneTtlMs / 2) {
         toVerify.add(id);
         late = true;
         continue;
@@ -289,12 +304,12 @@ export class Manifest {
         tombstones.set(id, at);
       }
     }
-    const loggedWrites = new Set(listing.logs.map(writeIdOfLog));
+    const logged = new Set(listing.logs.map(writeIdOfLog));
     const stalePending: string[] = [];
     const now = this.now();
     for (const p of listing.pending) {
-      if (loggedWrites.has(p.writeId)) continue;
-      toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
+      if (logged.has(p.writeId)) continue;
+      toVerify.add(p.id);
       if (now - p.at > this.stalePendingMs) stalePending.push(p.key);
     }
     await mapLimit([...toVerify], this.concurrency, async (id) => {
@@ -306,21 +321,10 @@ export class Manifest {
         map.delete(id);
       }
     });
-    return {
-      listing,
-      base,
-      map,
-      tombstones,
-      uncovered: uncoveredKeys.length,
-      stalePending,
-      loggedWrites,
-      verified: toVerify.size,
-      late,
-      signature: newest.key + '|' + uncoveredKeys.join(','),
-    };
+    return { base, map, tombstones, stalePending, verified: toVerify.size, late };
   }
 
-  private async listManifest(ns: string) {
+  private async listManifest(ns: string): Promise<Listing> {
     const prefix = keys.manifest(ns);
     const bases: { key: string; seq: number }[] = [];
     const logs: string[] = [];
@@ -340,15 +344,14 @@ export class Manifest {
     return { bases, logs, pending, maxSeq: bases.length ? bases[bases.length - 1]!.seq : 0 };
   }
 
-  private async loadBase(key: string): Promise<Base> {
+  private async loadBase(key: string): Promise<LoadedBase> {
     const cached = this.baseCache.get(key);
     if (cached) return cached;
     const found = await this.store.get(key);
     if (!found) throw new ManifestMoved();
     const base = parseOr(found.body, isBase);
     if (!base) throw new CorruptManifest(`unparsable base ${key}`);
-    this.cacheBase(key, base);
-    return base;
+    return this.cacheBase(key, base);
   }
 
   private async loadLog(key: string): Promise<LogRecord> {
@@ -362,10 +365,17 @@ export class Manifest {
     return record;
   }
 
-  private cacheBase(key: string, base: Base): void {
-    this.baseCache.set(key, base);
+  private cacheBase(key: string, base: Base): LoadedBase {
+    const loaded: LoadedBase = {
+      base,
+      covered: new Set(base.covered),
+      entries: new Map(base.entries.map((e) => [e.id, e])),
+      tombstones: new Map(base.tombstones.map((t) => [t.id, t.at])),
+    };
+    this.baseCache.set(key, loaded);
     // One or two bases per namespace are live at a time; keep a handful of namespaces warm.
     while (this.baseCache.size > 32) this.baseCache.delete(this.baseCache.keys().next().value!);
+    return loaded;
   }
 
   private cacheLog(key: string, record: LogRecord): void {

@@ -303,12 +303,16 @@ export class SessionStore {
     const idemHash = ctx.idempotencyKey ? 'k:' + (await sha256Hex(ctx.idempotencyKey)) : undefined;
     const ownHash = 'w:' + writeId;
     let cached = this.cache.get(key) ?? null;
-    const [pending, fresh] = await Promise.all([this.manifest.markPending(ns, id, writeId), cached ? null : this.load(ns, id)]);
-    if (!cached) cached = fresh;
-    const deadline = this.now() + this.maxContentionMs;
-    let fromCache = this.cache.get(key) === cached && fresh === null;
+    // The pending marker must be stored before the session PUT; the first read runs alongside it.
+    const pending = this.manifest.markPending(ns, id, writeId);
+    pending.catch(() => undefined);
     let written = false;
     try {
+      const fresh = cached ? null : await this.load(ns, id);
+      if (!cached) cached = fresh;
+      await pending;
+      const deadline = this.now() + this.maxContentionMs;
+      let fromCache = fresh === null;
       for (let attempt = 0; ; attempt++) {
         if (!cached) throw notFound(`session ${id} does not exist`);
         const cur = cached.session;
@@ -370,7 +374,7 @@ export class SessionStore {
         }
       }
     } finally {
-      if (!written) await this.manifest.clearPending(pending);
+      if (!written) await pending.then((k) => this.manifest.clearPending(k), () => undefined);
     }
   }
 

@@ -4,6 +4,7 @@ import { keys } from '../../lib/sessions/ids.js';
 import { listAll } from '../../lib/sessions/manifest.js';
 import { ANY_REVISION, SessionStore, trimMessages } from '../../lib/sessions/store.js';
 import type { Message } from '../../lib/sessions/schema.js';
+import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { text } from '../../lib/storage/port.js';
 
@@ -248,6 +249,24 @@ describe('manifest', () => {
     await sessions.manifest.markPending(ns, 'gone', 'cafebabe00');
     await objects.delete(keys.session(ns, 'gone'));
     expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
+  });
+
+  it('a log record that lands after a compaction listed the manifest is applied without extra reads', async () => {
+    let clock = 1_000_000;
+    const counting = new CountingStore(new MemoryStore());
+    const sessions = new SessionStore(counting, { now: () => clock });
+    const { session } = await sessions.create(ns, { task: 'a', id: 'a' });
+    clock += 1000;
+    await sessions.manifest.compact(ns, true);
+    // A write that was in flight during that compaction: its record is older than the base, yet not covered.
+    const late = { id: 'a', task: 'updated', turns: 1, model: '', provider: '', created_at: session.created_at, updated_at: new Date(clock - 500).toISOString(), bytes: 1, revision: 2, at: clock - 500 };
+    await sessions.manifest.recordPut(ns, late, 'inflight01');
+    clock += 10;
+    const fresh = new SessionStore(counting, { now: () => clock });
+    counting.reset();
+    const listed = await fresh.list(ns, { limit: 20 });
+    expect(listed.sessions.map((s) => s.task)).toEqual(['updated']);
+    expect(counting.counts.get).toBe(2); // the base and the one log record; no session object
   });
 
   it('is rebuilt when missing or corrupt, and compaction keeps it small', async () => {
