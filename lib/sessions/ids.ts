@@ -42,7 +42,9 @@ export const keys = {
   sessions: (ns: string) => `ns/${ns}/sessions/`,
   session: (ns: string, id: string) => `ns/${ns}/sessions/${id}.json`,
   manifest: (ns: string) => `ns/${ns}/m/`,
-  base: (ns: string, seq: number) => `ns/${ns}/m/b/${String(seq).padStart(12, '0')}.json`,
+  root: (ns: string, seq: number) => `ns/${ns}/m/r/${String(seq).padStart(12, '0')}.json`,
+  /** Pages carry a random part: two compactors racing for one seq must never overwrite each other's pages. */
+  page: (ns: string, seq: number, i: number) => `ns/${ns}/m/g/${String(seq).padStart(12, '0')}-${randomHex(6)}-${i}.json`,
   log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${String(at).padStart(13, '0')}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,

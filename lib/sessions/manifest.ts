@@ -5,14 +5,21 @@ import type { SessionSummary } from './schema.js';
 /**
  * The per-namespace manifest: what `list` and `latest` read instead of listing session objects.
  *
- * It is a small log-structured index (docs/design.md has the full story):
- *   m/b/<seq>.json          immutable base snapshots, written create-only by the compactor
- *   m/l/<at>-<write>.json   one immutable log record per session write (upsert or delete)
+ * A small log-structured index (docs/design.md has the full story):
  *   m/p/<id>/<at>-<write>   an empty "pending" marker written before each session write
- * A reader lists `m/` (one request), takes the newest base, applies the log records it does not cover,
- * and checks every pending marker that has no log record against the session object itself: that is
- * how a crash between a session write and its log record heals. Immutable objects are cached in process,
- * so a warm `list` costs one LIST request.
+ *   m/l/<at>-<write>.json   one immutable log record per session write (upsert or delete)
+ *   m/g/<seq>-<i>.json      immutable pages of entries, each sorted newest first
+ *   m/r/<seq>.json          immutable roots, written create-only: the pages in force, recent deletes,
+ *                           and the log records they cover
+ * A reader lists `m/` (one request), takes the newest root, applies the log records it does not cover,
+ * and checks every pending marker without a log record against the session object itself: that is how a
+ * crash between a session write and its log record heals. `list` reads pages newest first and stops as
+ * soon as no unread page can hold a newer entry, so a cold `list` of 20 reads one or two small pages.
+ *
+ * Compaction folds the log records into one new small page and a new root (bytes written do not depend on
+ * the number of sessions). Once the small pages outnumber the large ones, a major compaction rewrites all
+ * pages without superseded or deleted entries; it runs once per (sessions / 8) writes, so its cost per
+ * write stays constant too.
  */
 
 export interface ManifestEntry extends SessionSummary {
@@ -23,28 +30,44 @@ export interface ManifestEntry extends SessionSummary {
 
 type LogRecord = { v: 1; op: 'put'; entry: ManifestEntry } | { v: 1; op: 'del'; id: string; at: number };
 
-interface Base {
-  v: 1;
+interface PageRef {
+  key: string;
+  count: number;
+  minAt: number;
+  maxAt: number;
+  /** Written by a major compaction (dense, no superseded entries) or a rebuild. */
+  major: boolean;
+}
+
+interface Root {
+  v: 2;
   seq: number;
   built_at: number;
-  entries: ManifestEntry[];
+  /** Sorted by maxAt, newest first. */
+  pages: PageRef[];
   tombstones: { id: string; at: number }[];
   covered: string[];
 }
 
-/** A namespace's sessions, newest first, as of one listing of the manifest. */
+interface Page {
+  v: 2;
+  entries: ManifestEntry[];
+}
+
+/** A namespace's sessions, newest first. */
 export interface ManifestView {
   entries: ManifestEntry[];
-  byId: Map<string, ManifestEntry>;
 }
 
 export interface ManifestOptions {
-  /** Compact once this many log records are not yet covered by a base. */
+  /** Compact once this many log records are not yet covered by a root. */
   compactAfter?: number;
   /** A pending marker without a log record older than this is a crashed write; the compactor heals it. */
   stalePendingMs?: number;
-  /** How long deletes are remembered in the base, to refuse late log records of deleted sessions. */
+  /** How long deletes are remembered, to refuse late log records of deleted sessions. */
   tombstoneTtlMs?: number;
+  /** Entries per page written by a major compaction. */
+  pageSize?: number;
   /** Parallel GETs when verifying or rebuilding. */
   concurrency?: number;
   now?: () => number;
@@ -53,19 +76,32 @@ export interface ManifestOptions {
 /** Reads the current summary of a session from its object, or null when it does not exist. */
 export type SummaryReader = (ns: string, id: string) => Promise<ManifestEntry | null>;
 
+/** What a reader asks for: newest first, after a cursor, changed after a time. */
+export interface PageQuery {
+  limit: number;
+  before?: { at: number; id: string };
+  updatedAfter?: number;
+}
+
 interface Listing {
-  bases: { key: string; seq: number }[];
+  roots: { key: string; seq: number }[];
+  pages: string[];
   logs: string[];
   pending: { key: string; id: string; writeId: string; at: number }[];
   maxSeq: number;
 }
 
-/** A base with the lookups derived from it once (bases are immutable, so this is cached with it). */
-interface LoadedBase {
-  base: Base;
-  covered: Set<string>;
-  entries: Map<string, ManifestEntry>;
+/** The state above the pages: recent changes, verified, and the deletes in force. */
+interface Snapshot {
+  listing: Listing;
+  root: Root;
+  /** Newest change per id from uncovered log records and verification: an entry, or a delete time. */
+  changes: Map<string, { entry?: ManifestEntry; deletedAt?: number }>;
   tombstones: Map<string, number>;
+  uncovered: string[];
+  stalePending: string[];
+  verified: number;
+  signature: string;
 }
 
 class CorruptManifest extends Error {}
@@ -75,11 +111,14 @@ export class Manifest {
   private readonly compactAfter: number;
   private readonly stalePendingMs: number;
   private readonly tombstoneTtlMs: number;
+  private readonly pageSize: number;
   private readonly concurrency: number;
   private readonly now: () => number;
-  private readonly baseCache = new Map<string, LoadedBase>();
+  private readonly rootCache = new Map<string, Root>();
+  private readonly pageCache = new Map<string, Page>();
+  private pageCacheEntries = 0;
   private readonly logCache = new Map<string, LogRecord>();
-  private readonly views = new Map<string, { signature: string; view: ManifestView }>();
+  private readonly snapshots = new Map<string, Snapshot>();
   private readonly compacting = new Map<string, Promise<void>>();
 
   constructor(
@@ -90,6 +129,7 @@ export class Manifest {
     this.compactAfter = options.compactAfter ?? 64;
     this.stalePendingMs = options.stalePendingMs ?? 15 * 60_000;
     this.tombstoneTtlMs = options.tombstoneTtlMs ?? 24 * 3600_000;
+    this.pageSize = options.pageSize ?? 512;
     this.concurrency = options.concurrency ?? 16;
     this.now = options.now ?? Date.now;
   }
@@ -123,27 +163,19 @@ export class Manifest {
   }
 
   /**
-   * The namespace's sessions, newest first. `schedule` receives background work (compaction) that the
-   * caller should keep alive after the response (Workers waitUntil).
+   * Entries newest first (updated_at, then id, descending), at most `query.limit`, and whether more
+   * follow. `schedule` receives background work (compaction) to keep alive after the response.
    */
-  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop): Promise<ManifestView> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { view, needsCompaction } = await this.read(ns);
-        if (needsCompaction) schedule(this.compact(ns));
-        return view;
-      } catch (err) {
-        // A compactor removed what we listed: list again. Corrupt: rebuild from the session objects.
-        if (err instanceof ManifestMoved && attempt < 5) continue;
-        if (err instanceof CorruptManifest || (err instanceof ManifestMoved && attempt >= 5)) {
-          return (await this.rebuild(ns)).view;
-        }
-        throw err;
-      }
-    }
+  async list(ns: string, query: PageQuery, schedule: (work: Promise<unknown>) => void = noop): Promise<{ entries: ManifestEntry[]; more: boolean }> {
+    return this.withSnapshot(ns, schedule, (snap) => this.top(snap, query));
   }
 
-  /** Folds log records into a new base and removes what it covers. Single-flight per namespace. */
+  /** Every entry, newest first (cleanup, benchmarks). */
+  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop): Promise<ManifestView> {
+    return this.withSnapshot(ns, schedule, async (snap) => ({ entries: await this.everything(snap) }));
+  }
+
+  /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
   compact(ns: string, force = false): Promise<void> {
     const running = this.compacting.get(ns);
     if (running) return running;
@@ -158,7 +190,7 @@ export class Manifest {
   }
 
   /** Rebuilds the manifest from the session objects alone (missing or corrupt manifest, or on demand). */
-  async rebuild(ns: string): Promise<{ view: ManifestView }> {
+  async rebuild(ns: string): Promise<void> {
     const startedAt = this.now();
     const listing = await this.listManifest(ns);
     const ids: string[] = [];
@@ -166,192 +198,274 @@ export class Manifest {
     for (const key of await listAll(this.store, prefix)) {
       if (key.endsWith('.json')) ids.push(key.slice(prefix.length, -'.json'.length));
     }
-    const entries = (await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))).filter(
-      (e): e is ManifestEntry => e !== null,
-    );
-    const base: Base = {
-      v: 1,
-      seq: listing.maxSeq + 1,
-      built_at: startedAt,
-      entries,
-      tombstones: [],
-      covered: listing.logs,
-    };
-    await this.writeBase(ns, base);
-    return { view: makeView(entries) };
+    const entries = (await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))).filter((e): e is ManifestEntry => e !== null);
+    await this.writeRoot(ns, listing.maxSeq + 1, startedAt, await this.writePages(ns, listing.maxSeq + 1, entries, true), [], listing.logs);
+    this.snapshots.delete(ns);
   }
 
-  private async compactOnce(ns: string, force: boolean): Promise<void> {
-    const startedAt = this.now();
-    let state = await this.readState(ns);
-    if (!state.base) {
-      await this.rebuild(ns);
-      state = await this.readState(ns);
-      if (!state.base) return;
+  // ---- reading ----
+
+  private async withSnapshot<T>(ns: string, schedule: (w: Promise<unknown>) => void, use: (s: Snapshot) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const snap = await this.snapshot(ns);
+        if (!snap) {
+          await this.rebuild(ns);
+          continue;
+        }
+        const result = await use(snap);
+        const leftovers = snap.listing.logs.length - snap.uncovered.length;
+        if (snap.uncovered.length >= this.compactAfter || leftovers >= this.compactAfter || snap.stalePending.length > 0) {
+          schedule(this.compact(ns));
+        }
+        return result;
+      } catch (err) {
+        // A compactor removed what we listed: list again. Corrupt: rebuild from the session objects.
+        if (err instanceof ManifestMoved && attempt < 5) continue;
+        if (err instanceof CorruptManifest || err instanceof ManifestMoved) {
+          await this.rebuild(ns);
+          if (attempt < 6) continue;
+        }
+        throw err;
+      }
     }
-    const newBase = force || state.uncovered >= this.compactAfter || state.stalePending.length > 0 || state.late;
-    let covered = new Set(state.base.covered);
-    let seq = state.base.seq;
-    if (newBase) {
-      const base: Base = {
-        v: 1,
-        seq: state.listing.maxSeq + 1,
-        built_at: startedAt,
-        entries: [...state.map.values()],
-        tombstones: [...state.tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs).map(([id, at]) => ({ id, at })),
-        covered: state.listing.logs,
-      };
-      if (!(await this.writeBase(ns, base))) return; // another compactor won this sequence number
-      covered = new Set(base.covered);
-      seq = base.seq;
-    }
-    // Remove what the base in force covers (a reader that listed it before retries on a 404).
-    const logs = state.listing.logs.filter((k) => covered.has(k));
-    const coveredWrites = new Set(logs.map(writeIdOfLog));
-    const pending = state.listing.pending
-      .filter((p) => coveredWrites.has(p.writeId) || (newBase && state.stalePending.includes(p.key)))
-      .map((p) => p.key);
-    const oldBases = state.listing.bases.filter((b) => b.seq < seq - 1).map((b) => b.key);
-    const garbage = [...logs, ...pending, ...oldBases];
-    if (garbage.length > 0) await this.store.delete(garbage);
-    for (const key of logs) this.logCache.delete(key);
   }
 
-  private async writeBase(ns: string, base: Base): Promise<boolean> {
-    const key = keys.base(ns, base.seq);
-    try {
-      await this.store.put(key, utf8(JSON.stringify(base)), { ifNoneMatch: '*' });
-    } catch (err) {
-      if (PreconditionFailedError.is(err)) return false; // another compactor won this sequence number
-      throw err;
-    }
-    this.cacheBase(key, base);
-    return true;
-  }
-
-  private async read(ns: string): Promise<{ view: ManifestView; needsCompaction: boolean }> {
+  /** Lists the manifest and merges the uncovered log records and verified pending writes; null: no root. */
+  private async snapshot(ns: string): Promise<Snapshot | null> {
     const listing = await this.listManifest(ns);
-    const newest = listing.bases[listing.bases.length - 1];
-    if (!newest) return { view: (await this.rebuild(ns)).view, needsCompaction: false };
-    const loaded = await this.loadBase(newest.key);
-    const uncoveredKeys = listing.logs.filter((k) => !loaded.covered.has(k));
+    const newest = listing.roots[listing.roots.length - 1];
+    if (!newest) return null;
+    const root = await this.loadRoot(newest.key);
+    const covered = new Set(root.covered);
+    const uncovered = listing.logs.filter((k) => !covered.has(k));
     const logged = new Set(listing.logs.map(writeIdOfLog));
     const unlogged = listing.pending.filter((p) => !logged.has(p.writeId));
-    const now = this.now();
-    const needsCompaction =
-      uncoveredKeys.length >= this.compactAfter ||
-      listing.logs.length - uncoveredKeys.length >= this.compactAfter ||
-      unlogged.some((p) => now - p.at > this.stalePendingMs);
-    // Nothing changed since the last view and nothing needs checking against the objects: reuse it.
-    const signature = newest.key + '|' + uncoveredKeys.join(',');
-    const cached = this.views.get(ns);
-    if (cached && cached.signature === signature && unlogged.length === 0) return { view: cached.view, needsCompaction };
-    const state = await this.merge(ns, listing, loaded, uncoveredKeys);
-    const view = makeView([...state.map.values()]);
-    if (state.verified === 0) this.views.set(ns, { signature, view });
-    return { view, needsCompaction: needsCompaction || state.late };
-  }
+    const signature = newest.key + '|' + uncovered.join(',');
+    const cached = this.snapshots.get(ns);
+    // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
+    if (cached && cached.signature === signature && unlogged.length === 0) return { ...cached, listing };
 
-  /** Lists the manifest and merges base, log records and verified pending writes (for the compactor). */
-  private async readState(ns: string) {
-    const listing = await this.listManifest(ns);
-    const newest = listing.bases[listing.bases.length - 1];
-    if (!newest) return { listing, base: null, map: new Map<string, ManifestEntry>(), tombstones: new Map<string, number>(), uncovered: 0, stalePending: [] as string[], verified: 0, late: false };
-    const loaded = await this.loadBase(newest.key);
-    const uncoveredKeys = listing.logs.filter((k) => !loaded.covered.has(k));
-    return { listing, ...(await this.merge(ns, listing, loaded, uncoveredKeys)), uncovered: uncoveredKeys.length };
-  }
-
-  /**
-   * Applies the uncovered log records to the base, then asks the session objects about every write with a
-   * pending marker but no log record (in flight, failed, or crashed between its session write and its
-   * log record), and about the rare records the merge cannot order on its own.
-   */
-  private async merge(ns: string, listing: Listing, loaded: LoadedBase, uncoveredKeys: string[]) {
-    const base = loaded.base;
-    const map = new Map(loaded.entries);
-    const tombstones = new Map(loaded.tombstones);
-    const records = await mapLimit(uncoveredKeys, this.concurrency, (k) => this.loadLog(k));
+    const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
+    const changes: Snapshot['changes'] = new Map();
     const toVerify = new Set<string>();
-    let late = false;
+    const records = await mapLimit(uncovered, this.concurrency, (k) => this.loadLog(k));
     const order = records.map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i })).sort((a, b) => a.at - b.at || a.i - b.i);
     for (const { r, at } of order) {
       const id = r.op === 'put' ? r.entry.id : r.id;
-      // A record that reached the bucket after the compactor listed it is ordered like any other, since
-      // deletes are remembered for tombstoneTtlMs; only one older than that could resurrect a session.
-      if (at < base.built_at - this.tombstoneTtlMs / 2) {
+      // Older than any delete we still remember: it could resurrect a deleted session. Ask the object.
+      if (at < root.built_at - this.tombstoneTtlMs / 2) {
         toVerify.add(id);
-        late = true;
         continue;
       }
-      const current = map.get(id);
-      const deletedAt = tombstones.get(id);
+      const known = changes.get(id);
+      const knownAt = known?.entry?.at ?? known?.deletedAt ?? -Infinity;
+      if (at < knownAt) continue;
       if (r.op === 'put') {
-        if (current && (current.at > at || (current.at === at && current.revision >= r.entry.revision))) continue;
+        const deletedAt = tombstones.get(id);
         if (deletedAt !== undefined && deletedAt >= at) {
           // A create after a delete from a device whose clock is behind: only the object can tell.
           if (r.entry.revision <= 1) toVerify.add(id);
           continue;
         }
-        map.set(id, r.entry);
-        tombstones.delete(id);
-      } else {
-        if (current && current.at > at) {
-          toVerify.add(id);
-          continue;
-        }
-        map.delete(id);
-        tombstones.set(id, at);
-      }
+        changes.set(id, { entry: r.entry });
+      } else changes.set(id, { deletedAt: at });
     }
-    const logged = new Set(listing.logs.map(writeIdOfLog));
     const stalePending: string[] = [];
     const now = this.now();
-    for (const p of listing.pending) {
-      if (logged.has(p.writeId)) continue;
-      toVerify.add(p.id);
+    for (const p of unlogged) {
+      toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
       if (now - p.at > this.stalePendingMs) stalePending.push(p.key);
     }
     await mapLimit([...toVerify], this.concurrency, async (id) => {
       const entry = await this.readSummary(ns, id);
-      if (entry) {
-        map.set(id, entry);
-        tombstones.delete(id);
-      } else {
-        map.delete(id);
-      }
+      changes.set(id, entry ? { entry } : { deletedAt: Infinity });
+      if (entry) tombstones.delete(id);
     });
-    return { base, map, tombstones, stalePending, verified: toVerify.size, late };
+    const snap: Snapshot = { listing, root, changes, tombstones, uncovered, stalePending, verified: toVerify.size, signature };
+    if (toVerify.size === 0) this.snapshots.set(ns, snap);
+    return snap;
   }
+
+  /** True when `entry` is the live version of its session in this snapshot. */
+  private live(snap: Snapshot, entry: ManifestEntry, fromPage: boolean): boolean {
+    // A newer version (from a change or another page) wins by `at` in top(); here only deletes matter.
+    const change = snap.changes.get(entry.id);
+    if (fromPage && change?.deletedAt !== undefined && change.deletedAt >= entry.at) return false;
+    const deletedAt = snap.tombstones.get(entry.id);
+    return deletedAt === undefined || deletedAt < entry.at;
+  }
+
+  /** The newest `limit` entries matching the query, reading pages only while they can still matter. */
+  private async top(snap: Snapshot, query: PageQuery): Promise<{ entries: ManifestEntry[]; more: boolean }> {
+    const best = new Map<string, ManifestEntry>();
+    const consider = (e: ManifestEntry, fromPage: boolean) => {
+      if (!this.live(snap, e, fromPage)) return;
+      const had = best.get(e.id);
+      if (!had || had.at < e.at || (had.at === e.at && had.revision < e.revision)) best.set(e.id, e);
+    };
+    const wanted = (e: ManifestEntry) =>
+      (query.updatedAfter === undefined || e.at > query.updatedAfter) &&
+      (!query.before || e.at < query.before.at || (e.at === query.before.at && e.id < query.before.id));
+    const matching = () => [...best.values()].filter(wanted).sort(newestFirst);
+    for (const change of snap.changes.values()) if (change.entry) consider(change.entry, false);
+    const everything = query.limit >= Number.MAX_SAFE_INTEGER;
+    for (const next of snap.root.pages) {
+      // Pages are sorted by their newest entry. Once limit+1 wanted entries are newer than anything an
+      // unread page holds, no unread page can add to the answer or supersede a part of it.
+      if (query.updatedAfter !== undefined && next.maxAt <= query.updatedAfter) break;
+      if (!everything) {
+        const kth = matching()[query.limit];
+        if (kth && kth.at > next.maxAt) break;
+      }
+      for (const e of (await this.loadPage(next.key)).entries) consider(e, true);
+    }
+    const all = matching();
+    return { entries: all.slice(0, query.limit), more: all.length > query.limit };
+  }
+
+  /** Every live entry, newest first. */
+  private async everything(snap: Snapshot): Promise<ManifestEntry[]> {
+    const all = await this.top(snap, { limit: Number.MAX_SAFE_INTEGER });
+    return all.entries;
+  }
+
+  // ---- compaction ----
+
+  private async compactOnce(ns: string, force: boolean): Promise<void> {
+    const startedAt = this.now();
+    let snap = await this.snapshot(ns);
+    if (!snap) {
+      await this.rebuild(ns);
+      snap = await this.snapshot(ns);
+      if (!snap) return;
+    }
+    const { root, listing } = snap;
+    const leftovers = listing.logs.length - snap.uncovered.length;
+    const needRoot = force || snap.uncovered.length >= this.compactAfter || snap.stalePending.length > 0 || snap.verified > 0;
+    let inForce = root;
+    if (needRoot) {
+      const seq = listing.maxSeq + 1;
+      const minor = root.pages.filter((p) => !p.major).length;
+      const major = root.pages.length - minor;
+      const tombstones = new Map(snap.tombstones);
+      // A delete known only from its missing object (a crashed delete) has no time of its own, and pages
+      // may hold older versions of it: only a major compaction, which drops them, can record it safely.
+      let vanished = false;
+      for (const [id, c] of snap.changes) {
+        if (c.deletedAt === Infinity) vanished = true;
+        else if (c.deletedAt !== undefined) tombstones.set(id, c.deletedAt);
+      }
+      let pages: PageRef[];
+      let keptTombstones: [string, number][];
+      if (vanished || minor + 1 > Math.max(8, major)) {
+        // Major: one dense set of pages, superseded and deleted entries gone.
+        pages = await this.writePages(ns, seq, await this.everything(snap), true);
+        keptTombstones = [...tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs);
+      } else {
+        const changed = [...snap.changes.values()].flatMap((c) => (c.entry ? [c.entry] : []));
+        pages = [...(await this.writePages(ns, seq, changed, false)), ...root.pages].sort((a, b) => b.maxAt - a.maxAt);
+        keptTombstones = [...tombstones];
+      }
+      const written = await this.writeRoot(ns, seq, startedAt, pages, keptTombstones.map(([id, at]) => ({ id, at })), listing.logs);
+      if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
+      inForce = written;
+    } else if (leftovers < this.compactAfter) return;
+    await this.collectGarbage(ns, snap, inForce);
+  }
+
+  /** Deletes what the root in force covers: log records, their pending markers, older roots and pages. */
+  private async collectGarbage(ns: string, snap: Snapshot, inForce: Root): Promise<void> {
+    const covered = new Set(inForce.covered);
+    const logs = snap.listing.logs.filter((k) => covered.has(k));
+    const coveredWrites = new Set(logs.map(writeIdOfLog));
+    const pending = snap.listing.pending.filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key)).map((p) => p.key);
+    // Keep the root before the one in force (a reader may be using it) and every page either references.
+    const keepRoots = snap.listing.roots.filter((r) => r.seq >= inForce.seq - 1);
+    const oldRoots = snap.listing.roots.filter((r) => r.seq < inForce.seq - 1).map((r) => r.key);
+    const referenced = new Set(inForce.pages.map((p) => p.key));
+    for (const r of keepRoots) {
+      const kept = r.seq === inForce.seq ? inForce : await this.loadRoot(r.key).catch(() => null);
+      for (const p of kept?.pages ?? []) referenced.add(p.key);
+    }
+    // Only pages of seqs we know about: a page of a compactor still writing has a higher seq.
+    const pages = snap.listing.pages.filter((k) => !referenced.has(k) && pageSeq(k) <= inForce.seq);
+    const garbage = [...logs, ...pending, ...oldRoots, ...pages];
+    if (garbage.length > 0) await this.store.delete(garbage);
+    for (const key of logs) this.logCache.delete(key);
+  }
+
+  private async writePages(ns: string, seq: number, entries: ManifestEntry[], major: boolean): Promise<PageRef[]> {
+    const sorted = entries.slice().sort(newestFirst);
+    const refs: PageRef[] = [];
+    const size = major ? this.pageSize : Math.max(sorted.length, 1);
+    for (let i = 0; i * size < sorted.length; i++) {
+      const chunk = sorted.slice(i * size, (i + 1) * size);
+      const key = keys.page(ns, seq, i);
+      const page: Page = { v: 2, entries: chunk };
+      await this.store.put(key, utf8(JSON.stringify(page)));
+      this.cachePage(key, page);
+      refs.push({ key, count: chunk.length, maxAt: chunk[0]!.at, minAt: chunk[chunk.length - 1]!.at, major });
+    }
+    return refs;
+  }
+
+  private async writeRoot(ns: string, seq: number, builtAt: number, pages: PageRef[], tombstones: Root['tombstones'], covered: string[]): Promise<Root | null> {
+    const root: Root = { v: 2, seq, built_at: builtAt, pages, tombstones, covered };
+    const key = keys.root(ns, seq);
+    try {
+      await this.store.put(key, utf8(JSON.stringify(root)), { ifNoneMatch: '*' });
+    } catch (err) {
+      if (PreconditionFailedError.is(err)) return null;
+      throw err;
+    }
+    this.rootCache.set(key, root);
+    return root;
+  }
+
+  // ---- storage ----
 
   private async listManifest(ns: string): Promise<Listing> {
     const prefix = keys.manifest(ns);
-    const bases: { key: string; seq: number }[] = [];
-    const logs: string[] = [];
-    const pending: { key: string; id: string; writeId: string; at: number }[] = [];
+    const listing: Listing = { roots: [], pages: [], logs: [], pending: [], maxSeq: 0 };
     for (const key of await listAll(this.store, prefix)) {
       const rest = key.slice(prefix.length);
-      if (rest.startsWith('b/')) {
+      if (rest.startsWith('r/')) {
         const seq = Number(rest.slice(2, -'.json'.length));
-        if (Number.isSafeInteger(seq)) bases.push({ key, seq });
-      } else if (rest.startsWith('l/')) logs.push(key);
+        if (Number.isSafeInteger(seq)) listing.roots.push({ key, seq });
+      } else if (rest.startsWith('g/')) listing.pages.push(key);
+      else if (rest.startsWith('l/')) listing.logs.push(key);
       else if (rest.startsWith('p/')) {
         const [, id, stamp] = rest.split('/');
-        if (id && stamp) pending.push({ key, id, writeId: stamp.slice(14), at: Number(stamp.slice(0, 13)) });
+        if (id && stamp) listing.pending.push({ key, id, writeId: stamp.slice(14), at: Number(stamp.slice(0, 13)) });
       }
     }
-    bases.sort((a, b) => a.seq - b.seq);
-    return { bases, logs, pending, maxSeq: bases.length ? bases[bases.length - 1]!.seq : 0 };
+    listing.roots.sort((a, b) => a.seq - b.seq);
+    listing.maxSeq = Math.max(0, ...listing.roots.map((r) => r.seq), ...listing.pages.map(pageSeq));
+    return listing;
   }
 
-  private async loadBase(key: string): Promise<LoadedBase> {
-    const cached = this.baseCache.get(key);
+  private async loadRoot(key: string): Promise<Root> {
+    const cached = this.rootCache.get(key);
     if (cached) return cached;
     const found = await this.store.get(key);
     if (!found) throw new ManifestMoved();
-    const base = parseOr(found.body, isBase);
-    if (!base) throw new CorruptManifest(`unparsable base ${key}`);
-    return this.cacheBase(key, base);
+    const root = parseOr(found.body, isRoot);
+    if (!root) throw new CorruptManifest(`unparsable root ${key}`);
+    this.rootCache.set(key, root);
+    while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
+    return root;
+  }
+
+  private async loadPage(key: string): Promise<Page> {
+    const cached = this.pageCache.get(key);
+    if (cached) return cached;
+    const found = await this.store.get(key);
+    if (!found) throw new ManifestMoved();
+    const page = parseOr(found.body, isPage);
+    if (!page) throw new CorruptManifest(`unparsable page ${key}`);
+    this.cachePage(key, page);
+    return page;
   }
 
   private async loadLog(key: string): Promise<LogRecord> {
@@ -365,17 +479,15 @@ export class Manifest {
     return record;
   }
 
-  private cacheBase(key: string, base: Base): LoadedBase {
-    const loaded: LoadedBase = {
-      base,
-      covered: new Set(base.covered),
-      entries: new Map(base.entries.map((e) => [e.id, e])),
-      tombstones: new Map(base.tombstones.map((t) => [t.id, t.at])),
-    };
-    this.baseCache.set(key, loaded);
-    // One or two bases per namespace are live at a time; keep a handful of namespaces warm.
-    while (this.baseCache.size > 32) this.baseCache.delete(this.baseCache.keys().next().value!);
-    return loaded;
+  private cachePage(key: string, page: Page): void {
+    this.pageCache.set(key, page);
+    this.pageCacheEntries += page.entries.length;
+    // Bounded by entries (about 250 bytes each): 400,000 entries is 100,000 sessions several times over.
+    for (const [k, p] of this.pageCache) {
+      if (this.pageCacheEntries <= 400_000) break;
+      this.pageCache.delete(k);
+      this.pageCacheEntries -= p.entries.length;
+    }
   }
 
   private cacheLog(key: string, record: LogRecord): void {
@@ -384,15 +496,19 @@ export class Manifest {
   }
 }
 
-/** Sorts entries newest first: updated_at descending, then id descending. */
-function makeView(entries: ManifestEntry[]): ManifestView {
-  const sorted = entries.slice().sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  return { entries: sorted, byId: new Map(sorted.map((e) => [e.id, e])) };
+/** Newest first: updated_at descending, then id descending. */
+function newestFirst(a: ManifestEntry, b: ManifestEntry): number {
+  return b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
 function writeIdOfLog(key: string): string {
   const name = key.slice(key.lastIndexOf('/') + 1, -'.json'.length);
   return name.slice(14);
+}
+
+function pageSeq(key: string): number {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  return Number(name.slice(0, name.indexOf('-'))) || 0;
 }
 
 function parseOr<T>(body: Uint8Array, check: (v: unknown) => v is T): T | null {
@@ -409,19 +525,24 @@ function isEntry(v: unknown): v is ManifestEntry {
   return typeof e === 'object' && e !== null && typeof e.id === 'string' && typeof e.at === 'number' && typeof e.updated_at === 'string';
 }
 
-function isBase(v: unknown): v is Base {
-  const b = v as Base;
+function isRoot(v: unknown): v is Root {
+  const r = v as Root;
   return (
-    typeof b === 'object' &&
-    b !== null &&
-    b.v === 1 &&
-    typeof b.seq === 'number' &&
-    typeof b.built_at === 'number' &&
-    Array.isArray(b.entries) &&
-    b.entries.every(isEntry) &&
-    Array.isArray(b.tombstones) &&
-    Array.isArray(b.covered)
+    typeof r === 'object' &&
+    r !== null &&
+    r.v === 2 &&
+    typeof r.seq === 'number' &&
+    typeof r.built_at === 'number' &&
+    Array.isArray(r.pages) &&
+    r.pages.every((p) => typeof p.key === 'string' && typeof p.maxAt === 'number') &&
+    Array.isArray(r.tombstones) &&
+    Array.isArray(r.covered)
   );
+}
+
+function isPage(v: unknown): v is Page {
+  const p = v as Page;
+  return typeof p === 'object' && p !== null && p.v === 2 && Array.isArray(p.entries) && p.entries.every(isEntry);
 }
 
 function isLogRecord(v: unknown): v is LogRecord {

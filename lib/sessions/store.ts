@@ -112,8 +112,7 @@ export class SessionStore {
   /** The most recently updated session, whole. */
   async latest(ns: string, schedule?: (w: Promise<unknown>) => void): Promise<StoredSession> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const view = await this.manifest.view(ns, schedule);
-      const newest = view.entries[0];
+      const newest = (await this.manifest.list(ns, { limit: 1 }, schedule)).entries[0];
       if (!newest) throw notFound('there are no sessions in this namespace');
       const found = await this.load(ns, newest.id);
       if (found) return found.session;
@@ -123,18 +122,16 @@ export class SessionStore {
 
   /** Metadata newest first, with keyset pagination. */
   async list(ns: string, options: ListOptions, schedule?: (w: Promise<unknown>) => void) {
-    const view = await this.manifest.view(ns, schedule);
-    let entries = view.entries;
-    if (options.updatedAfter !== undefined) entries = entries.filter((e) => e.at > options.updatedAfter!);
-    if (options.cursor) {
-      const after = decodeCursor(options.cursor);
-      entries = entries.filter((e) => e.at < after.at || (e.at === after.at && e.id < after.id));
-    }
-    const page = entries.slice(0, options.limit);
-    const last = page[page.length - 1];
+    const before = options.cursor ? decodeCursor(options.cursor) : undefined;
+    const page = await this.manifest.list(
+      ns,
+      { limit: options.limit, ...(before ? { before } : {}), ...(options.updatedAfter !== undefined ? { updatedAfter: options.updatedAfter } : {}) },
+      schedule,
+    );
+    const last = page.entries[page.entries.length - 1];
     return {
-      sessions: page.map(toSummary),
-      next_cursor: entries.length > options.limit && last ? encodeCursor(last) : null,
+      sessions: page.entries.map(toSummary),
+      next_cursor: page.more && last ? encodeCursor(last) : null,
     };
   }
 

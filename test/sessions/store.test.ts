@@ -266,7 +266,7 @@ describe('manifest', () => {
     counting.reset();
     const listed = await fresh.list(ns, { limit: 20 });
     expect(listed.sessions.map((s) => s.task)).toEqual(['updated']);
-    expect(counting.counts.get).toBe(2); // the base and the one log record; no session object
+    expect(counting.counts.get).toBe(3); // the root, its one page and the log record; no session object
   });
 
   it('is rebuilt when missing or corrupt, and compaction keeps it small', async () => {
