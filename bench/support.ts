@@ -3,10 +3,58 @@
  * realistic session content and table printing. Nothing here is imported by lib/ or the tests.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { loadConfig } from '../lib/config.js';
+import { defaultPipeline } from '../lib/pipeline/default.js';
+import type { SavePipeline } from '../lib/pipeline/save.js';
+import { AuditLog } from '../lib/sessions/audit.js';
 import { CountingStore, type StoreCounts } from '../lib/storage/counting.js';
+import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { SessionStore } from '../lib/sessions/store.js';
 import type { Message } from '../lib/sessions/schema.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Production wiring
+
+/** What the session stores are built with: the save pipeline and audit log of lib/http/app.ts. */
+export interface Production {
+  pipeline: SavePipeline;
+  maxSessionBytes: number;
+  knownValues: number;
+  /** Audit records that could not be stored (SessionStore's onError); the write itself still succeeded. */
+  auditErrors: number;
+}
+
+let production: Production | undefined;
+
+/**
+ * Builds the production pipeline once, as lib/http/app.ts does: `defaultPipeline` with the config's
+ * SATCHEL_MAX_SESSION_BYTES and SATCHEL_REDACT_VALUES (their defaults when unset: 32 MiB, none). One pipeline
+ * is shared by every SessionStore of the run, as one app shares it across requests.
+ */
+export async function setUpProduction(env: Record<string, string | undefined> = process.env): Promise<Production> {
+  const config = await loadConfig({ SATCHEL_STORAGE: 'local', SATCHEL_MAX_SESSION_BYTES: env.SATCHEL_MAX_SESSION_BYTES, SATCHEL_REDACT_VALUES: env.SATCHEL_REDACT_VALUES }, 'local');
+  production = {
+    pipeline: defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues }),
+    maxSessionBytes: config.maxSessionBytes,
+    knownValues: config.redactValues.length,
+    auditErrors: 0,
+  };
+  return production;
+}
+
+/** `new SessionStore(objects, { pipeline, audit: new AuditLog(objects, pipeline.redactText), onError })`, as the app builds it. */
+export function productionSessionStore(objects: ObjectStore): SessionStore {
+  const p = production;
+  if (!p) throw new Error('call setUpProduction() first');
+  return new SessionStore(objects, {
+    pipeline: p.pipeline,
+    audit: new AuditLog(objects, p.pipeline.redactText),
+    onError: (what, err) => {
+      if (p.auditErrors++ < 5) console.warn(`[bench] ${what}: ${(err as Error).message}`);
+    },
+  });
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Target and stacks
@@ -111,16 +159,18 @@ export class Prefix {
   }
 
   /**
-   * `new SessionStore(new CountingStore(new S3Store(...)))`. By default the S3 client (its connection pool)
-   * is shared by the prefix's stacks, so that "cold" measures Satchel's caches, not TCP or SDK start-up;
-   * `freshClient` gives the stack its own client too (a brand-new process).
+   * `new SessionStore(new CountingStore(new S3Store(...)), ...)` with the pipeline and audit log of
+   * lib/http/app.ts (the AuditLog writes through the same CountingStore, so audit PUTs are counted, as key
+   * class `audit`). By default the S3 client (its connection pool) is shared by the prefix's stacks, so that
+   * "cold" measures Satchel's caches, not TCP or SDK start-up; `freshClient` gives the stack its own client
+   * too (a brand-new process).
    */
   stack(freshClient = false): Stack {
     const client = freshClient ? this.client() : this.shared;
     const counting = new CountingStore(
       new S3Store({ bucket: this.target.bucket, prefix: this.prefix, endpoint: this.target.endpoint, forcePathStyle: true, client }),
     );
-    return { sessions: new SessionStore(counting), counting, client };
+    return { sessions: productionSessionStore(counting), counting, client };
   }
 
   /** Drops a client made by stack(true) once it is no longer used. */
