@@ -16,7 +16,8 @@ async function build(env: WorkerEnv) {
   if (config.storage.kind === 's3') objects = s3StoreFromConfig(config.storage.s3);
   else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
   else throw new Error('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');
-  return createApp({ config, objects }).app;
+  // An isolate has 128 MB: keep the session cache small there.
+  return createApp({ config, objects, cacheBytes: 24 * 1024 * 1024 }).app;
 }
 
 export default {

@@ -27,6 +27,8 @@ export interface AppOptions {
   allowOpen?: boolean;
   sessions?: SessionStore;
   log?: Logger;
+  /** Memory for cached sessions (default: 4 × the session cap, at most 256 MiB; Workers pass less). */
+  cacheBytes?: number;
 }
 
 export type Env = { Variables: AuthVariables };
@@ -40,6 +42,7 @@ export function createApp(options: AppOptions) {
     options.sessions ??
     new SessionStore(objects, {
       pipeline,
+      cacheBytes: options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes),
       audit: new AuditLog(objects, pipeline.redactText),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });

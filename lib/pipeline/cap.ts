@@ -20,10 +20,27 @@ export function isMarker(m: Message | undefined): boolean {
   return m !== undefined && m.role === 'system' && MARKER.test(m.content);
 }
 
-const encoder = new TextEncoder();
 /** UTF-8 bytes of a value's JSON serialisation. */
 export function jsonBytes(value: unknown): number {
-  return encoder.encode(JSON.stringify(value)).byteLength;
+  return utf8Length(JSON.stringify(value));
+}
+
+/** UTF-8 length of a string, without encoding it. */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+        i++;
+      } else n += 2;
+    } else n += 2;
+  }
+  return n;
 }
 
 export interface CapResult {

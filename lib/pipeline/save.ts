@@ -111,8 +111,8 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       applyCoreRules(next, previous);
 
       // 4. The size cap, measured only when an append could have crossed it.
-      const newBytes = messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0);
       const pureAppend = previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
+      const newBytes = pureAppend ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0) : 0;
       let dropped = 0;
       if (!pureAppend || previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE) {
         const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } } });

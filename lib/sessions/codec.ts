@@ -24,13 +24,46 @@ export function encodeSession(session: StoredSession): Uint8Array {
   return concat(encodeCore(session), encodeTail(session));
 }
 
-/** Everything but the bookkeeping, as UTF-8 without the closing brace (the large, expensive part). */
-export function encodeCore(session: StoredSession): Uint8Array {
+/** The encoded `messages` array of a stored session, kept with the cached copy so an append can reuse it. */
+export interface EncodedMessages {
+  /** The message objects the bytes encode (compared by identity). */
+  messages: readonly unknown[];
+  json: Uint8Array;
+}
+
+const MESSAGES_SLOT = '\u0001satchel-messages\u0001';
+
+/**
+ * Everything but the bookkeeping, as UTF-8 without the closing brace (the large, expensive part), and
+ * the encoded messages array on its own. When `prior` encodes a prefix of `session.messages` (the same
+ * objects: an append), only the new messages are serialised and the prior bytes are reused.
+ */
+export function encodeCoreParts(session: StoredSession, prior?: EncodedMessages): { core: Uint8Array; messages: EncodedMessages } {
   const ordered: Record<string, unknown> = {};
-  for (const key of ORDER) ordered[key] = session[key];
+  for (const key of ORDER) ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
   for (const [key, value] of Object.entries(session)) if (!(key in ordered) && key !== 'satchel') ordered[key] = value;
   const json = JSON.stringify(ordered);
-  return utf8(json.slice(0, -1));
+  // Only scalar fields precede messages, and quotes inside strings are escaped: the first match is the slot.
+  const slot = `"messages":${JSON.stringify(MESSAGES_SLOT)}`;
+  const at = json.indexOf(slot);
+  const pre = utf8(json.slice(0, at + '"messages":'.length));
+  const post = utf8(json.slice(at + slot.length, -1));
+  const list = session.messages;
+  let messagesJson: Uint8Array;
+  if (prior && prior.messages.length <= list.length && prior.messages.every((m, i) => m === list[i])) {
+    const added = list.slice(prior.messages.length);
+    if (added.length === 0) messagesJson = prior.json;
+    else {
+      const tail = utf8((prior.messages.length > 0 ? ',' : '') + JSON.stringify(added).slice(1));
+      messagesJson = concat(prior.json.subarray(0, prior.json.byteLength - 1), tail);
+    }
+  } else messagesJson = utf8(JSON.stringify(list));
+  return { core: concat(pre, messagesJson, post), messages: { messages: list, json: messagesJson } };
+}
+
+/** Everything but the bookkeeping, as UTF-8 without the closing brace. */
+export function encodeCore(session: StoredSession): Uint8Array {
+  return encodeCoreParts(session).core;
 }
 
 /** The closing part: the bookkeeping field (if any) and the closing brace. */

@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../errors.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
-import { concat, decodeSession, encodeCore, encodeTail } from './codec.js';
+import { concat, decodeSession, encodeCoreParts, encodeTail, type EncodedMessages } from './codec.js';
 import { assertSessionId, keys, newSessionId, randomHex } from './ids.js';
 import type { AuditLog, AuditRecord } from './audit.js';
 import { Manifest, mapLimit, type ManifestEntry, type ManifestOptions } from './manifest.js';
@@ -60,6 +60,8 @@ interface Cached {
   etag: string;
   session: StoredSession;
   bytes: number;
+  /** The encoded messages of this exact object, when this process wrote it: an append reuses them. */
+  encoded?: EncodedMessages;
 }
 
 /** If-Match: * — any current revision (the session must exist). */
@@ -168,10 +170,11 @@ export class SessionStore {
     const saved = this.pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-    const finalBody = seal(session, receipt, record);
+    const sealed = seal(session, receipt, record);
+    const finalBody = sealed.body;
     try {
       const { etag } = await this.objects.put(key, finalBody, { ifNoneMatch: '*' });
-      this.remember(key, { etag, session, bytes: finalBody.byteLength });
+      this.remember(key, { etag, session, bytes: finalBody.byteLength, encoded: sealed.messages });
     } catch (err) {
       await this.manifest.clearPending(pending);
       if (PreconditionFailedError.is(err)) throw conflict(`session ${id} already exists`);
@@ -354,11 +357,12 @@ export class SessionStore {
         });
         const session = saved.session;
         const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-        const body = seal(session, receipt, record);
+        const sealed = seal(session, receipt, record, cached.encoded);
+        const body = sealed.body;
         try {
           const { etag } = await this.objects.put(key, body, { ifMatch: cached.etag });
           written = true;
-          this.remember(key, { etag, session, bytes: body.byteLength });
+          this.remember(key, { etag, session, bytes: body.byteLength, encoded: sealed.messages });
           const added = Math.max(0, session.messages.length - cur.messages.length);
           await this.afterWrite(ns, session, receipt, ctx, writeId, { op: ctx.op ?? op, added, sources: saved.sources });
           return { session, receipt, replayed: false };
@@ -421,13 +425,13 @@ export class SessionStore {
 
   private remember(key: string, entry: Cached): void {
     this.forget(key);
-    if (entry.bytes > this.cacheBytes / 4) return;
+    if (weight(entry) > this.cacheBytes / 2) return;
     this.cache.set(key, entry);
-    this.cachedBytes += entry.bytes;
+    this.cachedBytes += weight(entry);
     for (const [k, v] of this.cache) {
       if (this.cachedBytes <= this.cacheBytes) break;
       this.cache.delete(k);
-      this.cachedBytes -= v.bytes;
+      this.cachedBytes -= weight(v);
     }
   }
 
@@ -435,9 +439,14 @@ export class SessionStore {
     const old = this.cache.get(key);
     if (old) {
       this.cache.delete(key);
-      this.cachedBytes -= old.bytes;
+      this.cachedBytes -= weight(old);
     }
   }
+}
+
+/** Memory a cached session holds: the parsed object (about its stored size) and the reusable bytes. */
+function weight(entry: Cached): number {
+  return entry.bytes + (entry.encoded?.json.byteLength ?? 0);
 }
 
 /** odek's trim: keep the system message plus the newest messages, `keep` in all; drop orphaned tool results. */
@@ -453,17 +462,22 @@ export function trimMessages(messages: Message[], keep: number): Message[] {
  * Stores the receipt in its write record and encodes the session. The receipt's byte count includes the
  * receipt itself, so encode until the size settles (the digit count changes at most once or twice).
  */
-function seal(session: StoredSession, receipt: WriteReceipt, record: WriteRecord): Uint8Array {
-  const core = encodeCore(session);
+function seal(
+  session: StoredSession,
+  receipt: WriteReceipt,
+  record: WriteRecord,
+  prior?: EncodedMessages,
+): { body: Uint8Array; messages: EncodedMessages } {
+  const { core, messages } = encodeCoreParts(session, prior);
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
     receipt.bytes = core.byteLength + tail.byteLength;
     record.r = { ...receipt };
     const again = encodeTail(session);
-    if (again.byteLength === tail.byteLength) return concat(core, again);
+    if (again.byteLength === tail.byteLength) return { body: concat(core, again), messages };
     tail = again;
   }
-  return concat(core, tail);
+  return { body: concat(core, tail), messages };
 }
 
 function makeReceipt(s: StoredSession, bytes: number, redactions: number, dropped: number): WriteReceipt {

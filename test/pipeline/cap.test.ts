@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capMessages, groupsOf, headLength, isMarker, jsonBytes, markerText } from '../../lib/pipeline/cap.js';
+import { capMessages, groupsOf, headLength, isMarker, jsonBytes, markerText, utf8Length } from '../../lib/pipeline/cap.js';
 import type { Message } from '../../lib/sessions/schema.js';
 
 const sys: Message = { role: 'system', content: 'system prompt' };
@@ -14,6 +14,14 @@ const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, to
 
 /** Bytes of `{"messages":[...]}` plus `fixed`: what the cap bounds. */
 const total = (messages: Message[], fixed: number) => fixed + jsonBytes(messages);
+
+describe('utf8Length', () => {
+  it('equals the encoded length, surrogate pairs and lone surrogates included', () => {
+    for (const s of ['abc', 'é', '€', '😀', 'a😀b', '\ud800', 'x\udc00y', 'mixed ü 😀 中文', '']) {
+      expect(utf8Length(s), JSON.stringify(s)).toBe(new TextEncoder().encode(s).byteLength);
+    }
+  });
+});
 
 describe('size cap', () => {
   it('leaves a session under the cap alone (same array)', () => {

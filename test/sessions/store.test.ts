@@ -186,6 +186,22 @@ describe('session operations', () => {
     expect(JSON.parse(raw).messages[0].custom_field).toEqual({ a: 1 });
   });
 
+  it('an append that reuses the encoded messages stores exactly the canonical encoding', async () => {
+    const { sessions, objects } = setup();
+    const { encodeSession } = await import('../../lib/sessions/codec.js');
+    const { session } = await sessions.create(ns, { task: 'enc', id: 'enc' });
+    const texts = ['plain', 'üñíçødé 中文 😀', 'quote " and \\ backslash', '', 'line\nbreak'];
+    for (let i = 0; i < 12; i++) {
+      const messages: Message[] = [user(texts[i % texts.length]!), { role: 'assistant', content: `r${i}`, extra: { n: i } } as Message];
+      await sessions.append(ns, session.id, { messages: i % 3 === 0 ? messages.slice(0, 1) : messages }, undefined);
+      const body = (await objects.get(keys.session(ns, session.id)))!.body;
+      expect(Buffer.from(body).equals(Buffer.from(encodeSession(decodeSession(body, 'k'))))).toBe(true);
+    }
+    const stored = await sessions.get(ns, session.id);
+    expect(stored.messages).toHaveLength(20);
+    expect(stored.messages[1]!.content).toBe(texts[1]);
+  });
+
   it('an old odek file without the newer fields loads with defaults', () => {
     const odek = JSON.stringify({
       id: '20250101-old', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z',
