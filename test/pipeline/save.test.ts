@@ -117,6 +117,14 @@ describe('save pipeline', () => {
     expect(new TextEncoder().encode(JSON.stringify(out.session)).byteLength).toBeLessThanOrEqual(4000 - 1024 + 200);
   });
 
+  it('external refs: a raw uri whose redacted form is already stored is the same ref', () => {
+    const ref = (uri: string) => ({ kind: 'ci', uri, created_by: 'api', read_only: false, created_at: '2026-01-01T00:00:00Z' });
+    const first = pipeline().apply({ next: session([], { external_refs: [ref(`https://ci.test/run?t=${GH}`)] }), previous: null }).session;
+    expect(first.external_refs[0]!.uri).toBe('https://ci.test/run?t=[REDACTED]');
+    const again = pipeline().apply({ next: { ...first, external_refs: [...first.external_refs, ref(`https://ci.test/run?t=${GH}`)] }, previous: first }).session;
+    expect(again.external_refs).toHaveLength(1);
+  });
+
   it('known values are redacted literally and encoded', () => {
     const secret = 'correct horse battery staple';
     const r = createRedactor([], { knownValues: [secret] });
