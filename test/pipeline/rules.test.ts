@@ -2,21 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
 import type { Rule } from '../../lib/pipeline/rule.js';
 import { rules } from '../../lib/pipeline/rules.js';
+import { mulberry32 } from '../support/prng.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Fake secrets: format-valid, built deterministically from a seeded PRNG (never copied from anywhere).
 // ---------------------------------------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const random = mulberry32(0x5a7c4e1);
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
