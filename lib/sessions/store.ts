@@ -193,7 +193,6 @@ export class SessionStore {
         messages: [...cur.messages, ...body.messages],
         external_refs: mergeExternalRefs(cur.external_refs, body.external_refs, nowIso, ctx.device ?? 'api'),
       },
-      newFrom: cur.messages.length,
     }));
   }
 
@@ -214,7 +213,6 @@ export class SessionStore {
         untrusted_ingested: body.untrusted_ingested ?? cur.untrusted_ingested,
         episode_untrusted: body.episode_untrusted ?? cur.episode_untrusted,
       },
-      newFrom: 0,
     }));
   }
 
@@ -226,7 +224,7 @@ export class SessionStore {
       before = cur.messages.length;
       const messages = trimMessages(cur.messages, keep);
       after = messages.length;
-      return after === before ? null : { next: { ...cur, messages }, newFrom: messages.length };
+      return after === before ? null : { next: { ...cur, messages } };
     });
     return { id, before, after, dropped: before - after, receipt: result?.receipt };
   }
@@ -295,7 +293,7 @@ export class SessionStore {
     ifMatch: number | undefined,
     ctx: WriteContext,
     fingerprint: string | undefined,
-    build: (cur: StoredSession, nowIso: string) => { next: StoredSession; newFrom: number } | null,
+    build: (cur: StoredSession, nowIso: string) => { next: StoredSession } | null,
   ): Promise<WriteResult> {
     assertSessionId(id);
     const key = keys.session(ns, id);

@@ -191,3 +191,25 @@ describe('HTTP: auth and namespaces', () => {
     expect((await closed.call('GET', '/v1/sessions', { token: null })).status).toBe(401);
   });
 });
+
+describe('HTTP: audit log', () => {
+  it('one record per write with the device label, deleted with the session and by cleanup', async () => {
+    const { call, objects } = await makeApp();
+    const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
+    await call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [hi] }, token: TOKENS.phone });
+    await call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'go on' } });
+    await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 2 } });
+    const audit = await call('GET', `/v1/sessions/${json.id}/audit`, { token: TOKENS.ci });
+    expect(audit.status).toBe(200);
+    expect(audit.json.records.map((r: { op: string; device: string }) => `${r.op}:${r.device}`)).toEqual(['create:laptop', 'append:phone', 'continue:laptop', 'trim:laptop']);
+    expect(audit.json.records[1]).toMatchObject({ revision: 2, messages_added: 1, redactions: 0, dropped_groups: 0 });
+    expect((await call('GET', '/v1/sessions/nope/audit')).status).toBe(404);
+    expect((await call('GET', `/v1/sessions/${json.id}/audit`, { token: TOKENS.bob })).status).toBe(404);
+    await call('DELETE', `/v1/sessions/${json.id}`);
+    expect((await listAll(objects, `ns/alice/audit/${json.id}/`)).length).toBe(0);
+    const second = await call('POST', '/v1/sessions', { body: { task: 'u' } });
+    expect((await listAll(objects, `ns/alice/audit/${second.json.id}/`)).length).toBe(1);
+    await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
+    expect((await listAll(objects, 'ns/alice/audit/')).length).toBe(0);
+  });
+});
