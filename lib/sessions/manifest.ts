@@ -249,7 +249,8 @@ export class Manifest {
     const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
     const changes: Snapshot['changes'] = new Map();
     const toVerify = new Set<string>();
-    const records = await mapLimit(uncovered, this.concurrency, (k) => this.loadLog(k));
+    // Log records are tiny: fetch them all at once rather than in rounds.
+    const records = await mapLimit(uncovered, 64, (k) => this.loadLog(k));
     const order = records.map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i })).sort((a, b) => a.at - b.at || a.i - b.i);
     for (const { r, at } of order) {
       const id = r.op === 'put' ? r.entry.id : r.id;
