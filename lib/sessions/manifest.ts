@@ -372,11 +372,11 @@ export class Manifest {
       if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
       inForce = written;
     } else if (leftovers < this.compactAfter) return;
-    await this.collectGarbage(ns, snap, inForce);
+    await this.collectGarbage(snap, inForce);
   }
 
   /** Deletes what the root in force covers: log records, their pending markers, older roots and pages. */
-  private async collectGarbage(ns: string, snap: Snapshot, inForce: Root): Promise<void> {
+  private async collectGarbage(snap: Snapshot, inForce: Root): Promise<void> {
     const covered = new Set(inForce.covered);
     const logs = snap.listing.logs.filter((k) => covered.has(k));
     const coveredWrites = new Set(logs.map(writeIdOfLog));
