@@ -87,3 +87,32 @@ describe('HTTP: bad input', async () => {
     expect(res.json.errors).toContainEqual(expect.objectContaining({ path: 'messages[1].role' }));
   });
 });
+
+describe('HTTP: storage unreachable', () => {
+  it('answers 503 problem+json with Retry-After, never a 500', async () => {
+    const { S3Store } = await import('../../lib/storage/s3.js');
+    const objects = new S3Store({
+      endpoint: 'http://127.0.0.1:9',
+      region: 'us-east-1',
+      bucket: 'nowhere',
+      forcePathStyle: true,
+      accessKeyId: 'a',
+      secretAccessKey: 'b',
+      retry: { attempts: 2, baseMs: 1, maxMs: 2 },
+    });
+    const app = await makeApp({ objects });
+    for (const [method, path, body] of [
+      ['GET', '/v1/sessions', undefined],
+      ['POST', '/v1/sessions', { task: 't' }],
+      ['GET', '/v1/sessions/some-id', undefined],
+    ] as const) {
+      const res = await app.call(method, path, body ? { body } : {});
+      expect(res.status, `${method} ${path}`).toBe(503);
+      expect(res.headers.get('retry-after')).toBeTruthy();
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+    }
+    const health = await app.call('GET', '/v1/health', { token: null });
+    expect(health.status).toBe(200);
+    expect(health.json).toMatchObject({ status: 'degraded', storage: { ok: false } });
+  });
+});
