@@ -1,5 +1,5 @@
 import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../errors.js';
-import { corePipeline, type SavePipeline } from '../pipeline/save.js';
+import { corePipeline, type SaveOutput, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import { concat, decodeSession, encodeCoreParts, encodeTail, type EncodedMessages } from './codec.js';
 import { assertSessionId, keys, newSessionId, randomHex } from './ids.js';
@@ -164,21 +164,31 @@ export class SessionStore {
     };
     const writeId = randomHex(12);
     const key = keys.session(ns, id);
-    const pending = await this.manifest.markPending(ns, id, writeId);
+    // The pending marker is stored while the pipeline runs, and before the session PUT.
+    const pending = this.manifest.markPending(ns, id, writeId);
+    pending.catch(() => undefined);
+    let written = false;
     const record: WriteRecord = { k: 'w:' + writeId, at: this.now(), r: {} };
     draft.satchel = { writes: [record] };
-    const saved = this.pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
-    const session = saved.session;
-    const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-    const sealed = seal(session, receipt, record);
-    const finalBody = sealed.body;
+    let saved: SaveOutput;
+    let session: StoredSession;
+    let receipt: WriteReceipt;
+    let finalBody: Uint8Array;
     try {
+      saved = this.pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
+      session = saved.session;
+      receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+      const sealed = seal(session, receipt, record);
+      finalBody = sealed.body;
+      await pending;
       const { etag } = await this.objects.put(key, finalBody, { ifNoneMatch: '*' });
+      written = true;
       this.remember(key, { etag, session, bytes: finalBody.byteLength, encoded: sealed.messages });
     } catch (err) {
-      await this.manifest.clearPending(pending);
       if (PreconditionFailedError.is(err)) throw conflict(`session ${id} already exists`);
       throw err;
+    } finally {
+      if (!written) await pending.then((k) => this.manifest.clearPending(k), () => undefined);
     }
     await this.afterWrite(ns, session, receipt, ctx, writeId, { op: ctx.op ?? 'create', added: session.messages.length, sources: saved.sources });
     return { session, receipt, replayed: false };
@@ -186,7 +196,7 @@ export class SessionStore {
 
   /** Appends messages (and refs); without `ifMatch` the append lands after whatever is stored. */
   async append(ns: string, id: string, body: AppendBody, ifMatch: number | undefined, ctx: WriteContext = {}): Promise<WriteResult> {
-    const fingerprint = await sha256Hex(JSON.stringify(['append', body]));
+    const fingerprint = ctx.idempotencyKey ? await sha256Hex(JSON.stringify(['append', body])) : undefined;
     return this.mutate('append', ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
       next: {
         ...cur,
@@ -199,7 +209,7 @@ export class SessionStore {
   /** Replaces the session's content; the caller must hold the current revision. */
   async replace(ns: string, id: string, body: ReplaceBody, ifMatch: number, ctx: WriteContext = {}): Promise<WriteResult> {
     if (body.id !== undefined && body.id !== id) throw badRequest('the body id does not match the path', [{ path: 'id', message: `expected "${id}"` }]);
-    const fingerprint = await sha256Hex(JSON.stringify(['replace', body]));
+    const fingerprint = ctx.idempotencyKey ? await sha256Hex(JSON.stringify(['replace', body])) : undefined;
     return this.mutate('replace', ns, id, ifMatch, ctx, fingerprint, (cur, nowIso) => ({
       next: {
         ...cur,
