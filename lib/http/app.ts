@@ -11,8 +11,10 @@ import {
   continueBodySchema,
   createBodySchema,
   replaceBodySchema,
+  sessionSearchBodySchema,
   trimBodySchema,
 } from '../sessions/schema.js';
+import { runSessionSearch } from '../search/tool.js';
 import { ANY_REVISION, SessionStore, type WriteContext, type WriteResult } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
 import { bearerAuth, requireWrite, type AuthVariables } from './auth.js';
@@ -170,6 +172,11 @@ export function createApp(options: AppOptions) {
 
   app.get('/v1/sessions/:id/audit', async (c) => {
     return c.json({ records: await sessions.auditRecords(c.get('caller').namespace, c.req.param('id')) });
+  });
+
+  app.post('/v1/session_search', async (c) => {
+    const body = await readJson(c, sessionSearchBodySchema, maxBody);
+    return c.json(await runSessionSearch(sessions, c.get('caller').namespace, body));
   });
 
   app.post('/v1/sessions/:id/trim', requireWrite, async (c) => {

@@ -159,3 +159,11 @@ export const continueBodySchema = z.strictObject({
   message: z.string().min(1, 'message must not be empty'),
   external_refs: z.array(externalRefInputSchema).optional(),
 });
+
+/** The session_search tool call; unknown fields are ignored, as a model may add some. */
+export const sessionSearchBodySchema = z.looseObject({
+  action: z.string(),
+  query: z.string().max(4096).optional(),
+  id: z.string().max(256).optional(),
+  limit: z.number().optional(),
+});
