@@ -39,12 +39,15 @@ export type Env = { Variables: AuthVariables };
 export function createApp(options: AppOptions) {
   const log = options.log ?? createLogger();
   const { config, objects } = options;
+  const cacheBytes = options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes);
   const pipeline = defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues });
   const sessions =
     options.sessions ??
     new SessionStore(objects, {
       pipeline,
-      cacheBytes: options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes),
+      cacheBytes,
+      // Manifest pages share the budget: about 500 bytes of memory per cached entry.
+      manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
       audit: new AuditLog(objects, pipeline.redactText),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });

@@ -68,6 +68,8 @@ export interface ManifestOptions {
   tombstoneTtlMs?: number;
   /** Entries per page written by a major compaction. */
   pageSize?: number;
+  /** Page entries kept in process (about 500 bytes of memory each). */
+  pageCacheEntries?: number;
   /** Parallel GETs when verifying or rebuilding. */
   concurrency?: number;
   now?: () => number;
@@ -112,6 +114,7 @@ export class Manifest {
   private readonly stalePendingMs: number;
   private readonly tombstoneTtlMs: number;
   private readonly pageSize: number;
+  private readonly pageCacheLimit: number;
   private readonly concurrency: number;
   private readonly now: () => number;
   private readonly rootCache = new Map<string, Root>();
@@ -130,6 +133,7 @@ export class Manifest {
     this.stalePendingMs = options.stalePendingMs ?? 15 * 60_000;
     this.tombstoneTtlMs = options.tombstoneTtlMs ?? 24 * 3600_000;
     this.pageSize = options.pageSize ?? 512;
+    this.pageCacheLimit = options.pageCacheEntries ?? 200_000;
     this.concurrency = options.concurrency ?? 16;
     this.now = options.now ?? Date.now;
   }
@@ -483,9 +487,8 @@ export class Manifest {
   private cachePage(key: string, page: Page): void {
     this.pageCache.set(key, page);
     this.pageCacheEntries += page.entries.length;
-    // Bounded by entries (about 250 bytes each): 400,000 entries is 100,000 sessions several times over.
     for (const [k, p] of this.pageCache) {
-      if (this.pageCacheEntries <= 400_000) break;
+      if (this.pageCacheEntries <= this.pageCacheLimit) break;
       this.pageCache.delete(k);
       this.pageCacheEntries -= p.entries.length;
     }
