@@ -84,6 +84,7 @@ export class SessionStore {
   private readonly audit: AuditLog | undefined;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly cache = new Map<string, Cached>();
+  private readonly turns = new Map<string, Promise<void>>();
   private cachedBytes = 0;
   private readonly cacheBytes: number;
   private readonly maxContentionMs: number;
@@ -307,6 +308,22 @@ export class SessionStore {
   ): Promise<WriteResult> {
     assertSessionId(id);
     const key = keys.session(ns, id);
+    // Writers in this process take turns per session: each then writes on the cached copy instead of
+    // losing a compare-and-swap race to its neighbour and reading the session again. Other processes
+    // still race through If-Match, as before.
+    return this.inTurn(key, () => this.mutateNow(op, ns, id, key, ifMatch, ctx, fingerprint, build));
+  }
+
+  private async mutateNow(
+    op: AuditRecord['op'],
+    ns: string,
+    id: string,
+    key: string,
+    ifMatch: number | undefined,
+    ctx: WriteContext,
+    fingerprint: string | undefined,
+    build: (cur: StoredSession, nowIso: string) => { next: StoredSession } | null,
+  ): Promise<WriteResult> {
     const writeId = randomHex(12);
     const idemHash = ctx.idempotencyKey ? 'k:' + (await sha256Hex(ctx.idempotencyKey)) : undefined;
     const ownHash = 'w:' + writeId;
@@ -384,6 +401,22 @@ export class SessionStore {
       }
     } finally {
       if (!written) await pending.then((k) => this.manifest.clearPending(k), () => undefined);
+    }
+  }
+
+  /** Runs `fn` after every earlier call for the same key has settled. */
+  private async inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(key) ?? Promise.resolve();
+    const mine = previous.then(fn, fn);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(key, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.turns.get(key) === settled) this.turns.delete(key);
     }
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/sessions/ids.js';
 import { listAll } from '../../lib/sessions/manifest.js';
+import { CountingStore } from '../../lib/storage/counting.js';
 import { utf8 } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
 import { makeApp } from './helpers.js';
@@ -32,6 +33,28 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
       const mine = contents.filter((c) => c.startsWith(`w${w}-`));
       expect(mine).toEqual(Array.from({ length: 25 }, (_, i) => `w${w}-m${i}`));
     }
+  });
+
+  it('8 clients of one server × 25 appends: writers take turns, so no compare-and-swap is lost and no session is re-read', async () => {
+    const counting = new CountingStore(openTestS3('one-server'));
+    const app = await makeApp({ objects: counting });
+    const { json } = await app.call('POST', '/v1/sessions', { body: { task: 'one server' } });
+    counting.reset();
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 25; i++) {
+          const res = await app.call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [{ role: 'user', content: `w${w}-m${i}` }] } });
+          expect(res.status).toBe(200);
+        }
+      }),
+    );
+    const sessionPuts = counting.counts.putsByKind.sessions ?? 0;
+    expect(sessionPuts).toBe(200); // one PUT per append: none lost a race
+    expect(counting.counts.get).toBe(0); // every append wrote on the cached copy
+    const stored = (await app.call('GET', `/v1/sessions/${json.id}`)).json;
+    const contents: string[] = stored.messages.map((m: { content: string }) => m.content);
+    expect(new Set(contents).size).toBe(200);
+    for (let w = 0; w < 8; w++) expect(contents.filter((c) => c.startsWith(`w${w}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `w${w}-m${i}`));
   });
 
   it('two replaces with the same If-Match: exactly one succeeds, the other gets 412', async () => {
