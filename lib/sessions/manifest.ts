@@ -214,6 +214,7 @@ export class Manifest {
       try {
         const snap = await this.snapshot(ns);
         if (!snap) {
+          if (attempt > 5) throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
           await this.rebuild(ns);
           continue;
         }
