@@ -16,6 +16,11 @@ const TEMP_MARK = '.tmp-';
 export class LocalStore implements ObjectStore {
   readonly name: string;
   private readonly locks = new Map<string, Promise<void>>();
+  /**
+   * Writes per key by this process. File times are coarse (a few ms) and inode numbers are reused, so
+   * two quick same-size writes could repeat an etag made of stat fields alone; the count cannot repeat.
+   */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly root: string) {
     this.name = `local:${root}`;
@@ -32,7 +37,7 @@ export class LocalStore implements ObjectStore {
     return this.locked(key, async () => {
       try {
         const [body, info] = await Promise.all([readFile(path), stat(path, { bigint: true })]);
-        return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: etagOf(info) };
+        return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: this.etagOf(key, info) };
       } catch (err) {
         if (isNotFound(err)) return null;
         throw err;
@@ -46,7 +51,7 @@ export class LocalStore implements ObjectStore {
       if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
         const current = await stat(path, { bigint: true }).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
         if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
-        if (options.ifMatch !== undefined && (!current || etagOf(current) !== options.ifMatch)) throw new PreconditionFailedError(key);
+        if (options.ifMatch !== undefined && (!current || this.etagOf(key, current) !== options.ifMatch)) throw new PreconditionFailedError(key);
       }
       await mkdir(dirname(path), { recursive: true });
       const temp = join(dirname(path), `${TEMP_MARK}${randomBytes(8).toString('hex')}`);
@@ -58,7 +63,8 @@ export class LocalStore implements ObjectStore {
         await handle.close();
       }
       await rename(temp, path);
-      return { etag: etagOf(await stat(path, { bigint: true })) };
+      this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+      return { etag: this.etagOf(key, await stat(path, { bigint: true })) };
     });
   }
 
@@ -88,6 +94,10 @@ export class LocalStore implements ObjectStore {
     return { objects: page, ...(keys.length > limit ? { cursor: page[page.length - 1]!.key } : {}) };
   }
 
+  private etagOf(key: string, info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
+    return `${statTag(info)}-${(this.generations.get(key) ?? 0).toString(36)}`;
+  }
+
   private async locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.locks.get(key) ?? Promise.resolve();
     let release!: () => void;
@@ -104,7 +114,7 @@ export class LocalStore implements ObjectStore {
   }
 }
 
-function etagOf(info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
+function statTag(info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
   return `${info.ino.toString(36)}-${info.size.toString(36)}-${info.mtimeNs.toString(36)}`;
 }
 

@@ -20,8 +20,10 @@ describe('local folder specifics', () => {
 
   it('a second process-level instance on the same folder sees the data (restart)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-local-'));
-    const { etag } = await new LocalStore(dir).put('k/v', utf8('x'));
+    await new LocalStore(dir).put('k/v', utf8('x'));
     const reopened = new LocalStore(dir);
-    expect((await reopened.get('k/v'))?.etag).toBe(etag);
+    const got = await reopened.get('k/v');
+    expect(got && new TextDecoder().decode(got.body)).toBe('x');
+    await reopened.put('k/v', utf8('y'), { ifMatch: got!.etag });
   });
 });
