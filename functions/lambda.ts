@@ -3,12 +3,12 @@
 import { handle } from 'hono/aws-lambda';
 import { loadConfig } from '../lib/config.js';
 import { createApp } from '../lib/http/app.js';
-import { s3StoreFromConfig } from '../lib/storage/s3.js';
+import { S3Store } from '../lib/storage/s3.js';
 
 const ready = (async () => {
   const config = await loadConfig(process.env, 's3');
   if (config.storage.kind !== 's3') throw new Error('on Lambda, SATCHEL_STORAGE must be s3');
-  const built = createApp({ config, objects: s3StoreFromConfig(config.storage.s3) });
+  const built = createApp({ config, objects: new S3Store(config.storage.s3) });
   return { handler: handle(built.app), background: built.background };
 })();
 

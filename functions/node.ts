@@ -5,12 +5,12 @@ import { loadConfig } from '../lib/config.js';
 import { createApp } from '../lib/http/app.js';
 import { createLogger } from '../lib/log.js';
 import { LocalStore } from '../lib/storage/local.js';
-import { s3StoreFromConfig } from '../lib/storage/s3.js';
+import { S3Store } from '../lib/storage/s3.js';
 
 const config = await loadConfig(process.env, 'local');
 const objects =
   config.storage.kind === 'local' ? new LocalStore(resolve(config.storage.dir))
-  : config.storage.kind === 's3' ? s3StoreFromConfig(config.storage.s3)
+  : config.storage.kind === 's3' ? new S3Store(config.storage.s3)
   : (() => { throw new Error('SATCHEL_STORAGE=r2 works only on Workers'); })();
 const open = config.tokens === null;
 // Without tokens, the API is open: only listen on loopback then.

@@ -1,3 +1,4 @@
+import { sha256 } from './digest.js';
 import { isValidNamespace } from './sessions/ids.js';
 
 /**
@@ -102,11 +103,6 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
   }
   return out;
-}
-
-/** SHA-256 through Web Crypto. */
-export async function sha256(value: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(value)));
 }
 
 function parseIntVar(value: string | undefined, name: string, fallback: number, min: number, max: number): number {

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
-import { sha256, type TokenEntry } from '../config.js';
+import type { TokenEntry } from '../config.js';
+import { sha256 } from '../digest.js';
 import { forbidden, unauthorized } from '../errors.js';
 
 /** Who is calling: the namespace their token opens, the device label for the audit log, and the scope. */

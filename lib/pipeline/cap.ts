@@ -1,4 +1,4 @@
-import type { Message, StoredSession } from '../sessions/schema.js';
+import type { Message } from '../sessions/schema.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
@@ -151,4 +151,3 @@ function truncateToBytes(text: string, maxBytes: number): string {
   return cut;
 }
 
-export type { StoredSession };

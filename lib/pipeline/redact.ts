@@ -1,3 +1,4 @@
+import { toHex } from '../digest.js';
 import type { Rule } from './rule.js';
 
 /** What every secret becomes. */
@@ -232,7 +233,7 @@ function knownForms(values: string[]): string[] {
     if (value.length < 6) continue; // too short to redact without destroying ordinary text
     forms.add(value);
     const bytes = new TextEncoder().encode(value);
-    const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    const hex = toHex(bytes);
     forms.add(hex);
     forms.add(hex.toUpperCase());
     const encoded = encodeURIComponent(value);

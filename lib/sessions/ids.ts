@@ -1,3 +1,4 @@
+import { toHex } from '../digest.js';
 import { badRequest } from '../errors.js';
 
 const importedId = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
@@ -6,9 +7,7 @@ const namespaceName = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
 /** A new session id: `YYYYMMDD-` (UTC date) and 32 lowercase hex from 16 random bytes. */
 export function newSessionId(now: Date = new Date()): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${now.toISOString().slice(0, 10).replaceAll('-', '')}-${hex}`;
+  return `${now.toISOString().slice(0, 10).replaceAll('-', '')}-${randomHex(16)}`;
 }
 
 /** True for an id a client may name: 1-128 of [A-Za-z0-9._-], not starting with `.`, not reserved. */
@@ -33,7 +32,7 @@ export function isValidNamespace(ns: string): boolean {
 
 /** Random hex of `bytes` bytes, for write ids and similar. */
 export function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 /** Where things live in the bucket; docs/design.md describes the layout. */

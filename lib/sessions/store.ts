@@ -1,3 +1,4 @@
+import { sha256Hex } from '../digest.js';
 import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../errors.js';
 import { corePipeline, type SaveOutput, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
@@ -577,11 +578,6 @@ function decodeCursor(cursor: string): { at: number; id: string } {
   throw badRequest('cursor is not one this server issued', [{ path: 'cursor', message: 'invalid cursor' }]);
 }
 
-/** Hex SHA-256 through Web Crypto (Node, Workers and browsers alike). */
-export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(value));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

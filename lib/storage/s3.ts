@@ -177,16 +177,3 @@ export function isTransient(err: unknown): boolean {
     (name === 'TypeError' && /fetch failed|network/i.test((err as Error).message ?? ''))
   );
 }
-
-/** The S3 adapter for the `S3_*` settings of the config. */
-export function s3StoreFromConfig(s3: {
-  endpoint?: string;
-  region: string;
-  bucket: string;
-  prefix: string;
-  forcePathStyle: boolean;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-}): S3Store {
-  return new S3Store(s3);
-}
