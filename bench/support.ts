@@ -206,15 +206,7 @@ export function snap(counting: CountingStore, wire: WireCounter): Snapshot {
 }
 
 /** Request and byte totals between two snapshots (or accumulated from several intervals). */
-export interface Tally {
-  get: number;
-  put: number;
-  delete: number;
-  list: number;
-  bytesRead: number;
-  bytesWritten: number;
-  writtenByKind: Record<string, number>;
-  putsByKind: Record<string, number>;
+export interface Tally extends StoreCounts {
   wire: Record<string, number>;
   conflicts: number;
   wireErrors: number;

@@ -451,38 +451,31 @@ export class Manifest {
     return listing;
   }
 
-  private async loadRoot(key: string): Promise<Root> {
-    const cached = this.rootCache.get(key);
-    if (cached) return cached;
-    const found = await this.store.get(key);
-    if (!found) throw new ManifestMoved();
-    const root = parseOr(found.body, isRoot);
-    if (!root) throw new CorruptManifest(`unparsable root ${key}`);
-    this.rootCache.set(key, root);
-    while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
-    return root;
+  private loadRoot(key: string): Promise<Root> {
+    return this.loadImmutable(key, 'root', isRoot, this.rootCache, (root) => {
+      this.rootCache.set(key, root);
+      while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
+    });
   }
 
-  private async loadPage(key: string): Promise<Page> {
-    const cached = this.pageCache.get(key);
-    if (cached) return cached;
-    const found = await this.store.get(key);
-    if (!found) throw new ManifestMoved();
-    const page = parseOr(found.body, isPage);
-    if (!page) throw new CorruptManifest(`unparsable page ${key}`);
-    this.cachePage(key, page);
-    return page;
+  private loadPage(key: string): Promise<Page> {
+    return this.loadImmutable(key, 'page', isPage, this.pageCache, (page) => this.cachePage(key, page));
   }
 
-  private async loadLog(key: string): Promise<LogRecord> {
-    const cached = this.logCache.get(key);
+  private loadLog(key: string): Promise<LogRecord> {
+    return this.loadImmutable(key, 'log record', isLogRecord, this.logCache, (record) => this.cacheLog(key, record));
+  }
+
+  /** Reads a manifest object once per process: they are immutable, so the cache never goes stale. */
+  private async loadImmutable<T>(key: string, what: string, check: (v: unknown) => v is T, cache: Map<string, T>, remember: (v: T) => void): Promise<T> {
+    const cached = cache.get(key);
     if (cached) return cached;
     const found = await this.store.get(key);
     if (!found) throw new ManifestMoved();
-    const record = parseOr(found.body, isLogRecord);
-    if (!record) throw new CorruptManifest(`unparsable log record ${key}`);
-    this.cacheLog(key, record);
-    return record;
+    const value = parseOr(found.body, check);
+    if (!value) throw new CorruptManifest(`unparsable ${what} ${key}`);
+    remember(value);
+    return value;
   }
 
   private cachePage(key: string, page: Page): void {
