@@ -202,6 +202,23 @@ describe('session operations', () => {
     expect(stored.messages[1]!.content).toBe(texts[1]);
   });
 
+  it('listeners (where search indexing plugs in) see each stored session and each delete', async () => {
+    const seen: string[] = [];
+    const objects = new MemoryStore();
+    const sessions = new SessionStore(objects, {
+      listeners: [
+        {
+          afterWrite: (n, s, r) => void seen.push(`write ${n}/${s.id} rev ${r.revision} turns ${s.turns}`),
+          afterDelete: (n, id) => void seen.push(`delete ${n}/${id}`),
+        },
+      ],
+    });
+    await sessions.create(ns, { task: 't', id: 'heard' });
+    await sessions.append(ns, 'heard', { messages: [user('x')] }, undefined);
+    await sessions.delete(ns, 'heard');
+    expect(seen).toEqual([`write ${ns}/heard rev 1 turns 0`, `write ${ns}/heard rev 2 turns 1`, `delete ${ns}/heard`]);
+  });
+
   it('an old odek file without the newer fields loads with defaults', () => {
     const odek = JSON.stringify({
       id: '20250101-old', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z',
