@@ -1,0 +1,229 @@
+import { sha256Hex } from '../digest.js';
+import { tokenize } from './tokenize.js';
+
+/**
+ * Embedders turn text into unit-length vectors. `space` names the embedding space (`http/<model>/<dims>`
+ * or `local/<name>/<dims>`): vectors of different spaces are never compared, and a change of space
+ * rebuilds the vector index from the session objects.
+ */
+export interface Embedder {
+  /** Known once the dimensions are (from config, or from the first answer). */
+  space(): string | null;
+  /** False while the service is cooling down after a failure: search goes lexical, saves go on. */
+  available(): boolean;
+  embed(texts: string[]): Promise<Float32Array[]>;
+  /** Whether its similarity scores are meaningful on their own (a real model), not just for ranking. */
+  readonly calibrated: boolean;
+  state(): { configured: boolean; space: string | null; state: 'ok' | 'cooldown'; cooldown_until?: string; model?: string };
+}
+
+export class EmbeddingsUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddingsUnavailableError';
+  }
+}
+
+export interface HttpEmbedderOptions {
+  url: string;
+  model: string;
+  key?: string;
+  dims?: number;
+  timeoutMs?: number;
+  cooldownMs?: number;
+  /** Inputs per request. */
+  batchSize?: number;
+  /** Vectors kept in process, by text digest. */
+  cacheEntries?: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+  onError?: (err: unknown) => void;
+}
+
+/**
+ * An OpenAI-compatible `POST {url}/embeddings` client: bearer key, a 10 s timeout, requests batched
+ * (calls made within the same tick share one request), a bounded cache, and after any failure no call
+ * at all for 30 s.
+ */
+export class HttpEmbedder implements Embedder {
+  readonly calibrated = true;
+  private dims: number | null;
+  private cooldownUntil = 0;
+  private readonly cache = new Map<string, Float32Array>();
+  private queue: { text: string; digest: string; resolve: (v: Float32Array) => void; reject: (e: unknown) => void }[] = [];
+  private flushing = false;
+  /** HTTP requests made (tests and benchmarks read it). */
+  calls = 0;
+
+  constructor(private readonly options: HttpEmbedderOptions) {
+    this.dims = options.dims ?? null;
+  }
+
+  space(): string | null {
+    return this.dims ? `http/${this.options.model}/${this.dims}` : null;
+  }
+
+  available(): boolean {
+    return this.now() >= this.cooldownUntil;
+  }
+
+  state() {
+    const cooling = !this.available();
+    return {
+      configured: true,
+      model: this.options.model,
+      space: this.space(),
+      state: cooling ? ('cooldown' as const) : ('ok' as const),
+      ...(cooling ? { cooldown_until: new Date(this.cooldownUntil).toISOString() } : {}),
+    };
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    if (!this.available()) throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
+    return Promise.all(
+      texts.map(async (text) => {
+        const digest = await sha256Hex(text);
+        const hit = this.cache.get(digest);
+        if (hit) {
+          this.cache.delete(digest);
+          this.cache.set(digest, hit);
+          return hit;
+        }
+        return new Promise<Float32Array>((resolve, reject) => {
+          this.queue.push({ text, digest, resolve, reject });
+          if (!this.flushing) {
+            this.flushing = true;
+            setTimeout(() => void this.flush(), 0);
+          }
+        });
+      }),
+    );
+  }
+
+  private async flush(): Promise<void> {
+    const batchSize = this.options.batchSize ?? 64;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, batchSize);
+      if (!this.available()) {
+        for (const b of batch) b.reject(new EmbeddingsUnavailableError('embeddings are cooling down after a failure'));
+        continue;
+      }
+      try {
+        const vectors = await this.request(batch.map((b) => b.text));
+        batch.forEach((b, i) => {
+          const v = vectors[i]!;
+          this.remember(b.digest, v);
+          b.resolve(v);
+        });
+      } catch (err) {
+        this.cooldownUntil = this.now() + (this.options.cooldownMs ?? 30_000);
+        this.options.onError?.(err);
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.flushing = false;
+  }
+
+  private async request(input: string[]): Promise<Float32Array[]> {
+    this.calls++;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
+    const body: Record<string, unknown> = { model: this.options.model, input, encoding_format: 'float' };
+    if (this.options.dims) body.dimensions = this.options.dims;
+    const res = await (this.options.fetch ?? fetch)(`${this.options.url.replace(/\/+$/, '')}/embeddings`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+    });
+    if (!res.ok) throw new EmbeddingsUnavailableError(`embeddings service answered ${res.status}`);
+    const json = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
+    const data = json.data;
+    if (!Array.isArray(data) || data.length !== input.length) throw new EmbeddingsUnavailableError('embeddings answer has the wrong number of vectors');
+    const out = new Array<Float32Array>(input.length);
+    data.forEach((d, i) => {
+      const at = typeof d.index === 'number' ? d.index : i;
+      if (!Array.isArray(d.embedding) || d.embedding.length === 0 || !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+        throw new EmbeddingsUnavailableError('embeddings answer holds a malformed vector');
+      }
+      if (this.dims === null) this.dims = d.embedding.length;
+      if (d.embedding.length !== this.dims) throw new EmbeddingsUnavailableError(`embeddings answer has ${d.embedding.length} dimensions, not ${this.dims}`);
+      out[at] = normalize(Float32Array.from(d.embedding as number[]));
+    });
+    return out;
+  }
+
+  private remember(digest: string, v: Float32Array): void {
+    this.cache.set(digest, v);
+    while (this.cache.size > (this.options.cacheEntries ?? 2048)) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+}
+
+/**
+ * The built-in embedder, used when no embeddings service is configured: signed feature hashing of the
+ * text's tokens (log-scaled counts) and of their character trigrams, into 256 dimensions. No model and
+ * no network; it adds spelling- and morphology-tolerant matching that whole-word BM25 lacks.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly calibrated = false;
+  static readonly DIMS = 256;
+
+  space(): string {
+    return `local/hash-v1/${LocalEmbedder.DIMS}`;
+  }
+
+  available(): boolean {
+    return true;
+  }
+
+  state() {
+    return { configured: false, space: this.space(), state: 'ok' as const };
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    return texts.map(localVector);
+  }
+}
+
+/** The built-in embedding of one text (pure, deterministic). */
+export function localVector(text: string): Float32Array {
+  const dims = LocalEmbedder.DIMS;
+  const v = new Float32Array(dims);
+  const counts = new Map<string, number>();
+  for (const t of tokenize(text)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  for (const [t, n] of counts) {
+    const w = 1 + Math.log(n);
+    add(v, `w:${t}`, w);
+    const padded = `^${t}$`;
+    if (padded.length > 4) for (let i = 0; i + 3 <= padded.length; i++) add(v, `g:${padded.slice(i, i + 3)}`, (0.5 * w) / (padded.length - 2));
+  }
+  return normalize(v);
+}
+
+function add(v: Float32Array, feature: string, weight: number): void {
+  const h = fnv1a(feature);
+  const i = h % v.length;
+  v[i] = v[i]! + (h & 0x80000000 ? -weight : weight);
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Scales a vector to unit length (a zero vector stays zero). */
+export function normalize(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of v) sum += x * x;
+  const n = Math.sqrt(sum);
+  if (n > 0) for (let i = 0; i < v.length; i++) v[i] = v[i]! / n;
+  return v;
+}

@@ -1,0 +1,413 @@
+import { sha256Hex } from '../digest.js';
+import { listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
+import type { StoredSession, WriteReceipt } from '../sessions/schema.js';
+import type { SessionListener, SessionStore, WriteChange, WriteContext } from '../sessions/store.js';
+import type { ObjectStore } from '../storage/port.js';
+import { utf8, text } from '../storage/port.js';
+import { docKeyOf, embeddingTextOf, extendLexDoc, lexDocOf, messageTexts, type DocKey, type LexDoc } from './docs.js';
+import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
+import { LsmIndex, searchPrefix, type IndexKind, type Resolved } from './lsm.js';
+import { decodeF32, decodeLexRecord, decodeLexSegment, decodeVecTable, encodeF32, encodeLexRecord, encodeLexSegment, encodeVecTable, LexSegment, VecSegment } from './segment.js';
+import { queryTokens, tokenize } from './tokenize.js';
+
+/**
+ * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
+ * index, fused by weighted reciprocal rank; the exhaustive DeepSearch over the session objects when the
+ * lexical index cannot vouch for every session (missing, corrupt, or far behind). Also the listener that
+ * keeps both indexes up to date after every save, in the background.
+ */
+
+export interface SearchHit {
+  id: string;
+  task: string;
+  score: number;
+  snippet: string;
+  updated_at: string;
+}
+
+export interface SearchOptions {
+  /** Weight of the vector ranking in the fusion (the lexical ranking has 1). */
+  vectorWeight?: number;
+  /** Weight for the built-in local embedder (measured: see README, "Search quality"). */
+  localVectorWeight?: number;
+  /** Cosine similarity from a real model above which a session qualifies without a lexical match. */
+  minVectorScore?: number;
+  /** Sessions read at once by DeepSearch and snippet building. */
+  concurrency?: number;
+  lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number };
+  onError?: (what: string, err: unknown) => void;
+}
+
+type Schedule = (work: Promise<unknown>) => void;
+
+const RRF_K = 60;
+const CANDIDATES = 100;
+
+/** The search engine of one store: indexes, the save listener, and the query path. */
+export class SearchEngine implements SessionListener {
+  readonly lexical: LsmIndex<LexDoc, LexSegment>;
+  private readonly vectorIndexes = new Map<string, LsmIndex<Float32Array, VecSegment>>();
+  private readonly spaceChecked = new Map<string, string>();
+  /** The lexical document of each session this process saved last, so an append tokenizes only what it adds. */
+  private readonly lastDocs = new Map<string, { key: DocKey; doc: LexDoc }>();
+  private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError'>>;
+  private readonly onError: (what: string, err: unknown) => void;
+  private readonly lsmOptions: NonNullable<SearchOptions['lsm']>;
+
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly embedder: Embedder | null,
+    options: SearchOptions = {},
+  ) {
+    this.options = {
+      vectorWeight: options.vectorWeight ?? 1,
+      localVectorWeight: options.localVectorWeight ?? 0.5,
+      minVectorScore: options.minVectorScore ?? 0.5,
+      concurrency: options.concurrency ?? 16,
+    };
+    this.onError = options.onError ?? (() => undefined);
+    const entries = async (ns: string) => (await sessions.manifest.view(ns)).entries;
+    this.lsmOptions = options.lsm ?? {};
+    this.lexical = new LsmIndex(sessions.objects, lexicalKind((ns, list) => this.buildLex(ns, list)), searchPrefix, entries, this.lsmOptions);
+  }
+
+  private get objects(): ObjectStore {
+    return this.sessions.objects;
+  }
+
+  // ---- keeping the indexes up to date ----
+
+  /** After a save: the session's new lexical record and vector, written in the background. */
+  afterWrite(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext, change: WriteChange): void {
+    const key = docKeyOf(session);
+    const cacheKey = `${ns}/${session.id}`;
+    const last = this.lastDocs.get(cacheKey);
+    // An append that changed nothing before it (no drop, no request secrets re-redacting old text)
+    // extends the previous document; anything else rebuilds it from the stored session.
+    const appendOnly = (change.op === 'append' || change.op === 'continue') && receipt.dropped_groups === 0 && !ctx.knownValues?.length;
+    const doc = appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? extendLexDoc(last.doc, session.messages.slice(-change.added)) : lexDocOf(session);
+    this.lastDocs.delete(cacheKey);
+    this.lastDocs.set(cacheKey, { key, doc });
+    while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
+    const schedule = ctx.schedule ?? ((w: Promise<unknown>) => void w.catch(() => undefined));
+    schedule(this.lexical.put(ns, key, doc, schedule).catch((err) => this.onError('lexical index record not stored', err)));
+    if (this.embedder?.available() && this.embedder.space()) {
+      const text = embeddingTextOf(session);
+      schedule(
+        (async () => {
+          const vectors = await this.vectors(ns);
+          if (!vectors) return;
+          const [v] = await this.embedder!.embed([text]);
+          await vectors.put(ns, key, v!, schedule);
+        })().catch((err) => {
+          if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector not stored', err);
+        }),
+      );
+    }
+  }
+
+  /** After a delete: the session's records go now; the manifest already keeps it out of every result. */
+  afterDelete(ns: string, id: string, ctx: WriteContext): void {
+    this.lastDocs.delete(`${ns}/${id}`);
+    const schedule = ctx.schedule ?? ((w: Promise<unknown>) => void w.catch(() => undefined));
+    schedule(this.lexical.remove(ns, id).catch((err) => this.onError('lexical records not removed', err)));
+    const space = this.spaceChecked.get(ns);
+    const vectors = space ? this.vectorIndexes.get(space) : undefined;
+    if (vectors) schedule(vectors.remove(ns, id).catch((err) => this.onError('vector records not removed', err)));
+  }
+
+  /** Rebuilds the namespace's indexes from the session objects alone (`npm run reindex`, corruption). */
+  async reindex(ns: string): Promise<{ sessions: number }> {
+    await this.sessions.manifest.rebuild(ns);
+    await this.lexical.compact(ns, true);
+    const vectors = await this.vectors(ns);
+    if (vectors && this.embedder?.available()) await vectors.compact(ns, true);
+    return { sessions: (await this.sessions.manifest.view(ns)).entries.length };
+  }
+
+  /** Embeddings state for /v1/health. */
+  health() {
+    return this.embedder ? this.embedder.state() : { configured: false, space: null, state: 'off' as const };
+  }
+
+  // ---- searching ----
+
+  /** The best `limit` sessions for the query. */
+  async search(ns: string, query: string, limit: number, schedule: Schedule): Promise<SearchHit[]> {
+    const wanted = queryTokens(query);
+    if (wanted.length === 0) return [];
+    const live = (await this.sessions.manifest.view(ns, schedule)).entries;
+    if (live.length === 0) return [];
+    let lex: Resolved<LexDoc, LexSegment>;
+    try {
+      lex = await this.lexical.resolve(ns, live, true, schedule);
+    } catch (err) {
+      this.onError('lexical index unreadable; DeepSearch', err);
+      return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
+    }
+    // The index cannot vouch for every session: scan the objects instead, while it catches up.
+    if (lex.missing.length > 0) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
+
+    const byId = new Map(live.map((e) => [e.id, e]));
+    const lexical = rankLexical(lex, wanted);
+    const need = wanted.length === 1 ? 1 : 2;
+    const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
+    const lists: { ids: string[]; weight: number }[] = [{ ids: lexical.slice(0, CANDIDATES).map((h) => h.id), weight: 1 }];
+
+    const vectorHits = await this.rankVectors(ns, live, query, schedule);
+    if (vectorHits.length > 0) {
+      const calibrated = this.embedder!.calibrated;
+      lists.push({ ids: vectorHits.map((h) => h.id), weight: calibrated ? this.options.vectorWeight : this.options.localVectorWeight });
+      // A real model's strong match qualifies on meaning alone; the local embedder only reorders.
+      if (calibrated) for (const h of vectorHits) if (h.score >= this.options.minVectorScore) qualified.add(h.id);
+    }
+    const fused = fuse(lists).filter((h) => qualified.has(h.id));
+    const out: SearchHit[] = [];
+    for (let i = 0; i < fused.length && out.length < limit; i += limit) {
+      const batch = fused.slice(i, i + limit - out.length);
+      const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
+        const e = byId.get(h.id)!;
+        const session = await this.sessions.getAt(ns, e.id, e.revision).catch(() => null);
+        if (!session) return null; // deleted since the manifest was read
+        return { id: e.id, task: session.task, score: round(h.score), snippet: snippetFor(session, query, wanted), updated_at: session.updated_at };
+      });
+      for (const hit of hits) if (hit) out.push(hit);
+    }
+    return out;
+  }
+
+  private async rankVectors(ns: string, live: ManifestEntry[], query: string, schedule: Schedule): Promise<{ id: string; score: number }[]> {
+    if (!this.embedder?.available() || !this.embedder.space()) return [];
+    try {
+      const vectors = await this.vectors(ns);
+      if (!vectors) return [];
+      const [res, [q]] = await Promise.all([vectors.resolve(ns, live, false, schedule), this.embedder.embed([query])]);
+      return rankVectors(res, q!, CANDIDATES);
+    } catch (err) {
+      if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector search failed; lexical only', err);
+      return [];
+    }
+  }
+
+  /** The vector index of the namespace's current embedding space; a new space drops the old one. */
+  private async vectors(ns: string): Promise<LsmIndex<Float32Array, VecSegment> | null> {
+    const space = this.embedder?.space();
+    if (!space) return null;
+    const hash = (await sha256Hex(space)).slice(0, 12);
+    let index = this.vectorIndexes.get(space);
+    if (!index) {
+      const dims = Number(space.split('/').pop());
+      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => `${searchPrefix(n)}v/${hash}/`, async (n) => (await this.sessions.manifest.view(n)).entries, this.lsmOptions);
+      this.vectorIndexes.set(space, index);
+    }
+    if (this.spaceChecked.get(ns) !== space) {
+      const metaKey = `${searchPrefix(ns)}vectors_meta.json`;
+      const found = await this.objects.get(metaKey);
+      let meta: { space?: string; hash?: string } = {};
+      try {
+        meta = found ? JSON.parse(text(found.body)) : {};
+      } catch {
+        meta = {};
+      }
+      if (meta.space !== space) {
+        // A new model or dimension count: the old vectors mean nothing in this space.
+        if (meta.hash && meta.hash !== hash) await dropPrefix(this.objects, `${searchPrefix(ns)}v/${meta.hash}/`);
+        await this.objects.put(metaKey, utf8(JSON.stringify({ v: 1, space, hash, dims: Number(space.split('/').pop()), created_at: new Date().toISOString() })));
+      }
+      this.spaceChecked.set(ns, space);
+    }
+    return index;
+  }
+
+  private async buildLex(ns: string, entries: ManifestEntry[]): Promise<(LexDoc | null)[]> {
+    return mapLimit(entries, this.options.concurrency, async (e) => {
+      const s = await this.sessions.getAt(ns, e.id, e.revision);
+      return s && s.revision === e.revision ? lexDocOf(s) : null;
+    });
+  }
+
+  private async buildVectors(ns: string, entries: ManifestEntry[]): Promise<(Float32Array | null)[]> {
+    if (!this.embedder?.available()) return entries.map(() => null);
+    const texts = await mapLimit(entries, this.options.concurrency, async (e) => {
+      const s = await this.sessions.getAt(ns, e.id, e.revision);
+      return s && s.revision === e.revision ? embeddingTextOf(s) : null;
+    });
+    const wanted = texts.flatMap((t, i) => (t === null ? [] : [i]));
+    try {
+      const vectors = await this.embedder.embed(wanted.map((i) => texts[i]!));
+      const out: (Float32Array | null)[] = entries.map(() => null);
+      wanted.forEach((i, k) => (out[i] = vectors[k]!));
+      return out;
+    } catch (err) {
+      if (err instanceof EmbeddingsUnavailableError || (err as Error).name === 'TimeoutError') return entries.map(() => null);
+      throw err;
+    }
+  }
+}
+
+// ---- index kinds ----
+
+function lexicalKind(build: IndexKind<LexDoc, LexSegment>['build']): IndexKind<LexDoc, LexSegment> {
+  return {
+    name: 'lexical',
+    recordExt: '.json',
+    segmentExts: ['.lex'],
+    encodeRecord: encodeLexRecord,
+    decodeRecord: (_key, body) => decodeLexRecord(body).doc,
+    encodeSegment: (entries) => [encodeLexSegment(entries)],
+    decodeSegment: ([bytes]) => decodeLexSegment(bytes!),
+    build,
+  };
+}
+
+function vectorKind(dims: number, build: IndexKind<Float32Array, VecSegment>['build']): IndexKind<Float32Array, VecSegment> {
+  return {
+    name: 'vectors',
+    recordExt: '.f32',
+    segmentExts: ['.json', '.f32'],
+    encodeRecord: (_key, v) => encodeF32([v], dims),
+    decodeRecord: (_key, body) => decodeF32(body, dims),
+    encodeSegment: (entries) => [encodeVecTable(entries.map((e) => e.key), dims), encodeF32(entries.map((e) => e.doc), dims)],
+    decodeSegment: ([table, rows]) => {
+      const t = decodeVecTable(table!);
+      const data = decodeF32(rows!, t.dims);
+      if (t.dims !== dims || data.length !== t.docs.length * dims) throw new Error('vector segment does not match its table');
+      return new VecSegment(t.docs, dims, data);
+    },
+    build,
+  };
+}
+
+// ---- ranking (pure) ----
+
+/** BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. */
+export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], k1 = 1.2, b = 0.75): { id: string; score: number; matched: number }[] {
+  const n = res.live.size;
+  if (n === 0) return [];
+  const masks = res.segments.map((s) => new Int32Array(s.docs.length).fill(-1));
+  const fresh: { id: string; doc: LexDoc }[] = [];
+  let total = 0;
+  for (const [id, ref] of res.live) {
+    if ('doc' in ref) {
+      fresh.push({ id, doc: ref.doc });
+      total += ref.doc.len;
+    } else {
+      masks[ref.si]![ref.di] = 1;
+      total += res.segments[ref.si]!.lens[ref.di]!;
+    }
+  }
+  const avg = total / n || 1;
+  const scores = new Map<string, { score: number; matched: number }>();
+  for (const term of new Set(query)) {
+    const hits: { id: string; tf: number; len: number }[] = [];
+    res.segments.forEach((seg, si) => {
+      const p = seg.postingsOf(term);
+      if (!p) return;
+      const mask = masks[si]!;
+      for (let k = 0; k < p.docs.length; k++) {
+        const di = p.docs[k]!;
+        if (mask[di] === 1) hits.push({ id: seg.docs[di]!.id, tf: p.tfs[k]!, len: seg.lens[di]! });
+      }
+    });
+    for (const f of fresh) {
+      const tf = f.doc.tf.get(term);
+      if (tf) hits.push({ id: f.id, tf, len: f.doc.len });
+    }
+    if (hits.length === 0) continue;
+    const idf = Math.log(1 + (n - hits.length + 0.5) / (hits.length + 0.5));
+    for (const h of hits) {
+      const s = (idf * h.tf * (k1 + 1)) / (h.tf + k1 * (1 - b + (b * h.len) / avg));
+      const had = scores.get(h.id);
+      if (had) {
+        had.score += s;
+        had.matched++;
+      } else scores.set(h.id, { score: s, matched: 1 });
+    }
+  }
+  return [...scores].map(([id, s]) => ({ id, ...s })).sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+}
+
+/** Cosine (vectors are unit length) over the live vectors, best `limit`. */
+export function rankVectors(res: Resolved<Float32Array, VecSegment>, q: Float32Array, limit: number): { id: string; score: number }[] {
+  const out: { id: string; score: number }[] = [];
+  for (const [id, ref] of res.live) {
+    const v = 'doc' in ref ? ref.doc : res.segments[ref.si]!.row(ref.di);
+    let dot = 0;
+    for (let k = 0; k < v.length; k++) dot += v[k]! * q[k]!;
+    out.push({ id, score: dot });
+  }
+  return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit);
+}
+
+/** Weighted reciprocal-rank fusion: Σ weight / (60 + rank). */
+export function fuse(lists: { ids: string[]; weight: number }[]): { id: string; score: number }[] {
+  const scores = new Map<string, number>();
+  for (const { ids, weight } of lists) ids.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + rank + 1)));
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+// ---- DeepSearch ----
+
+/**
+ * DeepSearch: reads the sessions newest first (bounded parallel GETs). A session qualifies with 2 or more
+ * distinct query tokens (or the only token of a one-token query) in its task or its user, assistant or
+ * tool content; system messages never match. Score = distinct tokens found; ties go to the newer session.
+ * The scan stops once `limit` sessions hold every token: nothing older can beat them.
+ */
+export async function deepSearch(sessions: SessionStore, ns: string, live: ManifestEntry[], query: string, limit: number, concurrency = 16): Promise<SearchHit[]> {
+  const wanted = queryTokens(query);
+  if (wanted.length === 0) return [];
+  const need = wanted.length === 1 ? 1 : 2;
+  const hits: (SearchHit & { at: number })[] = [];
+  let strong = 0;
+  for (let i = 0; i < live.length && strong < limit; i += concurrency) {
+    const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) => sessions.getAt(ns, e.id, e.revision).catch(() => null));
+    for (const session of loaded) {
+      if (!session) continue;
+      const tokens = new Set<string>();
+      for (const t of [session.task, ...messageTexts(session.messages)]) for (const tok of tokenize(t)) tokens.add(tok);
+      const found = wanted.filter((t) => tokens.has(t)).length;
+      if (found < need) continue;
+      if (found === wanted.length) strong++;
+      hits.push({ id: session.id, task: session.task, score: found, snippet: snippetFor(session, query, wanted), updated_at: session.updated_at, at: Date.parse(session.updated_at) || 0 });
+    }
+  }
+  return hits
+    .sort((a, b) => b.score - a.score || b.at - a.at)
+    .slice(0, limit)
+    .map(({ at: _at, ...hit }) => hit);
+}
+
+/** About 200 characters around the best match: the message holding the most query tokens. */
+function snippetFor(session: StoredSession, query: string, wanted: string[]): string {
+  let best = session.task;
+  let bestCount = -1;
+  let budget = 512 * 1024; // a huge session: look for the snippet in its first half megabyte only
+  for (const t of [session.task, ...messageTexts(session.messages)]) {
+    if ((budget -= t.length) < 0) break;
+    const tokens = new Set(tokenize(t));
+    const count = wanted.filter((w) => tokens.has(w)).length;
+    if (count > bestCount) {
+      best = t;
+      bestCount = count;
+    }
+  }
+  const lower = best.toLowerCase();
+  let at = -1;
+  for (const word of query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1)) {
+    at = lower.indexOf(word);
+    if (at >= 0) break;
+  }
+  const start = Math.max(0, (at < 0 ? 0 : at) - 80);
+  const piece = best.slice(start, start + 200).replace(/\s+/g, ' ').trim();
+  return (start > 0 ? '…' : '') + piece + (start + 200 < best.length ? '…' : '');
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}
+
+async function dropPrefix(objects: ObjectStore, prefix: string): Promise<void> {
+  const all = await listAll(objects, prefix);
+  for (let i = 0; i < all.length; i += 1000) await objects.delete(all.slice(i, i + 1000));
+}

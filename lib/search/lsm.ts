@@ -1,0 +1,503 @@
+import { keys, randomHex } from '../sessions/ids.js';
+import { listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import type { DocKey } from './docs.js';
+import { CorruptIndexError } from './segment.js';
+
+/**
+ * A search index kept in the bucket as a small log-structured merge tree (docs/design.md, "Search"):
+ *
+ *   <prefix>d/<id>/<c>-<r><ext>   one immutable record per indexed session version, written after the save
+ *   <prefix>g/<seq>-<rand><ext>   immutable segments: many documents, written by a compaction
+ *   <prefix>r/<seq>.json          create-only roots: the segments in force
+ *
+ * The manifest, not the index, says which sessions exist and at which revision: a document counts only
+ * when its (created_at, revision) is the manifest's. A deleted session therefore drops out of every search
+ * at once, trimmed text with the old revision, and a document the index lacks ("lagging") is read from its
+ * record by a key computed from the manifest, or built from the session object. A save writes one record
+ * whose size depends on that session only; compaction folds records into segments in the background.
+ */
+
+export interface IndexSegment<D> {
+  docs: DocKey[];
+  /** Every document's payload, in doc order (for merging). */
+  all(): D[];
+  memoryBytes: number;
+}
+
+/** What differs between the lexical index and the vector index. */
+export interface IndexKind<D, S extends IndexSegment<D>> {
+  name: string;
+  recordExt: string;
+  segmentExts: string[];
+  encodeRecord(key: DocKey, doc: D): Uint8Array;
+  decodeRecord(key: DocKey, body: Uint8Array): D;
+  encodeSegment(entries: { key: DocKey; doc: D }[]): Uint8Array[];
+  decodeSegment(parts: Uint8Array[]): S;
+  /** Builds documents from the session objects; null for a session that is gone or cannot be built now. */
+  build(ns: string, entries: ManifestEntry[]): Promise<(D | null)[]>;
+}
+
+export type DocRef<D> = { si: number; di: number } | { doc: D };
+
+/** The documents that answer a query: one per live session the index knows at the manifest's version. */
+export interface Resolved<D, S> {
+  segments: S[];
+  live: Map<string, DocRef<D>>;
+  /** Live sessions without a document at their current version (left for the background). */
+  missing: ManifestEntry[];
+}
+
+export interface LsmOptions {
+  /** Fold records into a segment once this many lag behind the segments. */
+  compactAfter?: number;
+  /** A major compaction once minor segments outnumber max(this, major segments). */
+  maxMinorSegments?: number;
+  /** Documents per segment written by a major compaction. */
+  segmentDocs?: number;
+  /** At most this many lagging documents are fetched while a query waits; more means "behind". */
+  maxSyncFetch?: number;
+  concurrency?: number;
+  now?: () => number;
+}
+
+interface RootSegment {
+  base: string;
+  docs: number;
+  major: boolean;
+}
+
+interface Root {
+  v: 1;
+  seq: number;
+  built_at: number;
+  /** Newest first: a later segment's version of a document wins. */
+  segments: RootSegment[];
+}
+
+interface State<D, S> {
+  rootKey: string | null;
+  seq: number;
+  refs: RootSegment[];
+  segments: S[];
+  /** Per id, the newest version in the segments. */
+  newest: Map<string, { si: number; di: number; key: DocKey }>;
+  /** Versions known beyond the segments: records read, and writes of this process. */
+  fresh: Map<string, { key: DocKey; doc: D }>;
+  checkedAt: number;
+  /** Bumped on every change, so a resolution can be reused while nothing changed. */
+  version: number;
+  /** The root or a segment could not be read: a rebuild is due. */
+  corrupt: boolean;
+  resolved?: { live: ManifestEntry[]; version: number; result: Resolved<D, S> };
+}
+
+/** The index for one kind of document over every namespace of a store. */
+export class LsmIndex<D, S extends IndexSegment<D>> {
+  private readonly states = new Map<string, State<D, S>>();
+  private readonly loading = new Map<string, Promise<State<D, S>>>();
+  private readonly compacting = new Map<string, Promise<void>>();
+  private readonly written = new Map<string, number>();
+  private readonly compactAfter: number;
+  private readonly maxMinor: number;
+  private readonly segmentDocs: number;
+  private readonly maxSyncFetch: number;
+  private readonly concurrency: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly kind: IndexKind<D, S>,
+    /** The key prefix of a namespace's index. */
+    readonly prefix: (ns: string) => string,
+    /** The live sessions of a namespace (the manifest). */
+    private readonly entries: (ns: string) => Promise<ManifestEntry[]>,
+    options: LsmOptions = {},
+  ) {
+    this.compactAfter = options.compactAfter ?? 64;
+    this.maxMinor = options.maxMinorSegments ?? 8;
+    this.segmentDocs = options.segmentDocs ?? 10_000;
+    this.maxSyncFetch = options.maxSyncFetch ?? 512;
+    this.concurrency = options.concurrency ?? 32;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Stores the document of one session version (after its save) and remembers it in process. */
+  async put(ns: string, key: DocKey, doc: D, schedule: (w: Promise<unknown>) => void): Promise<void> {
+    const state = this.states.get(ns);
+    if (state) remember(state, key, doc);
+    try {
+      await this.store.put(this.recordKey(ns, key), this.kind.encodeRecord(key, doc), { ifNoneMatch: '*' });
+    } catch (err) {
+      if (!PreconditionFailedError.is(err)) throw err; // the same version was recorded already
+    }
+    const n = (this.written.get(ns) ?? 0) + 1;
+    this.written.set(ns, n);
+    if (n >= this.compactAfter) schedule(this.compact(ns));
+  }
+
+  /** Forgets a deleted session's records (its documents in segments go at the next major compaction). */
+  async remove(ns: string, id: string): Promise<void> {
+    const state = this.states.get(ns);
+    if (state?.fresh.delete(id)) state.version++;
+    const records = await listAll(this.store, `${this.prefix(ns)}d/${id}/`);
+    if (records.length) await this.store.delete(records);
+  }
+
+  /**
+   * The documents for the live entries. Lagging ones are fetched from their records (or built from the
+   * session objects when `build`) as long as there are at most `maxSyncFetch`; beyond that, or when the
+   * index is missing or corrupt, they are left in `missing` and a compaction is scheduled.
+   */
+  async resolve(ns: string, live: ManifestEntry[], build: boolean, schedule: (w: Promise<unknown>) => void): Promise<Resolved<D, S>> {
+    let state = await this.state(ns);
+    // The same manifest view and nothing new in process: the last answer still holds.
+    if (state.resolved && state.resolved.live === live && state.resolved.version === state.version && state.resolved.result.missing.length === 0) {
+      return state.resolved.result;
+    }
+    let lagging = this.lagging(state, live);
+    if (lagging.length > 0 && this.now() - state.checkedAt > 1000) {
+      // Something changed since this process last looked: another process may have compacted.
+      state = await this.refresh(ns, state);
+      lagging = this.lagging(state, live);
+    }
+    if (lagging.length > 0 && lagging.length <= this.maxSyncFetch) await this.fetch(ns, state, lagging, build);
+    const out = new Map<string, DocRef<D>>();
+    const missing: ManifestEntry[] = [];
+    let dead = 0;
+    const liveIds = new Set<string>();
+    for (const e of live) {
+      liveIds.add(e.id);
+      const ref = this.find(state, e);
+      if (ref) out.set(e.id, ref);
+      else missing.push(e);
+    }
+    for (const id of state.newest.keys()) if (!liveIds.has(id)) dead++;
+    const minor = state.refs.filter((r) => !r.major).length;
+    const major = state.refs.length - minor;
+    if (state.corrupt) schedule(this.compact(ns, true));
+    else if (missing.length > 0 || state.fresh.size >= this.compactAfter || minor > Math.max(this.maxMinor, major) || dead > state.newest.size / 10) {
+      schedule(this.compact(ns));
+    }
+    const result = { segments: state.segments, live: out, missing };
+    state.resolved = { live, version: state.version, result };
+    return result;
+  }
+
+  /** Folds lagging documents into a new segment (or rewrites all when due). Single-flight per namespace. */
+  compact(ns: string, rebuild = false): Promise<void> {
+    const running = this.compacting.get(ns);
+    if (running) return rebuild ? running.then(() => this.compact(ns, true)) : running;
+    const work = this.compactOnce(ns, rebuild)
+      .catch((err) => {
+        if (err instanceof CorruptIndexError && !rebuild) return this.compactOnce(ns, true);
+        throw err;
+      })
+      .finally(() => this.compacting.delete(ns));
+    this.compacting.set(ns, work);
+    return work;
+  }
+
+  /** Deletes every object of this index in a namespace (a change of embedding space). */
+  async drop(ns: string): Promise<void> {
+    this.states.delete(ns);
+    const all = await listAll(this.store, this.prefix(ns));
+    for (let i = 0; i < all.length; i += 1000) await this.store.delete(all.slice(i, i + 1000));
+  }
+
+  /** Memory held by the loaded segments of a namespace, roughly. */
+  memoryBytes(ns: string): number {
+    return (this.states.get(ns)?.segments ?? []).reduce((n, s) => n + s.memoryBytes, 0);
+  }
+
+  // ---- state ----
+
+  private async state(ns: string): Promise<State<D, S>> {
+    const have = this.states.get(ns);
+    if (have) return have;
+    let loading = this.loading.get(ns);
+    if (!loading) {
+      loading = this.load(ns, null).finally(() => this.loading.delete(ns));
+      this.loading.set(ns, loading);
+    }
+    return loading;
+  }
+
+  private async refresh(ns: string, state: State<D, S>): Promise<State<D, S>> {
+    const roots = await this.listRoots(ns);
+    const newest = roots[roots.length - 1] ?? null;
+    if (newest === state.rootKey) {
+      state.checkedAt = this.now();
+      return state;
+    }
+    return this.load(ns, state);
+  }
+
+  /** Loads the newest root and its segments (reusing the segments `prev` already holds). */
+  private async load(ns: string, prev: State<D, S> | null): Promise<State<D, S>> {
+    const checkedAt = this.now();
+    const roots = await this.listRoots(ns);
+    const rootKey = roots[roots.length - 1] ?? null;
+    let root: Root = { v: 1, seq: 0, built_at: 0, segments: [] };
+    let segments: S[] = [];
+    let corrupt = false;
+    if (rootKey) {
+      try {
+        root = await this.readRoot(rootKey);
+        const had = new Map(prev?.refs.map((r, i) => [r.base, prev.segments[i]!]));
+        segments = await mapLimit(root.segments, 8, async (ref) => had.get(ref.base) ?? this.readSegment(ref.base));
+      } catch (err) {
+        if (!(err instanceof CorruptIndexError)) throw err;
+        // Unreadable: answer from records and session objects until the rebuild (scheduled by resolve) lands.
+        root = { v: 1, seq: root.seq, built_at: 0, segments: [] };
+        segments = [];
+        corrupt = true;
+      }
+    }
+    const state: State<D, S> = { rootKey, seq: root.seq, refs: root.segments, segments, newest: new Map(), fresh: prev?.fresh ?? new Map(), checkedAt, version: (prev?.version ?? 0) + 1, corrupt };
+    segments.forEach((seg, si) =>
+      seg.docs.forEach((key, di) => {
+        const had = state.newest.get(key.id);
+        if (!had || newer(key, had.key)) state.newest.set(key.id, { si, di, key });
+      }),
+    );
+    for (const [id, f] of state.fresh) {
+      const inSeg = state.newest.get(id);
+      if (inSeg && !newer(f.key, inSeg.key)) state.fresh.delete(id);
+    }
+    this.states.set(ns, state);
+    return state;
+  }
+
+  private find(state: State<D, S>, e: ManifestEntry): DocRef<D> | null {
+    const c = Date.parse(e.created_at) || 0;
+    const f = state.fresh.get(e.id);
+    if (f && f.key.r === e.revision && f.key.c === c) return { doc: f.doc };
+    const s = state.newest.get(e.id);
+    if (s && s.key.r === e.revision && s.key.c === c) return { si: s.si, di: s.di };
+    return null;
+  }
+
+  private lagging(state: State<D, S>, live: ManifestEntry[]): ManifestEntry[] {
+    return live.filter((e) => !this.find(state, e));
+  }
+
+  /** Reads the records of lagging versions; builds the ones without a record from the sessions. */
+  private async fetch(ns: string, state: State<D, S>, lagging: ManifestEntry[], build: boolean): Promise<void> {
+    const unrecorded: ManifestEntry[] = [];
+    await mapLimit(lagging, this.concurrency, async (e) => {
+      const key = { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision };
+      const found = await this.store.get(this.recordKey(ns, key));
+      if (found) {
+        try {
+          remember(state, key, this.kind.decodeRecord(key, found.body));
+          return;
+        } catch (err) {
+          if (!(err instanceof CorruptIndexError)) throw err;
+        }
+      }
+      unrecorded.push(e);
+    });
+    if (!build || unrecorded.length === 0) return;
+    const docs = await this.kind.build(ns, unrecorded);
+    unrecorded.forEach((e, i) => {
+      const doc = docs[i];
+      if (doc) remember(state, { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision }, doc);
+    });
+  }
+
+  // ---- compaction ----
+
+  private async compactOnce(ns: string, rebuild: boolean): Promise<void> {
+    const startedAt = this.now();
+    const p = this.prefix(ns);
+    const listed = await listAll(this.store, p);
+    const roots = listed.filter((k) => k.startsWith(`${p}r/`)).sort();
+    const records = new Set(listed.filter((k) => k.startsWith(`${p}d/`)));
+    const segmentKeys = listed.filter((k) => k.startsWith(`${p}g/`));
+    const live = await this.entries(ns);
+    const state = rebuild ? null : await this.load(ns, this.states.get(ns) ?? null);
+    const seq = Math.max(state?.seq ?? 0, ...roots.map((k) => seqOf(k, p)), ...segmentKeys.map((k) => seqOf(k, p))) + 1;
+
+    // Every live document at its current version: from the segments, the records, or the sessions.
+    const current: ({ key: DocKey; doc: D } | null)[] = new Array(live.length).fill(null);
+    const lagging: number[] = [];
+    const fromSegments: number[] = [];
+    live.forEach((e, i) => {
+      const ref = state ? this.find(state, e) : null;
+      if (ref && 'doc' in ref) current[i] = { key: keyOf(e), doc: ref.doc };
+      else if (ref) fromSegments.push(i);
+      else lagging.push(i);
+    });
+    const toBuild: number[] = [];
+    await mapLimit(lagging, this.concurrency, async (i) => {
+      const key = keyOf(live[i]!);
+      const recordKey = this.recordKey(ns, key);
+      if (!rebuild && records.has(recordKey)) {
+        const found = await this.store.get(recordKey);
+        if (found) {
+          try {
+            current[i] = { key, doc: this.kind.decodeRecord(key, found.body) };
+            return;
+          } catch (err) {
+            if (!(err instanceof CorruptIndexError)) throw err;
+          }
+        }
+      }
+      toBuild.push(i);
+    });
+    for (let k = 0; k < toBuild.length; k += 256) {
+      const batch = toBuild.slice(k, k + 256);
+      const docs = await this.kind.build(ns, batch.map((i) => live[i]!));
+      batch.forEach((i, j) => {
+        const doc = docs[j];
+        if (doc) current[i] = { key: keyOf(live[i]!), doc };
+      });
+    }
+
+    const minor = state ? state.refs.filter((r) => !r.major).length : 0;
+    const major = state ? state.refs.length - minor : 0;
+    const dead = state ? state.newest.size - fromSegments.length : 0;
+    const full = rebuild || !state || minor + 1 > Math.max(this.maxMinor, major) || dead > state.newest.size / 10;
+    let refs: RootSegment[];
+    if (full) {
+      const all: { key: DocKey; doc: D }[] = [];
+      const payloads = new Map<number, D[]>();
+      for (const i of fromSegments) {
+        const ref = this.find(state!, live[i]!) as { si: number; di: number };
+        if (!payloads.has(ref.si)) payloads.set(ref.si, state!.segments[ref.si]!.all());
+        current[i] = { key: keyOf(live[i]!), doc: payloads.get(ref.si)![ref.di]! };
+      }
+      for (const c of current) if (c) all.push(c);
+      refs = [];
+      for (let k = 0; k < all.length || (k === 0 && refs.length === 0); k += this.segmentDocs) {
+        refs.push(await this.writeSegment(ns, seq, all.slice(k, k + this.segmentDocs), true));
+      }
+    } else {
+        const inSegments = new Set(fromSegments);
+      const changed = current.filter((c, i): c is { key: DocKey; doc: D } => c !== null && !inSegments.has(i));
+      if (changed.length === 0) {
+        await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
+        return;
+      }
+      refs = [await this.writeSegment(ns, seq, changed, false), ...state!.refs];
+    }
+    const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
+    const rootKey = `${p}r/${pad(seq, 12)}.json`;
+    try {
+      await this.store.put(rootKey, utf8(JSON.stringify(root)), { ifNoneMatch: '*' });
+    } catch (err) {
+      if (PreconditionFailedError.is(err)) return; // another compactor won this sequence number
+      throw err;
+    }
+    this.written.set(ns, 0);
+    const next = await this.load(ns, this.states.get(ns) ?? null);
+    await this.collect(ns, listed, [...roots, rootKey], records, refs, seq, next, rebuild);
+  }
+
+  /** Deletes what the root in force makes useless: covered records, old roots, unreferenced segments. */
+  private async collect(ns: string, listed: string[], roots: string[], records: Set<string>, refs: RootSegment[], seq: number, state: State<D, S>, rebuilt = false): Promise<void> {
+    const p = this.prefix(ns);
+    const garbage: string[] = [];
+    for (const key of records) {
+      const parsed = parseRecordKey(key, p, this.kind.recordExt);
+      const have = parsed && state.newest.get(parsed.id);
+      // Covered by a segment (same or newer version), or of a session that has a newer version indexed.
+      if (parsed && have && !newer(parsed, have.key)) garbage.push(key);
+    }
+    // The root before this one stays for readers that just loaded it, unless this is a rebuild (after
+    // corruption or on demand), which replaces everything before it.
+    const keepFrom = rebuilt ? seq : seq - 1;
+    const keepRoots = roots.filter((k) => seqOf(k, p) >= keepFrom);
+    const referenced = new Set(refs.map((r) => r.base));
+    for (const k of keepRoots) {
+      if (seqOf(k, p) === seq) continue;
+      const r = await this.readRoot(k).catch(() => null);
+      for (const s of r?.segments ?? []) referenced.add(s.base);
+    }
+    garbage.push(...roots.filter((k) => seqOf(k, p) < keepFrom));
+    for (const k of listed) {
+      if (!k.startsWith(`${p}g/`) || seqOf(k, p) > seq) continue;
+      const base = this.kind.segmentExts.reduce((b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b), k);
+      if (!referenced.has(base)) garbage.push(k);
+    }
+    for (let i = 0; i < garbage.length; i += 1000) await this.store.delete(garbage.slice(i, i + 1000));
+  }
+
+  private async writeSegment(ns: string, seq: number, docs: { key: DocKey; doc: D }[], major: boolean): Promise<RootSegment> {
+    const base = `${this.prefix(ns)}g/${pad(seq, 12)}-${randomHex(6)}`;
+    const parts = this.kind.encodeSegment(docs);
+    await Promise.all(parts.map((bytes, i) => this.store.put(base + this.kind.segmentExts[i]!, bytes, { contentType: 'application/octet-stream' })));
+    return { base, docs: docs.length, major };
+  }
+
+  // ---- storage ----
+
+  private recordKey(ns: string, key: DocKey): string {
+    return `${this.prefix(ns)}d/${key.id}/${pad(key.c, 13)}-${key.r}${this.kind.recordExt}`;
+  }
+
+  private async listRoots(ns: string): Promise<string[]> {
+    return (await listAll(this.store, `${this.prefix(ns)}r/`)).sort();
+  }
+
+  private async readRoot(key: string): Promise<Root> {
+    const found = await this.store.get(key);
+    if (!found) throw new CorruptIndexError(`root ${key} vanished`);
+    try {
+      const root = JSON.parse(text(found.body)) as Root;
+      if (root.v !== 1 || !Array.isArray(root.segments) || typeof root.seq !== 'number') throw new Error('shape');
+      return root;
+    } catch {
+      throw new CorruptIndexError(`root ${key}`);
+    }
+  }
+
+  private async readSegment(base: string): Promise<S> {
+    const parts = await Promise.all(
+      this.kind.segmentExts.map(async (ext) => {
+        const found = await this.store.get(base + ext);
+        if (!found) throw new CorruptIndexError(`segment ${base + ext} is missing`);
+        return found.body;
+      }),
+    );
+    return this.kind.decodeSegment(parts);
+  }
+}
+
+function remember<D, S>(state: State<D, S>, key: DocKey, doc: D): void {
+  const had = state.fresh.get(key.id);
+  if (!had || !newer(had.key, key)) {
+    state.fresh.set(key.id, { key, doc });
+    state.version++;
+  }
+}
+
+/** True when version a is newer than b (a later incarnation, or a later revision of the same one). */
+function newer(a: DocKey, b: DocKey): boolean {
+  return a.c > b.c || (a.c === b.c && a.r > b.r);
+}
+
+function keyOf(e: ManifestEntry): DocKey {
+  return { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision };
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+function seqOf(key: string, prefix: string): number {
+  const name = key.slice(prefix.length + 2);
+  return Number(name.slice(0, 12)) || 0;
+}
+
+function parseRecordKey(key: string, prefix: string, ext: string): DocKey | null {
+  const m = /^d\/([^/]+)\/(\d{13})-(\d+)/.exec(key.slice(prefix.length));
+  if (!m || !key.endsWith(ext)) return null;
+  return { id: m[1]!, c: Number(m[2]), r: Number(m[3]) };
+}
+
+/** The key prefix of a namespace's search indexes. */
+export function searchPrefix(ns: string): string {
+  return `${keys.namespace(ns)}x/`;
+}

@@ -1,0 +1,189 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { LocalEmbedder, type Embedder } from '../../lib/search/embed.js';
+import { SearchEngine, type SearchOptions } from '../../lib/search/engine.js';
+import { listAll } from '../../lib/sessions/manifest.js';
+import { SessionStore, type WriteContext } from '../../lib/sessions/store.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { MemoryStore } from '../../lib/storage/memory.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
+import { openTestS3 } from '../support/s3.js';
+
+/** One "process": a session store and its search engine over shared storage, with its own background. */
+function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Embedder | null = new LocalEmbedder()) {
+  const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }) });
+  const engine = new SearchEngine(sessions, embedder, options);
+  sessions.addListener(engine);
+  const running = new Set<Promise<unknown>>();
+  const schedule = (w: Promise<unknown>) => {
+    const p = w.catch(() => undefined);
+    running.add(p);
+    void p.finally(() => running.delete(p));
+  };
+  const ctx: WriteContext = { schedule };
+  const drain = async () => {
+    while (running.size) await Promise.all([...running]);
+  };
+  const search = async (ns: string, q: string, limit = 10) => {
+    const out = await engine.search(ns, q, limit, schedule);
+    return out;
+  };
+  return { sessions, engine, ctx, drain, search, schedule };
+}
+
+const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
+
+function localStore(): LocalStore {
+  return new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-index-')));
+}
+
+describe('search index in the bucket', () => {
+  it('a save writes a record; compaction folds records into a segment under a root; results stay the same', async () => {
+    const objects = localStore();
+    const d = device(objects, { lsm: { compactAfter: 4 } });
+    const made: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { session } = await d.sessions.create('ns1', { task: `task ${i}`, messages: [{ role: 'user', content: `deploy service${i} to kubernetes cluster` }] }, d.ctx);
+      made.push(session.id);
+    }
+    await d.drain();
+    const before = ids(await d.search('ns1', 'kubernetes deploy', 20));
+    expect(before.sort()).toEqual(made.slice().sort());
+    await d.engine.lexical.compact('ns1');
+    const keys = await listAll(objects, 'ns/ns1/x/');
+    expect(keys.some((k) => /\/x\/r\/\d{12}\.json$/.test(k))).toBe(true);
+    expect(keys.some((k) => /\/x\/g\/\d{12}-[0-9a-f]+\.lex$/.test(k))).toBe(true);
+    // Covered records were collected.
+    expect(keys.filter((k) => k.includes('/x/d/'))).toEqual([]);
+    // A fresh process (cold) reads the segment and answers the same.
+    const cold = device(objects);
+    expect(ids(await cold.search('ns1', 'kubernetes deploy', 20)).sort()).toEqual(made.slice().sort());
+    expect(ids(await cold.search('ns1', 'service7', 20))).toEqual([made[7]]);
+  });
+
+  it('an append is searchable at once; a delete or a trim takes effect at once, even in a process with a stale index', async () => {
+    const objects = localStore();
+    const a = device(objects);
+    const b = device(objects);
+    const { session } = await a.sessions.create('ns', { task: 'build fix', messages: [{ role: 'user', content: 'the linker fails on arm64' }] }, a.ctx);
+    await a.drain();
+    expect(ids(await b.search('ns', 'linker arm64'))).toEqual([session.id]);
+    await a.sessions.append('ns', session.id, { messages: [{ role: 'assistant', content: 'zebrafish quantum' }, { role: 'user', content: 'thanks' }] }, undefined, a.ctx);
+    await a.drain();
+    expect(ids(await b.search('ns', 'zebrafish quantum'))).toEqual([session.id]);
+    // Trim away everything but the last two messages: the linker text is gone from every result.
+    await a.sessions.trim('ns', session.id, 2, a.ctx);
+    await a.drain();
+    expect(await b.search('ns', 'linker arm64')).toEqual([]);
+    expect(await a.search('ns', 'linker arm64')).toEqual([]);
+    await a.sessions.delete('ns', session.id, a.ctx);
+    expect(await b.search('ns', 'zebrafish quantum')).toEqual([]);
+    expect(await a.search('ns', 'zebrafish quantum')).toEqual([]);
+    await a.drain();
+    expect((await listAll(objects, `ns/ns/x/d/${session.id}/`)).length).toBe(0);
+  });
+
+  it('after compaction, deleted sessions leave the segments (major merge drops them)', async () => {
+    const objects = new MemoryStore();
+    const d = device(objects, { lsm: { compactAfter: 1000 } });
+    const made: string[] = [];
+    for (let i = 0; i < 6; i++) made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `secretword${i} alpha` }] }, d.ctx)).session.id);
+    await d.drain();
+    await d.engine.lexical.compact('ns');
+    for (const id of made.slice(0, 3)) await d.sessions.delete('ns', id, d.ctx);
+    await d.drain();
+    await d.engine.lexical.compact('ns');
+    // The segments of the newest root (the previous root's stay one more compaction, for readers in flight).
+    const rootKey = (await listAll(objects, 'ns/ns/x/r/')).sort().pop()!;
+    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as { segments: { base: string }[] };
+    const segments = root.segments.map((s) => `${s.base}.lex`);
+    const bodies = await Promise.all(segments.map(async (k) => new TextDecoder().decode((await objects.get(k))!.body)));
+    for (const id of made.slice(0, 3)) expect(bodies.some((b) => b.includes(id))).toBe(false);
+    for (const id of made.slice(3)) expect(bodies.some((b) => b.includes(id))).toBe(true);
+  });
+
+  it('many devices saving at once through radosgw: every session is searchable from a cold reader, none lost', async () => {
+    const objects = openTestS3('index-concurrency');
+    const devices = [0, 1, 2, 3].map(() => device(objects, { lsm: { compactAfter: 8 } }));
+    const made: string[] = [];
+    await Promise.all(
+      devices.map(async (d, n) => {
+        for (let i = 0; i < 12; i++) {
+          const { session } = await d.sessions.create('team', { task: `device ${n} job ${i}`, messages: [{ role: 'user', content: `pipeline token${n}x${i} common words` }] }, d.ctx);
+          made.push(session.id);
+          // Compactions race with saves on other devices.
+          if (i % 4 === 3) d.schedule(d.engine.lexical.compact('team'));
+        }
+      }),
+    );
+    await Promise.all(devices.map((d) => d.drain()));
+    await devices[0]!.engine.lexical.compact('team');
+    const reader = device(objects);
+    expect(ids(await reader.search('team', 'common words', 20)).length).toBe(20);
+    for (let n = 0; n < 4; n++) {
+      for (const i of [0, 5, 11]) {
+        const hits = await reader.search('team', `token${n}x${i}`, 5);
+        expect(hits).toHaveLength(1);
+      }
+    }
+    // Every session has a document in the segments now: the reader needed no session reads to resolve.
+    const res = await reader.engine.lexical.resolve('team', (await reader.sessions.manifest.view('team')).entries, false, reader.schedule);
+    expect(res.missing).toEqual([]);
+    expect(res.live.size).toBe(made.length);
+  }, 60_000);
+
+  it('a corrupt segment: search still answers (DeepSearch meanwhile) and a rebuild from the sessions replaces it', async () => {
+    const objects = localStore();
+    const d = device(objects);
+    const { session } = await d.sessions.create('ns', { task: 'gpu driver', messages: [{ role: 'user', content: 'cuda driver mismatch on the build box' }] }, d.ctx);
+    await d.drain();
+    await d.engine.lexical.compact('ns');
+    const seg = (await listAll(objects, 'ns/ns/x/g/'))[0]!;
+    await objects.put(seg, new TextEncoder().encode('not a segment'));
+    const cold = device(objects);
+    expect(ids(await cold.search('ns', 'cuda driver'))).toEqual([session.id]);
+    await cold.drain();
+    const after = await listAll(objects, 'ns/ns/x/g/');
+    expect(after).not.toContain(seg);
+    const again = device(objects);
+    expect(ids(await again.search('ns', 'cuda mismatch'))).toEqual([session.id]);
+  });
+
+  it('reindex rebuilds every index from the session objects alone', async () => {
+    const objects = localStore();
+    const d = device(objects);
+    const { session } = await d.sessions.create('ns', { task: 'alpha', messages: [{ role: 'user', content: 'postgres vacuum stalls' }] }, d.ctx);
+    await d.drain();
+    for (const k of await listAll(objects, 'ns/ns/x/')) await objects.delete(k);
+    const out = await device(objects).engine.reindex('ns');
+    expect(out.sessions).toBe(1);
+    expect((await listAll(objects, 'ns/ns/x/g/')).length).toBeGreaterThan(0);
+    expect(ids(await device(objects).search('ns', 'postgres vacuum'))).toEqual([session.id]);
+  });
+
+  it('namespaces never see each other', async () => {
+    const objects = localStore();
+    const d = device(objects);
+    await d.sessions.create('alice', { task: 'x', messages: [{ role: 'user', content: 'shared phrase here' }] }, d.ctx);
+    const { session: bob } = await d.sessions.create('bob', { task: 'y', messages: [{ role: 'user', content: 'shared phrase here' }] }, d.ctx);
+    await d.drain();
+    expect(ids(await d.search('bob', 'shared phrase'))).toEqual([bob.id]);
+  });
+
+  it('only redacted text reaches the index', async () => {
+    const objects = localStore();
+    const d = device(objects);
+    const key = 'AKIAIOSFODNN7EXAMPLQ';
+    await d.sessions.create('ns', { task: 'creds', messages: [{ role: 'user', content: `my key is ${key} please rotate` }] }, d.ctx);
+    await d.drain();
+    await d.engine.lexical.compact('ns', true);
+    for (const k of await listAll(objects, 'ns/ns/x/')) {
+      const body = Buffer.from((await objects.get(k))!.body).toString('latin1');
+      expect(body.toLowerCase()).not.toContain(key.toLowerCase());
+    }
+    expect(await d.search('ns', key)).toEqual([]);
+  });
+});
