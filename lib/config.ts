@@ -1,5 +1,5 @@
 import { sha256 } from './digest.js';
-import { isValidNamespace } from './sessions/ids.js';
+import { isValidNamespace, isValidSessionId } from './sessions/ids.js';
 
 /**
  * The one config loader: turns environment variables (process.env, or Workers vars and secrets) into a
@@ -38,6 +38,16 @@ export interface SatchelConfig {
   maxBodyBytes: number;
   /** Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings). */
   redactValues: string[];
+  /** Signed webhooks by name (`SATCHEL_HOOKS`); empty when unset. */
+  hooks: ReadonlyMap<string, HookConfig>;
+}
+
+/** One webhook: its HMAC secret, the namespace it writes into, and which session it continues. */
+export interface HookConfig {
+  secret: string;
+  namespace: string;
+  /** A session id, `latest` (the namespace's most recently updated session) or `new` (one per delivery). */
+  session: string;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +85,7 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
     maxSessionBytes: parseIntVar(env.SATCHEL_MAX_SESSION_BYTES, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 1024, 2 ** 31),
     maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
     redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
+    hooks: parseHooks(env.SATCHEL_HOOKS),
   };
 }
 
@@ -103,6 +114,39 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
   }
   return out;
+}
+
+/**
+ * Parses `SATCHEL_HOOKS`: JSON `{name: {secret, namespace, session}}`. Errors name the hook and the field,
+ * never a secret.
+ */
+export function parseHooks(value: string | undefined): ReadonlyMap<string, HookConfig> {
+  const hooks = new Map<string, HookConfig>();
+  if (value === undefined || value.trim() === '') return hooks;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError('SATCHEL_HOOKS must be JSON: {"name": {"secret", "namespace", "session"}}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('SATCHEL_HOOKS must be a JSON object: {"name": {"secret", "namespace", "session"}}');
+  }
+  for (const [name, entry] of Object.entries(parsed)) {
+    const where = `SATCHEL_HOOKS ${JSON.stringify(name.slice(0, 64))}`;
+    // Hook names use the namespace alphabet: they are URL path segments and parts of keys and labels.
+    if (!isValidNamespace(name)) throw new ConfigError(`${where}: a hook name is 1-64 of [A-Za-z0-9._-], not starting with "."`);
+    const { secret, namespace, session, ...rest } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    if (typeof secret !== 'string' || secret === '') throw new ConfigError(`${where}: secret must be a non-empty string`);
+    if (typeof namespace !== 'string' || !isValidNamespace(namespace)) throw new ConfigError(`${where}: namespace must be 1-64 of [A-Za-z0-9._-]`);
+    if (typeof session !== 'string' || !(session === 'latest' || session === 'new' || isValidSessionId(session))) {
+      throw new ConfigError(`${where}: session must be a session id, "latest" or "new"`);
+    }
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw new ConfigError(`${where}: unknown field ${JSON.stringify(unknown[0]!.slice(0, 64))}`);
+    hooks.set(name, { secret, namespace, session });
+  }
+  return hooks;
 }
 
 function parseIntVar(value: string | undefined, name: string, fallback: number, min: number, max: number): number {

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { SatchelConfig } from '../config.js';
 import { badRequest, notFound, preconditionRequired } from '../errors.js';
 import { createLogger, describeError, type Logger } from '../log.js';
+import { appendMessage, WebhookReceiver } from '../hooks/hooks.js';
 import { defaultPipeline } from '../pipeline/default.js';
 import { AuditLog } from '../sessions/audit.js';
 import { publicSession } from '../sessions/codec.js';
@@ -19,7 +20,7 @@ import { ANY_REVISION, SessionStore, type WriteContext, type WriteResult } from 
 import type { ObjectStore } from '../storage/port.js';
 import { bearerAuth, requireWrite, type AuthVariables } from './auth.js';
 import { Background } from './background.js';
-import { readJson } from './body.js';
+import { readBodyBytes, readJson } from './body.js';
 import { problemResponse } from './problem.js';
 
 export interface AppOptions {
@@ -53,6 +54,8 @@ export function createApp(options: AppOptions) {
     });
   const background = new Background(log);
   const maxBody = config.maxBodyBytes;
+  // Webhook messages are appended for now; a continue with a model turn replaces `appendMessage` here.
+  const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver: appendMessage(sessions), log });
   const app = new Hono<Env>();
 
   /** Background work of this request: waitUntil on Workers, the process elsewhere. */
@@ -94,6 +97,8 @@ export function createApp(options: AppOptions) {
 
   app.use('/v1/*', async (c, next) => {
     if (c.req.path === '/v1/health') return next();
+    // Webhooks carry a signature instead of a token; the route verifies it.
+    if (c.req.method === 'POST' && /^\/v1\/hooks\/[^/]+$/.test(c.req.path)) return next();
     return bearerAuth(config.tokens ?? (options.allowOpen ? null : []))(c, next);
   });
 
@@ -175,6 +180,16 @@ export function createApp(options: AppOptions) {
 
   app.get('/v1/sessions/:id/audit', async (c) => {
     return c.json({ records: await sessions.auditRecords(c.get('caller').namespace, c.req.param('id')) });
+  });
+
+  app.post('/v1/hooks/:name', async (c) => {
+    const header = (name: string) => c.req.header(name);
+    const delivery = await webhooks.verify(c.req.param('name'), header, () => readBodyBytes(c.req.raw, maxBody));
+    // Verified: answer now, store after the response (waitUntil on Workers, drained on Lambda).
+    const schedule = scheduler(c);
+    schedule(webhooks.process(delivery, schedule));
+    const session = await webhooks.plannedSession(delivery);
+    return c.json({ accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) }, 202);
   });
 
   app.post('/v1/session_search', async (c) => {

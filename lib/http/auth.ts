@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { TokenEntry } from '../config.js';
-import { sha256 } from '../digest.js';
+import { sha256, timingSafeEqual } from '../digest.js';
 import { forbidden, unauthorized } from '../errors.js';
 
 /** Who is calling: the namespace their token opens, the device label for the audit log, and the scope. */
@@ -25,13 +25,6 @@ export async function resolveToken(entries: TokenEntry[], presented: string): Pr
     if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
   }
   return found ? { namespace: found.namespace, device: found.device, readOnly: found.readOnly } : null;
-}
-
-function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  let diff = 0;
-  for (let i = 0; i < a.byteLength; i++) diff |= a[i]! ^ b[i]!;
-  return diff === 0;
 }
 
 /** Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`. */

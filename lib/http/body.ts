@@ -38,11 +38,21 @@ export function zodErrors(error: z.ZodError): FieldError[] {
   }));
 }
 
-/** Reads the whole body as text, refusing (413) as soon as it passes `maxBytes`. */
+/** Reads the whole body as UTF-8 text, refusing (413) as soon as it passes `maxBytes`. */
 async function readLimited(request: Request, maxBytes: number): Promise<string> {
+  const all = await readBodyBytes(request, maxBytes);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(all);
+  } catch {
+    throw badRequest('the body is not valid UTF-8');
+  }
+}
+
+/** Reads the whole body as raw bytes (webhook signatures cover the bytes), refusing (413) past `maxBytes`. */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw payloadTooLarge(`the body is over ${maxBytes} bytes`);
-  if (!request.body) return '';
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -62,11 +72,7 @@ async function readLimited(request: Request, maxBytes: number): Promise<string> 
     all.set(chunk, at);
     at += chunk.byteLength;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(all);
-  } catch {
-    throw badRequest('the body is not valid UTF-8');
-  }
+  return all;
 }
 
 /** True when `value` nests arrays/objects more than `limit` deep (iterative: no stack to blow). */

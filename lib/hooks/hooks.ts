@@ -1,0 +1,237 @@
+import type { HookConfig } from '../config.js';
+import { sha256Hex } from '../digest.js';
+import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../errors.js';
+import { describeError, type Logger } from '../log.js';
+import { wrapUntrusted } from '../search/tool.js';
+import { keys } from '../sessions/ids.js';
+import type { Message } from '../sessions/schema.js';
+import type { SessionStore, WriteContext } from '../sessions/store.js';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import { verifySignature } from './signature.js';
+import { parsePayload, summarize } from './summary.js';
+
+/**
+ * Signed webhooks (`POST /v1/hooks/{name}`), apart from HTTP: admit and verify a request, then store its
+ * payload as one untrusted user message, exactly once per delivery id. docs/design.md ("Webhooks") has
+ * the marker object and how each crash point heals.
+ */
+
+/**
+ * Hands a webhook's message to a session. Today it appends; a continue with a model turn slots in here
+ * with the same signature. It must make a repeated `ctx.idempotencyKey` a no-op (as append does).
+ */
+export type Deliver = (ns: string, sessionId: string, message: Message, ctx: WriteContext) => Promise<unknown>;
+
+/** The delivery used until continue runs model turns: append the message through the save pipeline. */
+export function appendMessage(sessions: SessionStore): Deliver {
+  return (ns, id, message, ctx) => sessions.append(ns, id, { messages: [message] }, undefined, ctx);
+}
+
+/** A request header by (case-insensitive) name. */
+export type HeaderLookup = (name: string) => string | undefined;
+
+/** A delivery whose signature checked out. */
+export interface VerifiedDelivery {
+  name: string;
+  hook: HookConfig;
+  /** `X-Satchel-Delivery` or `X-GitHub-Delivery`, else `sha256:<hex of the raw body>`. */
+  delivery: string;
+  /** `X-GitHub-Event`, when sent. */
+  event?: string;
+  contentType?: string;
+  body: Uint8Array<ArrayBuffer>;
+}
+
+export interface DeliveryOutcome {
+  session: string;
+  /** True when the delivery was already stored and nothing was written. */
+  duplicate: boolean;
+}
+
+/** What the marker object of a delivery holds. */
+export interface DeliveryMarker {
+  session: string;
+  state: 'claimed' | 'done';
+}
+
+export interface WebhookOptions {
+  hooks: ReadonlyMap<string, HookConfig>;
+  sessions: SessionStore;
+  deliver: Deliver;
+  log: Logger;
+  now?: () => number;
+}
+
+/** Receives the configured webhooks: verification before the response, storage after it. */
+export class WebhookReceiver {
+  private readonly now: () => number;
+
+  constructor(private readonly options: WebhookOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Checks a request: 404 for an unknown hook, 401 without a signature header (both before the body is
+   * read), then reads the body and checks its signature (401 when it does not match or is stale).
+   */
+  async verify(name: string, header: HeaderLookup, readBody: () => Promise<Uint8Array<ArrayBuffer>>): Promise<VerifiedDelivery> {
+    const hook = this.options.hooks.get(name);
+    if (!hook) throw notFound(`there is no webhook called ${JSON.stringify(name.slice(0, 64))}`);
+    const signatures = { github: header('x-hub-signature-256'), satchel: header('x-satchel-signature') };
+    if (signatures.github === undefined && signatures.satchel === undefined) throw unauthorized('send X-Hub-Signature-256 or X-Satchel-Signature');
+    const body = await readBody();
+    const checked = await verifySignature(hook.secret, signatures, body, this.now());
+    if (!checked.ok) throw unauthorized(checked.reason);
+    const deliveryHeader = header('x-satchel-delivery') !== undefined ? 'X-Satchel-Delivery' : 'X-GitHub-Delivery';
+    const sent = header(deliveryHeader.toLowerCase());
+    if (sent !== undefined && !/^[\x21-\x7e]{1,255}$/.test(sent)) {
+      throw badRequest(`${deliveryHeader} must be 1-255 visible ASCII characters`, [{ path: deliveryHeader, message: 'invalid' }]);
+    }
+    const event = header('x-github-event');
+    const contentType = header('content-type');
+    return {
+      name,
+      hook,
+      delivery: sent ?? `sha256:${await sha256Hex(body)}`,
+      ...(event ? { event } : {}),
+      ...(contentType ? { contentType } : {}),
+      body,
+    };
+  }
+
+  /** The session a delivery goes to, when that is known before the work runs (a fixed id, or `new`). */
+  async plannedSession(d: VerifiedDelivery): Promise<string | undefined> {
+    if (d.hook.session === 'new') return hookSessionId(d.name, d.delivery);
+    return d.hook.session === 'latest' ? undefined : d.hook.session;
+  }
+
+  /**
+   * Stores one delivery, exactly once: a done marker makes a redelivery a no-op; a claimed one sends a
+   * retry to the session first chosen; the append's idempotency key makes a retry after a crash a no-op
+   * inside the session. Never throws: a failure is logged (a redelivery retries it) and gives null.
+   */
+  async process(d: VerifiedDelivery, schedule?: (work: Promise<unknown>) => void): Promise<DeliveryOutcome | null> {
+    const markerKey = keys.hookDelivery(d.hook.namespace, d.name, await sha256Hex(d.delivery));
+    try {
+      const outcome = await this.store(d, markerKey, schedule);
+      this.options.log.info('webhook delivered', { hook: d.name, session: outcome.session, duplicate: outcome.duplicate });
+      return outcome;
+    } catch (err) {
+      // The marker key names the delivery without repeating a header into the log.
+      this.options.log.warn('webhook delivery failed', { hook: d.name, marker: markerKey, error: describeError(err) });
+      return null;
+    }
+  }
+
+  private async store(d: VerifiedDelivery, markerKey: string, schedule?: (work: Promise<unknown>) => void): Promise<DeliveryOutcome> {
+    const { sessions } = this.options;
+    const ns = d.hook.namespace;
+    let claim = await readMarker(sessions.objects, markerKey);
+    if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
+    const fresh = await hookSessionId(d.name, d.delivery);
+    const base: WriteContext = { device: `webhook:${d.name}`, ...(schedule ? { schedule } : {}) };
+    if (!claim) {
+      claim = await claimMarker(sessions.objects, markerKey, await this.chooseSession(d.hook, fresh, schedule), this.now());
+      if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
+    }
+    const id = claim.marker.session;
+    const { value, raw } = parsePayload(d.body, d.contentType);
+    const summary = summarize({ hook: d.name, event: d.event, value, raw });
+    const message: Message = { role: 'user', content: wrapUntrusted(summary.text, `webhook:${d.name}`) };
+    if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
+    await this.deliverOnce(ns, id, message, { ...base, idempotencyKey: `webhook:${d.name}:${d.delivery}`, op: 'continue' }, summary.title);
+    await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
+    return { session: id, duplicate: false };
+  }
+
+  /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */
+  private async chooseSession(hook: HookConfig, fresh: string, schedule?: (work: Promise<unknown>) => void): Promise<string> {
+    if (hook.session === 'new') return fresh;
+    if (hook.session !== 'latest') return hook.session;
+    try {
+      return (await this.options.sessions.latest(hook.namespace, schedule)).id;
+    } catch (err) {
+      if (statusOf(err) === 404) return fresh;
+      throw err;
+    }
+  }
+
+  private async deliverOnce(ns: string, id: string, message: Message, ctx: WriteContext, title: string): Promise<void> {
+    try {
+      await this.options.deliver(ns, id, message, ctx);
+    } catch (err) {
+      const status = statusOf(err);
+      // The key is already recorded for another body: this delivery's message is stored, with the
+      // different random wrapper tag an earlier attempt drew.
+      if (status === 422) return;
+      if (status !== 404) throw err;
+      // A fixed id not created yet, or a target deleted since it was claimed: create it, then deliver.
+      await this.createIfMissing(ns, id, title, ctx);
+      try {
+        await this.options.deliver(ns, id, message, ctx);
+      } catch (again) {
+        if (statusOf(again) !== 422) throw again;
+      }
+    }
+  }
+
+  private async createIfMissing(ns: string, id: string, task: string, ctx: WriteContext): Promise<void> {
+    try {
+      await this.options.sessions.create(ns, { id, task }, { ...(ctx.device ? { device: ctx.device } : {}), ...(ctx.schedule ? { schedule: ctx.schedule } : {}) });
+    } catch (err) {
+      // 409: an earlier attempt of this delivery (or a concurrent one) created it.
+      if (statusOf(err) !== 409) throw err;
+    }
+  }
+}
+
+/** The id of the session a `new` hook creates for a delivery: the same id for every redelivery. */
+export async function hookSessionId(name: string, delivery: string): Promise<string> {
+  return `hook-${name}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
+}
+
+/** Parses a marker body; anything unreadable counts as done, so that a delivery is never stored twice. */
+export function parseMarker(body: string): DeliveryMarker {
+  try {
+    const m = JSON.parse(body) as Partial<DeliveryMarker>;
+    if (typeof m.session === 'string' && (m.state === 'claimed' || m.state === 'done')) return { session: m.session, state: m.state };
+  } catch {
+    // fall through
+  }
+  return { session: '', state: 'done' };
+}
+
+async function readMarker(objects: ObjectStore, key: string): Promise<{ marker: DeliveryMarker; etag: string } | null> {
+  const found = await objects.get(key);
+  return found ? { marker: parseMarker(text(found.body)), etag: found.etag } : null;
+}
+
+function markerBody(session: string, state: DeliveryMarker['state'], nowMs: number): Uint8Array {
+  return utf8(JSON.stringify({ session, state, at: new Date(nowMs).toISOString() }));
+}
+
+/** Create-only: the first attempt of a delivery picks its session; a concurrent or later one reads that choice. */
+async function claimMarker(objects: ObjectStore, key: string, session: string, nowMs: number) {
+  try {
+    const { etag } = await objects.put(key, markerBody(session, 'claimed', nowMs), { ifNoneMatch: '*', contentType: 'application/json' });
+    return { marker: { session, state: 'claimed' as const }, etag };
+  } catch (err) {
+    if (!PreconditionFailedError.is(err)) throw err;
+    const winner = await readMarker(objects, key);
+    if (!winner) throw unavailable('the delivery marker changed while claiming it; try again');
+    return winner;
+  }
+}
+
+/** If-Match on the claim: when it fails, another attempt of the same delivery has already finished. */
+async function finishMarker(objects: ObjectStore, key: string, etag: string, session: string, nowMs: number): Promise<void> {
+  try {
+    await objects.put(key, markerBody(session, 'done', nowMs), { ifMatch: etag, contentType: 'application/json' });
+  } catch (err) {
+    if (!PreconditionFailedError.is(err)) throw err;
+  }
+}
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof SatchelError ? err.status : undefined;
+}

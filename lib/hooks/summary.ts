@@ -1,0 +1,278 @@
+/**
+ * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
+ * (`workflow_run`, `check_run`, `issue_comment`, `push`, named by `X-GitHub-Event`), the JSON otherwise,
+ * cut to a byte budget with a visible note. Pure functions; the payload is untrusted and only read.
+ */
+
+/** Bytes of summary text kept per delivery; the rest is cut with a note saying so. */
+export const SUMMARY_MAX_BYTES = 16 * 1024;
+
+/** Characters of the one-line title (the task of a session a hook creates). */
+export const TITLE_MAX_CHARS = 200;
+
+/** A few kilobytes of a comment or check output are enough to act on; the payload stays the bound. */
+const FIELD_MAX_CHARS = 4000;
+const PUSH_COMMITS_SHOWN = 20;
+
+export interface EventSummary {
+  /** One line naming the event, e.g. `GitHub workflow_run: CI failed on main`. */
+  title: string;
+  /** The message text, at most the byte budget. */
+  text: string;
+}
+
+export interface PayloadInput {
+  /** The hook's configured name. */
+  hook: string;
+  /** `X-GitHub-Event`, when GitHub sent it. */
+  event?: string | undefined;
+  /** The parsed payload, or undefined when the body is neither JSON nor GitHub's form encoding. */
+  value: unknown;
+  /** The body as text (invalid UTF-8 replaced), shown when it does not parse. */
+  raw: string;
+}
+
+/**
+ * Reads a body as a payload: JSON, or GitHub's `application/x-www-form-urlencoded` form whose `payload`
+ * field holds the JSON. A body that is neither is kept as text (`value` undefined).
+ */
+export function parsePayload(body: Uint8Array, contentType: string | undefined): { value: unknown; raw: string } {
+  const raw = new TextDecoder().decode(body);
+  let json = raw;
+  if ((contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded') {
+    json = new URLSearchParams(raw).get('payload') ?? '';
+  }
+  try {
+    return { value: JSON.parse(json) as unknown, raw };
+  } catch {
+    // Not JSON (or nested past what the parser takes): the text itself is the payload.
+    return { value: undefined, raw };
+  }
+}
+
+/** The title and text for one delivery. */
+export function summarize(input: PayloadInput, maxBytes = SUMMARY_MAX_BYTES): EventSummary {
+  const described = input.event !== undefined && isObject(input.value) ? describeGitHub(input.event, input.value) : null;
+  const full = described ?? describeOther(input, maxBytes);
+  return { title: oneLine(full.title, TITLE_MAX_CHARS), text: truncateUtf8(full.text, maxBytes) };
+}
+
+/** GitHub's common events in words; other GitHub events as their JSON under a title. */
+export function describeGitHub(event: string, p: Record<string, unknown>): EventSummary {
+  switch (event) {
+    case 'workflow_run':
+      return workflowRun(p);
+    case 'check_run':
+      return checkRun(p);
+    case 'issue_comment':
+      return issueComment(p);
+    case 'push':
+      return push(p);
+    default: {
+      const action = str(p, 'action');
+      const repo = str(p, 'repository.full_name');
+      const title = `GitHub ${event}${action ? ` ${action}` : ''}${repo ? ` in ${repo}` : ''}`;
+      return { title, text: `${title}\n\n${prettyJson(p)}` };
+    }
+  }
+}
+
+function workflowRun(p: Record<string, unknown>): EventSummary {
+  const name = str(p, 'workflow_run.name') ?? str(p, 'workflow.name') ?? 'workflow';
+  const branch = str(p, 'workflow_run.head_branch');
+  const outcome = outcomeOf(str(p, 'workflow_run.status'), str(p, 'workflow_run.conclusion'));
+  const runNumber = str(p, 'workflow_run.run_number');
+  const attempt = Number(str(p, 'workflow_run.run_attempt') ?? 1);
+  const trigger = str(p, 'workflow_run.event');
+  const actor = str(p, 'workflow_run.triggering_actor.login') ?? str(p, 'workflow_run.actor.login') ?? str(p, 'sender.login');
+  return {
+    title: `GitHub workflow_run: ${name} ${outcome}${onBranch(branch)}`,
+    text: lines(
+      `Workflow "${name}"${runNumber ? ` run #${runNumber}` : ''} ${outcome}${onBranch(branch)}${inRepo(p)}.`,
+      field('Commit', joinWords(short(str(p, 'workflow_run.head_sha')), quoted(str(p, 'workflow_run.display_title')))),
+      field('Triggered by', joinWords(trigger, actor ? `from ${actor}` : undefined)),
+      attempt > 1 ? `Attempt: ${attempt}` : undefined,
+      field('URL', str(p, 'workflow_run.html_url')),
+    ),
+  };
+}
+
+function checkRun(p: Record<string, unknown>): EventSummary {
+  const name = str(p, 'check_run.name') ?? 'check';
+  const branch = str(p, 'check_run.check_suite.head_branch');
+  const outcome = outcomeOf(str(p, 'check_run.status'), str(p, 'check_run.conclusion'));
+  return {
+    title: `GitHub check_run: ${name} ${outcome}${onBranch(branch)}`,
+    text: lines(
+      `Check "${name}" ${outcome}${onBranch(branch)}${inRepo(p)}.`,
+      field('Commit', short(str(p, 'check_run.head_sha'))),
+      field('App', str(p, 'check_run.app.name')),
+      field('Output', str(p, 'check_run.output.title')),
+      block(str(p, 'check_run.output.summary')),
+      block(str(p, 'check_run.output.text')),
+      field('URL', str(p, 'check_run.html_url') ?? str(p, 'check_run.details_url')),
+    ),
+  };
+}
+
+function issueComment(p: Record<string, unknown>): EventSummary {
+  const who = str(p, 'comment.user.login') ?? str(p, 'sender.login') ?? 'someone';
+  const action = str(p, 'action') ?? 'created';
+  const verb = action === 'created' ? 'commented on' : action === 'edited' ? 'edited a comment on' : action === 'deleted' ? 'deleted a comment on' : `${action} a comment on`;
+  const kind = get(p, 'issue.pull_request') !== undefined ? 'pull request' : 'issue';
+  const number = str(p, 'issue.number');
+  const issueTitle = str(p, 'issue.title');
+  const target = `${kind}${number ? ` #${number}` : ''}`;
+  return {
+    title: `GitHub issue_comment: ${who} ${verb} ${target}${issueTitle ? ` ${issueTitle}` : ''}`,
+    text: lines(
+      `${joinWords(who, verb, target, quoted(issueTitle))}${inRepo(p)}:`,
+      block(str(p, 'comment.body')),
+      field('URL', str(p, 'comment.html_url') ?? str(p, 'issue.html_url')),
+    ),
+  };
+}
+
+function push(p: Record<string, unknown>): EventSummary {
+  const ref = str(p, 'ref') ?? '';
+  const isTag = ref.startsWith('refs/tags/');
+  const refName = ref.replace(/^refs\/(heads|tags)\//, '') || 'a ref';
+  const where = isTag ? `tag ${refName}` : refName;
+  const who = str(p, 'pusher.name') ?? str(p, 'sender.login') ?? 'someone';
+  const commits = Array.isArray(p.commits) ? p.commits : [];
+  const n = commits.length;
+  let headline: string;
+  if (get(p, 'deleted') === true) headline = `${who} deleted ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
+  else if (get(p, 'created') === true && n === 0) headline = `${who} created ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
+  else headline = `${who} ${get(p, 'forced') === true ? 'force-pushed' : 'pushed'} ${n} commit${n === 1 ? '' : 's'} to ${where}`;
+  const shown = commits.slice(0, PUSH_COMMITS_SHOWN).map((c) => {
+    const author = str(c, 'author.username') ?? str(c, 'author.name');
+    return `- ${joinWords(short(str(c, 'id')), firstLine(str(c, 'message')), author ? `(${author})` : undefined)}`;
+  });
+  return {
+    title: `GitHub push: ${headline}`,
+    text: lines(
+      `${headline}${inRepo(p)}.`,
+      field('Range', str(p, 'before') && str(p, 'after') ? `${short(str(p, 'before'))}..${short(str(p, 'after'))}` : undefined),
+      ...shown,
+      n > shown.length ? `- … and ${n - shown.length} more` : undefined,
+      field('Compare', str(p, 'compare')),
+    ),
+  };
+}
+
+/** Anything that is not one of GitHub's events: the JSON (pretty when small), or the body's text. */
+function describeOther(input: PayloadInput, maxBytes: number): EventSummary {
+  const kind = isObject(input.value) ? (str(input.value, 'type') ?? str(input.value, 'event')) : undefined;
+  const label = input.event !== undefined ? `GitHub ${input.event}` : `Webhook ${input.hook}`;
+  const title = `${label}${kind ? `: ${kind}` : ''}`;
+  // Pretty-printing a body many times the budget would only be cut away again; compact JSON is as readable.
+  const body = input.value === undefined ? input.raw : input.raw.length <= 4 * maxBytes ? prettyJson(input.value) : input.raw;
+  return { title, text: `${title}\n\n${body}` };
+}
+
+/** In words: a conclusion when there is one (`failed`, `succeeded`, …), else the status. */
+export function outcomeOf(status: string | undefined, conclusion: string | undefined): string {
+  const conclusions: Record<string, string> = {
+    success: 'succeeded',
+    failure: 'failed',
+    cancelled: 'was cancelled',
+    timed_out: 'timed out',
+    action_required: 'needs action',
+    skipped: 'was skipped',
+    neutral: 'finished (neutral)',
+    stale: 'went stale',
+    startup_failure: 'failed to start',
+  };
+  if (conclusion) return Object.hasOwn(conclusions, conclusion) ? conclusions[conclusion]! : `finished (${conclusion})`;
+  if (status) return status.replaceAll('_', ' ');
+  return 'reported';
+}
+
+/**
+ * Cuts text to `maxBytes` of UTF-8 (never inside a character), ending with a note that says how much was
+ * kept, so a reader knows the payload was longer.
+ */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= maxBytes) return text;
+  const note = (kept: number) => `\n\n[satchel] truncated: the first ${kept} of ${bytes.byteLength} bytes are shown.`;
+  let cut = Math.max(0, maxBytes - new TextEncoder().encode(note(maxBytes)).byteLength);
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + note(cut);
+}
+
+/** One line (whitespace and control characters collapsed), at most `max` characters. */
+export function oneLine(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
+  return flat.length <= max ? flat : flat.slice(0, max - 1).trimEnd() + '…';
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The value at a dotted path of own properties, or undefined. */
+function get(v: unknown, path: string): unknown {
+  let at: unknown = v;
+  for (const part of path.split('.')) {
+    if (!isObject(at) || !Object.hasOwn(at, part)) return undefined;
+    at = at[part];
+  }
+  return at;
+}
+
+/** A non-empty string (or a number, as text) at a dotted path. */
+function str(v: unknown, path: string): string | undefined {
+  const found = get(v, path);
+  if (typeof found === 'number' && Number.isFinite(found)) return String(found);
+  return typeof found === 'string' && found !== '' ? found : undefined;
+}
+
+function prettyJson(v: unknown): string {
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch {
+    return String(v);
+  }
+}
+
+function lines(...parts: (string | undefined)[]): string {
+  return parts.filter((p): p is string => p !== undefined && p !== '').join('\n');
+}
+
+function field(label: string, value: string | undefined): string | undefined {
+  return value ? `${label}: ${value}` : undefined;
+}
+
+function block(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  return value.length <= FIELD_MAX_CHARS ? `\n${value}\n` : `\n${value.slice(0, FIELD_MAX_CHARS)}…\n`;
+}
+
+function joinWords(...parts: (string | undefined)[]): string | undefined {
+  const kept = parts.filter((p): p is string => Boolean(p));
+  return kept.length ? kept.join(' ') : undefined;
+}
+
+function quoted(value: string | undefined): string | undefined {
+  return value ? `"${oneLine(value, 120)}"` : undefined;
+}
+
+function short(sha: string | undefined): string | undefined {
+  return sha ? sha.slice(0, 7) : undefined;
+}
+
+function firstLine(message: string | undefined): string | undefined {
+  return message ? oneLine(message.split('\n')[0]!, 120) : undefined;
+}
+
+function onBranch(branch: string | undefined): string {
+  return branch ? ` on ${branch}` : '';
+}
+
+function inRepo(p: Record<string, unknown>): string {
+  const repo = str(p, 'repository.full_name');
+  return repo ? ` in ${repo}` : '';
+}
