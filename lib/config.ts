@@ -40,6 +40,26 @@ export interface SatchelConfig {
   redactValues: string[];
   /** Signed webhooks by name (`SATCHEL_HOOKS`); empty when unset. */
   hooks: ReadonlyMap<string, HookConfig>;
+  /** The model that continue runs a turn with; absent unless SATCHEL_MODEL_URL and SATCHEL_MODEL are both set. */
+  model?: ModelConfig;
+}
+
+/** An OpenAI-compatible chat endpoint for continue. The key is sent to `url` only and never logged. */
+export interface ModelConfig {
+  /** `SATCHEL_MODEL_URL` without a trailing slash; a turn posts to `{url}/chat/completions`. */
+  url: string;
+  /** `SATCHEL_MODEL`: the model for sessions that name none. */
+  model: string;
+  /** `SATCHEL_MODEL_KEY`: the bearer key, if the endpoint needs one. */
+  key?: string;
+  /** `SATCHEL_MODEL_PROVIDER`: the provider stored on sessions that name none (default: the URL's host). */
+  provider: string;
+  /** `SATCHEL_MODEL_TIMEOUT_MS`: how long one turn (every round of it) may take, default 120 s. */
+  timeoutMs: number;
+  /** `SATCHEL_MODEL_CONTEXT_BYTES`: the serialised messages sent to the model, at most (default 256 KiB). */
+  contextBytes: number;
+  /** `SATCHEL_CONTINUE_WAIT_MS`: how long a continue waits for another turn on its session, default 5 s. */
+  waitMs: number;
 }
 
 /** One webhook: its HMAC secret, the namespace it writes into, and which session it continues. */
@@ -86,6 +106,27 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
     maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
     redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
     hooks: parseHooks(env.SATCHEL_HOOKS),
+    ...(env.SATCHEL_MODEL_URL && env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
+  };
+}
+
+/** The continue model, from `SATCHEL_MODEL_*` (the caller checked that URL and model are set). */
+function parseModel(env: Env): ModelConfig {
+  let url: URL;
+  try {
+    url = new URL(env.SATCHEL_MODEL_URL!);
+  } catch {
+    throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
+  return {
+    url: url.href.replace(/\/+$/, ''),
+    model: env.SATCHEL_MODEL!,
+    ...(env.SATCHEL_MODEL_KEY ? { key: env.SATCHEL_MODEL_KEY } : {}),
+    provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
+    timeoutMs: parseIntVar(env.SATCHEL_MODEL_TIMEOUT_MS, 'SATCHEL_MODEL_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    contextBytes: parseIntVar(env.SATCHEL_MODEL_CONTEXT_BYTES, 'SATCHEL_MODEL_CONTEXT_BYTES', 256 * 1024, 1024, 2 ** 31),
+    waitMs: parseIntVar(env.SATCHEL_CONTINUE_WAIT_MS, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
   };
 }
 

@@ -24,7 +24,9 @@ export const badRequest = (detail: string, errors?: FieldError[]) =>
 export const unauthorized = (detail: string) => new SatchelError(401, 'Unauthorized', detail);
 export const forbidden = (detail: string) => new SatchelError(403, 'Forbidden', detail);
 export const notFound = (detail: string) => new SatchelError(404, 'Not Found', detail);
-export const conflict = (detail: string) => new SatchelError(409, 'Conflict', detail);
+/** 409; `retryAfter` (seconds) when waiting will help, e.g. another continue holds the session's lease. */
+export const conflict = (detail: string, retryAfter?: number) =>
+  new SatchelError(409, 'Conflict', detail, retryAfter !== undefined ? { retryAfter } : {});
 export const preconditionFailed = (detail: string) => new SatchelError(412, 'Precondition Failed', detail);
 export const payloadTooLarge = (detail: string) => new SatchelError(413, 'Content Too Large', detail);
 export const unsupportedMediaType = (detail: string) => new SatchelError(415, 'Unsupported Media Type', detail);
@@ -32,3 +34,5 @@ export const unprocessable = (detail: string) => new SatchelError(422, 'Unproces
 export const preconditionRequired = (detail: string) => new SatchelError(428, 'Precondition Required', detail);
 export const unavailable = (detail: string, retryAfter = 1) =>
   new SatchelError(503, 'Service Unavailable', detail, { retryAfter });
+/** 502: an upstream the request depends on (the continue model) failed or timed out. */
+export const badGateway = (detail: string) => new SatchelError(502, 'Bad Gateway', detail);

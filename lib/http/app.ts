@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { SatchelConfig } from '../config.js';
 import { badRequest, notFound, preconditionRequired } from '../errors.js';
+import { Continuer } from '../continue/continue.js';
 import { createLogger, describeError, type Logger } from '../log.js';
 import { appendMessage, WebhookReceiver } from '../hooks/hooks.js';
 import { defaultPipeline } from '../pipeline/default.js';
@@ -56,6 +57,8 @@ export function createApp(options: AppOptions) {
   const maxBody = config.maxBodyBytes;
   // Webhook messages are appended for now; a continue with a model turn replaces `appendMessage` here.
   const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver: appendMessage(sessions), log });
+  // The model turn's session_search calls run here, in the caller's namespace.
+  const continuer = new Continuer({ sessions, objects, model: config.model, log, search: (ns, input) => runSessionSearch(sessions, ns, input) });
   const app = new Hono<Env>();
 
   /** Background work of this request: waitUntil on Workers, the process elsewhere. */
@@ -169,13 +172,10 @@ export function createApp(options: AppOptions) {
     const body = await readJson(c, continueBodySchema, maxBody);
     let id = c.req.param('id');
     if (id === 'latest') id = (await sessions.latest(ns, scheduler(c))).id;
-    const ifMatch = parseIfMatch(c.req.header('if-match'));
-    const message = { role: 'user' as const, content: body.message };
-    const ctx = { ...writeContext(c), op: 'continue' as const };
-    const result = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, ctx);
-    markReplay(c, result);
-    c.header('ETag', etag(result.receipt.revision));
-    return c.json({ ...result.receipt, model_turn: false });
+    const out = await continuer.run(ns, id, body, parseIfMatch(c.req.header('if-match')), writeContext(c));
+    if (out.replayed) c.header('Idempotent-Replayed', 'true');
+    c.header('ETag', etag(out.answer.revision));
+    return c.json(out.answer);
   });
 
   app.get('/v1/sessions/:id/audit', async (c) => {

@@ -47,6 +47,8 @@ export const keys = {
   log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${String(at).padStart(13, '0')}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
+  /** The session's continue lease: at most one model turn runs on a session at a time. */
+  lease: (ns: string, id: string) => `ns/${ns}/lease/${id}.json`,
   /** One webhook delivery's marker: which session it went to, and whether it is done. */
   hookDelivery: (ns: string, hook: string, deliveryHash: string) => `ns/${ns}/hooks/${hook}/${deliveryHash}.json`,
 };

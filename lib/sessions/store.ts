@@ -21,6 +21,8 @@ export interface WriteContext {
   knownValues?: string[];
   /** Receives background work that must outlive the response (Workers waitUntil). */
   schedule?: (work: Promise<unknown>) => void;
+  /** Extra fields kept with this write's receipt in its write record, so a replay returns them too (continue's reply). */
+  remember?: (saved: StoredSession) => Record<string, unknown>;
 }
 
 /** Called after each successful write or delete; search indexing and audit plug in here. */
@@ -208,6 +210,17 @@ export class SessionStore {
     }));
   }
 
+  /**
+   * Appends a model turn (assistant and tool messages) and records the model and provider it used, in one
+   * write that lands after whatever is stored. A repeated Idempotency-Key returns the first turn's record.
+   */
+  async appendTurn(ns: string, id: string, turn: { messages: Message[]; model: string; provider: string }, ctx: WriteContext = {}): Promise<WriteResult> {
+    // No fingerprint: a repeat of a turn is never "a different request", whatever the model said.
+    return this.mutate('append', ns, id, undefined, ctx, undefined, (cur) => ({
+      next: { ...cur, model: turn.model, provider: turn.provider, messages: [...cur.messages, ...turn.messages] },
+    }));
+  }
+
   /** Replaces the session's content; the caller must hold the current revision. */
   async replace(ns: string, id: string, body: ReplaceBody, ifMatch: number, ctx: WriteContext = {}): Promise<WriteResult> {
     if (body.id !== undefined && body.id !== id) throw badRequest('the body id does not match the path', [{ path: 'id', message: `expected "${id}"` }]);
@@ -383,7 +396,7 @@ export class SessionStore {
         });
         const session = saved.session;
         const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-        const sealed = seal(session, receipt, record, cached.encoded);
+        const sealed = seal(session, receipt, record, cached.encoded, ctx.remember?.(session));
         const body = sealed.body;
         try {
           const { etag } = await this.objects.put(key, body, { ifMatch: cached.etag });
@@ -509,17 +522,24 @@ function seal(
   receipt: WriteReceipt,
   record: WriteRecord,
   prior?: EncodedMessages,
+  extra?: Record<string, unknown>,
 ): { body: Uint8Array; messages: EncodedMessages } {
   const { core, messages } = encodeCoreParts(session, prior);
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
     receipt.bytes = core.byteLength + tail.byteLength;
-    record.r = { ...receipt };
+    record.r = { ...receipt, ...extra };
     const again = encodeTail(session);
     if (again.byteLength === tail.byteLength) return { body: concat(core, again), messages };
     tail = again;
   }
   return { body: concat(core, tail), messages };
+}
+
+/** The write record that a request with this Idempotency-Key left in `session`, while it is kept (24 h). */
+export async function keyedWrite(session: StoredSession, idempotencyKey: string): Promise<WriteRecord | undefined> {
+  const k = 'k:' + (await sha256Hex(idempotencyKey));
+  return session.satchel?.writes.find((w) => w.k === k);
 }
 
 function makeReceipt(s: StoredSession, bytes: number, redactions: number, dropped: number): WriteReceipt {

@@ -1,0 +1,48 @@
+import { groupsOf, jsonBytes } from '../pipeline/cap.js';
+import type { Message } from '../sessions/schema.js';
+
+/**
+ * What a model turn sees of its session: pure functions over the stored messages. The stored session is
+ * never changed by them; only the request to the model is shaped.
+ */
+
+/**
+ * Fits messages into `budgetBytes` (the sum of each message's JSON size): a leading system message always
+ * stays, then the newest groups that fit, whole (an assistant message with tool calls and its results is
+ * one group, never split). The newest group is kept even when it alone is over the budget, since a
+ * request without the question is useless; the model then rejects it if it is too large. Tool results
+ * whose call is not in front of them are left out: chat APIs refuse them.
+ */
+export function fitContext(messages: Message[], budgetBytes: number): Message[] {
+  const head = messages[0]?.role === 'system' ? 1 : 0;
+  let used = head ? jsonBytes(messages[0]) : 0;
+  const sizes = messages.map(jsonBytes);
+  const groups = groupsOf(messages, head).filter((g) => messages[g.start]!.role !== 'tool');
+  let first = groups.length;
+  for (let i = groups.length - 1; i >= 0; i--) {
+    const bytes = groups[i]!.bytes(sizes);
+    if (first < groups.length && used + bytes > budgetBytes) break;
+    used += bytes;
+    first = i;
+  }
+  return [...messages.slice(0, head), ...groups.slice(first).flatMap((g) => messages.slice(g.start, g.start + g.length))];
+}
+
+/**
+ * Moves this continue's own user message to the end when other writers stored messages after it (another
+ * continue's turn that ran while this one waited for the lease), so the conversation the model sees ends
+ * with the question it is to answer. `own` is matched by role and content, from the end; when it is not
+ * found (redacted differently, or dropped by the size cap) the messages are returned as they are.
+ */
+export function ownMessageLast(messages: Message[], own: Pick<Message, 'role' | 'content'> | undefined): Message[] {
+  if (!own) return messages;
+  let at = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === own.role && messages[i]!.content === own.content) {
+      at = i;
+      break;
+    }
+  }
+  if (at < 0 || at === messages.length - 1) return messages;
+  return [...messages.slice(0, at), ...messages.slice(at + 1), messages[at]!];
+}

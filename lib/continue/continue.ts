@@ -1,0 +1,162 @@
+import type { ModelConfig } from '../config.js';
+import { badGateway, conflict } from '../errors.js';
+import type { Logger } from '../log.js';
+import { keys } from '../sessions/ids.js';
+import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../sessions/schema.js';
+import { keyedWrite, type SessionStore, type WriteContext } from '../sessions/store.js';
+import type { ObjectStore } from '../storage/port.js';
+import { fitContext, ownMessageLast } from './context.js';
+import { LeaseBusyError, Leases, type Lease } from './lease.js';
+import { chatClient, ModelError, type ChatFn } from './model.js';
+import { runTurn, type SearchFn } from './turn.js';
+
+/**
+ * The continue operation: store the user message first (the normal append, through the save pipeline),
+ * then, when a model is configured, run one model turn under the session's lease and store the turn's
+ * messages in one more append. Exactly once: with an Idempotency-Key `K` the user message is appended
+ * with `K` and the turn with `K#turn`, whose write record keeps the reply; a repeat finds those records
+ * and answers the first result without calling the model. A repeat after a failed turn (502, 409, a
+ * crash) stores nothing twice and runs the missing turn.
+ */
+
+export interface ContinueBody {
+  message: string;
+  external_refs?: ExternalRefInput[] | undefined;
+}
+
+/** The answer to a continue: a write receipt plus whether a model turn ran, and its reply. */
+export interface ContinueAnswer extends WriteReceipt {
+  model_turn: boolean;
+  reply?: string;
+}
+
+export interface ContinueOutcome {
+  answer: ContinueAnswer;
+  /** True when the answer is a stored earlier result (`Idempotent-Replayed`). */
+  replayed: boolean;
+}
+
+export interface ContinuerOptions {
+  sessions: SessionStore;
+  objects: ObjectStore;
+  /** Absent: continue only stores the message. */
+  model?: ModelConfig | undefined;
+  search: SearchFn;
+  log: Logger;
+  /** The model client (default: fetch against `model.url`). */
+  chat?: ChatFn;
+}
+
+/** Lease time beyond the turn's deadline: storing the turn, and clocks that differ between processes. */
+const LEASE_MARGIN_MS = 30_000;
+
+/** Runs continues; built once per app. */
+export class Continuer {
+  private readonly leases: Leases | undefined;
+  private readonly chat: ChatFn | undefined;
+
+  constructor(private readonly options: ContinuerOptions) {
+    const { model } = options;
+    if (model) {
+      this.leases = new Leases(options.objects, { ttlMs: model.timeoutMs + LEASE_MARGIN_MS, waitMs: model.waitMs });
+      this.chat = options.chat ?? chatClient(model);
+    }
+  }
+
+  /** Stores the user message, then runs and stores one model turn when a model is configured. */
+  async run(ns: string, id: string, body: ContinueBody, ifMatch: number | undefined, ctx: WriteContext): Promise<ContinueOutcome> {
+    const { sessions, model } = this.options;
+    const message: Message = { role: 'user', content: body.message };
+    const stored = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, {
+      ...ctx,
+      op: 'continue',
+    });
+    if (!model || !this.leases) return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
+
+    const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
+    // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
+    const earlier = stored.replayed && turnKey ? await keyedWrite(stored.session, turnKey) : undefined;
+    if (earlier) return { answer: answerOf(stored.receipt, earlier.r), replayed: true };
+
+    const lease = await this.takeLease(ns, id, stored.receipt.revision);
+    try {
+      // Read after taking the lease: it holds every turn that finished before ours may start.
+      const session = await sessions.get(ns, id);
+      const done = turnKey ? await keyedWrite(session, turnKey) : undefined;
+      if (done) return { answer: answerOf(stored.receipt, done.r), replayed: true };
+      // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
+      const own = stored.replayed ? message : ownStored(stored.session);
+      const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
+      // The session's model and provider, when it names them (odek's "model used"); else the configured ones.
+      const use = { model: session.model || model.model, provider: session.provider || model.provider };
+      const turn = await this.runTurn(ns, context, use.model, stored.receipt.revision);
+      const saved = await sessions.appendTurn(ns, id, { messages: turn, ...use }, {
+        ...ctx,
+        op: 'continue',
+        idempotencyKey: turnKey,
+        remember: (s) => ({ reply: replyOf(s) }),
+      });
+      const record = saved.replayed ? saved.receipt : { ...saved.receipt, reply: replyOf(saved.session) };
+      return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };
+    } finally {
+      await this.leases.release(lease).catch((err) => this.options.log.warn('continue lease not released; it expires', { error: String(err) }));
+    }
+  }
+
+  private async takeLease(ns: string, id: string, revision: number): Promise<Lease> {
+    try {
+      return await this.leases!.take(keys.lease(ns, id));
+    } catch (err) {
+      if (!LeaseBusyError.is(err)) throw err;
+      throw conflict(
+        `another continue is running a model turn on session ${id}; your message was stored (revision ${revision}) but no turn ran for it. ` +
+          'Retry with the same Idempotency-Key after Retry-After (without one, a retry stores the message again).',
+        err.retryAfter,
+      );
+    }
+  }
+
+  private async runTurn(ns: string, context: Message[], modelName: string, revision: number): Promise<Message[]> {
+    const { model, search, log } = this.options;
+    try {
+      const turn = await runTurn(context, { chat: this.chat!, model: modelName, ns, search, signal: AbortSignal.timeout(model!.timeoutMs) });
+      return turn.messages;
+    } catch (err) {
+      if (!ModelError.is(err)) throw err;
+      log.warn('model turn failed', { kind: err.kind, status: err.status });
+      throw badGateway(
+        `${err.message}; your message was stored (revision ${revision}) and no reply was stored. ` +
+          'Retry with the same Idempotency-Key to run the turn without storing the message again.',
+      );
+    }
+  }
+}
+
+/** The continue's answer: the turn write's receipt, counting what both writes redacted and dropped, and the reply. */
+export function answerOf(user: WriteReceipt, turn: object): ContinueAnswer {
+  const r = turn as unknown as WriteReceipt & { reply?: unknown };
+  return {
+    id: r.id,
+    revision: r.revision,
+    turns: r.turns,
+    updated_at: r.updated_at,
+    bytes: r.bytes,
+    redactions: user.redactions + r.redactions,
+    dropped_groups: user.dropped_groups + r.dropped_groups,
+    untrusted_ingested: r.untrusted_ingested,
+    episode_untrusted: r.episode_untrusted,
+    model_turn: true,
+    reply: typeof r.reply === 'string' ? r.reply : '',
+  };
+}
+
+/** The reply as stored: the turn's final assistant message is the last message of the write that stored it. */
+function replyOf(saved: StoredSession): string {
+  return saved.messages.at(-1)?.content ?? '';
+}
+
+/** This continue's user message as its append stored it (the last message), if the cap kept it. */
+function ownStored(saved: StoredSession): Message | undefined {
+  const last = saved.messages.at(-1);
+  return last?.role === 'user' ? last : undefined;
+}

@@ -1,0 +1,124 @@
+import { randomHex } from '../sessions/ids.js';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+
+/**
+ * A lease in the bucket: one small object per key, `{"owner","expires_at"}`, so that one holder at a time
+ * does something (one model turn per session) across processes, functions and devices, with nothing but
+ * conditional writes:
+ * - take: create-only (`If-None-Match: *`); when the object exists and has expired, replace it with
+ *   compare-and-swap (`If-Match` on the etag read), so of two takers of one expired lease exactly one wins;
+ * - wait: poll with jittered backoff while the holder's lease is live, up to `waitMs`, then `LeaseBusyError`;
+ * - release: read it and delete it only if it is still ours (only an expired lease is ever taken over);
+ * - a holder that crashed leaves its lease until `expires_at`; the next taker then takes it over.
+ * Expiry compares the holder's clock with the taker's, so `ttlMs` must exceed the holder's work by more
+ * than the clocks may differ.
+ */
+
+export interface LeaseOptions {
+  /** How long a lease lives unless released. */
+  ttlMs: number;
+  /** How long `take` waits for a live lease before giving up. */
+  waitMs: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A lease this process holds. */
+export interface Lease {
+  key: string;
+  owner: string;
+  expiresAt: number;
+}
+
+const BUSY = Symbol.for('satchel.lease-busy');
+
+/** Someone else holds the lease and did not release it in time. */
+export class LeaseBusyError extends Error {
+  readonly [BUSY] = true;
+  constructor(
+    readonly key: string,
+    /** Seconds after which trying again may succeed. */
+    readonly retryAfter: number,
+  ) {
+    super(`the lease ${key} is held`);
+    this.name = 'LeaseBusyError';
+  }
+  /** True for a LeaseBusyError from any bundle. */
+  static is(err: unknown): err is LeaseBusyError {
+    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BUSY] === true;
+  }
+}
+
+/** The longest Retry-After suggested: a turn usually ends long before its lease would expire. */
+const MAX_RETRY_AFTER_S = 5;
+
+/** Takes and releases leases in one object store. */
+export class Leases {
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly options: LeaseOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+  }
+
+  /** Takes the lease at `key`, waiting up to `waitMs` for a live one; LeaseBusyError after that. */
+  async take(key: string): Promise<Lease> {
+    const deadline = this.now() + this.options.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      const mine: Lease = { key, owner: randomHex(12), expiresAt: this.now() + this.options.ttlMs };
+      if (await this.tryPut(mine, { ifNoneMatch: '*' })) return mine;
+      const found = await this.objects.get(key);
+      let heldUntil = 0;
+      if (found) {
+        heldUntil = parseLease(found.body)?.expiresAt ?? 0;
+        // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
+        if (heldUntil <= this.now() && (await this.tryPut(mine, { ifMatch: found.etag }))) return mine;
+      }
+      const left = deadline - this.now();
+      if (left <= 0) {
+        const seconds = Math.ceil((heldUntil - this.now()) / 1000);
+        throw new LeaseBusyError(key, Math.max(1, Math.min(MAX_RETRY_AFTER_S, seconds)));
+      }
+      // Equal jitter: half the backoff fixed, half random, so waiters spread out.
+      const backoff = Math.min(500, 25 * 2 ** Math.min(attempt, 5));
+      await this.sleep(Math.min(left, backoff / 2 + Math.random() * (backoff / 2)));
+    }
+  }
+
+  /** Deletes the lease if it is still ours; a lease taken over after it expired is left to its new holder. */
+  async release(lease: Lease): Promise<void> {
+    const found = await this.objects.get(lease.key);
+    if (found && parseLease(found.body)?.owner === lease.owner) await this.objects.delete(lease.key);
+  }
+
+  private async tryPut(lease: Lease, condition: { ifNoneMatch: '*' } | { ifMatch: string }): Promise<boolean> {
+    try {
+      await this.objects.put(lease.key, encodeLease(lease), { ...condition, contentType: 'application/json' });
+      return true;
+    } catch (err) {
+      if (PreconditionFailedError.is(err)) return false;
+      throw err;
+    }
+  }
+}
+
+/** The stored form of a lease. */
+export function encodeLease(lease: Pick<Lease, 'owner' | 'expiresAt'>): Uint8Array {
+  return utf8(JSON.stringify({ owner: lease.owner, expires_at: new Date(lease.expiresAt).toISOString() }));
+}
+
+/** Reads a stored lease; null when it is not one (it is then treated as expired). */
+export function parseLease(body: Uint8Array): { owner: string; expiresAt: number } | null {
+  try {
+    const value = JSON.parse(text(body)) as { owner?: unknown; expires_at?: unknown };
+    const expiresAt = typeof value.expires_at === 'string' ? Date.parse(value.expires_at) : NaN;
+    if (typeof value.owner === 'string' && Number.isFinite(expiresAt)) return { owner: value.owner, expiresAt };
+  } catch {
+    // fall through
+  }
+  return null;
+}

@@ -1,0 +1,126 @@
+import { randomHex } from '../sessions/ids.js';
+import type { Message } from '../sessions/schema.js';
+
+/**
+ * The continue model's client: one OpenAI-compatible `POST {url}/chat/completions` call per round, with
+ * fetch. Every failure (network, HTTP status, timeout, a reply that is not a chat completion) is a
+ * `ModelError`; its message names the failure kind and the HTTP status, never the key or the response
+ * body (providers echo parts of a bad key in their errors).
+ */
+
+/** A tool call as the model sends it and as it is stored (odek's format). */
+export type ToolCall = {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+};
+
+/** One message as sent to the model: the stored message without Satchel's or odek's extra fields. */
+export interface ChatMessage {
+  role: Message['role'];
+  content: string | null;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools: readonly unknown[];
+  /** `none` on the last allowed round, so the model has to answer in text; absent (auto) otherwise. */
+  tool_choice?: 'none';
+}
+
+/** The assistant message of a completion. */
+export interface ChatReply {
+  content: string;
+  tool_calls: ToolCall[];
+  reasoning_content?: string;
+}
+
+/** One round: a chat completion, cancelled by `signal`. */
+export type ChatFn = (request: ChatRequest, signal: AbortSignal) => Promise<ChatReply>;
+
+export type ModelFailure = 'timeout' | 'network' | 'status' | 'invalid';
+
+const MODEL_ERROR = Symbol.for('satchel.model-error');
+
+/** The model could not produce a reply: it timed out, was unreachable, answered an error or nonsense. */
+export class ModelError extends Error {
+  readonly [MODEL_ERROR] = true;
+  constructor(
+    readonly kind: ModelFailure,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+  }
+  /** True for a ModelError from any bundle. */
+  static is(err: unknown): err is ModelError {
+    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[MODEL_ERROR] === true;
+  }
+}
+
+/** A chat function for the endpoint at `url` (no trailing slash), with an optional bearer key. */
+export function chatClient(endpoint: { url: string; key?: string }, fetchFn: typeof fetch = fetch): ChatFn {
+  const target = `${endpoint.url}/chat/completions`;
+  return async (request, signal) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (endpoint.key) headers.authorization = `Bearer ${endpoint.key}`;
+    let text: string;
+    let status: number;
+    try {
+      const res = await fetchFn(target, { method: 'POST', headers, body: JSON.stringify(request), signal });
+      status = res.status;
+      text = await res.text();
+    } catch (err) {
+      if (signal.aborted) throw new ModelError('timeout', 'the model did not answer in time');
+      throw new ModelError('network', `the model endpoint could not be reached (${err instanceof Error ? err.name : 'error'})`);
+    }
+    if (status < 200 || status > 299) throw new ModelError('status', `the model endpoint answered HTTP ${status}`, status);
+    return parseCompletion(text);
+  };
+}
+
+/** The assistant message of a chat completion body; ModelError('invalid') when it is not one. */
+export function parseCompletion(text: string): ChatReply {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ModelError('invalid', 'the model endpoint answered with something that is not JSON');
+  }
+  const message = (body as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message as Record<string, unknown> | undefined;
+  if (typeof message !== 'object' || message === null) throw new ModelError('invalid', 'the model answered without a message');
+  const content = typeof message.content === 'string' ? message.content : '';
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  const tool_calls: ToolCall[] = [];
+  for (const call of calls) {
+    const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+    if (typeof fn?.name !== 'string') throw new ModelError('invalid', 'the model sent a tool call without a function name');
+    const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    const id = (call as { id?: unknown }).id;
+    // Some servers omit ids; the tool result must still point at its call.
+    tool_calls.push({ id: typeof id === 'string' && id ? id : `call_${randomHex(8)}`, type: 'function', function: { name: fn.name, arguments: args } });
+  }
+  return {
+    content,
+    tool_calls,
+    ...(typeof message.reasoning_content === 'string' && message.reasoning_content ? { reasoning_content: message.reasoning_content } : {}),
+  };
+}
+
+/** A stored message in the shape the chat API takes (unknown fields and reasoning are left out). */
+export function toChatMessage(m: Message): ChatMessage {
+  const out: ChatMessage = { role: m.role, content: m.content };
+  if (m.name !== undefined) out.name = m.name;
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+  if (m.tool_calls && m.tool_calls.length > 0) {
+    out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    // OpenAI's form of an assistant turn that only calls tools.
+    if (m.content === '') out.content = null;
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+import type { z } from 'zod';
+import { sessionSearchTool } from '../search/tool.js';
+import { sessionSearchBodySchema, type Message } from '../sessions/schema.js';
+import { ModelError, toChatMessage, type ChatFn, type ToolCall } from './model.js';
+
+/**
+ * The agent loop of one continue, as odek runs it: send the conversation with the `session_search` tool
+ * offered; while the model answers with tool calls, run them here and send their results back; stop at
+ * the first answer without tool calls. At most `MAX_ROUNDS` model calls; the last one is made with
+ * `tool_choice: "none"`, so a model that keeps searching has to answer.
+ */
+
+export const MAX_ROUNDS = 8;
+
+/** What the model may pass to `session_search` (the same validation as `POST /v1/session_search`). */
+export type SessionSearchInput = z.output<typeof sessionSearchBodySchema>;
+
+/** Runs one `session_search` call in a namespace; injected, so search can change without the loop. */
+export type SearchFn = (ns: string, input: SessionSearchInput) => Promise<Record<string, unknown>>;
+
+export interface TurnOptions {
+  chat: ChatFn;
+  /** The model name sent with every round. */
+  model: string;
+  /** The namespace the tool searches: the session's own. */
+  ns: string;
+  search: SearchFn;
+  /** Aborts the whole turn (every round and tool call) at its deadline. */
+  signal: AbortSignal;
+  maxRounds?: number;
+}
+
+export interface TurnResult {
+  /** The turn's messages to store: assistant messages with tool calls, their results, then the answer. */
+  messages: Message[];
+  /** The final answer's text. */
+  reply: string;
+  rounds: number;
+}
+
+/** Runs the loop on `context` (already fitted); throws ModelError when the model fails or times out. */
+export async function runTurn(context: Message[], options: TurnOptions): Promise<TurnResult> {
+  const maxRounds = options.maxRounds ?? MAX_ROUNDS;
+  const added: Message[] = [];
+  for (let round = 1; ; round++) {
+    const last = round === maxRounds;
+    const reply = await options.chat(
+      {
+        model: options.model,
+        messages: [...context, ...added].map(toChatMessage),
+        tools: [sessionSearchTool],
+        ...(last ? { tool_choice: 'none' as const } : {}),
+      },
+      options.signal,
+    );
+    added.push({
+      role: 'assistant',
+      content: reply.content,
+      ...(reply.tool_calls.length > 0 ? { tool_calls: reply.tool_calls } : {}),
+      ...(reply.reasoning_content ? { reasoning_content: reply.reasoning_content } : {}),
+    });
+    if (reply.tool_calls.length === 0) return { messages: added, reply: reply.content, rounds: round };
+    // A half-finished tool loop is never stored: the caller stores nothing when this throws.
+    if (last) throw new ModelError('invalid', `the model still called tools after ${maxRounds} rounds`);
+    for (const call of reply.tool_calls) {
+      const result = await runTool(call, options);
+      if (options.signal.aborted) throw new ModelError('timeout', 'the model turn ran out of time');
+      added.push({ role: 'tool', content: JSON.stringify(result), tool_call_id: call.id });
+    }
+  }
+}
+
+/** One tool call's result. Bad calls are results too (`{"error": …}`), as odek's tools answer them. */
+export async function runTool(call: ToolCall, options: Pick<TurnOptions, 'ns' | 'search'>): Promise<Record<string, unknown>> {
+  const name = call.function.name;
+  if (name !== sessionSearchTool.function.name) return { error: `unknown tool ${JSON.stringify(name)}; the only tool here is session_search` };
+  let args: unknown;
+  try {
+    args = JSON.parse(call.function.arguments.trim() || '{}');
+  } catch {
+    return { error: 'the arguments of session_search are not valid JSON' };
+  }
+  const input = sessionSearchBodySchema.safeParse(args);
+  if (!input.success) return { error: 'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}' };
+  try {
+    return await options.search(options.ns, input.data);
+  } catch {
+    // The model can still answer without the search; the failure itself is not the model's to read.
+    return { error: 'session_search failed; try again later' };
+  }
+}

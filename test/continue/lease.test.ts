@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { encodeLease, LeaseBusyError, Leases, parseLease } from '../../lib/continue/lease.js';
+import { MemoryStore } from '../../lib/storage/memory.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openTestS3 } from '../support/s3.js';
+
+const KEY = 'ns/alice/lease/s1.json';
+
+/** A clock the test moves; sleeping advances it, so waiting costs no real time. */
+function fakeClock(start = 1_000_000) {
+  let t = start;
+  return { now: () => t, sleep: async (ms: number) => void (t += ms), advance: (ms: number) => void (t += ms) };
+}
+
+for (const [name, make] of [
+  ['memory', () => new MemoryStore()],
+  ['local folder', () => new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-lease-')))],
+  ['s3 (Ceph radosgw)', () => openTestS3('lease')],
+] as [string, () => ObjectStore][]) {
+  describe(`Leases (${name})`, () => {
+    it('take, then release: the object is gone and the next take is immediate', async () => {
+      const objects = make();
+      const clock = fakeClock();
+      const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 1000, ...clock });
+      const lease = await leases.take(KEY);
+      expect(lease.expiresAt).toBe(clock.now() + 60_000);
+      const stored = parseLease((await objects.get(KEY))!.body);
+      expect(stored).toEqual({ owner: lease.owner, expiresAt: lease.expiresAt });
+      await leases.release(lease);
+      expect(await objects.get(KEY)).toBeNull();
+      const again = await leases.take(KEY);
+      expect(again.owner).not.toBe(lease.owner);
+    });
+
+    it('a live lease makes the second taker wait up to waitMs, then LeaseBusyError with a bounded Retry-After', async () => {
+      const objects = make();
+      const clock = fakeClock();
+      const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 2000, ...clock });
+      await leases.take(KEY);
+      const started = clock.now();
+      const err = await leases.take(KEY).catch((e: unknown) => e);
+      expect(LeaseBusyError.is(err)).toBe(true);
+      expect((err as LeaseBusyError).retryAfter).toBe(5);
+      expect(clock.now() - started).toBeGreaterThanOrEqual(2000);
+      expect(clock.now() - started).toBeLessThan(2600);
+    });
+
+    it('a waiter gets the lease as soon as the holder releases it', async () => {
+      const objects = make();
+      const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 5000 });
+      const first = await leases.take(KEY);
+      setTimeout(() => void leases.release(first), 50);
+      const started = Date.now();
+      const second = await leases.take(KEY);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(second.owner);
+    });
+
+    it('an expired lease (a crashed holder) is taken over at once', async () => {
+      const objects = make();
+      const clock = fakeClock();
+      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), { ifNoneMatch: '*' });
+      const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
+      const lease = await leases.take(KEY);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(lease.owner);
+    });
+
+    it('an unreadable lease object counts as expired', async () => {
+      const objects = make();
+      await objects.put(KEY, utf8('garbage'));
+      const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 0 });
+      await expect(leases.take(KEY)).resolves.toMatchObject({ key: KEY });
+    });
+
+    it('of many takers of one expired lease exactly one wins; the rest wait and give up', async () => {
+      const objects = make();
+      const clock = fakeClock();
+      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), { ifNoneMatch: '*' });
+      const takers = Array.from({ length: 8 }, () => new Leases(objects, { ttlMs: 60_000, waitMs: 0, now: clock.now }));
+      const results = await Promise.allSettled(takers.map((l) => l.take(KEY)));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'rejected').every((r) => LeaseBusyError.is((r as PromiseRejectedResult).reason))).toBe(true);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe((won[0] as PromiseFulfilledResult<{ owner: string }>).value.owner);
+    });
+
+    it('release leaves a lease that was taken over after ours expired', async () => {
+      const objects = make();
+      const clock = fakeClock();
+      const a = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
+      const b = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
+      const mine = await a.take(KEY);
+      clock.advance(1001);
+      const theirs = await b.take(KEY);
+      await a.release(mine);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(theirs.owner);
+      await a.release(mine); // still theirs
+      await b.release(theirs);
+      expect(await objects.get(KEY)).toBeNull();
+    });
+  });
+}
+
+describe('lease encoding', () => {
+  it('round-trips and rejects what is not a lease', () => {
+    expect(parseLease(encodeLease({ owner: 'o', expiresAt: Date.UTC(2030, 0, 1) }))).toEqual({ owner: 'o', expiresAt: Date.UTC(2030, 0, 1) });
+    for (const body of ['{}', '{"owner":1,"expires_at":"2030-01-01T00:00:00Z"}', '{"owner":"o","expires_at":"soon"}', '[', '']) {
+      expect(parseLease(utf8(body)), body).toBeNull();
+    }
+  });
+});
