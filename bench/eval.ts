@@ -5,7 +5,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bm25Index } from '../lib/search/bm25.js';
+import { localVector } from '../lib/search/embed.js';
+import { fuse, rankLexical, rankVectors } from '../lib/search/engine.js';
+import type { DocRef, Resolved } from '../lib/search/lsm.js';
+import { decodeLexSegment, encodeLexSegment, VecSegment, type LexSegment } from '../lib/search/segment.js';
 import { queryTokens, tokenize } from '../lib/search/tokenize.js';
+import type { LexDoc } from '../lib/search/docs.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dataDir = process.env.CRANFIELD_DIR ?? join(here, '..', '..', 'shared', 'data', 'cranfield');
@@ -69,11 +74,42 @@ for (const d of docs) {
 }
 const indexMs = performance.now() - t0;
 
+// The stored path: documents through the segment format and the engine's ranking functions.
+const lexDocs = docs.map((d) => {
+  const tf = new Map<string, number>();
+  const tokens = tokenize(d.fields.W ?? '');
+  for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+  return { key: { id: d.id, c: 0, r: 1 }, doc: { len: tokens.length, tf } as LexDoc };
+});
+const segment = decodeLexSegment(encodeLexSegment(lexDocs));
+const lexRes: Resolved<LexDoc, LexSegment> = { segments: [segment], live: new Map<string, DocRef<LexDoc>>(docs.map((d, di) => [d.id, { si: 0, di }])), missing: [] };
+const dims = 256;
+const rows = new Float32Array(docs.length * dims);
+docs.forEach((d, i) => rows.set(localVector(d.fields.W ?? ''), i * dims));
+const vecSeg = new VecSegment(lexDocs.map((d) => d.key), dims, rows);
+const vecRes: Resolved<Float32Array, VecSegment> = { segments: [vecSeg], live: new Map<string, DocRef<Float32Array>>(docs.map((d, di) => [d.id, { si: 0, di }])), missing: [] };
+const lexicalRank = (text: string) => rankLexical(lexRes, queryTokens(text)).slice(0, 100).map((h) => h.id);
+const vectorRank = (text: string) => rankVectors(vecRes, localVector(text), 100).map((h) => h.id);
+const fused = (weight: number) => (text: string) => fuse([{ ids: lexicalRank(text), weight: 1 }, { ids: vectorRank(text), weight }]).slice(0, 100).map((h) => h.id);
+/** odek's DeepSearch rule: sessions with ≥ 2 distinct query tokens (or the only one), by distinct count. */
+const deepRank = (text: string) => {
+  const q = queryTokens(text);
+  const need = q.length === 1 ? 1 : 2;
+  return [...docTokens].map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length })).filter((x) => x.n >= need).sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id)).slice(0, 100).map((x) => x.id);
+};
+
 const results = {
   date: new Date().toISOString(),
   command: 'npm run eval',
   collection: { documents: docs.length, queries: queries.length, judged: qrels.size },
   lexical_bm25: evaluate((text) => bm25.search(queryTokens(text), 100).map((s) => s.id)),
+  lexical_index_path: evaluate(lexicalRank),
+  deepsearch_rule: evaluate(deepRank),
+  local_embedder_alone: evaluate(vectorRank),
+  // The test embeddings server answers the same hashing vectors, so these are the hybrid with it too.
+  hybrid_rrf_equal_weights: evaluate(fused(1)),
+  hybrid_rrf_vector_weight_0_5: evaluate(fused(0.5)),
+  hybrid_rrf_vector_weight_0_3: evaluate(fused(0.3)),
   term_overlap_same_tokenizer: evaluate((text) => {
     const q = queryTokens(text);
     return [...docTokens].map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length })).filter((x) => x.n > 0).sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id)).slice(0, 100).map((x) => x.id);

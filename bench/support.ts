@@ -213,7 +213,7 @@ export interface Tally extends StoreCounts {
 }
 
 export function emptyTally(): Tally {
-  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {}, wire: {}, conflicts: 0, wireErrors: 0 };
+  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {}, getsByKind: {}, wire: {}, conflicts: 0, wireErrors: 0 };
 }
 
 function addMap(into: Record<string, number>, a: Record<string, number>, b: Record<string, number> | undefined, sign: number) {
@@ -233,6 +233,7 @@ export function accumulate(into: Tally, from: Snapshot, to: Snapshot): Tally {
   into.bytesWritten += to.store.bytesWritten - from.store.bytesWritten;
   addMap(into.writtenByKind, to.store.writtenByKind, from.store.writtenByKind, 1);
   addMap(into.putsByKind, to.store.putsByKind, from.store.putsByKind, 1);
+  addMap(into.getsByKind, to.store.getsByKind, from.store.getsByKind, 1);
   addMap(into.wire, to.wire.counts, from.wire.counts, 1);
   into.conflicts += to.wire.conflicts - from.wire.conflicts;
   into.wireErrors += to.wire.errors - from.wire.errors;
@@ -258,6 +259,7 @@ export function addTallies(...ts: Tally[]): Tally {
     out.bytesWritten += t.bytesWritten;
     addMap(out.writtenByKind, t.writtenByKind, undefined, 1);
     addMap(out.putsByKind, t.putsByKind, undefined, 1);
+    addMap(out.getsByKind, t.getsByKind, undefined, 1);
     addMap(out.wire, t.wire, undefined, 1);
     out.conflicts += t.conflicts;
     out.wireErrors += t.wireErrors;

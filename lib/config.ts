@@ -38,6 +38,8 @@ export interface SatchelConfig {
   maxBodyBytes: number;
   /** Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings). */
   redactValues: string[];
+  /** The embeddings service (`SATCHEL_EMBEDDINGS_*`); absent: the built-in local embedder. */
+  embeddings?: EmbeddingsConfig;
   /** Signed webhooks by name (`SATCHEL_HOOKS`); empty when unset. */
   hooks: ReadonlyMap<string, HookConfig>;
   /** The model that continue runs a turn with; absent unless SATCHEL_MODEL_URL and SATCHEL_MODEL are both set. */
@@ -105,8 +107,32 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
     maxSessionBytes: parseIntVar(env.SATCHEL_MAX_SESSION_BYTES, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 1024, 2 ** 31),
     maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
     redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
+    ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL ? { embeddings: parseEmbeddings(env) } : {}),
     hooks: parseHooks(env.SATCHEL_HOOKS),
     ...(env.SATCHEL_MODEL_URL && env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
+  };
+}
+
+/** An OpenAI-compatible embeddings service. */
+export interface EmbeddingsConfig {
+  url: string;
+  model: string;
+  key?: string;
+  /** Requested dimensions (sent as `dimensions`); unset: whatever the model answers. */
+  dims?: number;
+}
+
+/** `SATCHEL_EMBEDDINGS_URL` and `SATCHEL_EMBEDDINGS_MODEL` go together; the key and dims are optional. */
+function parseEmbeddings(env: Env): EmbeddingsConfig {
+  if (!env.SATCHEL_EMBEDDINGS_URL || !env.SATCHEL_EMBEDDINGS_MODEL) {
+    throw new ConfigError('SATCHEL_EMBEDDINGS_URL and SATCHEL_EMBEDDINGS_MODEL must be set together');
+  }
+  if (!/^https?:\/\//.test(env.SATCHEL_EMBEDDINGS_URL)) throw new ConfigError('SATCHEL_EMBEDDINGS_URL must be an http(s) URL');
+  return {
+    url: env.SATCHEL_EMBEDDINGS_URL,
+    model: env.SATCHEL_EMBEDDINGS_MODEL,
+    ...(env.SATCHEL_EMBEDDINGS_KEY ? { key: env.SATCHEL_EMBEDDINGS_KEY } : {}),
+    ...(env.SATCHEL_EMBEDDINGS_DIMS ? { dims: parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536) } : {}),
   };
 }
 

@@ -3,7 +3,7 @@ import type { SatchelConfig } from '../config.js';
 import { badRequest, notFound, preconditionRequired } from '../errors.js';
 import { Continuer } from '../continue/continue.js';
 import { createLogger, describeError, type Logger } from '../log.js';
-import { appendMessage, WebhookReceiver } from '../hooks/hooks.js';
+import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
 import { defaultPipeline } from '../pipeline/default.js';
 import { AuditLog } from '../sessions/audit.js';
 import { publicSession } from '../sessions/codec.js';
@@ -16,6 +16,8 @@ import {
   sessionSearchBodySchema,
   trimBodySchema,
 } from '../sessions/schema.js';
+import { HttpEmbedder, type Embedder } from '../search/embed.js';
+import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';
 import { ANY_REVISION, SessionStore, type WriteContext, type WriteResult } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
@@ -33,6 +35,8 @@ export interface AppOptions {
   log?: Logger;
   /** Memory for cached sessions (default: 4 × the session cap, at most 256 MiB; Workers pass less). */
   cacheBytes?: number;
+  /** The embedder (default: from config.embeddings, else the built-in local one). */
+  embedder?: Embedder | null;
 }
 
 export type Env = { Variables: AuthVariables };
@@ -54,11 +58,24 @@ export function createApp(options: AppOptions) {
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });
   const background = new Background(log);
+  // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
+  // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
+  const embedder =
+    options.embedder !== undefined
+      ? options.embedder
+      : config.embeddings
+        ? new HttpEmbedder({ ...config.embeddings, onError: (err) => log.warn('embeddings call failed; lexical search for 30 s', { error: describeError(err) }) })
+        : null;
+  const search = new SearchEngine(sessions, embedder, { onError: (what, err) => log.warn(what, { error: describeError(err) }) });
+  sessions.addListener(search);
   const maxBody = config.maxBodyBytes;
-  // Webhook messages are appended for now; a continue with a model turn replaces `appendMessage` here.
-  const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver: appendMessage(sessions), log });
-  // The model turn's session_search calls run here, in the caller's namespace.
-  const continuer = new Continuer({ sessions, objects, model: config.model, log, search: (ns, input) => runSessionSearch(sessions, ns, input) });
+  // The model turn's session_search calls run here, in the caller's namespace, on the indexed path.
+  const continuer = new Continuer({ sessions, objects, model: config.model, log, search: (ns, input) => runSessionSearch(sessions, ns, input, search, (w) => background.track(w)) });
+  // A webhook continues its session: with a model configured, the stored message gets a model turn.
+  const deliver: Deliver = config.model
+    ? (ns, id, message, ctx) => continuer.run(ns, id, { message: message.content }, undefined, ctx)
+    : appendMessage(sessions);
+  const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver, log });
   const app = new Hono<Env>();
 
   /** Background work of this request: waitUntil on Workers, the process elsewhere. */
@@ -95,7 +112,7 @@ export function createApp(options: AppOptions) {
     } catch {
       storage = { backend: objects.name, ok: false, error: 'unreachable' };
     }
-    return c.json({ status: storage.ok ? 'ok' : 'degraded', storage, embeddings: { configured: false, state: 'local' } });
+    return c.json({ status: storage.ok ? 'ok' : 'degraded', storage, embeddings: search.health() });
   });
 
   app.use('/v1/*', async (c, next) => {
@@ -194,7 +211,7 @@ export function createApp(options: AppOptions) {
 
   app.post('/v1/session_search', async (c) => {
     const body = await readJson(c, sessionSearchBodySchema, maxBody);
-    return c.json(await runSessionSearch(sessions, c.get('caller').namespace, body));
+    return c.json(await runSessionSearch(sessions, c.get('caller').namespace, body, search, scheduler(c)));
   });
 
   app.post('/v1/sessions/:id/trim', requireWrite, async (c) => {
@@ -204,7 +221,7 @@ export function createApp(options: AppOptions) {
     return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
   });
 
-  return { app, sessions, background, log };
+  return { app, sessions, search, background, log };
 }
 
 /**

@@ -28,7 +28,7 @@ export interface SearchHit {
 export interface SearchOptions {
   /** Weight of the vector ranking in the fusion (the lexical ranking has 1). */
   vectorWeight?: number;
-  /** Weight for the built-in local embedder (measured: see README, "Search quality"). */
+  /** Weight for an uncalibrated embedder such as the built-in hashing one (0: not used at all). */
   localVectorWeight?: number;
   /** Cosine similarity from a real model above which a session qualifies without a lexical match. */
   minVectorScore?: number;
@@ -53,20 +53,24 @@ export class SearchEngine implements SessionListener {
   private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError'>>;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly lsmOptions: NonNullable<SearchOptions['lsm']>;
+  private readonly embedder: Embedder | null;
 
   constructor(
     private readonly sessions: SessionStore,
-    private readonly embedder: Embedder | null,
+    embedder: Embedder | null,
     options: SearchOptions = {},
   ) {
+    // An uncalibrated embedder with no weight would only cost writes: leave vectors out entirely.
+    this.embedder = embedder && !embedder.calibrated && !options.localVectorWeight ? null : embedder;
     this.options = {
       vectorWeight: options.vectorWeight ?? 1,
-      localVectorWeight: options.localVectorWeight ?? 0.5,
+      localVectorWeight: options.localVectorWeight ?? 0,
       minVectorScore: options.minVectorScore ?? 0.5,
       concurrency: options.concurrency ?? 16,
     };
     this.onError = options.onError ?? (() => undefined);
-    const entries = async (ns: string) => (await sessions.manifest.view(ns)).entries;
+    // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
+    const entries = async (ns: string) => (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
     this.lsmOptions = options.lsm ?? {};
     this.lexical = new LsmIndex(sessions.objects, lexicalKind((ns, list) => this.buildLex(ns, list)), searchPrefix, entries, this.lsmOptions);
   }
@@ -127,7 +131,7 @@ export class SearchEngine implements SessionListener {
 
   /** Embeddings state for /v1/health. */
   health() {
-    return this.embedder ? this.embedder.state() : { configured: false, space: null, state: 'off' as const };
+    return this.embedder ? this.embedder.state() : { configured: false, space: null, state: 'off' as const, search: 'lexical' };
   }
 
   // ---- searching ----
@@ -197,7 +201,7 @@ export class SearchEngine implements SessionListener {
     let index = this.vectorIndexes.get(space);
     if (!index) {
       const dims = Number(space.split('/').pop());
-      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => `${searchPrefix(n)}v/${hash}/`, async (n) => (await this.sessions.manifest.view(n)).entries, this.lsmOptions);
+      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => `${searchPrefix(n)}v/${hash}/`, async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries, { ...this.lsmOptions, recordGraceMs: 0 });
       this.vectorIndexes.set(space, index);
     }
     if (this.spaceChecked.get(ns) !== space) {

@@ -57,6 +57,8 @@ export interface LsmOptions {
   segmentDocs?: number;
   /** At most this many lagging documents are fetched while a query waits; more means "behind". */
   maxSyncFetch?: number;
+  /** How long a save's record may take to land before a compaction builds the document from the session. */
+  recordGraceMs?: number;
   concurrency?: number;
   now?: () => number;
 }
@@ -102,6 +104,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly maxMinor: number;
   private readonly segmentDocs: number;
   private readonly maxSyncFetch: number;
+  private readonly recordGraceMs: number;
   private readonly concurrency: number;
   private readonly now: () => number;
 
@@ -110,7 +113,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     private readonly kind: IndexKind<D, S>,
     /** The key prefix of a namespace's index. */
     readonly prefix: (ns: string) => string,
-    /** The live sessions of a namespace (the manifest). */
+    /** The live sessions of a namespace (the manifest, without checking writes still in flight). */
     private readonly entries: (ns: string) => Promise<ManifestEntry[]>,
     options: LsmOptions = {},
   ) {
@@ -118,6 +121,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     this.maxMinor = options.maxMinorSegments ?? 8;
     this.segmentDocs = options.segmentDocs ?? 10_000;
     this.maxSyncFetch = options.maxSyncFetch ?? 512;
+    this.recordGraceMs = options.recordGraceMs ?? 30_000;
     this.concurrency = options.concurrency ?? 32;
     this.now = options.now ?? Date.now;
   }
@@ -344,7 +348,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
           }
         }
       }
-      toBuild.push(i);
+      // A version saved moments ago may have its record still in flight: leave it to the next compaction
+      // rather than read the session now. Older ones lost their record (a crash): build them.
+      if (rebuild || live[i]!.at < startedAt - this.recordGraceMs) toBuild.push(i);
     });
     for (let k = 0; k < toBuild.length; k += 256) {
       const batch = toBuild.slice(k, k + 256);

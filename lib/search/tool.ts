@@ -1,13 +1,14 @@
 import { randomHex } from '../sessions/ids.js';
-import { mapLimit } from '../sessions/manifest.js';
-import type { Message, SessionSummary, StoredSession } from '../sessions/schema.js';
+import type { SessionSummary, StoredSession } from '../sessions/schema.js';
 import type { SessionStore } from '../sessions/store.js';
+import { deepSearch, type SearchEngine, type SearchHit } from './engine.js';
 import { queryTokens, tokenize } from './tokenize.js';
 
 /**
  * The `session_search` agent tool (odek's semantics): `list`, `search`, `get`, `find`. Tool-level errors
  * are results (`{"error": …}`), as a tool call's are. `search` is the exhaustive DeepSearch over the
- * stored session objects here; the lexical index and vectors (the search issue) will answer first.
+ * engine's indexed path (lexical and vector, fused) with DeepSearch behind it; without an engine (unit
+ * tests of other parts) it is DeepSearch alone.
  */
 
 /** The tool's OpenAI function definition, to hand to a model as is. */
@@ -37,19 +38,18 @@ export interface ToolInput {
   limit?: number | undefined;
 }
 
-export interface SearchHit {
-  id: string;
-  task: string;
-  score: number;
-  snippet: string;
-  updated_at: string;
-}
+export type { SearchHit };
 
 const GET_MESSAGES = 100;
-const SCAN_CONCURRENCY = 8;
 
-/** Runs one tool call for a namespace. */
-export async function runSessionSearch(sessions: SessionStore, ns: string, input: ToolInput): Promise<Record<string, unknown>> {
+/** Runs one tool call for a namespace; `schedule` keeps background index upkeep alive (Workers waitUntil). */
+export async function runSessionSearch(
+  sessions: SessionStore,
+  ns: string,
+  input: ToolInput,
+  engine?: SearchEngine,
+  schedule: (work: Promise<unknown>) => void = (w) => void w.catch(() => undefined),
+): Promise<Record<string, unknown>> {
   const limit = clampLimit(input.limit);
   switch (input.action) {
     case 'list': {
@@ -64,7 +64,8 @@ export async function runSessionSearch(sessions: SessionStore, ns: string, input
     case 'search': {
       const query = (input.query ?? '').trim();
       if (!query) return { error: 'search needs a query' };
-      return { results: await deepSearch(sessions, ns, query, limit) };
+      if (engine) return { results: await engine.search(ns, query, limit, schedule) };
+      return { results: await deepSearch(sessions, ns, (await sessions.manifest.view(ns)).entries, query, limit) };
     }
     case 'get': {
       const id = (input.id ?? '').trim();
@@ -109,55 +110,4 @@ async function findByTask(sessions: SessionStore, ns: string, query: string, lim
     }
   }
   return out;
-}
-
-/**
- * DeepSearch: reads the namespace's sessions newest first (bounded parallel GETs). A session qualifies
- * with 2 or more distinct query tokens (or the only token of a one-token query) in its task or its user,
- * assistant or tool messages; system messages never match. Score = distinct tokens found; ties go to the
- * newer session. The scan stops once `limit` sessions hold every token: nothing older can beat them.
- */
-export async function deepSearch(sessions: SessionStore, ns: string, query: string, limit: number): Promise<SearchHit[]> {
-  const wanted = queryTokens(query);
-  if (wanted.length === 0) return [];
-  const need = wanted.length === 1 ? 1 : 2;
-  const entries = (await sessions.manifest.view(ns)).entries;
-  const hits: (SearchHit & { at: number })[] = [];
-  let strong = 0;
-  for (let i = 0; i < entries.length && strong < limit; i += SCAN_CONCURRENCY) {
-    const batch = entries.slice(i, i + SCAN_CONCURRENCY);
-    const loaded = await mapLimit(batch, SCAN_CONCURRENCY, (e) => sessions.get(ns, e.id).catch(() => null));
-    for (const session of loaded) {
-      if (!session) continue;
-      const found = new Set<string>();
-      let snippet = '';
-      const texts = [session.task, ...session.messages.filter((m: Message) => m.role !== 'system').map((m) => m.content)];
-      for (const text of texts) {
-        const tokens = new Set(tokenize(text));
-        const before = found.size;
-        for (const t of wanted) if (tokens.has(t)) found.add(t);
-        if (found.size > before && !snippet) snippet = snippetOf(text, query);
-      }
-      if (found.size < need) continue;
-      if (found.size === wanted.length) strong++;
-      hits.push({ id: session.id, task: session.task, score: found.size, snippet, updated_at: session.updated_at, at: Date.parse(session.updated_at) || 0 });
-    }
-  }
-  return hits
-    .sort((a, b) => b.score - a.score || b.at - a.at)
-    .slice(0, limit)
-    .map(({ at: _at, ...hit }) => hit);
-}
-
-/** About 200 characters around the first query word found in `text`. */
-function snippetOf(text: string, query: string): string {
-  const lower = text.toLowerCase();
-  let at = -1;
-  for (const word of query.toLowerCase().split(/\s+/).filter((w) => w.length > 1)) {
-    at = lower.indexOf(word);
-    if (at >= 0) break;
-  }
-  const start = Math.max(0, (at < 0 ? 0 : at) - 80);
-  const piece = text.slice(start, start + 200).replace(/\s+/g, ' ').trim();
-  return (start > 0 ? '…' : '') + piece + (start + 200 < text.length ? '…' : '');
 }

@@ -123,6 +123,7 @@ export class Manifest {
   private readonly logCache = new Map<string, LogRecord>();
   private readonly snapshots = new Map<string, Snapshot>();
   private readonly compacting = new Map<string, Promise<void>>();
+  private readonly views = new Map<string, { signature: string; entries: ManifestEntry[] }>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -174,9 +175,21 @@ export class Manifest {
     return this.withSnapshot(ns, schedule, (snap) => this.top(snap, query));
   }
 
-  /** Every entry, newest first (cleanup, benchmarks). */
-  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop): Promise<ManifestView> {
-    return this.withSnapshot(ns, schedule, async (snap) => ({ entries: await this.everything(snap) }));
+  /**
+   * Every entry, newest first (search, cleanup, benchmarks). `settled`: skip checking writes still in
+   * flight (pending markers younger than stalePendingMs without a log record) against the session
+   * objects; compaction and index upkeep use it, since they fold those writes next time anyway and must
+   * not add session reads to every write.
+   */
+  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop, options: { settled?: boolean } = {}): Promise<ManifestView> {
+    return this.withSnapshot(ns, schedule, async (snap) => {
+      // Unchanged since the last view: the same (read-only) array, so callers can cache what they derive.
+      const had = this.views.get(ns);
+      if (had && snap.verified === 0 && had.signature === snap.signature) return { entries: had.entries };
+      const entries = await this.everything(snap);
+      if (snap.verified === 0) this.views.set(ns, { signature: snap.signature, entries });
+      return { entries };
+    }, options.settled);
   }
 
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
@@ -209,10 +222,10 @@ export class Manifest {
 
   // ---- reading ----
 
-  private async withSnapshot<T>(ns: string, schedule: (w: Promise<unknown>) => void, use: (s: Snapshot) => Promise<T>): Promise<T> {
+  private async withSnapshot<T>(ns: string, schedule: (w: Promise<unknown>) => void, use: (s: Snapshot) => Promise<T>, settled = false): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const snap = await this.snapshot(ns);
+        const snap = await this.snapshot(ns, settled);
         if (!snap) {
           if (attempt > 5) throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
           await this.rebuild(ns);
@@ -237,7 +250,7 @@ export class Manifest {
   }
 
   /** Lists the manifest and merges the uncovered log records and verified pending writes; null: no root. */
-  private async snapshot(ns: string): Promise<Snapshot | null> {
+  private async snapshot(ns: string, settled = false): Promise<Snapshot | null> {
     const listing = await this.listManifest(ns);
     const newest = listing.roots[listing.roots.length - 1];
     if (!newest) return null;
@@ -280,8 +293,11 @@ export class Manifest {
     const stalePending: string[] = [];
     const now = this.now();
     for (const p of unlogged) {
+      const stale = now - p.at > this.stalePendingMs;
+      // Settled readers (compaction, index upkeep) leave writes still in flight to their log records.
+      if (settled && !stale) continue;
       toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
-      if (now - p.at > this.stalePendingMs) stalePending.push(p.key);
+      if (stale) stalePending.push(p.key);
     }
     await mapLimit([...toVerify], this.concurrency, async (id) => {
       const entry = await this.readSummary(ns, id);
@@ -316,6 +332,8 @@ export class Manifest {
     const matching = () => [...best.values()].filter(wanted).sort(newestFirst);
     for (const change of snap.changes.values()) if (change.entry) consider(change.entry, false);
     const everything = query.limit >= Number.MAX_SAFE_INTEGER;
+    // Every page will be read: fetch them in parallel rather than one by one below.
+    if (everything) await mapLimit(snap.root.pages, 8, (p) => this.loadPage(p.key));
     for (const next of snap.root.pages) {
       // Pages are sorted by their newest entry. Once limit+1 wanted entries are newer than anything an
       // unread page holds, no unread page can add to the answer or supersede a part of it.
@@ -340,10 +358,10 @@ export class Manifest {
 
   private async compactOnce(ns: string, force: boolean): Promise<void> {
     const startedAt = this.now();
-    let snap = await this.snapshot(ns);
+    let snap = await this.snapshot(ns, true);
     if (!snap) {
       await this.rebuild(ns);
-      snap = await this.snapshot(ns);
+      snap = await this.snapshot(ns, true);
       if (!snap) return;
     }
     const { root, listing } = snap;

@@ -26,8 +26,14 @@ export interface WriteContext {
 }
 
 /** Called after each successful write or delete; search indexing and audit plug in here. */
+/** What a write did, for listeners: `added` messages were appended at the end (nothing else changed when the op is an append and no group was dropped). */
+export interface WriteChange {
+  op: AuditRecord['op'];
+  added: number;
+}
+
 export interface SessionListener {
-  afterWrite?(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext): Promise<void> | void;
+  afterWrite?(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext, change: WriteChange): Promise<void> | void;
   afterDelete?(ns: string, id: string, ctx: WriteContext): Promise<void> | void;
 }
 
@@ -105,6 +111,19 @@ export class SessionStore {
     this.maxContentionMs = options.maxContentionMs ?? 30_000;
     this.now = options.now ?? Date.now;
     this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), { now: this.now, ...options.manifest });
+  }
+
+  /** Adds a listener (search indexing registers itself after the store is built). */
+  addListener(listener: SessionListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** The session at `revision`: the cached copy when it is exactly that revision, else storage; null when gone. */
+  async getAt(ns: string, id: string, revision: number): Promise<StoredSession | null> {
+    assertSessionId(id);
+    const cached = this.cache.get(keys.session(ns, id));
+    if (cached && cached.session.revision === revision) return cached.session;
+    return (await this.load(ns, id))?.session ?? null;
   }
 
   /** The stored session; 404 when it does not exist. Always reads storage, never the cache. */
@@ -468,7 +487,7 @@ export class SessionStore {
       })
       .catch((err) => this.onError('audit record not stored', err));
     await Promise.all([this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId), audit]);
-    for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx);
+    for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx, { op: info.op, added: info.added });
   }
 
   /** The session's audit records; 404 when the session does not exist. */

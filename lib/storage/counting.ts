@@ -11,6 +11,7 @@ export interface StoreCounts {
   /** Bytes written per key class (`sessions`, `m/l`, `m/p`, `m/b`, ...), for the manifest's overhead. */
   writtenByKind: Record<string, number>;
   putsByKind: Record<string, number>;
+  getsByKind: Record<string, number>;
 }
 
 /** Wraps a store and counts what passes through it (benchmarks, and the health of the manifest design). */
@@ -31,6 +32,8 @@ export class CountingStore implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | null> {
     this.counts.get++;
+    const kind = kindOf(key);
+    this.counts.getsByKind[kind] = (this.counts.getsByKind[kind] ?? 0) + 1;
     const out = await this.inner.get(key);
     if (out) this.counts.bytesRead += out.body.byteLength;
     return out;
@@ -57,12 +60,12 @@ export class CountingStore implements ObjectStore {
 }
 
 function emptyCounts(): StoreCounts {
-  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {} };
+  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {}, getsByKind: {} };
 }
 
-/** `ns/<ns>/sessions/x.json` → `sessions`; `ns/<ns>/m/l/...` → `m/l`. */
+/** `ns/<ns>/sessions/x.json` → `sessions`; `ns/<ns>/m/l/...` → `m/l`; `ns/<ns>/x/d/...` → `x/d`. */
 function kindOf(key: string): string {
   const parts = key.split('/');
   if (parts[0] !== 'ns' || parts.length < 4) return 'other';
-  return parts[2] === 'm' ? `m/${parts[3]}` : parts[2]!;
+  return parts[2] === 'm' || parts[2] === 'x' ? `${parts[2]}/${parts[3]}` : parts[2]!;
 }

@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, sep } from 'node:path';
 import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
@@ -53,9 +53,18 @@ export class LocalStore implements ObjectStore {
         if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
         if (options.ifMatch !== undefined && (!current || this.etagOf(key, current) !== options.ifMatch)) throw new PreconditionFailedError(key);
       }
-      await mkdir(dirname(path), { recursive: true });
       const temp = join(dirname(path), `${TEMP_MARK}${randomBytes(8).toString('hex')}`);
-      const handle = await open(temp, 'w');
+      let handle;
+      for (let attempt = 0; ; attempt++) {
+        await mkdir(dirname(path), { recursive: true });
+        try {
+          handle = await open(temp, 'w');
+          break;
+        } catch (err) {
+          // A delete pruned the empty folder between mkdir and open: make it again.
+          if (!isNotFound(err) || attempt >= 3) throw err;
+        }
+      }
       try {
         await handle.writeFile(body);
         await handle.sync();
@@ -72,6 +81,7 @@ export class LocalStore implements ObjectStore {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);
       await this.locked(key, () => unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))));
+      await this.prune(dirname(path));
     }
   }
 
@@ -92,6 +102,18 @@ export class LocalStore implements ObjectStore {
       return { key: entry.slice(0, at), size: Number(entry.slice(at + 1)) };
     });
     return { objects: page, ...(keys.length > limit ? { cursor: page[page.length - 1]!.key } : {}) };
+  }
+
+  /** Removes empty folders left by deletes (up to the root): listing walks folders, so they would cost. */
+  private async prune(dir: string): Promise<void> {
+    while (dir.length > this.root.length && dir.startsWith(this.root)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        return; // not empty (or already gone): stop
+      }
+      dir = dirname(dir);
+    }
   }
 
   private etagOf(key: string, info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
@@ -135,6 +157,10 @@ async function walk(dir: string, visit: (file: string, size: number) => Promise<
     if (entry.name.startsWith(TEMP_MARK)) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) await walk(full, visit);
-    else if (entry.isFile()) await visit(full, Number((await stat(full)).size));
+    else if (entry.isFile()) {
+      // Deleted between readdir and stat (a concurrent delete): it is simply not listed, as on S3.
+      const info = await stat(full).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)));
+      if (info) await visit(full, Number(info.size));
+    }
   }
 }

@@ -151,8 +151,9 @@ describe('HTTP: auth and namespaces', () => {
   });
 
   it('a read-only token reads but every write is 403 and writes nothing', async () => {
-    const { call, objects } = await makeApp();
+    const { call, objects, background } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });
+    await background.drain(); // the create's search record lands after its response
     const before = await listAll(objects, 'ns/');
     expect((await call('GET', `/v1/sessions/${json.id}`, { token: TOKENS.ci })).status).toBe(200);
     const writes: [string, string, unknown][] = [
