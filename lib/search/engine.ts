@@ -165,7 +165,9 @@ export class SearchEngine implements SessionListener {
       // A real model's strong match qualifies on meaning alone; the local embedder only reorders.
       if (calibrated) for (const h of vectorHits) if (h.score >= this.options.minVectorScore) qualified.add(h.id);
     }
-    const fused = fuse(lists).filter((h) => qualified.has(h.id));
+    // One ranking: its own (BM25) scores; several: the fused score.
+    const bm25 = new Map(lexical.map((h) => [h.id, h.score]));
+    const fused = (lists.length === 1 ? lexical.map((h) => ({ id: h.id, score: h.score })) : fuse(lists)).filter((h) => qualified.has(h.id));
     const out: SearchHit[] = [];
     for (let i = 0; i < fused.length && out.length < limit; i += limit) {
       const batch = fused.slice(i, i + limit - out.length);
@@ -173,7 +175,7 @@ export class SearchEngine implements SessionListener {
         const e = byId.get(h.id)!;
         const session = await this.sessions.getAt(ns, e.id, e.revision).catch(() => null);
         if (!session) return null; // deleted since the manifest was read
-        return { id: e.id, task: session.task, score: round(h.score), snippet: snippetFor(session, query, wanted), updated_at: session.updated_at };
+        return { id: e.id, task: session.task, score: round(lists.length === 1 ? (bm25.get(h.id) ?? h.score) : h.score), snippet: snippetFor(session, query, wanted), updated_at: session.updated_at };
       });
       for (const hit of hits) if (hit) out.push(hit);
     }
