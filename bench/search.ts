@@ -198,7 +198,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     rankOnly.push(performance.now() - t);
   }
   // DeepSearch on the same queries (a sample: it reads every session).
-  const deepPicks = picks.slice(0, n >= 100_000 ? 5 : n >= 10_000 ? 20 : 50);
+  const deepPicks = picks.slice(0, n >= 100_000 ? 0 : n >= 10_000 ? 20 : 50);
   const deep = { at1: 0, at5: 0, rr: 0, ms: [] as number[] };
   const { deepSearch } = await import('../lib/search/engine.js');
   for (const i of deepPicks) {

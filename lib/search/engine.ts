@@ -34,6 +34,8 @@ export interface SearchOptions {
   minVectorScore?: number;
   /** Sessions read at once by DeepSearch and snippet building. */
   concurrency?: number;
+  /** A search reuses the namespace's session list this long (other devices' writes show up within it). */
+  freshnessMs?: number;
   lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number };
   onError?: (what: string, err: unknown) => void;
 }
@@ -67,6 +69,7 @@ export class SearchEngine implements SessionListener {
       localVectorWeight: options.localVectorWeight ?? 0,
       minVectorScore: options.minVectorScore ?? 0.5,
       concurrency: options.concurrency ?? 16,
+      freshnessMs: options.freshnessMs ?? 1000,
     };
     this.onError = options.onError ?? (() => undefined);
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
@@ -140,7 +143,7 @@ export class SearchEngine implements SessionListener {
   async search(ns: string, query: string, limit: number, schedule: Schedule): Promise<SearchHit[]> {
     const wanted = queryTokens(query);
     if (wanted.length === 0) return [];
-    const live = (await this.sessions.manifest.view(ns, schedule)).entries;
+    const live = (await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })).entries;
     if (live.length === 0) return [];
     let lex: Resolved<LexDoc, LexSegment>;
     try {
@@ -389,8 +392,12 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
   let best = session.task;
   let bestCount = -1;
   let budget = 512 * 1024; // a huge session: look for the snippet in its first half megabyte only
+  const stems = wanted.map((w) => w.slice(0, 4));
   for (const t of [session.task, ...messageTexts(session.messages)]) {
     if ((budget -= t.length) < 0) break;
+    // Tokenizing is the cost: only texts that could hold a query token (folded prefix match) are.
+    const folded = t.toLowerCase();
+    if (bestCount >= 0 && !stems.some((p) => folded.includes(p))) continue;
     const tokens = new Set(tokenize(t));
     const count = wanted.filter((w) => tokens.has(w)).length;
     if (count > bestCount) {

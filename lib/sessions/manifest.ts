@@ -124,6 +124,9 @@ export class Manifest {
   private readonly snapshots = new Map<string, Snapshot>();
   private readonly compacting = new Map<string, Promise<void>>();
   private readonly views = new Map<string, { signature: string; entries: ManifestEntry[] }>();
+  /** The last full view per namespace and when its listing started; dropped on every write by this process. */
+  private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
+  private readonly localWrites = new Map<string, number>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -137,6 +140,11 @@ export class Manifest {
     this.pageCacheLimit = options.pageCacheEntries ?? 200_000;
     this.concurrency = options.concurrency ?? 16;
     this.now = options.now ?? Date.now;
+  }
+
+  private wrote(ns: string): void {
+    this.recent.delete(ns);
+    this.localWrites.set(ns, (this.localWrites.get(ns) ?? 0) + 1);
   }
 
   /** Writes the pending marker of a session write; must complete before the session object is written. */
@@ -155,7 +163,9 @@ export class Manifest {
   async recordPut(ns: string, entry: ManifestEntry, writeId: string): Promise<void> {
     const key = keys.log(ns, entry.at, writeId);
     const record: LogRecord = { v: 1, op: 'put', entry };
+    this.wrote(ns);
     await this.store.put(key, utf8(JSON.stringify(record)), { ifNoneMatch: '*' });
+    this.wrote(ns);
     this.cacheLog(key, record);
   }
 
@@ -163,7 +173,9 @@ export class Manifest {
   async recordDelete(ns: string, id: string, at: number, writeId: string): Promise<void> {
     const key = keys.log(ns, at, writeId);
     const record: LogRecord = { v: 1, op: 'del', id, at };
+    this.wrote(ns);
     await this.store.put(key, utf8(JSON.stringify(record)), { ifNoneMatch: '*' });
+    this.wrote(ns);
     this.cacheLog(key, record);
   }
 
@@ -181,13 +193,24 @@ export class Manifest {
    * objects; compaction and index upkeep use it, since they fold those writes next time anyway and must
    * not add session reads to every write.
    */
-  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop, options: { settled?: boolean } = {}): Promise<ManifestView> {
+  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop, options: { settled?: boolean; maxAgeMs?: number } = {}): Promise<ManifestView> {
+    // `maxAgeMs`: a view listed that recently, with no write by this process since, is still good
+    // enough (search: other devices' writes show up within that time, this process's at once).
+    const recent = this.recent.get(ns);
+    if (options.maxAgeMs && recent && this.now() - recent.at < options.maxAgeMs) return { entries: recent.entries };
+    const listedAt = this.now();
+    const writes = this.localWrites.get(ns) ?? 0;
     return this.withSnapshot(ns, schedule, async (snap) => {
       // Unchanged since the last view: the same (read-only) array, so callers can cache what they derive.
       const had = this.views.get(ns);
-      if (had && snap.verified === 0 && had.signature === snap.signature) return { entries: had.entries };
-      const entries = await this.everything(snap);
-      if (snap.verified === 0) this.views.set(ns, { signature: snap.signature, entries });
+      let entries: ManifestEntry[];
+      if (had && snap.verified === 0 && had.signature === snap.signature) entries = had.entries;
+      else {
+        entries = await this.everything(snap);
+        if (snap.verified === 0) this.views.set(ns, { signature: snap.signature, entries });
+      }
+      // Only when no write of this process landed while listing: it might be missing from this view.
+      if (!options.settled && (this.localWrites.get(ns) ?? 0) === writes) this.recent.set(ns, { at: listedAt, entries });
       return { entries };
     }, options.settled);
   }
@@ -218,6 +241,7 @@ export class Manifest {
     const entries = (await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))).filter((e): e is ManifestEntry => e !== null);
     await this.writeRoot(ns, listing.maxSeq + 1, startedAt, await this.writePages(ns, listing.maxSeq + 1, entries, true), [], listing.logs);
     this.snapshots.delete(ns);
+    this.wrote(ns);
   }
 
   // ---- reading ----

@@ -15,7 +15,8 @@ import { openTestS3 } from '../support/s3.js';
 /** One "process": a session store and its search engine over shared storage, with its own background. */
 function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Embedder | null = new LocalEmbedder()) {
   const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }) });
-  const engine = new SearchEngine(sessions, embedder, options);
+  // Tests look across "processes" at once; the 1 s freshness window has its own test below.
+  const engine = new SearchEngine(sessions, embedder, { freshnessMs: 0, ...options });
   sessions.addListener(engine);
   const running = new Set<Promise<unknown>>();
   const schedule = (w: Promise<unknown>) => {
@@ -162,6 +163,18 @@ describe('search index in the bucket', () => {
     expect(out.sessions).toBe(1);
     expect((await listAll(objects, 'ns/ns/x/g/')).length).toBeGreaterThan(0);
     expect(ids(await device(objects).search('ns', 'postgres vacuum'))).toEqual([session.id]);
+  });
+
+  it('a process sees its own writes at once and other processes\' within the freshness window', async () => {
+    const objects = localStore();
+    const a = device(objects, { freshnessMs: 300 });
+    const b = device(objects, { freshnessMs: 300 });
+    expect(await b.search('ns', 'quasar pulsar')).toEqual([]);
+    const { session: mine } = await b.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: 'quasar pulsar nebula' }] }, b.ctx);
+    expect(ids(await b.search('ns', 'quasar pulsar'))).toEqual([mine.id]);
+    const { session: theirs } = await a.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: 'quasar pulsar comet' }] }, a.ctx);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(ids(await b.search('ns', 'quasar comet'))).toEqual([theirs.id]);
   });
 
   it('namespaces never see each other', async () => {
