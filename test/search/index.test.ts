@@ -13,8 +13,8 @@ import type { ObjectStore } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
 
 /** One "process": a session store and its search engine over shared storage, with its own background. */
-function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Embedder | null = new LocalEmbedder()) {
-  const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }) });
+function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Embedder | null = new LocalEmbedder(), maxSessionBytes = 1 << 20) {
+  const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes }) });
   // Tests look across "processes" at once; the 1 s freshness window has its own test below.
   const engine = new SearchEngine(sessions, embedder, { freshnessMs: 0, ...options });
   sessions.addListener(engine);
@@ -175,6 +175,25 @@ describe('search index in the bucket', () => {
     const { session: theirs } = await a.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: 'quasar pulsar comet' }] }, a.ctx);
     await new Promise((r) => setTimeout(r, 350));
     expect(ids(await b.search('ns', 'quasar comet'))).toEqual([theirs.id]);
+  });
+
+  it('text the size cap dropped is no longer found', async () => {
+    const objects = localStore();
+    const d = device(objects, {}, null, 8 * 1024);
+    const { session } = await d.sessions.create('ns', { task: 'capped', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }, { role: 'user', content: 'xylophone marimba ' + 'pad '.repeat(200) }, { role: 'assistant', content: 'noted' }] }, d.ctx);
+    await d.drain();
+    expect(ids(await d.search('ns', 'xylophone marimba'))).toEqual([session.id]);
+    let dropped = 0;
+    for (let i = 0; i < 12 && dropped === 0; i++) {
+      const r = await d.sessions.append('ns', session.id, { messages: [{ role: 'user', content: `filler${i} ` + 'word '.repeat(300) }, { role: 'assistant', content: 'ok' }] }, undefined, d.ctx);
+      dropped = r.receipt.dropped_groups;
+    }
+    expect(dropped).toBeGreaterThan(0);
+    await d.drain();
+    const stored = await d.sessions.get('ns', session.id);
+    expect(JSON.stringify(stored.messages)).not.toContain('xylophone');
+    expect(await d.search('ns', 'xylophone marimba')).toEqual([]);
+    expect(await device(objects, {}, null, 8 * 1024).search('ns', 'xylophone marimba')).toEqual([]);
   });
 
   it('namespaces never see each other', async () => {
