@@ -91,7 +91,7 @@ export class SearchEngine implements SessionListener {
     const last = this.lastDocs.get(cacheKey);
     // An append that changed nothing before it (no drop, no request secrets re-redacting old text)
     // extends the previous document; anything else rebuilds it from the stored session.
-    const appendOnly = (change.op === 'append' || change.op === 'continue') && receipt.dropped_groups === 0 && !ctx.knownValues?.length;
+    const appendOnly = (change.op === 'append' || change.op === 'continue') && change.added > 0 && receipt.dropped_groups === 0 && !ctx.knownValues?.length;
     const doc = appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? extendLexDoc(last.doc, session.messages.slice(-change.added)) : lexDocOf(session);
     this.lastDocs.delete(cacheKey);
     this.lastDocs.set(cacheKey, { key, doc });
@@ -172,8 +172,9 @@ export class SearchEngine implements SessionListener {
     const bm25 = new Map(lexical.map((h) => [h.id, h.score]));
     const fused = (lists.length === 1 ? lexical.map((h) => ({ id: h.id, score: h.score })) : fuse(lists)).filter((h) => qualified.has(h.id));
     const out: SearchHit[] = [];
-    for (let i = 0; i < fused.length && out.length < limit; i += limit) {
+    for (let i = 0; i < fused.length && out.length < limit; ) {
       const batch = fused.slice(i, i + limit - out.length);
+      i += batch.length;
       const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
         const e = byId.get(h.id)!;
         const session = await this.sessions.getAt(ns, e.id, e.revision).catch(() => null);
