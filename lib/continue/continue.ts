@@ -1,10 +1,11 @@
 import type { ModelConfig } from '../config.js';
+import { sha256Hex } from '../digest.js';
 import { badGateway, conflict } from '../errors.js';
 import type { Logger } from '../log.js';
 import { keys } from '../sessions/ids.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../sessions/schema.js';
 import { keyedWrite, type SessionStore, type WriteContext } from '../sessions/store.js';
-import type { ObjectStore } from '../storage/port.js';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';
 import { LeaseBusyError, Leases, type Lease } from './lease.js';
 import { chatClient, ModelError, type ChatFn } from './model.js';
@@ -60,6 +61,33 @@ export class Continuer {
     if (model) {
       this.leases = new Leases(options.objects, { ttlMs: model.timeoutMs + LEASE_MARGIN_MS, waitMs: model.waitMs });
       this.chat = options.chat ?? chatClient(model);
+    }
+  }
+
+  /**
+   * The session `continue` on `latest` goes to. With an Idempotency-Key the first request's choice is kept
+   * in a create-only object for 24 h (like a webhook's claim), so a repeat goes to the same session even
+   * when another one has become the latest since; without a key, simply the latest.
+   */
+  async latest(ns: string, idempotencyKey: string | undefined, schedule?: (work: Promise<unknown>) => void): Promise<string> {
+    const { sessions, objects } = this.options;
+    const resolve = async () => (await sessions.latest(ns, schedule)).id;
+    if (idempotencyKey === undefined) return resolve();
+    const key = keys.latestChoice(ns, await sha256Hex(idempotencyKey));
+    const found = await objects.get(key);
+    const earlier = found ? parseChoice(found.body, Date.now()) : null;
+    if (earlier) return earlier;
+    const id = await resolve();
+    const body = utf8(JSON.stringify({ session: id, at: new Date().toISOString() }));
+    try {
+      // Create-only, or replace an expired choice only if nobody else replaced it first.
+      await objects.put(key, body, { ...(found ? { ifMatch: found.etag } : { ifNoneMatch: '*' }), contentType: 'application/json' });
+      return id;
+    } catch (err) {
+      if (!PreconditionFailedError.is(err)) throw err;
+      // The same request, at the same moment, elsewhere: go where it went.
+      const winner = await objects.get(key);
+      return (winner && parseChoice(winner.body, Date.now())) || id;
     }
   }
 
@@ -153,6 +181,21 @@ export function answerOf(user: WriteReceipt, turn: object): ContinueAnswer {
 /** The reply as stored: the turn's final assistant message is the last message of the write that stored it. */
 function replyOf(saved: StoredSession): string {
   return saved.messages.at(-1)?.content ?? '';
+}
+
+/** How long `latest`'s choice for an Idempotency-Key holds: as long as the key's write record. */
+const LATEST_CHOICE_MS = 24 * 3600_000;
+
+/** The session of a stored `latest` choice while it holds; null when expired or unreadable. */
+function parseChoice(body: Uint8Array, nowMs: number): string | null {
+  try {
+    const v = JSON.parse(text(body)) as { session?: unknown; at?: unknown };
+    const at = typeof v.at === 'string' ? Date.parse(v.at) : NaN;
+    if (typeof v.session === 'string' && v.session && at > nowMs - LATEST_CHOICE_MS) return v.session;
+  } catch {
+    // fall through
+  }
+  return null;
 }
 
 /** This continue's user message as its append stored it (the last message), if the cap kept it. */

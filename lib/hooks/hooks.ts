@@ -1,5 +1,5 @@
 import type { HookConfig } from '../config.js';
-import { sha256Hex } from '../digest.js';
+import { sha256Hex, toHex } from '../digest.js';
 import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import { wrapUntrusted } from '../search/tool.js';
@@ -7,7 +7,7 @@ import { keys } from '../sessions/ids.js';
 import type { Message } from '../sessions/schema.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
-import { verifySignature } from './signature.js';
+import { hmacSha256, verifySignature } from './signature.js';
 import { parsePayload, summarize } from './summary.js';
 
 /**
@@ -137,7 +137,7 @@ export class WebhookReceiver {
     const id = claim.marker.session;
     const { value, raw } = parsePayload(d.body, d.contentType);
     const summary = summarize({ hook: d.name, event: d.event, value, raw });
-    const message: Message = { role: 'user', content: wrapUntrusted(summary.text, `webhook:${d.name}`) };
+    const message: Message = { role: 'user', content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)) };
     if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
     await this.deliverOnce(ns, id, message, { ...base, idempotencyKey: `webhook:${d.name}:${d.delivery}`, op: 'continue' }, summary.title);
     await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
@@ -161,8 +161,8 @@ export class WebhookReceiver {
       await this.options.deliver(ns, id, message, ctx);
     } catch (err) {
       const status = statusOf(err);
-      // The key is already recorded for another body: this delivery's message is stored, with the
-      // different random wrapper tag an earlier attempt drew.
+      // The key is already recorded for another body: this delivery's message is stored, in the form an
+      // earlier version of the summary (or of the wrapper) gave it.
       if (status === 422) return;
       if (status !== 404) throw err;
       // A fixed id not created yet, or a target deleted since it was claimed: create it, then deliver.
@@ -183,6 +183,15 @@ export class WebhookReceiver {
       if (statusOf(err) !== 409) throw err;
     }
   }
+}
+
+/**
+ * The untrusted-content tag of a delivery's message: the same for every attempt, so a retry's keyed
+ * append is a replay (and a continue then runs a turn that failed before), yet unguessable for whoever
+ * wrote the payload, since it comes from the hook's secret.
+ */
+async function wrapperNonce(d: VerifiedDelivery): Promise<string> {
+  return toHex(await hmacSha256(d.hook.secret, new TextEncoder().encode(`wrapper\n${d.name}\n${d.delivery}`))).slice(0, 16);
 }
 
 /** The id of the session a `new` hook creates for a delivery: the same id for every redelivery. */

@@ -149,7 +149,10 @@ export function createApp(options: AppOptions) {
 
   app.get('/v1/sessions/latest', async (c) => {
     const session = await sessions.latest(c.get('caller').namespace, scheduler(c));
-    return sendSession(c, session);
+    // The ETag is the revision, which does not name the session: a tag from another session that is the
+    // latest now could match. So latest never answers 304; revalidate at the Content-Location instead.
+    c.header('Content-Location', `/v1/sessions/${session.id}`);
+    return sendSession(c, session, false);
   });
 
   app.post('/v1/sessions/cleanup', requireWrite, async (c) => {
@@ -187,9 +190,10 @@ export function createApp(options: AppOptions) {
   app.post('/v1/sessions/:id/continue', requireWrite, async (c) => {
     const ns = c.get('caller').namespace;
     const body = await readJson(c, continueBodySchema, maxBody);
+    const ctx = writeContext(c);
     let id = c.req.param('id');
-    if (id === 'latest') id = (await sessions.latest(ns, scheduler(c))).id;
-    const out = await continuer.run(ns, id, body, parseIfMatch(c.req.header('if-match')), writeContext(c));
+    if (id === 'latest') id = await continuer.latest(ns, ctx.idempotencyKey, ctx.schedule);
+    const out = await continuer.run(ns, id, body, parseIfMatch(c.req.header('if-match')), ctx);
     if (out.replayed) c.header('Idempotent-Replayed', 'true');
     c.header('ETag', etag(out.answer.revision));
     return c.json(out.answer);
@@ -243,10 +247,10 @@ function etag(revision: number): string {
   return `"${revision}"`;
 }
 
-function sendSession(c: Context<Env>, session: { revision: number } & Record<string, unknown>) {
+function sendSession(c: Context<Env>, session: { revision: number } & Record<string, unknown>, conditional = true) {
   const tag = etag(session.revision);
   c.header('ETag', tag);
-  const inm = c.req.header('if-none-match');
+  const inm = conditional ? c.req.header('if-none-match') : undefined;
   if (inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))) {
     return c.body(null, 304);
   }

@@ -91,9 +91,13 @@ export function clampLimit(limit: number | undefined): number {
   return Math.min(20, Math.floor(limit));
 }
 
-/** Wraps text as untrusted content for the model: a fresh random tag, so content cannot close it. */
-export function wrapUntrusted(text: string, source = 'session_search'): string {
-  const tag = `untrusted_content_${randomHex(8)}`;
+/**
+ * Wraps text as untrusted content for the model: a fresh random tag, so content cannot close it. `nonce`
+ * (16 hex digits) replaces the random part where a retry must store the same text (webhooks derive it
+ * from their secret, so it stays unguessable).
+ */
+export function wrapUntrusted(text: string, source = 'session_search', nonce = randomHex(8)): string {
+  const tag = `untrusted_content_${nonce}`;
   return `<${tag} source="${source}">${text}</${tag}>`;
 }
 

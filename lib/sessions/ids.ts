@@ -49,6 +49,8 @@ export const keys = {
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
   /** The session's continue lease: at most one model turn runs on a session at a time. */
   lease: (ns: string, id: string) => `ns/${ns}/lease/${id}.json`,
+  /** Which session `continue` on `latest` chose for an Idempotency-Key (by its hash), so a repeat goes there too. */
+  latestChoice: (ns: string, keyHash: string) => `ns/${ns}/continue/latest/${keyHash}.json`,
   /** One webhook delivery's marker: which session it went to, and whether it is done. */
   hookDelivery: (ns: string, hook: string, deliveryHash: string) => `ns/${ns}/hooks/${hook}/${deliveryHash}.json`,
 };

@@ -36,6 +36,11 @@ export interface ChatServer {
   /** The base URL to put in SATCHEL_MODEL_URL. */
   url: string;
   requests: ReceivedRequest[];
+  /**
+   * How long each request took here, from its headers arriving to the last byte of the answer written
+   * (performance.now() times, so a caller in the same process can subtract them from its own).
+   */
+  served: { startedAt: number; ms: number }[];
   /** The most requests that were in flight at once. */
   maxConcurrent: number;
   /** Appends steps to the script. */
@@ -50,6 +55,7 @@ export async function startChatServer(...steps: Step[]): Promise<ChatServer> {
   const state: ChatServer = {
     url: '',
     requests: [],
+    served: [],
     maxConcurrent: 0,
     script: (...more) => void queue.push(...more),
     close: () =>
@@ -75,6 +81,8 @@ export async function startChatServer(...steps: Step[]): Promise<ChatServer> {
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const startedAt = performance.now();
+    res.once('finish', () => state.served.push({ startedAt, ms: performance.now() - startedAt }));
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
