@@ -24,6 +24,8 @@ import type { ObjectStore } from '../storage/port.js';
 import { bearerAuth, requireWrite, type AuthVariables } from './auth.js';
 import { Background } from './background.js';
 import { readBodyBytes, readJson } from './body.js';
+import { docsPage } from './docs.js';
+import { openApiDocument } from './openapi.js';
 import { problemResponse } from './problem.js';
 
 export interface AppOptions {
@@ -114,6 +116,10 @@ export function createApp(options: AppOptions) {
     }
     return c.json({ status: storage.ok ? 'ok' : 'degraded', storage, embeddings: search.health() });
   });
+
+  // The API description (lib/http/openapi.ts: the route table and the routes' own zod schemas); no token.
+  app.get('/openapi.json', (c) => c.json(openApiDocument()));
+  app.get('/docs', (c) => c.html(docsPage(openApiDocument())));
 
   app.use('/v1/*', async (c, next) => {
     if (c.req.path === '/v1/health') return next();
