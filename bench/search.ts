@@ -154,6 +154,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
   const cold: number[] = [];
   const rng = new Rng(n);
   let memory = 0;
+  let segmentMemory = 0;
   for (let i = 0; i < COLD; i++) {
     const before = heapBytes();
     const fresh = engineFor(objects);
@@ -161,7 +162,10 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     const t = performance.now();
     await fresh.engine.search(NS, d.query, 5, (w) => fresh.jobs.push(w));
     cold.push(performance.now() - t);
-    if (i === 0) memory = heapBytes() - before;
+    if (i === 0) {
+      memory = heapBytes() - before;
+      segmentMemory = fresh.engine.lexical.memoryBytes(NS);
+    }
     await Promise.all(fresh.jobs);
   }
   // Warm: one process, index loaded; first pass reads result sessions for snippets, second pass has them cached.
@@ -198,7 +202,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     rankOnly.push(performance.now() - t);
   }
   // DeepSearch on the same queries (a sample: it reads every session).
-  const deepPicks = picks.slice(0, n >= 100_000 ? 0 : n >= 10_000 ? 20 : 50);
+  const deepPicks = picks.slice(0, n >= 100_000 ? 0 : n >= 10_000 ? 5 : 20);
   const deep = { at1: 0, at5: 0, rr: 0, ms: [] as number[] };
   const { deepSearch } = await import('../lib/search/engine.js');
   for (const i of deepPicks) {
@@ -221,7 +225,8 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     indexBytes: q(indexBytes, 'bytes', 0),
     indexBytesPerSession: q(indexBytes / n, 'bytes', 0),
     indexObjects: keys.length,
-    loadedIndexMemory: q(memory, 'bytes (heap + array buffers after loading one namespace cold, gc before)', 0),
+    loadedMemory: q(memory, 'bytes: heap + array buffers held after one cold search (manifest view, index, caches), gc before and after', 0),
+    indexSegmentsMemory: q(segmentMemory, 'bytes: the loaded lexical segments, estimated by LexSegment.memoryBytes', 0),
     searchCold: latency(cold),
     searchWarmFirstPass: latency(firstPass),
     searchWarmSecondPass: latency(secondPass),

@@ -294,19 +294,7 @@ function vectorKind(dims: number, build: IndexKind<Float32Array, VecSegment>['bu
 export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], k1 = 1.2, b = 0.75): { id: string; score: number; matched: number }[] {
   const n = res.live.size;
   if (n === 0) return [];
-  const masks = res.segments.map((s) => new Int32Array(s.docs.length).fill(-1));
-  const fresh: { id: string; doc: LexDoc }[] = [];
-  let total = 0;
-  for (const [id, ref] of res.live) {
-    if ('doc' in ref) {
-      fresh.push({ id, doc: ref.doc });
-      total += ref.doc.len;
-    } else {
-      masks[ref.si]![ref.di] = 1;
-      total += res.segments[ref.si]!.lens[ref.di]!;
-    }
-  }
-  const avg = total / n || 1;
+  const { masks, fresh, avg } = liveView(res);
   const scores = new Map<string, { score: number; matched: number }>();
   for (const term of new Set(query)) {
     const hits: { id: string; tf: number; len: number }[] = [];
@@ -335,6 +323,29 @@ export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], 
     }
   }
   return [...scores].map(([id, s]) => ({ id, ...s })).sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+}
+
+const liveViews = new WeakMap<Resolved<LexDoc, LexSegment>, { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }>();
+
+/** Which segment documents are live, the documents outside segments, and the mean length: once per resolution. */
+function liveView(res: Resolved<LexDoc, LexSegment>) {
+  const had = liveViews.get(res);
+  if (had) return had;
+  const masks = res.segments.map((s) => new Uint8Array(s.docs.length));
+  const fresh: { id: string; doc: LexDoc }[] = [];
+  let total = 0;
+  for (const [id, ref] of res.live) {
+    if ('doc' in ref) {
+      fresh.push({ id, doc: ref.doc });
+      total += ref.doc.len;
+    } else {
+      masks[ref.si]![ref.di] = 1;
+      total += res.segments[ref.si]!.lens[ref.di]!;
+    }
+  }
+  const view = { masks, fresh, avg: total / res.live.size || 1 };
+  liveViews.set(res, view);
+  return view;
 }
 
 /** Cosine (vectors are unit length) over the live vectors, best `limit`. */
