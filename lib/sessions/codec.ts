@@ -2,7 +2,8 @@ import { SatchelError } from '../errors.js';
 import { text, utf8 } from '../storage/port.js';
 import { storedSessionSchema, type Session, type StoredSession } from './schema.js';
 
-const ORDER = [
+/** The stored format's fields in odek's order (also the order of an odek export). */
+export const SESSION_FIELDS = [
   'id',
   'created_at',
   'updated_at',
@@ -40,7 +41,7 @@ const MESSAGES_SLOT = '\u0001satchel-messages\u0001';
  */
 export function encodeCoreParts(session: StoredSession, prior?: EncodedMessages): { core: Uint8Array; messages: EncodedMessages } {
   const ordered: Record<string, unknown> = {};
-  for (const key of ORDER) ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
+  for (const key of SESSION_FIELDS) ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
   for (const [key, value] of Object.entries(session)) if (!(key in ordered) && key !== 'satchel') ordered[key] = value;
   const json = JSON.stringify(ordered);
   // Only scalar fields precede messages, and quotes inside strings are escaped: the first match is the slot.

@@ -1,0 +1,97 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ExternalRefInput } from '../client/types.js';
+import { externalRefInputSchema } from '../sessions/schema.js';
+import { UsageError } from './io.js';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Options every command takes. */
+export const COMMON: Options = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+}
+
+/** node:util parseArgs, strict, with its errors turned into usage errors. */
+export function parse(argv: string[], options: Options): Parsed {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+    return { values: values as Parsed['values'], positionals };
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+/** A whole number in [min, max] from an argument, or a usage error naming it. */
+export function integerArg(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) throw new UsageError(`missing ${name}`);
+  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} must be a whole number, not ${JSON.stringify(value)}`);
+  const n = Number(value.trim());
+  if (n < min || n > max) throw new UsageError(`${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`}, not ${n}`);
+  return n;
+}
+
+/** The one string value of an option (the last one given). */
+export function stringOpt(values: Parsed['values'], name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+const REF_KEYS = ['kind', 'uri', 'created_by', 'read_only', 'created_at'] as const;
+const LONG_FORM = new RegExp(`^(?:${REF_KEYS.join('|')})=`);
+const LONG_SPLIT = new RegExp(`,(?=(?:${REF_KEYS.join('|')})=)`);
+
+/**
+ * `--external-ref kind=uri` or `--external-ref kind=…,uri=…,created_by=…,read_only=true` (a uri may hold
+ * `=` and `,`). `created_by` defaults to `cli`. Validated by the route's own schema; a bad value is a usage
+ * error that names the flag.
+ */
+export function parseExternalRef(value: string, flag = '--external-ref'): ExternalRefInput {
+  const bad = (why: string) => new UsageError(`${flag} ${JSON.stringify(value)}: ${why}`);
+  const fields: Record<string, string> = {};
+  if (LONG_FORM.test(value) && /(?:^|,)uri=/.test(value)) {
+    for (const part of value.split(LONG_SPLIT)) {
+      const eq = part.indexOf('=');
+      const key = part.slice(0, eq);
+      if (key in fields) throw bad(`${key} given twice`);
+      fields[key] = part.slice(eq + 1);
+    }
+  } else {
+    const eq = value.indexOf('=');
+    if (eq <= 0) throw bad('expected kind=uri or kind=…,uri=…[,created_by=…][,read_only=true]');
+    fields.kind = value.slice(0, eq);
+    fields.uri = value.slice(eq + 1);
+  }
+  if (!fields.kind) throw bad('kind is missing');
+  if (!fields.uri) throw bad('uri is missing');
+  let readOnly: boolean | undefined;
+  if (fields.read_only !== undefined) {
+    if (fields.read_only !== 'true' && fields.read_only !== 'false') throw bad('read_only must be true or false');
+    readOnly = fields.read_only === 'true';
+  }
+  const candidate = {
+    kind: fields.kind,
+    uri: fields.uri,
+    created_by: fields.created_by ?? 'cli',
+    ...(readOnly !== undefined ? { read_only: readOnly } : {}),
+    ...(fields.created_at !== undefined ? { created_at: fields.created_at } : {}),
+  };
+  const checked = externalRefInputSchema.safeParse(candidate);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    const field = issue.path.join('.');
+    throw bad(field && !issue.message.startsWith(field) ? `${field}: ${issue.message}` : issue.message);
+  }
+  return checked.data;
+}
+
+/** Every `--external-ref` given (the option is repeatable). */
+export function externalRefs(values: Parsed['values']): ExternalRefInput[] {
+  const given = values['external-ref'];
+  const list = Array.isArray(given) ? (given as string[]) : typeof given === 'string' ? [given] : [];
+  return list.map((v) => parseExternalRef(v));
+}

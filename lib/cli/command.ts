@@ -1,0 +1,27 @@
+import type { SatchelClient } from '../client/client.js';
+import type { Options, Parsed } from './args.js';
+import type { CliIO } from './io.js';
+
+/** One CLI command: its words (`session list`), its help, its options, and what it does. */
+export interface Command {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /** `satchel <name> …` usage lines, then a description: what `--help` prints. */
+  help: string;
+  options: Options;
+  run(ctx: CommandContext): Promise<number>;
+}
+
+export interface CommandContext {
+  io: CliIO;
+  args: Parsed;
+  /** `--json`: machine-readable output on stdout. */
+  json: boolean;
+  /** The client for SATCHEL_URL / SATCHEL_TOKEN (made on first use: `--help` needs none). */
+  client(): SatchelClient;
+  /** Terminal width for tables (80 when stdout is not a terminal... or wider when it is). */
+  width: number;
+  print(text: string): void;
+  printJson(value: unknown): void;
+}

@@ -1,0 +1,166 @@
+import { integerArg, externalRefs, stringOpt, type Options } from '../args.js';
+import type { Command } from '../command.js';
+import { EXIT, UsageError } from '../io.js';
+import { sessionTable, transcript } from '../render.js';
+import type { SessionSummary } from '../../client/types.js';
+
+/** `satchel session …`: odek's session commands against the server. */
+
+const REF_OPTION: Options = { 'external-ref': { type: 'string', multiple: true } };
+const REF_HELP = `  --external-ref kind=uri | kind=…,uri=…[,created_by=…][,read_only=true]
+                    attach an external ref (repeatable; created_by defaults to cli)`;
+
+export const list: Command = {
+  name: 'session list',
+  summary: 'list sessions, newest first',
+  help: `satchel session list [--limit N] [--json]
+
+Lists sessions, newest first (by last update): ID, Turns, Model, Task. At most 20 unless --limit.
+
+  --limit N   how many (1 or more; pages of 100 are fetched as needed)
+  --json      {"sessions": [...]} with each session's metadata`,
+  options: { limit: { type: 'string', short: 'n' } },
+  async run(ctx) {
+    if (ctx.args.positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args.positionals[0])}`);
+    const limitArg = stringOpt(ctx.args.values, 'limit');
+    const limit = limitArg === undefined ? 20 : integerArg(limitArg, '--limit', 1);
+    const client = ctx.client();
+    const sessions: SessionSummary[] = [];
+    if (limit <= 100) sessions.push(...(await client.list({ limit })).sessions);
+    else {
+      for await (const s of client.listAll()) {
+        sessions.push(s);
+        if (sessions.length >= limit) break;
+      }
+    }
+    if (ctx.json) ctx.printJson({ sessions });
+    else ctx.print(sessionTable(sessions, ctx.width));
+    return EXIT.ok;
+  },
+};
+
+export const show: Command = {
+  name: 'session show',
+  summary: 'show a session as a transcript (the latest without an id)',
+  help: `satchel session show [id] [--full] [--json]
+
+Shows a session as a readable transcript: a header (task, model, turns, flags, external refs), then
+every message under its role, tool calls indented under the assistant message that made them and tool
+results labelled with their call. Without an id, the most recently updated session.
+
+  --full      tool results whole (otherwise cut to 20 lines)
+  --json      the raw session object, as stored`,
+  options: { full: { type: 'boolean' } },
+  async run(ctx) {
+    const [id, extra] = ctx.args.positionals;
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
+    const client = ctx.client();
+    const { session } = id === undefined ? await client.latest() : await client.get(id);
+    if (ctx.json) ctx.printJson(session);
+    else ctx.print(transcript(session, { full: ctx.args.values.full === true }));
+    return EXIT.ok;
+  },
+};
+
+export const remove: Command = {
+  name: 'session delete',
+  summary: 'delete a session with its audit log and search entries',
+  help: `satchel session delete <id> [--json]
+
+Deletes the session, its audit log and its search entries.`,
+  options: {},
+  async run(ctx) {
+    const id = exactlyOne(ctx.args.positionals, '<id>');
+    await ctx.client().delete(id);
+    if (ctx.json) ctx.printJson({ deleted: id });
+    else ctx.print(`Deleted session ${id}\n`);
+    return EXIT.ok;
+  },
+};
+
+export const trim: Command = {
+  name: 'session trim',
+  summary: 'keep the system message and the newest messages, n in all',
+  help: `satchel session trim <id> <n> [--json]
+
+Keeps n messages (n ≥ 2, the system message counts) and drops the oldest others, never splitting a tool
+call from its results (so it may keep fewer). Prints: Trimmed session X: A → B messages (C dropped)`,
+  options: {},
+  async run(ctx) {
+    const [id, n, extra] = ctx.args.positionals;
+    if (id === undefined || n === undefined) throw new UsageError('needs <id> and <n>');
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
+    const keep = integerArg(n, '<n>', 2);
+    const out = await ctx.client().trim(id, keep);
+    if (ctx.json) ctx.printJson(out);
+    else ctx.print(`Trimmed session ${out.id}: ${out.before} → ${out.after} messages (${out.dropped} dropped)\n`);
+    return EXIT.ok;
+  },
+};
+
+export const cleanup: Command = {
+  name: 'session cleanup',
+  summary: 'delete sessions not updated for <days> days',
+  help: `satchel session cleanup <days> [--json]
+
+Deletes every session not updated in the last <days> days. 0 deletes every session of the namespace.`,
+  options: {},
+  async run(ctx) {
+    const days = integerArg(exactlyOne(ctx.args.positionals, '<days>'), '<days>', 0);
+    const out = await ctx.client().cleanup(days);
+    if (ctx.json) ctx.printJson(out);
+    else ctx.print(`Deleted ${out.deleted} session${out.deleted === 1 ? '' : 's'}${days === 0 ? '' : ` not updated in ${days} day${days === 1 ? '' : 's'}`}\n`);
+    return EXIT.ok;
+  },
+};
+
+export const create: Command = {
+  name: 'session create',
+  summary: 'create a session and print its id',
+  help: `satchel session create "task" [--system TEXT] [--model M] [--provider P] [--id ID] [--external-ref …] [--json]
+
+Creates a session for the task and prints its id.
+
+  --system TEXT     a system prompt as the first message
+  --model M, --provider P
+                    the model the session runs with (continue uses it)
+  --id ID           your own id (1-128 of A-Z a-z 0-9 . _ -)
+${REF_HELP}
+  --json            the created session`,
+  options: { ...REF_OPTION, system: { type: 'string' }, model: { type: 'string' }, provider: { type: 'string' }, id: { type: 'string' } },
+  async run(ctx) {
+    const task = words(ctx.args.positionals, '"task"');
+    const refs = externalRefs(ctx.args.values);
+    const system = stringOpt(ctx.args.values, 'system');
+    const model = stringOpt(ctx.args.values, 'model');
+    const provider = stringOpt(ctx.args.values, 'provider');
+    const id = stringOpt(ctx.args.values, 'id');
+    const { session } = await ctx.client().create({
+      task,
+      ...(id !== undefined ? { id } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(provider !== undefined ? { provider } : {}),
+      ...(system !== undefined ? { messages: [{ role: 'system', content: system }] } : {}),
+      ...(refs.length ? { external_refs: refs } : {}),
+    });
+    if (ctx.json) ctx.printJson(session);
+    else ctx.print(`${session.id}\n`);
+    return EXIT.ok;
+  },
+};
+
+export { REF_HELP, REF_OPTION };
+
+/** The single positional a command needs. */
+export function exactlyOne(positionals: string[], name: string): string {
+  if (positionals.length === 0) throw new UsageError(`missing ${name}`);
+  if (positionals.length > 1) throw new UsageError(`expected one ${name}, got ${positionals.length} arguments`);
+  return positionals[0]!;
+}
+
+/** Free text given as one quoted argument or as several words. */
+export function words(positionals: string[], name: string): string {
+  const text = positionals.join(' ');
+  if (!text.trim()) throw new UsageError(`missing ${name}`);
+  return text;
+}

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SatchelApiError } from '../../client/errors.js';
+import { describeApiError, exportOdekFile, importOdekFile, type ImportOutcome, type ImportStatus } from '../../odek/transfer.js';
+import { integerArg, stringOpt } from '../args.js';
+import { eachLimit } from '../batch.js';
+import type { Command, CommandContext } from '../command.js';
+import { EXIT, UsageError } from '../io.js';
+import { Progress } from '../progress.js';
+
+/** `satchel import` and `satchel export`: odek session files in, odek session files out. */
+
+const CONCURRENCY_OPTION = { concurrency: { type: 'string' as const, short: 'j' } };
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'import odek session files (a folder like ~/.odek/sessions, or files)',
+  help: `satchel import <folder | file.json>... [--overwrite] [--concurrency N] [--json]
+
+Imports odek session files through the server, so every one passes the save pipeline (secrets
+redacted, size cap). A folder means its *.json files (odek's index.json and latest.json are skipped).
+Each session keeps its id. Old files without provider, external_refs or the taint fields import too.
+
+Re-importing changes nothing: a session whose id exists with the same content is "unchanged" (the
+comparison allows for what the server redacted). One whose id exists with different content is
+"failed: exists with different content (where)" and left alone, unless --overwrite: then the file
+replaces it (PUT with If-Match of the revision just read; refs and the sticky flags sandbox,
+untrusted_ingested and episode_untrusted can be added, never removed).
+
+Not carried (the create route does not take them): created_at and updated_at (the server stamps the
+import time), turns and episode_taint_tracked (the server derives them), and fields odek does not define
+(named per file).
+
+  --overwrite        replace sessions that exist with different content
+  --concurrency N    files in flight at once (default 8)
+  --json             {"created","unchanged","replaced","failed","skipped","results":[{source,id,status,reason,notes}]}
+
+Exit code 4 when any file failed (each is listed with its reason).`,
+  options: { overwrite: { type: 'boolean' }, ...CONCURRENCY_OPTION },
+  async run(ctx) {
+    if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
+    const concurrency = concurrencyOf(ctx);
+    const overwrite = ctx.args.values.overwrite === true;
+    const { files, skipped } = await sessionFiles(ctx.args.positionals);
+    if (files.length === 0) throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
+    const client = ctx.client();
+    const tally: Record<ImportStatus, number> = { created: 0, unchanged: 0, replaced: 0, failed: 0 };
+    const results: ImportOutcome[] = [];
+    const progress = new Progress(ctx.io.stderr, files.length, 'import');
+    try {
+      await eachLimit(files, concurrency, async (file) => {
+        let outcome: ImportOutcome;
+        try {
+          outcome = await importOdekFile(client, file, await readFile(file, 'utf8'), { overwrite });
+        } catch (err) {
+          if (!isFileError(err)) throw err;
+          outcome = { source: file, status: 'failed', reason: `cannot read: ${(err as Error).message}`, notes: [] };
+        }
+        results.push(outcome);
+        tally[outcome.status]++;
+        progress.tick(counts(tally));
+      });
+    } catch (err) {
+      progress.abort();
+      ctx.io.stderr.write(`import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`);
+      throw err;
+    }
+    results.sort((a, b) => a.source.localeCompare(b.source));
+    if (ctx.json) ctx.printJson({ ...tally, skipped, results });
+    else {
+      for (const s of skipped) ctx.print(`skipped    ${s}: odek's own file, not a session\n`);
+      for (const r of results) {
+        if (r.status === 'failed') ctx.print(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`);
+        else if (r.status === 'replaced' || r.notes.length) ctx.print(`${r.status.padEnd(10)} ${r.id}: ${r.notes.join('; ')}\n`);
+      }
+      ctx.print(`Imported ${files.length} file${files.length === 1 ? '' : 's'}: ${counts(tally, true)}\n`);
+    }
+    return tally.failed ? EXIT.partial : EXIT.ok;
+  },
+};
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'export sessions as odek session files',
+  help: `satchel export <id>... <folder> [--json]
+satchel export --all <folder> [--json]
+
+Writes each session as <folder>/<id>.json in odek's format (compact JSON, odek's fields in odek's order,
+without Satchel's revision), so odek can load it and \`satchel import\` can bring it back. Existing files
+of the same name are replaced. The folder is created when missing.
+
+  --all              every session of the namespace
+  --concurrency N    sessions in flight at once (default 8)
+  --json             {"exported","folder","files":[...],"failed":[{id,reason}]}
+
+Exit code 4 when any session failed (each is listed with its reason).`,
+  options: { all: { type: 'boolean' }, ...CONCURRENCY_OPTION },
+  async run(ctx) {
+    const all = ctx.args.values.all === true;
+    const positionals = ctx.args.positionals;
+    const folder = positionals[positionals.length - 1];
+    if (folder === undefined) throw new UsageError('missing <folder>');
+    if (!all && positionals.length < 2) throw new UsageError('needs <id>... <folder>, or --all <folder>');
+    if (all && positionals.length > 1) throw new UsageError('--all takes only <folder>');
+    const concurrency = concurrencyOf(ctx);
+    const client = ctx.client();
+    const ids: string[] = [];
+    if (all) for await (const s of client.listAll()) ids.push(s.id);
+    else ids.push(...new Set(positionals.slice(0, -1)));
+    await mkdir(folder, { recursive: true });
+    const files: string[] = [];
+    const failed: { id: string; reason: string }[] = [];
+    const progress = new Progress(ctx.io.stderr, ids.length, 'export');
+    try {
+      await eachLimit(ids, concurrency, async (id) => {
+        try {
+          const { name, text } = await exportOdekFile(client, id);
+          files.push(await writeAtomically(path.join(folder, name), text));
+        } catch (err) {
+          if (!SatchelApiError.is(err)) throw err;
+          failed.push({ id, reason: describeApiError(err) });
+        }
+        progress.tick(`written ${files.length}${failed.length ? ` · failed ${failed.length}` : ''}`);
+      });
+    } catch (err) {
+      progress.abort();
+      ctx.io.stderr.write(`export stopped after ${files.length + failed.length} of ${ids.length} sessions\n`);
+      throw err;
+    }
+    files.sort();
+    if (ctx.json) ctx.printJson({ exported: files.length, folder, files, failed });
+    else {
+      for (const f of failed) ctx.print(`failed     ${f.id}: ${f.reason}\n`);
+      ctx.print(ids.length === 0 ? 'No sessions to export.\n' : `Exported ${files.length} session${files.length === 1 ? '' : 's'} to ${folder}${failed.length ? ` (${failed.length} failed)` : ''}\n`);
+    }
+    return failed.length ? EXIT.partial : EXIT.ok;
+  },
+};
+
+/** odek's own files in its sessions folder (the ids `index` and `latest` are reserved for them). */
+const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
+
+/** The files to import: folders expanded to their *.json (sorted), files as given, each once. */
+export async function sessionFiles(paths: string[]): Promise<{ files: string[]; skipped: string[] }> {
+  const files = new Set<string>();
+  const skipped: string[] = [];
+  for (const p of paths) {
+    let info;
+    try {
+      info = await stat(p);
+    } catch {
+      throw new UsageError(`no such file or folder: ${p}`);
+    }
+    if (!info.isDirectory()) {
+      files.add(p);
+      continue;
+    }
+    const names = (await readdir(p)).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+    for (const name of names) {
+      if (ODEK_OWN_FILES.has(name)) skipped.push(path.join(p, name));
+      else files.add(path.join(p, name));
+    }
+  }
+  return { files: [...files], skipped };
+}
+
+/** Writes through a temporary file and a rename, so odek never reads half a session. */
+async function writeAtomically(file: string, text: string): Promise<string> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, text);
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  return file;
+}
+
+function concurrencyOf(ctx: CommandContext): number {
+  const v = stringOpt(ctx.args.values, 'concurrency');
+  return v === undefined ? 8 : integerArg(v, '--concurrency', 1, 64);
+}
+
+function counts(tally: Record<ImportStatus, number>, all = false): string {
+  return (Object.entries(tally) as [ImportStatus, number][])
+    .filter(([status, n]) => all || n > 0 || status === 'created')
+    .map(([status, n]) => `${n} ${status}`)
+    .join(', ');
+}
+
+function isFileError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}

@@ -1,0 +1,125 @@
+import type { SatchelClient } from '../client/client.js';
+import { SatchelApiError, SatchelConnectionError } from '../client/errors.js';
+import { parse } from './args.js';
+import type { Command, CommandContext } from './command.js';
+import { continueCommand } from './commands/continue.js';
+import { search } from './commands/search.js';
+import { cleanup, create, list, remove, show, trim } from './commands/session.js';
+import { exportCommand, importCommand } from './commands/transfer.js';
+import { clientFrom, DEFAULT_URL, EXIT, UsageError, type CliIO } from './io.js';
+
+/** The `satchel` command line: finds the command, parses its options, maps every failure to an exit code. */
+
+const COMMANDS: Command[] = [list, show, create, remove, trim, cleanup, continueCommand, search, importCommand, exportCommand];
+
+const OVERVIEW = `satchel: the command line for a Satchel session store
+
+Usage: satchel <command> [options]
+
+${COMMANDS.map((c) => `  ${c.name.padEnd(16)} ${c.summary}`).join('\n')}
+
+Every command takes --help and --json.
+
+Environment:
+  SATCHEL_URL     the server (default ${DEFAULT_URL})
+  SATCHEL_TOKEN   bearer token (not needed for a local server without SATCHEL_TOKENS)
+
+Exit codes: 0 done · 1 the server answered an error · 2 bad command line · 3 server unreachable ·
+4 import or export finished with failures · 5 a local file could not be read or written`;
+
+/** Runs one command line (without `node` and the script) and returns its exit code. */
+export async function main(argv: string[], io: CliIO): Promise<number> {
+  const json = argv.includes('--json');
+  if (argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help'))) {
+    (argv.length === 0 ? io.stderr : io.stdout).write(OVERVIEW + '\n');
+    return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    const group = argv[0] === 'session';
+    const word = group ? argv[1] : argv[0];
+    if (group && (word === undefined || word.startsWith('-'))) {
+      const text = `Usage: satchel session <command>\n\n${COMMANDS.filter((c) => c.name.startsWith('session ')).map((c) => `  ${c.name.padEnd(16)} ${c.summary}`).join('\n')}\n`;
+      const help = word === '--help' || word === '-h';
+      (help ? io.stdout : io.stderr).write(text);
+      return help ? EXIT.ok : EXIT.usage;
+    }
+    return usageError(io, `unknown command ${JSON.stringify(group ? `session ${word}` : word)}; \`satchel --help\` lists them`, json);
+  }
+  const { command, rest } = found;
+  let client: SatchelClient | undefined;
+  try {
+    const args = parse(rest, command.options);
+    if (args.values.help === true) {
+      io.stdout.write(`Usage: ${command.help}\n`);
+      return EXIT.ok;
+    }
+    const ctx: CommandContext = {
+      io,
+      args,
+      json: args.values.json === true,
+      client: () => (client ??= clientFrom(io)),
+      width: io.stdout.isTTY && io.stdout.columns ? io.stdout.columns : 100,
+      print: (text) => void io.stdout.write(text),
+      printJson: (value) => void io.stdout.write(JSON.stringify(value, null, 2) + '\n'),
+    };
+    return await command.run(ctx);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      return usageError(io, `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n(satchel ${command.name} --help for more)`, json);
+    }
+    if (SatchelApiError.is(err)) {
+      if (json) io.stderr.write(JSON.stringify(err.problem) + '\n');
+      else {
+        io.stderr.write(`satchel: ${err.title}: ${err.detail}\n`);
+        for (const e of err.errors) io.stderr.write(`  ${e.path}: ${e.message}\n`);
+      }
+      return EXIT.api;
+    }
+    if (SatchelConnectionError.is(err)) {
+      const message = `${err.message}. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.`;
+      io.stderr.write(json ? JSON.stringify({ error: 'connection', detail: message }) + '\n' : `satchel: ${message}\n`);
+      return EXIT.connection;
+    }
+    const fsError = err as NodeJS.ErrnoException;
+    if (err instanceof Error && typeof fsError.code === 'string' && typeof fsError.syscall === 'string') {
+      const detail = `${fsError.syscall} ${fsError.path ?? ''}: ${fsError.code}`.replace(' :', ':');
+      io.stderr.write(json ? JSON.stringify({ error: 'file', detail }) + '\n' : `satchel: ${detail}\n`);
+      return EXIT.file;
+    }
+    throw err;
+  }
+}
+
+/** The command named by the first one or two words, and the arguments after them. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const command = COMMANDS.find((c) => c.name === name);
+    if (command) return { command, rest: argv.slice(words) };
+  }
+  return undefined;
+}
+
+function usageError(io: CliIO, message: string, json: boolean): number {
+  io.stderr.write(json ? JSON.stringify({ error: 'usage', detail: message }) + '\n' : `satchel: ${message}\n`);
+  return EXIT.usage;
+}
+
+/** The process entry: argv, env and the real streams; resolves to the exit code once stdout is flushed. */
+export async function runFromProcess(): Promise<number> {
+  // `satchel session list | head` closes the pipe early: that is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
+  let code: number;
+  try {
+    code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+  } catch (err) {
+    process.stderr.write(`satchel: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    code = EXIT.internal;
+  }
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  return code;
+}

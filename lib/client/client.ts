@@ -1,0 +1,295 @@
+import { newSessionId } from '../sessions/ids.js';
+import { problemFrom, SatchelApiError, SatchelConnectionError } from './errors.js';
+import { DEFAULT_RETRY, backoffDelay, delayAfterAnswer, isRetryableStatus, type RetryPolicy } from './retry.js';
+import type {
+  AppendInput,
+  AuditRecord,
+  CleanupResult,
+  ContinueAnswer,
+  ContinueInput,
+  CreateSessionInput,
+  Health,
+  ListQuery,
+  ReplaceInput,
+  Session,
+  SessionPage,
+  SessionSearchAction,
+  SessionSearchError,
+  SessionSearchInput,
+  SessionSearchResults,
+  SessionSummary,
+  Tagged,
+  TrimResult,
+  WriteReceipt,
+} from './types.js';
+
+/**
+ * A typed client for Satchel's HTTP API, on `fetch` alone (Node 20, browsers, Workers).
+ *
+ * Retries: a 429 or 503 is retried after its Retry-After (or a jittered exponential backoff), and so is a
+ * network failure; any other 4xx or 5xx is thrown at once as a `SatchelApiError`. Every request is made
+ * safe to send twice: appends, continues and replaces carry an `Idempotency-Key` generated once per call
+ * and sent with every attempt; a create carries an id (the caller's, or one the client picks); a retried
+ * delete that finds nothing succeeds; reads, trims and cleanups repeat without harm.
+ */
+export interface ClientOptions {
+  /** The server's base URL, e.g. http://127.0.0.1:8787. */
+  url: string;
+  /** Bearer token (omit for a local server without SATCHEL_TOKENS). */
+  token?: string | undefined;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+  retry?: Partial<RetryPolicy>;
+  /** Extra headers on every request (a User-Agent, say). */
+  headers?: Record<string, string>;
+  /** For tests: how the client waits between attempts. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Options of a single call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Secret values to redact from what this write stores (sent as `Satchel-Secrets`, never stored). */
+  secrets?: string[];
+}
+
+export interface WriteOptions extends CallOptions {
+  /** The revision (or ETag) the change was based on; a mismatch is a 412. */
+  ifMatch?: number | string;
+  /** Defaults to a fresh random UUID per call, reused by that call's retries. */
+  idempotencyKey?: string;
+}
+
+interface RequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  call?: CallOptions | undefined;
+  /** Statuses that, answered to a retry, may be the first attempt's doing: thrown as RetriedAnswer. */
+  ambiguousOnRetry?: number;
+}
+
+export class SatchelClient {
+  readonly url: string;
+  private readonly token: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+  private readonly policy: RetryPolicy;
+  private readonly headers: Record<string, string>;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(options: ClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.token = options.token || undefined;
+    // Bound so that `this` inside a platform fetch is never the client.
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.policy = { ...DEFAULT_RETRY, ...options.retry };
+    this.headers = { ...options.headers };
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** `GET /v1/health`: liveness, storage and embeddings state (no token needed). */
+  async health(call?: CallOptions): Promise<Health> {
+    return this.json(await this.request({ method: 'GET', path: '/v1/health', call }));
+  }
+
+  /**
+   * `POST /v1/sessions`. Without `id`, the client picks one in the server's format (`YYYYMMDD-` + 32 hex),
+   * so that a retry after a lost answer cannot create a second session: a 409 on a retry of an id this
+   * call generated is its own first attempt, and the stored session is returned.
+   */
+  async create(body: CreateSessionInput, call?: CallOptions): Promise<Tagged> {
+    const generated = body.id === undefined;
+    const id = body.id ?? newSessionId();
+    try {
+      return this.tagged(await this.request({ method: 'POST', path: '/v1/sessions', body: { ...body, id }, call, headers: secretsHeader(call), ambiguousOnRetry: 409 }));
+    } catch (err) {
+      if (!(err instanceof RetriedAnswer)) throw err;
+      if (generated) return this.get(id, call);
+      throw err.error;
+    }
+  }
+
+  /** `GET /v1/sessions`: one page of metadata, newest first. */
+  async list(query: ListQuery = {}, call?: CallOptions): Promise<SessionPage> {
+    const params = new URLSearchParams();
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor) params.set('cursor', query.cursor);
+    if (query.updated_after !== undefined) {
+      params.set('updated_after', query.updated_after instanceof Date ? query.updated_after.toISOString() : query.updated_after);
+    }
+    const qs = params.toString();
+    return this.json(await this.request({ method: 'GET', path: `/v1/sessions${qs ? `?${qs}` : ''}`, call }));
+  }
+
+  /** Every session's metadata, newest first, following `next_cursor` page by page (100 a page). */
+  async *listAll(query: Omit<ListQuery, 'cursor' | 'limit'> = {}, call?: CallOptions): AsyncGenerator<SessionSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.list({ ...query, limit: 100, ...(cursor ? { cursor } : {}) }, call);
+      yield* page.sessions;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /**
+   * `GET /v1/sessions/latest`: the most recently updated session. No `ifNoneMatch` here: a revision does
+   * not name a session, so revalidate with `get(session.id, { ifNoneMatch })`.
+   */
+  async latest(call?: CallOptions): Promise<Tagged> {
+    return (await this.read('/v1/sessions/latest', call))!;
+  }
+
+  /** `GET /v1/sessions/{id}`; with `ifNoneMatch` (an ETag) an unchanged session is `null` (304). */
+  get(id: string, call?: CallOptions): Promise<Tagged>;
+  get(id: string, call: CallOptions & { ifNoneMatch: string }): Promise<Tagged | null>;
+  async get(id: string, call?: CallOptions & { ifNoneMatch?: string }): Promise<Tagged | null> {
+    return this.read(`/v1/sessions/${seg(id)}`, call);
+  }
+
+  /** `PUT /v1/sessions/{id}`: replace, based on the revision (or ETag) read; a stale one is a 412. */
+  async replace(id: string, body: ReplaceInput, options: WriteOptions & { ifMatch: number | string }): Promise<Tagged> {
+    const response = await this.request({
+      method: 'PUT',
+      path: `/v1/sessions/${seg(id)}`,
+      body,
+      // The key turns a retry whose first attempt landed into a replay instead of a 412.
+      headers: { 'if-match': ifMatchValue(options.ifMatch), 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(), ...secretsHeader(options) },
+      call: options,
+    });
+    return this.tagged(response);
+  }
+
+  /** `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. */
+  async delete(id: string, call?: CallOptions): Promise<void> {
+    try {
+      const response = await this.request({ method: 'DELETE', path: `/v1/sessions/${seg(id)}`, call, ambiguousOnRetry: 404 });
+      await response.body?.cancel();
+    } catch (err) {
+      if (!(err instanceof RetriedAnswer)) throw err;
+    }
+  }
+
+  /** `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op. */
+  async append(id: string, body: AppendInput, options: WriteOptions = {}): Promise<WriteReceipt> {
+    return this.json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)));
+  }
+
+  /** `POST /v1/sessions/{id}/continue` (`latest` for the newest session): store the message, run a model turn. */
+  async continue(id: string, body: ContinueInput, options: WriteOptions = {}): Promise<ContinueAnswer> {
+    return this.json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)));
+  }
+
+  /** `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). */
+  async trim(id: string, keep: number, call?: CallOptions): Promise<TrimResult> {
+    return this.json(await this.request({ method: 'POST', path: `/v1/sessions/${seg(id)}/trim`, body: { keep }, call }));
+  }
+
+  /** `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all). */
+  async cleanup(olderThanDays: number, call?: CallOptions): Promise<CleanupResult> {
+    return this.json(await this.request({ method: 'POST', path: '/v1/sessions/cleanup', body: { older_than_days: olderThanDays }, call }));
+  }
+
+  /** `GET /v1/sessions/{id}/audit`: the session's audit records, oldest first. */
+  async audit(id: string, call?: CallOptions): Promise<AuditRecord[]> {
+    const out = await this.json<{ records: AuditRecord[] }>(await this.request({ method: 'GET', path: `/v1/sessions/${seg(id)}/audit`, call }));
+    return out.records;
+  }
+
+  /** `POST /v1/session_search`: the agent tool. Tool-level problems come back as `{error}`, not thrown. */
+  async sessionSearch<A extends SessionSearchAction>(
+    input: SessionSearchInput & { action: A },
+    call?: CallOptions,
+  ): Promise<SessionSearchResults[A] | SessionSearchError> {
+    return this.json(await this.request({ method: 'POST', path: '/v1/session_search', body: input, call }));
+  }
+
+  // ---- plumbing ----
+
+  private keyed(path: string, body: unknown, options: WriteOptions): RequestSpec {
+    const headers: Record<string, string> = { 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(), ...secretsHeader(options) };
+    if (options.ifMatch !== undefined) headers['if-match'] = ifMatchValue(options.ifMatch);
+    return { method: 'POST', path, body, headers, call: options };
+  }
+
+  private async read(path: string, call?: CallOptions & { ifNoneMatch?: string }): Promise<Tagged | null> {
+    const headers: Record<string, string> = call?.ifNoneMatch ? { 'if-none-match': call.ifNoneMatch } : {};
+    const response = await this.request({ method: 'GET', path, headers, call });
+    if (response.status === 304) return null;
+    return this.tagged(response);
+  }
+
+  private async tagged(response: Response): Promise<Tagged> {
+    const session = await this.json<Session>(response);
+    return { session, etag: response.headers.get('etag') ?? `"${session.revision}"` };
+  }
+
+  private async json<T>(response: Response): Promise<T> {
+    return (await response.json()) as T;
+  }
+
+  /** One logical request: attempts, waits and the error mapping. */
+  private async request(spec: RequestSpec): Promise<Response> {
+    const url = this.url + spec.path;
+    const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...spec.headers };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+    const signal = spec.call?.signal;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, { method: spec.method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        if (attempt >= this.policy.retries) throw new SatchelConnectionError(this.url, err);
+        await this.sleep(backoffDelay(attempt, this.policy));
+        continue;
+      }
+      if (response.ok || response.status === 304) return response;
+      if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
+        const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
+        if (wait !== undefined) {
+          await response.body?.cancel();
+          await this.sleep(wait);
+          continue;
+        }
+      }
+      const error = new SatchelApiError(problemFrom(response.status, response.statusText, await response.text()), retryAfterSeconds(response));
+      // An ambiguous answer to a repeated request is for the caller to judge (create, delete).
+      if (attempt > 0 && error.status === spec.ambiguousOnRetry) throw new RetriedAnswer(error);
+      throw error;
+    }
+  }
+}
+
+/** A 409 to a retried create or a 404 to a retried delete: maybe the first attempt's own effect. */
+class RetriedAnswer {
+  constructor(readonly error: SatchelApiError) {}
+}
+
+function seg(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function ifMatchValue(value: number | string): string {
+  return typeof value === 'number' ? `"${value}"` : value;
+}
+
+function retryAfterSeconds(response: Response): number | undefined {
+  const header = response.headers.get('retry-after');
+  return header && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+}
+
+/** `Satchel-Secrets`: base64 of the JSON array, UTF-8 safe without Node's Buffer. */
+function secretsHeader(call: CallOptions | undefined): Record<string, string> {
+  if (!call?.secrets?.length) return {};
+  const bytes = new TextEncoder().encode(JSON.stringify(call.secrets));
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return { 'satchel-secrets': btoa(binary) };
+}
+

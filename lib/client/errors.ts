@@ -1,0 +1,72 @@
+import type { Problem } from './types.js';
+
+/** The server answered with an error: its RFC 9457 problem document, as sent. */
+export class SatchelApiError extends Error {
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors: NonNullable<Problem['errors']>;
+  /** Seconds from the Retry-After header, when the server sent one (409 of a busy session, 429, 503). */
+  readonly retryAfter: number | undefined;
+
+  constructor(readonly problem: Problem, retryAfter?: number) {
+    super(`${problem.status} ${problem.title}: ${problem.detail}`);
+    this.name = 'SatchelApiError';
+    this.status = problem.status;
+    this.title = problem.title;
+    this.detail = problem.detail;
+    this.errors = problem.errors ?? [];
+    this.retryAfter = retryAfter;
+  }
+
+  /** True for a SatchelApiError, also one from another copy of this module (bundles, workers). */
+  static is(err: unknown): err is SatchelApiError {
+    return err instanceof Error && err.name === 'SatchelApiError' && typeof (err as SatchelApiError).status === 'number';
+  }
+}
+
+/** No answer from the server (refused, reset, DNS, TLS), after the retries the request allowed. */
+export class SatchelConnectionError extends Error {
+  constructor(
+    readonly url: string,
+    override readonly cause: unknown,
+  ) {
+    super(`cannot reach ${url}: ${describeCause(cause)}`);
+    this.name = 'SatchelConnectionError';
+  }
+
+  static is(err: unknown): err is SatchelConnectionError {
+    return err instanceof Error && err.name === 'SatchelConnectionError';
+  }
+}
+
+/** The innermost useful reason of a fetch failure (undici hides ECONNREFUSED in `cause`). */
+function describeCause(cause: unknown): string {
+  let at: unknown = cause;
+  for (let depth = 0; depth < 4 && at instanceof Error; depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string') return `${code}${at.message && !at.message.includes(code) ? ` (${at.message})` : ''}`;
+    if (!(at.cause instanceof Error)) return at.message;
+    at = at.cause;
+  }
+  return String(at);
+}
+
+/** Builds the problem for an error answer; a body that is not problem JSON still yields status and text. */
+export function problemFrom(status: number, statusText: string, body: string): Problem {
+  try {
+    const parsed = JSON.parse(body) as Partial<Problem>;
+    if (parsed && typeof parsed === 'object' && typeof parsed.title === 'string') {
+      return {
+        type: typeof parsed.type === 'string' ? parsed.type : 'about:blank',
+        title: parsed.title,
+        status: typeof parsed.status === 'number' ? parsed.status : status,
+        detail: typeof parsed.detail === 'string' ? parsed.detail : '',
+        ...(Array.isArray(parsed.errors) ? { errors: parsed.errors } : {}),
+      };
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return { type: 'about:blank', title: statusText || `HTTP ${status}`, status, detail: body.trim().slice(0, 500) };
+}

@@ -1,0 +1,81 @@
+/**
+ * The client's request and response types, inferred from the schemas the server validates and documents
+ * with: request bodies are `z.input` of the route schemas (what a caller may send), answers `z.output` of
+ * the stored format and of the HTTP response schemas (lib/http/responses.ts, the OpenAPI document's own).
+ * Type-only imports: none of this code ends up in a client bundle.
+ */
+import type * as z from 'zod';
+import type {
+  auditRecordSchema,
+  cleanupResultSchema,
+  continueAnswerSchema,
+  healthSchema,
+  problemSchema,
+  searchHitSchema,
+  sessionPageSchema,
+  sessionSearchResultSchema,
+  trimResultSchema,
+} from '../http/responses.js';
+import type {
+  appendBodySchema,
+  continueBodySchema,
+  createBodySchema,
+  externalRefInputSchema,
+  messageSchema,
+  replaceBodySchema,
+  sessionSchema,
+  sessionSearchBodySchema,
+  sessionSummarySchema,
+  writeReceiptSchema,
+} from '../sessions/schema.js';
+
+// ---- what a caller sends ----
+export type CreateSessionInput = z.input<typeof createBodySchema>;
+export type AppendInput = z.input<typeof appendBodySchema>;
+export type ReplaceInput = z.input<typeof replaceBodySchema>;
+export type ContinueInput = z.input<typeof continueBodySchema>;
+export type SessionSearchInput = z.input<typeof sessionSearchBodySchema>;
+export type MessageInput = z.input<typeof messageSchema>;
+export type ExternalRefInput = z.input<typeof externalRefInputSchema>;
+
+// ---- what the server answers ----
+/** A session as the API returns it: the stored format without the internal bookkeeping. */
+export type Session = z.output<typeof sessionSchema>;
+export type SessionSummary = z.output<typeof sessionSummarySchema>;
+/** One page of `GET /v1/sessions`. */
+export type SessionPage = z.output<typeof sessionPageSchema>;
+export type WriteReceipt = z.output<typeof writeReceiptSchema>;
+/** `continue`: the receipt, whether a model turn ran, and its reply. */
+export type ContinueAnswer = z.output<typeof continueAnswerSchema>;
+export type TrimResult = z.output<typeof trimResultSchema>;
+export type CleanupResult = z.output<typeof cleanupResultSchema>;
+export type AuditRecord = z.output<typeof auditRecordSchema>;
+export type Health = z.output<typeof healthSchema>;
+export type SearchHit = z.output<typeof searchHitSchema>;
+/** RFC 9457 problem JSON: the body of every error. */
+export type Problem = z.output<typeof problemSchema>;
+
+type SearchResult = z.output<typeof sessionSearchResultSchema>;
+/** What `session_search` answers per action; any action may instead answer a tool-level `{error}`. */
+export interface SessionSearchResults {
+  list: Extract<SearchResult, { sessions: unknown }>;
+  find: Extract<SearchResult, { sessions: unknown }>;
+  search: Extract<SearchResult, { results: unknown }>;
+  get: Extract<SearchResult, { count: unknown }>;
+}
+export type SessionSearchAction = keyof SessionSearchResults;
+export type SessionSearchError = Extract<SearchResult, { error: unknown }>;
+
+/** A session with the ETag it was read or written at (`"<revision>"`). */
+export interface Tagged {
+  session: Session;
+  etag: string;
+}
+
+export interface ListQuery {
+  /** 1-100 (server default 20). */
+  limit?: number;
+  cursor?: string;
+  /** RFC 3339, exclusive (or a Date). */
+  updated_after?: string | Date;
+}

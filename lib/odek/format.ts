@@ -1,0 +1,93 @@
+import type * as z from 'zod';
+import type { CreateSessionInput, ExternalRefInput, ReplaceInput, Session } from '../client/types.js';
+import { SESSION_FIELDS } from '../sessions/codec.js';
+import { externalRefInputSchema, storedSessionSchema } from '../sessions/schema.js';
+import type { ExternalRef } from '../sessions/schema.js';
+
+/**
+ * odek's session file (`~/.odek/sessions/<id>.json`), both ways: reading one for import (old files
+ * without `provider`, `external_refs` or the taint fields included) and writing one for export.
+ *
+ * What an import carries: id, task, model, provider, messages (every field of every message), external
+ * refs (their `created_at` when it is an RFC 3339 time), sandbox, untrusted_ingested, episode_untrusted.
+ * What it cannot: created_at and updated_at (the create route takes no times: the server stamps the time
+ * of the import), turns and episode_taint_tracked (the server derives both), and top-level fields odek
+ * does not define (reported per file).
+ */
+
+/** Fields the server sets itself; an import neither sends nor compares them. */
+export const SERVER_OWNED = ['created_at', 'updated_at', 'turns', 'episode_taint_tracked', 'revision'] as const;
+
+/** The odek file schema with times optional (an import does not need them); Satchel's bookkeeping ignored. */
+const odekFileSchema = storedSessionSchema.omit({ satchel: true }).partial({ created_at: true, updated_at: true });
+
+export type OdekFileResult =
+  | { ok: true; session: OdekSession; unknownFields: string[] }
+  | { ok: false; reason: string };
+
+/** An odek session as read, normalised by the stored-format schema (defaults for absent fields). */
+export type OdekSession = z.output<typeof odekFileSchema>;
+
+const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel']);
+
+/** Parses one odek session file's text. */
+export function parseOdekFile(text: string): OdekFileResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, reason: `not JSON: ${(err as Error).message}` };
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'not an odek session: not a JSON object' };
+  const parsed = odekFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? issue.path.join('.') : '(root)';
+    return { ok: false, reason: `not an odek session: ${where}: ${issue.message}` };
+  }
+  const session = parsed.data;
+  const unknownFields = Object.keys(raw).filter((k) => !KNOWN.has(k));
+  for (const k of [...unknownFields, 'satchel']) delete (session as Record<string, unknown>)[k];
+  return { ok: true, session, unknownFields };
+}
+
+/** The create body that imports an odek session under its own id. */
+export function createBody(session: OdekSession): CreateSessionInput {
+  return {
+    id: session.id,
+    task: session.task,
+    ...(session.model ? { model: session.model } : {}),
+    ...(session.provider ? { provider: session.provider } : {}),
+    messages: session.messages,
+    external_refs: session.external_refs.map(refInput),
+    sandbox: session.sandbox,
+    untrusted_ingested: session.untrusted_ingested,
+    episode_untrusted: session.episode_untrusted,
+  };
+}
+
+/** The replace body that overwrites a stored session with an odek session (`import --overwrite`). */
+export function replaceBody(session: OdekSession): ReplaceInput {
+  const { id: _id, ...body } = createBody(session);
+  return { ...body, messages: session.messages };
+}
+
+/** An external ref as the create route takes it: its time kept when it is one the route accepts. */
+export function refInput(ref: ExternalRef): ExternalRefInput {
+  const createdAt = externalRefInputSchema.shape.created_at.safeParse(ref.created_at);
+  return {
+    kind: ref.kind,
+    uri: ref.uri,
+    created_by: ref.created_by,
+    read_only: ref.read_only,
+    ...(createdAt.success && createdAt.data ? { created_at: createdAt.data } : {}),
+  };
+}
+
+/** A session as an odek file: compact JSON, odek's fields in odek's order, no Satchel `revision`. */
+export function odekFileText(session: Session): string {
+  const out: Record<string, unknown> = {};
+  for (const key of SESSION_FIELDS) if (key !== 'revision') out[key] = session[key];
+  for (const [key, value] of Object.entries(session)) if (!(key in out) && key !== 'revision' && key !== 'satchel') out[key] = value;
+  return JSON.stringify(out);
+}

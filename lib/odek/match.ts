@@ -1,0 +1,137 @@
+import { PLACEHOLDER } from '../pipeline/redact.js';
+import type { Session } from '../client/types.js';
+import type { ExternalRef } from '../sessions/schema.js';
+import type { OdekSession } from './format.js';
+
+/**
+ * Is a stored session what importing this odek file would have stored? The save pipeline may have
+ * redacted secrets on the way in, so a stored string holding `[REDACTED]` matches a file string that
+ * equals it with each placeholder standing for some text, tool-call arguments it re-serialised compare as
+ * JSON, and `{"redacted":true}` stands for arguments that were not JSON. Flags the server derived
+ * (untrusted_ingested and episode_untrusted set from the messages) and times are not differences.
+ *
+ * Returns null when they match, else where they first differ (for the import report).
+ */
+export function firstDifference(file: OdekSession, stored: Session): string | null {
+  if (!sameText(file.task, stored.task)) return 'task';
+  if (!sameText(file.model, stored.model)) return 'model';
+  if (!sameText(file.provider, stored.provider)) return 'provider';
+  if (file.messages.length !== stored.messages.length) {
+    return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
+  }
+  for (let i = 0; i < file.messages.length; i++) {
+    const at = differsAt(file.messages[i], stored.messages[i], `messages[${i}]`);
+    if (at) return at;
+  }
+  const refs = refsDiffer(file.external_refs, stored.external_refs);
+  if (refs) return refs;
+  // Sticky flags: the store may have set one from the messages, but never clears one.
+  for (const flag of ['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const) {
+    if (file[flag] && !stored[flag]) return flag;
+  }
+  return null;
+}
+
+/** True when a stored string is the file's string, or it with secrets redacted. */
+export function sameText(file: string, stored: string): boolean {
+  if (file === stored) return true;
+  if (stored === REDACTED_ARGUMENTS && !isJson(file)) return true;
+  if (!stored.includes(PLACEHOLDER)) return false;
+  // JSON the pipeline parsed, redacted and serialised again (tool-call arguments).
+  if (isJson(stored) && isJson(file)) return differsAt(JSON.parse(file), JSON.parse(stored), '') === null;
+  return placeholdersMatch(stored.split(PLACEHOLDER), file);
+}
+
+const REDACTED_ARGUMENTS = '{"redacted":true}';
+
+/** Glob match where each gap between `parts` is any text: leftmost-first is exact for this pattern. */
+function placeholdersMatch(parts: string[], text: string): boolean {
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (!text.startsWith(first)) return false;
+  let pos = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const at = text.indexOf(parts[i]!, pos);
+    if (at < 0) return false;
+    pos = at + parts[i]!.length;
+  }
+  return text.length - last.length >= pos && text.endsWith(last);
+}
+
+/** Where two JSON values first differ (strings by `sameText`), or null. */
+function differsAt(file: unknown, stored: unknown, path: string): string | null {
+  if (typeof file === 'string' && typeof stored === 'string') return sameText(file, stored) ? null : path || '(value)';
+  if (Array.isArray(file) && Array.isArray(stored)) {
+    if (file.length !== stored.length) return `${path}: ${file.length} items in the file, ${stored.length} stored`;
+    for (let i = 0; i < file.length; i++) {
+      const at = differsAt(file[i], stored[i], `${path}[${i}]`);
+      if (at) return at;
+    }
+    return null;
+  }
+  if (isObject(file) && isObject(stored)) {
+    const fileKeys = Object.keys(file);
+    const storedKeys = Object.keys(stored);
+    if (fileKeys.length !== storedKeys.length) return `${path || '(object)'}: fields differ`;
+    const sameKeys = fileKeys.every((k) => Object.hasOwn(stored, k));
+    for (let i = 0; i < fileKeys.length; i++) {
+      // Redaction can rewrite a key (a secret used as a key): then pair the keys by position.
+      const fk = fileKeys[i]!;
+      const sk = sameKeys ? fk : storedKeys[i]!;
+      if (!sameKeys && !sameText(fk, sk)) return `${path ? `${path}.` : ''}${fk}`;
+      const at = differsAt(file[fk], stored[sk], `${path ? `${path}.` : ''}${fk}`);
+      if (at) return at;
+    }
+    return null;
+  }
+  return Object.is(file, stored) ? null : path || '(value)';
+}
+
+/** The stored refs must be exactly the file's (deduplicated as the store does), times aside when absent. */
+function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
+  const wanted: ExternalRef[] = [];
+  for (const r of file) if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by)) wanted.push(r);
+  if (wanted.length !== stored.length) return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
+  const unmatched = stored.slice();
+  for (const ref of wanted) {
+    const i = unmatched.findIndex(
+      (s) =>
+        sameText(ref.kind, s.kind) &&
+        sameText(ref.created_by, s.created_by) &&
+        sameText(ref.uri, s.uri) &&
+        ref.read_only === s.read_only &&
+        (!isTime(ref.created_at) || Date.parse(ref.created_at) === Date.parse(s.created_at)),
+    );
+    if (i < 0) return `external_refs: ${ref.kind} ${ref.uri}`;
+    unmatched.splice(i, 1);
+  }
+  return null;
+}
+
+/** Exact equality of two JSON values, whatever the order of object keys (the server's may differ). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
+function isTime(s: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isJson(s: string): boolean {
+  const t = s.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+}

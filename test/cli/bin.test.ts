@@ -1,0 +1,45 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
+
+/** The real `satchel` launcher (bin/satchel.js through tsx), as npx runs it: output, exit codes. */
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await startSatchelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { env: { ...process.env, SATCHEL_URL: server.url, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('bin/satchel.js', () => {
+  it('runs commands and exits with their codes', async () => {
+    const created = await run('node', ['bin/satchel.js', 'session', 'create', 'from the launcher']);
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const id = created.stdout.trim();
+    expect(id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
+    const list = await run('node', ['bin/satchel.js', 'session', 'list']);
+    expect(list.stdout).toContain(`${id}  0      -      from the launcher`);
+    const missing = await run('node', ['bin/satchel.js', 'session', 'show', 'nope']);
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'satchel: Not Found: session nope does not exist\n' });
+    const usage = await run('node', ['bin/satchel.js', 'session', 'trim', id, 'x']);
+    expect(usage.code).toBe(2);
+    const down = await run('node', ['bin/satchel.js', 'session', 'list'], { SATCHEL_URL: 'http://127.0.0.1:9' });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+  });
+
+  it('is what `npx satchel` runs in this repository', async () => {
+    const r = await run('npx', ['--no-install', 'satchel', 'session', 'show', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: satchel session show/);
+  });
+});

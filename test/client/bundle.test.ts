@@ -1,0 +1,22 @@
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+describe('client bundle', () => {
+  it('builds for browsers and Workers: no Node built-ins, no server code, small', async () => {
+    const out = await build({
+      entryPoints: ['lib/client/index.ts'],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      minify: true,
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs.filter((p) => p.startsWith('node:') || p.includes('node_modules'))).toEqual([]);
+    // Only the client, the id format it shares with the server, and the helpers that needs.
+    expect(inputs.sort()).toEqual(['lib/client/client.ts', 'lib/client/errors.ts', 'lib/client/index.ts', 'lib/client/retry.ts', 'lib/digest.ts', 'lib/errors.ts', 'lib/sessions/ids.ts']);
+    expect(out.outputFiles[0]!.contents.byteLength).toBeLessThan(12_000);
+  });
+});

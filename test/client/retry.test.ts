@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, DEFAULT_RETRY, delayAfterAnswer, isRetryableStatus, parseRetryAfter } from '../../lib/client/retry.js';
+
+describe('retry policy', () => {
+  it('retries only 429 and 503', () => {
+    const retryable = [400, 401, 403, 404, 409, 412, 413, 415, 422, 428, 429, 500, 502, 503, 504].filter(isRetryableStatus);
+    expect(retryable).toEqual([429, 503]);
+  });
+
+  it.each([
+    [0, 1, 250],
+    [1, 1, 500],
+    [2, 1, 1000],
+    [5, 1, 8000],
+    [10, 1, 8000],
+    [3, 0, 0],
+    [3, 0.5, 1000],
+  ])('backoff at attempt %i with random %f is %i ms (full jitter, doubling, capped)', (attempt, random, expected) => {
+    expect(backoffDelay(attempt, DEFAULT_RETRY, () => random)).toBe(expected);
+  });
+
+  it.each([
+    ['0', 0],
+    ['2', 2000],
+    [' 7 ', 7000],
+    ['Wed, 21 Oct 2015 07:28:10 GMT', 5000],
+    ['Wed, 21 Oct 2015 07:28:00 GMT', 0],
+    ['soon', undefined],
+    ['-1', undefined],
+    [null, undefined],
+  ])('Retry-After %j is %j ms', (header, expected) => {
+    expect(parseRetryAfter(header, Date.parse('Wed, 21 Oct 2015 07:28:05 GMT'))).toBe(expected);
+  });
+
+  it('waits what Retry-After asks (plus a little jitter), the backoff without it, and gives up on a long one', () => {
+    const policy = { ...DEFAULT_RETRY, maxRetryAfterMs: 10_000 };
+    expect(delayAfterAnswer(0, '3', policy, () => 0)).toBe(3000);
+    const jittered = delayAfterAnswer(0, '3', policy, () => 0.999)!;
+    expect(jittered).toBeGreaterThan(3000);
+    expect(jittered).toBeLessThanOrEqual(3000 + policy.baseDelayMs);
+    expect(delayAfterAnswer(2, null, policy, () => 1)).toBe(1000);
+    expect(delayAfterAnswer(0, '11', policy, () => 0)).toBeUndefined();
+  });
+});

@@ -1,0 +1,44 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Env } from '../../lib/config.js';
+import { createApp } from '../../lib/http/app.js';
+import { createLogger } from '../../lib/log.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
+
+export interface RunningServer {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A real Satchel server on a loopback port (the app of functions/node.ts, on a temporary local folder
+ * unless `objects` is given), for tests that talk HTTP to it: the CLI, the client.
+ */
+export async function startSatchelServer(options: { env?: Env; objects?: ObjectStore } = {}): Promise<RunningServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'satchel-server-'));
+  const config = await loadConfig({ ...options.env }, 'local');
+  const objects = options.objects ?? new LocalStore(dir);
+  const { app, background } = createApp({ config, objects, allowOpen: true, log: createLogger({ quiet: true }) });
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dir,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.close(() => resolve());
+      });
+      await background.drain();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
