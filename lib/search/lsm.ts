@@ -324,69 +324,81 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const seq = Math.max(state?.seq ?? 0, ...roots.map((k) => seqOf(k, p)), ...segmentKeys.map((k) => seqOf(k, p))) + 1;
 
     // Every live document at its current version: from the segments, the records, or the sessions.
-    const current: ({ key: DocKey; doc: D } | null)[] = new Array(live.length).fill(null);
+    // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the namespace size.
+    const fresh: { key: DocKey; doc: D }[] = [];
     const lagging: number[] = [];
-    const fromSegments: number[] = [];
+    const fromSegments: { i: number; si: number; di: number }[] = [];
     live.forEach((e, i) => {
       const ref = state ? this.find(state, e) : null;
-      if (ref && 'doc' in ref) current[i] = { key: keyOf(e), doc: ref.doc };
-      else if (ref) fromSegments.push(i);
+      if (ref && 'doc' in ref) fresh.push({ key: keyOf(e), doc: ref.doc });
+      else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
       else lagging.push(i);
     });
-    const toBuild: number[] = [];
-    await mapLimit(lagging, this.concurrency, async (i) => {
-      const key = keyOf(live[i]!);
-      const recordKey = this.recordKey(ns, key);
-      if (!rebuild && records.has(recordKey)) {
-        const found = await this.store.get(recordKey);
-        if (found) {
-          try {
-            current[i] = { key, doc: this.kind.decodeRecord(key, found.body) };
-            return;
-          } catch (err) {
-            if (!(err instanceof CorruptIndexError)) throw err;
-          }
-        }
-      }
-      // A version saved moments ago may have its record still in flight: leave it to the next compaction
-      // rather than read the session now. Older ones lost their record (a crash): build them.
-      if (rebuild || live[i]!.at < startedAt - this.recordGraceMs) toBuild.push(i);
-    });
-    for (let k = 0; k < toBuild.length; k += 256) {
-      const batch = toBuild.slice(k, k + 256);
-      const docs = await this.kind.build(ns, batch.map((i) => live[i]!));
-      batch.forEach((i, j) => {
-        const doc = docs[j];
-        if (doc) current[i] = { key: keyOf(live[i]!), doc };
-      });
-    }
-
     const minor = state ? state.refs.filter((r) => !r.major).length : 0;
     const major = state ? state.refs.length - minor : 0;
     const dead = state ? state.newest.size - fromSegments.length : 0;
     const full = rebuild || !state || minor + 1 > Math.max(this.maxMinor, major) || dead > state.newest.size / 10;
-    let refs: RootSegment[];
+
+    const written: RootSegment[] = [];
+    let buffer: { key: DocKey; doc: D }[] = [];
+    const add = async (entry: { key: DocKey; doc: D }) => {
+      buffer.push(entry);
+      if (buffer.length >= this.segmentDocs) {
+        written.push(await this.writeSegment(ns, seq, buffer, full));
+        buffer = [];
+      }
+    };
+    for (const f of fresh) await add(f);
+    for (let k = 0; k < lagging.length; k += 256) {
+      const batch = lagging.slice(k, k + 256);
+      const toBuild: number[] = [];
+      const got = await mapLimit(batch, this.concurrency, async (i) => {
+        const key = keyOf(live[i]!);
+        const recordKey = this.recordKey(ns, key);
+        if (!rebuild && records.has(recordKey)) {
+          const found = await this.store.get(recordKey);
+          if (found) {
+            try {
+              return { key, doc: this.kind.decodeRecord(key, found.body) };
+            } catch (err) {
+              if (!(err instanceof CorruptIndexError)) throw err;
+            }
+          }
+        }
+        // A version saved moments ago may have its record still in flight: leave it to the next compaction
+        // rather than read the session now. Older ones lost their record (a crash): build them.
+        if (rebuild || live[i]!.at < startedAt - this.recordGraceMs) toBuild.push(i);
+        return null;
+      });
+      for (const g of got) if (g) await add(g);
+      const docs = toBuild.length ? await this.kind.build(ns, toBuild.map((i) => live[i]!)) : [];
+      for (const [j, i] of toBuild.entries()) {
+        const doc = docs[j];
+        if (doc) await add({ key: keyOf(live[i]!), doc });
+      }
+    }
     if (full) {
-      const all: { key: DocKey; doc: D }[] = [];
-      const payloads = new Map<number, D[]>();
-      for (const i of fromSegments) {
-        const ref = this.find(state!, live[i]!) as { si: number; di: number };
-        if (!payloads.has(ref.si)) payloads.set(ref.si, state!.segments[ref.si]!.all());
-        current[i] = { key: keyOf(live[i]!), doc: payloads.get(ref.si)![ref.di]! };
+      // The live documents of each segment, one decoded segment at a time.
+      const bySegment = new Map<number, { i: number; di: number }[]>();
+      for (const f of fromSegments) {
+        const list = bySegment.get(f.si);
+        if (list) list.push(f);
+        else bySegment.set(f.si, [f]);
       }
-      for (const c of current) if (c) all.push(c);
-      refs = [];
-      for (let k = 0; k < all.length || (k === 0 && refs.length === 0); k += this.segmentDocs) {
-        refs.push(await this.writeSegment(ns, seq, all.slice(k, k + this.segmentDocs), true));
+      for (const [si, docs] of bySegment) {
+        const payloads = state!.segments[si]!.all();
+        for (const { i, di } of docs) await add({ key: keyOf(live[i]!), doc: payloads[di]! });
       }
-    } else {
-        const inSegments = new Set(fromSegments);
-      const changed = current.filter((c, i): c is { key: DocKey; doc: D } => c !== null && !inSegments.has(i));
-      if (changed.length === 0) {
+    }
+    if (buffer.length > 0) written.push(await this.writeSegment(ns, seq, buffer, full));
+    let refs: RootSegment[];
+    if (full) refs = written;
+    else {
+      if (written.length === 0) {
         await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
         return;
       }
-      refs = [await this.writeSegment(ns, seq, changed, false), ...state!.refs];
+      refs = [...written, ...state!.refs];
     }
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
     const rootKey = `${p}r/${pad(seq, 12)}.json`;
