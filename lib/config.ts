@@ -25,6 +25,8 @@ export interface S3Config {
   forcePathStyle: boolean;
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** `AWS_SESSION_TOKEN`: temporary credentials (Lambda's execution role sets all three). */
+  sessionToken?: string;
 }
 
 export type StorageConfig = { kind: 'local'; dir: string } | { kind: 's3'; s3: S3Config } | { kind: 'r2' };
@@ -97,6 +99,7 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
         forcePathStyle: parseBool(env.S3_FORCE_PATH_STYLE, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT)),
         ...(env.AWS_ACCESS_KEY_ID ? { accessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
         ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
+        ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
       },
     };
   } else throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);

@@ -1,8 +1,13 @@
-// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda [outfile]`.
+// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda`.
+//   worker: dist/worker.js (R2 and S3) and dist/worker-r2.js (R2 only), ES modules for workerd
+//   lambda: dist/lambda/index.mjs and dist/satchel-lambda.zip (handler `index.handler`, Node 20)
 import { build, type Plugin } from 'esbuild';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { zip } from './zip.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,10 +27,13 @@ const pureJsXmlParser: Plugin = {
   },
 };
 
-/** The Workers bundle: one ES module for workerd (R2 binding, or S3 through the fetch-based SDK). */
-export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Promise<string> {
+/**
+ * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
+ * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
+ */
+export async function buildWorker(outfile = join(root, 'dist', 'worker.js'), options: { s3?: boolean } = {}): Promise<string> {
   await build({
-    entryPoints: [join(root, 'functions', 'worker.ts')],
+    entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
     outfile,
     bundle: true,
     format: 'esm',
@@ -41,7 +49,7 @@ export async function buildWorker(outfile = join(root, 'dist', 'worker.js')): Pr
   return outfile;
 }
 
-/** The Lambda bundle: one CommonJS-free ES module for Node 20 with the handler as `handler`. */
+/** The Lambda bundle: one ES module for Node 20 with the handler as `handler`. */
 export async function buildLambda(outfile = join(root, 'dist', 'lambda', 'index.mjs')): Promise<string> {
   await build({
     entryPoints: [join(root, 'functions', 'lambda.ts')],
@@ -58,8 +66,36 @@ export async function buildLambda(outfile = join(root, 'dist', 'lambda', 'index.
   return outfile;
 }
 
+/** The deployable Lambda zip: the bundle as `index.mjs` at the root, so the handler is `index.handler`. */
+export function packLambda(bundle: string, zipfile = join(dirname(bundle), '..', 'satchel-lambda.zip')): string {
+  mkdirSync(dirname(zipfile), { recursive: true });
+  writeFileSync(zipfile, zip([{ name: 'index.mjs', data: readFileSync(bundle) }]));
+  return zipfile;
+}
+
+/** Size of a file as wrangler reports it: bytes, and gzip at zlib's default level. */
+export function bundleSize(file: string): { bytes: number; gzip: number } {
+  const data = readFileSync(file);
+  return { bytes: data.byteLength, gzip: gzipSync(data).byteLength };
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const [what, out] = process.argv.slice(2);
-  const file = what === 'lambda' ? await buildLambda(out) : await buildWorker(out);
-  console.log(`built ${file}`);
+  const what = process.argv[2];
+  const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  const report = (file: string) => {
+    const { bytes, gzip } = bundleSize(file);
+    console.log(`built ${relative(process.cwd(), file)}: ${kib(bytes)}, gzip ${kib(gzip)}`);
+  };
+  if (what === 'worker') {
+    report(await buildWorker());
+    report(await buildWorker(join(root, 'dist', 'worker-r2.js'), { s3: false }));
+  } else if (what === 'lambda') {
+    const bundle = await buildLambda();
+    report(bundle);
+    const file = packLambda(bundle);
+    console.log(`packed ${relative(process.cwd(), file)} (${kib(readFileSync(file).byteLength)}): index.mjs, handler index.handler`);
+  } else {
+    console.error('usage: tsx scripts/build.ts worker|lambda');
+    process.exit(2);
+  }
 }

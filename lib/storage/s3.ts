@@ -20,6 +20,8 @@ export interface S3StoreOptions {
   forcePathStyle?: boolean;
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** With temporary credentials (STS, a Lambda execution role): sent as X-Amz-Security-Token. */
+  sessionToken?: string;
   /** Unconditional bodies at or above this size go through a multipart upload (lib-storage). */
   multipartThreshold?: number;
   retry?: RetryPolicy;
@@ -59,7 +61,13 @@ export class S3Store implements ObjectStore {
         ...(options.endpoint ? { endpoint: options.endpoint } : {}),
         forcePathStyle: options.forcePathStyle ?? false,
         ...(options.accessKeyId && options.secretAccessKey
-          ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+          ? {
+              credentials: {
+                accessKeyId: options.accessKeyId,
+                secretAccessKey: options.secretAccessKey,
+                ...(options.sessionToken ? { sessionToken: options.sessionToken } : {}),
+              },
+            }
           : {}),
         // Retries are ours (withRetry), so that they are bounded the same way on every adapter.
         maxAttempts: 1,

@@ -1,13 +1,16 @@
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildLambda } from '../../scripts/build.js';
+import { buildLambda, packLambda } from '../../scripts/build.js';
 
-// The Lambda bundle as deployed, answering API Gateway HTTP API (v2) events against radosgw.
+// The Lambda zip as deployed (read back with Info-ZIP's unzip, not our own writer's logic), its handler
+// answering API Gateway HTTP API (v2) events, which function URLs send too, against radosgw.
 type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean }>;
 let handler: Handler;
+let zipfile: string;
 
 function event(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const [rawPath, rawQueryString = ''] = path.split('?');
@@ -46,8 +49,23 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: s3.accessKeyId,
     AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
   });
-  const file = await buildLambda(join(mkdtempSync(join(tmpdir(), 'satchel-lambda-')), 'index.mjs'));
+  const dir = mkdtempSync(join(tmpdir(), 'satchel-lambda-'));
+  const bundle = await buildLambda(join(dir, 'build', 'index.mjs'));
+  zipfile = packLambda(bundle, join(dir, 'satchel-lambda.zip'));
+  const unpacked = join(dir, 'unpacked');
+  mkdirSync(unpacked);
+  execFileSync('unzip', ['-q', zipfile, '-d', unpacked]);
+  const file = join(unpacked, 'index.mjs');
+  expect(readFileSync(file)).toEqual(readFileSync(bundle));
   handler = (await import(pathToFileURL(file).href)).handler as Handler;
+});
+
+describe('the Lambda zip', () => {
+  it('holds only index.mjs, readable by everyone, and its checksums hold', () => {
+    expect(execFileSync('unzip', ['-Z1', zipfile], { encoding: 'utf8' }).trim().split('\n')).toEqual(['index.mjs']);
+    expect(execFileSync('unzip', ['-Z', '-l', zipfile], { encoding: 'utf8' })).toMatch(/^-rw-r--r-- .* unx .* defN .* index\.mjs$/m);
+    expect(execFileSync('unzip', ['-t', zipfile], { encoding: 'utf8' })).toContain('No errors detected');
+  });
 });
 
 describe('Lambda entry (API Gateway v2)', () => {
@@ -70,5 +88,14 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.headers['content-type']).toBe('application/problem+json');
     expect((await handler(event('GET', '/v1/sessions', undefined, { authorization: 'Bearer nope' }), {})).statusCode).toBe(401);
+  });
+
+  it('serves the OpenAPI document and the docs page without a token', async () => {
+    const doc = await handler(event('GET', '/openapi.json', undefined, { authorization: '' }), {});
+    expect(doc.statusCode).toBe(200);
+    expect(JSON.parse(doc.body).openapi).toBe('3.1.0');
+    const page = await handler(event('GET', '/docs', undefined, { authorization: '' }), {});
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
   });
 });

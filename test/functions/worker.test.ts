@@ -1,22 +1,25 @@
 import { Miniflare } from 'miniflare';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildWorker } from '../../scripts/build.js';
+import { buildWorker, bundleSize } from '../../scripts/build.js';
 
-// The Workers entry, bundled as for deployment, answering inside miniflare's workerd.
-let script: string;
+// Both Workers bundles, built as for deployment, answering inside miniflare's workerd: dist/worker.js
+// (R2 and S3) and dist/worker-r2.js (R2 only).
+let withS3: string;
+let r2Only: string;
 const instances: Miniflare[] = [];
 
 beforeAll(async () => {
-  script = await buildWorker(join(mkdtempSync(join(tmpdir(), 'satchel-worker-')), 'worker.js'));
+  const dir = mkdtempSync(join(tmpdir(), 'satchel-worker-'));
+  [withS3, r2Only] = await Promise.all([buildWorker(join(dir, 's3', 'worker.js')), buildWorker(join(dir, 'r2', 'worker-r2.js'), { s3: false })]);
 });
 afterAll(async () => {
   await Promise.all(instances.map((mf) => mf.dispose()));
 });
 
-function start(bindings: Record<string, string>, r2 = true) {
+function start(script: string, bindings: Record<string, string>, r2 = true) {
   const mf = new Miniflare({
     scriptPath: script,
     modules: true,
@@ -29,10 +32,26 @@ function start(bindings: Record<string, string>, r2 = true) {
   return mf;
 }
 
-async function exercise(mf: Miniflare) {
+function s3Bindings() {
+  const s3 = inject('s3');
+  return {
+    SATCHEL_TOKENS: 'edge/worker=tok_worker',
+    SATCHEL_STORAGE: 's3',
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_BUCKET: s3.bucket,
+    S3_PREFIX: `worker-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}
+
+async function exercise(mf: Miniflare, backend: RegExp) {
   const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
   const health = await mf.dispatchFetch('http://w/v1/health');
   expect(health.status).toBe(200);
+  expect(await health.json()).toMatchObject({ status: 'ok', storage: { backend: expect.stringMatching(backend), ok: true } });
   const created = await mf.dispatchFetch('http://w/v1/sessions', { method: 'POST', headers: auth, body: JSON.stringify({ task: 'from the edge' }) });
   expect(created.status).toBe(201);
   const session = (await created.json()) as { id: string };
@@ -49,39 +68,53 @@ async function exercise(mf: Miniflare) {
   expect(bad.status).toBe(400);
   expect(bad.headers.get('content-type')).toBe('application/problem+json');
   expect((await mf.dispatchFetch('http://w/v1/sessions', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+  // The API description is made inside workerd too, without a token.
+  const doc = await mf.dispatchFetch('http://w/openapi.json');
+  expect(doc.status).toBe(200);
+  expect(((await doc.json()) as { openapi: string }).openapi).toBe('3.1.0');
+  const page = await mf.dispatchFetch('http://w/docs');
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('<h1>Satchel API');
   return session.id;
 }
 
-describe('Workers entry under miniflare', () => {
+describe('the R2 + S3 Workers bundle under miniflare', () => {
   it('answers against the R2 binding', async () => {
-    const mf = start({ SATCHEL_TOKENS: 'edge/worker=tok_worker' });
-    const id = await exercise(mf);
+    const mf = start(withS3, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const id = await exercise(mf, /^r2:/);
     const bucket = await mf.getR2Bucket('BUCKET');
     expect(await bucket.head(`ns/edge/sessions/${id}.json`)).not.toBeNull();
   });
 
   it('answers against radosgw through the S3 adapter', async () => {
-    const s3 = inject('s3');
-    const mf = start(
-      {
-        SATCHEL_TOKENS: 'edge/worker=tok_worker',
-        SATCHEL_STORAGE: 's3',
-        S3_ENDPOINT: s3.endpoint,
-        S3_REGION: s3.region,
-        S3_BUCKET: s3.bucket,
-        S3_PREFIX: `worker-${Date.now()}`,
-        S3_FORCE_PATH_STYLE: 'true',
-        AWS_ACCESS_KEY_ID: s3.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      },
-      false,
-    );
-    await exercise(mf);
+    await exercise(start(withS3, s3Bindings(), false), /^s3:/);
   });
 
   it('without SATCHEL_TOKENS a deployment refuses every /v1 route but health', async () => {
-    const mf = start({});
+    const mf = start(withS3, {});
     expect((await mf.dispatchFetch('http://w/v1/sessions')).status).toBe(401);
     expect((await mf.dispatchFetch('http://w/v1/health')).status).toBe(200);
+  });
+
+  it('is under 250 KB gzip', () => {
+    expect(bundleSize(withS3).gzip).toBeLessThan(250_000);
+    expect(readFileSync(withS3, 'utf8')).toContain('x-amz-content-sha256');
+  });
+});
+
+describe('the R2-only Workers bundle under miniflare', () => {
+  it('answers against the R2 binding', async () => {
+    const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const id = await exercise(mf, /^r2:/);
+    expect(await (await mf.getR2Bucket('BUCKET')).head(`ns/edge/sessions/${id}.json`)).not.toBeNull();
+  });
+
+  it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {
+    // A SigV4 signing constant: only the AWS SDK carries it.
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('x-amz-content-sha256');
+    expect(bundleSize(r2Only).gzip).toBeLessThan(120_000);
+    const mf = start(r2Only, s3Bindings(), false);
+    const res = await mf.dispatchFetch('http://w/v1/health');
+    expect(res.status).toBe(500);
   });
 });
