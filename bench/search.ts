@@ -32,7 +32,10 @@ const QUICK = process.argv.includes('--quick');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS = path.join(here, QUICK ? 'results.quick.json' : 'results.json');
 const NS = 'bench';
-const SIZES = QUICK ? [{ n: 1000, store: 's3' }, { n: 5000, store: 'local' }] : [{ n: 1000, store: 's3' }, { n: 10_000, store: 's3' }, { n: 100_000, store: 'local' }];
+/** `SEARCH_SIZES=100000:local,1000:s3` picks the tiers (default: all). */
+const SIZES = process.env.SEARCH_SIZES
+  ? process.env.SEARCH_SIZES.split(',').map((t) => ({ n: Number(t.split(':')[0]), store: t.split(':')[1] ?? 's3' }))
+  : QUICK ? [{ n: 1000, store: 's3' }, { n: 5000, store: 'local' }] : [{ n: 1000, store: 's3' }, { n: 10_000, store: 's3' }, { n: 100_000, store: 'local' }];
 const QUERIES = QUICK ? 50 : 200;
 const COLD = QUICK ? 5 : 10;
 
