@@ -36,7 +36,7 @@ export interface SearchOptions {
   concurrency?: number;
   /** A search reuses the namespace's session list this long (other devices' writes show up within it). */
   freshnessMs?: number;
-  lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number };
+  lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number; mergeWidth?: number };
   onError?: (what: string, err: unknown) => void;
 }
 

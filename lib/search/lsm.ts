@@ -51,8 +51,8 @@ export interface Resolved<D, S> {
 export interface LsmOptions {
   /** Fold records into a segment once this many lag behind the segments. */
   compactAfter?: number;
-  /** A major compaction once minor segments outnumber max(this, major segments). */
-  maxMinorSegments?: number;
+  /** Small segments of one size tier (sizes within a factor of 4) that are merged into one. */
+  mergeWidth?: number;
   /** Documents per segment written by a major compaction. */
   segmentDocs?: number;
   /** At most this many lagging documents are fetched while a query waits; more means "behind". */
@@ -101,7 +101,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly compacting = new Map<string, Promise<void>>();
   private readonly written = new Map<string, number>();
   private readonly compactAfter: number;
-  private readonly maxMinor: number;
+  private readonly mergeWidth: number;
   private readonly segmentDocs: number;
   private readonly maxSyncFetch: number;
   private readonly recordGraceMs: number;
@@ -118,7 +118,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     options: LsmOptions = {},
   ) {
     this.compactAfter = options.compactAfter ?? 64;
-    this.maxMinor = options.maxMinorSegments ?? 8;
+    this.mergeWidth = options.mergeWidth ?? 4;
     this.segmentDocs = options.segmentDocs ?? 10_000;
     this.maxSyncFetch = options.maxSyncFetch ?? 512;
     this.recordGraceMs = options.recordGraceMs ?? 30_000;
@@ -177,10 +177,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       else missing.push(e);
     }
     for (const id of state.newest.keys()) if (!liveIds.has(id)) dead++;
-    const minor = state.refs.filter((r) => !r.major).length;
-    const major = state.refs.length - minor;
+
     if (state.corrupt) schedule(this.compact(ns, true));
-    else if (missing.length > 0 || state.fresh.size >= this.compactAfter || minor > Math.max(this.maxMinor, major) || dead > state.newest.size / 10) {
+    else if (missing.length > 0 || state.fresh.size >= this.compactAfter || dead > state.newest.size / 10) {
       schedule(this.compact(ns));
     }
     const result = { segments: state.segments, live: out, missing };
@@ -334,10 +333,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
       else lagging.push(i);
     });
-    const minor = state ? state.refs.filter((r) => !r.major).length : 0;
-    const major = state ? state.refs.length - minor : 0;
-    const dead = state ? state.newest.size - fromSegments.length : 0;
-    const full = rebuild || !state || minor + 1 > Math.max(this.maxMinor, major) || dead > state.newest.size / 10;
+    // A major compaction (every live document rewritten) once the small segments hold an eighth of the
+    // major ones' documents, or a tenth of the indexed documents are dead or superseded: both take a number
+    // of saves proportional to the namespace's size, so the bytes rewritten per save stay constant.
+    const smallDocs = state ? state.refs.filter((r) => !r.major).reduce((n, r) => n + r.docs, 0) : 0;
+    const majorDocs = state ? state.refs.filter((r) => r.major).reduce((n, r) => n + r.docs, 0) : 0;
+    const dead = state ? smallDocs + majorDocs - fromSegments.length : 0;
+    const full = rebuild || !state || smallDocs + lagging.length + fresh.length > Math.max(1024, majorDocs / 8) || dead > (smallDocs + majorDocs) / 10;
 
     const written: RootSegment[] = [];
     let buffer: { key: DocKey; doc: D }[] = [];
@@ -398,7 +400,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
         return;
       }
-      refs = [...written, ...state!.refs];
+      refs = await this.mergeTiers(ns, seq, [...written, ...state!.refs], state!, live);
     }
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
     const rootKey = `${p}r/${pad(seq, 12)}.json`;
@@ -411,6 +413,45 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     this.written.set(ns, 0);
     const next = await this.load(ns, this.states.get(ns) ?? null);
     await this.collect(ns, listed, [...roots, rootKey], records, refs, seq, next, rebuild);
+  }
+
+  /**
+   * Size-tiered merging of the small segments: whenever `mergeWidth` of them fall in one size tier
+   * (doc counts within a factor of 4), they become one segment holding only their current documents.
+   * Each document is rewritten about log4(small docs / 64) times before a major compaction, whatever N.
+   */
+  private async mergeTiers(ns: string, seq: number, refs: RootSegment[], state: State<D, S>, live: ManifestEntry[]): Promise<RootSegment[]> {
+    const current = new Map(live.map((e) => [e.id, keyOf(e)]));
+    const bySegment = new Map(state.refs.map((r, i) => [r.base, state.segments[i]!]));
+    for (;;) {
+      const tiers = new Map<number, RootSegment[]>();
+      for (const r of refs) {
+        if (r.major) continue;
+        const tier = Math.floor(Math.log(Math.max(r.docs, 1)) / Math.log(4));
+        tiers.set(tier, [...(tiers.get(tier) ?? []), r]);
+      }
+      const group = [...tiers.values()].find((g) => g.length >= this.mergeWidth);
+      if (!group) return refs;
+      const merged: { key: DocKey; doc: D }[] = [];
+      const seen = new Set<string>();
+      for (const r of group) {
+        const seg = bySegment.get(r.base) ?? (await this.readSegment(r.base));
+        const payloads = seg.all();
+        seg.docs.forEach((key, di) => {
+          const want = current.get(key.id);
+          // Only the live version, once: superseded and deleted documents end here.
+          if (want && want.c === key.c && want.r === key.r && !seen.has(key.id)) {
+            seen.add(key.id);
+            merged.push({ key, doc: payloads[di]! });
+          }
+        });
+      }
+      const into = merged.length > 0 ? [await this.writeSegment(ns, seq, merged, false)] : [];
+      const gone = new Set(group.map((r) => r.base));
+      // Keep newest-first order: the merged segment takes the place of the newest it replaces.
+      const at = refs.findIndex((r) => gone.has(r.base));
+      refs = [...refs.slice(0, at).filter((r) => !gone.has(r.base)), ...into, ...refs.slice(at).filter((r) => !gone.has(r.base))];
+    }
   }
 
   /** Deletes what the root in force makes useless: covered records, old roots, unreferenced segments. */

@@ -106,6 +106,30 @@ describe('search index in the bucket', () => {
     for (const id of made.slice(3)) expect(bodies.some((b) => b.includes(id))).toBe(true);
   });
 
+  it('small segments merge by size tier: the root stays short and every session stays findable', async () => {
+    const objects = new MemoryStore();
+    const d = device(objects, { lsm: { compactAfter: 4 } });
+    const made: string[] = [];
+    for (let i = 0; i < 30; i++) made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `tierword unique${i}` }] }, d.ctx)).session.id);
+    for (let round = 0; round < 40; round++) {
+      // New sessions only: no dead documents, so no major compaction; only tier merging keeps it short.
+      made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `tierword roundword${round}` }] }, d.ctx)).session.id);
+      await d.drain();
+      await d.engine.lexical.compact('ns');
+    }
+    const rootKey = (await listAll(objects, 'ns/ns/x/r/')).sort().pop()!;
+    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as { segments: { docs: number; major: boolean }[] };
+    // Without merging there would be one small segment per compaction (40); tiers keep it to a few.
+    expect(root.segments.filter((s) => !s.major).length).toBeLessThanOrEqual(9);
+    const cold = device(objects);
+    expect(ids(await cold.search('ns', 'tierword', 20)).length).toBe(20);
+    for (const i of [0, 17, 29]) expect(ids(await cold.search('ns', `unique${i}`))).toEqual([made[i]]);
+    expect(ids(await cold.search('ns', 'roundword39'))).toEqual([made[69]]);
+    // Documents merged away are not counted twice: each session has one live document.
+    const res = await cold.engine.lexical.resolve('ns', (await cold.sessions.manifest.view('ns')).entries, false, cold.schedule);
+    expect(res.missing).toEqual([]);
+  });
+
   it('many devices saving at once through radosgw: every session is searchable from a cold reader, none lost', async () => {
     const objects = openTestS3('index-concurrency');
     const devices = [0, 1, 2, 3].map(() => device(objects, { lsm: { compactAfter: 8 } }));
