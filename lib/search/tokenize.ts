@@ -12,16 +12,22 @@ const STOPWORDS = new Set(
 );
 
 const WORD = /[\p{L}\p{N}_]+/gu;
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+/** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
+const PLAIN = /^[a-z0-9]+$/;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
 
 /** Tokens of `text`, in order, with repeats (term frequencies matter). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  const folded = text.normalize('NFKD').replace(/\p{M}+/gu, '').normalize('NFC');
+  // Accent folding only where there is something to fold (most agent text is ASCII).
+  const folded = ASCII.test(text) ? text : text.normalize('NFKD').replace(/\p{M}+/gu, '').normalize('NFC');
   for (const match of folded.matchAll(WORD)) {
     const run = match[0];
-    if (CJK.test(run)) {
+    if (PLAIN.test(run)) term(run, out);
+    else if (CJK.test(run)) {
       for (const part of run.match(CJK_RUN) ?? []) {
         if (CJK.test(part)) cjkBigrams(part, out);
         else word(part, out);
@@ -48,8 +54,21 @@ function word(run: string, out: string[]): void {
 
 function term(t: string, out: string[]): void {
   if (t.length === 0 || STOPWORDS.has(t)) return;
-  out.push(/^[a-z]{4,}$/.test(t) ? stemmer(t) : t);
+  if (!/^[a-z]{4,}$/.test(t)) {
+    out.push(t);
+    return;
+  }
+  let stem = STEMS.get(t);
+  if (stem === undefined) {
+    stem = stemmer(t);
+    // Words repeat (Zipf): a bounded memo makes stemming nearly free. Cleared, not evicted, when full.
+    if (STEMS.size >= 100_000) STEMS.clear();
+    STEMS.set(t, stem);
+  }
+  out.push(stem);
 }
+
+const STEMS = new Map<string, string>();
 
 function cjkBigrams(run: string, out: string[]): void {
   const chars = [...run];
