@@ -87,21 +87,26 @@ export class LocalStore implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const limit = Math.min(options.limit ?? 1000, 1000);
-    // Walk only the deepest folder the prefix names, then filter by the prefix's last part.
+    // Walk only the deepest folder the prefix names, then filter by the prefix's last part. Names first:
+    // only the page's own files are stat'ed for their sizes, so paging through a big folder stays cheap.
     const cut = prefix.lastIndexOf('/');
     const folder = cut >= 0 ? prefix.slice(0, cut) : '';
     if (folder) assertSafeKey(folder);
     const keys: string[] = [];
-    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, async (file, size) => {
+    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, (file) => {
       const key = relative(this.root, file).split(sep).join('/');
-      if (key.startsWith(prefix) && (!options.cursor || key > options.cursor)) keys.push(key + '\0' + size);
+      if (key.startsWith(prefix) && (!options.cursor || key > options.cursor)) keys.push(key);
     });
     keys.sort();
-    const page = keys.slice(0, limit).map((entry) => {
-      const at = entry.indexOf('\0');
-      return { key: entry.slice(0, at), size: Number(entry.slice(at + 1)) };
-    });
-    return { objects: page, ...(keys.length > limit ? { cursor: page[page.length - 1]!.key } : {}) };
+    const page: { key: string; size: number }[] = [];
+    let i = 0;
+    for (; i < keys.length && page.length < limit; i++) {
+      const key = keys[i]!;
+      // Deleted since the walk (a concurrent delete): simply not listed, as on S3.
+      const info = await stat(join(this.root, ...key.split('/'))).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)));
+      if (info) page.push({ key, size: Number(info.size) });
+    }
+    return { objects: page, ...(i < keys.length ? { cursor: page[page.length - 1]?.key ?? keys[i - 1]! } : {}) };
   }
 
   /** Removes empty folders left by deletes (up to the root): listing walks folders, so they would cost. */
@@ -145,7 +150,7 @@ function isNotFound(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-async function walk(dir: string, visit: (file: string, size: number) => Promise<void>): Promise<void> {
+async function walk(dir: string, visit: (file: string) => void): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -157,10 +162,6 @@ async function walk(dir: string, visit: (file: string, size: number) => Promise<
     if (entry.name.startsWith(TEMP_MARK)) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) await walk(full, visit);
-    else if (entry.isFile()) {
-      // Deleted between readdir and stat (a concurrent delete): it is simply not listed, as on S3.
-      const info = await stat(full).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)));
-      if (info) await visit(full, Number(info.size));
-    }
+    else if (entry.isFile()) visit(full);
   }
 }
