@@ -11,6 +11,7 @@
  *
  * Writes the `builds` section of bench/results.json (read-modify-write; other sections are left as they are).
  */
+import { writeSections } from './results.js';
 import { Miniflare } from 'miniflare';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -123,12 +124,5 @@ const section = {
 };
 
 // Read-modify-write, as late as possible: other benchmarks write their own sections of this file.
-let results: Record<string, unknown> = {};
-try {
-  results = JSON.parse(readFileSync(RESULTS, 'utf8'));
-} catch {
-  results = {};
-}
-results.builds = section;
-writeFileSync(RESULTS, JSON.stringify(results, null, 2) + '\n');
+writeSections(RESULTS, { builds: section });
 log(`wrote the builds section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`);

@@ -25,9 +25,10 @@
  *    includes the search). Without a model: the same continues, `model_turn: false`.
  * The first WARMUP requests of each series are left out.
  */
+import { writeSections } from './results.js';
 import { serve, type ServerType } from '@hono/node-server';
 import { createHmac, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -347,14 +348,7 @@ async function main(): Promise<void> {
   }
   writeFileSync(OWN_RESULTS, JSON.stringify(section, null, 2) + '\n');
   // Read-modify-write, as late as possible: other benchmarks write their own sections of this file.
-  let results: Record<string, unknown> = {};
-  try {
-    results = JSON.parse(readFileSync(RESULTS, 'utf8'));
-  } catch {
-    results = {};
-  }
-  results.continue = section;
-  writeFileSync(RESULTS, JSON.stringify(results, null, 2) + '\n');
+  writeSections(RESULTS, { continue: section });
   log(`wrote bench/results.continue.json and the continue section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 

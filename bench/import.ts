@@ -15,8 +15,9 @@
  * sample is compared with its file.
  * Writes bench/results.import.json and the `import` section of bench/results.json.
  */
+import { writeSections } from './results.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -186,15 +187,7 @@ async function mainBench(): Promise<void> {
     };
     if (!QUICK) {
       writeFileSync(OWN_RESULTS, JSON.stringify(section, null, 2) + '\n');
-      // Read-modify-write right before writing: other benchmarks own the other sections of this file.
-      let results: Record<string, unknown> = {};
-      try {
-        results = JSON.parse(readFileSync(RESULTS, 'utf8'));
-      } catch {
-        results = {};
-      }
-      results.import = section;
-      writeFileSync(RESULTS, JSON.stringify(results, null, 2) + '\n');
+      writeSections(RESULTS, { import: section });
     }
     log(`import of ${SESSIONS} sessions: ${headline.sessionsPerSecond} sessions/s at concurrency 8${QUICK ? ' (quick: nothing written)' : '; wrote bench/results.import.json and the import section of bench/results.json'}`);
   } finally {

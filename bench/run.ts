@@ -38,8 +38,8 @@
  *
  * The targets are printed as PASS/FAIL but never change the exit code; only errors do.
  */
+import { writeSections } from './results.js';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -958,7 +958,8 @@ async function main(): Promise<void> {
       listLatestLatency: reads,
       concurrency: conc,
     };
-    writeFileSync(RESULTS, JSON.stringify(results, withUnits, 2) + '\n');
+    // Only this benchmark's sections: search, continue, import and builds keep theirs.
+    writeSections(RESULTS, results, withUnits);
     log(`wrote ${path.relative(process.cwd(), RESULTS)}; wall time ${wallSeconds.toFixed(1)} s; load average ${loadAtStart[0]!.toFixed(2)} at start, ${os.loadavg()[0]!.toFixed(2)} at end (${cpus.length} cores)`);
   } finally {
     log('stopping radosgw');

@@ -12,7 +12,8 @@
  * 3. The added cost per save: requests and bytes the index writes per append (records), and compaction
  *    amortised over the appends.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeSections } from './results.js';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -299,21 +300,16 @@ async function main(): Promise<void> {
   } finally {
     await rgw.stop();
   }
-  let results: Record<string, unknown> = {};
-  try {
-    results = JSON.parse(readFileSync(RESULTS, 'utf8'));
-  } catch {
-    results = {};
-  }
-  results.search = {
+  writeSections(RESULTS, {
+    search: {
     date: new Date(started).toISOString(),
     command: QUICK ? 'npm run bench:search -- --quick' : 'npm run bench (bench/search.ts)',
     machine: { cores: os.cpus().length, loadAverage: os.loadavg()[0] },
     embeddings: 'none (lexical path: the default without SATCHEL_EMBEDDINGS_URL)',
     sizes,
-    addedCostPerSave: cost,
-  };
-  writeFileSync(RESULTS, JSON.stringify(results, null, 2) + '\n');
+      addedCostPerSave: cost,
+    },
+  });
   log(`wrote ${path.relative(process.cwd(), RESULTS)} (search section)`);
 }
 
