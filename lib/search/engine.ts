@@ -156,7 +156,7 @@ export class SearchEngine implements SessionListener {
     if (lex.missing.length > 0) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
     const byId = new Map(live.map((e) => [e.id, e]));
-    const lexical = rankLexical(lex, wanted);
+    const lexical = rankLexical(lex, wanted, CANDIDATES);
     const need = wanted.length === 1 ? 1 : 2;
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [{ ids: lexical.slice(0, CANDIDATES).map((h) => h.id), weight: 1 }];
@@ -291,38 +291,104 @@ function vectorKind(dims: number, build: IndexKind<Float32Array, VecSegment>['bu
 // ---- ranking (pure) ----
 
 /** BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. */
-export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], k1 = 1.2, b = 0.75): { id: string; score: number; matched: number }[] {
+export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], limit = Infinity, k1 = 1.2, b = 0.75): { id: string; score: number; matched: number }[] {
   const n = res.live.size;
   if (n === 0) return [];
   const { masks, fresh, avg } = liveView(res);
-  const scores = new Map<string, { score: number; matched: number }>();
+  // Scores accumulate in typed arrays per segment (no object per posting: a common term can have one
+  // posting per session).
+  const scores = res.segments.map((s) => new Float64Array(s.docs.length));
+  const matched = res.segments.map((s) => new Uint8Array(s.docs.length));
+  const freshScores = new Map<string, { score: number; matched: number }>();
   for (const term of new Set(query)) {
-    const hits: { id: string; tf: number; len: number }[] = [];
-    res.segments.forEach((seg, si) => {
-      const p = seg.postingsOf(term);
+    const lists = res.segments.map((seg) => seg.postingsOf(term));
+    let df = 0;
+    lists.forEach((p, si) => {
       if (!p) return;
       const mask = masks[si]!;
+      for (let k = 0; k < p.docs.length; k++) df += mask[p.docs[k]!]!;
+    });
+    for (const f of fresh) if (f.doc.tf.has(term)) df++;
+    if (df === 0) continue;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const weight = (tf: number, len: number) => (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
+    lists.forEach((p, si) => {
+      if (!p) return;
+      const mask = masks[si]!;
+      const lens = res.segments[si]!.lens;
+      const sc = scores[si]!;
+      const mt = matched[si]!;
       for (let k = 0; k < p.docs.length; k++) {
         const di = p.docs[k]!;
-        if (mask[di] === 1) hits.push({ id: seg.docs[di]!.id, tf: p.tfs[k]!, len: seg.lens[di]! });
+        if (mask[di] !== 1) continue;
+        sc[di]! += weight(p.tfs[k]!, lens[di]!);
+        mt[di]!++;
       }
     });
     for (const f of fresh) {
       const tf = f.doc.tf.get(term);
-      if (tf) hits.push({ id: f.id, tf, len: f.doc.len });
-    }
-    if (hits.length === 0) continue;
-    const idf = Math.log(1 + (n - hits.length + 0.5) / (hits.length + 0.5));
-    for (const h of hits) {
-      const s = (idf * h.tf * (k1 + 1)) / (h.tf + k1 * (1 - b + (b * h.len) / avg));
-      const had = scores.get(h.id);
-      if (had) {
-        had.score += s;
-        had.matched++;
-      } else scores.set(h.id, { score: s, matched: 1 });
+      if (!tf) continue;
+      const had = freshScores.get(f.id) ?? { score: 0, matched: 0 };
+      had.score += weight(tf, f.doc.len);
+      had.matched++;
+      freshScores.set(f.id, had);
     }
   }
-  return [...scores].map(([id, s]) => ({ id, ...s })).sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+  const top = new TopK<{ id: string; score: number; matched: number }>(limit, (x, y) => x.score - y.score || (x.id < y.id ? 1 : -1));
+  scores.forEach((sc, si) => {
+    const docs = res.segments[si]!.docs;
+    const mt = matched[si]!;
+    for (let di = 0; di < sc.length; di++) {
+      if (mt[di]! > 0 && top.wants(sc[di]!)) top.push({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
+    }
+  });
+  for (const [id, s] of freshScores) top.push({ id, ...s });
+  return top.sorted();
+}
+
+/** The best `k` items by `compare` (ascending = worse first), with a min-heap; `wants` is a cheap pre-check. */
+class TopK<T extends { score: number }> {
+  private readonly heap: T[] = [];
+  constructor(
+    private readonly k: number,
+    private readonly compare: (a: T, b: T) => number,
+  ) {}
+
+  wants(score: number): boolean {
+    return this.heap.length < this.k || score >= this.heap[0]!.score;
+  }
+
+  push(item: T): void {
+    const h = this.heap;
+    if (h.length < this.k) {
+      h.push(item);
+      let i = h.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (this.compare(h[i]!, h[parent]!) >= 0) break;
+        [h[i], h[parent]] = [h[parent]!, h[i]!];
+        i = parent;
+      }
+    } else if (this.compare(item, h[0]!) > 0) {
+      h[0] = item;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.compare(h[l]!, h[m]!) < 0) m = l;
+        if (r < h.length && this.compare(h[r]!, h[m]!) < 0) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+  }
+
+  /** Best first. */
+  sorted(): T[] {
+    return this.heap.slice().sort((a, b) => this.compare(b, a));
+  }
 }
 
 const liveViews = new WeakMap<Resolved<LexDoc, LexSegment>, { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }>();

@@ -51,7 +51,7 @@ export class LexSegment {
   readonly docs: DocKey[];
   readonly lens: Uint32Array;
   readonly totalLen: number;
-  private readonly terms: Map<string, number>;
+  /** Sorted (the encoder sorts them): a binary search finds a term without a Map's memory per term. */
   private readonly termList: string[];
   private readonly ends: Uint32Array;
   private readonly postings: Uint8Array;
@@ -60,7 +60,6 @@ export class LexSegment {
     this.docs = docs;
     this.lens = lens;
     this.termList = termList;
-    this.terms = new Map(termList.map((t, i) => [t, i]));
     this.ends = ends;
     this.postings = postings;
     let total = 0;
@@ -70,15 +69,31 @@ export class LexSegment {
 
   /** Bytes this segment keeps in memory, roughly. */
   get memoryBytes(): number {
-    return this.postings.byteLength + this.ends.byteLength + this.lens.byteLength + this.termList.length * 48 + this.docs.length * 80;
+    let chars = 0;
+    for (const t of this.termList) chars += t.length;
+    // A string costs about 16 bytes plus its characters; a slot of the array 8; a doc key about 80.
+    return this.postings.byteLength + this.ends.byteLength + this.lens.byteLength + this.termList.length * 24 + chars + this.docs.length * 80;
   }
 
   /** The postings of a term: doc indexes and term frequencies, in doc order. */
   postingsOf(term: string): { docs: Uint32Array; tfs: Uint32Array } | null {
-    const i = this.terms.get(term);
-    if (i === undefined) return null;
+    const i = this.indexOf(term);
+    if (i < 0) return null;
     const start = i === 0 ? 0 : this.ends[i - 1]!;
     return decodePostings(this.postings, start, this.ends[i]!);
+  }
+
+  private indexOf(term: string): number {
+    let lo = 0;
+    let hi = this.termList.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const t = this.termList[mid]!;
+      if (t === term) return mid;
+      if (t < term) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 
   /** Every document's term frequencies (for merging segments). */
@@ -143,6 +158,7 @@ export function decodeLexSegment(bytes: Uint8Array): LexSegment {
     for (let t = 0; t < ends.length; t++, at += 4) ends[t] = view.getUint32(at, true);
     const postings = bytes.slice(at);
     if (ends.length > 0 && ends[ends.length - 1] !== postings.length) throw new Error('postings length');
+    for (let t = 1; t < header.terms.length; t++) if (!(header.terms[t - 1]! < header.terms[t]!)) throw new Error('terms not sorted');
     const docs = header.docs.map(([id, c, r]) => ({ id, c, r }));
     const lens = Uint32Array.from(header.docs, (d) => d[3]);
     return new LexSegment(docs, lens, header.terms, ends, postings);

@@ -56,3 +56,38 @@ describe('search index formats', () => {
     );
   });
 });
+
+describe('ranking over segments', () => {
+  it('BM25 over segments and fresh documents equals the in-memory reference, top-k included', async () => {
+    const { Bm25Index } = await import('../../lib/search/bm25.js');
+    const { rankLexical } = await import('../../lib/search/engine.js');
+    const vocab = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'];
+    const doc = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(fc.array(doc, { minLength: 1, maxLength: 25 }), fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 30 }), (docs, query, k) => {
+        const reference = new Bm25Index();
+        const entries = docs.map((tokens, i) => {
+          reference.add(`s${i}`, tokens);
+          const tf = new Map<string, number>();
+          for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+          return { key: docKey(i), doc: { len: tokens.length, tf } };
+        });
+        // The first half in two segments, the rest "fresh" (records), as a real index holds them.
+        const half = Math.ceil(entries.length / 2);
+        const segA = decodeLexSegment(encodeLexSegment(entries.slice(0, half / 2)));
+        const segB = decodeLexSegment(encodeLexSegment(entries.slice(half / 2, half)));
+        const live = new Map<string, { si: number; di: number } | { doc: LexDoc }>();
+        entries.forEach((e, i) => {
+          if (i < Math.floor(half / 2)) live.set(e.key.id, { si: 0, di: i });
+          else if (i < half) live.set(e.key.id, { si: 1, di: i - Math.floor(half / 2) });
+          else live.set(e.key.id, { doc: e.doc });
+        });
+        const ours = rankLexical({ segments: [segA, segB], live, missing: [] }, query, k);
+        const theirs = reference.search(query, k);
+        expect(ours.map((h) => h.id)).toEqual(theirs.map((h) => h.id));
+        ours.forEach((h, i) => expect(h.score).toBeCloseTo(theirs[i]!.score, 9));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
