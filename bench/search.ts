@@ -13,7 +13,7 @@
  *    amortised over the appends.
  */
 import { writeSections } from './results.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -300,14 +300,23 @@ async function main(): Promise<void> {
   } finally {
     await rgw.stop();
   }
+  // With SEARCH_SIZES, only the tiers run are replaced; the others (and their date) stay as measured.
+  let previous: { sizes?: { sessions: number; store: string; date?: string }[]; addedCostPerSave?: unknown } = {};
+  try {
+    previous = (JSON.parse(readFileSync(RESULTS, 'utf8')) as { search?: typeof previous }).search ?? {};
+  } catch {
+    previous = {};
+  }
+  const date = new Date(started).toISOString();
+  const measured = sizes.map((t) => ({ ...t, date, loadAverageAfter: os.loadavg()[0] }));
+  const kept = process.env.SEARCH_SIZES ? (previous.sizes ?? []).filter((p) => !measured.some((m) => m.sessions === p.sessions && m.store === p.store)) : [];
   writeSections(RESULTS, {
     search: {
-    date: new Date(started).toISOString(),
-    command: QUICK ? 'npm run bench:search -- --quick' : 'npm run bench (bench/search.ts)',
-    machine: { cores: os.cpus().length, loadAverage: os.loadavg()[0] },
-    embeddings: 'none (lexical path: the default without SATCHEL_EMBEDDINGS_URL)',
-    sizes,
-      addedCostPerSave: cost,
+      command: QUICK ? 'npm run bench:search -- --quick' : 'npm run bench (bench/search.ts); tiers re-run alone with SEARCH_SIZES=<n>:<store> npm run bench:search',
+      machine: { cores: os.cpus().length },
+      embeddings: 'none (lexical path: the default without SATCHEL_EMBEDDINGS_URL)',
+      sizes: [...kept, ...measured].sort((a, b) => a.sessions - b.sessions),
+      addedCostPerSave: cost ?? previous.addedCostPerSave,
     },
   });
   log(`wrote ${path.relative(process.cwd(), RESULTS)} (search section)`);

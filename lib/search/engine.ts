@@ -467,25 +467,30 @@ export async function deepSearch(sessions: SessionStore, ns: string, live: Manif
 
 /** About 200 characters around the best match: the message holding the most query tokens. */
 function snippetFor(session: StoredSession, query: string, wanted: string[]): string {
+  // The text holding the most query words as typed (a substring test, no tokenizing: this runs for every
+  // result); when no text holds any, the stems (`failure` → `failur`) by their first four letters.
+  const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1))];
+  const stems = [...new Set(wanted.map((w) => w.slice(0, 4)))];
   let best = session.task;
-  let bestCount = -1;
+  let bestCount = 0;
   let budget = 512 * 1024; // a huge session: look for the snippet in its first half megabyte only
-  const stems = wanted.map((w) => w.slice(0, 4));
-  for (const t of [session.task, ...messageTexts(session.messages)]) {
-    if ((budget -= t.length) < 0) break;
-    // Tokenizing is the cost: only texts that could hold a query token (folded prefix match) are.
-    const folded = t.toLowerCase();
-    if (bestCount >= 0 && !stems.some((p) => folded.includes(p))) continue;
-    const tokens = new Set(tokenize(t));
-    const count = wanted.filter((w) => tokens.has(w)).length;
-    if (count > bestCount) {
-      best = t;
-      bestCount = count;
+  for (const probes of [words, stems]) {
+    for (const t of [session.task, ...messageTexts(session.messages)]) {
+      if ((budget -= t.length) < 0) break;
+      const lower = t.toLowerCase();
+      let count = 0;
+      for (const w of probes) if (lower.includes(w)) count++;
+      if (count > bestCount) {
+        best = t;
+        bestCount = count;
+      }
     }
+    if (bestCount > 0) break;
+    budget = 512 * 1024;
   }
   const lower = best.toLowerCase();
   let at = -1;
-  for (const word of query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1)) {
+  for (const word of [...words, ...stems]) {
     at = lower.indexOf(word);
     if (at >= 0) break;
   }
