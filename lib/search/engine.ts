@@ -155,7 +155,7 @@ export class SearchEngine implements SessionListener {
     // The index cannot vouch for every session: scan the objects instead, while it catches up.
     if (lex.missing.length > 0) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
-    const byId = new Map(live.map((e) => [e.id, e]));
+    const byId = entriesById(live);
     const lexical = rankLexical(lex, wanted, CANDIDATES);
     const need = wanted.length === 1 ? 1 : 2;
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
@@ -389,6 +389,15 @@ class TopK<T extends { score: number }> {
   sorted(): T[] {
     return this.heap.slice().sort((a, b) => this.compare(b, a));
   }
+}
+
+const byIdCache = new WeakMap<ManifestEntry[], Map<string, ManifestEntry>>();
+
+/** The manifest's entries by id, once per view (a view is reused while nothing changed). */
+function entriesById(live: ManifestEntry[]): Map<string, ManifestEntry> {
+  let map = byIdCache.get(live);
+  if (!map) byIdCache.set(live, (map = new Map(live.map((e) => [e.id, e]))));
+  return map;
 }
 
 const liveViews = new WeakMap<Resolved<LexDoc, LexSegment>, { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }>();
