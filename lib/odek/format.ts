@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import type { CreateSessionInput, ExternalRefInput, ReplaceInput, Session } from '../client/types.js';
 import { SESSION_FIELDS } from '../sessions/codec.js';
-import { externalRefInputSchema, storedSessionSchema } from '../sessions/schema.js';
+import { createBodySchema, externalRefInputSchema, storedSessionSchema } from '../sessions/schema.js';
 import type { ExternalRef } from '../sessions/schema.js';
 
 /**
@@ -9,10 +9,10 @@ import type { ExternalRef } from '../sessions/schema.js';
  * without `provider`, `external_refs` or the taint fields included) and writing one for export.
  *
  * What an import carries: id, task, model, provider, messages (every field of every message), external
- * refs (their `created_at` when it is an RFC 3339 time), sandbox, untrusted_ingested, episode_untrusted.
- * What it cannot: created_at and updated_at (the create route takes no times: the server stamps the time
- * of the import), turns and episode_taint_tracked (the server derives both), and top-level fields odek
- * does not define (reported per file).
+ * refs (their `created_at` when it is an RFC 3339 time), sandbox, untrusted_ingested, episode_untrusted,
+ * and created_at / updated_at (through the create route's optional times). What it cannot: turns and
+ * episode_taint_tracked (the server derives both), and top-level fields odek does not define (reported
+ * per file).
  */
 
 /** Fields the server sets itself; an import neither sends nor compares them. */
@@ -63,12 +63,25 @@ export function createBody(session: OdekSession): CreateSessionInput {
     sandbox: session.sandbox,
     untrusted_ingested: session.untrusted_ingested,
     episode_untrusted: session.episode_untrusted,
+    ...timesOf(session),
+  };
+}
+
+/** The file's own times, when they are RFC 3339 times the create route takes (older files may lack them). */
+function timesOf(session: OdekSession): { created_at?: string; updated_at?: string } {
+  const time = createBodySchema.shape.created_at;
+  const created = time.safeParse(session.created_at);
+  const updated = time.safeParse(session.updated_at);
+  return {
+    ...(created.success && created.data ? { created_at: created.data } : {}),
+    ...(updated.success && updated.data ? { updated_at: updated.data } : {}),
   };
 }
 
 /** The replace body that overwrites a stored session with an odek session (`import --overwrite`). */
 export function replaceBody(session: OdekSession): ReplaceInput {
-  const { id: _id, ...body } = createBody(session);
+  // A replace keeps the stored session's times (the route takes none).
+  const { id: _id, created_at: _c, updated_at: _u, ...body } = createBody(session);
   return { ...body, messages: session.messages };
 }
 

@@ -137,6 +137,9 @@ export const createBodySchema = z.strictObject({
   id: z.string().optional(),
   untrusted_ingested: z.boolean().optional(),
   episode_untrusted: z.boolean().optional(),
+  // Satchel's own (not in the contract): an import keeps a session's original times.
+  created_at: rfc3339.optional(),
+  updated_at: rfc3339.optional(),
 });
 export type CreateBody = z.output<typeof createBodySchema>;
 

@@ -73,6 +73,22 @@ interface Cached {
   encoded?: EncodedMessages;
 }
 
+/**
+ * A create's own times (an import keeps the original session's): never in the future (5 minutes of
+ * clock skew allowed), and updated_at not before created_at.
+ */
+function importedTimes(body: CreateBody, now: number): { created_at?: string; updated_at?: string } {
+  const skew = 5 * 60_000;
+  for (const field of ['created_at', 'updated_at'] as const) {
+    const value = body[field];
+    if (value !== undefined && Date.parse(value) > now + skew) throw badRequest(`${field} is in the future`, [{ path: field, message: 'in the future' }]);
+  }
+  if (body.created_at && body.updated_at && Date.parse(body.updated_at) < Date.parse(body.created_at)) {
+    throw badRequest('updated_at is before created_at', [{ path: 'updated_at', message: 'before created_at' }]);
+  }
+  return { ...(body.created_at ? { created_at: body.created_at } : {}), ...(body.updated_at ? { updated_at: body.updated_at } : {}) };
+}
+
 /** If-Match: * — any current revision (the session must exist). */
 export const ANY_REVISION = -2;
 
@@ -169,10 +185,11 @@ export class SessionStore {
     }
     const id = body.id ?? newSessionId(new Date(this.now()));
     const nowIso = new Date(this.now()).toISOString();
+    const times = importedTimes(body, this.now());
     const draft: StoredSession = {
       id,
-      created_at: nowIso,
-      updated_at: nowIso,
+      created_at: times.created_at ?? nowIso,
+      updated_at: times.updated_at ?? times.created_at ?? nowIso,
       model: body.model ?? '',
       provider: body.provider ?? '',
       turns: 0,

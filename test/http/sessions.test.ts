@@ -20,6 +20,19 @@ describe('HTTP: sessions', () => {
     expect(got.json).toEqual(created.json);
   });
 
+  it('create may carry a session\'s original times (an import keeps them); list orders by them', async () => {
+    const { call } = await makeApp();
+    const old = (await call('POST', '/v1/sessions', { body: { task: 'imported', created_at: '2024-03-02T10:00:00Z', updated_at: '2024-03-02T10:05:00Z' } })).json;
+    expect(old).toMatchObject({ created_at: '2024-03-02T10:00:00Z', updated_at: '2024-03-02T10:05:00Z' });
+    const fresh = (await call('POST', '/v1/sessions', { body: { task: 'new' } })).json;
+    expect(Date.parse(fresh.created_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00Z'));
+    expect((await call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id)).toEqual([fresh.id, old.id]);
+    // The next write moves updated_at to now; created_at stays.
+    const appended = (await call('POST', `/v1/sessions/${old.id}/messages`, { body: { messages: [{ role: 'user', content: 'hi' }] } })).json;
+    expect(Date.parse(appended.updated_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00Z'));
+    expect((await call('GET', `/v1/sessions/${old.id}`)).json.created_at).toBe('2024-03-02T10:00:00Z');
+  });
+
   it('create with no system message adds none; with an existing id is 409', async () => {
     const { call } = await makeApp();
     const a = await call('POST', '/v1/sessions', { body: { task: 't', id: 'imported-1', messages: [hi] } });

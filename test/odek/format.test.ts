@@ -24,7 +24,12 @@ describe('odek session files', () => {
       sandbox: false,
       untrusted_ingested: false,
       episode_untrusted: false,
+      // The file's own times go with it, so the imported session keeps them.
+      created_at: '2024-03-02T10:00:00Z',
+      updated_at: '2024-03-02T10:05:00Z',
     });
+    const { created_at: _c, updated_at: _u, ...untimed } = oldFormat() as Record<string, unknown>;
+    expect(createBody(parsed(JSON.stringify(untimed)).session)).not.toHaveProperty('created_at');
   });
 
   it('reads null external_refs as none, and carries the taint flags', () => {
