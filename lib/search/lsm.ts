@@ -1,5 +1,5 @@
 import { keys, randomHex } from '../sessions/ids.js';
-import { listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
+import { deletePrefix, listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import type { DocKey } from './docs.js';
 import { CorruptIndexError } from './segment.js';
@@ -144,8 +144,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   async remove(ns: string, id: string): Promise<void> {
     const state = this.states.get(ns);
     if (state?.fresh.delete(id)) state.version++;
-    const records = await listAll(this.store, `${this.prefix(ns)}d/${id}/`);
-    if (records.length) await this.store.delete(records);
+    await deletePrefix(this.store, `${this.prefix(ns)}d/${id}/`);
   }
 
   /**
@@ -204,8 +203,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   /** Deletes every object of this index in a namespace (a change of embedding space). */
   async drop(ns: string): Promise<void> {
     this.states.delete(ns);
-    const all = await listAll(this.store, this.prefix(ns));
-    for (let i = 0; i < all.length; i += 1000) await this.store.delete(all.slice(i, i + 1000));
+    await deletePrefix(this.store, this.prefix(ns));
   }
 
   /** Memory held by the loaded segments of a namespace, roughly. */
@@ -289,24 +287,29 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private async fetch(ns: string, state: State<D, S>, lagging: ManifestEntry[], build: boolean): Promise<void> {
     const unrecorded: ManifestEntry[] = [];
     await mapLimit(lagging, this.concurrency, async (e) => {
-      const key = { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision };
-      const found = await this.store.get(this.recordKey(ns, key));
-      if (found) {
-        try {
-          remember(state, key, this.kind.decodeRecord(key, found.body));
-          return;
-        } catch (err) {
-          if (!(err instanceof CorruptIndexError)) throw err;
-        }
-      }
-      unrecorded.push(e);
+      const key = keyOf(e);
+      const doc = await this.readRecord(ns, key);
+      if (doc) remember(state, key, doc);
+      else unrecorded.push(e);
     });
     if (!build || unrecorded.length === 0) return;
     const docs = await this.kind.build(ns, unrecorded);
     unrecorded.forEach((e, i) => {
       const doc = docs[i];
-      if (doc) remember(state, { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision }, doc);
+      if (doc) remember(state, keyOf(e), doc);
     });
+  }
+
+  /** The record of one version; null when it is missing or unreadable (the caller builds from the session). */
+  private async readRecord(ns: string, key: DocKey): Promise<D | null> {
+    const found = await this.store.get(this.recordKey(ns, key));
+    if (!found) return null;
+    try {
+      return this.kind.decodeRecord(key, found.body);
+    } catch (err) {
+      if (err instanceof CorruptIndexError) return null;
+      throw err;
+    }
   }
 
   // ---- compaction ----
@@ -356,17 +359,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       const toBuild: number[] = [];
       const got = await mapLimit(batch, this.concurrency, async (i) => {
         const key = keyOf(live[i]!);
-        const recordKey = this.recordKey(ns, key);
-        if (!rebuild && records.has(recordKey)) {
-          const found = await this.store.get(recordKey);
-          if (found) {
-            try {
-              return { key, doc: this.kind.decodeRecord(key, found.body) };
-            } catch (err) {
-              if (!(err instanceof CorruptIndexError)) throw err;
-            }
-          }
-        }
+        const doc = !rebuild && records.has(this.recordKey(ns, key)) ? await this.readRecord(ns, key) : null;
+        if (doc) return { key, doc };
         // A version saved moments ago may have its record still in flight: leave it to the next compaction
         // rather than read the session now. Older ones lost their record (a crash): build them.
         if (rebuild || live[i]!.at < startedAt - this.recordGraceMs) toBuild.push(i);
@@ -480,7 +474,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       const base = this.kind.segmentExts.reduce((b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b), k);
       if (!referenced.has(base)) garbage.push(k);
     }
-    for (let i = 0; i < garbage.length; i += 1000) await this.store.delete(garbage.slice(i, i + 1000));
+    if (garbage.length > 0) await this.store.delete(garbage);
   }
 
   private async writeSegment(ns: string, seq: number, docs: { key: DocKey; doc: D }[], major: boolean): Promise<RootSegment> {

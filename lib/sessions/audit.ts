@@ -1,6 +1,6 @@
 import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { keys, randomHex } from './ids.js';
-import { listAll, mapLimit } from './manifest.js';
+import { deletePrefix, listAll, mapLimit } from './manifest.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
@@ -57,7 +57,6 @@ export class AuditLog {
 
   /** Deletes all of a session's records. */
   async deleteAll(ns: string, id: string): Promise<void> {
-    const all = await listAll(this.store, keys.audit(ns, id));
-    if (all.length > 0) await this.store.delete(all);
+    await deletePrefix(this.store, keys.audit(ns, id));
   }
 }

@@ -603,6 +603,12 @@ export async function listAll(store: ObjectStore, prefix: string): Promise<strin
   return out;
 }
 
+/** Deletes every key under a prefix (adapters batch large deletes themselves). */
+export async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
+  const all = await listAll(store, prefix);
+  if (all.length > 0) await store.delete(all);
+}
+
 /** Maps with at most `limit` calls in flight, keeping order. */
 export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
