@@ -1,5 +1,5 @@
 import { sha256Hex } from '../digest.js';
-import { listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
+import { deletePrefix, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
 import type { StoredSession, WriteReceipt } from '../sessions/schema.js';
 import type { SessionListener, SessionStore, WriteChange, WriteContext } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
@@ -51,7 +51,9 @@ export class SearchEngine implements SessionListener {
   private readonly vectorIndexes = new Map<string, LsmIndex<Float32Array, VecSegment>>();
   private readonly spaceChecked = new Map<string, string>();
   /** The lexical document of each session this process saved last, so an append tokenizes only what it adds. */
-  private readonly lastDocs = new Map<string, { key: DocKey; doc: LexDoc }>();
+  private readonly lastDocs = new Map<string, { key: DocKey; doc: Promise<LexDoc> }>();
+  /** The key-prefix hash of each embedding space. */
+  private readonly spaceHashes = new Map<string, string>();
   private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError'>>;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly lsmOptions: NonNullable<SearchOptions['lsm']>;
@@ -92,19 +94,27 @@ export class SearchEngine implements SessionListener {
     // An append that changed nothing before it (no drop, no request secrets re-redacting old text)
     // extends the previous document; anything else rebuilds it from the stored session.
     const appendOnly = (change.op === 'append' || change.op === 'continue') && change.added > 0 && receipt.dropped_groups === 0 && !ctx.knownValues?.length;
-    const doc = appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? extendLexDoc(last.doc, session.messages.slice(-change.added)) : lexDocOf(session);
+    const previous = appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? last.doc : null;
+    const added = session.messages.slice(-change.added);
+    // Tokenizing is CPU proportional to the text: it runs after the response (a new macrotask), never on
+    // the save's path. An append chains onto the previous version's document, so order is kept.
+    const doc = previous ? previous.then((d) => extendLexDoc(d, added)) : afterResponse().then(() => lexDocOf(session));
     this.lastDocs.delete(cacheKey);
     this.lastDocs.set(cacheKey, { key, doc });
     while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
     const schedule = ctx.schedule ?? ((w: Promise<unknown>) => void w.catch(() => undefined));
-    schedule(this.lexical.put(ns, key, doc, schedule).catch((err) => this.onError('lexical index record not stored', err)));
+    schedule(
+      doc
+        .then((d) => this.lexical.put(ns, key, d, schedule))
+        .catch((err) => this.onError('lexical index record not stored', err)),
+    );
     if (this.embedder?.available() && this.embedder.space()) {
-      const text = embeddingTextOf(session);
       schedule(
         (async () => {
+          await afterResponse();
           const vectors = await this.vectors(ns);
           if (!vectors) return;
-          const [v] = await this.embedder!.embed([text]);
+          const [v] = await this.embedder!.embed([embeddingTextOf(session)]);
           await vectors.put(ns, key, v!, schedule);
         })().catch((err) => {
           if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector not stored', err);
@@ -203,7 +213,8 @@ export class SearchEngine implements SessionListener {
   private async vectors(ns: string): Promise<LsmIndex<Float32Array, VecSegment> | null> {
     const space = this.embedder?.space();
     if (!space) return null;
-    const hash = (await sha256Hex(space)).slice(0, 12);
+    let hash = this.spaceHashes.get(space);
+    if (!hash) this.spaceHashes.set(space, (hash = (await sha256Hex(space)).slice(0, 12)));
     let index = this.vectorIndexes.get(space);
     if (!index) {
       const dims = Number(space.split('/').pop());
@@ -221,7 +232,7 @@ export class SearchEngine implements SessionListener {
       }
       if (meta.space !== space) {
         // A new model or dimension count: the old vectors mean nothing in this space.
-        if (meta.hash && meta.hash !== hash) await dropPrefix(this.objects, `${searchPrefix(ns)}v/${meta.hash}/`);
+        if (meta.hash && meta.hash !== hash) await deletePrefix(this.objects, `${searchPrefix(ns)}v/${meta.hash}/`);
         await this.objects.put(metaKey, utf8(JSON.stringify({ v: 1, space, hash, dims: Number(space.split('/').pop()), created_at: new Date().toISOString() })));
       }
       this.spaceChecked.set(ns, space);
@@ -253,6 +264,11 @@ export class SearchEngine implements SessionListener {
       throw err;
     }
   }
+}
+
+/** Resolves on a later macrotask: after the response in progress has been handed back. */
+function afterResponse(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 // ---- index kinds ----
@@ -512,7 +528,3 @@ function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
-async function dropPrefix(objects: ObjectStore, prefix: string): Promise<void> {
-  const all = await listAll(objects, prefix);
-  for (let i = 0; i < all.length; i += 1000) await objects.delete(all.slice(i, i + 1000));
-}
