@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Bm25Index } from '../lib/search/bm25.js';
+import { Bm25Index } from '../test/support/bm25-reference.js';
 import { localVector } from '../lib/search/embed.js';
 import { fuse, rankLexical, rankVectors } from '../lib/search/engine.js';
 import type { DocRef, Resolved } from '../lib/search/lsm.js';
@@ -102,7 +102,8 @@ const results = {
   date: new Date().toISOString(),
   command: 'npm run eval',
   collection: { documents: docs.length, queries: queries.length, judged: qrels.size },
-  lexical_bm25: evaluate((text) => bm25.search(queryTokens(text), 100).map((s) => s.id)),
+  // The in-memory reference BM25 (test/support), to show the stored path ranks exactly as it does.
+  reference_bm25_in_memory: evaluate((text) => bm25.search(queryTokens(text), 100).map((s) => s.id)),
   lexical_index_path: evaluate(lexicalRank),
   deepsearch_rule: evaluate(deepRank),
   local_embedder_alone: evaluate(vectorRank),

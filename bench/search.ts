@@ -195,7 +195,8 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
       }
     }
   }
-  // The ranking alone (manifest view and index resolution cached in process, no snippets).
+  // Ranking every match, with no top-k cut (the search path keeps the best 100): manifest view and index
+  // resolution cached in process, no snippets. An upper bound of the ranking inside a search.
   const entries = (await warm.sessions.manifest.view(NS)).entries;
   const { rankLexical } = await import('../lib/search/engine.js');
   const { queryTokens } = await import('../lib/search/tokenize.js');

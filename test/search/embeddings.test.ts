@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { createApp } from '../../lib/http/app.js';
+import { describeError } from '../../lib/log.js';
 import { HttpEmbedder } from '../../lib/search/embed.js';
 import { listAll } from '../../lib/sessions/manifest.js';
 import { LocalStore } from '../../lib/storage/local.js';
@@ -26,7 +27,13 @@ async function setup(options: { model?: string; objects?: ObjectStore; timeoutMs
   const lines: string[] = [];
   const log = { info: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })), warn: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })), error: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })) };
   const clock = options.clock;
-  const embedder = new HttpEmbedder({ ...config.embeddings!, timeoutMs: options.timeoutMs ?? 10_000, ...(clock ? { now: () => clock.t } : {}) });
+  // Failures reported as lib/http/app.ts reports them, so the log can be checked for the key.
+  const embedder = new HttpEmbedder({
+    ...config.embeddings!,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    ...(clock ? { now: () => clock.t } : {}),
+    onError: (err) => log.warn('embeddings call failed', { error: describeError(err) }),
+  });
   const built = createApp({ config, objects, allowOpen: true, log, embedder });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await built.app.fetch(new Request(`http://satchel.test${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) }));
@@ -80,6 +87,7 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
     const failedCalls = server.requests.length;
     expect(failedCalls).toBeGreaterThan(0);
     expect((await call('GET', '/v1/health')).json.embeddings.state).toBe('cooldown');
+    expect(lines.some((l) => l.includes('embeddings call failed') && l.includes('500'))).toBe(true);
     expect(lines.join('\n')).not.toContain(KEY);
     server.mode = 'ok';
     // Within the cooldown: saves and searches make no call at all, and still work.

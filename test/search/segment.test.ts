@@ -59,7 +59,7 @@ describe('search index formats', () => {
 
 describe('ranking over segments', () => {
   it('BM25 over segments and fresh documents equals the in-memory reference, top-k included', async () => {
-    const { Bm25Index } = await import('../../lib/search/bm25.js');
+    const { Bm25Index } = await import('../support/bm25-reference.js');
     const { rankLexical } = await import('../../lib/search/engine.js');
     const vocab = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'];
     const doc = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 30 });

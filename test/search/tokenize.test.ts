@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Bm25Index } from '../../lib/search/bm25.js';
+import { Bm25Index } from '../support/bm25-reference.js';
 import { queryTokens, tokenize } from '../../lib/search/tokenize.js';
 
 describe('tokenize', () => {

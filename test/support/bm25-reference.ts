@@ -1,6 +1,6 @@
 /**
- * BM25 over token lists: the lexical ranking of session search. Pure and in memory; how the index is
- * stored in the bucket is the index's business, not the scorer's.
+ * A plain in-memory BM25, the reference the stored index is checked against (test/search/segment.test.ts)
+ * and compared with on Cranfield (bench/eval.ts). Search itself ranks with rankLexical (lib/search/engine.ts).
  */
 export interface Bm25Options {
   k1?: number;
