@@ -8,7 +8,7 @@ import { docKeyOf, embeddingTextOf, extendLexDoc, lexDocOf, messageTexts, type D
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
 import { LsmIndex, searchPrefix, type IndexKind, type Resolved } from './lsm.js';
 import { decodeF32, decodeLexRecord, decodeLexSegment, decodeVecTable, encodeF32, encodeLexRecord, encodeLexSegment, encodeVecTable, LexSegment, VecSegment } from './segment.js';
-import { queryTokens, tokenize } from './tokenize.js';
+import { queryTokens } from './tokenize.js';
 
 /**
  * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
@@ -476,8 +476,8 @@ export async function deepSearch(sessions: SessionStore, ns: string, live: Manif
     const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) => sessions.getAt(ns, e.id, e.revision).catch(() => null));
     for (const session of loaded) {
       if (!session) continue;
-      const tokens = new Set<string>();
-      for (const t of [session.task, ...messageTexts(session.messages)]) for (const tok of tokenize(t)) tokens.add(tok);
+      // The same document the lexical index holds, so DeepSearch and the index agree on what matches.
+      const tokens = lexDocOf(session).tf;
       const found = wanted.filter((t) => tokens.has(t)).length;
       if (found < need) continue;
       if (found === wanted.length) strong++;
