@@ -1,4 +1,3 @@
-import { sha256Hex } from '../digest.js';
 import { tokenize } from './tokenize.js';
 
 /**
@@ -33,7 +32,7 @@ export interface HttpEmbedderOptions {
   cooldownMs?: number;
   /** Inputs per request. */
   batchSize?: number;
-  /** Vectors kept in process, by text digest. */
+  /** Vectors kept in process, by a digest of their text. */
   cacheEntries?: number;
   fetch?: typeof fetch;
   now?: () => number;
@@ -82,7 +81,8 @@ export class HttpEmbedder implements Embedder {
     if (!this.available()) throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     return Promise.all(
       texts.map(async (text) => {
-        const digest = await sha256Hex(text);
+        // A synchronous digest: calls made in one tick reach the queue in that tick, so they share a request.
+        const digest = textDigest(text);
         const hit = this.cache.get(digest);
         if (hit) {
           this.cache.delete(digest);
@@ -210,8 +210,13 @@ function add(v: Float32Array, feature: string, weight: number): void {
   v[i] = v[i]! + (h & 0x80000000 ? -weight : weight);
 }
 
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
+/** Two independent 32-bit FNV-1a hashes and the length: a cache key with negligible collision odds. */
+function textDigest(text: string): string {
+  return `${fnv1a(text).toString(36)}.${fnv1a(text, 0x01000193).toString(36)}.${text.length}`;
+}
+
+function fnv1a(s: string, seed = 0x811c9dc5): number {
+  let h = seed;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
