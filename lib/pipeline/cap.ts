@@ -1,11 +1,13 @@
-import type { Message } from '../sessions/schema.js';
+import type { Message } from '../model/session.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
  * prompt, if first, and the first user message) stays; after it, whole groups are dropped oldest first
  * (an assistant message with tool calls plus its tool results, or any other single message); one system
- * marker right after the head counts every group removed so far. If the head alone is too large, the
- * first user message goes too; as a last resort the system prompt is cut, so the object always loads.
+ * marker right after the head counts every group removed so far. When the head fits but the head plus the
+ * marker does not, the head stays whole and the marker is left out (odek's behaviour). If the head alone is
+ * too large, the first user message goes too; as a last resort the system prompt is cut, so the object
+ * always loads.
  */
 
 const MARKER = /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
@@ -54,8 +56,26 @@ export interface CapResult {
 /**
  * Fits `session.messages` so that the whole object serialises to at most `maxBytes`. `fixedBytes` is the
  * size of everything but the messages array (the caller knows it: header fields, refs, bookkeeping).
+ * `reserveBytes` is room the caller would like left free (for a record it adds later): groups and the
+ * marker are dropped to keep it free, but the head is kept whole whenever it fits under `maxBytes` itself.
  */
-export function capMessages(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
+export function capMessages(
+  messages: Message[],
+  fixedBytes: number,
+  maxBytes: number,
+  reserveBytes = 0,
+): CapResult {
+  const soft = capWithin(messages, fixedBytes + reserveBytes, maxBytes);
+  if (!soft.headCut || reserveBytes <= 0) return soft;
+  // The head does not fit with the reserve: give the reserve up before giving up the first user message.
+  // Every group after the head is already gone (soft.dropped counts them); only the marker is left out.
+  const head = messages.slice(0, headLength(messages));
+  // Over even without the reserve: the first user message goes; the system prompt stays whole if it fits.
+  if (fixedBytes + jsonBytes(head) > maxBytes) return capWithin(messages, fixedBytes, maxBytes);
+  return { messages: head, dropped: soft.dropped, headCut: false };
+}
+
+function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
   const sizes = messages.map(jsonBytes);
   const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
   const total = sizes.reduce((a, b) => a + b, 0);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { capMessages, groupsOf, headLength, isMarker, jsonBytes, markerText, utf8Length } from '../../lib/pipeline/cap.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 
 const sys: Message = { role: 'system', content: 'system prompt' };
 const user = (c: string): Message => ({ role: 'user', content: c });
@@ -65,6 +65,46 @@ describe('size cap', () => {
     const cut = capMessages(hugeSystem, 20, 300);
     expect(total(cut.messages, 20)).toBeLessThanOrEqual(300);
     expect(cut.messages[0]!.role).toBe('system');
+  });
+
+  it('keeps the head whole and omits the marker when the head fits but the head plus a marker does not', () => {
+    const head = [sys, user('u'.repeat(500))];
+    const messages = [...head, asst('a'.repeat(300)), asst('b'.repeat(300))];
+    const markerBytes = jsonBytes({ role: 'system', content: markerText(2) }) + 1;
+    for (const room of [0, 1, markerBytes - 1]) {
+      const out = capMessages(messages, 30, total(head, 30) + room);
+      expect(out.messages, `room ${room}`).toEqual(head);
+      expect(out).toMatchObject({ dropped: 2, headCut: false });
+    }
+    // With room for the marker, it is there.
+    expect(capMessages(messages, 30, total(head, 30) + markerBytes).messages[2]!.content).toBe(markerText(2));
+  });
+
+  it.each([
+    // [room over the bare head, reserve, expected kept messages, headCut]
+    [0, 1024, 'head', false],
+    [500, 1024, 'head', false],
+    [1023, 1024, 'head', false],
+    [1024 + 200, 1024, 'head+marker', false],
+    [-1, 1024, 'system', true],
+    [-1, 0, 'system', true],
+  ] as const)('a reserve is given up before the head: room %i, reserve %i: %s', (room, reserve, kept, cut) => {
+    const head = [sys, user('u'.repeat(500))];
+    const messages = [...head, asst('a'.repeat(300))];
+    const out = capMessages(messages, 30, total(head, 30) + room, reserve);
+    const marker: Message = { role: 'system', content: markerText(1) };
+    const expected = { head, 'head+marker': [...head, marker], system: [sys] }[kept];
+    expect(out.messages).toEqual(expected);
+    expect(out.headCut).toBe(cut);
+    expect(total(out.messages, 30)).toBeLessThanOrEqual(total(head, 30) + room);
+  });
+
+  it('a reserve is kept free by dropping groups and the marker, never by dropping the head', () => {
+    const messages = [sys, user('first'), ...Array.from({ length: 12 }, (_, i) => asst('x'.repeat(100) + i))];
+    const out = capMessages(messages, 40, 1500, 400);
+    expect(total(out.messages, 40)).toBeLessThanOrEqual(1100);
+    expect(out.messages.slice(0, 2)).toEqual([sys, user('first')]);
+    expect(out.messages[2]!.content).toBe(markerText(out.dropped));
   });
 
   it('head and groups: system + first user; assistant with tool calls takes its results', () => {
