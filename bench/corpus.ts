@@ -5,7 +5,7 @@
  * non-ASCII), with fake secrets in real formats sprinkled at about one per `secretEvery` bytes. Every fake
  * secret is built at run time from the PRNG; none is copied from anywhere.
  */
-import type { Message } from '../lib/sessions/schema.js';
+import type { Message } from '../lib/model/session.js';
 import { mulberry32 } from '../test/support/prng.js';
 
 

@@ -43,7 +43,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mapLimit } from '../lib/sessions/manifest.js';
+import { mapLimit } from '../lib/storage/concurrency.js';
 import { startRadosgw, type S3Target } from '../test/support/radosgw.js';
 import { runPipelineBench, type PipelineCheck } from './pipeline.js';
 import {

@@ -3,7 +3,7 @@
  * realistic session content and table printing. Nothing here is imported by lib/ or the tests.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { loadConfig } from '../lib/config.js';
+import { loadConfig } from '../lib/server/config.js';
 import { defaultPipeline } from '../lib/pipeline/default.js';
 import type { SavePipeline } from '../lib/pipeline/save.js';
 import { AuditLog } from '../lib/sessions/audit.js';
@@ -11,7 +11,7 @@ import { CountingStore, type StoreCounts } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { SessionStore } from '../lib/sessions/store.js';
-import type { Message } from '../lib/sessions/schema.js';
+import type { Message } from '../lib/model/session.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Production wiring

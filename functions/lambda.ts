@@ -1,7 +1,7 @@
 // Lambda entry (API Gateway HTTP API v2 and function URLs): S3 storage; background work is drained
 // before the handler returns, since a frozen function would otherwise stall it.
 import { handle } from 'hono/aws-lambda';
-import { loadConfig } from '../lib/config.js';
+import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { S3Store } from '../lib/storage/s3.js';
 

@@ -1,9 +1,9 @@
 // Node entry: the local server. `npm start` runs it; SATCHEL_STORAGE=s3 points it at a bucket.
 import { serve } from '@hono/node-server';
 import { resolve } from 'node:path';
-import { loadConfig } from '../lib/config.js';
+import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { createLogger } from '../lib/log.js';
+import { createLogger } from '../lib/model/log.js';
 import { LocalStore } from '../lib/storage/local.js';
 import { S3Store } from '../lib/storage/s3.js';
 

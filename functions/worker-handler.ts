@@ -1,7 +1,7 @@
 // The Workers fetch handler both Worker entries share: R2 binding BUCKET by default, S3 when
 // SATCHEL_STORAGE=s3 and the entry brings the S3 adapter. The app is built once per isolate.
 import type { ExecutionContext } from 'hono';
-import { loadConfig, type Env as VarEnv, type S3Config } from '../lib/config.js';
+import { loadConfig, type Env as VarEnv, type S3Config } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { R2Store, type R2BucketLike } from '../lib/storage/r2.js';
 import type { ObjectStore } from '../lib/storage/port.js';

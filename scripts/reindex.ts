@@ -2,10 +2,10 @@
 // from the session objects alone, with the same configuration as the server (SATCHEL_STORAGE, S3_*,
 // SATCHEL_EMBEDDINGS_*). Without arguments it rebuilds every namespace found in the store.
 import { resolve } from 'node:path';
-import { loadConfig } from '../lib/config.js';
+import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { createLogger } from '../lib/log.js';
-import { listAll } from '../lib/sessions/manifest.js';
+import { createLogger } from '../lib/model/log.js';
+import { listAll } from '../lib/storage/prefix.js';
 import { LocalStore } from '../lib/storage/local.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ExternalRefInput } from '../client/types.js';
-import { externalRefInputSchema } from '../sessions/schema.js';
+import { externalRefInputSchema } from '../model/session.js';
 import { UsageError } from './io.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;

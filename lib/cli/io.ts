@@ -1,4 +1,5 @@
 import { SatchelClient } from '../client/client.js';
+import type { SatchelApiError } from '../client/errors.js';
 
 /** Where a command writes, and what it reads from its environment: the process, or a test's buffers. */
 export interface Out {
@@ -15,7 +16,7 @@ export interface CliIO {
   fetch?: typeof fetch;
 }
 
-/** Exit codes, documented in the README ("CLI"). */
+/** Exit codes, documented in docs/cli.md. */
 export const EXIT = {
   ok: 0,
   /** The server answered with an error (problem+json). */
@@ -31,6 +32,29 @@ export const EXIT = {
   /** A bug: an error nothing above expected (printed with its stack). */
   internal: 70,
 } as const;
+
+/** A local file or folder that cannot be read or written (an import path that does not exist): exit code 5. */
+export class LocalFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LocalFileError';
+  }
+}
+
+/**
+ * The server's error with what to do next, from the command that knows (exit code 1, as any server error).
+ * `detail` replaces the server's detail where that advises something the command line does differently.
+ */
+export class AdvisedError extends Error {
+  constructor(
+    readonly error: SatchelApiError,
+    readonly advice: string,
+    readonly detail = error.detail,
+  ) {
+    super(error.message);
+    this.name = 'AdvisedError';
+  }
+}
 
 /** A bad command line: printed with the command's usage line, exit code 2. */
 export class UsageError extends Error {
@@ -60,4 +84,19 @@ export function clientFrom(io: CliIO): SatchelClient {
     headers: { 'user-agent': 'satchel-cli' },
     ...(io.fetch ? { fetch: io.fetch } : {}),
   });
+}
+
+/** `Idempotency-Key` as the server takes it: 1-255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The `--idempotency-key` given, checked here so a bad one is a usage error, not the server's 400. */
+export function idempotencyKeyOption(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(value)) throw new UsageError(`--idempotency-key must be 1-255 visible ASCII characters (no spaces), not ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** A word quoted for a POSIX shell, so a printed command can be pasted back as it is. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -4,13 +4,13 @@ import { parse } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { continueCommand } from './commands/continue.js';
 import { search } from './commands/search.js';
-import { cleanup, create, list, remove, show, trim } from './commands/session.js';
+import { append, cleanup, create, list, remove, show, trim } from './commands/session.js';
 import { exportCommand, importCommand } from './commands/transfer.js';
-import { clientFrom, DEFAULT_URL, EXIT, UsageError, type CliIO } from './io.js';
+import { AdvisedError, clientFrom, DEFAULT_URL, EXIT, LocalFileError, UsageError, type CliIO } from './io.js';
 
 /** The `satchel` command line: finds the command, parses its options, maps every failure to an exit code. */
 
-const COMMANDS: Command[] = [list, show, create, remove, trim, cleanup, continueCommand, search, importCommand, exportCommand];
+const COMMANDS: Command[] = [list, show, create, append, remove, trim, cleanup, continueCommand, search, importCommand, exportCommand];
 
 const OVERVIEW = `satchel: the command line for a Satchel session store
 
@@ -22,7 +22,7 @@ Every command takes --help and --json.
 
 Environment:
   SATCHEL_URL     the server (default ${DEFAULT_URL})
-  SATCHEL_TOKEN   bearer token (not needed for a local server without SATCHEL_TOKENS)
+  SATCHEL_TOKEN   a token of the server's SATCHEL_TOKENS (not needed for a local server without them)
 
 Exit codes: 0 done · 1 the server answered an error · 2 bad command line · 3 server unreachable ·
 4 import or export finished with failures · 5 a local file could not be read or written`;
@@ -68,13 +68,16 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     if (err instanceof UsageError) {
       return usageError(io, `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n(satchel ${command.name} --help for more)`, json);
     }
-    if (SatchelApiError.is(err)) {
-      if (json) io.stderr.write(JSON.stringify(err.problem) + '\n');
-      else {
-        io.stderr.write(`satchel: ${err.title}: ${err.detail}\n`);
-        for (const e of err.errors) io.stderr.write(`  ${e.path}: ${e.message}\n`);
-      }
+    if (SatchelApiError.is(err) || err instanceof AdvisedError) {
+      const advised = err instanceof AdvisedError ? err : undefined;
+      const apiError = advised?.error ?? (err as SatchelApiError);
+      if (json) io.stderr.write(JSON.stringify(advised ? { ...apiError.problem, advice: advised.advice } : apiError.problem) + '\n');
+      else io.stderr.write(describeProblem(apiError, io, advised));
       return EXIT.api;
+    }
+    if (err instanceof LocalFileError) {
+      io.stderr.write(json ? JSON.stringify({ error: 'file', detail: err.message }) + '\n' : `satchel: ${err.message}\n`);
+      return EXIT.file;
     }
     if (SatchelConnectionError.is(err)) {
       const message = `${err.message}. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.`;
@@ -99,6 +102,24 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
     if (command) return { command, rest: argv.slice(words) };
   }
   return undefined;
+}
+
+/**
+ * A problem for people: its title and detail, the fields a validation error names, and what to do next
+ * where the server's own advice speaks HTTP (a 401 says to send a header; the CLI's user sets SATCHEL_TOKEN).
+ */
+function describeProblem(err: SatchelApiError, io: CliIO, advised?: AdvisedError): string {
+  const lines: string[] = [];
+  if (err.status === 401) {
+    lines.push(
+      io.env.SATCHEL_TOKEN?.trim()
+        ? `satchel: ${err.title}: ${err.detail}. SATCHEL_TOKEN is not one of the server's tokens (its SATCHEL_TOKENS); check it, and that SATCHEL_URL is the server you mean.`
+        : `satchel: ${err.title}: this server needs a token. Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).`,
+    );
+  } else lines.push(`satchel: ${err.title}: ${advised?.detail ?? err.detail}`);
+  for (const e of err.errors) lines.push(`  ${e.path}: ${e.message}`);
+  if (advised) lines.push(advised.advice);
+  return lines.join('\n') + '\n';
 }
 
 function usageError(io: CliIO, message: string, json: boolean): number {

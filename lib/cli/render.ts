@@ -53,7 +53,8 @@ export function transcript(session: Session, options: { full?: boolean } = {}): 
   out.push(`Task:     ${session.task}`);
   const model = session.model ? `${session.model}${session.provider ? ` (${session.provider})` : ''}` : '-';
   out.push(`Model:    ${model}`);
-  out.push(`Turns:    ${session.turns} · ${session.messages.length} messages · revision ${session.revision}`);
+  const messages = session.messages.length;
+  out.push(`Turns:    ${session.turns} · ${messages} message${messages === 1 ? '' : 's'} · revision ${session.revision}`);
   out.push(`Created:  ${session.created_at} · updated ${session.updated_at}`);
   const flags = (['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const).filter((f) => session[f]);
   if (flags.length) out.push(`Flags:    ${flags.join(', ')}`);

@@ -1,4 +1,4 @@
-import { newSessionId } from '../sessions/ids.js';
+import { newSessionId } from '../model/ids.js';
 import { problemFrom, SatchelApiError, SatchelConnectionError } from './errors.js';
 import { DEFAULT_RETRY, backoffDelay, delayAfterAnswer, isRetryableStatus, type RetryPolicy } from './retry.js';
 import type {

@@ -15,19 +15,9 @@ import type {
   sessionPageSchema,
   sessionSearchResultSchema,
   trimResultSchema,
-} from '../http/responses.js';
-import type {
-  appendBodySchema,
-  continueBodySchema,
-  createBodySchema,
-  externalRefInputSchema,
-  messageSchema,
-  replaceBodySchema,
-  sessionSchema,
-  sessionSearchBodySchema,
-  sessionSummarySchema,
-  writeReceiptSchema,
-} from '../sessions/schema.js';
+} from '../model/responses.js';
+import type { externalRefInputSchema, messageSchema, sessionSchema, sessionSummarySchema, writeReceiptSchema } from '../model/session.js';
+import type { appendBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, sessionSearchBodySchema } from '../model/requests.js';
 
 // ---- what a caller sends ----
 export type CreateSessionInput = z.input<typeof createBodySchema>;

@@ -1,5 +1,5 @@
 import { groupsOf, jsonBytes } from '../pipeline/cap.js';
-import type { Message } from '../sessions/schema.js';
+import type { Message } from '../model/session.js';
 
 /**
  * What a model turn sees of its session: pure functions over the stored messages. The stored session is

@@ -1,9 +1,9 @@
-import type { ModelConfig } from '../config.js';
-import { sha256Hex } from '../digest.js';
-import { badGateway, conflict } from '../errors.js';
-import type { Logger } from '../log.js';
-import { keys } from '../sessions/ids.js';
-import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../sessions/schema.js';
+import type { ModelConfig } from '../server/config.js';
+import { sha256Hex } from '../model/digest.js';
+import { badGateway, conflict } from '../model/errors.js';
+import type { Logger } from '../model/log.js';
+import { keys } from '../model/keys.js';
+import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
 import { keyedWrite, type SessionStore, type WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';

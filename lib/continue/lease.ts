@@ -1,4 +1,4 @@
-import { randomHex } from '../sessions/ids.js';
+import { randomHex } from '../model/ids.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 
 /**

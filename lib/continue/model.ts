@@ -1,5 +1,5 @@
-import { randomHex } from '../sessions/ids.js';
-import type { Message } from '../sessions/schema.js';
+import { randomHex } from '../model/ids.js';
+import type { Message } from '../model/session.js';
 
 /**
  * The continue model's client: one OpenAI-compatible `POST {url}/chat/completions` call per round, with

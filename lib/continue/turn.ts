@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { sessionSearchTool } from '../search/tool.js';
-import { sessionSearchBodySchema, type Message } from '../sessions/schema.js';
+import { type Message } from '../model/session.js';
+import { sessionSearchBodySchema } from '../model/requests.js';
 import { ModelError, toChatMessage, type ChatFn, type ToolCall } from './model.js';
 
 /**

@@ -1,10 +1,10 @@
-import type { HookConfig } from '../config.js';
-import { sha256Hex, toHex } from '../digest.js';
-import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../errors.js';
-import { describeError, type Logger } from '../log.js';
+import type { HookConfig } from '../server/config.js';
+import { sha256Hex, toHex } from '../model/digest.js';
+import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../model/errors.js';
+import { describeError, type Logger } from '../model/log.js';
 import { wrapUntrusted } from '../search/tool.js';
-import { keys } from '../sessions/ids.js';
-import type { Message } from '../sessions/schema.js';
+import { keys } from '../model/keys.js';
+import type { Message } from '../model/session.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { hmacSha256, verifySignature } from './signature.js';

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from '../digest.js';
+import { timingSafeEqual } from '../model/digest.js';
 
 /**
  * Webhook signatures, checked over the raw body bytes before anything parses them. Two schemes:

@@ -1,21 +1,13 @@
 import { Hono, type Context } from 'hono';
-import type { SatchelConfig } from '../config.js';
-import { badRequest, notFound, preconditionRequired } from '../errors.js';
+import type { SatchelConfig } from '../server/config.js';
+import { badRequest, notFound, preconditionRequired } from '../model/errors.js';
 import { Continuer } from '../continue/continue.js';
-import { createLogger, describeError, type Logger } from '../log.js';
+import { createLogger, describeError, type Logger } from '../model/log.js';
 import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
 import { defaultPipeline } from '../pipeline/default.js';
 import { AuditLog } from '../sessions/audit.js';
-import { publicSession } from '../sessions/codec.js';
-import {
-  appendBodySchema,
-  cleanupBodySchema,
-  continueBodySchema,
-  createBodySchema,
-  replaceBodySchema,
-  sessionSearchBodySchema,
-  trimBodySchema,
-} from '../sessions/schema.js';
+import { publicSession } from '../model/codec.js';
+import { appendBodySchema, cleanupBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, sessionSearchBodySchema, trimBodySchema } from '../model/requests.js';
 import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';

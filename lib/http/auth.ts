@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
-import type { TokenEntry } from '../config.js';
-import { sha256, timingSafeEqual } from '../digest.js';
-import { forbidden, unauthorized } from '../errors.js';
+import type { TokenEntry } from '../server/config.js';
+import { sha256, timingSafeEqual } from '../model/digest.js';
+import { forbidden, unauthorized } from '../model/errors.js';
 
 /** Who is calling: the namespace their token opens, the device label for the audit log, and the scope. */
 export interface Caller {

@@ -1,4 +1,4 @@
-import { describeError, type Logger } from '../log.js';
+import { describeError, type Logger } from '../model/log.js';
 
 /**
  * Work that outlives a response (manifest compaction, later: indexing). On Workers it goes to

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { badRequest, payloadTooLarge, unsupportedMediaType, type FieldError } from '../errors.js';
+import { badRequest, payloadTooLarge, unsupportedMediaType, type FieldError } from '../model/errors.js';
 
 export const MAX_JSON_DEPTH = 128;
 

@@ -1,19 +1,6 @@
 import * as z from 'zod';
-import {
-  appendBodySchema,
-  cleanupBodySchema,
-  continueBodySchema,
-  createBodySchema,
-  externalRefInputSchema,
-  externalRefSchema,
-  messageSchema,
-  replaceBodySchema,
-  sessionSchema,
-  sessionSearchBodySchema,
-  sessionSummarySchema,
-  trimBodySchema,
-  writeReceiptSchema,
-} from '../sessions/schema.js';
+import { externalRefInputSchema, externalRefSchema, messageSchema, sessionSchema, sessionSummarySchema, writeReceiptSchema } from '../model/session.js';
+import { appendBodySchema, cleanupBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, sessionSearchBodySchema, trimBodySchema } from '../model/requests.js';
 import {
   auditLogSchema,
   auditRecordSchema,
@@ -26,7 +13,7 @@ import {
   sessionPageSchema,
   sessionSearchResultSchema,
   trimResultSchema,
-} from './responses.js';
+} from '../model/responses.js';
 
 /**
  * The API described once: each route's method, path, parameters, request schema and responses, in one

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { SatchelError, type FieldError } from '../errors.js';
-import { describeError, type Logger } from '../log.js';
+import { SatchelError, type FieldError } from '../model/errors.js';
+import { describeError, type Logger } from '../model/log.js';
 import { StorageUnavailableError } from '../storage/port.js';
 
 /** An RFC 9457 problem document. */

@@ -1,8 +1,9 @@
 import type * as z from 'zod';
 import type { CreateSessionInput, ExternalRefInput, ReplaceInput, Session } from '../client/types.js';
-import { SESSION_FIELDS } from '../sessions/codec.js';
-import { createBodySchema, externalRefInputSchema, storedSessionSchema } from '../sessions/schema.js';
-import type { ExternalRef } from '../sessions/schema.js';
+import { SESSION_FIELDS } from '../model/codec.js';
+import { externalRefInputSchema, storedSessionSchema } from '../model/session.js';
+import { createBodySchema } from '../model/requests.js';
+import type { ExternalRef } from '../model/session.js';
 
 /**
  * odek's session file (`~/.odek/sessions/<id>.json`), both ways: reading one for import (old files

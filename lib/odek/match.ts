@@ -1,6 +1,6 @@
 import { PLACEHOLDER } from '../pipeline/redact.js';
 import type { Session } from '../client/types.js';
-import type { ExternalRef } from '../sessions/schema.js';
+import type { ExternalRef } from '../model/session.js';
 import type { OdekSession } from './format.js';
 
 /**

@@ -1,4 +1,4 @@
-import { toHex } from '../digest.js';
+import { toHex } from '../model/digest.js';
 import type { Rule } from './rule.js';
 
 /** What every secret becomes. */

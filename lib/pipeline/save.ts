@@ -1,4 +1,4 @@
-import type { ExternalRef, Message, StoredSession } from '../sessions/schema.js';
+import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';

@@ -1,4 +1,4 @@
-import type { Message } from '../sessions/schema.js';
+import type { Message } from '../model/session.js';
 
 /**
  * Provenance flags. `untrusted_ingested`: some content carries an untrusted-content wrapper whose label

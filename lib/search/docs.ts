@@ -1,4 +1,4 @@
-import type { Message, StoredSession } from '../sessions/schema.js';
+import type { Message, StoredSession } from '../model/session.js';
 import { tokenize } from './tokenize.js';
 
 /**

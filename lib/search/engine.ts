@@ -1,6 +1,8 @@
-import { sha256Hex } from '../digest.js';
-import { deletePrefix, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
-import type { StoredSession, WriteReceipt } from '../sessions/schema.js';
+import { sha256Hex } from '../model/digest.js';
+import { type ManifestEntry } from '../sessions/manifest.js';
+import { mapLimit } from '../storage/concurrency.js';
+import { deletePrefix } from '../storage/prefix.js';
+import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type { SessionListener, SessionStore, WriteChange, WriteContext } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
 import { utf8, text } from '../storage/port.js';

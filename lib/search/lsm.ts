@@ -1,5 +1,8 @@
-import { keys, randomHex } from '../sessions/ids.js';
-import { deletePrefix, listAll, mapLimit, type ManifestEntry } from '../sessions/manifest.js';
+import { randomHex } from '../model/ids.js';
+import { keys } from '../model/keys.js';
+import { type ManifestEntry } from '../sessions/manifest.js';
+import { mapLimit } from '../storage/concurrency.js';
+import { deletePrefix, listAll } from '../storage/prefix.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import type { DocKey } from './docs.js';
 import { CorruptIndexError } from './segment.js';

@@ -1,5 +1,5 @@
-import { randomHex } from '../sessions/ids.js';
-import type { SessionSummary, StoredSession } from '../sessions/schema.js';
+import { randomHex } from '../model/ids.js';
+import type { SessionSummary, StoredSession } from '../model/session.js';
 import type { SessionStore } from '../sessions/store.js';
 import { deepSearch, type SearchEngine, type SearchHit } from './engine.js';
 import { queryTokens, tokenize } from './tokenize.js';

@@ -1,6 +1,8 @@
 import { text, utf8, type ObjectStore } from '../storage/port.js';
-import { keys, randomHex } from './ids.js';
-import { deletePrefix, listAll, mapLimit } from './manifest.js';
+import { randomHex } from '../model/ids.js';
+import { keys } from '../model/keys.js';
+import { mapLimit } from '../storage/concurrency.js';
+import { deletePrefix, listAll } from '../storage/prefix.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {

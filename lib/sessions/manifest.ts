@@ -1,6 +1,8 @@
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
-import { keys } from './ids.js';
-import type { SessionSummary } from './schema.js';
+import { mapLimit } from '../storage/concurrency.js';
+import { listAll } from '../storage/prefix.js';
+import { keys } from '../model/keys.js';
+import type { SessionSummary } from '../model/session.js';
 
 /**
  * The per-namespace manifest: what `list` and `latest` read instead of listing session objects.
@@ -589,38 +591,6 @@ function isLogRecord(v: unknown): v is LogRecord {
   const r = v as LogRecord;
   if (typeof r !== 'object' || r === null || r.v !== 1) return false;
   return r.op === 'put' ? isEntry(r.entry) : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
-}
-
-/** Every key under a prefix, following cursors. */
-export async function listAll(store: ObjectStore, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(prefix, cursor ? { cursor } : {});
-    for (const o of page.objects) out.push(o.key);
-    cursor = page.cursor;
-  } while (cursor);
-  return out;
-}
-
-/** Deletes every key under a prefix (adapters batch large deletes themselves). */
-export async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
-  const all = await listAll(store, prefix);
-  if (all.length > 0) await store.delete(all);
-}
-
-/** Maps with at most `limit` calls in flight, keeping order. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }
 
 function noop(): void {}

@@ -1,13 +1,16 @@
-import { sha256Hex } from '../digest.js';
-import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../errors.js';
+import { sha256Hex } from '../model/digest.js';
+import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../model/errors.js';
 import { corePipeline, type SaveOutput, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
-import { concat, decodeSession, encodeCoreParts, encodeTail, type EncodedMessages } from './codec.js';
-import { assertSessionId, keys, newSessionId, randomHex } from './ids.js';
+import { concat, decodeSession, encodeCoreParts, encodeTail, type EncodedMessages } from '../model/codec.js';
+import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
+import { keys } from '../model/keys.js';
 import type { AuditLog, AuditRecord } from './audit.js';
-import { Manifest, mapLimit, type ManifestEntry, type ManifestOptions } from './manifest.js';
-import { mergeExternalRefs } from './refs.js';
-import type { AppendBody, CreateBody, Message, ReplaceBody, SessionSummary, StoredSession, WriteReceipt, WriteRecord } from './schema.js';
+import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
+import { mapLimit } from '../storage/concurrency.js';
+import { mergeExternalRefs } from '../model/refs.js';
+import type { Message, SessionSummary, StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
+import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 
 /** Per-request context of a write: who writes, and how to keep background work alive. */
 export interface WriteContext {

@@ -51,7 +51,32 @@ export interface ObjectStore {
   delete(keys: string | string[]): Promise<void>;
   /** Lists keys under a prefix in ascending byte order, one page at a time. */
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  /**
+   * A cheap probe of the backend for health checks: one request (no retries) that must answer within
+   * `deadlineMs` (default 1500). Never throws; says whether storage answered, how fast, and if not, why,
+   * in words safe to show an unauthenticated caller (no secrets, no absolute local paths).
+   * Optional so that wrappers and test doubles need not implement it.
+   */
+  ping?(deadlineMs?: number): Promise<StoragePing>;
 }
+
+/** What `ObjectStore.ping` found. */
+export interface StoragePing {
+  ok: boolean;
+  /** Time until the answer, or until the probe gave up. */
+  latencyMs: number;
+  /**
+   * When not ok, the class of the failure: `timeout` (no answer within the deadline), `unreachable`
+   * (connection refused, reset, DNS), `denied` (credentials or permissions refused: 401/403),
+   * `not-found` (the bucket or folder does not exist), `error` (anything else, e.g. a 5xx).
+   */
+  reason?: 'timeout' | 'unreachable' | 'denied' | 'not-found' | 'error';
+  /** One short line for the health output and logs, e.g. `no answer within 1500 ms`, `HTTP 403 AccessDenied`. */
+  error?: string;
+}
+
+/** The ping deadline used when none is given. */
+export const DEFAULT_PING_DEADLINE_MS = 1500;
 
 const PRECONDITION = Symbol.for('satchel.precondition-failed');
 const UNAVAILABLE = Symbol.for('satchel.storage-unavailable');
@@ -62,9 +87,20 @@ const UNAVAILABLE = Symbol.for('satchel.storage-unavailable');
  */
 export class PreconditionFailedError extends Error {
   readonly [PRECONDITION] = true;
-  constructor(readonly key: string) {
-    super(`precondition failed for ${key}`);
+  /**
+   * True when an earlier attempt of this same call got no answer (timeout, dropped connection, 5xx) before
+   * the retry that failed its precondition: that earlier attempt may itself have been the write that now
+   * makes the precondition fail (a lost answer). The caller should read the object and look for its own
+   * write (a write id inside the body) before reporting a conflict.
+   */
+  readonly afterLostAnswer: boolean;
+  constructor(
+    readonly key: string,
+    options: { afterLostAnswer?: boolean } = {},
+  ) {
+    super(`precondition failed for ${key}${options.afterLostAnswer ? ' (after an attempt whose answer was lost)' : ''}`);
     this.name = 'PreconditionFailedError';
+    this.afterLostAnswer = options.afterLostAnswer ?? false;
   }
   /** True for a precondition failure from any adapter (works across bundles, unlike instanceof). */
   static is(err: unknown): err is PreconditionFailedError {
@@ -75,9 +111,20 @@ export class PreconditionFailedError extends Error {
 /** The backend could not be reached or kept failing after bounded retries. Maps to HTTP 503. */
 export class StorageUnavailableError extends Error {
   readonly [UNAVAILABLE] = true;
-  constructor(message: string, override readonly cause?: unknown) {
+  /**
+   * For a write (put or delete): true when an attempt may have reached the backend before its answer was
+   * lost, so the write may have happened even though this error says it did not complete. A later
+   * create-only retry of the same write then fails its precondition; look for the own write id.
+   */
+  readonly mayHaveLanded: boolean;
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+    options: { mayHaveLanded?: boolean } = {},
+  ) {
     super(message);
     this.name = 'StorageUnavailableError';
+    this.mayHaveLanded = options.mayHaveLanded ?? false;
   }
   /** True for an unavailability error from any adapter. */
   static is(err: unknown): err is StorageUnavailableError {
@@ -95,12 +142,4 @@ export function assertSafeKey(key: string): void {
   }
 }
 
-/** Encodes UTF-8 text for a put. */
-export function utf8(text: string): Uint8Array {
-  return new TextEncoder().encode(text);
-}
-
-/** Decodes a stored body as UTF-8 text. */
-export function text(body: Uint8Array): string {
-  return new TextDecoder().decode(body);
-}
+export { text, utf8 } from '../model/bytes.js';

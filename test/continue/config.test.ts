@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../lib/config.js';
+import { ConfigError, loadConfig } from '../../lib/server/config.js';
 
 const load = (env: Record<string, string>) => loadConfig(env, 'local');
 

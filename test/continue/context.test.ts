@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fitContext, ownMessageLast } from '../../lib/continue/context.js';
 import { jsonBytes } from '../../lib/pipeline/cap.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 
 const sys: Message = { role: 'system', content: 'be brief' };
 const u = (n: number, size = 10): Message => ({ role: 'user', content: `u${n}`.padEnd(size, '.') });

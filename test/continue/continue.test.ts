@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeLease, parseLease } from '../../lib/continue/lease.js';
-import { keys } from '../../lib/sessions/ids.js';
+import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
-import type { Env } from '../../lib/config.js';
+import type { Env } from '../../lib/server/config.js';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelError, parseCompletion, toChatMessage, type ChatFn, type ChatReply, type ChatRequest } from '../../lib/continue/model.js';
 import { MAX_ROUNDS, runTool, runTurn, type SessionSearchInput } from '../../lib/continue/turn.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 
 const context: Message[] = [
   { role: 'system', content: 'be brief' },

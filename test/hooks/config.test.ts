@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseHooks } from '../../lib/config.js';
+import { ConfigError, loadConfig, parseHooks } from '../../lib/server/config.js';
 
 const secret = 'do-not-print-me-0123';
 

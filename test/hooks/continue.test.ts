@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../lib/digest.js';
-import { keys } from '../../lib/sessions/ids.js';
+import { sha256Hex } from '../../lib/model/digest.js';
+import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';

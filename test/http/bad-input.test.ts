@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp } from './helpers.js';
 
 /** Every bad input: a clear 4xx problem+json, never a 500, and nothing written. */

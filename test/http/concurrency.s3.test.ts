@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../lib/sessions/ids.js';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { keys } from '../../lib/model/keys.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { utf8 } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
@@ -108,7 +108,7 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     await app.call('POST', '/v1/sessions', { body: { task: 'before' } });
     await app.call('GET', '/v1/sessions');
     // A device that died after writing its pending marker and the session object, before its log record.
-    const { encodeSession } = await import('../../lib/sessions/codec.js');
+    const { encodeSession } = await import('../../lib/model/codec.js');
     await app.sessions.manifest.markPending('alice', 'crashed-one', 'feedface01');
     const now = new Date(Date.now() + 1000).toISOString();
     const orphan = { id: 'crashed-one', created_at: now, updated_at: now, model: '', provider: '', turns: 0, task: 'orphan', sandbox: false, messages: [], external_refs: [], untrusted_ingested: false, episode_untrusted: false, episode_taint_tracked: false, revision: 1 };

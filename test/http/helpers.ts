@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Env } from '../../lib/config.js';
+import { loadConfig, type Env } from '../../lib/server/config.js';
 import { createApp } from '../../lib/http/app.js';
-import { createLogger } from '../../lib/log.js';
+import { createLogger } from '../../lib/model/log.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
 

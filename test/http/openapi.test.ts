@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeLease } from '../../lib/continue/lease.js';
 import { openApiDocument, routes, type OpenApiDocument } from '../../lib/http/openapi.js';
-import { keys } from '../../lib/sessions/ids.js';
+import { keys } from '../../lib/model/keys.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { StorageUnavailableError, type ObjectStore } from '../../lib/storage/port.js';
 import { makeApp, TOKENS } from './helpers.js';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { text } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
 import { makeApp } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, sha256hex, TOKENS } from './helpers.js';
 
 const sys = { role: 'system', content: 'be brief' };

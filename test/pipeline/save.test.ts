@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
 import type { Rule } from '../../lib/pipeline/rule.js';
 import { createSavePipeline, redactArguments } from '../../lib/pipeline/save.js';
-import type { Message, StoredSession } from '../../lib/sessions/schema.js';
+import type { Message, StoredSession } from '../../lib/model/session.js';
 
 // A small rule table, so that these tests are about the pipeline, not about the rules.
 const testRules: Rule[] = [

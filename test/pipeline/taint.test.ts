@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { crossesTrustBoundary, scanTaint, wrapperLabels } from '../../lib/pipeline/taint.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 
 const wrap = (label: string, body = 'payload', hex = '0123456789abcdef') => `<untrusted_content_${hex} source="${label}">${body}</untrusted_content_${hex}>`;
 const call = (name: string, args: unknown): Message => ({

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { LocalEmbedder, type Embedder } from '../../lib/search/embed.js';
 import { SearchEngine, type SearchOptions } from '../../lib/search/engine.js';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { SessionStore, type WriteContext } from '../../lib/sessions/store.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { MemoryStore } from '../../lib/storage/memory.js';

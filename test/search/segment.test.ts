@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { extendLexDoc, lexDocOf, type DocKey, type LexDoc } from '../../lib/search/docs.js';
 import { CorruptIndexError, decodeF32, decodeLexRecord, decodeLexSegment, encodeF32, encodeLexRecord, encodeLexSegment } from '../../lib/search/segment.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 
 const term = fc.stringMatching(/^[a-z0-9_\u00e9\u6771]{1,12}$/);
 const lexDoc = fc.dictionary(term, fc.integer({ min: 1, max: 100_000 }), { maxKeys: 40 }).map((o): LexDoc => {

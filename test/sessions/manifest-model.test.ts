@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeSession } from '../../lib/sessions/codec.js';
-import { keys } from '../../lib/sessions/ids.js';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { decodeSession } from '../../lib/model/codec.js';
+import { keys } from '../../lib/model/keys.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 

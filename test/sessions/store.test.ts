@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSession } from '../../lib/sessions/codec.js';
-import { keys } from '../../lib/sessions/ids.js';
-import { listAll } from '../../lib/sessions/manifest.js';
+import { decodeSession } from '../../lib/model/codec.js';
+import { keys } from '../../lib/model/keys.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { ANY_REVISION, SessionStore, trimMessages } from '../../lib/sessions/store.js';
-import type { Message } from '../../lib/sessions/schema.js';
+import type { Message } from '../../lib/model/session.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { text } from '../../lib/storage/port.js';
@@ -188,7 +188,7 @@ describe('session operations', () => {
 
   it('an append that reuses the encoded messages stores exactly the canonical encoding', async () => {
     const { sessions, objects } = setup();
-    const { encodeSession } = await import('../../lib/sessions/codec.js');
+    const { encodeSession } = await import('../../lib/model/codec.js');
     const { session } = await sessions.create(ns, { task: 'enc', id: 'enc' });
     const texts = ['plain', 'üñíçødé 中文 😀', 'quote " and \\ backslash', '', 'line\nbreak'];
     for (let i = 0; i < 12; i++) {
@@ -269,7 +269,7 @@ describe('manifest', () => {
     const crashed = new SessionStore(objects);
     await crashed.manifest.markPending(ns, 'ghost', 'deadbeef00');
     const { session } = await new SessionStore(new MemoryStore()).create(ns, { task: 'ghost task', id: 'ghost' });
-    const { encodeSession } = await import('../../lib/sessions/codec.js');
+    const { encodeSession } = await import('../../lib/model/codec.js');
     await objects.put(keys.session(ns, 'ghost'), encodeSession(session), { ifNoneMatch: '*' });
     const listed = (await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id).sort();
     expect(listed).toEqual(['a', 'ghost']);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.js';
+import { loadConfig } from '../../lib/server/config.js';
 import { S3Store } from '../../lib/storage/s3.js';
 
 // Lambda's execution role gives temporary credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and

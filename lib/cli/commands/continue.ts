@@ -1,27 +1,49 @@
+import { SatchelApiError } from '../../client/errors.js';
 import { externalRefs, stringOpt } from '../args.js';
 import type { Command } from '../command.js';
-import { EXIT } from '../io.js';
-import { REF_HELP, REF_OPTION, words } from './session.js';
+import { AdvisedError, EXIT, idempotencyKeyOption, shellQuote } from '../io.js';
+import { NO_SESSIONS_ADVICE, REF_HELP, REF_OPTION, words } from './session.js';
 
 export const continueCommand: Command = {
   name: 'continue',
   summary: 'add a message to a session (the latest without --id) and run a model turn',
-  help: `satchel continue [--id ID] "message" [--external-ref …] [--json]
+  help: `satchel continue [--id ID] "message" [--idempotency-key KEY] [--external-ref …] [--json]
 
 Stores the message as a user message in the session (the most recently updated one without --id),
 then, when the server has a model configured, runs one model turn and prints its reply. Without a model
-the message is only stored. A retry after a lost answer never stores the message twice (the request
-carries an Idempotency-Key).
+the message is only stored.
 
-  --id ID           the session (default: the latest)
+Every continue carries an Idempotency-Key, so the client's own retries never store the message twice.
+When the model turn fails (502) or another device's turn is running (409), the message is stored
+already; the error prints the command that runs the turn again with the same key, which does not store
+the message a second time. The same key with a different message is refused (422).
+
+  --id ID                 the session (default: the latest)
+  --idempotency-key KEY   1-255 visible ASCII characters (default: a new random key)
 ${REF_HELP}
-  --json            the server's answer: the write receipt, model_turn, reply`,
-  options: { ...REF_OPTION, id: { type: 'string' } },
+  --json                  the server's answer: the write receipt, model_turn, reply`,
+  options: { ...REF_OPTION, id: { type: 'string' }, 'idempotency-key': { type: 'string' } },
   async run(ctx) {
     const message = words(ctx.args.positionals, '"message"');
     const refs = externalRefs(ctx.args.values);
-    const id = stringOpt(ctx.args.values, 'id') ?? 'latest';
-    const answer = await ctx.client().continue(id, { message, ...(refs.length ? { external_refs: refs } : {}) });
+    const given = stringOpt(ctx.args.values, 'id');
+    const id = given ?? 'latest';
+    const key = idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
+    let answer;
+    try {
+      answer = await ctx.client().continue(id, { message, ...(refs.length ? { external_refs: refs } : {}) }, { idempotencyKey: key });
+    } catch (err) {
+      if (!SatchelApiError.is(err)) throw err;
+      if (err.status === 404 && given === undefined) throw new AdvisedError(err, NO_SESSIONS_ADVICE);
+      if (err.status === 502 || err.status === 409) {
+        // The server's advice speaks HTTP ("retry with the same Idempotency-Key"); this is how, here.
+        const detail = err.detail.replace(/\s*Retry with the same Idempotency-Key.*$/s, '');
+        const again = ['satchel', 'continue', ...(given !== undefined ? ['--id', given] : []), '--idempotency-key', key, message].map(shellQuote).join(' ');
+        const when = err.status === 409 ? `once the other turn is done${err.retryAfter ? ` (in about ${err.retryAfter} s)` : ''}` : 'when the model is reachable again';
+        throw new AdvisedError(err, `To run the turn ${when} without storing the message twice:\n  ${again}`, detail);
+      }
+      throw err;
+    }
     if (ctx.json) ctx.printJson(answer);
     else if (answer.model_turn) ctx.print(`${answer.reply ?? ''}\n`);
     else ctx.print(`Stored in session ${answer.id} (revision ${answer.revision}); no model turn: the server has no model configured\n`);

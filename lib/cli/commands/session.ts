@@ -1,6 +1,7 @@
 import { integerArg, externalRefs, stringOpt, type Options } from '../args.js';
 import type { Command } from '../command.js';
-import { EXIT, UsageError } from '../io.js';
+import { SatchelApiError } from '../../client/errors.js';
+import { AdvisedError, EXIT, idempotencyKeyOption, UsageError } from '../io.js';
 import { sessionTable, transcript } from '../render.js';
 import type { SessionSummary } from '../../client/types.js';
 
@@ -9,6 +10,14 @@ import type { SessionSummary } from '../../client/types.js';
 const REF_OPTION: Options = { 'external-ref': { type: 'string', multiple: true } };
 const REF_HELP = `  --external-ref kind=uri | kind=…,uri=…[,created_by=…][,read_only=true]
                     attach an external ref (repeatable; created_by defaults to cli)`;
+
+/** What to do when a command on the latest session finds none. */
+export const NO_SESSIONS_ADVICE = 'There are no sessions in this namespace yet: create one with `satchel session create "task"`, or import odek\'s with `satchel import ~/.odek/sessions`.';
+
+/** `n thing` or `n things`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
 
 export const list: Command = {
   name: 'session list',
@@ -55,7 +64,13 @@ results labelled with their call. Without an id, the most recently updated sessi
     const [id, extra] = ctx.args.positionals;
     if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
     const client = ctx.client();
-    const { session } = id === undefined ? await client.latest() : await client.get(id);
+    let session;
+    try {
+      ({ session } = id === undefined ? await client.latest() : await client.get(id));
+    } catch (err) {
+      if (id === undefined && SatchelApiError.is(err) && err.status === 404) throw new AdvisedError(err, NO_SESSIONS_ADVICE);
+      throw err;
+    }
     if (ctx.json) ctx.printJson(session);
     else ctx.print(transcript(session, { full: ctx.args.values.full === true }));
     return EXIT.ok;
@@ -93,7 +108,7 @@ call from its results (so it may keep fewer). Prints: Trimmed session X: A → B
     const keep = integerArg(n, '<n>', 2);
     const out = await ctx.client().trim(id, keep);
     if (ctx.json) ctx.printJson(out);
-    else ctx.print(`Trimmed session ${out.id}: ${out.before} → ${out.after} messages (${out.dropped} dropped)\n`);
+    else ctx.print(`Trimmed session ${out.id}: ${out.before} → ${plural(out.after, 'message')} (${out.dropped} dropped)\n`);
     return EXIT.ok;
   },
 };
@@ -109,7 +124,7 @@ Deletes every session not updated in the last <days> days. 0 deletes every sessi
     const days = integerArg(exactlyOne(ctx.args.positionals, '<days>'), '<days>', 0);
     const out = await ctx.client().cleanup(days);
     if (ctx.json) ctx.printJson(out);
-    else ctx.print(`Deleted ${out.deleted} session${out.deleted === 1 ? '' : 's'}${days === 0 ? '' : ` not updated in ${days} day${days === 1 ? '' : 's'}`}\n`);
+    else ctx.print(`Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}\n`);
     return EXIT.ok;
   },
 };
@@ -145,6 +160,42 @@ ${REF_HELP}
     });
     if (ctx.json) ctx.printJson(session);
     else ctx.print(`${session.id}\n`);
+    return EXIT.ok;
+  },
+};
+
+export const append: Command = {
+  name: 'session append',
+  summary: 'append a message to a session, without a model turn',
+  help: `satchel session append <id> "message" [--role R] [--idempotency-key KEY] [--external-ref …] [--json]
+
+Appends one message to the session, after whatever other devices stored meanwhile (no If-Match), and
+prints the new revision. No model turn runs (\`satchel continue\` runs one).
+
+The request carries an Idempotency-Key, so the client's own retries never store the message twice. Give
+your own with --idempotency-key to make a retry of the whole command a no-op as well: the same key with
+the same message answers the first result and stores nothing; with a different message it is refused (422).
+
+  --role R                user (default), assistant or system
+  --idempotency-key KEY   1-255 visible ASCII characters (default: a new random key)
+${REF_HELP}
+  --json                  the write receipt`,
+  options: { ...REF_OPTION, role: { type: 'string' }, 'idempotency-key': { type: 'string' } },
+  async run(ctx) {
+    const [id, ...rest] = ctx.args.positionals;
+    if (id === undefined) throw new UsageError('missing <id>');
+    const content = words(rest, '"message"');
+    const role = stringOpt(ctx.args.values, 'role') ?? 'user';
+    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw new UsageError(`--role must be user, assistant or system, not ${JSON.stringify(role)}`);
+    const key = idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key'));
+    const refs = externalRefs(ctx.args.values);
+    const receipt = await ctx.client().append(
+      id,
+      { messages: [{ role, content }], ...(refs.length ? { external_refs: refs } : {}) },
+      key !== undefined ? { idempotencyKey: key } : {},
+    );
+    if (ctx.json) ctx.printJson(receipt);
+    else ctx.print(`Appended 1 message to session ${receipt.id} (revision ${receipt.revision}, ${plural(receipt.turns, 'turn')})\n`);
     return EXIT.ok;
   },
 };

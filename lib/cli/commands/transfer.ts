@@ -6,7 +6,7 @@ import { describeApiError, exportOdekFile, importOdekFile, type ImportOutcome, t
 import { integerArg, stringOpt } from '../args.js';
 import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
-import { EXIT, UsageError } from '../io.js';
+import { EXIT, LocalFileError, UsageError } from '../io.js';
 import { Progress } from '../progress.js';
 
 /** `satchel import` and `satchel export`: odek session files in, odek session files out. */
@@ -28,15 +28,16 @@ comparison allows for what the server redacted). One whose id exists with differ
 replaces it (PUT with If-Match of the revision just read; refs and the sticky flags sandbox,
 untrusted_ingested and episode_untrusted can be added, never removed).
 
-Not carried (the create route does not take them): created_at and updated_at (the server stamps the
-import time), turns and episode_taint_tracked (the server derives them), and fields odek does not define
-(named per file).
+Kept: the id, task, model, provider, every message with every field, external refs, the flags
+sandbox, untrusted_ingested and episode_untrusted, and the session's created_at and updated_at (a file
+without them gets the time of the import). Derived again by the server: turns and episode_taint_tracked.
+Left out: top-level fields odek does not define (named per file; the session is still imported).
 
   --overwrite        replace sessions that exist with different content
   --concurrency N    files in flight at once (default 8)
   --json             {"created","unchanged","replaced","failed","skipped","results":[{source,id,status,reason,notes}]}
 
-Exit code 4 when any file failed (each is listed with its reason).`,
+Exit code 4 when any file failed (each is listed with its reason), 5 when a path cannot be read.`,
   options: { overwrite: { type: 'boolean' }, ...CONCURRENCY_OPTION },
   async run(ctx) {
     if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
@@ -72,7 +73,7 @@ Exit code 4 when any file failed (each is listed with its reason).`,
       for (const s of skipped) ctx.print(`skipped    ${s}: odek's own file, not a session\n`);
       for (const r of results) {
         if (r.status === 'failed') ctx.print(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`);
-        else if (r.status === 'replaced' || r.notes.length) ctx.print(`${r.status.padEnd(10)} ${r.id}: ${r.notes.join('; ')}\n`);
+        else if (r.status === 'replaced' || r.notes.length) ctx.print(`${r.status.padEnd(10)} ${r.id} (${r.notes.map(noteText).join('; ')})\n`);
       }
       ctx.print(`Imported ${files.length} file${files.length === 1 ? '' : 's'}: ${counts(tally, true)}\n`);
     }
@@ -150,7 +151,7 @@ export async function sessionFiles(paths: string[]): Promise<{ files: string[]; 
     try {
       info = await stat(p);
     } catch {
-      throw new UsageError(`no such file or folder: ${p}`);
+      throw new LocalFileError(`no such file or folder: ${p}`);
     }
     if (!info.isDirectory()) {
       files.add(p);
@@ -188,6 +189,19 @@ function counts(tally: Record<ImportStatus, number>, all = false): string {
     .filter(([status, n]) => all || n > 0 || status === 'created')
     .map(([status, n]) => `${n} ${status}`)
     .join(', ');
+}
+
+/**
+ * An import note as a person reads it next to `created`: the session was imported; what was left out or
+ * changed is said as such (the JSON report keeps the notes as the import made them).
+ */
+export function noteText(note: string): string {
+  const unknown = /^not imported: fields? (.+) \(not odek's\)$/.exec(note);
+  if (unknown) {
+    const many = unknown[1]!.includes(', ');
+    return `imported without ${many ? 'fields' : 'field'} ${unknown[1]}: odek does not define ${many ? 'them' : 'it'}`;
+  }
+  return note.replace(/^replaced: /, '');
 }
 
 function isFileError(err: unknown): boolean {

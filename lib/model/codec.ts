@@ -1,6 +1,6 @@
-import { SatchelError } from '../errors.js';
-import { text, utf8 } from '../storage/port.js';
-import { storedSessionSchema, type Session, type StoredSession } from './schema.js';
+import { SatchelError } from './errors.js';
+import { text, utf8 } from './bytes.js';
+import { storedSessionSchema, type Session, type StoredSession } from './session.js';
 
 /** The stored format's fields in odek's order (also the order of an odek export). */
 export const SESSION_FIELDS = [

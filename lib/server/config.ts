@@ -1,5 +1,5 @@
-import { sha256 } from './digest.js';
-import { isValidNamespace, isValidSessionId } from './sessions/ids.js';
+import { sha256 } from '../model/digest.js';
+import { isValidNamespace, isValidSessionId } from '../model/ids.js';
 
 /**
  * The one config loader: turns environment variables (process.env, or Workers vars and secrets) into a

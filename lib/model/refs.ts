@@ -1,4 +1,4 @@
-import type { ExternalRef, ExternalRefInput } from './schema.js';
+import type { ExternalRef, ExternalRefInput } from './session.js';
 
 /**
  * Merges incoming external refs into the stored list: add-only, deduplicated on (kind, uri, created_by),

@@ -1,0 +1,60 @@
+// A namespace import, not `{ z }`: bundlers can then drop what is unused.
+import * as z from 'zod';
+import { externalRefInputSchema, messageSchema } from './session.js';
+
+/** What clients send: the request bodies of the API, shared by the server's routes and the client. */
+
+const rfc3339 = z.iso.datetime({ offset: true });
+
+const maxTask = 64 * 1024;
+
+export const createBodySchema = z.strictObject({
+  task: z.string().max(maxTask),
+  model: z.string().max(256).optional(),
+  provider: z.string().max(256).optional(),
+  messages: z.array(messageSchema).optional(),
+  external_refs: z.array(externalRefInputSchema).optional(),
+  sandbox: z.boolean().optional(),
+  id: z.string().optional(),
+  untrusted_ingested: z.boolean().optional(),
+  episode_untrusted: z.boolean().optional(),
+  // Satchel's own (not in the contract): an import keeps a session's original times.
+  created_at: rfc3339.optional(),
+  updated_at: rfc3339.optional(),
+});
+export type CreateBody = z.output<typeof createBodySchema>;
+
+export const appendBodySchema = z.strictObject({
+  messages: z.array(messageSchema).min(1, 'at least one message'),
+  external_refs: z.array(externalRefInputSchema).optional(),
+});
+export type AppendBody = z.output<typeof appendBodySchema>;
+
+/** PUT body: the whole session; server-owned fields (revision, times, turns) may be sent back and are ignored. */
+export const replaceBodySchema = z.object({
+  id: z.string().optional(),
+  task: z.string().max(maxTask),
+  model: z.string().max(256).optional(),
+  provider: z.string().max(256).optional(),
+  messages: z.array(messageSchema),
+  external_refs: z.array(externalRefInputSchema).nullable().optional(),
+  sandbox: z.boolean().optional(),
+  untrusted_ingested: z.boolean().optional(),
+  episode_untrusted: z.boolean().optional(),
+});
+export type ReplaceBody = z.output<typeof replaceBodySchema>;
+
+export const trimBodySchema = z.strictObject({ keep: z.number().int().min(2, 'keep must be at least 2') });
+export const cleanupBodySchema = z.strictObject({ older_than_days: z.number().int().min(0) });
+export const continueBodySchema = z.strictObject({
+  message: z.string().min(1, 'message must not be empty'),
+  external_refs: z.array(externalRefInputSchema).optional(),
+});
+
+/** The session_search tool call; unknown fields are ignored, as a model may add some. */
+export const sessionSearchBodySchema = z.looseObject({
+  action: z.string(),
+  query: z.string().max(4096).optional(),
+  id: z.string().max(256).optional(),
+  limit: z.number().optional(),
+});

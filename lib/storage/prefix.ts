@@ -1,0 +1,19 @@
+import type { ObjectStore } from './port.js';
+
+/** Every key under a prefix, following cursors. */
+export async function listAll(store: ObjectStore, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list(prefix, cursor ? { cursor } : {});
+    for (const o of page.objects) out.push(o.key);
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/** Deletes every key under a prefix (adapters batch large deletes themselves). */
+export async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
+  const all = await listAll(store, prefix);
+  if (all.length > 0) await store.delete(all);
+}
