@@ -13,6 +13,8 @@ const TOKENS = {
   search: 'tok_cli_search_012345678',
   cleanup: 'tok_cli_cleanup_01234567',
   readonly: 'tok_cli_readonly_0123456',
+  empty: 'tok_cli_empty_012345678',
+  append: 'tok_cli_append_01234567',
 };
 
 let server: RunningServer;
@@ -38,7 +40,7 @@ const env = (ns: keyof typeof TOKENS) => ({ SATCHEL_URL: server.url, SATCHEL_TOK
 const client = (ns: keyof typeof TOKENS) => new SatchelClient({ url: server.url, token: TOKENS[ns] });
 
 describe('help', () => {
-  const commands = ['session list', 'session show', 'session create', 'session delete', 'session trim', 'session cleanup', 'continue', 'search', 'import', 'export'];
+  const commands = ['session list', 'session show', 'session create', 'session append', 'session delete', 'session trim', 'session cleanup', 'continue', 'search', 'import', 'export'];
 
   it.each(commands)('satchel %s --help', async (command) => {
     const r = await satchel([...command.split(' '), '--help'], {});
@@ -288,6 +290,69 @@ describe('continue', () => {
   });
 });
 
+describe('continue: what to do next', () => {
+  it('in an empty namespace, says how to make a session', async () => {
+    const r = await satchel(['continue', 'hello'], env('empty'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'satchel: Not Found: there are no sessions in this namespace\n' +
+        'There are no sessions in this namespace yet: create one with `satchel session create "task"`, or import odek\'s with `satchel import ~/.odek/sessions`.\n',
+    );
+    const show = await satchel(['session', 'show'], env('empty'));
+    expect(show.stderr).toContain('create one with `satchel session create "task"`');
+  });
+
+  it('after a failed model turn, prints the command that runs it again with the same key, and that rerun stores the message once', async () => {
+    const c = client('cont');
+    const { session } = await c.create({ task: 'flaky model' });
+    chat.script({ status: 500, body: { error: { message: 'overloaded' } } });
+    const r = await satchel(['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'], env('cont'));
+    expect(r.code).toBe(1);
+    const [problem, advice, command] = r.stderr.trimEnd().split('\n');
+    expect(problem).toMatch(/^satchel: Bad Gateway: the model endpoint answered HTTP 500; your message was stored \(revision 2\) and no reply was stored\.$/);
+    expect(advice).toBe('To run the turn when the model is reachable again without storing the message twice:');
+    expect(command).toBe(`  satchel continue --id ${session.id} --idempotency-key retry-me-1 'what'\\''s next?'`);
+    chat.script({ reply: 'Ship it.' });
+    const again = await satchel(['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'], env('cont'));
+    expect(again).toEqual({ code: 0, stdout: 'Ship it.\n', stderr: '' });
+    const stored = (await c.get(session.id)).session;
+    expect(stored.messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', "what's next?"],
+      ['assistant', 'Ship it.'],
+    ]);
+  });
+
+  it('refuses an --idempotency-key the server would refuse', async () => {
+    for (const key of ['7f3c…', 'has space', '']) {
+      const r = await satchel(['continue', 'x', '--idempotency-key', key], env('cont'));
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--idempotency-key must be 1-255 visible ASCII characters');
+    }
+  });
+});
+
+describe('session append', () => {
+  it('appends one message, and a repeat with the same key stores nothing', async () => {
+    const c = client('append');
+    const { session } = await c.create({ task: 'notes' });
+    const r = await satchel(['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1'], env('append'));
+    expect(r).toEqual({ code: 0, stdout: `Appended 1 message to session ${session.id} (revision 2, 1 turn)\n`, stderr: '' });
+    const again = await satchel(['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1', '--json'], env('append'));
+    expect(JSON.parse(again.stdout)).toMatchObject({ id: session.id, revision: 2, turns: 1 });
+    const other = await satchel(['session', 'append', session.id, 'another note', '--idempotency-key', 'note-1'], env('append'));
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^satchel: Unprocessable (Entity|Content): /);
+    await satchel(['session', 'append', session.id, 'I am the model', '--role', 'assistant'], env('append'));
+    expect((await c.get(session.id)).session.messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'first note'],
+      ['assistant', 'I am the model'],
+    ]);
+    expect((await satchel(['session', 'append', session.id, 'x', '--role', 'robot'], env('append'))).code).toBe(2);
+    expect((await satchel(['session', 'append', session.id], env('append'))).code).toBe(2);
+    expect((await satchel(['session', 'append', session.id, 'x', '--idempotency-key', '7f3c…'], env('append'))).code).toBe(2);
+  });
+});
+
 describe('search', () => {
   it('ranks sessions by their content', async () => {
     const c = client('search');
@@ -312,7 +377,11 @@ describe('errors and exit codes', () => {
   it('1: the problem title and detail, validation errors listed; --json prints the problem', async () => {
     const unauthorized = await satchel(['session', 'list'], { SATCHEL_URL: server.url, SATCHEL_TOKEN: 'wrong' });
     expect(unauthorized.code).toBe(1);
-    expect(unauthorized.stderr).toMatch(/^satchel: Unauthorized: /);
+    expect(unauthorized.stderr).toBe(
+      "satchel: Unauthorized: the token is not known. SATCHEL_TOKEN is not one of the server's tokens (its SATCHEL_TOKENS); check it, and that SATCHEL_URL is the server you mean.\n",
+    );
+    const tokenless = await satchel(['session', 'list'], { SATCHEL_URL: server.url });
+    expect(tokenless.stderr).toBe("satchel: Unauthorized: this server needs a token. Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).\n");
     const forbidden = await satchel(['session', 'create', 'x'], env('readonly'));
     expect(forbidden.code).toBe(1);
     expect(forbidden.stderr).toMatch(/^satchel: Forbidden: /);

@@ -7,7 +7,7 @@ import { newFormat, oldFormat, tainted, toolHeavy, withSecrets, type OdekFile } 
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { satchel } from './run.js';
 
-const TOKENS = { a: 'tok_import_a_0123456789', b: 'tok_import_b_0123456789', c: 'tok_import_c_0123456789', d: 'tok_import_d_0123456789', e: 'tok_import_e_0123456789' };
+const TOKENS = { a: 'tok_import_a_0123456789', b: 'tok_import_b_0123456789', c: 'tok_import_c_0123456789', d: 'tok_import_d_0123456789', e: 'tok_import_e_0123456789', f: 'tok_import_f_0123456789' };
 let server: RunningServer;
 let work: string;
 
@@ -84,6 +84,9 @@ describe('import', () => {
     expect(text.stdout).toContain(`skipped    ${join(dir, 'index.json')}: odek's own file, not a session\n`);
     expect(text.stdout).toContain(`failed     ${join(dir, 'broken.json')}: not JSON: `);
     expect(text.stdout).toMatch(/Imported 8 files: 0 created, 6 unchanged, 0 replaced, 2 failed\n$/);
+    // A note next to a created session reads as what it is: imported, with a field left out.
+    const fresh = await satchel(['import', join(dir, 'extra.json')], env('f'));
+    expect(fresh).toEqual({ code: 0, stdout: "created    extra (imported without field colour: odek does not define it)\nImported 1 file: 1 created, 0 unchanged, 0 replaced, 0 failed\n", stderr: '' });
   });
 
   it('is idempotent: a second import changes nothing', async () => {
@@ -113,7 +116,7 @@ describe('import', () => {
 
     const o = await satchel(['import', dir, '--overwrite'], env('c'));
     expect(o.code).toBe(0);
-    expect(o.stdout).toContain(`replaced   ${edited.id}: replaced: it differed in messages[3].content\n`);
+    expect(o.stdout).toContain(`replaced   ${edited.id} (it differed in messages[3].content)\n`);
     const replaced = (await c.get(edited.id)).session;
     expect(replaced.messages[3]!.content).toBe('Keep it open after all.');
     expect(replaced.revision).toBe(2);
@@ -172,7 +175,7 @@ describe('import', () => {
 
   it('refuses paths that do not exist and folders without sessions', async () => {
     const missing = await satchel(['import', join(work, 'nowhere')], env('a'));
-    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining(`no such file or folder: ${join(work, 'nowhere')}`) });
+    expect(missing).toEqual({ code: 5, stdout: '', stderr: `satchel: no such file or folder: ${join(work, 'nowhere')}\n` });
     const empty = odekFolder('empty', [], { 'index.json': '{}' });
     expect((await satchel(['import', empty], env('a'))).code).toBe(2);
     expect((await satchel(['import'], env('a'))).code).toBe(2);
