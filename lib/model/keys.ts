@@ -6,10 +6,11 @@ export const keys = {
   sessions: (ns: string) => `ns/${ns}/sessions/`,
   session: (ns: string, id: string) => `ns/${ns}/sessions/${id}.json`,
   manifest: (ns: string) => `ns/${ns}/m/`,
-  root: (ns: string, seq: number) => `ns/${ns}/m/r/${String(seq).padStart(12, '0')}.json`,
+  /** The manifest's sequenced roots (lib/storage/sequenced.ts names each `<seq>.json`). */
+  manifestRoots: (ns: string) => `ns/${ns}/m/r/`,
   /** Pages carry a random part: two compactors racing for one seq must never overwrite each other's pages. */
-  page: (ns: string, seq: number, i: number) => `ns/${ns}/m/g/${String(seq).padStart(12, '0')}-${randomHex(6)}-${i}.json`,
-  log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${String(at).padStart(13, '0')}-${writeId}.json`,
+  page: (ns: string, seq: number, i: number) => `ns/${ns}/m/g/${pad(seq, 12)}-${randomHex(6)}-${i}.json`,
+  log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${pad(at, 13)}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
   /** The session's continue lease: at most one model turn runs on a session at a time. */
@@ -19,3 +20,27 @@ export const keys = {
   /** One webhook delivery's marker: which session it went to, and whether it is done. */
   hookDelivery: (ns: string, hook: string, deliveryHash: string) => `ns/${ns}/hooks/${hook}/${deliveryHash}.json`,
 };
+
+/** Where one log-structured search index lives: the lexical index, or the vectors of one embedding space. */
+export const indexKeys = {
+  /** Every search object of a namespace. */
+  all: (ns: string) => `ns/${ns}/x/`,
+  /** The lexical index. */
+  lexical: (ns: string) => `ns/${ns}/x/`,
+  /** The vector index of one embedding space (by the space's hash). */
+  vectors: (ns: string, spaceHash: string) => `ns/${ns}/x/v/${spaceHash}/`,
+  /** Which embedding space the stored vectors are in. */
+  vectorsMeta: (ns: string) => `ns/${ns}/x/vectors_meta.json`,
+  /** Records of one session under an index prefix. */
+  records: (prefix: string, id: string) => `${prefix}d/${id}/`,
+  /** The record of one session version (`c` = created_at ms, `r` = revision). */
+  record: (prefix: string, id: string, c: number, r: number, ext: string) => `${prefix}d/${id}/${pad(c, 13)}-${r}${ext}`,
+  /** A new segment's base key (each part adds its extension). */
+  segment: (prefix: string, seq: number) => `${prefix}g/${pad(seq, 12)}-${randomHex(6)}`,
+  /** The index's sequenced roots. */
+  roots: (prefix: string) => `${prefix}r/`,
+};
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}

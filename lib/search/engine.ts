@@ -1,5 +1,6 @@
 import { sha256Hex } from '../model/digest.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
+import { indexKeys } from '../model/keys.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
@@ -8,7 +9,7 @@ import type { ObjectStore } from '../storage/port.js';
 import { utf8, text } from '../storage/port.js';
 import { docKeyOf, embeddingTextOf, extendLexDoc, lexDocOf, messageTexts, type DocKey, type LexDoc } from './docs.js';
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
-import { LsmIndex, searchPrefix, type IndexKind, type Resolved } from './lsm.js';
+import { LsmIndex, type IndexKind, type Resolved } from './lsm.js';
 import { decodeF32, decodeLexRecord, decodeLexSegment, decodeVecTable, encodeF32, encodeLexRecord, encodeLexSegment, encodeVecTable, LexSegment, VecSegment } from './segment.js';
 import { queryTokens } from './tokenize.js';
 
@@ -79,7 +80,7 @@ export class SearchEngine implements SessionListener {
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
     const entries = async (ns: string) => (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
     this.lsmOptions = options.lsm ?? {};
-    this.lexical = new LsmIndex(sessions.objects, lexicalKind((ns, list) => this.buildLex(ns, list)), searchPrefix, entries, this.lsmOptions);
+    this.lexical = new LsmIndex(sessions.objects, lexicalKind((ns, list) => this.buildLex(ns, list)), indexKeys.lexical, entries, this.lsmOptions);
   }
 
   private get objects(): ObjectStore {
@@ -220,11 +221,11 @@ export class SearchEngine implements SessionListener {
     let index = this.vectorIndexes.get(space);
     if (!index) {
       const dims = Number(space.split('/').pop());
-      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => `${searchPrefix(n)}v/${hash}/`, async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries, { ...this.lsmOptions, recordGraceMs: 0 });
+      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => indexKeys.vectors(n, hash), async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries, { ...this.lsmOptions, recordGraceMs: 0 });
       this.vectorIndexes.set(space, index);
     }
     if (this.spaceChecked.get(ns) !== space) {
-      const metaKey = `${searchPrefix(ns)}vectors_meta.json`;
+      const metaKey = indexKeys.vectorsMeta(ns);
       const found = await this.objects.get(metaKey);
       let meta: { space?: string; hash?: string } = {};
       try {
@@ -234,7 +235,7 @@ export class SearchEngine implements SessionListener {
       }
       if (meta.space !== space) {
         // A new model or dimension count: the old vectors mean nothing in this space.
-        if (meta.hash && meta.hash !== hash) await deletePrefix(this.objects, `${searchPrefix(ns)}v/${meta.hash}/`);
+        if (meta.hash && meta.hash !== hash) await deletePrefix(this.objects, indexKeys.vectors(ns, meta.hash));
         await this.objects.put(metaKey, utf8(JSON.stringify({ v: 1, space, hash, dims: Number(space.split('/').pop()), created_at: new Date().toISOString() })));
       }
       this.spaceChecked.set(ns, space);

@@ -1,9 +1,9 @@
-import { randomHex } from '../model/ids.js';
-import { keys } from '../model/keys.js';
+import { indexKeys } from '../model/keys.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
-import { mapLimit } from '../storage/concurrency.js';
+import { mapLimit, SingleFlight } from '../storage/concurrency.js';
 import { deletePrefix, listAll } from '../storage/prefix.js';
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
+import { CorruptRootError, obsoleteRoots, SequencedRoots, seqOfName, type SequencedRef } from '../storage/sequenced.js';
 import type { DocKey } from './docs.js';
 import { CorruptIndexError } from './segment.js';
 
@@ -100,8 +100,8 @@ interface State<D, S> {
 /** The index for one kind of document over every namespace of a store. */
 export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly states = new Map<string, State<D, S>>();
-  private readonly loading = new Map<string, Promise<State<D, S>>>();
-  private readonly compacting = new Map<string, Promise<void>>();
+  private readonly loading = new SingleFlight<State<D, S>>();
+  private readonly compacting = new SingleFlight<void>();
   private readonly written = new Map<string, number>();
   private readonly compactAfter: number;
   private readonly mergeWidth: number;
@@ -147,7 +147,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   async remove(ns: string, id: string): Promise<void> {
     const state = this.states.get(ns);
     if (state?.fresh.delete(id)) state.version++;
-    await deletePrefix(this.store, `${this.prefix(ns)}d/${id}/`);
+    await deletePrefix(this.store, indexKeys.records(this.prefix(ns), id));
   }
 
   /**
@@ -191,16 +191,14 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
 
   /** Folds lagging documents into a new segment (or rewrites all when due). Single-flight per namespace. */
   compact(ns: string, rebuild = false): Promise<void> {
-    const running = this.compacting.get(ns);
-    if (running) return rebuild ? running.then(() => this.compact(ns, true)) : running;
-    const work = this.compactOnce(ns, rebuild)
-      .catch((err) => {
+    const running = this.compacting.current(ns);
+    if (running && rebuild) return running.then(() => this.compact(ns, true));
+    return this.compacting.run(ns, () =>
+      this.compactOnce(ns, rebuild).catch((err) => {
         if (err instanceof CorruptIndexError && !rebuild) return this.compactOnce(ns, true);
         throw err;
-      })
-      .finally(() => this.compacting.delete(ns));
-    this.compacting.set(ns, work);
-    return work;
+      }),
+    );
   }
 
   /** Deletes every object of this index in a namespace (a change of embedding space). */
@@ -219,17 +217,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private async state(ns: string): Promise<State<D, S>> {
     const have = this.states.get(ns);
     if (have) return have;
-    let loading = this.loading.get(ns);
-    if (!loading) {
-      loading = this.load(ns, null).finally(() => this.loading.delete(ns));
-      this.loading.set(ns, loading);
-    }
-    return loading;
+    return this.loading.run(ns, () => this.load(ns, null));
   }
 
   private async refresh(ns: string, state: State<D, S>): Promise<State<D, S>> {
-    const roots = await this.listRoots(ns);
-    const newest = roots[roots.length - 1] ?? null;
+    const roots = await this.roots(ns).list();
+    const newest = roots[roots.length - 1]?.key ?? null;
     if (newest === state.rootKey) {
       state.checkedAt = this.now();
       return state;
@@ -240,8 +233,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   /** Loads the newest root and its segments (reusing the segments `prev` already holds). */
   private async load(ns: string, prev: State<D, S> | null): Promise<State<D, S>> {
     const checkedAt = this.now();
-    const roots = await this.listRoots(ns);
-    const rootKey = roots[roots.length - 1] ?? null;
+    const roots = await this.roots(ns).list();
+    const rootKey = roots[roots.length - 1]?.key ?? null;
     let root: Root = { v: 1, seq: 0, built_at: 0, segments: [] };
     let segments: S[] = [];
     let corrupt = false;
@@ -321,12 +314,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const startedAt = this.now();
     const p = this.prefix(ns);
     const listed = await listAll(this.store, p);
-    const roots = listed.filter((k) => k.startsWith(`${p}r/`)).sort();
+    const roots = this.roots(ns).rootsIn(listed);
     const records = new Set(listed.filter((k) => k.startsWith(`${p}d/`)));
     const segmentKeys = listed.filter((k) => k.startsWith(`${p}g/`));
     const live = await this.entries(ns);
     const state = rebuild ? null : await this.load(ns, this.states.get(ns) ?? null);
-    const seq = Math.max(state?.seq ?? 0, ...roots.map((k) => seqOf(k, p)), ...segmentKeys.map((k) => seqOf(k, p))) + 1;
+    const seq = Math.max(state?.seq ?? 0, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
 
     // Every live document at its current version: from the segments, the records, or the sessions.
     // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the namespace size.
@@ -400,16 +393,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       refs = await this.mergeTiers(ns, seq, [...written, ...state!.refs], state!, live);
     }
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
-    const rootKey = `${p}r/${pad(seq, 12)}.json`;
-    try {
-      await this.store.put(rootKey, utf8(JSON.stringify(root)), { ifNoneMatch: '*' });
-    } catch (err) {
-      if (PreconditionFailedError.is(err)) return; // another compactor won this sequence number
-      throw err;
-    }
+    const rootsOfIndex = this.roots(ns);
+    if (!(await rootsOfIndex.tryWrite(root))) return; // another compactor won this sequence number
     this.written.set(ns, 0);
     const next = await this.load(ns, this.states.get(ns) ?? null);
-    await this.collect(ns, listed, [...roots, rootKey], records, refs, seq, next, rebuild);
+    await this.collect(ns, listed, [...roots, { key: rootsOfIndex.keyOf(seq), seq }], records, refs, seq, next, rebuild);
   }
 
   /**
@@ -452,7 +440,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   }
 
   /** Deletes what the root in force makes useless: covered records, old roots, unreferenced segments. */
-  private async collect(ns: string, listed: string[], roots: string[], records: Set<string>, refs: RootSegment[], seq: number, state: State<D, S>, rebuilt = false): Promise<void> {
+  private async collect(ns: string, listed: string[], roots: SequencedRef[], records: Set<string>, refs: RootSegment[], seq: number, state: State<D, S>, rebuilt = false): Promise<void> {
     const p = this.prefix(ns);
     const garbage: string[] = [];
     for (const key of records) {
@@ -463,17 +451,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     }
     // The root before this one stays for readers that just loaded it, unless this is a rebuild (after
     // corruption or on demand), which replaces everything before it.
-    const keepFrom = rebuilt ? seq : seq - 1;
-    const keepRoots = roots.filter((k) => seqOf(k, p) >= keepFrom);
+    const { drop, keep: keepRoots } = obsoleteRoots(roots, seq, rebuilt);
     const referenced = new Set(refs.map((r) => r.base));
     for (const k of keepRoots) {
-      if (seqOf(k, p) === seq) continue;
-      const r = await this.readRoot(k).catch(() => null);
+      if (k.seq === seq) continue;
+      const r = await this.readRoot(k.key).catch(() => null);
       for (const s of r?.segments ?? []) referenced.add(s.base);
     }
-    garbage.push(...roots.filter((k) => seqOf(k, p) < keepFrom));
+    garbage.push(...drop);
     for (const k of listed) {
-      if (!k.startsWith(`${p}g/`) || seqOf(k, p) > seq) continue;
+      if (!k.startsWith(`${p}g/`) || seqOfName(k) > seq) continue;
       const base = this.kind.segmentExts.reduce((b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b), k);
       if (!referenced.has(base)) garbage.push(k);
     }
@@ -481,7 +468,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   }
 
   private async writeSegment(ns: string, seq: number, docs: { key: DocKey; doc: D }[], major: boolean): Promise<RootSegment> {
-    const base = `${this.prefix(ns)}g/${pad(seq, 12)}-${randomHex(6)}`;
+    const base = indexKeys.segment(this.prefix(ns), seq);
     const parts = this.kind.encodeSegment(docs);
     await Promise.all(parts.map((bytes, i) => this.store.put(base + this.kind.segmentExts[i]!, bytes, { contentType: 'application/octet-stream' })));
     return { base, docs: docs.length, major };
@@ -490,22 +477,20 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   // ---- storage ----
 
   private recordKey(ns: string, key: DocKey): string {
-    return `${this.prefix(ns)}d/${key.id}/${pad(key.c, 13)}-${key.r}${this.kind.recordExt}`;
+    return indexKeys.record(this.prefix(ns), key.id, key.c, key.r, this.kind.recordExt);
   }
 
-  private async listRoots(ns: string): Promise<string[]> {
-    return (await listAll(this.store, `${this.prefix(ns)}r/`)).sort();
+  /** The index's sequenced roots in a namespace. */
+  private roots(ns: string): SequencedRoots<Root> {
+    return new SequencedRoots(this.store, indexKeys.roots(this.prefix(ns)), isRoot);
   }
 
   private async readRoot(key: string): Promise<Root> {
-    const found = await this.store.get(key);
-    if (!found) throw new CorruptIndexError(`root ${key} vanished`);
     try {
-      const root = JSON.parse(text(found.body)) as Root;
-      if (root.v !== 1 || !Array.isArray(root.segments) || typeof root.seq !== 'number') throw new Error('shape');
-      return root;
-    } catch {
-      throw new CorruptIndexError(`root ${key}`);
+      return await new SequencedRoots(this.store, key.slice(0, key.lastIndexOf('/') + 1), isRoot).read(key);
+    } catch (err) {
+      if (err instanceof CorruptRootError) throw new CorruptIndexError(err.message);
+      throw err;
     }
   }
 
@@ -538,22 +523,13 @@ function keyOf(e: ManifestEntry): DocKey {
   return { id: e.id, c: Date.parse(e.created_at) || 0, r: e.revision };
 }
 
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
-}
-
-function seqOf(key: string, prefix: string): number {
-  const name = key.slice(prefix.length + 2);
-  return Number(name.slice(0, 12)) || 0;
+function isRoot(v: unknown): v is Root {
+  const r = v as Root;
+  return typeof r === 'object' && r !== null && r.v === 1 && Array.isArray(r.segments) && typeof r.seq === 'number';
 }
 
 function parseRecordKey(key: string, prefix: string, ext: string): DocKey | null {
   const m = /^d\/([^/]+)\/(\d{13})-(\d+)/.exec(key.slice(prefix.length));
   if (!m || !key.endsWith(ext)) return null;
   return { id: m[1]!, c: Number(m[2]), r: Number(m[3]) };
-}
-
-/** The key prefix of a namespace's search indexes. */
-export function searchPrefix(ns: string): string {
-  return `${keys.namespace(ns)}x/`;
 }

@@ -1,6 +1,8 @@
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
+import { CorruptRootError, obsoleteRoots, SequencedRoots, seqOfName, type SequencedRef } from '../storage/sequenced.js';
+import { SingleFlight } from '../storage/concurrency.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
 
@@ -88,7 +90,7 @@ export interface PageQuery {
 }
 
 interface Listing {
-  roots: { key: string; seq: number }[];
+  roots: SequencedRef[];
   pages: string[];
   logs: string[];
   pending: { key: string; id: string; writeId: string; at: number }[];
@@ -124,7 +126,7 @@ export class Manifest {
   private pageCacheEntries = 0;
   private readonly logCache = new Map<string, LogRecord>();
   private readonly snapshots = new Map<string, Snapshot>();
-  private readonly compacting = new Map<string, Promise<void>>();
+  private readonly compacting = new SingleFlight<void>();
   private readonly views = new Map<string, { signature: string; entries: ManifestEntry[] }>();
   /** The last full view per namespace and when its listing started; dropped on every write by this process. */
   private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
@@ -219,16 +221,12 @@ export class Manifest {
 
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
   compact(ns: string, force = false): Promise<void> {
-    const running = this.compacting.get(ns);
-    if (running) return running;
-    const work = this.compactOnce(ns, force)
-      .catch((err) => {
+    return this.compacting.run(ns, () =>
+      this.compactOnce(ns, force).catch((err) => {
         if (err instanceof CorruptManifest) return this.rebuild(ns).then(() => undefined);
         throw err;
-      })
-      .finally(() => this.compacting.delete(ns));
-    this.compacting.set(ns, work);
-    return work;
+      }),
+    );
   }
 
   /** Rebuilds the manifest from the session objects alone (missing or corrupt manifest, or on demand). */
@@ -431,15 +429,14 @@ export class Manifest {
     const coveredWrites = new Set(logs.map(writeIdOfLog));
     const pending = snap.listing.pending.filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key)).map((p) => p.key);
     // Keep the root before the one in force (a reader may be using it) and every page either references.
-    const keepRoots = snap.listing.roots.filter((r) => r.seq >= inForce.seq - 1);
-    const oldRoots = snap.listing.roots.filter((r) => r.seq < inForce.seq - 1).map((r) => r.key);
+    const { drop: oldRoots, keep: keepRoots } = obsoleteRoots(snap.listing.roots, inForce.seq);
     const referenced = new Set(inForce.pages.map((p) => p.key));
     for (const r of keepRoots) {
       const kept = r.seq === inForce.seq ? inForce : await this.loadRoot(r.key).catch(() => null);
       for (const p of kept?.pages ?? []) referenced.add(p.key);
     }
     // Only pages of seqs we know about: a page of a compactor still writing has a higher seq.
-    const pages = snap.listing.pages.filter((k) => !referenced.has(k) && pageSeq(k) <= inForce.seq);
+    const pages = snap.listing.pages.filter((k) => !referenced.has(k) && seqOfName(k) <= inForce.seq);
     const garbage = [...logs, ...pending, ...oldRoots, ...pages];
     if (garbage.length > 0) await this.store.delete(garbage);
     for (const key of logs) this.logCache.delete(key);
@@ -462,44 +459,50 @@ export class Manifest {
 
   private async writeRoot(ns: string, seq: number, builtAt: number, pages: PageRef[], tombstones: Root['tombstones'], covered: string[]): Promise<Root | null> {
     const root: Root = { v: 2, seq, built_at: builtAt, pages, tombstones, covered };
-    const key = keys.root(ns, seq);
-    try {
-      await this.store.put(key, utf8(JSON.stringify(root)), { ifNoneMatch: '*' });
-    } catch (err) {
-      if (PreconditionFailedError.is(err)) return null;
-      throw err;
-    }
-    this.rootCache.set(key, root);
+    const roots = this.roots(ns);
+    if (!(await roots.tryWrite(root))) return null;
+    this.rootCache.set(roots.keyOf(seq), root);
     return root;
+  }
+
+  /** The manifest's sequenced roots in a namespace. */
+  private roots(ns: string): SequencedRoots<Root> {
+    return new SequencedRoots(this.store, keys.manifestRoots(ns), isRoot);
   }
 
   // ---- storage ----
 
   private async listManifest(ns: string): Promise<Listing> {
     const prefix = keys.manifest(ns);
-    const listing: Listing = { roots: [], pages: [], logs: [], pending: [], maxSeq: 0 };
-    for (const key of await listAll(this.store, prefix)) {
+    const listed = await listAll(this.store, prefix);
+    const listing: Listing = { roots: this.roots(ns).rootsIn(listed), pages: [], logs: [], pending: [], maxSeq: 0 };
+    for (const key of listed) {
       const rest = key.slice(prefix.length);
-      if (rest.startsWith('r/')) {
-        const seq = Number(rest.slice(2, -'.json'.length));
-        if (Number.isSafeInteger(seq)) listing.roots.push({ key, seq });
-      } else if (rest.startsWith('g/')) listing.pages.push(key);
+      if (rest.startsWith('g/')) listing.pages.push(key);
       else if (rest.startsWith('l/')) listing.logs.push(key);
       else if (rest.startsWith('p/')) {
         const [, id, stamp] = rest.split('/');
         if (id && stamp) listing.pending.push({ key, id, writeId: stamp.slice(14), at: Number(stamp.slice(0, 13)) });
       }
     }
-    listing.roots.sort((a, b) => a.seq - b.seq);
-    listing.maxSeq = Math.max(0, ...listing.roots.map((r) => r.seq), ...listing.pages.map(pageSeq));
+    listing.maxSeq = Math.max(0, ...listing.roots.map((r) => r.seq), ...listing.pages.map(seqOfName));
     return listing;
   }
 
-  private loadRoot(key: string): Promise<Root> {
-    return this.loadImmutable(key, 'root', isRoot, this.rootCache, (root) => {
-      this.rootCache.set(key, root);
-      while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
-    });
+  /** Reads a root once per process (roots are immutable). */
+  private async loadRoot(key: string): Promise<Root> {
+    const cached = this.rootCache.get(key);
+    if (cached) return cached;
+    let root: Root;
+    try {
+      root = await new SequencedRoots(this.store, key.slice(0, key.lastIndexOf('/') + 1), isRoot).read(key);
+    } catch (err) {
+      if (err instanceof CorruptRootError) throw err.vanished ? new ManifestMoved() : new CorruptManifest(err.message);
+      throw err;
+    }
+    this.rootCache.set(key, root);
+    while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
+    return root;
   }
 
   private loadPage(key: string): Promise<Page> {
@@ -546,11 +549,6 @@ function newestFirst(a: ManifestEntry, b: ManifestEntry): number {
 function writeIdOfLog(key: string): string {
   const name = key.slice(key.lastIndexOf('/') + 1, -'.json'.length);
   return name.slice(14);
-}
-
-function pageSeq(key: string): number {
-  const name = key.slice(key.lastIndexOf('/') + 1);
-  return Number(name.slice(0, name.indexOf('-'))) || 0;
 }
 
 function parseOr<T>(body: Uint8Array, check: (v: unknown) => v is T): T | null {
