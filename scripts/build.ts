@@ -1,8 +1,9 @@
-// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda`.
+// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda|cli`.
 //   worker: dist/worker.js (R2 and S3) and dist/worker-r2.js (R2 only), ES modules for workerd
 //   lambda: dist/lambda/index.mjs and dist/satchel-lambda.zip (handler `index.handler`, Node 20)
+//   cli:    dist/cli.js, the `satchel` command's code (bin/satchel.js loads it; `npm install` builds it)
 import { build, type Plugin } from 'esbuild';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +67,30 @@ export async function buildLambda(outfile = join(root, 'dist', 'lambda', 'index.
   return outfile;
 }
 
+/**
+ * The CLI as one ES module for Node (lib/cli/main.ts and what it imports, zod included), so `satchel` starts
+ * without compiling TypeScript. Written to a temporary name and renamed: a test building it while another
+ * runs `satchel` never loads half a file.
+ */
+export async function buildCli(outfile = join(root, 'dist', 'cli.js')): Promise<string> {
+  const result = await build({
+    entryPoints: [join(root, 'lib', 'cli', 'main.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  mkdirSync(dirname(outfile), { recursive: true });
+  const tmp = `${outfile}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(tmp, result.outputFiles[0]!.contents);
+  renameSync(tmp, outfile);
+  return outfile;
+}
+
 /** The deployable Lambda zip: the bundle as `index.mjs` at the root, so the handler is `index.handler`. */
 export function packLambda(bundle: string, zipfile = join(dirname(bundle), '..', 'satchel-lambda.zip')): string {
   mkdirSync(dirname(zipfile), { recursive: true });
@@ -94,8 +119,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     report(bundle);
     const file = packLambda(bundle);
     console.log(`packed ${relative(process.cwd(), file)} (${kib(readFileSync(file).byteLength)}): index.mjs, handler index.handler`);
+  } else if (what === 'cli') {
+    report(await buildCli());
   } else {
-    console.error('usage: tsx scripts/build.ts worker|lambda');
+    console.error('usage: tsx scripts/build.ts worker|lambda|cli');
     process.exit(2);
   }
 }

@@ -1,13 +1,19 @@
 import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../../scripts/build.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 
-/** The real `satchel` launcher (bin/satchel.js through tsx), as npx runs it: output, exit codes. */
+/** The real `satchel` launcher (bin/satchel.js running the built dist/cli.js), as npx runs it: output, exit codes. */
 
 let server: RunningServer;
 beforeAll(async () => {
+  // The build `npm install` made may predate the code under test.
+  await buildCli();
   server = await startSatchelServer();
-});
+}, 60_000);
 afterAll(async () => {
   await server.close();
 });
@@ -35,6 +41,19 @@ describe('bin/satchel.js', () => {
     const down = await run('node', ['bin/satchel.js', 'session', 'list'], { SATCHEL_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+  });
+
+  it('says how to build the CLI when dist/cli.js is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'satchel-unbuilt-'));
+    try {
+      mkdirSync(join(dir, 'bin'));
+      copyFileSync('bin/satchel.js', join(dir, 'bin', 'satchel.js'));
+      const r = await run('node', [join(dir, 'bin', 'satchel.js'), '--help']);
+      expect(r.code).toBe(70);
+      expect(r.stderr).toContain('satchel: the CLI is not built (dist/cli.js is missing). Run `npm run build:cli`');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('is what `npx satchel` runs in this repository', async () => {
