@@ -1,4 +1,4 @@
-import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
+import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoragePing, type StoredObject } from './port.js';
 
 /** In-memory adapter, for unit tests of code above the port. Not a proof that storage works. */
 export class MemoryStore implements ObjectStore {
@@ -37,5 +37,10 @@ export class MemoryStore implements ObjectStore {
       objects: page.map((key) => ({ key, size: this.objects.get(key)!.body.byteLength })),
       ...(keys.length > limit ? { cursor: page[page.length - 1]! } : {}),
     };
+  }
+
+  /** Always answers at once: there is nothing to reach. */
+  async ping(_deadlineMs?: number): Promise<StoragePing> {
+    return { ok: true, latencyMs: 0 };
   }
 }

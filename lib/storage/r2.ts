@@ -1,5 +1,15 @@
-import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
-import { withRetry } from './retry.js';
+import {
+  assertSafeKey,
+  DEFAULT_PING_DEADLINE_MS,
+  PreconditionFailedError,
+  type ListOptions,
+  type ListPage,
+  type ObjectStore,
+  type PutOptions,
+  type StoragePing,
+  type StoredObject,
+} from './port.js';
+import { defaultRetryPolicy, probe, withRetry, type AttemptContext, type RetryPolicy } from './retry.js';
 
 /** The part of the Workers R2 binding this adapter uses (structural, so lib/ needs no Workers types). */
 export interface R2BucketLike {
@@ -24,7 +34,17 @@ export interface R2BucketLike {
  */
 export class R2Store implements ObjectStore {
   readonly name = 'r2:BUCKET';
-  constructor(private readonly bucket: R2BucketLike) {}
+  private readonly retry: RetryPolicy;
+  /**
+   * `retry` defaults to defaultRetryPolicy: up to 4 attempts of at most 3 s each within 8 s in all. The
+   * binding takes no abort signal, so an attempt that runs out of time is abandoned, not cancelled.
+   */
+  constructor(
+    private readonly bucket: R2BucketLike,
+    options: { retry?: RetryPolicy } = {},
+  ) {
+    this.retry = options.retry ?? defaultRetryPolicy;
+  }
 
   async get(key: string): Promise<StoredObject | null> {
     assertSafeKey(key);
@@ -38,14 +58,20 @@ export class R2Store implements ObjectStore {
     assertSafeKey(key);
     const onlyIf =
       options.ifMatch !== undefined ? { etagMatches: options.ifMatch } : options.ifNoneMatch === '*' ? { etagDoesNotMatch: '*' } : undefined;
-    return this.attempt(`PUT ${key}`, async () => {
-      const written = await this.bucket.put(key, body, {
-        ...(onlyIf ? { onlyIf } : {}),
-        httpMetadata: { contentType: options.contentType ?? 'application/json' },
-      });
-      if (!written) throw new PreconditionFailedError(key);
-      return { etag: written.etag };
-    });
+    return this.attempt(
+      `PUT ${key}`,
+      async (ctx) => {
+        // Big bodies get one more second per MiB beyond the first, as on S3.
+        ctx.extend((Math.max(0, body.byteLength - 1024 * 1024) / (1024 * 1024)) * 1000);
+        const written = await this.bucket.put(key, body, {
+          ...(onlyIf ? { onlyIf } : {}),
+          httpMetadata: { contentType: options.contentType ?? 'application/json' },
+        });
+        if (!written) throw new PreconditionFailedError(key);
+        return { etag: written.etag };
+      },
+      true,
+    );
   }
 
   async delete(keys: string | string[]): Promise<void> {
@@ -53,7 +79,7 @@ export class R2Store implements ObjectStore {
     all.forEach(assertSafeKey);
     for (let i = 0; i < all.length; i += 1000) {
       const batch = all.slice(i, i + 1000);
-      await this.attempt(`DELETE ${batch.length} keys`, () => this.bucket.delete(batch));
+      await this.attempt(`DELETE ${batch.length} keys`, () => this.bucket.delete(batch), true);
     }
   }
 
@@ -65,8 +91,17 @@ export class R2Store implements ObjectStore {
     return { objects, ...(out.truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}) };
   }
 
-  private attempt<T>(what: string, op: () => Promise<T>): Promise<T> {
+  /** A list of at most one key, one attempt, given up at the deadline. */
+  async ping(deadlineMs = DEFAULT_PING_DEADLINE_MS): Promise<StoragePing> {
+    return probe(
+      deadlineMs,
+      () => this.bucket.list({ limit: 1 }),
+      (err) => ({ reason: 'error', error: err instanceof Error && /^[A-Za-z]{1,64}$/.test(err.name) ? err.name : 'error' }),
+    );
+  }
+
+  private attempt<T>(what: string, op: (ctx: AttemptContext) => Promise<T>, write = false): Promise<T> {
     // The binding throws on transient internal errors; preconditions come back as null, not errors.
-    return withRetry(what, op, (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError));
+    return withRetry(what, op, (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError), this.retry, undefined, { write });
   }
 }

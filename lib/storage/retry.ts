@@ -1,37 +1,198 @@
-import { PreconditionFailedError, StorageUnavailableError } from './port.js';
+import { PreconditionFailedError, StorageUnavailableError, type StoragePing } from './port.js';
 
 /** Bounded exponential backoff with full jitter, shared by the network adapters. */
 export interface RetryPolicy {
   attempts: number;
   baseMs: number;
   maxMs: number;
+  /**
+   * Total time for all attempts and the waits between them. No attempt starts after it, and a running
+   * attempt is abandoned (its signal aborted) when it passes. Unset: no total bound.
+   */
+  deadlineMs?: number;
+  /** Time for one attempt; then its signal aborts and it counts as a transient failure. Unset: none. */
+  attemptTimeoutMs?: number;
 }
 
-export const defaultRetryPolicy: RetryPolicy = { attempts: 4, baseMs: 25, maxMs: 1000 };
+/**
+ * The network adapters' default: up to 4 attempts, 3 s each, all within 8 s. With storage paused a call
+ * fails with StorageUnavailableError after ~8 s, so an HTTP answer (503) comes within 10 s.
+ */
+export const defaultRetryPolicy: RetryPolicy = { attempts: 4, baseMs: 25, maxMs: 1000, deadlineMs: 8000, attemptTimeoutMs: 3000 };
+
+/** What one attempt gets from withRetry. */
+export interface AttemptContext {
+  /** Aborted when the attempt's time (or the call's deadline) is up; pass it to the request. */
+  signal: AbortSignal;
+  /** 0 for the first attempt. */
+  attempt: number;
+  /**
+   * Gives this attempt, and the whole call's deadline, `ms` more: for a transfer whose size is known only
+   * now (a GET's Content-Length) or is large (a big PUT), so slow-but-moving transfers are not cut off.
+   */
+  extend(ms: number): void;
+}
+
+export interface RetryOptions {
+  /**
+   * The call writes (put, delete). Failures are then annotated: a PreconditionFailedError on a retry after
+   * an attempt that may have reached the backend gets `afterLostAnswer`, and the final
+   * StorageUnavailableError gets `mayHaveLanded`.
+   */
+  write?: boolean;
+  /** Whether a failed attempt may have reached the backend (default: all but refused/unresolved connections). */
+  mayHaveReached?: (err: unknown) => boolean;
+}
+
+/** Thrown into an attempt that ran out of time; transient by definition. */
+export class AttemptTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer within ${Math.round(ms)} ms`);
+    this.name = 'TimeoutError';
+  }
+}
 
 /**
- * Runs `op`, retrying it while `isTransient(err)` says the failure was a 5xx, SlowDown or network error.
- * Precondition failures are never retried. After the last attempt a StorageUnavailableError is thrown.
+ * Runs `op`, retrying it while `isTransient(err)` says the failure was a 5xx, SlowDown or network error,
+ * or the attempt ran out of time. Precondition failures are never retried. After the last attempt, or when
+ * the deadline leaves no room for another, a StorageUnavailableError is thrown.
  */
 export async function withRetry<T>(
   what: string,
-  op: () => Promise<T>,
+  op: (ctx: AttemptContext) => Promise<T>,
   isTransient: (err: unknown) => boolean,
   policy: RetryPolicy = defaultRetryPolicy,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  options: RetryOptions = {},
 ): Promise<T> {
+  const started = Date.now();
+  let deadlineAt = policy.deadlineMs !== undefined ? started + policy.deadlineMs : Infinity;
+  const reached = options.mayHaveReached ?? defaultMayHaveReached;
   let lastError: unknown;
-  for (let attempt = 0; attempt < policy.attempts; attempt++) {
+  let uncertain = false;
+  let attempt = 0;
+  for (; attempt < policy.attempts; attempt++) {
     if (attempt > 0) {
       const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
-      await sleep(Math.random() * ceiling);
+      const remaining = deadlineAt - Date.now();
+      // No room left for a useful attempt: stop now rather than start one that is cut off at once.
+      if (remaining < MIN_ATTEMPT_MS) break;
+      await sleep(Math.min(Math.random() * ceiling, Math.max(0, remaining - MIN_ATTEMPT_MS)));
     }
     try {
-      return await op();
+      return await runAttempt(what, op, attempt, policy.attemptTimeoutMs, () => deadlineAt, (ms) => (deadlineAt += ms));
     } catch (err) {
-      if (PreconditionFailedError.is(err) || !isTransient(err)) throw err;
+      if (PreconditionFailedError.is(err)) {
+        if (options.write && uncertain && !err.afterLostAnswer) throw new PreconditionFailedError(err.key, { afterLostAnswer: true });
+        throw err;
+      }
+      const timedOut = err instanceof AttemptTimeoutError;
+      if (!timedOut && !isTransient(err)) throw err;
+      if (options.write && (timedOut || reached(err))) uncertain = true;
       lastError = err;
     }
   }
-  throw new StorageUnavailableError(`${what} failed after ${policy.attempts} attempts`, lastError);
+  const elapsed = Date.now() - started;
+  const reason = lastError instanceof Error ? `: ${lastError.message.slice(0, 200)}` : '';
+  throw new StorageUnavailableError(`${what} failed after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${elapsed} ms${reason}`, lastError, {
+    mayHaveLanded: options.write === true && uncertain,
+  });
+}
+
+/** An attempt is not started with less time than this before the deadline. */
+const MIN_ATTEMPT_MS = 50;
+
+async function runAttempt<T>(
+  what: string,
+  op: (ctx: AttemptContext) => Promise<T>,
+  attempt: number,
+  attemptTimeoutMs: number | undefined,
+  deadline: () => number,
+  extendDeadline: (ms: number) => void,
+): Promise<T> {
+  const controller = new AbortController();
+  const begun = Date.now();
+  let budget = Math.min(attemptTimeoutMs ?? Infinity, deadline() - begun);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let fail!: (err: unknown) => void;
+  const expired = new Promise<never>((_, reject) => (fail = reject));
+  expired.catch(() => undefined);
+  const arm = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    if (!Number.isFinite(budget)) return;
+    const left = Math.max(0, begun + budget - Date.now());
+    timer = setTimeout(() => {
+      const err = new AttemptTimeoutError(what, budget);
+      fail(err);
+      controller.abort(err);
+    }, left);
+  };
+  arm();
+  const ctx: AttemptContext = {
+    signal: controller.signal,
+    attempt,
+    extend(ms) {
+      if (!(ms > 0)) return;
+      extendDeadline(ms);
+      budget += ms;
+      arm();
+    },
+  };
+  const running = op(ctx);
+  // An abandoned attempt may still reject later; that is expected and must not become unhandled.
+  running.catch(() => undefined);
+  try {
+    return await Promise.race([running, expired]);
+  } catch (err) {
+    // Whatever the op threw after its signal was aborted (an AbortError), the cause is the timeout.
+    if (controller.signal.aborted && controller.signal.reason instanceof AttemptTimeoutError) throw controller.signal.reason;
+    throw err;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/** A refused or unresolvable connection never reached the backend; anything else (timeouts, resets, 5xx) may have. */
+function defaultMayHaveReached(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? '';
+  return !/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)$/.test(code);
+}
+
+/**
+ * Runs one probe request for `ObjectStore.ping`: a single attempt, abandoned (its signal aborted) at the
+ * deadline. Never throws: a failure becomes `{ ok: false, reason, error }` through `describe`.
+ */
+export async function probe(
+  deadlineMs: number,
+  op: (signal: AbortSignal) => Promise<unknown>,
+  describe: (err: unknown) => Pick<StoragePing, 'reason' | 'error'>,
+): Promise<StoragePing> {
+  const started = Date.now();
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new AttemptTimeoutError('ping', deadlineMs));
+      resolve('timeout');
+    }, deadlineMs);
+  });
+  const timeout = (): StoragePing => ({ ok: false, latencyMs: Date.now() - started, reason: 'timeout', error: `no answer within ${deadlineMs} ms` });
+  try {
+    const running = Promise.resolve().then(() => op(controller.signal));
+    running.catch(() => undefined);
+    const outcome = await Promise.race([running.then(() => 'ok' as const), expired]);
+    return outcome === 'ok' ? { ok: true, latencyMs: Date.now() - started } : timeout();
+  } catch (err) {
+    if (controller.signal.aborted) return timeout();
+    let described: Pick<StoragePing, 'reason' | 'error'>;
+    try {
+      described = describe(err);
+    } catch {
+      described = { reason: 'error', error: 'error' };
+    }
+    return { ok: false, latencyMs: Date.now() - started, ...described };
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -8,8 +8,43 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
-import { withRetry, type RetryPolicy } from './retry.js';
+import {
+  assertSafeKey,
+  DEFAULT_PING_DEADLINE_MS,
+  PreconditionFailedError,
+  type ListOptions,
+  type ListPage,
+  type ObjectStore,
+  type PutOptions,
+  type StoragePing,
+  type StoredObject,
+} from './port.js';
+import { defaultRetryPolicy, probe, withRetry, type AttemptContext, type RetryPolicy } from './retry.js';
+
+/**
+ * How long the adapter waits for S3 before it gives up. With the server paused or unreachable, every call
+ * fails with StorageUnavailableError within `deadlineMs` (plus at most one backoff), so the HTTP layer can
+ * answer 503 within 10 s.
+ */
+export interface S3Timeouts {
+  /** Setting up the TCP (and TLS) connection, per attempt. Default 2000 ms. */
+  connectMs?: number;
+  /**
+   * One attempt: from sending the request to the last byte of the answer (bodies up to 1 MiB), and the
+   * longest silence tolerated on an open connection. Default 3000 ms.
+   */
+  requestMs?: number;
+  /** All attempts of one call, with the waits between them; then StorageUnavailableError. Default 8000 ms. */
+  deadlineMs?: number;
+  /**
+   * The slowest transfer tolerated for big bodies: an attempt (and the deadline) get one second more per
+   * this many bytes beyond the first MiB, so a 32 MiB session on a slow link is not cut off. Default 1 MiB/s.
+   */
+  minBytesPerSecond?: number;
+}
+
+/** The defaults of S3Timeouts. */
+export const DEFAULT_S3_TIMEOUTS: Required<S3Timeouts> = { connectMs: 2000, requestMs: 3000, deadlineMs: 8000, minBytesPerSecond: 1024 * 1024 };
 
 export interface S3StoreOptions {
   bucket: string;
@@ -24,7 +59,10 @@ export interface S3StoreOptions {
   sessionToken?: string;
   /** Unconditional bodies at or above this size go through a multipart upload (lib-storage). */
   multipartThreshold?: number;
+  /** Attempts and backoff; its deadline and attempt timeout are taken from `timeouts` when set there. */
   retry?: RetryPolicy;
+  /** Connect, attempt and total timeouts (defaults in DEFAULT_S3_TIMEOUTS). */
+  timeouts?: S3Timeouts;
   /** A ready client, e.g. one with custom middleware; the connection options above are then ignored. */
   client?: S3Client;
 }
@@ -46,14 +84,21 @@ export class S3Store implements ObjectStore {
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly multipartThreshold: number;
-  private readonly retry: RetryPolicy | undefined;
+  private readonly retry: RetryPolicy;
+  private readonly timeouts: Required<S3Timeouts>;
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
     this.prefix = options.prefix ? options.prefix.replace(/^\/+/, '').replace(/\/*$/, '/') : '';
     this.name = `s3:${options.bucket}${this.prefix ? '/' + this.prefix : ''}`;
     this.multipartThreshold = options.multipartThreshold ?? DEFAULT_MULTIPART_THRESHOLD;
-    this.retry = options.retry;
+    this.timeouts = { ...DEFAULT_S3_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
+    const base = options.retry ?? defaultRetryPolicy;
+    this.retry = {
+      ...base,
+      deadlineMs: options.timeouts?.deadlineMs ?? base.deadlineMs ?? this.timeouts.deadlineMs,
+      attemptTimeoutMs: options.timeouts?.requestMs ?? base.attemptTimeoutMs ?? this.timeouts.requestMs,
+    };
     this.client =
       options.client ??
       new S3Client({
@@ -71,6 +116,10 @@ export class S3Store implements ObjectStore {
           : {}),
         // Retries are ours (withRetry), so that they are bounded the same way on every adapter.
         maxAttempts: 1,
+        // Options for whichever handler the platform uses (Node's http, or fetch in workerd): a bounded
+        // connect, and an idle socket (no byte either way for requestMs) fails the attempt. The attempt's
+        // total time is bounded by withRetry, which aborts the request through its signal.
+        requestHandler: { connectionTimeout: this.timeouts.connectMs, socketTimeout: this.timeouts.requestMs },
         // Older S3-compatible servers reject the SDK's newer default checksums.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
@@ -84,9 +133,10 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | null> {
     const Key = this.full(key);
-    return this.attempt(`GET ${key}`, async () => {
+    return this.attempt(`GET ${key}`, async (ctx) => {
       try {
-        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
+        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), { abortSignal: ctx.signal });
+        ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
         const body = await out.Body!.transformToByteArray();
         return { body, etag: unquote(out.ETag ?? '') };
       } catch (err) {
@@ -100,42 +150,60 @@ export class S3Store implements ObjectStore {
     const Key = this.full(key);
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const ContentType = options.contentType ?? 'application/json';
-    return this.attempt(`PUT ${key}`, async () => {
-      try {
-        if (!conditional && body.byteLength >= this.multipartThreshold) {
-          await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: body, ContentType } }).done();
-          const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }));
-          return { etag: unquote(head.ETag ?? '') };
+    return this.attempt(
+      `PUT ${key}`,
+      async (ctx) => {
+        ctx.extend(this.transferAllowance(body.byteLength));
+        try {
+          if (!conditional && body.byteLength >= this.multipartThreshold) {
+            const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: body, ContentType } });
+            const abort = () => void upload.abort().catch(() => undefined);
+            ctx.signal.addEventListener('abort', abort, { once: true });
+            try {
+              await upload.done();
+            } finally {
+              ctx.signal.removeEventListener('abort', abort);
+            }
+            const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), { abortSignal: ctx.signal });
+            return { etag: unquote(head.ETag ?? '') };
+          }
+          const out = await this.client.send(
+            new PutObjectCommand({
+              Bucket: this.bucket,
+              Key,
+              Body: body,
+              ContentType,
+              ...(options.ifMatch !== undefined ? { IfMatch: options.ifMatch } : {}),
+              ...(options.ifNoneMatch !== undefined ? { IfNoneMatch: options.ifNoneMatch } : {}),
+            }),
+            { abortSignal: ctx.signal },
+          );
+          return { etag: unquote(out.ETag ?? '') };
+        } catch (err) {
+          const status = statusOf(err);
+          if (conditional && (status === 412 || status === 404 || status === 409)) throw new PreconditionFailedError(key);
+          throw err;
         }
-        const out = await this.client.send(
-          new PutObjectCommand({
-            Bucket: this.bucket,
-            Key,
-            Body: body,
-            ContentType,
-            ...(options.ifMatch !== undefined ? { IfMatch: options.ifMatch } : {}),
-            ...(options.ifNoneMatch !== undefined ? { IfNoneMatch: options.ifNoneMatch } : {}),
-          }),
-        );
-        return { etag: unquote(out.ETag ?? '') };
-      } catch (err) {
-        const status = statusOf(err);
-        if (conditional && (status === 412 || status === 404 || status === 409)) throw new PreconditionFailedError(key);
-        throw err;
-      }
-    });
+      },
+      true,
+    );
   }
 
   async delete(keys: string | string[]): Promise<void> {
     const all = (Array.isArray(keys) ? keys : [keys]).map((k) => this.full(k));
     if (all.length === 1) {
-      await this.attempt(`DELETE ${all[0]}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! })));
+      await this.attempt(`DELETE ${all[0]}`, (ctx) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }), { abortSignal: ctx.signal }), true);
       return;
     }
     for (let i = 0; i < all.length; i += 1000) {
       const batch = all.slice(i, i + 1000);
-      const out = await this.attempt(`DELETE ${batch.length} keys`, () =>
-        this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } })),
+      const out = await this.attempt(
+        `DELETE ${batch.length} keys`,
+        (ctx) =>
+          this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }), {
+            abortSignal: ctx.signal,
+          }),
+        true,
       );
       const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (failed.length > 0) throw new Error(`delete failed for ${failed.length} keys: ${failed[0]?.Code ?? 'unknown'}`);
@@ -143,7 +211,7 @@ export class S3Store implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    const out = await this.attempt(`LIST ${prefix}`, () =>
+    const out = await this.attempt(`LIST ${prefix}`, (ctx) =>
       this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
@@ -151,6 +219,7 @@ export class S3Store implements ObjectStore {
           MaxKeys: Math.min(options.limit ?? 1000, 1000),
           ...(options.cursor ? { StartAfter: this.prefix + options.cursor } : {}),
         }),
+        { abortSignal: ctx.signal },
       ),
     );
     const objects = (out.Contents ?? []).map((o) => ({ key: o.Key!.slice(this.prefix.length), size: o.Size ?? 0 }));
@@ -158,9 +227,48 @@ export class S3Store implements ObjectStore {
     return { objects, ...(out.IsTruncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}) };
   }
 
-  private attempt<T>(what: string, op: () => Promise<T>): Promise<T> {
-    return withRetry(what, op, isTransient, this.retry);
+  /**
+   * One LIST of at most one key under the prefix, one attempt, aborted at the deadline: it needs the same
+   * permission as the store's own listings, and answers 200 on an empty bucket.
+   */
+  async ping(deadlineMs = DEFAULT_PING_DEADLINE_MS): Promise<StoragePing> {
+    return probe(
+      deadlineMs,
+      (abortSignal) => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }), { abortSignal }),
+      describeFailure,
+    );
   }
+
+  /** Extra time for a transfer of `bytes` beyond the first MiB at the slowest tolerated rate. */
+  private transferAllowance(bytes: number): number {
+    const extra = bytes - 1024 * 1024;
+    return extra > 0 ? (extra / this.timeouts.minBytesPerSecond) * 1000 : 0;
+  }
+
+  private attempt<T>(what: string, op: (ctx: AttemptContext) => Promise<T>, write = false): Promise<T> {
+    return withRetry(what, op, isTransient, this.retry, undefined, { write });
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A ping failure in words safe for an unauthenticated caller: status and S3 error code, or the network error code. */
+function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
+  const status = statusOf(err);
+  const name = (err as { name?: string }).name ?? 'Error';
+  if (status !== undefined) {
+    const label = `HTTP ${status} ${/^[A-Za-z]{1,64}$/.test(name) ? name : ''}`.trim();
+    if (status === 401 || status === 403) return { reason: 'denied', error: label };
+    if (status === 404) return { reason: 'not-found', error: label };
+    return { reason: 'error', error: label };
+  }
+  const code = (err as { code?: string }).code ?? '';
+  if (name === 'TimeoutError' || code === 'ETIMEDOUT') return { reason: 'timeout', error: 'timed out' };
+  if (/^[A-Z_]{3,32}$/.test(code)) return { reason: 'unreachable', error: code };
+  if (name === 'CredentialsProviderError') return { reason: 'denied', error: 'no credentials' };
+  return { reason: 'unreachable', error: /^[A-Za-z]{1,64}$/.test(name) ? name : 'error' };
 }
 
 function unquote(etag: string): string {

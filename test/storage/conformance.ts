@@ -123,6 +123,16 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       await store.put(prefix + 'big', utf8('small'), { ifMatch: etag });
     });
 
+    it('ping (when the adapter has it) answers ok within its deadline, without throwing', async () => {
+      const { store } = await fresh();
+      if (!store.ping) return;
+      const out = await store.ping(5000);
+      expect(out.ok).toBe(true);
+      expect(out.latencyMs).toBeGreaterThanOrEqual(0);
+      expect(out.latencyMs).toBeLessThan(5000);
+      expect(out.error).toBeUndefined();
+    });
+
     it('refuses keys that could escape their prefix', async () => {
       const { store, prefix } = await fresh();
       await expect(store.get(prefix + '../x')).rejects.toThrow(/unsafe/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PreconditionFailedError } from '../../lib/storage/port.js';
-import { withRetry } from '../../lib/storage/retry.js';
+import { PreconditionFailedError, StorageUnavailableError } from '../../lib/storage/port.js';
+import { probe, withRetry } from '../../lib/storage/retry.js';
 
 const policy = { attempts: 4, baseMs: 10, maxMs: 40 };
 const noSleep = async () => undefined;
@@ -32,5 +32,102 @@ describe('withRetry', () => {
     await withRetry('op', async () => Promise.reject(new Error('x')), () => true, policy, async (ms) => void delays.push(ms)).catch(() => undefined);
     expect(delays).toHaveLength(3);
     delays.forEach((d, i) => expect(d).toBeLessThanOrEqual(Math.min(40, 10 * 2 ** i)));
+  });
+
+  it('abandons an attempt that never answers at its timeout, aborts its signal, and stops at the deadline', async () => {
+    const signals: AbortSignal[] = [];
+    const started = Date.now();
+    const err = await withRetry(
+      'hang',
+      ({ signal }) => {
+        signals.push(signal);
+        return new Promise<never>(() => undefined);
+      },
+      () => false,
+      { attempts: 10, baseMs: 1, maxMs: 1, deadlineMs: 300, attemptTimeoutMs: 100 },
+    ).catch((e: unknown) => e);
+    const elapsed = Date.now() - started;
+    expect(StorageUnavailableError.is(err)).toBe(true);
+    expect((err as Error).message).toMatch(/no answer within/);
+    // A correctness bound, not a speed target: the deadline holds even though the op never settles.
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(2000);
+    expect(signals.length).toBeGreaterThanOrEqual(2);
+    expect(signals.length).toBeLessThanOrEqual(4);
+    expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+
+  it('extend gives a slow-but-moving transfer more time', async () => {
+    const out = await withRetry(
+      'slow',
+      async (ctx) => {
+        ctx.extend(400);
+        await new Promise((r) => setTimeout(r, 200));
+        return 'done';
+      },
+      () => true,
+      { attempts: 1, baseMs: 1, maxMs: 1, deadlineMs: 100, attemptTimeoutMs: 100 },
+    );
+    expect(out).toBe('done');
+  });
+
+  it('a write whose earlier attempt got no answer reports a later precondition failure as afterLostAnswer', async () => {
+    const policy = { attempts: 3, baseMs: 1, maxMs: 1, attemptTimeoutMs: 50 };
+    const run = (write: boolean, first: () => Promise<never>) => {
+      let calls = 0;
+      return withRetry('PUT k', () => (++calls === 1 ? first() : Promise.reject(new PreconditionFailedError('k'))), () => true, policy, undefined, { write }).catch(
+        (e: unknown) => e as PreconditionFailedError,
+      );
+    };
+    const hang = () => new Promise<never>(() => undefined);
+    const reset = () => Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    const refused = () => Promise.reject(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }));
+    expect((await run(true, hang)).afterLostAnswer).toBe(true);
+    expect((await run(true, reset)).afterLostAnswer).toBe(true);
+    // A refused connection never reached the server, so the precondition failure is someone else's write.
+    expect((await run(true, refused)).afterLostAnswer).toBe(false);
+    expect((await run(false, hang)).afterLostAnswer).toBe(false);
+    const direct = await withRetry('PUT k', () => Promise.reject(new PreconditionFailedError('k')), () => true, policy, undefined, { write: true }).catch(
+      (e: unknown) => e as PreconditionFailedError,
+    );
+    expect(PreconditionFailedError.is(direct) && direct.afterLostAnswer).toBe(false);
+  });
+
+  it('a failed write says whether it may have landed', async () => {
+    const policy = { attempts: 2, baseMs: 1, maxMs: 1, attemptTimeoutMs: 30 };
+    const timedOut = await withRetry('PUT k', () => new Promise<never>(() => undefined), () => true, policy, undefined, { write: true }).catch((e: unknown) => e);
+    expect(StorageUnavailableError.is(timedOut) && timedOut.mayHaveLanded).toBe(true);
+    const refused = await withRetry('PUT k', () => Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })), () => true, policy, undefined, {
+      write: true,
+    }).catch((e: unknown) => e);
+    expect(StorageUnavailableError.is(refused) && refused.mayHaveLanded).toBe(false);
+    const read = await withRetry('GET k', () => new Promise<never>(() => undefined), () => true, policy).catch((e: unknown) => e);
+    expect(StorageUnavailableError.is(read) && read.mayHaveLanded).toBe(false);
+  });
+});
+
+describe('probe', () => {
+  it('answers ok, a described failure, or a timeout at the deadline, and never throws', async () => {
+    expect(await probe(100, async () => 'x', () => ({ reason: 'error', error: 'x' }))).toMatchObject({ ok: true });
+    expect(
+      await probe(100, () => Promise.reject(Object.assign(new Error('no'), { status: 403 })), () => ({ reason: 'denied', error: 'HTTP 403' })),
+    ).toMatchObject({ ok: false, reason: 'denied', error: 'HTTP 403' });
+    let aborted = false;
+    const started = Date.now();
+    const slow = await probe(
+      80,
+      (signal) =>
+        new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(new Error('aborted'));
+          }),
+        ),
+      () => ({ reason: 'error', error: 'wrong' }),
+    );
+    expect(slow).toMatchObject({ ok: false, reason: 'timeout' });
+    expect(aborted).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await probe(50, () => { throw new Error('sync'); }, () => ({ reason: 'unreachable', error: 'E' }))).toMatchObject({ ok: false, reason: 'unreachable' });
   });
 });
