@@ -151,7 +151,7 @@ export class WebhookReceiver {
     try {
       return (await this.options.sessions.latest(hook.namespace, schedule)).id;
     } catch (err) {
-      if (statusOf(err) === 404) return fresh;
+      if (SatchelError.is(err, 'not_found')) return fresh;
       throw err;
     }
   }
@@ -160,17 +160,16 @@ export class WebhookReceiver {
     try {
       await this.options.deliver(ns, id, message, ctx);
     } catch (err) {
-      const status = statusOf(err);
       // The key is already recorded for another body: this delivery's message is stored, in the form an
       // earlier version of the summary (or of the wrapper) gave it.
-      if (status === 422) return;
-      if (status !== 404) throw err;
+      if (SatchelError.is(err, 'key_reused')) return;
+      if (!SatchelError.is(err, 'not_found')) throw err;
       // A fixed id not created yet, or a target deleted since it was claimed: create it, then deliver.
       await this.createIfMissing(ns, id, title, ctx);
       try {
         await this.options.deliver(ns, id, message, ctx);
       } catch (again) {
-        if (statusOf(again) !== 422) throw again;
+        if (!SatchelError.is(again, 'key_reused')) throw again;
       }
     }
   }
@@ -180,7 +179,7 @@ export class WebhookReceiver {
       await this.options.sessions.create(ns, { id, task }, { ...(ctx.device ? { device: ctx.device } : {}), ...(ctx.schedule ? { schedule: ctx.schedule } : {}) });
     } catch (err) {
       // 409: an earlier attempt of this delivery (or a concurrent one) created it.
-      if (statusOf(err) !== 409) throw err;
+      if (!SatchelError.is(err, 'conflict')) throw err;
     }
   }
 }
@@ -241,6 +240,3 @@ async function finishMarker(objects: ObjectStore, key: string, etag: string, ses
   }
 }
 
-function statusOf(err: unknown): number | undefined {
-  return err instanceof SatchelError ? err.status : undefined;
-}

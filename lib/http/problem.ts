@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { SatchelError, type FieldError } from '../model/errors.js';
+import { SatchelError, type ErrorKind, type FieldError } from '../model/errors.js';
 import { describeError, type Logger } from '../model/log.js';
 import { StorageUnavailableError } from '../storage/port.js';
 
@@ -16,8 +16,10 @@ export interface Problem {
 export function problemResponse(c: Context, err: unknown, log: Logger): Response {
   let problem: Problem;
   let retryAfter: number | undefined;
-  if (err instanceof SatchelError) {
-    problem = { type: typeFor(err.status), title: err.title, status: err.status, detail: err.message };
+  if (SatchelError.is(err)) {
+    const [status, title] = statusOf[err.kind];
+    if (status >= 500) log.error('request failed', { method: c.req.method, route: c.req.routePath, kind: err.kind, error: err.message });
+    problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
     retryAfter = err.extra.retryAfter;
   } else if (StorageUnavailableError.is(err)) {
@@ -31,6 +33,28 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
+}
+
+/** Each domain error kind as an HTTP status and its title: the one place HTTP meets the domain. */
+const statusOf: Record<ErrorKind, [number, string]> = {
+  invalid: [400, 'Bad Request'],
+  unauthenticated: [401, 'Unauthorized'],
+  forbidden: [403, 'Forbidden'],
+  not_found: [404, 'Not Found'],
+  conflict: [409, 'Conflict'],
+  stale: [412, 'Precondition Failed'],
+  too_large: [413, 'Content Too Large'],
+  unsupported_media_type: [415, 'Unsupported Media Type'],
+  key_reused: [422, 'Unprocessable Content'],
+  revision_required: [428, 'Precondition Required'],
+  unavailable: [503, 'Service Unavailable'],
+  upstream_failed: [502, 'Bad Gateway'],
+  corrupt: [500, 'Corrupt Stored Object'],
+};
+
+/** The HTTP status of a domain error kind. */
+export function httpStatus(kind: ErrorKind): number {
+  return statusOf[kind][0];
 }
 
 function typeFor(status: number): string {

@@ -1,4 +1,4 @@
-import { SatchelError } from './errors.js';
+import { corrupt } from './errors.js';
 import { text, utf8 } from './bytes.js';
 import { storedSessionSchema, type Session, type StoredSession } from './session.js';
 
@@ -89,10 +89,10 @@ export function decodeSession(body: Uint8Array, key: string): StoredSession {
   try {
     raw = JSON.parse(text(body));
   } catch {
-    throw new SatchelError(500, 'Corrupt Stored Object', `the object at ${key} is not valid JSON`);
+    throw corrupt(`the object at ${key} is not valid JSON`);
   }
   const parsed = storedSessionSchema.safeParse(raw);
-  if (!parsed.success) throw new SatchelError(500, 'Corrupt Stored Object', `the object at ${key} is not a valid session`);
+  if (!parsed.success) throw corrupt(`the object at ${key} is not a valid session`);
   return parsed.data;
 }
 

@@ -1,38 +1,69 @@
 /**
- * One error type per failure kind. Everything below HTTP throws these; `lib/http/problem.ts` is the one
- * place that turns them (and storage errors) into RFC 9457 problem responses.
+ * Domain errors: one named kind per failure, with data, and no HTTP in them. Everything below HTTP throws
+ * these; `lib/http/problem.ts` is the one place that maps a kind to a status and a problem response.
  */
 export interface FieldError {
   path: string;
   message: string;
 }
 
+/** What went wrong, in the domain's words. */
+export type ErrorKind =
+  | 'invalid' // the input is malformed or fails validation
+  | 'unauthenticated' // no caller could be identified
+  | 'forbidden' // the caller may not do this (a read-only token writing)
+  | 'not_found' // the session (or route) does not exist
+  | 'conflict' // the id is taken, or another operation holds the session
+  | 'stale' // the caller's revision (If-Match) is not the stored one
+  | 'too_large' // the input is over a configured limit
+  | 'unsupported_media_type' // the body is not JSON
+  | 'key_reused' // an Idempotency-Key was used for a different request
+  | 'revision_required' // a replace without the revision it replaces
+  | 'unavailable' // storage or contention: waiting helps
+  | 'upstream_failed' // a service the request depends on (the continue model) failed
+  | 'corrupt'; // a stored object cannot be read as what it should be
+
 export class SatchelError extends Error {
   constructor(
-    readonly status: number,
-    readonly title: string,
+    readonly kind: ErrorKind,
     detail: string,
     readonly extra: { errors?: FieldError[]; retryAfter?: number } = {},
   ) {
     super(detail);
     this.name = 'SatchelError';
   }
+
+  /** True when `err` is a SatchelError (of `kind`, when given); works across module copies. */
+  static is(err: unknown, kind?: ErrorKind): err is SatchelError {
+    const e = err as SatchelError | null;
+    return typeof e === 'object' && e !== null && e.name === 'SatchelError' && (kind === undefined || e.kind === kind);
+  }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]) =>
-  new SatchelError(400, 'Bad Request', detail, errors ? { errors } : {});
-export const unauthorized = (detail: string) => new SatchelError(401, 'Unauthorized', detail);
-export const forbidden = (detail: string) => new SatchelError(403, 'Forbidden', detail);
-export const notFound = (detail: string) => new SatchelError(404, 'Not Found', detail);
-/** 409; `retryAfter` (seconds) when waiting will help, e.g. another continue holds the session's lease. */
+/** The input is malformed or fails validation; `errors` names the fields. */
+export const badRequest = (detail: string, errors?: FieldError[]) => new SatchelError('invalid', detail, errors ? { errors } : {});
+/** No caller could be identified. */
+export const unauthorized = (detail: string) => new SatchelError('unauthenticated', detail);
+/** The caller may not do this. */
+export const forbidden = (detail: string) => new SatchelError('forbidden', detail);
+/** The session (or route) does not exist. */
+export const notFound = (detail: string) => new SatchelError('not_found', detail);
+/** The id is taken, or another operation holds the session; `retryAfter` (seconds) when waiting helps. */
 export const conflict = (detail: string, retryAfter?: number) =>
-  new SatchelError(409, 'Conflict', detail, retryAfter !== undefined ? { retryAfter } : {});
-export const preconditionFailed = (detail: string) => new SatchelError(412, 'Precondition Failed', detail);
-export const payloadTooLarge = (detail: string) => new SatchelError(413, 'Content Too Large', detail);
-export const unsupportedMediaType = (detail: string) => new SatchelError(415, 'Unsupported Media Type', detail);
-export const unprocessable = (detail: string) => new SatchelError(422, 'Unprocessable Content', detail);
-export const preconditionRequired = (detail: string) => new SatchelError(428, 'Precondition Required', detail);
-export const unavailable = (detail: string, retryAfter = 1) =>
-  new SatchelError(503, 'Service Unavailable', detail, { retryAfter });
-/** 502: an upstream the request depends on (the continue model) failed or timed out. */
-export const badGateway = (detail: string) => new SatchelError(502, 'Bad Gateway', detail);
+  new SatchelError('conflict', detail, retryAfter !== undefined ? { retryAfter } : {});
+/** The caller's revision is not the stored one. */
+export const preconditionFailed = (detail: string) => new SatchelError('stale', detail);
+/** The input is over a configured limit. */
+export const payloadTooLarge = (detail: string) => new SatchelError('too_large', detail);
+/** The body is not JSON. */
+export const unsupportedMediaType = (detail: string) => new SatchelError('unsupported_media_type', detail);
+/** An Idempotency-Key was used for a different request. */
+export const unprocessable = (detail: string) => new SatchelError('key_reused', detail);
+/** A replace without the revision it replaces. */
+export const preconditionRequired = (detail: string) => new SatchelError('revision_required', detail);
+/** Storage is unreachable or too contended: try again after `retryAfter` seconds. */
+export const unavailable = (detail: string, retryAfter = 1) => new SatchelError('unavailable', detail, { retryAfter });
+/** An upstream the request depends on (the continue model) failed or timed out. */
+export const badGateway = (detail: string) => new SatchelError('upstream_failed', detail);
+/** A stored object cannot be read as what it should be. */
+export const corrupt = (detail: string) => new SatchelError('corrupt', detail);

@@ -1,3 +1,4 @@
+import { SatchelError } from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
 import type { SessionSummary, StoredSession } from '../model/session.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -74,7 +75,7 @@ export async function runSessionSearch(
       try {
         session = await sessions.get(ns, id);
       } catch (err) {
-        if ((err as { status?: number }).status === 404 || (err as { status?: number }).status === 400) return { error: `no session with id ${id}` };
+        if (SatchelError.is(err, 'not_found') || SatchelError.is(err, 'invalid')) return { error: `no session with id ${id}` };
         throw err;
       }
       const messages = session.messages.filter((m) => m.role === 'user' || m.role === 'assistant').slice(-GET_MESSAGES);

@@ -1,5 +1,5 @@
 import { sha256Hex } from '../model/digest.js';
-import { badRequest, conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../model/errors.js';
+import { badRequest, conflict, SatchelError, notFound, preconditionFailed, unavailable, unprocessable } from '../model/errors.js';
 import { corePipeline, type SaveOutput, type SavePipeline } from '../pipeline/save.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import { concat, decodeSession, encodeCoreParts, encodeTail, type EncodedMessages } from '../model/codec.js';
@@ -320,7 +320,7 @@ export class SessionStore {
     const results = await mapLimit(doomed, 8, (e) =>
       this.delete(ns, e.id, ctx).then(
         () => 1,
-        (err) => ((err as { status?: number }).status === 404 ? 0 : Promise.reject(err)),
+        (err) => (SatchelError.is(err, 'not_found') ? 0 : Promise.reject(err)),
       ),
     );
     return { deleted: results.reduce((a: number, b: number) => a + b, 0) };

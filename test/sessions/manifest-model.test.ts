@@ -62,9 +62,9 @@ describe('manifest model check', () => {
             await dev.create(ns, { task: created, id: created });
             ids.push(created);
           } else if (o.kind === 'append') {
-            await dev.append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined).catch((e) => expect(e.status).toBe(404));
+            await dev.append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined).catch((e) => expect(e.kind).toBe('not_found'));
           } else if (o.kind === 'delete') {
-            await dev.delete(ns, id).catch((e) => expect(e.status).toBe(404));
+            await dev.delete(ns, id).catch((e) => expect(e.kind).toBe('not_found'));
           } else if (o.kind === 'compact') await dev.manifest.compact(ns, true);
           else if (o.kind === 'major') for (let i = 0; i < 10; i++) await dev.manifest.compact(ns, true);
         }

@@ -41,16 +41,16 @@ describe('session operations', () => {
   it('imported ids are validated; reserved names refused; 409 on an existing id', async () => {
     const { sessions } = setup();
     await sessions.create(ns, { task: 't', id: 'my.session_1-a' });
-    await expect(sessions.create(ns, { task: 't', id: 'my.session_1-a' })).rejects.toMatchObject({ status: 409 });
+    await expect(sessions.create(ns, { task: 't', id: 'my.session_1-a' })).rejects.toMatchObject({ kind: 'conflict' });
     for (const bad of ['.hidden', 'latest', 'index', 'a/b', '', 'x'.repeat(129), 'a b', '..']) {
-      await expect(sessions.create(ns, { task: 't', id: bad })).rejects.toMatchObject({ status: 400 });
+      await expect(sessions.create(ns, { task: 't', id: bad })).rejects.toMatchObject({ kind: 'invalid' });
     }
   });
 
   it('an id in one namespace does not exist in another', async () => {
     const { sessions } = setup();
     await sessions.create('a', { task: 't', id: 'shared' });
-    await expect(sessions.get('b', 'shared')).rejects.toMatchObject({ status: 404 });
+    await expect(sessions.get('b', 'shared')).rejects.toMatchObject({ kind: 'not_found' });
     await sessions.create('b', { task: 'other', id: 'shared' });
     expect((await sessions.get('a', 'shared')).task).toBe('t');
   });
@@ -62,7 +62,7 @@ describe('session operations', () => {
     expect(a.receipt.revision).toBe(2);
     const b = await sessions.append(ns, session.id, { messages: [user('two')] }, undefined);
     expect(b.receipt).toMatchObject({ revision: 3, turns: 2 });
-    await expect(sessions.append(ns, session.id, { messages: [user('three')] }, 2)).rejects.toMatchObject({ status: 412 });
+    await expect(sessions.append(ns, session.id, { messages: [user('three')] }, 2)).rejects.toMatchObject({ kind: 'stale' });
     expect((await sessions.get(ns, session.id)).messages.map((m) => m.content)).toEqual([sys.content, 'one', 'two']);
   });
 
@@ -74,7 +74,7 @@ describe('session operations', () => {
     await deviceB.append(ns, session.id, { messages: [user('from B')] }, 1); // rev 2, A's cache says 1
     const out = await deviceA.append(ns, session.id, { messages: [user('from A')] }, 2);
     expect(out.receipt.revision).toBe(3);
-    await expect(deviceA.append(ns, session.id, { messages: [user('stale')] }, 1)).rejects.toMatchObject({ status: 412 });
+    await expect(deviceA.append(ns, session.id, { messages: [user('stale')] }, 1)).rejects.toMatchObject({ kind: 'stale' });
   });
 
   it('an Idempotency-Key makes a retry a no-op, and its reuse for another body is refused', async () => {
@@ -87,7 +87,7 @@ describe('session operations', () => {
     // Even with the If-Match the first request used, the retry returns the first result.
     const withTag = await sessions.append(ns, session.id, { messages: [user('once')] }, 1, { idempotencyKey: 'k-1' });
     expect(withTag.receipt).toEqual(first.receipt);
-    await expect(sessions.append(ns, session.id, { messages: [user('different')] }, undefined, { idempotencyKey: 'k-1' })).rejects.toMatchObject({ status: 422 });
+    await expect(sessions.append(ns, session.id, { messages: [user('different')] }, undefined, { idempotencyKey: 'k-1' })).rejects.toMatchObject({ kind: 'key_reused' });
     expect((await sessions.get(ns, session.id)).messages).toHaveLength(1);
   });
 
@@ -110,8 +110,8 @@ describe('session operations', () => {
     const out = await sessions.replace(ns, session.id, { task: 'new task', messages: [user('only')], sandbox: false, untrusted_ingested: false, external_refs: [] }, 1);
     expect(out.session).toMatchObject({ task: 'new task', sandbox: true, untrusted_ingested: true, revision: 2, turns: 1 });
     expect(out.session.external_refs).toHaveLength(1);
-    await expect(sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1)).rejects.toMatchObject({ status: 412 });
-    await expect(sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2)).rejects.toMatchObject({ status: 400 });
+    await expect(sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1)).rejects.toMatchObject({ kind: 'stale' });
+    await expect(sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2)).rejects.toMatchObject({ kind: 'invalid' });
     const any = await sessions.replace(ns, session.id, { task: 'any', messages: [] }, ANY_REVISION);
     expect(any.session.revision).toBe(3);
   });
@@ -134,9 +134,9 @@ describe('session operations', () => {
     const { session } = await deviceA.create(ns, { task: 't' });
     await deviceB.append(ns, session.id, { messages: [user('warm B cache')] }, undefined);
     await deviceA.delete(ns, session.id);
-    await expect(deviceA.delete(ns, session.id)).rejects.toMatchObject({ status: 404 });
-    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, undefined)).rejects.toMatchObject({ status: 404 });
-    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, 2)).rejects.toMatchObject({ status: 404 });
+    await expect(deviceA.delete(ns, session.id)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, undefined)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, 2)).rejects.toMatchObject({ kind: 'not_found' });
     expect(await objects.get(keys.session(ns, session.id))).toBeNull();
     expect((await deviceB.list(ns, { limit: 20 })).sessions).toEqual([]);
   });
@@ -171,7 +171,7 @@ describe('session operations', () => {
     const after = await sessions.list(ns, { limit: 20, updatedAfter: Date.parse(s4) });
     expect(after.sessions.map((s) => s.id)).toEqual(['s2', 's6', 's5']);
     expect((await sessions.latest(ns)).id).toBe('s2');
-    await expect(sessions.list(ns, { limit: 3, cursor: 'garbage!' })).rejects.toMatchObject({ status: 400 });
+    await expect(sessions.list(ns, { limit: 3, cursor: 'garbage!' })).rejects.toMatchObject({ kind: 'invalid' });
   });
 
   it('stored objects follow the contract: compact JSON, odek field order, revision inside', async () => {
