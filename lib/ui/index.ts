@@ -1,0 +1,97 @@
+import { Hono, type Context } from 'hono';
+import { sessionBrowser } from './client.js';
+import { renderPage, type PageAssets } from './page.js';
+import { STYLE } from './style.js';
+
+/**
+ * The session browser: `GET /ui` (sessions list and search) and `GET /ui/sessions/{id}` (a transcript),
+ * server-rendered shells plus one client script and one stylesheet, all served here, nothing from
+ * elsewhere, so it works offline and inside a Worker. The page talks only to the public /v1 API.
+ */
+
+export interface UiOptions {
+  /** Redirect `GET /` to `/ui` (default true). */
+  redirectRoot?: boolean;
+}
+
+/**
+ * Strict: scripts and styles from this origin only, no inline script or style, no framing, no plugins;
+ * Trusted Types with no policy, so a string can never reach innerHTML or a script sink in this page.
+ */
+export const UI_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="5" width="12" height="9" rx="2" fill="#1f56b3"/><path d="M5 5V3.5A1.5 1.5 0 0 1 6.5 2h3A1.5 1.5 0 0 1 11 3.5V5" stroke="#1f56b3" stroke-width="1.5" fill="none"/></svg>';
+
+/** FNV-1a of a text, as 8 hex digits: the asset URLs' version, so they can be cached for good. */
+function fingerprint(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+interface Asset {
+  body: string;
+  type: string;
+  version: string;
+}
+
+let assets: { script: Asset; style: Asset; pages: Record<'list' | 'session', string> } | undefined;
+
+/** Built on first use, not at import: a Worker pays for it only when someone opens the browser. */
+function built() {
+  if (assets) return assets;
+  // tsx (keepNames) wraps functions in __name(); define it so the same source runs in the browser.
+  const scriptText = `"use strict";var __name=function(f){return f};(${sessionBrowser.toString()})();\n`;
+  const script = { body: scriptText, type: 'text/javascript; charset=utf-8', version: fingerprint(scriptText) };
+  const style = { body: STYLE, type: 'text/css; charset=utf-8', version: fingerprint(STYLE) };
+  const urls: PageAssets = { script: `/ui/app.js?v=${script.version}`, style: `/ui/app.css?v=${style.version}` };
+  assets = { script, style, pages: { list: renderPage('list', urls), session: renderPage('session', urls) } };
+  return assets;
+}
+
+function secure(c: Context): void {
+  c.header('Content-Security-Policy', UI_CSP);
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Referrer-Policy', 'no-referrer');
+  c.header('X-Frame-Options', 'DENY');
+}
+
+/** Serves an asset; a request naming its current version may cache it for a year. */
+function sendAsset(c: Context, asset: Asset) {
+  secure(c);
+  c.header('Content-Type', asset.type);
+  c.header('Cache-Control', c.req.query('v') === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache');
+  return c.body(asset.body);
+}
+
+/** The browser's routes, as a Hono app to mount at the root: `app.route('/', uiRoutes())`. */
+export function uiRoutes(options: UiOptions = {}) {
+  const redirectRoot = options.redirectRoot ?? true;
+  const ui = new Hono();
+  const page = (view: 'list' | 'session') => (c: Context) => {
+    secure(c);
+    c.header('Cache-Control', 'no-cache');
+    return c.html(built().pages[view]);
+  };
+  if (redirectRoot) ui.get('/', (c) => c.redirect('/ui', 302));
+  ui.get('/ui', page('list'));
+  ui.get('/ui/', (c) => c.redirect('/ui', 301));
+  ui.get('/ui/sessions/:id', page('session'));
+  ui.get('/ui/app.js', (c) => sendAsset(c, built().script));
+  ui.get('/ui/app.css', (c) => sendAsset(c, built().style));
+  ui.get('/ui/icon.svg', (c) => sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }));
+  return ui;
+}

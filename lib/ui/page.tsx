@@ -1,0 +1,233 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
+import type { Child } from 'hono/jsx';
+
+/**
+ * The session browser's HTML: one shell per view, rendered on the server with hono/jsx. It holds no
+ * session data (the token lives in the browser's sessionStorage, so only the client can ask for any);
+ * /ui/app.js fills it through the public API.
+ */
+
+export interface PageAssets {
+  script: string;
+  style: string;
+}
+
+function Layout(props: { view: 'list' | 'session'; title: string; assets: PageAssets; children?: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{props.title}</title>
+        <link rel="icon" href="/ui/icon.svg" type="image/svg+xml" />
+        <link rel="stylesheet" href={props.assets.style} />
+        <script src={props.assets.script} defer></script>
+      </head>
+      <body data-view={props.view}>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <a class="brand" href="/ui">
+            Satchel sessions
+          </a>
+          <div class="row">
+            <span class="who" id="who">
+              Checking access…
+            </span>
+            <button type="button" id="signout" hidden>
+              Sign out
+            </button>
+            <a href="/docs">API docs</a>
+          </div>
+        </header>
+        <main id="main" tabindex={-1}>
+          <section id="signin" hidden aria-labelledby="signin-h">
+            <h1 id="signin-h">Sign in</h1>
+            <p class="note">
+              Paste an API token (one of <code>SATCHEL_TOKENS</code>). It stays in this tab's session storage and is sent only as a bearer header to this
+              server.
+            </p>
+            <form id="signin-form">
+              <label for="token">Access token</label>
+              <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} required />
+              <button class="primary" type="submit">
+                Sign in
+              </button>
+            </form>
+            <p id="signin-error" class="msgbox" role="alert"></p>
+          </section>
+          <p id="status" class="msgbox" role="status">
+            Loading…
+          </p>
+          <div id="error" class="msgbox error" role="alert"></div>
+          <div id="content">{props.children}</div>
+        </main>
+      </body>
+    </html>
+  );
+}
+
+function ListView() {
+  return (
+    <>
+      <h1>Sessions</h1>
+      <form id="search" role="search" class="row">
+        <label for="q" class="sr-only">
+          Search sessions
+        </label>
+        <input id="q" name="q" type="search" placeholder="Search transcripts and tasks" />
+        <button type="submit">Search</button>
+        <button type="button" id="clear-search" hidden>
+          Back to the list
+        </button>
+      </form>
+      <section id="results" hidden aria-labelledby="result-h">
+        <h2 id="result-h" tabindex={-1}>
+          Search results
+        </h2>
+        <ol id="result-list" class="results"></ol>
+      </section>
+      <section id="list-wrap" aria-labelledby="sessions-h">
+        <h2 id="sessions-h" tabindex={-1} class="sr-only">
+          Newest first
+        </h2>
+        <button type="button" id="pending" hidden></button>
+        <table id="sessions-table" class="sessions">
+          <thead>
+            <tr>
+              <th scope="col">Task</th>
+              <th scope="col">Model</th>
+              <th scope="col">Provider</th>
+              <th scope="col">Turns</th>
+              <th scope="col">Size</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody id="rows"></tbody>
+        </table>
+        <p id="empty" hidden>
+          No sessions yet. Agents store them through <code>POST /v1/sessions</code>.
+        </p>
+        <nav class="pager" aria-label="Pages">
+          <button type="button" id="prev" disabled>
+            Newer
+          </button>
+          <span id="page-label">Page 1</span>
+          <button type="button" id="next" disabled>
+            Older
+          </button>
+        </nav>
+      </section>
+    </>
+  );
+}
+
+function SessionView() {
+  return (
+    <>
+      <p>
+        <a href="/ui">← All sessions</a>
+      </p>
+      <h1 id="task" tabindex={-1}>
+        Session
+      </h1>
+      <p id="badges"></p>
+      <dl id="facts" class="facts"></dl>
+      <div class="toolbar">
+        <button type="button" id="download">
+          Download JSON
+        </button>
+        <button type="button" id="reload">
+          Reload
+        </button>
+        <span id="ro-note" class="note"></span>
+      </div>
+      <div id="action-msg" class="msgbox" role="alert"></div>
+      <section aria-labelledby="transcript-h">
+        <h2 id="transcript-h">Transcript</h2>
+        <ol id="messages" class="transcript"></ol>
+      </section>
+      <section id="actions" hidden aria-labelledby="actions-h">
+        <h2 id="actions-h">Change this session</h2>
+        <div class="actions">
+          <section>
+            <h3>Append a message</h3>
+            <form id="append-form">
+              <label for="append-text">User message</label>
+              <textarea id="append-text" name="content"></textarea>
+              <button type="submit" id="append-btn">
+                Append
+              </button>
+            </form>
+          </section>
+          <section>
+            <h3>Continue</h3>
+            <form id="continue-form">
+              <label for="continue-text">Message for the model</label>
+              <textarea id="continue-text" name="message"></textarea>
+              <button type="submit" id="continue-btn">
+                Continue
+              </button>
+              <p class="note">Stores your message, then runs a model turn when the server has a model configured.</p>
+            </form>
+          </section>
+          <section>
+            <h3>Trim</h3>
+            <form id="trim-form">
+              <label for="trim-keep">Messages to keep (counts the system message)</label>
+              <div class="row">
+                <input id="trim-keep" name="keep" type="number" min="2" step="1" inputmode="numeric" />
+                <button type="button" id="trim-preview">
+                  Preview
+                </button>
+                <button type="submit" id="trim-btn" disabled>
+                  Trim
+                </button>
+              </div>
+            </form>
+            <div id="trim-out"></div>
+          </section>
+          <section>
+            <h3>Delete</h3>
+            <button type="button" id="delete-ask">
+              Delete this session…
+            </button>
+            <div id="delete-confirm" hidden role="group" aria-labelledby="delete-q">
+              <p id="delete-q">Delete this session with its audit log and search entries? This cannot be undone.</p>
+              <div class="row">
+                <button type="button" class="danger" id="delete-yes">
+                  Delete permanently
+                </button>
+                <button type="button" id="delete-no">
+                  Cancel
+                </button>
+              </div>
+            </div>
+          </section>
+        </div>
+      </section>
+      <section aria-labelledby="refs-h">
+        <h2 id="refs-h">External refs</h2>
+        <div id="refs"></div>
+      </section>
+      <section aria-labelledby="audit-h">
+        <h2 id="audit-h">Audit log</h2>
+        <ol id="audit" class="timeline"></ol>
+      </section>
+    </>
+  );
+}
+
+/** The whole page for a view, as an HTML string with its doctype. */
+export function renderPage(view: 'list' | 'session', assets: PageAssets): string {
+  const title = view === 'list' ? 'Sessions · Satchel' : 'Session · Satchel';
+  const body = view === 'list' ? <ListView /> : <SessionView />;
+  return `<!doctype html>${String(
+    <Layout view={view} title={title} assets={assets}>
+      {body}
+    </Layout>,
+  )}`;
+}
