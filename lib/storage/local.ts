@@ -1,29 +1,81 @@
-import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoredObject } from './port.js';
+import {
+  assertSafeKey,
+  DEFAULT_PING_DEADLINE_MS,
+  PreconditionFailedError,
+  StorageUnavailableError,
+  type ListOptions,
+  type ListPage,
+  type ObjectStore,
+  type PutOptions,
+  type StoragePing,
+  type StoredObject,
+} from './port.js';
+import { probe } from './retry.js';
 
 const TEMP_MARK = '.tmp-';
+/** Lock files and owner files live in this folder at the root, out of every listing. */
+const LOCK_DIR = '.locks';
+const OWNER_MARK = 'owner-';
+
+export interface LocalStoreOptions {
+  /** Longest wait for a key's lock held by another process before StorageUnavailableError. Default 5000 ms. */
+  lockTimeoutMs?: number;
+  /** A lock is broken only when its owner process is gone and the lock is older than this. Default 1000 ms. */
+  staleLockMs?: number;
+  /**
+   * Temp files (`.tmp-<pid>-<hex>`) are removed at start when their writer process is gone, and in any case
+   * when older than this (a live process whose pid was reused). Default 1 hour.
+   */
+  maxTempAgeMs?: number;
+}
 
 /**
  * Local-folder adapter, the embedded default of the Node server.
  *
  * A write goes to a temp file in the target folder, is fsynced, then renamed over the key, so a crash
- * leaves either the old or the new object. The etag is derived from the file's inode, size and
- * nanosecond mtime (a rename always brings a new inode). Preconditions are checked and applied under
- * a per-key lock, which makes them hold for concurrent requests in this process; one process per folder.
+ * leaves either the old or the new object. Reads open the file once and take the etag from that open
+ * file, so the etag always belongs to the bytes returned.
+ *
+ * Several processes may share one folder (on one machine): every write and delete takes a per-key lock
+ * file, `.locks/<sha256 of the key>`, around the check of its precondition and the rename, so If-Match and
+ * If-None-Match hold across processes. A lock is a hard link (`link`, atomic, fails when it exists) to the
+ * process's owner file, which names its pid and the process start time. A lock whose owner process is gone
+ * (pid absent, or reused by a process started later) and older than `staleLockMs` is broken, under a second
+ * `.break` lock so two processes never break the same lock twice. Within one process, writers to a key
+ * queue in memory first, so the lock file is only contended between processes.
+ *
+ * The etag is the file's inode, size and nanosecond mtime. Under the lock every write gives the new file
+ * an mtime later than the one it replaces, so an etag never repeats for a key even when inode numbers are
+ * reused and file times are coarse, and every process computes the same etag for the same file.
+ *
+ * At start, temp files left by a crashed writer (its pid gone) and owner files of gone processes are
+ * removed in the background (`swept` resolves when done).
  */
 export class LocalStore implements ObjectStore {
   readonly name: string;
+  /** The start-up sweep of temp files and stale locks; never rejects. */
+  readonly swept: Promise<{ tempFiles: number; locks: number }>;
   private readonly locks = new Map<string, Promise<void>>();
-  /**
-   * Writes per key by this process. File times are coarse (a few ms) and inode numbers are reused, so
-   * two quick same-size writes could repeat an etag made of stat fields alone; the count cannot repeat.
-   */
-  private readonly generations = new Map<string, number>();
+  private readonly lockDir: string;
+  private readonly lockTimeoutMs: number;
+  private readonly staleLockMs: number;
+  private readonly maxTempAgeMs: number;
+  private owner: Promise<string> | undefined;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    options: LocalStoreOptions = {},
+  ) {
     this.name = `local:${root}`;
+    this.lockDir = join(root, LOCK_DIR);
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 5000;
+    this.staleLockMs = options.staleLockMs ?? 1000;
+    this.maxTempAgeMs = options.maxTempAgeMs ?? 60 * 60 * 1000;
+    this.swept = this.sweep().catch(() => ({ tempFiles: 0, locks: 0 }));
   }
 
   private path(key: string): string {
@@ -33,48 +85,48 @@ export class LocalStore implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | null> {
     const path = this.path(key);
-    // Read and stat under the lock so the etag belongs to the bytes returned.
-    return this.locked(key, async () => {
-      try {
-        const [body, info] = await Promise.all([readFile(path), stat(path, { bigint: true })]);
-        return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: this.etagOf(key, info) };
-      } catch (err) {
-        if (isNotFound(err)) return null;
-        throw err;
-      }
-    });
+    let handle;
+    try {
+      handle = await open(path, 'r');
+    } catch (err) {
+      if (isNotFound(err) || (err as { code?: string }).code === 'EISDIR') return null;
+      throw err;
+    }
+    try {
+      // One open file: a concurrent rename replaces the name, never these bytes, so etag and body agree.
+      const info = await handle.stat({ bigint: true });
+      if (!info.isFile()) return null;
+      const body = await handle.readFile();
+      return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: statTag(info) };
+    } finally {
+      await handle.close();
+    }
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     const path = this.path(key);
-    return this.locked(key, async () => {
-      if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
+    // The slow part (writing and fsyncing the bytes) happens before the lock; only check and rename are under it.
+    const temp = await this.writeTemp(path, body);
+    let renamed = false;
+    try {
+      return await this.locked(key, async () => {
         const current = await stat(path, { bigint: true }).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
         if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
-        if (options.ifMatch !== undefined && (!current || this.etagOf(key, current) !== options.ifMatch)) throw new PreconditionFailedError(key);
-      }
-      const temp = join(dirname(path), `${TEMP_MARK}${randomBytes(8).toString('hex')}`);
-      let handle;
-      for (let attempt = 0; ; attempt++) {
-        await mkdir(dirname(path), { recursive: true });
-        try {
-          handle = await open(temp, 'w');
-          break;
-        } catch (err) {
-          // A delete pruned the empty folder between mkdir and open: make it again.
-          if (!isNotFound(err) || attempt >= 3) throw err;
+        if (options.ifMatch !== undefined && (!current || statTag(current) !== options.ifMatch)) throw new PreconditionFailedError(key);
+        if (current) await laterThan(temp.path, temp.mtimeNs, current.mtimeNs);
+        await rename(temp.path, path);
+        renamed = true;
+        let info = await stat(path, { bigint: true });
+        // Coarse file times (a filesystem with 1 s or 2 s resolution): push the mtime on until it is later.
+        for (let step = 0; current && info.mtimeNs <= current.mtimeNs && step < 3; step++) {
+          await laterThan(path, info.mtimeNs, current.mtimeNs, [1_000_000n, 1_000_000_000n, 2_000_000_000n][step]!);
+          info = await stat(path, { bigint: true });
         }
-      }
-      try {
-        await handle.writeFile(body);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
-      this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
-      return { etag: this.etagOf(key, await stat(path, { bigint: true })) };
-    });
+        return { etag: statTag(info) };
+      });
+    } finally {
+      if (!renamed) await unlink(temp.path).catch(() => undefined);
+    }
   }
 
   async delete(keys: string | string[]): Promise<void> {
@@ -93,7 +145,7 @@ export class LocalStore implements ObjectStore {
     const folder = cut >= 0 ? prefix.slice(0, cut) : '';
     if (folder) assertSafeKey(folder);
     const keys: string[] = [];
-    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, (file) => {
+    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, this.lockDir, (file) => {
       const key = relative(this.root, file).split(sep).join('/');
       if (key.startsWith(prefix) && (!options.cursor || key > options.cursor)) keys.push(key);
     });
@@ -109,6 +161,73 @@ export class LocalStore implements ObjectStore {
     return { objects: page, ...(i < keys.length ? { cursor: page[page.length - 1]?.key ?? keys[i - 1]! } : {}) };
   }
 
+  /**
+   * Checks that the folder exists (or can be made) and takes writes: stat of the root and of the lock
+   * folder, made if missing. The error names the failure class only, never the absolute path.
+   */
+  async ping(deadlineMs = DEFAULT_PING_DEADLINE_MS): Promise<StoragePing> {
+    return probe(
+      deadlineMs,
+      async () => {
+        await mkdir(this.lockDir, { recursive: true });
+        await this.ownerFile();
+      },
+      (err) => {
+        const code = (err as { code?: string }).code ?? '';
+        if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return { reason: 'denied', error: code };
+        if (code === 'ENOENT' || code === 'ENOTDIR') return { reason: 'not-found', error: code };
+        return { reason: 'error', error: /^[A-Z]{2,16}$/.test(code) ? code : 'error' };
+      },
+    );
+  }
+
+  /**
+   * Removes what crashed processes left: temp files whose writer is gone (or older than maxTempAgeMs),
+   * owner files of gone processes, and locks whose owner is gone. Runs at start; safe at any time.
+   */
+  async sweep(): Promise<{ tempFiles: number; locks: number }> {
+    let tempFiles = 0;
+    let locks = 0;
+    const now = Date.now();
+    const temps: string[] = [];
+    await walkAll(this.root, this.lockDir, (file, name) => {
+      if (name.startsWith(TEMP_MARK)) temps.push(file);
+    });
+    for (const file of temps) {
+      const info = await stat(file).catch(() => null);
+      if (!info) continue;
+      const pid = Number(/^\.tmp-(\d+)-/.exec(file.slice(file.lastIndexOf(sep) + 1))?.[1]);
+      const age = now - info.mtimeMs;
+      const writerGone = Number.isInteger(pid) && pid > 0 ? !pidAlive(pid) : age > 5000;
+      if (writerGone || age > this.maxTempAgeMs) {
+        await unlink(file).then(
+          () => tempFiles++,
+          () => undefined,
+        );
+      }
+    }
+    let names: string[] = [];
+    try {
+      names = await readdir(this.lockDir);
+    } catch {
+      return { tempFiles, locks };
+    }
+    for (const name of names) {
+      const file = join(this.lockDir, name);
+      if (name.startsWith(OWNER_MARK)) {
+        const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
+        if (owner && !ownerAlive(owner)) await unlink(file).catch(() => undefined);
+      } else if (name.endsWith('.break')) {
+        const info = await stat(file).catch(() => null);
+        const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
+        if (info && now - info.ctimeMs > this.staleLockMs && !(owner && ownerAlive(owner))) await unlink(file).catch(() => undefined);
+      } else if (await this.breakIfStale(file)) {
+        locks++;
+      }
+    }
+    return { tempFiles, locks };
+  }
+
   /** Removes empty folders left by deletes (up to the root): listing walks folders, so they would cost. */
   private async prune(dir: string): Promise<void> {
     while (dir.length > this.root.length && dir.startsWith(this.root)) {
@@ -121,10 +240,34 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  private etagOf(key: string, info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
-    return `${statTag(info)}-${(this.generations.get(key) ?? 0).toString(36)}`;
+  /** Writes and fsyncs the body to `.tmp-<pid>-<hex>` beside the key; returns its path and mtime. */
+  private async writeTemp(path: string, body: Uint8Array): Promise<{ path: string; mtimeNs: bigint }> {
+    const temp = join(dirname(path), `${TEMP_MARK}${process.pid}-${randomBytes(8).toString('hex')}`);
+    let handle;
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(dirname(path), { recursive: true });
+      try {
+        handle = await open(temp, 'wx');
+        break;
+      } catch (err) {
+        // A delete pruned the empty folder between mkdir and open: make it again.
+        if (!isNotFound(err) || attempt >= 3) throw err;
+      }
+    }
+    try {
+      await handle.writeFile(body);
+      await handle.sync();
+      const info = await handle.stat({ bigint: true });
+      return { path: temp, mtimeNs: info.mtimeNs };
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    } finally {
+      await handle.close();
+    }
   }
 
+  /** In-process queue per key, then the cross-process lock file around `fn`. */
   private async locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.locks.get(key) ?? Promise.resolve();
     let release!: () => void;
@@ -133,16 +276,154 @@ export class LocalStore implements ObjectStore {
     this.locks.set(key, chained);
     await previous;
     try {
-      return await fn();
+      const lockFile = await this.acquire(key);
+      try {
+        return await fn();
+      } finally {
+        await unlink(lockFile).catch(() => undefined);
+      }
     } finally {
       release();
       if (this.locks.get(key) === chained) this.locks.delete(key);
     }
   }
+
+  /** Takes the key's lock file: a hard link to this process's owner file. Returns the lock's path. */
+  private async acquire(key: string): Promise<string> {
+    const lockFile = join(this.lockDir, createHash('sha256').update(key).digest('hex').slice(0, 40));
+    const started = Date.now();
+    let wait = 1;
+    for (;;) {
+      const owner = await this.ownerFile();
+      try {
+        await link(owner, lockFile);
+        return lockFile;
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code === 'ENOENT') {
+          // The lock folder or our owner file was removed (a wiped data folder): make them again.
+          this.owner = undefined;
+          continue;
+        }
+        if (code !== 'EEXIST') throw err;
+      }
+      if (await this.breakIfStale(lockFile)) continue;
+      if (Date.now() - started > this.lockTimeoutMs) {
+        const holder = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
+        throw new StorageUnavailableError(
+          `the lock of ${key} is held by ${holder ? `process ${holder.pid}` : 'another process'} for more than ${this.lockTimeoutMs} ms`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random())));
+      wait = Math.min(wait * 2, 20);
+    }
+  }
+
+  /**
+   * Breaks a lock whose owner process is gone and which is older than staleLockMs; true when it did (or
+   * the lock was gone already). The check and the unlink run under `<lock>.break`, so that two processes
+   * that both saw the same stale lock cannot remove a fresh lock taken in between.
+   */
+  private async breakIfStale(lockFile: string): Promise<boolean> {
+    const seen = await stat(lockFile).catch(() => null);
+    if (!seen) return true;
+    // link() sets the ctime, so the ctime is when the lock was taken (the mtime is the owner file's).
+    if (Date.now() - seen.ctimeMs < this.staleLockMs) return false;
+    const owner = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
+    if (owner && ownerAlive(owner)) return false;
+    const breakFile = `${lockFile}.break`;
+    try {
+      await link(await this.ownerFile(), breakFile);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EEXIST') return false;
+      // A breaker that died mid-break (a window of microseconds) leaves its break lock: clear it.
+      const breaker = await stat(breakFile).catch(() => null);
+      const breakerOwner = parseOwner(await readFile(breakFile, 'utf8').catch(() => ''));
+      if (breaker && Date.now() - breaker.ctimeMs > this.staleLockMs && !(breakerOwner && ownerAlive(breakerOwner))) {
+        await unlink(breakFile).catch(() => undefined);
+      }
+      return false;
+    }
+    try {
+      const now = await stat(lockFile).catch(() => null);
+      if (!now) return true;
+      // Taken again meanwhile (by a live process: its own owner file, another inode). All locks of one
+      // owner share its owner file's inode, so the inode alone says whose lock this is.
+      if (now.ino !== seen.ino) return false;
+      await unlink(lockFile).catch(() => undefined);
+      return true;
+    } finally {
+      await unlink(breakFile).catch(() => undefined);
+    }
+  }
+
+  /** This process's owner file, `.locks/owner-<pid>-<hex>`, holding `<pid> <start time> <hex>`. */
+  private ownerFile(): Promise<string> {
+    this.owner ??= (async () => {
+      await mkdir(this.lockDir, { recursive: true });
+      const token = randomBytes(6).toString('hex');
+      const file = join(this.lockDir, `${OWNER_MARK}${process.pid}-${token}`);
+      await writeFile(file, `${process.pid} ${startTimeOf(process.pid) ?? '-'} ${token}\n`, { flag: 'wx' });
+      return file;
+    })().catch((err: unknown) => {
+      this.owner = undefined;
+      throw err;
+    });
+    return this.owner;
+  }
 }
 
+/** The etag: inode, size and nanosecond mtime, in base 36. */
 function statTag(info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
   return `${info.ino.toString(36)}-${info.size.toString(36)}-${info.mtimeNs.toString(36)}`;
+}
+
+/** Sets the file's mtime after `previousNs` (by at least `stepNs`) unless it already is. */
+async function laterThan(file: string, mtimeNs: bigint, previousNs: bigint, stepNs = 10_000n): Promise<void> {
+  if (mtimeNs > previousNs) return;
+  // Whole microseconds as a number of seconds: a double holds them to ~0.25 µs, far below the 10 µs step.
+  const targetUs = (previousNs + stepNs) / 1000n + 1n;
+  const seconds = Number(targetUs) / 1e6;
+  await utimes(file, Date.now() / 1000, seconds);
+}
+
+interface Owner {
+  pid: number;
+  start: string;
+}
+
+function parseOwner(content: string): Owner | null {
+  const m = /^(\d+) (\S+) [0-9a-f]+\n?$/.exec(content);
+  return m ? { pid: Number(m[1]), start: m[2]! } : null;
+}
+
+/** The process is there and is the one that wrote the owner file (not a later process given its pid). */
+function ownerAlive(owner: Owner): boolean {
+  if (!pidAlive(owner.pid)) return false;
+  if (owner.start === '-') return true;
+  const start = startTimeOf(owner.pid);
+  return start === undefined || start === owner.start;
+}
+
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}
+
+/** The process start time (field 22 of /proc/<pid>/stat, in clock ticks since boot); undefined off Linux. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19];
+  } catch {
+    return undefined;
+  }
 }
 
 function isNotFound(err: unknown): boolean {
@@ -150,7 +431,14 @@ function isNotFound(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-async function walk(dir: string, visit: (file: string) => void): Promise<void> {
+/** Files under `dir` for listing: temp files and the lock folder are never keys. */
+async function walk(dir: string, lockDir: string, visit: (file: string) => void): Promise<void> {
+  await walkAll(dir, lockDir, (file, name) => {
+    if (!name.startsWith(TEMP_MARK)) visit(file);
+  });
+}
+
+async function walkAll(dir: string, lockDir: string, visit: (file: string, name: string) => void): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -159,9 +447,9 @@ async function walk(dir: string, visit: (file: string) => void): Promise<void> {
     throw err;
   }
   for (const entry of entries) {
-    if (entry.name.startsWith(TEMP_MARK)) continue;
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) await walk(full, visit);
-    else if (entry.isFile()) visit(full);
+    if (full === lockDir) continue;
+    if (entry.isDirectory()) await walkAll(full, lockDir, visit);
+    else if (entry.isFile()) visit(full, entry.name);
   }
 }
