@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,5 +25,15 @@ describe('local folder specifics', () => {
     const got = await reopened.get('k/v');
     expect(got && new TextDecoder().decode(got.body)).toBe('x');
     await reopened.put('k/v', utf8('y'), { ifMatch: got!.etag });
+  });
+
+  it('ping reports a folder that cannot be used, without naming its absolute path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'satchel-local-'));
+    writeFileSync(join(dir, 'a-file'), 'x');
+    const store = new LocalStore(join(dir, 'a-file', 'data'));
+    const out = await store.ping(2000);
+    expect(out).toMatchObject({ ok: false, reason: 'not-found', error: 'ENOTDIR' });
+    expect(JSON.stringify(out)).not.toContain(dir);
+    expect(await new LocalStore(join(dir, 'fresh')).ping(2000)).toMatchObject({ ok: true });
   });
 });
