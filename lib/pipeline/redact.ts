@@ -45,15 +45,52 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
   };
 }
 
+/**
+ * Values published in providers' documentation as examples (AWS, Stripe, GitHub, Telegram, jwt.io, the
+ * Azure storage emulator): text about them is not a leak, and destroying it makes docs unreadable.
+ */
+const DOCUMENTED_EXAMPLES = [
+  'AKIAIOSFODNN7EXAMPLE',
+  'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  '123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11',
+  'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+  'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+  'ghp_16C7e42F292c6912E7710c838347Ae178B4a',
+  'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==',
+  'xoxb-not-a-real-token-this-will-not-work',
+];
+
+/**
+ * Placeholder shapes inside a would-be secret: `EXAMPLE`, runs of x or *, `...`, `your_…`, `…_here`,
+ * `REPLACE_ME`, `insert-…`, `changeme`. Random tokens contain none of these (a run of five x's in a
+ * base62 token has odds of about 1 in 10^7 per position).
+ */
+const PLACEHOLDER_SHAPE =
+  /example|x{5,}|\*{4,}|\.{3}|…|0{12,}|your[_-]|[_-]here$|replace[_-]?me|insert[_-]|changeme|placeholder|not[_-]a[_-]real|redacted/i;
+
+/** True for documented example keys and placeholder-shaped values, checked on every rule's match. */
+export function isExampleValue(value: string): boolean {
+  if (PLACEHOLDER_SHAPE.test(value)) return true;
+  for (const example of DOCUMENTED_EXAMPLES) if (value.includes(example)) return true;
+  return false;
+}
+
+/** Public identifiers that sit under secret-sounding names (`accessToken: 'pk.eyJ…'`, publishable keys). */
+const PUBLIC_ID = /^(?:pk[._](?:live_|test_|eyJ)|pk-lf-|sq0idp-|AC[a-f0-9]{32}$)/;
+
+/** References to a secret kept elsewhere: env vars, templates, secret managers, code expressions. */
+const REFERENCE =
+  /^(?:\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%$|%\([A-Za-z_][A-Za-z0-9_]*\)s|\{\{|\{%|<%|#\{|@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|!Ref\b|!Sub\b)/;
+
 /** True for references and placeholders that are not secrets themselves. */
 export function isPlaceholder(value: string): boolean {
   const v = value.trim().replace(/^["'`]|["'`]$/g, '');
   if (v.length === 0) return true;
   if (v.includes(PLACEHOLDER)) return true;
-  if (/^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|your[_-]\w*)$/i.test(v)) return true;
+  if (isExampleValue(v) || PUBLIC_ID.test(v) || REFERENCE.test(v)) return true;
+  if (/^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$/i.test(v)) return true;
   if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^>]*>|\[[^\]]*\]|\([^)]*\))$/i.test(v)) return true;
-  if (/^\$\{[^}]*\}?|^\$\(|^\$[A-Za-z_]|^%[A-Za-z_][A-Za-z0-9_]*%$|^\{\{|^\{%|^<%|^#\{/.test(v)) return true;
-  if (/^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(v)) return true;
+  if (/^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(v)) return true;
   if (/\(\s*\)?$|\($/.test(v) || /^[a-z_][a-z0-9_]*\(/i.test(v)) return true;
   return false;
 }
@@ -91,10 +128,12 @@ function buildAutomaton(rules: Rule[]): Automaton {
   const depth: number[] = [0];
   const outputs: { rule: number; length: number }[][] = [[]];
   const compiled: Rule[] = rules.slice();
+  const classes = charClasses(rules);
   rules.forEach((rule, ruleIndex) => {
     if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
     // Group positions come from the d flag; it costs only on matches, which are rare.
     if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices) rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
+    if (rule.each && !(rule.each.global && rule.each.hasIndices)) throw new Error(`rule ${rule.id}: each needs the g and d flags`);
     compiled[ruleIndex] = rule;
     for (const keyword of rule.keywords) {
       if (!keyword || keyword !== keyword.toLowerCase() || /[^\x00-\x7f]/.test(keyword)) {
@@ -102,7 +141,7 @@ function buildAutomaton(rules: Rule[]): Automaton {
       }
       let state = 0;
       for (const ch of keyword) {
-        const c = ch.charCodeAt(0);
+        const c = classes.of[ch.charCodeAt(0)]!;
         let next = children[state]!.get(c);
         if (next === undefined) {
           next = children.length;
@@ -118,10 +157,13 @@ function buildAutomaton(rules: Rule[]): Automaton {
   });
   // Breadth-first: failure links, merged outputs, and the full transition table (a DFA).
   const states = children.length;
-  const table = new Int32Array(states * ALPHABET);
+  // A row per state, a column per character class; 16-bit entries while the states fit. The table is then
+  // a fraction of 128 columns of 32 bits, so more of it stays in cache during the scan.
+  const width = classes.width;
+  const table = states <= 0xffff ? new Uint16Array(states * width) : new Int32Array(states * width);
   const fail = new Int32Array(states);
   const queue: number[] = [];
-  for (let c = 0; c < ALPHABET; c++) {
+  for (let c = 0; c < width; c++) {
     const next = children[0]!.get(c);
     if (next !== undefined) {
       table[c] = next;
@@ -131,13 +173,13 @@ function buildAutomaton(rules: Rule[]): Automaton {
   for (let qi = 0; qi < queue.length; qi++) {
     const state = queue[qi]!;
     outputs[state]!.push(...outputs[fail[state]!]!);
-    for (let c = 0; c < ALPHABET; c++) {
+    for (let c = 0; c < width; c++) {
       const next = children[state]!.get(c);
       if (next !== undefined) {
-        fail[next] = table[fail[state]! * ALPHABET + c]!;
-        table[state * ALPHABET + c] = next;
+        fail[next] = table[fail[state]! * width + c]!;
+        table[state * width + c] = next;
         queue.push(next);
-      } else table[state * ALPHABET + c] = table[fail[state]! * ALPHABET + c]!;
+      } else table[state * width + c] = table[fail[state]! * width + c]!;
     }
   }
   const hasOutput = new Uint8Array(states).map((_, s) => (outputs[s]!.length > 0 ? 1 : 0));
@@ -147,7 +189,8 @@ function buildAutomaton(rules: Rule[]): Automaton {
       // Locals, not closure variables: V8 then optimises this loop the same way every time.
       const T = table;
       const H = hasOutput;
-      const L = LOWER;
+      const C = classes.of;
+      const shift = classes.shift;
       let hits = 0;
       let state = 0;
       const n = text.length;
@@ -157,7 +200,7 @@ function buildAutomaton(rules: Rule[]): Automaton {
           state = 0;
           continue;
         }
-        state = T[(state << 7) | L[c]!]!;
+        state = T[(state << shift) | C[c]!]!;
         if (H[state] === 0) continue;
         for (const out of outputs[state]!) {
           hits++;
@@ -167,6 +210,19 @@ function buildAutomaton(rules: Rule[]): Automaton {
       return hits;
     },
   };
+}
+
+/**
+ * Character classes of the automaton: every (lower-cased) character that occurs in a keyword has a class of
+ * its own, all others share class 0. Rows are 64 wide when the classes fit, else 128.
+ */
+function charClasses(rules: Rule[]): { of: Uint8Array; width: number; shift: number } {
+  const used = new Set<number>();
+  for (const rule of rules) for (const keyword of rule.keywords) for (const ch of keyword) used.add(ch.charCodeAt(0));
+  const ids = new Map([...used].sort((a, b) => a - b).map((c, i) => [c, i + 1]));
+  const of = new Uint8Array(ALPHABET).map((_, c) => ids.get(LOWER[c]!) ?? 0);
+  const shift = ids.size + 1 <= 64 ? 6 : 7;
+  return { of, width: 1 << shift, shift };
 }
 
 function runRule(rule: Rule, text: string, start: number, ranges: number[]): void {
@@ -180,11 +236,12 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): voi
   const group = rule.group ?? 0;
   const secret = m[group];
   if (secret === undefined || secret.length === 0) return;
-  if (rule.minLength !== undefined && secret.length < rule.minLength) return;
-  if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return;
-  if (rule.placeholders && isPlaceholder(secret)) return;
-  if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return;
   let from = group === 0 ? m.index : m.indices![group]![0];
+  if (rule.each) {
+    eachSecret(rule, rule.each, secret, from, ranges);
+    return;
+  }
+  if (!accepted(rule, secret)) return;
   const to = from + secret.length;
   if (rule.extendBack) {
     const max = rule.extendBackMax ?? 64;
@@ -195,6 +252,27 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): voi
     }
   }
   ranges.push(from, to);
+}
+
+/** The value checks every secret passes: length, entropy, placeholders, documented examples. */
+function accepted(rule: Rule, secret: string): boolean {
+  if (rule.minLength !== undefined && secret.length < rule.minLength) return false;
+  if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return false;
+  if (rule.placeholders && isPlaceholder(secret)) return false;
+  if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return false;
+  return !isExampleValue(secret);
+}
+
+/** Several secrets in one match (the pairs of a `Cookie:` header): each group-1 match of `each` is one. */
+function eachSecret(rule: Rule, each: RegExp, region: string, offset: number, ranges: number[]): void {
+  each.lastIndex = 0;
+  for (let m = each.exec(region); m !== null; m = each.exec(region)) {
+    if (m[0].length === 0) each.lastIndex++;
+    const secret = m[1];
+    if (secret === undefined || !accepted(rule, secret)) continue;
+    const at = offset + m.indices![1]![0];
+    ranges.push(at, at + secret.length);
+  }
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

@@ -31,4 +31,9 @@ export interface Rule {
   extendBackMax?: number;
   /** The character before the keyword must be one of these (e.g. `?&` for URL query parameters). */
   after?: string;
+  /**
+   * Several secrets in one match (the values of a `Cookie:` header): a global regex with the `d` flag, run
+   * over the matched group; each of its group-1 matches that passes the value checks is one secret.
+   */
+  each?: RegExp;
 }

@@ -42,13 +42,30 @@ const QUOTED_VALUE =
  * followed by `,` `;` `)` `}` `]` (`{ token: accessToken }`, `f(token=token)`). So is prose: a word of
  * letters followed by more words (`the secret: always test`).
  */
-const UNQUOTED_VALUE =
-  String.raw`(?<![\\"'\x60])${NOT_PLACEHOLDER}` +
-  String.raw`(?!${IDENT}(?:\.${IDENT}){1,16}${VALUE_END})` +
-  String.raw`(?:(?<=[ \t](?::=|=>|=)[ \t]{0,16})(?!${IDENT}${VALUE_END})|(?<![ \t](?::=|=>|=)[ \t]{0,16}))` +
-  String.raw`(?!${IDENT}[ \t]{0,16}[,;)}\]])` +
-  String.raw`(?![A-Za-z]{1,256}[ \t]{1,16}[A-Za-z])` +
-  String.raw`${UNQUOTED_CHAR}{1,512}${VALUE_END}`;
+function unquotedValue(run: string, closers = String.raw`[,;)}\]]`): string {
+  return (
+    String.raw`(?<![\\"'\x60])${NOT_PLACEHOLDER}` +
+    String.raw`(?!${IDENT}(?:\.${IDENT}){1,16}${VALUE_END})` +
+    String.raw`(?:(?<=[ \t](?::=|=>|=)[ \t]{0,16})(?!${IDENT}${VALUE_END})|(?<![ \t](?::=|=>|=)[ \t]{0,16}))` +
+    String.raw`(?!${IDENT}[ \t]{0,16}${closers})` +
+    String.raw`(?![A-Za-z]{1,256}[ \t]{1,16}[A-Za-z])` +
+    String.raw`${run}${VALUE_END}`
+  );
+}
+const UNQUOTED_VALUE = unquotedValue(String.raw`${UNQUOTED_CHAR}{1,512}`);
+
+/**
+ * A password typed by a person: symbols and brackets inside (`p*[~x`, `a{b}c`), commas between characters
+ * (`abc,def,ghi!`), `&` unless a URL parameter follows; never ending on a closing bracket or a comma, so
+ * `f(password=abc1)` keeps its `)`.
+ */
+const PASSWORD_RUN =
+  String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}[^\s"'\x60,;&\\)\]}>]`;
+const PASSWORD_VALUE = unquotedValue(
+  // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
+  String.raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
+  String.raw`(?:[;)}\]]|,(?=[\s,]|$))`,
+);
 
 /**
  * `=`, `:=`, `=>` (not `==`), or a `:` followed by a blank or a quote: YAML and JSON, but not the
@@ -62,19 +79,60 @@ const SEPARATOR = String.raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}|[ \t]{
  * the value. `token_count: 12`, `max_tokens=100`, `passwordless: true` do not match: the separator must
  * follow the keyword directly (after an optional closing quote or `]`).
  */
-function assignment(keys: string[], options: { tokenLike?: boolean } = {}): RegExp {
-  const alternatives = [...keys].sort((a, b) => b.length - a.length).join('|');
+function assignment(
+  keys: string[],
+  options: { tokenLike?: boolean; key?: string; unquoted?: string; caseSensitive?: boolean } = {},
+): RegExp {
+  const alternatives = options.key ?? [...keys].sort((a, b) => b.length - a.length).join('|');
   // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
   // logprobs listing is a word, not a credential.
   const tokenLike = options.tokenLike ? String.raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
   const source =
     String.raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
-    String.raw`(${QUOTED_VALUE}|${UNQUOTED_VALUE})`;
-  return new RegExp(source, 'iy');
+    String.raw`(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})`;
+  return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
 }
 
 // Shared fragments for keyed rules (twilio, discord, aws secret key).
 const KEY_SEP = String.raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
+
+/**
+ * Keywords of an assignment rule: each word followed by what can come next in `<key>["']? <sep>` (a quote,
+ * `]`, a blank, `=` or `:`), so that `"key"` inside a tool schema or `token_count` never wakes the rule.
+ */
+function assigned(...words: string[]): string[] {
+  return words.flatMap((w) => ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end));
+}
+
+/** A cheap first test for keyed rules with common keywords: the keyword is followed by `=`, `:` (after a quote). */
+const SEPARATOR_AHEAD = (keyword: string) => String.raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
+
+/**
+ * Where a `.env` or shell name ends in its secret suffix: the name starts a token (line start, a blank, a
+ * quote, `;`, `&`, `|`, `(`) and is upper-case words joined by `_` (`MYSQL_ROOT_` before `PASSWORD=`).
+ */
+const ENV_NAME = String.raw`(?<=(?:^|[\s"'\x60;&|(])(?:[A-Z0-9]{1,40}_){0,8})`;
+
+/** Names of keys that are not secrets: `PUBLIC_KEY`, `sort_key`, `idempotencyKey`, `SITE_KEY` (reCAPTCHA). */
+const NOT_SECRET_KEY_NAMES =
+  'public|publishable|primary|foreign|sort|partition|hash|range|cache|idempotency|websocket|ssh|routing|s3|' +
+  'object|file|lookup|dedup|kms|site|anon|row|column|index|search|group|map|i18n|translation|parent|child|' +
+  'composite|unique|shard|bucket|blob|license_?file|sign|cursor|page|next|prev|pk|fk|instrumentation';
+
+/** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
+const COOKIE_PAIR =
+  /(?:^|;)[ \t]*(?!(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)=)(?!(?:_ga|_gid|_gat|_fbp|_fbc|_gcl|__utm|_hj|ajs_anonymous_id|_clck|_clsk)[^=;\s]{0,64}=)[^=;\s]{1,256}=([^;\s]{1,4096})/dgi;
+
+/**
+ * Keywords of Discord bot tokens: the first three characters of the base64 of a numeric id (a digit
+ * 1-9, then any digit, then a digit's high bits): `MTA`, `MTE`, … `OTk` in lower case.
+ */
+function discordKeywords(): string[] {
+  const out = new Set<string>();
+  const b64 = (s: string) => btoa(s).toLowerCase().slice(0, 3);
+  for (let a = 1; a <= 9; a++) for (let b = 0; b <= 9; b++) out.add(b64(`${a}${b}0`));
+  return [...out];
+}
 
 export const rules: Rule[] = [
   // ------------------------------------------------------------------------------------ AI providers
@@ -763,7 +821,7 @@ export const rules: Rule[] = [
     id: 'url-credentials',
     keywords: ['://'],
     pattern:
-      /:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)([^\s/?#"'<>[\]\\]{1,256})@(?=[A-Za-z0-9[])/y,
+      /:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})@(?=[A-Za-z0-9[])/y,
     group: 1,
     minLength: 3,
     placeholders: true,
@@ -816,7 +874,7 @@ export const rules: Rule[] = [
     id: 'authorization-header',
     keywords: ['authorization'],
     pattern:
-      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?[ \t]{0,16}(?:bearer|basic|token|bot|negotiate|ntlm|apikey|api-key|key|sso-key|jwt|dpop|pat|otp)[ \t]{1,16}(?![$%{<[])([A-Za-z0-9._~+/=:-]{0,4095}[A-Za-z0-9_~+/=:-])/iy,
+      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?[ \t]{0,16}(?:bearer|basic|token|bot|negotiate|ntlm|apikey|api-key|key|sso-key|jwt|dpop|pat|otp|sharedkeylite|sharedkey|ssws)[ \t]{1,16}(?![$%{<[])([A-Za-z0-9._~+/=:-]{0,4095}[A-Za-z0-9_~+/=:-])/iy,
     group: 1,
     minLength: 8,
     placeholders: true,
@@ -884,15 +942,28 @@ export const rules: Rule[] = [
   },
   {
     id: 'generic-password',
-    keywords: ['password', 'passwd', 'passphrase'],
-    pattern: assignment(['password', 'passwd', 'passphrase']),
+    keywords: assigned('password', 'passwd', 'passphrase', 'pwd'),
+    pattern: assignment(['password', 'passwd', 'passphrase', 'pwd'], { unquoted: PASSWORD_VALUE }),
+    group: 1,
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    // Names ending in `pass` (`SMTP_PASS`, `ansible_become_pass`, `smtpPass`), but not `bypass` or `compass`.
+    id: 'generic-pass',
+    keywords: assigned('pass'),
+    pattern: assignment([], {
+      key: String.raw`${SEPARATOR_AHEAD('(?:pass|Pass|PASS)')}(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
+      unquoted: PASSWORD_VALUE,
+      caseSensitive: true,
+    }),
     group: 1,
     minLength: 4,
     placeholders: true,
   },
   {
     id: 'generic-secret',
-    keywords: ['secret'],
+    keywords: assigned('secret'),
     pattern: assignment(['secret']),
     group: 1,
     minLength: 6,
@@ -900,16 +971,30 @@ export const rules: Rule[] = [
   },
   {
     id: 'generic-secret-key',
-    keywords: ['secret_key', 'secretkey', 'secret-key'],
-    pattern: assignment(['secret_key', 'secretkey', 'secret-key']),
+    keywords: assigned('secret_key', 'secretkey', 'secret-key', 'secret_key_base'),
+    pattern: assignment(['secret_key', 'secretkey', 'secret-key', 'secret_key_base']),
     group: 1,
     minLength: 8,
     placeholders: true,
   },
   {
+    // Names ending in PAT (personal access token): `AZURE_DEVOPS_PAT`, `gitlabPat`.
+    id: 'generic-pat',
+    keywords: assigned('pat'),
+    pattern: assignment([], { key: String.raw`${SEPARATOR_AHEAD('pat')}(?<=[A-Za-z0-9][_-]?)pat`, tokenLike: true }),
+    group: 1,
+    minLength: 16,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
     id: 'generic-token',
-    keywords: ['token'],
-    pattern: assignment(['token'], { tokenLike: true }),
+    keywords: assigned('token'),
+    // Not pagination and sync state: `NextToken`, `nextPageToken`, `continuation_token`, `sync_token`.
+    pattern: assignment([], {
+      key: String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)token`,
+      tokenLike: true,
+    }),
     group: 1,
     minLength: 8,
     entropy: 2.5,
@@ -917,7 +1002,7 @@ export const rules: Rule[] = [
   },
   {
     id: 'generic-api-key',
-    keywords: ['api_key', 'apikey', 'api-key'],
+    keywords: assigned('api_key', 'apikey', 'api-key'),
     pattern: assignment(['api_key', 'apikey', 'api-key'], { tokenLike: true }),
     group: 1,
     minLength: 8,
@@ -926,7 +1011,7 @@ export const rules: Rule[] = [
   },
   {
     id: 'generic-access-key',
-    keywords: ['access_key', 'accesskey', 'access-key'],
+    keywords: assigned('access_key', 'accesskey', 'access-key'),
     pattern: assignment(['access_key', 'accesskey', 'access-key'], { tokenLike: true }),
     group: 1,
     minLength: 8,
@@ -935,11 +1020,384 @@ export const rules: Rule[] = [
   },
   {
     id: 'generic-private-key',
-    keywords: ['private_key', 'privatekey', 'private-key'],
+    keywords: assigned('private_key', 'privatekey', 'private-key'),
     pattern: assignment(['private_key', 'privatekey', 'private-key'], { tokenLike: true }),
     group: 1,
     minLength: 8,
     entropy: 2.5,
+    placeholders: true,
+  },
+  // ------------------------------------------------------------------------------------ more provider formats
+  {
+    id: 'langfuse-secret-key',
+    keywords: ['sk-lf-'],
+    pattern: /sk-lf-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'elevenlabs-api-key',
+    keywords: ['sk_'],
+    pattern: /sk_[a-f0-9]{48}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // `IQoJb3JpZ2luX2Vj…` (base64 of the token's binary header) or the older `FwoGZXIvYXdz…`.
+    id: 'aws-session-token',
+    keywords: ['iqojb3jpz2lux2vj', 'fwogzxivyxdz', 'fqogzxivyxdz'],
+    pattern: /(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9+/]{100,4096}={0,2}/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'aws-session-token-assignment',
+    keywords: ['session_token', 'sessiontoken', 'security_token', 'securitytoken', 'security-token'],
+    pattern: new RegExp(String.raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`, 'iy'),
+    group: 1,
+    entropy: 3,
+  },
+  {
+    id: 'tencent-secret-id',
+    keywords: ['akid'],
+    pattern: /AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    // Cloudflare Origin CA keys: `v1.0-` + 24 hex + `-` + 146 hex.
+    id: 'cloudflare-origin-ca-key',
+    keywords: ['v1.0-'],
+    pattern: /v1\.0-[a-f0-9]{24}-[a-f0-9]{146}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    // `az storage account keys list`: `"keyName": "key1", "permissions": "FULL", "value": "<key>"`.
+    id: 'azure-storage-keys-list',
+    keywords: ['"keyname"'],
+    pattern: /"keyName"\s{0,16}:\s{0,16}"[^"\n]{1,40}",\s{0,64}(?:"permissions"\s{0,16}:\s{0,16}"[^"\n]{1,20}",\s{0,64})?"value"\s{0,16}:\s{0,16}"([A-Za-z0-9+/]{40,100}={0,2})"/y,
+    group: 1,
+    entropy: 3,
+  },
+  {
+    id: 'launchdarkly-key',
+    keywords: ['sdk-', 'api-', 'mob-'],
+    pattern: /(?:sdk|api)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'sonarqube-token',
+    keywords: ['squ_', 'sqp_', 'sqa_'],
+    pattern: /sq[upa]_[a-f0-9]{40}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'scaleway-access-key',
+    keywords: ['scw'],
+    pattern: /SCW[A-Z0-9]{17}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'render-api-key',
+    keywords: ['rnd_'],
+    pattern: /rnd_[A-Za-z0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'jfrog-token',
+    keywords: ['akcp', 'cmvmdgtuojaxoj'],
+    pattern: /(?:AKCp[A-Za-z0-9]{69}|cmVmdGtuOjAxOj[A-Za-z0-9]{40,80})(?![A-Za-z0-9])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'hubspot-private-app-token',
+    keywords: ['pat-'],
+    pattern: /pat-(?:na|eu|ap)[0-9]-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    // Airtable personal access tokens: `pat` + 14 characters + `.` + 64 hex.
+    id: 'airtable-pat',
+    keywords: ['pat'],
+    pattern: /pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    // Twitter/X app bearer tokens start with 21 `A`s (a zero-padded app id).
+    id: 'twitter-bearer-token',
+    keywords: ['aaaaaaaaaaaaaaaaaaaaa'],
+    pattern: /A{21}[A-Za-z0-9%]{40,300}(?![A-Za-z0-9%])/y,
+    boundary: true,
+    entropy: 3,
+  },
+  {
+    id: 'clickup-api-token',
+    keywords: ['pk_'],
+    pattern: /pk_[0-9]{6,12}_[A-Z0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'dropbox-access-token',
+    keywords: ['sl.'],
+    pattern: /sl\.(?:u\.)?[A-Za-z0-9_-]{130,1400}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3.5,
+  },
+  {
+    id: 'circleci-token',
+    keywords: ['ccipat_'],
+    pattern: /CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'braintree-access-token',
+    keywords: ['access_token$'],
+    pattern: /access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    id: 'bitbucket-app-password',
+    keywords: ['atbb'],
+    pattern: /ATBB[A-Za-z0-9]{32}[A-F0-9]{8}(?![A-Za-z0-9])/y,
+    boundary: true,
+  },
+  {
+    // Square (`EAAA…`, 64 characters) and Meta/Facebook (`EAAB…`, `EAAG…`, longer) access tokens.
+    id: 'square-or-meta-access-token',
+    keywords: ['eaa'],
+    pattern: /EAA[A-Za-z][A-Za-z0-9_-]{56,512}(?![A-Za-z0-9_-])/y,
+    boundary: true,
+    entropy: 3.5,
+  },
+  {
+    // Discord bot tokens: base64 of the bot's numeric id (so `M`/`N`/`O` + `T`/`j`/`z`/`D`), `.`, 6, `.`, 27-38.
+    id: 'discord-bot-token-format',
+    keywords: discordKeywords(),
+    pattern: /[MNO][TjzD][A-Za-z0-9]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])/y,
+    boundary: true,
+    entropy: 3.5,
+  },
+  {
+    // Laravel `APP_KEY=base64:…` and what `php artisan key:generate --show` prints.
+    id: 'laravel-app-key',
+    keywords: ['base64:'],
+    pattern: /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y,
+    boundary: true,
+    entropy: 3.5,
+  },
+  {
+    // kubeconfig `client-key-data:` (a base64 PEM private key).
+    id: 'kubeconfig-client-key-data',
+    keywords: ['client-key-data'],
+    pattern: /client-key-data\\?["']?[ \t]{0,16}:[ \t]{0,16}\\?["']?([A-Za-z0-9+/]{20,16384}={0,2})/y,
+    group: 1,
+  },
+  {
+    // A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
+    id: 'base64-private-key-block',
+    keywords: ['ls0tls1crudjtib'],
+    pattern:
+      /LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)[A-Za-z0-9+/]{20,16384}={0,2}/y,
+    boundary: true,
+  },
+  {
+    // PuTTY `.ppk` files: the lines after `Private-Lines: n`.
+    id: 'putty-private-key',
+    keywords: ['private-lines:'],
+    pattern: /Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)/iy,
+    group: 1,
+  },
+  {
+    // `Cookie:` / `Set-Cookie:` headers (HTTP dumps, JSON, devtools): each cookie's value, not attributes.
+    id: 'http-cookie',
+    keywords: ['cookie'],
+    pattern: /cookie(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?([^\r\n"'\\]{1,8192})/iy,
+    group: 1,
+    each: COOKIE_PAIR,
+    minLength: 8,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // `curl -b "a=b; c=d"`, `--cookie 'a=b'`.
+    id: 'curl-cookie',
+    keywords: ['-b', '--cookie'],
+    pattern: /(?:-b|--cookie)(?:[ \t]{1,8}|=)["']?([^"'\r\n]{1,8192})/y,
+    group: 1,
+    boundary: true,
+    each: COOKIE_PAIR,
+    minLength: 8,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // A Netscape cookie jar line: domain, flag, path, secure, expiry, name, value (tab-separated).
+    id: 'cookie-jar',
+    keywords: ['\ttrue\t', '\tfalse\t'],
+    pattern: /\t(?:TRUE|FALSE)\t[^\t\n]{1,256}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[^\t\n]{1,256}\t([^\s]{8,4096})/y,
+    group: 1,
+    entropy: 3,
+  },
+  {
+    // Secret-named HTTP headers: `X-Api-Key:`, `x-functions-key:`, `Ocp-Apim-Subscription-Key:`, `X-Auth-Token:`.
+    id: 'http-secret-header',
+    keywords: ['-key', '-token', '-secret', 'apikey'].flatMap((w) => [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e)),
+    pattern: new RegExp(
+      String.raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
+        String.raw`(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
+        String.raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-])`,
+      'iy',
+    ),
+    group: 1,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // `--account-key <key>`, `--api-key=<key>`, `--license-key '<key>'` (not a path: `--private-key ./k.pem`).
+    id: 'cli-key-flag',
+    keywords: ['-key'],
+    pattern: /(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})(["']?)(?![$%{<~./-])([^\s"'`]{16,512})\1(?=[\s"'`;|&)]|$)/iy,
+    group: 2,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // `?code=` of Azure Functions keys and OAuth authorization codes (long, random).
+    id: 'url-query-code',
+    keywords: ['code='],
+    pattern: /code=([A-Za-z0-9_.~%+/-]{20,1024}={0,2})(?![A-Za-z0-9_.~%+/=-])/iy,
+    group: 1,
+    after: '?&',
+    entropy: 3.2,
+    placeholders: true,
+  },
+  {
+    // .NET and Java XML config: `<add key="ClearTextPassword" value="…"/>`, `<property name="password" value="…"/>`.
+    id: 'xml-key-value-secret',
+    keywords: ['<add', '<property', '<entry', '<setting', '<param'],
+    pattern: new RegExp(
+      String.raw`<(?:add|property|entry|setting|param|parameter)[ \t]{1,16}(?:key|name)[ \t]{0,8}=[ \t]{0,8}"[^"\n]{0,80}` +
+        String.raw`(?:password|passwd|pwd|secret|token|api_?key|api-key|access_?key|secret_?key|private_?key|credential)"` +
+        String.raw`[ \t]{1,16}value[ \t]{0,8}=[ \t]{0,8}"([^"\n]{1,512})"`,
+      'iy',
+    ),
+    group: 1,
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    // wp-config.php and friends: `define('AUTH_KEY', '…')`, `define('DB_PASSWORD', '…')`.
+    id: 'php-define-secret',
+    keywords: ['define('],
+    pattern: /define\([ \t]{0,8}['"][A-Z0-9_]{0,64}(?:KEY|SALT|SECRET|PASSWORD|TOKEN)['"][ \t]{0,8},[ \t]{0,8}['"]([^'"\n]{6,512})['"]/y,
+    group: 1,
+    placeholders: true,
+  },
+  {
+    // `mysql -uroot -pS3cret`, `mysqldump -p'…'` (the password is glued to `-p`).
+    id: 'mysql-password-flag',
+    keywords: ['mysql', 'mariadb'],
+    pattern: /(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)/y,
+    group: 2,
+    boundary: true,
+    placeholders: true,
+  },
+  {
+    // `redis-cli -a <password>`, `sqlcmd -P <password>`, `sshpass -p <password>`, `docker login -p <password>`.
+    id: 'cli-password-short-flag',
+    keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
+    pattern:
+      /(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)/y,
+    group: 2,
+    placeholders: true,
+  },
+  {
+    // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin).
+    id: 'echo-piped-password',
+    keywords: ['echo'],
+    pattern: /echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))/y,
+    group: 2,
+    boundary: true,
+    placeholders: true,
+  },
+  {
+    // openssl `-passout pass:<password>`, `-passin pass:…`, `-password pass:…`.
+    id: 'openssl-pass-argument',
+    keywords: ['pass:'],
+    pattern: /(?<=-pass(?:in|out|word)?[ \t]{1,8})pass:([^\s'"]{3,256})/y,
+    group: 1,
+    placeholders: true,
+  },
+  {
+    // redis.conf `requirepass` / `masterauth`.
+    id: 'redis-conf-password',
+    keywords: ['requirepass', 'masterauth'],
+    pattern: /(?:requirepass|masterauth)[ \t]{1,16}(["']?)(?![$%{<])([^\s"']{3,256})\1/y,
+    group: 2,
+    boundary: true,
+    placeholders: true,
+  },
+  {
+    // A ~/.pgpass line after the file is named: `host:port:database:user:password`.
+    id: 'pgpass-line',
+    keywords: ['pgpass'],
+    pattern: /pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})/y,
+    group: 1,
+    placeholders: true,
+  },
+  {
+    // wpa_supplicant `psk="…"`.
+    id: 'wifi-psk',
+    keywords: ['psk='],
+    pattern: /psk=(?:"([^"\n]{8,63})"|([a-f0-9]{64}))/y,
+    group: 1,
+    boundary: true,
+    placeholders: true,
+  },
+  {
+    // `.env` / shell / `docker -e` assignments to an upper-case name ending in PASSWORD (or PASS, PWD): the
+    // whole value up to a blank, symbols included (`POSTGRES_PASSWORD=p*[~x`). Paths (`PWD=/home/x`) are not.
+    id: 'env-password-assignment',
+    keywords: ['password=', 'passwd=', 'pass=', 'pwd=', 'passphrase='],
+    pattern: new RegExp(String.raw`${ENV_NAME}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)=(?![~./"'])([^\s"'\x60\\]{4,512})`, 'y'),
+    group: 1,
+    placeholders: true,
+  },
+  {
+    // The same for names ending in SECRET, TOKEN, PAT, CREDENTIALS: `SESSION_SECRET=Ab#[…`, `AZURE_DEVOPS_PAT=…`.
+    id: 'env-secret-assignment',
+    keywords: ['secret=', 'token=', 'pat=', 'credentials=', 'auth='],
+    pattern: new RegExp(String.raw`${ENV_NAME}(?:SECRET|TOKEN|PAT|CREDENTIALS|AUTH)=(?![~./"'])([^\s"'\x60\\]{8,512})`, 'y'),
+    group: 1,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    // Names ending in KEY (`ENCRYPTION_KEY=`, `RAILS_MASTER_KEY=`): only token-like values (16+ characters with
+    // a digit, 3 bits of entropy), and not the names of keys that are not secret (PUBLIC_KEY, SORT_KEY…).
+    id: 'env-key-assignment',
+    keywords: ['key='],
+    pattern: new RegExp(
+      String.raw`${ENV_NAME}(?<!(?:${NOT_SECRET_KEY_NAMES.toUpperCase()})_)KEY=(?![~./"'])(?=[^\s"'\x60\\]{0,511}[0-9])([^\s"'\x60\\]{16,512})`,
+      'y',
+    ),
+    group: 1,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // `encryption_key: …`, `"masterKey": "…"`, `signing-key = "…"` in YAML, JSON, TOML, INI and code.
+    id: 'generic-key',
+    keywords: assigned('key'),
+    pattern: assignment([], {
+      key: String.raw`${SEPARATOR_AHEAD('key')}(?<=[A-Za-z0-9][_-]?)(?<!(?:${NOT_SECRET_KEY_NAMES}|monkey|turkey|hot)[_-]?)key`,
+      tokenLike: true,
+    }),
+    group: 1,
+    minLength: 16,
+    entropy: 3,
     placeholders: true,
   },
 ];

@@ -325,6 +325,58 @@ pos('generic-access-key', '{"accessKey": "', fake(B62, 24), '"}');
 pos('generic-private-key', 'PRIVATE_KEY=', `0x${fake(HEX, 64)}`, '\n');
 pos('generic-private-key', '{"privateKey": "', fake(HEX, 64), '"}');
 
+// more provider formats (issue 11)
+pos('langfuse-secret-key', 'LANGFUSE_SECRET_KEY=', `sk-lf-${uuid()}`, '\n');
+pos('elevenlabs-api-key', 'xi-api-key header: ', `sk_${fake(HEX, 48)}`, ' (ElevenLabs)');
+pos('aws-session-token', 'temporary session ', `IQoJb3JpZ2luX2Vj${fake(B64, 400)}`, ' expires at 12:00');
+pos('aws-session-token-assignment', '[prod]\naws_session_token = ', fake(B64, 300), '\n');
+pos('tencent-secret-id', 'SecretId: ', `AKID${fake(B62, 32)}`, '\n');
+pos('cloudflare-origin-ca-key', 'origin CA key ', `v1.0-${fake(HEX, 24)}-${fake(HEX, 146)}`, ' for the API');
+pos('azure-storage-keys-list', '[{"keyName": "key1", "permissions": "FULL", "value": "', b64(fake(B62, 64)), '"}]');
+pos('launchdarkly-key', 'ldClient = init("', `sdk-${uuid()}`, '")');
+pos('sonarqube-token', 'sonar-scanner -Dsonar.token=', `squ_${fake(HEX, 40)}`, ' -Dsonar.host.url=https://sonar.acme.io');
+pos('scaleway-access-key', 'SCW access key ', `SCW${fake(UPPER_NUM, 17)}`, ' created');
+pos('render-api-key', 'render key ', `rnd_${fake(B62, 32)}`, '.');
+pos('jfrog-token', 'jf config add --access-token ', `cmVmdGtuOjAxOj${fake(B62, 50)}`, ' --url https://acme.jfrog.io');
+pos('hubspot-private-app-token', 'hubspot token ', `pat-na1-${uuid()}`, ' in use');
+pos('airtable-pat', 'Authorization header value ', `pat${fake(B62, 14)}.${fake(HEX, 64)}`, ' for Airtable');
+pos('twitter-bearer-token', 'bearer for X: ', `AAAAAAAAAAAAAAAAAAAAA${fake(B62, 30)}%3D${fake(B62, 50)}`, '\n');
+pos('clickup-api-token', 'ClickUp ', `pk_${digits(8)}_${fake(UPPER_NUM, 32)}`, ' token');
+pos('dropbox-access-token', 'dropbox short-lived token ', `sl.${fake(B64URL, 140)}`, ' expires in 4h');
+pos('circleci-token', 'circleci setup --token ', `CCIPAT_${fake(B62, 22)}_${fake(HEX, 40)}`, ' --host https://circleci.com');
+pos('braintree-access-token', 'gateway = Gateway(access_token="', `access_token$production$${fake(LOWER_NUM, 16)}$${fake(HEX, 32)}`, '")');
+pos('bitbucket-app-password', 'git clone https://me:', `ATBB${fake(B62, 32)}${fake(HEX_UPPER, 8)}`, '@bitbucket.org/acme/repo.git');
+pos('square-or-meta-access-token', 'square prod token ', `EAAA${fake(B64URL, 60)}`, ' rotated');
+pos('discord-bot-token-format', "client.run('", `${b64(digits(19)).replace(/=+$/, '')}.${fake(B64URL, 6)}.${fake(B64URL, 38)}`, "')");
+pos('laravel-app-key', '$ php artisan key:generate --show\n', `base64:${b64(fake(B62, 32))}`, '\n');
+pos('kubeconfig-client-key-data', '  user:\n    client-key-data: ', b64(pem('RSA PRIVATE KEY')), '\n');
+pos('base64-private-key-block', 'tls.key: ', b64(pem('PRIVATE KEY')), '\n');
+pos('putty-private-key', 'PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 3\n', `${fake(B64, 64)}\n${fake(B64, 64)}\n${fake(B64, 40)}`, '\nPrivate-MAC: 00');
+pos('http-cookie', 'GET / HTTP/1.1\r\nCookie: sessionid=', fake(LOWER_NUM, 32), '; theme=dark\r\n');
+pos('curl-cookie', 'curl -b "csrftoken=', fake(B62, 64), '" https://app.acme.io/api/me');
+pos('cookie-jar', '.acme.io\tTRUE\t/\tTRUE\t1767225600\tremember_token\t', fake(B64URL, 40), '\n');
+pos('http-secret-header', 'curl -H "x-functions-key: ', `${fake(B64URL, 54)}==`, '" https://fn.acme.io/api/x');
+pos('cli-key-flag', 'az storage blob list --account-key ', b64(fake(B62, 64)), ' -c logs');
+pos('url-query-code', 'https://acme-fn.azurewebsites.net/api/ingest?code=', `${fake(B64URL, 54)}==`, ' returned 202');
+pos('xml-key-value-secret', '<add key="ClearTextPassword" value="', password(), '" />');
+pos('php-define-secret', "define('AUTH_KEY', '", fake(B62, 40), "');");
+pos('mysql-password-flag', 'mysql -h db -u root -p', password(), ' app < dump.sql');
+pos('cli-password-short-flag', 'redis-cli -h cache -a ', password(), ' INFO');
+pos('echo-piped-password', "echo '", password(), "' | docker login -u acme --password-stdin ghcr.io");
+pos('openssl-pass-argument', 'openssl pkcs12 -export -in c.pem -out b.p12 -passout pass:', password(), ' -name x');
+pos('redis-conf-password', 'bind 0.0.0.0\nrequirepass ', password(), '\n');
+pos('pgpass-line', '# ~/.pgpass\ndb.internal:5432:app:app:', password(), '\n');
+pos('wifi-psk', 'network={\n  ssid="office"\n  psk="', password(), '"\n}');
+pos('env-password-assignment', 'POSTGRES_USER=app\nPOSTGRES_PASSWORD=', `${fake(B62, 6)}*[~${fake(B62, 4)}{x}&${fake(DIGITS, 2)}`, '\n');
+pos('env-secret-assignment', 'SESSION_SECRET=', `${fake(B62, 8)}#[${fake(B62, 8)}]{${fake(B62, 4)}`, '\n');
+pos('env-key-assignment', 'ENCRYPTION_KEY=', `${fake(B62, 12)}*[~${fake(B62, 8)}`, '\n');
+pos('generic-key', 'storage:\n  accountKey: ', b64(fake(B62, 64)), '\n');
+pos('generic-pass', 'all:\n  vars:\n    ansible_become_pass: ', password(), '\n');
+pos('generic-pat', '{"azureDevopsPat": "', fake('abcdefghijklmnopqrstuvwxyz234567', 52), '"}');
+pos('generic-password', '2026-03-04 INFO admin password: ', 'abc,def,ghi!', ' was set');
+pos('url-credentials', 'CELERY_BROKER_URL=amqp://worker:', `${fake(B62, 6)}*#${fake(B62, 4)}$${fake(DIGITS, 2)}`, '@rabbit:5672//');
+pos('authorization-header', 'Authorization: SSWS ', `00${fake(B64URL, 40)}`, '\n');
+
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: must come back unchanged, with a count of 0.
 // ---------------------------------------------------------------------------------------------------------
@@ -400,6 +452,20 @@ const nearMisses: string[] = [
   '{"logprobs": [{"token": "Understanding", "logprob": -0.12}, {"token": "Hello, world", "logprob": -1.5}]}',
   'permissions:\n  id-token: write\n  contents: read',
   '{"usage": {"input_tokens": 1234, "cache_creation_input_tokens": 0}, "token": 50256}',
+  // issue 11: placeholders, documented examples, references, base64 of ordinary text
+  'STRIPE_SECRET_KEY=sk_test_your_key_here',
+  'TELEGRAM_BOT_TOKEN=123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11',
+  'aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  '[database]\npassword = %(DB_PASSWORD)s',
+  'DB_PASSWORD=op://Engineering/db/password',
+  `{"content": "${b64('The quick brown fox jumps over the lazy dog, then naps in the sun.')}", "encoding": "base64"}`,
+  `GET /search?state=${b64url({ redirect: '/home', page: 2 })} HTTP/1.1`,
+  '{"NextToken": "eyJ2IjoxLCJjIjoiNzU1MTg2In0=", "nextPageToken": "v6qJLOQEbaOAxFVxQbesNRp0"}',
+  'Cookie: _ga=GA1.2.3788172769.4671521503; theme=dark; lang=en-US',
+  'PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE1234abcd\nSORT_KEY=created_at',
+  '$ pwd\n/home/dev/project\n$ PWD=/tmp make build',
+  'git checkout -b feature/cookie-banner',
+  'password: z.string().min(8)',
 ];
 
 // ---------------------------------------------------------------------------------------------------------
@@ -438,7 +504,7 @@ describe('rule table', () => {
       expect(r.keywords.length, r.id).toBeGreaterThan(0);
       for (const k of r.keywords) {
         expect(k.length, r.id).toBeGreaterThan(0);
-        expect(k, r.id).toMatch(/^[\x20-\x7e]+$/);
+        expect(k, r.id).toMatch(/^[\t\x20-\x7e]+$/);
         expect(k, r.id).toBe(k.toLowerCase());
       }
       if (r.group !== undefined) {
@@ -461,8 +527,11 @@ describe('rule table', () => {
     for (const p of positives) {
       const rule = byId.get(p.rule)!;
       const got = captures(rule, textOf(p));
-      // Rules with extendBack capture the tail; the engine extends it back over the prefix.
-      const ok = got.some((g) => (rule.extendBack ? p.secret.endsWith(g) && g.length > 0 : g === p.secret));
+      // Rules with extendBack capture the tail (the engine extends it back over the prefix); rules with
+      // `each` capture a region holding several secrets.
+      const ok = got.some((g) =>
+        rule.extendBack ? p.secret.endsWith(g) && g.length > 0 : rule.each ? g.includes(p.secret) : g === p.secret,
+      );
       expect(ok, `${label(p)} captured ${JSON.stringify(got)}`).toBe(true);
     }
   });
