@@ -295,19 +295,18 @@ export class LocalStore implements ObjectStore {
     let wait = 1;
     for (;;) {
       const owner = await this.ownerFile();
+      let missing = false;
       try {
         await link(owner, lockFile);
         return lockFile;
       } catch (err) {
         const code = (err as { code?: string }).code;
-        if (code === 'ENOENT') {
-          // The lock folder or our owner file was removed (a wiped data folder): make them again.
-          this.owner = undefined;
-          continue;
-        }
-        if (code !== 'EEXIST') throw err;
+        // The lock folder or our owner file was removed (a wiped data folder): make them again.
+        if (code === 'ENOENT') missing = true;
+        else if (code !== 'EEXIST') throw err;
       }
-      if (await this.breakIfStale(lockFile)) continue;
+      if (missing) this.owner = undefined;
+      else if (await this.breakIfStale(lockFile)) continue;
       if (Date.now() - started > this.lockTimeoutMs) {
         const holder = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
         throw new StorageUnavailableError(
