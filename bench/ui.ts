@@ -103,7 +103,7 @@ try {
     if (got.count < 1) throw new Error('the list rendered no rows');
     if (run > 0) {
       rows.push(got.rows);
-      fcp.push(got.fcp);
+      if (Number.isFinite(got.fcp) && got.fcp > 0) fcp.push(got.fcp);
     }
     await page.close();
   }

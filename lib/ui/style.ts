@@ -50,7 +50,7 @@ mark.redacted{background:#2b2f3a;color:#fff;border-radius:3px;padding:0 .25em;fo
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.4rem 0;font-size:14px}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 ol.transcript{list-style:none;padding:0;margin:0}
-li.msg{border:1px solid var(--line);border-left-width:5px;border-radius:6px;margin:.6rem 0;padding:.5rem .75rem;background:#fff}
+li.msg{border:1px solid var(--line);border-left-width:5px;border-radius:6px;margin:.6rem 0;padding:.5rem .75rem;background:#fff;content-visibility:auto;contain-intrinsic-size:auto 90px}
 li.msg.role-user{border-left-color:#1f56b3}li.msg.role-assistant{border-left-color:#1f6b3f}li.msg.role-system{border-left-color:#6b7280;background:var(--soft)}li.msg.role-tool{border-left-color:#7a4fb3}
 li.msg.cap-marker{border-style:dashed;border-left-color:var(--warn);background:#fff8ec}
 .msg-head{display:flex;gap:.6rem;align-items:baseline;font-size:13px;color:var(--muted);margin-bottom:.2rem}
