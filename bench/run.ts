@@ -135,7 +135,7 @@ async function populate(target: Target, label: string, n: number): Promise<Datas
       const r = await st.sessions.create(NS, { task, model: m.model, provider: m.provider, messages: firstMessages(task) });
       ids[i] = r.session.id;
       done++;
-      if (done % CFG.populateListEvery === 0) await st.sessions.list(NS, { limit: 20 }, (w) => jobs.push(w));
+      if (done % CFG.populateListEvery === 0) await st.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
       if (performance.now() - lastReport > 15_000) {
         lastReport = performance.now();
         log(`  populate ${label}: ${done}/${n} after ${((lastReport - t0) / 1000).toFixed(0)} s`);
@@ -264,7 +264,7 @@ async function opCosts(ds: Dataset): Promise<OpCosts> {
   const interleavedList = async (background: Tally, phase: 'duringCreates' | 'duringAppends') => {
     const jobs: Promise<unknown>[] = [];
     const s0 = now();
-    await M.sessions.list(NS, { limit: 20 }, (w) => jobs.push(w));
+    await M.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
     const s1 = now();
     await Promise.all(jobs);
     const s2 = now();
@@ -297,7 +297,7 @@ async function opCosts(ds: Dataset): Promise<OpCosts> {
   for (let i = 0; i < CFG.lists; i++) {
     await measure(b.list, async () => {
       const jobs: Promise<unknown>[] = [];
-      await M.sessions.list(NS, { limit: 20 }, (w) => jobs.push(w));
+      await M.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
       await Promise.all(jobs);
     });
   }
@@ -383,7 +383,7 @@ async function concurrentMix(ds: Dataset): Promise<ConcurrentMix> {
         await w.sessions.append(NS, id, { messages: [shortUserMessage(`x${i}`)] }, undefined);
         if (i % CFG.listEvery === 0) {
           lists++;
-          await w.sessions.list(NS, { limit: 20 }, (job) => jobs.push(job));
+          await w.sessions.list(NS, { limit: 20 }, { schedule: (job) => void jobs.push(job) });
         }
       }
     }),
@@ -504,13 +504,13 @@ async function readLatency(ds: Dataset): Promise<ListLatency> {
   const W = prefix.stack();
   const listOp = (st: Stack) => async () => {
     const jobs: Promise<unknown>[] = [];
-    const r = await st.sessions.list(NS, { limit: 20 }, (w) => jobs.push(w));
+    const r = await st.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
     if (r.sessions.length !== Math.min(20, n)) throw new Error(`list returned ${r.sessions.length} sessions`);
     return jobs;
   };
   const latestOp = (st: Stack) => async () => {
     const jobs: Promise<unknown>[] = [];
-    await st.sessions.latest(NS, (w) => jobs.push(w));
+    await st.sessions.latest(NS, { schedule: (w) => void jobs.push(w) });
     return jobs;
   };
   /** Runs `reps` timed calls, each on the stack `stackFor` gives; background work is awaited untimed. */
@@ -610,7 +610,7 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
       let revisionsOk = true;
       let manifestAgrees = true;
       const jobs: Promise<unknown>[] = [];
-      const listed = await checker.sessions.list(NS, { limit: 100 }, (w) => jobs.push(w));
+      const listed = await checker.sessions.list(NS, { limit: 100 }, { schedule: (w) => void jobs.push(w) });
       await Promise.all(jobs);
       for (const id of ids) {
         const s = await checker.sessions.get(NS, id);

@@ -165,7 +165,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     const fresh = engineFor(objects);
     const d = pop.docs[rng.int(n)]!;
     const t = performance.now();
-    await fresh.engine.search(NS, d.query, 5, (w) => fresh.jobs.push(w));
+    await fresh.engine.search(NS, d.query, 5, { schedule: (w) => void fresh.jobs.push(w) });
     cold.push(performance.now() - t);
     if (i === 0) {
       memory = heapBytes() - before;
@@ -175,7 +175,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
   }
   // Warm: one process, index loaded; first pass reads result sessions for snippets, second pass has them cached.
   const warm = engineFor(objects);
-  await warm.engine.search(NS, 'warm up', 5, (w) => warm.jobs.push(w));
+  await warm.engine.search(NS, 'warm up', 5, { schedule: (w) => void warm.jobs.push(w) });
   const picks = Array.from({ length: QUERIES }, () => rng.int(n));
   const firstPass: number[] = [];
   const secondPass: number[] = [];
@@ -184,7 +184,7 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
   for (const pass of [firstPass, secondPass]) {
     for (const i of picks) {
       const t = performance.now();
-      const hits = await warm.engine.search(NS, pop.docs[i]!.query, 5, (w) => warm.jobs.push(w));
+      const hits = await warm.engine.search(NS, pop.docs[i]!.query, 5, { schedule: (w) => void warm.jobs.push(w) });
       pass.push(performance.now() - t);
       if (pass === firstPass) {
         const rank = hits.findIndex((h) => h.id === `s${String(i).padStart(7, '0')}`);

@@ -1,5 +1,6 @@
-import type { ModelConfig } from '../server/config.js';
+import type { RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
+import type { ExpectedRevision } from '../model/revision.js';
 import { badGateway, conflict } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
@@ -8,7 +9,7 @@ import { keyedWrite, type SessionStore, type WriteContext } from '../sessions/st
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';
 import { LeaseBusyError, Leases, type Lease } from './lease.js';
-import { chatClient, ModelError, type ChatFn } from './model.js';
+import { chatClient, ModelError, type ChatFn, type ModelConfig } from './model.js';
 import { runTurn, type SearchFn } from './turn.js';
 
 /**
@@ -69,9 +70,9 @@ export class Continuer {
    * in a create-only object for 24 h (like a webhook's claim), so a repeat goes to the same session even
    * when another one has become the latest since; without a key, simply the latest.
    */
-  async latest(ns: string, idempotencyKey: string | undefined, schedule?: (work: Promise<unknown>) => void): Promise<string> {
+  async latest(ns: string, idempotencyKey: string | undefined, ctx: RequestContext = {}): Promise<string> {
     const { sessions, objects } = this.options;
-    const resolve = async () => (await sessions.latest(ns, schedule)).id;
+    const resolve = async () => (await sessions.latest(ns, ctx)).id;
     if (idempotencyKey === undefined) return resolve();
     const key = keys.latestChoice(ns, await sha256Hex(idempotencyKey));
     const found = await objects.get(key);
@@ -92,7 +93,7 @@ export class Continuer {
   }
 
   /** Stores the user message, then runs and stores one model turn when a model is configured. */
-  async run(ns: string, id: string, body: ContinueBody, ifMatch: number | undefined, ctx: WriteContext): Promise<ContinueOutcome> {
+  async run(ns: string, id: string, body: ContinueBody, ifMatch: ExpectedRevision | undefined, ctx: WriteContext): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
     const message: Message = { role: 'user', content: body.message };
     const stored = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, {
@@ -122,7 +123,7 @@ export class Continuer {
         ...ctx,
         op: 'continue',
         idempotencyKey: turnKey,
-        remember: (s) => ({ reply: replyOf(s) }),
+        receiptExtras: (s) => ({ reply: replyOf(s) }),
       });
       const record = saved.replayed ? saved.receipt : { ...saved.receipt, reply: replyOf(saved.session) };
       return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };

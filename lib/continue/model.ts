@@ -1,6 +1,24 @@
 import { randomHex } from '../model/ids.js';
 import type { Message } from '../model/session.js';
 
+/** An OpenAI-compatible chat endpoint for continue. The key is sent to `url` only and never logged. */
+export interface ModelConfig {
+  /** `SATCHEL_MODEL_URL` without a trailing slash; a turn posts to `{url}/chat/completions`. */
+  url: string;
+  /** `SATCHEL_MODEL`: the model for sessions that name none. */
+  model: string;
+  /** `SATCHEL_MODEL_KEY`: the bearer key, if the endpoint needs one. */
+  key?: string;
+  /** `SATCHEL_MODEL_PROVIDER`: the provider stored on sessions that name none (default: the URL's host). */
+  provider: string;
+  /** `SATCHEL_MODEL_TIMEOUT_MS`: how long one turn (every round of it) may take, default 120 s. */
+  timeoutMs: number;
+  /** `SATCHEL_MODEL_CONTEXT_BYTES`: the serialised messages sent to the model, at most (default 256 KiB). */
+  contextBytes: number;
+  /** `SATCHEL_CONTINUE_WAIT_MS`: how long a continue waits for another turn on its session, default 5 s. */
+  waitMs: number;
+}
+
 /**
  * The continue model's client: one OpenAI-compatible `POST {url}/chat/completions` call per round, with
  * fetch. Every failure (network, HTTP status, timeout, a reply that is not a chat completion) is a

@@ -1,6 +1,6 @@
-import type { HookConfig } from '../server/config.js';
 import { sha256Hex, toHex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../model/errors.js';
+import type { RequestContext } from '../model/context.js';
 import { describeError, type Logger } from '../model/log.js';
 import { wrapUntrusted } from '../search/tool.js';
 import { keys } from '../model/keys.js';
@@ -9,6 +9,14 @@ import type { SessionStore, WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { hmacSha256, verifySignature } from './signature.js';
 import { parsePayload, summarize } from './summary.js';
+
+/** One webhook: its HMAC secret, the namespace it writes into, and which session it continues. */
+export interface HookConfig {
+  secret: string;
+  namespace: string;
+  /** A session id, `latest` (the namespace's most recently updated session) or `new` (one per delivery). */
+  session: string;
+}
 
 /**
  * Signed webhooks (`POST /v1/hooks/{name}`), apart from HTTP: admit and verify a request, then store its
@@ -110,10 +118,10 @@ export class WebhookReceiver {
    * retry to the session first chosen; the append's idempotency key makes a retry after a crash a no-op
    * inside the session. Never throws: a failure is logged (a redelivery retries it) and gives null.
    */
-  async process(d: VerifiedDelivery, schedule?: (work: Promise<unknown>) => void): Promise<DeliveryOutcome | null> {
+  async process(d: VerifiedDelivery, ctx: RequestContext = {}): Promise<DeliveryOutcome | null> {
     const markerKey = keys.hookDelivery(d.hook.namespace, d.name, await sha256Hex(d.delivery));
     try {
-      const outcome = await this.store(d, markerKey, schedule);
+      const outcome = await this.store(d, markerKey, ctx);
       this.options.log.info('webhook delivered', { hook: d.name, session: outcome.session, duplicate: outcome.duplicate });
       return outcome;
     } catch (err) {
@@ -123,15 +131,15 @@ export class WebhookReceiver {
     }
   }
 
-  private async store(d: VerifiedDelivery, markerKey: string, schedule?: (work: Promise<unknown>) => void): Promise<DeliveryOutcome> {
+  private async store(d: VerifiedDelivery, markerKey: string, ctx: RequestContext): Promise<DeliveryOutcome> {
     const { sessions } = this.options;
     const ns = d.hook.namespace;
     let claim = await readMarker(sessions.objects, markerKey);
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     const fresh = await hookSessionId(d.name, d.delivery);
-    const base: WriteContext = { device: `webhook:${d.name}`, ...(schedule ? { schedule } : {}) };
+    const base: WriteContext = { device: `webhook:${d.name}`, ...(ctx.schedule ? { schedule: ctx.schedule } : {}) };
     if (!claim) {
-      claim = await claimMarker(sessions.objects, markerKey, await this.chooseSession(d.hook, fresh, schedule), this.now());
+      claim = await claimMarker(sessions.objects, markerKey, await this.chooseSession(d.hook, fresh, ctx), this.now());
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
     const id = claim.marker.session;
@@ -145,11 +153,11 @@ export class WebhookReceiver {
   }
 
   /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */
-  private async chooseSession(hook: HookConfig, fresh: string, schedule?: (work: Promise<unknown>) => void): Promise<string> {
+  private async chooseSession(hook: HookConfig, fresh: string, ctx: RequestContext): Promise<string> {
     if (hook.session === 'new') return fresh;
     if (hook.session !== 'latest') return hook.session;
     try {
-      return (await this.options.sessions.latest(hook.namespace, schedule)).id;
+      return (await this.options.sessions.latest(hook.namespace, ctx)).id;
     } catch (err) {
       if (SatchelError.is(err, 'not_found')) return fresh;
       throw err;

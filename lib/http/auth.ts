@@ -28,7 +28,7 @@ export async function resolveToken(entries: TokenEntry[], presented: string): Pr
 }
 
 /** Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`. */
-export function bearerAuth(tokens: TokenEntry[] | null): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function bearerAuth<E extends { Variables: AuthVariables }>(tokens: TokenEntry[] | null): MiddlewareHandler<E> {
   return async (c, next) => {
     if (tokens === null) {
       c.set('caller', { namespace: 'default', device: 'local', readOnly: false });

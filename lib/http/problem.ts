@@ -50,6 +50,7 @@ const statusOf: Record<ErrorKind, [number, string]> = {
   unavailable: [503, 'Service Unavailable'],
   upstream_failed: [502, 'Bad Gateway'],
   corrupt: [500, 'Corrupt Stored Object'],
+  method_not_allowed: [405, 'Method Not Allowed'],
 };
 
 /** The HTTP status of a domain error kind. */

@@ -21,7 +21,8 @@ export type ErrorKind =
   | 'revision_required' // a replace without the revision it replaces
   | 'unavailable' // storage or contention: waiting helps
   | 'upstream_failed' // a service the request depends on (the continue model) failed
-  | 'corrupt'; // a stored object cannot be read as what it should be
+  | 'corrupt' // a stored object cannot be read as what it should be
+  | 'method_not_allowed'; // a known operation path asked with a method it does not serve
 
 export class SatchelError extends Error {
   constructor(
@@ -65,5 +66,7 @@ export const preconditionRequired = (detail: string) => new SatchelError('revisi
 export const unavailable = (detail: string, retryAfter = 1) => new SatchelError('unavailable', detail, { retryAfter });
 /** An upstream the request depends on (the continue model) failed or timed out. */
 export const badGateway = (detail: string) => new SatchelError('upstream_failed', detail);
+/** A known path asked with a method it does not serve. */
+export const methodNotAllowed = (detail: string) => new SatchelError('method_not_allowed', detail);
 /** A stored object cannot be read as what it should be. */
 export const corrupt = (detail: string) => new SatchelError('corrupt', detail);

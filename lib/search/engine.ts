@@ -1,5 +1,6 @@
 import { sha256Hex } from '../model/digest.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
+import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys } from '../model/keys.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
@@ -43,7 +44,6 @@ export interface SearchOptions {
   onError?: (what: string, err: unknown) => void;
 }
 
-type Schedule = (work: Promise<unknown>) => void;
 
 const RRF_K = 60;
 const CANDIDATES = 100;
@@ -105,7 +105,7 @@ export class SearchEngine implements SessionListener {
     this.lastDocs.delete(cacheKey);
     this.lastDocs.set(cacheKey, { key, doc });
     while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
-    const schedule = ctx.schedule ?? ((w: Promise<unknown>) => void w.catch(() => undefined));
+    const schedule = ctx.schedule ?? unattended;
     schedule(
       doc
         .then((d) => this.lexical.put(ns, key, d, schedule))
@@ -129,7 +129,7 @@ export class SearchEngine implements SessionListener {
   /** After a delete: the session's records go now; the manifest already keeps it out of every result. */
   afterDelete(ns: string, id: string, ctx: WriteContext): void {
     this.lastDocs.delete(`${ns}/${id}`);
-    const schedule = ctx.schedule ?? ((w: Promise<unknown>) => void w.catch(() => undefined));
+    const schedule = ctx.schedule ?? unattended;
     schedule(this.lexical.remove(ns, id).catch((err) => this.onError('lexical records not removed', err)));
     const space = this.spaceChecked.get(ns);
     const vectors = space ? this.vectorIndexes.get(space) : undefined;
@@ -153,7 +153,8 @@ export class SearchEngine implements SessionListener {
   // ---- searching ----
 
   /** The best `limit` sessions for the query. */
-  async search(ns: string, query: string, limit: number, schedule: Schedule): Promise<SearchHit[]> {
+  async search(ns: string, query: string, limit: number, ctx: RequestContext = {}): Promise<SearchHit[]> {
+    const schedule = ctx.schedule ?? unattended;
     const wanted = queryTokens(query);
     if (wanted.length === 0) return [];
     const live = (await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })).entries;

@@ -1,3 +1,4 @@
+import type { Schedule } from '../model/context.js';
 import { indexKeys } from '../model/keys.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
 import { mapLimit, SingleFlight } from '../storage/concurrency.js';
@@ -130,7 +131,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   }
 
   /** Stores the document of one session version (after its save) and remembers it in process. */
-  async put(ns: string, key: DocKey, doc: D, schedule: (w: Promise<unknown>) => void): Promise<void> {
+  async put(ns: string, key: DocKey, doc: D, schedule: Schedule): Promise<void> {
     const state = this.states.get(ns);
     if (state) remember(state, key, doc);
     try {
@@ -155,7 +156,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * session objects when `build`) as long as there are at most `maxSyncFetch`; beyond that, or when the
    * index is missing or corrupt, they are left in `missing` and a compaction is scheduled.
    */
-  async resolve(ns: string, live: ManifestEntry[], build: boolean, schedule: (w: Promise<unknown>) => void): Promise<Resolved<D, S>> {
+  async resolve(ns: string, live: ManifestEntry[], build: boolean, schedule: Schedule): Promise<Resolved<D, S>> {
     let state = await this.state(ns);
     // The same manifest view and nothing new in process: the last answer still holds.
     if (state.resolved && state.resolved.live === live && state.resolved.version === state.version && state.resolved.result.missing.length === 0) {

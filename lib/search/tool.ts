@@ -1,3 +1,4 @@
+import type { RequestContext } from '../model/context.js';
 import { SatchelError } from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
 import type { SessionSummary, StoredSession } from '../model/session.js';
@@ -43,30 +44,30 @@ export type { SearchHit };
 
 const GET_MESSAGES = 100;
 
-/** Runs one tool call for a namespace; `schedule` keeps background index upkeep alive (Workers waitUntil). */
+/** Runs one tool call for a namespace; the context keeps background upkeep alive (Workers waitUntil). */
 export async function runSessionSearch(
   sessions: SessionStore,
   ns: string,
   input: ToolInput,
   engine?: SearchEngine,
-  schedule: (work: Promise<unknown>) => void = (w) => void w.catch(() => undefined),
+  ctx: RequestContext = {},
 ): Promise<Record<string, unknown>> {
   const limit = clampLimit(input.limit);
   switch (input.action) {
     case 'list': {
-      const page = await sessions.list(ns, { limit });
+      const page = await sessions.list(ns, { limit }, ctx);
       return { sessions: page.sessions };
     }
     case 'find': {
       const query = (input.query ?? '').trim();
       if (!query) return { error: 'find needs a query' };
-      return { sessions: await findByTask(sessions, ns, query, limit) };
+      return { sessions: await findByTask(sessions, ns, query, limit, ctx) };
     }
     case 'search': {
       const query = (input.query ?? '').trim();
       if (!query) return { error: 'search needs a query' };
-      if (engine) return { results: await engine.search(ns, query, limit, schedule) };
-      return { results: await deepSearch(sessions, ns, (await sessions.manifest.view(ns)).entries, query, limit) };
+      if (engine) return { results: await engine.search(ns, query, limit, ctx) };
+      return { results: await deepSearch(sessions, ns, (await sessions.manifest.view(ns, ctx.schedule)).entries, query, limit) };
     }
     case 'get': {
       const id = (input.id ?? '').trim();
@@ -103,11 +104,11 @@ export function wrapUntrusted(text: string, source = 'session_search', nonce = r
 }
 
 /** Sessions whose task holds every query token (or the query as a phrase), newest first; manifest only. */
-async function findByTask(sessions: SessionStore, ns: string, query: string, limit: number): Promise<SessionSummary[]> {
+async function findByTask(sessions: SessionStore, ns: string, query: string, limit: number, ctx: RequestContext): Promise<SessionSummary[]> {
   const wanted = queryTokens(query);
   const phrase = query.toLowerCase();
   const out: SessionSummary[] = [];
-  for (const s of (await sessions.manifest.view(ns)).entries) {
+  for (const s of (await sessions.manifest.view(ns, ctx.schedule)).entries) {
     const tokens = new Set(tokenize(s.task));
     if (s.task.toLowerCase().includes(phrase) || (wanted.length > 0 && wanted.every((t) => tokens.has(t)))) {
       out.push({ id: s.id, task: s.task, turns: s.turns, model: s.model, provider: s.provider, created_at: s.created_at, updated_at: s.updated_at, bytes: s.bytes });

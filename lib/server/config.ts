@@ -1,5 +1,9 @@
 import { sha256 } from '../model/digest.js';
 import { isValidNamespace, isValidSessionId } from '../model/ids.js';
+import type { ModelConfig } from '../continue/model.js';
+import type { HookConfig } from '../hooks/hooks.js';
+
+export type { HookConfig, ModelConfig };
 
 /**
  * The one config loader: turns environment variables (process.env, or Workers vars and secrets) into a
@@ -48,31 +52,6 @@ export interface SatchelConfig {
   model?: ModelConfig;
 }
 
-/** An OpenAI-compatible chat endpoint for continue. The key is sent to `url` only and never logged. */
-export interface ModelConfig {
-  /** `SATCHEL_MODEL_URL` without a trailing slash; a turn posts to `{url}/chat/completions`. */
-  url: string;
-  /** `SATCHEL_MODEL`: the model for sessions that name none. */
-  model: string;
-  /** `SATCHEL_MODEL_KEY`: the bearer key, if the endpoint needs one. */
-  key?: string;
-  /** `SATCHEL_MODEL_PROVIDER`: the provider stored on sessions that name none (default: the URL's host). */
-  provider: string;
-  /** `SATCHEL_MODEL_TIMEOUT_MS`: how long one turn (every round of it) may take, default 120 s. */
-  timeoutMs: number;
-  /** `SATCHEL_MODEL_CONTEXT_BYTES`: the serialised messages sent to the model, at most (default 256 KiB). */
-  contextBytes: number;
-  /** `SATCHEL_CONTINUE_WAIT_MS`: how long a continue waits for another turn on its session, default 5 s. */
-  waitMs: number;
-}
-
-/** One webhook: its HMAC secret, the namespace it writes into, and which session it continues. */
-export interface HookConfig {
-  secret: string;
-  namespace: string;
-  /** A session id, `latest` (the namespace's most recently updated session) or `new` (one per delivery). */
-  session: string;
-}
 
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -3,6 +3,7 @@ import { mapLimit } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
 import { CorruptRootError, obsoleteRoots, SequencedRoots, seqOfName, type SequencedRef } from '../storage/sequenced.js';
 import { SingleFlight } from '../storage/concurrency.js';
+import { unattended, type Schedule } from '../model/context.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
 
@@ -187,7 +188,7 @@ export class Manifest {
    * Entries newest first (updated_at, then id, descending), at most `query.limit`, and whether more
    * follow. `schedule` receives background work (compaction) to keep alive after the response.
    */
-  async list(ns: string, query: PageQuery, schedule: (work: Promise<unknown>) => void = noop): Promise<{ entries: ManifestEntry[]; more: boolean }> {
+  async list(ns: string, query: PageQuery, schedule: Schedule = unattended): Promise<{ entries: ManifestEntry[]; more: boolean }> {
     return this.withSnapshot(ns, schedule, (snap) => this.top(snap, query));
   }
 
@@ -197,7 +198,7 @@ export class Manifest {
    * objects; compaction and index upkeep use it, since they fold those writes next time anyway and must
    * not add session reads to every write.
    */
-  async view(ns: string, schedule: (work: Promise<unknown>) => void = noop, options: { settled?: boolean; maxAgeMs?: number } = {}): Promise<ManifestView> {
+  async view(ns: string, schedule: Schedule = unattended, options: { settled?: boolean; maxAgeMs?: number } = {}): Promise<ManifestView> {
     // `maxAgeMs`: a view listed that recently, with no write by this process since, is still good
     // enough (search: other devices' writes show up within that time, this process's at once).
     const recent = this.recent.get(ns);
@@ -246,7 +247,7 @@ export class Manifest {
 
   // ---- reading ----
 
-  private async withSnapshot<T>(ns: string, schedule: (w: Promise<unknown>) => void, use: (s: Snapshot) => Promise<T>, settled = false): Promise<T> {
+  private async withSnapshot<T>(ns: string, schedule: Schedule, use: (s: Snapshot) => Promise<T>, settled = false): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         const snap = await this.snapshot(ns, settled);
@@ -591,4 +592,3 @@ function isLogRecord(v: unknown): v is LogRecord {
   return r.op === 'put' ? isEntry(r.entry) : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
 }
 
-function noop(): void {}

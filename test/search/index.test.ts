@@ -29,7 +29,7 @@ function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Emb
     while (running.size) await Promise.all([...running]);
   };
   const search = async (ns: string, q: string, limit = 10) => {
-    const out = await engine.search(ns, q, limit, schedule);
+    const out = await engine.search(ns, q, limit, { schedule });
     return out;
   };
   return { sessions, engine, ctx, drain, search, schedule };

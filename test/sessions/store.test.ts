@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { ANY_REVISION, SessionStore, trimMessages } from '../../lib/sessions/store.js';
+import { SessionStore, trimMessages } from '../../lib/sessions/store.js';
 import type { Message } from '../../lib/model/session.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
@@ -112,7 +112,7 @@ describe('session operations', () => {
     expect(out.session.external_refs).toHaveLength(1);
     await expect(sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1)).rejects.toMatchObject({ kind: 'stale' });
     await expect(sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2)).rejects.toMatchObject({ kind: 'invalid' });
-    const any = await sessions.replace(ns, session.id, { task: 'any', messages: [] }, ANY_REVISION);
+    const any = await sessions.replace(ns, session.id, { task: 'any', messages: [] }, 'any');
     expect(any.session.revision).toBe(3);
   });
 

@@ -1,0 +1,104 @@
+import type { Context } from 'hono';
+import type { RequestContext, Schedule } from '../model/context.js';
+import { badRequest } from '../model/errors.js';
+import type { ExpectedRevision } from '../model/revision.js';
+import type { Services } from '../server/services.js';
+import type { WriteContext, WriteResult } from '../sessions/store.js';
+import { publicSession } from '../model/codec.js';
+import type { StoredSession } from '../model/session.js';
+import type { AuthVariables } from './auth.js';
+
+/**
+ * The one request context: Hono's context carries the services (`c.var.services`) and the caller
+ * (`c.var.caller`: namespace, device, scope); `requestContext(c)` turns them into what operations take.
+ */
+export type Env = { Variables: AuthVariables & { services: Services } };
+
+/** Background work of this request: waitUntil on Workers, the process elsewhere. */
+export function scheduler(c: Context<Env>): Schedule {
+  const { background, log } = c.var.services;
+  return (work) => {
+    try {
+      c.executionCtx.waitUntil(work.catch((err) => log.warn('background work failed', { error: String(err) })));
+    } catch {
+      background.track(work);
+    }
+  };
+}
+
+/** The caller's namespace. */
+export function namespaceOf(c: Context<Env>): string {
+  return c.var.caller.namespace;
+}
+
+/** Who asks and how to keep background work alive, for read operations. */
+export function requestContext(c: Context<Env>): RequestContext {
+  return { device: c.var.caller.device, schedule: scheduler(c) };
+}
+
+/** The context of a write: the request context plus Idempotency-Key and per-request secrets (400 when malformed). */
+export function writeContext(c: Context<Env>): WriteContext {
+  const key = c.req.header('idempotency-key');
+  if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw badRequest('Idempotency-Key must be 1-255 visible ASCII characters', [{ path: 'Idempotency-Key', message: 'invalid' }]);
+  }
+  const secrets = requestSecrets(c.req.header('satchel-secrets'));
+  return {
+    ...requestContext(c),
+    ...(key ? { idempotencyKey: key } : {}),
+    ...(secrets.length ? { knownValues: secrets } : {}),
+  };
+}
+
+/**
+ * `Satchel-Secrets`: secret values for this request only, as base64 of a JSON array of strings. They are
+ * redacted from everything this request stores, in every encoding, and never stored themselves.
+ */
+function requestSecrets(header: string | undefined): string[] {
+  if (!header) return [];
+  try {
+    const bytes = Uint8Array.from(atob(header.trim()), (ch) => ch.charCodeAt(0));
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) return parsed;
+  } catch {
+    // fall through
+  }
+  throw badRequest('Satchel-Secrets must be base64 of a JSON array of at most 100 strings', [{ path: 'Satchel-Secrets', message: 'invalid' }]);
+}
+
+/** A session's ETag: its revision as a strong tag. */
+export function etag(revision: number): string {
+  return `"${revision}"`;
+}
+
+/** Parses If-Match: `*` is any revision; a tag that is not a revision can never match. */
+export function parseIfMatch(header: string | undefined): ExpectedRevision | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (value === '*') return 'any';
+  const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(value);
+  return m ? Number(m[1]) : 'unmatchable';
+}
+
+/** Answers a session with its ETag, or 304 when `If-None-Match` holds it (unless `conditional` is false). */
+export function sendSession(c: Context<Env>, session: StoredSession, conditional = true): Response {
+  const tag = etag(session.revision);
+  c.header('ETag', tag);
+  const inm = conditional ? c.req.header('if-none-match') : undefined;
+  if (inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))) {
+    return c.body(null, 304);
+  }
+  return c.json(publicSession(session));
+}
+
+/** Answers a write receipt with the new ETag (and `Idempotent-Replayed` on a replay). */
+export function sendReceipt(c: Context<Env>, result: WriteResult): Response {
+  markReplay(c, result);
+  c.header('ETag', etag(result.receipt.revision));
+  return c.json(result.receipt);
+}
+
+/** Sets `Idempotent-Replayed: true` when nothing was written because an earlier attempt had landed. */
+export function markReplay(c: Context<Env>, result: { replayed: boolean }): void {
+  if (result.replayed) c.header('Idempotent-Replayed', 'true');
+}

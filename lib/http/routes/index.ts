@@ -1,0 +1,69 @@
+import { docsPage } from '../docs.js';
+import { openApiDocument, type OpenApiDocument } from '../openapi.js';
+import { route, type Route } from '../spec.js';
+import { receiveWebhook } from './hooks.js';
+import { sessionSearch } from './search.js';
+import { health } from './service.js';
+import {
+  appendMessages,
+  cleanupSessions,
+  continueSession,
+  createSession,
+  deleteSession,
+  getAuditLog,
+  getLatestSession,
+  getSession,
+  listSessions,
+  replaceSession,
+  trimSession,
+} from './sessions.js';
+
+/**
+ * Every route of the API, in registration order (static paths before the `{id}` they would shadow). The
+ * app registers exactly these, and the OpenAPI document is generated from exactly these.
+ */
+export const routes: readonly Route[] = [
+  health as Route,
+  route(
+    {
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      tag: 'service',
+      summary: 'This document',
+      auth: 'none',
+      responses: { 200: { description: 'OpenAPI 3.1.' } },
+    },
+    (c) => c.json(apiDocument()),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/docs',
+      operationId: 'docs',
+      tag: 'service',
+      summary: 'The API reference page, made from this document',
+      auth: 'none',
+      responses: { 200: { description: 'HTML.', html: true } },
+    },
+    (c) => c.html(docsPage(apiDocument())),
+  ),
+  createSession,
+  listSessions,
+  getLatestSession,
+  cleanupSessions,
+  getSession,
+  replaceSession,
+  deleteSession,
+  appendMessages,
+  continueSession,
+  getAuditLog,
+  receiveWebhook,
+  sessionSearch,
+  trimSession,
+] as Route[];
+
+/** The OpenAPI document of the API (made once). */
+export function apiDocument(): OpenApiDocument {
+  return openApiDocument(routes);
+}

@@ -1,0 +1,313 @@
+import { publicSession } from '../../model/codec.js';
+import { appendBodySchema, cleanupBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, trimBodySchema } from '../../model/requests.js';
+import { auditLogSchema, cleanupResultSchema, continueAnswerSchema, sessionPageSchema, trimResultSchema } from '../../model/responses.js';
+import { sessionSchema, writeReceiptSchema } from '../../model/session.js';
+import { etag, markReplay, namespaceOf, parseIfMatch, requestContext, sendReceipt, sendSession, writeContext } from '../context.js';
+import { param, parseLimit, parseUpdatedAfter, requireIfMatch } from '../params.js';
+import { bodyErrors, etagHeader, P, problem, replayed, retryAfter, route } from '../spec.js';
+
+/** The session routes: create, read, list, change, delete, continue, trim and the audit log. */
+
+/** Create a session. */
+export const createSession = route(
+  {
+    method: 'post',
+    path: '/v1/sessions',
+    operationId: 'createSession',
+    tag: 'sessions',
+    summary: 'Create a session',
+    description:
+      'With no system message first, none is added. An `id` may be given (1-128 of `[A-Za-z0-9._-]`); otherwise one is made. The save pipeline runs first: secrets redacted, the size cap applied, provenance flags kept.',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SatchelSecrets'],
+    body: createBodySchema,
+    responses: {
+      201: {
+        description: 'Created.',
+        schema: sessionSchema,
+        headers: { ...etagHeader(), Location: { description: '`/v1/sessions/{id}` of the new session.', required: true, schema: { type: 'string' } } },
+      },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      409: problem('A session with this id already exists in the namespace.'),
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const { session } = await c.var.services.sessions.create(namespaceOf(c), body, writeContext(c));
+    c.header('ETag', etag(session.revision));
+    c.header('Location', `/v1/sessions/${session.id}`);
+    return c.json(publicSession(session), 201);
+  },
+);
+
+/** List session metadata, newest first. */
+export const listSessions = route(
+  {
+    method: 'get',
+    path: '/v1/sessions',
+    operationId: 'listSessions',
+    tag: 'sessions',
+    summary: 'List session metadata, newest first',
+    description: 'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last page). A page walk stays consistent while sessions change.',
+    auth: 'bearer',
+    parameters: ['Limit', 'Cursor', 'UpdatedAfter'],
+    responses: { 200: { description: 'One page.', schema: sessionPageSchema }, 400: P.query, 401: P.token, 503: P.storage },
+  },
+  async (c) => {
+    const limit = parseLimit(c.req.query('limit'));
+    const cursor = c.req.query('cursor');
+    const updatedAfter = parseUpdatedAfter(c.req.query('updated_after'));
+    const options = { limit, ...(cursor ? { cursor } : {}), ...(updatedAfter !== undefined ? { updatedAfter } : {}) };
+    return c.json(await c.var.services.sessions.list(namespaceOf(c), options, requestContext(c)));
+  },
+);
+
+/** The most recently updated session, whole. */
+export const getLatestSession = route(
+  {
+    method: 'get',
+    path: '/v1/sessions/latest',
+    operationId: 'getLatestSession',
+    tag: 'sessions',
+    summary: 'The most recently updated session, whole',
+    description:
+      'Never 304: a revision does not name the session, so a tag of another session could match. Revalidate at the `Content-Location` with `If-None-Match` instead.',
+    auth: 'bearer',
+    responses: {
+      200: {
+        description: 'The session.',
+        schema: sessionSchema,
+        headers: { ...etagHeader(), 'Content-Location': { description: '`/v1/sessions/{id}` of the session.', required: true, schema: { type: 'string' } } },
+      },
+      401: P.token,
+      404: problem('The namespace has no sessions.'),
+      503: P.storage,
+    },
+  },
+  async (c) => {
+    const session = await c.var.services.sessions.latest(namespaceOf(c), requestContext(c));
+    // The ETag is the revision, which does not name the session: a tag from another session that is the
+    // latest now could match. So latest never answers 304; revalidate at the Content-Location instead.
+    c.header('Content-Location', `/v1/sessions/${session.id}`);
+    return sendSession(c, session, false);
+  },
+);
+
+/** Delete sessions not updated for a number of days. */
+export const cleanupSessions = route(
+  {
+    method: 'post',
+    path: '/v1/sessions/cleanup',
+    operationId: 'cleanupSessions',
+    tag: 'sessions',
+    summary: 'Delete sessions not updated for a number of days',
+    description: '`older_than_days: 0` deletes every session of the namespace.',
+    auth: 'bearer',
+    scope: 'write',
+    body: cleanupBodySchema,
+    responses: { 200: { description: 'How many sessions were deleted.', schema: cleanupResultSchema }, ...bodyErrors, 401: P.token, 403: P.readOnly, 503: P.storage },
+  },
+  async (c, body) => {
+    return c.json(await c.var.services.sessions.cleanup(namespaceOf(c), body.older_than_days, writeContext(c)));
+  },
+);
+
+/** Read a whole session. */
+export const getSession = route(
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}',
+    operationId: 'getSession',
+    tag: 'sessions',
+    summary: 'Read a whole session',
+    auth: 'bearer',
+    parameters: ['SessionId', 'IfNoneMatch'],
+    responses: {
+      200: { description: 'The stored session (without internal bookkeeping).', schema: sessionSchema, headers: etagHeader() },
+      304: { description: 'Not modified since the `If-None-Match` revision.', headers: etagHeader() },
+      400: P.id,
+      401: P.token,
+      404: P.session,
+      503: P.storage,
+    },
+  },
+  async (c) => {
+    return sendSession(c, await c.var.services.sessions.get(namespaceOf(c), param(c, 'id')));
+  },
+);
+
+/** Replace a session (load, change, save). */
+export const replaceSession = route(
+  {
+    method: 'put',
+    path: '/v1/sessions/{id}',
+    operationId: 'replaceSession',
+    tag: 'sessions',
+    summary: 'Replace a session (load, change, save)',
+    description:
+      'Server-owned fields sent back from a GET (`revision`, times, `turns`) are ignored; `sandbox`, `untrusted_ingested` and `episode_untrusted` never go back to false; external refs can be added, not removed.',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SessionId', 'IfMatchRequired', 'IdempotencyKey', 'SatchelSecrets'],
+    body: replaceBodySchema,
+    responses: {
+      200: { description: 'The session as stored.', schema: sessionSchema, headers: { ...etagHeader(), ...replayed } },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      404: P.session,
+      412: P.stale,
+      422: P.keyReused,
+      428: problem('`If-Match` is required.'),
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const ifMatch = requireIfMatch(c);
+    const result = await c.var.services.sessions.replace(namespaceOf(c), param(c, 'id'), body, ifMatch, writeContext(c));
+    markReplay(c, result);
+    c.header('ETag', etag(result.session.revision));
+    return c.json(publicSession(result.session));
+  },
+  // 428 before the body is read: a PUT without the revision it replaces is refused whatever it carries.
+  { before: requireIfMatch },
+);
+
+/** Delete a session with its audit log and search entries. */
+export const deleteSession = route(
+  {
+    method: 'delete',
+    path: '/v1/sessions/{id}',
+    operationId: 'deleteSession',
+    tag: 'sessions',
+    summary: 'Delete a session with its audit log and search entries',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SessionId'],
+    responses: { 204: { description: 'Deleted.' }, 400: P.id, 401: P.token, 403: P.readOnly, 404: P.session, 503: P.storage },
+  },
+  async (c) => {
+    await c.var.services.sessions.delete(namespaceOf(c), param(c, 'id'), writeContext(c));
+    return c.body(null, 204);
+  },
+);
+
+/** Append messages (and external refs). */
+export const appendMessages = route(
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/messages',
+    operationId: 'appendMessages',
+    tag: 'sessions',
+    summary: 'Append messages (and external refs)',
+    description: 'Without `If-Match` the append lands after whatever is stored: never lost, never duplicated, each writer\'s messages in order.',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SessionId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
+    body: appendBodySchema,
+    responses: {
+      200: { description: 'The write receipt.', schema: writeReceiptSchema, headers: { ...etagHeader(), ...replayed } },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      404: P.session,
+      412: P.stale,
+      422: P.keyReused,
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    const result = await c.var.services.sessions.append(namespaceOf(c), param(c, 'id'), body, ifMatch, writeContext(c));
+    return sendReceipt(c, result);
+  },
+);
+
+/** Store a user message, then run a model turn when a model is configured. */
+export const continueSession = route(
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/continue',
+    operationId: 'continueSession',
+    tag: 'sessions',
+    summary: 'Store a user message, then run a model turn when a model is configured',
+    description:
+      'The message is stored first, through the save pipeline. With `SATCHEL_MODEL_URL` and `SATCHEL_MODEL` set, one model turn follows (with the `session_search` tool), stored in one write; `reply` is its answer. One turn at a time per session.',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['ContinueId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
+    body: continueBodySchema,
+    responses: {
+      200: { description: 'The write receipt, `model_turn`, and `reply` after a model turn.', schema: continueAnswerSchema, headers: { ...etagHeader(), ...replayed } },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      404: problem('No session with this id (or, for `latest`, no session at all) in the namespace.'),
+      409: problem('Another model turn holds this session; the message is stored. Retry after `Retry-After` seconds.', retryAfter),
+      412: P.stale,
+      422: P.keyReused,
+      502: problem('The model failed, answered an error or timed out; the detail says the message was stored and at which revision.'),
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const { continuer } = c.var.services;
+    const ns = namespaceOf(c);
+    const ctx = writeContext(c);
+    let id = param(c, 'id');
+    if (id === 'latest') id = await continuer.latest(ns, ctx.idempotencyKey, ctx);
+    const out = await continuer.run(ns, id, body, parseIfMatch(c.req.header('if-match')), ctx);
+    markReplay(c, out);
+    c.header('ETag', etag(out.answer.revision));
+    return c.json(out.answer);
+  },
+);
+
+/** Keep the system message and the newest messages. */
+export const trimSession = route(
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/trim',
+    operationId: 'trimSession',
+    tag: 'sessions',
+    summary: 'Keep the system message and the newest messages',
+    description: '`keep` counts the system message; a tool group is never split. A trim that would drop nothing writes nothing.',
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SessionId'],
+    body: trimBodySchema,
+    responses: {
+      200: { description: 'Message counts before and after.', schema: trimResultSchema, headers: etagHeader(false) },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      404: P.session,
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const out = await c.var.services.sessions.trim(namespaceOf(c), param(c, 'id'), body.keep, writeContext(c));
+    if (out.receipt) c.header('ETag', etag(out.receipt.revision));
+    return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
+  },
+);
+
+/** The session's audit records, oldest first. */
+export const getAuditLog = route(
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/audit',
+    operationId: 'getAuditLog',
+    tag: 'sessions',
+    summary: "The session's audit records, oldest first",
+    auth: 'bearer',
+    parameters: ['SessionId'],
+    responses: { 200: { description: 'One record per write, redacted.', schema: auditLogSchema }, 400: P.id, 401: P.token, 404: P.session, 503: P.storage },
+  },
+  async (c) => {
+    return c.json({ records: await c.var.services.sessions.auditRecords(namespaceOf(c), param(c, 'id')) });
+  },
+);

@@ -1,0 +1,75 @@
+import { Continuer } from '../continue/continue.js';
+import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
+import { createLogger, describeError, type Logger } from '../model/log.js';
+import { defaultPipeline } from '../pipeline/default.js';
+import { HttpEmbedder, type Embedder } from '../search/embed.js';
+import { SearchEngine } from '../search/engine.js';
+import { runSessionSearch } from '../search/tool.js';
+import { AuditLog } from '../sessions/audit.js';
+import { SessionStore } from '../sessions/store.js';
+import type { ObjectStore } from '../storage/port.js';
+import { Background } from './background.js';
+import type { SatchelConfig } from './config.js';
+
+export interface ServiceOptions {
+  config: SatchelConfig;
+  objects: ObjectStore;
+  sessions?: SessionStore;
+  log?: Logger;
+  /** Memory for cached sessions (default: 4 × the session cap, at most 256 MiB; Workers pass less). */
+  cacheBytes?: number;
+  /** The embedder (default: from config.embeddings, else none: lexical search only). */
+  embedder?: Embedder | null;
+}
+
+/** Everything a request may use, built once per process from a config object and a store. */
+export interface Services {
+  config: SatchelConfig;
+  objects: ObjectStore;
+  sessions: SessionStore;
+  search: SearchEngine;
+  continuer: Continuer;
+  webhooks: WebhookReceiver;
+  background: Background;
+  log: Logger;
+}
+
+/** Builds the services: session store (with audit, manifest and the save pipeline), search, continue, webhooks. */
+export function buildServices(options: ServiceOptions): Services {
+  const log = options.log ?? createLogger();
+  const { config, objects } = options;
+  const cacheBytes = options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes);
+  const pipeline = defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues });
+  const sessions =
+    options.sessions ??
+    new SessionStore(objects, {
+      pipeline,
+      cacheBytes,
+      // Manifest pages share the budget: about 500 bytes of memory per cached entry.
+      manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
+      audit: new AuditLog(objects, pipeline.redactText),
+      onError: (what, err) => log.warn(what, { error: describeError(err) }),
+    });
+  const background = new Background(log);
+  // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
+  // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
+  const onEmbeddingsError = (err: unknown) => log.warn('embeddings call failed; lexical search for 30 s', { error: describeError(err) });
+  const embedder =
+    options.embedder !== undefined ? options.embedder : config.embeddings ? new HttpEmbedder({ ...config.embeddings, onError: onEmbeddingsError }) : null;
+  const search = new SearchEngine(sessions, embedder, { onError: (what, err) => log.warn(what, { error: describeError(err) }) });
+  sessions.addListener(search);
+  // The model turn's session_search calls run here, in the caller's namespace, on the indexed path.
+  const continuer = new Continuer({
+    sessions,
+    objects,
+    model: config.model,
+    log,
+    search: (ns, input) => runSessionSearch(sessions, ns, input, search, { schedule: (w) => background.track(w) }),
+  });
+  // A webhook continues its session: with a model configured, the stored message gets a model turn.
+  const deliver: Deliver = config.model
+    ? (ns, id, message, ctx) => continuer.run(ns, id, { message: message.content }, undefined, ctx)
+    : appendMessage(sessions);
+  const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver, log });
+  return { config, objects, sessions, search, continuer, webhooks, background, log };
+}

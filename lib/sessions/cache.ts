@@ -1,0 +1,54 @@
+import type { EncodedMessages } from '../model/codec.js';
+import type { StoredSession } from '../model/session.js';
+
+/** A session object as this process last read or wrote it, with its storage etag. */
+export interface CachedSession {
+  etag: string;
+  session: StoredSession;
+  bytes: number;
+  /** The encoded messages of this exact object, when this process wrote it: an append reuses them. */
+  encoded?: EncodedMessages;
+}
+
+/**
+ * Parsed sessions kept in process within a byte budget, oldest stored first out, so an append with a
+ * current revision skips the GET. Only the write loop trusts it for writing; replays re-read storage.
+ */
+export class SessionCache {
+  private readonly entries = new Map<string, CachedSession>();
+  private held = 0;
+
+  constructor(private readonly budget: number) {}
+
+  /** The cached copy at `key`, if any. */
+  get(key: string): CachedSession | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Stores (or replaces) the copy at `key`; one over half the budget is not kept. */
+  put(key: string, entry: CachedSession): void {
+    this.drop(key);
+    if (weight(entry) > this.budget / 2) return;
+    this.entries.set(key, entry);
+    this.held += weight(entry);
+    for (const [k, v] of this.entries) {
+      if (this.held <= this.budget) break;
+      this.entries.delete(k);
+      this.held -= weight(v);
+    }
+  }
+
+  /** Forgets the copy at `key`. */
+  drop(key: string): void {
+    const old = this.entries.get(key);
+    if (old) {
+      this.entries.delete(key);
+      this.held -= weight(old);
+    }
+  }
+}
+
+/** Memory a cached session holds: the parsed object (about its stored size) and the reusable bytes. */
+function weight(entry: CachedSession): number {
+  return entry.bytes + (entry.encoded?.json.byteLength ?? 0);
+}

@@ -1,0 +1,226 @@
+import type { RequestContext } from '../model/context.js';
+import { conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../model/errors.js';
+import { randomHex } from '../model/ids.js';
+import { keys } from '../model/keys.js';
+import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
+import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
+import type { SavePipeline } from '../pipeline/save.js';
+import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
+import type { AuditRecord } from './audit.js';
+import type { CachedSession, SessionCache } from './cache.js';
+import type { Manifest } from './manifest.js';
+import { claimsOf, findClaim, makeReceipt, pruneWrites, seal, type WriteClaims } from './write-records.js';
+
+/** The per-request context of a write. */
+export interface WriteContext extends RequestContext {
+  /** Client's Idempotency-Key: a repeated key returns the first write's receipt and changes nothing. */
+  idempotencyKey?: string;
+  /** What the audit log calls this write when it is not the operation's own name (e.g. `continue`). */
+  op?: AuditRecord['op'];
+  /** Secret values registered for this request only (redacted in every form). */
+  knownValues?: string[];
+  /** Extra fields kept with this write's receipt in its write record, so a replay returns them too (continue's reply). */
+  receiptExtras?: (saved: StoredSession) => Record<string, unknown>;
+}
+
+/** One compare-and-swap write on a session, as a request object instead of positional parameters. */
+export interface WriteRequest {
+  op: AuditRecord['op'];
+  ns: string;
+  id: string;
+  /** The caller's If-Match; undefined lands the write after whatever is stored. */
+  expected?: ExpectedRevision;
+  ctx: WriteContext;
+  /** A hash of the request body, so a key reused for another body is refused (422). */
+  fingerprint?: string;
+  /** The next state from the current one; null when there is nothing to write. */
+  build: (cur: StoredSession, nowIso: string) => StoredSession | null;
+}
+
+export interface WriteResult {
+  session: StoredSession;
+  receipt: WriteReceipt;
+  /** True when an Idempotency-Key (or this write's own id) matched an earlier write and nothing was written. */
+  replayed: boolean;
+}
+
+/** A write that landed, for what follows it (manifest log record, audit record, listeners). */
+export interface Committed {
+  session: StoredSession;
+  receipt: WriteReceipt;
+  writeId: string;
+  op: AuditRecord['op'];
+  added: number;
+  sources: string[];
+}
+
+export interface WriteLoopDeps {
+  objects: ObjectStore;
+  cache: SessionCache;
+  pipeline: SavePipeline;
+  manifest: Pick<Manifest, 'markPending' | 'clearPending'>;
+  now: () => number;
+  /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
+  maxContentionMs: number;
+  /** Reads the session object from storage (refreshing the cache); null when it does not exist. */
+  load: (ns: string, id: string) => Promise<CachedSession | null>;
+  /** Runs after the commit, before the write answers. */
+  afterCommit: (ns: string, committed: Committed, ctx: WriteContext) => Promise<void>;
+}
+
+type Attempt = { lost: true } | { lost: false; committed: Committed | null; result: WriteResult };
+
+/**
+ * The one write loop (docs/design.md, "A write"): under a pending marker, read the session (or use the
+ * cached copy), answer a replay from its write records, check If-Match, build the next state, run the
+ * save pipeline, seal the receipt into the object and PUT it with If-Match on the etag read. On a
+ * precondition failure, re-read and try again with jittered backoff until the contention deadline.
+ */
+export class WriteLoop {
+  constructor(private readonly deps: WriteLoopDeps) {}
+
+  /** Creates a session object create-only; `conflict` when the id is taken. */
+  async create(ns: string, draft: StoredSession, ctx: WriteContext): Promise<WriteResult> {
+    const { objects, pipeline, cache, now } = this.deps;
+    const writeId = randomHex(12);
+    const key = keys.session(ns, draft.id);
+    const record: WriteRecord = { k: 'w:' + writeId, at: now(), r: {} };
+    draft.satchel = { writes: [record] };
+    return this.underPendingMarker(ns, draft.id, writeId, async (ready, landed) => {
+      const saved = pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
+      const session = saved.session;
+      const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+      const sealed = seal(session, receipt, record);
+      await ready;
+      let etag: string;
+      try {
+        ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
+      } catch (err) {
+        if (PreconditionFailedError.is(err)) throw conflict(`session ${draft.id} already exists`);
+        throw err;
+      }
+      landed();
+      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
+      const op = ctx.op ?? 'create';
+      await this.deps.afterCommit(ns, { session, receipt, writeId, op, added: session.messages.length, sources: saved.sources }, ctx);
+      return { session, receipt, replayed: false };
+    });
+  }
+
+  /** Runs one compare-and-swap write to completion (or to a replay, a refusal, or the deadline). */
+  async write(req: WriteRequest): Promise<WriteResult> {
+    const key = keys.session(req.ns, req.id);
+    const writeId = randomHex(12);
+    const claims = await claimsOf(writeId, req.ctx.idempotencyKey);
+    return this.underPendingMarker(req.ns, req.id, writeId, async (ready, landed) => {
+      let cached = this.deps.cache.get(key) ?? null;
+      // The first read runs alongside the pending marker's PUT.
+      const read = cached ? null : await this.deps.load(req.ns, req.id);
+      cached ??= read;
+      await ready;
+      let fromCache = read === null;
+      const deadline = this.deps.now() + this.deps.maxContentionMs;
+      for (let attempt = 0; ; attempt++) {
+        if (!cached) throw notFound(`session ${req.id} does not exist`);
+        const verdict = this.check(req, cached.session, claims, fromCache);
+        if (verdict === 'reread') {
+          cached = await this.deps.load(req.ns, req.id);
+          fromCache = false;
+          continue;
+        }
+        if (verdict) return verdict;
+        const outcome = await this.attempt(req, key, cached, claims, writeId);
+        if (!outcome.lost) {
+          if (outcome.committed) {
+            landed();
+            await this.deps.afterCommit(req.ns, outcome.committed, req.ctx);
+          }
+          return outcome.result;
+        }
+        if (this.deps.now() > deadline) throw unavailable('too many concurrent writers on this session; try again', 1);
+        await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
+        cached = await this.deps.load(req.ns, req.id);
+        fromCache = false;
+      }
+    });
+  }
+
+  /**
+   * A replay (this request's key or this write's own id is in the session), a refusal (If-Match), or
+   * null to go on. A cached copy is never trusted for either answer: `reread` asks for a fresh read.
+   */
+  private check(req: WriteRequest, cur: StoredSession, claims: WriteClaims, fromCache: boolean): WriteResult | 'reread' | null {
+    const previous = findClaim(cur, claims);
+    if (previous) {
+      if (fromCache) return 'reread';
+      if (previous.k === claims.keyed && previous.f !== undefined && req.fingerprint !== undefined && previous.f !== req.fingerprint) {
+        throw unprocessable('this Idempotency-Key was used for a different request');
+      }
+      return { session: cur, receipt: previous.r as unknown as WriteReceipt, replayed: true };
+    }
+    if (!revisionMatches(req.expected, cur.revision)) {
+      if (fromCache) return 'reread';
+      throw preconditionFailed(`the session is at revision ${cur.revision}, not ${req.expected}`);
+    }
+    return null;
+  }
+
+  /** Builds, runs the pipeline, seals and PUTs once; `lost` when another writer changed the object first. */
+  private async attempt(req: WriteRequest, key: string, cached: CachedSession, claims: WriteClaims, writeId: string): Promise<Attempt> {
+    const { pipeline, objects, cache, now } = this.deps;
+    const cur = cached.session;
+    const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
+    const nowIso = new Date(nowMs).toISOString();
+    const next = req.build(cur, nowIso);
+    if (!next) return { lost: false, committed: null, result: { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false } };
+    const record: WriteRecord = { k: claims.keyed ?? claims.own, ...(claims.keyed && req.fingerprint ? { f: req.fingerprint } : {}), at: nowMs, r: {} };
+    const draft: StoredSession = {
+      ...next,
+      updated_at: nowIso,
+      revision: cur.revision + 1,
+      satchel: { ...cur.satchel, writes: pruneWrites(cur.satchel?.writes ?? [], record, now()) },
+    };
+    const knownValues = req.ctx.knownValues ? { knownValues: req.ctx.knownValues } : {};
+    const saved = pipeline.apply({ next: draft, previous: cur, previousBytes: cached.bytes, ...knownValues });
+    const session = saved.session;
+    const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+    const sealed = seal(session, receipt, record, cached.encoded, req.ctx.receiptExtras?.(session));
+    try {
+      const { etag } = await objects.put(key, sealed.body, { ifMatch: cached.etag });
+      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
+    } catch (err) {
+      if (PreconditionFailedError.is(err)) return { lost: true };
+      throw err;
+    }
+    const added = Math.max(0, session.messages.length - cur.messages.length);
+    const committed = { session, receipt, writeId, op: req.ctx.op ?? req.op, added, sources: saved.sources };
+    return { lost: false, committed, result: { session, receipt, replayed: false } };
+  }
+
+  /**
+   * Runs a write under its pending marker: the marker's PUT starts at once (`ready` settles when it is
+   * stored, and must before the commit); when the write did not land (`landed` never called), the
+   * marker is removed again (best effort: the manifest's compactor also heals it).
+   */
+  private async underPendingMarker<T>(
+    ns: string,
+    id: string,
+    writeId: string,
+    write: (ready: Promise<unknown>, landed: () => void) => Promise<T>,
+  ): Promise<T> {
+    const pending = this.deps.manifest.markPending(ns, id, writeId);
+    pending.catch(() => undefined);
+    let hasLanded = false;
+    try {
+      return await write(pending, () => {
+        hasLanded = true;
+      });
+    } finally {
+      if (!hasLanded) await pending.then((k) => this.deps.manifest.clearPending(k), () => undefined);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

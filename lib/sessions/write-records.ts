@@ -1,0 +1,82 @@
+import { concat, encodeCoreParts, encodeTail, type EncodedMessages } from '../model/codec.js';
+import { sha256Hex } from '../model/digest.js';
+import { RETENTION_MS } from '../model/retention.js';
+import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
+
+/**
+ * A session's own memory of recent writes (`satchel.writes`, docs/design.md "The session object"): each
+ * write leaves a record with its key and receipt in the same conditional PUT as the change, so "was this
+ * request already applied?" is answered atomically by reading the session.
+ */
+
+const KEYED_WRITES_MAX = 1000;
+const UNKEYED_WRITES_MAX = 16;
+
+/** What identifies one write in `satchel.writes`: its own id, and its Idempotency-Key's hash when it has one. */
+export interface WriteClaims {
+  own: string;
+  keyed?: string;
+}
+
+/** The claims of a write with id `writeId` and an optional Idempotency-Key. */
+export async function claimsOf(writeId: string, idempotencyKey: string | undefined): Promise<WriteClaims> {
+  return { own: 'w:' + writeId, ...(idempotencyKey ? { keyed: 'k:' + (await sha256Hex(idempotencyKey)) } : {}) };
+}
+
+/** The record an earlier attempt of this write (same write id or same key) left in `session`. */
+export function findClaim(session: StoredSession, claims: WriteClaims): WriteRecord | undefined {
+  return session.satchel?.writes.find((w) => w.k === claims.own || (claims.keyed !== undefined && w.k === claims.keyed));
+}
+
+/** The write record that a request with this Idempotency-Key left in `session`, while it is kept. */
+export async function keyedWrite(session: StoredSession, idempotencyKey: string): Promise<WriteRecord | undefined> {
+  const k = 'k:' + (await sha256Hex(idempotencyKey));
+  return session.satchel?.writes.find((w) => w.k === k);
+}
+
+/** The records kept after adding one: keyed ones for the retention window (at most 1,000), the last 16 unkeyed. */
+export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: number): WriteRecord[] {
+  const cutoff = now - RETENTION_MS;
+  const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
+  const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
+  const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(-(UNKEYED_WRITES_MAX - 1)), added];
+  return all.sort((a, b) => a.at - b.at);
+}
+
+/** The receipt of a write that stored `s`; `bytes` is filled in by `seal`. */
+export function makeReceipt(s: StoredSession, bytes: number, redactions: number, dropped: number): WriteReceipt {
+  return {
+    id: s.id,
+    revision: s.revision,
+    turns: s.turns,
+    updated_at: s.updated_at,
+    bytes,
+    redactions,
+    dropped_groups: dropped,
+    untrusted_ingested: s.untrusted_ingested,
+    episode_untrusted: s.episode_untrusted,
+  };
+}
+
+/**
+ * Stores the receipt in its write record and encodes the session. The receipt's byte count includes the
+ * receipt itself, so encode until the size settles (the digit count changes at most once or twice).
+ */
+export function seal(
+  session: StoredSession,
+  receipt: WriteReceipt,
+  record: WriteRecord,
+  prior?: EncodedMessages,
+  extra?: Record<string, unknown>,
+): { body: Uint8Array; messages: EncodedMessages } {
+  const { core, messages } = encodeCoreParts(session, prior);
+  let tail = encodeTail(session);
+  for (let i = 0; i < 4; i++) {
+    receipt.bytes = core.byteLength + tail.byteLength;
+    record.r = { ...receipt, ...extra };
+    const again = encodeTail(session);
+    if (again.byteLength === tail.byteLength) return { body: concat(core, again), messages };
+    tail = again;
+  }
+  return { body: concat(core, tail), messages };
+}
