@@ -65,8 +65,11 @@ const DOCUMENTED_EXAMPLES = [
  * `REPLACE_ME`, `insert-…`, `changeme`. Random tokens contain none of these (a run of five x's in a
  * base62 token has odds of about 1 in 10^7 per position).
  */
-const PLACEHOLDER_SHAPE =
-  /example|x{5,}|\*{4,}|\.{3}|…|0{12,}|your[_-]|[_-]here$|replace[_-]?me|insert[_-]|changeme|placeholder|not[_-]a[_-]real|redacted/i;
+const PLACEHOLDER_SHAPE = new RegExp(
+  String.raw`example|x{5,}|\*{4,}|\.{3}|…|0{12,}|your[_-]|[_-]here$|replace[_-]?me|insert[_-]|changeme|` +
+    String.raw`placeholder|not[_-]a[_-]real|redacted`,
+  'i',
+);
 
 /** True for documented example keys and placeholder-shaped values, checked on every rule's match. */
 export function isExampleValue(value: string): boolean {
@@ -79,8 +82,10 @@ export function isExampleValue(value: string): boolean {
 const PUBLIC_ID = /^(?:pk[._](?:live_|test_|eyJ)|pk-lf-|sq0idp-|AC[a-f0-9]{32}$)/;
 
 /** References to a secret kept elsewhere: env vars, templates, secret managers, code expressions. */
-const REFERENCE =
-  /^(?:\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%$|%\([A-Za-z_][A-Za-z0-9_]*\)s|\{\{|\{%|<%|#\{|@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|!Ref\b|!Sub\b)/;
+const REFERENCE = new RegExp(
+  String.raw`^(?:\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%$|%\([A-Za-z_][A-Za-z0-9_]*\)s|\{\{|\{%|<%|#\{|` +
+    String.raw`@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|!Ref\b|!Sub\b)`,
+);
 
 /** True for references and placeholders that are not secrets themselves. */
 export function isPlaceholder(value: string): boolean {
@@ -133,7 +138,9 @@ function buildAutomaton(rules: Rule[]): Automaton {
     if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
     // Group positions come from the d flag; it costs only on matches, which are rare.
     if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices) rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
-    if (rule.each && !(rule.each.global && rule.each.hasIndices)) throw new Error(`rule ${rule.id}: each needs the g and d flags`);
+    if (rule.each && !(rule.each.global && rule.each.hasIndices)) {
+      throw new Error(`rule ${rule.id}: each needs the g and d flags`);
+    }
     compiled[ruleIndex] = rule;
     for (const keyword of rule.keywords) {
       if (!keyword || keyword !== keyword.toLowerCase() || /[^\x00-\x7f]/.test(keyword)) {
@@ -218,7 +225,9 @@ function buildAutomaton(rules: Rule[]): Automaton {
  */
 function charClasses(rules: Rule[]): { of: Uint8Array; width: number; shift: number } {
   const used = new Set<number>();
-  for (const rule of rules) for (const keyword of rule.keywords) for (const ch of keyword) used.add(ch.charCodeAt(0));
+  for (const rule of rules) {
+    for (const keyword of rule.keywords) for (const ch of keyword) used.add(ch.charCodeAt(0));
+  }
   const ids = new Map([...used].sort((a, b) => a - b).map((c, i) => [c, i + 1]));
   const of = new Uint8Array(ALPHABET).map((_, c) => ids.get(LOWER[c]!) ?? 0);
   const shift = ids.size + 1 <= 64 ? 6 : 7;

@@ -104,7 +104,10 @@ function assigned(...words: string[]): string[] {
   return words.flatMap((w) => ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end));
 }
 
-/** A cheap first test for keyed rules with common keywords: the keyword is followed by `=`, `:` (after a quote). */
+/** A lower-case UUID. */
+const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
+
+/** A cheap first test for keyed rules with common keywords: `=` or `:` follows (after a quote or `]`). */
 const SEPARATOR_AHEAD = (keyword: string) => String.raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
 
 /**
@@ -953,7 +956,7 @@ export const rules: Rule[] = [
     id: 'generic-pass',
     keywords: assigned('pass'),
     pattern: assignment([], {
-      key: String.raw`${SEPARATOR_AHEAD('(?:pass|Pass|PASS)')}(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
+      key: SEPARATOR_AHEAD('(?:pass|Pass|PASS)') + String.raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
       unquoted: PASSWORD_VALUE,
       caseSensitive: true,
     }),
@@ -981,7 +984,7 @@ export const rules: Rule[] = [
     // Names ending in PAT (personal access token): `AZURE_DEVOPS_PAT`, `gitlabPat`.
     id: 'generic-pat',
     keywords: assigned('pat'),
-    pattern: assignment([], { key: String.raw`${SEPARATOR_AHEAD('pat')}(?<=[A-Za-z0-9][_-]?)pat`, tokenLike: true }),
+    pattern: assignment([], { key: SEPARATOR_AHEAD('pat') + String.raw`(?<=[A-Za-z0-9][_-]?)pat`, tokenLike: true }),
     group: 1,
     minLength: 16,
     entropy: 3,
@@ -992,7 +995,7 @@ export const rules: Rule[] = [
     keywords: assigned('token'),
     // Not pagination and sync state: `NextToken`, `nextPageToken`, `continuation_token`, `sync_token`.
     pattern: assignment([], {
-      key: String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)token`,
+      key: String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)` + 'token',
       tokenLike: true,
     }),
     group: 1,
@@ -1027,11 +1030,11 @@ export const rules: Rule[] = [
     entropy: 2.5,
     placeholders: true,
   },
-  // ------------------------------------------------------------------------------------ more provider formats
+  // ---------------------------------------------------------------------------------- more provider formats
   {
     id: 'langfuse-secret-key',
     keywords: ['sk-lf-'],
-    pattern: /sk-lf-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    pattern: new RegExp(String.raw`sk-lf-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1052,7 +1055,10 @@ export const rules: Rule[] = [
   {
     id: 'aws-session-token-assignment',
     keywords: ['session_token', 'sessiontoken', 'security_token', 'securitytoken', 'security-token'],
-    pattern: new RegExp(String.raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`, 'iy'),
+    pattern: new RegExp(
+      String.raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`,
+      'iy',
+    ),
     group: 1,
     entropy: 3,
   },
@@ -1074,14 +1080,19 @@ export const rules: Rule[] = [
     // `az storage account keys list`: `"keyName": "key1", "permissions": "FULL", "value": "<key>"`.
     id: 'azure-storage-keys-list',
     keywords: ['"keyname"'],
-    pattern: /"keyName"\s{0,16}:\s{0,16}"[^"\n]{1,40}",\s{0,64}(?:"permissions"\s{0,16}:\s{0,16}"[^"\n]{1,20}",\s{0,64})?"value"\s{0,16}:\s{0,16}"([A-Za-z0-9+/]{40,100}={0,2})"/y,
+    pattern: new RegExp(
+      String.raw`"keyName"\s{0,16}:\s{0,16}"[^"\n]{1,40}",\s{0,64}` +
+        String.raw`(?:"permissions"\s{0,16}:\s{0,16}"[^"\n]{1,20}",\s{0,64})?` +
+        String.raw`"value"\s{0,16}:\s{0,16}"([A-Za-z0-9+/]{40,100}={0,2})"`,
+      'y',
+    ),
     group: 1,
     entropy: 3,
   },
   {
     id: 'launchdarkly-key',
     keywords: ['sdk-', 'api-', 'mob-'],
-    pattern: /(?:sdk|api)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    pattern: new RegExp(String.raw`(?:sdk|api)-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1114,7 +1125,7 @@ export const rules: Rule[] = [
   {
     id: 'hubspot-private-app-token',
     keywords: ['pat-'],
-    pattern: /pat-(?:na|eu|ap)[0-9]-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}(?![A-Za-z0-9])/y,
+    pattern: new RegExp(String.raw`pat-(?:na|eu|ap)[0-9]-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1172,7 +1183,7 @@ export const rules: Rule[] = [
     entropy: 3.5,
   },
   {
-    // Discord bot tokens: base64 of the bot's numeric id (so `M`/`N`/`O` + `T`/`j`/`z`/`D`), `.`, 6, `.`, 27-38.
+    // Discord bot tokens: base64 of the numeric bot id (`M`/`N`/`O` + `T`/`j`/`z`/`D`…), `.`, 6, `.`, 27-38.
     id: 'discord-bot-token-format',
     keywords: discordKeywords(),
     pattern: /[MNO][TjzD][A-Za-z0-9]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])/y,
@@ -1183,7 +1194,7 @@ export const rules: Rule[] = [
     // Laravel `APP_KEY=base64:…` and what `php artisan key:generate --show` prints.
     id: 'laravel-app-key',
     keywords: ['base64:'],
-    pattern: /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y,
+    pattern: /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y, // 32/16/48+ bytes
     boundary: true,
     entropy: 3.5,
   },
@@ -1198,15 +1209,22 @@ export const rules: Rule[] = [
     // A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
     id: 'base64-private-key-block',
     keywords: ['ls0tls1crudjtib'],
-    pattern:
-      /LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)[A-Za-z0-9+/]{20,16384}={0,2}/y,
+    // After `-----BEGIN `: RSA, EC, (PKCS#8), OPENSSH, ENCRYPTED, DSA PRIVATE KEY and PGP PRIVATE KEY BLOCK.
+    pattern: new RegExp(
+      String.raw`LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|` +
+        String.raw`FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)[A-Za-z0-9+/]{20,16384}={0,2}`,
+      'y',
+    ),
     boundary: true,
   },
   {
     // PuTTY `.ppk` files: the lines after `Private-Lines: n`.
     id: 'putty-private-key',
     keywords: ['private-lines:'],
-    pattern: /Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)/iy,
+    pattern: new RegExp(
+      String.raw`Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)`,
+      'iy',
+    ),
     group: 1,
   },
   {
@@ -1236,16 +1254,20 @@ export const rules: Rule[] = [
     // A Netscape cookie jar line: domain, flag, path, secure, expiry, name, value (tab-separated).
     id: 'cookie-jar',
     keywords: ['\ttrue\t', '\tfalse\t'],
-    pattern: /\t(?:TRUE|FALSE)\t[^\t\n]{1,256}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[^\t\n]{1,256}\t([^\s]{8,4096})/y,
+    pattern: new RegExp(
+      String.raw`\t(?:TRUE|FALSE)\t[^\t\n]{1,256}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[^\t\n]{1,256}\t([^\s]{8,4096})`,
+      'y',
+    ),
     group: 1,
     entropy: 3,
   },
   {
-    // Secret-named HTTP headers: `X-Api-Key:`, `x-functions-key:`, `Ocp-Apim-Subscription-Key:`, `X-Auth-Token:`.
+    // Secret-named headers: `X-Api-Key:`, `x-functions-key:`, `Ocp-Apim-Subscription-Key:`, `X-Auth-Token:`.
     id: 'http-secret-header',
     keywords: ['-key', '-token', '-secret', 'apikey'].flatMap((w) => [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e)),
     pattern: new RegExp(
-      String.raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
+      String.raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
+        String.raw`(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
         String.raw`(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
         String.raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-])`,
       'iy',
@@ -1255,10 +1277,14 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `--account-key <key>`, `--api-key=<key>`, `--license-key '<key>'` (not a path: `--private-key ./k.pem`).
+    // `--account-key <key>`, `--api-key=<key>`, `--license-key '<key>'` (not a path: `--private-key ./k`).
     id: 'cli-key-flag',
     keywords: ['-key'],
-    pattern: /(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})(["']?)(?![$%{<~./-])([^\s"'`]{16,512})\1(?=[\s"'`;|&)]|$)/iy,
+    pattern: new RegExp(
+      String.raw`(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})` +
+        String.raw`(["']?)(?![$%{<~./-])([^\s"'\x60]{16,512})\1(?=[\s"'\x60;|&)]|$)`,
+      'iy',
+    ),
     group: 2,
     entropy: 3,
     placeholders: true,
@@ -1274,12 +1300,13 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // .NET and Java XML config: `<add key="ClearTextPassword" value="…"/>`, `<property name="password" value="…"/>`.
+    // .NET and Java XML: `<add key="ClearTextPassword" value="…"/>`, `<property name="password" value="…"/>`.
     id: 'xml-key-value-secret',
     keywords: ['<add', '<property', '<entry', '<setting', '<param'],
     pattern: new RegExp(
-      String.raw`<(?:add|property|entry|setting|param|parameter)[ \t]{1,16}(?:key|name)[ \t]{0,8}=[ \t]{0,8}"[^"\n]{0,80}` +
-        String.raw`(?:password|passwd|pwd|secret|token|api_?key|api-key|access_?key|secret_?key|private_?key|credential)"` +
+      String.raw`<(?:add|property|entry|setting|param|parameter)[ \t]{1,16}(?:key|name)[ \t]{0,8}=[ \t]{0,8}` +
+        String.raw`"[^"\n]{0,80}(?:password|passwd|pwd|secret|token|api_?key|api-key|access_?key|secret_?key|` +
+        String.raw`private_?key|credential)"` +
         String.raw`[ \t]{1,16}value[ \t]{0,8}=[ \t]{0,8}"([^"\n]{1,512})"`,
       'iy',
     ),
@@ -1291,7 +1318,11 @@ export const rules: Rule[] = [
     // wp-config.php and friends: `define('AUTH_KEY', '…')`, `define('DB_PASSWORD', '…')`.
     id: 'php-define-secret',
     keywords: ['define('],
-    pattern: /define\([ \t]{0,8}['"][A-Z0-9_]{0,64}(?:KEY|SALT|SECRET|PASSWORD|TOKEN)['"][ \t]{0,8},[ \t]{0,8}['"]([^'"\n]{6,512})['"]/y,
+    pattern: new RegExp(
+      String.raw`define\([ \t]{0,8}['"][A-Z0-9_]{0,64}(?:KEY|SALT|SECRET|PASSWORD|TOKEN)['"][ \t]{0,8},` +
+        String.raw`[ \t]{0,8}['"]([^'"\n]{6,512})['"]`,
+      'y',
+    ),
     group: 1,
     placeholders: true,
   },
@@ -1299,17 +1330,24 @@ export const rules: Rule[] = [
     // `mysql -uroot -pS3cret`, `mysqldump -p'…'` (the password is glued to `-p`).
     id: 'mysql-password-flag',
     keywords: ['mysql', 'mariadb'],
-    pattern: /(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)/y,
+    pattern: new RegExp(
+      String.raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p` +
+        String.raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
+      'y',
+    ),
     group: 2,
     boundary: true,
     placeholders: true,
   },
   {
-    // `redis-cli -a <password>`, `sqlcmd -P <password>`, `sshpass -p <password>`, `docker login -p <password>`.
+    // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`.
     id: 'cli-password-short-flag',
     keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
-    pattern:
-      /(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)/y,
+    pattern: new RegExp(
+      String.raw`(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|` +
+        String.raw`docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
+      'y',
+    ),
     group: 2,
     placeholders: true,
   },
@@ -1317,7 +1355,11 @@ export const rules: Rule[] = [
     // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin).
     id: 'echo-piped-password',
     keywords: ['echo'],
-    pattern: /echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))/y,
+    pattern: new RegExp(
+      String.raw`echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
+        String.raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))`,
+      'y',
+    ),
     group: 2,
     boundary: true,
     placeholders: true,
@@ -1343,7 +1385,11 @@ export const rules: Rule[] = [
     // A ~/.pgpass line after the file is named: `host:port:database:user:password`.
     id: 'pgpass-line',
     keywords: ['pgpass'],
-    pattern: /pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})/y,
+    pattern: new RegExp(
+      String.raw`pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}` +
+        String.raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})`,
+      'y',
+    ),
     group: 1,
     placeholders: true,
   },
@@ -1361,26 +1407,33 @@ export const rules: Rule[] = [
     // whole value up to a blank, symbols included (`POSTGRES_PASSWORD=p*[~x`). Paths (`PWD=/home/x`) are not.
     id: 'env-password-assignment',
     keywords: ['password=', 'passwd=', 'pass=', 'pwd=', 'passphrase='],
-    pattern: new RegExp(String.raw`${ENV_NAME}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)=(?![~./"'])([^\s"'\x60\\]{4,512})`, 'y'),
+    pattern: new RegExp(
+      String.raw`${ENV_NAME}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)=(?![~./"'])([^\s"'\x60\\]{4,512})`,
+      'y',
+    ),
     group: 1,
     placeholders: true,
   },
   {
-    // The same for names ending in SECRET, TOKEN, PAT, CREDENTIALS: `SESSION_SECRET=Ab#[…`, `AZURE_DEVOPS_PAT=…`.
+    // The same for names ending in SECRET, TOKEN, PAT, CREDENTIALS: `SESSION_SECRET=Ab#[…`, `ADO_PAT=…`.
     id: 'env-secret-assignment',
     keywords: ['secret=', 'token=', 'pat=', 'credentials=', 'auth='],
-    pattern: new RegExp(String.raw`${ENV_NAME}(?:SECRET|TOKEN|PAT|CREDENTIALS|AUTH)=(?![~./"'])([^\s"'\x60\\]{8,512})`, 'y'),
+    pattern: new RegExp(
+      String.raw`${ENV_NAME}(?:SECRET|TOKEN|PAT|CREDENTIALS|AUTH)=(?![~./"'])([^\s"'\x60\\]{8,512})`,
+      'y',
+    ),
     group: 1,
     entropy: 2.5,
     placeholders: true,
   },
   {
-    // Names ending in KEY (`ENCRYPTION_KEY=`, `RAILS_MASTER_KEY=`): only token-like values (16+ characters with
+    // Names ending in KEY (`ENCRYPTION_KEY=`, `RAILS_MASTER_KEY=`): only token-like values (16+ characters,
     // a digit, 3 bits of entropy), and not the names of keys that are not secret (PUBLIC_KEY, SORT_KEY…).
     id: 'env-key-assignment',
     keywords: ['key='],
     pattern: new RegExp(
-      String.raw`${ENV_NAME}(?<!(?:${NOT_SECRET_KEY_NAMES.toUpperCase()})_)KEY=(?![~./"'])(?=[^\s"'\x60\\]{0,511}[0-9])([^\s"'\x60\\]{16,512})`,
+      String.raw`${ENV_NAME}(?<!(?:${NOT_SECRET_KEY_NAMES.toUpperCase()})_)KEY=(?![~./"'])` +
+        String.raw`(?=[^\s"'\x60\\]{0,511}[0-9])([^\s"'\x60\\]{16,512})`,
       'y',
     ),
     group: 1,
@@ -1392,7 +1445,9 @@ export const rules: Rule[] = [
     id: 'generic-key',
     keywords: assigned('key'),
     pattern: assignment([], {
-      key: String.raw`${SEPARATOR_AHEAD('key')}(?<=[A-Za-z0-9][_-]?)(?<!(?:${NOT_SECRET_KEY_NAMES}|monkey|turkey|hot)[_-]?)key`,
+      key:
+        SEPARATOR_AHEAD('key') +
+        String.raw`(?<=[A-Za-z0-9][_-]?)(?<!(?:${NOT_SECRET_KEY_NAMES}|monkey|turkey|hot)[_-]?)key`,
       tokenLike: true,
     }),
     group: 1,

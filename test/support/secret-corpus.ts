@@ -1,6 +1,6 @@
 /**
- * A seeded corpus of fake secrets and hard near-misses for measuring the redactor (test/pipeline/corpus.test.ts,
- * bench/eval-redaction.ts). Every value is generated from the PRNG in the exact shape of its format (prefix,
+ * A seeded corpus of fake secrets and hard near-misses for measuring the redactor
+ * (test/pipeline/corpus.test.ts, bench/eval-redaction.ts). Every value is generated from the PRNG in the exact shape of its format (prefix,
  * length, alphabet, checksum where the format has one); none is copied from anywhere, except the documented
  * example keys among the near-misses, which are public on purpose. Each value is placed in realistic contexts:
  * shell sessions, .env, YAML, JSON, TOML, INI, XML, HTTP dumps, connection strings, log lines, stack traces,
@@ -53,7 +53,7 @@ class Gen {
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.r() * items.length)]!;
   }
-  /** `n` characters of `alphabet`, with a digit when the alphabet has digits (random tokens almost always do). */
+  /** `n` characters of `alphabet`, with a digit when the alphabet has one (random tokens almost always do). */
   chars(alphabet: string, n: number): string {
     for (;;) {
       let s = '';
@@ -79,8 +79,8 @@ class Gen {
   }
   /** A password people type: letters, digits and symbols (never a quote, a backslash or a blank). */
   password(symbols = SYMBOLS): string {
-    const parts = [this.chars(B62, this.int(4, 8)), this.chars(symbols, 2), this.chars(B62, this.int(3, 6)), this.chars(symbols, 1)];
-    return parts.join('') + this.chars(DIGITS, 2);
+    const head = this.chars(B62, this.int(4, 8)) + this.chars(symbols, 2);
+    return head + this.chars(B62, this.int(3, 6)) + this.chars(symbols, 1) + this.chars(DIGITS, 2);
   }
 }
 
@@ -112,7 +112,8 @@ function pemBlock(g: Gen, label: string, sep = '\n', lines = 6): string {
 }
 function jwt(g: Gen): string {
   const header = b64url(JSON.stringify({ alg: g.pick(['HS256', 'RS256', 'ES256']), typ: 'JWT' }));
-  const payload = b64url(JSON.stringify({ sub: g.uuid(), iat: 1_760_000_000 + g.int(0, 1e7), scope: 'read write' }));
+  const claims = { sub: g.uuid(), iat: 1_760_000_000 + g.int(0, 1e7), scope: 'read write' };
+  const payload = b64url(JSON.stringify(claims));
   return `${header}.${payload}.${b64url(g.bytes(32))}`;
 }
 
@@ -170,15 +171,23 @@ interface Kind {
 }
 
 const kinds: Kind[] = [];
-const token = (kind: string, names: string[], value: (g: Gen) => string) => kinds.push({ kind, names, value, bare: true });
-const keyed = (kind: string, names: string[], value: (g: Gen) => string) => kinds.push({ kind, names, value });
-const custom = (kind: string, ...places: Kind['custom'] & {}) => kinds.push({ kind, names: [], value: () => '', custom: places });
+type Value = (g: Gen) => string;
+const token = (kind: string, names: string[], value: Value) => kinds.push({ kind, names, value, bare: true });
+const keyed = (kind: string, names: string[], value: Value) => kinds.push({ kind, names, value });
+const custom = (kind: string, ...places: Kind['custom'] & {}) =>
+  kinds.push({ kind, names: [], value: () => '', custom: places });
 const c = (context: string, text: string, ...secrets: string[]) => ({ context, text, secrets });
 
 // AI providers
-token('openai-project-key', ['OPENAI_API_KEY'], (g) => `sk-proj-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`);
-token('openai-service-account-key', ['OPENAI_API_KEY'], (g) => `sk-svcacct-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`);
-token('openai-admin-key', ['OPENAI_ADMIN_KEY'], (g) => `sk-admin-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`);
+token('openai-project-key', ['OPENAI_API_KEY'], (g) =>
+  `sk-proj-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`,
+);
+token('openai-service-account-key', ['OPENAI_API_KEY'], (g) =>
+  `sk-svcacct-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`,
+);
+token('openai-admin-key', ['OPENAI_ADMIN_KEY'], (g) =>
+  `sk-admin-${g.chars(B64URL, 74)}T3BlbkFJ${g.chars(B64URL, 74)}`,
+);
 token('openai-legacy-key', ['OPENAI_API_KEY'], (g) => `sk-${g.chars(B62, 20)}T3BlbkFJ${g.chars(B62, 20)}`);
 token('anthropic-api-key', ['ANTHROPIC_API_KEY'], (g) => `sk-ant-api03-${g.chars(B64URL, 93)}AA`);
 token('anthropic-admin-key', ['ANTHROPIC_ADMIN_KEY'], (g) => `sk-ant-admin01-${g.chars(B64URL, 93)}AA`);
@@ -188,7 +197,9 @@ token('openrouter-api-key', ['OPENROUTER_API_KEY'], (g) => `sk-or-v1-${g.chars(H
 token('huggingface-token', ['HF_TOKEN'], (g) => `hf_${g.chars(UPPER + LOWER, 34)}`);
 token('replicate-api-token', ['REPLICATE_API_TOKEN'], (g) => `r8_${g.chars(B62, 37)}`);
 token('perplexity-api-key', ['PERPLEXITY_API_KEY'], (g) => `pplx-${g.chars(B62, 48)}`);
-token('langsmith-api-key', ['LANGSMITH_API_KEY'], (g) => `lsv2_${g.pick(['pt', 'sk'])}_${g.chars(HEX, 32)}_${g.chars(HEX, 10)}`);
+token('langsmith-api-key', ['LANGSMITH_API_KEY'], (g) =>
+  `lsv2_${g.pick(['pt', 'sk'])}_${g.chars(HEX, 32)}_${g.chars(HEX, 10)}`,
+);
 token('pinecone-api-key', ['PINECONE_API_KEY'], (g) => `pcsk_${g.chars(B62, 6)}_${g.chars(B62, 63)}`);
 token('deepseek-api-key', ['DEEPSEEK_API_KEY'], (g) => `sk-${g.chars(HEX, 32)}`);
 token('elevenlabs-api-key', ['ELEVENLABS_API_KEY'], (g) => `sk_${g.chars(HEX, 48)}`);
@@ -203,24 +214,43 @@ keyed('fireworks-api-key', ['FIREWORKS_API_KEY'], (g) => `fw_${g.chars(B62, 24)}
 token('aws-access-key-id', ['AWS_ACCESS_KEY_ID'], (g) => `${g.pick(['AKIA', 'ASIA'])}${g.chars(BASE32, 16)}`);
 keyed('aws-secret-access-key', ['AWS_SECRET_ACCESS_KEY'], (g) => g.chars(B64, 40));
 token('aws-session-token', ['AWS_SESSION_TOKEN'], (g) => `IQoJb3JpZ2luX2Vj${g.chars(B64, g.int(300, 900))}`);
-kinds.push({ kind: 'aws-session-token-legacy', names: ['AWS_SECURITY_TOKEN', 'AWS_SESSION_TOKEN'], value: (g) => `FwoGZXIvYXdz${g.chars(B64, 340)}` });
+kinds.push({
+  kind: 'aws-session-token-legacy',
+  names: ['AWS_SECURITY_TOKEN', 'AWS_SESSION_TOKEN'],
+  value: (g) => `FwoGZXIvYXdz${g.chars(B64, 340)}`,
+});
 custom(
   'aws-credentials-file',
   (g) => {
     const [a, s, t] = [`ASIA${g.chars(BASE32, 16)}`, g.chars(B64, 40), `IQoJb3JpZ2luX2Vj${g.chars(B64, 500)}`];
-    return c('ini', `[prod]\naws_access_key_id = ${a}\naws_secret_access_key = ${s}\naws_session_token = ${t}\n`, a, s, t);
+    return c(
+      'ini',
+      `[prod]\n` +
+        `aws_access_key_id = ${a}\n` +
+        `aws_secret_access_key = ${s}\n` +
+        `aws_session_token = ${t}\n`,
+      a, s, t,
+    );
   },
   (g) => {
     const [s, t] = [g.chars(B64, 40), `IQoJb3JpZ2luX2Vj${g.chars(B64, 600)}`];
     const json = { Credentials: { AccessKeyId: `ASIA${g.chars(BASE32, 16)}`, SecretAccessKey: s, SessionToken: t, Expiration: '2026-03-04T11:22:33Z' } };
-    return c('sts-json', `$ aws sts assume-role --role-arn arn:aws:iam::123456789012:role/deploy --role-session-name ci\n${JSON.stringify(json, null, 4)}`, s, t);
+    return c(
+      'sts-json',
+      `$ aws sts assume-role --role-arn arn:aws:iam::123456789012:role/deploy --role-session-name ` +
+        `ci\n` +
+        `${JSON.stringify(json, null, 4)}`,
+      s, t,
+    );
   },
 );
 custom(
   'aws-sigv4-signature',
   (g) => {
     const sig = g.chars(HEX, 64);
-    const t = `Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20260101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=${sig}`;
+    const t =
+      `Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20260101/us-east-1/s3/aws4_request, ` +
+      `SignedHeaders=host;x-amz-date, Signature=${sig}`;
     return c('http', t, sig);
   },
   (g) => {
@@ -237,11 +267,21 @@ custom(
   'gcp-service-account-key',
   (g) => {
     const key = pemBlock(g, 'PRIVATE KEY', '\\n', 10);
-    const t = `{\n  "type": "service_account",\n  "project_id": "acme-prod",\n  "private_key_id": "${g.chars(HEX, 40)}",\n  "private_key": "${key}\\n",\n  "client_email": "ci@acme-prod.iam.gserviceaccount.com"\n}`;
+    const t =
+      `{\n` +
+      `  "type": "service_account",\n` +
+      `  "project_id": "acme-prod",\n` +
+      `  "private_key_id": "${g.chars(HEX, 40)}",\n` +
+      `  "private_key": "${key}\\n` +
+      `",\n` +
+      `  "client_email": "ci@acme-prod.iam.gserviceaccount.com"\n` +
+      `}`;
     return c('json', t, key.slice(0, 80), key.slice(-120));
   },
 );
-token('firebase-fcm-server-key', ['FCM_SERVER_KEY'], (g) => `AAAA${g.chars(B64URL, 7)}:APA91b${g.chars(B64URL, 134)}`);
+token('firebase-fcm-server-key', ['FCM_SERVER_KEY'], (g) =>
+  `AAAA${g.chars(B64URL, 7)}:APA91b${g.chars(B64URL, 134)}`,
+);
 const azureKey = (g: Gen) => g.b64Bytes(64);
 custom(
   'azure-storage-account-key',
@@ -259,7 +299,12 @@ custom(
   },
   (g) => {
     const k = azureKey(g);
-    return c('cli-flag', `$ az storage blob upload --account-name acmedata --account-key ${k} -c logs -f app.log -n app.log`, k);
+    return c(
+      'cli-flag',
+      `$ az storage blob upload --account-name acmedata --account-key ${k} -c logs ` +
+        `-f app.log -n app.log`,
+      k,
+    );
   },
   (g) => {
     const [k1, k2] = [azureKey(g), azureKey(g)];
@@ -272,7 +317,14 @@ custom(
   },
   (g) => {
     const k = azureKey(g);
-    return c('terraform', `resource "x" "y" {\n  storage_account_name = "acmedata"\n  storage_account_access_key = "${k}"\n}`, k);
+    return c(
+      'terraform',
+      `resource "x" "y" {\n` +
+        `  storage_account_name = "acmedata"\n` +
+        `  storage_account_access_key = "${k}"\n` +
+        `}`,
+      k,
+    );
   },
   (g) => {
     const k = azureKey(g);
@@ -280,7 +332,13 @@ custom(
   },
   (g) => {
     const sig = g.b64Bytes(32);
-    return c('http', `PUT /logs/app.log HTTP/1.1\r\nx-ms-version: 2021-08-06\r\nAuthorization: SharedKey acmedata:${sig}\r\n`, sig);
+    return c(
+      'http',
+      `PUT /logs/app.log HTTP/1.1\r\n` +
+        `x-ms-version: 2021-08-06\r\n` +
+        `Authorization: SharedKey acmedata:${sig}\r\n`,
+      sig,
+    );
   },
   (g) => {
     const k = azureKey(g);
@@ -294,14 +352,25 @@ custom(
     return c('url', `https://acmedata.blob.core.windows.net/logs/app.log?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-04-01T00:00:00Z&sig=${sig}`, sig);
   },
 );
-token('azure-servicebus-key', ['SERVICEBUS_KEY'], (g) => `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${g.b64Bytes(32)}`);
-token('azure-ad-client-secret', ['AZURE_CLIENT_SECRET'], (g) => `${g.chars(B62, 3)}${g.int(7, 8)}Q~${g.chars(B62 + '_~.-', 31)}${g.chars(B62, 3)}`);
-keyed('azure-devops-pat', ['AZURE_DEVOPS_PAT', 'AZURE_DEVOPS_EXT_PAT'], (g) => g.chars('abcdefghijklmnopqrstuvwxyz234567', 52));
+token('azure-servicebus-key', ['SERVICEBUS_KEY'], (g) =>
+  `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${g.b64Bytes(32)}`,
+);
+token('azure-ad-client-secret', ['AZURE_CLIENT_SECRET'], (g) =>
+  `${g.chars(B62, 3)}${g.int(7, 8)}Q~${g.chars(B62 + '_~.-', 31)}${g.chars(B62, 3)}`,
+);
+keyed('azure-devops-pat', ['AZURE_DEVOPS_PAT', 'AZURE_DEVOPS_EXT_PAT'], (g) =>
+  g.chars('abcdefghijklmnopqrstuvwxyz234567', 52),
+);
 custom(
   'azure-function-key',
   (g) => {
     const k = `${g.chars(B64URL, 54)}==`;
-    return c('curl-header', `$ curl -X POST https://acme-fn.azurewebsites.net/api/ingest -H "x-functions-key: ${k}" -d @event.json`, k);
+    return c(
+      'curl-header',
+      `$ curl -X POST https://acme-fn.azurewebsites.net/api/ingest -H "x-functions-key: ` +
+        `${k}" -d @event.json`,
+      k,
+    );
   },
   (g) => {
     const k = `${g.chars(B64URL, 54)}==`;
@@ -312,11 +381,22 @@ custom(
   'azure-openai-api-key',
   (g) => {
     const k = g.chars(HEX, 32);
-    return c('curl-header', `$ curl https://acme.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version=2024-06-01 -H "api-key: ${k}"`, k);
+    return c(
+      'curl-header',
+      `$ curl https://acme.openai.azure.com/openai/deployments/gpt4o/chat/completions?api-version=2024-06-01 ` +
+        `-H "api-key: ${k}"`,
+      k,
+    );
   },
   (g) => {
     const k = g.chars(B62, 84);
-    return c('http', `POST /openai/deployments/gpt4o/chat/completions HTTP/1.1\r\nHost: acme.openai.azure.com\r\napi-key: ${k}\r\n`, k);
+    return c(
+      'http',
+      `POST /openai/deployments/gpt4o/chat/completions HTTP/1.1\r\n` +
+        `Host: acme.openai.azure.com\r\n` +
+        `api-key: ${k}\r\n`,
+      k,
+    );
   },
   (g) => {
     const k = g.chars(HEX, 32);
@@ -330,7 +410,9 @@ keyed('tencent-secret-key', ['TENCENTCLOUD_SECRET_KEY'], (g) => g.chars(B62, 32)
 keyed('ibm-cloud-api-key', ['IBMCLOUD_API_KEY', 'IC_API_KEY'], (g) => g.chars(B64URL, 44));
 keyed('cloudflare-api-token', ['CLOUDFLARE_API_TOKEN', 'CF_API_TOKEN'], (g) => g.chars(B64URL, 40));
 keyed('cloudflare-global-api-key', ['CLOUDFLARE_API_KEY', 'CF_API_KEY'], (g) => g.chars(HEX, 37));
-token('cloudflare-origin-ca-key', ['CF_ORIGIN_CA_KEY', 'CLOUDFLARE_ORIGIN_CA_KEY'], (g) => `v1.0-${g.chars(HEX, 24)}-${g.chars(HEX, 146)}`);
+token('cloudflare-origin-ca-key', ['CF_ORIGIN_CA_KEY', 'CLOUDFLARE_ORIGIN_CA_KEY'], (g) =>
+  `v1.0-${g.chars(HEX, 24)}-${g.chars(HEX, 146)}`,
+);
 token('databricks-token', ['DATABRICKS_TOKEN'], (g) => `dapi${g.chars(HEX, 32)}`);
 token('vault-token', ['VAULT_TOKEN'], (g) => `hvs.${g.chars(B64URL, 90)}`);
 token('terraform-cloud-token', ['TFE_TOKEN'], (g) => `${g.chars(B62, 14)}.atlasv1.${g.chars(B64URL, 67)}`);
@@ -345,9 +427,13 @@ token('supabase-secret-key', ['SUPABASE_SECRET_KEY'], (g) => `sb_secret_${g.char
 token('planetscale-token', ['PLANETSCALE_SERVICE_TOKEN'], (g) => `pscale_tkn_${g.chars(B64URL, 43)}`);
 token('doppler-token', ['DOPPLER_TOKEN'], (g) => `dp.${g.pick(['pt', 'st.prd', 'sa'])}.${g.chars(B62, 43)}`);
 token('tailscale-key', ['TS_AUTHKEY'], (g) => `tskey-auth-k${g.chars(B62, 11)}-${g.chars(B62, 32)}`);
-token('dynatrace-token', ['DT_API_TOKEN'], (g) => `dt0c01.${g.chars(UPPER_NUM, 24)}.${g.chars(UPPER_NUM, 64)}`);
+token('dynatrace-token', ['DT_API_TOKEN'], (g) =>
+  `dt0c01.${g.chars(UPPER_NUM, 24)}.${g.chars(UPPER_NUM, 64)}`,
+);
 token('newrelic-key', ['NEW_RELIC_API_KEY'], (g) => `NRAK-${g.chars(UPPER_NUM, 27)}`);
-token('onepassword-service-account-token', ['OP_SERVICE_ACCOUNT_TOKEN'], (g) => `ops_eyJ${g.chars(B64, 300)}`);
+token('onepassword-service-account-token', ['OP_SERVICE_ACCOUNT_TOKEN'], (g) =>
+  `ops_eyJ${g.chars(B64, 300)}`,
+);
 keyed('linode-token', ['LINODE_TOKEN'], (g) => g.chars(HEX, 64));
 token('scaleway-access-key', ['SCW_ACCESS_KEY'], (g) => `SCW${g.chars(UPPER_NUM, 17)}`);
 keyed('scaleway-secret-key', ['SCW_SECRET_KEY'], (g) => g.uuid());
@@ -365,13 +451,21 @@ token('gitlab-pat', ['GITLAB_TOKEN'], (g) => `glpat-${g.chars(B64URL, 20)}`);
 token('gitlab-runner-token', ['CI_RUNNER_TOKEN'], (g) => `glrt-${g.chars(B64URL, 20)}`);
 token('gitlab-deploy-token', ['GITLAB_DEPLOY_TOKEN'], (g) => `gldt-${g.chars(B64URL, 20)}`);
 token('gitlab-pipeline-trigger-token', ['TRIGGER_TOKEN'], (g) => `glptt-${g.chars(HEX, 40)}`);
-token('bitbucket-app-password', ['BITBUCKET_APP_PASSWORD'], (g) => `ATBB${g.chars(B62, 32)}${g.chars(HEX.toUpperCase(), 8)}`);
+token('bitbucket-app-password', ['BITBUCKET_APP_PASSWORD'], (g) =>
+  `ATBB${g.chars(B62, 32)}${g.chars(HEX.toUpperCase(), 8)}`,
+);
 token('npm-token', ['NPM_TOKEN'], (g) => `npm_${g.chars(B62, 36)}`);
 custom(
   'npmrc-auth',
   (g) => {
     const v = b64(`ci:${g.password()}`);
-    return c('npmrc', `registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_auth=${v}\nalways-auth=true`, v);
+    return c(
+      'npmrc',
+      `registry=https://registry.npmjs.org/\n` +
+        `//registry.npmjs.org/:_auth=${v}\n` +
+        `always-auth=true`,
+      v,
+    );
   },
   (g) => {
     const v = `npm_${g.chars(B62, 36)}`;
@@ -386,18 +480,35 @@ custom(
   'docker-config-auth',
   (g) => {
     const v = b64(`acme:${g.password()}`);
-    return c('json', `{\n  "auths": {\n    "https://index.docker.io/v1/": {\n      "auth": "${v}"\n    }\n  }\n}`, v);
+    return c(
+      'json',
+      `{\n` +
+        `  "auths": {\n` +
+        `    "https://index.docker.io/v1/": {\n` +
+        `      "auth": "${v}"\n` +
+        `    }\n` +
+        `  }\n` +
+        `}`,
+      v,
+    );
   },
   (g) => {
     const p = g.password();
-    return c('shell', `$ echo '${p}' | docker login ghcr.io -u acme --password-stdin\n$ docker login -u acme -p ${p} registry.acme.io`, p);
+    return c(
+      'shell',
+      `$ echo '${p}' | docker login ghcr.io -u acme --password-stdin\n` +
+        `$ docker login -u acme -p ${p} registry.acme.io`,
+      p,
+    );
   },
 );
 token('buildkite-token', ['BUILDKITE_API_TOKEN'], (g) => `bkua_${g.chars(HEX, 40)}`);
 token('sourcegraph-token', ['SRC_ACCESS_TOKEN'], (g) => `sgp_${g.chars(HEX, 16)}_${g.chars(HEX, 40)}`);
 token('postman-api-key', ['POSTMAN_API_KEY'], (g) => `PMAK-${g.chars(HEX, 24)}-${g.chars(HEX, 34)}`);
 token('prefect-api-key', ['PREFECT_API_KEY'], (g) => `pnu_${g.chars(B62, 36)}`);
-token('atlassian-api-token', ['JIRA_API_TOKEN'], (g) => `ATATT3xFfGF0${g.chars(B64URL, 170)}=${g.chars(HEX.toUpperCase(), 8)}`);
+token('atlassian-api-token', ['JIRA_API_TOKEN'], (g) =>
+  `ATATT3xFfGF0${g.chars(B64URL, 170)}=${g.chars(HEX.toUpperCase(), 8)}`,
+);
 token('linear-api-key', ['LINEAR_API_KEY'], (g) => `lin_api_${g.chars(B62, 40)}`);
 token('figma-token', ['FIGMA_TOKEN'], (g) => `figd_${g.chars(B64URL, 40)}`);
 token('contentful-token', ['CONTENTFUL_MANAGEMENT_TOKEN'], (g) => `CFPAT-${g.chars(B64URL, 43)}`);
@@ -408,7 +519,9 @@ token(
   (g) => `sntrys_${b64(JSON.stringify({ iat: 1_760_000_000 + g.int(0, 1e6), url: 'https://sentry.io', org: 'acme' })).replace(/=+$/, '')}_${g.chars(B64, 43)}`,
 );
 token('grafana-cloud-token', ['GRAFANA_CLOUD_TOKEN'], (g) => `glc_${g.chars(B64, 120)}==`);
-token('grafana-service-account-token', ['GRAFANA_TOKEN'], (g) => `glsa_${g.chars(B62, 32)}_${g.chars(HEX, 8)}`);
+token('grafana-service-account-token', ['GRAFANA_TOKEN'], (g) =>
+  `glsa_${g.chars(B62, 32)}_${g.chars(HEX, 8)}`,
+);
 token('circleci-token', ['CIRCLECI_TOKEN'], (g) => `CCIPAT_${g.chars(B62, 22)}_${g.chars(HEX, 40)}`);
 token('jfrog-api-key', ['JFROG_API_KEY', 'ARTIFACTORY_API_KEY'], (g) => `AKCp${g.chars(B62, 69)}`);
 token('jfrog-reference-token', ['JFROG_ACCESS_TOKEN'], (g) => `cmVmdGtuOjAxOj${g.chars(B62, 50)}`);
@@ -418,15 +531,26 @@ keyed('codecov-token', ['CODECOV_TOKEN'], (g) => g.uuid());
 keyed('travis-token', ['TRAVIS_API_TOKEN'], (g) => g.chars(B64URL, 22));
 
 // Messaging, payments, SaaS
-token('slack-bot-token', ['SLACK_BOT_TOKEN'], (g) => `xoxb-${g.digits(12)}-${g.digits(13)}-${g.chars(B62, 24)}`);
-token('slack-user-token', ['SLACK_USER_TOKEN'], (g) => `xoxp-${g.digits(12)}-${g.digits(12)}-${g.digits(13)}-${g.chars(HEX, 32)}`);
-token('slack-app-token', ['SLACK_APP_TOKEN'], (g) => `xapp-1-A${g.chars(UPPER_NUM, 10)}-${g.digits(13)}-${g.chars(HEX, 64)}`);
+token('slack-bot-token', ['SLACK_BOT_TOKEN'], (g) =>
+  `xoxb-${g.digits(12)}-${g.digits(13)}-${g.chars(B62, 24)}`,
+);
+token('slack-user-token', ['SLACK_USER_TOKEN'], (g) =>
+  `xoxp-${g.digits(12)}-${g.digits(12)}-${g.digits(13)}-${g.chars(HEX, 32)}`,
+);
+token('slack-app-token', ['SLACK_APP_TOKEN'], (g) =>
+  `xapp-1-A${g.chars(UPPER_NUM, 10)}-${g.digits(13)}-${g.chars(HEX, 64)}`,
+);
 token('slack-config-token', ['SLACK_CONFIG_TOKEN'], (g) => `xoxe.xoxp-1-${g.chars(B62, 150)}`);
 custom(
   'slack-webhook-url',
   (g) => {
     const s = `T${g.chars(UPPER_NUM, 8)}/B${g.chars(UPPER_NUM, 8)}/${g.chars(B62, 24)}`;
-    return c('curl', `$ curl -X POST -H 'Content-type: application/json' --data '{"text":"deployed"}' https://hooks.slack.com/services/${s}`, s);
+    return c(
+      'curl',
+      `$ curl -X POST -H 'Content-type: application/json' --data '{"text":"deployed"}' ` +
+        `https://hooks.slack.com/services/${s}`,
+      s,
+    );
   },
 );
 custom(
@@ -437,7 +561,11 @@ custom(
   },
 );
 const discordToken = (g: Gen) => `${b64(g.digits(g.int(18, 19))).replace(/=+$/, '')}.${g.chars(B64URL, 6)}.${g.chars(B64URL, 38)}`;
-kinds.push({ kind: 'discord-bot-token', names: ['DISCORD_TOKEN', 'DISCORD_BOT_TOKEN', 'BOT_TOKEN'], value: discordToken, bare: true });
+kinds.push({
+  kind: 'discord-bot-token',
+  names: ['DISCORD_TOKEN', 'DISCORD_BOT_TOKEN', 'BOT_TOKEN'],
+  value: discordToken, bare: true,
+});
 custom(
   'discord-bot-token-code',
   (g) => {
@@ -446,7 +574,12 @@ custom(
   },
   (g) => {
     const t = discordToken(g);
-    return c('javascript', `const client = new Client({ intents: [GatewayIntentBits.Guilds] });\nclient.login("${t}");`, t);
+    return c(
+      'javascript',
+      `const client = new Client({ intents: [GatewayIntentBits.Guilds] });\n` +
+        `client.login("${t}");`,
+      t,
+    );
   },
   (g) => {
     const t = discordToken(g);
@@ -477,9 +610,13 @@ token('square-oauth-secret', ['SQUARE_APPLICATION_SECRET'], (g) => `sq0csp-${g.c
 token('shopify-access-token', ['SHOPIFY_ACCESS_TOKEN'], (g) => `shpat_${g.chars(HEX, 32)}`);
 token('shopify-shared-secret', ['SHOPIFY_API_SECRET'], (g) => `shpss_${g.chars(HEX, 32)}`);
 token('notion-token', ['NOTION_TOKEN'], (g) => `ntn_${g.digits(11)}${g.chars(B62, 35)}`);
-token('mapbox-secret-token', ['MAPBOX_SECRET_TOKEN'], (g) => `sk.${b64url(JSON.stringify({ u: 'acme', a: g.chars(LOWER_NUM, 25) }))}.${g.chars(B64URL, 22)}`);
+token('mapbox-secret-token', ['MAPBOX_SECRET_TOKEN'], (g) =>
+  `sk.${b64url(JSON.stringify({ u: 'acme', a: g.chars(LOWER_NUM, 25) }))}.${g.chars(B64URL, 22)}`,
+);
 token('adobe-client-secret', ['ADOBE_CLIENT_SECRET'], (g) => `p8e-${g.chars(B64URL, 32)}`);
-token('airtable-pat', ['AIRTABLE_API_KEY', 'AIRTABLE_TOKEN'], (g) => `pat${g.chars(B62, 14)}.${g.chars(HEX, 64)}`);
+token('airtable-pat', ['AIRTABLE_API_KEY', 'AIRTABLE_TOKEN'], (g) =>
+  `pat${g.chars(B62, 14)}.${g.chars(HEX, 64)}`,
+);
 keyed('airtable-legacy-api-key', ['AIRTABLE_API_KEY'], (g) => `key${g.chars(B62, 14)}`);
 keyed('okta-api-token', ['OKTA_API_TOKEN', 'OKTA_TOKEN'], (g) => `00${g.chars(B64URL, 40)}`);
 custom(
@@ -494,7 +631,9 @@ custom(
   },
 );
 keyed('auth0-client-secret', ['AUTH0_CLIENT_SECRET'], (g) => g.chars(B64URL, 64));
-token('braintree-access-token', ['BRAINTREE_ACCESS_TOKEN'], (g) => `access_token$production$${g.chars(LOWER_NUM, 16)}$${g.chars(HEX, 32)}`);
+token('braintree-access-token', ['BRAINTREE_ACCESS_TOKEN'], (g) =>
+  `access_token$production$${g.chars(LOWER_NUM, 16)}$${g.chars(HEX, 32)}`,
+);
 keyed('paypal-client-secret', ['PAYPAL_CLIENT_SECRET'], (g) => g.chars(B64URL, 80));
 token('facebook-access-token', ['FACEBOOK_ACCESS_TOKEN'], (g) => `EAAB${g.chars(B62, 180)}`);
 keyed('datadog-api-key', ['DD_API_KEY', 'DATADOG_API_KEY'], (g) => g.chars(HEX, 32));
@@ -507,10 +646,14 @@ keyed('pagerduty-token', ['PAGERDUTY_TOKEN'], (g) => `u+${g.chars(B64URL, 18)}`)
 keyed('honeycomb-api-key', ['HONEYCOMB_API_KEY'], (g) => g.chars(B62, 22));
 keyed('zendesk-api-token', ['ZENDESK_API_TOKEN'], (g) => g.chars(B62, 40));
 keyed('intercom-access-token', ['INTERCOM_ACCESS_TOKEN'], (g) => `dG9rOj${g.chars(B64, 54)}=`);
-token('hubspot-private-app-token', ['HUBSPOT_ACCESS_TOKEN'], (g) => `pat-${g.pick(['na1', 'eu1'])}-${g.uuid()}`);
+token('hubspot-private-app-token', ['HUBSPOT_ACCESS_TOKEN'], (g) =>
+  `pat-${g.pick(['na1', 'eu1'])}-${g.uuid()}`,
+);
 token('clickup-api-token', ['CLICKUP_API_TOKEN'], (g) => `pk_${g.digits(8)}_${g.chars(UPPER_NUM, 32)}`);
 token('dropbox-access-token', ['DROPBOX_ACCESS_TOKEN'], (g) => `sl.${g.chars(B64URL, 138)}`);
-token('twitter-bearer-token', ['TWITTER_BEARER_TOKEN'], (g) => `AAAAAAAAAAAAAAAAAAAAA${g.chars(B62, 30)}%3D${g.chars(B62, 50)}`);
+token('twitter-bearer-token', ['TWITTER_BEARER_TOKEN'], (g) =>
+  `AAAAAAAAAAAAAAAAAAAAA${g.chars(B62, 30)}%3D${g.chars(B62, 50)}`,
+);
 keyed('twitch-client-secret', ['TWITCH_CLIENT_SECRET'], (g) => g.chars(LOWER_NUM, 30));
 keyed('zoom-client-secret', ['ZOOM_CLIENT_SECRET'], (g) => g.chars(B62, 32));
 keyed('trello-api-token', ['TRELLO_TOKEN'], (g) => `ATTA${g.chars(HEX, 64)}${g.chars(HEX.toUpperCase(), 8)}`);
@@ -518,7 +661,9 @@ keyed('asana-pat', ['ASANA_ACCESS_TOKEN'], (g) => `2/${g.digits(16)}/${g.digits(
 keyed('plaid-secret', ['PLAID_SECRET'], (g) => g.chars(HEX, 30));
 keyed('coinbase-api-secret', ['COINBASE_API_SECRET'], (g) => g.chars(B62, 32));
 keyed('pusher-secret', ['PUSHER_APP_SECRET', 'PUSHER_SECRET'], (g) => g.chars(HEX, 20));
-keyed('mapbox-download-token', ['MAPBOX_DOWNLOADS_TOKEN'], (g) => `sk.${b64url(JSON.stringify({ u: 'acme', a: g.chars(LOWER_NUM, 25) }))}.${g.chars(B64URL, 22)}`);
+keyed('mapbox-download-token', ['MAPBOX_DOWNLOADS_TOKEN'], (g) =>
+  `sk.${b64url(JSON.stringify({ u: 'acme', a: g.chars(LOWER_NUM, 25) }))}.${g.chars(B64URL, 22)}`,
+);
 
 // Formats, config files and app frameworks
 token('age-secret-key', ['SOPS_AGE_KEY'], (g) => `AGE-SECRET-KEY-1${g.chars(BECH32_UPPER, 58)}`);
@@ -528,7 +673,13 @@ for (const label of ['RSA PRIVATE KEY', 'EC PRIVATE KEY', 'OPENSSH PRIVATE KEY',
     `private-key-${label.toLowerCase().replace(/ /g, '-')}`,
     (g) => {
       const k = pemBlock(g, label);
-      return c('file', `$ cat ~/.ssh/deploy_key\n${k}\n$ chmod 600 ~/.ssh/deploy_key`, k.slice(40, 100), k.slice(-90, -40));
+      return c(
+        'file',
+        `$ cat ~/.ssh/deploy_key\n` +
+          `${k}\n` +
+          `$ chmod 600 ~/.ssh/deploy_key`,
+        k.slice(40, 100), k.slice(-90, -40),
+      );
     },
     (g) => {
       const k = pemBlock(g, label, '\\n');
@@ -545,12 +696,22 @@ custom(
   (g) => {
     const k = b64(pemBlock(g, g.pick(['RSA PRIVATE KEY', 'EC PRIVATE KEY', 'PRIVATE KEY'])) + '\n');
     const ca = b64(pemBlock(g, 'CERTIFICATE'));
-    const t = `users:\n- name: admin@prod\n  user:\n    client-certificate-data: ${ca}\n    client-key-data: ${k}\n`;
+    const t =
+      `users:\n` +
+      `- name: admin@prod\n` +
+      `  user:\n` +
+      `    client-certificate-data: ${ca}\n` +
+      `    client-key-data: ${k}\n`;
     return c('kubeconfig', t, k);
   },
   (g) => {
     const k = b64(pemBlock(g, 'RSA PRIVATE KEY') + '\n');
-    return c('kubectl', `$ kubectl config view --raw -o jsonpath='{.users[0].user.client-key-data}'\n${k}`, k);
+    return c(
+      'kubectl',
+      `$ kubectl config view --raw -o jsonpath='{.users[0].user.client-key-data}'\n` +
+        `${k}`,
+      k,
+    );
   },
   (g) => {
     const k = b64(pemBlock(g, 'EC PRIVATE KEY') + '\n');
@@ -561,7 +722,15 @@ custom(
   'kubernetes-secret-data',
   (g) => {
     const p = b64(g.password());
-    const t = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: ${b64('app')}\n  password: ${p}\n`;
+    const t =
+      `apiVersion: v1\n` +
+      `kind: Secret\n` +
+      `metadata:\n` +
+      `  name: db\n` +
+      `type: Opaque\n` +
+      `data:\n` +
+      `  username: ${b64('app')}\n` +
+      `  password: ${p}\n`;
     return c('yaml', t, p);
   },
 );
@@ -569,7 +738,16 @@ custom(
   'putty-private-key',
   (g) => {
     const lines = Array.from({ length: 6 }, () => g.b64Bytes(48));
-    const t = `PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n${g.b64Bytes(48)}\n${g.b64Bytes(20)}\nPrivate-Lines: 6\n${lines.join('\n')}\nPrivate-MAC: ${g.chars(HEX, 64)}`;
+    const t =
+      `PuTTY-User-Key-File-3: ssh-ed25519\n` +
+      `Encryption: none\n` +
+      `Comment: deploy\n` +
+      `Public-Lines: 2\n` +
+      `${g.b64Bytes(48)}\n` +
+      `${g.b64Bytes(20)}\n` +
+      `Private-Lines: 6\n` +
+      `${lines.join('\n')}\n` +
+      `Private-MAC: ${g.chars(HEX, 64)}`;
     return c('file', t, ...lines);
   },
 );
@@ -593,7 +771,9 @@ custom(
   },
 );
 keyed('rails-master-key', ['RAILS_MASTER_KEY'], (g) => g.chars(HEX, 32));
-keyed('django-secret-key', ['DJANGO_SECRET_KEY', 'SECRET_KEY'], (g) => `django-insecure-${g.chars(LOWER_NUM + '!@#$%^&*(-_=+)', 50)}`);
+keyed('django-secret-key', ['DJANGO_SECRET_KEY', 'SECRET_KEY'], (g) =>
+  `django-insecure-${g.chars(LOWER_NUM + '!@#$%^&*(-_=+)', 50)}`,
+);
 kinds.push({ kind: 'symfony-app-secret', names: ['APP_SECRET'], value: (g) => g.chars(HEX, 32) });
 kinds.push({
   kind: 'dotenv-key-symbolic',
@@ -601,9 +781,21 @@ kinds.push({
   value: (g) => g.password('!#%*+-.:=?@^_~[]{}') + g.chars(B62, 8),
   only: ['dotenv', 'shell-export', 'log', 'docker'],
 });
-kinds.push({ kind: 'dotenv-key-hex', names: ['ENCRYPTION_KEY', 'DATA_KEY', 'AES_KEY', 'WEBHOOK_SIGNING_KEY'], value: (g) => g.chars(HEX, 64) });
-kinds.push({ kind: 'dotenv-key-base64', names: ['ENCRYPTION_KEY', 'NEXTAUTH_KEY', 'CRYPT_KEY', 'APP_ENCRYPTION_KEY'], value: (g) => g.b64Bytes(32) });
-kinds.push({ kind: 'dotenv-master-key', names: ['RAILS_MASTER_KEY', 'MEILI_MASTER_KEY', 'VAULT_MASTER_KEY', 'APP_MASTER_KEY'], value: (g) => g.chars(B64URL, 32) });
+kinds.push({
+  kind: 'dotenv-key-hex',
+  names: ['ENCRYPTION_KEY', 'DATA_KEY', 'AES_KEY', 'WEBHOOK_SIGNING_KEY'],
+  value: (g) => g.chars(HEX, 64),
+});
+kinds.push({
+  kind: 'dotenv-key-base64',
+  names: ['ENCRYPTION_KEY', 'NEXTAUTH_KEY', 'CRYPT_KEY', 'APP_ENCRYPTION_KEY'],
+  value: (g) => g.b64Bytes(32),
+});
+kinds.push({
+  kind: 'dotenv-master-key',
+  names: ['RAILS_MASTER_KEY', 'MEILI_MASTER_KEY', 'VAULT_MASTER_KEY', 'APP_MASTER_KEY'],
+  value: (g) => g.chars(B64URL, 32),
+});
 kinds.push({
   kind: 'dotenv-secret-symbolic',
   names: ['SESSION_SECRET', 'JWT_SECRET', 'NEXTAUTH_SECRET', 'COOKIE_SECRET', 'APP_SECRET', 'CLIENT_SECRET'],
@@ -616,7 +808,11 @@ kinds.push({
   value: (g) => g.password('*[~!#%^&()-_+=.:,?@{}'),
   only: ['dotenv', 'shell-export', 'log', 'docker'],
 });
-kinds.push({ kind: 'password-plain', names: ['DB_PASSWORD', 'PASSWORD', 'SMTP_PASS', 'DATABASE_PASSWORD', 'PGPASSWORD'], value: (g) => g.password('!#%^*-_.') });
+kinds.push({
+  kind: 'password-plain',
+  names: ['DB_PASSWORD', 'PASSWORD', 'SMTP_PASS', 'DATABASE_PASSWORD', 'PGPASSWORD'],
+  value: (g) => g.password('!#%^*-_.'),
+});
 custom(
   'password-with-commas',
   (g) => {
@@ -629,7 +825,12 @@ custom(
   },
   (g) => {
     const p = `${g.chars(B62, 5)},${g.chars(SYMBOLS, 2)}${g.chars(B62, 5)}`;
-    return c('log', `[2026-03-04 10:22:31] local.DEBUG: connecting host=db user=app password=${p} port=5432`, p);
+    return c(
+      'log',
+      `[2026-03-04 10:22:31] local.DEBUG: connecting host=db user=app password=${p} ` +
+        `port=5432`,
+      p,
+    );
   },
   (g) => {
     const p = `${g.chars(B62, 4)},${g.chars(B62, 4)},${g.chars(B62, 4)}`;
@@ -640,34 +841,82 @@ custom(
   'password-in-log-line',
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('log', `Mar 04 10:22:31 web-1 app[812]: login attempt user=admin password=${p} ip=10.0.3.7 status=failed`, p);
+    return c(
+      'log',
+      `Mar 04 10:22:31 web-1 app[812]: login attempt user=admin password=${p} ip=10.0.3.7 ` +
+        `status=failed`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('log', `{"level":"debug","msg":"db connect","dsn":"host=db user=app password=${p} dbname=app sslmode=require"}`, p);
+    return c(
+      'log',
+      `{"level":"debug","msg":"db connect","dsn":"host=db user=app password=${p} ` +
+        `dbname=app sslmode=require"}`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('stack-trace', `Traceback (most recent call last):\n  File "/app/db.py", line 12, in connect\n    conn = psycopg2.connect(host="db", user="app", password="${p}")\npsycopg2.OperationalError: FATAL: password authentication failed`, p);
+    return c(
+      'stack-trace',
+      `Traceback (most recent call last):\n` +
+        `  File "/app/db.py", line 12, in connect\n` +
+        `    conn = psycopg2.connect(host="db", user="app", password="${p}")\n` +
+        `psycopg2.OperationalError: FATAL: password authentication failed`,
+      p,
+    );
   },
 );
 custom(
   'xml-config-secret',
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('nuget-config', `<packageSourceCredentials>\n  <acme>\n    <add key="Username" value="ci" />\n    <add key="ClearTextPassword" value="${p}" />\n  </acme>\n</packageSourceCredentials>`, p);
+    return c(
+      'nuget-config',
+      `<packageSourceCredentials>\n` +
+        `  <acme>\n` +
+        `    <add key="Username" value="ci" />\n` +
+        `    <add key="ClearTextPassword" value="${p}" />\n` +
+        `  </acme>\n` +
+        `</packageSourceCredentials>`,
+      p,
+    );
   },
   (g) => {
     const p = g.chars(B62, 32);
-    return c('app-config', `<appSettings>\n  <add key="StripeApiKey" value="${p}"/>\n  <add key="Environment" value="Production"/>\n</appSettings>`, p);
+    return c(
+      'app-config',
+      `<appSettings>\n` +
+        `  <add key="StripeApiKey" value="${p}"/>\n` +
+        `  <add key="Environment" value="Production"/>\n` +
+        `</appSettings>`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('spring-xml', `<bean id="ds" class="org.apache.commons.dbcp2.BasicDataSource">\n  <property name="username" value="app"/>\n  <property name="password" value="${p}"/>\n</bean>`, p);
+    return c(
+      'spring-xml',
+      `<bean id="ds" class="org.apache.commons.dbcp2.BasicDataSource">\n` +
+        `  <property name="username" value="app"/>\n` +
+        `  <property name="password" value="${p}"/>\n` +
+        `</bean>`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('maven-settings', `<server>\n  <id>releases</id>\n  <username>deploy</username>\n  <password>${p}</password>\n</server>`, p);
+    return c(
+      'maven-settings',
+      `<server>\n` +
+        `  <id>releases</id>\n` +
+        `  <username>deploy</username>\n` +
+        `  <password>${p}</password>\n` +
+        `</server>`,
+      p,
+    );
   },
   (g) => {
     const p = g.chars(B62, 40);
@@ -675,14 +924,27 @@ custom(
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('tomcat-users', `<tomcat-users>\n  <user username="admin" password="${p}" roles="manager-gui"/>\n</tomcat-users>`, p);
+    return c(
+      'tomcat-users',
+      `<tomcat-users>\n` +
+        `  <user username="admin" password="${p}" roles="manager-gui"/>\n` +
+        `</tomcat-users>`,
+      p,
+    );
   },
 );
 custom(
   'mssql-connection-string',
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('appsettings', `"ConnectionStrings": {\n  "Default": "Server=tcp:acme.database.windows.net,1433;Initial Catalog=app;User ID=app;Password=${p};Encrypt=True;"\n}`, p);
+    return c(
+      'appsettings',
+      `"ConnectionStrings": {\n` +
+        `  "Default": "Server=tcp:acme.database.windows.net,1433;Initial Catalog=app;User ` +
+        `ID=app;Password=${p};Encrypt=True;"\n` +
+        `}`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
@@ -722,7 +984,12 @@ custom(
   },
   (g) => {
     const p = urlPassword(g);
-    return c('log', `2026-03-04 10:22:31 ERROR could not connect to mongodb+srv://admin:${p}@cluster0.abcde.mongodb.net/app: timeout`, p);
+    return c(
+      'log',
+      `2026-03-04 10:22:31 ERROR could not connect to mongodb+srv://admin:${p}@cluster0.abcde.mongodb.net/app: ` +
+        `timeout`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*$&');
@@ -765,7 +1032,12 @@ custom(
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
-    return c('shell', `$ openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:${p}`, p);
+    return c(
+      'shell',
+      `$ openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout ` +
+        `pass:${p}`,
+      p,
+    );
   },
   (g) => {
     const p = g.password('!#%^*-_.@');
@@ -792,11 +1064,23 @@ custom(
   },
   (g) => {
     const [s, t] = [g.chars(HEX, 40), g.chars(B62, 48)];
-    return c('http', `GET /dashboard HTTP/1.1\r\nHost: app.acme.io\r\nCookie: _ga=GA1.2.1234.5678; sessionid=${s}; XSRF-TOKEN=${t}\r\n`, s, t);
+    return c(
+      'http',
+      `GET /dashboard HTTP/1.1\r\n` +
+        `Host: app.acme.io\r\n` +
+        `Cookie: _ga=GA1.2.1234.5678; sessionid=${s}; XSRF-TOKEN=${t}\r\n`,
+      s, t,
+    );
   },
   (g) => {
     const s = `s%3A${g.chars(B64URL, 32)}.${g.chars(B64URL, 43)}`;
-    return c('http', `HTTP/1.1 302 Found\r\nLocation: /home\r\nSet-Cookie: connect.sid=${s}; Path=/; HttpOnly; Secure; SameSite=Lax\r\n`, s);
+    return c(
+      'http',
+      `HTTP/1.1 302 Found\r\n` +
+        `Location: /home\r\n` +
+        `Set-Cookie: connect.sid=${s}; Path=/; HttpOnly; Secure; SameSite=Lax\r\n`,
+      s,
+    );
   },
   (g) => {
     const s = g.chars(B64URL, 60);
@@ -804,7 +1088,12 @@ custom(
   },
   (g) => {
     const s = g.chars(B64URL, 40);
-    return c('cookie-jar', `# Netscape HTTP Cookie File\n.acme.io\tTRUE\t/\tTRUE\t1767225600\tremember_token\t${s}\n`, s);
+    return c(
+      'cookie-jar',
+      `# Netscape HTTP Cookie File\n` +
+        `.acme.io\tTRUE\t/\tTRUE\t1767225600\tremember_token\t${s}\n`,
+      s,
+    );
   },
   (g) => {
     const s = jwt(g);
@@ -827,15 +1116,31 @@ custom(
   },
   (g) => {
     const k = g.chars(B62, 50);
-    return c('http', `GET /v1/search HTTP/1.1\r\nX-RapidAPI-Key: ${k}\r\nX-RapidAPI-Host: search.p.rapidapi.com\r\n`, k);
+    return c(
+      'http',
+      `GET /v1/search HTTP/1.1\r\n` +
+        `X-RapidAPI-Key: ${k}\r\n` +
+        `X-RapidAPI-Host: search.p.rapidapi.com\r\n`,
+      k,
+    );
   },
   (g) => {
     const k = g.chars(B62, 32);
-    return c('fetch', `fetch(url, { headers: { 'X-API-KEY': '${k}', 'Content-Type': 'application/json' } })`, k);
+    return c(
+      'fetch',
+      `fetch(url, { headers: { 'X-API-KEY': '${k}', 'Content-Type': 'application/json' ` +
+        `} })`,
+      k,
+    );
   },
   (g) => {
     const k = g.chars(HEX, 32);
-    return c('curl-header', `$ curl -X POST "https://api.datadoghq.com/api/v1/series" -H "DD-API-KEY: ${k}" -d @metrics.json`, k);
+    return c(
+      'curl-header',
+      `$ curl -X POST "https://api.datadoghq.com/api/v1/series" -H "DD-API-KEY: ` +
+        `${k}" -d @metrics.json`,
+      k,
+    );
   },
   (g) => {
     const k = g.chars(B64URL, 40);
@@ -921,7 +1226,7 @@ const misses: MissKind[] = [];
 const miss = (kind: string, ...texts: MissKind['texts']) => misses.push({ kind, texts });
 
 /** Places a non-secret value in the named contexts under a secret-looking name. */
-function namedMisses(names: string[], value: (g: Gen) => string, contexts = Object.keys(NAMED)): MissKind['texts'] {
+function namedMisses(names: string[], value: Value, contexts = Object.keys(NAMED)): MissKind['texts'] {
   return contexts.map((ctx) => (g: Gen) => [ctx, NAMED[ctx]!(g.pick(names), value(g), g)]);
 }
 
@@ -1169,7 +1474,9 @@ export function secretCorpus(seed = 0x5ec12e7): SecretCorpus {
     if (k.custom) {
       // Each custom context at least twice (fresh values), so that a kind is not judged on one sample.
       const rounds = Math.max(2, Math.ceil(6 / k.custom.length));
-      for (let r = 0; r < rounds; r++) for (const place of k.custom) positives.push({ kind: k.kind, ...place(g) });
+      for (let r = 0; r < rounds; r++) {
+        for (const place of k.custom) positives.push({ kind: k.kind, ...place(g) });
+      }
       continue;
     }
     const named = k.only ?? Object.keys(NAMED);
@@ -1179,7 +1486,8 @@ export function secretCorpus(seed = 0x5ec12e7): SecretCorpus {
       const value = k.value(g);
       const text = place(g.pick(k.names), value, g);
       // In JSON tool arguments a value is escaped: the stored form is what must go.
-      const secret = labels[i] === 'tool-args' || labels[i] === 'tool-result' ? JSON.stringify(value).slice(1, -1) : value;
+      const escaped = labels[i] === 'tool-args' || labels[i] === 'tool-result';
+      const secret = escaped ? JSON.stringify(value).slice(1, -1) : value;
       positives.push({ kind: k.kind, context: labels[i]!, text, secrets: [secret] });
     });
   }
