@@ -48,7 +48,8 @@ async function coldStart(script: string, withApp: boolean): Promise<ColdStart> {
     const res = await mf.dispatchFetch('http://w/v1/health');
     const body = await res.text();
     const t2 = performance.now();
-    if (res.status !== 200 || (withApp && !body.includes('"status":"ok"'))) throw new Error(`health answered ${res.status}: ${body.slice(0, 200)}`);
+    if (res.status !== 200 || (withApp && !body.includes('"status":"ok"')))
+      throw new Error(`health answered ${res.status}: ${body.slice(0, 200)}`);
     return { total: t2 - t0, ready: t1 - t0, firstResponse: t2 - t1 };
   } finally {
     await mf.dispose();
@@ -68,7 +69,12 @@ async function series(name: string, script: string, withApp: boolean) {
   const of = (k: keyof ColdStart) => runs.map((r) => r[k]);
   const summary = {
     runs: RUNS,
-    total: { p50: ms(pct(of('total'), 50)), p90: ms(pct(of('total'), 90)), min: ms(Math.min(...of('total'))), max: ms(Math.max(...of('total'))) },
+    total: {
+      p50: ms(pct(of('total'), 50)),
+      p90: ms(pct(of('total'), 90)),
+      min: ms(Math.min(...of('total'))),
+      max: ms(Math.max(...of('total'))),
+    },
     ready: { p50: ms(pct(of('ready'), 50)) },
     firstResponse: { p50: ms(pct(of('firstResponse'), 50)) },
   };
@@ -90,12 +96,28 @@ writeFileSync(baseline, "export default { fetch() { return new Response('ok'); }
 
 const kb = (n: number) => ({ value: n, unit: 'bytes', kib: Math.round((n / 1024) * 10) / 10 });
 const sizes = {
-  workerWithS3: { file: 'dist/worker.js', bytes: kb(bundleSize(withS3).bytes), gzip: kb(bundleSize(withS3).gzip), target: 'gzip under 250 KB' },
-  workerR2Only: { file: 'dist/worker-r2.js', bytes: kb(bundleSize(r2Only).bytes), gzip: kb(bundleSize(r2Only).gzip), target: 'gzip under 120 KB' },
-  lambda: { file: 'dist/lambda/index.mjs', bytes: kb(bundleSize(lambdaBundle).bytes), zip: kb(readFileSync(lambdaZip).byteLength) },
+  workerWithS3: {
+    file: 'dist/worker.js',
+    bytes: kb(bundleSize(withS3).bytes),
+    gzip: kb(bundleSize(withS3).gzip),
+    target: 'gzip under 250 KB',
+  },
+  workerR2Only: {
+    file: 'dist/worker-r2.js',
+    bytes: kb(bundleSize(r2Only).bytes),
+    gzip: kb(bundleSize(r2Only).gzip),
+    target: 'gzip under 120 KB',
+  },
+  lambda: {
+    file: 'dist/lambda/index.mjs',
+    bytes: kb(bundleSize(lambdaBundle).bytes),
+    zip: kb(readFileSync(lambdaZip).byteLength),
+  },
 };
 for (const [name, s] of Object.entries(sizes)) {
-  log(`${name.padEnd(22)} ${s.bytes.kib} KiB${'gzip' in s ? `, gzip ${s.gzip.kib} KiB (${s.gzip.value} bytes)` : `, zip ${s.zip.kib} KiB`}`);
+  log(
+    `${name.padEnd(22)} ${s.bytes.kib} KiB${'gzip' in s ? `, gzip ${s.gzip.kib} KiB (${s.gzip.value} bytes)` : `, zip ${s.zip.kib} KiB`}`,
+  );
 }
 
 const coldStarts = {
@@ -107,17 +129,26 @@ const coldStarts = {
 const section = {
   date: new Date(started).toISOString(),
   command: 'npm run bench:builds (bench/builds.ts)',
-  machine: { cores: 2, loadAverage: { start: load.map((x) => Math.round(x * 100) / 100), end: loadavg().map((x) => Math.round(x * 100) / 100) } },
+  machine: {
+    cores: 2,
+    loadAverage: {
+      start: load.map((x) => Math.round(x * 100) / 100),
+      end: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
+  },
   sizes,
   coldStart: {
     setup:
       'miniflare ' +
-      JSON.parse(readFileSync(join(here, '..', 'node_modules', 'miniflare', 'package.json'), 'utf8')).version +
+      JSON.parse(
+        readFileSync(join(here, '..', 'node_modules', 'miniflare', 'package.json'), 'utf8'),
+      ).version +
       ' on this machine: new Miniflare({scriptPath, modules, r2Buckets: [BUCKET], bindings: {SATCHEL_TOKENS}}) until the first GET /v1/health response is read, then dispose; one at a time, after one uncounted run',
     definitions: {
       total: 'new Miniflare() → first /v1/health response read',
       ready: 'new Miniflare() → mf.ready (workerd started, script loaded and evaluated)',
-      firstResponse: 'mf.ready → first /v1/health response read (the app is built on the first request)',
+      firstResponse:
+        'mf.ready → first /v1/health response read (the app is built on the first request)',
     },
     ...coldStarts,
   },
@@ -125,4 +156,6 @@ const section = {
 
 // Read-modify-write, as late as possible: other benchmarks write their own sections of this file.
 writeSections(RESULTS, { builds: section });
-log(`wrote the builds section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+log(
+  `wrote the builds section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+);

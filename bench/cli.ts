@@ -20,7 +20,8 @@ function once(command: string, args: string[]): number {
   const start = performance.now();
   const r = spawnSync(command, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = performance.now() - start;
-  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
 }
 
@@ -29,11 +30,20 @@ function quantile(sorted: number[], q: number): number {
 }
 
 /** p50 and p90 of `runs` timed runs, after one uncounted run (disk cache). */
-function measure(command: string, args: string[], runs = RUNS): { p50: number; p90: number; min: number; runs: number } {
+function measure(
+  command: string,
+  args: string[],
+  runs = RUNS,
+): { p50: number; p90: number; min: number; runs: number } {
   once(command, args);
   const times = Array.from({ length: runs }, () => once(command, args)).sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 10) / 10;
-  return { p50: round(quantile(times, 0.5)), p90: round(quantile(times, 0.9)), min: round(times[0]!), runs };
+  return {
+    p50: round(quantile(times, 0.5)),
+    p90: round(quantile(times, 0.9)),
+    min: round(times[0]!),
+    runs,
+  };
 }
 
 const loadStart = loadavg().map((n) => Math.round(n * 100) / 100);
@@ -42,18 +52,34 @@ const results = {
   nodeAlone: measure('node', ['-e', '0']),
   satchelHelp: measure('node', ['bin/satchel.js', '--help']),
   npxSatchelHelp: measure('npx', ['--no-install', 'satchel', '--help'], Math.min(RUNS, 10)),
-  tsxBefore: measure('node', ['--import', 'tsx', '-e', "const m = await import('./lib/cli/main.ts'); process.exitCode = await m.main(['--help'], { stdout: { write() {} }, stderr: process.stderr, env: {} })"], Math.min(RUNS, 10)),
+  tsxBefore: measure(
+    'node',
+    [
+      '--import',
+      'tsx',
+      '-e',
+      "const m = await import('./lib/cli/main.ts'); process.exitCode = await m.main(['--help'], { stdout: { write() {} }, stderr: process.stderr, env: {} })",
+    ],
+    Math.min(RUNS, 10),
+  ),
 };
 const section = {
   date: new Date().toISOString(),
   command: 'npm run bench:cli (bench/cli.ts)',
-  machine: { cores: cpus().length, loadAverage: { start: loadStart, end: loadavg().map((n) => Math.round(n * 100) / 100) }, node: process.version },
+  machine: {
+    cores: cpus().length,
+    loadAverage: { start: loadStart, end: loadavg().map((n) => Math.round(n * 100) / 100) },
+    node: process.version,
+  },
   bundle: { file: 'dist/cli.js', bytes: (await import('node:fs')).statSync(bundle).size },
   definitions: {
     nodeAlone: '`node -e 0`: Node starting and exiting, the floor',
-    satchelHelp: '`node bin/satchel.js --help`: what the satchel bin link runs; the budget is 300 ms',
-    npxSatchelHelp: '`npx --no-install satchel --help`: the same through npx (npx finding the bin adds its own start)',
-    tsxBefore: 'the CLI loaded from TypeScript through tsx, as bin/satchel.js did before the build step',
+    satchelHelp:
+      '`node bin/satchel.js --help`: what the satchel bin link runs; the budget is 300 ms',
+    npxSatchelHelp:
+      '`npx --no-install satchel --help`: the same through npx (npx finding the bin adds its own start)',
+    tsxBefore:
+      'the CLI loaded from TypeScript through tsx, as bin/satchel.js did before the build step',
   },
   wallMs: results,
   target: { satchelHelpP50UnderMs: TARGET_MS, met: results.satchelHelp.p50 < TARGET_MS },
@@ -61,5 +87,10 @@ const section = {
 writeSections(join(root, 'bench', 'results.json'), { cli: section });
 
 console.log(`satchel start-up, spawn to exit, ${RUNS} runs (load average ${loadStart.join(' ')}):`);
-for (const [name, r] of Object.entries(results)) console.log(`  ${name.padEnd(16)} p50 ${r.p50} ms  p90 ${r.p90} ms  (min ${r.min}, ${r.runs} runs)`);
-console.log(`target: satchel --help p50 under ${TARGET_MS} ms: ${section.target.met ? 'met' : 'NOT met'}`);
+for (const [name, r] of Object.entries(results))
+  console.log(
+    `  ${name.padEnd(16)} p50 ${r.p50} ms  p90 ${r.p90} ms  (min ${r.min}, ${r.runs} runs)`,
+  );
+console.log(
+  `target: satchel --help p50 under ${TARGET_MS} ms: ${section.target.met ? 'met' : 'NOT met'}`,
+);

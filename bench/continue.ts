@@ -52,14 +52,24 @@ const TOOL_CONTINUES = QUICK ? 6 : 40;
 const SIZES = [10_000, 100_000, 1_000_000];
 const WARMUP = 3;
 const SECRET = 'bench-hook-secret';
-const TOKEN = { bench: 'tok_bench_continue_0123', hnew: 'tok_bench_hnew_0123456', hlatest: 'tok_bench_hlatest_01234', hfixed: 'tok_bench_hfixed_012345' };
+const TOKEN = {
+  bench: 'tok_bench_continue_0123',
+  hnew: 'tok_bench_hnew_0123456',
+  hlatest: 'tok_bench_hlatest_01234',
+  hfixed: 'tok_bench_hfixed_012345',
+};
 const HOOKS = {
   new: { secret: SECRET, namespace: 'hnew', session: 'new' },
   latest: { secret: SECRET, namespace: 'hlatest', session: 'latest' },
   fixed: { secret: SECRET, namespace: 'hfixed', session: 'ops-log' },
 } as const;
 type HookName = keyof typeof HOOKS;
-const TOKEN_OF: Record<string, string> = { hnew: TOKEN.hnew, hlatest: TOKEN.hlatest, hfixed: TOKEN.hfixed, bench: TOKEN.bench };
+const TOKEN_OF: Record<string, string> = {
+  hnew: TOKEN.hnew,
+  hlatest: TOKEN.hlatest,
+  hfixed: TOKEN.hfixed,
+  bench: TOKEN.bench,
+};
 
 function log(line: string): void {
   console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -123,16 +133,31 @@ interface Served {
   close: () => Promise<void>;
 }
 
-async function startServer(rgw: S3Target, prefix: string, label: string, chat: ChatServer | undefined): Promise<Served> {
+async function startServer(
+  rgw: S3Target,
+  prefix: string,
+  label: string,
+  chat: ChatServer | undefined,
+): Promise<Served> {
   const landed = new LandedStore(
-    new S3Store({ bucket: rgw.bucket, endpoint: rgw.endpoint, region: rgw.region, forcePathStyle: true, accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey, prefix: `${prefix}${label}/` }),
+    new S3Store({
+      bucket: rgw.bucket,
+      endpoint: rgw.endpoint,
+      region: rgw.region,
+      forcePathStyle: true,
+      accessKeyId: rgw.accessKeyId,
+      secretAccessKey: rgw.secretAccessKey,
+      prefix: `${prefix}${label}/`,
+    }),
   );
   const config = await loadConfig(
     {
       SATCHEL_STORAGE: 's3',
       S3_BUCKET: rgw.bucket,
       S3_ENDPOINT: rgw.endpoint,
-      SATCHEL_TOKENS: Object.entries(TOKEN).map(([ns, tok]) => `${ns}=${tok}`).join(','),
+      SATCHEL_TOKENS: Object.entries(TOKEN)
+        .map(([ns, tok]) => `${ns}=${tok}`)
+        .join(','),
       SATCHEL_HOOKS: JSON.stringify(HOOKS),
       ...(chat ? { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'bench-model' } : {}),
     },
@@ -147,7 +172,10 @@ async function startServer(rgw: S3Target, prefix: string, label: string, chat: C
   const built = createApp({ config, objects: landed, log: quietLog });
   let server: ServerType | undefined;
   const port = await new Promise<number>((resolve) => {
-    server = serve({ fetch: built.app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(info.port));
+    server = serve(
+      { fetch: built.app.fetch, port: 0, hostname: '127.0.0.1' },
+      (info: AddressInfo) => resolve(info.port),
+    );
   });
   return {
     label,
@@ -159,10 +187,21 @@ async function startServer(rgw: S3Target, prefix: string, label: string, chat: C
   };
 }
 
-async function api(s: Served, method: string, pathname: string, ns: string, body?: unknown, headers: Record<string, string> = {}) {
+async function api(
+  s: Served,
+  method: string,
+  pathname: string,
+  ns: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${s.url}${pathname}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN_OF[ns]}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      authorization: `Bearer ${TOKEN_OF[ns]}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -173,9 +212,18 @@ async function api(s: Served, method: string, pathname: string, ns: string, body
 // ---- 1. webhooks ----
 
 async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries: number) {
-  for (let i = 0; i < 3; i++) await api(s, 'POST', '/v1/sessions', 'hlatest', { task: `on call, day ${i}`, messages: [{ role: 'user', content: 'watch the deploys' }] });
+  for (let i = 0; i < 3; i++)
+    await api(s, 'POST', '/v1/sessions', 'hlatest', {
+      task: `on call, day ${i}`,
+      messages: [{ role: 'user', content: 'watch the deploys' }],
+    });
   const names: HookName[] = ['new', 'latest', 'fixed'];
-  const per = Object.fromEntries(names.map((n) => [n, { accepted: [] as number[], stored: [] as number[], drained: [] as number[] }]));
+  const per = Object.fromEntries(
+    names.map((n) => [
+      n,
+      { accepted: [] as number[], stored: [] as number[], drained: [] as number[] },
+    ]),
+  );
   const all = { accepted: [] as number[], stored: [] as number[], drained: [] as number[] };
   let failures = 0;
   let checked = 0;
@@ -188,7 +236,8 @@ async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries
       environment: 'production',
       run: i,
       marker,
-      reason: 'The canary returned HTTP 502 for 12% of requests over 5 minutes; rollback started automatically.',
+      reason:
+        'The canary returned HTTP 502 for 12% of requests over 5 minutes; rollback started automatically.',
     });
     const t = Math.floor(Date.now() / 1000);
     const headers = {
@@ -196,7 +245,10 @@ async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries
       'x-satchel-signature': `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex')}`,
       'x-satchel-delivery': `d-${s.label}-${i}`,
     };
-    if (chat) chat.script({ reply: 'Noted: the checkout-api deploy failed its canary; the rollback is running.' });
+    if (chat)
+      chat.script({
+        reply: 'Noted: the checkout-api deploy failed its canary; the rollback is running.',
+      });
     const landing = s.landed.waitFor(marker);
     const t0 = performance.now();
     const res = await fetch(`${s.url}/v1/hooks/${name}`, { method: 'POST', headers, body });
@@ -214,7 +266,8 @@ async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries
     // Visible through the API: the session the PUT went to holds the marker.
     const id = answer.session ?? /\/sessions\/([^/]+)\.json$/.exec(landed.key)![1]!;
     const got = await api(s, 'GET', `/v1/sessions/${id}`, HOOKS[name].namespace);
-    if (!JSON.stringify(got.messages).includes(marker)) throw new Error(`delivery ${i} is not visible in ${id}`);
+    if (!JSON.stringify(got.messages).includes(marker))
+      throw new Error(`delivery ${i} is not visible in ${id}`);
     checked++;
     if (i < WARMUP * names.length) continue;
     for (const into of [per[name]!, all]) {
@@ -223,7 +276,11 @@ async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries
       into.drained.push(drained);
     }
   }
-  const figures = (x: typeof all) => ({ accepted202: latency(x.accepted), toStored: latency(x.stored), toDrained: latency(x.drained) });
+  const figures = (x: typeof all) => ({
+    accepted202: latency(x.accepted),
+    toStored: latency(x.stored),
+    toDrained: latency(x.drained),
+  });
   const out = {
     deliveries,
     measured: all.accepted.length,
@@ -241,8 +298,17 @@ async function benchWebhooks(s: Served, chat: ChatServer | undefined, deliveries
 
 // ---- 2. continue ----
 
-async function benchContinue(s: Served, chat: ChatServer | undefined, bytes: number, n: number, toolRound: boolean) {
-  const created = await api(s, 'POST', '/v1/sessions', 'bench', { task: `continue bench ${bytes} bytes`, messages: conversation(bytes) });
+async function benchContinue(
+  s: Served,
+  chat: ChatServer | undefined,
+  bytes: number,
+  n: number,
+  toolRound: boolean,
+) {
+  const created = await api(s, 'POST', '/v1/sessions', 'bench', {
+    task: `continue bench ${bytes} bytes`,
+    messages: conversation(bytes),
+  });
   const id = created.id as string;
   const total: number[] = [];
   const model: number[] = [];
@@ -252,18 +318,37 @@ async function benchContinue(s: Served, chat: ChatServer | undefined, bytes: num
   for (let i = 0; i < n; i++) {
     const marker = `q-${s.label}-${bytes}-${i}-${randomBytes(4).toString('hex')}`;
     if (chat) {
-      if (toolRound) chat.script({ toolCalls: [{ name: 'session_search', arguments: { action: 'search', query: 'retry configuration' } }] });
-      chat.script({ reply: `Step ${i}: the retries are configured once at start-up; nothing else reads them.` });
+      if (toolRound)
+        chat.script({
+          toolCalls: [
+            {
+              name: 'session_search',
+              arguments: { action: 'search', query: 'retry configuration' },
+            },
+          ],
+        });
+      chat.script({
+        reply: `Step ${i}: the retries are configured once at start-up; nothing else reads them.`,
+      });
     }
     const servedBefore = chat?.served.length ?? 0;
     const landing = s.landed.waitFor(marker);
     const t0 = performance.now();
-    const answer = await api(s, 'POST', `/v1/sessions/${id}/continue`, 'bench', { message: `[${marker}] Where are the retries configured, and who reads them?` }, { 'idempotency-key': `k-${marker}` });
+    const answer = await api(
+      s,
+      'POST',
+      `/v1/sessions/${id}/continue`,
+      'bench',
+      { message: `[${marker}] Where are the retries configured, and who reads them?` },
+      { 'idempotency-key': `k-${marker}` },
+    );
     const t = performance.now() - t0;
     const landed = await landing;
-    if (answer.model_turn !== Boolean(chat)) throw new Error(`continue: model_turn ${answer.model_turn}`);
+    if (answer.model_turn !== Boolean(chat))
+      throw new Error(`continue: model_turn ${answer.model_turn}`);
     const served = chat ? chat.served.slice(servedBefore) : [];
-    if (chat && served.length !== (toolRound ? 2 : 1)) throw new Error(`continue: ${served.length} model calls`);
+    if (chat && served.length !== (toolRound ? 2 : 1))
+      throw new Error(`continue: ${served.length} model calls`);
     sessionBytes = answer.bytes;
     if (i < WARMUP) continue;
     const m = served.reduce((a, x) => a + x.ms, 0);
@@ -293,7 +378,9 @@ async function benchContinue(s: Served, chat: ChatServer | undefined, bytes: num
 async function main(): Promise<void> {
   const started = Date.now();
   const loadAtStart = os.loadavg();
-  log(`continue bench${QUICK ? ' (quick: writes nothing)' : ''}; load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}`);
+  log(
+    `continue bench${QUICK ? ' (quick: writes nothing)' : ''}; load average ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}`,
+  );
   const rgw = await startRadosgw({ bucket: 'satchel-continue-bench', log: (l) => log(l) });
   const chat = await startChatServer();
   const prefix = `continue-${Date.now()}/`;
@@ -307,33 +394,51 @@ async function main(): Promise<void> {
     const hooksPlain = await benchWebhooks(plain, undefined, DELIVERIES.plain);
     log('continue, model configured');
     const contModel = [];
-    for (const bytes of SIZES) contModel.push(await benchContinue(withModel, chat, bytes, CONTINUES, false));
+    for (const bytes of SIZES)
+      contModel.push(await benchContinue(withModel, chat, bytes, CONTINUES, false));
     const contTool = await benchContinue(withModel, chat, SIZES[0]!, TOOL_CONTINUES, true);
     log('continue, no model');
     const contPlain = [];
-    for (const bytes of SIZES) contPlain.push(await benchContinue(plain, undefined, bytes, CONTINUES, false));
+    for (const bytes of SIZES)
+      contPlain.push(await benchContinue(plain, undefined, bytes, CONTINUES, false));
     const warnings = [...withModel.warnings, ...plain.warnings];
-    if (warnings.length) log(`warnings logged by the app: ${warnings.length}; first: ${warnings[0]}`);
+    if (warnings.length)
+      log(`warnings logged by the app: ${warnings.length}; first: ${warnings[0]}`);
     section = {
       date: new Date(started).toISOString(),
       command: 'npm run bench:continue (bench/continue.ts)',
       seconds: q((Date.now() - started) / 1000, 's', 0),
-      machine: { cores: os.cpus().length, loadAverage: { start: loadAtStart.map((x) => q(x, '', 2).value), end: os.loadavg().map((x) => q(x, '', 2).value) } },
+      machine: {
+        cores: os.cpus().length,
+        loadAverage: {
+          start: loadAtStart.map((x) => q(x, '', 2).value),
+          end: os.loadavg().map((x) => q(x, '', 2).value),
+        },
+      },
       setup:
         'radosgw (single-node Ceph, memstore) and the app on this machine; the app built by createApp from loadConfig, an S3Store, served by @hono/node-server on 127.0.0.1; ' +
         'requests by fetch with keep-alive, one at a time; the model: test/support/chat-server.ts answering at once (OpenAI-compatible); ' +
         `the first ${WARMUP} requests of each series (for webhooks, of each target) are left out`,
       measured: {
         accepted202: 'signed POST /v1/hooks/{name} sent → whole 202 response read by the client',
-        toStored: 'the same start → radosgw acknowledged the PUT of the session object that holds the message (a GET reads the object, so from then on GET /v1/sessions/{id} shows it; each delivery was checked through that GET)',
-        toDrained: 'the same start → every piece of background work of the request settled (marker done, search record; with a model, the whole turn stored)',
-        continueTotal: 'POST /v1/sessions/{id}/continue (with Idempotency-Key) sent → whole response read',
-        modelServerTime: "the chat server's own time for its requests in that continue (headers in → last byte out)",
+        toStored:
+          'the same start → radosgw acknowledged the PUT of the session object that holds the message (a GET reads the object, so from then on GET /v1/sessions/{id} shows it; each delivery was checked through that GET)',
+        toDrained:
+          'the same start → every piece of background work of the request settled (marker done, search record; with a model, the whole turn stored)',
+        continueTotal:
+          'POST /v1/sessions/{id}/continue (with Idempotency-Key) sent → whole response read',
+        modelServerTime:
+          "the chat server's own time for its requests in that continue (headers in → last byte out)",
         overheadExcludingModel: 'continueTotal − modelServerTime, per request',
-        toMessageStored: "continue sent → radosgw acknowledged the session PUT holding the user's message",
+        toMessageStored:
+          "continue sent → radosgw acknowledged the session PUT holding the user's message",
       },
       webhooks: { withModel: hooksModel, withoutModel: hooksPlain },
-      continue: { withModel: contModel, withModelOneSearchRound: contTool, withoutModel: contPlain },
+      continue: {
+        withModel: contModel,
+        withModelOneSearchRound: contTool,
+        withoutModel: contPlain,
+      },
       appWarnings: warnings.length,
     };
   } finally {
@@ -349,7 +454,9 @@ async function main(): Promise<void> {
   writeFileSync(OWN_RESULTS, JSON.stringify(section, null, 2) + '\n');
   // Read-modify-write, as late as possible: other benchmarks write their own sections of this file.
   writeSections(RESULTS, { continue: section });
-  log(`wrote bench/results.continue.json and the continue section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  log(
+    `wrote bench/results.continue.json and the continue section of bench/results.json (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 
 main().then(

@@ -8,7 +8,12 @@ import { Bm25Index } from '../test/support/bm25-reference.js';
 import { localVector } from '../lib/search/embed.js';
 import { fuse, rankLexical, rankVectors } from '../lib/search/engine.js';
 import type { DocRef, Resolved } from '../lib/search/lsm.js';
-import { decodeLexSegment, encodeLexSegment, VecSegment, type LexSegment } from '../lib/search/segment.js';
+import {
+  decodeLexSegment,
+  encodeLexSegment,
+  VecSegment,
+  type LexSegment,
+} from '../lib/search/segment.js';
 import { queryTokens, tokenize } from '../lib/search/tokenize.js';
 import type { LexDoc } from '../lib/search/docs.js';
 
@@ -55,13 +60,23 @@ function evaluate(rank: (text: string) => string[]) {
     if (!rel || rel.size === 0) continue;
     counted++;
     const ranked = rank(q.text);
-    const dcg = ranked.slice(0, 10).reduce((s, d, i) => s + (rel.get(d) ?? 0) / Math.log2(i + 2), 0);
-    const ideal = [...rel.values()].sort((a, b) => b - a).slice(0, 10).reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
+    const dcg = ranked
+      .slice(0, 10)
+      .reduce((s, d, i) => s + (rel.get(d) ?? 0) / Math.log2(i + 2), 0);
+    const ideal = [...rel.values()]
+      .sort((a, b) => b - a)
+      .slice(0, 10)
+      .reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
     ndcg += ideal > 0 ? dcg / ideal : 0;
     r10 += ranked.slice(0, 10).filter((d) => rel.has(d)).length / rel.size;
     r100 += ranked.slice(0, 100).filter((d) => rel.has(d)).length / rel.size;
   }
-  return { ndcg10: +(ndcg / counted).toFixed(3), recall10: +(r10 / counted).toFixed(3), recall100: +(r100 / counted).toFixed(3), queries: counted };
+  return {
+    ndcg10: +(ndcg / counted).toFixed(3),
+    recall10: +(r10 / counted).toFixed(3),
+    recall100: +(r100 / counted).toFixed(3),
+    queries: counted,
+  };
 }
 
 const bm25 = new Bm25Index();
@@ -82,20 +97,46 @@ const lexDocs = docs.map((d) => {
   return { key: { id: d.id, c: 0, r: 1 }, doc: { len: tokens.length, tf } as LexDoc };
 });
 const segment = decodeLexSegment(encodeLexSegment(lexDocs));
-const lexRes: Resolved<LexDoc, LexSegment> = { segments: [segment], live: new Map<string, DocRef<LexDoc>>(docs.map((d, di) => [d.id, { si: 0, di }])), missing: [] };
+const lexRes: Resolved<LexDoc, LexSegment> = {
+  segments: [segment],
+  live: new Map<string, DocRef<LexDoc>>(docs.map((d, di) => [d.id, { si: 0, di }])),
+  missing: [],
+};
 const dims = 256;
 const rows = new Float32Array(docs.length * dims);
 docs.forEach((d, i) => rows.set(localVector(d.fields.W ?? ''), i * dims));
-const vecSeg = new VecSegment(lexDocs.map((d) => d.key), dims, rows);
-const vecRes: Resolved<Float32Array, VecSegment> = { segments: [vecSeg], live: new Map<string, DocRef<Float32Array>>(docs.map((d, di) => [d.id, { si: 0, di }])), missing: [] };
-const lexicalRank = (text: string) => rankLexical(lexRes, queryTokens(text)).slice(0, 100).map((h) => h.id);
+const vecSeg = new VecSegment(
+  lexDocs.map((d) => d.key),
+  dims,
+  rows,
+);
+const vecRes: Resolved<Float32Array, VecSegment> = {
+  segments: [vecSeg],
+  live: new Map<string, DocRef<Float32Array>>(docs.map((d, di) => [d.id, { si: 0, di }])),
+  missing: [],
+};
+const lexicalRank = (text: string) =>
+  rankLexical(lexRes, queryTokens(text))
+    .slice(0, 100)
+    .map((h) => h.id);
 const vectorRank = (text: string) => rankVectors(vecRes, localVector(text), 100).map((h) => h.id);
-const fused = (weight: number) => (text: string) => fuse([{ ids: lexicalRank(text), weight: 1 }, { ids: vectorRank(text), weight }]).slice(0, 100).map((h) => h.id);
+const fused = (weight: number) => (text: string) =>
+  fuse([
+    { ids: lexicalRank(text), weight: 1 },
+    { ids: vectorRank(text), weight },
+  ])
+    .slice(0, 100)
+    .map((h) => h.id);
 /** odek's DeepSearch rule: sessions with ≥ 2 distinct query tokens (or the only one), by distinct count. */
 const deepRank = (text: string) => {
   const q = queryTokens(text);
   const need = q.length === 1 ? 1 : 2;
-  return [...docTokens].map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length })).filter((x) => x.n >= need).sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id)).slice(0, 100).map((x) => x.id);
+  return [...docTokens]
+    .map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length }))
+    .filter((x) => x.n >= need)
+    .sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id))
+    .slice(0, 100)
+    .map((x) => x.id);
 };
 
 const results = {
@@ -103,7 +144,9 @@ const results = {
   command: 'npm run eval',
   collection: { documents: docs.length, queries: queries.length, judged: qrels.size },
   // The in-memory reference BM25 (test/support), to show the stored path ranks exactly as it does.
-  reference_bm25_in_memory: evaluate((text) => bm25.search(queryTokens(text), 100).map((s) => s.id)),
+  reference_bm25_in_memory: evaluate((text) =>
+    bm25.search(queryTokens(text), 100).map((s) => s.id),
+  ),
   lexical_index_path: evaluate(lexicalRank),
   deepsearch_rule: evaluate(deepRank),
   local_embedder_alone: evaluate(vectorRank),
@@ -113,9 +156,19 @@ const results = {
   hybrid_rrf_vector_weight_0_3: evaluate(fused(0.3)),
   term_overlap_same_tokenizer: evaluate((text) => {
     const q = queryTokens(text);
-    return [...docTokens].map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length })).filter((x) => x.n > 0).sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id)).slice(0, 100).map((x) => x.id);
+    return [...docTokens]
+      .map(([id, set]) => ({ id, n: q.filter((t) => set.has(t)).length }))
+      .filter((x) => x.n > 0)
+      .sort((a, b) => b.n - a.n || Number(a.id) - Number(b.id))
+      .slice(0, 100)
+      .map((x) => x.id);
   }),
-  reference_readme: { term_overlap: 0.232, random_projection_256: 0.159, plain_bm25: 0.343, minisearch: 0.316 },
+  reference_readme: {
+    term_overlap: 0.232,
+    random_projection_256: 0.159,
+    plain_bm25: 0.343,
+    minisearch: 0.316,
+  },
   index_ms: Math.round(indexMs),
 };
 console.log(JSON.stringify(results, null, 2));

@@ -39,7 +39,11 @@ const RUNS = [
   { name: 'first', concurrency: 16, ns: 'c16' },
   { name: 'again', concurrency: 8, ns: 'c8' },
 ] as const;
-const TOKENS: Record<string, string> = { c1: 'tok_bench_import_c1_0123', c8: 'tok_bench_import_c8_0123', c16: 'tok_bench_import_c16_012' };
+const TOKENS: Record<string, string> = {
+  c1: 'tok_bench_import_c1_0123',
+  c8: 'tok_bench_import_c8_0123',
+  c16: 'tok_bench_import_c16_012',
+};
 
 function log(line: string): void {
   console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -61,7 +65,9 @@ async function startServer(s3: S3Target): Promise<{ url: string; child: ChildPro
       S3_FORCE_PATH_STYLE: 'true',
       AWS_ACCESS_KEY_ID: s3.accessKeyId,
       AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      SATCHEL_TOKENS: Object.entries(TOKENS).map(([ns, t]) => `${ns}/bench=${t}`).join(','),
+      SATCHEL_TOKENS: Object.entries(TOKENS)
+        .map(([ns, t]) => `${ns}/bench=${t}`)
+        .join(','),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -74,7 +80,9 @@ async function startServer(s3: S3Target): Promise<{ url: string; child: ChildPro
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => void (output += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${output}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`server exited (${code}) before listening:\n${output}`)),
+    );
   });
 }
 
@@ -88,7 +96,12 @@ interface RunResult {
   report: { created: number; unchanged: number; replaced: number; failed: number };
 }
 
-async function importOnce(url: string, dir: string, run: (typeof RUNS)[number], totalBytes: number): Promise<RunResult> {
+async function importOnce(
+  url: string,
+  dir: string,
+  run: (typeof RUNS)[number],
+  totalBytes: number,
+): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const started = performance.now();
@@ -100,9 +113,14 @@ async function importOnce(url: string, dir: string, run: (typeof RUNS)[number], 
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`import exited ${code}: ${stderr}\n${stdout.slice(0, 2000)}`);
   const { created, unchanged, replaced, failed } = JSON.parse(stdout) as RunResult['report'];
-  const expected = run.name === 'first' ? { created: SESSIONS, unchanged: 0 } : { created: 0, unchanged: SESSIONS };
+  const expected =
+    run.name === 'first'
+      ? { created: SESSIONS, unchanged: 0 }
+      : { created: 0, unchanged: SESSIONS };
   if (created !== expected.created || unchanged !== expected.unchanged || failed !== 0) {
-    throw new Error(`unexpected report for ${run.name} at ${run.concurrency}: ${JSON.stringify({ created, unchanged, replaced, failed })}`);
+    throw new Error(
+      `unexpected report for ${run.name} at ${run.concurrency}: ${JSON.stringify({ created, unchanged, replaced, failed })}`,
+    );
   }
   return {
     run: run.name,
@@ -116,14 +134,23 @@ async function importOnce(url: string, dir: string, run: (typeof RUNS)[number], 
 }
 
 /** Every session is listed, and a sample reads back as its file (messages, task, model). */
-async function check(url: string, ns: string, files: ReturnType<typeof syntheticSession>[]): Promise<void> {
+async function check(
+  url: string,
+  ns: string,
+  files: ReturnType<typeof syntheticSession>[],
+): Promise<void> {
   const client = new SatchelClient({ url, token: TOKENS[ns] });
   let listed = 0;
   for await (const _ of client.listAll()) listed++;
-  if (listed !== SESSIONS) throw new Error(`namespace ${ns} lists ${listed} sessions, not ${SESSIONS}`);
+  if (listed !== SESSIONS)
+    throw new Error(`namespace ${ns} lists ${listed} sessions, not ${SESSIONS}`);
   for (const i of [0, Math.floor(SESSIONS / 2), SESSIONS - 1]) {
     const { session } = await client.get(files[i]!.id);
-    if (!sameJson(session.messages, files[i]!.messages) || session.task !== files[i]!.task || session.model !== files[i]!.model) {
+    if (
+      !sameJson(session.messages, files[i]!.messages) ||
+      session.task !== files[i]!.task ||
+      session.model !== files[i]!.model
+    ) {
       throw new Error(`session ${files[i]!.id} does not read back as its file`);
     }
   }
@@ -140,14 +167,18 @@ async function mainBench(): Promise<void> {
   let server: ChildProcess | undefined;
   try {
     log(`writing ${SESSIONS} odek session files of about ${SESSION_BYTES / 1000} KB`);
-    const files = Array.from({ length: SESSIONS }, (_, i) => syntheticSession(i + 1, SESSION_BYTES));
+    const files = Array.from({ length: SESSIONS }, (_, i) =>
+      syntheticSession(i + 1, SESSION_BYTES),
+    );
     let totalBytes = 0;
     for (const f of files) {
       const file = path.join(dir, `${f.id}.json`);
       writeFileSync(file, JSON.stringify(f));
       totalBytes += statSync(file).size;
     }
-    log(`files: ${(totalBytes / 1e6).toFixed(1)} MB, ${Math.round(totalBytes / SESSIONS)} bytes each on average`);
+    log(
+      `files: ${(totalBytes / 1e6).toFixed(1)} MB, ${Math.round(totalBytes / SESSIONS)} bytes each on average`,
+    );
 
     log('starting radosgw');
     const rgwStart = performance.now();
@@ -162,7 +193,9 @@ async function mainBench(): Promise<void> {
       log(`import (${run.name}) of ${SESSIONS} at concurrency ${run.concurrency}`);
       const loadBefore = os.loadavg()[0]!;
       const r = await importOnce(started.url, dir, run, totalBytes);
-      log(`  ${r.seconds} s: ${r.sessionsPerSecond} sessions/s, ${r.megabytesPerSecond} MB/s (load average ${loadBefore.toFixed(1)} → ${os.loadavg()[0]!.toFixed(1)})`);
+      log(
+        `  ${r.seconds} s: ${r.sessionsPerSecond} sessions/s, ${r.megabytesPerSecond} MB/s (load average ${loadBefore.toFixed(1)} → ${os.loadavg()[0]!.toFixed(1)})`,
+      );
       runs.push(r);
       if (run.name === 'first') await check(started.url, run.ns, files);
     }
@@ -172,7 +205,11 @@ async function mainBench(): Promise<void> {
       date: new Date().toISOString(),
       command: `npm run bench:import${QUICK ? ' -- --quick' : ''}`,
       quick: QUICK,
-      machine: { cores: os.cpus().length, loadAverage: round(os.loadavg()[0]!, 2), node: process.version },
+      machine: {
+        cores: os.cpus().length,
+        loadAverage: round(os.loadavg()[0]!, 2),
+        node: process.version,
+      },
       setup:
         'radosgw (memstore) and the Satchel server (functions/node.ts, SATCHEL_STORAGE=s3) in their own processes on this machine; ' +
         'the CLI import (lib/cli import command) in the benchmark process, over HTTP on loopback',
@@ -180,7 +217,8 @@ async function mainBench(): Promise<void> {
       sessions: SESSIONS,
       fileBytesAverage: Math.round(totalBytes / SESSIONS),
       fileBytesTotal: totalBytes,
-      target: 'Import of 1,000 odek sessions (50 KB each) into radosgw: measured and reported (sessions/s)',
+      target:
+        'Import of 1,000 odek sessions (50 KB each) into radosgw: measured and reported (sessions/s)',
       sessionsPerSecond: headline.sessionsPerSecond,
       runs,
       wallSeconds: Math.round((Date.now() - wallStart) / 1000),
@@ -189,7 +227,9 @@ async function mainBench(): Promise<void> {
       writeFileSync(OWN_RESULTS, JSON.stringify(section, null, 2) + '\n');
       writeSections(RESULTS, { import: section });
     }
-    log(`import of ${SESSIONS} sessions: ${headline.sessionsPerSecond} sessions/s at concurrency 8${QUICK ? ' (quick: nothing written)' : '; wrote bench/results.import.json and the import section of bench/results.json'}`);
+    log(
+      `import of ${SESSIONS} sessions: ${headline.sessionsPerSecond} sessions/s at concurrency 8${QUICK ? ' (quick: nothing written)' : '; wrote bench/results.import.json and the import section of bench/results.json'}`,
+    );
   } finally {
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.once('exit', resolve));

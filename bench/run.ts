@@ -76,8 +76,32 @@ import {
 const QUICK = process.argv.includes('--quick');
 const NS = 'bench';
 const CFG = QUICK
-  ? { sizes: [200, 1000], creates: 50, appends: 200, gets: 50, lists: 50, listEvery: 50, populateListEvery: 250, lat: { warm: 50, cold: 20, coldClient: 10 }, sizeAppends: 10, devices: 8, perDevice: 10 }
-  : { sizes: [1000, 10000], creates: 200, appends: 1000, gets: 200, lists: 200, listEvery: 50, populateListEvery: 250, lat: { warm: 200, cold: 50, coldClient: 20 }, sizeAppends: 50, devices: 8, perDevice: 50 };
+  ? {
+      sizes: [200, 1000],
+      creates: 50,
+      appends: 200,
+      gets: 50,
+      lists: 50,
+      listEvery: 50,
+      populateListEvery: 250,
+      lat: { warm: 50, cold: 20, coldClient: 10 },
+      sizeAppends: 10,
+      devices: 8,
+      perDevice: 10,
+    }
+  : {
+      sizes: [1000, 10000],
+      creates: 200,
+      appends: 1000,
+      gets: 200,
+      lists: 200,
+      listEvery: 50,
+      populateListEvery: 250,
+      lat: { warm: 200, cold: 50, coldClient: 20 },
+      sizeAppends: 50,
+      devices: 8,
+      perDevice: 50,
+    };
 const POPULATE_CONCURRENCY = 16;
 /** The manifest's default compactAfter is 64: 63 uncovered records is the most a reader ever applies. */
 const MAX_UNCOVERED = 63;
@@ -132,10 +156,16 @@ async function populate(target: Target, label: string, n: number): Promise<Datas
     async (i) => {
       const task = taskString(i);
       const m = pick(MODELS);
-      const r = await st.sessions.create(NS, { task, model: m.model, provider: m.provider, messages: firstMessages(task) });
+      const r = await st.sessions.create(NS, {
+        task,
+        model: m.model,
+        provider: m.provider,
+        messages: firstMessages(task),
+      });
       ids[i] = r.session.id;
       done++;
-      if (done % CFG.populateListEvery === 0) await st.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
+      if (done % CFG.populateListEvery === 0)
+        await st.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
       if (performance.now() - lastReport > 15_000) {
         lastReport = performance.now();
         log(`  populate ${label}: ${done}/${n} after ${((lastReport - t0) / 1000).toFixed(0)} s`);
@@ -146,11 +176,16 @@ async function populate(target: Target, label: string, n: number): Promise<Datas
   await st.sessions.manifest.compact(NS, true);
   const seconds = (performance.now() - t0) / 1000;
   const view = await st.sessions.manifest.view(NS);
-  if (view.entries.length !== n) throw new Error(`populate ${label}: the manifest lists ${view.entries.length} sessions, expected ${n}`);
+  if (view.entries.length !== n)
+    throw new Error(
+      `populate ${label}: the manifest lists ${view.entries.length} sessions, expected ${n}`,
+    );
   const tally = accumulate(emptyTally(), before, snap(st.counting, prefix.wire));
   const compactions = tally.wire['PutObject m/r'] ?? 0;
   const lastBase = await newestBaseBytes(st);
-  log(`  populated ${n} sessions in ${seconds.toFixed(1)} s (${(n / seconds).toFixed(0)} creates/s, ${compactions} compactions, manifest pages now ${fmtBytes(lastBase)})`);
+  log(
+    `  populated ${n} sessions in ${seconds.toFixed(1)} s (${(n / seconds).toFixed(0)} creates/s, ${compactions} compactions, manifest pages now ${fmtBytes(lastBase)})`,
+  );
   return {
     prefix,
     ids,
@@ -201,11 +236,26 @@ function perOp(t: Tally, ops: number): PerOp {
   const r = (v: number) => q(v / d, 'requests/op');
   return {
     operations: ops,
-    requests: { get: r(t.get), put: r(t.put), delete: r(t.delete), list: r(t.list), total: r(t.get + t.put + t.delete + t.list) },
+    requests: {
+      get: r(t.get),
+      put: r(t.put),
+      delete: r(t.delete),
+      list: r(t.list),
+      total: r(t.get + t.put + t.delete + t.list),
+    },
     httpRequests: r(http),
-    httpByKind: Object.fromEntries(Object.entries(t.wire).filter(([, v]) => v !== 0).sort().map(([k, v]) => [k, r(v)])),
+    httpByKind: Object.fromEntries(
+      Object.entries(t.wire)
+        .filter(([, v]) => v !== 0)
+        .sort()
+        .map(([k, v]) => [k, r(v)]),
+    ),
     bytesWritten: q(t.bytesWritten / d, 'bytes/op', 1),
-    bytesWrittenBeyondSession: q((t.bytesWritten - (t.writtenByKind['sessions'] ?? 0)) / d, 'bytes/op', 1),
+    bytesWrittenBeyondSession: q(
+      (t.bytesWritten - (t.writtenByKind['sessions'] ?? 0)) / d,
+      'bytes/op',
+      1,
+    ),
     auditPuts: r(t.putsByKind['audit'] ?? 0),
     auditBytes: q((t.writtenByKind['audit'] ?? 0) / d, 'bytes/op', 1),
     bytesRead: q(t.bytesRead / d, 'bytes/op', 1),
@@ -271,7 +321,10 @@ async function opCosts(ds: Dataset): Promise<OpCosts> {
     const own = accumulate(emptyTally(), s0, s1);
     const bg = accumulate(emptyTally(), s1, s2);
     if (jobs.length > 0) {
-      if ((own.wire['ListObjectsV2 m'] ?? 0) < 2) log(`  warning: a scheduled compaction did not LIST synchronously; its LIST stays with the list`);
+      if ((own.wire['ListObjectsV2 m'] ?? 0) < 2)
+        log(
+          `  warning: a scheduled compaction did not LIST synchronously; its LIST stays with the list`,
+        );
       else moveOneManifestList(own, bg);
       compactions[phase] += jobs.length;
     }
@@ -283,14 +336,23 @@ async function opCosts(ds: Dataset): Promise<OpCosts> {
   for (let i = 0; i < CFG.creates; i++) {
     const task = taskString(i);
     const m = pick(MODELS);
-    await measure(b.create, () => M.sessions.create(NS, { task, model: m.model, provider: m.provider, messages: firstMessages(task) }));
+    await measure(b.create, () =>
+      M.sessions.create(NS, {
+        task,
+        model: m.model,
+        provider: m.provider,
+        messages: firstMessages(task),
+      }),
+    );
     if ((i + 1) % CFG.listEvery === 0) await interleavedList(b.createBackground, 'duringCreates');
   }
   const touched = new Set<string>();
   for (let i = 0; i < CFG.appends; i++) {
     const id = pick(ds.ids);
     touched.add(id);
-    await measure(b.append, () => M.sessions.append(NS, id, { messages: [shortUserMessage(`a${i}`)] }, undefined));
+    await measure(b.append, () =>
+      M.sessions.append(NS, id, { messages: [shortUserMessage(`a${i}`)] }, undefined),
+    );
     if ((i + 1) % CFG.listEvery === 0) await interleavedList(b.appendBackground, 'duringAppends');
   }
   for (let i = 0; i < CFG.gets; i++) await measure(b.get, () => M.sessions.get(NS, pick(ds.ids)));
@@ -329,12 +391,31 @@ async function opCosts(ds: Dataset): Promise<OpCosts> {
       sessionGets,
       sessionPuts,
       conflicts: appendAll.conflicts,
-      otherRequestsPerAppend: q((httpTotal - sessionGets - sessionPuts) / CFG.appends, 'requests/append'),
+      otherRequestsPerAppend: q(
+        (httpTotal - sessionGets - sessionPuts) / CFG.appends,
+        'requests/append',
+      ),
       auditPutsPerAppend: q(auditPuts / CFG.appends, 'requests/append'),
-      otherRequestsPerAppendWithoutAudit: q((httpTotal - sessionGets - sessionPuts - auditPuts) / CFG.appends, 'requests/append'),
-      bytesBeyondSessionPerAppend: q((appendAll.bytesWritten - (appendAll.writtenByKind['sessions'] ?? 0)) / CFG.appends, 'bytes/append', 1),
-      auditBytesPerAppend: q((appendAll.writtenByKind['audit'] ?? 0) / CFG.appends, 'bytes/append', 1),
-      manifestBaseBytesPerAppend: q(((appendAll.writtenByKind['m/g'] ?? 0) + (appendAll.writtenByKind['m/r'] ?? 0)) / CFG.appends, 'bytes/append', 1),
+      otherRequestsPerAppendWithoutAudit: q(
+        (httpTotal - sessionGets - sessionPuts - auditPuts) / CFG.appends,
+        'requests/append',
+      ),
+      bytesBeyondSessionPerAppend: q(
+        (appendAll.bytesWritten - (appendAll.writtenByKind['sessions'] ?? 0)) / CFG.appends,
+        'bytes/append',
+        1,
+      ),
+      auditBytesPerAppend: q(
+        (appendAll.writtenByKind['audit'] ?? 0) / CFG.appends,
+        'bytes/append',
+        1,
+      ),
+      manifestBaseBytesPerAppend: q(
+        ((appendAll.writtenByKind['m/g'] ?? 0) + (appendAll.writtenByKind['m/r'] ?? 0)) /
+          CFG.appends,
+        'bytes/append',
+        1,
+      ),
     },
     seconds: q((performance.now() - t0) / 1000, 's', 1),
   };
@@ -390,7 +471,9 @@ async function concurrentMix(ds: Dataset): Promise<ConcurrentMix> {
   );
   await Promise.all(jobs);
   const seconds = (performance.now() - t0) / 1000;
-  const tally = addTallies(...writers.map((w, k) => accumulate(emptyTally(), before[k]!, snap(w.counting, prefix.wire))));
+  const tally = addTallies(
+    ...writers.map((w, k) => accumulate(emptyTally(), before[k]!, snap(w.counting, prefix.wire))),
+  );
   // The wire counter is per prefix, so each writer's delta holds everyone's requests: take it once.
   const wire1 = prefix.wire.snapshot();
   tally.wire = {};
@@ -411,8 +494,16 @@ async function concurrentMix(ds: Dataset): Promise<ConcurrentMix> {
     seconds: q(seconds, 's', 1),
     compactions: tally.wire['PutObject m/r'] ?? 0,
     perAppend: perOp(tally, CFG.appends),
-    manifestBaseBytesPerAppend: q(((tally.writtenByKind['m/g'] ?? 0) + (tally.writtenByKind['m/r'] ?? 0)) / CFG.appends, 'bytes/append', 1),
-    bytesBeyondSessionPerAppend: q((tally.bytesWritten - (tally.writtenByKind['sessions'] ?? 0)) / CFG.appends, 'bytes/append', 1),
+    manifestBaseBytesPerAppend: q(
+      ((tally.writtenByKind['m/g'] ?? 0) + (tally.writtenByKind['m/r'] ?? 0)) / CFG.appends,
+      'bytes/append',
+      1,
+    ),
+    bytesBeyondSessionPerAppend: q(
+      (tally.bytesWritten - (tally.writtenByKind['sessions'] ?? 0)) / CFG.appends,
+      'bytes/append',
+      1,
+    ),
     sessionGets,
     sessionGetsByAppends: byAppends,
     verificationGetsEstimate: Math.max(0, sessionGets - byAppends),
@@ -422,7 +513,9 @@ async function concurrentMix(ds: Dataset): Promise<ConcurrentMix> {
       `${CFG.listEvery}th append lists (20); compactions run in the background and are awaited at the end. ` +
       'Per-append figures include everything: appends, lists and compactions.',
   };
-  log(`  concurrent mix at ${ids.length}: ${out.compactions} compactions for ${lists} lists, base ${fmtBytes(out.manifestBaseBytesPerAppend.value)}/append`);
+  log(
+    `  concurrent mix at ${ids.length}: ${out.compactions} compactions for ${lists} lists, base ${fmtBytes(out.manifestBaseBytesPerAppend.value)}/append`,
+  );
   return out;
 }
 
@@ -447,7 +540,14 @@ async function appendLatency(target: Target): Promise<SizeLatency[]> {
     for (const size of SESSION_SIZES) {
       const S = prefix.stack();
       const messages = conversation(size.bytes);
-      const created = await timed(() => S.sessions.create(NS, { task: `Long session of ${size.label}`, model: 'claude-sonnet-4-5', provider: 'anthropic', messages }));
+      const created = await timed(() =>
+        S.sessions.create(NS, {
+          task: `Long session of ${size.label}`,
+          model: 'claude-sonnet-4-5',
+          provider: 'anthropic',
+          messages,
+        }),
+      );
       const id = created.value.session.id;
       const sessionBytes = created.value.receipt.bytes;
       const run = async (cold: boolean) => {
@@ -456,7 +556,14 @@ async function appendLatency(target: Target): Promise<SizeLatency[]> {
         for (let i = 0; i < CFG.sizeAppends; i++) {
           const st = cold ? prefix.stack() : S;
           const s0 = snap(st.counting, prefix.wire);
-          const t = await timed(() => st.sessions.append(NS, id, { messages: [shortUserMessage(`${cold ? 'c' : 'w'}${i}`)] }, undefined));
+          const t = await timed(() =>
+            st.sessions.append(
+              NS,
+              id,
+              { messages: [shortUserMessage(`${cold ? 'c' : 'w'}${i}`)] },
+              undefined,
+            ),
+          );
           accumulate(tally, s0, snap(st.counting, prefix.wire));
           ms.push(t.ms);
         }
@@ -464,15 +571,24 @@ async function appendLatency(target: Target): Promise<SizeLatency[]> {
       };
       const warm = await run(false);
       const cold = await run(true);
-      const gets = (t: Tally) => q((t.wire['GetObject sessions'] ?? 0) / CFG.sizeAppends, 'requests/append');
+      const gets = (t: Tally) =>
+        q((t.wire['GetObject sessions'] ?? 0) / CFG.sizeAppends, 'requests/append');
       const row: SizeLatency = {
         size: size.label,
         sessionBytes: q(sessionBytes, 'bytes', 0),
         messages: messages.length,
         warm: { ...latency(warm.ms), sessionGetsPerAppend: gets(warm.tally) },
         cold: { ...latency(cold.ms), sessionGetsPerAppend: gets(cold.tally) },
-        bytesWrittenPerAppend: q(addTallies(warm.tally, cold.tally).bytesWritten / (2 * CFG.sizeAppends), 'bytes/append', 0),
-        auditBytesPerAppend: q((addTallies(warm.tally, cold.tally).writtenByKind['audit'] ?? 0) / (2 * CFG.sizeAppends), 'bytes/append', 0),
+        bytesWrittenPerAppend: q(
+          addTallies(warm.tally, cold.tally).bytesWritten / (2 * CFG.sizeAppends),
+          'bytes/append',
+          0,
+        ),
+        auditBytesPerAppend: q(
+          (addTallies(warm.tally, cold.tally).writtenByKind['audit'] ?? 0) / (2 * CFG.sizeAppends),
+          'bytes/append',
+          0,
+        ),
         createMs: q(created.ms, 'ms', 1),
       };
       out.push(row);
@@ -505,7 +621,8 @@ async function readLatency(ds: Dataset): Promise<ListLatency> {
   const listOp = (st: Stack) => async () => {
     const jobs: Promise<unknown>[] = [];
     const r = await st.sessions.list(NS, { limit: 20 }, { schedule: (w) => void jobs.push(w) });
-    if (r.sessions.length !== Math.min(20, n)) throw new Error(`list returned ${r.sessions.length} sessions`);
+    if (r.sessions.length !== Math.min(20, n))
+      throw new Error(`list returned ${r.sessions.length} sessions`);
     return jobs;
   };
   const latestOp = (st: Stack) => async () => {
@@ -514,7 +631,12 @@ async function readLatency(ds: Dataset): Promise<ListLatency> {
     return jobs;
   };
   /** Runs `reps` timed calls, each on the stack `stackFor` gives; background work is awaited untimed. */
-  const series = async (reps: number, stackFor: () => Stack, op: (st: Stack) => () => Promise<Promise<unknown>[]>, release = false) => {
+  const series = async (
+    reps: number,
+    stackFor: () => Stack,
+    op: (st: Stack) => () => Promise<Promise<unknown>[]>,
+    release = false,
+  ) => {
     const ms: number[] = [];
     const tally = emptyTally();
     for (let i = 0; i < reps; i++) {
@@ -537,16 +659,41 @@ async function readLatency(ds: Dataset): Promise<ListLatency> {
   res.latest['warm'] = await series(CFG.lat.warm, () => W, latestOp);
   res.list['cold'] = await series(CFG.lat.cold, () => prefix.stack(), listOp);
   res.latest['cold'] = await series(CFG.lat.cold, () => prefix.stack(), latestOp);
-  res.list['cold, new S3 client'] = await series(CFG.lat.coldClient, () => prefix.stack(true), listOp, true);
-  res.latest['cold, new S3 client'] = await series(CFG.lat.coldClient, () => prefix.stack(true), latestOp, true);
+  res.list['cold, new S3 client'] = await series(
+    CFG.lat.coldClient,
+    () => prefix.stack(true),
+    listOp,
+    true,
+  );
+  res.latest['cold, new S3 client'] = await series(
+    CFG.lat.coldClient,
+    () => prefix.stack(true),
+    latestOp,
+    true,
+  );
   // The worst case a reader meets: 63 log records not yet folded into a base (no list ran since).
   const A = prefix.stack();
-  for (let i = 0; i < MAX_UNCOVERED; i++) await A.sessions.append(NS, pick(ids), { messages: [shortUserMessage(`u${i}`)] }, undefined);
-  res.list[`cold, ${MAX_UNCOVERED} uncovered records`] = await series(CFG.lat.cold, () => prefix.stack(), listOp);
-  res.latest[`cold, ${MAX_UNCOVERED} uncovered records`] = await series(CFG.lat.cold, () => prefix.stack(), latestOp);
-  res.list[`warm, ${MAX_UNCOVERED} uncovered records`] = await series(CFG.lat.warm, () => W, listOp);
+  for (let i = 0; i < MAX_UNCOVERED; i++)
+    await A.sessions.append(NS, pick(ids), { messages: [shortUserMessage(`u${i}`)] }, undefined);
+  res.list[`cold, ${MAX_UNCOVERED} uncovered records`] = await series(
+    CFG.lat.cold,
+    () => prefix.stack(),
+    listOp,
+  );
+  res.latest[`cold, ${MAX_UNCOVERED} uncovered records`] = await series(
+    CFG.lat.cold,
+    () => prefix.stack(),
+    latestOp,
+  );
+  res.list[`warm, ${MAX_UNCOVERED} uncovered records`] = await series(
+    CFG.lat.warm,
+    () => W,
+    listOp,
+  );
   await A.sessions.manifest.compact(NS, true);
-  log(`  list/latest at ${n}: warm list p50 ${res.list['warm']!.p50.value} ms, cold list p50 ${res.list['cold']!.p50.value} ms`);
+  log(
+    `  list/latest at ${n}: warm list p50 ${res.list['warm']!.p50.value} ms, cold list p50 ${res.list['cold']!.p50.value} ms`,
+  );
   return res;
 }
 
@@ -585,7 +732,10 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
       const ids: string[] = [];
       for (let d = 0; d < (shared ? 1 : CFG.devices); d++) {
         const task = taskString(d);
-        ids.push((await devices[d]!.sessions.create(NS, { task, messages: firstMessages(task) })).session.id);
+        ids.push(
+          (await devices[d]!.sessions.create(NS, { task, messages: firstMessages(task) })).session
+            .id,
+        );
       }
       const before = prefix.wire.snapshot();
       const ms: number[] = [];
@@ -594,7 +744,14 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
         devices.map(async (dev, w) => {
           const id = shared ? ids[0]! : ids[w]!;
           for (let i = 0; i < CFG.perDevice; i++) {
-            const t = await timed(() => dev.sessions.append(NS, id, { messages: [shortUserMessage(`d${w}-m${i}`)] }, undefined));
+            const t = await timed(() =>
+              dev.sessions.append(
+                NS,
+                id,
+                { messages: [shortUserMessage(`d${w}-m${i}`)] },
+                undefined,
+              ),
+            );
             ms.push(t.ms);
           }
         }),
@@ -610,20 +767,29 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
       let revisionsOk = true;
       let manifestAgrees = true;
       const jobs: Promise<unknown>[] = [];
-      const listed = await checker.sessions.list(NS, { limit: 100 }, { schedule: (w) => void jobs.push(w) });
+      const listed = await checker.sessions.list(
+        NS,
+        { limit: 100 },
+        { schedule: (w) => void jobs.push(w) },
+      );
       await Promise.all(jobs);
       for (const id of ids) {
         const s = await checker.sessions.get(NS, id);
-        const markers = s.messages.map((m) => /^\[(d\d+-m\d+)\]/.exec(m.content)?.[1]).filter((x): x is string => x !== undefined);
+        const markers = s.messages
+          .map((m) => /^\[(d\d+-m\d+)\]/.exec(m.content)?.[1])
+          .filter((x): x is string => x !== undefined);
         for (const mk of markers) seen.set(mk, (seen.get(mk) ?? 0) + 1);
         for (let w = 0; w < CFG.devices; w++) {
-          const mine = markers.filter((mk) => mk.startsWith(`d${w}-`)).map((mk) => Number(mk.split('-m')[1]));
+          const mine = markers
+            .filter((mk) => mk.startsWith(`d${w}-`))
+            .map((mk) => Number(mk.split('-m')[1]));
           if (mine.some((v, i) => i > 0 && v <= mine[i - 1]!)) orderKept = false;
         }
         const appendsHere = shared ? expected : CFG.perDevice;
         if (s.revision !== 1 + appendsHere) revisionsOk = false;
         const entry = listed.sessions.find((e) => e.id === id);
-        if (!entry || entry.turns !== s.turns || entry.updated_at !== s.updated_at) manifestAgrees = false;
+        if (!entry || entry.turns !== s.turns || entry.updated_at !== s.updated_at)
+          manifestAgrees = false;
       }
       let duplicates = 0;
       let missing = 0;
@@ -636,7 +802,9 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
       }
       const found = [...seen.values()].reduce((a, c) => a + c, 0);
       const row: Concurrency = {
-        case: shared ? `${CFG.devices} devices on 1 session` : `${CFG.devices} devices on ${CFG.devices} sessions`,
+        case: shared
+          ? `${CFG.devices} devices on 1 session`
+          : `${CFG.devices} devices on ${CFG.devices} sessions`,
         devices: CFG.devices,
         appendsPerDevice: CFG.perDevice,
         messages: expected,
@@ -658,7 +826,9 @@ async function concurrency(target: Target): Promise<Concurrency[]> {
         },
       };
       out.push(row);
-      log(`  ${row.case}: ${row.messagesPerSecond.value} msg/s, ${row.conflicts} lost CAS races, exactly once: ${row.verification.storedExactlyOnce}`);
+      log(
+        `  ${row.case}: ${row.messagesPerSecond.value} msg/s, ${row.conflicts} lost CAS races, exactly once: ${row.verification.storedExactlyOnce}`,
+      );
     } finally {
       prefix.destroy();
     }
@@ -690,13 +860,33 @@ function opTable(costs: OpCosts[]): void {
       ]);
     }
   }
-  table('1. Storage requests and bytes per operation (averages; CountingStore calls)', ['N', 'operation', 'ops', 'GET', 'PUT', 'DEL', 'LIST', 'total', 'written', 'beyond session', 'audit PUT', 'audit bytes', 'read'], rows);
+  table(
+    '1. Storage requests and bytes per operation (averages; CountingStore calls)',
+    [
+      'N',
+      'operation',
+      'ops',
+      'GET',
+      'PUT',
+      'DEL',
+      'LIST',
+      'total',
+      'written',
+      'beyond session',
+      'audit PUT',
+      'audit bytes',
+      'read',
+    ],
+    rows,
+  );
   for (const c of costs) {
     console.log(
       `   N=${c.sessions}: compactions during creates ${c.compactions.duringCreates}, during appends ${c.compactions.duringAppends}; ` +
         `base ${fmtBytes(c.compactions.baseBytesAtEnd.value)}; audit per append ${fmtNum(c.append.auditPutsPerAppend.value, 3)} PUT, ` +
         `${fmtBytes(c.append.auditBytesPerAppend.value)}; append HTTP by key class: ` +
-        Object.entries(c.ops['append']!.httpByKind).map(([k, v]) => `${k} ${fmtNum(v.value, 3)}`).join(', '),
+        Object.entries(c.ops['append']!.httpByKind)
+          .map(([k, v]) => `${k} ${fmtNum(v.value, 3)}`)
+          .join(', '),
     );
   }
 }
@@ -714,7 +904,12 @@ function appendTargets(costs: OpCosts[]): TargetCheck[] {
   const small = costs[0]!;
   const a = big.append;
   const appends = CFG.appends;
-  checks.push({ name: `append: session PUTs per append (N=${big.sessions})`, value: fmtNum(a.sessionPuts / appends, 3), limit: '1 (conditional)', pass: a.sessionPuts === appends });
+  checks.push({
+    name: `append: session PUTs per append (N=${big.sessions})`,
+    value: fmtNum(a.sessionPuts / appends, 3),
+    limit: '1 (conditional)',
+    pass: a.sessionPuts === appends,
+  });
   checks.push({
     name: `append: session GETs per append (N=${big.sessions})`,
     value: `${fmtNum(a.sessionGets / appends, 3)} (${a.sessionGets} GETs, ${a.distinctSessionsTouched} sessions first touched)`,
@@ -740,7 +935,9 @@ function appendTargets(costs: OpCosts[]): TargetCheck[] {
     pass: a.bytesBeyondSessionPerAppend.value < TARGET.bytesBeyondSessionPerAppend,
   });
   if (costs.length > 1) {
-    const ratio = a.bytesBeyondSessionPerAppend.value / Math.max(1, small.append.bytesBeyondSessionPerAppend.value);
+    const ratio =
+      a.bytesBeyondSessionPerAppend.value /
+      Math.max(1, small.append.bytesBeyondSessionPerAppend.value);
     const nRatio = big.sessions / small.sessions;
     checks.push({
       name: `append: manifest bytes independent of N (${small.sessions} -> ${big.sessions})`,
@@ -764,44 +961,142 @@ function main_report(
   table(
     `0. Populate (create with system + user message, ${POPULATE_CONCURRENCY} in parallel, list every ${CFG.populateListEvery} creates)`,
     ['N', 'seconds', 'creates/s', 'compactions', 'manifest pages'],
-    populates.map((p) => [p.sessions, p.seconds.value, p.createsPerSecond.value, p.compactions, fmtBytes(p.baseBytes.value)]),
+    populates.map((p) => [
+      p.sessions,
+      p.seconds.value,
+      p.createsPerSecond.value,
+      p.compactions,
+      fmtBytes(p.baseBytes.value),
+    ]),
   );
   opTable(costs);
   table(
     `1b. The append mix with ${CFG.devices} writers at once (${CFG.appends} appends, list every ${CFG.listEvery}; per append, everything included)`,
-    ['N', 'seconds', 'lists', 'compactions', 'HTTP req', 'beyond session', 'audit PUT', 'audit bytes', 'pages+roots', 'session GETs', 'of which verification (est.)'],
-    mixes.map((m) => [m.sessions, m.seconds.value, m.lists, m.compactions, fmtNum(m.perAppend.httpRequests.value), fmtBytes(m.bytesBeyondSessionPerAppend.value), fmtNum(m.perAppend.auditPuts.value), fmtBytes(m.perAppend.auditBytes.value), fmtBytes(m.manifestBaseBytesPerAppend.value), m.sessionGets, m.verificationGetsEstimate]),
+    [
+      'N',
+      'seconds',
+      'lists',
+      'compactions',
+      'HTTP req',
+      'beyond session',
+      'audit PUT',
+      'audit bytes',
+      'pages+roots',
+      'session GETs',
+      'of which verification (est.)',
+    ],
+    mixes.map((m) => [
+      m.sessions,
+      m.seconds.value,
+      m.lists,
+      m.compactions,
+      fmtNum(m.perAppend.httpRequests.value),
+      fmtBytes(m.bytesBeyondSessionPerAppend.value),
+      fmtNum(m.perAppend.auditPuts.value),
+      fmtBytes(m.perAppend.auditBytes.value),
+      fmtBytes(m.manifestBaseBytesPerAppend.value),
+      m.sessionGets,
+      m.verificationGetsEstimate,
+    ]),
   );
   table(
     `2. Append latency (${CFG.sizeAppends} sequential appends of one ~200-byte message; ms)`,
-    ['session', 'bytes', 'warm p50', 'warm p99', 'cold p50', 'cold p99', 'cold GETs/append', 'written/append', 'of which audit'],
-    sizes.map((s) => [s.size, fmtBytes(s.sessionBytes.value), s.warm.p50.value, s.warm.p99.value, s.cold.p50.value, s.cold.p99.value, s.cold.sessionGetsPerAppend.value, fmtBytes(s.bytesWrittenPerAppend.value), fmtBytes(s.auditBytesPerAppend.value)]),
+    [
+      'session',
+      'bytes',
+      'warm p50',
+      'warm p99',
+      'cold p50',
+      'cold p99',
+      'cold GETs/append',
+      'written/append',
+      'of which audit',
+    ],
+    sizes.map((s) => [
+      s.size,
+      fmtBytes(s.sessionBytes.value),
+      s.warm.p50.value,
+      s.warm.p99.value,
+      s.cold.p50.value,
+      s.cold.p99.value,
+      s.cold.sessionGetsPerAppend.value,
+      fmtBytes(s.bytesWrittenPerAppend.value),
+      fmtBytes(s.auditBytesPerAppend.value),
+    ]),
   );
   const rows: (string | number)[][] = [];
   for (const r of reads) {
     for (const op of ['list', 'latest'] as const) {
       for (const [mode, l] of Object.entries(r[op])) {
-        rows.push([r.sessions, op, mode, l.samples, l.p50.value, l.p99.value, fmtNum(l.perOp.httpRequests.value), fmtBytes(l.perOp.bytesRead.value)]);
+        rows.push([
+          r.sessions,
+          op,
+          mode,
+          l.samples,
+          l.p50.value,
+          l.p99.value,
+          fmtNum(l.perOp.httpRequests.value),
+          fmtBytes(l.perOp.bytesRead.value),
+        ]);
       }
     }
   }
-  table('3. list (limit 20) and latest latency (ms)', ['N', 'op', 'mode', 'samples', 'p50', 'p99', 'HTTP req/op', 'read/op'], rows);
+  table(
+    '3. list (limit 20) and latest latency (ms)',
+    ['N', 'op', 'mode', 'samples', 'p50', 'p99', 'HTTP req/op', 'read/op'],
+    rows,
+  );
   table(
     `4. Concurrent appenders (${CFG.devices} SessionStores, ${CFG.perDevice} appends each, no If-Match)`,
-    ['case', 'msgs/s', 'p50 ms', 'p99 ms', 'lost CAS races', 'session GETs', 'exactly once', 'order kept', 'manifest ok'],
-    conc.map((c) => [c.case, c.messagesPerSecond.value, c.appendLatency.p50.value, c.appendLatency.p99.value, c.conflicts, c.sessionGets, `${c.verification.storedExactlyOnce} (${c.verification.found}/${c.verification.expected})`, String(c.verification.perWriterOrderKept), String(c.verification.manifestAgrees)]),
+    [
+      'case',
+      'msgs/s',
+      'p50 ms',
+      'p99 ms',
+      'lost CAS races',
+      'session GETs',
+      'exactly once',
+      'order kept',
+      'manifest ok',
+    ],
+    conc.map((c) => [
+      c.case,
+      c.messagesPerSecond.value,
+      c.appendLatency.p50.value,
+      c.appendLatency.p99.value,
+      c.conflicts,
+      c.sessionGets,
+      `${c.verification.storedExactlyOnce} (${c.verification.found}/${c.verification.expected})`,
+      String(c.verification.perWriterOrderKept),
+      String(c.verification.manifestAgrees),
+    ]),
   );
   const checks: TargetCheck[] = [...pipelineChecks, ...appendTargets(costs)];
   for (const r of reads) {
     for (const op of ['list', 'latest'] as const) {
       for (const mode of ['warm', 'cold', `cold, ${MAX_UNCOVERED} uncovered records`]) {
         const l = r[op][mode]!;
-        checks.push({ name: `${op} p50, ${mode} (N=${r.sessions})`, value: `${l.p50.value} ms`, limit: `< ${TARGET.listP50Ms} ms`, pass: l.p50.value < TARGET.listP50Ms });
+        checks.push({
+          name: `${op} p50, ${mode} (N=${r.sessions})`,
+          value: `${l.p50.value} ms`,
+          limit: `< ${TARGET.listP50Ms} ms`,
+          pass: l.p50.value < TARGET.listP50Ms,
+        });
       }
     }
   }
-  for (const c of conc) checks.push({ name: `every message stored exactly once: ${c.case}`, value: `${c.verification.found}/${c.verification.expected}`, limit: 'all, once', pass: c.verification.storedExactlyOnce });
-  table('Targets (informational: never fails the run)', ['target', 'measured', 'limit', 'result'], checks.map((c) => [c.name, c.value, c.limit, c.pass ? 'PASS' : 'FAIL']));
+  for (const c of conc)
+    checks.push({
+      name: `every message stored exactly once: ${c.case}`,
+      value: `${c.verification.found}/${c.verification.expected}`,
+      limit: 'all, once',
+      pass: c.verification.storedExactlyOnce,
+    });
+  table(
+    'Targets (informational: never fails the run)',
+    ['target', 'measured', 'limit', 'result'],
+    checks.map((c) => [c.name, c.value, c.limit, c.pass ? 'PASS' : 'FAIL']),
+  );
   return { checks };
 }
 
@@ -861,7 +1156,9 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg();
   log(`Satchel benchmark${QUICK ? ' (--quick)' : ''}: sizes ${CFG.sizes.join(', ')}`);
   const production = await setUpProduction();
-  log(`SessionStores as in lib/http/app.ts: defaultPipeline (maxSessionBytes ${production.maxSessionBytes}, ${production.knownValues} known values) + AuditLog`);
+  log(
+    `SessionStores as in lib/http/app.ts: defaultPipeline (maxSessionBytes ${production.maxSessionBytes}, ${production.knownValues} known values) + AuditLog`,
+  );
   log('section P: save pipeline CPU (no storage)');
   const pipelineStart = performance.now();
   const pipeline = await runPipelineBench({ quick: QUICK, log });
@@ -875,7 +1172,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stopOnSignal);
   try {
     const rgwStart = performance.now();
-    rgw = await startRadosgw({ memstoreBytes: 6 * 1024 ** 3, bucket: 'satchel-bench', log: (l) => log(l) });
+    rgw = await startRadosgw({
+      memstoreBytes: 6 * 1024 ** 3,
+      bucket: 'satchel-bench',
+      log: (l) => log(l),
+    });
     const rgwStartSeconds = (performance.now() - rgwStart) / 1000;
     const target: Target = rgw;
 
@@ -902,7 +1203,15 @@ async function main(): Promise<void> {
     log('scenario 4: concurrent appenders');
     const conc = await concurrency(target);
 
-    const { checks } = main_report(populates, costs, mixes, sizes, reads, conc, (pipeline.checks as PipelineCheck[] | undefined) ?? []);
+    const { checks } = main_report(
+      populates,
+      costs,
+      mixes,
+      sizes,
+      reads,
+      conc,
+      (pipeline.checks as PipelineCheck[] | undefined) ?? [],
+    );
     const wallSeconds = (performance.now() - t0) / 1000;
     const cpus = os.cpus();
     const results = {
@@ -922,7 +1231,9 @@ async function main(): Promise<void> {
         atEnd15min: q(os.loadavg()[2]!, 'runnable tasks, 15-min average', 2),
       },
       node: process.version,
-      radosgw: process.env.S3_ENDPOINT ? `external S3_ENDPOINT (${process.env.S3_ENDPOINT}); local binary: ${radosgwVersion()}` : radosgwVersion(),
+      radosgw: process.env.S3_ENDPOINT
+        ? `external S3_ENDPOINT (${process.env.S3_ENDPOINT}); local binary: ${radosgwVersion()}`
+        : radosgwVersion(),
       radosgwStart: q(rgwStartSeconds, 's', 1),
       wallTime: q(wallSeconds, 's', 1),
       config: {
@@ -930,10 +1241,23 @@ async function main(): Promise<void> {
         sessions: CFG.sizes.map((n) => q(n, 'sessions', 0)),
         populateConcurrency: q(POPULATE_CONCURRENCY, 'parallel creates', 0),
         populateListEvery: q(CFG.populateListEvery, 'creates', 0),
-        opCosts: { creates: q(CFG.creates, 'operations', 0), appends: q(CFG.appends, 'operations', 0), gets: q(CFG.gets, 'operations', 0), lists: q(CFG.lists, 'operations', 0), listEvery: q(CFG.listEvery, 'writes', 0) },
-        readLatencySamples: { warm: q(CFG.lat.warm, 'operations', 0), cold: q(CFG.lat.cold, 'operations', 0), coldNewClient: q(CFG.lat.coldClient, 'operations', 0) },
+        opCosts: {
+          creates: q(CFG.creates, 'operations', 0),
+          appends: q(CFG.appends, 'operations', 0),
+          gets: q(CFG.gets, 'operations', 0),
+          lists: q(CFG.lists, 'operations', 0),
+          listEvery: q(CFG.listEvery, 'writes', 0),
+        },
+        readLatencySamples: {
+          warm: q(CFG.lat.warm, 'operations', 0),
+          cold: q(CFG.lat.cold, 'operations', 0),
+          coldNewClient: q(CFG.lat.coldClient, 'operations', 0),
+        },
         appendLatencySamples: q(CFG.sizeAppends, 'appends per mode', 0),
-        concurrency: { devices: q(CFG.devices, 'SessionStores', 0), appendsPerDevice: q(CFG.perDevice, 'appends', 0) },
+        concurrency: {
+          devices: q(CFG.devices, 'SessionStores', 0),
+          appendsPerDevice: q(CFG.perDevice, 'appends', 0),
+        },
         memstoreBytes: q(6 * 1024 ** 3, 'bytes', 0),
         sessionStore: {
           as: 'lib/http/app.ts: new SessionStore(objects, { pipeline: defaultPipeline(...), audit: new AuditLog(objects, pipeline.redactText) }), objects = CountingStore(S3Store)',
@@ -946,7 +1270,7 @@ async function main(): Promise<void> {
         append:
           'an append costs one conditional PUT of the session, at most one GET of it (none when cached), and a manifest update ' +
           'that does not rewrite an index whose size grows with the number of sessions: at 10,000 sessions, at most 3 storage ' +
-          'requests besides the session\'s own, and under 64 KB written beyond the session object, amortised over 1,000 appends',
+          "requests besides the session's own, and under 64 KB written beyond the session object, amortised over 1,000 appends",
         listLatest: 'p50 under 50 ms against local radosgw',
         checks,
       },
@@ -960,7 +1284,9 @@ async function main(): Promise<void> {
     };
     // Only this benchmark's sections: search, continue, import and builds keep theirs.
     writeSections(RESULTS, results, withUnits);
-    log(`wrote ${path.relative(process.cwd(), RESULTS)}; wall time ${wallSeconds.toFixed(1)} s; load average ${loadAtStart[0]!.toFixed(2)} at start, ${os.loadavg()[0]!.toFixed(2)} at end (${cpus.length} cores)`);
+    log(
+      `wrote ${path.relative(process.cwd(), RESULTS)}; wall time ${wallSeconds.toFixed(1)} s; load average ${loadAtStart[0]!.toFixed(2)} at start, ${os.loadavg()[0]!.toFixed(2)} at end (${cpus.length} cores)`,
+    );
   } finally {
     log('stopping radosgw');
     await rgw?.stop();

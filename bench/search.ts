@@ -36,8 +36,20 @@ const RESULTS = path.join(here, QUICK ? 'results.quick.json' : 'results.json');
 const NS = 'bench';
 /** `SEARCH_SIZES=100000:local,1000:s3` picks the tiers (default: all). */
 const SIZES = process.env.SEARCH_SIZES
-  ? process.env.SEARCH_SIZES.split(',').map((t) => ({ n: Number(t.split(':')[0]), store: t.split(':')[1] ?? 's3' }))
-  : QUICK ? [{ n: 1000, store: 's3' }, { n: 5000, store: 'local' }] : [{ n: 1000, store: 's3' }, { n: 10_000, store: 's3' }, { n: 100_000, store: 'local' }];
+  ? process.env.SEARCH_SIZES.split(',').map((t) => ({
+      n: Number(t.split(':')[0]),
+      store: t.split(':')[1] ?? 's3',
+    }))
+  : QUICK
+    ? [
+        { n: 1000, store: 's3' },
+        { n: 5000, store: 'local' },
+      ]
+    : [
+        { n: 1000, store: 's3' },
+        { n: 10_000, store: 's3' },
+        { n: 100_000, store: 'local' },
+      ];
 const QUERIES = QUICK ? 50 : 200;
 const COLD = QUICK ? 5 : 10;
 
@@ -65,16 +77,68 @@ class Rng {
   }
 }
 
-const SYL = ['ka', 'lo', 'mi', 'ren', 'sto', 'vax', 'qui', 'ber', 'tan', 'dol', 'zek', 'pra', 'nul', 'fi', 'gor', 'hem', 'jus', 'wob', 'cre', 'yan'];
+const SYL = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'sto',
+  'vax',
+  'qui',
+  'ber',
+  'tan',
+  'dol',
+  'zek',
+  'pra',
+  'nul',
+  'fi',
+  'gor',
+  'hem',
+  'jus',
+  'wob',
+  'cre',
+  'yan',
+];
 /** A vocabulary of pseudo-words (identifiers, hostnames, jargon) drawn Zipf-style: a realistic long tail. */
 const VOCAB = Array.from({ length: 60_000 }, (_, i) => {
   const r = new Rng(i + 7);
   const w = Array.from({ length: 2 + r.int(3) }, () => r.pick(SYL)).join('');
   return r.next() < 0.2 ? `${w}_${r.pick(SYL)}${r.int(100)}` : w;
 });
-const SERVICES = ['billing-api', 'checkout', 'search-indexer', 'auth-gateway', 'ledger', 'notifier', 'media-resizer', 'scheduler', 'exporter', 'warehouse-sync'];
-const FAILURES = ['ran out of memory', 'deadlocked on a row lock', 'timed out talking to the queue', 'lost its TLS certificate', 'crashed on a null pointer', 'filled the disk with logs', 'leaked file descriptors', 'hit the rate limit'];
-const COMPONENTS = ['redis', 'postgres', 'kafka', 'nginx', 'envoy', 'terraform', 'helm', 'grafana', 'sentry', 'vault'];
+const SERVICES = [
+  'billing-api',
+  'checkout',
+  'search-indexer',
+  'auth-gateway',
+  'ledger',
+  'notifier',
+  'media-resizer',
+  'scheduler',
+  'exporter',
+  'warehouse-sync',
+];
+const FAILURES = [
+  'ran out of memory',
+  'deadlocked on a row lock',
+  'timed out talking to the queue',
+  'lost its TLS certificate',
+  'crashed on a null pointer',
+  'filled the disk with logs',
+  'leaked file descriptors',
+  'hit the rate limit',
+];
+const COMPONENTS = [
+  'redis',
+  'postgres',
+  'kafka',
+  'nginx',
+  'envoy',
+  'terraform',
+  'helm',
+  'grafana',
+  'sentry',
+  'vault',
+];
 
 interface Doc {
   task: string;
@@ -85,7 +149,8 @@ interface Doc {
 
 function makeDoc(i: number): Doc {
   const r = new Rng(i * 7919 + 1);
-  const words = (n: number) => Array.from({ length: n }, () => VOCAB[r.zipf(VOCAB.length)]).join(' ');
+  const words = (n: number) =>
+    Array.from({ length: n }, () => VOCAB[r.zipf(VOCAB.length)]).join(' ');
   const a = VOCAB[1000 + r.int(59_000)]!;
   const b = VOCAB[1000 + r.int(59_000)]!;
   const svc = r.pick(SERVICES);
@@ -105,12 +170,16 @@ function makeDoc(i: number): Doc {
 
 // ---- datasets ----
 
-
 /** Writes n stored sessions straight into the store (a template's stored form, changed per session). */
-async function populate(objects: ObjectStore, n: number): Promise<{ seconds: number; docs: Doc[] }> {
+async function populate(
+  objects: ObjectStore,
+  n: number,
+): Promise<{ seconds: number; docs: Doc[] }> {
   const t0 = performance.now();
   const sessions = productionSessionStore(objects);
-  const template = (await sessions.create(NS, { task: 'template', messages: [{ role: 'user', content: 'x' }] })).session;
+  const template = (
+    await sessions.create(NS, { task: 'template', messages: [{ role: 'user', content: 'x' }] })
+  ).session;
   await sessions.delete(NS, template.id);
   const docs: Doc[] = [];
   const base = Date.now() - n * 1000;
@@ -122,14 +191,31 @@ async function populate(objects: ObjectStore, n: number): Promise<{ seconds: num
       docs[i] = d;
       const at = new Date(base + i * 1000).toISOString();
       const id = `s${String(i).padStart(7, '0')}`;
-      const stored = { ...template, id, task: d.task, messages: d.messages, created_at: at, updated_at: at, turns: 3, revision: 1, satchel: { writes: [] } };
-      await objects.put(`ns/${NS}/sessions/${id}.json`, new TextEncoder().encode(JSON.stringify(stored)));
+      const stored = {
+        ...template,
+        id,
+        task: d.task,
+        messages: d.messages,
+        created_at: at,
+        updated_at: at,
+        turns: 3,
+        revision: 1,
+        satchel: { writes: [] },
+      };
+      await objects.put(
+        `ns/${NS}/sessions/${id}.json`,
+        new TextEncoder().encode(JSON.stringify(stored)),
+      );
     },
   );
   return { seconds: (performance.now() - t0) / 1000, docs };
 }
 
-function engineFor(objects: ObjectStore): { sessions: SessionStore; engine: SearchEngine; jobs: Promise<unknown>[] } {
+function engineFor(objects: ObjectStore): {
+  sessions: SessionStore;
+  engine: SearchEngine;
+  jobs: Promise<unknown>[];
+} {
   const sessions = productionSessionStore(objects);
   const engine = new SearchEngine(sessions, null);
   sessions.addListener(engine);
@@ -153,7 +239,9 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
   const keys = await listAll(objects, `ns/${NS}/x/`);
   let indexBytes = 0;
   for (const k of keys) indexBytes += (await objects.get(k))!.body.byteLength;
-  log(`  reindex ${reindexSeconds.toFixed(1)} s; index ${(indexBytes / 1e6).toFixed(1)} MB in ${keys.length} objects`);
+  log(
+    `  reindex ${reindexSeconds.toFixed(1)} s; index ${(indexBytes / 1e6).toFixed(1)} MB in ${keys.length} objects`,
+  );
 
   // Cold: a new process each time (new SessionStore and engine): manifest + index loaded from storage.
   const cold: number[] = [];
@@ -184,7 +272,9 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
   for (const pass of [firstPass, secondPass]) {
     for (const i of picks) {
       const t = performance.now();
-      const hits = await warm.engine.search(NS, pop.docs[i]!.query, 5, { schedule: (w) => void warm.jobs.push(w) });
+      const hits = await warm.engine.search(NS, pop.docs[i]!.query, 5, {
+        schedule: (w) => void warm.jobs.push(w),
+      });
       pass.push(performance.now() - t);
       if (pass === firstPass) {
         const rank = hits.findIndex((h) => h.id === `s${String(i).padStart(7, '0')}`);
@@ -231,14 +321,36 @@ async function measureSize(objects: ObjectStore, n: number, store: string) {
     indexBytes: q(indexBytes, 'bytes', 0),
     indexBytesPerSession: q(indexBytes / n, 'bytes', 0),
     indexObjects: keys.length,
-    loadedMemory: q(memory, 'bytes: heap + array buffers held after one cold search (manifest view, index, caches), gc before and after', 0),
-    indexSegmentsMemory: q(segmentMemory, 'bytes: the loaded lexical segments, estimated by LexSegment.memoryBytes', 0),
+    loadedMemory: q(
+      memory,
+      'bytes: heap + array buffers held after one cold search (manifest view, index, caches), gc before and after',
+      0,
+    ),
+    indexSegmentsMemory: q(
+      segmentMemory,
+      'bytes: the loaded lexical segments, estimated by LexSegment.memoryBytes',
+      0,
+    ),
     searchCold: latency(cold),
     searchWarmFirstPass: latency(firstPass),
     searchWarmSecondPass: latency(secondPass),
     rankingOnly: latency(rankOnly),
-    knownItem: { queries: picks.length, successAt1: q(found.at1 / picks.length, 'fraction', 3), successAt5: q(found.at5 / picks.length, 'fraction', 3), mrr: q(found.rr / picks.length, '', 3) },
-    deepSearch: deepPicks.length === 0 ? 'not measured at this size: each query reads up to every session object' : { queries: deepPicks.length, successAt1: q(deep.at1 / deepPicks.length, 'fraction', 3), successAt5: q(deep.at5 / deepPicks.length, 'fraction', 3), mrr: q(deep.rr / deepPicks.length, '', 3), latency: latency(deep.ms) },
+    knownItem: {
+      queries: picks.length,
+      successAt1: q(found.at1 / picks.length, 'fraction', 3),
+      successAt5: q(found.at5 / picks.length, 'fraction', 3),
+      mrr: q(found.rr / picks.length, '', 3),
+    },
+    deepSearch:
+      deepPicks.length === 0
+        ? 'not measured at this size: each query reads up to every session object'
+        : {
+            queries: deepPicks.length,
+            successAt1: q(deep.at1 / deepPicks.length, 'fraction', 3),
+            successAt5: q(deep.at5 / deepPicks.length, 'fraction', 3),
+            mrr: q(deep.rr / deepPicks.length, '', 3),
+            latency: latency(deep.ms),
+          },
   };
   log(
     `  cold p50 ${out.searchCold.p50.value} ms, warm p50 ${out.searchWarmFirstPass.p50.value} / ${out.searchWarmSecondPass.p50.value} ms (ranking ${out.rankingOnly.p50.value} ms); ` +
@@ -259,13 +371,23 @@ async function saveCost(objects: ObjectStore) {
   counting.reset();
   const t0 = performance.now();
   for (let i = 0; i < appends; i++) {
-    await sessions.append(NS, ids[i % ids.length]!, { messages: appendMessages(1, 5000 + i, 600, 1_000_000) }, undefined, { schedule: (w) => jobs.push(w) });
+    await sessions.append(
+      NS,
+      ids[i % ids.length]!,
+      { messages: appendMessages(1, 5000 + i, 600, 1_000_000) },
+      undefined,
+      { schedule: (w) => jobs.push(w) },
+    );
   }
   await Promise.all(jobs);
   const seconds = (performance.now() - t0) / 1000;
   const c = counting.reset();
-  const indexPuts = Object.entries(c.putsByKind).filter(([k]) => k.startsWith('x')).reduce((s, [, v]) => s + v, 0);
-  const indexBytes = Object.entries(c.writtenByKind).filter(([k]) => k.startsWith('x')).reduce((s, [, v]) => s + v, 0);
+  const indexPuts = Object.entries(c.putsByKind)
+    .filter(([k]) => k.startsWith('x'))
+    .reduce((s, [, v]) => s + v, 0);
+  const indexBytes = Object.entries(c.writtenByKind)
+    .filter(([k]) => k.startsWith('x'))
+    .reduce((s, [, v]) => s + v, 0);
   return {
     appends,
     seconds: q(seconds, 's', 1),
@@ -278,7 +400,11 @@ async function saveCost(objects: ObjectStore) {
 async function main(): Promise<void> {
   const started = Date.now();
   await setUpProduction();
-  const rgw: S3Target = await startRadosgw({ memstoreBytes: 6 * 1024 ** 3, bucket: 'satchel-search-bench', log: (l) => log(l) });
+  const rgw: S3Target = await startRadosgw({
+    memstoreBytes: 6 * 1024 ** 3,
+    bucket: 'satchel-search-bench',
+    log: (l) => log(l),
+  });
   const sizes = [];
   let cost;
   try {
@@ -286,7 +412,15 @@ async function main(): Promise<void> {
       let objects: ObjectStore;
       let dir: string | undefined;
       if (store === 's3') {
-        objects = new S3Store({ bucket: rgw.bucket, endpoint: rgw.endpoint, region: rgw.region, forcePathStyle: true, accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey, prefix: `search-${n}-${Date.now()}/` });
+        objects = new S3Store({
+          bucket: rgw.bucket,
+          endpoint: rgw.endpoint,
+          region: rgw.region,
+          forcePathStyle: true,
+          accessKeyId: rgw.accessKeyId,
+          secretAccessKey: rgw.secretAccessKey,
+          prefix: `search-${n}-${Date.now()}/`,
+        });
       } else {
         dir = mkdtempSync(path.join(os.tmpdir(), 'satchel-search-bench-'));
         objects = new LocalStore(dir);
@@ -295,7 +429,9 @@ async function main(): Promise<void> {
       if (store === 's3' && n === SIZES.filter((s) => s.store === 's3').at(-1)!.n) {
         log(`  added cost per save at ${n} sessions`);
         cost = { sessions: n, ...(await saveCost(objects)) };
-        log(`  ${cost.indexPutsPerAppend.value} index PUTs and ${cost.indexBytesPerAppend.value} bytes per append`);
+        log(
+          `  ${cost.indexPutsPerAppend.value} index PUTs and ${cost.indexBytesPerAppend.value} bytes per append`,
+        );
       }
       if (dir) rmSync(dir, { recursive: true, force: true });
     }
@@ -303,18 +439,28 @@ async function main(): Promise<void> {
     await rgw.stop();
   }
   // With SEARCH_SIZES, only the tiers run are replaced; the others (and their date) stay as measured.
-  let previous: { sizes?: { sessions: number; store: string; date?: string }[]; addedCostPerSave?: unknown } = {};
+  let previous: {
+    sizes?: { sessions: number; store: string; date?: string }[];
+    addedCostPerSave?: unknown;
+  } = {};
   try {
-    previous = (JSON.parse(readFileSync(RESULTS, 'utf8')) as { search?: typeof previous }).search ?? {};
+    previous =
+      (JSON.parse(readFileSync(RESULTS, 'utf8')) as { search?: typeof previous }).search ?? {};
   } catch {
     previous = {};
   }
   const date = new Date(started).toISOString();
   const measured = sizes.map((t) => ({ ...t, date, loadAverageAfter: os.loadavg()[0] }));
-  const kept = process.env.SEARCH_SIZES ? (previous.sizes ?? []).filter((p) => !measured.some((m) => m.sessions === p.sessions && m.store === p.store)) : [];
+  const kept = process.env.SEARCH_SIZES
+    ? (previous.sizes ?? []).filter(
+        (p) => !measured.some((m) => m.sessions === p.sessions && m.store === p.store),
+      )
+    : [];
   writeSections(RESULTS, {
     search: {
-      command: QUICK ? 'npm run bench:search -- --quick' : 'npm run bench (bench/search.ts); tiers re-run alone with SEARCH_SIZES=<n>:<store> npm run bench:search',
+      command: QUICK
+        ? 'npm run bench:search -- --quick'
+        : 'npm run bench (bench/search.ts); tiers re-run alone with SEARCH_SIZES=<n>:<store> npm run bench:search',
       machine: { cores: os.cpus().length },
       embeddings: 'none (lexical path: the default without SATCHEL_EMBEDDINGS_URL)',
       sizes: [...kept, ...measured].sort((a, b) => a.sessions - b.sessions),

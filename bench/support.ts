@@ -32,10 +32,22 @@ let production: Production | undefined;
  * SATCHEL_MAX_SESSION_BYTES and SATCHEL_REDACT_VALUES (their defaults when unset: 32 MiB, none). One pipeline
  * is shared by every SessionStore of the run, as one app shares it across requests.
  */
-export async function setUpProduction(env: Record<string, string | undefined> = process.env): Promise<Production> {
-  const config = await loadConfig({ SATCHEL_STORAGE: 'local', SATCHEL_MAX_SESSION_BYTES: env.SATCHEL_MAX_SESSION_BYTES, SATCHEL_REDACT_VALUES: env.SATCHEL_REDACT_VALUES }, 'local');
+export async function setUpProduction(
+  env: Record<string, string | undefined> = process.env,
+): Promise<Production> {
+  const config = await loadConfig(
+    {
+      SATCHEL_STORAGE: 'local',
+      SATCHEL_MAX_SESSION_BYTES: env.SATCHEL_MAX_SESSION_BYTES,
+      SATCHEL_REDACT_VALUES: env.SATCHEL_REDACT_VALUES,
+    },
+    'local',
+  );
   production = {
-    pipeline: defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues }),
+    pipeline: defaultPipeline({
+      maxSessionBytes: config.maxSessionBytes,
+      knownValues: config.redactValues,
+    }),
     maxSessionBytes: config.maxSessionBytes,
     knownValues: config.redactValues.length,
     auditErrors: 0,
@@ -84,7 +96,9 @@ export class WireCounter {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as { Key?: string; Prefix?: string };
-        const command = String((context as { commandName?: string }).commandName ?? 'Unknown').replace(/Command$/, '');
+        const command = String(
+          (context as { commandName?: string }).commandName ?? 'Unknown',
+        ).replace(/Command$/, '');
         const raw = input.Key ?? input.Prefix ?? '';
         const kind = command === 'DeleteObjects' ? 'batch' : kindOfKey(raw, this.prefixOf());
         const label = `${command} ${kind}`;
@@ -92,7 +106,8 @@ export class WireCounter {
         try {
           return await next(args);
         } catch (err) {
-          const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+          const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata
+            ?.httpStatusCode;
           if (status === 412 || status === 409) this.conflicts++;
           else if (status !== 404) this.errors++;
           throw err;
@@ -103,7 +118,11 @@ export class WireCounter {
   }
 
   snapshot(): WireSnapshot {
-    return { counts: Object.fromEntries(this.counts), conflicts: this.conflicts, errors: this.errors };
+    return {
+      counts: Object.fromEntries(this.counts),
+      conflicts: this.conflicts,
+      errors: this.errors,
+    };
   }
 }
 
@@ -168,7 +187,13 @@ export class Prefix {
   stack(freshClient = false): Stack {
     const client = freshClient ? this.client() : this.shared;
     const counting = new CountingStore(
-      new S3Store({ bucket: this.target.bucket, prefix: this.prefix, endpoint: this.target.endpoint, forcePathStyle: true, client }),
+      new S3Store({
+        bucket: this.target.bucket,
+        prefix: this.prefix,
+        endpoint: this.target.endpoint,
+        forcePathStyle: true,
+        client,
+      }),
     );
     return { sessions: productionSessionStore(counting), counting, client };
   }
@@ -213,10 +238,28 @@ export interface Tally extends StoreCounts {
 }
 
 export function emptyTally(): Tally {
-  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {}, getsByKind: {}, wire: {}, conflicts: 0, wireErrors: 0 };
+  return {
+    get: 0,
+    put: 0,
+    delete: 0,
+    list: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    writtenByKind: {},
+    putsByKind: {},
+    getsByKind: {},
+    wire: {},
+    conflicts: 0,
+    wireErrors: 0,
+  };
 }
 
-function addMap(into: Record<string, number>, a: Record<string, number>, b: Record<string, number> | undefined, sign: number) {
+function addMap(
+  into: Record<string, number>,
+  a: Record<string, number>,
+  b: Record<string, number> | undefined,
+  sign: number,
+) {
   for (const k of new Set([...Object.keys(a), ...Object.keys(b ?? {})])) {
     const v = (a[k] ?? 0) - (b?.[k] ?? 0);
     if (v !== 0) into[k] = (into[k] ?? 0) + sign * v;
@@ -332,7 +375,8 @@ export function fmtNum(n: number, digits = 2): string {
 export function table(title: string, head: string[], rows: (string | number)[][]): void {
   const cells = [head, ...rows.map((r) => r.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (r: string[]) =>
+    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   console.log(`\n${title}`);
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
@@ -362,11 +406,11 @@ const TASKS = [
 ];
 
 const SYSTEM_PROMPT =
-  'You are a careful senior software engineer working in the user\'s repository through a sandboxed shell. ' +
+  "You are a careful senior software engineer working in the user's repository through a sandboxed shell. " +
   'Read the relevant files before changing them, keep changes small and focused, run the test suite after ' +
   'each change, and explain what you did and why in a short summary at the end. Never push to the default ' +
   'branch, never print secrets from the environment, and ask before running commands that delete data or ' +
-  'touch production systems. Prefer the project\'s existing conventions over your own preferences. When a ' +
+  "touch production systems. Prefer the project's existing conventions over your own preferences. When a " +
   'test fails, read its output fully before guessing at a fix.';
 
 const FILLER =
@@ -386,7 +430,10 @@ export function taskString(i: number): string {
 export function firstMessages(task: string): Message[] {
   return [
     { role: 'system', content: SYSTEM_PROMPT },
-    { role: 'user', content: `${task}. The repository is checked out in /workspace; start by reading the README and the failing test output.` },
+    {
+      role: 'user',
+      content: `${task}. The repository is checked out in /workspace; start by reading the README and the failing test output.`,
+    },
   ];
 }
 
@@ -410,7 +457,13 @@ export function conversation(bytes: number): Message[] {
     const answer = `I looked at the output of step ${turn}. ${FILLER.repeat(1 + (turn % 3))}`;
     out.push(
       { role: 'user', content: user },
-      { role: 'assistant', content: '', tool_calls: [{ id: callId, type: 'function', function: { name: 'shell', arguments: args } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: callId, type: 'function', function: { name: 'shell', arguments: args } },
+        ],
+      },
       { role: 'tool', content: result, tool_call_id: callId },
       { role: 'assistant', content: answer },
     );

@@ -6,7 +6,8 @@ let cli;
 try {
   cli = await import('../dist/cli.js');
 } catch (err) {
-  if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('dist/cli.js')) throw err;
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('dist/cli.js'))
+    throw err;
   process.stderr.write(
     'satchel: the CLI is not built (dist/cli.js is missing). Run `npm run build:cli` in the Satchel folder;\n' +
       '`npm install` and `npm ci` build it too.\n',

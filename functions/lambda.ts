@@ -12,7 +12,10 @@ const ready = (async () => {
   return { handler: handle(built.app), background: built.background };
 })();
 
-export const handler = async (event: Parameters<ReturnType<typeof handle>>[0], context: Parameters<ReturnType<typeof handle>>[1]) => {
+export const handler = async (
+  event: Parameters<ReturnType<typeof handle>>[0],
+  context: Parameters<ReturnType<typeof handle>>[1],
+) => {
   const { handler: inner, background } = await ready;
   const result = await inner(event, context);
   await background.drain();

@@ -13,11 +13,16 @@ export function workerHandler(openS3?: (config: S3Config) => ObjectStore | Promi
   let built: Promise<ReturnType<typeof createApp>['app']> | undefined;
 
   async function build(env: WorkerEnv) {
-    const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === 'string')) as VarEnv;
+    const vars = Object.fromEntries(
+      Object.entries(env).filter(([, v]) => typeof v === 'string'),
+    ) as VarEnv;
     const config = await loadConfig(vars, 'r2');
     let objects: ObjectStore;
     if (config.storage.kind === 's3') {
-      if (!openS3) throw new Error('SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only');
+      if (!openS3)
+        throw new Error(
+          'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only',
+        );
       objects = await openS3(config.storage.s3);
     } else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
     else throw new Error('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');

@@ -32,7 +32,10 @@ const pureJsXmlParser: Plugin = {
  * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
  * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
  */
-export async function buildWorker(outfile = join(root, 'dist', 'worker.js'), options: { s3?: boolean } = {}): Promise<string> {
+export async function buildWorker(
+  outfile = join(root, 'dist', 'worker.js'),
+  options: { s3?: boolean } = {},
+): Promise<string> {
   await build({
     entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
     outfile,
@@ -51,7 +54,9 @@ export async function buildWorker(outfile = join(root, 'dist', 'worker.js'), opt
 }
 
 /** The Lambda bundle: one ES module for Node 20 with the handler as `handler`. */
-export async function buildLambda(outfile = join(root, 'dist', 'lambda', 'index.mjs')): Promise<string> {
+export async function buildLambda(
+  outfile = join(root, 'dist', 'lambda', 'index.mjs'),
+): Promise<string> {
   await build({
     entryPoints: [join(root, 'functions', 'lambda.ts')],
     outfile,
@@ -61,7 +66,9 @@ export async function buildLambda(outfile = join(root, 'dist', 'lambda', 'index.
     target: 'node20',
     minify: true,
     legalComments: 'none',
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    },
     logLevel: 'warning',
   });
   return outfile;
@@ -92,7 +99,10 @@ export async function buildCli(outfile = join(root, 'dist', 'cli.js')): Promise<
 }
 
 /** The deployable Lambda zip: the bundle as `index.mjs` at the root, so the handler is `index.handler`. */
-export function packLambda(bundle: string, zipfile = join(dirname(bundle), '..', 'satchel-lambda.zip')): string {
+export function packLambda(
+  bundle: string,
+  zipfile = join(dirname(bundle), '..', 'satchel-lambda.zip'),
+): string {
   mkdirSync(dirname(zipfile), { recursive: true });
   writeFileSync(zipfile, zip([{ name: 'index.mjs', data: readFileSync(bundle) }]));
   return zipfile;
@@ -118,7 +128,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const bundle = await buildLambda();
     report(bundle);
     const file = packLambda(bundle);
-    console.log(`packed ${relative(process.cwd(), file)} (${kib(readFileSync(file).byteLength)}): index.mjs, handler index.handler`);
+    console.log(
+      `packed ${relative(process.cwd(), file)} (${kib(readFileSync(file).byteLength)}): index.mjs, handler index.handler`,
+    );
   } else if (what === 'cli') {
     report(await buildCli());
   } else {

@@ -12,9 +12,15 @@ import { S3Store } from '../lib/storage/s3.js';
 
 const config = await loadConfig(process.env, 'local');
 const objects: ObjectStore =
-  config.storage.kind === 'local' ? new LocalStore(resolve(config.storage.dir))
-  : config.storage.kind === 's3' ? new S3Store(config.storage.s3)
-  : (() => { throw new Error('SATCHEL_STORAGE=r2 is reachable only from a Worker; reindex through S3 credentials for the R2 bucket'); })();
+  config.storage.kind === 'local'
+    ? new LocalStore(resolve(config.storage.dir))
+    : config.storage.kind === 's3'
+      ? new S3Store(config.storage.s3)
+      : (() => {
+          throw new Error(
+            'SATCHEL_STORAGE=r2 is reachable only from a Worker; reindex through S3 credentials for the R2 bucket',
+          );
+        })();
 const { search, background } = createApp({ config, objects, log: createLogger({ quiet: true }) });
 
 let namespaces = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -30,7 +36,9 @@ if (namespaces.length === 0) {
 for (const ns of namespaces) {
   const t0 = performance.now();
   const { sessions } = await search.reindex(ns);
-  console.log(`${ns}: ${sessions} sessions reindexed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `${ns}: ${sessions} sessions reindexed in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 await background.drain();
 if (namespaces.length === 0) console.log('no namespaces with sessions found');

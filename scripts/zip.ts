@@ -42,7 +42,8 @@ export function zip(entries: ZipEntry[]): Uint8Array {
     const stored = deflated.byteLength >= entry.data.byteLength;
     const body = stored ? Buffer.from(entry.data) : deflated;
     const crc = crc32(entry.data);
-    if (entry.data.byteLength > 0xfffffffe || offset > 0xfffffffe) throw new Error('zip64 is not supported');
+    if (entry.data.byteLength > 0xfffffffe || offset > 0xfffffffe)
+      throw new Error('zip64 is not supported');
 
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0); // local file header

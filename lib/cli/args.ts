@@ -19,19 +19,35 @@ export interface Parsed {
 /** node:util parseArgs, strict, with its errors turned into usage errors. */
 export function parse(argv: string[], options: Options): Parsed {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { ...COMMON, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+    throw new UsageError(
+      (err as Error).message.replace(/\. To specify a positional argument.*$/s, ''),
+    );
   }
 }
 
 /** A whole number in [min, max] from an argument, or a usage error naming it. */
-export function integerArg(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function integerArg(
+  value: string | undefined,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) throw new UsageError(`missing ${name}`);
-  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} must be a whole number, not ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value.trim()))
+    throw new UsageError(`${name} must be a whole number, not ${JSON.stringify(value)}`);
   const n = Number(value.trim());
-  if (n < min || n > max) throw new UsageError(`${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`}, not ${n}`);
+  if (n < min || n > max)
+    throw new UsageError(
+      `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`}, not ${n}`,
+    );
   return n;
 }
 
@@ -70,7 +86,8 @@ export function parseExternalRef(value: string, flag = '--external-ref'): Extern
   if (!fields.uri) throw bad('uri is missing');
   let readOnly: boolean | undefined;
   if (fields.read_only !== undefined) {
-    if (fields.read_only !== 'true' && fields.read_only !== 'false') throw bad('read_only must be true or false');
+    if (fields.read_only !== 'true' && fields.read_only !== 'false')
+      throw bad('read_only must be true or false');
     readOnly = fields.read_only === 'true';
   }
   const candidate = {
@@ -84,7 +101,9 @@ export function parseExternalRef(value: string, flag = '--external-ref'): Extern
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
     const field = issue.path.join('.');
-    throw bad(field && !issue.message.startsWith(field) ? `${field}: ${issue.message}` : issue.message);
+    throw bad(
+      field && !issue.message.startsWith(field) ? `${field}: ${issue.message}` : issue.message,
+    );
   }
   return checked.data;
 }
@@ -92,6 +111,10 @@ export function parseExternalRef(value: string, flag = '--external-ref'): Extern
 /** Every `--external-ref` given (the option is repeatable). */
 export function externalRefs(values: Parsed['values']): ExternalRefInput[] {
   const given = values['external-ref'];
-  const list = Array.isArray(given) ? (given as string[]) : typeof given === 'string' ? [given] : [];
+  const list = Array.isArray(given)
+    ? (given as string[])
+    : typeof given === 'string'
+      ? [given]
+      : [];
   return list.map((v) => parseExternalRef(v));
 }

@@ -2,7 +2,11 @@
  * Runs `work` over `items`, `limit` at a time, in order. Unlike the manifest's mapLimit, the first thrown
  * error stops the run: when the server is gone, the rest of an import should not each wait out retries.
  */
-export async function eachLimit<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function eachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failed: unknown;
   const worker = async () => {

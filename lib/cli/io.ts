@@ -75,7 +75,8 @@ export function clientFrom(io: CliIO): SatchelClient {
   } catch {
     throw new UsageError(`SATCHEL_URL is not a URL: ${JSON.stringify(url)}`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
   return new SatchelClient({
     url,
     token: io.env.SATCHEL_TOKEN?.trim() || undefined,
@@ -92,7 +93,10 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** The `--idempotency-key` given, checked here so a bad one is a usage error, not the server's 400. */
 export function idempotencyKeyOption(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!IDEMPOTENCY_KEY.test(value)) throw new UsageError(`--idempotency-key must be 1-255 visible ASCII characters (no spaces), not ${JSON.stringify(value)}`);
+  if (!IDEMPOTENCY_KEY.test(value))
+    throw new UsageError(
+      `--idempotency-key must be 1-255 visible ASCII characters (no spaces), not ${JSON.stringify(value)}`,
+    );
   return value;
 }
 

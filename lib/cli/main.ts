@@ -6,11 +6,31 @@ import { continueCommand } from './commands/continue.js';
 import { search } from './commands/search.js';
 import { append, cleanup, create, list, remove, show, trim } from './commands/session.js';
 import { exportCommand, importCommand } from './commands/transfer.js';
-import { AdvisedError, clientFrom, DEFAULT_URL, EXIT, LocalFileError, UsageError, type CliIO } from './io.js';
+import {
+  AdvisedError,
+  clientFrom,
+  DEFAULT_URL,
+  EXIT,
+  LocalFileError,
+  UsageError,
+  type CliIO,
+} from './io.js';
 
 /** The `satchel` command line: finds the command, parses its options, maps every failure to an exit code. */
 
-const COMMANDS: Command[] = [list, show, create, append, remove, trim, cleanup, continueCommand, search, importCommand, exportCommand];
+const COMMANDS: Command[] = [
+  list,
+  show,
+  create,
+  append,
+  remove,
+  trim,
+  cleanup,
+  continueCommand,
+  search,
+  importCommand,
+  exportCommand,
+];
 
 const OVERVIEW = `satchel: the command line for a Satchel session store
 
@@ -30,7 +50,10 @@ Exit codes: 0 done · 1 the server answered an error · 2 bad command line · 3 
 /** Runs one command line (without `node` and the script) and returns its exit code. */
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const json = argv.includes('--json');
-  if (argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help'))) {
+  if (
+    argv.length === 0 ||
+    (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help'))
+  ) {
     (argv.length === 0 ? io.stderr : io.stdout).write(OVERVIEW + '\n');
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
@@ -39,12 +62,20 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     const group = argv[0] === 'session';
     const word = group ? argv[1] : argv[0];
     if (group && (word === undefined || word.startsWith('-'))) {
-      const text = `Usage: satchel session <command>\n\n${COMMANDS.filter((c) => c.name.startsWith('session ')).map((c) => `  ${c.name.padEnd(16)} ${c.summary}`).join('\n')}\n`;
+      const text = `Usage: satchel session <command>\n\n${COMMANDS.filter((c) =>
+        c.name.startsWith('session '),
+      )
+        .map((c) => `  ${c.name.padEnd(16)} ${c.summary}`)
+        .join('\n')}\n`;
       const help = word === '--help' || word === '-h';
       (help ? io.stdout : io.stderr).write(text);
       return help ? EXIT.ok : EXIT.usage;
     }
-    return usageError(io, `unknown command ${JSON.stringify(group ? `session ${word}` : word)}; \`satchel --help\` lists them`, json);
+    return usageError(
+      io,
+      `unknown command ${JSON.stringify(group ? `session ${word}` : word)}; \`satchel --help\` lists them`,
+      json,
+    );
   }
   const { command, rest } = found;
   let client: SatchelClient | undefined;
@@ -66,28 +97,51 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     return await command.run(ctx);
   } catch (err) {
     if (err instanceof UsageError) {
-      return usageError(io, `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n(satchel ${command.name} --help for more)`, json);
+      return usageError(
+        io,
+        `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n(satchel ${command.name} --help for more)`,
+        json,
+      );
     }
     if (SatchelApiError.is(err) || err instanceof AdvisedError) {
       const advised = err instanceof AdvisedError ? err : undefined;
       const apiError = advised?.error ?? (err as SatchelApiError);
-      if (json) io.stderr.write(JSON.stringify(advised ? { ...apiError.problem, advice: advised.advice } : apiError.problem) + '\n');
+      if (json)
+        io.stderr.write(
+          JSON.stringify(
+            advised ? { ...apiError.problem, advice: advised.advice } : apiError.problem,
+          ) + '\n',
+        );
       else io.stderr.write(describeProblem(apiError, io, advised));
       return EXIT.api;
     }
     if (err instanceof LocalFileError) {
-      io.stderr.write(json ? JSON.stringify({ error: 'file', detail: err.message }) + '\n' : `satchel: ${err.message}\n`);
+      io.stderr.write(
+        json
+          ? JSON.stringify({ error: 'file', detail: err.message }) + '\n'
+          : `satchel: ${err.message}\n`,
+      );
       return EXIT.file;
     }
     if (SatchelConnectionError.is(err)) {
       const message = `${err.message}. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.`;
-      io.stderr.write(json ? JSON.stringify({ error: 'connection', detail: message }) + '\n' : `satchel: ${message}\n`);
+      io.stderr.write(
+        json
+          ? JSON.stringify({ error: 'connection', detail: message }) + '\n'
+          : `satchel: ${message}\n`,
+      );
       return EXIT.connection;
     }
     const fsError = err as NodeJS.ErrnoException;
-    if (err instanceof Error && typeof fsError.code === 'string' && typeof fsError.syscall === 'string') {
+    if (
+      err instanceof Error &&
+      typeof fsError.code === 'string' &&
+      typeof fsError.syscall === 'string'
+    ) {
       const detail = `${fsError.syscall} ${fsError.path ?? ''}: ${fsError.code}`.replace(' :', ':');
-      io.stderr.write(json ? JSON.stringify({ error: 'file', detail }) + '\n' : `satchel: ${detail}\n`);
+      io.stderr.write(
+        json ? JSON.stringify({ error: 'file', detail }) + '\n' : `satchel: ${detail}\n`,
+      );
       return EXIT.file;
     }
     throw err;
@@ -123,7 +177,9 @@ function describeProblem(err: SatchelApiError, io: CliIO, advised?: AdvisedError
 }
 
 function usageError(io: CliIO, message: string, json: boolean): number {
-  io.stderr.write(json ? JSON.stringify({ error: 'usage', detail: message }) + '\n' : `satchel: ${message}\n`);
+  io.stderr.write(
+    json ? JSON.stringify({ error: 'usage', detail: message }) + '\n' : `satchel: ${message}\n`,
+  );
   return EXIT.usage;
 }
 
@@ -136,9 +192,15 @@ export async function runFromProcess(): Promise<number> {
   });
   let code: number;
   try {
-    code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    code = await main(process.argv.slice(2), {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
   } catch (err) {
-    process.stderr.write(`satchel: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `satchel: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     code = EXIT.internal;
   }
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));

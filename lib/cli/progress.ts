@@ -31,7 +31,9 @@ export class Progress {
       // At most ~10 redraws a second, and always the last one.
       if (this.done < this.total && this.now() - this.lastDraw < 100) return;
       this.lastDraw = this.now();
-      this.out.write(`\r${bar(this.done / this.total, 24)} ${this.done}/${this.total} ${this.label}${counts ? ` · ${counts}` : ''}\x1b[K`);
+      this.out.write(
+        `\r${bar(this.done / this.total, 24)} ${this.done}/${this.total} ${this.label}${counts ? ` · ${counts}` : ''}\x1b[K`,
+      );
       if (this.done === this.total) this.out.write('\n');
     } else if (this.total > 10 && (this.done >= this.nextLine || this.done === this.total)) {
       this.nextLine = (Math.floor(this.done / this.step) + 1) * this.step;
@@ -41,7 +43,8 @@ export class Progress {
 
   /** Ends a bar cut short (an error) on its own line. */
   abort(): void {
-    if (this.tty && this.total >= 2 && this.done > 0 && this.done < this.total) this.out.write('\n');
+    if (this.tty && this.total >= 2 && this.done > 0 && this.done < this.total)
+      this.out.write('\n');
   }
 }
 

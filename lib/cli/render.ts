@@ -11,12 +11,16 @@ export function oneLine(text: string, width: number): string {
 
 /** Left-aligned columns; the last column gets what is left of `width`. */
 export function table(headers: string[], rows: string[][], width: number): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
+  const widths = headers.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)),
+  );
   const fixed = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
   const lastWidth = Math.max(10, width - fixed);
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? oneLine(c, lastWidth) : c + ' '.repeat(widths[i]! - [...c].length)))
+      .map((c, i) =>
+        i === cells.length - 1 ? oneLine(c, lastWidth) : c + ' '.repeat(widths[i]! - [...c].length),
+      )
       .join('  ')
       .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
@@ -36,7 +40,10 @@ export function sessionTable(sessions: SessionSummary[], width: number): string 
 export function searchHits(hits: SearchHit[], width: number): string {
   if (hits.length === 0) return 'No matching sessions.\n';
   return hits
-    .map((h) => `${h.id}  ${h.score.toFixed(3)}  ${oneLine(h.task, Math.max(20, width - h.id.length - 9))}\n    ${oneLine(h.snippet, Math.max(20, width - 4))}\n`)
+    .map(
+      (h) =>
+        `${h.id}  ${h.score.toFixed(3)}  ${oneLine(h.task, Math.max(20, width - h.id.length - 9))}\n    ${oneLine(h.snippet, Math.max(20, width - 4))}\n`,
+    )
     .join('');
 }
 
@@ -51,22 +58,32 @@ export function transcript(session: Session, options: { full?: boolean } = {}): 
   const out: string[] = [];
   out.push(`Session ${session.id}`);
   out.push(`Task:     ${session.task}`);
-  const model = session.model ? `${session.model}${session.provider ? ` (${session.provider})` : ''}` : '-';
+  const model = session.model
+    ? `${session.model}${session.provider ? ` (${session.provider})` : ''}`
+    : '-';
   out.push(`Model:    ${model}`);
   const messages = session.messages.length;
-  out.push(`Turns:    ${session.turns} · ${messages} message${messages === 1 ? '' : 's'} · revision ${session.revision}`);
+  out.push(
+    `Turns:    ${session.turns} · ${messages} message${messages === 1 ? '' : 's'} · revision ${session.revision}`,
+  );
   out.push(`Created:  ${session.created_at} · updated ${session.updated_at}`);
-  const flags = (['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const).filter((f) => session[f]);
+  const flags = (['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const).filter(
+    (f) => session[f],
+  );
   if (flags.length) out.push(`Flags:    ${flags.join(', ')}`);
   for (const ref of session.external_refs) {
-    out.push(`Ref:      ${ref.kind} ${ref.uri} (${ref.created_by}${ref.read_only ? ', read-only' : ''})`);
+    out.push(
+      `Ref:      ${ref.kind} ${ref.uri} (${ref.created_by}${ref.read_only ? ', read-only' : ''})`,
+    );
   }
   const toolNames = new Map<string, string>();
   for (const m of session.messages) {
     out.push('');
     if (m.role === 'tool') {
       const name = m.name ?? (m.tool_call_id ? toolNames.get(m.tool_call_id) : undefined);
-      out.push(`── tool result${name ? ` ${name}` : ''}${m.tool_call_id ? ` #${m.tool_call_id}` : ''} ──`);
+      out.push(
+        `── tool result${name ? ` ${name}` : ''}${m.tool_call_id ? ` #${m.tool_call_id}` : ''} ──`,
+      );
       out.push(indent(clip(m.content, options.full ? Infinity : TOOL_RESULT_LINES), '    '));
       continue;
     }
@@ -92,7 +109,9 @@ function indent(text: string, prefix: string): string {
 function clip(text: string, lines: number): string {
   const all = text.split('\n');
   if (all.length <= lines) return text;
-  return [...all.slice(0, lines), `… ${all.length - lines} more lines (--full shows all)`].join('\n');
+  return [...all.slice(0, lines), `… ${all.length - lines} more lines (--full shows all)`].join(
+    '\n',
+  );
 }
 
 /** Tool-call arguments on one line when they are short JSON, else as given. */

@@ -1,6 +1,12 @@
 import { newSessionId } from '../model/ids.js';
 import { problemFrom, SatchelApiError, SatchelConnectionError } from './errors.js';
-import { DEFAULT_RETRY, backoffDelay, delayAfterAnswer, isRetryableStatus, type RetryPolicy } from './retry.js';
+import {
+  DEFAULT_RETRY,
+  backoffDelay,
+  delayAfterAnswer,
+  isRetryableStatus,
+  type RetryPolicy,
+} from './retry.js';
 import type {
   AppendInput,
   AuditRecord,
@@ -102,7 +108,16 @@ export class SatchelClient {
     const generated = body.id === undefined;
     const id = body.id ?? newSessionId();
     try {
-      return this.tagged(await this.request({ method: 'POST', path: '/v1/sessions', body: { ...body, id }, call, headers: secretsHeader(call), ambiguousOnRetry: 409 }));
+      return this.tagged(
+        await this.request({
+          method: 'POST',
+          path: '/v1/sessions',
+          body: { ...body, id },
+          call,
+          headers: secretsHeader(call),
+          ambiguousOnRetry: 409,
+        }),
+      );
     } catch (err) {
       if (!(err instanceof RetriedAnswer)) throw err;
       if (generated) return this.get(id, call);
@@ -116,14 +131,24 @@ export class SatchelClient {
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     if (query.cursor) params.set('cursor', query.cursor);
     if (query.updated_after !== undefined) {
-      params.set('updated_after', query.updated_after instanceof Date ? query.updated_after.toISOString() : query.updated_after);
+      params.set(
+        'updated_after',
+        query.updated_after instanceof Date
+          ? query.updated_after.toISOString()
+          : query.updated_after,
+      );
     }
     const qs = params.toString();
-    return this.json(await this.request({ method: 'GET', path: `/v1/sessions${qs ? `?${qs}` : ''}`, call }));
+    return this.json(
+      await this.request({ method: 'GET', path: `/v1/sessions${qs ? `?${qs}` : ''}`, call }),
+    );
   }
 
   /** Every session's metadata, newest first, following `next_cursor` page by page (100 a page). */
-  async *listAll(query: Omit<ListQuery, 'cursor' | 'limit'> = {}, call?: CallOptions): AsyncGenerator<SessionSummary> {
+  async *listAll(
+    query: Omit<ListQuery, 'cursor' | 'limit'> = {},
+    call?: CallOptions,
+  ): AsyncGenerator<SessionSummary> {
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...query, limit: 100, ...(cursor ? { cursor } : {}) }, call);
@@ -148,13 +173,21 @@ export class SatchelClient {
   }
 
   /** `PUT /v1/sessions/{id}`: replace, based on the revision (or ETag) read; a stale one is a 412. */
-  async replace(id: string, body: ReplaceInput, options: WriteOptions & { ifMatch: number | string }): Promise<Tagged> {
+  async replace(
+    id: string,
+    body: ReplaceInput,
+    options: WriteOptions & { ifMatch: number | string },
+  ): Promise<Tagged> {
     const response = await this.request({
       method: 'PUT',
       path: `/v1/sessions/${seg(id)}`,
       body,
       // The key turns a retry whose first attempt landed into a replay instead of a 412.
-      headers: { 'if-match': ifMatchValue(options.ifMatch), 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(), ...secretsHeader(options) },
+      headers: {
+        'if-match': ifMatchValue(options.ifMatch),
+        'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(),
+        ...secretsHeader(options),
+      },
       call: options,
     });
     return this.tagged(response);
@@ -163,7 +196,12 @@ export class SatchelClient {
   /** `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. */
   async delete(id: string, call?: CallOptions): Promise<void> {
     try {
-      const response = await this.request({ method: 'DELETE', path: `/v1/sessions/${seg(id)}`, call, ambiguousOnRetry: 404 });
+      const response = await this.request({
+        method: 'DELETE',
+        path: `/v1/sessions/${seg(id)}`,
+        call,
+        ambiguousOnRetry: 404,
+      });
       await response.body?.cancel();
     } catch (err) {
       if (!(err instanceof RetriedAnswer)) throw err;
@@ -172,27 +210,51 @@ export class SatchelClient {
 
   /** `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op. */
   async append(id: string, body: AppendInput, options: WriteOptions = {}): Promise<WriteReceipt> {
-    return this.json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)));
+    return this.json(
+      await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)),
+    );
   }
 
   /** `POST /v1/sessions/{id}/continue` (`latest` for the newest session): store the message, run a model turn. */
-  async continue(id: string, body: ContinueInput, options: WriteOptions = {}): Promise<ContinueAnswer> {
-    return this.json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)));
+  async continue(
+    id: string,
+    body: ContinueInput,
+    options: WriteOptions = {},
+  ): Promise<ContinueAnswer> {
+    return this.json(
+      await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)),
+    );
   }
 
   /** `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). */
   async trim(id: string, keep: number, call?: CallOptions): Promise<TrimResult> {
-    return this.json(await this.request({ method: 'POST', path: `/v1/sessions/${seg(id)}/trim`, body: { keep }, call }));
+    return this.json(
+      await this.request({
+        method: 'POST',
+        path: `/v1/sessions/${seg(id)}/trim`,
+        body: { keep },
+        call,
+      }),
+    );
   }
 
   /** `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all). */
   async cleanup(olderThanDays: number, call?: CallOptions): Promise<CleanupResult> {
-    return this.json(await this.request({ method: 'POST', path: '/v1/sessions/cleanup', body: { older_than_days: olderThanDays }, call }));
+    return this.json(
+      await this.request({
+        method: 'POST',
+        path: '/v1/sessions/cleanup',
+        body: { older_than_days: olderThanDays },
+        call,
+      }),
+    );
   }
 
   /** `GET /v1/sessions/{id}/audit`: the session's audit records, oldest first. */
   async audit(id: string, call?: CallOptions): Promise<AuditRecord[]> {
-    const out = await this.json<{ records: AuditRecord[] }>(await this.request({ method: 'GET', path: `/v1/sessions/${seg(id)}/audit`, call }));
+    const out = await this.json<{ records: AuditRecord[] }>(
+      await this.request({ method: 'GET', path: `/v1/sessions/${seg(id)}/audit`, call }),
+    );
     return out.records;
   }
 
@@ -201,19 +263,29 @@ export class SatchelClient {
     input: SessionSearchInput & { action: A },
     call?: CallOptions,
   ): Promise<SessionSearchResults[A] | SessionSearchError> {
-    return this.json(await this.request({ method: 'POST', path: '/v1/session_search', body: input, call }));
+    return this.json(
+      await this.request({ method: 'POST', path: '/v1/session_search', body: input, call }),
+    );
   }
 
   // ---- plumbing ----
 
   private keyed(path: string, body: unknown, options: WriteOptions): RequestSpec {
-    const headers: Record<string, string> = { 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(), ...secretsHeader(options) };
+    const headers: Record<string, string> = {
+      'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(),
+      ...secretsHeader(options),
+    };
     if (options.ifMatch !== undefined) headers['if-match'] = ifMatchValue(options.ifMatch);
     return { method: 'POST', path, body, headers, call: options };
   }
 
-  private async read(path: string, call?: CallOptions & { ifNoneMatch?: string }): Promise<Tagged | null> {
-    const headers: Record<string, string> = call?.ifNoneMatch ? { 'if-none-match': call.ifNoneMatch } : {};
+  private async read(
+    path: string,
+    call?: CallOptions & { ifNoneMatch?: string },
+  ): Promise<Tagged | null> {
+    const headers: Record<string, string> = call?.ifNoneMatch
+      ? { 'if-none-match': call.ifNoneMatch }
+      : {};
     const response = await this.request({ method: 'GET', path, headers, call });
     if (response.status === 304) return null;
     return this.tagged(response);
@@ -231,7 +303,11 @@ export class SatchelClient {
   /** One logical request: attempts, waits and the error mapping. */
   private async request(spec: RequestSpec): Promise<Response> {
     const url = this.url + spec.path;
-    const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...spec.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...this.headers,
+      ...spec.headers,
+    };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     let body: string | undefined;
     if (spec.body !== undefined) {
@@ -242,7 +318,12 @@ export class SatchelClient {
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(url, { method: spec.method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
+        response = await this.fetchImpl(url, {
+          method: spec.method,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+          ...(signal ? { signal } : {}),
+        });
       } catch (err) {
         if (signal?.aborted) throw err;
         if (attempt >= this.policy.retries) throw new SatchelConnectionError(this.url, err);
@@ -258,7 +339,10 @@ export class SatchelClient {
           continue;
         }
       }
-      const error = new SatchelApiError(problemFrom(response.status, response.statusText, await response.text()), retryAfterSeconds(response));
+      const error = new SatchelApiError(
+        problemFrom(response.status, response.statusText, await response.text()),
+        retryAfterSeconds(response),
+      );
       // An ambiguous answer to a repeated request is for the caller to judge (create, delete).
       if (attempt > 0 && error.status === spec.ambiguousOnRetry) throw new RetriedAnswer(error);
       throw error;
@@ -292,4 +376,3 @@ function secretsHeader(call: CallOptions | undefined): Record<string, string> {
   for (const b of bytes) binary += String.fromCharCode(b);
   return { 'satchel-secrets': btoa(binary) };
 }
-

@@ -9,7 +9,10 @@ export class SatchelApiError extends Error {
   /** Seconds from the Retry-After header, when the server sent one (409 of a busy session, 429, 503). */
   readonly retryAfter: number | undefined;
 
-  constructor(readonly problem: Problem, retryAfter?: number) {
+  constructor(
+    readonly problem: Problem,
+    retryAfter?: number,
+  ) {
     super(`${problem.status} ${problem.title}: ${problem.detail}`);
     this.name = 'SatchelApiError';
     this.status = problem.status;
@@ -21,7 +24,11 @@ export class SatchelApiError extends Error {
 
   /** True for a SatchelApiError, also one from another copy of this module (bundles, workers). */
   static is(err: unknown): err is SatchelApiError {
-    return err instanceof Error && err.name === 'SatchelApiError' && typeof (err as SatchelApiError).status === 'number';
+    return (
+      err instanceof Error &&
+      err.name === 'SatchelApiError' &&
+      typeof (err as SatchelApiError).status === 'number'
+    );
   }
 }
 
@@ -45,7 +52,8 @@ function describeCause(cause: unknown): string {
   let at: unknown = cause;
   for (let depth = 0; depth < 4 && at instanceof Error; depth++) {
     const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string') return `${code}${at.message && !at.message.includes(code) ? ` (${at.message})` : ''}`;
+    if (typeof code === 'string')
+      return `${code}${at.message && !at.message.includes(code) ? ` (${at.message})` : ''}`;
     if (!(at.cause instanceof Error)) return at.message;
     at = at.cause;
   }
@@ -68,5 +76,10 @@ export function problemFrom(status: number, statusText: string, body: string): P
   } catch {
     // not JSON: fall through
   }
-  return { type: 'about:blank', title: statusText || `HTTP ${status}`, status, detail: body.trim().slice(0, 500) };
+  return {
+    type: 'about:blank',
+    title: statusText || `HTTP ${status}`,
+    status,
+    detail: body.trim().slice(0, 500),
+  };
 }

@@ -11,7 +11,12 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 250, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
+export const DEFAULT_RETRY: RetryPolicy = {
+  retries: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 8000,
+  maxRetryAfterMs: 60_000,
+};
 
 /** Statuses that mean "the server is busy or briefly unable; the same request may succeed later". */
 export function isRetryableStatus(status: number): boolean {
@@ -19,13 +24,20 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** Full-jitter exponential backoff: uniform in [0, min(max, base · 2^attempt)], attempt counted from 0. */
-export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   return Math.round(random() * ceiling);
 }
 
 /** Retry-After as ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(header: string | null | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  header: string | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
   if (header === null || header === undefined) return undefined;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;

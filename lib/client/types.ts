@@ -16,8 +16,20 @@ import type {
   sessionSearchResultSchema,
   trimResultSchema,
 } from '../model/responses.js';
-import type { externalRefInputSchema, messageSchema, sessionSchema, sessionSummarySchema, writeReceiptSchema } from '../model/session.js';
-import type { appendBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, sessionSearchBodySchema } from '../model/requests.js';
+import type {
+  externalRefInputSchema,
+  messageSchema,
+  sessionSchema,
+  sessionSummarySchema,
+  writeReceiptSchema,
+} from '../model/session.js';
+import type {
+  appendBodySchema,
+  continueBodySchema,
+  createBodySchema,
+  replaceBodySchema,
+  sessionSearchBodySchema,
+} from '../model/requests.js';
 
 // ---- what a caller sends ----
 export type CreateSessionInput = z.input<typeof createBodySchema>;

@@ -25,7 +25,10 @@ export function fitContext(messages: Message[], budgetBytes: number): Message[] 
     used += bytes;
     first = i;
   }
-  return [...messages.slice(0, head), ...groups.slice(first).flatMap((g) => messages.slice(g.start, g.start + g.length))];
+  return [
+    ...messages.slice(0, head),
+    ...groups.slice(first).flatMap((g) => messages.slice(g.start, g.start + g.length)),
+  ];
 }
 
 /**
@@ -34,7 +37,10 @@ export function fitContext(messages: Message[], budgetBytes: number): Message[] 
  * with the question it is to answer. `own` is matched by role and content, from the end; when it is not
  * found (redacted differently, or dropped by the size cap) the messages are returned as they are.
  */
-export function ownMessageLast(messages: Message[], own: Pick<Message, 'role' | 'content'> | undefined): Message[] {
+export function ownMessageLast(
+  messages: Message[],
+  own: Pick<Message, 'role' | 'content'> | undefined,
+): Message[] {
   if (!own) return messages;
   let at = -1;
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -60,7 +60,10 @@ export class Continuer {
   constructor(private readonly options: ContinuerOptions) {
     const { model } = options;
     if (model) {
-      this.leases = new Leases(options.objects, { ttlMs: model.timeoutMs + LEASE_MARGIN_MS, waitMs: model.waitMs });
+      this.leases = new Leases(options.objects, {
+        ttlMs: model.timeoutMs + LEASE_MARGIN_MS,
+        waitMs: model.waitMs,
+      });
       this.chat = options.chat ?? chatClient(model);
     }
   }
@@ -70,7 +73,11 @@ export class Continuer {
    * in a create-only object for 24 h (like a webhook's claim), so a repeat goes to the same session even
    * when another one has become the latest since; without a key, simply the latest.
    */
-  async latest(ns: string, idempotencyKey: string | undefined, ctx: RequestContext = {}): Promise<string> {
+  async latest(
+    ns: string,
+    idempotencyKey: string | undefined,
+    ctx: RequestContext = {},
+  ): Promise<string> {
     const { sessions, objects } = this.options;
     const resolve = async () => (await sessions.latest(ns, ctx)).id;
     if (idempotencyKey === undefined) return resolve();
@@ -82,7 +89,10 @@ export class Continuer {
     const body = utf8(JSON.stringify({ session: id, at: new Date().toISOString() }));
     try {
       // Create-only, or replace an expired choice only if nobody else replaced it first.
-      await objects.put(key, body, { ...(found ? { ifMatch: found.etag } : { ifNoneMatch: '*' }), contentType: 'application/json' });
+      await objects.put(key, body, {
+        ...(found ? { ifMatch: found.etag } : { ifNoneMatch: '*' }),
+        contentType: 'application/json',
+      });
       return id;
     } catch (err) {
       if (!PreconditionFailedError.is(err)) throw err;
@@ -93,18 +103,32 @@ export class Continuer {
   }
 
   /** Stores the user message, then runs and stores one model turn when a model is configured. */
-  async run(ns: string, id: string, body: ContinueBody, ifMatch: ExpectedRevision | undefined, ctx: WriteContext): Promise<ContinueOutcome> {
+  async run(
+    ns: string,
+    id: string,
+    body: ContinueBody,
+    ifMatch: ExpectedRevision | undefined,
+    ctx: WriteContext,
+  ): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
     const message: Message = { role: 'user', content: body.message };
-    const stored = await sessions.append(ns, id, { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) }, ifMatch, {
-      ...ctx,
-      op: 'continue',
-    });
-    if (!model || !this.leases) return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
+    const stored = await sessions.append(
+      ns,
+      id,
+      { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) },
+      ifMatch,
+      {
+        ...ctx,
+        op: 'continue',
+      },
+    );
+    if (!model || !this.leases)
+      return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
 
     const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
-    const earlier = stored.replayed && turnKey ? await keyedWrite(stored.session, turnKey) : undefined;
+    const earlier =
+      stored.replayed && turnKey ? await keyedWrite(stored.session, turnKey) : undefined;
     if (earlier) return { answer: answerOf(stored.receipt, earlier.r), replayed: true };
 
     const lease = await this.takeLease(ns, id, stored.receipt.revision);
@@ -117,18 +141,32 @@ export class Continuer {
       const own = stored.replayed ? message : ownStored(stored.session);
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
       // The session's model and provider, when it names them (odek's "model used"); else the configured ones.
-      const use = { model: session.model || model.model, provider: session.provider || model.provider };
+      const use = {
+        model: session.model || model.model,
+        provider: session.provider || model.provider,
+      };
       const turn = await this.runTurn(ns, context, use.model, stored.receipt.revision);
-      const saved = await sessions.appendTurn(ns, id, { messages: turn, ...use }, {
-        ...ctx,
-        op: 'continue',
-        idempotencyKey: turnKey,
-        receiptExtras: (s) => ({ reply: replyOf(s) }),
-      });
-      const record = saved.replayed ? saved.receipt : { ...saved.receipt, reply: replyOf(saved.session) };
+      const saved = await sessions.appendTurn(
+        ns,
+        id,
+        { messages: turn, ...use },
+        {
+          ...ctx,
+          op: 'continue',
+          idempotencyKey: turnKey,
+          receiptExtras: (s) => ({ reply: replyOf(s) }),
+        },
+      );
+      const record = saved.replayed
+        ? saved.receipt
+        : { ...saved.receipt, reply: replyOf(saved.session) };
       return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };
     } finally {
-      await this.leases.release(lease).catch((err) => this.options.log.warn('continue lease not released; it expires', { error: String(err) }));
+      await this.leases
+        .release(lease)
+        .catch((err) =>
+          this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
+        );
     }
   }
 
@@ -145,10 +183,21 @@ export class Continuer {
     }
   }
 
-  private async runTurn(ns: string, context: Message[], modelName: string, revision: number): Promise<Message[]> {
+  private async runTurn(
+    ns: string,
+    context: Message[],
+    modelName: string,
+    revision: number,
+  ): Promise<Message[]> {
     const { model, search, log } = this.options;
     try {
-      const turn = await runTurn(context, { chat: this.chat!, model: modelName, ns, search, signal: AbortSignal.timeout(model!.timeoutMs) });
+      const turn = await runTurn(context, {
+        chat: this.chat!,
+        model: modelName,
+        ns,
+        search,
+        signal: AbortSignal.timeout(model!.timeoutMs),
+      });
       return turn.messages;
     } catch (err) {
       if (!ModelError.is(err)) throw err;
@@ -192,7 +241,8 @@ function parseChoice(body: Uint8Array, nowMs: number): string | null {
   try {
     const v = JSON.parse(text(body)) as { session?: unknown; at?: unknown };
     const at = typeof v.at === 'string' ? Date.parse(v.at) : NaN;
-    if (typeof v.session === 'string' && v.session && at > nowMs - LATEST_CHOICE_MS) return v.session;
+    if (typeof v.session === 'string' && v.session && at > nowMs - LATEST_CHOICE_MS)
+      return v.session;
   } catch {
     // fall through
   }

@@ -45,7 +45,9 @@ export class LeaseBusyError extends Error {
   }
   /** True for a LeaseBusyError from any bundle. */
   static is(err: unknown): err is LeaseBusyError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BUSY] === true;
+    return (
+      typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BUSY] === true
+    );
   }
 }
 
@@ -76,7 +78,8 @@ export class Leases {
       if (found) {
         heldUntil = parseLease(found.body)?.expiresAt ?? 0;
         // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
-        if (heldUntil <= this.now() && (await this.tryPut(mine, { ifMatch: found.etag }))) return mine;
+        if (heldUntil <= this.now() && (await this.tryPut(mine, { ifMatch: found.etag })))
+          return mine;
       }
       const left = deadline - this.now();
       if (left <= 0) {
@@ -92,12 +95,19 @@ export class Leases {
   /** Deletes the lease if it is still ours; a lease taken over after it expired is left to its new holder. */
   async release(lease: Lease): Promise<void> {
     const found = await this.objects.get(lease.key);
-    if (found && parseLease(found.body)?.owner === lease.owner) await this.objects.delete(lease.key);
+    if (found && parseLease(found.body)?.owner === lease.owner)
+      await this.objects.delete(lease.key);
   }
 
-  private async tryPut(lease: Lease, condition: { ifNoneMatch: '*' } | { ifMatch: string }): Promise<boolean> {
+  private async tryPut(
+    lease: Lease,
+    condition: { ifNoneMatch: '*' } | { ifMatch: string },
+  ): Promise<boolean> {
     try {
-      await this.objects.put(lease.key, encodeLease(lease), { ...condition, contentType: 'application/json' });
+      await this.objects.put(lease.key, encodeLease(lease), {
+        ...condition,
+        contentType: 'application/json',
+      });
       return true;
     } catch (err) {
       if (PreconditionFailedError.is(err)) return false;
@@ -108,7 +118,9 @@ export class Leases {
 
 /** The stored form of a lease. */
 export function encodeLease(lease: Pick<Lease, 'owner' | 'expiresAt'>): Uint8Array {
-  return utf8(JSON.stringify({ owner: lease.owner, expires_at: new Date(lease.expiresAt).toISOString() }));
+  return utf8(
+    JSON.stringify({ owner: lease.owner, expires_at: new Date(lease.expiresAt).toISOString() }),
+  );
 }
 
 /** Reads a stored lease; null when it is not one (it is then treated as expired). */
@@ -116,7 +128,8 @@ export function parseLease(body: Uint8Array): { owner: string; expiresAt: number
   try {
     const value = JSON.parse(text(body)) as { owner?: unknown; expires_at?: unknown };
     const expiresAt = typeof value.expires_at === 'string' ? Date.parse(value.expires_at) : NaN;
-    if (typeof value.owner === 'string' && Number.isFinite(expiresAt)) return { owner: value.owner, expiresAt };
+    if (typeof value.owner === 'string' && Number.isFinite(expiresAt))
+      return { owner: value.owner, expiresAt };
   } catch {
     // fall through
   }

@@ -77,27 +77,46 @@ export class ModelError extends Error {
   }
   /** True for a ModelError from any bundle. */
   static is(err: unknown): err is ModelError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[MODEL_ERROR] === true;
+    return (
+      typeof err === 'object' &&
+      err !== null &&
+      (err as Record<symbol, unknown>)[MODEL_ERROR] === true
+    );
   }
 }
 
 /** A chat function for the endpoint at `url` (no trailing slash), with an optional bearer key. */
-export function chatClient(endpoint: { url: string; key?: string }, fetchFn: typeof fetch = fetch): ChatFn {
+export function chatClient(
+  endpoint: { url: string; key?: string },
+  fetchFn: typeof fetch = fetch,
+): ChatFn {
   const target = `${endpoint.url}/chat/completions`;
   return async (request, signal) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+    };
     if (endpoint.key) headers.authorization = `Bearer ${endpoint.key}`;
     let text: string;
     let status: number;
     try {
-      const res = await fetchFn(target, { method: 'POST', headers, body: JSON.stringify(request), signal });
+      const res = await fetchFn(target, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(request),
+        signal,
+      });
       status = res.status;
       text = await res.text();
     } catch (err) {
       if (signal.aborted) throw new ModelError('timeout', 'the model did not answer in time');
-      throw new ModelError('network', `the model endpoint could not be reached (${err instanceof Error ? err.name : 'error'})`);
+      throw new ModelError(
+        'network',
+        `the model endpoint could not be reached (${err instanceof Error ? err.name : 'error'})`,
+      );
     }
-    if (status < 200 || status > 299) throw new ModelError('status', `the model endpoint answered HTTP ${status}`, status);
+    if (status < 200 || status > 299)
+      throw new ModelError('status', `the model endpoint answered HTTP ${status}`, status);
     return parseCompletion(text);
   };
 }
@@ -110,23 +129,33 @@ export function parseCompletion(text: string): ChatReply {
   } catch {
     throw new ModelError('invalid', 'the model endpoint answered with something that is not JSON');
   }
-  const message = (body as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message as Record<string, unknown> | undefined;
-  if (typeof message !== 'object' || message === null) throw new ModelError('invalid', 'the model answered without a message');
+  const message = (body as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message as
+    Record<string, unknown> | undefined;
+  if (typeof message !== 'object' || message === null)
+    throw new ModelError('invalid', 'the model answered without a message');
   const content = typeof message.content === 'string' ? message.content : '';
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   const tool_calls: ToolCall[] = [];
   for (const call of calls) {
     const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
-    if (typeof fn?.name !== 'string') throw new ModelError('invalid', 'the model sent a tool call without a function name');
-    const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    if (typeof fn?.name !== 'string')
+      throw new ModelError('invalid', 'the model sent a tool call without a function name');
+    const args =
+      typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {});
     const id = (call as { id?: unknown }).id;
     // Some servers omit ids; the tool result must still point at its call.
-    tool_calls.push({ id: typeof id === 'string' && id ? id : `call_${randomHex(8)}`, type: 'function', function: { name: fn.name, arguments: args } });
+    tool_calls.push({
+      id: typeof id === 'string' && id ? id : `call_${randomHex(8)}`,
+      type: 'function',
+      function: { name: fn.name, arguments: args },
+    });
   }
   return {
     content,
     tool_calls,
-    ...(typeof message.reasoning_content === 'string' && message.reasoning_content ? { reasoning_content: message.reasoning_content } : {}),
+    ...(typeof message.reasoning_content === 'string' && message.reasoning_content
+      ? { reasoning_content: message.reasoning_content }
+      : {}),
   };
 }
 
@@ -136,7 +165,11 @@ export function toChatMessage(m: Message): ChatMessage {
   if (m.name !== undefined) out.name = m.name;
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
   if (m.tool_calls && m.tool_calls.length > 0) {
-    out.tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    out.tool_calls = m.tool_calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.function.name, arguments: c.function.arguments },
+    }));
     // OpenAI's form of an assistant turn that only calls tools.
     if (m.content === '') out.content = null;
   }

@@ -60,9 +60,11 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
       ...(reply.tool_calls.length > 0 ? { tool_calls: reply.tool_calls } : {}),
       ...(reply.reasoning_content ? { reasoning_content: reply.reasoning_content } : {}),
     });
-    if (reply.tool_calls.length === 0) return { messages: added, reply: reply.content, rounds: round };
+    if (reply.tool_calls.length === 0)
+      return { messages: added, reply: reply.content, rounds: round };
     // A half-finished tool loop is never stored: the caller stores nothing when this throws.
-    if (last) throw new ModelError('invalid', `the model still called tools after ${maxRounds} rounds`);
+    if (last)
+      throw new ModelError('invalid', `the model still called tools after ${maxRounds} rounds`);
     for (const call of reply.tool_calls) {
       const result = await runTool(call, options);
       if (options.signal.aborted) throw new ModelError('timeout', 'the model turn ran out of time');
@@ -72,9 +74,13 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
 }
 
 /** One tool call's result. Bad calls are results too (`{"error": …}`), as odek's tools answer them. */
-export async function runTool(call: ToolCall, options: Pick<TurnOptions, 'ns' | 'search'>): Promise<Record<string, unknown>> {
+export async function runTool(
+  call: ToolCall,
+  options: Pick<TurnOptions, 'ns' | 'search'>,
+): Promise<Record<string, unknown>> {
   const name = call.function.name;
-  if (name !== sessionSearchTool.function.name) return { error: `unknown tool ${JSON.stringify(name)}; the only tool here is session_search` };
+  if (name !== sessionSearchTool.function.name)
+    return { error: `unknown tool ${JSON.stringify(name)}; the only tool here is session_search` };
   let args: unknown;
   try {
     args = JSON.parse(call.function.arguments.trim() || '{}');
@@ -82,7 +88,11 @@ export async function runTool(call: ToolCall, options: Pick<TurnOptions, 'ns' | 
     return { error: 'the arguments of session_search are not valid JSON' };
   }
   const input = sessionSearchBodySchema.safeParse(args);
-  if (!input.success) return { error: 'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}' };
+  if (!input.success)
+    return {
+      error:
+        'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}',
+    };
   try {
     return await options.search(options.ns, input.data);
   } catch {

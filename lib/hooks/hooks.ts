@@ -28,7 +28,12 @@ export interface HookConfig {
  * Hands a webhook's message to a session. Today it appends; a continue with a model turn slots in here
  * with the same signature. It must make a repeated `ctx.idempotencyKey` a no-op (as append does).
  */
-export type Deliver = (ns: string, sessionId: string, message: Message, ctx: WriteContext) => Promise<unknown>;
+export type Deliver = (
+  ns: string,
+  sessionId: string,
+  message: Message,
+  ctx: WriteContext,
+) => Promise<unknown>;
 
 /** The delivery used until continue runs model turns: append the message through the save pipeline. */
 export function appendMessage(sessions: SessionStore): Deliver {
@@ -82,18 +87,29 @@ export class WebhookReceiver {
    * Checks a request: 404 for an unknown hook, 401 without a signature header (both before the body is
    * read), then reads the body and checks its signature (401 when it does not match or is stale).
    */
-  async verify(name: string, header: HeaderLookup, readBody: () => Promise<Uint8Array<ArrayBuffer>>): Promise<VerifiedDelivery> {
+  async verify(
+    name: string,
+    header: HeaderLookup,
+    readBody: () => Promise<Uint8Array<ArrayBuffer>>,
+  ): Promise<VerifiedDelivery> {
     const hook = this.options.hooks.get(name);
     if (!hook) throw notFound(`there is no webhook called ${JSON.stringify(name.slice(0, 64))}`);
-    const signatures = { github: header('x-hub-signature-256'), satchel: header('x-satchel-signature') };
-    if (signatures.github === undefined && signatures.satchel === undefined) throw unauthorized('send X-Hub-Signature-256 or X-Satchel-Signature');
+    const signatures = {
+      github: header('x-hub-signature-256'),
+      satchel: header('x-satchel-signature'),
+    };
+    if (signatures.github === undefined && signatures.satchel === undefined)
+      throw unauthorized('send X-Hub-Signature-256 or X-Satchel-Signature');
     const body = await readBody();
     const checked = await verifySignature(hook.secret, signatures, body, this.now());
     if (!checked.ok) throw unauthorized(checked.reason);
-    const deliveryHeader = header('x-satchel-delivery') !== undefined ? 'X-Satchel-Delivery' : 'X-GitHub-Delivery';
+    const deliveryHeader =
+      header('x-satchel-delivery') !== undefined ? 'X-Satchel-Delivery' : 'X-GitHub-Delivery';
     const sent = header(deliveryHeader.toLowerCase());
     if (sent !== undefined && !/^[\x21-\x7e]{1,255}$/.test(sent)) {
-      throw badRequest(`${deliveryHeader} must be 1-255 visible ASCII characters`, [{ path: deliveryHeader, message: 'invalid' }]);
+      throw badRequest(`${deliveryHeader} must be 1-255 visible ASCII characters`, [
+        { path: deliveryHeader, message: 'invalid' },
+      ]);
     }
     const event = header('x-github-event');
     const contentType = header('content-type');
@@ -122,38 +138,71 @@ export class WebhookReceiver {
     const markerKey = keys.hookDelivery(d.hook.namespace, d.name, await sha256Hex(d.delivery));
     try {
       const outcome = await this.store(d, markerKey, ctx);
-      this.options.log.info('webhook delivered', { hook: d.name, session: outcome.session, duplicate: outcome.duplicate });
+      this.options.log.info('webhook delivered', {
+        hook: d.name,
+        session: outcome.session,
+        duplicate: outcome.duplicate,
+      });
       return outcome;
     } catch (err) {
       // The marker key names the delivery without repeating a header into the log.
-      this.options.log.warn('webhook delivery failed', { hook: d.name, marker: markerKey, error: describeError(err) });
+      this.options.log.warn('webhook delivery failed', {
+        hook: d.name,
+        marker: markerKey,
+        error: describeError(err),
+      });
       return null;
     }
   }
 
-  private async store(d: VerifiedDelivery, markerKey: string, ctx: RequestContext): Promise<DeliveryOutcome> {
+  private async store(
+    d: VerifiedDelivery,
+    markerKey: string,
+    ctx: RequestContext,
+  ): Promise<DeliveryOutcome> {
     const { sessions } = this.options;
     const ns = d.hook.namespace;
     let claim = await readMarker(sessions.objects, markerKey);
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     const fresh = await hookSessionId(d.name, d.delivery);
-    const base: WriteContext = { device: `webhook:${d.name}`, ...(ctx.schedule ? { schedule: ctx.schedule } : {}) };
+    const base: WriteContext = {
+      device: `webhook:${d.name}`,
+      ...(ctx.schedule ? { schedule: ctx.schedule } : {}),
+    };
     if (!claim) {
-      claim = await claimMarker(sessions.objects, markerKey, await this.chooseSession(d.hook, fresh, ctx), this.now());
+      claim = await claimMarker(
+        sessions.objects,
+        markerKey,
+        await this.chooseSession(d.hook, fresh, ctx),
+        this.now(),
+      );
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
     const id = claim.marker.session;
     const { value, raw } = parsePayload(d.body, d.contentType);
     const summary = summarize({ hook: d.name, event: d.event, value, raw });
-    const message: Message = { role: 'user', content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)) };
+    const message: Message = {
+      role: 'user',
+      content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),
+    };
     if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
-    await this.deliverOnce(ns, id, message, { ...base, idempotencyKey: `webhook:${d.name}:${d.delivery}`, op: 'continue' }, summary.title);
+    await this.deliverOnce(
+      ns,
+      id,
+      message,
+      { ...base, idempotencyKey: `webhook:${d.name}:${d.delivery}`, op: 'continue' },
+      summary.title,
+    );
     await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
     return { session: id, duplicate: false };
   }
 
   /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */
-  private async chooseSession(hook: HookConfig, fresh: string, ctx: RequestContext): Promise<string> {
+  private async chooseSession(
+    hook: HookConfig,
+    fresh: string,
+    ctx: RequestContext,
+  ): Promise<string> {
     if (hook.session === 'new') return fresh;
     if (hook.session !== 'latest') return hook.session;
     try {
@@ -164,7 +213,13 @@ export class WebhookReceiver {
     }
   }
 
-  private async deliverOnce(ns: string, id: string, message: Message, ctx: WriteContext, title: string): Promise<void> {
+  private async deliverOnce(
+    ns: string,
+    id: string,
+    message: Message,
+    ctx: WriteContext,
+    title: string,
+  ): Promise<void> {
     try {
       await this.options.deliver(ns, id, message, ctx);
     } catch (err) {
@@ -182,9 +237,21 @@ export class WebhookReceiver {
     }
   }
 
-  private async createIfMissing(ns: string, id: string, task: string, ctx: WriteContext): Promise<void> {
+  private async createIfMissing(
+    ns: string,
+    id: string,
+    task: string,
+    ctx: WriteContext,
+  ): Promise<void> {
     try {
-      await this.options.sessions.create(ns, { id, task }, { ...(ctx.device ? { device: ctx.device } : {}), ...(ctx.schedule ? { schedule: ctx.schedule } : {}) });
+      await this.options.sessions.create(
+        ns,
+        { id, task },
+        {
+          ...(ctx.device ? { device: ctx.device } : {}),
+          ...(ctx.schedule ? { schedule: ctx.schedule } : {}),
+        },
+      );
     } catch (err) {
       // 409: an earlier attempt of this delivery (or a concurrent one) created it.
       if (!SatchelError.is(err, 'conflict')) throw err;
@@ -198,7 +265,9 @@ export class WebhookReceiver {
  * wrote the payload, since it comes from the hook's secret.
  */
 async function wrapperNonce(d: VerifiedDelivery): Promise<string> {
-  return toHex(await hmacSha256(d.hook.secret, new TextEncoder().encode(`wrapper\n${d.name}\n${d.delivery}`))).slice(0, 16);
+  return toHex(
+    await hmacSha256(d.hook.secret, new TextEncoder().encode(`wrapper\n${d.name}\n${d.delivery}`)),
+  ).slice(0, 16);
 }
 
 /** The id of the session a `new` hook creates for a delivery: the same id for every redelivery. */
@@ -210,14 +279,18 @@ export async function hookSessionId(name: string, delivery: string): Promise<str
 export function parseMarker(body: string): DeliveryMarker {
   try {
     const m = JSON.parse(body) as Partial<DeliveryMarker>;
-    if (typeof m.session === 'string' && (m.state === 'claimed' || m.state === 'done')) return { session: m.session, state: m.state };
+    if (typeof m.session === 'string' && (m.state === 'claimed' || m.state === 'done'))
+      return { session: m.session, state: m.state };
   } catch {
     // fall through
   }
   return { session: '', state: 'done' };
 }
 
-async function readMarker(objects: ObjectStore, key: string): Promise<{ marker: DeliveryMarker; etag: string } | null> {
+async function readMarker(
+  objects: ObjectStore,
+  key: string,
+): Promise<{ marker: DeliveryMarker; etag: string } | null> {
   const found = await objects.get(key);
   return found ? { marker: parseMarker(text(found.body)), etag: found.etag } : null;
 }
@@ -229,7 +302,10 @@ function markerBody(session: string, state: DeliveryMarker['state'], nowMs: numb
 /** Create-only: the first attempt of a delivery picks its session; a concurrent or later one reads that choice. */
 async function claimMarker(objects: ObjectStore, key: string, session: string, nowMs: number) {
   try {
-    const { etag } = await objects.put(key, markerBody(session, 'claimed', nowMs), { ifNoneMatch: '*', contentType: 'application/json' });
+    const { etag } = await objects.put(key, markerBody(session, 'claimed', nowMs), {
+      ifNoneMatch: '*',
+      contentType: 'application/json',
+    });
     return { marker: { session, state: 'claimed' as const }, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
@@ -240,11 +316,19 @@ async function claimMarker(objects: ObjectStore, key: string, session: string, n
 }
 
 /** If-Match on the claim: when it fails, another attempt of the same delivery has already finished. */
-async function finishMarker(objects: ObjectStore, key: string, etag: string, session: string, nowMs: number): Promise<void> {
+async function finishMarker(
+  objects: ObjectStore,
+  key: string,
+  etag: string,
+  session: string,
+  nowMs: number,
+): Promise<void> {
   try {
-    await objects.put(key, markerBody(session, 'done', nowMs), { ifMatch: etag, contentType: 'application/json' });
+    await objects.put(key, markerBody(session, 'done', nowMs), {
+      ifMatch: etag,
+      contentType: 'application/json',
+    });
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
   }
 }
-

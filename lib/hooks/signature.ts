@@ -16,7 +16,8 @@ export interface SignatureHeaders {
   satchel?: string | undefined;
 }
 
-export type SignatureResult = { ok: true; scheme: 'github' | 'satchel' } | { ok: false; reason: string };
+export type SignatureResult =
+  { ok: true; scheme: 'github' | 'satchel' } | { ok: false; reason: string };
 
 /** A Satchel signature header, parsed: `t` kept as sent (the signed text uses it verbatim). */
 export interface SatchelSignature {
@@ -75,8 +76,17 @@ export function satchelSignedBytes(t: string, body: Uint8Array): Uint8Array<Arra
 }
 
 /** HMAC-SHA256 of `data` under the UTF-8 bytes of `secret`, through Web Crypto. */
-export async function hmacSha256(secret: string, data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+export async function hmacSha256(
+  secret: string,
+  data: Uint8Array<ArrayBuffer>,
+): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   return new Uint8Array(await crypto.subtle.sign('HMAC', key, data));
 }
 
@@ -85,21 +95,34 @@ export async function hmacSha256(secret: string, data: Uint8Array<ArrayBuffer>):
  * with replay protection, and falling back to GitHub's would let a stale Satchel request through. MACs
  * are compared in constant time; every `v1` is compared, not stopping at the first match.
  */
-export async function verifySignature(secret: string, headers: SignatureHeaders, body: Uint8Array<ArrayBuffer>, nowMs: number): Promise<SignatureResult> {
+export async function verifySignature(
+  secret: string,
+  headers: SignatureHeaders,
+  body: Uint8Array<ArrayBuffer>,
+  nowMs: number,
+): Promise<SignatureResult> {
   if (headers.satchel !== undefined) {
     const sig = parseSatchelSignature(headers.satchel);
     if (!sig) return { ok: false, reason: 'X-Satchel-Signature is not t=<unix seconds>,v1=<hex>' };
-    if (!isFresh(sig.t, nowMs)) return { ok: false, reason: `the signature timestamp is more than ${SIGNATURE_TOLERANCE_S} seconds from the server clock` };
+    if (!isFresh(sig.t, nowMs))
+      return {
+        ok: false,
+        reason: `the signature timestamp is more than ${SIGNATURE_TOLERANCE_S} seconds from the server clock`,
+      };
     const expected = await hmacSha256(secret, satchelSignedBytes(sig.t, body));
     let match = false;
     for (const mac of sig.v1) match = timingSafeEqual(mac, expected) || match;
-    return match ? { ok: true, scheme: 'satchel' } : { ok: false, reason: 'the signature does not match' };
+    return match
+      ? { ok: true, scheme: 'satchel' }
+      : { ok: false, reason: 'the signature does not match' };
   }
   if (headers.github !== undefined) {
     const mac = parseGitHubSignature(headers.github);
     if (!mac) return { ok: false, reason: 'X-Hub-Signature-256 is not sha256=<hex>' };
     const expected = await hmacSha256(secret, body);
-    return timingSafeEqual(mac, expected) ? { ok: true, scheme: 'github' } : { ok: false, reason: 'the signature does not match' };
+    return timingSafeEqual(mac, expected)
+      ? { ok: true, scheme: 'github' }
+      : { ok: false, reason: 'the signature does not match' };
   }
   return { ok: false, reason: 'send X-Hub-Signature-256 or X-Satchel-Signature' };
 }

@@ -36,10 +36,15 @@ export interface PayloadInput {
  * Reads a body as a payload: JSON, or GitHub's `application/x-www-form-urlencoded` form whose `payload`
  * field holds the JSON. A body that is neither is kept as text (`value` undefined).
  */
-export function parsePayload(body: Uint8Array, contentType: string | undefined): { value: unknown; raw: string } {
+export function parsePayload(
+  body: Uint8Array,
+  contentType: string | undefined,
+): { value: unknown; raw: string } {
   const raw = new TextDecoder().decode(body);
   let json = raw;
-  if ((contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded') {
+  if (
+    (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded'
+  ) {
     json = new URLSearchParams(raw).get('payload') ?? '';
   }
   try {
@@ -52,7 +57,10 @@ export function parsePayload(body: Uint8Array, contentType: string | undefined):
 
 /** The title and text for one delivery. */
 export function summarize(input: PayloadInput, maxBytes = SUMMARY_MAX_BYTES): EventSummary {
-  const described = input.event !== undefined && isObject(input.value) ? describeGitHub(input.event, input.value) : null;
+  const described =
+    input.event !== undefined && isObject(input.value)
+      ? describeGitHub(input.event, input.value)
+      : null;
   const full = described ?? describeOther(input, maxBytes);
   return { title: oneLine(full.title, TITLE_MAX_CHARS), text: truncateUtf8(full.text, maxBytes) };
 }
@@ -84,12 +92,21 @@ function workflowRun(p: Record<string, unknown>): EventSummary {
   const runNumber = str(p, 'workflow_run.run_number');
   const attempt = Number(str(p, 'workflow_run.run_attempt') ?? 1);
   const trigger = str(p, 'workflow_run.event');
-  const actor = str(p, 'workflow_run.triggering_actor.login') ?? str(p, 'workflow_run.actor.login') ?? str(p, 'sender.login');
+  const actor =
+    str(p, 'workflow_run.triggering_actor.login') ??
+    str(p, 'workflow_run.actor.login') ??
+    str(p, 'sender.login');
   return {
     title: `GitHub workflow_run: ${name} ${outcome}${onBranch(branch)}`,
     text: lines(
       `Workflow "${name}"${runNumber ? ` run #${runNumber}` : ''} ${outcome}${onBranch(branch)}${inRepo(p)}.`,
-      field('Commit', joinWords(short(str(p, 'workflow_run.head_sha')), quoted(str(p, 'workflow_run.display_title')))),
+      field(
+        'Commit',
+        joinWords(
+          short(str(p, 'workflow_run.head_sha')),
+          quoted(str(p, 'workflow_run.display_title')),
+        ),
+      ),
       field('Triggered by', joinWords(trigger, actor ? `from ${actor}` : undefined)),
       attempt > 1 ? `Attempt: ${attempt}` : undefined,
       field('URL', str(p, 'workflow_run.html_url')),
@@ -118,7 +135,14 @@ function checkRun(p: Record<string, unknown>): EventSummary {
 function issueComment(p: Record<string, unknown>): EventSummary {
   const who = str(p, 'comment.user.login') ?? str(p, 'sender.login') ?? 'someone';
   const action = str(p, 'action') ?? 'created';
-  const verb = action === 'created' ? 'commented on' : action === 'edited' ? 'edited a comment on' : action === 'deleted' ? 'deleted a comment on' : `${action} a comment on`;
+  const verb =
+    action === 'created'
+      ? 'commented on'
+      : action === 'edited'
+        ? 'edited a comment on'
+        : action === 'deleted'
+          ? 'deleted a comment on'
+          : `${action} a comment on`;
   const kind = get(p, 'issue.pull_request') !== undefined ? 'pull request' : 'issue';
   const number = str(p, 'issue.number');
   const issueTitle = str(p, 'issue.title');
@@ -142,9 +166,12 @@ function push(p: Record<string, unknown>): EventSummary {
   const commits = Array.isArray(p.commits) ? p.commits : [];
   const n = commits.length;
   let headline: string;
-  if (get(p, 'deleted') === true) headline = `${who} deleted ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
-  else if (get(p, 'created') === true && n === 0) headline = `${who} created ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
-  else headline = `${who} ${get(p, 'forced') === true ? 'force-pushed' : 'pushed'} ${n} commit${n === 1 ? '' : 's'} to ${where}`;
+  if (get(p, 'deleted') === true)
+    headline = `${who} deleted ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
+  else if (get(p, 'created') === true && n === 0)
+    headline = `${who} created ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
+  else
+    headline = `${who} ${get(p, 'forced') === true ? 'force-pushed' : 'pushed'} ${n} commit${n === 1 ? '' : 's'} to ${where}`;
   const shown = commits.slice(0, PUSH_COMMITS_SHOWN).map((c) => {
     const author = str(c, 'author.username') ?? str(c, 'author.name');
     return `- ${joinWords(short(str(c, 'id')), firstLine(str(c, 'message')), author ? `(${author})` : undefined)}`;
@@ -153,7 +180,12 @@ function push(p: Record<string, unknown>): EventSummary {
     title: `GitHub push: ${headline}`,
     text: lines(
       `${headline}${inRepo(p)}.`,
-      field('Range', str(p, 'before') && str(p, 'after') ? `${short(str(p, 'before'))}..${short(str(p, 'after'))}` : undefined),
+      field(
+        'Range',
+        str(p, 'before') && str(p, 'after')
+          ? `${short(str(p, 'before'))}..${short(str(p, 'after'))}`
+          : undefined,
+      ),
       ...shown,
       n > shown.length ? `- … and ${n - shown.length} more` : undefined,
       field('Compare', str(p, 'compare')),
@@ -163,11 +195,18 @@ function push(p: Record<string, unknown>): EventSummary {
 
 /** Anything that is not one of GitHub's events: the JSON (pretty when small), or the body's text. */
 function describeOther(input: PayloadInput, maxBytes: number): EventSummary {
-  const kind = isObject(input.value) ? (str(input.value, 'type') ?? str(input.value, 'event')) : undefined;
+  const kind = isObject(input.value)
+    ? (str(input.value, 'type') ?? str(input.value, 'event'))
+    : undefined;
   const label = input.event !== undefined ? `GitHub ${input.event}` : `Webhook ${input.hook}`;
   const title = `${label}${kind ? `: ${kind}` : ''}`;
   // Pretty-printing a body many times the budget would only be cut away again; compact JSON is as readable.
-  const body = input.value === undefined ? input.raw : input.raw.length <= 4 * maxBytes ? prettyJson(input.value) : input.raw;
+  const body =
+    input.value === undefined
+      ? input.raw
+      : input.raw.length <= 4 * maxBytes
+        ? prettyJson(input.value)
+        : input.raw;
   return { title, text: `${title}\n\n${body}` };
 }
 
@@ -184,7 +223,10 @@ export function outcomeOf(status: string | undefined, conclusion: string | undef
     stale: 'went stale',
     startup_failure: 'failed to start',
   };
-  if (conclusion) return Object.hasOwn(conclusions, conclusion) ? conclusions[conclusion]! : `finished (${conclusion})`;
+  if (conclusion)
+    return Object.hasOwn(conclusions, conclusion)
+      ? conclusions[conclusion]!
+      : `finished (${conclusion})`;
   if (status) return status.replaceAll('_', ' ');
   return 'reported';
 }
@@ -196,7 +238,8 @@ export function outcomeOf(status: string | undefined, conclusion: string | undef
 export function truncateUtf8(text: string, maxBytes: number): string {
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= maxBytes) return text;
-  const note = (kept: number) => `\n\n[satchel] truncated: the first ${kept} of ${bytes.byteLength} bytes are shown.`;
+  const note = (kept: number) =>
+    `\n\n[satchel] truncated: the first ${kept} of ${bytes.byteLength} bytes are shown.`;
   let cut = Math.max(0, maxBytes - new TextEncoder().encode(note(maxBytes)).byteLength);
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
   return new TextDecoder().decode(bytes.subarray(0, cut)) + note(cut);
@@ -248,7 +291,9 @@ function field(label: string, value: string | undefined): string | undefined {
 
 function block(value: string | undefined): string | undefined {
   if (!value) return undefined;
-  return value.length <= FIELD_MAX_CHARS ? `\n${value}\n` : `\n${value.slice(0, FIELD_MAX_CHARS)}…\n`;
+  return value.length <= FIELD_MAX_CHARS
+    ? `\n${value}\n`
+    : `\n${value.slice(0, FIELD_MAX_CHARS)}…\n`;
 }
 
 function joinWords(...parts: (string | undefined)[]): string | undefined {

@@ -46,7 +46,9 @@ function register(app: Hono<Env>, r: Route): void {
     ...(spec.scope === 'write' ? [requireWrite] : []),
     async (c: Context<Env>) => {
       r.before?.(c);
-      const body = spec.body ? await readJson(c, spec.body, c.var.services.config.maxBodyBytes) : undefined;
+      const body = spec.body
+        ? await readJson(c, spec.body, c.var.services.config.maxBodyBytes)
+        : undefined;
       return r.handler(c, body);
     },
   ];
@@ -72,10 +74,17 @@ function isOpen(method: string, path: string): boolean {
 
 /** 405 with `Allow` for a known path with another method; 404 otherwise. */
 function notFoundOrNotAllowed(c: Context<Env>, log: Services['log']): Response {
-  const allowed = [...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method))];
-  if (allowed.length === 0) return problemResponse(c, notFound(`no route for ${c.req.method} ${c.req.path}`), log);
+  const allowed = [
+    ...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method)),
+  ];
+  if (allowed.length === 0)
+    return problemResponse(c, notFound(`no route for ${c.req.method} ${c.req.path}`), log);
   if (allowed.includes('GET')) allowed.push('HEAD');
-  const res = problemResponse(c, methodNotAllowed(`${c.req.method} is not served at ${c.req.path}; use ${allowed.join(', ')}`), log);
+  const res = problemResponse(
+    c,
+    methodNotAllowed(`${c.req.method} is not served at ${c.req.path}; use ${allowed.join(', ')}`),
+    log,
+  );
   res.headers.set('Allow', allowed.join(', '));
   return res;
 }

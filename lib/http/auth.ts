@@ -18,17 +18,24 @@ export type AuthVariables = { caller: Caller };
  * nor how much of a token matched. A presented `sha256:<hex>` string is just hashed like any other
  * token, so the stored digest form never works as a credential.
  */
-export async function resolveToken(entries: TokenEntry[], presented: string): Promise<Caller | null> {
+export async function resolveToken(
+  entries: TokenEntry[],
+  presented: string,
+): Promise<Caller | null> {
   const digest = await sha256(presented);
   let found: TokenEntry | null = null;
   for (const entry of entries) {
     if (timingSafeEqual(entry.digest, digest) && !found) found = entry;
   }
-  return found ? { namespace: found.namespace, device: found.device, readOnly: found.readOnly } : null;
+  return found
+    ? { namespace: found.namespace, device: found.device, readOnly: found.readOnly }
+    : null;
 }
 
 /** Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`. */
-export function bearerAuth<E extends { Variables: AuthVariables }>(tokens: TokenEntry[] | null): MiddlewareHandler<E> {
+export function bearerAuth<E extends { Variables: AuthVariables }>(
+  tokens: TokenEntry[] | null,
+): MiddlewareHandler<E> {
   return async (c, next) => {
     if (tokens === null) {
       c.set('caller', { namespace: 'default', device: 'local', readOnly: false });

@@ -1,6 +1,11 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { badRequest, payloadTooLarge, unsupportedMediaType, type FieldError } from '../model/errors.js';
+import {
+  badRequest,
+  payloadTooLarge,
+  unsupportedMediaType,
+  type FieldError,
+} from '../model/errors.js';
 
 export const MAX_JSON_DEPTH = 128;
 
@@ -8,7 +13,11 @@ export const MAX_JSON_DEPTH = 128;
  * Reads a JSON request body: checks the media type (415), the size while streaming (413), the syntax
  * and nesting depth (400), then validates it against `schema` (400 with `errors[].path`).
  */
-export async function readJson<S extends z.ZodType>(c: Context, schema: S, maxBytes: number): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  maxBytes: number,
+): Promise<z.output<S>> {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
     throw unsupportedMediaType('send the body as application/json');
@@ -18,14 +27,22 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S, maxBy
   try {
     value = JSON.parse(raw);
   } catch (err) {
-    if (err instanceof RangeError) throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (err instanceof RangeError)
+      throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
     throw badRequest('the body is not valid JSON');
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depthExceeds(value, MAX_JSON_DEPTH))
+    throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = zodErrors(parsed.error);
-    throw badRequest(`the body is not valid: ${errors.map((e) => `${e.path || '(body)'}: ${e.message}`).slice(0, 3).join('; ')}`, errors);
+    throw badRequest(
+      `the body is not valid: ${errors
+        .map((e) => `${e.path || '(body)'}: ${e.message}`)
+        .slice(0, 3)
+        .join('; ')}`,
+      errors,
+    );
   }
   return parsed.data;
 }
@@ -33,7 +50,9 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S, maxBy
 /** Turns zod issues into the contract's `errors: [{path, message}]`, paths like `messages[2].role`. */
 export function zodErrors(error: z.ZodError): FieldError[] {
   return error.issues.slice(0, 50).map((issue) => ({
-    path: issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join(''),
+    path: issue.path
+      .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
+      .join(''),
     message: issue.message,
   }));
 }
@@ -49,9 +68,13 @@ async function readLimited(request: Request, maxBytes: number): Promise<string> 
 }
 
 /** Reads the whole body as raw bytes (webhook signatures cover the bytes), refusing (413) past `maxBytes`. */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) throw payloadTooLarge(`the body is over ${maxBytes} bytes`);
+  if (Number.isFinite(declared) && declared > maxBytes)
+    throw payloadTooLarge(`the body is over ${maxBytes} bytes`);
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -19,7 +19,9 @@ export function scheduler(c: Context<Env>): Schedule {
   const { background, log } = c.var.services;
   return (work) => {
     try {
-      c.executionCtx.waitUntil(work.catch((err) => log.warn('background work failed', { error: String(err) })));
+      c.executionCtx.waitUntil(
+        work.catch((err) => log.warn('background work failed', { error: String(err) })),
+      );
     } catch {
       background.track(work);
     }
@@ -40,7 +42,9 @@ export function requestContext(c: Context<Env>): RequestContext {
 export function writeContext(c: Context<Env>): WriteContext {
   const key = c.req.header('idempotency-key');
   if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw badRequest('Idempotency-Key must be 1-255 visible ASCII characters', [{ path: 'Idempotency-Key', message: 'invalid' }]);
+    throw badRequest('Idempotency-Key must be 1-255 visible ASCII characters', [
+      { path: 'Idempotency-Key', message: 'invalid' },
+    ]);
   }
   const secrets = requestSecrets(c.req.header('satchel-secrets'));
   return {
@@ -59,11 +63,14 @@ function requestSecrets(header: string | undefined): string[] {
   try {
     const bytes = Uint8Array.from(atob(header.trim()), (ch) => ch.charCodeAt(0));
     const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes));
-    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) return parsed;
+    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100)
+      return parsed;
   } catch {
     // fall through
   }
-  throw badRequest('Satchel-Secrets must be base64 of a JSON array of at most 100 strings', [{ path: 'Satchel-Secrets', message: 'invalid' }]);
+  throw badRequest('Satchel-Secrets must be base64 of a JSON array of at most 100 strings', [
+    { path: 'Satchel-Secrets', message: 'invalid' },
+  ]);
 }
 
 /** A session's ETag: its revision as a strong tag. */
@@ -85,7 +92,10 @@ export function sendSession(c: Context<Env>, session: StoredSession, conditional
   const tag = etag(session.revision);
   c.header('ETag', tag);
   const inm = conditional ? c.req.header('if-none-match') : undefined;
-  if (inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))) {
+  if (
+    inm &&
+    (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))
+  ) {
     return c.body(null, 304);
   }
   return c.json(publicSession(session));

@@ -16,9 +16,15 @@ const EXAMPLE_OPEN_LINES = 16;
 
 type Schema = Record<string, unknown>;
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** Escaped text with `code` spans, the only markup the descriptions use. */
-const prose = (s: unknown) => (typeof s === 'string' ? esc(s).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\n\n/g, '</p><p>') : '');
+const prose = (s: unknown) =>
+  typeof s === 'string'
+    ? esc(s)
+        .replace(/`([^`]+)`/g, '<code>$1</code>')
+        .replace(/\n\n/g, '</p><p>')
+    : '';
 const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1);
 const schemaLink = (name: string) => `<a href="#schema-${esc(name)}">${esc(name)}</a>`;
 
@@ -27,14 +33,21 @@ function typeOf(schema: Schema | undefined): string {
   if (!schema || Object.keys(schema).length === 0) return 'any';
   if (typeof schema.$ref === 'string') return schemaLink(refName(schema.$ref));
   if ('const' in schema) return `<code>${esc(JSON.stringify(schema.const))}</code>`;
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => `<code>${esc(JSON.stringify(v))}</code>`).join(' | ');
+  if (Array.isArray(schema.enum))
+    return schema.enum.map((v) => `<code>${esc(JSON.stringify(v))}</code>`).join(' | ');
   const union = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (union) return union.map((s) => (s.title ? `${typeOf(s)} (${esc(String(s.title))})` : typeOf(s))).join(' | ');
+  if (union)
+    return union
+      .map((s) => (s.title ? `${typeOf(s)} (${esc(String(s.title))})` : typeOf(s)))
+      .join(' | ');
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
   return types
     .map((t) => {
       if (t === 'array') return `array of ${typeOf(schema.items as Schema)}`;
-      if (t === 'object' && schema.properties) return `object {${Object.keys(schema.properties as Schema).map(esc).join(', ')}}`;
+      if (t === 'object' && schema.properties)
+        return `object {${Object.keys(schema.properties as Schema)
+          .map(esc)
+          .join(', ')}}`;
       return esc(String(t ?? 'any'));
     })
     .join(' | ');
@@ -45,12 +58,19 @@ function notes(schema: Schema): string {
   const out: string[] = [];
   if ('default' in schema) out.push(`default <code>${esc(JSON.stringify(schema.default))}</code>`);
   if (schema.format) out.push(esc(String(schema.format)));
-  if (typeof schema.minimum === 'number' && schema.minimum !== 0 && schema.minimum > -Number.MAX_SAFE_INTEGER) out.push(`≥ ${schema.minimum}`);
-  if (typeof schema.maximum === 'number' && schema.maximum < Number.MAX_SAFE_INTEGER) out.push(`≤ ${schema.maximum}`);
+  if (
+    typeof schema.minimum === 'number' &&
+    schema.minimum !== 0 &&
+    schema.minimum > -Number.MAX_SAFE_INTEGER
+  )
+    out.push(`≥ ${schema.minimum}`);
+  if (typeof schema.maximum === 'number' && schema.maximum < Number.MAX_SAFE_INTEGER)
+    out.push(`≤ ${schema.maximum}`);
   if (typeof schema.minLength === 'number') out.push(`at least ${schema.minLength} characters`);
   if (typeof schema.maxLength === 'number') out.push(`at most ${schema.maxLength} characters`);
   if (typeof schema.minItems === 'number') out.push(`at least ${schema.minItems} items`);
-  if (typeof schema.pattern === 'string' && schema.format === undefined) out.push(`matches <code>${esc(schema.pattern)}</code>`);
+  if (typeof schema.pattern === 'string' && schema.format === undefined)
+    out.push(`matches <code>${esc(schema.pattern)}</code>`);
   if (typeof schema.description === 'string') out.push(prose(schema.description));
   return out.join('; ');
 }
@@ -58,19 +78,29 @@ function notes(schema: Schema): string {
 /** An object schema as a table of its fields; any other schema as one line. */
 function fields(schema: Schema): string {
   const variants = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (variants) return variants.map((v) => `<p class="variant">${esc(String(v.title ?? 'or'))}</p>${fields(v)}`).join('');
+  if (variants)
+    return variants
+      .map((v) => `<p class="variant">${esc(String(v.title ?? 'or'))}</p>${fields(v)}`)
+      .join('');
   const props = schema.properties as Record<string, Schema> | undefined;
   if (!props) return `<p>${typeOf(schema)}</p>`;
   const required = new Set((schema.required as string[] | undefined) ?? []);
   const rows = Object.entries(props).map(
-    ([name, s]) => `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeOf(s)}</td><td>${notes(s)}</td></tr>`,
+    ([name, s]) =>
+      `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeOf(s)}</td><td>${notes(s)}</td></tr>`,
   );
-  const extra = schema.additionalProperties === false ? 'No other fields.' : schema.additionalProperties ? 'Other fields are kept as they are.' : '';
+  const extra =
+    schema.additionalProperties === false
+      ? 'No other fields.'
+      : schema.additionalProperties
+        ? 'Other fields are kept as they are.'
+        : '';
   return `<div class="scroll"><table><tr><th>field</th><th>type</th><th>notes</th></tr>${rows.join('')}</table></div>${extra ? `<p class="note">${extra}</p>` : ''}`;
 }
 
 /** A response row's identity: status and description (the same status can mean different things). */
-const rowKey = (status: string, r: Record<string, unknown>) => `${status} ${String(r.description ?? '')}`;
+const rowKey = (status: string, r: Record<string, unknown>) =>
+  `${status} ${String(r.description ?? '')}`;
 
 interface SharedError {
   anchor: string;
@@ -91,7 +121,9 @@ function sharedErrors(ops: { op: Operation }[]): Map<string, SharedError> {
       seen.set(key, entry);
     }
   }
-  const shared = [...seen.entries()].filter(([, e]) => e.count >= SHARED_AT).sort((a, b) => Number(a[1].status) - Number(b[1].status));
+  const shared = [...seen.entries()]
+    .filter(([, e]) => e.count >= SHARED_AT)
+    .sort((a, b) => Number(a[1].status) - Number(b[1].status));
   shared.forEach(([, e], i) => (e.anchor = `error-${e.status}-${i + 1}`));
   return new Map(shared);
 }
@@ -101,8 +133,11 @@ function examplesHtml(label: string, media: Record<string, unknown> | undefined)
   if (!media) return '';
   const out: { title: string; value: unknown }[] = [];
   if ('example' in media) out.push({ title: '', value: media.example });
-  for (const [name, ex] of Object.entries((media.examples as Record<string, Schema> | undefined) ?? {})) {
-    if (ex && typeof ex === 'object' && 'value' in ex) out.push({ title: String(ex.summary ?? name), value: ex.value });
+  for (const [name, ex] of Object.entries(
+    (media.examples as Record<string, Schema> | undefined) ?? {},
+  )) {
+    if (ex && typeof ex === 'object' && 'value' in ex)
+      out.push({ title: String(ex.summary ?? name), value: ex.value });
   }
   return out
     .map((ex) => {
@@ -122,9 +157,22 @@ function responseCells(status: string, r: Record<string, unknown>): string {
   return `<td class="status s${status[0]}">${esc(status)}</td><td>${prose(r.description)}</td><td>${media ? `${typeOf(media[1].schema)} <small>${esc(media[0])}</small>` : '—'}</td><td>${headers.map((h) => `<code>${esc(h)}</code>`).join(' ')}</td>`;
 }
 
-function operationHtml(doc: OpenApiDocument, path: string, method: string, op: Operation, shared: Map<string, SharedError>): string {
-  const params = ((op.parameters as { $ref: string }[] | undefined) ?? []).map((p) => doc.components.parameters![refName(p.$ref)] as Schema);
-  const auth = Array.isArray(op.security) && op.security.length === 0 ? (path.startsWith('/v1/hooks/') ? 'signature headers, no token' : 'no token') : 'bearer token';
+function operationHtml(
+  doc: OpenApiDocument,
+  path: string,
+  method: string,
+  op: Operation,
+  shared: Map<string, SharedError>,
+): string {
+  const params = ((op.parameters as { $ref: string }[] | undefined) ?? []).map(
+    (p) => doc.components.parameters![refName(p.$ref)] as Schema,
+  );
+  const auth =
+    Array.isArray(op.security) && op.security.length === 0
+      ? path.startsWith('/v1/hooks/')
+        ? 'signature headers, no token'
+        : 'no token'
+      : 'bearer token';
   const parts = [
     `<section class="op" id="op-${esc(op.operationId)}">`,
     `<h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${esc(path)}</code></h3>`,
@@ -141,19 +189,32 @@ function operationHtml(doc: OpenApiDocument, path: string, method: string, op: O
       '</table></div>',
     );
   }
-  const body = op.requestBody as { description?: string; content: Record<string, { schema: Schema } & Record<string, unknown>> } | undefined;
+  const body = op.requestBody as
+    | {
+        description?: string;
+        content: Record<string, { schema: Schema } & Record<string, unknown>>;
+      }
+    | undefined;
   if (body) {
     const [type, media] = Object.entries(body.content)[0]!;
-    parts.push(`<h4>Request body</h4><p><code>${esc(type)}</code>: ${typeOf(media.schema)}${body.description ? ` — ${prose(body.description)}` : ''}</p>`);
+    parts.push(
+      `<h4>Request body</h4><p><code>${esc(type)}</code>: ${typeOf(media.schema)}${body.description ? ` — ${prose(body.description)}` : ''}</p>`,
+    );
     parts.push(examplesHtml('Example request', media));
   }
   const own = Object.entries(op.responses).filter(([status, r]) => !shared.has(rowKey(status, r)));
-  const common = Object.entries(op.responses).flatMap(([status, r]) => shared.get(rowKey(status, r)) ?? []);
-  parts.push('<h4>Responses</h4><div class="scroll"><table><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th></tr>');
+  const common = Object.entries(op.responses).flatMap(
+    ([status, r]) => shared.get(rowKey(status, r)) ?? [],
+  );
+  parts.push(
+    '<h4>Responses</h4><div class="scroll"><table><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th></tr>',
+  );
   for (const [status, r] of own) parts.push(`<tr>${responseCells(status, r)}</tr>`);
   parts.push('</table></div>');
   if (common.length > 0) {
-    parts.push(`<p class="shared">Also: ${common.map((e) => `<a href="#${e.anchor}" class="status s${e.status[0]}">${esc(e.status)}</a>`).join(' · ')} <span class="note">(shared errors)</span></p>`);
+    parts.push(
+      `<p class="shared">Also: ${common.map((e) => `<a href="#${e.anchor}" class="status s${e.status[0]}">${esc(e.status)}</a>`).join(' · ')} <span class="note">(shared errors)</span></p>`,
+    );
   }
   for (const [status, r] of Object.entries(op.responses)) {
     const content = r.content as Record<string, Record<string, unknown>> | undefined;
@@ -165,12 +226,20 @@ function operationHtml(doc: OpenApiDocument, path: string, method: string, op: O
 
 /** The page. */
 export function docsPage(doc: OpenApiDocument): string {
-  const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
-  const byTag = doc.tags.map((t) => ({ tag: t, ops: ops.filter((o) => (o.op.tags as string[])[0] === t.name) }));
+  const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );
+  const byTag = doc.tags.map((t) => ({
+    tag: t,
+    ops: ops.filter((o) => (o.op.tags as string[])[0] === t.name),
+  }));
   const schemas = Object.entries(doc.components.schemas as Record<string, Schema>);
   const shared = sharedErrors(ops);
   const sharedHtml = [...shared.values()]
-    .map((e) => `<tr id="${e.anchor}">${responseCells(e.status, e.response)}<td>${e.count} operations</td></tr>`)
+    .map(
+      (e) =>
+        `<tr id="${e.anchor}">${responseCells(e.status, e.response)}<td>${e.count} operations</td></tr>`,
+    )
     .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

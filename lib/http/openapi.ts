@@ -1,6 +1,21 @@
 import * as z from 'zod';
-import { externalRefInputSchema, externalRefSchema, messageSchema, sessionSchema, sessionSummarySchema, writeReceiptSchema } from '../model/session.js';
-import { appendBodySchema, cleanupBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, sessionSearchBodySchema, trimBodySchema } from '../model/requests.js';
+import {
+  externalRefInputSchema,
+  externalRefSchema,
+  messageSchema,
+  sessionSchema,
+  sessionSummarySchema,
+  writeReceiptSchema,
+} from '../model/session.js';
+import {
+  appendBodySchema,
+  cleanupBodySchema,
+  continueBodySchema,
+  createBodySchema,
+  replaceBodySchema,
+  sessionSearchBodySchema,
+  trimBodySchema,
+} from '../model/requests.js';
 import {
   auditLogSchema,
   auditRecordSchema,
@@ -26,24 +41,51 @@ import { parameters, type Route } from './spec.js';
 /** Request-side schemas with component names (zod input: defaults optional, `content: null` allowed). */
 const inputSchemas: Record<string, [z.ZodType, string]> = {
   CreateSessionBody: [createBodySchema, 'Create a session.'],
-  ReplaceSessionBody: [replaceBodySchema, 'The whole session; server-owned fields sent back from a GET are ignored.'],
+  ReplaceSessionBody: [
+    replaceBodySchema,
+    'The whole session; server-owned fields sent back from a GET are ignored.',
+  ],
   AppendBody: [appendBodySchema, 'Messages (at least one) and external refs to append.'],
   ContinueBody: [continueBodySchema, 'The user message to store, then continue from.'],
   TrimBody: [trimBodySchema, 'How many messages to keep (n ≥ 2, counting the system message).'],
   CleanupBody: [cleanupBodySchema, 'Delete sessions not updated for this many days (0: all).'],
-  SessionSearchBody: [sessionSearchBodySchema, 'A session_search tool call; unknown fields are ignored.'],
-  MessageInput: [messageSchema, 'A message as sent: odek/OpenAI chat format; unknown fields are kept as they are.'],
-  ExternalRefInput: [externalRefInputSchema, 'An external ref as sent (schema odek-extension/v1); `created_by`, `read_only` and `created_at` are filled in when absent.'],
+  SessionSearchBody: [
+    sessionSearchBodySchema,
+    'A session_search tool call; unknown fields are ignored.',
+  ],
+  MessageInput: [
+    messageSchema,
+    'A message as sent: odek/OpenAI chat format; unknown fields are kept as they are.',
+  ],
+  ExternalRefInput: [
+    externalRefInputSchema,
+    'An external ref as sent (schema odek-extension/v1); `created_by`, `read_only` and `created_at` are filled in when absent.',
+  ],
 };
 /** Response-side schemas with component names (zod output). */
 const outputSchemas: Record<string, [z.ZodType, string]> = {
-  Session: [sessionSchema, 'A session as stored (odek session file format plus `revision`), compact JSON.'],
+  Session: [
+    sessionSchema,
+    'A session as stored (odek session file format plus `revision`), compact JSON.',
+  ],
   Message: [messageSchema, 'A stored message; unknown fields are kept as they are.'],
-  ExternalRef: [externalRefSchema, 'An external ref (schema odek-extension/v1). The service never fetches its uri.'],
+  ExternalRef: [
+    externalRefSchema,
+    'An external ref (schema odek-extension/v1). The service never fetches its uri.',
+  ],
   SessionSummary: [sessionSummarySchema, 'Session metadata; `bytes` is the stored object size.'],
-  SessionPage: [sessionPageSchema, 'One page of session metadata; `next_cursor` is null on the last page.'],
-  WriteReceipt: [writeReceiptSchema, 'The answer to a write: `redactions` and `dropped_groups` count what this write did.'],
-  ContinueAnswer: [continueAnswerSchema, 'A write receipt plus `model_turn` and, after a model turn, `reply`.'],
+  SessionPage: [
+    sessionPageSchema,
+    'One page of session metadata; `next_cursor` is null on the last page.',
+  ],
+  WriteReceipt: [
+    writeReceiptSchema,
+    'The answer to a write: `redactions` and `dropped_groups` count what this write did.',
+  ],
+  ContinueAnswer: [
+    continueAnswerSchema,
+    'A write receipt plus `model_turn` and, after a model turn, `reply`.',
+  ],
   TrimResult: [trimResultSchema, 'Message counts before and after a trim.'],
   CleanupResult: [cleanupResultSchema, 'How many sessions a cleanup deleted.'],
   AuditRecord: [auditRecordSchema, 'One write as recorded in the audit log.'],
@@ -52,16 +94,26 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
   SearchHit: [searchHitSchema, 'A ranked search result.'],
   SessionSearchResult: [sessionSearchResultSchema, 'What session_search answers, by action.'],
   HookAccepted: [hookAcceptedSchema, 'A verified webhook delivery.'],
-  Problem: [problemSchema, 'RFC 9457 problem details (`application/problem+json`); `errors` for validation failures.'],
+  Problem: [
+    problemSchema,
+    'RFC 9457 problem details (`application/problem+json`); `errors` for validation failures.',
+  ],
 };
 
 const refTo = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** zod → JSON Schemas for a set of named schemas, referring to each other by component name. */
-function componentSchemas(named: Record<string, [z.ZodType, string]>, io: 'input' | 'output'): Record<string, Record<string, unknown>> {
+function componentSchemas(
+  named: Record<string, [z.ZodType, string]>,
+  io: 'input' | 'output',
+): Record<string, Record<string, unknown>> {
   const registry = z.registry<{ id: string }>();
   for (const [id, [schema]] of Object.entries(named)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'throw' });
+  const { schemas } = z.toJSONSchema(registry, {
+    io,
+    uri: (id) => `#/components/schemas/${id}`,
+    unrepresentable: 'throw',
+  });
   const out: Record<string, Record<string, unknown>> = {};
   for (const [id, schema] of Object.entries(schemas)) {
     const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
@@ -72,7 +124,10 @@ function componentSchemas(named: Record<string, [z.ZodType, string]>, io: 'input
 
 /** One parameter's JSON Schema (zod input: what a client sends). */
 function parameterSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }
 
@@ -82,11 +137,18 @@ export type OpenApiDocument = {
   openapi: string;
   info: { title: string; version: string; description: string };
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown>; parameters: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
+  components: {
+    securitySchemes: Record<string, unknown>;
+    parameters: Record<string, unknown>;
+    schemas: Record<string, Record<string, unknown>>;
+  };
   security: Record<string, string[]>[];
   tags: { name: string; description: string }[];
 };
-export type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, Record<string, unknown>> };
+export type Operation = Record<string, unknown> & {
+  operationId: string;
+  responses: Record<string, Record<string, unknown>>;
+};
 
 /** The OpenAPI 3.1 document of a route table, generated from the routes' own specs (made once per table). */
 export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
@@ -97,17 +159,27 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
   const outputNames = new Map<z.ZodType, string>();
   for (const [id, [schema]] of Object.entries(outputSchemas)) outputNames.set(schema, id);
   const bodyRef = (schema: z.ZodType) => refTo(names.get(schema) ?? unnamed('request', schema));
-  const responseRef = (schema: z.ZodType) => refTo(outputNames.get(schema) ?? unnamed('response', schema));
+  const responseRef = (schema: z.ZodType) =>
+    refTo(outputNames.get(schema) ?? unnamed('response', schema));
 
   const paths: OpenApiDocument['paths'] = {};
   for (const { spec: route } of routes) {
     const responses: Operation['responses'] = {};
     for (const [status, spec] of Object.entries(route.responses)) {
       const response: Record<string, unknown> = { description: spec.description };
-      if (spec.headers) response.headers = Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { ...h }]));
-      if (spec.schema) response.content = { [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: { schema: responseRef(spec.schema) } };
+      if (spec.headers)
+        response.headers = Object.fromEntries(
+          Object.entries(spec.headers).map(([name, h]) => [name, { ...h }]),
+        );
+      if (spec.schema)
+        response.content = {
+          [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: {
+            schema: responseRef(spec.schema),
+          },
+        };
       else if (spec.html) response.content = { 'text/html': { schema: { type: 'string' } } };
-      else if (route.path === '/openapi.json') response.content = { 'application/json': { schema: { type: 'object' } } };
+      else if (route.path === '/openapi.json')
+        response.content = { 'application/json': { schema: { type: 'object' } } };
       responses[String(status)] = response;
     }
     const operation: Operation = {
@@ -116,15 +188,35 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       ...(route.auth === 'bearer' ? {} : { security: [] }),
-      ...(route.parameters ? { parameters: route.parameters.map((p) => ({ $ref: `#/components/parameters/${p}` })) } : {}),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: bodyRef(route.body) } } } } : {}),
-      ...(route.rawBody ? { requestBody: { required: false, description: route.rawBody, content: { '*/*': { schema: {} } } } } : {}),
+      ...(route.parameters
+        ? { parameters: route.parameters.map((p) => ({ $ref: `#/components/parameters/${p}` })) }
+        : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: bodyRef(route.body) } },
+            },
+          }
+        : {}),
+      ...(route.rawBody
+        ? {
+            requestBody: {
+              required: false,
+              description: route.rawBody,
+              content: { '*/*': { schema: {} } },
+            },
+          }
+        : {}),
       responses,
     };
     (paths[route.path] ??= {})[route.method] = operation;
   }
 
-  const schemas = { ...componentSchemas(outputSchemas, 'output'), ...componentSchemas(inputSchemas, 'input') };
+  const schemas = {
+    ...componentSchemas(outputSchemas, 'output'),
+    ...componentSchemas(inputSchemas, 'input'),
+  };
   const document: OpenApiDocument = {
     openapi: '3.1.0',
     info: {
@@ -147,9 +239,24 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from `SATCHEL_TOKENS`; it picks the namespace.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A token from `SATCHEL_TOKENS`; it picks the namespace.',
+        },
+      },
       parameters: Object.fromEntries(
-        Object.entries(parameters).map(([id, p]) => [id, { name: p.name, in: p.in, required: p.required, description: p.description, schema: parameterSchema(p.schema) }]),
+        Object.entries(parameters).map(([id, p]) => [
+          id,
+          {
+            name: p.name,
+            in: p.in,
+            required: p.required,
+            description: p.description,
+            schema: parameterSchema(p.schema),
+          },
+        ]),
       ),
       schemas,
     },
@@ -159,5 +266,7 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
 }
 
 function unnamed(side: string, schema: z.ZodType): never {
-  throw new Error(`a ${side} schema of the route table has no component name (${schema.constructor.name})`);
+  throw new Error(
+    `a ${side} schema of the route table has no component name (${schema.constructor.name})`,
+  );
 }

@@ -16,7 +16,10 @@ export function param(c: Context<Env>, name: string): string {
 export function parseLimit(value: string | undefined): number {
   if (value === undefined || value === '') return 20;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 100) throw badRequest('limit must be an integer from 1 to 100', [{ path: 'limit', message: 'out of range' }]);
+  if (!Number.isInteger(n) || n < 1 || n > 100)
+    throw badRequest('limit must be an integer from 1 to 100', [
+      { path: 'limit', message: 'out of range' },
+    ]);
   return n;
 }
 
@@ -27,13 +30,18 @@ export function parseUpdatedAfter(value: string | undefined): number | undefined
   if (value === undefined) return undefined;
   if (rfc3339.test(value)) return Date.parse(value);
   // An unencoded `+` in a query string decodes to a space: say how to send it.
-  const hint = /^\S+ \d{2}:\d{2}$/.test(value) ? ' (encode the "+" of the offset as %2B, or use Z)' : '';
-  throw badRequest(`updated_after must be an RFC 3339 time${hint}`, [{ path: 'updated_after', message: `not RFC 3339${hint}` }]);
+  const hint = /^\S+ \d{2}:\d{2}$/.test(value)
+    ? ' (encode the "+" of the offset as %2B, or use Z)'
+    : '';
+  throw badRequest(`updated_after must be an RFC 3339 time${hint}`, [
+    { path: 'updated_after', message: `not RFC 3339${hint}` },
+  ]);
 }
 
 /** `If-Match` where a write needs it (a replace): 428 without it. */
 export function requireIfMatch(c: Context<Env>): ExpectedRevision {
   const ifMatch = parseIfMatch(c.req.header('if-match'));
-  if (ifMatch === undefined) throw preconditionRequired('PUT needs If-Match with the revision you read');
+  if (ifMatch === undefined)
+    throw preconditionRequired('PUT needs If-Match with the revision you read');
   return ifMatch;
 }

@@ -18,17 +18,37 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
   let retryAfter: number | undefined;
   if (SatchelError.is(err)) {
     const [status, title] = statusOf[err.kind];
-    if (status >= 500) log.error('request failed', { method: c.req.method, route: c.req.routePath, kind: err.kind, error: err.message });
+    if (status >= 500)
+      log.error('request failed', {
+        method: c.req.method,
+        route: c.req.routePath,
+        kind: err.kind,
+        error: err.message,
+      });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
     retryAfter = err.extra.retryAfter;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', { path: c.req.path, error: describeError(err.cause ?? err) });
-    problem = { type: typeFor(503), title: 'Service Unavailable', status: 503, detail: 'storage is unreachable; try again shortly' };
+    problem = {
+      type: typeFor(503),
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'storage is unreachable; try again shortly',
+    };
     retryAfter = 2;
   } else {
-    log.error('unhandled error', { method: c.req.method, path: c.req.path, error: describeError(err) });
-    problem = { type: typeFor(500), title: 'Internal Server Error', status: 500, detail: 'the server failed to handle this request' };
+    log.error('unhandled error', {
+      method: c.req.method,
+      path: c.req.path,
+      error: describeError(err),
+    });
+    problem = {
+      type: typeFor(500),
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'the server failed to handle this request',
+    };
   }
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);

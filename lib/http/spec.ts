@@ -57,19 +57,39 @@ export const parameters = {
     name: 'id',
     in: 'path',
     required: true,
-    description: 'The session id: `YYYYMMDD-` and 32 hex for a new session, or an imported id (1-128 of `[A-Za-z0-9._-]`, not starting with `.`; `index` and `latest` are reserved).',
+    description:
+      'The session id: `YYYYMMDD-` and 32 hex for a new session, or an imported id (1-128 of `[A-Za-z0-9._-]`, not starting with `.`; `index` and `latest` are reserved).',
     schema: z.string().regex(new RegExp(sessionIdPattern)),
   },
   ContinueId: {
     name: 'id',
     in: 'path',
     required: true,
-    description: 'The session id, or `latest` for the most recently updated session (with an `Idempotency-Key`, a repeat goes to the session the first request chose).',
+    description:
+      'The session id, or `latest` for the most recently updated session (with an `Idempotency-Key`, a repeat goes to the session the first request chose).',
     schema: z.string(),
   },
-  HookName: { name: 'name', in: 'path', required: true, description: 'The webhook name, as configured in `SATCHEL_HOOKS`.', schema: z.string() },
-  Limit: { name: 'limit', in: 'query', required: false, description: 'Page size.', schema: z.number().int().min(1).max(100).default(20) },
-  Cursor: { name: 'cursor', in: 'query', required: false, description: 'The `next_cursor` of the previous page (opaque).', schema: z.string() },
+  HookName: {
+    name: 'name',
+    in: 'path',
+    required: true,
+    description: 'The webhook name, as configured in `SATCHEL_HOOKS`.',
+    schema: z.string(),
+  },
+  Limit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Page size.',
+    schema: z.number().int().min(1).max(100).default(20),
+  },
+  Cursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'The `next_cursor` of the previous page (opaque).',
+    schema: z.string(),
+  },
   UpdatedAfter: {
     name: 'updated_after',
     in: 'query',
@@ -81,103 +101,150 @@ export const parameters = {
     name: 'If-Match',
     in: 'header',
     required: false,
-    description: 'Write only if the session is at this revision (`"<revision>"` as in `ETag`, or `*` for any); otherwise 412.',
+    description:
+      'Write only if the session is at this revision (`"<revision>"` as in `ETag`, or `*` for any); otherwise 412.',
     schema: z.string(),
   },
   IfMatchRequired: {
     name: 'If-Match',
     in: 'header',
     required: true,
-    description: 'The revision you read (`"<revision>"` as in `ETag`, or `*`). Without it 428; a stale one is 412.',
+    description:
+      'The revision you read (`"<revision>"` as in `ETag`, or `*`). Without it 428; a stale one is 412.',
     schema: z.string(),
   },
   IfNoneMatch: {
     name: 'If-None-Match',
     in: 'header',
     required: false,
-    description: 'The `ETag` you hold: 304 without a body when the session is still at that revision.',
+    description:
+      'The `ETag` you hold: 304 without a body when the session is still at that revision.',
     schema: z.string(),
   },
   IdempotencyKey: {
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
-    description: '1-255 visible ASCII characters. A retry with the same key is a no-op that answers the first result (`Idempotent-Replayed: true`); the same key with a different body is 422. Kept 24 h.',
+    description:
+      '1-255 visible ASCII characters. A retry with the same key is a no-op that answers the first result (`Idempotent-Replayed: true`); the same key with a different body is 422. Kept 24 h.',
     schema: z.string().regex(/^[\x21-\x7e]{1,255}$/),
   },
   SatchelSecrets: {
     name: 'Satchel-Secrets',
     in: 'header',
     required: false,
-    description: 'Base64 of a JSON array of at most 100 strings: secret values redacted from everything this request stores, in every encoding; never stored themselves.',
+    description:
+      'Base64 of a JSON array of at most 100 strings: secret values redacted from everything this request stores, in every encoding; never stored themselves.',
     schema: z.string(),
   },
   HubSignature: {
     name: 'X-Hub-Signature-256',
     in: 'header',
     required: false,
-    description: 'GitHub style: `sha256=<hex HMAC-SHA256 of the raw body>` with the hook secret. This or `X-Satchel-Signature` is required.',
+    description:
+      'GitHub style: `sha256=<hex HMAC-SHA256 of the raw body>` with the hook secret. This or `X-Satchel-Signature` is required.',
     schema: z.string(),
   },
   SatchelSignature: {
     name: 'X-Satchel-Signature',
     in: 'header',
     required: false,
-    description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, `t` within 300 s of the server clock; several `v1=` allowed. Decides when both headers are sent.',
+    description:
+      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, `t` within 300 s of the server clock; several `v1=` allowed. Decides when both headers are sent.',
     schema: z.string(),
   },
   SatchelDelivery: {
     name: 'X-Satchel-Delivery',
     in: 'header',
     required: false,
-    description: 'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or `X-GitHub-Delivery`, the body digest.',
+    description:
+      'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or `X-GitHub-Delivery`, the body digest.',
     schema: z.string(),
   },
-  GitHubDelivery: { name: 'X-GitHub-Delivery', in: 'header', required: false, description: "GitHub's delivery id.", schema: z.string() },
+  GitHubDelivery: {
+    name: 'X-GitHub-Delivery',
+    in: 'header',
+    required: false,
+    description: "GitHub's delivery id.",
+    schema: z.string(),
+  },
   GitHubEvent: {
     name: 'X-GitHub-Event',
     in: 'header',
     required: false,
-    description: 'GitHub event name: `workflow_run`, `check_run`, `issue_comment` and `push` are stored as readable summaries.',
+    description:
+      'GitHub event name: `workflow_run`, `check_run`, `issue_comment` and `push` are stored as readable summaries.',
     schema: z.string(),
   },
-} satisfies Record<string, { name: string; in: 'path' | 'query' | 'header'; required: boolean; description: string; schema: z.ZodType }>;
+} satisfies Record<
+  string,
+  {
+    name: string;
+    in: 'path' | 'query' | 'header';
+    required: boolean;
+    description: string;
+    schema: z.ZodType;
+  }
+>;
 export type ParameterName = keyof typeof parameters;
 
 // ---- responses ----
 
 const revisionTag = { type: 'string', pattern: '^"\\d+"$' };
 export const etagHeader = (required = true): Record<string, HeaderSpec> => ({
-  ETag: { description: 'The session revision as a strong tag, `"<revision>"`.', required, schema: revisionTag },
+  ETag: {
+    description: 'The session revision as a strong tag, `"<revision>"`.',
+    required,
+    schema: revisionTag,
+  },
 });
 export const replayed: Record<string, HeaderSpec> = {
-  'Idempotent-Replayed': { description: '`true` when an `Idempotency-Key` matched an earlier request and nothing was written.', required: false, schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when an `Idempotency-Key` matched an earlier request and nothing was written.',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 export const retryAfter: Record<string, HeaderSpec> = {
-  'Retry-After': { description: 'Seconds to wait before trying again.', required: true, schema: { type: 'string', pattern: '^\\d+$' } },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    required: true,
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
 };
 
-export const problem = (description: string, headers?: Record<string, HeaderSpec>): ResponseSpec => ({ description, schema: problemSchema, ...(headers ? { headers } : {}) });
+export const problem = (
+  description: string,
+  headers?: Record<string, HeaderSpec>,
+): ResponseSpec => ({ description, schema: problemSchema, ...(headers ? { headers } : {}) });
 export const P = {
-  body: problem('Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8, or a failed validation (`errors` names each field), or a malformed header.'),
+  body: problem(
+    'Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8, or a failed validation (`errors` names each field), or a malformed header.',
+  ),
   query: problem('A query parameter is not valid (`errors` names it).'),
   id: problem('The id cannot be a session id.'),
   token: problem('No `Authorization: Bearer` token, or an unknown one.'),
   readOnly: problem('The token is read-only.'),
-  session: problem('No session with this id in the token\'s namespace.'),
-  stale: problem('`If-Match` does not match the session\'s revision.'),
+  session: problem("No session with this id in the token's namespace."),
+  stale: problem("`If-Match` does not match the session's revision."),
   tooLarge: problem('The body is over `SATCHEL_MAX_BODY_BYTES`.'),
   notJson: problem('The body is not `application/json`.'),
   keyReused: problem('This `Idempotency-Key` was used for a different request.'),
-  storage: problem('Storage is unreachable, or too many concurrent writers on one session; try again.', retryAfter),
+  storage: problem(
+    'Storage is unreachable, or too many concurrent writers on one session; try again.',
+    retryAfter,
+  ),
 };
 export const bodyErrors = { 400: P.body, 413: P.tooLarge, 415: P.notJson };
-
 
 // ---- a route: its spec and its handler in one statement ----
 
 /** A route's handler: the request context (services, caller) and the body already validated by the spec's schema. */
-export type Handler<B extends z.ZodType> = (c: Context<Env>, body: z.output<B>) => Response | Promise<Response>;
+export type Handler<B extends z.ZodType> = (
+  c: Context<Env>,
+  body: z.output<B>,
+) => Response | Promise<Response>;
 
 export interface Route<B extends z.ZodType = z.ZodType> {
   spec: RouteSpec<B>;

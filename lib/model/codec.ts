@@ -39,10 +39,15 @@ const MESSAGES_SLOT = '\u0001satchel-messages\u0001';
  * the encoded messages array on its own. When `prior` encodes a prefix of `session.messages` (the same
  * objects: an append), only the new messages are serialised and the prior bytes are reused.
  */
-export function encodeCoreParts(session: StoredSession, prior?: EncodedMessages): { core: Uint8Array; messages: EncodedMessages } {
+export function encodeCoreParts(
+  session: StoredSession,
+  prior?: EncodedMessages,
+): { core: Uint8Array; messages: EncodedMessages } {
   const ordered: Record<string, unknown> = {};
-  for (const key of SESSION_FIELDS) ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
-  for (const [key, value] of Object.entries(session)) if (!(key in ordered) && key !== 'satchel') ordered[key] = value;
+  for (const key of SESSION_FIELDS)
+    ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
+  for (const [key, value] of Object.entries(session))
+    if (!(key in ordered) && key !== 'satchel') ordered[key] = value;
   const json = JSON.stringify(ordered);
   // Only scalar fields precede messages, and quotes inside strings are escaped: the first match is the slot.
   const slot = `"messages":${JSON.stringify(MESSAGES_SLOT)}`;
@@ -51,7 +56,11 @@ export function encodeCoreParts(session: StoredSession, prior?: EncodedMessages)
   const post = utf8(json.slice(at + slot.length, -1));
   const list = session.messages;
   let messagesJson: Uint8Array;
-  if (prior && prior.messages.length <= list.length && prior.messages.every((m, i) => m === list[i])) {
+  if (
+    prior &&
+    prior.messages.length <= list.length &&
+    prior.messages.every((m, i) => m === list[i])
+  ) {
     const added = list.slice(prior.messages.length);
     if (added.length === 0) messagesJson = prior.json;
     else {
@@ -59,7 +68,10 @@ export function encodeCoreParts(session: StoredSession, prior?: EncodedMessages)
       messagesJson = concat(prior.json.subarray(0, prior.json.byteLength - 1), tail);
     }
   } else messagesJson = utf8(JSON.stringify(list));
-  return { core: concat(pre, messagesJson, post), messages: { messages: list, json: messagesJson } };
+  return {
+    core: concat(pre, messagesJson, post),
+    messages: { messages: list, json: messagesJson },
+  };
 }
 
 /** Everything but the bookkeeping, as UTF-8 without the closing brace. */

@@ -7,7 +7,12 @@ export function toHex(bytes: Uint8Array): string {
 
 /** SHA-256 of a string's UTF-8 bytes (or of raw bytes). */
 export async function sha256(value: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', typeof value === 'string' ? new TextEncoder().encode(value) : value));
+  return new Uint8Array(
+    await crypto.subtle.digest(
+      'SHA-256',
+      typeof value === 'string' ? new TextEncoder().encode(value) : value,
+    ),
+  );
 }
 
 /** Hex SHA-256 of a string's UTF-8 bytes (or of raw bytes). */

@@ -37,12 +37,18 @@ export class SatchelError extends Error {
   /** True when `err` is a SatchelError (of `kind`, when given); works across module copies. */
   static is(err: unknown, kind?: ErrorKind): err is SatchelError {
     const e = err as SatchelError | null;
-    return typeof e === 'object' && e !== null && e.name === 'SatchelError' && (kind === undefined || e.kind === kind);
+    return (
+      typeof e === 'object' &&
+      e !== null &&
+      e.name === 'SatchelError' &&
+      (kind === undefined || e.kind === kind)
+    );
   }
 }
 
 /** The input is malformed or fails validation; `errors` names the fields. */
-export const badRequest = (detail: string, errors?: FieldError[]) => new SatchelError('invalid', detail, errors ? { errors } : {});
+export const badRequest = (detail: string, errors?: FieldError[]) =>
+  new SatchelError('invalid', detail, errors ? { errors } : {});
 /** No caller could be identified. */
 export const unauthorized = (detail: string) => new SatchelError('unauthenticated', detail);
 /** The caller may not do this. */
@@ -57,13 +63,16 @@ export const preconditionFailed = (detail: string) => new SatchelError('stale', 
 /** The input is over a configured limit. */
 export const payloadTooLarge = (detail: string) => new SatchelError('too_large', detail);
 /** The body is not JSON. */
-export const unsupportedMediaType = (detail: string) => new SatchelError('unsupported_media_type', detail);
+export const unsupportedMediaType = (detail: string) =>
+  new SatchelError('unsupported_media_type', detail);
 /** An Idempotency-Key was used for a different request. */
 export const unprocessable = (detail: string) => new SatchelError('key_reused', detail);
 /** A replace without the revision it replaces. */
-export const preconditionRequired = (detail: string) => new SatchelError('revision_required', detail);
+export const preconditionRequired = (detail: string) =>
+  new SatchelError('revision_required', detail);
 /** Storage is unreachable or too contended: try again after `retryAfter` seconds. */
-export const unavailable = (detail: string, retryAfter = 1) => new SatchelError('unavailable', detail, { retryAfter });
+export const unavailable = (detail: string, retryAfter = 1) =>
+  new SatchelError('unavailable', detail, { retryAfter });
 /** An upstream the request depends on (the continue model) failed or timed out. */
 export const badGateway = (detail: string) => new SatchelError('upstream_failed', detail);
 /** A known path asked with a method it does not serve. */

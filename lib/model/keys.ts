@@ -9,7 +9,8 @@ export const keys = {
   /** The manifest's sequenced roots (lib/storage/sequenced.ts names each `<seq>.json`). */
   manifestRoots: (ns: string) => `ns/${ns}/m/r/`,
   /** Pages carry a random part: two compactors racing for one seq must never overwrite each other's pages. */
-  page: (ns: string, seq: number, i: number) => `ns/${ns}/m/g/${pad(seq, 12)}-${randomHex(6)}-${i}.json`,
+  page: (ns: string, seq: number, i: number) =>
+    `ns/${ns}/m/g/${pad(seq, 12)}-${randomHex(6)}-${i}.json`,
   log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${pad(at, 13)}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
@@ -18,7 +19,8 @@ export const keys = {
   /** Which session `continue` on `latest` chose for an Idempotency-Key (by its hash), so a repeat goes there too. */
   latestChoice: (ns: string, keyHash: string) => `ns/${ns}/continue/latest/${keyHash}.json`,
   /** One webhook delivery's marker: which session it went to, and whether it is done. */
-  hookDelivery: (ns: string, hook: string, deliveryHash: string) => `ns/${ns}/hooks/${hook}/${deliveryHash}.json`,
+  hookDelivery: (ns: string, hook: string, deliveryHash: string) =>
+    `ns/${ns}/hooks/${hook}/${deliveryHash}.json`,
 };
 
 /** Where one log-structured search index lives: the lexical index, or the vectors of one embedding space. */
@@ -34,7 +36,8 @@ export const indexKeys = {
   /** Records of one session under an index prefix. */
   records: (prefix: string, id: string) => `${prefix}d/${id}/`,
   /** The record of one session version (`c` = created_at ms, `r` = revision). */
-  record: (prefix: string, id: string, c: number, r: number, ext: string) => `${prefix}d/${id}/${pad(c, 13)}-${r}${ext}`,
+  record: (prefix: string, id: string, c: number, r: number, ext: string) =>
+    `${prefix}d/${id}/${pad(c, 13)}-${r}${ext}`,
   /** A new segment's base key (each part adds its extension). */
   segment: (prefix: string, seq: number) => `${prefix}g/${pad(seq, 12)}-${randomHex(6)}`,
   /** The index's sequenced roots. */

@@ -15,7 +15,9 @@ export function mergeExternalRefs(
   const out = stored.slice();
   for (const ref of incoming ?? []) {
     const createdBy = ref.created_by ?? defaultCreatedBy;
-    const duplicate = out.some((r) => r.kind === ref.kind && r.created_by === createdBy && sameUri(r.uri, ref.uri));
+    const duplicate = out.some(
+      (r) => r.kind === ref.kind && r.created_by === createdBy && sameUri(r.uri, ref.uri),
+    );
     if (duplicate) continue;
     out.push({
       kind: ref.kind,

@@ -44,7 +44,9 @@ export const replaceBodySchema = z.object({
 });
 export type ReplaceBody = z.output<typeof replaceBodySchema>;
 
-export const trimBodySchema = z.strictObject({ keep: z.number().int().min(2, 'keep must be at least 2') });
+export const trimBodySchema = z.strictObject({
+  keep: z.number().int().min(2, 'keep must be at least 2'),
+});
 export const cleanupBodySchema = z.strictObject({ older_than_days: z.number().int().min(0) });
 export const continueBodySchema = z.strictObject({
   message: z.string().min(1, 'message must not be empty'),

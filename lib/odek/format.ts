@@ -1,5 +1,10 @@
 import type * as z from 'zod';
-import type { CreateSessionInput, ExternalRefInput, ReplaceInput, Session } from '../client/types.js';
+import type {
+  CreateSessionInput,
+  ExternalRefInput,
+  ReplaceInput,
+  Session,
+} from '../client/types.js';
 import { SESSION_FIELDS } from '../model/codec.js';
 import { externalRefInputSchema, storedSessionSchema } from '../model/session.js';
 import { createBodySchema } from '../model/requests.js';
@@ -17,14 +22,21 @@ import type { ExternalRef } from '../model/session.js';
  */
 
 /** Fields the server sets itself; an import neither sends nor compares them. */
-export const SERVER_OWNED = ['created_at', 'updated_at', 'turns', 'episode_taint_tracked', 'revision'] as const;
+export const SERVER_OWNED = [
+  'created_at',
+  'updated_at',
+  'turns',
+  'episode_taint_tracked',
+  'revision',
+] as const;
 
 /** The odek file schema with times optional (an import does not need them); Satchel's bookkeeping ignored. */
-const odekFileSchema = storedSessionSchema.omit({ satchel: true }).partial({ created_at: true, updated_at: true });
+const odekFileSchema = storedSessionSchema
+  .omit({ satchel: true })
+  .partial({ created_at: true, updated_at: true });
 
 export type OdekFileResult =
-  | { ok: true; session: OdekSession; unknownFields: string[] }
-  | { ok: false; reason: string };
+  { ok: true; session: OdekSession; unknownFields: string[] } | { ok: false; reason: string };
 
 /** An odek session as read, normalised by the stored-format schema (defaults for absent fields). */
 export type OdekSession = z.output<typeof odekFileSchema>;
@@ -39,7 +51,8 @@ export function parseOdekFile(text: string): OdekFileResult {
   } catch (err) {
     return { ok: false, reason: `not JSON: ${(err as Error).message}` };
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'not an odek session: not a JSON object' };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    return { ok: false, reason: 'not an odek session: not a JSON object' };
   const parsed = odekFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -102,6 +115,7 @@ export function refInput(ref: ExternalRef): ExternalRefInput {
 export function odekFileText(session: Session): string {
   const out: Record<string, unknown> = {};
   for (const key of SESSION_FIELDS) if (key !== 'revision') out[key] = session[key];
-  for (const [key, value] of Object.entries(session)) if (!(key in out) && key !== 'revision' && key !== 'satchel') out[key] = value;
+  for (const [key, value] of Object.entries(session))
+    if (!(key in out) && key !== 'revision' && key !== 'satchel') out[key] = value;
   return JSON.stringify(out);
 }

@@ -38,7 +38,8 @@ export function sameText(file: string, stored: string): boolean {
   if (stored === REDACTED_ARGUMENTS && !isJson(file)) return true;
   if (!stored.includes(PLACEHOLDER)) return false;
   // JSON the pipeline parsed, redacted and serialised again (tool-call arguments).
-  if (isJson(stored) && isJson(file)) return differsAt(JSON.parse(file), JSON.parse(stored), '') === null;
+  if (isJson(stored) && isJson(file))
+    return differsAt(JSON.parse(file), JSON.parse(stored), '') === null;
   return placeholdersMatch(stored.split(PLACEHOLDER), file);
 }
 
@@ -60,9 +61,11 @@ function placeholdersMatch(parts: string[], text: string): boolean {
 
 /** Where two JSON values first differ (strings by `sameText`), or null. */
 function differsAt(file: unknown, stored: unknown, path: string): string | null {
-  if (typeof file === 'string' && typeof stored === 'string') return sameText(file, stored) ? null : path || '(value)';
+  if (typeof file === 'string' && typeof stored === 'string')
+    return sameText(file, stored) ? null : path || '(value)';
   if (Array.isArray(file) && Array.isArray(stored)) {
-    if (file.length !== stored.length) return `${path}: ${file.length} items in the file, ${stored.length} stored`;
+    if (file.length !== stored.length)
+      return `${path}: ${file.length} items in the file, ${stored.length} stored`;
     for (let i = 0; i < file.length; i++) {
       const at = differsAt(file[i], stored[i], `${path}[${i}]`);
       if (at) return at;
@@ -90,8 +93,11 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
 /** The stored refs must be exactly the file's (deduplicated as the store does), times aside when absent. */
 function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
   const wanted: ExternalRef[] = [];
-  for (const r of file) if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by)) wanted.push(r);
-  if (wanted.length !== stored.length) return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
+  for (const r of file)
+    if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by))
+      wanted.push(r);
+  if (wanted.length !== stored.length)
+    return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
   const unmatched = stored.slice();
   for (const ref of wanted) {
     const i = unmatched.findIndex(
@@ -111,10 +117,14 @@ function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
 /** Exact equality of two JSON values, whatever the order of object keys (the server's may differ). */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
   if (!isObject(a) || !isObject(b)) return false;
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
+  );
 }
 
 function isTime(s: string): boolean {

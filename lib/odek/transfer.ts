@@ -1,7 +1,13 @@
 import type { SatchelClient } from '../client/client.js';
 import { SatchelApiError } from '../client/errors.js';
 import type { Session } from '../client/types.js';
-import { createBody, odekFileText, parseOdekFile, replaceBody, type OdekSession } from './format.js';
+import {
+  createBody,
+  odekFileText,
+  parseOdekFile,
+  replaceBody,
+  type OdekSession,
+} from './format.js';
 import { firstDifference, sameJson } from './match.js';
 
 /**
@@ -29,16 +35,29 @@ export interface ImportOutcome {
 }
 
 /** Imports one odek file's text. Throws only when the server cannot be reached (SatchelConnectionError). */
-export async function importOdekFile(client: SatchelClient, source: string, text: string, options: { overwrite?: boolean } = {}): Promise<ImportOutcome> {
+export async function importOdekFile(
+  client: SatchelClient,
+  source: string,
+  text: string,
+  options: { overwrite?: boolean } = {},
+): Promise<ImportOutcome> {
   const parsed = parseOdekFile(text);
   if (!parsed.ok) return { source, status: 'failed', reason: parsed.reason, notes: [] };
   const { session, unknownFields } = parsed;
-  const notes = unknownFields.length ? [`not imported: field${unknownFields.length > 1 ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`] : [];
+  const notes = unknownFields.length
+    ? [
+        `not imported: field${unknownFields.length > 1 ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`,
+      ]
+    : [];
   const base = { source, id: session.id, notes };
   try {
     try {
       const created = await client.create(createBody(session));
-      return { ...base, status: 'created', notes: [...notes, ...(await pipelineNotes(client, session, created.session))] };
+      return {
+        ...base,
+        status: 'created',
+        notes: [...notes, ...(await pipelineNotes(client, session, created.session))],
+      };
     } catch (err) {
       if (!(SatchelApiError.is(err) && err.status === 409)) throw err;
     }
@@ -46,18 +65,30 @@ export async function importOdekFile(client: SatchelClient, source: string, text
     const difference = firstDifference(session, stored.session);
     if (difference === null) return { ...base, status: 'unchanged' };
     if (!options.overwrite) {
-      return { ...base, status: 'failed', reason: `exists with different content (${difference}); --overwrite replaces it` };
+      return {
+        ...base,
+        status: 'failed',
+        reason: `exists with different content (${difference}); --overwrite replaces it`,
+      };
     }
     await client.replace(session.id, replaceBody(session), { ifMatch: stored.etag });
-    return { ...base, status: 'replaced', notes: [...notes, `replaced: it differed in ${difference}`] };
+    return {
+      ...base,
+      status: 'replaced',
+      notes: [...notes, `replaced: it differed in ${difference}`],
+    };
   } catch (err) {
-    if (SatchelApiError.is(err)) return { ...base, status: 'failed', reason: describeApiError(err) };
+    if (SatchelApiError.is(err))
+      return { ...base, status: 'failed', reason: describeApiError(err) };
     throw err;
   }
 }
 
 /** The session as odek file text, and its file name (`<id>.json`, as odek names them). */
-export async function exportOdekFile(client: SatchelClient, id: string): Promise<{ name: string; text: string }> {
+export async function exportOdekFile(
+  client: SatchelClient,
+  id: string,
+): Promise<{ name: string; text: string }> {
   const { session } = await client.get(id);
   return { name: `${session.id}.json`, text: odekFileText(session) };
 }
@@ -72,7 +103,11 @@ export function describeApiError(err: SatchelApiError): string {
  * What the save pipeline did to an imported session. The create answers the session, not a receipt, so
  * the counts come from its audit record, read only when the stored session differs from the file.
  */
-async function pipelineNotes(client: SatchelClient, file: OdekSession, stored: Session): Promise<string[]> {
+async function pipelineNotes(
+  client: SatchelClient,
+  file: OdekSession,
+  stored: Session,
+): Promise<string[]> {
   const untouched =
     file.task === stored.task &&
     sameJson(file.messages, stored.messages) &&
@@ -84,7 +119,11 @@ async function pipelineNotes(client: SatchelClient, file: OdekSession, stored: S
   const record = (await client.audit(stored.id)).find((r) => r.revision === stored.revision);
   if (!record) return [];
   const notes: string[] = [];
-  if (record.redactions > 0) notes.push(`${record.redactions} secret${record.redactions > 1 ? 's' : ''} redacted`);
-  if (record.dropped_groups > 0) notes.push(`size cap: ${record.dropped_groups} oldest message group${record.dropped_groups > 1 ? 's' : ''} dropped`);
+  if (record.redactions > 0)
+    notes.push(`${record.redactions} secret${record.redactions > 1 ? 's' : ''} redacted`);
+  if (record.dropped_groups > 0)
+    notes.push(
+      `size cap: ${record.dropped_groups} oldest message group${record.dropped_groups > 1 ? 's' : ''} dropped`,
+    );
   return notes;
 }

@@ -7,9 +7,15 @@ import { createSavePipeline, type SavePipeline } from './save.js';
  * `rulesVersion` changes with the table or the configured values, so a stored session saved under an
  * older table is scanned whole on its next save.
  */
-export function defaultPipeline(options: { maxSessionBytes: number; knownValues?: string[] }): SavePipeline {
+export function defaultPipeline(options: {
+  maxSessionBytes: number;
+  knownValues?: string[];
+}): SavePipeline {
   const knownValues = options.knownValues ?? [];
-  const signature = rules.map((r) => `${r.id}:${r.pattern.source}:${r.keywords.join(',')}`).join('\n') + '\n' + knownValues.join('\n');
+  const signature =
+    rules.map((r) => `${r.id}:${r.pattern.source}:${r.keywords.join(',')}`).join('\n') +
+    '\n' +
+    knownValues.join('\n');
   return createSavePipeline({
     redactor: createRedactor(rules, { knownValues }),
     rulesVersion: fnv32(signature),

@@ -70,7 +70,9 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
   return {
     redactText: (text) => options.redactor.redact(text).text,
     apply({ next, previous, previousBytes, knownValues }) {
-      const redactor = knownValues?.length ? options.redactor.withKnownValues(knownValues) : options.redactor;
+      const redactor = knownValues?.length
+        ? options.redactor.withKnownValues(knownValues)
+        : options.redactor;
       const version = knownValues?.length ? `${rulesVersion}+request` : rulesVersion;
       let redactions = 0;
       const text = (s: string) => {
@@ -84,7 +86,13 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       const prior = previous?.satchel?.scan as ScanRecord | undefined;
       let trusted = 0;
       let digest = '';
-      if (previous && prior && prior.v === rulesVersion && prior.n <= next.messages.length && prior.n <= previous.messages.length) {
+      if (
+        previous &&
+        prior &&
+        prior.v === rulesVersion &&
+        prior.n <= next.messages.length &&
+        prior.n <= previous.messages.length
+      ) {
         let same = true;
         for (let i = 0; i < prior.n && same; i++) same = next.messages[i] === previous.messages[i];
         if (same || chain('', next.messages.slice(0, prior.n)) === prior.d) {
@@ -95,7 +103,8 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
 
       // 2. Redact the rest, on copies.
       const messages = next.messages.slice();
-      for (let i = trusted; i < messages.length; i++) messages[i] = redactMessage(messages[i]!, text, hit);
+      for (let i = trusted; i < messages.length; i++)
+        messages[i] = redactMessage(messages[i]!, text, hit);
       next.messages = messages;
       next.task = text(next.task);
       next.model = text(next.model);
@@ -111,11 +120,21 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       applyCoreRules(next, previous);
 
       // 4. The size cap, measured only when an append could have crossed it.
-      const pureAppend = previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
-      const newBytes = pureAppend ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0) : 0;
+      const pureAppend =
+        previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
+      const newBytes = pureAppend
+        ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0)
+        : 0;
       let dropped = 0;
-      if (!pureAppend || previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE) {
-        const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } } });
+      if (
+        !pureAppend ||
+        previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
+      ) {
+        const fixed = jsonBytes({
+          ...next,
+          messages: [],
+          satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
+        });
         const capped = capMessages(next.messages, fixed + RECEIPT_RESERVE, maxSessionBytes);
         if (capped.messages !== next.messages) {
           next.messages = capped.messages;
@@ -128,9 +147,19 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       }
 
       // 5. Remember what is now proven scanned.
-      const scan: ScanRecord = { v: version, n: next.messages.length, d: chain(digest, next.messages.slice(trusted)) };
+      const scan: ScanRecord = {
+        v: version,
+        n: next.messages.length,
+        d: chain(digest, next.messages.slice(trusted)),
+      };
       next.satchel = { ...(next.satchel ?? { writes: [] }), scan };
-      return { session: next, redactions, dropped_groups: dropped, sources: taint.sources, scanned: messages.length - trusted };
+      return {
+        session: next,
+        redactions,
+        dropped_groups: dropped,
+        sources: taint.sources,
+        scanned: messages.length - trusted,
+      };
     },
   };
 }
@@ -139,11 +168,18 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
 export const corePipeline: SavePipeline = {
   redactText: (text) => text,
   apply({ next, previous }) {
-    return { session: applyCoreRules(next, previous), redactions: 0, dropped_groups: 0, sources: [], scanned: next.messages.length };
+    return {
+      session: applyCoreRules(next, previous),
+      redactions: 0,
+      dropped_groups: 0,
+      sources: [],
+      scanned: next.messages.length,
+    };
   },
 };
 
-const SENSITIVE_KEY = /(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|authorization|auth)$/i;
+const SENSITIVE_KEY =
+  /(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|authorization|auth)$/i;
 
 type TextFn = (s: string) => string;
 
@@ -156,7 +192,11 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out[key] = value.map((call: NonNullable<Message['tool_calls']>[number]) => ({
         ...call,
         id: text(call.id),
-        function: { ...call.function, name: text(call.function.name), arguments: redactArguments(call.function.arguments, text, hit) },
+        function: {
+          ...call.function,
+          name: text(call.function.name),
+          arguments: redactArguments(call.function.arguments, text, hit),
+        },
       }));
     } else out[key] = redactJson(value, text, hit);
   }
@@ -168,7 +208,11 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
  * under a secret-sounding key removed, then re-serialised); other text is redacted as text and becomes
  * `{"redacted":true}` if the result is not valid JSON; arguments with nothing to redact stay as they are.
  */
-export function redactArguments(args: string, text: TextFn, hit: () => void = () => undefined): string {
+export function redactArguments(
+  args: string,
+  text: TextFn,
+  hit: () => void = () => undefined,
+): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
@@ -221,8 +265,14 @@ function redactJson(value: unknown, text: TextFn, hit: () => void, key?: string)
 function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalRef[] {
   const out: ExternalRef[] = [];
   for (const ref of refs) {
-    const r = { ...ref, uri: text(ref.uri), kind: text(ref.kind), created_by: text(ref.created_by) };
-    if (!out.some((o) => o.kind === r.kind && o.uri === r.uri && o.created_by === r.created_by)) out.push(r);
+    const r = {
+      ...ref,
+      uri: text(ref.uri),
+      kind: text(ref.kind),
+      created_by: text(ref.created_by),
+    };
+    if (!out.some((o) => o.kind === r.kind && o.uri === r.uri && o.created_by === r.created_by))
+      out.push(r);
   }
   return out;
 }

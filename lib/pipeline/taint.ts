@@ -7,7 +7,8 @@ import type { Message } from '../model/session.js';
  * messages). Both are sticky; the save pipeline ORs what is stored, what the client sends, and this scan.
  */
 
-const WRAPPER = /<untrusted_content_([0-9a-f]{16}) source="([^"\n]{0,256})">[\s\S]*?<\/untrusted_content_\1>/g;
+const WRAPPER =
+  /<untrusted_content_([0-9a-f]{16}) source="([^"\n]{0,256})">[\s\S]*?<\/untrusted_content_\1>/g;
 
 const ENGINE_LABELS = new Set([
   'compaction',
@@ -34,7 +35,8 @@ const NETWORK_TOOLS = new Set([
   'artifact_read',
 ]);
 
-const SHELL_TOOLS = /^(shell|bash|sh|zsh|exec|execute|run|run_command|run_shell|terminal|command|cmd|powershell|process)$/i;
+const SHELL_TOOLS =
+  /^(shell|bash|sh|zsh|exec|execute|run|run_command|run_shell|terminal|command|cmd|powershell|process)$/i;
 const NETWORK_COMMAND =
   /(?:^|[\s;&|(`$])(?:curl|wget|ssh|scp|sftp|rsync|nc|ncat|netcat|telnet|ftp|httpie|http|aria2c|git\s+(?:push|pull|clone|fetch|ls-remote|submodule\s+update)|npm\s+(?:install|i|ci|publish|update)|npx|pnpm\s+(?:install|add|i)|yarn(?:\s+(?:install|add))?|pip3?\s+(?:install|download)|uv\s+(?:pip\s+install|add|sync)|poetry\s+(?:install|add)|cargo\s+(?:install|add|fetch|publish)|go\s+(?:get|install|mod\s+download)|gem\s+install|apt(?:-get)?\s+(?:install|update)|brew\s+install|docker\s+(?:pull|push|login)|kubectl|gh|aws|gcloud|az)(?=$|[\s;&|)`])/;
 
@@ -53,7 +55,13 @@ export function isEngineLabel(label: string): boolean {
 
 /** Labels that do not make a non-tool message cross the episode's trust boundary. */
 function isEpisodeLocalLabel(label: string): boolean {
-  return label === 'episode' || label === 'bg' || label.startsWith('tool:') || label.startsWith('project:') || isEngineLabel(label);
+  return (
+    label === 'episode' ||
+    label === 'bg' ||
+    label.startsWith('tool:') ||
+    label.startsWith('project:') ||
+    isEngineLabel(label)
+  );
 }
 
 export interface TaintScan {
@@ -79,7 +87,8 @@ export function scanTaint(messages: Message[]): TaintScan {
       }
     }
     for (const call of m.tool_calls ?? []) {
-      if (crossesTrustBoundary(call.function.name, call.function.arguments)) episodeUntrusted = true;
+      if (crossesTrustBoundary(call.function.name, call.function.arguments))
+        episodeUntrusted = true;
     }
   }
   return { untrustedIngested, episodeUntrusted, sources: [...sources] };

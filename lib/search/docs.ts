@@ -32,7 +32,8 @@ export function messageTexts(messages: readonly Message[]): string[] {
   for (const m of messages) {
     if (m.role === 'system') continue;
     if (m.content) out.push(m.content);
-    for (const call of m.tool_calls ?? []) out.push(`${call.function.name} ${call.function.arguments}`);
+    for (const call of m.tool_calls ?? [])
+      out.push(`${call.function.name} ${call.function.arguments}`);
   }
   return out;
 }
@@ -67,7 +68,8 @@ const EMBED_CHARS = 6000;
  */
 export function embeddingTextOf(session: Pick<StoredSession, 'task' | 'messages'>): string {
   const parts = [session.task];
-  for (const m of session.messages) if ((m.role === 'user' || m.role === 'assistant') && m.content) parts.push(m.content);
+  for (const m of session.messages)
+    if ((m.role === 'user' || m.role === 'assistant') && m.content) parts.push(m.content);
   const all = parts.join('\n').replace(/\s+/g, ' ').trim();
   if (all.length <= EMBED_CHARS) return all;
   const half = EMBED_CHARS / 2;

@@ -13,7 +13,13 @@ export interface Embedder {
   embed(texts: string[]): Promise<Float32Array[]>;
   /** Whether its similarity scores are meaningful on their own (a real model), not just for ranking. */
   readonly calibrated: boolean;
-  state(): { configured: boolean; space: string | null; state: 'ok' | 'cooldown'; cooldown_until?: string; model?: string };
+  state(): {
+    configured: boolean;
+    space: string | null;
+    state: 'ok' | 'cooldown';
+    cooldown_until?: string;
+    model?: string;
+  };
 }
 
 export class EmbeddingsUnavailableError extends Error {
@@ -49,7 +55,12 @@ export class HttpEmbedder implements Embedder {
   private dims: number | null;
   private cooldownUntil = 0;
   private readonly cache = new Map<string, Float32Array>();
-  private queue: { text: string; digest: string; resolve: (v: Float32Array) => void; reject: (e: unknown) => void }[] = [];
+  private queue: {
+    text: string;
+    digest: string;
+    resolve: (v: Float32Array) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private flushing = false;
   /** HTTP requests made (tests and benchmarks read it). */
   calls = 0;
@@ -78,7 +89,8 @@ export class HttpEmbedder implements Embedder {
   }
 
   async embed(texts: string[]): Promise<Float32Array[]> {
-    if (!this.available()) throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
+    if (!this.available())
+      throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     return Promise.all(
       texts.map(async (text) => {
         // A synchronous digest: calls made in one tick reach the queue in that tick, so they share a request.
@@ -105,7 +117,8 @@ export class HttpEmbedder implements Embedder {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, batchSize);
       if (!this.available()) {
-        for (const b of batch) b.reject(new EmbeddingsUnavailableError('embeddings are cooling down after a failure'));
+        for (const b of batch)
+          b.reject(new EmbeddingsUnavailableError('embeddings are cooling down after a failure'));
         continue;
       }
       try {
@@ -128,26 +141,41 @@ export class HttpEmbedder implements Embedder {
     this.calls++;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
-    const body: Record<string, unknown> = { model: this.options.model, input, encoding_format: 'float' };
+    const body: Record<string, unknown> = {
+      model: this.options.model,
+      input,
+      encoding_format: 'float',
+    };
     if (this.options.dims) body.dimensions = this.options.dims;
-    const res = await (this.options.fetch ?? fetch)(`${this.options.url.replace(/\/+$/, '')}/embeddings`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
-    });
+    const res = await (this.options.fetch ?? fetch)(
+      `${this.options.url.replace(/\/+$/, '')}/embeddings`,
+      {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      },
+    );
     if (!res.ok) throw new EmbeddingsUnavailableError(`embeddings service answered ${res.status}`);
     const json = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
     const data = json.data;
-    if (!Array.isArray(data) || data.length !== input.length) throw new EmbeddingsUnavailableError('embeddings answer has the wrong number of vectors');
+    if (!Array.isArray(data) || data.length !== input.length)
+      throw new EmbeddingsUnavailableError('embeddings answer has the wrong number of vectors');
     const out = new Array<Float32Array>(input.length);
     data.forEach((d, i) => {
       const at = typeof d.index === 'number' ? d.index : i;
-      if (!Array.isArray(d.embedding) || d.embedding.length === 0 || !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      if (
+        !Array.isArray(d.embedding) ||
+        d.embedding.length === 0 ||
+        !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))
+      ) {
         throw new EmbeddingsUnavailableError('embeddings answer holds a malformed vector');
       }
       if (this.dims === null) this.dims = d.embedding.length;
-      if (d.embedding.length !== this.dims) throw new EmbeddingsUnavailableError(`embeddings answer has ${d.embedding.length} dimensions, not ${this.dims}`);
+      if (d.embedding.length !== this.dims)
+        throw new EmbeddingsUnavailableError(
+          `embeddings answer has ${d.embedding.length} dimensions, not ${this.dims}`,
+        );
       out[at] = normalize(Float32Array.from(d.embedding as number[]));
     });
     return out;
@@ -155,7 +183,8 @@ export class HttpEmbedder implements Embedder {
 
   private remember(digest: string, v: Float32Array): void {
     this.cache.set(digest, v);
-    while (this.cache.size > (this.options.cacheEntries ?? 2048)) this.cache.delete(this.cache.keys().next().value!);
+    while (this.cache.size > (this.options.cacheEntries ?? 2048))
+      this.cache.delete(this.cache.keys().next().value!);
   }
 
   private now(): number {
@@ -199,7 +228,9 @@ export function localVector(text: string): Float32Array {
     const w = 1 + Math.log(n);
     add(v, `w:${t}`, w);
     const padded = `^${t}$`;
-    if (padded.length > 4) for (let i = 0; i + 3 <= padded.length; i++) add(v, `g:${padded.slice(i, i + 3)}`, (0.5 * w) / (padded.length - 2));
+    if (padded.length > 4)
+      for (let i = 0; i + 3 <= padded.length; i++)
+        add(v, `g:${padded.slice(i, i + 3)}`, (0.5 * w) / (padded.length - 2));
   }
   return normalize(v);
 }

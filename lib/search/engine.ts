@@ -5,13 +5,37 @@ import { indexKeys } from '../model/keys.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
-import type { SessionListener, SessionStore, WriteChange, WriteContext } from '../sessions/store.js';
+import type {
+  SessionListener,
+  SessionStore,
+  WriteChange,
+  WriteContext,
+} from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
 import { utf8, text } from '../storage/port.js';
-import { docKeyOf, embeddingTextOf, extendLexDoc, lexDocOf, messageTexts, type DocKey, type LexDoc } from './docs.js';
+import {
+  docKeyOf,
+  embeddingTextOf,
+  extendLexDoc,
+  lexDocOf,
+  messageTexts,
+  type DocKey,
+  type LexDoc,
+} from './docs.js';
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
 import { LsmIndex, type IndexKind, type Resolved } from './lsm.js';
-import { decodeF32, decodeLexRecord, decodeLexSegment, decodeVecTable, encodeF32, encodeLexRecord, encodeLexSegment, encodeVecTable, LexSegment, VecSegment } from './segment.js';
+import {
+  decodeF32,
+  decodeLexRecord,
+  decodeLexSegment,
+  decodeVecTable,
+  encodeF32,
+  encodeLexRecord,
+  encodeLexSegment,
+  encodeVecTable,
+  LexSegment,
+  VecSegment,
+} from './segment.js';
 import { queryTokens } from './tokenize.js';
 
 /**
@@ -44,7 +68,6 @@ export interface SearchOptions {
   onError?: (what: string, err: unknown) => void;
 }
 
-
 const RRF_K = 60;
 const CANDIDATES = 100;
 
@@ -68,7 +91,8 @@ export class SearchEngine implements SessionListener {
     options: SearchOptions = {},
   ) {
     // An uncalibrated embedder with no weight would only cost writes: leave vectors out entirely.
-    this.embedder = embedder && !embedder.calibrated && !options.localVectorWeight ? null : embedder;
+    this.embedder =
+      embedder && !embedder.calibrated && !options.localVectorWeight ? null : embedder;
     this.options = {
       vectorWeight: options.vectorWeight ?? 1,
       localVectorWeight: options.localVectorWeight ?? 0,
@@ -78,9 +102,16 @@ export class SearchEngine implements SessionListener {
     };
     this.onError = options.onError ?? (() => undefined);
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
-    const entries = async (ns: string) => (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
+    const entries = async (ns: string) =>
+      (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
     this.lsmOptions = options.lsm ?? {};
-    this.lexical = new LsmIndex(sessions.objects, lexicalKind((ns, list) => this.buildLex(ns, list)), indexKeys.lexical, entries, this.lsmOptions);
+    this.lexical = new LsmIndex(
+      sessions.objects,
+      lexicalKind((ns, list) => this.buildLex(ns, list)),
+      indexKeys.lexical,
+      entries,
+      this.lsmOptions,
+    );
   }
 
   private get objects(): ObjectStore {
@@ -90,18 +121,31 @@ export class SearchEngine implements SessionListener {
   // ---- keeping the indexes up to date ----
 
   /** After a save: the session's new lexical record and vector, written in the background. */
-  afterWrite(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext, change: WriteChange): void {
+  afterWrite(
+    ns: string,
+    session: StoredSession,
+    receipt: WriteReceipt,
+    ctx: WriteContext,
+    change: WriteChange,
+  ): void {
     const key = docKeyOf(session);
     const cacheKey = `${ns}/${session.id}`;
     const last = this.lastDocs.get(cacheKey);
     // An append that changed nothing before it (no drop, no request secrets re-redacting old text)
     // extends the previous document; anything else rebuilds it from the stored session.
-    const appendOnly = (change.op === 'append' || change.op === 'continue') && change.added > 0 && receipt.dropped_groups === 0 && !ctx.knownValues?.length;
-    const previous = appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? last.doc : null;
+    const appendOnly =
+      (change.op === 'append' || change.op === 'continue') &&
+      change.added > 0 &&
+      receipt.dropped_groups === 0 &&
+      !ctx.knownValues?.length;
+    const previous =
+      appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? last.doc : null;
     const added = session.messages.slice(-change.added);
     // Tokenizing is CPU proportional to the text: it runs after the response (a new macrotask), never on
     // the save's path. An append chains onto the previous version's document, so order is kept.
-    const doc = previous ? previous.then((d) => extendLexDoc(d, added)) : afterResponse().then(() => lexDocOf(session));
+    const doc = previous
+      ? previous.then((d) => extendLexDoc(d, added))
+      : afterResponse().then(() => lexDocOf(session));
     this.lastDocs.delete(cacheKey);
     this.lastDocs.set(cacheKey, { key, doc });
     while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
@@ -130,10 +174,15 @@ export class SearchEngine implements SessionListener {
   afterDelete(ns: string, id: string, ctx: WriteContext): void {
     this.lastDocs.delete(`${ns}/${id}`);
     const schedule = ctx.schedule ?? unattended;
-    schedule(this.lexical.remove(ns, id).catch((err) => this.onError('lexical records not removed', err)));
+    schedule(
+      this.lexical.remove(ns, id).catch((err) => this.onError('lexical records not removed', err)),
+    );
     const space = this.spaceChecked.get(ns);
     const vectors = space ? this.vectorIndexes.get(space) : undefined;
-    if (vectors) schedule(vectors.remove(ns, id).catch((err) => this.onError('vector records not removed', err)));
+    if (vectors)
+      schedule(
+        vectors.remove(ns, id).catch((err) => this.onError('vector records not removed', err)),
+      );
   }
 
   /** Rebuilds the namespace's indexes from the session objects alone (`npm run reindex`, corruption). */
@@ -147,17 +196,26 @@ export class SearchEngine implements SessionListener {
 
   /** Embeddings state for /v1/health. */
   health() {
-    return this.embedder ? this.embedder.state() : { configured: false, space: null, state: 'off' as const, search: 'lexical' };
+    return this.embedder
+      ? this.embedder.state()
+      : { configured: false, space: null, state: 'off' as const, search: 'lexical' };
   }
 
   // ---- searching ----
 
   /** The best `limit` sessions for the query. */
-  async search(ns: string, query: string, limit: number, ctx: RequestContext = {}): Promise<SearchHit[]> {
+  async search(
+    ns: string,
+    query: string,
+    limit: number,
+    ctx: RequestContext = {},
+  ): Promise<SearchHit[]> {
     const schedule = ctx.schedule ?? unattended;
     const wanted = queryTokens(query);
     if (wanted.length === 0) return [];
-    const live = (await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })).entries;
+    const live = (
+      await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })
+    ).entries;
     if (live.length === 0) return [];
     let lex: Resolved<LexDoc, LexSegment>;
     try {
@@ -167,48 +225,72 @@ export class SearchEngine implements SessionListener {
       return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
     }
     // The index cannot vouch for every session: scan the objects instead, while it catches up.
-    if (lex.missing.length > 0) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
+    if (lex.missing.length > 0)
+      return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
     const byId = entriesById(live);
     const lexical = rankLexical(lex, wanted, CANDIDATES);
     const need = wanted.length === 1 ? 1 : 2;
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
-    const lists: { ids: string[]; weight: number }[] = [{ ids: lexical.slice(0, CANDIDATES).map((h) => h.id), weight: 1 }];
+    const lists: { ids: string[]; weight: number }[] = [
+      { ids: lexical.slice(0, CANDIDATES).map((h) => h.id), weight: 1 },
+    ];
 
     const vectorHits = await this.rankVectors(ns, live, query, schedule);
     if (vectorHits.length > 0) {
       const calibrated = this.embedder!.calibrated;
-      lists.push({ ids: vectorHits.map((h) => h.id), weight: calibrated ? this.options.vectorWeight : this.options.localVectorWeight });
+      lists.push({
+        ids: vectorHits.map((h) => h.id),
+        weight: calibrated ? this.options.vectorWeight : this.options.localVectorWeight,
+      });
       // A real model's strong match qualifies on meaning alone; the local embedder only reorders.
-      if (calibrated) for (const h of vectorHits) if (h.score >= this.options.minVectorScore) qualified.add(h.id);
+      if (calibrated)
+        for (const h of vectorHits) if (h.score >= this.options.minVectorScore) qualified.add(h.id);
     }
     // One ranking: its own (BM25) scores; several: the fused score.
     const bm25 = new Map(lexical.map((h) => [h.id, h.score]));
-    const fused = (lists.length === 1 ? lexical.map((h) => ({ id: h.id, score: h.score })) : fuse(lists)).filter((h) => qualified.has(h.id));
+    const fused = (
+      lists.length === 1 ? lexical.map((h) => ({ id: h.id, score: h.score })) : fuse(lists)
+    ).filter((h) => qualified.has(h.id));
     const out: SearchHit[] = [];
-    for (let i = 0; i < fused.length && out.length < limit; ) {
+    for (let i = 0; i < fused.length && out.length < limit;) {
       const batch = fused.slice(i, i + limit - out.length);
       i += batch.length;
       const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
         const e = byId.get(h.id)!;
         const session = await this.sessions.getAt(ns, e.id, e.revision).catch(() => null);
         if (!session) return null; // deleted since the manifest was read
-        return { id: e.id, task: session.task, score: round(lists.length === 1 ? (bm25.get(h.id) ?? h.score) : h.score), snippet: snippetFor(session, query, wanted), updated_at: session.updated_at };
+        return {
+          id: e.id,
+          task: session.task,
+          score: round(lists.length === 1 ? (bm25.get(h.id) ?? h.score) : h.score),
+          snippet: snippetFor(session, query, wanted),
+          updated_at: session.updated_at,
+        };
       });
       for (const hit of hits) if (hit) out.push(hit);
     }
     return out;
   }
 
-  private async rankVectors(ns: string, live: ManifestEntry[], query: string, schedule: Schedule): Promise<{ id: string; score: number }[]> {
+  private async rankVectors(
+    ns: string,
+    live: ManifestEntry[],
+    query: string,
+    schedule: Schedule,
+  ): Promise<{ id: string; score: number }[]> {
     if (!this.embedder?.available() || !this.embedder.space()) return [];
     try {
       const vectors = await this.vectors(ns);
       if (!vectors) return [];
-      const [res, [q]] = await Promise.all([vectors.resolve(ns, live, false, schedule), this.embedder.embed([query])]);
+      const [res, [q]] = await Promise.all([
+        vectors.resolve(ns, live, false, schedule),
+        this.embedder.embed([query]),
+      ]);
       return rankVectors(res, q!, CANDIDATES);
     } catch (err) {
-      if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector search failed; lexical only', err);
+      if (!(err instanceof EmbeddingsUnavailableError))
+        this.onError('vector search failed; lexical only', err);
       return [];
     }
   }
@@ -222,7 +304,13 @@ export class SearchEngine implements SessionListener {
     let index = this.vectorIndexes.get(space);
     if (!index) {
       const dims = Number(space.split('/').pop());
-      index = new LsmIndex(this.objects, vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)), (n) => indexKeys.vectors(n, hash), async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries, { ...this.lsmOptions, recordGraceMs: 0 });
+      index = new LsmIndex(
+        this.objects,
+        vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)),
+        (n) => indexKeys.vectors(n, hash),
+        async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries,
+        { ...this.lsmOptions, recordGraceMs: 0 },
+      );
       this.vectorIndexes.set(space, index);
     }
     if (this.spaceChecked.get(ns) !== space) {
@@ -236,8 +324,20 @@ export class SearchEngine implements SessionListener {
       }
       if (meta.space !== space) {
         // A new model or dimension count: the old vectors mean nothing in this space.
-        if (meta.hash && meta.hash !== hash) await deletePrefix(this.objects, indexKeys.vectors(ns, meta.hash));
-        await this.objects.put(metaKey, utf8(JSON.stringify({ v: 1, space, hash, dims: Number(space.split('/').pop()), created_at: new Date().toISOString() })));
+        if (meta.hash && meta.hash !== hash)
+          await deletePrefix(this.objects, indexKeys.vectors(ns, meta.hash));
+        await this.objects.put(
+          metaKey,
+          utf8(
+            JSON.stringify({
+              v: 1,
+              space,
+              hash,
+              dims: Number(space.split('/').pop()),
+              created_at: new Date().toISOString(),
+            }),
+          ),
+        );
       }
       this.spaceChecked.set(ns, space);
     }
@@ -251,7 +351,10 @@ export class SearchEngine implements SessionListener {
     });
   }
 
-  private async buildVectors(ns: string, entries: ManifestEntry[]): Promise<(Float32Array | null)[]> {
+  private async buildVectors(
+    ns: string,
+    entries: ManifestEntry[],
+  ): Promise<(Float32Array | null)[]> {
     if (!this.embedder?.available()) return entries.map(() => null);
     const texts = await mapLimit(entries, this.options.concurrency, async (e) => {
       const s = await this.sessions.getAt(ns, e.id, e.revision);
@@ -264,7 +367,8 @@ export class SearchEngine implements SessionListener {
       wanted.forEach((i, k) => (out[i] = vectors[k]!));
       return out;
     } catch (err) {
-      if (err instanceof EmbeddingsUnavailableError || (err as Error).name === 'TimeoutError') return entries.map(() => null);
+      if (err instanceof EmbeddingsUnavailableError || (err as Error).name === 'TimeoutError')
+        return entries.map(() => null);
       throw err;
     }
   }
@@ -290,18 +394,31 @@ function lexicalKind(build: IndexKind<LexDoc, LexSegment>['build']): IndexKind<L
   };
 }
 
-function vectorKind(dims: number, build: IndexKind<Float32Array, VecSegment>['build']): IndexKind<Float32Array, VecSegment> {
+function vectorKind(
+  dims: number,
+  build: IndexKind<Float32Array, VecSegment>['build'],
+): IndexKind<Float32Array, VecSegment> {
   return {
     name: 'vectors',
     recordExt: '.f32',
     segmentExts: ['.json', '.f32'],
     encodeRecord: (_key, v) => encodeF32([v], dims),
     decodeRecord: (_key, body) => decodeF32(body, dims),
-    encodeSegment: (entries) => [encodeVecTable(entries.map((e) => e.key), dims), encodeF32(entries.map((e) => e.doc), dims)],
+    encodeSegment: (entries) => [
+      encodeVecTable(
+        entries.map((e) => e.key),
+        dims,
+      ),
+      encodeF32(
+        entries.map((e) => e.doc),
+        dims,
+      ),
+    ],
     decodeSegment: ([table, rows]) => {
       const t = decodeVecTable(table!);
       const data = decodeF32(rows!, t.dims);
-      if (t.dims !== dims || data.length !== t.docs.length * dims) throw new Error('vector segment does not match its table');
+      if (t.dims !== dims || data.length !== t.docs.length * dims)
+        throw new Error('vector segment does not match its table');
       return new VecSegment(t.docs, dims, data);
     },
     build,
@@ -311,7 +428,13 @@ function vectorKind(dims: number, build: IndexKind<Float32Array, VecSegment>['bu
 // ---- ranking (pure) ----
 
 /** BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. */
-export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], limit = Infinity, k1 = 1.2, b = 0.75): { id: string; score: number; matched: number }[] {
+export function rankLexical(
+  res: Resolved<LexDoc, LexSegment>,
+  query: string[],
+  limit = Infinity,
+  k1 = 1.2,
+  b = 0.75,
+): { id: string; score: number; matched: number }[] {
   const n = res.live.size;
   if (n === 0) return [];
   const { masks, fresh, avg } = liveView(res);
@@ -331,7 +454,8 @@ export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], 
     for (const f of fresh) if (f.doc.tf.has(term)) df++;
     if (df === 0) continue;
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    const weight = (tf: number, len: number) => (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
+    const weight = (tf: number, len: number) =>
+      (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
     lists.forEach((p, si) => {
       if (!p) return;
       const mask = masks[si]!;
@@ -354,12 +478,16 @@ export function rankLexical(res: Resolved<LexDoc, LexSegment>, query: string[], 
       freshScores.set(f.id, had);
     }
   }
-  const top = new TopK<{ id: string; score: number; matched: number }>(limit, (x, y) => x.score - y.score || (x.id < y.id ? 1 : -1));
+  const top = new TopK<{ id: string; score: number; matched: number }>(
+    limit,
+    (x, y) => x.score - y.score || (x.id < y.id ? 1 : -1),
+  );
   scores.forEach((sc, si) => {
     const docs = res.segments[si]!.docs;
     const mt = matched[si]!;
     for (let di = 0; di < sc.length; di++) {
-      if (mt[di]! > 0 && top.wants(sc[di]!)) top.push({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
+      if (mt[di]! > 0 && top.wants(sc[di]!))
+        top.push({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
     }
   });
   for (const [id, s] of freshScores) top.push({ id, ...s });
@@ -420,7 +548,10 @@ function entriesById(live: ManifestEntry[]): Map<string, ManifestEntry> {
   return map;
 }
 
-const liveViews = new WeakMap<Resolved<LexDoc, LexSegment>, { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }>();
+const liveViews = new WeakMap<
+  Resolved<LexDoc, LexSegment>,
+  { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }
+>();
 
 /** Which segment documents are live, the documents outside segments, and the mean length: once per resolution. */
 function liveView(res: Resolved<LexDoc, LexSegment>) {
@@ -444,7 +575,11 @@ function liveView(res: Resolved<LexDoc, LexSegment>) {
 }
 
 /** Cosine (vectors are unit length) over the live vectors, best `limit`. */
-export function rankVectors(res: Resolved<Float32Array, VecSegment>, q: Float32Array, limit: number): { id: string; score: number }[] {
+export function rankVectors(
+  res: Resolved<Float32Array, VecSegment>,
+  q: Float32Array,
+  limit: number,
+): { id: string; score: number }[] {
   const out: { id: string; score: number }[] = [];
   for (const [id, ref] of res.live) {
     const v = 'doc' in ref ? ref.doc : res.segments[ref.si]!.row(ref.di);
@@ -458,8 +593,11 @@ export function rankVectors(res: Resolved<Float32Array, VecSegment>, q: Float32A
 /** Weighted reciprocal-rank fusion: Σ weight / (60 + rank). */
 export function fuse(lists: { ids: string[]; weight: number }[]): { id: string; score: number }[] {
   const scores = new Map<string, number>();
-  for (const { ids, weight } of lists) ids.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + rank + 1)));
-  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+  for (const { ids, weight } of lists)
+    ids.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + rank + 1)));
+  return [...scores]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
 // ---- DeepSearch ----
@@ -470,14 +608,23 @@ export function fuse(lists: { ids: string[]; weight: number }[]): { id: string; 
  * tool content; system messages never match. Score = distinct tokens found; ties go to the newer session.
  * The scan stops once `limit` sessions hold every token: nothing older can beat them.
  */
-export async function deepSearch(sessions: SessionStore, ns: string, live: ManifestEntry[], query: string, limit: number, concurrency = 16): Promise<SearchHit[]> {
+export async function deepSearch(
+  sessions: SessionStore,
+  ns: string,
+  live: ManifestEntry[],
+  query: string,
+  limit: number,
+  concurrency = 16,
+): Promise<SearchHit[]> {
   const wanted = queryTokens(query);
   if (wanted.length === 0) return [];
   const need = wanted.length === 1 ? 1 : 2;
   const hits: (SearchHit & { at: number })[] = [];
   let strong = 0;
   for (let i = 0; i < live.length && strong < limit; i += concurrency) {
-    const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) => sessions.getAt(ns, e.id, e.revision).catch(() => null));
+    const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) =>
+      sessions.getAt(ns, e.id, e.revision).catch(() => null),
+    );
     for (const session of loaded) {
       if (!session) continue;
       // The same document the lexical index holds, so DeepSearch and the index agree on what matches.
@@ -485,7 +632,14 @@ export async function deepSearch(sessions: SessionStore, ns: string, live: Manif
       const found = wanted.filter((t) => tokens.has(t)).length;
       if (found < need) continue;
       if (found === wanted.length) strong++;
-      hits.push({ id: session.id, task: session.task, score: found, snippet: snippetFor(session, query, wanted), updated_at: session.updated_at, at: Date.parse(session.updated_at) || 0 });
+      hits.push({
+        id: session.id,
+        task: session.task,
+        score: found,
+        snippet: snippetFor(session, query, wanted),
+        updated_at: session.updated_at,
+        at: Date.parse(session.updated_at) || 0,
+      });
     }
   }
   return hits
@@ -498,7 +652,14 @@ export async function deepSearch(sessions: SessionStore, ns: string, live: Manif
 function snippetFor(session: StoredSession, query: string, wanted: string[]): string {
   // The text holding the most query words as typed (a substring test, no tokenizing: this runs for every
   // result); when no text holds any, the stems (`failure` → `failur`) by their first four letters.
-  const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1))];
+  const words = [
+    ...new Set(
+      query
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}_]+/u)
+        .filter((w) => w.length > 1),
+    ),
+  ];
   const stems = [...new Set(wanted.map((w) => w.slice(0, 4)))];
   let best = session.task;
   let bestCount = 0;
@@ -524,11 +685,13 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
     if (at >= 0) break;
   }
   const start = Math.max(0, (at < 0 ? 0 : at) - 80);
-  const piece = best.slice(start, start + 200).replace(/\s+/g, ' ').trim();
+  const piece = best
+    .slice(start, start + 200)
+    .replace(/\s+/g, ' ')
+    .trim();
   return (start > 0 ? '…' : '') + piece + (start + 200 < best.length ? '…' : '');
 }
 
 function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
-

@@ -4,7 +4,13 @@ import { type ManifestEntry } from '../sessions/manifest.js';
 import { mapLimit, SingleFlight } from '../storage/concurrency.js';
 import { deletePrefix, listAll } from '../storage/prefix.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
-import { CorruptRootError, obsoleteRoots, SequencedRoots, seqOfName, type SequencedRef } from '../storage/sequenced.js';
+import {
+  CorruptRootError,
+  obsoleteRoots,
+  SequencedRoots,
+  seqOfName,
+  type SequencedRef,
+} from '../storage/sequenced.js';
 import type { DocKey } from './docs.js';
 import { CorruptIndexError } from './segment.js';
 
@@ -135,7 +141,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const state = this.states.get(ns);
     if (state) remember(state, key, doc);
     try {
-      await this.store.put(this.recordKey(ns, key), this.kind.encodeRecord(key, doc), { ifNoneMatch: '*' });
+      await this.store.put(this.recordKey(ns, key), this.kind.encodeRecord(key, doc), {
+        ifNoneMatch: '*',
+      });
     } catch (err) {
       if (!PreconditionFailedError.is(err)) throw err; // the same version was recorded already
     }
@@ -156,10 +164,20 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * session objects when `build`) as long as there are at most `maxSyncFetch`; beyond that, or when the
    * index is missing or corrupt, they are left in `missing` and a compaction is scheduled.
    */
-  async resolve(ns: string, live: ManifestEntry[], build: boolean, schedule: Schedule): Promise<Resolved<D, S>> {
+  async resolve(
+    ns: string,
+    live: ManifestEntry[],
+    build: boolean,
+    schedule: Schedule,
+  ): Promise<Resolved<D, S>> {
     let state = await this.state(ns);
     // The same manifest view and nothing new in process: the last answer still holds.
-    if (state.resolved && state.resolved.live === live && state.resolved.version === state.version && state.resolved.result.missing.length === 0) {
+    if (
+      state.resolved &&
+      state.resolved.live === live &&
+      state.resolved.version === state.version &&
+      state.resolved.result.missing.length === 0
+    ) {
       return state.resolved.result;
     }
     let lagging = this.lagging(state, live);
@@ -168,7 +186,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       state = await this.refresh(ns, state);
       lagging = this.lagging(state, live);
     }
-    if (lagging.length > 0 && lagging.length <= this.maxSyncFetch) await this.fetch(ns, state, lagging, build);
+    if (lagging.length > 0 && lagging.length <= this.maxSyncFetch)
+      await this.fetch(ns, state, lagging, build);
     const out = new Map<string, DocRef<D>>();
     const missing: ManifestEntry[] = [];
     let dead = 0;
@@ -182,7 +201,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     for (const id of state.newest.keys()) if (!liveIds.has(id)) dead++;
 
     if (state.corrupt) schedule(this.compact(ns, true));
-    else if (missing.length > 0 || state.fresh.size >= this.compactAfter || dead > state.newest.size / 10) {
+    else if (
+      missing.length > 0 ||
+      state.fresh.size >= this.compactAfter ||
+      dead > state.newest.size / 10
+    ) {
       schedule(this.compact(ns));
     }
     const result = { segments: state.segments, live: out, missing };
@@ -243,7 +266,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       try {
         root = await this.readRoot(rootKey);
         const had = new Map(prev?.refs.map((r, i) => [r.base, prev.segments[i]!]));
-        segments = await mapLimit(root.segments, 8, async (ref) => had.get(ref.base) ?? this.readSegment(ref.base));
+        segments = await mapLimit(
+          root.segments,
+          8,
+          async (ref) => had.get(ref.base) ?? this.readSegment(ref.base),
+        );
       } catch (err) {
         if (!(err instanceof CorruptIndexError)) throw err;
         // Unreadable: answer from records and session objects until the rebuild (scheduled by resolve) lands.
@@ -252,7 +279,17 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         corrupt = true;
       }
     }
-    const state: State<D, S> = { rootKey, seq: root.seq, refs: root.segments, segments, newest: new Map(), fresh: prev?.fresh ?? new Map(), checkedAt, version: (prev?.version ?? 0) + 1, corrupt };
+    const state: State<D, S> = {
+      rootKey,
+      seq: root.seq,
+      refs: root.segments,
+      segments,
+      newest: new Map(),
+      fresh: prev?.fresh ?? new Map(),
+      checkedAt,
+      version: (prev?.version ?? 0) + 1,
+      corrupt,
+    };
     segments.forEach((seg, si) =>
       seg.docs.forEach((key, di) => {
         const had = state.newest.get(key.id);
@@ -281,7 +318,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   }
 
   /** Reads the records of lagging versions; builds the ones without a record from the sessions. */
-  private async fetch(ns: string, state: State<D, S>, lagging: ManifestEntry[], build: boolean): Promise<void> {
+  private async fetch(
+    ns: string,
+    state: State<D, S>,
+    lagging: ManifestEntry[],
+    build: boolean,
+  ): Promise<void> {
     const unrecorded: ManifestEntry[] = [];
     await mapLimit(lagging, this.concurrency, async (e) => {
       const key = keyOf(e);
@@ -320,7 +362,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const segmentKeys = listed.filter((k) => k.startsWith(`${p}g/`));
     const live = await this.entries(ns);
     const state = rebuild ? null : await this.load(ns, this.states.get(ns) ?? null);
-    const seq = Math.max(state?.seq ?? 0, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
+    const seq =
+      Math.max(state?.seq ?? 0, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
 
     // Every live document at its current version: from the segments, the records, or the sessions.
     // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the namespace size.
@@ -336,10 +379,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     // A major compaction (every live document rewritten) once the small segments hold an eighth of the
     // major ones' documents, or a tenth of the indexed documents are dead or superseded: both take a number
     // of saves proportional to the namespace's size, so the bytes rewritten per save stay constant.
-    const smallDocs = state ? state.refs.filter((r) => !r.major).reduce((n, r) => n + r.docs, 0) : 0;
+    const smallDocs = state
+      ? state.refs.filter((r) => !r.major).reduce((n, r) => n + r.docs, 0)
+      : 0;
     const majorDocs = state ? state.refs.filter((r) => r.major).reduce((n, r) => n + r.docs, 0) : 0;
     const dead = state ? smallDocs + majorDocs - fromSegments.length : 0;
-    const full = rebuild || !state || smallDocs + lagging.length + fresh.length > Math.max(1024, majorDocs / 8) || dead > (smallDocs + majorDocs) / 10;
+    const full =
+      rebuild ||
+      !state ||
+      smallDocs + lagging.length + fresh.length > Math.max(1024, majorDocs / 8) ||
+      dead > (smallDocs + majorDocs) / 10;
 
     const written: RootSegment[] = [];
     let buffer: { key: DocKey; doc: D }[] = [];
@@ -356,7 +405,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       const toBuild: number[] = [];
       const got = await mapLimit(batch, this.concurrency, async (i) => {
         const key = keyOf(live[i]!);
-        const doc = !rebuild && records.has(this.recordKey(ns, key)) ? await this.readRecord(ns, key) : null;
+        const doc =
+          !rebuild && records.has(this.recordKey(ns, key)) ? await this.readRecord(ns, key) : null;
         if (doc) return { key, doc };
         // A version saved moments ago may have its record still in flight: leave it to the next compaction
         // rather than read the session now. Older ones lost their record (a crash): build them.
@@ -364,7 +414,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         return null;
       });
       for (const g of got) if (g) await add(g);
-      const docs = toBuild.length ? await this.kind.build(ns, toBuild.map((i) => live[i]!)) : [];
+      const docs = toBuild.length
+        ? await this.kind.build(
+            ns,
+            toBuild.map((i) => live[i]!),
+          )
+        : [];
       for (const [j, i] of toBuild.entries()) {
         const doc = docs[j];
         if (doc) await add({ key: keyOf(live[i]!), doc });
@@ -398,7 +453,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     if (!(await rootsOfIndex.tryWrite(root))) return; // another compactor won this sequence number
     this.written.set(ns, 0);
     const next = await this.load(ns, this.states.get(ns) ?? null);
-    await this.collect(ns, listed, [...roots, { key: rootsOfIndex.keyOf(seq), seq }], records, refs, seq, next, rebuild);
+    await this.collect(
+      ns,
+      listed,
+      [...roots, { key: rootsOfIndex.keyOf(seq), seq }],
+      records,
+      refs,
+      seq,
+      next,
+      rebuild,
+    );
   }
 
   /**
@@ -406,7 +470,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * (doc counts within a factor of 4), they become one segment holding only their current documents.
    * Each document is rewritten about log4(small docs / 64) times before a major compaction, whatever N.
    */
-  private async mergeTiers(ns: string, seq: number, refs: RootSegment[], state: State<D, S>, live: ManifestEntry[]): Promise<RootSegment[]> {
+  private async mergeTiers(
+    ns: string,
+    seq: number,
+    refs: RootSegment[],
+    state: State<D, S>,
+    live: ManifestEntry[],
+  ): Promise<RootSegment[]> {
     const current = new Map(live.map((e) => [e.id, keyOf(e)]));
     const bySegment = new Map(state.refs.map((r, i) => [r.base, state.segments[i]!]));
     for (;;) {
@@ -436,12 +506,25 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       const gone = new Set(group.map((r) => r.base));
       // Keep newest-first order: the merged segment takes the place of the newest it replaces.
       const at = refs.findIndex((r) => gone.has(r.base));
-      refs = [...refs.slice(0, at).filter((r) => !gone.has(r.base)), ...into, ...refs.slice(at).filter((r) => !gone.has(r.base))];
+      refs = [
+        ...refs.slice(0, at).filter((r) => !gone.has(r.base)),
+        ...into,
+        ...refs.slice(at).filter((r) => !gone.has(r.base)),
+      ];
     }
   }
 
   /** Deletes what the root in force makes useless: covered records, old roots, unreferenced segments. */
-  private async collect(ns: string, listed: string[], roots: SequencedRef[], records: Set<string>, refs: RootSegment[], seq: number, state: State<D, S>, rebuilt = false): Promise<void> {
+  private async collect(
+    ns: string,
+    listed: string[],
+    roots: SequencedRef[],
+    records: Set<string>,
+    refs: RootSegment[],
+    seq: number,
+    state: State<D, S>,
+    rebuilt = false,
+  ): Promise<void> {
     const p = this.prefix(ns);
     const garbage: string[] = [];
     for (const key of records) {
@@ -462,16 +545,30 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     garbage.push(...drop);
     for (const k of listed) {
       if (!k.startsWith(`${p}g/`) || seqOfName(k) > seq) continue;
-      const base = this.kind.segmentExts.reduce((b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b), k);
+      const base = this.kind.segmentExts.reduce(
+        (b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b),
+        k,
+      );
       if (!referenced.has(base)) garbage.push(k);
     }
     if (garbage.length > 0) await this.store.delete(garbage);
   }
 
-  private async writeSegment(ns: string, seq: number, docs: { key: DocKey; doc: D }[], major: boolean): Promise<RootSegment> {
+  private async writeSegment(
+    ns: string,
+    seq: number,
+    docs: { key: DocKey; doc: D }[],
+    major: boolean,
+  ): Promise<RootSegment> {
     const base = indexKeys.segment(this.prefix(ns), seq);
     const parts = this.kind.encodeSegment(docs);
-    await Promise.all(parts.map((bytes, i) => this.store.put(base + this.kind.segmentExts[i]!, bytes, { contentType: 'application/octet-stream' })));
+    await Promise.all(
+      parts.map((bytes, i) =>
+        this.store.put(base + this.kind.segmentExts[i]!, bytes, {
+          contentType: 'application/octet-stream',
+        }),
+      ),
+    );
     return { base, docs: docs.length, major };
   }
 
@@ -488,7 +585,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
 
   private async readRoot(key: string): Promise<Root> {
     try {
-      return await new SequencedRoots(this.store, key.slice(0, key.lastIndexOf('/') + 1), isRoot).read(key);
+      return await new SequencedRoots(
+        this.store,
+        key.slice(0, key.lastIndexOf('/') + 1),
+        isRoot,
+      ).read(key);
     } catch (err) {
       if (err instanceof CorruptRootError) throw new CorruptIndexError(err.message);
       throw err;
@@ -526,7 +627,13 @@ function keyOf(e: ManifestEntry): DocKey {
 
 function isRoot(v: unknown): v is Root {
   const r = v as Root;
-  return typeof r === 'object' && r !== null && r.v === 1 && Array.isArray(r.segments) && typeof r.seq === 'number';
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    r.v === 1 &&
+    Array.isArray(r.segments) &&
+    typeof r.seq === 'number'
+  );
 }
 
 function parseRecordKey(key: string, prefix: string, ext: string): DocKey | null {

@@ -27,7 +27,16 @@ export class CorruptIndexError extends Error {
 
 /** A lexical record: one session version's document (JSON). */
 export function encodeLexRecord(key: DocKey, doc: LexDoc): Uint8Array {
-  return enc.encode(JSON.stringify({ v: 1, id: key.id, c: key.c, r: key.r, len: doc.len, t: Object.fromEntries(doc.tf) }));
+  return enc.encode(
+    JSON.stringify({
+      v: 1,
+      id: key.id,
+      c: key.c,
+      r: key.r,
+      len: doc.len,
+      t: Object.fromEntries(doc.tf),
+    }),
+  );
 }
 
 /** Parses a lexical record; throws CorruptIndexError. */
@@ -38,11 +47,20 @@ export function decodeLexRecord(body: Uint8Array): { key: DocKey; doc: LexDoc } 
   } catch {
     throw new CorruptIndexError('lexical record is not JSON');
   }
-  if (v.v !== 1 || typeof v.id !== 'string' || typeof v.c !== 'number' || typeof v.r !== 'number' || typeof v.len !== 'number' || typeof v.t !== 'object' || v.t === null) {
+  if (
+    v.v !== 1 ||
+    typeof v.id !== 'string' ||
+    typeof v.c !== 'number' ||
+    typeof v.r !== 'number' ||
+    typeof v.len !== 'number' ||
+    typeof v.t !== 'object' ||
+    v.t === null
+  ) {
     throw new CorruptIndexError('lexical record has the wrong shape');
   }
   const tf = new Map<string, number>();
-  for (const [term, n] of Object.entries(v.t as Record<string, unknown>)) if (typeof n === 'number' && n > 0) tf.set(term, n);
+  for (const [term, n] of Object.entries(v.t as Record<string, unknown>))
+    if (typeof n === 'number' && n > 0) tf.set(term, n);
   return { key: { id: v.id, c: v.c, r: v.r }, doc: { len: v.len, tf } };
 }
 
@@ -56,7 +74,13 @@ export class LexSegment {
   private readonly ends: Uint32Array;
   private readonly postings: Uint8Array;
 
-  constructor(docs: DocKey[], lens: Uint32Array, termList: string[], ends: Uint32Array, postings: Uint8Array) {
+  constructor(
+    docs: DocKey[],
+    lens: Uint32Array,
+    termList: string[],
+    ends: Uint32Array,
+    postings: Uint8Array,
+  ) {
     this.docs = docs;
     this.lens = lens;
     this.termList = termList;
@@ -72,7 +96,14 @@ export class LexSegment {
     let chars = 0;
     for (const t of this.termList) chars += t.length;
     // A string costs about 16 bytes plus its characters; a slot of the array 8; a doc key about 80.
-    return this.postings.byteLength + this.ends.byteLength + this.lens.byteLength + this.termList.length * 24 + chars + this.docs.length * 80;
+    return (
+      this.postings.byteLength +
+      this.ends.byteLength +
+      this.lens.byteLength +
+      this.termList.length * 24 +
+      chars +
+      this.docs.length * 80
+    );
   }
 
   /** The postings of a term: doc indexes and term frequencies, in doc order. */
@@ -118,7 +149,13 @@ export function encodeLexSegment(entries: { key: DocKey; doc: LexDoc }[]): Uint8
     }
   });
   const terms = [...postings.keys()].sort();
-  const header = enc.encode(JSON.stringify({ v: 1, docs: entries.map(({ key, doc }) => [key.id, key.c, key.r, doc.len]), terms }));
+  const header = enc.encode(
+    JSON.stringify({
+      v: 1,
+      docs: entries.map(({ key, doc }) => [key.id, key.c, key.r, doc.len]),
+      terms,
+    }),
+  );
   const body = new VarintWriter();
   const ends = new Uint32Array(terms.length);
   terms.forEach((term, t) => {
@@ -150,15 +187,22 @@ export function decodeLexSegment(bytes: Uint8Array): LexSegment {
   try {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const headerLength = view.getUint32(0, true);
-    const header = JSON.parse(dec.decode(bytes.subarray(4, 4 + headerLength))) as { v: number; docs: [string, number, number, number][]; terms: string[] };
-    if (header.v !== 1 || !Array.isArray(header.docs) || !Array.isArray(header.terms)) throw new Error('shape');
+    const header = JSON.parse(dec.decode(bytes.subarray(4, 4 + headerLength))) as {
+      v: number;
+      docs: [string, number, number, number][];
+      terms: string[];
+    };
+    if (header.v !== 1 || !Array.isArray(header.docs) || !Array.isArray(header.terms))
+      throw new Error('shape');
     const pad = (4 - ((4 + headerLength) % 4)) % 4;
     let at = 4 + headerLength + pad;
     const ends = new Uint32Array(header.terms.length);
     for (let t = 0; t < ends.length; t++, at += 4) ends[t] = view.getUint32(at, true);
     const postings = bytes.slice(at);
-    if (ends.length > 0 && ends[ends.length - 1] !== postings.length) throw new Error('postings length');
-    for (let t = 1; t < header.terms.length; t++) if (!(header.terms[t - 1]! < header.terms[t]!)) throw new Error('terms not sorted');
+    if (ends.length > 0 && ends[ends.length - 1] !== postings.length)
+      throw new Error('postings length');
+    for (let t = 1; t < header.terms.length; t++)
+      if (!(header.terms[t - 1]! < header.terms[t]!)) throw new Error('terms not sorted');
     const docs = header.docs.map(([id, c, r]) => ({ id, c, r }));
     const lens = Uint32Array.from(header.docs, (d) => d[3]);
     return new LexSegment(docs, lens, header.terms, ends, postings);
@@ -168,7 +212,11 @@ export function decodeLexSegment(bytes: Uint8Array): LexSegment {
   }
 }
 
-function decodePostings(bytes: Uint8Array, start: number, end: number): { docs: Uint32Array; tfs: Uint32Array } {
+function decodePostings(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+): { docs: Uint32Array; tfs: Uint32Array } {
   const docs: number[] = [];
   const tfs: number[] = [];
   let at = start;
@@ -231,7 +279,8 @@ export function encodeF32(rows: readonly Float32Array[], dims: number): Uint8Arr
 
 /** Raw little-endian float32 rows of `dims`; throws CorruptIndexError. */
 export function decodeF32(bytes: Uint8Array, dims: number): Float32Array {
-  if (dims <= 0 || bytes.byteLength % (dims * 4) !== 0) throw new CorruptIndexError(`float32 data of ${bytes.byteLength} bytes is not rows of ${dims}`);
+  if (dims <= 0 || bytes.byteLength % (dims * 4) !== 0)
+    throw new CorruptIndexError(`float32 data of ${bytes.byteLength} bytes is not rows of ${dims}`);
   const out = new Float32Array(bytes.byteLength / 4);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let k = 0; k < out.length; k++) out[k] = view.getFloat32(k * 4, true);
@@ -267,7 +316,11 @@ export class VecSegment {
 
 export function decodeVecTable(body: Uint8Array): { dims: number; docs: DocKey[] } {
   try {
-    const v = JSON.parse(dec.decode(body)) as { v: number; dims: number; docs: [string, number, number][] };
+    const v = JSON.parse(dec.decode(body)) as {
+      v: number;
+      dims: number;
+      docs: [string, number, number][];
+    };
     if (v.v !== 1 || typeof v.dims !== 'number' || !Array.isArray(v.docs)) throw new Error('shape');
     return { dims: v.dims, docs: v.docs.map(([id, c, r]) => ({ id, c, r })) };
   } catch {

@@ -8,7 +8,9 @@ import { stemmer } from 'stemmer';
  */
 
 const STOPWORDS = new Set(
-  'a an and are as at be but by for from has have if in into is it its of on or that the their then there these this to was were will with what which who how when where why can do does did not no so than too very s t'.split(' '),
+  'a an and are as at be but by for from has have if in into is it its of on or that the their then there these this to was were will with what which who how when where why can do does did not no so than too very s t'.split(
+    ' ',
+  ),
 );
 
 const WORD = /[\p{L}\p{N}_]+/gu;
@@ -17,13 +19,19 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
 const PLAIN = /^[a-z0-9]+$/;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+const CJK_RUN =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
 
 /** Tokens of `text`, in order, with repeats (term frequencies matter). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
   // Accent folding only where there is something to fold (most agent text is ASCII).
-  const folded = ASCII.test(text) ? text : text.normalize('NFKD').replace(/\p{M}+/gu, '').normalize('NFC');
+  const folded = ASCII.test(text)
+    ? text
+    : text
+        .normalize('NFKD')
+        .replace(/\p{M}+/gu, '')
+        .normalize('NFC');
   for (const match of folded.matchAll(WORD)) {
     const run = match[0];
     if (PLAIN.test(run)) term(run, out);
@@ -43,7 +51,9 @@ export function queryTokens(text: string): string[] {
 }
 
 function word(run: string, out: string[]): void {
-  const parts = run.split(/_+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u).filter(Boolean);
+  const parts = run
+    .split(/_+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u)
+    .filter(Boolean);
   const whole = run.toLowerCase().replace(/^_+|_+$/g, '');
   if (parts.length > 1) {
     // An identifier: the whole of it, and each part.

@@ -67,7 +67,15 @@ export async function runSessionSearch(
       const query = (input.query ?? '').trim();
       if (!query) return { error: 'search needs a query' };
       if (engine) return { results: await engine.search(ns, query, limit, ctx) };
-      return { results: await deepSearch(sessions, ns, (await sessions.manifest.view(ns, ctx.schedule)).entries, query, limit) };
+      return {
+        results: await deepSearch(
+          sessions,
+          ns,
+          (await sessions.manifest.view(ns, ctx.schedule)).entries,
+          query,
+          limit,
+        ),
+      };
     }
     case 'get': {
       const id = (input.id ?? '').trim();
@@ -76,14 +84,24 @@ export async function runSessionSearch(
       try {
         session = await sessions.get(ns, id);
       } catch (err) {
-        if (SatchelError.is(err, 'not_found') || SatchelError.is(err, 'invalid')) return { error: `no session with id ${id}` };
+        if (SatchelError.is(err, 'not_found') || SatchelError.is(err, 'invalid'))
+          return { error: `no session with id ${id}` };
         throw err;
       }
-      const messages = session.messages.filter((m) => m.role === 'user' || m.role === 'assistant').slice(-GET_MESSAGES);
-      return { id: session.id, task: session.task, count: messages.length, messages: messages.map((m) => ({ role: m.role, content: wrapUntrusted(m.content) })) };
+      const messages = session.messages
+        .filter((m) => m.role === 'user' || m.role === 'assistant')
+        .slice(-GET_MESSAGES);
+      return {
+        id: session.id,
+        task: session.task,
+        count: messages.length,
+        messages: messages.map((m) => ({ role: m.role, content: wrapUntrusted(m.content) })),
+      };
     }
     default:
-      return { error: `unknown action ${JSON.stringify(String(input.action))}; use list, search, get or find` };
+      return {
+        error: `unknown action ${JSON.stringify(String(input.action))}; use list, search, get or find`,
+      };
   }
 }
 
@@ -98,20 +116,42 @@ export function clampLimit(limit: number | undefined): number {
  * (16 hex digits) replaces the random part where a retry must store the same text (webhooks derive it
  * from their secret, so it stays unguessable).
  */
-export function wrapUntrusted(text: string, source = 'session_search', nonce = randomHex(8)): string {
+export function wrapUntrusted(
+  text: string,
+  source = 'session_search',
+  nonce = randomHex(8),
+): string {
   const tag = `untrusted_content_${nonce}`;
   return `<${tag} source="${source}">${text}</${tag}>`;
 }
 
 /** Sessions whose task holds every query token (or the query as a phrase), newest first; manifest only. */
-async function findByTask(sessions: SessionStore, ns: string, query: string, limit: number, ctx: RequestContext): Promise<SessionSummary[]> {
+async function findByTask(
+  sessions: SessionStore,
+  ns: string,
+  query: string,
+  limit: number,
+  ctx: RequestContext,
+): Promise<SessionSummary[]> {
   const wanted = queryTokens(query);
   const phrase = query.toLowerCase();
   const out: SessionSummary[] = [];
   for (const s of (await sessions.manifest.view(ns, ctx.schedule)).entries) {
     const tokens = new Set(tokenize(s.task));
-    if (s.task.toLowerCase().includes(phrase) || (wanted.length > 0 && wanted.every((t) => tokens.has(t)))) {
-      out.push({ id: s.id, task: s.task, turns: s.turns, model: s.model, provider: s.provider, created_at: s.created_at, updated_at: s.updated_at, bytes: s.bytes });
+    if (
+      s.task.toLowerCase().includes(phrase) ||
+      (wanted.length > 0 && wanted.every((t) => tokens.has(t)))
+    ) {
+      out.push({
+        id: s.id,
+        task: s.task,
+        turns: s.turns,
+        model: s.model,
+        provider: s.provider,
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        bytes: s.bytes,
+      });
       if (out.length >= limit) break;
     }
   }

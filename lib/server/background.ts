@@ -11,7 +11,9 @@ export class Background {
 
   /** Keeps `work` alive and logs (never throws) its failure. */
   track(work: Promise<unknown>): void {
-    const guarded = work.catch((err) => this.log.warn('background work failed', { error: describeError(err) }));
+    const guarded = work.catch((err) =>
+      this.log.warn('background work failed', { error: describeError(err) }),
+    );
     this.running.add(guarded);
     void guarded.finally(() => this.running.delete(guarded));
   }

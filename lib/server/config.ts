@@ -33,7 +33,8 @@ export interface S3Config {
   sessionToken?: string;
 }
 
-export type StorageConfig = { kind: 'local'; dir: string } | { kind: 's3'; s3: S3Config } | { kind: 'r2' };
+export type StorageConfig =
+  { kind: 'local'; dir: string } | { kind: 's3'; s3: S3Config } | { kind: 'r2' };
 
 export interface SatchelConfig {
   storage: StorageConfig;
@@ -52,7 +53,6 @@ export interface SatchelConfig {
   model?: ModelConfig;
 }
 
-
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -61,7 +61,10 @@ export class ConfigError extends Error {
 }
 
 /** Loads the config; `defaultStorage` is the runtime's default (`local` on Node, `r2` on Workers, `s3` on Lambda). */
-export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']): Promise<SatchelConfig> {
+export async function loadConfig(
+  env: Env,
+  defaultStorage: StorageConfig['kind'],
+): Promise<SatchelConfig> {
   const kind = (env.SATCHEL_STORAGE || defaultStorage) as StorageConfig['kind'];
   let storage: StorageConfig;
   if (kind === 'local') storage = { kind, dir: env.SATCHEL_DATA_DIR || '.satchel' };
@@ -75,21 +78,40 @@ export async function loadConfig(env: Env, defaultStorage: StorageConfig['kind']
         region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
         bucket: env.S3_BUCKET,
         prefix: env.S3_PREFIX || '',
-        forcePathStyle: parseBool(env.S3_FORCE_PATH_STYLE, 'S3_FORCE_PATH_STYLE', Boolean(env.S3_ENDPOINT)),
+        forcePathStyle: parseBool(
+          env.S3_FORCE_PATH_STYLE,
+          'S3_FORCE_PATH_STYLE',
+          Boolean(env.S3_ENDPOINT),
+        ),
         ...(env.AWS_ACCESS_KEY_ID ? { accessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
         ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
         ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
       },
     };
-  } else throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
+  } else
+    throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
   return {
     storage,
     tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
     port: parseIntVar(env.PORT, 'PORT', 8787, 0, 65535),
-    maxSessionBytes: parseIntVar(env.SATCHEL_MAX_SESSION_BYTES, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 1024, 2 ** 31),
-    maxBodyBytes: parseIntVar(env.SATCHEL_MAX_BODY_BYTES, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
+    maxSessionBytes: parseIntVar(
+      env.SATCHEL_MAX_SESSION_BYTES,
+      'SATCHEL_MAX_SESSION_BYTES',
+      33554432,
+      1024,
+      2 ** 31,
+    ),
+    maxBodyBytes: parseIntVar(
+      env.SATCHEL_MAX_BODY_BYTES,
+      'SATCHEL_MAX_BODY_BYTES',
+      64 * 1024 * 1024,
+      1024,
+      2 ** 31,
+    ),
     redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
-    ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL ? { embeddings: parseEmbeddings(env) } : {}),
+    ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL
+      ? { embeddings: parseEmbeddings(env) }
+      : {}),
     hooks: parseHooks(env.SATCHEL_HOOKS),
     ...(env.SATCHEL_MODEL_URL && env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
   };
@@ -107,14 +129,19 @@ export interface EmbeddingsConfig {
 /** `SATCHEL_EMBEDDINGS_URL` and `SATCHEL_EMBEDDINGS_MODEL` go together; the key and dims are optional. */
 function parseEmbeddings(env: Env): EmbeddingsConfig {
   if (!env.SATCHEL_EMBEDDINGS_URL || !env.SATCHEL_EMBEDDINGS_MODEL) {
-    throw new ConfigError('SATCHEL_EMBEDDINGS_URL and SATCHEL_EMBEDDINGS_MODEL must be set together');
+    throw new ConfigError(
+      'SATCHEL_EMBEDDINGS_URL and SATCHEL_EMBEDDINGS_MODEL must be set together',
+    );
   }
-  if (!/^https?:\/\//.test(env.SATCHEL_EMBEDDINGS_URL)) throw new ConfigError('SATCHEL_EMBEDDINGS_URL must be an http(s) URL');
+  if (!/^https?:\/\//.test(env.SATCHEL_EMBEDDINGS_URL))
+    throw new ConfigError('SATCHEL_EMBEDDINGS_URL must be an http(s) URL');
   return {
     url: env.SATCHEL_EMBEDDINGS_URL,
     model: env.SATCHEL_EMBEDDINGS_MODEL,
     ...(env.SATCHEL_EMBEDDINGS_KEY ? { key: env.SATCHEL_EMBEDDINGS_KEY } : {}),
-    ...(env.SATCHEL_EMBEDDINGS_DIMS ? { dims: parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536) } : {}),
+    ...(env.SATCHEL_EMBEDDINGS_DIMS
+      ? { dims: parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536) }
+      : {}),
   };
 }
 
@@ -126,38 +153,58 @@ function parseModel(env: Env): ModelConfig {
   } catch {
     throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
   return {
     url: url.href.replace(/\/+$/, ''),
     model: env.SATCHEL_MODEL!,
     ...(env.SATCHEL_MODEL_KEY ? { key: env.SATCHEL_MODEL_KEY } : {}),
     provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
-    timeoutMs: parseIntVar(env.SATCHEL_MODEL_TIMEOUT_MS, 'SATCHEL_MODEL_TIMEOUT_MS', 120_000, 100, 3_600_000),
-    contextBytes: parseIntVar(env.SATCHEL_MODEL_CONTEXT_BYTES, 'SATCHEL_MODEL_CONTEXT_BYTES', 256 * 1024, 1024, 2 ** 31),
+    timeoutMs: parseIntVar(
+      env.SATCHEL_MODEL_TIMEOUT_MS,
+      'SATCHEL_MODEL_TIMEOUT_MS',
+      120_000,
+      100,
+      3_600_000,
+    ),
+    contextBytes: parseIntVar(
+      env.SATCHEL_MODEL_CONTEXT_BYTES,
+      'SATCHEL_MODEL_CONTEXT_BYTES',
+      256 * 1024,
+      1024,
+      2 ** 31,
+    ),
     waitMs: parseIntVar(env.SATCHEL_CONTINUE_WAIT_MS, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
   };
 }
 
 /** Parses `namespace[/device]=token[:ro]` entries, comma-separated. */
 export async function parseTokens(spec: string): Promise<TokenEntry[]> {
-  const entries = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out: TokenEntry[] = [];
   for (const [i, entry] of entries.entries()) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} is not namespace[/device]=token[:ro]`);
+    if (eq <= 0)
+      throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} is not namespace[/device]=token[:ro]`);
     const who = entry.slice(0, eq);
     let token = entry.slice(eq + 1);
     const readOnly = token.endsWith(':ro');
     if (readOnly) token = token.slice(0, -3);
     const [namespace, device, extra] = who.split('/');
     if (!namespace || !isValidNamespace(namespace) || extra !== undefined || device === '') {
-      throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: namespace must be 1-64 of [A-Za-z0-9._-]`);
+      throw new ConfigError(
+        `SATCHEL_TOKENS entry ${i + 1}: namespace must be 1-64 of [A-Za-z0-9._-]`,
+      );
     }
     if (!token) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} has an empty token`);
     let digest: Uint8Array;
     if (token.startsWith('sha256:')) {
       const hex = token.slice(7);
-      if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: sha256: needs 64 hex digits`);
+      if (!/^[0-9a-fA-F]{64}$/.test(hex))
+        throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: sha256: needs 64 hex digits`);
       digest = Uint8Array.from(hex.match(/../g)!.map((h) => parseInt(h, 16)));
     } else digest = await sha256(token);
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
@@ -176,32 +223,54 @@ export function parseHooks(value: string | undefined): ReadonlyMap<string, HookC
   try {
     parsed = JSON.parse(value);
   } catch {
-    throw new ConfigError('SATCHEL_HOOKS must be JSON: {"name": {"secret", "namespace", "session"}}');
+    throw new ConfigError(
+      'SATCHEL_HOOKS must be JSON: {"name": {"secret", "namespace", "session"}}',
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError('SATCHEL_HOOKS must be a JSON object: {"name": {"secret", "namespace", "session"}}');
+    throw new ConfigError(
+      'SATCHEL_HOOKS must be a JSON object: {"name": {"secret", "namespace", "session"}}',
+    );
   }
   for (const [name, entry] of Object.entries(parsed)) {
     const where = `SATCHEL_HOOKS ${JSON.stringify(name.slice(0, 64))}`;
     // Hook names use the namespace alphabet: they are URL path segments and parts of keys and labels.
-    if (!isValidNamespace(name)) throw new ConfigError(`${where}: a hook name is 1-64 of [A-Za-z0-9._-], not starting with "."`);
-    const { secret, namespace, session, ...rest } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    if (typeof secret !== 'string' || secret === '') throw new ConfigError(`${where}: secret must be a non-empty string`);
-    if (typeof namespace !== 'string' || !isValidNamespace(namespace)) throw new ConfigError(`${where}: namespace must be 1-64 of [A-Za-z0-9._-]`);
-    if (typeof session !== 'string' || !(session === 'latest' || session === 'new' || isValidSessionId(session))) {
+    if (!isValidNamespace(name))
+      throw new ConfigError(
+        `${where}: a hook name is 1-64 of [A-Za-z0-9._-], not starting with "."`,
+      );
+    const { secret, namespace, session, ...rest } = (
+      typeof entry === 'object' && entry !== null ? entry : {}
+    ) as Record<string, unknown>;
+    if (typeof secret !== 'string' || secret === '')
+      throw new ConfigError(`${where}: secret must be a non-empty string`);
+    if (typeof namespace !== 'string' || !isValidNamespace(namespace))
+      throw new ConfigError(`${where}: namespace must be 1-64 of [A-Za-z0-9._-]`);
+    if (
+      typeof session !== 'string' ||
+      !(session === 'latest' || session === 'new' || isValidSessionId(session))
+    ) {
       throw new ConfigError(`${where}: session must be a session id, "latest" or "new"`);
     }
     const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw new ConfigError(`${where}: unknown field ${JSON.stringify(unknown[0]!.slice(0, 64))}`);
+    if (unknown.length > 0)
+      throw new ConfigError(`${where}: unknown field ${JSON.stringify(unknown[0]!.slice(0, 64))}`);
     hooks.set(name, { secret, namespace, session });
   }
   return hooks;
 }
 
-function parseIntVar(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+function parseIntVar(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 

@@ -39,7 +39,10 @@ export function buildServices(options: ServiceOptions): Services {
   const log = options.log ?? createLogger();
   const { config, objects } = options;
   const cacheBytes = options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes);
-  const pipeline = defaultPipeline({ maxSessionBytes: config.maxSessionBytes, knownValues: config.redactValues });
+  const pipeline = defaultPipeline({
+    maxSessionBytes: config.maxSessionBytes,
+    knownValues: config.redactValues,
+  });
   const sessions =
     options.sessions ??
     new SessionStore(objects, {
@@ -53,10 +56,17 @@ export function buildServices(options: ServiceOptions): Services {
   const background = new Background(log);
   // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
   // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
-  const onEmbeddingsError = (err: unknown) => log.warn('embeddings call failed; lexical search for 30 s', { error: describeError(err) });
+  const onEmbeddingsError = (err: unknown) =>
+    log.warn('embeddings call failed; lexical search for 30 s', { error: describeError(err) });
   const embedder =
-    options.embedder !== undefined ? options.embedder : config.embeddings ? new HttpEmbedder({ ...config.embeddings, onError: onEmbeddingsError }) : null;
-  const search = new SearchEngine(sessions, embedder, { onError: (what, err) => log.warn(what, { error: describeError(err) }) });
+    options.embedder !== undefined
+      ? options.embedder
+      : config.embeddings
+        ? new HttpEmbedder({ ...config.embeddings, onError: onEmbeddingsError })
+        : null;
+  const search = new SearchEngine(sessions, embedder, {
+    onError: (what, err) => log.warn(what, { error: describeError(err) }),
+  });
   sessions.addListener(search);
   // The model turn's session_search calls run here, in the caller's namespace, on the indexed path.
   const continuer = new Continuer({
@@ -64,7 +74,8 @@ export function buildServices(options: ServiceOptions): Services {
     objects,
     model: config.model,
     log,
-    search: (ns, input) => runSessionSearch(sessions, ns, input, search, { schedule: (w) => background.track(w) }),
+    search: (ns, input) =>
+      runSessionSearch(sessions, ns, input, search, { schedule: (w) => background.track(w) }),
   });
   // A webhook continues its session: with a model configured, the stored message gets a model turn.
   const deliver: Deliver = config.model

@@ -40,7 +40,11 @@ export class AuditLog {
       ingest_sources: record.ingest_sources.map(this.redact),
     };
     const at = String(Date.parse(record.at) || Date.now()).padStart(13, '0');
-    await this.store.put(`${keys.audit(ns, id)}${at}-${randomHex(8)}.json`, utf8(JSON.stringify(safe)), { ifNoneMatch: '*' });
+    await this.store.put(
+      `${keys.audit(ns, id)}${at}-${randomHex(8)}.json`,
+      utf8(JSON.stringify(safe)),
+      { ifNoneMatch: '*' },
+    );
   }
 
   /** The session's records, oldest first. */

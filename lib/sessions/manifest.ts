@@ -1,7 +1,13 @@
 import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
-import { CorruptRootError, obsoleteRoots, SequencedRoots, seqOfName, type SequencedRef } from '../storage/sequenced.js';
+import {
+  CorruptRootError,
+  obsoleteRoots,
+  SequencedRoots,
+  seqOfName,
+  type SequencedRef,
+} from '../storage/sequenced.js';
 import { SingleFlight } from '../storage/concurrency.js';
 import { unattended, type Schedule } from '../model/context.js';
 import { keys } from '../model/keys.js';
@@ -33,7 +39,8 @@ export interface ManifestEntry extends SessionSummary {
   at: number;
 }
 
-type LogRecord = { v: 1; op: 'put'; entry: ManifestEntry } | { v: 1; op: 'del'; id: string; at: number };
+type LogRecord =
+  { v: 1; op: 'put'; entry: ManifestEntry } | { v: 1; op: 'del'; id: string; at: number };
 
 interface PageRef {
   key: string;
@@ -188,7 +195,11 @@ export class Manifest {
    * Entries newest first (updated_at, then id, descending), at most `query.limit`, and whether more
    * follow. `schedule` receives background work (compaction) to keep alive after the response.
    */
-  async list(ns: string, query: PageQuery, schedule: Schedule = unattended): Promise<{ entries: ManifestEntry[]; more: boolean }> {
+  async list(
+    ns: string,
+    query: PageQuery,
+    schedule: Schedule = unattended,
+  ): Promise<{ entries: ManifestEntry[]; more: boolean }> {
     return this.withSnapshot(ns, schedule, (snap) => this.top(snap, query));
   }
 
@@ -198,26 +209,37 @@ export class Manifest {
    * objects; compaction and index upkeep use it, since they fold those writes next time anyway and must
    * not add session reads to every write.
    */
-  async view(ns: string, schedule: Schedule = unattended, options: { settled?: boolean; maxAgeMs?: number } = {}): Promise<ManifestView> {
+  async view(
+    ns: string,
+    schedule: Schedule = unattended,
+    options: { settled?: boolean; maxAgeMs?: number } = {},
+  ): Promise<ManifestView> {
     // `maxAgeMs`: a view listed that recently, with no write by this process since, is still good
     // enough (search: other devices' writes show up within that time, this process's at once).
     const recent = this.recent.get(ns);
-    if (options.maxAgeMs && recent && this.now() - recent.at < options.maxAgeMs) return { entries: recent.entries };
+    if (options.maxAgeMs && recent && this.now() - recent.at < options.maxAgeMs)
+      return { entries: recent.entries };
     const listedAt = this.now();
     const writes = this.localWrites.get(ns) ?? 0;
-    return this.withSnapshot(ns, schedule, async (snap) => {
-      // Unchanged since the last view: the same (read-only) array, so callers can cache what they derive.
-      const had = this.views.get(ns);
-      let entries: ManifestEntry[];
-      if (had && snap.verified === 0 && had.signature === snap.signature) entries = had.entries;
-      else {
-        entries = await this.everything(snap);
-        if (snap.verified === 0) this.views.set(ns, { signature: snap.signature, entries });
-      }
-      // Only when no write of this process landed while listing: it might be missing from this view.
-      if (!options.settled && (this.localWrites.get(ns) ?? 0) === writes) this.recent.set(ns, { at: listedAt, entries });
-      return { entries };
-    }, options.settled);
+    return this.withSnapshot(
+      ns,
+      schedule,
+      async (snap) => {
+        // Unchanged since the last view: the same (read-only) array, so callers can cache what they derive.
+        const had = this.views.get(ns);
+        let entries: ManifestEntry[];
+        if (had && snap.verified === 0 && had.signature === snap.signature) entries = had.entries;
+        else {
+          entries = await this.everything(snap);
+          if (snap.verified === 0) this.views.set(ns, { signature: snap.signature, entries });
+        }
+        // Only when no write of this process landed while listing: it might be missing from this view.
+        if (!options.settled && (this.localWrites.get(ns) ?? 0) === writes)
+          this.recent.set(ns, { at: listedAt, entries });
+        return { entries };
+      },
+      options.settled,
+    );
   }
 
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
@@ -239,15 +261,29 @@ export class Manifest {
     for (const key of await listAll(this.store, prefix)) {
       if (key.endsWith('.json')) ids.push(key.slice(prefix.length, -'.json'.length));
     }
-    const entries = (await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))).filter((e): e is ManifestEntry => e !== null);
-    await this.writeRoot(ns, listing.maxSeq + 1, startedAt, await this.writePages(ns, listing.maxSeq + 1, entries, true), [], listing.logs);
+    const entries = (
+      await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))
+    ).filter((e): e is ManifestEntry => e !== null);
+    await this.writeRoot(
+      ns,
+      listing.maxSeq + 1,
+      startedAt,
+      await this.writePages(ns, listing.maxSeq + 1, entries, true),
+      [],
+      listing.logs,
+    );
     this.snapshots.delete(ns);
     this.wrote(ns);
   }
 
   // ---- reading ----
 
-  private async withSnapshot<T>(ns: string, schedule: Schedule, use: (s: Snapshot) => Promise<T>, settled = false): Promise<T> {
+  private async withSnapshot<T>(
+    ns: string,
+    schedule: Schedule,
+    use: (s: Snapshot) => Promise<T>,
+    settled = false,
+  ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         const snap = await this.snapshot(ns, settled);
@@ -258,7 +294,11 @@ export class Manifest {
         }
         const result = await use(snap);
         const leftovers = snap.listing.logs.length - snap.uncovered.length;
-        if (snap.uncovered.length >= this.compactAfter || leftovers >= this.compactAfter || snap.stalePending.length > 0) {
+        if (
+          snap.uncovered.length >= this.compactAfter ||
+          leftovers >= this.compactAfter ||
+          snap.stalePending.length > 0
+        ) {
           schedule(this.compact(ns));
         }
         return result;
@@ -287,14 +327,17 @@ export class Manifest {
     const signature = newest.key + '|' + uncovered.join(',');
     const cached = this.snapshots.get(ns);
     // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
-    if (cached && cached.signature === signature && unlogged.length === 0) return { ...cached, listing };
+    if (cached && cached.signature === signature && unlogged.length === 0)
+      return { ...cached, listing };
 
     const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
     const changes: Snapshot['changes'] = new Map();
     const toVerify = new Set<string>();
     // Log records are tiny: fetch them all at once rather than in rounds.
     const records = await mapLimit(uncovered, 64, (k) => this.loadLog(k));
-    const order = records.map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i })).sort((a, b) => a.at - b.at || a.i - b.i);
+    const order = records
+      .map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i }))
+      .sort((a, b) => a.at - b.at || a.i - b.i);
     for (const { r, at } of order) {
       const id = r.op === 'put' ? r.entry.id : r.id;
       // Older than any delete we still remember: it could resurrect a deleted session. Ask the object.
@@ -329,7 +372,16 @@ export class Manifest {
       changes.set(id, entry ? { entry } : { deletedAt: Infinity });
       if (entry) tombstones.delete(id);
     });
-    const snap: Snapshot = { listing, root, changes, tombstones, uncovered, stalePending, verified: toVerify.size, signature };
+    const snap: Snapshot = {
+      listing,
+      root,
+      changes,
+      tombstones,
+      uncovered,
+      stalePending,
+      verified: toVerify.size,
+      signature,
+    };
     if (toVerify.size === 0) this.snapshots.set(ns, snap);
     return snap;
   }
@@ -344,16 +396,22 @@ export class Manifest {
   }
 
   /** The newest `limit` entries matching the query, reading pages only while they can still matter. */
-  private async top(snap: Snapshot, query: PageQuery): Promise<{ entries: ManifestEntry[]; more: boolean }> {
+  private async top(
+    snap: Snapshot,
+    query: PageQuery,
+  ): Promise<{ entries: ManifestEntry[]; more: boolean }> {
     const best = new Map<string, ManifestEntry>();
     const consider = (e: ManifestEntry, fromPage: boolean) => {
       if (!this.live(snap, e, fromPage)) return;
       const had = best.get(e.id);
-      if (!had || had.at < e.at || (had.at === e.at && had.revision < e.revision)) best.set(e.id, e);
+      if (!had || had.at < e.at || (had.at === e.at && had.revision < e.revision))
+        best.set(e.id, e);
     };
     const wanted = (e: ManifestEntry) =>
       (query.updatedAfter === undefined || e.at > query.updatedAfter) &&
-      (!query.before || e.at < query.before.at || (e.at === query.before.at && e.id < query.before.id));
+      (!query.before ||
+        e.at < query.before.at ||
+        (e.at === query.before.at && e.id < query.before.id));
     const matching = () => [...best.values()].filter(wanted).sort(newestFirst);
     for (const change of snap.changes.values()) if (change.entry) consider(change.entry, false);
     const everything = query.limit >= Number.MAX_SAFE_INTEGER;
@@ -391,7 +449,11 @@ export class Manifest {
     }
     const { root, listing } = snap;
     const leftovers = listing.logs.length - snap.uncovered.length;
-    const needRoot = force || snap.uncovered.length >= this.compactAfter || snap.stalePending.length > 0 || snap.verified > 0;
+    const needRoot =
+      force ||
+      snap.uncovered.length >= this.compactAfter ||
+      snap.stalePending.length > 0 ||
+      snap.verified > 0;
     let inForce = root;
     if (needRoot) {
       const seq = listing.maxSeq + 1;
@@ -413,10 +475,19 @@ export class Manifest {
         keptTombstones = [...tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs);
       } else {
         const changed = [...snap.changes.values()].flatMap((c) => (c.entry ? [c.entry] : []));
-        pages = [...(await this.writePages(ns, seq, changed, false)), ...root.pages].sort((a, b) => b.maxAt - a.maxAt);
+        pages = [...(await this.writePages(ns, seq, changed, false)), ...root.pages].sort(
+          (a, b) => b.maxAt - a.maxAt,
+        );
         keptTombstones = [...tombstones];
       }
-      const written = await this.writeRoot(ns, seq, startedAt, pages, keptTombstones.map(([id, at]) => ({ id, at })), listing.logs);
+      const written = await this.writeRoot(
+        ns,
+        seq,
+        startedAt,
+        pages,
+        keptTombstones.map(([id, at]) => ({ id, at })),
+        listing.logs,
+      );
       if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
       inForce = written;
     } else if (leftovers < this.compactAfter) return;
@@ -428,7 +499,9 @@ export class Manifest {
     const covered = new Set(inForce.covered);
     const logs = snap.listing.logs.filter((k) => covered.has(k));
     const coveredWrites = new Set(logs.map(writeIdOfLog));
-    const pending = snap.listing.pending.filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key)).map((p) => p.key);
+    const pending = snap.listing.pending
+      .filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key))
+      .map((p) => p.key);
     // Keep the root before the one in force (a reader may be using it) and every page either references.
     const { drop: oldRoots, keep: keepRoots } = obsoleteRoots(snap.listing.roots, inForce.seq);
     const referenced = new Set(inForce.pages.map((p) => p.key));
@@ -437,13 +510,20 @@ export class Manifest {
       for (const p of kept?.pages ?? []) referenced.add(p.key);
     }
     // Only pages of seqs we know about: a page of a compactor still writing has a higher seq.
-    const pages = snap.listing.pages.filter((k) => !referenced.has(k) && seqOfName(k) <= inForce.seq);
+    const pages = snap.listing.pages.filter(
+      (k) => !referenced.has(k) && seqOfName(k) <= inForce.seq,
+    );
     const garbage = [...logs, ...pending, ...oldRoots, ...pages];
     if (garbage.length > 0) await this.store.delete(garbage);
     for (const key of logs) this.logCache.delete(key);
   }
 
-  private async writePages(ns: string, seq: number, entries: ManifestEntry[], major: boolean): Promise<PageRef[]> {
+  private async writePages(
+    ns: string,
+    seq: number,
+    entries: ManifestEntry[],
+    major: boolean,
+  ): Promise<PageRef[]> {
     const sorted = entries.slice().sort(newestFirst);
     const refs: PageRef[] = [];
     const size = major ? this.pageSize : Math.max(sorted.length, 1);
@@ -453,12 +533,25 @@ export class Manifest {
       const page: Page = { v: 2, entries: chunk };
       await this.store.put(key, utf8(JSON.stringify(page)));
       this.cachePage(key, page);
-      refs.push({ key, count: chunk.length, maxAt: chunk[0]!.at, minAt: chunk[chunk.length - 1]!.at, major });
+      refs.push({
+        key,
+        count: chunk.length,
+        maxAt: chunk[0]!.at,
+        minAt: chunk[chunk.length - 1]!.at,
+        major,
+      });
     }
     return refs;
   }
 
-  private async writeRoot(ns: string, seq: number, builtAt: number, pages: PageRef[], tombstones: Root['tombstones'], covered: string[]): Promise<Root | null> {
+  private async writeRoot(
+    ns: string,
+    seq: number,
+    builtAt: number,
+    pages: PageRef[],
+    tombstones: Root['tombstones'],
+    covered: string[],
+  ): Promise<Root | null> {
     const root: Root = { v: 2, seq, built_at: builtAt, pages, tombstones, covered };
     const roots = this.roots(ns);
     if (!(await roots.tryWrite(root))) return null;
@@ -476,17 +569,33 @@ export class Manifest {
   private async listManifest(ns: string): Promise<Listing> {
     const prefix = keys.manifest(ns);
     const listed = await listAll(this.store, prefix);
-    const listing: Listing = { roots: this.roots(ns).rootsIn(listed), pages: [], logs: [], pending: [], maxSeq: 0 };
+    const listing: Listing = {
+      roots: this.roots(ns).rootsIn(listed),
+      pages: [],
+      logs: [],
+      pending: [],
+      maxSeq: 0,
+    };
     for (const key of listed) {
       const rest = key.slice(prefix.length);
       if (rest.startsWith('g/')) listing.pages.push(key);
       else if (rest.startsWith('l/')) listing.logs.push(key);
       else if (rest.startsWith('p/')) {
         const [, id, stamp] = rest.split('/');
-        if (id && stamp) listing.pending.push({ key, id, writeId: stamp.slice(14), at: Number(stamp.slice(0, 13)) });
+        if (id && stamp)
+          listing.pending.push({
+            key,
+            id,
+            writeId: stamp.slice(14),
+            at: Number(stamp.slice(0, 13)),
+          });
       }
     }
-    listing.maxSeq = Math.max(0, ...listing.roots.map((r) => r.seq), ...listing.pages.map(seqOfName));
+    listing.maxSeq = Math.max(
+      0,
+      ...listing.roots.map((r) => r.seq),
+      ...listing.pages.map(seqOfName),
+    );
     return listing;
   }
 
@@ -496,9 +605,14 @@ export class Manifest {
     if (cached) return cached;
     let root: Root;
     try {
-      root = await new SequencedRoots(this.store, key.slice(0, key.lastIndexOf('/') + 1), isRoot).read(key);
+      root = await new SequencedRoots(
+        this.store,
+        key.slice(0, key.lastIndexOf('/') + 1),
+        isRoot,
+      ).read(key);
     } catch (err) {
-      if (err instanceof CorruptRootError) throw err.vanished ? new ManifestMoved() : new CorruptManifest(err.message);
+      if (err instanceof CorruptRootError)
+        throw err.vanished ? new ManifestMoved() : new CorruptManifest(err.message);
       throw err;
     }
     this.rootCache.set(key, root);
@@ -507,15 +621,25 @@ export class Manifest {
   }
 
   private loadPage(key: string): Promise<Page> {
-    return this.loadImmutable(key, 'page', isPage, this.pageCache, (page) => this.cachePage(key, page));
+    return this.loadImmutable(key, 'page', isPage, this.pageCache, (page) =>
+      this.cachePage(key, page),
+    );
   }
 
   private loadLog(key: string): Promise<LogRecord> {
-    return this.loadImmutable(key, 'log record', isLogRecord, this.logCache, (record) => this.cacheLog(key, record));
+    return this.loadImmutable(key, 'log record', isLogRecord, this.logCache, (record) =>
+      this.cacheLog(key, record),
+    );
   }
 
   /** Reads a manifest object once per process: they are immutable, so the cache never goes stale. */
-  private async loadImmutable<T>(key: string, what: string, check: (v: unknown) => v is T, cache: Map<string, T>, remember: (v: T) => void): Promise<T> {
+  private async loadImmutable<T>(
+    key: string,
+    what: string,
+    check: (v: unknown) => v is T,
+    cache: Map<string, T>,
+    remember: (v: T) => void,
+  ): Promise<T> {
     const cached = cache.get(key);
     if (cached) return cached;
     const found = await this.store.get(key);
@@ -563,7 +687,13 @@ function parseOr<T>(body: Uint8Array, check: (v: unknown) => v is T): T | null {
 
 function isEntry(v: unknown): v is ManifestEntry {
   const e = v as ManifestEntry;
-  return typeof e === 'object' && e !== null && typeof e.id === 'string' && typeof e.at === 'number' && typeof e.updated_at === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.id === 'string' &&
+    typeof e.at === 'number' &&
+    typeof e.updated_at === 'string'
+  );
 }
 
 function isRoot(v: unknown): v is Root {
@@ -583,12 +713,19 @@ function isRoot(v: unknown): v is Root {
 
 function isPage(v: unknown): v is Page {
   const p = v as Page;
-  return typeof p === 'object' && p !== null && p.v === 2 && Array.isArray(p.entries) && p.entries.every(isEntry);
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    p.v === 2 &&
+    Array.isArray(p.entries) &&
+    p.entries.every(isEntry)
+  );
 }
 
 function isLogRecord(v: unknown): v is LogRecord {
   const r = v as LogRecord;
   if (typeof r !== 'object' || r === null || r.v !== 1) return false;
-  return r.op === 'put' ? isEntry(r.entry) : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
+  return r.op === 'put'
+    ? isEntry(r.entry)
+    : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
 }
-

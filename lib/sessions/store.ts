@@ -17,7 +17,13 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { KeyedQueue } from './key-queue.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
-import { WriteLoop, type Committed, type WriteContext, type WriteRequest, type WriteResult } from './write-loop.js';
+import {
+  WriteLoop,
+  type Committed,
+  type WriteContext,
+  type WriteRequest,
+  type WriteResult,
+} from './write-loop.js';
 
 export type { WriteContext, WriteResult } from './write-loop.js';
 export { keyedWrite } from './write-records.js';
@@ -31,7 +37,13 @@ export interface WriteChange {
 
 /** Called after each successful write or delete; search indexing plugs in here. */
 export interface SessionListener {
-  afterWrite?(ns: string, session: StoredSession, receipt: WriteReceipt, ctx: WriteContext, change: WriteChange): Promise<void> | void;
+  afterWrite?(
+    ns: string,
+    session: StoredSession,
+    receipt: WriteReceipt,
+    ctx: WriteContext,
+    change: WriteChange,
+  ): Promise<void> | void;
   afterDelete?(ns: string, id: string, ctx: WriteContext): Promise<void> | void;
 }
 
@@ -60,16 +72,29 @@ export interface ListOptions {
  * A create's own times (an import keeps the original session's): never in the future (5 minutes of
  * clock skew allowed), and updated_at not before created_at.
  */
-function importedTimes(body: CreateBody, now: number): { created_at?: string; updated_at?: string } {
+function importedTimes(
+  body: CreateBody,
+  now: number,
+): { created_at?: string; updated_at?: string } {
   const skew = 5 * 60_000;
   for (const field of ['created_at', 'updated_at'] as const) {
     const value = body[field];
-    if (value !== undefined && Date.parse(value) > now + skew) throw badRequest(`${field} is in the future`, [{ path: field, message: 'in the future' }]);
+    if (value !== undefined && Date.parse(value) > now + skew)
+      throw badRequest(`${field} is in the future`, [{ path: field, message: 'in the future' }]);
   }
-  if (body.created_at && body.updated_at && Date.parse(body.updated_at) < Date.parse(body.created_at)) {
-    throw badRequest('updated_at is before created_at', [{ path: 'updated_at', message: 'before created_at' }]);
+  if (
+    body.created_at &&
+    body.updated_at &&
+    Date.parse(body.updated_at) < Date.parse(body.created_at)
+  ) {
+    throw badRequest('updated_at is before created_at', [
+      { path: 'updated_at', message: 'before created_at' },
+    ]);
   }
-  return { ...(body.created_at ? { created_at: body.created_at } : {}), ...(body.updated_at ? { updated_at: body.updated_at } : {}) };
+  return {
+    ...(body.created_at ? { created_at: body.created_at } : {}),
+    ...(body.updated_at ? { updated_at: body.updated_at } : {}),
+  };
 }
 
 /**
@@ -99,7 +124,10 @@ export class SessionStore {
     this.onError = options.onError ?? (() => undefined);
     this.cache = new SessionCache(options.cacheBytes ?? 64 * 1024 * 1024);
     this.now = options.now ?? Date.now;
-    this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), { now: this.now, ...options.manifest });
+    this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), {
+      now: this.now,
+      ...options.manifest,
+    });
     this.writes = new WriteLoop({
       objects,
       cache: this.cache,
@@ -147,7 +175,11 @@ export class SessionStore {
   /** Metadata newest first, with keyset pagination. */
   async list(ns: string, options: ListOptions, ctx: RequestContext = {}) {
     const before = options.cursor ? decodeCursor(options.cursor) : undefined;
-    const query = { limit: options.limit, ...(before ? { before } : {}), ...(options.updatedAfter !== undefined ? { updatedAfter: options.updatedAfter } : {}) };
+    const query = {
+      limit: options.limit,
+      ...(before ? { before } : {}),
+      ...(options.updatedAfter !== undefined ? { updatedAfter: options.updatedAfter } : {}),
+    };
     const page = await this.manifest.list(ns, query, ctx.schedule);
     const last = page.entries[page.entries.length - 1];
     return {
@@ -161,7 +193,10 @@ export class SessionStore {
     if (body.id !== undefined) {
       assertSessionId(body.id);
       // An id becomes part of storage keys: one that holds a secret is refused rather than stored.
-      if (this.pipeline.redactText(body.id) !== body.id) throw badRequest('the id looks like a secret; choose another', [{ path: 'id', message: 'looks like a secret' }]);
+      if (this.pipeline.redactText(body.id) !== body.id)
+        throw badRequest('the id looks like a secret; choose another', [
+          { path: 'id', message: 'looks like a secret' },
+        ]);
     }
     const id = body.id ?? newSessionId(new Date(this.now()));
     const nowIso = new Date(this.now()).toISOString();
@@ -186,8 +221,16 @@ export class SessionStore {
   }
 
   /** Appends messages (and refs); without `expected` the append lands after whatever is stored. */
-  async append(ns: string, id: string, body: AppendBody, expected: ExpectedRevision | undefined, ctx: WriteContext = {}): Promise<WriteResult> {
-    const fingerprint = ctx.idempotencyKey ? await sha256Hex(JSON.stringify(['append', body])) : undefined;
+  async append(
+    ns: string,
+    id: string,
+    body: AppendBody,
+    expected: ExpectedRevision | undefined,
+    ctx: WriteContext = {},
+  ): Promise<WriteResult> {
+    const fingerprint = ctx.idempotencyKey
+      ? await sha256Hex(JSON.stringify(['append', body]))
+      : undefined;
     return this.mutate({
       op: 'append',
       ns,
@@ -198,7 +241,12 @@ export class SessionStore {
       build: (cur, nowIso) => ({
         ...cur,
         messages: [...cur.messages, ...body.messages],
-        external_refs: mergeExternalRefs(cur.external_refs, body.external_refs, nowIso, ctx.device ?? 'api'),
+        external_refs: mergeExternalRefs(
+          cur.external_refs,
+          body.external_refs,
+          nowIso,
+          ctx.device ?? 'api',
+        ),
       }),
     });
   }
@@ -207,21 +255,42 @@ export class SessionStore {
    * Appends a model turn (assistant and tool messages) and records the model and provider it used, in one
    * write that lands after whatever is stored. A repeated Idempotency-Key returns the first turn's record.
    */
-  async appendTurn(ns: string, id: string, turn: { messages: Message[]; model: string; provider: string }, ctx: WriteContext = {}): Promise<WriteResult> {
+  async appendTurn(
+    ns: string,
+    id: string,
+    turn: { messages: Message[]; model: string; provider: string },
+    ctx: WriteContext = {},
+  ): Promise<WriteResult> {
     // No fingerprint: a repeat of a turn is never "a different request", whatever the model said.
     return this.mutate({
       op: 'append',
       ns,
       id,
       ctx,
-      build: (cur) => ({ ...cur, model: turn.model, provider: turn.provider, messages: [...cur.messages, ...turn.messages] }),
+      build: (cur) => ({
+        ...cur,
+        model: turn.model,
+        provider: turn.provider,
+        messages: [...cur.messages, ...turn.messages],
+      }),
     });
   }
 
   /** Replaces the session's content; the caller must hold the current revision. */
-  async replace(ns: string, id: string, body: ReplaceBody, expected: ExpectedRevision, ctx: WriteContext = {}): Promise<WriteResult> {
-    if (body.id !== undefined && body.id !== id) throw badRequest('the body id does not match the path', [{ path: 'id', message: `expected "${id}"` }]);
-    const fingerprint = ctx.idempotencyKey ? await sha256Hex(JSON.stringify(['replace', body])) : undefined;
+  async replace(
+    ns: string,
+    id: string,
+    body: ReplaceBody,
+    expected: ExpectedRevision,
+    ctx: WriteContext = {},
+  ): Promise<WriteResult> {
+    if (body.id !== undefined && body.id !== id)
+      throw badRequest('the body id does not match the path', [
+        { path: 'id', message: `expected "${id}"` },
+      ]);
+    const fingerprint = ctx.idempotencyKey
+      ? await sha256Hex(JSON.stringify(['replace', body]))
+      : undefined;
     return this.mutate({
       op: 'replace',
       ns,
@@ -236,7 +305,12 @@ export class SessionStore {
         provider: body.provider ?? cur.provider,
         messages: body.messages,
         // Refs are add-only: a replace can add refs but never drop stored ones.
-        external_refs: mergeExternalRefs(cur.external_refs, body.external_refs ?? undefined, nowIso, ctx.device ?? 'api'),
+        external_refs: mergeExternalRefs(
+          cur.external_refs,
+          body.external_refs ?? undefined,
+          nowIso,
+          ctx.device ?? 'api',
+        ),
         sandbox: body.sandbox ?? cur.sandbox,
         untrusted_ingested: body.untrusted_ingested ?? cur.untrusted_ingested,
         episode_untrusted: body.episode_untrusted ?? cur.episode_untrusted,
@@ -278,7 +352,10 @@ export class SessionStore {
     await this.objects.delete(key);
     this.cache.drop(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
-    await Promise.all([this.manifest.recordDelete(ns, id, at, writeId), this.audit?.deleteAll(ns, id)]);
+    await Promise.all([
+      this.manifest.recordDelete(ns, id, at, writeId),
+      this.audit?.deleteAll(ns, id),
+    ]);
     for (const l of this.listeners) await l.afterDelete?.(ns, id, ctx);
   }
 
@@ -299,7 +376,8 @@ export class SessionStore {
   /** The session's audit records; `not_found` when the session does not exist. */
   async auditRecords(ns: string, id: string): Promise<AuditRecord[]> {
     assertSessionId(id);
-    if (!(await this.objects.get(keys.session(ns, id)))) throw notFound(`session ${id} does not exist`);
+    if (!(await this.objects.get(keys.session(ns, id))))
+      throw notFound(`session ${id} does not exist`);
     return this.audit ? this.audit.list(ns, id) : [];
   }
 
@@ -317,7 +395,11 @@ export class SessionStore {
       this.cache.drop(key);
       return null;
     }
-    const entry = { etag: found.etag, session: decodeSession(found.body, key), bytes: found.body.byteLength };
+    const entry = {
+      etag: found.etag,
+      session: decodeSession(found.body, key),
+      bytes: found.body.byteLength,
+    };
     this.cache.put(key, entry);
     return entry;
   }
@@ -347,7 +429,10 @@ export class SessionStore {
         episode_untrusted: session.episode_untrusted,
       })
       .catch((err) => this.onError('audit record not stored', err));
-    await Promise.all([this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId), audit]);
+    await Promise.all([
+      this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId),
+      audit,
+    ]);
     for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx, { op, added });
   }
 }
@@ -355,7 +440,18 @@ export class SessionStore {
 /** The manifest entry of a stored session. */
 function entryOf(s: StoredSession, bytes: number): ManifestEntry {
   const { id, task, turns, model, provider, created_at, updated_at } = s;
-  return { id, task, turns, model, provider, created_at, updated_at, bytes, revision: s.revision, at: Date.parse(updated_at) || 0 };
+  return {
+    id,
+    task,
+    turns,
+    model,
+    provider,
+    created_at,
+    updated_at,
+    bytes,
+    revision: s.revision,
+    at: Date.parse(updated_at) || 0,
+  };
 }
 
 /** The public metadata of a manifest entry (what `list` answers). */

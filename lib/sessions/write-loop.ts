@@ -1,5 +1,11 @@
 import type { RequestContext } from '../model/context.js';
-import { conflict, notFound, preconditionFailed, unavailable, unprocessable } from '../model/errors.js';
+import {
+  conflict,
+  notFound,
+  preconditionFailed,
+  unavailable,
+  unprocessable,
+} from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
@@ -9,7 +15,14 @@ import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import type { AuditRecord } from './audit.js';
 import type { CachedSession, SessionCache } from './cache.js';
 import type { Manifest } from './manifest.js';
-import { claimsOf, findClaim, makeReceipt, pruneWrites, seal, type WriteClaims } from './write-records.js';
+import {
+  claimsOf,
+  findClaim,
+  makeReceipt,
+  pruneWrites,
+  seal,
+  type WriteClaims,
+} from './write-records.js';
 
 /** The per-request context of a write. */
 export interface WriteContext extends RequestContext {
@@ -87,7 +100,11 @@ export class WriteLoop {
     const record: WriteRecord = { k: 'w:' + writeId, at: now(), r: {} };
     draft.satchel = { writes: [record] };
     return this.underPendingMarker(ns, draft.id, writeId, async (ready, landed) => {
-      const saved = pipeline.apply({ next: draft, previous: null, ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}) });
+      const saved = pipeline.apply({
+        next: draft,
+        previous: null,
+        ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}),
+      });
       const session = saved.session;
       const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
       const sealed = seal(session, receipt, record);
@@ -102,7 +119,11 @@ export class WriteLoop {
       landed();
       cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
       const op = ctx.op ?? 'create';
-      await this.deps.afterCommit(ns, { session, receipt, writeId, op, added: session.messages.length, sources: saved.sources }, ctx);
+      await this.deps.afterCommit(
+        ns,
+        { session, receipt, writeId, op, added: session.messages.length, sources: saved.sources },
+        ctx,
+      );
       return { session, receipt, replayed: false };
     });
   }
@@ -137,7 +158,8 @@ export class WriteLoop {
           }
           return outcome.result;
         }
-        if (this.deps.now() > deadline) throw unavailable('too many concurrent writers on this session; try again', 1);
+        if (this.deps.now() > deadline)
+          throw unavailable('too many concurrent writers on this session; try again', 1);
         await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
         cached = await this.deps.load(req.ns, req.id);
         fromCache = false;
@@ -149,11 +171,21 @@ export class WriteLoop {
    * A replay (this request's key or this write's own id is in the session), a refusal (If-Match), or
    * null to go on. A cached copy is never trusted for either answer: `reread` asks for a fresh read.
    */
-  private check(req: WriteRequest, cur: StoredSession, claims: WriteClaims, fromCache: boolean): WriteResult | 'reread' | null {
+  private check(
+    req: WriteRequest,
+    cur: StoredSession,
+    claims: WriteClaims,
+    fromCache: boolean,
+  ): WriteResult | 'reread' | null {
     const previous = findClaim(cur, claims);
     if (previous) {
       if (fromCache) return 'reread';
-      if (previous.k === claims.keyed && previous.f !== undefined && req.fingerprint !== undefined && previous.f !== req.fingerprint) {
+      if (
+        previous.k === claims.keyed &&
+        previous.f !== undefined &&
+        req.fingerprint !== undefined &&
+        previous.f !== req.fingerprint
+      ) {
         throw unprocessable('this Idempotency-Key was used for a different request');
       }
       return { session: cur, receipt: previous.r as unknown as WriteReceipt, replayed: true };
@@ -166,14 +198,30 @@ export class WriteLoop {
   }
 
   /** Builds, runs the pipeline, seals and PUTs once; `lost` when another writer changed the object first. */
-  private async attempt(req: WriteRequest, key: string, cached: CachedSession, claims: WriteClaims, writeId: string): Promise<Attempt> {
+  private async attempt(
+    req: WriteRequest,
+    key: string,
+    cached: CachedSession,
+    claims: WriteClaims,
+    writeId: string,
+  ): Promise<Attempt> {
     const { pipeline, objects, cache, now } = this.deps;
     const cur = cached.session;
     const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
     const nowIso = new Date(nowMs).toISOString();
     const next = req.build(cur, nowIso);
-    if (!next) return { lost: false, committed: null, result: { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false } };
-    const record: WriteRecord = { k: claims.keyed ?? claims.own, ...(claims.keyed && req.fingerprint ? { f: req.fingerprint } : {}), at: nowMs, r: {} };
+    if (!next)
+      return {
+        lost: false,
+        committed: null,
+        result: { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false },
+      };
+    const record: WriteRecord = {
+      k: claims.keyed ?? claims.own,
+      ...(claims.keyed && req.fingerprint ? { f: req.fingerprint } : {}),
+      at: nowMs,
+      r: {},
+    };
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
@@ -181,7 +229,12 @@ export class WriteLoop {
       satchel: { ...cur.satchel, writes: pruneWrites(cur.satchel?.writes ?? [], record, now()) },
     };
     const knownValues = req.ctx.knownValues ? { knownValues: req.ctx.knownValues } : {};
-    const saved = pipeline.apply({ next: draft, previous: cur, previousBytes: cached.bytes, ...knownValues });
+    const saved = pipeline.apply({
+      next: draft,
+      previous: cur,
+      previousBytes: cached.bytes,
+      ...knownValues,
+    });
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
     const sealed = seal(session, receipt, record, cached.encoded, req.ctx.receiptExtras?.(session));
@@ -193,7 +246,14 @@ export class WriteLoop {
       throw err;
     }
     const added = Math.max(0, session.messages.length - cur.messages.length);
-    const committed = { session, receipt, writeId, op: req.ctx.op ?? req.op, added, sources: saved.sources };
+    const committed = {
+      session,
+      receipt,
+      writeId,
+      op: req.ctx.op ?? req.op,
+      added,
+      sources: saved.sources,
+    };
     return { lost: false, committed, result: { session, receipt, replayed: false } };
   }
 
@@ -216,7 +276,11 @@ export class WriteLoop {
         hasLanded = true;
       });
     } finally {
-      if (!hasLanded) await pending.then((k) => this.deps.manifest.clearPending(k), () => undefined);
+      if (!hasLanded)
+        await pending.then(
+          (k) => this.deps.manifest.clearPending(k),
+          () => undefined,
+        );
     }
   }
 }

@@ -19,17 +19,28 @@ export interface WriteClaims {
 }
 
 /** The claims of a write with id `writeId` and an optional Idempotency-Key. */
-export async function claimsOf(writeId: string, idempotencyKey: string | undefined): Promise<WriteClaims> {
-  return { own: 'w:' + writeId, ...(idempotencyKey ? { keyed: 'k:' + (await sha256Hex(idempotencyKey)) } : {}) };
+export async function claimsOf(
+  writeId: string,
+  idempotencyKey: string | undefined,
+): Promise<WriteClaims> {
+  return {
+    own: 'w:' + writeId,
+    ...(idempotencyKey ? { keyed: 'k:' + (await sha256Hex(idempotencyKey)) } : {}),
+  };
 }
 
 /** The record an earlier attempt of this write (same write id or same key) left in `session`. */
 export function findClaim(session: StoredSession, claims: WriteClaims): WriteRecord | undefined {
-  return session.satchel?.writes.find((w) => w.k === claims.own || (claims.keyed !== undefined && w.k === claims.keyed));
+  return session.satchel?.writes.find(
+    (w) => w.k === claims.own || (claims.keyed !== undefined && w.k === claims.keyed),
+  );
 }
 
 /** The write record that a request with this Idempotency-Key left in `session`, while it is kept. */
-export async function keyedWrite(session: StoredSession, idempotencyKey: string): Promise<WriteRecord | undefined> {
+export async function keyedWrite(
+  session: StoredSession,
+  idempotencyKey: string,
+): Promise<WriteRecord | undefined> {
   const k = 'k:' + (await sha256Hex(idempotencyKey));
   return session.satchel?.writes.find((w) => w.k === k);
 }
@@ -39,12 +50,21 @@ export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: numb
   const cutoff = now - RETENTION_MS;
   const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
-  const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(-(UNKEYED_WRITES_MAX - 1)), added];
+  const all = [
+    ...keyed.slice(-(KEYED_WRITES_MAX - 1)),
+    ...unkeyed.slice(-(UNKEYED_WRITES_MAX - 1)),
+    added,
+  ];
   return all.sort((a, b) => a.at - b.at);
 }
 
 /** The receipt of a write that stored `s`; `bytes` is filled in by `seal`. */
-export function makeReceipt(s: StoredSession, bytes: number, redactions: number, dropped: number): WriteReceipt {
+export function makeReceipt(
+  s: StoredSession,
+  bytes: number,
+  redactions: number,
+  dropped: number,
+): WriteReceipt {
   return {
     id: s.id,
     revision: s.revision,

@@ -60,7 +60,17 @@ export class CountingStore implements ObjectStore {
 }
 
 function emptyCounts(): StoreCounts {
-  return { get: 0, put: 0, delete: 0, list: 0, bytesRead: 0, bytesWritten: 0, writtenByKind: {}, putsByKind: {}, getsByKind: {} };
+  return {
+    get: 0,
+    put: 0,
+    delete: 0,
+    list: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    writtenByKind: {},
+    putsByKind: {},
+    getsByKind: {},
+  };
 }
 
 /** `ns/<ns>/sessions/x.json` → `sessions`; `ns/<ns>/m/l/...` → `m/l`; `ns/<ns>/x/d/...` → `x/d`. */

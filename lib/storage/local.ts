@@ -1,4 +1,16 @@
-import { link, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rmdir,
+  stat,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -97,7 +109,10 @@ export class LocalStore implements ObjectStore {
       const info = await handle.stat({ bigint: true });
       if (!info.isFile()) return null;
       const body = await handle.readFile();
-      return { body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), etag: statTag(info) };
+      return {
+        body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
+        etag: statTag(info),
+      };
     } finally {
       await handle.close();
     }
@@ -110,16 +125,24 @@ export class LocalStore implements ObjectStore {
     let renamed = false;
     try {
       return await this.locked(key, async () => {
-        const current = await stat(path, { bigint: true }).catch((err) => (isNotFound(err) ? null : Promise.reject(err)));
+        const current = await stat(path, { bigint: true }).catch((err) =>
+          isNotFound(err) ? null : Promise.reject(err),
+        );
         if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
-        if (options.ifMatch !== undefined && (!current || statTag(current) !== options.ifMatch)) throw new PreconditionFailedError(key);
+        if (options.ifMatch !== undefined && (!current || statTag(current) !== options.ifMatch))
+          throw new PreconditionFailedError(key);
         if (current) await laterThan(temp.path, temp.mtimeNs, current.mtimeNs);
         await rename(temp.path, path);
         renamed = true;
         let info = await stat(path, { bigint: true });
         // Coarse file times (a filesystem with 1 s or 2 s resolution): push the mtime on until it is later.
         for (let step = 0; current && info.mtimeNs <= current.mtimeNs && step < 3; step++) {
-          await laterThan(path, info.mtimeNs, current.mtimeNs, [1_000_000n, 1_000_000_000n, 2_000_000_000n][step]!);
+          await laterThan(
+            path,
+            info.mtimeNs,
+            current.mtimeNs,
+            [1_000_000n, 1_000_000_000n, 2_000_000_000n][step]!,
+          );
           info = await stat(path, { bigint: true });
         }
         return { etag: statTag(info) };
@@ -132,7 +155,9 @@ export class LocalStore implements ObjectStore {
   async delete(keys: string | string[]): Promise<void> {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);
-      await this.locked(key, () => unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))));
+      await this.locked(key, () =>
+        unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))),
+      );
       await this.prune(dirname(path));
     }
   }
@@ -155,10 +180,15 @@ export class LocalStore implements ObjectStore {
     for (; i < keys.length && page.length < limit; i++) {
       const key = keys[i]!;
       // Deleted since the walk (a concurrent delete): simply not listed, as on S3.
-      const info = await stat(join(this.root, ...key.split('/'))).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)));
+      const info = await stat(join(this.root, ...key.split('/'))).catch((err: unknown) =>
+        isNotFound(err) ? null : Promise.reject(err),
+      );
       if (info) page.push({ key, size: Number(info.size) });
     }
-    return { objects: page, ...(i < keys.length ? { cursor: page[page.length - 1]?.key ?? keys[i - 1]! } : {}) };
+    return {
+      objects: page,
+      ...(i < keys.length ? { cursor: page[page.length - 1]?.key ?? keys[i - 1]! } : {}),
+    };
   }
 
   /**
@@ -174,7 +204,8 @@ export class LocalStore implements ObjectStore {
       },
       (err) => {
         const code = (err as { code?: string }).code ?? '';
-        if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return { reason: 'denied', error: code };
+        if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
+          return { reason: 'denied', error: code };
         if (code === 'ENOENT' || code === 'ENOTDIR') return { reason: 'not-found', error: code };
         return { reason: 'error', error: /^[A-Z]{2,16}$/.test(code) ? code : 'error' };
       },
@@ -220,7 +251,8 @@ export class LocalStore implements ObjectStore {
       } else if (name.endsWith('.break')) {
         const info = await stat(file).catch(() => null);
         const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
-        if (info && now - info.ctimeMs > this.staleLockMs && !(owner && ownerAlive(owner))) await unlink(file).catch(() => undefined);
+        if (info && now - info.ctimeMs > this.staleLockMs && !(owner && ownerAlive(owner)))
+          await unlink(file).catch(() => undefined);
       } else if (await this.breakIfStale(file)) {
         locks++;
       }
@@ -241,8 +273,14 @@ export class LocalStore implements ObjectStore {
   }
 
   /** Writes and fsyncs the body to `.tmp-<pid>-<hex>` beside the key; returns its path and mtime. */
-  private async writeTemp(path: string, body: Uint8Array): Promise<{ path: string; mtimeNs: bigint }> {
-    const temp = join(dirname(path), `${TEMP_MARK}${process.pid}-${randomBytes(8).toString('hex')}`);
+  private async writeTemp(
+    path: string,
+    body: Uint8Array,
+  ): Promise<{ path: string; mtimeNs: bigint }> {
+    const temp = join(
+      dirname(path),
+      `${TEMP_MARK}${process.pid}-${randomBytes(8).toString('hex')}`,
+    );
     let handle;
     for (let attempt = 0; ; attempt++) {
       await mkdir(dirname(path), { recursive: true });
@@ -290,7 +328,10 @@ export class LocalStore implements ObjectStore {
 
   /** Takes the key's lock file: a hard link to this process's owner file. Returns the lock's path. */
   private async acquire(key: string): Promise<string> {
-    const lockFile = join(this.lockDir, createHash('sha256').update(key).digest('hex').slice(0, 40));
+    const lockFile = join(
+      this.lockDir,
+      createHash('sha256').update(key).digest('hex').slice(0, 40),
+    );
     const started = Date.now();
     let wait = 1;
     for (;;) {
@@ -338,7 +379,11 @@ export class LocalStore implements ObjectStore {
       // A breaker that died mid-break (a window of microseconds) leaves its break lock: clear it.
       const breaker = await stat(breakFile).catch(() => null);
       const breakerOwner = parseOwner(await readFile(breakFile, 'utf8').catch(() => ''));
-      if (breaker && Date.now() - breaker.ctimeMs > this.staleLockMs && !(breakerOwner && ownerAlive(breakerOwner))) {
+      if (
+        breaker &&
+        Date.now() - breaker.ctimeMs > this.staleLockMs &&
+        !(breakerOwner && ownerAlive(breakerOwner))
+      ) {
         await unlink(breakFile).catch(() => undefined);
       }
       return false;
@@ -362,7 +407,9 @@ export class LocalStore implements ObjectStore {
       await mkdir(this.lockDir, { recursive: true });
       const token = randomBytes(6).toString('hex');
       const file = join(this.lockDir, `${OWNER_MARK}${process.pid}-${token}`);
-      await writeFile(file, `${process.pid} ${startTimeOf(process.pid) ?? '-'} ${token}\n`, { flag: 'wx' });
+      await writeFile(file, `${process.pid} ${startTimeOf(process.pid) ?? '-'} ${token}\n`, {
+        flag: 'wx',
+      });
       return file;
     })().catch((err: unknown) => {
       this.owner = undefined;
@@ -378,7 +425,12 @@ function statTag(info: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
 }
 
 /** Sets the file's mtime after `previousNs` (by at least `stepNs`) unless it already is. */
-async function laterThan(file: string, mtimeNs: bigint, previousNs: bigint, stepNs = 10_000n): Promise<void> {
+async function laterThan(
+  file: string,
+  mtimeNs: bigint,
+  previousNs: bigint,
+  stepNs = 10_000n,
+): Promise<void> {
   if (mtimeNs > previousNs) return;
   // Whole microseconds as a number of seconds: a double holds them to ~0.25 µs, far below the 10 µs step.
   const targetUs = (previousNs + stepNs) / 1000n + 1n;
@@ -437,7 +489,11 @@ async function walk(dir: string, lockDir: string, visit: (file: string) => void)
   });
 }
 
-async function walkAll(dir: string, lockDir: string, visit: (file: string, name: string) => void): Promise<void> {
+async function walkAll(
+  dir: string,
+  lockDir: string,
+  visit: (file: string, name: string) => void,
+): Promise<void> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });

@@ -1,4 +1,13 @@
-import { assertSafeKey, PreconditionFailedError, type ListOptions, type ListPage, type ObjectStore, type PutOptions, type StoragePing, type StoredObject } from './port.js';
+import {
+  assertSafeKey,
+  PreconditionFailedError,
+  type ListOptions,
+  type ListPage,
+  type ObjectStore,
+  type PutOptions,
+  type StoragePing,
+  type StoredObject,
+} from './port.js';
 
 /** In-memory adapter, for unit tests of code above the port. Not a proof that storage works. */
 export class MemoryStore implements ObjectStore {
@@ -16,7 +25,8 @@ export class MemoryStore implements ObjectStore {
     assertSafeKey(key);
     const current = this.objects.get(key);
     if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
-    if (options.ifMatch !== undefined && current?.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+    if (options.ifMatch !== undefined && current?.etag !== options.ifMatch)
+      throw new PreconditionFailedError(key);
     const etag = `m${++this.counter}`;
     this.objects.set(key, { body: body.slice(), etag });
     return { etag };
@@ -31,7 +41,9 @@ export class MemoryStore implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const limit = Math.min(options.limit ?? 1000, 1000);
-    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && (!options.cursor || k > options.cursor)).sort();
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (!options.cursor || k > options.cursor))
+      .sort();
     const page = keys.slice(0, limit);
     return {
       objects: page.map((key) => ({ key, size: this.objects.get(key)!.body.byteLength })),

@@ -98,13 +98,19 @@ export class PreconditionFailedError extends Error {
     readonly key: string,
     options: { afterLostAnswer?: boolean } = {},
   ) {
-    super(`precondition failed for ${key}${options.afterLostAnswer ? ' (after an attempt whose answer was lost)' : ''}`);
+    super(
+      `precondition failed for ${key}${options.afterLostAnswer ? ' (after an attempt whose answer was lost)' : ''}`,
+    );
     this.name = 'PreconditionFailedError';
     this.afterLostAnswer = options.afterLostAnswer ?? false;
   }
   /** True for a precondition failure from any adapter (works across bundles, unlike instanceof). */
   static is(err: unknown): err is PreconditionFailedError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[PRECONDITION] === true;
+    return (
+      typeof err === 'object' &&
+      err !== null &&
+      (err as Record<symbol, unknown>)[PRECONDITION] === true
+    );
   }
 }
 
@@ -128,17 +134,28 @@ export class StorageUnavailableError extends Error {
   }
   /** True for an unavailability error from any adapter. */
   static is(err: unknown): err is StorageUnavailableError {
-    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[UNAVAILABLE] === true;
+    return (
+      typeof err === 'object' &&
+      err !== null &&
+      (err as Record<symbol, unknown>)[UNAVAILABLE] === true
+    );
   }
 }
 
 /** Rejects keys that could escape a prefix or a folder; adapters call it on every key they touch. */
 export function assertSafeKey(key: string): void {
-  if (key.length === 0 || key.length > 1024 || key.startsWith('/') || key.includes('\\') || key.includes('\0')) {
+  if (
+    key.length === 0 ||
+    key.length > 1024 ||
+    key.startsWith('/') ||
+    key.includes('\\') ||
+    key.includes('\0')
+  ) {
     throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
   for (const segment of key.split('/')) {
-    if (segment === '.' || segment === '..') throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
+    if (segment === '.' || segment === '..')
+      throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
 }
 

@@ -9,7 +9,13 @@ import {
   type StoragePing,
   type StoredObject,
 } from './port.js';
-import { defaultRetryPolicy, probe, withRetry, type AttemptContext, type RetryPolicy } from './retry.js';
+import {
+  defaultRetryPolicy,
+  probe,
+  withRetry,
+  type AttemptContext,
+  type RetryPolicy,
+} from './retry.js';
 
 /** The part of the Workers R2 binding this adapter uses (structural, so lib/ needs no Workers types). */
 export interface R2BucketLike {
@@ -18,10 +24,18 @@ export interface R2BucketLike {
   put(
     key: string,
     value: ArrayBuffer | Uint8Array,
-    options?: { onlyIf?: { etagMatches?: string; etagDoesNotMatch?: string }; httpMetadata?: { contentType?: string } },
+    options?: {
+      onlyIf?: { etagMatches?: string; etagDoesNotMatch?: string };
+      httpMetadata?: { contentType?: string };
+    },
   ): Promise<{ etag: string } | null>;
   delete(keys: string | string[]): Promise<void>;
-  list(options: { prefix?: string; cursor?: string; limit?: number; startAfter?: string }): Promise<{
+  list(options: {
+    prefix?: string;
+    cursor?: string;
+    limit?: number;
+    startAfter?: string;
+  }): Promise<{
     objects: { key: string; size: number }[];
     truncated: boolean;
     cursor?: string;
@@ -57,7 +71,11 @@ export class R2Store implements ObjectStore {
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     assertSafeKey(key);
     const onlyIf =
-      options.ifMatch !== undefined ? { etagMatches: options.ifMatch } : options.ifNoneMatch === '*' ? { etagDoesNotMatch: '*' } : undefined;
+      options.ifMatch !== undefined
+        ? { etagMatches: options.ifMatch }
+        : options.ifNoneMatch === '*'
+          ? { etagDoesNotMatch: '*' }
+          : undefined;
     return this.attempt(
       `PUT ${key}`,
       async (ctx) => {
@@ -85,10 +103,17 @@ export class R2Store implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const out = await this.attempt(`LIST ${prefix}`, () =>
-      this.bucket.list({ prefix, limit: Math.min(options.limit ?? 1000, 1000), ...(options.cursor ? { startAfter: options.cursor } : {}) }),
+      this.bucket.list({
+        prefix,
+        limit: Math.min(options.limit ?? 1000, 1000),
+        ...(options.cursor ? { startAfter: options.cursor } : {}),
+      }),
     );
     const objects = out.objects.map((o) => ({ key: o.key, size: o.size }));
-    return { objects, ...(out.truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}) };
+    return {
+      objects,
+      ...(out.truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}),
+    };
   }
 
   /** A list of at most one key, one attempt, given up at the deadline. */
@@ -96,12 +121,26 @@ export class R2Store implements ObjectStore {
     return probe(
       deadlineMs,
       () => this.bucket.list({ limit: 1 }),
-      (err) => ({ reason: 'error', error: err instanceof Error && /^[A-Za-z]{1,64}$/.test(err.name) ? err.name : 'error' }),
+      (err) => ({
+        reason: 'error',
+        error: err instanceof Error && /^[A-Za-z]{1,64}$/.test(err.name) ? err.name : 'error',
+      }),
     );
   }
 
-  private attempt<T>(what: string, op: (ctx: AttemptContext) => Promise<T>, write = false): Promise<T> {
+  private attempt<T>(
+    what: string,
+    op: (ctx: AttemptContext) => Promise<T>,
+    write = false,
+  ): Promise<T> {
     // The binding throws on transient internal errors; preconditions come back as null, not errors.
-    return withRetry(what, op, (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError), this.retry, undefined, { write });
+    return withRetry(
+      what,
+      op,
+      (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError),
+      this.retry,
+      undefined,
+      { write },
+    );
   }
 }

@@ -18,7 +18,13 @@ export interface RetryPolicy {
  * The network adapters' default: up to 4 attempts, 3 s each, all within 8 s. With storage paused a call
  * fails with StorageUnavailableError after ~8 s, so an HTTP answer (503) comes within 10 s.
  */
-export const defaultRetryPolicy: RetryPolicy = { attempts: 4, baseMs: 25, maxMs: 1000, deadlineMs: 8000, attemptTimeoutMs: 3000 };
+export const defaultRetryPolicy: RetryPolicy = {
+  attempts: 4,
+  baseMs: 25,
+  maxMs: 1000,
+  deadlineMs: 8000,
+  attemptTimeoutMs: 3000,
+};
 
 /** What one attempt gets from withRetry. */
 export interface AttemptContext {
@@ -81,10 +87,18 @@ export async function withRetry<T>(
       await sleep(Math.min(Math.random() * ceiling, Math.max(0, remaining - MIN_ATTEMPT_MS)));
     }
     try {
-      return await runAttempt(what, op, attempt, policy.attemptTimeoutMs, () => deadlineAt, (ms) => (deadlineAt += ms));
+      return await runAttempt(
+        what,
+        op,
+        attempt,
+        policy.attemptTimeoutMs,
+        () => deadlineAt,
+        (ms) => (deadlineAt += ms),
+      );
     } catch (err) {
       if (PreconditionFailedError.is(err)) {
-        if (options.write && uncertain && !err.afterLostAnswer) throw new PreconditionFailedError(err.key, { afterLostAnswer: true });
+        if (options.write && uncertain && !err.afterLostAnswer)
+          throw new PreconditionFailedError(err.key, { afterLostAnswer: true });
         throw err;
       }
       const timedOut = err instanceof AttemptTimeoutError;
@@ -95,9 +109,13 @@ export async function withRetry<T>(
   }
   const elapsed = Date.now() - started;
   const reason = lastError instanceof Error ? `: ${lastError.message.slice(0, 200)}` : '';
-  throw new StorageUnavailableError(`${what} failed after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${elapsed} ms${reason}`, lastError, {
-    mayHaveLanded: options.write === true && uncertain,
-  });
+  throw new StorageUnavailableError(
+    `${what} failed after ${attempt} attempt${attempt === 1 ? '' : 's'} in ${elapsed} ms${reason}`,
+    lastError,
+    {
+      mayHaveLanded: options.write === true && uncertain,
+    },
+  );
 }
 
 /** An attempt is not started with less time than this before the deadline. */
@@ -146,7 +164,8 @@ async function runAttempt<T>(
     return await Promise.race([running, expired]);
   } catch (err) {
     // Whatever the op threw after its signal was aborted (an AbortError), the cause is the timeout.
-    if (controller.signal.aborted && controller.signal.reason instanceof AttemptTimeoutError) throw controller.signal.reason;
+    if (controller.signal.aborted && controller.signal.reason instanceof AttemptTimeoutError)
+      throw controller.signal.reason;
     throw err;
   } finally {
     if (timer !== undefined) clearTimeout(timer);
@@ -177,7 +196,12 @@ export async function probe(
       resolve('timeout');
     }, deadlineMs);
   });
-  const timeout = (): StoragePing => ({ ok: false, latencyMs: Date.now() - started, reason: 'timeout', error: `no answer within ${deadlineMs} ms` });
+  const timeout = (): StoragePing => ({
+    ok: false,
+    latencyMs: Date.now() - started,
+    reason: 'timeout',
+    error: `no answer within ${deadlineMs} ms`,
+  });
   try {
     const running = Promise.resolve().then(() => op(controller.signal));
     running.catch(() => undefined);

@@ -19,7 +19,13 @@ import {
   type StoragePing,
   type StoredObject,
 } from './port.js';
-import { defaultRetryPolicy, probe, withRetry, type AttemptContext, type RetryPolicy } from './retry.js';
+import {
+  defaultRetryPolicy,
+  probe,
+  withRetry,
+  type AttemptContext,
+  type RetryPolicy,
+} from './retry.js';
 
 /**
  * How long the adapter waits for S3 before it gives up. With the server paused or unreachable, every call
@@ -44,7 +50,12 @@ export interface S3Timeouts {
 }
 
 /** The defaults of S3Timeouts. */
-export const DEFAULT_S3_TIMEOUTS: Required<S3Timeouts> = { connectMs: 2000, requestMs: 3000, deadlineMs: 8000, minBytesPerSecond: 1024 * 1024 };
+export const DEFAULT_S3_TIMEOUTS: Required<S3Timeouts> = {
+  connectMs: 2000,
+  requestMs: 3000,
+  deadlineMs: 8000,
+  minBytesPerSecond: 1024 * 1024,
+};
 
 export interface S3StoreOptions {
   bucket: string;
@@ -97,7 +108,8 @@ export class S3Store implements ObjectStore {
     this.retry = {
       ...base,
       deadlineMs: options.timeouts?.deadlineMs ?? base.deadlineMs ?? this.timeouts.deadlineMs,
-      attemptTimeoutMs: options.timeouts?.requestMs ?? base.attemptTimeoutMs ?? this.timeouts.requestMs,
+      attemptTimeoutMs:
+        options.timeouts?.requestMs ?? base.attemptTimeoutMs ?? this.timeouts.requestMs,
     };
     this.client =
       options.client ??
@@ -119,7 +131,10 @@ export class S3Store implements ObjectStore {
         // Options for whichever handler the platform uses (Node's http, or fetch in workerd): a bounded
         // connect, and an idle socket (no byte either way for requestMs) fails the attempt. The attempt's
         // total time is bounded by withRetry, which aborts the request through its signal.
-        requestHandler: { connectionTimeout: this.timeouts.connectMs, socketTimeout: this.timeouts.requestMs },
+        requestHandler: {
+          connectionTimeout: this.timeouts.connectMs,
+          socketTimeout: this.timeouts.requestMs,
+        },
         // Older S3-compatible servers reject the SDK's newer default checksums.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
@@ -135,7 +150,9 @@ export class S3Store implements ObjectStore {
     const Key = this.full(key);
     return this.attempt(`GET ${key}`, async (ctx) => {
       try {
-        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), { abortSignal: ctx.signal });
+        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), {
+          abortSignal: ctx.signal,
+        });
         ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
         const body = await out.Body!.transformToByteArray();
         return { body, etag: unquote(out.ETag ?? '') };
@@ -156,7 +173,10 @@ export class S3Store implements ObjectStore {
         ctx.extend(this.transferAllowance(body.byteLength));
         try {
           if (!conditional && body.byteLength >= this.multipartThreshold) {
-            const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: body, ContentType } });
+            const upload = new Upload({
+              client: this.client,
+              params: { Bucket: this.bucket, Key, Body: body, ContentType },
+            });
             const abort = () => void upload.abort().catch(() => undefined);
             ctx.signal.addEventListener('abort', abort, { once: true });
             try {
@@ -164,7 +184,10 @@ export class S3Store implements ObjectStore {
             } finally {
               ctx.signal.removeEventListener('abort', abort);
             }
-            const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), { abortSignal: ctx.signal });
+            const head = await this.client.send(
+              new HeadObjectCommand({ Bucket: this.bucket, Key }),
+              { abortSignal: ctx.signal },
+            );
             return { etag: unquote(head.ETag ?? '') };
           }
           const out = await this.client.send(
@@ -181,7 +204,8 @@ export class S3Store implements ObjectStore {
           return { etag: unquote(out.ETag ?? '') };
         } catch (err) {
           const status = statusOf(err);
-          if (conditional && (status === 412 || status === 404 || status === 409)) throw new PreconditionFailedError(key);
+          if (conditional && (status === 412 || status === 404 || status === 409))
+            throw new PreconditionFailedError(key);
           throw err;
         }
       },
@@ -192,7 +216,14 @@ export class S3Store implements ObjectStore {
   async delete(keys: string | string[]): Promise<void> {
     const all = (Array.isArray(keys) ? keys : [keys]).map((k) => this.full(k));
     if (all.length === 1) {
-      await this.attempt(`DELETE ${all[0]}`, (ctx) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }), { abortSignal: ctx.signal }), true);
+      await this.attempt(
+        `DELETE ${all[0]}`,
+        (ctx) =>
+          this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }), {
+            abortSignal: ctx.signal,
+          }),
+        true,
+      );
       return;
     }
     for (let i = 0; i < all.length; i += 1000) {
@@ -200,13 +231,20 @@ export class S3Store implements ObjectStore {
       const out = await this.attempt(
         `DELETE ${batch.length} keys`,
         (ctx) =>
-          this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }), {
-            abortSignal: ctx.signal,
-          }),
+          this.client.send(
+            new DeleteObjectsCommand({
+              Bucket: this.bucket,
+              Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+            }),
+            {
+              abortSignal: ctx.signal,
+            },
+          ),
         true,
       );
       const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
-      if (failed.length > 0) throw new Error(`delete failed for ${failed.length} keys: ${failed[0]?.Code ?? 'unknown'}`);
+      if (failed.length > 0)
+        throw new Error(`delete failed for ${failed.length} keys: ${failed[0]?.Code ?? 'unknown'}`);
     }
   }
 
@@ -222,9 +260,17 @@ export class S3Store implements ObjectStore {
         { abortSignal: ctx.signal },
       ),
     );
-    const objects = (out.Contents ?? []).map((o) => ({ key: o.Key!.slice(this.prefix.length), size: o.Size ?? 0 }));
+    const objects = (out.Contents ?? []).map((o) => ({
+      key: o.Key!.slice(this.prefix.length),
+      size: o.Size ?? 0,
+    }));
     // StartAfter (the last key) as the cursor keeps it readable and the same on every adapter.
-    return { objects, ...(out.IsTruncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}) };
+    return {
+      objects,
+      ...(out.IsTruncated && objects.length > 0
+        ? { cursor: objects[objects.length - 1]!.key }
+        : {}),
+    };
   }
 
   /**
@@ -234,7 +280,11 @@ export class S3Store implements ObjectStore {
   async ping(deadlineMs = DEFAULT_PING_DEADLINE_MS): Promise<StoragePing> {
     return probe(
       deadlineMs,
-      (abortSignal) => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }), { abortSignal }),
+      (abortSignal) =>
+        this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }),
+          { abortSignal },
+        ),
       describeFailure,
     );
   }
@@ -245,7 +295,11 @@ export class S3Store implements ObjectStore {
     return extra > 0 ? (extra / this.timeouts.minBytesPerSecond) * 1000 : 0;
   }
 
-  private attempt<T>(what: string, op: (ctx: AttemptContext) => Promise<T>, write = false): Promise<T> {
+  private attempt<T>(
+    what: string,
+    op: (ctx: AttemptContext) => Promise<T>,
+    write = false,
+  ): Promise<T> {
     return withRetry(what, op, isTransient, this.retry, undefined, { write });
   }
 }
@@ -265,7 +319,8 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
     return { reason: 'error', error: label };
   }
   const code = (err as { code?: string }).code ?? '';
-  if (name === 'TimeoutError' || code === 'ETIMEDOUT') return { reason: 'timeout', error: 'timed out' };
+  if (name === 'TimeoutError' || code === 'ETIMEDOUT')
+    return { reason: 'timeout', error: 'timed out' };
   if (/^[A-Z_]{3,32}$/.test(code)) return { reason: 'unreachable', error: code };
   if (name === 'CredentialsProviderError') return { reason: 'denied', error: 'no credentials' };
   return { reason: 'unreachable', error: /^[A-Za-z]{1,64}$/.test(name) ? name : 'error' };
@@ -283,7 +338,8 @@ function statusOf(err: unknown): number | undefined {
 export function isTransient(err: unknown): boolean {
   const status = statusOf(err);
   const name = (err as { name?: string; Code?: string }).name ?? '';
-  if (name === 'SlowDown' || name === 'ThrottlingException' || name === 'RequestTimeout') return true;
+  if (name === 'SlowDown' || name === 'ThrottlingException' || name === 'RequestTimeout')
+    return true;
   if (status !== undefined) return status >= 500 || status === 429;
   const code = (err as { code?: string }).code ?? '';
   return (

@@ -98,7 +98,14 @@ export class SequencedRoots<T extends { seq: number }> {
  * The roots that may be deleted once `inForce` is the newest: all older than the one before it, or all
  * older than `inForce` itself after a rebuild (which replaces everything before it).
  */
-export function obsoleteRoots(roots: SequencedRef[], inForce: number, rebuilt = false): { drop: string[]; keep: SequencedRef[] } {
+export function obsoleteRoots(
+  roots: SequencedRef[],
+  inForce: number,
+  rebuilt = false,
+): { drop: string[]; keep: SequencedRef[] } {
   const keepFrom = rebuilt ? inForce : inForce - 1;
-  return { drop: roots.filter((r) => r.seq < keepFrom).map((r) => r.key), keep: roots.filter((r) => r.seq >= keepFrom) };
+  return {
+    drop: roots.filter((r) => r.seq < keepFrom).map((r) => r.key),
+    keep: roots.filter((r) => r.seq >= keepFrom),
+  };
 }

@@ -81,8 +81,10 @@ export function sessionBrowser(): void {
   const FLASH_KEY = 'satchel.flash';
   const FOLD_CHARS = 2000;
   const FOLD_LINES = 40;
-  const WRAPPER = /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
-  const CAP_MARKER = /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
+  const WRAPPER =
+    /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
+  const CAP_MARKER =
+    /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
   const params = new URLSearchParams(location.search);
   const pollMs = Math.max(250, Number(params.get('poll')) || 2500);
   const pageSize = Math.min(100, Math.max(1, Number(params.get('limit')) || 50));
@@ -94,7 +96,11 @@ export function sessionBrowser(): void {
   };
 
   /** An element with attributes and children; strings become text nodes, never markup. */
-  function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, string | boolean> | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+  function h<K extends keyof HTMLElementTagNameMap>(
+    tag: K,
+    attrs?: Record<string, string | boolean> | null,
+    ...children: Child[]
+  ): HTMLElementTagNameMap[K] {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs ?? {})) {
       if (v === false) continue;
@@ -107,7 +113,9 @@ export function sessionBrowser(): void {
   function append(node: Node, children: Child[]): void {
     for (const c of children) {
       if (c === null || c === undefined || c === false) continue;
-      node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+      node.appendChild(
+        typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c,
+      );
     }
   }
   function clear(node: Node): void {
@@ -147,7 +155,8 @@ export function sessionBrowser(): void {
     return node;
   }
   function refreshTimes(): void {
-    for (const t of Array.from(document.querySelectorAll('time[datetime]'))) t.textContent = relative(t.getAttribute('datetime') ?? '');
+    for (const t of Array.from(document.querySelectorAll('time[datetime]')))
+      t.textContent = relative(t.getAttribute('datetime') ?? '');
   }
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const sessionHref = (id: string) => `/ui/sessions/${encodeURIComponent(id)}`;
@@ -169,7 +178,16 @@ export function sessionBrowser(): void {
 
   // ---- the API ----
   let token: string | null = sessionStorage.getItem(TOKEN_KEY);
-  async function api(method: string, path: string, opts: { body?: unknown; ifMatch?: string | null; ifNoneMatch?: string | null; auth?: string | null } = {}): Promise<Answer> {
+  async function api(
+    method: string,
+    path: string,
+    opts: {
+      body?: unknown;
+      ifMatch?: string | null;
+      ifNoneMatch?: string | null;
+      auth?: string | null;
+    } = {},
+  ): Promise<Answer> {
     const headers: Record<string, string> = {};
     const bearer = opts.auth === undefined ? token : opts.auth;
     if (bearer) headers.authorization = `Bearer ${bearer}`;
@@ -178,7 +196,13 @@ export function sessionBrowser(): void {
     if (opts.ifNoneMatch) headers['if-none-match'] = opts.ifNoneMatch;
     let res: Response;
     try {
-      res = await fetch(path, { method, headers, cache: 'no-store', credentials: 'omit', ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+      res = await fetch(path, {
+        method,
+        headers,
+        cache: 'no-store',
+        credentials: 'omit',
+        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+      });
     } catch {
       return { status: 0, etag: null, text: '', json: null };
     }
@@ -252,9 +276,24 @@ export function sessionBrowser(): void {
   // ---- shared pieces of session display ----
   function badges(s: Partial<Session>): HTMLElement[] {
     const out: HTMLElement[] = [];
-    if (s.untrusted_ingested) out.push(h('span', { class: 'badge taint', title: 'Untrusted content was ingested into this session' }, 'untrusted'));
-    if (s.episode_untrusted) out.push(h('span', { class: 'badge taint', title: 'The current episode saw untrusted content' }, 'episode untrusted'));
-    if (s.sandbox) out.push(h('span', { class: 'badge sandbox', title: 'Ran in a sandbox' }, 'sandbox'));
+    if (s.untrusted_ingested)
+      out.push(
+        h(
+          'span',
+          { class: 'badge taint', title: 'Untrusted content was ingested into this session' },
+          'untrusted',
+        ),
+      );
+    if (s.episode_untrusted)
+      out.push(
+        h(
+          'span',
+          { class: 'badge taint', title: 'The current episode saw untrusted content' },
+          'episode untrusted',
+        ),
+      );
+    if (s.sandbox)
+      out.push(h('span', { class: 'badge sandbox', title: 'Ran in a sandbox' }, 'sandbox'));
     return out;
   }
   /** Text with [REDACTED] spans marked. */
@@ -262,7 +301,10 @@ export function sessionBrowser(): void {
     const frag = document.createDocumentFragment();
     const parts = text.split('[REDACTED]');
     parts.forEach((part, i) => {
-      if (i > 0) frag.appendChild(h('mark', { class: 'redacted', title: 'Redacted before it was stored' }, '[REDACTED]'));
+      if (i > 0)
+        frag.appendChild(
+          h('mark', { class: 'redacted', title: 'Redacted before it was stored' }, '[REDACTED]'),
+        );
       if (part) frag.appendChild(document.createTextNode(part));
     });
     return frag;
@@ -278,8 +320,17 @@ export function sessionBrowser(): void {
       box.appendChild(
         h(
           'div',
-          { class: 'untrusted', role: 'group', 'aria-label': `Untrusted content from ${source || 'an unnamed source'}` },
-          h('div', { class: 'untrusted-label' }, 'Untrusted content · source: ', h('code', null, source || '(none)')),
+          {
+            class: 'untrusted',
+            role: 'group',
+            'aria-label': `Untrusted content from ${source || 'an unnamed source'}`,
+          },
+          h(
+            'div',
+            { class: 'untrusted-label' },
+            'Untrusted content · source: ',
+            h('code', null, source || '(none)'),
+          ),
           h('div', { class: 'text' }, redactions(m[3] ?? '')),
         ),
       );
@@ -296,11 +347,21 @@ export function sessionBrowser(): void {
   function isLong(text: string): boolean {
     if (text.length > FOLD_CHARS) return true;
     let lines = 0;
-    for (let at = text.indexOf('\n'); at >= 0 && lines <= FOLD_LINES; at = text.indexOf('\n', at + 1)) lines++;
+    for (
+      let at = text.indexOf('\n');
+      at >= 0 && lines <= FOLD_LINES;
+      at = text.indexOf('\n', at + 1)
+    )
+      lines++;
     return lines > FOLD_LINES;
   }
   /** Long text folded: its size and what it holds in the summary, the text built on first open. */
-  function folded(label: string, text: string, cls = 'fold', render: (t: string) => Node = richText): HTMLElement {
+  function folded(
+    label: string,
+    text: string,
+    cls = 'fold',
+    render: (t: string) => Node = richText,
+  ): HTMLElement {
     const notes = [`${text.length.toLocaleString()} characters`];
     const red = countOf(text, '[REDACTED]');
     if (red) notes.push(plural(red, 'redaction'));
@@ -320,12 +381,16 @@ export function sessionBrowser(): void {
       const texts: string[] = [];
       const extra: string[] = [];
       for (const p of content) {
-        if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text') texts.push(String((p as { text?: unknown }).text ?? ''));
+        if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text')
+          texts.push(String((p as { text?: unknown }).text ?? ''));
         else extra.push(String((p as { type?: unknown })?.type ?? 'unknown'));
       }
       return { text: texts.join('\n'), extra };
     }
-    return { text: content === null || content === undefined ? '' : JSON.stringify(content), extra: [] };
+    return {
+      text: content === null || content === undefined ? '' : JSON.stringify(content),
+      extra: [],
+    };
   }
   function prettyArgs(args: string): { text: string; json: boolean } {
     try {
@@ -354,7 +419,14 @@ export function sessionBrowser(): void {
       const tr = h(
         'tr',
         { 'data-id': s.id, class: fresh ? 'fresh' : '' },
-        h('td', { class: 'task' }, h('a', { href: sessionHref(s.id) }, s.task || '(no task)'), h('span', { class: 'sid' }, s.id), ...badges(s), fresh ? h('span', { class: 'badge fresh' }, fresh) : null),
+        h(
+          'td',
+          { class: 'task' },
+          h('a', { href: sessionHref(s.id) }, s.task || '(no task)'),
+          h('span', { class: 'sid' }, s.id),
+          ...badges(s),
+          fresh ? h('span', { class: 'badge fresh' }, fresh) : null,
+        ),
         h('td', { 'data-label': 'Model' }, s.model || '—'),
         h('td', { 'data-label': 'Provider' }, s.provider || '—'),
         h('td', { class: 'num', 'data-label': 'Turns' }, String(s.turns)),
@@ -364,7 +436,8 @@ export function sessionBrowser(): void {
       return tr;
     };
     const noteNewest = (list: Summary[]) => {
-      for (const s of list) if (!newest || Date.parse(s.updated_at) > Date.parse(newest)) newest = s.updated_at;
+      for (const s of list)
+        if (!newest || Date.parse(s.updated_at) > Date.parse(newest)) newest = s.updated_at;
     };
     const render = (a: Answer) => {
       if (a.status !== 200) return fail(`Could not list sessions. ${problemText(a)}`);
@@ -386,7 +459,10 @@ export function sessionBrowser(): void {
     };
     const loadPage = async (index: number) => {
       const cursor = cursors[index];
-      const a = await api('GET', `/v1/sessions?limit=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const a = await api(
+        'GET',
+        `/v1/sessions?limit=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       if (a.status === 401) return needSignIn('The token is no longer accepted.');
       pageIndex = index;
       render(a);
@@ -420,7 +496,9 @@ export function sessionBrowser(): void {
       show($('clear-search'), true);
       show($('list-wrap'), false);
       searching = true;
-      const a = await api('POST', '/v1/session_search', { body: { action: 'search', query, limit: 20 } });
+      const a = await api('POST', '/v1/session_search', {
+        body: { action: 'search', query, limit: 20 },
+      });
       clear(resultList);
       if (a.status !== 200) {
         $('result-h').textContent = 'Search failed';
@@ -431,17 +509,36 @@ export function sessionBrowser(): void {
         return fail(`Search: ${String(a.json.error)}`);
       }
       say($('error'), '');
-      const hits = (a.json?.results ?? []) as { id: string; task: string; score: number; snippet: string; updated_at: string }[];
-      $('result-h').textContent = hits.length ? `${plural(hits.length, 'result')} for “${query}”` : `No results for “${query}”`;
+      const hits = (a.json?.results ?? []) as {
+        id: string;
+        task: string;
+        score: number;
+        snippet: string;
+        updated_at: string;
+      }[];
+      $('result-h').textContent = hits.length
+        ? `${plural(hits.length, 'result')} for “${query}”`
+        : `No results for “${query}”`;
       const words = queryWords(query);
       for (const hit of hits) {
         resultList.appendChild(
           h(
             'li',
             { 'data-id': hit.id },
-            h('a', { href: sessionHref(hit.id), class: 'task' }, highlight(hit.task || '(no task)', words)),
+            h(
+              'a',
+              { href: sessionHref(hit.id), class: 'task' },
+              highlight(hit.task || '(no task)', words),
+            ),
             h('p', { class: 'snippet' }, highlight(hit.snippet, words)),
-            h('span', { class: 'note' }, `score ${Number(hit.score).toFixed(3)} · updated `, timeEl(hit.updated_at), ' · ', h('span', { class: 'sid' }, hit.id)),
+            h(
+              'span',
+              { class: 'note' },
+              `score ${Number(hit.score).toFixed(3)} · updated `,
+              timeEl(hit.updated_at),
+              ' · ',
+              h('span', { class: 'sid' }, hit.id),
+            ),
           ),
         );
       }
@@ -454,7 +551,12 @@ export function sessionBrowser(): void {
       if (busy || document.hidden) return;
       busy = true;
       try {
-        const a = await api('GET', newest ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(newest)}` : `/v1/sessions?limit=${pageSize}`);
+        const a = await api(
+          'GET',
+          newest
+            ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(newest)}`
+            : `/v1/sessions?limit=${pageSize}`,
+        );
         if (a.status !== 200) return;
         const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse(); // oldest first, so the newest ends on top
         if (changed.length === 0) return;
@@ -484,7 +586,14 @@ export function sessionBrowser(): void {
   }
 
   function queryWords(query: string): string[] {
-    return [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1))];
+    return [
+      ...new Set(
+        query
+          .toLowerCase()
+          .split(/[^\p{L}\p{N}_]+/u)
+          .filter((w) => w.length > 1),
+      ),
+    ];
   }
   /** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
   function highlight(text: string, words: string[]): DocumentFragment {
@@ -494,14 +603,16 @@ export function sessionBrowser(): void {
       for (const w of probes) {
         for (let at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + w.length)) {
           let end = at + w.length;
-          if (w.length === 4) while (end < lower.length && /[\p{L}\p{N}_]/u.test(lower[end]!)) end++;
+          if (w.length === 4)
+            while (end < lower.length && /[\p{L}\p{N}_]/u.test(lower[end]!)) end++;
           spans.push([at, end]);
         }
       }
       return spans;
     };
     let spans = find(words);
-    if (spans.length === 0) spans = find([...new Set(words.filter((w) => w.length > 4).map((w) => w.slice(0, 4)))]);
+    if (spans.length === 0)
+      spans = find([...new Set(words.filter((w) => w.length > 4).map((w) => w.slice(0, 4)))]);
     spans.sort((a, b) => a[0] - b[0]);
     const frag = document.createDocumentFragment();
     let last = 0;
@@ -529,7 +640,8 @@ export function sessionBrowser(): void {
       status('');
       if (got.status === 401) return needSignIn('The token is no longer accepted.');
       if (got.status !== 200) {
-        $('task').textContent = got.status === 404 ? 'Session not found' : 'Could not load the session';
+        $('task').textContent =
+          got.status === 404 ? 'Session not found' : 'Could not load the session';
         return fail(problemText(got));
       }
       session = got.json as Session;
@@ -579,7 +691,11 @@ export function sessionBrowser(): void {
       list.appendChild(frag);
       $('transcript-h').textContent = `Transcript (${plural(messages.length, 'message')})`;
     };
-    const messageItem = (m: Message, i: number, results: Map<string, { m: Message; i: number }[]>) => {
+    const messageItem = (
+      m: Message,
+      i: number,
+      results: Map<string, { m: Message; i: number }[]>,
+    ) => {
       const { text, extra } = contentText(m.content);
       const role = ['system', 'user', 'assistant', 'tool'].includes(m.role) ? m.role : 'other';
       if (m.role === 'system' && CAP_MARKER.test(text)) {
@@ -587,32 +703,70 @@ export function sessionBrowser(): void {
         return h(
           'li',
           { class: 'msg cap-marker', id: `m${i + 1}` },
-          h('div', { class: 'msg-head' }, h('span', { class: 'role' }, 'size cap'), h('span', null, `#${i + 1}`)),
-          h('p', { class: 'cap' }, `${plural(Number(n), 'earlier message group')} removed by the size cap.`),
+          h(
+            'div',
+            { class: 'msg-head' },
+            h('span', { class: 'role' }, 'size cap'),
+            h('span', null, `#${i + 1}`),
+          ),
+          h(
+            'p',
+            { class: 'cap' },
+            `${plural(Number(n), 'earlier message group')} removed by the size cap.`,
+          ),
           h('div', { class: 'text' }, text),
         );
       }
       const li = h(
         'li',
         { class: `msg role-${role}`, id: `m${i + 1}` },
-        h('div', { class: 'msg-head' }, h('span', { class: 'role' }, m.role), m.name ? h('span', null, m.name) : null, m.role === 'tool' && m.tool_call_id ? h('code', null, m.tool_call_id) : null, h('span', null, `#${i + 1}`)),
+        h(
+          'div',
+          { class: 'msg-head' },
+          h('span', { class: 'role' }, m.role),
+          m.name ? h('span', null, m.name) : null,
+          m.role === 'tool' && m.tool_call_id ? h('code', null, m.tool_call_id) : null,
+          h('span', null, `#${i + 1}`),
+        ),
       );
       if (text) li.appendChild(body(text, m.role === 'tool' ? 'Tool result' : 'Long message'));
-      for (const kind of extra) li.appendChild(h('p', { class: 'note' }, `[${kind} part, not shown]`));
-      if (m.reasoning_content) li.appendChild(folded('Reasoning', m.reasoning_content, 'reasoning'));
+      for (const kind of extra)
+        li.appendChild(h('p', { class: 'note' }, `[${kind} part, not shown]`));
+      if (m.reasoning_content)
+        li.appendChild(folded('Reasoning', m.reasoning_content, 'reasoning'));
       for (const call of m.tool_calls ?? []) {
         const args = prettyArgs(call.function?.arguments ?? '');
         const box = h(
           'details',
           { class: 'tool-call', open: true },
-          h('summary', null, 'Tool call ', h('strong', null, call.function?.name ?? '?'), ' ', h('code', null, call.id), args.json ? '' : ' (arguments are not JSON)'),
-          isLong(args.text) ? folded('Arguments', args.text, 'fold', (t) => h('pre', { class: 'text' }, redactions(t))) : h('pre', { class: 'text' }, redactions(args.text)),
+          h(
+            'summary',
+            null,
+            'Tool call ',
+            h('strong', null, call.function?.name ?? '?'),
+            ' ',
+            h('code', null, call.id),
+            args.json ? '' : ' (arguments are not JSON)',
+          ),
+          isLong(args.text)
+            ? folded('Arguments', args.text, 'fold', (t) =>
+                h('pre', { class: 'text' }, redactions(t)),
+              )
+            : h('pre', { class: 'text' }, redactions(args.text)),
         );
         for (const r of results.get(call.id) ?? []) {
           const t = contentText(r.m.content).text;
-          box.appendChild(h('div', { class: 'tool-result', id: `m${r.i + 1}` }, h('div', { class: 'tool-result-head' }, `Result #${r.i + 1}`), isLong(t) ? folded('Tool result', t) : richText(t)));
+          box.appendChild(
+            h(
+              'div',
+              { class: 'tool-result', id: `m${r.i + 1}` },
+              h('div', { class: 'tool-result-head' }, `Result #${r.i + 1}`),
+              isLong(t) ? folded('Tool result', t) : richText(t),
+            ),
+          );
         }
-        if (!results.has(call.id)) box.appendChild(h('p', { class: 'note' }, 'No result stored for this call.'));
+        if (!results.has(call.id))
+          box.appendChild(h('p', { class: 'note' }, 'No result stored for this call.'));
         li.appendChild(box);
       }
       return li;
@@ -621,9 +775,34 @@ export function sessionBrowser(): void {
       const wrap = $('refs');
       clear(wrap);
       if (refs.length === 0) return append(wrap, [h('p', { class: 'note' }, 'No external refs.')]);
-      const table = h('table', { class: 'refs' }, h('thead', null, h('tr', null, ...['Kind', 'URI (never fetched)', 'Created by', 'Access', 'Added'].map((t) => h('th', { scope: 'col' }, t)))));
+      const table = h(
+        'table',
+        { class: 'refs' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ...['Kind', 'URI (never fetched)', 'Created by', 'Access', 'Added'].map((t) =>
+              h('th', { scope: 'col' }, t),
+            ),
+          ),
+        ),
+      );
       const tbody = h('tbody');
-      for (const r of refs) tbody.appendChild(h('tr', null, h('td', null, r.kind), h('td', null, h('code', null, r.uri)), h('td', null, r.created_by ?? ''), h('td', null, r.read_only ? 'read-only' : 'read-write'), h('td', null, r.created_at ? timeEl(r.created_at) : '')));
+      for (const r of refs)
+        tbody.appendChild(
+          h(
+            'tr',
+            null,
+            h('td', null, r.kind),
+            h('td', null, h('code', null, r.uri)),
+            h('td', null, r.created_by ?? ''),
+            h('td', null, r.read_only ? 'read-only' : 'read-write'),
+            h('td', null, r.created_at ? timeEl(r.created_at) : ''),
+          ),
+        );
       table.appendChild(tbody);
       wrap.appendChild(table);
     };
@@ -631,7 +810,8 @@ export function sessionBrowser(): void {
       const a = await api('GET', `${first}/audit`);
       const list = $('audit');
       clear(list);
-      if (a.status !== 200) return append(list, [h('li', null, `Audit log unavailable. ${problemText(a)}`)]);
+      if (a.status !== 200)
+        return append(list, [h('li', null, `Audit log unavailable. ${problemText(a)}`)]);
       const records = (a.json?.records ?? []) as AuditRecord[];
       if (records.length === 0) append(list, [h('li', null, 'No audit records.')]);
       for (const r of records) {
@@ -645,8 +825,12 @@ export function sessionBrowser(): void {
             ` by ${r.device} → revision ${r.revision}`,
             r.messages_added ? `, +${plural(r.messages_added, 'message')}` : '',
             `, ${fmtBytes(r.bytes)}`,
-            r.redactions ? h('span', { class: 'hot' }, `, ${plural(r.redactions, 'redaction')}`) : '',
-            r.dropped_groups ? h('span', { class: 'hot' }, `, ${plural(r.dropped_groups, 'dropped group')}`) : '',
+            r.redactions
+              ? h('span', { class: 'hot' }, `, ${plural(r.redactions, 'redaction')}`)
+              : '',
+            r.dropped_groups
+              ? h('span', { class: 'hot' }, `, ${plural(r.dropped_groups, 'dropped group')}`)
+              : '',
             r.ingest_sources?.length ? `, ingested from ${r.ingest_sources.join(', ')}` : '',
             r.untrusted_ingested ? h('span', { class: 'badge taint' }, 'untrusted') : '',
           ),
@@ -657,7 +841,12 @@ export function sessionBrowser(): void {
     // ---- actions ----
     const msg = $('action-msg');
     const stale = () =>
-      say(msg, 'This session changed since you loaded it (another tab, device or agent wrote to it). Nothing was written. ', true, reloadButton());
+      say(
+        msg,
+        'This session changed since you loaded it (another tab, device or agent wrote to it). Nothing was written. ',
+        true,
+        reloadButton(),
+      );
     const reloadButton = () => {
       const b = h('button', { type: 'button' }, 'Reload the session');
       b.addEventListener('click', async () => {
@@ -703,11 +892,17 @@ export function sessionBrowser(): void {
       const content = box.value;
       if (!content.trim()) return say(msg, 'Write a message first.', true);
       void busyWhile($('append-btn') as HTMLButtonElement, async () => {
-        const a = await api('POST', `${first}/messages`, { body: { messages: [{ role: 'user', content }] }, ifMatch: etag });
+        const a = await api('POST', `${first}/messages`, {
+          body: { messages: [{ role: 'user', content }] },
+          ifMatch: etag,
+        });
         if (!outcome(a)) return;
         box.value = '';
         await load();
-        say(msg, `Appended: now at revision ${a.json?.revision}${a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : ''}.`);
+        say(
+          msg,
+          `Appended: now at revision ${a.json?.revision}${a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : ''}.`,
+        );
       });
     });
     ($('continue-form') as HTMLFormElement).addEventListener('submit', (ev) => {
@@ -721,7 +916,12 @@ export function sessionBrowser(): void {
         if (!outcome(a)) return;
         box.value = '';
         await load();
-        say(msg, a.json?.model_turn ? 'The model replied; its reply is shown below as it was stored.' : 'Your message was stored. No model is configured on this server, so there is no reply.');
+        say(
+          msg,
+          a.json?.model_turn
+            ? 'The model replied; its reply is shown below as it was stored.'
+            : 'Your message was stored. No model is configured on this server, so there is no reply.',
+        );
         const last = $('messages').lastElementChild as HTMLElement | null;
         last?.scrollIntoView({ block: 'nearest' });
       });
@@ -739,18 +939,46 @@ export function sessionBrowser(): void {
       const out = $('trim-out');
       clear(out);
       if (!session) return;
-      if (!Number.isInteger(keep) || keep < 2) return append(out, [h('p', { class: 'msgbox error' }, 'Keep at least 2 messages (the count includes the system message).')]);
+      if (!Number.isInteger(keep) || keep < 2)
+        return append(out, [
+          h(
+            'p',
+            { class: 'msgbox error' },
+            'Keep at least 2 messages (the count includes the system message).',
+          ),
+        ]);
       const kept = trimMessages(session.messages, keep);
       const keptSet = new Set(kept);
       const dropped = session.messages.filter((m) => !keptSet.has(m));
       previewKeep = keep;
       ($('trim-btn') as HTMLButtonElement).disabled = dropped.length === 0;
-      append(out, [h('p', { role: 'status' }, dropped.length ? `Trimming would drop ${plural(dropped.length, 'message')} and keep ${kept.length}:` : `Nothing to drop: the session has ${plural(session.messages.length, 'message')}.`)]);
+      append(out, [
+        h(
+          'p',
+          { role: 'status' },
+          dropped.length
+            ? `Trimming would drop ${plural(dropped.length, 'message')} and keep ${kept.length}:`
+            : `Nothing to drop: the session has ${plural(session.messages.length, 'message')}.`,
+        ),
+      ]);
       if (dropped.length) {
         const ol = h('ol', { class: 'preview-list' });
         for (const m of dropped) {
           const t = contentText(m.content).text;
-          ol.appendChild(h('li', null, h('strong', null, m.role), ': ', t.length > 100 ? `${t.slice(0, 100)}…` : t || (m.tool_calls?.length ? `(${plural(m.tool_calls.length, 'tool call')})` : '(empty)')));
+          ol.appendChild(
+            h(
+              'li',
+              null,
+              h('strong', null, m.role),
+              ': ',
+              t.length > 100
+                ? `${t.slice(0, 100)}…`
+                : t ||
+                    (m.tool_calls?.length
+                      ? `(${plural(m.tool_calls.length, 'tool call')})`
+                      : '(empty)'),
+            ),
+          );
         }
         out.appendChild(ol);
       }
@@ -766,7 +994,10 @@ export function sessionBrowser(): void {
         previewKeep = null;
         clear($('trim-out'));
         await load();
-        say(msg, `Trimmed: ${plural(Number(a.json?.dropped ?? 0), 'message')} dropped, ${a.json?.after} kept.`);
+        say(
+          msg,
+          `Trimmed: ${plural(Number(a.json?.dropped ?? 0), 'message')} dropped, ${a.json?.after} kept.`,
+        );
       });
     });
 
@@ -821,5 +1052,7 @@ export function sessionBrowser(): void {
 
   const view = document.body.getAttribute('data-view');
   const run = view === 'session' ? sessionView : listView;
-  run().catch((err: unknown) => fail(`The page failed: ${err instanceof Error ? err.message : String(err)}`));
+  run().catch((err: unknown) =>
+    fail(`The page failed: ${err instanceof Error ? err.message : String(err)}`),
+  );
 }

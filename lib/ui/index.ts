@@ -55,10 +55,21 @@ function built() {
   if (assets) return assets;
   // tsx (keepNames) wraps functions in __name(); define it so the same source runs in the browser.
   const scriptText = `"use strict";var __name=function(f){return f};(${sessionBrowser.toString()})();\n`;
-  const script = { body: scriptText, type: 'text/javascript; charset=utf-8', version: fingerprint(scriptText) };
+  const script = {
+    body: scriptText,
+    type: 'text/javascript; charset=utf-8',
+    version: fingerprint(scriptText),
+  };
   const style = { body: STYLE, type: 'text/css; charset=utf-8', version: fingerprint(STYLE) };
-  const urls: PageAssets = { script: `/ui/app.js?v=${script.version}`, style: `/ui/app.css?v=${style.version}` };
-  assets = { script, style, pages: { list: renderPage('list', urls), session: renderPage('session', urls) } };
+  const urls: PageAssets = {
+    script: `/ui/app.js?v=${script.version}`,
+    style: `/ui/app.css?v=${style.version}`,
+  };
+  assets = {
+    script,
+    style,
+    pages: { list: renderPage('list', urls), session: renderPage('session', urls) },
+  };
   return assets;
 }
 
@@ -73,7 +84,10 @@ function secure(c: Context): void {
 function sendAsset(c: Context, asset: Asset) {
   secure(c);
   c.header('Content-Type', asset.type);
-  c.header('Cache-Control', c.req.query('v') === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache');
+  c.header(
+    'Cache-Control',
+    c.req.query('v') === asset.version ? 'public, max-age=31536000, immutable' : 'no-cache',
+  );
   return c.body(asset.body);
 }
 
@@ -92,6 +106,8 @@ export function uiRoutes(options: UiOptions = {}) {
   ui.get('/ui/sessions/:id', page('session'));
   ui.get('/ui/app.js', (c) => sendAsset(c, built().script));
   ui.get('/ui/app.css', (c) => sendAsset(c, built().style));
-  ui.get('/ui/icon.svg', (c) => sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }));
+  ui.get('/ui/icon.svg', (c) =>
+    sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }),
+  );
   return ui;
 }

@@ -13,7 +13,12 @@ export interface PageAssets {
   style: string;
 }
 
-function Layout(props: { view: 'list' | 'session'; title: string; assets: PageAssets; children?: Child }) {
+function Layout(props: {
+  view: 'list' | 'session';
+  title: string;
+  assets: PageAssets;
+  children?: Child;
+}) {
   return (
     <html lang="en">
       <head>
@@ -47,12 +52,19 @@ function Layout(props: { view: 'list' | 'session'; title: string; assets: PageAs
           <section id="signin" hidden aria-labelledby="signin-h">
             <h1 id="signin-h">Sign in</h1>
             <p class="note">
-              Paste an API token (one of <code>SATCHEL_TOKENS</code>). It stays in this tab's session storage and is sent only as a bearer header to this
-              server.
+              Paste an API token (one of <code>SATCHEL_TOKENS</code>). It stays in this tab's
+              session storage and is sent only as a bearer header to this server.
             </p>
             <form id="signin-form">
               <label for="token">Access token</label>
-              <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} required />
+              <input
+                id="token"
+                name="token"
+                type="password"
+                autocomplete="off"
+                spellcheck={false}
+                required
+              />
               <button class="primary" type="submit">
                 Sign in
               </button>
@@ -171,7 +183,9 @@ function SessionView() {
               <button type="submit" id="continue-btn">
                 Continue
               </button>
-              <p class="note">Stores your message, then runs a model turn when the server has a model configured.</p>
+              <p class="note">
+                Stores your message, then runs a model turn when the server has a model configured.
+              </p>
             </form>
           </section>
           <section>
@@ -179,7 +193,14 @@ function SessionView() {
             <form id="trim-form">
               <label for="trim-keep">Messages to keep (counts the system message)</label>
               <div class="row">
-                <input id="trim-keep" name="keep" type="number" min="2" step="1" inputmode="numeric" />
+                <input
+                  id="trim-keep"
+                  name="keep"
+                  type="number"
+                  min="2"
+                  step="1"
+                  inputmode="numeric"
+                />
                 <button type="button" id="trim-preview">
                   Preview
                 </button>
@@ -196,7 +217,9 @@ function SessionView() {
               Delete this session…
             </button>
             <div id="delete-confirm" hidden role="group" aria-labelledby="delete-q">
-              <p id="delete-q">Delete this session with its audit log and search entries? This cannot be undone.</p>
+              <p id="delete-q">
+                Delete this session with its audit log and search entries? This cannot be undone.
+              </p>
               <div class="row">
                 <button type="button" class="danger" id="delete-yes">
                   Delete permanently

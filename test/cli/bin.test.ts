@@ -18,11 +18,20 @@ afterAll(async () => {
   await server.close();
 });
 
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(command, args, { env: { ...process.env, SATCHEL_URL: server.url, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      command,
+      args,
+      { env: { ...process.env, SATCHEL_URL: server.url, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -35,10 +44,16 @@ describe('bin/satchel.js', () => {
     const list = await run('node', ['bin/satchel.js', 'session', 'list']);
     expect(list.stdout).toContain(`${id}  0      -      from the launcher`);
     const missing = await run('node', ['bin/satchel.js', 'session', 'show', 'nope']);
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'satchel: Not Found: session nope does not exist\n' });
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'satchel: Not Found: session nope does not exist\n',
+    });
     const usage = await run('node', ['bin/satchel.js', 'session', 'trim', id, 'x']);
     expect(usage.code).toBe(2);
-    const down = await run('node', ['bin/satchel.js', 'session', 'list'], { SATCHEL_URL: 'http://127.0.0.1:9' });
+    const down = await run('node', ['bin/satchel.js', 'session', 'list'], {
+      SATCHEL_URL: 'http://127.0.0.1:9',
+    });
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
   });
@@ -50,7 +65,9 @@ describe('bin/satchel.js', () => {
       copyFileSync('bin/satchel.js', join(dir, 'bin', 'satchel.js'));
       const r = await run('node', [join(dir, 'bin', 'satchel.js'), '--help']);
       expect(r.code).toBe(70);
-      expect(r.stderr).toContain('satchel: the CLI is not built (dist/cli.js is missing). Run `npm run build:cli`');
+      expect(r.stderr).toContain(
+        'satchel: the CLI is not built (dist/cli.js is missing). Run `npm run build:cli`',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -26,7 +26,9 @@ beforeAll(async () => {
   const tokens = Object.entries(TOKENS)
     .map(([ns, tok]) => (ns === 'readonly' ? `list/ci=${tok}:ro` : `${ns}/laptop=${tok}`))
     .join(',');
-  server = await startSatchelServer({ env: { SATCHEL_TOKENS: tokens, SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model' } });
+  server = await startSatchelServer({
+    env: { SATCHEL_TOKENS: tokens, SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model' },
+  });
   // A server without tokens or a model: the open local mode.
   bare = await startSatchelServer();
 });
@@ -37,10 +39,23 @@ afterAll(async () => {
 });
 
 const env = (ns: keyof typeof TOKENS) => ({ SATCHEL_URL: server.url, SATCHEL_TOKEN: TOKENS[ns] });
-const client = (ns: keyof typeof TOKENS) => new SatchelClient({ url: server.url, token: TOKENS[ns] });
+const client = (ns: keyof typeof TOKENS) =>
+  new SatchelClient({ url: server.url, token: TOKENS[ns] });
 
 describe('help', () => {
-  const commands = ['session list', 'session show', 'session create', 'session append', 'session delete', 'session trim', 'session cleanup', 'continue', 'search', 'import', 'export'];
+  const commands = [
+    'session list',
+    'session show',
+    'session create',
+    'session append',
+    'session delete',
+    'session trim',
+    'session cleanup',
+    'continue',
+    'search',
+    'import',
+    'export',
+  ];
 
   it.each(commands)('satchel %s --help', async (command) => {
     const r = await satchel([...command.split(' '), '--help'], {});
@@ -71,7 +86,11 @@ describe('session list', () => {
     const c = client('list');
     const ids: string[] = [];
     for (let i = 0; i < 22; i++) {
-      const { session } = await c.create({ task: `task number ${i}\nsecond line`, ...(i % 2 ? { model: 'gpt-4o' } : {}), messages: [{ role: 'user', content: 'hi' }] });
+      const { session } = await c.create({
+        task: `task number ${i}\nsecond line`,
+        ...(i % 2 ? { model: 'gpt-4o' } : {}),
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       ids.push(session.id);
     }
     const r = await satchel(['session', 'list'], env('list'));
@@ -92,7 +111,10 @@ describe('session list', () => {
 
   it('cuts long tasks to the terminal width', async () => {
     await client('list').create({ task: 'x'.repeat(300) });
-    const r = await satchel(['session', 'list', '--limit', '1'], env('list'), { tty: true, columns: 80 });
+    const r = await satchel(['session', 'list', '--limit', '1'], env('list'), {
+      tty: true,
+      columns: 80,
+    });
     const row = r.stdout.split('\n')[1]!;
     expect([...row].length).toBeLessThanOrEqual(80);
     expect(row.endsWith('…')).toBe(true);
@@ -114,12 +136,29 @@ describe('session show', () => {
       task: 'read the config',
       model: 'gpt-4o',
       provider: 'openai',
-      external_refs: [{ kind: 'github_issue', uri: 'https://github.com/acme/app/issues/1', read_only: true }],
+      external_refs: [
+        { kind: 'github_issue', uri: 'https://github.com/acme/app/issues/1', read_only: true },
+      ],
       messages: [
         { role: 'system', content: 'You are careful.' },
         { role: 'user', content: 'What is in config.ts?' },
-        { role: 'assistant', content: 'Reading it.', reasoning_content: 'need the file', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "config.ts"}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'export const port = 8787;\nexport const host = "::";' },
+        {
+          role: 'assistant',
+          content: 'Reading it.',
+          reasoning_content: 'need the file',
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path": "config.ts"}' },
+            },
+          ],
+        },
+        {
+          role: 'tool',
+          tool_call_id: 'call_1',
+          content: 'export const port = 8787;\nexport const host = "::";',
+        },
         { role: 'assistant', content: 'It sets port and host.' },
       ],
     });
@@ -166,8 +205,18 @@ describe('session show', () => {
     const { session } = await c.create({
       task: 'long output',
       messages: [
-        { role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'shell', arguments: 'seq 30' } }] },
-        { role: 'tool', tool_call_id: 'c', content: Array.from({ length: 30 }, (_, i) => String(i + 1)).join('\n') },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { id: 'c', type: 'function', function: { name: 'shell', arguments: 'seq 30' } },
+          ],
+        },
+        {
+          role: 'tool',
+          tool_call_id: 'c',
+          content: Array.from({ length: 30 }, (_, i) => String(i + 1)).join('\n'),
+        },
       ],
     });
     const cut = await satchel(['session', 'show', session.id], env('show'));
@@ -181,20 +230,48 @@ describe('session show', () => {
 describe('create, trim, delete', () => {
   it('creates with a system prompt, model and external refs, and prints the id', async () => {
     const r = await satchel(
-      ['session', 'create', 'fix the flaky test', '--system', 'Be brief.', '--model', 'gpt-4o', '--external-ref', 'github_issue=https://github.com/acme/app/issues/9?x=1', '--external-ref', 'kind=doc,uri=https://wiki/a,b=c,created_by=alice,read_only=true'],
+      [
+        'session',
+        'create',
+        'fix the flaky test',
+        '--system',
+        'Be brief.',
+        '--model',
+        'gpt-4o',
+        '--external-ref',
+        'github_issue=https://github.com/acme/app/issues/9?x=1',
+        '--external-ref',
+        'kind=doc,uri=https://wiki/a,b=c,created_by=alice,read_only=true',
+      ],
       env('edit'),
     );
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const id = r.stdout.trim();
     expect(id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
     const { session } = await client('edit').get(id);
-    expect(session).toMatchObject({ task: 'fix the flaky test', model: 'gpt-4o', messages: [{ role: 'system', content: 'Be brief.' }] });
+    expect(session).toMatchObject({
+      task: 'fix the flaky test',
+      model: 'gpt-4o',
+      messages: [{ role: 'system', content: 'Be brief.' }],
+    });
     expect(session.external_refs).toMatchObject([
-      { kind: 'github_issue', uri: 'https://github.com/acme/app/issues/9?x=1', created_by: 'cli', read_only: false },
+      {
+        kind: 'github_issue',
+        uri: 'https://github.com/acme/app/issues/9?x=1',
+        created_by: 'cli',
+        read_only: false,
+      },
       { kind: 'doc', uri: 'https://wiki/a,b=c', created_by: 'alice', read_only: true },
     ]);
-    const json = await satchel(['session', 'create', 'with id', '--id', 'my-own.id', '--json'], env('edit'));
-    expect(JSON.parse(json.stdout)).toMatchObject({ id: 'my-own.id', task: 'with id', revision: 1 });
+    const json = await satchel(
+      ['session', 'create', 'with id', '--id', 'my-own.id', '--json'],
+      env('edit'),
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      id: 'my-own.id',
+      task: 'with id',
+      revision: 1,
+    });
   });
 
   it.each([
@@ -218,10 +295,20 @@ describe('create, trim, delete', () => {
     const c = client('edit');
     const { session } = await c.create({
       task: 'long chat',
-      messages: [{ role: 'system', content: 's' }, ...Array.from({ length: 5 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: `m${i}` }))],
+      messages: [
+        { role: 'system', content: 's' },
+        ...Array.from({ length: 5 }, (_, i) => ({
+          role: i % 2 ? ('assistant' as const) : ('user' as const),
+          content: `m${i}`,
+        })),
+      ],
     });
     const r = await satchel(['session', 'trim', session.id, '3'], env('edit'));
-    expect(r).toEqual({ code: 0, stdout: `Trimmed session ${session.id}: 6 → 3 messages (3 dropped)\n`, stderr: '' });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `Trimmed session ${session.id}: 6 → 3 messages (3 dropped)\n`,
+      stderr: '',
+    });
     const again = await satchel(['session', 'trim', session.id, '3', '--json'], env('edit'));
     expect(JSON.parse(again.stdout)).toEqual({ id: session.id, before: 3, after: 3, dropped: 0 });
     expect((await satchel(['session', 'trim', session.id, '1'], env('edit'))).code).toBe(2);
@@ -246,11 +333,17 @@ describe('session cleanup', () => {
     const c = client('cleanup');
     for (let i = 0; i < 3; i++) await c.create({ task: `old ${i}` });
     const keep = await satchel(['session', 'cleanup', '30'], env('cleanup'));
-    expect(keep).toEqual({ code: 0, stdout: 'Deleted 0 sessions not updated in 30 days\n', stderr: '' });
+    expect(keep).toEqual({
+      code: 0,
+      stdout: 'Deleted 0 sessions not updated in 30 days\n',
+      stderr: '',
+    });
     const all = await satchel(['session', 'cleanup', '0'], env('cleanup'));
     expect(all).toEqual({ code: 0, stdout: 'Deleted 3 sessions\n', stderr: '' });
     expect((await satchel(['session', 'list'], env('cleanup'))).stdout).toBe('No sessions.\n');
-    expect(JSON.parse((await satchel(['session', 'cleanup', '1', '--json'], env('cleanup'))).stdout)).toEqual({ deleted: 0 });
+    expect(
+      JSON.parse((await satchel(['session', 'cleanup', '1', '--json'], env('cleanup'))).stdout),
+    ).toEqual({ deleted: 0 });
     expect((await satchel(['session', 'cleanup', '-3'], env('cleanup'))).code).toBe(2);
     expect((await satchel(['session', 'cleanup'], env('cleanup'))).code).toBe(2);
   });
@@ -259,20 +352,45 @@ describe('session cleanup', () => {
 describe('continue', () => {
   it('prints the reply of the model turn, on the latest session or --id', async () => {
     const c = client('cont');
-    const first = (await c.create({ task: 'cache design', messages: [{ role: 'system', content: 'You design caches.' }] })).session;
+    const first = (
+      await c.create({
+        task: 'cache design',
+        messages: [{ role: 'system', content: 'You design caches.' }],
+      })
+    ).session;
     const second = (await c.create({ task: 'other work' })).session;
     chat.script({ reply: 'An LRU of 256 MiB.' }, { reply: 'Evict the oldest first.' });
-    const r = await satchel(['continue', '--id', first.id, 'what', 'did', 'we', 'decide?', '--external-ref', 'doc=https://wiki/cache'], env('cont'));
+    const r = await satchel(
+      [
+        'continue',
+        '--id',
+        first.id,
+        'what',
+        'did',
+        'we',
+        'decide?',
+        '--external-ref',
+        'doc=https://wiki/cache',
+      ],
+      env('cont'),
+    );
     expect(r).toEqual({ code: 0, stdout: 'An LRU of 256 MiB.\n', stderr: '' });
     const stored = (await c.get(first.id)).session;
     expect(stored.messages.slice(1).map((m) => [m.role, m.content])).toEqual([
       ['user', 'what did we decide?'],
       ['assistant', 'An LRU of 256 MiB.'],
     ]);
-    expect(stored.external_refs).toMatchObject([{ kind: 'doc', uri: 'https://wiki/cache', created_by: 'cli' }]);
+    expect(stored.external_refs).toMatchObject([
+      { kind: 'doc', uri: 'https://wiki/cache', created_by: 'cli' },
+    ]);
     // Without --id: the latest, which is now `first` (it was just updated).
     const latest = await satchel(['continue', 'and eviction?', '--json'], env('cont'));
-    expect(JSON.parse(latest.stdout)).toMatchObject({ id: first.id, model_turn: true, reply: 'Evict the oldest first.', turns: 2 });
+    expect(JSON.parse(latest.stdout)).toMatchObject({
+      id: first.id,
+      model_turn: true,
+      reply: 'Evict the oldest first.',
+      turns: 2,
+    });
     expect((await c.get(second.id)).session.messages).toEqual([]);
     expect(chat.requests.at(-1)!.body.model).toBe('test-model');
   });
@@ -282,7 +400,11 @@ describe('continue', () => {
     const created = await satchel(['session', 'create', 'no model here'], bareEnv);
     const id = created.stdout.trim();
     const r = await satchel(['continue', 'hello'], bareEnv);
-    expect(r).toEqual({ code: 0, stdout: `Stored in session ${id} (revision 2); no model turn: the server has no model configured\n`, stderr: '' });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `Stored in session ${id} (revision 2); no model turn: the server has no model configured\n`,
+      stderr: '',
+    });
     expect((await satchel(['continue'], bareEnv)).code).toBe(2);
     const missing = await satchel(['continue', '--id', 'nope', 'hi'], bareEnv);
     expect(missing.code).toBe(1);
@@ -306,14 +428,26 @@ describe('continue: what to do next', () => {
     const c = client('cont');
     const { session } = await c.create({ task: 'flaky model' });
     chat.script({ status: 500, body: { error: { message: 'overloaded' } } });
-    const r = await satchel(['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'], env('cont'));
+    const r = await satchel(
+      ['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'],
+      env('cont'),
+    );
     expect(r.code).toBe(1);
     const [problem, advice, command] = r.stderr.trimEnd().split('\n');
-    expect(problem).toMatch(/^satchel: Bad Gateway: the model endpoint answered HTTP 500; your message was stored \(revision 2\) and no reply was stored\.$/);
-    expect(advice).toBe('To run the turn when the model is reachable again without storing the message twice:');
-    expect(command).toBe(`  satchel continue --id ${session.id} --idempotency-key retry-me-1 'what'\\''s next?'`);
+    expect(problem).toMatch(
+      /^satchel: Bad Gateway: the model endpoint answered HTTP 500; your message was stored \(revision 2\) and no reply was stored\.$/,
+    );
+    expect(advice).toBe(
+      'To run the turn when the model is reachable again without storing the message twice:',
+    );
+    expect(command).toBe(
+      `  satchel continue --id ${session.id} --idempotency-key retry-me-1 'what'\\''s next?'`,
+    );
     chat.script({ reply: 'Ship it.' });
-    const again = await satchel(['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'], env('cont'));
+    const again = await satchel(
+      ['continue', '--id', session.id, "what's next?", '--idempotency-key', 'retry-me-1'],
+      env('cont'),
+    );
     expect(again).toEqual({ code: 0, stdout: 'Ship it.\n', stderr: '' });
     const stored = (await c.get(session.id)).session;
     expect(stored.messages.map((m) => [m.role, m.content])).toEqual([
@@ -335,39 +469,83 @@ describe('session append', () => {
   it('appends one message, and a repeat with the same key stores nothing', async () => {
     const c = client('append');
     const { session } = await c.create({ task: 'notes' });
-    const r = await satchel(['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1'], env('append'));
-    expect(r).toEqual({ code: 0, stdout: `Appended 1 message to session ${session.id} (revision 2, 1 turn)\n`, stderr: '' });
-    const again = await satchel(['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1', '--json'], env('append'));
+    const r = await satchel(
+      ['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1'],
+      env('append'),
+    );
+    expect(r).toEqual({
+      code: 0,
+      stdout: `Appended 1 message to session ${session.id} (revision 2, 1 turn)\n`,
+      stderr: '',
+    });
+    const again = await satchel(
+      ['session', 'append', session.id, 'first note', '--idempotency-key', 'note-1', '--json'],
+      env('append'),
+    );
     expect(JSON.parse(again.stdout)).toMatchObject({ id: session.id, revision: 2, turns: 1 });
-    const other = await satchel(['session', 'append', session.id, 'another note', '--idempotency-key', 'note-1'], env('append'));
+    const other = await satchel(
+      ['session', 'append', session.id, 'another note', '--idempotency-key', 'note-1'],
+      env('append'),
+    );
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/^satchel: Unprocessable (Entity|Content): /);
-    await satchel(['session', 'append', session.id, 'I am the model', '--role', 'assistant'], env('append'));
+    await satchel(
+      ['session', 'append', session.id, 'I am the model', '--role', 'assistant'],
+      env('append'),
+    );
     expect((await c.get(session.id)).session.messages.map((m) => [m.role, m.content])).toEqual([
       ['user', 'first note'],
       ['assistant', 'I am the model'],
     ]);
-    expect((await satchel(['session', 'append', session.id, 'x', '--role', 'robot'], env('append'))).code).toBe(2);
+    expect(
+      (await satchel(['session', 'append', session.id, 'x', '--role', 'robot'], env('append')))
+        .code,
+    ).toBe(2);
     expect((await satchel(['session', 'append', session.id], env('append'))).code).toBe(2);
-    expect((await satchel(['session', 'append', session.id, 'x', '--idempotency-key', '7f3c…'], env('append'))).code).toBe(2);
+    expect(
+      (
+        await satchel(
+          ['session', 'append', session.id, 'x', '--idempotency-key', '7f3c…'],
+          env('append'),
+        )
+      ).code,
+    ).toBe(2);
   });
 });
 
 describe('search', () => {
   it('ranks sessions by their content', async () => {
     const c = client('search');
-    const hit = (await c.create({ task: 'flaky payment test', messages: [{ role: 'user', content: 'The checkout test fails on leap days because of the timezone offset.' }] })).session;
-    await c.create({ task: 'unrelated', messages: [{ role: 'user', content: 'Write the release notes for version 2.' }] });
+    const hit = (
+      await c.create({
+        task: 'flaky payment test',
+        messages: [
+          {
+            role: 'user',
+            content: 'The checkout test fails on leap days because of the timezone offset.',
+          },
+        ],
+      })
+    ).session;
+    await c.create({
+      task: 'unrelated',
+      messages: [{ role: 'user', content: 'Write the release notes for version 2.' }],
+    });
     const r = await satchel(['search', 'checkout timezone'], env('search'));
     expect(r.code).toBe(0);
     const [top, snippet] = r.stdout.split('\n');
     expect(top).toMatch(new RegExp(`^${hit.id}  \\d\\.\\d{3}  flaky payment test$`));
     expect(snippet).toMatch(/^ {4}.*timezone/);
     expect(r.stdout).not.toContain('unrelated');
-    const json = JSON.parse((await satchel(['search', 'checkout', 'timezone', '--json', '--limit', '1'], env('search'))).stdout);
+    const json = JSON.parse(
+      (await satchel(['search', 'checkout', 'timezone', '--json', '--limit', '1'], env('search')))
+        .stdout,
+    );
     expect(json.results).toHaveLength(1);
     expect(json.results[0]).toMatchObject({ id: hit.id, task: 'flaky payment test' });
-    expect((await satchel(['search', 'zebra quantum'], env('search'))).stdout).toBe('No matching sessions.\n');
+    expect((await satchel(['search', 'zebra quantum'], env('search'))).stdout).toBe(
+      'No matching sessions.\n',
+    );
     expect((await satchel(['search'], env('search'))).code).toBe(2);
     expect((await satchel(['search', 'x', '--limit', '21'], env('search'))).code).toBe(2);
   });
@@ -375,13 +553,18 @@ describe('search', () => {
 
 describe('errors and exit codes', () => {
   it('1: the problem title and detail, validation errors listed; --json prints the problem', async () => {
-    const unauthorized = await satchel(['session', 'list'], { SATCHEL_URL: server.url, SATCHEL_TOKEN: 'wrong' });
+    const unauthorized = await satchel(['session', 'list'], {
+      SATCHEL_URL: server.url,
+      SATCHEL_TOKEN: 'wrong',
+    });
     expect(unauthorized.code).toBe(1);
     expect(unauthorized.stderr).toBe(
       "satchel: Unauthorized: the token is not known. SATCHEL_TOKEN is not one of the server's tokens (its SATCHEL_TOKENS); check it, and that SATCHEL_URL is the server you mean.\n",
     );
     const tokenless = await satchel(['session', 'list'], { SATCHEL_URL: server.url });
-    expect(tokenless.stderr).toBe("satchel: Unauthorized: this server needs a token. Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).\n");
+    expect(tokenless.stderr).toBe(
+      'satchel: Unauthorized: this server needs a token. Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).\n',
+    );
     const forbidden = await satchel(['session', 'create', 'x'], env('readonly'));
     expect(forbidden.code).toBe(1);
     expect(forbidden.stderr).toMatch(/^satchel: Forbidden: /);
@@ -390,7 +573,12 @@ describe('errors and exit codes', () => {
     expect(invalid.stderr).toMatch(/^satchel: Bad Request: .*\n {2}id: /);
     const json = await satchel(['session', 'show', 'nope', '--json'], env('show'));
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stderr)).toEqual({ type: 'https://satchel.dev/problems/404', title: 'Not Found', status: 404, detail: 'session nope does not exist' });
+    expect(JSON.parse(json.stderr)).toEqual({
+      type: 'https://satchel.dev/problems/404',
+      title: 'Not Found',
+      status: 404,
+      detail: 'session nope does not exist',
+    });
     expect(json.stdout).toBe('');
   });
 
@@ -398,7 +586,9 @@ describe('errors and exit codes', () => {
     const unknown = await satchel(['sessions', 'list'], {});
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "sessions"');
-    expect((await satchel(['session', 'frobnicate'], {})).stderr).toContain('unknown command "session frobnicate"');
+    expect((await satchel(['session', 'frobnicate'], {})).stderr).toContain(
+      'unknown command "session frobnicate"',
+    );
     const option = await satchel(['session', 'list', '--colour'], env('list'));
     expect(option.code).toBe(2);
     expect(option.stderr).toMatch(/Unknown option '--colour'/);
@@ -416,6 +606,8 @@ describe('errors and exit codes', () => {
     await closed.close();
     const r = await satchel(['session', 'list'], { SATCHEL_URL: url });
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe(`satchel: cannot reach ${url}: ECONNREFUSED. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.\n`);
+    expect(r.stderr).toBe(
+      `satchel: cannot reach ${url}: ECONNREFUSED. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.\n`,
+    );
   });
 });

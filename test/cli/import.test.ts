@@ -3,16 +3,36 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SatchelClient } from '../../lib/client/index.js';
-import { newFormat, oldFormat, tainted, toolHeavy, withSecrets, type OdekFile } from '../support/odek-files.js';
+import {
+  newFormat,
+  oldFormat,
+  tainted,
+  toolHeavy,
+  withSecrets,
+  type OdekFile,
+} from '../support/odek-files.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { satchel } from './run.js';
 
-const TOKENS = { a: 'tok_import_a_0123456789', b: 'tok_import_b_0123456789', c: 'tok_import_c_0123456789', d: 'tok_import_d_0123456789', e: 'tok_import_e_0123456789', f: 'tok_import_f_0123456789' };
+const TOKENS = {
+  a: 'tok_import_a_0123456789',
+  b: 'tok_import_b_0123456789',
+  c: 'tok_import_c_0123456789',
+  d: 'tok_import_d_0123456789',
+  e: 'tok_import_e_0123456789',
+  f: 'tok_import_f_0123456789',
+};
 let server: RunningServer;
 let work: string;
 
 beforeAll(async () => {
-  server = await startSatchelServer({ env: { SATCHEL_TOKENS: Object.entries(TOKENS).map(([ns, t]) => `${ns}/laptop=${t}`).join(',') } });
+  server = await startSatchelServer({
+    env: {
+      SATCHEL_TOKENS: Object.entries(TOKENS)
+        .map(([ns, t]) => `${ns}/laptop=${t}`)
+        .join(','),
+    },
+  });
   work = mkdtempSync(join(tmpdir(), 'satchel-import-'));
 });
 afterAll(async () => {
@@ -21,7 +41,8 @@ afterAll(async () => {
 });
 
 const env = (ns: keyof typeof TOKENS) => ({ SATCHEL_URL: server.url, SATCHEL_TOKEN: TOKENS[ns] });
-const client = (ns: keyof typeof TOKENS) => new SatchelClient({ url: server.url, token: TOKENS[ns] });
+const client = (ns: keyof typeof TOKENS) =>
+  new SatchelClient({ url: server.url, token: TOKENS[ns] });
 
 /** A folder of odek files as odek leaves it: sessions, plus its own index.json. */
 function odekFolder(name: string, files: OdekFile[], extra: Record<string, string> = {}): string {
@@ -44,18 +65,39 @@ describe('import', () => {
     const dir = odekFolder('first', FIXTURES(), {
       'index.json': '{"sessions":["old-session-1"]}',
       'broken.json': '{"id": "broken", "messages": [',
-      'robot.json': JSON.stringify({ ...oldFormat('robot'), messages: [{ role: 'robot', content: 'beep' }] }),
+      'robot.json': JSON.stringify({
+        ...oldFormat('robot'),
+        messages: [{ role: 'robot', content: 'beep' }],
+      }),
       'extra.json': JSON.stringify({ ...oldFormat('extra'), colour: 'blue' }),
       'notes.txt': 'not a session',
     });
     const r = await satchel(['import', dir, '--json'], env('a'));
     expect(r.code).toBe(4); // two files failed
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ created: 6, unchanged: 0, replaced: 0, failed: 2, skipped: [join(dir, 'index.json')] });
-    const by = (id: string) => report.results.find((x: { id?: string; source: string }) => x.id === id || x.source.endsWith(`/${id}.json`));
-    expect(by('broken')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^not JSON: /) });
-    expect(by('robot')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/^not an odek session: messages\.0\.role: /) });
-    expect(by('extra')).toMatchObject({ status: 'created', notes: ['not imported: field colour (not odek\'s)'] });
+    expect(report).toMatchObject({
+      created: 6,
+      unchanged: 0,
+      replaced: 0,
+      failed: 2,
+      skipped: [join(dir, 'index.json')],
+    });
+    const by = (id: string) =>
+      report.results.find(
+        (x: { id?: string; source: string }) => x.id === id || x.source.endsWith(`/${id}.json`),
+      );
+    expect(by('broken')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^not JSON: /),
+    });
+    expect(by('robot')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/^not an odek session: messages\.0\.role: /),
+    });
+    expect(by('extra')).toMatchObject({
+      status: 'created',
+      notes: ["not imported: field colour (not odek's)"],
+    });
     expect(by('with-secrets')).toMatchObject({ status: 'created', notes: ['3 secrets redacted'] });
     expect(by('tool-heavy')).toMatchObject({ status: 'created', notes: [] });
 
@@ -71,32 +113,50 @@ describe('import', () => {
       expect(session.sandbox).toBe(file.sandbox ?? false);
       expect(session.untrusted_ingested).toBe(file.untrusted_ingested ?? false);
       expect(session.episode_untrusted).toBe(file.episode_untrusted ?? false);
-      expect(session.external_refs).toEqual((file.external_refs as unknown[] | null | undefined) ?? []);
+      expect(session.external_refs).toEqual(
+        (file.external_refs as unknown[] | null | undefined) ?? [],
+      );
     }
     // Secrets are redacted on the way in, in content and in tool-call arguments (which stay JSON).
     const secret = (await c.get('with-secrets')).session;
     expect(JSON.stringify(secret)).not.toMatch(/sk-proj|hunter2|AKIA/);
     expect(secret.messages[0]!.content).toBe('Use export OPENAI_API_KEY=[REDACTED] for the run.');
-    expect(JSON.parse(secret.messages[1]!.tool_calls![0]!.function.arguments)).toEqual({ user: 'deploy', password: '[REDACTED]' });
+    expect(JSON.parse(secret.messages[1]!.tool_calls![0]!.function.arguments)).toEqual({
+      user: 'deploy',
+      password: '[REDACTED]',
+    });
 
     const text = await satchel(['import', dir], env('a'));
     expect(text.code).toBe(4);
-    expect(text.stdout).toContain(`skipped    ${join(dir, 'index.json')}: odek's own file, not a session\n`);
+    expect(text.stdout).toContain(
+      `skipped    ${join(dir, 'index.json')}: odek's own file, not a session\n`,
+    );
     expect(text.stdout).toContain(`failed     ${join(dir, 'broken.json')}: not JSON: `);
-    expect(text.stdout).toMatch(/Imported 8 files: 0 created, 6 unchanged, 0 replaced, 2 failed\n$/);
+    expect(text.stdout).toMatch(
+      /Imported 8 files: 0 created, 6 unchanged, 0 replaced, 2 failed\n$/,
+    );
     // A note next to a created session reads as what it is: imported, with a field left out.
     const fresh = await satchel(['import', join(dir, 'extra.json')], env('f'));
-    expect(fresh).toEqual({ code: 0, stdout: "created    extra (imported without field colour: odek does not define it)\nImported 1 file: 1 created, 0 unchanged, 0 replaced, 0 failed\n", stderr: '' });
+    expect(fresh).toEqual({
+      code: 0,
+      stdout:
+        'created    extra (imported without field colour: odek does not define it)\nImported 1 file: 1 created, 0 unchanged, 0 replaced, 0 failed\n',
+      stderr: '',
+    });
   });
 
   it('is idempotent: a second import changes nothing', async () => {
     const dir = odekFolder('again', FIXTURES());
-    expect((await satchel(['import', dir], env('b'))).stdout).toMatch(/Imported 5 files: 5 created, 0 unchanged, 0 replaced, 0 failed\n$/);
+    expect((await satchel(['import', dir], env('b'))).stdout).toMatch(
+      /Imported 5 files: 5 created, 0 unchanged, 0 replaced, 0 failed\n$/,
+    );
     const c = client('b');
     const before = await Promise.all(FIXTURES().map((f) => c.get(f.id)));
     const again = await satchel(['import', dir], env('b'));
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/Imported 5 files: 0 created, 5 unchanged, 0 replaced, 0 failed\n$/);
+    expect(again.stdout).toMatch(
+      /Imported 5 files: 0 created, 5 unchanged, 0 replaced, 0 failed\n$/,
+    );
     const after = await Promise.all(FIXTURES().map((f) => c.get(f.id)));
     expect(after).toEqual(before);
     for (const f of FIXTURES()) expect((await c.audit(f.id)).map((a) => a.op)).toEqual(['create']);
@@ -110,7 +170,9 @@ describe('import', () => {
     writeFileSync(join(dir, `${edited.id}.json`), JSON.stringify(edited));
     const r = await satchel(['import', dir], env('c'));
     expect(r.code).toBe(4);
-    expect(r.stdout).toContain(`failed     ${join(dir, `${edited.id}.json`)} (${edited.id}): exists with different content (messages[3].content); --overwrite replaces it\n`);
+    expect(r.stdout).toContain(
+      `failed     ${join(dir, `${edited.id}.json`)} (${edited.id}): exists with different content (messages[3].content); --overwrite replaces it\n`,
+    );
     const c = client('c');
     expect((await c.get(edited.id)).session.messages[3]!.content).toBe('Close it then.');
 
@@ -120,7 +182,9 @@ describe('import', () => {
     const replaced = (await c.get(edited.id)).session;
     expect(replaced.messages[3]!.content).toBe('Keep it open after all.');
     expect(replaced.revision).toBe(2);
-    expect((await satchel(['import', dir], env('c'))).stdout).toMatch(/0 created, 1 unchanged, 0 replaced, 0 failed/);
+    expect((await satchel(['import', dir], env('c'))).stdout).toMatch(
+      /0 created, 1 unchanged, 0 replaced, 0 failed/,
+    );
   });
 
   it('round trip: import → export → import keeps every message and field', async () => {
@@ -139,12 +203,27 @@ describe('import', () => {
       const file = JSON.parse(text);
       const stored = (await c.get(original.id)).session;
       // odek's fields, in odek's order, without Satchel's revision.
-      expect(Object.keys(file)).toEqual(['id', 'created_at', 'updated_at', 'model', 'provider', 'turns', 'task', 'sandbox', 'messages', 'external_refs', 'untrusted_ingested', 'episode_untrusted', 'episode_taint_tracked']);
+      expect(Object.keys(file)).toEqual([
+        'id',
+        'created_at',
+        'updated_at',
+        'model',
+        'provider',
+        'turns',
+        'task',
+        'sandbox',
+        'messages',
+        'external_refs',
+        'untrusted_ingested',
+        'episode_untrusted',
+        'episode_taint_tracked',
+      ]);
       const { revision: _r, ...rest } = stored;
       expect(file).toEqual(rest);
       if (original.id !== 'with-secrets') {
         expect(file.messages).toEqual(normalised(original.messages));
-        for (const key of ['id', 'task', 'model', 'created_at', 'updated_at'] as const) if (original[key] !== undefined) expect(file[key]).toBe(original[key]);
+        for (const key of ['id', 'task', 'model', 'created_at', 'updated_at'] as const)
+          if (original[key] !== undefined) expect(file[key]).toBe(original[key]);
       }
     }
 
@@ -155,27 +234,43 @@ describe('import', () => {
     expect(JSON.parse(fresh.stdout)).toMatchObject({ created: 5, failed: 0 });
     for (const f of originals) {
       const strip = ({ created_at: _c, updated_at: _u, ...s }: Record<string, unknown>) => s;
-      expect(strip((await client('e').get(f.id)).session)).toEqual(strip((await c.get(f.id)).session));
+      expect(strip((await client('e').get(f.id)).session)).toEqual(
+        strip((await c.get(f.id)).session),
+      );
     }
     const out2 = join(work, 'trip-out-2');
     await satchel(['export', ...originals.map((f) => f.id), out2], env('d'));
-    for (const f of originals) expect(readFileSync(join(out2, `${f.id}.json`), 'utf8')).toBe(readFileSync(join(out, `${f.id}.json`), 'utf8'));
+    for (const f of originals)
+      expect(readFileSync(join(out2, `${f.id}.json`), 'utf8')).toBe(
+        readFileSync(join(out, `${f.id}.json`), 'utf8'),
+      );
   });
 
   it('export reports a missing session and refuses bad command lines', async () => {
     const out = join(work, 'partial');
     const r = await satchel(['export', 'tool-heavy', 'no-such-id', out], env('d'));
     expect(r.code).toBe(4);
-    expect(r.stdout).toBe(`failed     no-such-id: 404 Not Found: session no-such-id does not exist\nExported 1 session to ${out} (1 failed)\n`);
+    expect(r.stdout).toBe(
+      `failed     no-such-id: 404 Not Found: session no-such-id does not exist\nExported 1 session to ${out} (1 failed)\n`,
+    );
     expect(readdirSync(out)).toEqual(['tool-heavy.json']);
-    for (const args of [['export'], ['export', out], ['export', '--all', 'x', out], ['export', '--all', out, '--concurrency', '0']]) {
+    for (const args of [
+      ['export'],
+      ['export', out],
+      ['export', '--all', 'x', out],
+      ['export', '--all', out, '--concurrency', '0'],
+    ]) {
       expect((await satchel(args, env('d'))).code).toBe(2);
     }
   });
 
   it('refuses paths that do not exist and folders without sessions', async () => {
     const missing = await satchel(['import', join(work, 'nowhere')], env('a'));
-    expect(missing).toEqual({ code: 5, stdout: '', stderr: `satchel: no such file or folder: ${join(work, 'nowhere')}\n` });
+    expect(missing).toEqual({
+      code: 5,
+      stdout: '',
+      stderr: `satchel: no such file or folder: ${join(work, 'nowhere')}\n`,
+    });
     const empty = odekFolder('empty', [], { 'index.json': '{}' });
     expect((await satchel(['import', empty], env('a'))).code).toBe(2);
     expect((await satchel(['import'], env('a'))).code).toBe(2);
@@ -191,6 +286,10 @@ describe('import', () => {
     expect(lines.at(-1)).toBe('import: 12/12 (12 created)');
     const tty = await satchel(['import', dir], env('b'), { tty: true });
     expect(tty.stderr).toMatch(/^\r\[#+-*\] \d+\/12 import/);
-    expect(tty.stderr.endsWith('\r[########################] 12/12 import · 0 created, 12 unchanged\x1b[K\n')).toBe(true);
+    expect(
+      tty.stderr.endsWith(
+        '\r[########################] 12/12 import · 0 created, 12 unchanged\x1b[K\n',
+      ),
+    ).toBe(true);
   });
 });

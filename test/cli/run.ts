@@ -7,11 +7,19 @@ export interface RunResult {
 }
 
 /** Runs the CLI in this process, as `satchel <args>` would with this environment, capturing its output. */
-export async function satchel(args: string[], env: Record<string, string | undefined>, options: { tty?: boolean; columns?: number } = {}): Promise<RunResult> {
+export async function satchel(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { tty?: boolean; columns?: number } = {},
+): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const code = await main(args, {
-    stdout: { write: (s: string) => void (stdout += s), isTTY: options.tty ?? false, columns: options.columns ?? 120 },
+    stdout: {
+      write: (s: string) => void (stdout += s),
+      isTTY: options.tty ?? false,
+      columns: options.columns ?? 120,
+    },
     stderr: { write: (s: string) => void (stderr += s), isTTY: options.tty ?? false },
     env,
   });

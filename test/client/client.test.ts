@@ -8,7 +8,9 @@ let server: RunningServer;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  server = await startSatchelServer({ env: { SATCHEL_TOKENS: `alice/laptop=${TOKEN},alice/ci=tok_client_readonly_01:ro` } });
+  server = await startSatchelServer({
+    env: { SATCHEL_TOKENS: `alice/laptop=${TOKEN},alice/ci=tok_client_readonly_01:ro` },
+  });
 });
 afterAll(async () => {
   for (const close of closers) await close();
@@ -18,7 +20,11 @@ afterAll(async () => {
 /** A client whose waits are recorded instead of slept. */
 function clientFor(url: string, token: string | null = TOKEN) {
   const waits: number[] = [];
-  const client = new SatchelClient({ url, token: token ?? undefined, sleep: async (ms) => void waits.push(ms) });
+  const client = new SatchelClient({
+    url,
+    token: token ?? undefined,
+    sleep: async (ms) => void waits.push(ms),
+  });
   return { client, waits };
 }
 
@@ -45,7 +51,11 @@ describe('client against a real server', () => {
     expect(health.status).toBe('ok');
     expect(health.storage.ok).toBe(true);
 
-    const created = await client.create({ task: 'client round trip', messages: [{ role: 'system', content: 'be brief' }], external_refs: [{ kind: 'doc', uri: 'https://example.com/a' }] });
+    const created = await client.create({
+      task: 'client round trip',
+      messages: [{ role: 'system', content: 'be brief' }],
+      external_refs: [{ kind: 'doc', uri: 'https://example.com/a' }],
+    });
     const id = created.session.id;
     expect(id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
     expect(created.etag).toBe('"1"');
@@ -55,19 +65,33 @@ describe('client against a real server', () => {
     expect(got.etag).toBe('"1"');
     expect(await client.get(id, { ifNoneMatch: got.etag })).toBeNull();
 
-    const receipt = await client.append(id, { messages: [{ role: 'user', content: 'hello there' }] });
+    const receipt = await client.append(id, {
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
     expect(receipt).toMatchObject({ id, revision: 2, turns: 1 });
     const changed = await client.get(id, { ifNoneMatch: got.etag });
     expect(changed?.etag).toBe('"2"');
     expect(changed?.session.messages.at(-1)?.content).toBe('hello there');
 
     // Replace needs the current revision: the stale ETag is a 412, the current one lands.
-    const stale = await apiError(client.replace(id, { ...got.session, task: 'renamed' }, { ifMatch: got.etag }));
+    const stale = await apiError(
+      client.replace(id, { ...got.session, task: 'renamed' }, { ifMatch: got.etag }),
+    );
     expect(stale.status).toBe(412);
     expect(stale.title).toBe('Precondition Failed');
-    const replaced = await client.replace(id, { ...changed!.session, task: 'renamed' }, { ifMatch: changed!.etag });
+    const replaced = await client.replace(
+      id,
+      { ...changed!.session, task: 'renamed' },
+      { ifMatch: changed!.etag },
+    );
     expect(replaced).toMatchObject({ etag: '"3"', session: { task: 'renamed' } });
-    expect((await apiError(client.append(id, { messages: [{ role: 'user', content: 'x' }] }, { ifMatch: 2 }))).status).toBe(412);
+    expect(
+      (
+        await apiError(
+          client.append(id, { messages: [{ role: 'user', content: 'x' }] }, { ifMatch: 2 }),
+        )
+      ).status,
+    ).toBe(412);
 
     const latest = await client.latest();
     expect(latest).toMatchObject({ etag: '"3"', session: { id, revision: 3 } });
@@ -88,16 +112,29 @@ describe('client against a real server', () => {
     expect('results' in hits && hits.results[0]?.id).toBe(id);
     const fetched = await client.sessionSearch({ action: 'get', id });
     expect('count' in fetched && fetched.count).toBe(3); // user and assistant messages only
-    expect(await client.sessionSearch({ action: 'search', query: '' })).toEqual({ error: 'search needs a query' });
+    expect(await client.sessionSearch({ action: 'search', query: '' })).toEqual({
+      error: 'search needs a query',
+    });
 
     const trimmed = await client.trim(id, 2);
     expect(trimmed).toEqual({ id, before: 4, after: 2, dropped: 2 });
     const audit = await client.audit(id);
-    expect(audit.map((r) => r.op)).toEqual(['create', 'append', 'replace', 'continue', 'continue', 'trim']);
+    expect(audit.map((r) => r.op)).toEqual([
+      'create',
+      'append',
+      'replace',
+      'continue',
+      'continue',
+      'trim',
+    ]);
 
     await client.delete(id);
     const gone = await apiError(client.get(id));
-    expect(gone.problem).toMatchObject({ status: 404, title: 'Not Found', detail: `session ${id} does not exist` });
+    expect(gone.problem).toMatchObject({
+      status: 404,
+      title: 'Not Found',
+      detail: `session ${id} does not exist`,
+    });
     expect(gone.message).toBe(`404 Not Found: session ${id} does not exist`);
   });
 
@@ -115,20 +152,30 @@ describe('client against a real server', () => {
 
   it('throws problems as SatchelApiError: validation errors, auth, scope', async () => {
     const { client } = clientFor(server.url);
-    const invalid = await apiError(client.create({ task: 'x', messages: [{ role: 'robot', content: 'hi' }] } as never));
+    const invalid = await apiError(
+      client.create({ task: 'x', messages: [{ role: 'robot', content: 'hi' }] } as never),
+    );
     expect(invalid.status).toBe(400);
     expect(invalid.errors.map((e) => e.path)).toContain('messages[0].role');
     expect((await apiError(clientFor(server.url, 'wrong').client.list())).status).toBe(401);
     expect((await apiError(clientFor(server.url, null).client.list())).status).toBe(401);
-    expect((await apiError(clientFor(server.url, 'tok_client_readonly_01').client.create({ task: 'x' }))).status).toBe(403);
+    expect(
+      (await apiError(clientFor(server.url, 'tok_client_readonly_01').client.create({ task: 'x' })))
+        .status,
+    ).toBe(403);
     expect((await apiError(client.trim('nope', 2))).status).toBe(404);
     const conflict = await client.create({ task: 'mine', id: 'fixed-id-1' });
-    expect((await apiError(client.create({ task: 'again', id: conflict.session.id }))).status).toBe(409);
+    expect((await apiError(client.create({ task: 'again', id: conflict.session.id }))).status).toBe(
+      409,
+    );
   });
 
   it('sends Satchel-Secrets so a write redacts values only the caller knows', async () => {
     const { client } = clientFor(server.url);
-    const { session } = await client.create({ task: 'uses ünïcode-pass-42' }, { secrets: ['ünïcode-pass-42'] });
+    const { session } = await client.create(
+      { task: 'uses ünïcode-pass-42' },
+      { secrets: ['ünïcode-pass-42'] },
+    );
     expect(session.task).toBe('uses [REDACTED]');
   });
 });
@@ -137,9 +184,19 @@ describe('client retries', () => {
   it('retries a 503 twice, honouring Retry-After, with one Idempotency-Key for the append', async () => {
     const { client: direct } = clientFor(server.url);
     const { session } = await direct.create({ task: 'retry target' });
-    const p = await proxy((n) => (n < 2 ? { status: 503, headers: { 'retry-after': '1' }, body: { title: 'Service Unavailable', status: 503, detail: 'storage is unreachable' } } : 'forward'));
+    const p = await proxy((n) =>
+      n < 2
+        ? {
+            status: 503,
+            headers: { 'retry-after': '1' },
+            body: { title: 'Service Unavailable', status: 503, detail: 'storage is unreachable' },
+          }
+        : 'forward',
+    );
     const { client, waits } = clientFor(p.url);
-    const receipt = await client.append(session.id, { messages: [{ role: 'user', content: 'after two 503s' }] });
+    const receipt = await client.append(session.id, {
+      messages: [{ role: 'user', content: 'after two 503s' }],
+    });
     expect(receipt.revision).toBe(2);
     expect(p.seen).toHaveLength(3);
     const keys = p.seen.map((r) => r.headers['idempotency-key']);
@@ -155,9 +212,17 @@ describe('client retries', () => {
   it('retries a 429 with the backoff when there is no Retry-After, and a continue keeps its key', async () => {
     const { client: direct } = clientFor(server.url);
     const { session } = await direct.create({ task: 'busy' });
-    const p = await proxy((n) => (n === 0 ? { status: 429, body: { title: 'Too Many Requests', status: 429, detail: 'slow down' } } : 'forward'));
+    const p = await proxy((n) =>
+      n === 0
+        ? { status: 429, body: { title: 'Too Many Requests', status: 429, detail: 'slow down' } }
+        : 'forward',
+    );
     const { client, waits } = clientFor(p.url);
-    const answer = await client.continue(session.id, { message: 'hi' }, { idempotencyKey: 'my-key-1' });
+    const answer = await client.continue(
+      session.id,
+      { message: 'hi' },
+      { idempotencyKey: 'my-key-1' },
+    );
     expect(answer.model_turn).toBe(false);
     expect(p.seen.map((r) => r.headers['idempotency-key'])).toEqual(['my-key-1', 'my-key-1']);
     expect(waits).toHaveLength(1);
@@ -166,23 +231,47 @@ describe('client retries', () => {
 
   it('does not retry a 400, 409, 412 or 500', async () => {
     for (const status of [400, 409, 412, 500]) {
-      const p = await proxy(() => ({ status, body: { type: 'about:blank', title: `T${status}`, status, detail: 'no', errors: [{ path: 'task', message: 'bad' }] } }));
+      const p = await proxy(() => ({
+        status,
+        body: {
+          type: 'about:blank',
+          title: `T${status}`,
+          status,
+          detail: 'no',
+          errors: [{ path: 'task', message: 'bad' }],
+        },
+      }));
       const { client, waits } = clientFor(p.url);
-      const err = await apiError(client.append('some-id', { messages: [{ role: 'user', content: 'x' }] }));
-      expect(err).toMatchObject({ status, title: `T${status}`, detail: 'no', errors: [{ path: 'task', message: 'bad' }] });
+      const err = await apiError(
+        client.append('some-id', { messages: [{ role: 'user', content: 'x' }] }),
+      );
+      expect(err).toMatchObject({
+        status,
+        title: `T${status}`,
+        detail: 'no',
+        errors: [{ path: 'task', message: 'bad' }],
+      });
       expect(p.seen).toHaveLength(1);
       expect(waits).toEqual([]);
     }
   });
 
   it('gives up after its retries, and on a Retry-After longer than it waits', async () => {
-    const p = await proxy(() => ({ status: 503, headers: { 'retry-after': '0' }, body: { title: 'Service Unavailable', status: 503, detail: 'down' } }));
+    const p = await proxy(() => ({
+      status: 503,
+      headers: { 'retry-after': '0' },
+      body: { title: 'Service Unavailable', status: 503, detail: 'down' },
+    }));
     const { client } = clientFor(p.url);
     const err = await apiError(client.list());
     expect(err.status).toBe(503);
     expect(err.retryAfter).toBe(0);
     expect(p.seen).toHaveLength(5);
-    const slow = await proxy(() => ({ status: 503, headers: { 'retry-after': '3600' }, body: { title: 'Service Unavailable', status: 503, detail: 'down' } }));
+    const slow = await proxy(() => ({
+      status: 503,
+      headers: { 'retry-after': '3600' },
+      body: { title: 'Service Unavailable', status: 503, detail: 'down' },
+    }));
     await apiError(clientFor(slow.url).client.list());
     expect(slow.seen).toHaveLength(1);
   });
@@ -192,7 +281,9 @@ describe('client retries', () => {
     const { session } = await direct.create({ task: 'lost answers' });
     const p = await proxy((n) => (n === 0 ? 'forward-then-drop' : 'forward'));
     const { client, waits } = clientFor(p.url);
-    const receipt = await client.append(session.id, { messages: [{ role: 'user', content: 'exactly once' }] });
+    const receipt = await client.append(session.id, {
+      messages: [{ role: 'user', content: 'exactly once' }],
+    });
     expect(receipt.revision).toBe(2);
     expect(p.seen).toHaveLength(2);
     expect(waits).toHaveLength(1);
@@ -208,10 +299,14 @@ describe('client retries', () => {
     expect(p.seen).toHaveLength(3); // the create, its retry (409), the read
     expect(JSON.parse(p.seen[0]!.body).id).toBe(session.id);
     expect(JSON.parse(p.seen[1]!.body).id).toBe(session.id);
-    expect((await clientFor(server.url).client.list({ limit: 100 })).sessions.length).toBe(before + 1);
+    expect((await clientFor(server.url).client.list({ limit: 100 })).sessions.length).toBe(
+      before + 1,
+    );
     // With the caller's own id, the 409 stays the caller's to judge.
     const q = await proxy((n) => (n === 0 ? 'forward-then-drop' : 'forward'));
-    expect((await apiError(clientFor(q.url).client.create({ task: 'mine', id: 'caller-id-7' }))).status).toBe(409);
+    expect(
+      (await apiError(clientFor(q.url).client.create({ task: 'mine', id: 'caller-id-7' }))).status,
+    ).toBe(409);
   });
 
   it('a delete whose answer was lost succeeds on the retry', async () => {
@@ -228,10 +323,14 @@ describe('client retries', () => {
   it('throws SatchelConnectionError when nothing answers', async () => {
     const p = await proxy(() => 'drop');
     const { client, waits } = clientFor(p.url);
-    await expect(client.get('x')).rejects.toSatisfy((err) => SatchelConnectionError.is(err) && err.message.startsWith(`cannot reach ${p.url}`));
+    await expect(client.get('x')).rejects.toSatisfy(
+      (err) => SatchelConnectionError.is(err) && err.message.startsWith(`cannot reach ${p.url}`),
+    );
     expect(p.seen).toHaveLength(5);
     expect(waits).toHaveLength(4);
     await p.close();
-    await expect(client.health()).rejects.toSatisfy((err) => SatchelConnectionError.is(err) && /ECONNREFUSED/.test((err as Error).message));
+    await expect(client.health()).rejects.toSatisfy(
+      (err) => SatchelConnectionError.is(err) && /ECONNREFUSED/.test((err as Error).message),
+    );
   });
 });

@@ -22,29 +22,46 @@ export interface SeenRequest {
  * the n-th request (0-based): answer it itself (503 with Retry-After, 400, …), drop the connection, or
  * forward it. Records every request it saw.
  */
-export async function startFlakyProxy(target: string, script: (n: number, req: SeenRequest) => Action) {
+export async function startFlakyProxy(
+  target: string,
+  script: (n: number, req: SeenRequest) => Action,
+) {
   const seen: SeenRequest[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const request: SeenRequest = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: SeenRequest = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       const action = script(seen.length, request);
       seen.push(request);
       if (action === 'drop') return void req.socket.destroy();
       if (typeof action === 'object') {
         const body = action.body === undefined ? '' : JSON.stringify(action.body);
-        res.writeHead(action.status, { 'content-type': 'application/problem+json', ...action.headers });
+        res.writeHead(action.status, {
+          'content-type': 'application/problem+json',
+          ...action.headers,
+        });
         return void res.end(body);
       }
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
-      const upstream = await fetch(target + req.url, { method: req.method!, headers, ...(request.body ? { body: request.body } : {}) });
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      const upstream = await fetch(target + req.url, {
+        method: req.method!,
+        headers,
+        ...(request.body ? { body: request.body } : {}),
+      });
       const text = await upstream.text();
       if (action === 'forward-then-drop') return void req.socket.destroy();
       const out: Record<string, string> = {};
       upstream.headers.forEach((v, k) => {
-        if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding') out[k] = v;
+        if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding')
+          out[k] = v;
       });
       res.writeHead(upstream.status, out);
       res.end(text);

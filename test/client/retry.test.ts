@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_RETRY, delayAfterAnswer, isRetryableStatus, parseRetryAfter } from '../../lib/client/retry.js';
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  delayAfterAnswer,
+  isRetryableStatus,
+  parseRetryAfter,
+} from '../../lib/client/retry.js';
 
 describe('retry policy', () => {
   it('retries only 429 and 503', () => {
-    const retryable = [400, 401, 403, 404, 409, 412, 413, 415, 422, 428, 429, 500, 502, 503, 504].filter(isRetryableStatus);
+    const retryable = [
+      400, 401, 403, 404, 409, 412, 413, 415, 422, 428, 429, 500, 502, 503, 504,
+    ].filter(isRetryableStatus);
     expect(retryable).toEqual([429, 503]);
   });
 
@@ -15,9 +23,12 @@ describe('retry policy', () => {
     [10, 1, 8000],
     [3, 0, 0],
     [3, 0.5, 1000],
-  ])('backoff at attempt %i with random %f is %i ms (full jitter, doubling, capped)', (attempt, random, expected) => {
-    expect(backoffDelay(attempt, DEFAULT_RETRY, () => random)).toBe(expected);
-  });
+  ])(
+    'backoff at attempt %i with random %f is %i ms (full jitter, doubling, capped)',
+    (attempt, random, expected) => {
+      expect(backoffDelay(attempt, DEFAULT_RETRY, () => random)).toBe(expected);
+    },
+  );
 
   it.each([
     ['0', 0],

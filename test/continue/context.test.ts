@@ -5,18 +5,32 @@ import type { Message } from '../../lib/model/session.js';
 
 const sys: Message = { role: 'system', content: 'be brief' };
 const u = (n: number, size = 10): Message => ({ role: 'user', content: `u${n}`.padEnd(size, '.') });
-const a = (n: number, size = 10): Message => ({ role: 'assistant', content: `a${n}`.padEnd(size, '.') });
+const a = (n: number, size = 10): Message => ({
+  role: 'assistant',
+  content: `a${n}`.padEnd(size, '.'),
+});
 const call = (id: string): Message => ({
   role: 'assistant',
   content: '',
-  tool_calls: [{ id, type: 'function', function: { name: 'session_search', arguments: '{"action":"list"}' } }],
+  tool_calls: [
+    { id, type: 'function', function: { name: 'session_search', arguments: '{"action":"list"}' } },
+  ],
 });
-const result = (id: string, size = 10): Message => ({ role: 'tool', content: 'r'.repeat(size), tool_call_id: id });
+const result = (id: string, size = 10): Message => ({
+  role: 'tool',
+  content: 'r'.repeat(size),
+  tool_call_id: id,
+});
 const bytes = (...ms: Message[]) => ms.reduce((n, m) => n + jsonBytes(m), 0);
 
 describe('fitContext', () => {
   const cases: { name: string; messages: Message[]; budget: number; want: Message[] }[] = [
-    { name: 'everything fits', messages: [sys, u(1), a(1), u(2)], budget: 10_000, want: [sys, u(1), a(1), u(2)] },
+    {
+      name: 'everything fits',
+      messages: [sys, u(1), a(1), u(2)],
+      budget: 10_000,
+      want: [sys, u(1), a(1), u(2)],
+    },
     { name: 'empty', messages: [], budget: 100, want: [] },
     {
       name: 'oldest dropped first, system kept',
@@ -30,7 +44,12 @@ describe('fitContext', () => {
       budget: bytes(sys, u(1), a(1), u(2)),
       want: [sys, u(1), a(1), u(2)],
     },
-    { name: 'no system message: newest only', messages: [u(1), a(1), u(2)], budget: bytes(a(1), u(2)), want: [a(1), u(2)] },
+    {
+      name: 'no system message: newest only',
+      messages: [u(1), a(1), u(2)],
+      budget: bytes(a(1), u(2)),
+      want: [a(1), u(2)],
+    },
     {
       name: 'a tool group is kept whole',
       messages: [sys, u(1), call('c1'), result('c1'), result('c1'), a(1), u(2)],
@@ -76,7 +95,13 @@ describe('fitContext', () => {
 
   it('never returns more bytes than the budget unless only the newest group remains', () => {
     const messages: Message[] = [sys];
-    for (let i = 0; i < 50; i++) messages.push(u(i, 10 + ((i * 37) % 90)), call(`c${i}`), result(`c${i}`, (i * 53) % 200), a(i, (i * 71) % 120));
+    for (let i = 0; i < 50; i++)
+      messages.push(
+        u(i, 10 + ((i * 37) % 90)),
+        call(`c${i}`),
+        result(`c${i}`, (i * 53) % 200),
+        a(i, (i * 71) % 120),
+      );
     for (const budget of [200, 500, 1000, 3000, 10_000]) {
       const fitted = fitContext(messages, budget);
       expect(bytes(...fitted), `budget ${budget}`).toBeLessThanOrEqual(budget);
@@ -92,24 +117,45 @@ describe('fitContext', () => {
 
 describe('ownMessageLast', () => {
   const mine = u(2);
-  const cases: { name: string; messages: Message[]; own: Message | undefined; want: Message[] }[] = [
-    { name: 'already last', messages: [sys, u(1), a(1), mine], own: mine, want: [sys, u(1), a(1), mine] },
-    { name: 'a turn stored after it moves before it', messages: [sys, u(1), mine, a(1)], own: mine, want: [sys, u(1), a(1), mine] },
-    {
-      name: 'a whole tool group stored after it moves before it, in order',
-      messages: [sys, u(1), mine, call('c'), result('c'), a(1)],
-      own: mine,
-      want: [sys, u(1), call('c'), result('c'), a(1), mine],
-    },
-    { name: 'not found: unchanged', messages: [sys, u(1), a(1)], own: mine, want: [sys, u(1), a(1)] },
-    { name: 'no own message: unchanged', messages: [sys, mine, a(1)], own: undefined, want: [sys, mine, a(1)] },
-    {
-      name: 'the same text twice: the later one is ours',
-      messages: [sys, mine, a(1), mine, a(2)],
-      own: { ...mine },
-      want: [sys, mine, a(1), a(2), mine],
-    },
-  ];
+  const cases: { name: string; messages: Message[]; own: Message | undefined; want: Message[] }[] =
+    [
+      {
+        name: 'already last',
+        messages: [sys, u(1), a(1), mine],
+        own: mine,
+        want: [sys, u(1), a(1), mine],
+      },
+      {
+        name: 'a turn stored after it moves before it',
+        messages: [sys, u(1), mine, a(1)],
+        own: mine,
+        want: [sys, u(1), a(1), mine],
+      },
+      {
+        name: 'a whole tool group stored after it moves before it, in order',
+        messages: [sys, u(1), mine, call('c'), result('c'), a(1)],
+        own: mine,
+        want: [sys, u(1), call('c'), result('c'), a(1), mine],
+      },
+      {
+        name: 'not found: unchanged',
+        messages: [sys, u(1), a(1)],
+        own: mine,
+        want: [sys, u(1), a(1)],
+      },
+      {
+        name: 'no own message: unchanged',
+        messages: [sys, mine, a(1)],
+        own: undefined,
+        want: [sys, mine, a(1)],
+      },
+      {
+        name: 'the same text twice: the later one is ours',
+        messages: [sys, mine, a(1), mine, a(2)],
+        own: { ...mine },
+        want: [sys, mine, a(1), a(2), mine],
+      },
+    ];
   for (const c of cases) {
     it(c.name, () => {
       expect(ownMessageLast(c.messages, c.own)).toEqual(c.want);

@@ -11,7 +11,17 @@ import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
 
 const MODEL_KEY = 'sk-test-model-key-0123456789abcdef';
-const RECEIPT_KEYS = ['bytes', 'dropped_groups', 'episode_untrusted', 'id', 'redactions', 'revision', 'turns', 'untrusted_ingested', 'updated_at'];
+const RECEIPT_KEYS = [
+  'bytes',
+  'dropped_groups',
+  'episode_untrusted',
+  'id',
+  'redactions',
+  'revision',
+  'turns',
+  'untrusted_ingested',
+  'updated_at',
+];
 const sys = { role: 'system', content: 'You are a careful engineer.' };
 const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
 const GITHUB_TOKEN = 'ghp_' + rep('Zq8xW3vN5', 36);
@@ -26,28 +36,47 @@ async function setup(steps: Step[], env: Env = {}, objects?: ObjectStore) {
   const chat = await startChatServer(...steps);
   servers.push(chat);
   const store = objects ?? new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-continue-')));
-  const modelEnv: Env = { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model', SATCHEL_MODEL_KEY: MODEL_KEY, ...env };
+  const modelEnv: Env = {
+    SATCHEL_MODEL_URL: chat.url,
+    SATCHEL_MODEL: 'test-model',
+    SATCHEL_MODEL_KEY: MODEL_KEY,
+    ...env,
+  };
   const app = await makeApp({ env: modelEnv, objects: store });
   const another = (more: Env = {}) => makeApp({ env: { ...modelEnv, ...more }, objects: store });
-  const create = async (body: Record<string, unknown> = {}) => (await app.call('POST', '/v1/sessions', { body: { task: 'cache design', messages: [sys], ...body } })).json.id as string;
+  const create = async (body: Record<string, unknown> = {}) =>
+    (
+      await app.call('POST', '/v1/sessions', {
+        body: { task: 'cache design', messages: [sys], ...body },
+      })
+    ).json.id as string;
   return { chat, app, call: app.call, store, another, create };
 }
 
 describe('continue without a model', () => {
   it('stores the user message only: 200 receipt, model_turn false, no reply', async () => {
     const app = await makeApp();
-    const { json } = await app.call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
-    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'hello' } });
+    const { json } = await app.call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [sys] },
+    });
+    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, {
+      body: { message: 'hello' },
+    });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ ...pick(res.json, RECEIPT_KEYS), model_turn: false });
     expect(res.json).toMatchObject({ revision: 2, turns: 1 });
-    expect((await app.call('GET', `/v1/sessions/${json.id}`)).json.messages).toEqual([sys, { role: 'user', content: 'hello' }]);
+    expect((await app.call('GET', `/v1/sessions/${json.id}`)).json.messages).toEqual([
+      sys,
+      { role: 'user', content: 'hello' },
+    ]);
   });
 
   it('URL without SATCHEL_MODEL is not a configured model', async () => {
     const app = await makeApp({ env: { SATCHEL_MODEL_URL: 'http://127.0.0.1:9' } });
     const { json } = await app.call('POST', '/v1/sessions', { body: { task: 't' } });
-    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'hello' } });
+    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, {
+      body: { message: 'hello' },
+    });
     expect(res.json.model_turn).toBe(false);
   });
 });
@@ -60,31 +89,51 @@ describe('continue with a model', () => {
         // While the model "thinks", the user's message is already in the session, through the API.
         const got = await call('GET', `/v1/sessions/${sessionId}`);
         seenByModel = got.json.messages.at(-1);
-        expect(request.body.messages.at(-1)).toEqual({ role: 'user', content: 'which cache did we pick?' });
+        expect(request.body.messages.at(-1)).toEqual({
+          role: 'user',
+          content: 'which cache did we pick?',
+        });
         return { reply: 'An LRU of 256 MiB.' };
       },
     ]);
     const sessionId = await create();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'which cache did we pick?' } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'which cache did we pick?' },
+    });
     expect(res.status).toBe(200);
     expect(seenByModel).toEqual({ role: 'user', content: 'which cache did we pick?' });
     expect(Object.keys(res.json).sort()).toEqual([...RECEIPT_KEYS, 'model_turn', 'reply'].sort());
-    expect(res.json).toMatchObject({ id: sessionId, revision: 3, turns: 1, model_turn: true, reply: 'An LRU of 256 MiB.' });
+    expect(res.json).toMatchObject({
+      id: sessionId,
+      revision: 3,
+      turns: 1,
+      model_turn: true,
+      reply: 'An LRU of 256 MiB.',
+    });
     expect(res.headers.get('etag')).toBe('"3"');
     expect(res.headers.get('idempotent-replayed')).toBeNull();
     const session = (await call('GET', `/v1/sessions/${sessionId}`)).json;
-    expect(session.messages).toEqual([sys, { role: 'user', content: 'which cache did we pick?' }, { role: 'assistant', content: 'An LRU of 256 MiB.' }]);
+    expect(session.messages).toEqual([
+      sys,
+      { role: 'user', content: 'which cache did we pick?' },
+      { role: 'assistant', content: 'An LRU of 256 MiB.' },
+    ]);
     expect(session.revision).toBe(3);
     expect(res.json.bytes).toBeGreaterThan(0);
     // What the model got: the configured model, the bearer key, the conversation and the tool.
     expect(chat.requests).toHaveLength(1);
     expect(chat.requests[0]!.authorization).toBe(`Bearer ${MODEL_KEY}`);
     expect(chat.requests[0]!.body.model).toBe('test-model');
-    expect(chat.requests[0]!.body.messages).toEqual([sys, { role: 'user', content: 'which cache did we pick?' }]);
+    expect(chat.requests[0]!.body.messages).toEqual([
+      sys,
+      { role: 'user', content: 'which cache did we pick?' },
+    ]);
     expect(chat.requests[0]!.body.tools!.map((t) => t.function.name)).toEqual(['session_search']);
     // The audit log records both writes as continue.
     const audit = (await call('GET', `/v1/sessions/${sessionId}/audit`)).json.records;
-    expect(audit.map((r: { op: string; messages_added: number }) => [r.op, r.messages_added])).toEqual([
+    expect(
+      audit.map((r: { op: string; messages_added: number }) => [r.op, r.messages_added]),
+    ).toEqual([
       ['create', 1],
       ['continue', 1],
       ['continue', 1],
@@ -93,25 +142,52 @@ describe('continue with a model', () => {
 
   it('runs session_search server-side and feeds the result back; search already sees this turn', async () => {
     const { chat, call, create } = await setup([
-      { toolCalls: [{ id: 'call_1', name: 'session_search', arguments: { action: 'search', query: 'zebracache eviction' } }] },
+      {
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'session_search',
+            arguments: { action: 'search', query: 'zebracache eviction' },
+          },
+        ],
+      },
       { reply: 'Both sessions talk about zebracache.' },
     ]);
-    const older = await create({ task: 'older work', messages: [sys, { role: 'user', content: 'zebracache eviction policy is LRU' }] });
+    const older = await create({
+      task: 'older work',
+      messages: [sys, { role: 'user', content: 'zebracache eviction policy is LRU' }],
+    });
     const sessionId = await create();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'remind me of the zebracache eviction rule' } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'remind me of the zebracache eviction rule' },
+    });
     expect(res.status).toBe(200);
     expect(res.json.reply).toBe('Both sessions talk about zebracache.');
     expect(chat.requests).toHaveLength(2);
     const second = chat.requests[1]!.body.messages;
-    expect(second.at(-2)).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', function: { name: 'session_search' } }] });
+    expect(second.at(-2)).toMatchObject({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', function: { name: 'session_search' } }],
+    });
     const toolMessage = second.at(-1)!;
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'call_1' });
     const result = JSON.parse(toolMessage.content!) as { results: { id: string }[] };
     // The older session, and this very session: its user message was stored before the model ran.
     expect(result.results.map((r) => r.id).sort()).toEqual([older, sessionId].sort());
     const stored = (await call('GET', `/v1/sessions/${sessionId}`)).json;
-    expect(stored.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
-    expect(stored.messages[2].tool_calls[0]).toMatchObject({ id: 'call_1', type: 'function', function: { name: 'session_search' } });
+    expect(stored.messages.map((m: { role: string }) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(stored.messages[2].tool_calls[0]).toMatchObject({
+      id: 'call_1',
+      type: 'function',
+      function: { name: 'session_search' },
+    });
     expect(stored.messages[3]).toMatchObject({ role: 'tool', tool_call_id: 'call_1' });
     expect(JSON.parse(stored.messages[3].content)).toEqual(result);
     // One write for the whole turn: create, user message, turn.
@@ -121,23 +197,34 @@ describe('continue with a model', () => {
   });
 
   it('an unknown tool gets an error result and the loop goes on', async () => {
-    const { chat, call, create } = await setup([{ toolCalls: [{ id: 'c9', name: 'shell', arguments: { cmd: 'rm -rf /' } }] }, { reply: 'I cannot run shell here.' }]);
+    const { chat, call, create } = await setup([
+      { toolCalls: [{ id: 'c9', name: 'shell', arguments: { cmd: 'rm -rf /' } }] },
+      { reply: 'I cannot run shell here.' },
+    ]);
     const sessionId = await create();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'clean up' } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'clean up' },
+    });
     expect(res.status).toBe(200);
-    expect(JSON.parse(chat.requests[1]!.body.messages.at(-1)!.content!)).toEqual({ error: expect.stringMatching(/unknown tool "shell"/) });
+    expect(JSON.parse(chat.requests[1]!.body.messages.at(-1)!.content!)).toEqual({
+      error: expect.stringMatching(/unknown tool "shell"/),
+    });
   });
 
   it('the model sees the redacted message; a secret in the reply is stored and answered redacted', async () => {
     const { chat, call, create } = await setup([{ reply: `use ${GITHUB_TOKEN} for that` }]);
     const sessionId = await create();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: `my token is ${GITHUB_TOKEN}` } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: `my token is ${GITHUB_TOKEN}` },
+    });
     expect(res.status).toBe(200);
     expect(JSON.stringify(chat.requests[0]!.body)).not.toContain(GITHUB_TOKEN);
     expect(chat.requests[0]!.body.messages.at(-1)!.content).toContain('[REDACTED]');
     expect(res.json.reply).toBe('use [REDACTED] for that');
     expect(res.json.redactions).toBe(2);
-    expect(JSON.stringify((await call('GET', `/v1/sessions/${sessionId}`)).json)).not.toContain(GITHUB_TOKEN);
+    expect(JSON.stringify((await call('GET', `/v1/sessions/${sessionId}`)).json)).not.toContain(
+      GITHUB_TOKEN,
+    );
   });
 
   it('continue works on latest', async () => {
@@ -152,12 +239,19 @@ describe('continue with a model', () => {
   it('bad input is a 400 and never reaches the model', async () => {
     const { chat, call, create } = await setup([]);
     const sessionId = await create();
-    for (const body of [{ message: '' }, { message: 1 }, { text: 'x' }, { message: 'x', extra: true }]) {
+    for (const body of [
+      { message: '' },
+      { message: 1 },
+      { text: 'x' },
+      { message: 'x', extra: true },
+    ]) {
       const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
     }
-    expect((await call('POST', '/v1/sessions/nope/continue', { body: { message: 'x' } })).status).toBe(404);
+    expect(
+      (await call('POST', '/v1/sessions/nope/continue', { body: { message: 'x' } })).status,
+    ).toBe(404);
     expect(chat.requests).toHaveLength(0);
   });
 });
@@ -165,17 +259,24 @@ describe('continue with a model', () => {
 describe('continue: model failures', () => {
   for (const [name, step] of [
     ['HTTP 500', { status: 500 }],
-    ['HTTP 401 whose body echoes the key', { status: 401, body: { error: { message: `Incorrect API key provided: ${MODEL_KEY}` } } }],
+    [
+      'HTTP 401 whose body echoes the key',
+      { status: 401, body: { error: { message: `Incorrect API key provided: ${MODEL_KEY}` } } },
+    ],
     ['a body that is not a completion', { status: 200, body: { nothing: true } }],
   ] as [string, Step][]) {
     it(`${name}: 502 problem that says the message was stored; no assistant message`, async () => {
       const { call, create } = await setup([step]);
       const sessionId = await create();
-      const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'are you there?' } });
+      const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+        body: { message: 'are you there?' },
+      });
       expect(res.status).toBe(502);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.json).toMatchObject({ status: 502, title: 'Bad Gateway' });
-      expect(res.json.detail).toMatch(/your message was stored \(revision 2\) and no reply was stored/);
+      expect(res.json.detail).toMatch(
+        /your message was stored \(revision 2\) and no reply was stored/,
+      );
       expect(res.text).not.toContain(MODEL_KEY);
       const session = (await call('GET', `/v1/sessions/${sessionId}`)).json;
       expect(session.messages).toEqual([sys, { role: 'user', content: 'are you there?' }]);
@@ -184,25 +285,39 @@ describe('continue: model failures', () => {
   }
 
   it('a model that hangs times out: 502, message stored, the lease released for the next continue', async () => {
-    const { chat, call, create, store } = await setup([{ hang: true }, { reply: 'back again' }], { SATCHEL_MODEL_TIMEOUT_MS: '300' });
+    const { chat, call, create, store } = await setup([{ hang: true }, { reply: 'back again' }], {
+      SATCHEL_MODEL_TIMEOUT_MS: '300',
+    });
     const sessionId = await create();
     const started = Date.now();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'slow?' } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'slow?' },
+    });
     expect(res.status).toBe(502);
     expect(res.json.detail).toMatch(/did not answer in time.*your message was stored/);
     expect(Date.now() - started).toBeLessThan(5000);
-    expect((await call('GET', `/v1/sessions/${sessionId}`)).json.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
+    expect(
+      (await call('GET', `/v1/sessions/${sessionId}`)).json.messages.map(
+        (m: { role: string }) => m.role,
+      ),
+    ).toEqual(['system', 'user']);
     expect(await store.get(keys.lease('alice', sessionId))).toBeNull();
-    const next = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'now?' } });
+    const next = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'now?' },
+    });
     expect(next.status).toBe(200);
     expect(next.json.reply).toBe('back again');
     expect(chat.requests).toHaveLength(2);
   });
 
   it('an unreachable model endpoint is a 502 too', async () => {
-    const app = await makeApp({ env: { SATCHEL_MODEL_URL: 'http://127.0.0.1:1', SATCHEL_MODEL: 'm' } });
+    const app = await makeApp({
+      env: { SATCHEL_MODEL_URL: 'http://127.0.0.1:1', SATCHEL_MODEL: 'm' },
+    });
     const { json } = await app.call('POST', '/v1/sessions', { body: { task: 't' } });
-    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'x' } });
+    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, {
+      body: { message: 'x' },
+    });
     expect(res.status).toBe(502);
     expect(res.json.detail).toMatch(/could not be reached.*your message was stored/);
   });
@@ -211,7 +326,10 @@ describe('continue: model failures', () => {
 describe('continue: one model turn at a time per session (the lease)', () => {
   it('two concurrent continues from two processes: one turn at a time, both messages and both replies stored', async () => {
     const slow = (reply: string): Step => ({ reply, delayMs: 300 });
-    const { chat, call, create, another } = await setup([slow('first reply'), slow('second reply')]);
+    const { chat, call, create, another } = await setup([
+      slow('first reply'),
+      slow('second reply'),
+    ]);
     const other = await another();
     const sessionId = await create();
     const [a, b] = await Promise.all([
@@ -223,7 +341,9 @@ describe('continue: one model turn at a time per session (the lease)', () => {
     expect(chat.requests).toHaveLength(2);
     const stored = (await call('GET', `/v1/sessions/${sessionId}`)).json;
     const contents = stored.messages.map((m: { content: string }) => m.content);
-    expect(contents).toEqual(expect.arrayContaining(['question A', 'question B', 'first reply', 'second reply']));
+    expect(contents).toEqual(
+      expect.arrayContaining(['question A', 'question B', 'first reply', 'second reply']),
+    );
     expect(stored.messages).toHaveLength(5);
     expect(stored.turns).toBe(2);
     // Each turn's conversation ends with its own question; the second one has seen the first answer.
@@ -238,37 +358,64 @@ describe('continue: one model turn at a time per session (the lease)', () => {
   it('a live lease held elsewhere: the continue waits its bound, then 409 with Retry-After; its message is stored', async () => {
     const { chat, call, create, store } = await setup([], { SATCHEL_CONTINUE_WAIT_MS: '300' });
     const sessionId = await create();
-    await store.put(keys.lease('alice', sessionId), encodeLease({ owner: 'another-function', expiresAt: Date.now() + 60_000 }), { ifNoneMatch: '*' });
+    await store.put(
+      keys.lease('alice', sessionId),
+      encodeLease({ owner: 'another-function', expiresAt: Date.now() + 60_000 }),
+      { ifNoneMatch: '*' },
+    );
     const started = Date.now();
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'my turn?' } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'my turn?' },
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(res.status).toBe(409);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(5);
     expect(res.json.detail).toMatch(/your message was stored \(revision 2\)/);
-    expect((await call('GET', `/v1/sessions/${sessionId}`)).json.messages.at(-1)).toEqual({ role: 'user', content: 'my turn?' });
+    expect((await call('GET', `/v1/sessions/${sessionId}`)).json.messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'my turn?',
+    });
     expect(chat.requests).toHaveLength(0);
     // The other holder's lease is untouched.
-    expect(parseLease((await store.get(keys.lease('alice', sessionId)))!.body)!.owner).toBe('another-function');
+    expect(parseLease((await store.get(keys.lease('alice', sessionId)))!.body)!.owner).toBe(
+      'another-function',
+    );
   });
 
   it('a lease left by a crashed function expires: the next continue takes it over and runs', async () => {
-    const { call, create, store } = await setup([{ reply: 'recovered' }], { SATCHEL_CONTINUE_WAIT_MS: '0' });
+    const { call, create, store } = await setup([{ reply: 'recovered' }], {
+      SATCHEL_CONTINUE_WAIT_MS: '0',
+    });
     const sessionId = await create();
-    await store.put(keys.lease('alice', sessionId), encodeLease({ owner: 'crashed-lambda', expiresAt: Date.now() - 1000 }), { ifNoneMatch: '*' });
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'still there?' } });
+    await store.put(
+      keys.lease('alice', sessionId),
+      encodeLease({ owner: 'crashed-lambda', expiresAt: Date.now() - 1000 }),
+      { ifNoneMatch: '*' },
+    );
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'still there?' },
+    });
     expect(res.status).toBe(200);
     expect(res.json.reply).toBe('recovered');
     expect(await store.get(keys.lease('alice', sessionId))).toBeNull();
   });
 
   it('leases are per session: a held lease on one session does not block another', async () => {
-    const { call, create, store } = await setup([{ reply: 'fine' }], { SATCHEL_CONTINUE_WAIT_MS: '0' });
+    const { call, create, store } = await setup([{ reply: 'fine' }], {
+      SATCHEL_CONTINUE_WAIT_MS: '0',
+    });
     const busy = await create();
     const free = await create();
-    await store.put(keys.lease('alice', busy), encodeLease({ owner: 'x', expiresAt: Date.now() + 60_000 }), { ifNoneMatch: '*' });
-    expect((await call('POST', `/v1/sessions/${free}/continue`, { body: { message: 'hi' } })).status).toBe(200);
+    await store.put(
+      keys.lease('alice', busy),
+      encodeLease({ owner: 'x', expiresAt: Date.now() + 60_000 }),
+      { ifNoneMatch: '*' },
+    );
+    expect(
+      (await call('POST', `/v1/sessions/${free}/continue`, { body: { message: 'hi' } })).status,
+    ).toBe(200);
   });
 });
 
@@ -276,7 +423,11 @@ describe('continue: exactly once with Idempotency-Key', () => {
   it('a repeat returns the first answer and never calls the model again', async () => {
     const { chat, call, create } = await setup([{ reply: 'only once' }]);
     const sessionId = await create();
-    const send = () => call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'hello' }, headers: { 'idempotency-key': 'cont-1' } });
+    const send = () =>
+      call('POST', `/v1/sessions/${sessionId}/continue`, {
+        body: { message: 'hello' },
+        headers: { 'idempotency-key': 'cont-1' },
+      });
     const first = await send();
     const again = await send();
     expect(first.status).toBe(200);
@@ -287,18 +438,33 @@ describe('continue: exactly once with Idempotency-Key', () => {
     expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
     expect(chat.requests).toHaveLength(1);
     const stored = (await call('GET', `/v1/sessions/${sessionId}`)).json;
-    expect(stored.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant']);
+    expect(stored.messages.map((m: { role: string }) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+    ]);
   });
 
   it('the repeat is answered from the bucket: another process, after later writes and without the reply in the messages', async () => {
-    const { chat, call, create, another } = await setup([{ reply: 'the first reply' }, { reply: 'a later reply' }]);
+    const { chat, call, create, another } = await setup([
+      { reply: 'the first reply' },
+      { reply: 'a later reply' },
+    ]);
     const sessionId = await create();
-    const first = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'q1' }, headers: { 'idempotency-key': 'k-1' } });
+    const first = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'q1' },
+      headers: { 'idempotency-key': 'k-1' },
+    });
     await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'q2' } });
     // Trim away the first turn: the replay does not depend on the messages.
-    expect((await call('POST', `/v1/sessions/${sessionId}/trim`, { body: { keep: 2 } })).status).toBe(200);
+    expect(
+      (await call('POST', `/v1/sessions/${sessionId}/trim`, { body: { keep: 2 } })).status,
+    ).toBe(200);
     const other = await another();
-    const again = await other.call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'q1' }, headers: { 'idempotency-key': 'k-1' } });
+    const again = await other.call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'q1' },
+      headers: { 'idempotency-key': 'k-1' },
+    });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first.json);
     expect(chat.requests).toHaveLength(2);
@@ -307,15 +473,25 @@ describe('continue: exactly once with Idempotency-Key', () => {
   it('the same key with a different message is 422', async () => {
     const { call, create } = await setup([{ reply: 'x' }]);
     const sessionId = await create();
-    await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'one' }, headers: { 'idempotency-key': 'k' } });
-    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'two' }, headers: { 'idempotency-key': 'k' } });
+    await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'one' },
+      headers: { 'idempotency-key': 'k' },
+    });
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'two' },
+      headers: { 'idempotency-key': 'k' },
+    });
     expect(res.status).toBe(422);
   });
 
   it('a repeat after a failed turn stores nothing twice and runs the missing turn', async () => {
     const { chat, call, create } = await setup([{ status: 503 }, { reply: 'second try worked' }]);
     const sessionId = await create();
-    const send = () => call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'hello' }, headers: { 'idempotency-key': 'retry-me' } });
+    const send = () =>
+      call('POST', `/v1/sessions/${sessionId}/continue`, {
+        body: { message: 'hello' },
+        headers: { 'idempotency-key': 'retry-me' },
+      });
     expect((await send()).status).toBe(502);
     const retry = await send();
     expect(retry.status).toBe(200);
@@ -326,7 +502,11 @@ describe('continue: exactly once with Idempotency-Key', () => {
     expect(third.headers.get('idempotent-replayed')).toBe('true');
     expect(chat.requests).toHaveLength(2);
     const stored = (await call('GET', `/v1/sessions/${sessionId}`)).json;
-    expect(stored.messages).toEqual([sys, { role: 'user', content: 'hello' }, { role: 'assistant', content: 'second try worked' }]);
+    expect(stored.messages).toEqual([
+      sys,
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'second try worked' },
+    ]);
   });
 
   it('the same request sent twice at once (two processes): one model turn, the same answer twice', async () => {
@@ -334,7 +514,10 @@ describe('continue: exactly once with Idempotency-Key', () => {
     const other = await another();
     const sessionId = await create();
     const init = { body: { message: 'dup' }, headers: { 'idempotency-key': 'dup-1' } };
-    const [a, b] = await Promise.all([call('POST', `/v1/sessions/${sessionId}/continue`, init), other.call('POST', `/v1/sessions/${sessionId}/continue`, init)]);
+    const [a, b] = await Promise.all([
+      call('POST', `/v1/sessions/${sessionId}/continue`, init),
+      other.call('POST', `/v1/sessions/${sessionId}/continue`, init),
+    ]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(a.json).toEqual(b.json);
     expect(chat.requests).toHaveLength(1);
@@ -345,9 +528,15 @@ describe('continue: exactly once with Idempotency-Key', () => {
     const { call, create, another } = await setup([]);
     const sessionId = await create();
     const body = { messages: [{ role: 'user', content: 'once' }] };
-    const first = await call('POST', `/v1/sessions/${sessionId}/messages`, { body, headers: { 'idempotency-key': 'ap-1' } });
+    const first = await call('POST', `/v1/sessions/${sessionId}/messages`, {
+      body,
+      headers: { 'idempotency-key': 'ap-1' },
+    });
     const other = await another();
-    const again = await other.call('POST', `/v1/sessions/${sessionId}/messages`, { body, headers: { 'idempotency-key': 'ap-1' } });
+    const again = await other.call('POST', `/v1/sessions/${sessionId}/messages`, {
+      body,
+      headers: { 'idempotency-key': 'ap-1' },
+    });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first.json);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -360,13 +549,22 @@ describe('continue: model and provider', () => {
     const { call, create } = await setup([{ reply: 'a' }]);
     const sessionId = await create();
     await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'hi' } });
-    expect((await call('GET', `/v1/sessions/${sessionId}`)).json).toMatchObject({ model: 'test-model', provider: '127.0.0.1' });
+    expect((await call('GET', `/v1/sessions/${sessionId}`)).json).toMatchObject({
+      model: 'test-model',
+      provider: '127.0.0.1',
+    });
 
     const named = await setup([{ reply: 'b' }], { SATCHEL_MODEL_PROVIDER: 'local-vllm' });
     const id2 = await named.create();
     await named.call('POST', `/v1/sessions/${id2}/continue`, { body: { message: 'hi' } });
-    expect((await named.call('GET', `/v1/sessions/${id2}`)).json).toMatchObject({ model: 'test-model', provider: 'local-vllm' });
-    expect((await named.call('GET', '/v1/sessions?limit=1')).json.sessions[0]).toMatchObject({ model: 'test-model', provider: 'local-vllm' });
+    expect((await named.call('GET', `/v1/sessions/${id2}`)).json).toMatchObject({
+      model: 'test-model',
+      provider: 'local-vllm',
+    });
+    expect((await named.call('GET', '/v1/sessions?limit=1')).json.sessions[0]).toMatchObject({
+      model: 'test-model',
+      provider: 'local-vllm',
+    });
   });
 
   it("a session's own model and provider are used and kept, even when the server's default changes", async () => {
@@ -375,8 +573,14 @@ describe('continue: model and provider', () => {
     await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'hi' } });
     const other = await another({ SATCHEL_MODEL: 'a-newer-default' });
     await other.call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'again' } });
-    expect(chat.requests.map((r) => r.body.model)).toEqual(['session-model-7b', 'session-model-7b']);
-    expect((await call('GET', `/v1/sessions/${sessionId}`)).json).toMatchObject({ model: 'session-model-7b', provider: 'acme' });
+    expect(chat.requests.map((r) => r.body.model)).toEqual([
+      'session-model-7b',
+      'session-model-7b',
+    ]);
+    expect((await call('GET', `/v1/sessions/${sessionId}`)).json).toMatchObject({
+      model: 'session-model-7b',
+      provider: 'acme',
+    });
   });
 
   it('the model recorded by a first turn is restored on the next continue', async () => {
@@ -391,10 +595,17 @@ describe('continue: model and provider', () => {
 
 describe('continue: context budget', () => {
   it('the model gets the system message and the newest messages within SATCHEL_MODEL_CONTEXT_BYTES', async () => {
-    const { chat, call, create } = await setup([{ reply: 'ok' }], { SATCHEL_MODEL_CONTEXT_BYTES: '2048' });
-    const history = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} `.padEnd(100, '.') }));
+    const { chat, call, create } = await setup([{ reply: 'ok' }], {
+      SATCHEL_MODEL_CONTEXT_BYTES: '2048',
+    });
+    const history = Array.from({ length: 40 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} `.padEnd(100, '.'),
+    }));
     const sessionId = await create({ messages: [sys, ...history] });
-    await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'the newest question' } });
+    await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'the newest question' },
+    });
     const sent = chat.requests[0]!.body.messages;
     expect(sent[0]).toEqual(sys);
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'the newest question' });

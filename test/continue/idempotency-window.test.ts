@@ -11,21 +11,40 @@ describe('Idempotency-Key window', () => {
     const ns = 'alice';
     const { session } = await sessions.create(ns, { task: 't', id: 's1' });
     const body = { messages: [{ role: 'user' as const, content: 'once' }] };
-    const first = await sessions.append(ns, session.id, body, undefined, { idempotencyKey: 'day-key' });
+    const first = await sessions.append(ns, session.id, body, undefined, {
+      idempotencyKey: 'day-key',
+    });
     expect(first.replayed).toBe(false);
     for (let i = 0; i < 30; i++) {
       clock += 47 * 60_000;
-      await sessions.append(ns, session.id, { messages: [{ role: 'user', content: `later ${i}` }] }, undefined, i % 2 ? { idempotencyKey: `other-${i}` } : {});
+      await sessions.append(
+        ns,
+        session.id,
+        { messages: [{ role: 'user', content: `later ${i}` }] },
+        undefined,
+        i % 2 ? { idempotencyKey: `other-${i}` } : {},
+      );
     }
     clock = Date.parse('2026-03-01T23:59:00Z');
-    const repeat = await sessions.append(ns, session.id, body, undefined, { idempotencyKey: 'day-key' });
+    const repeat = await sessions.append(ns, session.id, body, undefined, {
+      idempotencyKey: 'day-key',
+    });
     expect(repeat.replayed).toBe(true);
     expect(repeat.receipt).toEqual(first.receipt);
     clock = Date.parse('2026-03-02T00:01:00Z');
     // Any write prunes records past the window; then the key is unknown.
-    await sessions.append(ns, session.id, { messages: [{ role: 'user', content: 'next day' }] }, undefined);
-    const late = await sessions.append(ns, session.id, body, undefined, { idempotencyKey: 'day-key' });
+    await sessions.append(
+      ns,
+      session.id,
+      { messages: [{ role: 'user', content: 'next day' }] },
+      undefined,
+    );
+    const late = await sessions.append(ns, session.id, body, undefined, {
+      idempotencyKey: 'day-key',
+    });
     expect(late.replayed).toBe(false);
-    expect((await sessions.get(ns, session.id)).messages.filter((m) => m.content === 'once')).toHaveLength(2);
+    expect(
+      (await sessions.get(ns, session.id)).messages.filter((m) => m.content === 'once'),
+    ).toHaveLength(2);
   });
 });

@@ -14,9 +14,15 @@ describe('continue on latest with Idempotency-Key', () => {
     it(`a repeat after latest moved on is answered by the first session, and stores nothing (${withModel ? 'with' : 'without'} a model)`, async () => {
       const chat = withModel ? await startChatServer({ reply: 'first and only' }) : undefined;
       if (chat) servers.push(chat);
-      const app = await makeApp({ env: chat ? { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm' } : {} });
+      const app = await makeApp({
+        env: chat ? { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm' } : {},
+      });
       const a = (await app.call('POST', '/v1/sessions', { body: { task: 'a' } })).json.id as string;
-      const send = () => app.call('POST', '/v1/sessions/latest/continue', { body: { message: 'deploy?' }, headers: { 'idempotency-key': 'lat-1' } });
+      const send = () =>
+        app.call('POST', '/v1/sessions/latest/continue', {
+          body: { message: 'deploy?' },
+          headers: { 'idempotency-key': 'lat-1' },
+        });
       const first = await send();
       expect(first.status).toBe(200);
       expect(first.json.id).toBe(a);
@@ -28,12 +34,22 @@ describe('continue on latest with Idempotency-Key', () => {
       expect(again.json).toEqual(first.json);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect((await app.call('GET', `/v1/sessions/${b}`)).json.messages).toHaveLength(0);
-      expect((await app.call('GET', `/v1/sessions/${a}`)).json.messages.filter((m: { role: string }) => m.role === 'user')).toHaveLength(1);
+      expect(
+        (await app.call('GET', `/v1/sessions/${a}`)).json.messages.filter(
+          (m: { role: string }) => m.role === 'user',
+        ),
+      ).toHaveLength(1);
       if (chat) expect(chat.requests).toHaveLength(1);
       // Another key follows latest as usual.
-      const other = await app.call('POST', '/v1/sessions/latest/continue', { body: { message: 'and now?' }, headers: { 'idempotency-key': 'lat-2' } });
+      const other = await app.call('POST', '/v1/sessions/latest/continue', {
+        body: { message: 'and now?' },
+        headers: { 'idempotency-key': 'lat-2' },
+      });
       expect(other.status).toBe(withModel ? 502 : 200);
-      expect((await app.call('GET', `/v1/sessions/${b}`)).json.messages[0]).toEqual({ role: 'user', content: 'and now?' });
+      expect((await app.call('GET', `/v1/sessions/${b}`)).json.messages[0]).toEqual({
+        role: 'user',
+        content: 'and now?',
+      });
     });
   }
 });

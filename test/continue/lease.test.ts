@@ -13,7 +13,11 @@ const KEY = 'ns/alice/lease/s1.json';
 /** A clock the test moves; sleeping advances it, so waiting costs no real time. */
 function fakeClock(start = 1_000_000) {
   let t = start;
-  return { now: () => t, sleep: async (ms: number) => void (t += ms), advance: (ms: number) => void (t += ms) };
+  return {
+    now: () => t,
+    sleep: async (ms: number) => void (t += ms),
+    advance: (ms: number) => void (t += ms),
+  };
 }
 
 for (const [name, make] of [
@@ -63,7 +67,9 @@ for (const [name, make] of [
     it('an expired lease (a crashed holder) is taken over at once', async () => {
       const objects = make();
       const clock = fakeClock();
-      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), { ifNoneMatch: '*' });
+      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), {
+        ifNoneMatch: '*',
+      });
       const leases = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
       const lease = await leases.take(KEY);
       expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(lease.owner);
@@ -79,13 +85,24 @@ for (const [name, make] of [
     it('of many takers of one expired lease exactly one wins; the rest wait and give up', async () => {
       const objects = make();
       const clock = fakeClock();
-      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), { ifNoneMatch: '*' });
-      const takers = Array.from({ length: 8 }, () => new Leases(objects, { ttlMs: 60_000, waitMs: 0, now: clock.now }));
+      await objects.put(KEY, encodeLease({ owner: 'crashed', expiresAt: clock.now() - 1 }), {
+        ifNoneMatch: '*',
+      });
+      const takers = Array.from(
+        { length: 8 },
+        () => new Leases(objects, { ttlMs: 60_000, waitMs: 0, now: clock.now }),
+      );
       const results = await Promise.allSettled(takers.map((l) => l.take(KEY)));
       const won = results.filter((r) => r.status === 'fulfilled');
       expect(won).toHaveLength(1);
-      expect(results.filter((r) => r.status === 'rejected').every((r) => LeaseBusyError.is((r as PromiseRejectedResult).reason))).toBe(true);
-      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe((won[0] as PromiseFulfilledResult<{ owner: string }>).value.owner);
+      expect(
+        results
+          .filter((r) => r.status === 'rejected')
+          .every((r) => LeaseBusyError.is((r as PromiseRejectedResult).reason)),
+      ).toBe(true);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(
+        (won[0] as PromiseFulfilledResult<{ owner: string }>).value.owner,
+      );
     });
 
     it('release leaves a lease that was taken over after ours expired', async () => {
@@ -107,8 +124,17 @@ for (const [name, make] of [
 
 describe('lease encoding', () => {
   it('round-trips and rejects what is not a lease', () => {
-    expect(parseLease(encodeLease({ owner: 'o', expiresAt: Date.UTC(2030, 0, 1) }))).toEqual({ owner: 'o', expiresAt: Date.UTC(2030, 0, 1) });
-    for (const body of ['{}', '{"owner":1,"expires_at":"2030-01-01T00:00:00Z"}', '{"owner":"o","expires_at":"soon"}', '[', '']) {
+    expect(parseLease(encodeLease({ owner: 'o', expiresAt: Date.UTC(2030, 0, 1) }))).toEqual({
+      owner: 'o',
+      expiresAt: Date.UTC(2030, 0, 1),
+    });
+    for (const body of [
+      '{}',
+      '{"owner":1,"expires_at":"2030-01-01T00:00:00Z"}',
+      '{"owner":"o","expires_at":"soon"}',
+      '[',
+      '',
+    ]) {
       expect(parseLease(utf8(body)), body).toBeNull();
     }
   });

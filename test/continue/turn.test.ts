@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ModelError, parseCompletion, toChatMessage, type ChatFn, type ChatReply, type ChatRequest } from '../../lib/continue/model.js';
+import {
+  ModelError,
+  parseCompletion,
+  toChatMessage,
+  type ChatFn,
+  type ChatReply,
+  type ChatRequest,
+} from '../../lib/continue/model.js';
 import { MAX_ROUNDS, runTool, runTurn, type SessionSearchInput } from '../../lib/continue/turn.js';
 import type { Message } from '../../lib/model/session.js';
 
@@ -23,7 +30,11 @@ function scripted(...replies: ChatReply[]) {
 const text = (content: string): ChatReply => ({ content, tool_calls: [] });
 const calls = (...list: [string, string, string][]): ChatReply => ({
   content: '',
-  tool_calls: list.map(([id, name, args]) => ({ id, type: 'function', function: { name, arguments: args } })),
+  tool_calls: list.map(([id, name, args]) => ({
+    id,
+    type: 'function',
+    function: { name, arguments: args },
+  })),
 });
 
 function searchRecorder() {
@@ -41,22 +52,43 @@ describe('runTurn', () => {
   it('one round: the answer alone; the tool is offered with auto choice', async () => {
     const { chat, requests } = scripted(text('LRU, 256 MiB.'));
     const { search } = searchRecorder();
-    const out = await runTurn(context, { chat, model: 'm1', ns: 'alice', search, signal: signal() });
-    expect(out).toEqual({ messages: [{ role: 'assistant', content: 'LRU, 256 MiB.' }], reply: 'LRU, 256 MiB.', rounds: 1 });
+    const out = await runTurn(context, {
+      chat,
+      model: 'm1',
+      ns: 'alice',
+      search,
+      signal: signal(),
+    });
+    expect(out).toEqual({
+      messages: [{ role: 'assistant', content: 'LRU, 256 MiB.' }],
+      reply: 'LRU, 256 MiB.',
+      rounds: 1,
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.model).toBe('m1');
     expect(requests[0]!.messages).toEqual(context.map(toChatMessage));
-    expect(requests[0]!.tools.map((t) => (t as { function: { name: string } }).function.name)).toEqual(['session_search']);
+    expect(
+      requests[0]!.tools.map((t) => (t as { function: { name: string } }).function.name),
+    ).toEqual(['session_search']);
     expect(requests[0]!.tool_choice).toBeUndefined();
   });
 
   it('tool calls run in the namespace, results go back in order, then the answer', async () => {
     const { chat, requests } = scripted(
-      calls(['c1', 'session_search', '{"action":"search","query":"cache"}'], ['c2', 'session_search', '{"action":"list","limit":3}']),
+      calls(
+        ['c1', 'session_search', '{"action":"search","query":"cache"}'],
+        ['c2', 'session_search', '{"action":"list","limit":3}'],
+      ),
       text('We chose LRU.'),
     );
     const { search, seen } = searchRecorder();
-    const out = await runTurn(context, { chat, model: 'm1', ns: 'alice', search, signal: signal() });
+    const out = await runTurn(context, {
+      chat,
+      model: 'm1',
+      ns: 'alice',
+      search,
+      signal: signal(),
+    });
     expect(seen).toEqual([
       ['alice', { action: 'search', query: 'cache' }],
       ['alice', { action: 'list', limit: 3 }],
@@ -69,23 +101,35 @@ describe('runTurn', () => {
       ['tool', 'c2'],
       ['assistant', null],
     ]);
-    expect(JSON.parse(out.messages[1]!.content)).toEqual({ results: [{ id: 's1', snippet: 'about cache' }] });
+    expect(JSON.parse(out.messages[1]!.content)).toEqual({
+      results: [{ id: 's1', snippet: 'about cache' }],
+    });
     // The second round carries the call and both results after the context.
     const second = requests[1]!.messages;
     expect(second.slice(0, 2)).toEqual(context.map(toChatMessage));
-    expect(second[2]).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ id: 'c1' }, { id: 'c2' }] });
+    expect(second[2]).toMatchObject({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1' }, { id: 'c2' }],
+    });
     expect(second.slice(3).map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
   });
 
   it('unknown tools and bad arguments become error results; the loop goes on', async () => {
     const { chat } = scripted(
-      calls(['c1', 'shell', '{"cmd":"ls"}'], ['c2', 'session_search', 'not json'], ['c3', 'session_search', '{"query":"x"}']),
+      calls(
+        ['c1', 'shell', '{"cmd":"ls"}'],
+        ['c2', 'session_search', 'not json'],
+        ['c3', 'session_search', '{"query":"x"}'],
+      ),
       text('done'),
     );
     const { search, seen } = searchRecorder();
     const out = await runTurn(context, { chat, model: 'm', ns: 'alice', search, signal: signal() });
     expect(seen).toEqual([]);
-    const errors = out.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content).error as string);
+    const errors = out.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(m.content).error as string);
     expect(errors[0]).toMatch(/unknown tool "shell"/);
     expect(errors[1]).toMatch(/not valid JSON/);
     expect(errors[2]).toMatch(/action/);
@@ -102,43 +146,78 @@ describe('runTurn', () => {
       },
       signal: signal(),
     });
-    expect(JSON.parse(out.messages[1]!.content)).toEqual({ error: 'session_search failed; try again later' });
+    expect(JSON.parse(out.messages[1]!.content)).toEqual({
+      error: 'session_search failed; try again later',
+    });
     expect(out.reply).toBe('sorry');
   });
 
   it(`at most ${MAX_ROUNDS} rounds; the last one forbids tools; still calling tools then is a model error`, async () => {
-    const loop = Array.from({ length: MAX_ROUNDS }, (_, i) => calls([`c${i}`, 'session_search', '{"action":"list"}']));
+    const loop = Array.from({ length: MAX_ROUNDS }, (_, i) =>
+      calls([`c${i}`, 'session_search', '{"action":"list"}']),
+    );
     const { chat, requests } = scripted(...loop);
     const { search } = searchRecorder();
-    const err = await runTurn(context, { chat, model: 'm', ns: 'alice', search, signal: signal() }).catch((e: unknown) => e);
+    const err = await runTurn(context, {
+      chat,
+      model: 'm',
+      ns: 'alice',
+      search,
+      signal: signal(),
+    }).catch((e: unknown) => e);
     expect(ModelError.is(err)).toBe(true);
     expect(requests).toHaveLength(MAX_ROUNDS);
-    expect(requests.map((r) => r.tool_choice ?? 'auto')).toEqual([...Array(MAX_ROUNDS - 1).fill('auto'), 'none']);
+    expect(requests.map((r) => r.tool_choice ?? 'auto')).toEqual([
+      ...Array(MAX_ROUNDS - 1).fill('auto'),
+      'none',
+    ]);
   });
 
   it('answering on the last round is fine', async () => {
     const { chat } = scripted(calls(['c1', 'session_search', '{"action":"list"}']), text('ok'));
     const { search } = searchRecorder();
-    const out = await runTurn(context, { chat, model: 'm', ns: 'alice', search, signal: signal(), maxRounds: 2 });
+    const out = await runTurn(context, {
+      chat,
+      model: 'm',
+      ns: 'alice',
+      search,
+      signal: signal(),
+      maxRounds: 2,
+    });
     expect(out.rounds).toBe(2);
   });
 
   it('a model error propagates and nothing is returned', async () => {
     const { chat } = scripted();
     const { search } = searchRecorder();
-    await expect(runTurn(context, { chat, model: 'm', ns: 'alice', search, signal: signal() })).rejects.toMatchObject({ kind: 'status' });
+    await expect(
+      runTurn(context, { chat, model: 'm', ns: 'alice', search, signal: signal() }),
+    ).rejects.toMatchObject({ kind: 'status' });
   });
 });
 
 describe('runTool', () => {
   it('passes validated input through; extra fields a model adds are kept', async () => {
     const { search, seen } = searchRecorder();
-    await runTool({ id: 'c', type: 'function', function: { name: 'session_search', arguments: '{"action":"get","id":"x","why":"because"}' } }, { ns: 'n', search });
+    await runTool(
+      {
+        id: 'c',
+        type: 'function',
+        function: {
+          name: 'session_search',
+          arguments: '{"action":"get","id":"x","why":"because"}',
+        },
+      },
+      { ns: 'n', search },
+    );
     expect(seen).toEqual([['n', { action: 'get', id: 'x', why: 'because' }]]);
   });
   it('empty arguments are an empty object (no action: an error result)', async () => {
     const { search } = searchRecorder();
-    const out = await runTool({ id: 'c', type: 'function', function: { name: 'session_search', arguments: '' } }, { ns: 'n', search });
+    const out = await runTool(
+      { id: 'c', type: 'function', function: { name: 'session_search', arguments: '' } },
+      { ns: 'n', search },
+    );
     expect(out.error).toMatch(/action/);
   });
 });
@@ -154,8 +233,15 @@ describe('parseCompletion', () => {
               content: null,
               reasoning_content: 'thinking',
               tool_calls: [
-                { id: 'c1', type: 'function', function: { name: 'session_search', arguments: '{"action":"list"}' } },
-                { type: 'function', function: { name: 'session_search', arguments: { action: 'find', query: 'q' } } },
+                {
+                  id: 'c1',
+                  type: 'function',
+                  function: { name: 'session_search', arguments: '{"action":"list"}' },
+                },
+                {
+                  type: 'function',
+                  function: { name: 'session_search', arguments: { action: 'find', query: 'q' } },
+                },
               ],
             },
           },
@@ -164,15 +250,25 @@ describe('parseCompletion', () => {
     );
     expect(reply.content).toBe('');
     expect(reply.reasoning_content).toBe('thinking');
-    expect(reply.tool_calls[0]).toEqual({ id: 'c1', type: 'function', function: { name: 'session_search', arguments: '{"action":"list"}' } });
+    expect(reply.tool_calls[0]).toEqual({
+      id: 'c1',
+      type: 'function',
+      function: { name: 'session_search', arguments: '{"action":"list"}' },
+    });
     expect(reply.tool_calls[1]!.id).toMatch(/^call_[0-9a-f]{16}$/);
-    expect(JSON.parse(reply.tool_calls[1]!.function.arguments)).toEqual({ action: 'find', query: 'q' });
+    expect(JSON.parse(reply.tool_calls[1]!.function.arguments)).toEqual({
+      action: 'find',
+      query: 'q',
+    });
   });
   for (const [name, body] of [
     ['not JSON', '<html>'],
     ['no choices', '{}'],
     ['null', 'null'],
-    ['a tool call without a name', '{"choices":[{"message":{"tool_calls":[{"id":"x","function":{}}]}}]}'],
+    [
+      'a tool call without a name',
+      '{"choices":[{"message":{"tool_calls":[{"id":"x","function":{}}]}}]}',
+    ],
   ] as const) {
     it(`${name} is ModelError invalid`, () => {
       expect(() => parseCompletion(body)).toThrow(expect.objectContaining({ kind: 'invalid' }));
@@ -187,9 +283,26 @@ describe('toChatMessage', () => {
       content: '',
       reasoning_content: 'hmm',
       odek_extra: 1,
-      tool_calls: [{ id: 'c', type: 'function', function: { name: 'session_search', arguments: '{}' }, extra: true }],
+      tool_calls: [
+        {
+          id: 'c',
+          type: 'function',
+          function: { name: 'session_search', arguments: '{}' },
+          extra: true,
+        },
+      ],
     };
-    expect(toChatMessage(stored)).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'session_search', arguments: '{}' } }] });
-    expect(toChatMessage({ role: 'tool', content: '{"a":1}', tool_call_id: 'c' })).toEqual({ role: 'tool', content: '{"a":1}', tool_call_id: 'c' });
+    expect(toChatMessage(stored)).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c', type: 'function', function: { name: 'session_search', arguments: '{}' } },
+      ],
+    });
+    expect(toChatMessage({ role: 'tool', content: '{"a":1}', tool_call_id: 'c' })).toEqual({
+      role: 'tool',
+      content: '{"a":1}',
+      tool_call_id: 'c',
+    });
   });
 });

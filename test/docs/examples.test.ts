@@ -23,7 +23,13 @@ import { buildCli } from '../../scripts/build.js';
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const FILES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const BLOCK_TIMEOUT_MS = 90_000;
 const SERVER_START_TIMEOUT_MS = 45_000;
 
@@ -47,10 +53,20 @@ export function shellBlocks(file: string, text: string): Block[] {
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
     let before = start - 1;
     while (before >= 0 && lines[before]!.trim() === '') before--;
-    const marker = before >= 0 ? /^<!--\s*not-run:\s*(.+?)\s*-->$/.exec(lines[before]!.trim()) : null;
+    const marker =
+      before >= 0 ? /^<!--\s*not-run:\s*(.+?)\s*-->$/.exec(lines[before]!.trim()) : null;
     const code = body.join('\n');
-    const commands = code.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l && !l.startsWith('#'));
-    blocks.push({ file, line: start + 1, code, server: /(^|\s)npm start$/.test(commands.at(-1) ?? ''), ...(marker ? { skip: marker[1]! } : {}) });
+    const commands = code
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter((l) => l && !l.startsWith('#'));
+    blocks.push({
+      file,
+      line: start + 1,
+      code,
+      server: /(^|\s)npm start$/.test(commands.at(-1) ?? ''),
+      ...(marker ? { skip: marker[1]! } : {}),
+    });
   }
   return blocks;
 }
@@ -74,7 +90,12 @@ interface Ran {
 
 function runBlock(script: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -105,7 +126,12 @@ class DocServer {
   readonly child: ChildProcess;
 
   constructor(script: string, env: NodeJS.ProcessEnv) {
-    this.child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (d) => (this.output += d));
     this.child.stderr!.on('data', (d) => (this.output += d));
     this.child.on('exit', () => (this.exited = true));
@@ -123,7 +149,9 @@ class DocServer {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new Error(`the server did not answer within ${SERVER_START_TIMEOUT_MS} ms:\n${this.output}`);
+    throw new Error(
+      `the server did not answer within ${SERVER_START_TIMEOUT_MS} ms:\n${this.output}`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -151,13 +179,21 @@ for (const file of FILES) {
     let server: DocServer | undefined;
     let env: NodeJS.ProcessEnv;
     const url = () => `http://127.0.0.1:${port}`;
-    const localize = (code: string) => code.replace(/(https?:\/\/)?(localhost|127\.0\.0\.1):8787/g, url());
+    const localize = (code: string) =>
+      code.replace(/(https?:\/\/)?(localhost|127\.0\.0\.1):8787/g, url());
 
     beforeAll(async () => {
       work = mkdtempSync(join(tmpdir(), 'satchel-docs-'));
       mkdirSync(join(work, 'home'));
       port = await freePort();
-      const { SATCHEL_TOKENS, SATCHEL_TOKEN, SATCHEL_HOOKS, SATCHEL_MODEL_URL, SATCHEL_MODEL, ...base } = process.env;
+      const {
+        SATCHEL_TOKENS,
+        SATCHEL_TOKEN,
+        SATCHEL_HOOKS,
+        SATCHEL_MODEL_URL,
+        SATCHEL_MODEL,
+        ...base
+      } = process.env;
       void [SATCHEL_TOKENS, SATCHEL_TOKEN, SATCHEL_HOOKS, SATCHEL_MODEL_URL, SATCHEL_MODEL];
       env = {
         ...base,
@@ -188,17 +224,24 @@ for (const file of FILES) {
         it.skip(`${title}: not run: ${block.skip}`, () => undefined);
         continue;
       }
-      it(title, async () => {
-        if (block.server) return startServer(block.code);
-        if (!server) await startServer('npm start');
-        const ran = await runBlock(localize(block.code), env);
-        if (ran.code !== 0) {
-          throw new Error(`${title} exited ${ran.code}\n--- block ---\n${block.code}\n--- stdout ---\n${ran.stdout}\n--- stderr ---\n${ran.stderr}`);
-        }
-        expect(ran.code).toBe(0);
-        // SATCHEL_DOCS_SHOW=1 prints each block's output, to compare with what the docs show.
-        if (process.env.SATCHEL_DOCS_SHOW) console.log(`--- ${title}\n${ran.stdout}${ran.stderr}`);
-      }, BLOCK_TIMEOUT_MS + SERVER_START_TIMEOUT_MS);
+      it(
+        title,
+        async () => {
+          if (block.server) return startServer(block.code);
+          if (!server) await startServer('npm start');
+          const ran = await runBlock(localize(block.code), env);
+          if (ran.code !== 0) {
+            throw new Error(
+              `${title} exited ${ran.code}\n--- block ---\n${block.code}\n--- stdout ---\n${ran.stdout}\n--- stderr ---\n${ran.stderr}`,
+            );
+          }
+          expect(ran.code).toBe(0);
+          // SATCHEL_DOCS_SHOW=1 prints each block's output, to compare with what the docs show.
+          if (process.env.SATCHEL_DOCS_SHOW)
+            console.log(`--- ${title}\n${ran.stdout}${ran.stderr}`);
+        },
+        BLOCK_TIMEOUT_MS + SERVER_START_TIMEOUT_MS,
+      );
     }
   });
 }

@@ -8,7 +8,15 @@ import { buildLambda, packLambda } from '../../scripts/build.js';
 
 // The Lambda zip as deployed (read back with Info-ZIP's unzip, not our own writer's logic), its handler
 // answering API Gateway HTTP API (v2) events, which function URLs send too, against radosgw.
-type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean }>;
+type Handler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  isBase64Encoded?: boolean;
+}>;
 let handler: Handler;
 let zipfile: string;
 
@@ -19,13 +27,24 @@ function event(method: string, path: string, body?: unknown, headers: Record<str
     routeKey: '$default',
     rawPath,
     rawQueryString,
-    headers: { host: 'api.example.com', authorization: 'Bearer tok_lambda', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      host: 'api.example.com',
+      authorization: 'Bearer tok_lambda',
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     requestContext: {
       accountId: '123456789012',
       apiId: 'api',
       domainName: 'api.example.com',
       domainPrefix: 'api',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      http: {
+        method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: '127.0.0.1',
+        userAgent: 'test',
+      },
       requestId: 'req',
       routeKey: '$default',
       stage: '$default',
@@ -62,9 +81,15 @@ beforeAll(async () => {
 
 describe('the Lambda zip', () => {
   it('holds only index.mjs, readable by everyone, and its checksums hold', () => {
-    expect(execFileSync('unzip', ['-Z1', zipfile], { encoding: 'utf8' }).trim().split('\n')).toEqual(['index.mjs']);
-    expect(execFileSync('unzip', ['-Z', '-l', zipfile], { encoding: 'utf8' })).toMatch(/^-rw-r--r-- .* unx .* defN .* index\.mjs$/m);
-    expect(execFileSync('unzip', ['-t', zipfile], { encoding: 'utf8' })).toContain('No errors detected');
+    expect(
+      execFileSync('unzip', ['-Z1', zipfile], { encoding: 'utf8' }).trim().split('\n'),
+    ).toEqual(['index.mjs']);
+    expect(execFileSync('unzip', ['-Z', '-l', zipfile], { encoding: 'utf8' })).toMatch(
+      /^-rw-r--r-- .* unx .* defN .* index\.mjs$/m,
+    );
+    expect(execFileSync('unzip', ['-t', zipfile], { encoding: 'utf8' })).toContain(
+      'No errors detected',
+    );
   });
 });
 
@@ -74,20 +99,38 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(created.statusCode).toBe(201);
     const session = JSON.parse(created.body);
     expect(created.headers.etag).toBe('"1"');
-    const appended = await handler(event('POST', `/v1/sessions/${session.id}/messages`, { messages: [{ role: 'user', content: 'hi' }] }), {});
+    const appended = await handler(
+      event('POST', `/v1/sessions/${session.id}/messages`, {
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      {},
+    );
     expect(appended.statusCode).toBe(200);
     expect(JSON.parse(appended.body)).toMatchObject({ revision: 2, turns: 1 });
     const listed = await handler(event('GET', '/v1/sessions?limit=5'), {});
     expect(JSON.parse(listed.body).sessions.map((s: { id: string }) => s.id)).toEqual([session.id]);
-    const notModified = await handler(event('GET', `/v1/sessions/${session.id}`, undefined, { 'if-none-match': '"2"' }), {});
+    const notModified = await handler(
+      event('GET', `/v1/sessions/${session.id}`, undefined, { 'if-none-match': '"2"' }),
+      {},
+    );
     expect(notModified.statusCode).toBe(304);
   });
 
   it('bad input and bad tokens are problems, not crashes', async () => {
-    const bad = await handler({ ...event('POST', '/v1/sessions'), body: '{', headers: { authorization: 'Bearer tok_lambda', 'content-type': 'application/json' } }, {});
+    const bad = await handler(
+      {
+        ...event('POST', '/v1/sessions'),
+        body: '{',
+        headers: { authorization: 'Bearer tok_lambda', 'content-type': 'application/json' },
+      },
+      {},
+    );
     expect(bad.statusCode).toBe(400);
     expect(bad.headers['content-type']).toBe('application/problem+json');
-    expect((await handler(event('GET', '/v1/sessions', undefined, { authorization: 'Bearer nope' }), {})).statusCode).toBe(401);
+    expect(
+      (await handler(event('GET', '/v1/sessions', undefined, { authorization: 'Bearer nope' }), {}))
+        .statusCode,
+    ).toBe(401);
   });
 
   it('serves the OpenAPI document and the docs page without a token', async () => {

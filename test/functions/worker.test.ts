@@ -13,7 +13,10 @@ const instances: Miniflare[] = [];
 
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'satchel-worker-'));
-  [withS3, r2Only] = await Promise.all([buildWorker(join(dir, 's3', 'worker.js')), buildWorker(join(dir, 'r2', 'worker-r2.js'), { s3: false })]);
+  [withS3, r2Only] = await Promise.all([
+    buildWorker(join(dir, 's3', 'worker.js')),
+    buildWorker(join(dir, 'r2', 'worker-r2.js'), { s3: false }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all(instances.map((mf) => mf.dispose()));
@@ -51,8 +54,15 @@ async function exercise(mf: Miniflare, backend: RegExp) {
   const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
   const health = await mf.dispatchFetch('http://w/v1/health');
   expect(health.status).toBe(200);
-  expect(await health.json()).toMatchObject({ status: 'ok', storage: { backend: expect.stringMatching(backend), ok: true } });
-  const created = await mf.dispatchFetch('http://w/v1/sessions', { method: 'POST', headers: auth, body: JSON.stringify({ task: 'from the edge' }) });
+  expect(await health.json()).toMatchObject({
+    status: 'ok',
+    storage: { backend: expect.stringMatching(backend), ok: true },
+  });
+  const created = await mf.dispatchFetch('http://w/v1/sessions', {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ task: 'from the edge' }),
+  });
   expect(created.status).toBe(201);
   const session = (await created.json()) as { id: string };
   const appended = await mf.dispatchFetch(`http://w/v1/sessions/${session.id}/messages`, {
@@ -62,12 +72,21 @@ async function exercise(mf: Miniflare, backend: RegExp) {
   });
   expect(appended.status).toBe(200);
   expect(appended.headers.get('etag')).toBe('"2"');
-  const listed = (await (await mf.dispatchFetch('http://w/v1/sessions', { headers: auth })).json()) as { sessions: { id: string; turns: number }[] };
+  const listed = (await (
+    await mf.dispatchFetch('http://w/v1/sessions', { headers: auth })
+  ).json()) as { sessions: { id: string; turns: number }[] };
   expect(listed.sessions).toEqual([expect.objectContaining({ id: session.id, turns: 1 })]);
-  const bad = await mf.dispatchFetch('http://w/v1/sessions', { method: 'POST', headers: auth, body: '{nope' });
+  const bad = await mf.dispatchFetch('http://w/v1/sessions', {
+    method: 'POST',
+    headers: auth,
+    body: '{nope',
+  });
   expect(bad.status).toBe(400);
   expect(bad.headers.get('content-type')).toBe('application/problem+json');
-  expect((await mf.dispatchFetch('http://w/v1/sessions', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+  expect(
+    (await mf.dispatchFetch('http://w/v1/sessions', { headers: { authorization: 'Bearer wrong' } }))
+      .status,
+  ).toBe(401);
   // The API description is made inside workerd too, without a token.
   const doc = await mf.dispatchFetch('http://w/openapi.json');
   expect(doc.status).toBe(200);
@@ -106,7 +125,9 @@ describe('the R2-only Workers bundle under miniflare', () => {
   it('answers against the R2 binding', async () => {
     const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
     const id = await exercise(mf, /^r2:/);
-    expect(await (await mf.getR2Bucket('BUCKET')).head(`ns/edge/sessions/${id}.json`)).not.toBeNull();
+    expect(
+      await (await mf.getR2Bucket('BUCKET')).head(`ns/edge/sessions/${id}.json`),
+    ).not.toBeNull();
   });
 
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {

@@ -18,11 +18,17 @@ describe('SATCHEL_HOOKS', () => {
       }),
     );
     expect([...hooks.keys()]).toEqual(['ci', 'alerts.prod', 'log_1']);
-    expect(hooks.get('log_1')).toEqual({ secret, namespace: 'bob', session: '20250101-0123456789abcdef0123456789abcdef' });
+    expect(hooks.get('log_1')).toEqual({
+      secret,
+      namespace: 'bob',
+      session: '20250101-0123456789abcdef0123456789abcdef',
+    });
   });
 
   it('looks names up as its own entries only', () => {
-    const hooks = parseHooks(JSON.stringify({ ci: { secret, namespace: 'alice', session: 'new' } }));
+    const hooks = parseHooks(
+      JSON.stringify({ ci: { secret, namespace: 'alice', session: 'new' } }),
+    );
     expect(hooks.get('constructor')).toBeUndefined();
     expect(hooks.get('__proto__')).toBeUndefined();
   });
@@ -30,22 +36,53 @@ describe('SATCHEL_HOOKS', () => {
   it.each([
     ['not JSON', '{ci:', /must be JSON/],
     ['an array', '[]', /must be a JSON object/],
-    ['a bad name', JSON.stringify({ '.hidden': { secret, namespace: 'a', session: 'new' } }), /hook name/],
-    ['a name with a slash', JSON.stringify({ 'a/b': { secret, namespace: 'a', session: 'new' } }), /hook name/],
+    [
+      'a bad name',
+      JSON.stringify({ '.hidden': { secret, namespace: 'a', session: 'new' } }),
+      /hook name/,
+    ],
+    [
+      'a name with a slash',
+      JSON.stringify({ 'a/b': { secret, namespace: 'a', session: 'new' } }),
+      /hook name/,
+    ],
     ['no secret', JSON.stringify({ ci: { namespace: 'a', session: 'new' } }), /"ci": secret/],
-    ['an empty secret', JSON.stringify({ ci: { secret: '', namespace: 'a', session: 'new' } }), /secret/],
-    ['a bad namespace', JSON.stringify({ ci: { secret, namespace: 'a/b', session: 'new' } }), /namespace/],
+    [
+      'an empty secret',
+      JSON.stringify({ ci: { secret: '', namespace: 'a', session: 'new' } }),
+      /secret/,
+    ],
+    [
+      'a bad namespace',
+      JSON.stringify({ ci: { secret, namespace: 'a/b', session: 'new' } }),
+      /namespace/,
+    ],
     ['no session', JSON.stringify({ ci: { secret, namespace: 'a' } }), /session must be/],
-    ['a reserved session id', JSON.stringify({ ci: { secret, namespace: 'a', session: 'index' } }), /session must be/],
-    ['an invalid session id', JSON.stringify({ ci: { secret, namespace: 'a', session: '../x' } }), /session must be/],
-    ['an unknown field', JSON.stringify({ ci: { secret, namespace: 'a', session: 'new', sessoin: 'x' } }), /unknown field "sessoin"/],
+    [
+      'a reserved session id',
+      JSON.stringify({ ci: { secret, namespace: 'a', session: 'index' } }),
+      /session must be/,
+    ],
+    [
+      'an invalid session id',
+      JSON.stringify({ ci: { secret, namespace: 'a', session: '../x' } }),
+      /session must be/,
+    ],
+    [
+      'an unknown field',
+      JSON.stringify({ ci: { secret, namespace: 'a', session: 'new', sessoin: 'x' } }),
+      /unknown field "sessoin"/,
+    ],
     ['a string entry', JSON.stringify({ ci: secret }), /secret must be/],
-  ])('%s is a ConfigError naming SATCHEL_HOOKS, never the secret', async (_name, value, message) => {
-    const load = loadConfig({ SATCHEL_HOOKS: value }, 'local');
-    await expect(load).rejects.toBeInstanceOf(ConfigError);
-    const err = (await load.catch((e: unknown) => e)) as Error;
-    expect(err.message).toMatch(/SATCHEL_HOOKS/);
-    expect(err.message).toMatch(message);
-    expect(err.message).not.toContain(secret);
-  });
+  ])(
+    '%s is a ConfigError naming SATCHEL_HOOKS, never the secret',
+    async (_name, value, message) => {
+      const load = loadConfig({ SATCHEL_HOOKS: value }, 'local');
+      await expect(load).rejects.toBeInstanceOf(ConfigError);
+      const err = (await load.catch((e: unknown) => e)) as Error;
+      expect(err.message).toMatch(/SATCHEL_HOOKS/);
+      expect(err.message).toMatch(message);
+      expect(err.message).not.toContain(secret);
+    },
+  );
 });

@@ -20,16 +20,30 @@ afterEach(async () => {
 async function setup(steps: Step[]) {
   const chat = await startChatServer(...steps);
   servers.push(chat);
-  const app = await makeApp({ env: { SATCHEL_HOOKS: JSON.stringify(HOOKS), SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model' } });
+  const app = await makeApp({
+    env: {
+      SATCHEL_HOOKS: JSON.stringify(HOOKS),
+      SATCHEL_MODEL_URL: chat.url,
+      SATCHEL_MODEL: 'test-model',
+    },
+  });
   const deliver = (body: string, delivery: string) => {
     const t = Math.floor(Date.now() / 1000);
     return app.call('POST', '/v1/hooks/ops', {
       token: null,
       raw: body,
-      headers: { 'content-type': 'application/json', 'x-satchel-signature': `t=${t},v1=${hmac(`${t}.${body}`)}`, 'x-satchel-delivery': delivery },
+      headers: {
+        'content-type': 'application/json',
+        'x-satchel-signature': `t=${t},v1=${hmac(`${t}.${body}`)}`,
+        'x-satchel-delivery': delivery,
+      },
     });
   };
-  const messages = async () => (await app.call('GET', '/v1/sessions/ops-log')).json.messages as { role: string; content: string }[];
+  const messages = async () =>
+    (await app.call('GET', '/v1/sessions/ops-log')).json.messages as {
+      role: string;
+      content: string;
+    }[];
   return { chat, app, deliver, messages };
 }
 
@@ -52,7 +66,10 @@ describe('webhooks with a model configured', () => {
   });
 
   it('a redelivery after a failed model turn runs the missing turn; the message is stored once', async () => {
-    const { chat, app, deliver, messages } = await setup([{ status: 503 }, { reply: 'second attempt' }]);
+    const { chat, app, deliver, messages } = await setup([
+      { status: 503 },
+      { reply: 'second attempt' },
+    ]);
     const body = JSON.stringify({ type: 'deploy.failed', service: 'api' });
     await deliver(body, 'd-2');
     await app.background.drain();

@@ -9,7 +9,12 @@ import { text, utf8 } from '../../lib/storage/port.js';
 import { makeApp, TOKENS } from '../http/helpers.js';
 import { githubPayloads } from './payloads.js';
 
-const SECRETS = { ci: 'ci-hook-secret-1', alerts: 'alerts-secret-2', fixed: 'fixed-secret-3', bobs: 'bob-secret-4' };
+const SECRETS = {
+  ci: 'ci-hook-secret-1',
+  alerts: 'alerts-secret-2',
+  fixed: 'fixed-secret-3',
+  bobs: 'bob-secret-4',
+};
 const HOOKS = {
   ci: { secret: SECRETS.ci, namespace: 'alice', session: 'new' },
   alerts: { secret: SECRETS.alerts, namespace: 'alice', session: 'latest' },
@@ -17,11 +22,17 @@ const HOOKS = {
   bobs: { secret: SECRETS.bobs, namespace: 'bob', session: 'latest' },
 };
 
-const hmac = (secret: string, data: string) => createHmac('sha256', secret).update(data).digest('hex');
+const hmac = (secret: string, data: string) =>
+  createHmac('sha256', secret).update(data).digest('hex');
 const nowS = () => Math.floor(Date.now() / 1000);
 
 /** Headers GitHub would send for `body`. */
-function github(secret: string, body: string, event: string, delivery?: string): Record<string, string> {
+function github(
+  secret: string,
+  body: string,
+  event: string,
+  delivery?: string,
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'x-github-event': event,
@@ -31,7 +42,12 @@ function github(secret: string, body: string, event: string, delivery?: string):
 }
 
 /** Headers of the Satchel scheme, signed at `t`. */
-function satchel(secret: string, body: string, delivery?: string, t = nowS()): Record<string, string> {
+function satchel(
+  secret: string,
+  body: string,
+  delivery?: string,
+  t = nowS(),
+): Record<string, string> {
   return {
     'content-type': 'application/json',
     'x-satchel-signature': `t=${t},v1=${hmac(secret, `${t}.${body}`)}`,
@@ -41,9 +57,16 @@ function satchel(secret: string, body: string, delivery?: string, t = nowS()): R
 
 async function setup(env: Record<string, string> = {}) {
   const built = await makeApp({ env: { SATCHEL_HOOKS: JSON.stringify(HOOKS), ...env } });
-  const hook = (name: string, raw: string, headers: Record<string, string>) => built.call('POST', `/v1/hooks/${name}`, { token: null, raw, headers });
-  const list = async (token = TOKENS.laptop) => (await built.call('GET', '/v1/sessions?limit=100', { token })).json.sessions as { id: string; task: string; turns: number }[];
-  const session = async (id: string, token = TOKENS.laptop) => (await built.call('GET', `/v1/sessions/${id}`, { token })).json;
+  const hook = (name: string, raw: string, headers: Record<string, string>) =>
+    built.call('POST', `/v1/hooks/${name}`, { token: null, raw, headers });
+  const list = async (token = TOKENS.laptop) =>
+    (await built.call('GET', '/v1/sessions?limit=100', { token })).json.sessions as {
+      id: string;
+      task: string;
+      turns: number;
+    }[];
+  const session = async (id: string, token = TOKENS.laptop) =>
+    (await built.call('GET', `/v1/sessions/${id}`, { token })).json;
   return { ...built, hook, list, session };
 }
 
@@ -74,7 +97,11 @@ describe('POST /v1/hooks/{name}: verification', () => {
     await background.drain();
     expect((await list()).map((s) => s.id)).toEqual([id]);
     const s = await session(id);
-    expect(s).toMatchObject({ task: 'GitHub workflow_run: CI failed on main', turns: 1, untrusted_ingested: true });
+    expect(s).toMatchObject({
+      task: 'GitHub workflow_run: CI failed on main',
+      turns: 1,
+      untrusted_ingested: true,
+    });
     expect(s.messages).toHaveLength(1);
     expect(s.messages[0].role).toBe('user');
     expect(s.messages[0].content).toMatch(
@@ -82,7 +109,11 @@ describe('POST /v1/hooks/{name}: verification', () => {
     );
     const audit = (await call('GET', `/v1/sessions/${id}/audit`)).json.records;
     expect(audit.map((r: { op: string }) => r.op)).toEqual(['create', 'continue']);
-    expect(audit[1]).toMatchObject({ device: 'webhook:ci', ingest_sources: ['webhook:ci'], untrusted_ingested: true });
+    expect(audit[1]).toMatchObject({
+      device: 'webhook:ci',
+      ingest_sources: ['webhook:ci'],
+      untrusted_ingested: true,
+    });
   });
 
   it('a good Satchel signature: 202, stored', async () => {
@@ -92,18 +123,34 @@ describe('POST /v1/hooks/{name}: verification', () => {
     expect(res.status).toBe(202);
     await background.drain();
     const [only] = await list();
-    expect(only).toMatchObject({ id: await hookSessionId('ci', 'sat-1'), task: 'Webhook ci: note', turns: 1 });
+    expect(only).toMatchObject({
+      id: await hookSessionId('ci', 'sat-1'),
+      task: 'Webhook ci: note',
+      turns: 1,
+    });
   });
 
   it.each([
     ['a wrong secret', (b: string) => github('wrong', b, 'push', 'd')],
     ['a body changed after signing', (b: string) => github(SECRETS.ci, b + ' ', 'push', 'd')],
     ['another hook’s secret', (b: string) => github(SECRETS.alerts, b, 'push', 'd')],
-    ['a malformed GitHub header', (b: string) => ({ ...github(SECRETS.ci, b, 'push', 'd'), 'x-hub-signature-256': 'sha256=xyz' })],
-    ['no signature at all', () => ({ 'content-type': 'application/json', 'x-github-delivery': 'd' })],
+    [
+      'a malformed GitHub header',
+      (b: string) => ({
+        ...github(SECRETS.ci, b, 'push', 'd'),
+        'x-hub-signature-256': 'sha256=xyz',
+      }),
+    ],
+    [
+      'no signature at all',
+      () => ({ 'content-type': 'application/json', 'x-github-delivery': 'd' }),
+    ],
     ['a Satchel signature 301 s old', (b: string) => satchel(SECRETS.ci, b, 'd', nowS() - 301)],
     ['a Satchel signature 301 s ahead', (b: string) => satchel(SECRETS.ci, b, 'd', nowS() + 301)],
-    ['a Satchel signature over the body without its timestamp', (b: string) => ({ 'x-satchel-signature': `t=${nowS()},v1=${hmac(SECRETS.ci, b)}` })],
+    [
+      'a Satchel signature over the body without its timestamp',
+      (b: string) => ({ 'x-satchel-signature': `t=${nowS()},v1=${hmac(SECRETS.ci, b)}` }),
+    ],
   ])('%s: 401 problem+json and nothing written', async (_name, headers) => {
     const { hook, call, background, dir } = await setup();
     await call('POST', '/v1/sessions', { body: { task: 'existing', id: 'ops-log' } });
@@ -122,7 +169,9 @@ describe('POST /v1/hooks/{name}: verification', () => {
     const { hook, background, list } = await setup();
     for (const [i, offset] of [-290, 290].entries()) {
       const body = note(i);
-      expect((await hook('ci', body, satchel(SECRETS.ci, body, `win-${i}`, nowS() + offset))).status).toBe(202);
+      expect(
+        (await hook('ci', body, satchel(SECRETS.ci, body, `win-${i}`, nowS() + offset))).status,
+      ).toBe(202);
     }
     await background.drain();
     expect(await list()).toHaveLength(2);
@@ -155,13 +204,18 @@ describe('POST /v1/hooks/{name}: verification', () => {
     await background.drain();
     expect(snapshot(dir)).toEqual(before);
     const small = note(1);
-    expect((await hook('ci', small, github(SECRETS.ci, small, 'push', 'small-1'))).status).toBe(202);
+    expect((await hook('ci', small, github(SECRETS.ci, small, 'push', 'small-1'))).status).toBe(
+      202,
+    );
   });
 
   it('a delivery id that is not visible ASCII is 400', async () => {
     const { hook } = await setup();
     const body = note(1);
-    const res = await hook('ci', body, { ...github(SECRETS.ci, body, 'push'), 'x-github-delivery': 'a b' });
+    const res = await hook('ci', body, {
+      ...github(SECRETS.ci, body, 'push'),
+      'x-github-delivery': 'a b',
+    });
     expect(res.status).toBe(400);
     expect(res.json.errors[0].path).toBe('X-GitHub-Delivery');
   });
@@ -171,7 +225,10 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
   it('a redelivery (same delivery id) is a no-op: one session, one message', async () => {
     const { hook, background, list, session } = await setup();
     for (let i = 0; i < 3; i++) {
-      expect((await hook('ci', failedRun, github(SECRETS.ci, failedRun, 'workflow_run', 'gh-same'))).status).toBe(202);
+      expect(
+        (await hook('ci', failedRun, github(SECRETS.ci, failedRun, 'workflow_run', 'gh-same')))
+          .status,
+      ).toBe(202);
       await background.drain();
     }
     const all = await list();
@@ -182,7 +239,10 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
   it('the same delivery sent twice at once is stored once', async () => {
     const { hook, background, list, session } = await setup();
     const body = note(7);
-    await Promise.all([hook('alerts', body, satchel(SECRETS.alerts, body, 'dup')), hook('alerts', body, satchel(SECRETS.alerts, body, 'dup'))]);
+    await Promise.all([
+      hook('alerts', body, satchel(SECRETS.alerts, body, 'dup')),
+      hook('alerts', body, satchel(SECRETS.alerts, body, 'dup')),
+    ]);
     await background.drain();
     const all = await list();
     expect(all).toHaveLength(1);
@@ -205,28 +265,31 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
     ['ci', 'new'],
     ['alerts', 'latest'],
     ['fixed', 'a fixed id'],
-  ])('hook %s (%s): a crash after the append, before the marker was done, heals without a second message', async (name) => {
-    const { hook, background, list, session, objects, call } = await setup();
-    if (name === 'alerts') await call('POST', '/v1/sessions', { body: { task: 'older' } });
-    const secret = SECRETS[name as keyof typeof SECRETS];
-    const body = note(9);
-    await hook(name, body, satchel(secret, body, 'crashy'));
-    await background.drain();
-    const markerKey = keys.hookDelivery('alice', name, await sha256Hex('crashy'));
-    const marker = JSON.parse(text((await objects.get(markerKey))!.body));
-    expect(marker.state).toBe('done');
-    // Roll the marker back to "claimed": what a crash between the append and the marker update leaves.
-    await objects.put(markerKey, utf8(JSON.stringify({ ...marker, state: 'claimed' })));
-    // A new session in between: `latest` must still go to the session the claim names.
-    await call('POST', '/v1/sessions', { body: { task: 'newer' } });
-    await hook(name, body, satchel(secret, body, 'crashy'));
-    await background.drain();
-    const target = await session(marker.session);
-    expect(target.messages).toHaveLength(1);
-    const others = (await list()).filter((s) => s.id !== marker.session);
-    for (const s of others) expect((await session(s.id)).messages).toHaveLength(0);
-    expect(JSON.parse(text((await objects.get(markerKey))!.body)).state).toBe('done');
-  });
+  ])(
+    'hook %s (%s): a crash after the append, before the marker was done, heals without a second message',
+    async (name) => {
+      const { hook, background, list, session, objects, call } = await setup();
+      if (name === 'alerts') await call('POST', '/v1/sessions', { body: { task: 'older' } });
+      const secret = SECRETS[name as keyof typeof SECRETS];
+      const body = note(9);
+      await hook(name, body, satchel(secret, body, 'crashy'));
+      await background.drain();
+      const markerKey = keys.hookDelivery('alice', name, await sha256Hex('crashy'));
+      const marker = JSON.parse(text((await objects.get(markerKey))!.body));
+      expect(marker.state).toBe('done');
+      // Roll the marker back to "claimed": what a crash between the append and the marker update leaves.
+      await objects.put(markerKey, utf8(JSON.stringify({ ...marker, state: 'claimed' })));
+      // A new session in between: `latest` must still go to the session the claim names.
+      await call('POST', '/v1/sessions', { body: { task: 'newer' } });
+      await hook(name, body, satchel(secret, body, 'crashy'));
+      await background.drain();
+      const target = await session(marker.session);
+      expect(target.messages).toHaveLength(1);
+      const others = (await list()).filter((s) => s.id !== marker.session);
+      for (const s of others) expect((await session(s.id)).messages).toHaveLength(0);
+      expect(JSON.parse(text((await objects.get(markerKey))!.body)).state).toBe('done');
+    },
+  );
 
   it('a crash before the marker existed: the append is keyed, so a retry is a no-op inside the session', async () => {
     const { hook, background, session, objects } = await setup();
@@ -270,9 +333,20 @@ describe('POST /v1/hooks/{name}: targets and namespaces', () => {
     expect(res.json.session).toBeUndefined();
     await background.drain();
     const [created] = await list();
-    expect(created).toMatchObject({ id: await hookSessionId('alerts', 'l-1'), task: 'Webhook alerts: note' });
-    const older = (await call('POST', '/v1/sessions', { body: { task: 'older', messages: [{ role: 'user', content: 'hi' }] } })).json.id;
-    const newer = (await call('POST', '/v1/sessions', { body: { task: 'newer', messages: [{ role: 'user', content: 'hi' }] } })).json.id;
+    expect(created).toMatchObject({
+      id: await hookSessionId('alerts', 'l-1'),
+      task: 'Webhook alerts: note',
+    });
+    const older = (
+      await call('POST', '/v1/sessions', {
+        body: { task: 'older', messages: [{ role: 'user', content: 'hi' }] },
+      })
+    ).json.id;
+    const newer = (
+      await call('POST', '/v1/sessions', {
+        body: { task: 'newer', messages: [{ role: 'user', content: 'hi' }] },
+      })
+    ).json.id;
     const second = note(2);
     await hook('alerts', second, satchel(SECRETS.alerts, second, 'l-2'));
     await background.drain();
@@ -288,7 +362,11 @@ describe('POST /v1/hooks/{name}: targets and namespaces', () => {
     expect(res.json.session).toBe('ops-log');
     await background.drain();
     const created = await session('ops-log');
-    expect(created).toMatchObject({ id: 'ops-log', task: 'GitHub push: alice pushed 1 commit to main', turns: 1 });
+    expect(created).toMatchObject({
+      id: 'ops-log',
+      task: 'GitHub push: alice pushed 1 commit to main',
+      turns: 1,
+    });
     await hook('fixed', body, github(SECRETS.fixed, body, 'push', 'f-2'));
     await background.drain();
     expect((await session('ops-log')).messages).toHaveLength(2);
@@ -296,12 +374,17 @@ describe('POST /v1/hooks/{name}: targets and namespaces', () => {
 
   it("a hook writes into its own namespace only: alice's hook is invisible to bob, and bob's to alice", async () => {
     const { hook, background, list, call } = await setup();
-    await call('POST', '/v1/sessions', { body: { task: 'bob’s own', id: 'ops-log' }, token: TOKENS.bob });
+    await call('POST', '/v1/sessions', {
+      body: { task: 'bob’s own', id: 'ops-log' },
+      token: TOKENS.bob,
+    });
     const body = note(5);
     await hook('fixed', body, satchel(SECRETS.fixed, body, 'ns-1'));
     await hook('ci', body, satchel(SECRETS.ci, body, 'ns-2'));
     await background.drain();
-    expect((await list()).map((s) => s.id).sort()).toEqual([await hookSessionId('ci', 'ns-2'), 'ops-log'].sort());
+    expect((await list()).map((s) => s.id).sort()).toEqual(
+      [await hookSessionId('ci', 'ns-2'), 'ops-log'].sort(),
+    );
     const bobs = await list(TOKENS.bob);
     expect(bobs).toHaveLength(1);
     expect(bobs[0]).toMatchObject({ id: 'ops-log', task: 'bob’s own', turns: 0 });
@@ -317,7 +400,10 @@ describe('POST /v1/hooks/{name}: content', () => {
     const { hook, background, dir, list, session } = await setup();
     const ghp = 'ghp_' + 'A1b2C3d4E5'.repeat(3) + 'F6g7H8';
     const akia = 'AKIA' + 'QX7Z4K2MQX7Z4K2M';
-    const payload = { ...githubPayloads.issueComment, comment: { ...githubPayloads.issueComment.comment, body: `token ${ghp} and key ${akia}` } };
+    const payload = {
+      ...githubPayloads.issueComment,
+      comment: { ...githubPayloads.issueComment.comment, body: `token ${ghp} and key ${akia}` },
+    };
     const body = JSON.stringify(payload);
     const issue = { ...payload.issue, title: `leak ${ghp}` };
     const titled = JSON.stringify({ ...payload, issue });
@@ -330,14 +416,18 @@ describe('POST /v1/hooks/{name}: content', () => {
     expect(stored).not.toContain(SECRETS.ci);
     const sessions = await list();
     expect(sessions).toHaveLength(2);
-    for (const s of sessions) expect((await session(s.id)).messages[0].content).toContain('[REDACTED]');
+    for (const s of sessions)
+      expect((await session(s.id)).messages[0].content).toContain('[REDACTED]');
     expect(sessions.some((s) => s.task.includes('[REDACTED]'))).toBe(true);
   });
 
   it("GitHub's form-encoded deliveries are summarised like JSON ones", async () => {
     const { hook, background, list } = await setup();
     const body = new URLSearchParams({ payload: failedRun }).toString();
-    const headers = { ...github(SECRETS.ci, body, 'workflow_run', 'form-1'), 'content-type': 'application/x-www-form-urlencoded' };
+    const headers = {
+      ...github(SECRETS.ci, body, 'workflow_run', 'form-1'),
+      'content-type': 'application/x-www-form-urlencoded',
+    };
     expect((await hook('ci', body, headers)).status).toBe(202);
     await background.drain();
     expect((await list())[0]!.task).toBe('GitHub workflow_run: CI failed on main');

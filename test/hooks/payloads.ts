@@ -1,5 +1,9 @@
 /** Trimmed GitHub webhook payloads (the fields the summaries read, plus some they ignore). */
-const repository = { id: 1, full_name: 'octo/satchel', html_url: 'https://github.com/octo/satchel' };
+const repository = {
+  id: 1,
+  full_name: 'octo/satchel',
+  html_url: 'https://github.com/octo/satchel',
+};
 
 export const githubPayloads = {
   workflowRunFailed: {
@@ -41,8 +45,17 @@ export const githubPayloads = {
   },
   issueComment: {
     action: 'created',
-    issue: { number: 12, title: 'Add webhooks', html_url: 'https://github.com/octo/satchel/pull/12', pull_request: { url: 'x' } },
-    comment: { body: 'Please rebase.\nThanks!', user: { login: 'bob' }, html_url: 'https://github.com/octo/satchel/pull/12#issuecomment-1' },
+    issue: {
+      number: 12,
+      title: 'Add webhooks',
+      html_url: 'https://github.com/octo/satchel/pull/12',
+      pull_request: { url: 'x' },
+    },
+    comment: {
+      body: 'Please rebase.\nThanks!',
+      user: { login: 'bob' },
+      html_url: 'https://github.com/octo/satchel/pull/12#issuecomment-1',
+    },
     repository,
     sender: { login: 'bob' },
   },

@@ -11,7 +11,8 @@ import {
 } from '../../lib/hooks/signature.js';
 
 // An independent HMAC (node:crypto), so the tests do not check Web Crypto against itself.
-const mac = (secret: string, data: string | Buffer) => createHmac('sha256', secret).update(data).digest('hex');
+const mac = (secret: string, data: string | Buffer) =>
+  createHmac('sha256', secret).update(data).digest('hex');
 const HEX = 'ab'.repeat(32);
 const NOW = 1_750_000_000_000;
 const T = String(NOW / 1000);
@@ -52,7 +53,9 @@ describe('webhook signatures: parsing', () => {
   });
 
   it('hex MACs: 64 hex digits only, to the bytes they spell', () => {
-    expect(Array.from(parseHexMac('00ff'.repeat(16))!)).toEqual(Array.from({ length: 32 }, (_, i) => (i % 2 ? 255 : 0)));
+    expect(Array.from(parseHexMac('00ff'.repeat(16))!)).toEqual(
+      Array.from({ length: 32 }, (_, i) => (i % 2 ? 255 : 0)),
+    );
     expect(parseHexMac('00')).toBeNull();
   });
 
@@ -83,15 +86,45 @@ describe('webhook signatures: verification', () => {
   it.each([
     ['GitHub, good', { github: good.github }, body, { ok: true, scheme: 'github' }],
     ['Satchel, good', { satchel: good.satchel }, body, { ok: true, scheme: 'satchel' }],
-    ['Satchel, one of two v1 good (secret rotation)', { satchel: `t=${T},v1=${HEX},v1=${mac(secret, `${T}.${body}`)}` }, body, { ok: true, scheme: 'satchel' }],
+    [
+      'Satchel, one of two v1 good (secret rotation)',
+      { satchel: `t=${T},v1=${HEX},v1=${mac(secret, `${T}.${body}`)}` },
+      body,
+      { ok: true, scheme: 'satchel' },
+    ],
     ['GitHub, wrong secret', { github: `sha256=${mac('other', body)}` }, body, { ok: false }],
     ['GitHub, body changed', { github: good.github }, body + ' ', { ok: false }],
     ['GitHub, malformed', { github: 'sha256=nothex' }, body, { ok: false }],
-    ['Satchel, body changed', { satchel: good.satchel }, body.replace('awesome', 'awful'), { ok: false }],
-    ['Satchel, signed without the timestamp', { satchel: `t=${T},v1=${mac(secret, body)}` }, body, { ok: false }],
-    ['Satchel, another timestamp than signed', { satchel: `t=${Number(T) - 1},v1=${mac(secret, `${T}.${body}`)}` }, body, { ok: false }],
-    ['Satchel decides when both are sent: a bad Satchel one fails', { github: good.github, satchel: `t=${T},v1=${HEX}` }, body, { ok: false }],
-    ['Satchel decides when both are sent: a good one passes', { github: 'sha256=bad', satchel: good.satchel }, body, { ok: true, scheme: 'satchel' }],
+    [
+      'Satchel, body changed',
+      { satchel: good.satchel },
+      body.replace('awesome', 'awful'),
+      { ok: false },
+    ],
+    [
+      'Satchel, signed without the timestamp',
+      { satchel: `t=${T},v1=${mac(secret, body)}` },
+      body,
+      { ok: false },
+    ],
+    [
+      'Satchel, another timestamp than signed',
+      { satchel: `t=${Number(T) - 1},v1=${mac(secret, `${T}.${body}`)}` },
+      body,
+      { ok: false },
+    ],
+    [
+      'Satchel decides when both are sent: a bad Satchel one fails',
+      { github: good.github, satchel: `t=${T},v1=${HEX}` },
+      body,
+      { ok: false },
+    ],
+    [
+      'Satchel decides when both are sent: a good one passes',
+      { github: 'sha256=bad', satchel: good.satchel },
+      body,
+      { ok: true, scheme: 'satchel' },
+    ],
     ['none', {}, body, { ok: false }],
   ])('%s', async (_name, headers, sent, want) => {
     const got = await verifySignature(secret, headers, bytes(sent), NOW);
@@ -102,12 +135,19 @@ describe('webhook signatures: verification', () => {
     const raw = '{ "a" : 1 }';
     const headers = { github: `sha256=${mac(secret, raw)}` };
     expect((await verifySignature(secret, headers, bytes(raw), NOW)).ok).toBe(true);
-    expect((await verifySignature(secret, headers, bytes(JSON.stringify(JSON.parse(raw))), NOW)).ok).toBe(false);
+    expect(
+      (await verifySignature(secret, headers, bytes(JSON.stringify(JSON.parse(raw))), NOW)).ok,
+    ).toBe(false);
   });
 
   it('bytes that are not UTF-8 verify as they are', async () => {
     const raw = Buffer.from([0xc3, 0x28, 0xff]);
-    const got = await verifySignature(secret, { github: `sha256=${mac(secret, raw)}` }, new Uint8Array(raw), NOW);
+    const got = await verifySignature(
+      secret,
+      { github: `sha256=${mac(secret, raw)}` },
+      new Uint8Array(raw),
+      NOW,
+    );
     expect(got.ok).toBe(true);
   });
 
@@ -118,7 +158,12 @@ describe('webhook signatures: verification', () => {
     ['299 s ahead', 299, true],
   ])('a Satchel signature %s: ok=%s, and the reason names the clock', async (_name, offset, ok) => {
     const t = String(NOW / 1000 + offset);
-    const got = await verifySignature(secret, { satchel: `t=${t},v1=${mac(secret, `${t}.${body}`)}` }, bytes(body), NOW);
+    const got = await verifySignature(
+      secret,
+      { satchel: `t=${t},v1=${mac(secret, `${t}.${body}`)}` },
+      bytes(body),
+      NOW,
+    );
     expect(got.ok).toBe(ok);
     if (!got.ok) expect(got.reason).toMatch(/300 seconds/);
   });

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { oneLine, outcomeOf, parsePayload, summarize, SUMMARY_MAX_BYTES, TITLE_MAX_CHARS, truncateUtf8 } from '../../lib/hooks/summary.js';
+import {
+  oneLine,
+  outcomeOf,
+  parsePayload,
+  summarize,
+  SUMMARY_MAX_BYTES,
+  TITLE_MAX_CHARS,
+  truncateUtf8,
+} from '../../lib/hooks/summary.js';
 import { githubPayloads } from './payloads.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const gh = (event: string, value: unknown) => summarize({ hook: 'ci', event, value, raw: JSON.stringify(value) });
+const gh = (event: string, value: unknown) =>
+  summarize({ hook: 'ci', event, value, raw: JSON.stringify(value) });
 
 describe('webhook summaries: GitHub events', () => {
   it('workflow_run: the outcome, branch, commit, trigger and link', () => {
@@ -46,9 +55,19 @@ describe('webhook summaries: GitHub events', () => {
     const s = gh('issue_comment', githubPayloads.issueComment);
     expect(s.title).toBe('GitHub issue_comment: bob commented on pull request #12 Add webhooks');
     expect(s.text).toBe(
-      ['bob commented on pull request #12 "Add webhooks" in octo/satchel:', '', 'Please rebase.\nThanks!', '', 'URL: https://github.com/octo/satchel/pull/12#issuecomment-1'].join('\n'),
+      [
+        'bob commented on pull request #12 "Add webhooks" in octo/satchel:',
+        '',
+        'Please rebase.\nThanks!',
+        '',
+        'URL: https://github.com/octo/satchel/pull/12#issuecomment-1',
+      ].join('\n'),
     );
-    const onIssue = gh('issue_comment', { ...githubPayloads.issueComment, action: 'edited', issue: { number: 3, title: 'Bug' } });
+    const onIssue = gh('issue_comment', {
+      ...githubPayloads.issueComment,
+      action: 'edited',
+      issue: { number: 3, title: 'Bug' },
+    });
     expect(onIssue.title).toBe('GitHub issue_comment: bob edited a comment on issue #3 Bug');
   });
 
@@ -67,20 +86,30 @@ describe('webhook summaries: GitHub events', () => {
     const big = gh('push', githubPayloads.push(25));
     expect(big.text.match(/^- c/gm)).toHaveLength(20);
     expect(big.text).toContain('- … and 5 more');
-    expect(gh('push', { ...githubPayloads.push(0), ref: 'refs/tags/v1.0', created: true }).title).toBe('GitHub push: alice created tag v1.0');
-    expect(gh('push', { ...githubPayloads.push(0), deleted: true }).title).toBe('GitHub push: alice deleted branch main');
-    expect(gh('push', { ...githubPayloads.push(1), forced: true }).title).toBe('GitHub push: alice force-pushed 1 commit to main');
+    expect(
+      gh('push', { ...githubPayloads.push(0), ref: 'refs/tags/v1.0', created: true }).title,
+    ).toBe('GitHub push: alice created tag v1.0');
+    expect(gh('push', { ...githubPayloads.push(0), deleted: true }).title).toBe(
+      'GitHub push: alice deleted branch main',
+    );
+    expect(gh('push', { ...githubPayloads.push(1), forced: true }).title).toBe(
+      'GitHub push: alice force-pushed 1 commit to main',
+    );
   });
 
   it('another GitHub event: its name, action and repository, then the JSON', () => {
     const value = { action: 'opened', repository: { full_name: 'octo/satchel' }, number: 5 };
     const s = gh('pull_request', value);
     expect(s.title).toBe('GitHub pull_request opened in octo/satchel');
-    expect(s.text).toBe(`GitHub pull_request opened in octo/satchel\n\n${JSON.stringify(value, null, 2)}`);
+    expect(s.text).toBe(
+      `GitHub pull_request opened in octo/satchel\n\n${JSON.stringify(value, null, 2)}`,
+    );
   });
 
   it('fields of the wrong type are skipped, never shown as [object Object]', () => {
-    const s = gh('workflow_run', { workflow_run: { name: { evil: true }, head_branch: ['x'], conclusion: 'failure' } });
+    const s = gh('workflow_run', {
+      workflow_run: { name: { evil: true }, head_branch: ['x'], conclusion: 'failure' },
+    });
     expect(s.title).toBe('GitHub workflow_run: workflow failed');
     expect(s.text).not.toContain('[object');
   });
@@ -97,12 +126,18 @@ describe('webhook summaries: other payloads', () => {
   it('a body that is not JSON is shown as text', () => {
     const { value, raw } = parsePayload(enc('build 17 failed'), 'text/plain');
     expect(value).toBeUndefined();
-    expect(summarize({ hook: 'ci', value, raw })).toEqual({ title: 'Webhook ci', text: 'Webhook ci\n\nbuild 17 failed' });
+    expect(summarize({ hook: 'ci', value, raw })).toEqual({
+      title: 'Webhook ci',
+      text: 'Webhook ci\n\nbuild 17 failed',
+    });
   });
 
   it("GitHub's form encoding: the JSON is in the payload field", () => {
     const json = JSON.stringify(githubPayloads.workflowRunFailed);
-    const { value } = parsePayload(enc(new URLSearchParams({ payload: json }).toString()), 'application/x-www-form-urlencoded; charset=utf-8');
+    const { value } = parsePayload(
+      enc(new URLSearchParams({ payload: json }).toString()),
+      'application/x-www-form-urlencoded; charset=utf-8',
+    );
     expect(value).toEqual(githubPayloads.workflowRunFailed);
   });
 
@@ -133,6 +168,9 @@ describe('webhook summaries: text helpers', () => {
     const long = oneLine('word '.repeat(100), TITLE_MAX_CHARS);
     expect(long.length).toBe(TITLE_MAX_CHARS);
     expect(long.endsWith('…')).toBe(true);
-    expect(gh('workflow_run', { workflow_run: { name: 'n'.repeat(500), conclusion: 'failure' } }).title.length).toBe(TITLE_MAX_CHARS);
+    expect(
+      gh('workflow_run', { workflow_run: { name: 'n'.repeat(500), conclusion: 'failure' } }).title
+        .length,
+    ).toBe(TITLE_MAX_CHARS);
   });
 });

@@ -6,7 +6,9 @@ import { makeApp } from './helpers.js';
 describe('HTTP: bad input', async () => {
   const setup = async () => {
     const app = await makeApp({ env: { SATCHEL_MAX_BODY_BYTES: '4096' } });
-    const { json } = await app.call('POST', '/v1/sessions', { body: { task: 't', id: 'existing' } });
+    const { json } = await app.call('POST', '/v1/sessions', {
+      body: { task: 't', id: 'existing' },
+    });
     // The create's search record is written after its response: let it land before the snapshot.
     await app.background.drain();
     const snapshot = async () => {
@@ -16,44 +18,193 @@ describe('HTTP: bad input', async () => {
     return { ...app, id: json.id as string, snapshot };
   };
 
-  const cases: [string, string, string, { raw?: string; body?: unknown; headers?: Record<string, string> }, number][] = [
-    ['malformed JSON', 'POST', '/v1/sessions', { raw: '{"task": "x"', headers: { 'content-type': 'application/json' } }, 400],
-    ['empty body', 'POST', '/v1/sessions', { raw: '', headers: { 'content-type': 'application/json' } }, 400],
+  const cases: [
+    string,
+    string,
+    string,
+    { raw?: string; body?: unknown; headers?: Record<string, string> },
+    number,
+  ][] = [
+    [
+      'malformed JSON',
+      'POST',
+      '/v1/sessions',
+      { raw: '{"task": "x"', headers: { 'content-type': 'application/json' } },
+      400,
+    ],
+    [
+      'empty body',
+      'POST',
+      '/v1/sessions',
+      { raw: '', headers: { 'content-type': 'application/json' } },
+      400,
+    ],
     ['not an object', 'POST', '/v1/sessions', { body: ['task'] }, 400],
     ['missing task', 'POST', '/v1/sessions', { body: { model: 'x' } }, 400],
     ['wrong type', 'POST', '/v1/sessions', { body: { task: 42 } }, 400],
     ['unknown field', 'POST', '/v1/sessions', { body: { task: 't', tsk: 'typo' } }, 400],
-    ['bad role', 'POST', '/v1/sessions', { body: { task: 't', messages: [{ role: 'wizard', content: 'x' }] } }, 400],
+    [
+      'bad role',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', messages: [{ role: 'wizard', content: 'x' }] } },
+      400,
+    ],
     ['bad id', 'POST', '/v1/sessions', { body: { task: 't', id: '../escape' } }, 400],
     ['reserved id', 'POST', '/v1/sessions', { body: { task: 't', id: 'latest' } }, 400],
     ['dot id', 'POST', '/v1/sessions', { body: { task: 't', id: '.hidden' } }, 400],
-    ['created_at in the future', 'POST', '/v1/sessions', { body: { task: 't', created_at: '2999-01-01T00:00:00Z' } }, 400],
-    ['updated_at before created_at', 'POST', '/v1/sessions', { body: { task: 't', created_at: '2025-02-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z' } }, 400],
-    ['created_at not RFC 3339', 'POST', '/v1/sessions', { body: { task: 't', created_at: 'yesterday' } }, 400],
-    ['bad ref kind', 'POST', '/v1/sessions', { body: { task: 't', external_refs: [{ kind: 'Bad Kind', uri: 'x' }] } }, 400],
-    ['ref uri with control char', 'POST', '/v1/sessions', { body: { task: 't', external_refs: [{ kind: 'k', uri: 'a\u0007b' }] } }, 400],
-    ['wrong content type', 'POST', '/v1/sessions', { raw: '{"task":"t"}', headers: { 'content-type': 'text/plain' } }, 415],
+    [
+      'created_at in the future',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', created_at: '2999-01-01T00:00:00Z' } },
+      400,
+    ],
+    [
+      'updated_at before created_at',
+      'POST',
+      '/v1/sessions',
+      {
+        body: { task: 't', created_at: '2025-02-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z' },
+      },
+      400,
+    ],
+    [
+      'created_at not RFC 3339',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', created_at: 'yesterday' } },
+      400,
+    ],
+    [
+      'bad ref kind',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', external_refs: [{ kind: 'Bad Kind', uri: 'x' }] } },
+      400,
+    ],
+    [
+      'ref uri with control char',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', external_refs: [{ kind: 'k', uri: 'a\u0007b' }] } },
+      400,
+    ],
+    [
+      'wrong content type',
+      'POST',
+      '/v1/sessions',
+      { raw: '{"task":"t"}', headers: { 'content-type': 'text/plain' } },
+      415,
+    ],
     ['no content type', 'POST', '/v1/sessions', { raw: '{"task":"t"}' }, 415],
     ['oversized body', 'POST', '/v1/sessions', { body: { task: 'x'.repeat(5000) } }, 413],
-    ['deep JSON', 'POST', '/v1/sessions', { raw: '{"task":"t","x":' + '['.repeat(200) + ']'.repeat(200) + '}', headers: { 'content-type': 'application/json' } }, 400],
-    ['very deep JSON', 'POST', '/v1/sessions', { raw: '['.repeat(100000) + ']'.repeat(100000), headers: { 'content-type': 'application/json' } }, 413],
-    ['invalid UTF-8', 'POST', '/v1/sessions', { raw: undefined, headers: { 'content-type': 'application/json' } }, 400],
-    ['append: empty messages', 'POST', '/v1/sessions/existing/messages', { body: { messages: [] } }, 400],
-    ['append: message without content', 'POST', '/v1/sessions/existing/messages', { body: { messages: [{ role: 'user' }] } }, 400],
-    ['append: bad tool_calls', 'POST', '/v1/sessions/existing/messages', { body: { messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 1 }] }] } }, 400],
-    ['append: path trick %2F', 'POST', '/v1/sessions/a%2Fb/messages', { body: { messages: [{ role: 'user', content: 'x' }] } }, 400],
+    [
+      'deep JSON',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '{"task":"t","x":' + '['.repeat(200) + ']'.repeat(200) + '}',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+    ],
+    [
+      'very deep JSON',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '['.repeat(100000) + ']'.repeat(100000),
+        headers: { 'content-type': 'application/json' },
+      },
+      413,
+    ],
+    [
+      'invalid UTF-8',
+      'POST',
+      '/v1/sessions',
+      { raw: undefined, headers: { 'content-type': 'application/json' } },
+      400,
+    ],
+    [
+      'append: empty messages',
+      'POST',
+      '/v1/sessions/existing/messages',
+      { body: { messages: [] } },
+      400,
+    ],
+    [
+      'append: message without content',
+      'POST',
+      '/v1/sessions/existing/messages',
+      { body: { messages: [{ role: 'user' }] } },
+      400,
+    ],
+    [
+      'append: bad tool_calls',
+      'POST',
+      '/v1/sessions/existing/messages',
+      { body: { messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 1 }] }] } },
+      400,
+    ],
+    [
+      'append: path trick %2F',
+      'POST',
+      '/v1/sessions/a%2Fb/messages',
+      { body: { messages: [{ role: 'user', content: 'x' }] } },
+      400,
+    ],
     // WHATWG URL parsing resolves %2e%2e as `..` before routing: /v1/messages matches no route.
-    ['append: path trick %2e%2e', 'POST', '/v1/sessions/%2e%2e/messages', { body: { messages: [{ role: 'user', content: 'x' }] } }, 404],
-    ['append: encoded dot id', 'POST', '/v1/sessions/%2ehidden/messages', { body: { messages: [{ role: 'user', content: 'x' }] } }, 400],
+    [
+      'append: path trick %2e%2e',
+      'POST',
+      '/v1/sessions/%2e%2e/messages',
+      { body: { messages: [{ role: 'user', content: 'x' }] } },
+      404,
+    ],
+    [
+      'append: encoded dot id',
+      'POST',
+      '/v1/sessions/%2ehidden/messages',
+      { body: { messages: [{ role: 'user', content: 'x' }] } },
+      400,
+    ],
     ['get: encoded slash', 'GET', '/v1/sessions/..%2F..%2Fetc', {}, 400],
     ['get: too long id', 'GET', `/v1/sessions/${'a'.repeat(200)}`, {}, 400],
-    ['put: no If-Match', 'PUT', '/v1/sessions/existing', { body: { task: 't', messages: [] } }, 428],
-    ['put: bad body', 'PUT', '/v1/sessions/existing', { body: { task: 't' }, headers: { 'if-match': '"1"' } }, 400],
+    [
+      'put: no If-Match',
+      'PUT',
+      '/v1/sessions/existing',
+      { body: { task: 't', messages: [] } },
+      428,
+    ],
+    [
+      'put: bad body',
+      'PUT',
+      '/v1/sessions/existing',
+      { body: { task: 't' }, headers: { 'if-match': '"1"' } },
+      400,
+    ],
     ['trim: keep 1', 'POST', '/v1/sessions/existing/trim', { body: { keep: 1 } }, 400],
     ['trim: keep string', 'POST', '/v1/sessions/existing/trim', { body: { keep: '3' } }, 400],
     ['cleanup: negative', 'POST', '/v1/sessions/cleanup', { body: { older_than_days: -3 } }, 400],
-    ['cleanup: fractional', 'POST', '/v1/sessions/cleanup', { body: { older_than_days: 1.5 } }, 400],
-    ['bad Idempotency-Key', 'POST', '/v1/sessions/existing/messages', { body: { messages: [{ role: 'user', content: 'x' }] }, headers: { 'idempotency-key': 'has space' } }, 400],
+    [
+      'cleanup: fractional',
+      'POST',
+      '/v1/sessions/cleanup',
+      { body: { older_than_days: 1.5 } },
+      400,
+    ],
+    [
+      'bad Idempotency-Key',
+      'POST',
+      '/v1/sessions/existing/messages',
+      {
+        body: { messages: [{ role: 'user', content: 'x' }] },
+        headers: { 'idempotency-key': 'has space' },
+      },
+      400,
+    ],
     ['unknown route', 'GET', '/v1/nothing-here', {}, 404],
   ];
 
@@ -66,7 +217,10 @@ describe('HTTP: bad input', async () => {
         const res = await app.app.fetch(
           new Request('http://satchel.test/v1/sessions', {
             method: 'POST',
-            headers: { authorization: 'Bearer tok_alice_laptop_0123456789', 'content-type': 'application/json' },
+            headers: {
+              authorization: 'Bearer tok_alice_laptop_0123456789',
+              'content-type': 'application/json',
+            },
             body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
           }),
         );
@@ -77,10 +231,16 @@ describe('HTTP: bad input', async () => {
       const res = await app.call(method, path, request);
       expect(res.status).toBe(status);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
-      expect(res.json).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+      expect(res.json).toMatchObject({
+        status,
+        title: expect.any(String),
+        detail: expect.any(String),
+        type: expect.any(String),
+      });
       expect(res.text).not.toMatch(/at .*\.ts:\d+/); // no stack traces
       if (status === 400 && request.body !== undefined && !path.includes('%')) {
-        if (!['bad Idempotency-Key'].includes(name)) expect(Array.isArray(res.json.errors) || /JSON|id/.test(res.json.detail)).toBe(true);
+        if (!['bad Idempotency-Key'].includes(name))
+          expect(Array.isArray(res.json.errors) || /JSON|id/.test(res.json.detail)).toBe(true);
       }
       expect(await app.snapshot()).toEqual(before);
     });
@@ -88,7 +248,15 @@ describe('HTTP: bad input', async () => {
 
   it('validation errors name the path of the bad field', async () => {
     const app = await setup();
-    const res = await app.call('POST', '/v1/sessions', { body: { task: 't', messages: [{ role: 'user', content: 'ok' }, { role: 'bad', content: 'x' }] } });
+    const res = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: 't',
+        messages: [
+          { role: 'user', content: 'ok' },
+          { role: 'bad', content: 'x' },
+        ],
+      },
+    });
     expect(res.json.errors).toContainEqual(expect.objectContaining({ path: 'messages[1].role' }));
   });
 });

@@ -19,7 +19,9 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     await Promise.all(
       apps.map(async (app, w) => {
         for (let i = 0; i < 25; i++) {
-          const res = await app.call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [{ role: 'user', content: `w${w}-m${i}` }] } });
+          const res = await app.call('POST', `/v1/sessions/${json.id}/messages`, {
+            body: { messages: [{ role: 'user', content: `w${w}-m${i}` }] },
+          });
           expect(res.status).toBe(200);
         }
       }),
@@ -46,7 +48,9 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {
         for (let i = 0; i < 25; i++) {
-          const res = await app.call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [{ role: 'user', content: `w${w}-m${i}` }] } });
+          const res = await app.call('POST', `/v1/sessions/${json.id}/messages`, {
+            body: { messages: [{ role: 'user', content: `w${w}-m${i}` }] },
+          });
           expect(res.status).toBe(200);
         }
       }),
@@ -57,7 +61,10 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     const stored = (await app.call('GET', `/v1/sessions/${json.id}`)).json;
     const contents: string[] = stored.messages.map((m: { content: string }) => m.content);
     expect(new Set(contents).size).toBe(200);
-    for (let w = 0; w < 8; w++) expect(contents.filter((c) => c.startsWith(`w${w}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `w${w}-m${i}`));
+    for (let w = 0; w < 8; w++)
+      expect(contents.filter((c) => c.startsWith(`w${w}-`))).toEqual(
+        Array.from({ length: 25 }, (_, i) => `w${w}-m${i}`),
+      );
   });
 
   it('two replaces with the same If-Match: exactly one succeeds, the other gets 412', async () => {
@@ -65,22 +72,34 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     const { json } = await a!.call('POST', '/v1/sessions', { body: { task: 'replace race' } });
     await b!.call('GET', `/v1/sessions/${json.id}`); // warm b's cache too
     const results = await Promise.all(
-      [a!, b!].map((app, i) => app.call('PUT', `/v1/sessions/${json.id}`, { body: { task: `by ${i}`, messages: [] }, headers: { 'if-match': '"1"' } })),
+      [a!, b!].map((app, i) =>
+        app.call('PUT', `/v1/sessions/${json.id}`, {
+          body: { task: `by ${i}`, messages: [] },
+          headers: { 'if-match': '"1"' },
+        }),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
     const winner = results.find((r) => r.status === 200)!.json.task;
-    expect((await a!.call('GET', `/v1/sessions/${json.id}`)).json).toMatchObject({ task: winner, revision: 2 });
+    expect((await a!.call('GET', `/v1/sessions/${json.id}`)).json).toMatchObject({
+      task: winner,
+      revision: 2,
+    });
   });
 
   it('20 parallel creates from several devices all appear in list', async () => {
     const apps = await devices(4);
     const created = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => apps[i % 4]!.call('POST', '/v1/sessions', { body: { task: `parallel ${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        apps[i % 4]!.call('POST', '/v1/sessions', { body: { task: `parallel ${i}` } }),
+      ),
     );
     expect(created.every((r) => r.status === 201)).toBe(true);
     for (const app of apps) {
       const listed = await app.call('GET', '/v1/sessions?limit=100');
-      expect(listed.json.sessions.map((s: { id: string }) => s.id).sort()).toEqual(created.map((r) => r.json.id).sort());
+      expect(listed.json.sessions.map((s: { id: string }) => s.id).sort()).toEqual(
+        created.map((r) => r.json.id).sort(),
+      );
     }
   });
 
@@ -88,11 +107,14 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     const shared = openTestS3('manifest');
     const [app] = await Promise.all([makeApp({ objects: shared })]);
     const ids: string[] = [];
-    for (let i = 0; i < 30; i++) ids.push((await app.call('POST', '/v1/sessions', { body: { task: `s${i}` } })).json.id);
+    for (let i = 0; i < 30; i++)
+      ids.push((await app.call('POST', '/v1/sessions', { body: { task: `s${i}` } })).json.id);
     await app.sessions.manifest.compact('alice', true);
     const listIds = async () => {
       const fresh = await makeApp({ objects: shared }); // a new process: no caches
-      return (await fresh.call('GET', '/v1/sessions?limit=100')).json.sessions.map((s: { id: string }) => s.id).sort();
+      return (await fresh.call('GET', '/v1/sessions?limit=100')).json.sessions
+        .map((s: { id: string }) => s.id)
+        .sort();
     };
     expect(await listIds()).toEqual(ids.slice().sort());
     const manifestKeys = await listAll(shared, keys.manifest('alice'));
@@ -111,10 +133,27 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     const { encodeSession } = await import('../../lib/model/codec.js');
     await app.sessions.manifest.markPending('alice', 'crashed-one', 'feedface01');
     const now = new Date(Date.now() + 1000).toISOString();
-    const orphan = { id: 'crashed-one', created_at: now, updated_at: now, model: '', provider: '', turns: 0, task: 'orphan', sandbox: false, messages: [], external_refs: [], untrusted_ingested: false, episode_untrusted: false, episode_taint_tracked: false, revision: 1 };
+    const orphan = {
+      id: 'crashed-one',
+      created_at: now,
+      updated_at: now,
+      model: '',
+      provider: '',
+      turns: 0,
+      task: 'orphan',
+      sandbox: false,
+      messages: [],
+      external_refs: [],
+      untrusted_ingested: false,
+      episode_untrusted: false,
+      episode_taint_tracked: false,
+      revision: 1,
+    };
     await shared.put(keys.session('alice', 'crashed-one'), encodeSession(orphan));
     const fresh = await makeApp({ objects: shared });
-    expect((await fresh.call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id)).toContain('crashed-one');
+    expect(
+      (await fresh.call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id),
+    ).toContain('crashed-one');
     expect((await fresh.call('GET', '/v1/sessions/latest')).json.id).toBe('crashed-one');
   });
 });

@@ -21,7 +21,9 @@ export async function sha256hex(s: string): Promise<string> {
 }
 
 /** An app on a real local folder (or the given store), with alice (laptop, phone, read-only ci) and bob. */
-export async function makeApp(options: { env?: Env; objects?: ObjectStore; allowOpen?: boolean } = {}) {
+export async function makeApp(
+  options: { env?: Env; objects?: ObjectStore; allowOpen?: boolean } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'satchel-http-'));
   const env: Env = {
     SATCHEL_TOKENS: `alice/laptop=${TOKENS.laptop},alice/phone=${TOKENS.phone},alice/ci=${TOKENS.ci}:ro,bob=sha256:${await sha256hex(TOKENS.bob)}`,
@@ -29,8 +31,22 @@ export async function makeApp(options: { env?: Env; objects?: ObjectStore; allow
   };
   const config = await loadConfig(env, 'local');
   const objects = options.objects ?? new LocalStore(dir);
-  const built = createApp({ config, objects, allowOpen: options.allowOpen ?? false, log: createLogger({ quiet: true }) });
-  const call = async (method: string, path: string, init: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) => {
+  const built = createApp({
+    config,
+    objects,
+    allowOpen: options.allowOpen ?? false,
+    log: createLogger({ quiet: true }),
+  });
+  const call = async (
+    method: string,
+    path: string,
+    init: {
+      token?: string | null;
+      body?: unknown;
+      raw?: string;
+      headers?: Record<string, string>;
+    } = {},
+  ) => {
     const headers: Record<string, string> = { ...init.headers };
     const token = init.token === undefined ? TOKENS.laptop : init.token;
     if (token) headers.authorization = `Bearer ${token}`;
@@ -39,7 +55,13 @@ export async function makeApp(options: { env?: Env; objects?: ObjectStore; allow
       body = JSON.stringify(init.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await built.app.fetch(new Request(`http://satchel.test${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
+    const res = await built.app.fetch(
+      new Request(`http://satchel.test${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      }),
+    );
     const text = await res.text();
     let json: any = undefined;
     try {

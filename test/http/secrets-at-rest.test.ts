@@ -17,7 +17,10 @@ const SECRETS = {
   slackHook: 'https://hooks.slack.com/services/T0000FAKE/B0000FAKE/' + rep('aBcDeFgH12', 24),
   jwt: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlLXVzZXIiLCJuYW1lIjoiRmFrZSJ9.' + rep('sGn4tUr3x', 43),
   dbPassword: 'Tr0ub4dor-and-3',
-  pem: '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA' + rep('fakeKeyMaterial0', 200) + '\n-----END RSA PRIVATE KEY-----',
+  pem:
+    '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA' +
+    rep('fakeKeyMaterial0', 200) +
+    '\n-----END RSA PRIVATE KEY-----',
   requestSecret: 'per-request-value-9f3k2j',
   configSecret: 'configured-value-7h2g5d',
 };
@@ -27,35 +30,78 @@ function transcript() {
     task: `Rotate ${SECRETS.github} and fix CI`,
     messages: [
       { role: 'system', content: 'You are a careful engineer.' },
-      { role: 'user', content: `my token is ${SECRETS.github}, aws ${SECRETS.aws}, openai ${SECRETS.openai}` },
+      {
+        role: 'user',
+        content: `my token is ${SECRETS.github}, aws ${SECRETS.aws}, openai ${SECRETS.openai}`,
+      },
       {
         role: 'assistant',
         content: '',
         reasoning_content: `I will use ${SECRETS.anthropic}`,
         tool_calls: [
-          { id: 'c1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `curl -H "Authorization: Bearer ${SECRETS.jwt}" ${SECRETS.slackHook}` }) } },
-          { id: 'c2', type: 'function', function: { name: 'write_env', arguments: `DB_PASSWORD=${SECRETS.dbPassword} STRIPE=${SECRETS.stripe}` } },
+          {
+            id: 'c1',
+            type: 'function',
+            function: {
+              name: 'bash',
+              arguments: JSON.stringify({
+                command: `curl -H "Authorization: Bearer ${SECRETS.jwt}" ${SECRETS.slackHook}`,
+              }),
+            },
+          },
+          {
+            id: 'c2',
+            type: 'function',
+            function: {
+              name: 'write_env',
+              arguments: `DB_PASSWORD=${SECRETS.dbPassword} STRIPE=${SECRETS.stripe}`,
+            },
+          },
         ],
       },
       { role: 'tool', tool_call_id: 'c1', content: `ok ${SECRETS.pem}` },
-      { role: 'tool', tool_call_id: 'c2', content: `postgres://admin:${SECRETS.dbPassword}@db.internal:5432/app` },
-      { role: 'user', content: `also ${SECRETS.requestSecret} and ${Buffer.from(SECRETS.requestSecret).toString('base64')} and ${SECRETS.configSecret}` },
+      {
+        role: 'tool',
+        tool_call_id: 'c2',
+        content: `postgres://admin:${SECRETS.dbPassword}@db.internal:5432/app`,
+      },
+      {
+        role: 'user',
+        content: `also ${SECRETS.requestSecret} and ${Buffer.from(SECRETS.requestSecret).toString('base64')} and ${SECRETS.configSecret}`,
+      },
     ],
     external_refs: [{ kind: 'ci', uri: `https://ci.example/run?access_token=${SECRETS.github}` }],
   };
 }
 
 async function exercise(app: Awaited<ReturnType<typeof makeApp>>) {
-  const headers = { 'satchel-secrets': Buffer.from(JSON.stringify([SECRETS.requestSecret])).toString('base64') };
+  const headers = {
+    'satchel-secrets': Buffer.from(JSON.stringify([SECRETS.requestSecret])).toString('base64'),
+  };
   const created = await app.call('POST', '/v1/sessions', { body: transcript(), headers });
   expect(created.status).toBe(201);
   const id = created.json.id;
-  await app.call('POST', `/v1/sessions/${id}/messages`, { body: { messages: transcript().messages.slice(1), external_refs: transcript().external_refs }, headers: { ...headers, 'idempotency-key': `retry-${SECRETS.github}`.slice(0, 200) } });
-  await app.call('POST', `/v1/sessions/${id}/continue`, { body: { message: `continue with ${SECRETS.aws}` } });
+  await app.call('POST', `/v1/sessions/${id}/messages`, {
+    body: { messages: transcript().messages.slice(1), external_refs: transcript().external_refs },
+    headers: { ...headers, 'idempotency-key': `retry-${SECRETS.github}`.slice(0, 200) },
+  });
+  await app.call('POST', `/v1/sessions/${id}/continue`, {
+    body: { message: `continue with ${SECRETS.aws}` },
+  });
   const got = await app.call('GET', `/v1/sessions/${id}`);
-  await app.call('PUT', `/v1/sessions/${id}`, { body: { ...got.json, task: `replaced ${SECRETS.stripe}`, messages: [...got.json.messages, { role: 'user', content: SECRETS.openai }] }, headers: { 'if-match': got.headers.get('etag')! } });
+  await app.call('PUT', `/v1/sessions/${id}`, {
+    body: {
+      ...got.json,
+      task: `replaced ${SECRETS.stripe}`,
+      messages: [...got.json.messages, { role: 'user', content: SECRETS.openai }],
+    },
+    headers: { 'if-match': got.headers.get('etag')! },
+  });
   await app.call('POST', `/v1/sessions/${id}/trim`, { body: { keep: 6 } });
-  await app.call('POST', '/v1/sessions', { body: { task: 'second', messages: transcript().messages }, headers });
+  await app.call('POST', '/v1/sessions', {
+    body: { task: 'second', messages: transcript().messages },
+    headers,
+  });
   await app.call('GET', '/v1/sessions');
   await app.sessions.manifest.compact('alice', true);
   const audit = await app.call('GET', `/v1/sessions/${id}/audit`);
@@ -73,12 +119,17 @@ function assertClean(dump: string, where: string) {
     const probe = name === 'pem' ? 'fakeKeyMaterial0' : secret;
     expect(dump.includes(probe), `${name} found in ${where}`).toBe(false);
   }
-  expect(dump.includes(Buffer.from(SECRETS.requestSecret).toString('base64').slice(2, 18)), 'base64 request secret').toBe(false);
+  expect(
+    dump.includes(Buffer.from(SECRETS.requestSecret).toString('base64').slice(2, 18)),
+    'base64 request secret',
+  ).toBe(false);
 }
 
 describe('no secret from a request reaches any stored object', () => {
   it('local store: every file under the data folder is clean', async () => {
-    const app = await makeApp({ env: { SATCHEL_REDACT_VALUES: JSON.stringify([SECRETS.configSecret]) } });
+    const app = await makeApp({
+      env: { SATCHEL_REDACT_VALUES: JSON.stringify([SECRETS.configSecret]) },
+    });
     await exercise(app);
     const files: string[] = [];
     const walk = (dir: string) => {
@@ -96,11 +147,16 @@ describe('no secret from a request reaches any stored object', () => {
 
   it('S3 (radosgw): every object in the bucket prefix is clean', async () => {
     const objects = openTestS3('secrets');
-    const app = await makeApp({ objects, env: { SATCHEL_REDACT_VALUES: JSON.stringify([SECRETS.configSecret]) } });
+    const app = await makeApp({
+      objects,
+      env: { SATCHEL_REDACT_VALUES: JSON.stringify([SECRETS.configSecret]) },
+    });
     await exercise(app);
     const all = await listAll(objects, '');
     expect(all.length).toBeGreaterThan(5);
-    const bodies = await Promise.all(all.map(async (k) => k + '\n' + text((await objects.get(k))!.body)));
+    const bodies = await Promise.all(
+      all.map(async (k) => k + '\n' + text((await objects.get(k))!.body)),
+    );
     assertClean(bodies.join('\n'), 'the bucket');
   });
 });

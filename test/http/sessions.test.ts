@@ -8,11 +8,20 @@ const hi = { role: 'user', content: 'hello' };
 describe('HTTP: sessions', () => {
   it('create → 201 with the session, ETag and Location; get → 200 with ETag', async () => {
     const { call } = await makeApp();
-    const created = await call('POST', '/v1/sessions', { body: { task: 'deploy', model: 'm1', provider: 'p1', messages: [sys, hi] } });
+    const created = await call('POST', '/v1/sessions', {
+      body: { task: 'deploy', model: 'm1', provider: 'p1', messages: [sys, hi] },
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('etag')).toBe('"1"');
     expect(created.headers.get('location')).toBe(`/v1/sessions/${created.json.id}`);
-    expect(created.json).toMatchObject({ task: 'deploy', model: 'm1', provider: 'p1', turns: 1, revision: 1, messages: [sys, hi] });
+    expect(created.json).toMatchObject({
+      task: 'deploy',
+      model: 'm1',
+      provider: 'p1',
+      turns: 1,
+      revision: 1,
+      messages: [sys, hi],
+    });
     expect(created.json.satchel).toBeUndefined();
     const got = await call('GET', `/v1/sessions/${created.json.id}`);
     expect(got.status).toBe(200);
@@ -20,22 +29,43 @@ describe('HTTP: sessions', () => {
     expect(got.json).toEqual(created.json);
   });
 
-  it('create may carry a session\'s original times (an import keeps them); list orders by them', async () => {
+  it("create may carry a session's original times (an import keeps them); list orders by them", async () => {
     const { call } = await makeApp();
-    const old = (await call('POST', '/v1/sessions', { body: { task: 'imported', created_at: '2024-03-02T10:00:00Z', updated_at: '2024-03-02T10:05:00Z' } })).json;
-    expect(old).toMatchObject({ created_at: '2024-03-02T10:00:00Z', updated_at: '2024-03-02T10:05:00Z' });
+    const old = (
+      await call('POST', '/v1/sessions', {
+        body: {
+          task: 'imported',
+          created_at: '2024-03-02T10:00:00Z',
+          updated_at: '2024-03-02T10:05:00Z',
+        },
+      })
+    ).json;
+    expect(old).toMatchObject({
+      created_at: '2024-03-02T10:00:00Z',
+      updated_at: '2024-03-02T10:05:00Z',
+    });
     const fresh = (await call('POST', '/v1/sessions', { body: { task: 'new' } })).json;
     expect(Date.parse(fresh.created_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00Z'));
-    expect((await call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id)).toEqual([fresh.id, old.id]);
+    expect(
+      (await call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id),
+    ).toEqual([fresh.id, old.id]);
     // The next write moves updated_at to now; created_at stays.
-    const appended = (await call('POST', `/v1/sessions/${old.id}/messages`, { body: { messages: [{ role: 'user', content: 'hi' }] } })).json;
+    const appended = (
+      await call('POST', `/v1/sessions/${old.id}/messages`, {
+        body: { messages: [{ role: 'user', content: 'hi' }] },
+      })
+    ).json;
     expect(Date.parse(appended.updated_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00Z'));
-    expect((await call('GET', `/v1/sessions/${old.id}`)).json.created_at).toBe('2024-03-02T10:00:00Z');
+    expect((await call('GET', `/v1/sessions/${old.id}`)).json.created_at).toBe(
+      '2024-03-02T10:00:00Z',
+    );
   });
 
   it('create with no system message adds none; with an existing id is 409', async () => {
     const { call } = await makeApp();
-    const a = await call('POST', '/v1/sessions', { body: { task: 't', id: 'imported-1', messages: [hi] } });
+    const a = await call('POST', '/v1/sessions', {
+      body: { task: 't', id: 'imported-1', messages: [hi] },
+    });
     expect(a.json.messages).toEqual([hi]);
     const again = await call('POST', '/v1/sessions', { body: { task: 't', id: 'imported-1' } });
     expect(again.status).toBe(409);
@@ -46,11 +76,15 @@ describe('HTTP: sessions', () => {
   it('If-None-Match on GET gives 304 when nothing changed', async () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });
-    const notModified = await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"1"' } });
+    const notModified = await call('GET', `/v1/sessions/${json.id}`, {
+      headers: { 'if-none-match': '"1"' },
+    });
     expect(notModified.status).toBe(304);
     expect(notModified.text).toBe('');
     await call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [hi] } });
-    const changed = await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"1"' } });
+    const changed = await call('GET', `/v1/sessions/${json.id}`, {
+      headers: { 'if-none-match': '"1"' },
+    });
     expect(changed.status).toBe(200);
     expect(changed.headers.get('etag')).toBe('"2"');
   });
@@ -59,35 +93,76 @@ describe('HTTP: sessions', () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
     const path = `/v1/sessions/${json.id}/messages`;
-    const first = await call('POST', path, { body: { messages: [hi] }, headers: { 'if-match': '"1"', 'idempotency-key': 'abc' } });
+    const first = await call('POST', path, {
+      body: { messages: [hi] },
+      headers: { 'if-match': '"1"', 'idempotency-key': 'abc' },
+    });
     expect(first.status).toBe(200);
     expect(Object.keys(first.json).sort()).toEqual(
-      ['bytes', 'dropped_groups', 'episode_untrusted', 'id', 'redactions', 'revision', 'turns', 'untrusted_ingested', 'updated_at'].sort(),
+      [
+        'bytes',
+        'dropped_groups',
+        'episode_untrusted',
+        'id',
+        'redactions',
+        'revision',
+        'turns',
+        'untrusted_ingested',
+        'updated_at',
+      ].sort(),
     );
     expect(first.json).toMatchObject({ id: json.id, revision: 2, turns: 1 });
     expect(first.headers.get('etag')).toBe('"2"');
-    const replay = await call('POST', path, { body: { messages: [hi] }, headers: { 'if-match': '"1"', 'idempotency-key': 'abc' } });
+    const replay = await call('POST', path, {
+      body: { messages: [hi] },
+      headers: { 'if-match': '"1"', 'idempotency-key': 'abc' },
+    });
     expect(replay.status).toBe(200);
     expect(replay.json).toEqual(first.json);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    const stale = await call('POST', path, { body: { messages: [hi] }, headers: { 'if-match': '"1"' } });
+    const stale = await call('POST', path, {
+      body: { messages: [hi] },
+      headers: { 'if-match': '"1"' },
+    });
     expect(stale.status).toBe(412);
-    const bogus = await call('POST', path, { body: { messages: [hi] }, headers: { 'if-match': 'W/"nonsense"' } });
+    const bogus = await call('POST', path, {
+      body: { messages: [hi] },
+      headers: { 'if-match': 'W/"nonsense"' },
+    });
     expect(bogus.status).toBe(412);
     expect((await call('GET', `/v1/sessions/${json.id}`)).json.messages).toHaveLength(2);
   });
 
   it('PUT replaces with If-Match; without it 428; stale 412', async () => {
     const { call } = await makeApp();
-    const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys, hi] } });
+    const { json } = await call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [sys, hi] },
+    });
     const path = `/v1/sessions/${json.id}`;
     expect((await call('PUT', path, { body: { ...json, task: 'x' } })).status).toBe(428);
-    const ok = await call('PUT', path, { body: { ...json, task: 'renamed', messages: [sys] }, headers: { 'if-match': '"1"' } });
+    const ok = await call('PUT', path, {
+      body: { ...json, task: 'renamed', messages: [sys] },
+      headers: { 'if-match': '"1"' },
+    });
     expect(ok.status).toBe(200);
-    expect(ok.json).toMatchObject({ task: 'renamed', revision: 2, turns: 0, created_at: json.created_at });
+    expect(ok.json).toMatchObject({
+      task: 'renamed',
+      revision: 2,
+      turns: 0,
+      created_at: json.created_at,
+    });
     expect(ok.headers.get('etag')).toBe('"2"');
-    expect((await call('PUT', path, { body: { ...json }, headers: { 'if-match': '"1"' } })).status).toBe(412);
-    expect((await call('PUT', '/v1/sessions/nope', { body: { task: 't', messages: [] }, headers: { 'if-match': '"1"' } })).status).toBe(404);
+    expect(
+      (await call('PUT', path, { body: { ...json }, headers: { 'if-match': '"1"' } })).status,
+    ).toBe(412);
+    expect(
+      (
+        await call('PUT', '/v1/sessions/nope', {
+          body: { task: 't', messages: [] },
+          headers: { 'if-match': '"1"' },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('DELETE → 204, then 404; GET of a deleted session → 404', async () => {
@@ -96,17 +171,31 @@ describe('HTTP: sessions', () => {
     expect((await call('DELETE', `/v1/sessions/${json.id}`)).status).toBe(204);
     expect((await call('DELETE', `/v1/sessions/${json.id}`)).status).toBe(404);
     expect((await call('GET', `/v1/sessions/${json.id}`)).status).toBe(404);
-    expect((await call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [hi] } })).status).toBe(404);
+    expect(
+      (await call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [hi] } })).status,
+    ).toBe(404);
   });
 
   it('list, latest, updated_after and limits', async () => {
     const { call } = await makeApp();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await call('POST', '/v1/sessions', { body: { task: `t${i}`, model: 'm' } })).json.id);
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        (await call('POST', '/v1/sessions', { body: { task: `t${i}`, model: 'm' } })).json.id,
+      );
     const page = await call('GET', '/v1/sessions?limit=2');
     expect(page.status).toBe(200);
     expect(page.json.sessions.map((s: { id: string }) => s.id)).toEqual([ids[4], ids[3]]);
-    expect(Object.keys(page.json.sessions[0]).sort()).toEqual(['bytes', 'created_at', 'id', 'model', 'provider', 'task', 'turns', 'updated_at']);
+    expect(Object.keys(page.json.sessions[0]).sort()).toEqual([
+      'bytes',
+      'created_at',
+      'id',
+      'model',
+      'provider',
+      'task',
+      'turns',
+      'updated_at',
+    ]);
     const next = await call('GET', `/v1/sessions?limit=2&cursor=${page.json.next_cursor}`);
     expect(next.json.sessions.map((s: { id: string }) => s.id)).toEqual([ids[2], ids[1]]);
     const latest = await call('GET', '/v1/sessions/latest');
@@ -115,7 +204,13 @@ describe('HTTP: sessions', () => {
     const since = (await call('GET', `/v1/sessions/${ids[2]}`)).json.updated_at;
     const changed = await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(since)}`);
     expect(changed.json.sessions.map((s: { id: string }) => s.id)).toEqual([ids[4], ids[3]]);
-    for (const bad of ['limit=0', 'limit=101', 'limit=abc', 'updated_after=yesterday', 'cursor=zzz']) {
+    for (const bad of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'updated_after=yesterday',
+      'cursor=zzz',
+    ]) {
       const res = await call('GET', `/v1/sessions?${bad}`);
       expect(res.status, bad).toBe(400);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
@@ -129,26 +224,42 @@ describe('HTTP: sessions', () => {
 
   it('trim and cleanup', async () => {
     const { call } = await makeApp();
-    const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys, hi, hi, hi] } });
+    const { json } = await call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [sys, hi, hi, hi] },
+    });
     const trimmed = await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 2 } });
     expect(trimmed.status).toBe(200);
     expect(trimmed.json).toEqual({ id: json.id, before: 4, after: 2, dropped: 2 });
-    expect((await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 1 } })).status).toBe(400);
+    expect((await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 1 } })).status).toBe(
+      400,
+    );
     expect((await call('POST', '/v1/sessions/nope/trim', { body: { keep: 3 } })).status).toBe(404);
-    expect((await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 1 } })).json).toEqual({ deleted: 0 });
-    expect((await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } })).json).toEqual({ deleted: 1 });
-    expect((await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: -1 } })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 1 } })).json,
+    ).toEqual({ deleted: 0 });
+    expect(
+      (await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } })).json,
+    ).toEqual({ deleted: 1 });
+    expect(
+      (await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: -1 } })).status,
+    ).toBe(400);
   });
 
   it('continue without a model stores the user message and says model_turn: false (also on latest)', async () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
-    const out = await call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'next step' } });
+    const out = await call('POST', `/v1/sessions/${json.id}/continue`, {
+      body: { message: 'next step' },
+    });
     expect(out.status).toBe(200);
     expect(out.json).toMatchObject({ id: json.id, revision: 2, turns: 1, model_turn: false });
-    const viaLatest = await call('POST', '/v1/sessions/latest/continue', { body: { message: 'and again' } });
+    const viaLatest = await call('POST', '/v1/sessions/latest/continue', {
+      body: { message: 'and again' },
+    });
     expect(viaLatest.json).toMatchObject({ id: json.id, revision: 3, turns: 2 });
-    expect((await call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: '' } })).status).toBe(400);
+    expect(
+      (await call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: '' } })).status,
+    ).toBe(400);
   });
 });
 
@@ -157,9 +268,19 @@ describe('HTTP: auth and namespaces', () => {
     const { call } = await makeApp();
     expect((await call('GET', '/v1/sessions', { token: null })).status).toBe(401);
     expect((await call('GET', '/v1/sessions', { token: 'nope' })).status).toBe(401);
-    expect((await call('GET', '/v1/sessions', { token: `sha256:${await sha256hex(TOKENS.bob)}` })).status).toBe(401);
+    expect(
+      (await call('GET', '/v1/sessions', { token: `sha256:${await sha256hex(TOKENS.bob)}` }))
+        .status,
+    ).toBe(401);
     expect((await call('GET', '/v1/sessions', { token: TOKENS.bob })).status).toBe(200);
-    expect((await call('GET', '/v1/sessions', { token: null, headers: { authorization: `Basic ${TOKENS.bob}` } })).status).toBe(401);
+    expect(
+      (
+        await call('GET', '/v1/sessions', {
+          token: null,
+          headers: { authorization: `Basic ${TOKENS.bob}` },
+        })
+      ).status,
+    ).toBe(401);
     expect((await call('GET', '/v1/health', { token: null })).status).toBe(200);
   });
 
@@ -179,7 +300,11 @@ describe('HTTP: auth and namespaces', () => {
       ['POST', `/v1/sessions/${json.id}/continue`, { message: 'x' }],
     ];
     for (const [method, path, body] of writes) {
-      const res = await call(method, path, { token: TOKENS.ci, ...(body ? { body } : {}), headers: { 'if-match': '"1"' } });
+      const res = await call(method, path, {
+        token: TOKENS.ci,
+        ...(body ? { body } : {}),
+        headers: { 'if-match': '"1"' },
+      });
       expect(res.status, `${method} ${path}`).toBe(403);
     }
     expect(await listAll(objects, 'ns/')).toEqual(before);
@@ -187,20 +312,35 @@ describe('HTTP: auth and namespaces', () => {
 
   it('namespaces never see each other; devices of one namespace share it', async () => {
     const { call } = await makeApp();
-    const { json } = await call('POST', '/v1/sessions', { body: { task: 'alice secret', id: 'same-id' } });
-    expect((await call('GET', `/v1/sessions/${json.id}`, { token: TOKENS.phone })).status).toBe(200);
+    const { json } = await call('POST', '/v1/sessions', {
+      body: { task: 'alice secret', id: 'same-id' },
+    });
+    expect((await call('GET', `/v1/sessions/${json.id}`, { token: TOKENS.phone })).status).toBe(
+      200,
+    );
     expect((await call('GET', `/v1/sessions/${json.id}`, { token: TOKENS.bob })).status).toBe(404);
     expect((await call('GET', '/v1/sessions', { token: TOKENS.bob })).json.sessions).toEqual([]);
     expect((await call('GET', '/v1/sessions/latest', { token: TOKENS.bob })).status).toBe(404);
-    expect((await call('DELETE', `/v1/sessions/${json.id}`, { token: TOKENS.bob })).status).toBe(404);
+    expect((await call('DELETE', `/v1/sessions/${json.id}`, { token: TOKENS.bob })).status).toBe(
+      404,
+    );
     // Creating the same id in another namespace succeeds: a 409 would reveal alice's session.
-    expect((await call('POST', '/v1/sessions', { token: TOKENS.bob, body: { task: 'bob', id: 'same-id' } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/v1/sessions', {
+          token: TOKENS.bob,
+          body: { task: 'bob', id: 'same-id' },
+        })
+      ).status,
+    ).toBe(201);
     expect((await call('GET', '/v1/sessions/same-id')).json.task).toBe('alice secret');
   });
 
   it('without SATCHEL_TOKENS the local server serves namespace default openly; other runtimes refuse', async () => {
     const open = await makeApp({ env: { SATCHEL_TOKENS: '' }, allowOpen: true });
-    expect((await open.call('POST', '/v1/sessions', { token: null, body: { task: 't' } })).status).toBe(201);
+    expect(
+      (await open.call('POST', '/v1/sessions', { token: null, body: { task: 't' } })).status,
+    ).toBe(201);
     const closed = await makeApp({ env: { SATCHEL_TOKENS: '' }, allowOpen: false });
     expect((await closed.call('GET', '/v1/sessions', { token: null })).status).toBe(401);
   });
@@ -210,15 +350,27 @@ describe('HTTP: audit log', () => {
   it('one record per write with the device label, deleted with the session and by cleanup', async () => {
     const { call, objects } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
-    await call('POST', `/v1/sessions/${json.id}/messages`, { body: { messages: [hi] }, token: TOKENS.phone });
+    await call('POST', `/v1/sessions/${json.id}/messages`, {
+      body: { messages: [hi] },
+      token: TOKENS.phone,
+    });
     await call('POST', `/v1/sessions/${json.id}/continue`, { body: { message: 'go on' } });
     await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 2 } });
     const audit = await call('GET', `/v1/sessions/${json.id}/audit`, { token: TOKENS.ci });
     expect(audit.status).toBe(200);
-    expect(audit.json.records.map((r: { op: string; device: string }) => `${r.op}:${r.device}`)).toEqual(['create:laptop', 'append:phone', 'continue:laptop', 'trim:laptop']);
-    expect(audit.json.records[1]).toMatchObject({ revision: 2, messages_added: 1, redactions: 0, dropped_groups: 0 });
+    expect(
+      audit.json.records.map((r: { op: string; device: string }) => `${r.op}:${r.device}`),
+    ).toEqual(['create:laptop', 'append:phone', 'continue:laptop', 'trim:laptop']);
+    expect(audit.json.records[1]).toMatchObject({
+      revision: 2,
+      messages_added: 1,
+      redactions: 0,
+      dropped_groups: 0,
+    });
     expect((await call('GET', '/v1/sessions/nope/audit')).status).toBe(404);
-    expect((await call('GET', `/v1/sessions/${json.id}/audit`, { token: TOKENS.bob })).status).toBe(404);
+    expect((await call('GET', `/v1/sessions/${json.id}/audit`, { token: TOKENS.bob })).status).toBe(
+      404,
+    );
     await call('DELETE', `/v1/sessions/${json.id}`);
     expect((await listAll(objects, `ns/alice/audit/${json.id}/`)).length).toBe(0);
     const second = await call('POST', '/v1/sessions', { body: { task: 'u' } });

@@ -11,48 +11,78 @@ describe('many devices: 304 and updated_after', () => {
   it('If-None-Match gives 304 while nothing changed, with the ETag; a list of tags, a weak tag or * match too', async () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });
-    const notModified = await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"1"' } });
+    const notModified = await call('GET', `/v1/sessions/${json.id}`, {
+      headers: { 'if-none-match': '"1"' },
+    });
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get('etag')).toBe('"1"');
     expect(notModified.text).toBe('');
     for (const inm of ['W/"1"', '"7", "1"', '*']) {
-      expect((await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': inm } })).status, inm).toBe(304);
+      expect(
+        (await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': inm } }))
+          .status,
+        inm,
+      ).toBe(304);
     }
-    expect((await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"2"' } })).status).toBe(200);
+    expect(
+      (await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"2"' } }))
+        .status,
+    ).toBe(200);
   });
 
   it('latest never answers 304: the revision tag cannot tell which session it was; Content-Location names the one to revalidate', async () => {
     const { call } = await makeApp();
-    const first = (await call('POST', '/v1/sessions', { body: { task: 'first' } })).json.id as string;
+    const first = (await call('POST', '/v1/sessions', { body: { task: 'first' } })).json
+      .id as string;
     const got = await call('GET', '/v1/sessions/latest');
     expect(got.headers.get('etag')).toBe('"1"');
     expect(got.headers.get('content-location')).toBe(`/v1/sessions/${first}`);
     // Another device starts a session, also at revision 1: a 304 here would keep the wrong session.
-    const second = (await call('POST', '/v1/sessions', { body: { task: 'second' } })).json.id as string;
+    const second = (await call('POST', '/v1/sessions', { body: { task: 'second' } })).json
+      .id as string;
     const again = await call('GET', '/v1/sessions/latest', { headers: { 'if-none-match': '"1"' } });
     expect(again.status).toBe(200);
     expect(again.json.id).toBe(second);
     expect(again.headers.get('content-location')).toBe(`/v1/sessions/${second}`);
-    expect((await call('GET', again.headers.get('content-location')!, { headers: { 'if-none-match': '"1"' } })).status).toBe(304);
+    expect(
+      (
+        await call('GET', again.headers.get('content-location')!, {
+          headers: { 'if-none-match': '"1"' },
+        })
+      ).status,
+    ).toBe(304);
   });
 
   it('updated_after is exclusive: the newest updated_at itself lists nothing, a millisecond before lists it', async () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });
     const at: string = json.updated_at;
-    expect((await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(at)}`)).json.sessions).toEqual([]);
+    expect(
+      (await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(at)}`)).json.sessions,
+    ).toEqual([]);
     const before = new Date(Date.parse(at) - 1).toISOString();
-    expect((await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(before)}`)).json.sessions.map((s: Summary) => s.id)).toEqual([json.id]);
+    expect(
+      (
+        await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(before)}`)
+      ).json.sessions.map((s: Summary) => s.id),
+    ).toEqual([json.id]);
     // Any RFC 3339 offset names the same instant.
     const offset = new Date(Date.parse(at) + 2 * 3600_000).toISOString().replace('Z', '+02:00');
-    expect((await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(offset)}`)).json.sessions).toEqual([]);
+    expect(
+      (await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(offset)}`)).json.sessions,
+    ).toEqual([]);
   });
 });
 
 describe('many devices: the sync loop', () => {
   it("a laptop that runs the README's loop ends up with the phone's sessions, fetching only what changed", async () => {
     const { call } = await makeApp();
-    const phone = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => call(method, path, { token: TOKENS.phone, body, headers });
+    const phone = (
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) => call(method, path, { token: TOKENS.phone, body, headers });
     const local = new Map<string, Local>();
     let since: string | undefined;
     let fetched = 0;
@@ -73,12 +103,18 @@ describe('many devices: the sync loop', () => {
           if (!newest || s.updated_at > newest) newest = s.updated_at;
           const mine = local.get(s.id);
           if (mine?.updated_at === s.updated_at) continue;
-          const got = await call('GET', `/v1/sessions/${s.id}`, { headers: mine ? { 'if-none-match': `"${mine.revision}"` } : {} });
+          const got = await call('GET', `/v1/sessions/${s.id}`, {
+            headers: mine ? { 'if-none-match': `"${mine.revision}"` } : {},
+          });
           if (got.status === 304) notModified++;
           else if (got.status === 404) local.delete(s.id);
           else {
             fetched++;
-            local.set(s.id, { revision: got.json.revision, updated_at: got.json.updated_at, messages: got.json.messages });
+            local.set(s.id, {
+              revision: got.json.revision,
+              updated_at: got.json.updated_at,
+              messages: got.json.messages,
+            });
           }
         }
         cursor = page.json.next_cursor ?? undefined;
@@ -101,20 +137,33 @@ describe('many devices: the sync loop', () => {
     // with the same Idempotency-Key: one message.
     const msg = { messages: [{ role: 'user', content: 'from the phone' }] };
     await phone('POST', `/v1/sessions/${b}/messages`, msg, { 'idempotency-key': 'phone-1' });
-    expect((await phone('POST', `/v1/sessions/${b}/messages`, msg, { 'idempotency-key': 'phone-1' })).headers.get('idempotent-replayed')).toBe('true');
+    expect(
+      (
+        await phone('POST', `/v1/sessions/${b}/messages`, msg, { 'idempotency-key': 'phone-1' })
+      ).headers.get('idempotent-replayed'),
+    ).toBe('true');
     await sync();
     expect(fetched).toBe(4);
     expect(local.get(b)!.messages).toEqual(msg.messages);
     expect(local.get(b)!.revision).toBe(2);
 
     // The laptop's own stale replace is refused (412); it reads again and retries on the new revision.
-    const stale = await call('PUT', `/v1/sessions/${b}`, { body: { task: 'renamed', messages: [] }, headers: { 'if-match': '"1"' } });
+    const stale = await call('PUT', `/v1/sessions/${b}`, {
+      body: { task: 'renamed', messages: [] },
+      headers: { 'if-match': '"1"' },
+    });
     expect(stale.status).toBe(412);
     expect(notModified).toBe(0);
 
     // A session deleted elsewhere is not listed by updated_after; a GET of it says 404.
     await phone('DELETE', `/v1/sessions/${c}`);
     await sync();
-    expect((await call('GET', `/v1/sessions/${c}`, { headers: { 'if-none-match': `"${local.get(c)!.revision}"` } })).status).toBe(404);
+    expect(
+      (
+        await call('GET', `/v1/sessions/${c}`, {
+          headers: { 'if-none-match': `"${local.get(c)!.revision}"` },
+        })
+      ).status,
+    ).toBe(404);
   });
 });

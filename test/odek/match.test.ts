@@ -17,7 +17,11 @@ describe('sameText: a stored string against the file string it came from', () =>
     ['[REDACTED]', '[REDACTED]', true],
     ['x[REDACTED]', '[REDACTED]y', false],
     // Tool-call arguments the pipeline re-serialised after redacting a value.
-    ['{"user": "deploy", "password": "hunter2"}', '{"user":"deploy","password":"[REDACTED]"}', true],
+    [
+      '{"user": "deploy", "password": "hunter2"}',
+      '{"user":"deploy","password":"[REDACTED]"}',
+      true,
+    ],
     ['{"user": "root", "password": "hunter2"}', '{"user":"deploy","password":"[REDACTED]"}', false],
     ['{"a": 1}', '{"a":1}', false], // nothing redacted: the pipeline keeps arguments byte for byte
     // Arguments that were not JSON and stopped being loadable once redacted.
@@ -36,7 +40,13 @@ function session(file: Record<string, unknown>): OdekSession {
 
 /** What the server would store for the file: times and revision of its own. */
 function stored(file: OdekSession, change: (s: Session) => void = () => undefined): Session {
-  const s = structuredClone({ ...file, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', revision: 1, episode_taint_tracked: true }) as Session;
+  const s = structuredClone({
+    ...file,
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    revision: 1,
+    episode_taint_tracked: true,
+  }) as Session;
   change(s);
   return s;
 }
@@ -47,32 +57,82 @@ describe('firstDifference', () => {
 
   it('is null for the same content, whatever the times, turns and revision', () => {
     expect(firstDifference(file, stored(file))).toBeNull();
-    expect(firstDifference(heavy, stored(heavy, (s) => (s.turns = 99)))).toBeNull();
+    expect(
+      firstDifference(
+        heavy,
+        stored(heavy, (s) => (s.turns = 99)),
+      ),
+    ).toBeNull();
   });
 
   it.each<[string, (s: Session) => void, string]>([
     ['task', (s) => (s.task = 'other'), 'task'],
     ['model', (s) => (s.model = 'gpt-5'), 'model'],
     ['provider', (s) => (s.provider = ''), 'provider'],
-    ['a message more', (s) => s.messages.push({ role: 'user', content: 'more' }), 'messages: 5 in the file, 6 stored'],
+    [
+      'a message more',
+      (s) => s.messages.push({ role: 'user', content: 'more' }),
+      'messages: 5 in the file, 6 stored',
+    ],
     ['content', (s) => (s.messages[3]!.content = 'Keep it open.'), 'messages[3].content'],
-    ['reasoning', (s) => (s.messages[2]!.reasoning_content = 'no'), 'messages[2].reasoning_content'],
-    ['a field added to a message', (s) => (s.messages[1]!.name = 'bob'), 'messages[1]: fields differ'],
-    ['a ref more', (s) => s.external_refs.push({ kind: 'x', uri: 'y', created_by: 'z', read_only: false, created_at: '' }), 'external_refs: 2 in the file, 3 stored'],
-    ['a ref uri', (s) => (s.external_refs[0]!.uri = 'https://github.com/acme/app/issues/43'), 'external_refs: github_issue https://github.com/acme/app/issues/42'],
-    ['a ref time', (s) => (s.external_refs[1]!.created_at = '2026-01-01T00:00:00Z'), 'external_refs: doc https://wiki.acme.dev/triage?a=1,b=2'],
+    [
+      'reasoning',
+      (s) => (s.messages[2]!.reasoning_content = 'no'),
+      'messages[2].reasoning_content',
+    ],
+    [
+      'a field added to a message',
+      (s) => (s.messages[1]!.name = 'bob'),
+      'messages[1]: fields differ',
+    ],
+    [
+      'a ref more',
+      (s) =>
+        s.external_refs.push({
+          kind: 'x',
+          uri: 'y',
+          created_by: 'z',
+          read_only: false,
+          created_at: '',
+        }),
+      'external_refs: 2 in the file, 3 stored',
+    ],
+    [
+      'a ref uri',
+      (s) => (s.external_refs[0]!.uri = 'https://github.com/acme/app/issues/43'),
+      'external_refs: github_issue https://github.com/acme/app/issues/42',
+    ],
+    [
+      'a ref time',
+      (s) => (s.external_refs[1]!.created_at = '2026-01-01T00:00:00Z'),
+      'external_refs: doc https://wiki.acme.dev/triage?a=1,b=2',
+    ],
     ['sandbox cleared', (s) => (s.sandbox = false), 'sandbox'],
   ])('finds %s', (_name, change, where) => {
     expect(firstDifference(file, stored(file, change))).toBe(where);
   });
 
   it('finds a change deep in a tool call and in an unknown message field', () => {
-    expect(firstDifference(heavy, stored(heavy, (s) => (s.messages[20]!.tool_calls![1]!.function.arguments = 'ls')))).toBe('messages[20].tool_calls[1].function.arguments');
-    expect(firstDifference(heavy, stored(heavy, (s) => ((s.messages[5] as Record<string, any>).metadata.tags[1] = 'm99')))).toBe('messages[5].metadata.tags[1]');
+    expect(
+      firstDifference(
+        heavy,
+        stored(heavy, (s) => (s.messages[20]!.tool_calls![1]!.function.arguments = 'ls')),
+      ),
+    ).toBe('messages[20].tool_calls[1].function.arguments');
+    expect(
+      firstDifference(
+        heavy,
+        stored(heavy, (s) => ((s.messages[5] as Record<string, any>).metadata.tags[1] = 'm99')),
+      ),
+    ).toBe('messages[5].metadata.tags[1]');
   });
 
   it('allows flags the server derived, and ref times it stamped', () => {
-    const plain = session({ ...newFormat(), sandbox: false, external_refs: [{ kind: 'doc', uri: 'u', created_by: 'odek' }] });
+    const plain = session({
+      ...newFormat(),
+      sandbox: false,
+      external_refs: [{ kind: 'doc', uri: 'u', created_by: 'odek' }],
+    });
     const derived = stored(plain, (s) => {
       s.untrusted_ingested = true;
       s.episode_untrusted = true;

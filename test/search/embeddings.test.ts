@@ -18,14 +18,31 @@ afterEach(async () => {
   servers = [];
 });
 
-async function setup(options: { model?: string; objects?: ObjectStore; timeoutMs?: number; clock?: { t: number }; server?: EmbeddingsServer } = {}) {
+async function setup(
+  options: {
+    model?: string;
+    objects?: ObjectStore;
+    timeoutMs?: number;
+    clock?: { t: number };
+    server?: EmbeddingsServer;
+  } = {},
+) {
   const server = options.server ?? (await startEmbeddingsServer(64));
   if (!options.server) servers.push(server);
   const objects = options.objects ?? new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-emb-')));
-  const env = { SATCHEL_EMBEDDINGS_URL: server.url, SATCHEL_EMBEDDINGS_MODEL: options.model ?? 'test-model', SATCHEL_EMBEDDINGS_KEY: KEY, SATCHEL_EMBEDDINGS_DIMS: '64' };
+  const env = {
+    SATCHEL_EMBEDDINGS_URL: server.url,
+    SATCHEL_EMBEDDINGS_MODEL: options.model ?? 'test-model',
+    SATCHEL_EMBEDDINGS_KEY: KEY,
+    SATCHEL_EMBEDDINGS_DIMS: '64',
+  };
   const config = await loadConfig(env, 'local');
   const lines: string[] = [];
-  const log = { info: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })), warn: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })), error: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })) };
+  const log = {
+    info: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })),
+    warn: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })),
+    error: (m: string, f?: object) => lines.push(JSON.stringify({ m, ...f })),
+  };
   const clock = options.clock;
   // Failures reported as lib/http/app.ts reports them, so the log can be checked for the key.
   const embedder = new HttpEmbedder({
@@ -36,40 +53,72 @@ async function setup(options: { model?: string; objects?: ObjectStore; timeoutMs
   });
   const built = createApp({ config, objects, allowOpen: true, log, embedder });
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await built.app.fetch(new Request(`http://satchel.test${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) }));
+    const res = await built.app.fetch(
+      new Request(`http://satchel.test${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      }),
+    );
     return { status: res.status, json: (await res.json().catch(() => null)) as any };
   };
   return { server, objects, embedder, built, call, lines };
 }
 
-const create = (call: Awaited<ReturnType<typeof setup>>['call'], text: string) => call('POST', '/v1/sessions', { task: 'job', messages: [{ role: 'user', content: text }] });
+const create = (call: Awaited<ReturnType<typeof setup>>['call'], text: string) =>
+  call('POST', '/v1/sessions', { task: 'job', messages: [{ role: 'user', content: text }] });
 
 describe('vectors through an OpenAI-compatible embeddings server', () => {
   it('a save stores the vector as raw float32 with vectors_meta.json naming the space; batched calls; the key never stored', async () => {
     const { server, objects, built, call } = await setup();
-    const made = await Promise.all(['postgres vacuum stalls', 'redis eviction storm', 'kafka consumer lag', 'nginx upstream timeout'].map((t) => create(call, t)));
+    const made = await Promise.all(
+      [
+        'postgres vacuum stalls',
+        'redis eviction storm',
+        'kafka consumer lag',
+        'nginx upstream timeout',
+      ].map((t) => create(call, t)),
+    );
     expect(made.every((r) => r.status === 201)).toBe(true);
     await built.background.drain();
-    expect(server.requests.every((r) => r.authorization === `Bearer ${KEY}` && r.model === 'test-model')).toBe(true);
-    const meta = JSON.parse(new TextDecoder().decode((await objects.get('ns/default/x/vectors_meta.json'))!.body));
+    expect(
+      server.requests.every((r) => r.authorization === `Bearer ${KEY}` && r.model === 'test-model'),
+    ).toBe(true);
+    const meta = JSON.parse(
+      new TextDecoder().decode((await objects.get('ns/default/x/vectors_meta.json'))!.body),
+    );
     expect(meta).toMatchObject({ space: 'http/test-model/64', dims: 64 });
-    const vecs = (await listAll(objects, `ns/default/x/v/${meta.hash}/d/`)).filter((k) => k.endsWith('.f32'));
+    const vecs = (await listAll(objects, `ns/default/x/v/${meta.hash}/d/`)).filter((k) =>
+      k.endsWith('.f32'),
+    );
     expect(vecs).toHaveLength(4);
     const raw = (await objects.get(vecs[0]!))!.body;
     expect(raw.byteLength).toBe(64 * 4);
     const v = new Float32Array(raw.slice().buffer);
     expect(Math.abs(v.reduce((s, x) => s + x * x, 0) - 1)).toBeLessThan(1e-4);
-    for (const k of await listAll(objects, '')) expect(Buffer.from((await objects.get(k))!.body).toString('latin1')).not.toContain(KEY);
-    const hits = await call('POST', '/v1/session_search', { action: 'search', query: 'kafka consumer' });
+    for (const k of await listAll(objects, ''))
+      expect(Buffer.from((await objects.get(k))!.body).toString('latin1')).not.toContain(KEY);
+    const hits = await call('POST', '/v1/session_search', {
+      action: 'search',
+      query: 'kafka consumer',
+    });
     expect(hits.json.results.map((h: { id: string }) => h.id)).toEqual([made[2]!.json.id]);
-    expect((await call('GET', '/v1/health')).json.embeddings).toMatchObject({ configured: true, space: 'http/test-model/64', state: 'ok' });
+    expect((await call('GET', '/v1/health')).json.embeddings).toMatchObject({
+      configured: true,
+      space: 'http/test-model/64',
+      state: 'ok',
+    });
   });
 
   it('calls made in the same tick share one request, split by the batch size; a repeated text is served from the cache', async () => {
     const server = await startEmbeddingsServer(64);
     servers.push(server);
     const embedder = new HttpEmbedder({ url: server.url, model: 'm', batchSize: 3 });
-    const out = await Promise.all([embedder.embed(['a b']), embedder.embed(['c d']), embedder.embed(['e f', 'g h'])]);
+    const out = await Promise.all([
+      embedder.embed(['a b']),
+      embedder.embed(['c d']),
+      embedder.embed(['e f', 'g h']),
+    ]);
     expect(out.flat()).toHaveLength(4);
     expect(server.requests.map((r) => r.input.length).sort()).toEqual([1, 3]);
     await embedder.embed(['a b']);
@@ -94,13 +143,19 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
     clock.t += 29_000;
     const second = await create(call, 'terraform plan drift');
     expect(second.status).toBe(201);
-    const during = await call('POST', '/v1/session_search', { action: 'search', query: 'terraform lock' });
+    const during = await call('POST', '/v1/session_search', {
+      action: 'search',
+      query: 'terraform lock',
+    });
     expect(during.json.results.map((h: { id: string }) => h.id)).toEqual([first.json.id]);
     await built.background.drain();
     expect(server.requests.length).toBe(failedCalls);
     // After it: the next search embeds its query again.
     clock.t += 2_000;
-    const after = await call('POST', '/v1/session_search', { action: 'search', query: 'terraform drift' });
+    const after = await call('POST', '/v1/session_search', {
+      action: 'search',
+      query: 'terraform drift',
+    });
     expect(after.json.results.map((h: { id: string }) => h.id)).toEqual([second.json.id]);
     expect(server.requests.length).toBeGreaterThan(failedCalls);
   });
@@ -111,7 +166,10 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
     const started = Date.now();
     const made = await create(call, 'grpc deadline exceeded');
     expect(made.status).toBe(201);
-    const found = await call('POST', '/v1/session_search', { action: 'search', query: 'grpc deadline' });
+    const found = await call('POST', '/v1/session_search', {
+      action: 'search',
+      query: 'grpc deadline',
+    });
     expect(found.json.results.map((h: { id: string }) => h.id)).toEqual([made.json.id]);
     await built.background.drain();
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -122,15 +180,21 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
     const first = await setup({ model: 'model-a' });
     await create(first.call, 'helm chart values');
     await first.built.background.drain();
-    const oldMeta = JSON.parse(new TextDecoder().decode((await first.objects.get('ns/default/x/vectors_meta.json'))!.body));
+    const oldMeta = JSON.parse(
+      new TextDecoder().decode((await first.objects.get('ns/default/x/vectors_meta.json'))!.body),
+    );
     const second = await setup({ model: 'model-b', objects: first.objects, server: first.server });
     await second.call('POST', '/v1/session_search', { action: 'search', query: 'helm chart' });
     await second.built.background.drain();
-    const meta = JSON.parse(new TextDecoder().decode((await first.objects.get('ns/default/x/vectors_meta.json'))!.body));
+    const meta = JSON.parse(
+      new TextDecoder().decode((await first.objects.get('ns/default/x/vectors_meta.json'))!.body),
+    );
     expect(meta.space).toBe('http/model-b/64');
     expect(await listAll(first.objects, `ns/default/x/v/${oldMeta.hash}/`)).toEqual([]);
     // The new space was built from the session objects by the compaction the search scheduled.
-    expect((await listAll(first.objects, `ns/default/x/v/${meta.hash}/g/`)).length).toBeGreaterThan(0);
+    expect((await listAll(first.objects, `ns/default/x/v/${meta.hash}/g/`)).length).toBeGreaterThan(
+      0,
+    );
     expect(first.server.requests.some((r) => r.model === 'model-b')).toBe(true);
   });
 });

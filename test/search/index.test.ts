@@ -13,7 +13,12 @@ import type { ObjectStore } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
 
 /** One "process": a session store and its search engine over shared storage, with its own background. */
-function device(objects: ObjectStore, options: SearchOptions = {}, embedder: Embedder | null = new LocalEmbedder(), maxSessionBytes = 1 << 20) {
+function device(
+  objects: ObjectStore,
+  options: SearchOptions = {},
+  embedder: Embedder | null = new LocalEmbedder(),
+  maxSessionBytes = 1 << 20,
+) {
   const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes }) });
   // Tests look across "processes" at once; the 1 s freshness window has its own test below.
   const engine = new SearchEngine(sessions, embedder, { freshnessMs: 0, ...options });
@@ -47,7 +52,14 @@ describe('search index in the bucket', () => {
     const d = device(objects, { lsm: { compactAfter: 4 } });
     const made: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const { session } = await d.sessions.create('ns1', { task: `task ${i}`, messages: [{ role: 'user', content: `deploy service${i} to kubernetes cluster` }] }, d.ctx);
+      const { session } = await d.sessions.create(
+        'ns1',
+        {
+          task: `task ${i}`,
+          messages: [{ role: 'user', content: `deploy service${i} to kubernetes cluster` }],
+        },
+        d.ctx,
+      );
       made.push(session.id);
     }
     await d.drain();
@@ -61,7 +73,9 @@ describe('search index in the bucket', () => {
     expect(keys.filter((k) => k.includes('/x/d/'))).toEqual([]);
     // A fresh process (cold) reads the segment and answers the same.
     const cold = device(objects);
-    expect(ids(await cold.search('ns1', 'kubernetes deploy', 20)).sort()).toEqual(made.slice().sort());
+    expect(ids(await cold.search('ns1', 'kubernetes deploy', 20)).sort()).toEqual(
+      made.slice().sort(),
+    );
     expect(ids(await cold.search('ns1', 'service7', 20))).toEqual([made[7]]);
   });
 
@@ -69,10 +83,25 @@ describe('search index in the bucket', () => {
     const objects = localStore();
     const a = device(objects);
     const b = device(objects);
-    const { session } = await a.sessions.create('ns', { task: 'build fix', messages: [{ role: 'user', content: 'the linker fails on arm64' }] }, a.ctx);
+    const { session } = await a.sessions.create(
+      'ns',
+      { task: 'build fix', messages: [{ role: 'user', content: 'the linker fails on arm64' }] },
+      a.ctx,
+    );
     await a.drain();
     expect(ids(await b.search('ns', 'linker arm64'))).toEqual([session.id]);
-    await a.sessions.append('ns', session.id, { messages: [{ role: 'assistant', content: 'zebrafish quantum' }, { role: 'user', content: 'thanks' }] }, undefined, a.ctx);
+    await a.sessions.append(
+      'ns',
+      session.id,
+      {
+        messages: [
+          { role: 'assistant', content: 'zebrafish quantum' },
+          { role: 'user', content: 'thanks' },
+        ],
+      },
+      undefined,
+      a.ctx,
+    );
     await a.drain();
     expect(ids(await b.search('ns', 'zebrafish quantum'))).toEqual([session.id]);
     // Trim away everything but the last two messages: the linker text is gone from every result.
@@ -91,7 +120,16 @@ describe('search index in the bucket', () => {
     const objects = new MemoryStore();
     const d = device(objects, { lsm: { compactAfter: 1000 } });
     const made: string[] = [];
-    for (let i = 0; i < 6; i++) made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `secretword${i} alpha` }] }, d.ctx)).session.id);
+    for (let i = 0; i < 6; i++)
+      made.push(
+        (
+          await d.sessions.create(
+            'ns',
+            { task: 't', messages: [{ role: 'user', content: `secretword${i} alpha` }] },
+            d.ctx,
+          )
+        ).session.id,
+      );
     await d.drain();
     await d.engine.lexical.compact('ns');
     for (const id of made.slice(0, 3)) await d.sessions.delete('ns', id, d.ctx);
@@ -99,9 +137,13 @@ describe('search index in the bucket', () => {
     await d.engine.lexical.compact('ns');
     // The segments of the newest root (the previous root's stay one more compaction, for readers in flight).
     const rootKey = (await listAll(objects, 'ns/ns/x/r/')).sort().pop()!;
-    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as { segments: { base: string }[] };
+    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as {
+      segments: { base: string }[];
+    };
     const segments = root.segments.map((s) => `${s.base}.lex`);
-    const bodies = await Promise.all(segments.map(async (k) => new TextDecoder().decode((await objects.get(k))!.body)));
+    const bodies = await Promise.all(
+      segments.map(async (k) => new TextDecoder().decode((await objects.get(k))!.body)),
+    );
     for (const id of made.slice(0, 3)) expect(bodies.some((b) => b.includes(id))).toBe(false);
     for (const id of made.slice(3)) expect(bodies.some((b) => b.includes(id))).toBe(true);
   });
@@ -110,23 +152,48 @@ describe('search index in the bucket', () => {
     const objects = new MemoryStore();
     const d = device(objects, { lsm: { compactAfter: 4 } });
     const made: string[] = [];
-    for (let i = 0; i < 30; i++) made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `tierword unique${i}` }] }, d.ctx)).session.id);
+    for (let i = 0; i < 30; i++)
+      made.push(
+        (
+          await d.sessions.create(
+            'ns',
+            { task: 't', messages: [{ role: 'user', content: `tierword unique${i}` }] },
+            d.ctx,
+          )
+        ).session.id,
+      );
     for (let round = 0; round < 40; round++) {
       // New sessions only: no dead documents, so no major compaction; only tier merging keeps it short.
-      made.push((await d.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: `tierword roundword${round}` }] }, d.ctx)).session.id);
+      made.push(
+        (
+          await d.sessions.create(
+            'ns',
+            { task: 't', messages: [{ role: 'user', content: `tierword roundword${round}` }] },
+            d.ctx,
+          )
+        ).session.id,
+      );
       await d.drain();
       await d.engine.lexical.compact('ns');
     }
     const rootKey = (await listAll(objects, 'ns/ns/x/r/')).sort().pop()!;
-    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as { segments: { docs: number; major: boolean }[] };
+    const root = JSON.parse(new TextDecoder().decode((await objects.get(rootKey))!.body)) as {
+      segments: { docs: number; major: boolean }[];
+    };
     // Without merging there would be one small segment per compaction (40); tiers keep it to a few.
     expect(root.segments.filter((s) => !s.major).length).toBeLessThanOrEqual(9);
     const cold = device(objects);
     expect(ids(await cold.search('ns', 'tierword', 20)).length).toBe(20);
-    for (const i of [0, 17, 29]) expect(ids(await cold.search('ns', `unique${i}`))).toEqual([made[i]]);
+    for (const i of [0, 17, 29])
+      expect(ids(await cold.search('ns', `unique${i}`))).toEqual([made[i]]);
     expect(ids(await cold.search('ns', 'roundword39'))).toEqual([made[69]]);
     // Documents merged away are not counted twice: each session has one live document.
-    const res = await cold.engine.lexical.resolve('ns', (await cold.sessions.manifest.view('ns')).entries, false, cold.schedule);
+    const res = await cold.engine.lexical.resolve(
+      'ns',
+      (await cold.sessions.manifest.view('ns')).entries,
+      false,
+      cold.schedule,
+    );
     expect(res.missing).toEqual([]);
   });
 
@@ -137,7 +204,14 @@ describe('search index in the bucket', () => {
     await Promise.all(
       devices.map(async (d, n) => {
         for (let i = 0; i < 12; i++) {
-          const { session } = await d.sessions.create('team', { task: `device ${n} job ${i}`, messages: [{ role: 'user', content: `pipeline token${n}x${i} common words` }] }, d.ctx);
+          const { session } = await d.sessions.create(
+            'team',
+            {
+              task: `device ${n} job ${i}`,
+              messages: [{ role: 'user', content: `pipeline token${n}x${i} common words` }],
+            },
+            d.ctx,
+          );
           made.push(session.id);
           // Compactions race with saves on other devices.
           if (i % 4 === 3) d.schedule(d.engine.lexical.compact('team'));
@@ -155,7 +229,12 @@ describe('search index in the bucket', () => {
       }
     }
     // Every session has a document in the segments now: the reader needed no session reads to resolve.
-    const res = await reader.engine.lexical.resolve('team', (await reader.sessions.manifest.view('team')).entries, false, reader.schedule);
+    const res = await reader.engine.lexical.resolve(
+      'team',
+      (await reader.sessions.manifest.view('team')).entries,
+      false,
+      reader.schedule,
+    );
     expect(res.missing).toEqual([]);
     expect(res.live.size).toBe(made.length);
   }, 60_000);
@@ -163,7 +242,14 @@ describe('search index in the bucket', () => {
   it('a corrupt segment: search still answers (DeepSearch meanwhile) and a rebuild from the sessions replaces it', async () => {
     const objects = localStore();
     const d = device(objects);
-    const { session } = await d.sessions.create('ns', { task: 'gpu driver', messages: [{ role: 'user', content: 'cuda driver mismatch on the build box' }] }, d.ctx);
+    const { session } = await d.sessions.create(
+      'ns',
+      {
+        task: 'gpu driver',
+        messages: [{ role: 'user', content: 'cuda driver mismatch on the build box' }],
+      },
+      d.ctx,
+    );
     await d.drain();
     await d.engine.lexical.compact('ns');
     const seg = (await listAll(objects, 'ns/ns/x/g/'))[0]!;
@@ -180,7 +266,11 @@ describe('search index in the bucket', () => {
   it('reindex rebuilds every index from the session objects alone', async () => {
     const objects = localStore();
     const d = device(objects);
-    const { session } = await d.sessions.create('ns', { task: 'alpha', messages: [{ role: 'user', content: 'postgres vacuum stalls' }] }, d.ctx);
+    const { session } = await d.sessions.create(
+      'ns',
+      { task: 'alpha', messages: [{ role: 'user', content: 'postgres vacuum stalls' }] },
+      d.ctx,
+    );
     await d.drain();
     for (const k of await listAll(objects, 'ns/ns/x/')) await objects.delete(k);
     const out = await device(objects).engine.reindex('ns');
@@ -189,14 +279,22 @@ describe('search index in the bucket', () => {
     expect(ids(await device(objects).search('ns', 'postgres vacuum'))).toEqual([session.id]);
   });
 
-  it('a process sees its own writes at once and other processes\' within the freshness window', async () => {
+  it("a process sees its own writes at once and other processes' within the freshness window", async () => {
     const objects = localStore();
     const a = device(objects, { freshnessMs: 300 });
     const b = device(objects, { freshnessMs: 300 });
     expect(await b.search('ns', 'quasar pulsar')).toEqual([]);
-    const { session: mine } = await b.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: 'quasar pulsar nebula' }] }, b.ctx);
+    const { session: mine } = await b.sessions.create(
+      'ns',
+      { task: 't', messages: [{ role: 'user', content: 'quasar pulsar nebula' }] },
+      b.ctx,
+    );
     expect(ids(await b.search('ns', 'quasar pulsar'))).toEqual([mine.id]);
-    const { session: theirs } = await a.sessions.create('ns', { task: 't', messages: [{ role: 'user', content: 'quasar pulsar comet' }] }, a.ctx);
+    const { session: theirs } = await a.sessions.create(
+      'ns',
+      { task: 't', messages: [{ role: 'user', content: 'quasar pulsar comet' }] },
+      a.ctx,
+    );
     await new Promise((r) => setTimeout(r, 350));
     expect(ids(await b.search('ns', 'quasar comet'))).toEqual([theirs.id]);
   });
@@ -204,12 +302,36 @@ describe('search index in the bucket', () => {
   it('text the size cap dropped is no longer found', async () => {
     const objects = localStore();
     const d = device(objects, {}, null, 8 * 1024);
-    const { session } = await d.sessions.create('ns', { task: 'capped', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }, { role: 'user', content: 'xylophone marimba ' + 'pad '.repeat(200) }, { role: 'assistant', content: 'noted' }] }, d.ctx);
+    const { session } = await d.sessions.create(
+      'ns',
+      {
+        task: 'capped',
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'hello' },
+          { role: 'assistant', content: 'hi' },
+          { role: 'user', content: 'xylophone marimba ' + 'pad '.repeat(200) },
+          { role: 'assistant', content: 'noted' },
+        ],
+      },
+      d.ctx,
+    );
     await d.drain();
     expect(ids(await d.search('ns', 'xylophone marimba'))).toEqual([session.id]);
     let dropped = 0;
     for (let i = 0; i < 12 && dropped === 0; i++) {
-      const r = await d.sessions.append('ns', session.id, { messages: [{ role: 'user', content: `filler${i} ` + 'word '.repeat(300) }, { role: 'assistant', content: 'ok' }] }, undefined, d.ctx);
+      const r = await d.sessions.append(
+        'ns',
+        session.id,
+        {
+          messages: [
+            { role: 'user', content: `filler${i} ` + 'word '.repeat(300) },
+            { role: 'assistant', content: 'ok' },
+          ],
+        },
+        undefined,
+        d.ctx,
+      );
       dropped = r.receipt.dropped_groups;
     }
     expect(dropped).toBeGreaterThan(0);
@@ -223,8 +345,16 @@ describe('search index in the bucket', () => {
   it('namespaces never see each other', async () => {
     const objects = localStore();
     const d = device(objects);
-    await d.sessions.create('alice', { task: 'x', messages: [{ role: 'user', content: 'shared phrase here' }] }, d.ctx);
-    const { session: bob } = await d.sessions.create('bob', { task: 'y', messages: [{ role: 'user', content: 'shared phrase here' }] }, d.ctx);
+    await d.sessions.create(
+      'alice',
+      { task: 'x', messages: [{ role: 'user', content: 'shared phrase here' }] },
+      d.ctx,
+    );
+    const { session: bob } = await d.sessions.create(
+      'bob',
+      { task: 'y', messages: [{ role: 'user', content: 'shared phrase here' }] },
+      d.ctx,
+    );
     await d.drain();
     expect(ids(await d.search('bob', 'shared phrase'))).toEqual([bob.id]);
   });
@@ -233,7 +363,11 @@ describe('search index in the bucket', () => {
     const objects = localStore();
     const d = device(objects);
     const key = 'AKIAIOSFODNN7EXAMPLQ';
-    await d.sessions.create('ns', { task: 'creds', messages: [{ role: 'user', content: `my key is ${key} please rotate` }] }, d.ctx);
+    await d.sessions.create(
+      'ns',
+      { task: 'creds', messages: [{ role: 'user', content: `my key is ${key} please rotate` }] },
+      d.ctx,
+    );
     await d.drain();
     await d.engine.lexical.compact('ns', true);
     for (const k of await listAll(objects, 'ns/ns/x/')) {

@@ -45,7 +45,9 @@ describe('BM25', () => {
   index.add('c', tokenize('node version upgrade; the build is green again'));
 
   it('ranks the document with the rare terms first', () => {
-    expect(index.search(queryTokens('ERR_OSSL_EVP_UNSUPPORTED build'), 3).map((s) => s.id)).toEqual(['a', 'c']);
+    expect(index.search(queryTokens('ERR_OSSL_EVP_UNSUPPORTED build'), 3).map((s) => s.id)).toEqual(
+      ['a', 'c'],
+    );
     expect(index.search(queryTokens('deploying websites'), 3).map((s) => s.id)).toEqual(['b']);
   });
 

@@ -24,59 +24,91 @@ async function walk(store: SessionStore, limit: number, updatedAfter?: number) {
   const out: { id: string; at: number; turns: number }[] = [];
   let cursor: string | undefined;
   for (let guard = 0; guard < 1000; guard++) {
-    const page = await store.list(ns, { limit, ...(cursor ? { cursor } : {}), ...(updatedAfter !== undefined ? { updatedAfter } : {}) });
-    out.push(...page.sessions.map((s) => ({ id: s.id, at: Date.parse(s.updated_at), turns: s.turns })));
+    const page = await store.list(ns, {
+      limit,
+      ...(cursor ? { cursor } : {}),
+      ...(updatedAfter !== undefined ? { updatedAfter } : {}),
+    });
+    out.push(
+      ...page.sessions.map((s) => ({ id: s.id, at: Date.parse(s.updated_at), turns: s.turns })),
+    );
     if (!page.next_cursor) return out;
     cursor = page.next_cursor;
   }
   throw new Error('cursor walk did not end');
 }
 
-type Op = { kind: 'create' | 'append' | 'delete' | 'compact' | 'major' | 'tick'; device: number; pick: number; n: number };
+type Op = {
+  kind: 'create' | 'append' | 'delete' | 'compact' | 'major' | 'tick';
+  device: number;
+  pick: number;
+  n: number;
+};
 
 describe('manifest model check', () => {
   it('list (any page size, any cursor walk, updated_after) always equals the session objects', async () => {
     const op = fc.record({
-      kind: fc.constantFrom<Op['kind']>('create', 'create', 'append', 'append', 'append', 'delete', 'compact', 'major', 'tick'),
+      kind: fc.constantFrom<Op['kind']>(
+        'create',
+        'create',
+        'append',
+        'append',
+        'append',
+        'delete',
+        'compact',
+        'major',
+        'tick',
+      ),
       device: fc.integer({ min: 0, max: 2 }),
       pick: fc.nat(),
       n: fc.integer({ min: 1, max: 50 }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 80 }), fc.integer({ min: 1, max: 7 }), async (ops, limit) => {
-        let clock = 1_700_000_000_000;
-        const objects = new MemoryStore();
-        // Three devices whose clocks disagree by up to a minute, so pages written by one overlap another's.
-        const skews = [0, -60_000, 45_000];
-        const opts = (skew: number) => ({ now: () => clock + skew, manifest: { compactAfter: 3, pageSize: 4 } });
-        const options = opts(0);
-        const devices = skews.map((skew) => new SessionStore(objects, opts(skew)));
-        const ids: string[] = [];
-        let next = 0;
-        for (const o of ops) {
-          clock += o.n * 1000;
-          const dev = devices[o.device]!;
-          const id = ids.length ? ids[o.pick % ids.length]! : undefined;
-          if (o.kind === 'create' || !id) {
-            const created = `s${next++}`;
-            await dev.create(ns, { task: created, id: created });
-            ids.push(created);
-          } else if (o.kind === 'append') {
-            await dev.append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined).catch((e) => expect(e.kind).toBe('not_found'));
-          } else if (o.kind === 'delete') {
-            await dev.delete(ns, id).catch((e) => expect(e.kind).toBe('not_found'));
-          } else if (o.kind === 'compact') await dev.manifest.compact(ns, true);
-          else if (o.kind === 'major') for (let i = 0; i < 10; i++) await dev.manifest.compact(ns, true);
-        }
-        const expected = await truth(objects);
-        for (const dev of [...devices, new SessionStore(objects, options)]) {
-          expect(await walk(dev, limit)).toEqual(expected);
-          const cut = expected[Math.floor(expected.length / 2)]?.at;
-          if (cut !== undefined) expect(await walk(dev, limit, cut)).toEqual(expected.filter((e) => e.at > cut));
-          const latest = expected[0];
-          if (latest) expect((await dev.latest(ns)).id).toBe(latest.id);
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(op, { minLength: 10, maxLength: 80 }),
+        fc.integer({ min: 1, max: 7 }),
+        async (ops, limit) => {
+          let clock = 1_700_000_000_000;
+          const objects = new MemoryStore();
+          // Three devices whose clocks disagree by up to a minute, so pages written by one overlap another's.
+          const skews = [0, -60_000, 45_000];
+          const opts = (skew: number) => ({
+            now: () => clock + skew,
+            manifest: { compactAfter: 3, pageSize: 4 },
+          });
+          const options = opts(0);
+          const devices = skews.map((skew) => new SessionStore(objects, opts(skew)));
+          const ids: string[] = [];
+          let next = 0;
+          for (const o of ops) {
+            clock += o.n * 1000;
+            const dev = devices[o.device]!;
+            const id = ids.length ? ids[o.pick % ids.length]! : undefined;
+            if (o.kind === 'create' || !id) {
+              const created = `s${next++}`;
+              await dev.create(ns, { task: created, id: created });
+              ids.push(created);
+            } else if (o.kind === 'append') {
+              await dev
+                .append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined)
+                .catch((e) => expect(e.kind).toBe('not_found'));
+            } else if (o.kind === 'delete') {
+              await dev.delete(ns, id).catch((e) => expect(e.kind).toBe('not_found'));
+            } else if (o.kind === 'compact') await dev.manifest.compact(ns, true);
+            else if (o.kind === 'major')
+              for (let i = 0; i < 10; i++) await dev.manifest.compact(ns, true);
+          }
+          const expected = await truth(objects);
+          for (const dev of [...devices, new SessionStore(objects, options)]) {
+            expect(await walk(dev, limit)).toEqual(expected);
+            const cut = expected[Math.floor(expected.length / 2)]?.at;
+            if (cut !== undefined)
+              expect(await walk(dev, limit, cut)).toEqual(expected.filter((e) => e.at > cut));
+            const latest = expected[0];
+            if (latest) expect((await dev.latest(ns)).id).toBe(latest.id);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });

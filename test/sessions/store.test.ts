@@ -20,11 +20,20 @@ function setup(now = () => Date.now()) {
 describe('session operations', () => {
   it('creates with a new id of the contract format, and gets it back', async () => {
     const { sessions } = setup();
-    const { session, receipt } = await sessions.create(ns, { task: 'fix the build', messages: [sys, user('hi')] });
+    const { session, receipt } = await sessions.create(ns, {
+      task: 'fix the build',
+      messages: [sys, user('hi')],
+    });
     expect(session.id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
     expect(session.revision).toBe(1);
     expect(session.turns).toBe(1);
-    expect(receipt).toMatchObject({ id: session.id, revision: 1, turns: 1, redactions: 0, dropped_groups: 0 });
+    expect(receipt).toMatchObject({
+      id: session.id,
+      revision: 1,
+      turns: 1,
+      redactions: 0,
+      dropped_groups: 0,
+    });
     expect(receipt.bytes).toBeGreaterThan(0);
     const got = await sessions.get(ns, session.id);
     expect(got.messages).toEqual([sys, user('hi')]);
@@ -34,16 +43,25 @@ describe('session operations', () => {
     const { sessions, objects } = setup();
     const { receipt } = await sessions.create(ns, { task: 't', id: 'sized' });
     expect((await objects.get(keys.session(ns, 'sized')))!.body.byteLength).toBe(receipt.bytes);
-    const r2 = await sessions.append(ns, 'sized', { messages: [user('x'.repeat(5000))] }, undefined);
+    const r2 = await sessions.append(
+      ns,
+      'sized',
+      { messages: [user('x'.repeat(5000))] },
+      undefined,
+    );
     expect((await objects.get(keys.session(ns, 'sized')))!.body.byteLength).toBe(r2.receipt.bytes);
   });
 
   it('imported ids are validated; reserved names refused; 409 on an existing id', async () => {
     const { sessions } = setup();
     await sessions.create(ns, { task: 't', id: 'my.session_1-a' });
-    await expect(sessions.create(ns, { task: 't', id: 'my.session_1-a' })).rejects.toMatchObject({ kind: 'conflict' });
+    await expect(sessions.create(ns, { task: 't', id: 'my.session_1-a' })).rejects.toMatchObject({
+      kind: 'conflict',
+    });
     for (const bad of ['.hidden', 'latest', 'index', 'a/b', '', 'x'.repeat(129), 'a b', '..']) {
-      await expect(sessions.create(ns, { task: 't', id: bad })).rejects.toMatchObject({ kind: 'invalid' });
+      await expect(sessions.create(ns, { task: 't', id: bad })).rejects.toMatchObject({
+        kind: 'invalid',
+      });
     }
   });
 
@@ -62,8 +80,14 @@ describe('session operations', () => {
     expect(a.receipt.revision).toBe(2);
     const b = await sessions.append(ns, session.id, { messages: [user('two')] }, undefined);
     expect(b.receipt).toMatchObject({ revision: 3, turns: 2 });
-    await expect(sessions.append(ns, session.id, { messages: [user('three')] }, 2)).rejects.toMatchObject({ kind: 'stale' });
-    expect((await sessions.get(ns, session.id)).messages.map((m) => m.content)).toEqual([sys.content, 'one', 'two']);
+    await expect(
+      sessions.append(ns, session.id, { messages: [user('three')] }, 2),
+    ).rejects.toMatchObject({ kind: 'stale' });
+    expect((await sessions.get(ns, session.id)).messages.map((m) => m.content)).toEqual([
+      sys.content,
+      'one',
+      'two',
+    ]);
   });
 
   it('If-Match sees past a stale cache: another writer moved the session on', async () => {
@@ -74,27 +98,41 @@ describe('session operations', () => {
     await deviceB.append(ns, session.id, { messages: [user('from B')] }, 1); // rev 2, A's cache says 1
     const out = await deviceA.append(ns, session.id, { messages: [user('from A')] }, 2);
     expect(out.receipt.revision).toBe(3);
-    await expect(deviceA.append(ns, session.id, { messages: [user('stale')] }, 1)).rejects.toMatchObject({ kind: 'stale' });
+    await expect(
+      deviceA.append(ns, session.id, { messages: [user('stale')] }, 1),
+    ).rejects.toMatchObject({ kind: 'stale' });
   });
 
   it('an Idempotency-Key makes a retry a no-op, and its reuse for another body is refused', async () => {
     const { sessions } = setup();
     const { session } = await sessions.create(ns, { task: 't' });
-    const first = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, { idempotencyKey: 'k-1' });
-    const again = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, { idempotencyKey: 'k-1' });
+    const first = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, {
+      idempotencyKey: 'k-1',
+    });
+    const again = await sessions.append(ns, session.id, { messages: [user('once')] }, undefined, {
+      idempotencyKey: 'k-1',
+    });
     expect(again.replayed).toBe(true);
     expect(again.receipt).toEqual(first.receipt);
     // Even with the If-Match the first request used, the retry returns the first result.
-    const withTag = await sessions.append(ns, session.id, { messages: [user('once')] }, 1, { idempotencyKey: 'k-1' });
+    const withTag = await sessions.append(ns, session.id, { messages: [user('once')] }, 1, {
+      idempotencyKey: 'k-1',
+    });
     expect(withTag.receipt).toEqual(first.receipt);
-    await expect(sessions.append(ns, session.id, { messages: [user('different')] }, undefined, { idempotencyKey: 'k-1' })).rejects.toMatchObject({ kind: 'key_reused' });
+    await expect(
+      sessions.append(ns, session.id, { messages: [user('different')] }, undefined, {
+        idempotencyKey: 'k-1',
+      }),
+    ).rejects.toMatchObject({ kind: 'key_reused' });
     expect((await sessions.get(ns, session.id)).messages).toHaveLength(1);
   });
 
   it('the idempotency key is stored hashed, never as sent', async () => {
     const { sessions, objects } = setup();
     const { session } = await sessions.create(ns, { task: 't' });
-    await sessions.append(ns, session.id, { messages: [user('x')] }, undefined, { idempotencyKey: 'secret-looking-key-123' });
+    await sessions.append(ns, session.id, { messages: [user('x')] }, undefined, {
+      idempotencyKey: 'secret-looking-key-123',
+    });
     const raw = text((await objects.get(keys.session(ns, session.id)))!.body);
     expect(raw).not.toContain('secret-looking-key-123');
   });
@@ -107,11 +145,32 @@ describe('session operations', () => {
       untrusted_ingested: true,
       external_refs: [{ kind: 'issue', uri: 'https://example.com/1' }],
     });
-    const out = await sessions.replace(ns, session.id, { task: 'new task', messages: [user('only')], sandbox: false, untrusted_ingested: false, external_refs: [] }, 1);
-    expect(out.session).toMatchObject({ task: 'new task', sandbox: true, untrusted_ingested: true, revision: 2, turns: 1 });
+    const out = await sessions.replace(
+      ns,
+      session.id,
+      {
+        task: 'new task',
+        messages: [user('only')],
+        sandbox: false,
+        untrusted_ingested: false,
+        external_refs: [],
+      },
+      1,
+    );
+    expect(out.session).toMatchObject({
+      task: 'new task',
+      sandbox: true,
+      untrusted_ingested: true,
+      revision: 2,
+      turns: 1,
+    });
     expect(out.session.external_refs).toHaveLength(1);
-    await expect(sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1)).rejects.toMatchObject({ kind: 'stale' });
-    await expect(sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2)).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(
+      sessions.replace(ns, session.id, { task: 'x', messages: [] }, 1),
+    ).rejects.toMatchObject({ kind: 'stale' });
+    await expect(
+      sessions.replace(ns, session.id, { id: 'other', task: 'x', messages: [] }, 2),
+    ).rejects.toMatchObject({ kind: 'invalid' });
     const any = await sessions.replace(ns, session.id, { task: 'any', messages: [] }, 'any');
     expect(any.session.revision).toBe(3);
   });
@@ -119,11 +178,21 @@ describe('session operations', () => {
   it('external refs are deduplicated on (kind, uri, created_by) and stamped', async () => {
     const { sessions } = setup();
     const ref = { kind: 'pr', uri: 'https://git.example/pr/1' };
-    const { session } = await sessions.create(ns, { task: 't', external_refs: [ref, ref] }, { device: 'laptop' });
+    const { session } = await sessions.create(
+      ns,
+      { task: 't', external_refs: [ref, ref] },
+      { device: 'laptop' },
+    );
     expect(session.external_refs).toHaveLength(1);
     expect(session.external_refs[0]).toMatchObject({ created_by: 'laptop', read_only: false });
     expect(session.external_refs[0]!.created_at).toMatch(/^\d{4}-/);
-    const out = await sessions.append(ns, session.id, { messages: [user('x')], external_refs: [ref, { ...ref, created_by: 'ci' }] }, undefined, { device: 'laptop' });
+    const out = await sessions.append(
+      ns,
+      session.id,
+      { messages: [user('x')], external_refs: [ref, { ...ref, created_by: 'ci' }] },
+      undefined,
+      { device: 'laptop' },
+    );
     expect(out.session.external_refs.map((r) => r.created_by)).toEqual(['laptop', 'ci']);
   });
 
@@ -135,8 +204,12 @@ describe('session operations', () => {
     await deviceB.append(ns, session.id, { messages: [user('warm B cache')] }, undefined);
     await deviceA.delete(ns, session.id);
     await expect(deviceA.delete(ns, session.id)).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, undefined)).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(deviceB.append(ns, session.id, { messages: [user('stale')] }, 2)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(
+      deviceB.append(ns, session.id, { messages: [user('stale')] }, undefined),
+    ).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(
+      deviceB.append(ns, session.id, { messages: [user('stale')] }, 2),
+    ).rejects.toMatchObject({ kind: 'not_found' });
     expect(await objects.get(keys.session(ns, session.id))).toBeNull();
     expect((await deviceB.list(ns, { limit: 20 })).sessions).toEqual([]);
   });
@@ -171,17 +244,35 @@ describe('session operations', () => {
     const after = await sessions.list(ns, { limit: 20, updatedAfter: Date.parse(s4) });
     expect(after.sessions.map((s) => s.id)).toEqual(['s2', 's6', 's5']);
     expect((await sessions.latest(ns)).id).toBe('s2');
-    await expect(sessions.list(ns, { limit: 3, cursor: 'garbage!' })).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(sessions.list(ns, { limit: 3, cursor: 'garbage!' })).rejects.toMatchObject({
+      kind: 'invalid',
+    });
   });
 
   it('stored objects follow the contract: compact JSON, odek field order, revision inside', async () => {
     const { sessions, objects } = setup();
-    const { session } = await sessions.create(ns, { task: 't', messages: [{ role: 'user', content: 'x', custom_field: { a: 1 } } as Message] });
+    const { session } = await sessions.create(ns, {
+      task: 't',
+      messages: [{ role: 'user', content: 'x', custom_field: { a: 1 } } as Message],
+    });
     const raw = text((await objects.get(keys.session(ns, session.id)))!.body);
     expect(raw).not.toContain('\n');
     expect(Object.keys(JSON.parse(raw))).toEqual([
-      'id', 'created_at', 'updated_at', 'model', 'provider', 'turns', 'task', 'sandbox', 'messages',
-      'external_refs', 'untrusted_ingested', 'episode_untrusted', 'episode_taint_tracked', 'revision', 'satchel',
+      'id',
+      'created_at',
+      'updated_at',
+      'model',
+      'provider',
+      'turns',
+      'task',
+      'sandbox',
+      'messages',
+      'external_refs',
+      'untrusted_ingested',
+      'episode_untrusted',
+      'episode_taint_tracked',
+      'revision',
+      'satchel',
     ]);
     expect(JSON.parse(raw).messages[0].custom_field).toEqual({ a: 1 });
   });
@@ -192,10 +283,20 @@ describe('session operations', () => {
     const { session } = await sessions.create(ns, { task: 'enc', id: 'enc' });
     const texts = ['plain', 'üñíçødé 中文 😀', 'quote " and \\ backslash', '', 'line\nbreak'];
     for (let i = 0; i < 12; i++) {
-      const messages: Message[] = [user(texts[i % texts.length]!), { role: 'assistant', content: `r${i}`, extra: { n: i } } as Message];
-      await sessions.append(ns, session.id, { messages: i % 3 === 0 ? messages.slice(0, 1) : messages }, undefined);
+      const messages: Message[] = [
+        user(texts[i % texts.length]!),
+        { role: 'assistant', content: `r${i}`, extra: { n: i } } as Message,
+      ];
+      await sessions.append(
+        ns,
+        session.id,
+        { messages: i % 3 === 0 ? messages.slice(0, 1) : messages },
+        undefined,
+      );
       const body = (await objects.get(keys.session(ns, session.id)))!.body;
-      expect(Buffer.from(body).equals(Buffer.from(encodeSession(decodeSession(body, 'k'))))).toBe(true);
+      expect(Buffer.from(body).equals(Buffer.from(encodeSession(decodeSession(body, 'k'))))).toBe(
+        true,
+      );
     }
     const stored = await sessions.get(ns, session.id);
     expect(stored.messages).toHaveLength(20);
@@ -208,7 +309,8 @@ describe('session operations', () => {
     const sessions = new SessionStore(objects, {
       listeners: [
         {
-          afterWrite: (n, s, r) => void seen.push(`write ${n}/${s.id} rev ${r.revision} turns ${s.turns}`),
+          afterWrite: (n, s, r) =>
+            void seen.push(`write ${n}/${s.id} rev ${r.revision} turns ${s.turns}`),
           afterDelete: (n, id) => void seen.push(`delete ${n}/${id}`),
         },
       ],
@@ -216,22 +318,45 @@ describe('session operations', () => {
     await sessions.create(ns, { task: 't', id: 'heard' });
     await sessions.append(ns, 'heard', { messages: [user('x')] }, undefined);
     await sessions.delete(ns, 'heard');
-    expect(seen).toEqual([`write ${ns}/heard rev 1 turns 0`, `write ${ns}/heard rev 2 turns 1`, `delete ${ns}/heard`]);
+    expect(seen).toEqual([
+      `write ${ns}/heard rev 1 turns 0`,
+      `write ${ns}/heard rev 2 turns 1`,
+      `delete ${ns}/heard`,
+    ]);
   });
 
   it('an old odek file without the newer fields loads with defaults', () => {
     const odek = JSON.stringify({
-      id: '20250101-old', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z',
-      model: 'gpt', turns: 1, task: 'legacy', messages: [{ role: 'user', content: 'hi', extra: true }],
+      id: '20250101-old',
+      created_at: '2025-01-01T00:00:00Z',
+      updated_at: '2025-01-01T00:00:00Z',
+      model: 'gpt',
+      turns: 1,
+      task: 'legacy',
+      messages: [{ role: 'user', content: 'hi', extra: true }],
     });
     const s = decodeSession(new TextEncoder().encode(odek), 'k');
-    expect(s).toMatchObject({ provider: '', external_refs: [], untrusted_ingested: false, sandbox: false, revision: 0 });
+    expect(s).toMatchObject({
+      provider: '',
+      external_refs: [],
+      untrusted_ingested: false,
+      sandbox: false,
+      revision: 0,
+    });
     expect(s.messages[0]).toEqual({ role: 'user', content: 'hi', extra: true });
   });
 });
 
 describe('trim', () => {
-  const asst = (calls: string[]): Message => ({ role: 'assistant', content: '', tool_calls: calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
+  const asst = (calls: string[]): Message => ({
+    role: 'assistant',
+    content: '',
+    tool_calls: calls.map((id) => ({
+      id,
+      type: 'function',
+      function: { name: 'f', arguments: '{}' },
+    })),
+  });
   const tool = (id: string): Message => ({ role: 'tool', content: 'r', tool_call_id: id });
 
   it('keeps the system message and the newest messages', () => {
@@ -254,7 +379,10 @@ describe('trim', () => {
 
   it('through the store: reports before, after, dropped', async () => {
     const { sessions } = setup();
-    const { session } = await sessions.create(ns, { task: 't', messages: [sys, user('1'), user('2'), user('3')] });
+    const { session } = await sessions.create(ns, {
+      task: 't',
+      messages: [sys, user('1'), user('2'), user('3')],
+    });
     const out = await sessions.trim(ns, session.id, 2);
     expect(out).toMatchObject({ id: session.id, before: 4, after: 2, dropped: 2 });
     expect((await sessions.get(ns, session.id)).turns).toBe(1);
@@ -268,7 +396,10 @@ describe('manifest', () => {
     // Simulate a writer that wrote its pending marker and the session object, then died.
     const crashed = new SessionStore(objects);
     await crashed.manifest.markPending(ns, 'ghost', 'deadbeef00');
-    const { session } = await new SessionStore(new MemoryStore()).create(ns, { task: 'ghost task', id: 'ghost' });
+    const { session } = await new SessionStore(new MemoryStore()).create(ns, {
+      task: 'ghost task',
+      id: 'ghost',
+    });
     const { encodeSession } = await import('../../lib/model/codec.js');
     await objects.put(keys.session(ns, 'ghost'), encodeSession(session), { ifNoneMatch: '*' });
     const listed = (await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id).sort();
@@ -292,7 +423,18 @@ describe('manifest', () => {
     clock += 1000;
     await sessions.manifest.compact(ns, true);
     // A write that was in flight during that compaction: its record is older than the base, yet not covered.
-    const late = { id: 'a', task: 'updated', turns: 1, model: '', provider: '', created_at: session.created_at, updated_at: new Date(clock - 500).toISOString(), bytes: 1, revision: 2, at: clock - 500 };
+    const late = {
+      id: 'a',
+      task: 'updated',
+      turns: 1,
+      model: '',
+      provider: '',
+      created_at: session.created_at,
+      updated_at: new Date(clock - 500).toISOString(),
+      bytes: 1,
+      revision: 2,
+      at: clock - 500,
+    };
     await sessions.manifest.recordPut(ns, late, 'inflight01');
     clock += 10;
     const fresh = new SessionStore(counting, { now: () => clock });
@@ -305,16 +447,19 @@ describe('manifest', () => {
   it('is rebuilt when missing or corrupt, and compaction keeps it small', async () => {
     const objects = new MemoryStore();
     const sessions = new SessionStore(objects, { manifest: { compactAfter: 5 } });
-    for (let i = 0; i < 12; i++) await sessions.create(ns, { task: `t${i}`, id: `s${String(i).padStart(2, '0')}` });
+    for (let i = 0; i < 12; i++)
+      await sessions.create(ns, { task: `t${i}`, id: `s${String(i).padStart(2, '0')}` });
     await sessions.manifest.compact(ns);
     const after = await listAll(objects, keys.manifest(ns));
     expect(after.filter((k) => k.includes('/m/l/'))).toEqual([]);
     expect(after.filter((k) => k.includes('/m/p/'))).toEqual([]);
-    const all = async (s: SessionStore) => (await s.list(ns, { limit: 100 })).sessions.map((x) => x.id).sort();
+    const all = async (s: SessionStore) =>
+      (await s.list(ns, { limit: 100 })).sessions.map((x) => x.id).sort();
     const expected = Array.from({ length: 12 }, (_, i) => `s${String(i).padStart(2, '0')}`);
     expect(await all(sessions)).toEqual(expected);
     // Garbage over the base: a fresh process rebuilds from the session objects.
-    for (const k of after.filter((k) => k.includes('/m/b/'))) await objects.put(k, new TextEncoder().encode('{not json'));
+    for (const k of after.filter((k) => k.includes('/m/b/')))
+      await objects.put(k, new TextEncoder().encode('{not json'));
     expect(await all(new SessionStore(objects))).toEqual(expected);
     // Everything gone.
     await objects.delete(await listAll(objects, keys.manifest(ns)));

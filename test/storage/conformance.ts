@@ -39,7 +39,9 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
     it('If-None-Match: * creates once, then fails with PreconditionFailedError', async () => {
       const { store, prefix } = await fresh();
       await store.put(prefix + 'c', utf8('1'), { ifNoneMatch: '*' });
-      const err = await store.put(prefix + 'c', utf8('2'), { ifNoneMatch: '*' }).catch((e: unknown) => e);
+      const err = await store
+        .put(prefix + 'c', utf8('2'), { ifNoneMatch: '*' })
+        .catch((e: unknown) => e);
       expect(PreconditionFailedError.is(err)).toBe(true);
       expect(text((await store.get(prefix + 'c'))!.body)).toBe('1');
     });
@@ -49,14 +51,18 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       const first = await store.put(prefix + 'm', utf8('v1'));
       const second = await store.put(prefix + 'm', utf8('v2'), { ifMatch: first.etag });
       expect(second.etag).not.toBe(first.etag);
-      const err = await store.put(prefix + 'm', utf8('v3'), { ifMatch: first.etag }).catch((e: unknown) => e);
+      const err = await store
+        .put(prefix + 'm', utf8('v3'), { ifMatch: first.etag })
+        .catch((e: unknown) => e);
       expect(PreconditionFailedError.is(err)).toBe(true);
       expect(text((await store.get(prefix + 'm'))!.body)).toBe('v2');
     });
 
     it('If-Match on a missing key fails and creates nothing', async () => {
       const { store, prefix } = await fresh();
-      const err = await store.put(prefix + 'nothing', utf8('x'), { ifMatch: 'abc' }).catch((e: unknown) => e);
+      const err = await store
+        .put(prefix + 'nothing', utf8('x'), { ifMatch: 'abc' })
+        .catch((e: unknown) => e);
       expect(PreconditionFailedError.is(err)).toBe(true);
       expect(await store.get(prefix + 'nothing')).toBeNull();
     });
@@ -64,17 +70,22 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
     it('of 10 concurrent create-only writes to one key exactly one wins', async () => {
       const { store, prefix } = await fresh();
       const results = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, i) => store.put(prefix + 'race', utf8(String(i)), { ifNoneMatch: '*' })),
+        Array.from({ length: 10 }, (_, i) =>
+          store.put(prefix + 'race', utf8(String(i)), { ifNoneMatch: '*' }),
+        ),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      for (const r of results) if (r.status === 'rejected') expect(PreconditionFailedError.is(r.reason)).toBe(true);
+      for (const r of results)
+        if (r.status === 'rejected') expect(PreconditionFailedError.is(r.reason)).toBe(true);
     });
 
     it('of 8 concurrent compare-and-swap writes with one etag exactly one wins', async () => {
       const { store, prefix } = await fresh();
       const { etag } = await store.put(prefix + 'cas', utf8('base'));
       const results = await Promise.allSettled(
-        Array.from({ length: 8 }, (_, i) => store.put(prefix + 'cas', utf8(`w${i}`), { ifMatch: etag })),
+        Array.from({ length: 8 }, (_, i) =>
+          store.put(prefix + 'cas', utf8(`w${i}`), { ifMatch: etag }),
+        ),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     });
@@ -96,7 +107,9 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       for (const n of names) await store.put(prefix + n, utf8(n));
       await store.put(prefix.slice(0, -1) + 'x-outside', utf8('no'));
       const all = await store.list(prefix);
-      expect(all.objects.map((o) => o.key)).toEqual(['a/1', 'a/2', 'b/1', 'b/2', 'c'].map((n) => prefix + n));
+      expect(all.objects.map((o) => o.key)).toEqual(
+        ['a/1', 'a/2', 'b/1', 'b/2', 'c'].map((n) => prefix + n),
+      );
       expect(all.objects[0]!.size).toBe(3);
       expect(all.cursor).toBeUndefined();
       const seen: string[] = [];
@@ -108,7 +121,10 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
         cursor = page.cursor;
       } while (cursor);
       expect(seen).toEqual(all.objects.map((o) => o.key));
-      expect((await store.list(prefix + 'b/')).objects.map((o) => o.key)).toEqual([prefix + 'b/1', prefix + 'b/2']);
+      expect((await store.list(prefix + 'b/')).objects.map((o) => o.key)).toEqual([
+        prefix + 'b/1',
+        prefix + 'b/2',
+      ]);
       await store.delete(prefix.slice(0, -1) + 'x-outside');
     });
 

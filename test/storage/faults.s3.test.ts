@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PreconditionFailedError, StorageUnavailableError, text, utf8 } from '../../lib/storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  text,
+  utf8,
+} from '../../lib/storage/port.js';
 import { S3Store, type S3Timeouts } from '../../lib/storage/s3.js';
-import { onceFor, randomFaults, startFaultProxy, type FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
+import {
+  onceFor,
+  randomFaults,
+  startFaultProxy,
+  type FaultProxy,
+  type ProxiedRequest,
+} from '../support/fault-proxy.js';
 
 // The S3 adapter against the run's radosgw behind a fault-injecting proxy (issue 12, items 1 and 2, at the
 // storage level): what each fault surfaces as, bounded time while storage is paused, and recovery. The
@@ -11,9 +22,19 @@ const timeouts: S3Timeouts = { connectMs: 500, requestMs: 700, deadlineMs: 2000 
 let proxy: FaultProxy;
 const prefix = `faults-${Math.random().toString(36).slice(2, 10)}/`;
 
-function storeVia(endpoint: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}): S3Store {
+function storeVia(
+  endpoint: string,
+  extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {},
+): S3Store {
   const s3 = inject('s3');
-  return new S3Store({ ...s3, endpoint, prefix, timeouts, retry: { attempts: 4, baseMs: 10, maxMs: 50 }, ...extra });
+  return new S3Store({
+    ...s3,
+    endpoint,
+    prefix,
+    timeouts,
+    retry: { attempts: 4, baseMs: 10, maxMs: 50 },
+    ...extra,
+  });
 }
 
 let faulty: S3Store;
@@ -26,7 +47,8 @@ beforeAll(async () => {
 });
 afterAll(() => proxy.close());
 
-const putOf = (key: string) => (req: ProxiedRequest) => req.method === 'PUT' && req.path.includes(`${prefix}${key}`);
+const putOf = (key: string) => (req: ProxiedRequest) =>
+  req.method === 'PUT' && req.path.includes(`${prefix}${key}`);
 const elapsed = async <T>(fn: () => Promise<T>): Promise<{ ms: number; out: T | unknown }> => {
   const started = Date.now();
   const out = await fn().catch((e: unknown) => e);
@@ -36,13 +58,19 @@ const elapsed = async <T>(fn: () => Promise<T>): Promise<{ ms: number; out: T | 
 describe('S3 adapter behind a fault proxy', () => {
   it('a lost answer to a create-only PUT surfaces as PreconditionFailedError with afterLostAnswer, and the object holds our bytes', async () => {
     proxy.setPlan(onceFor(putOf('create-1'), { action: 'lose-answer' }));
-    const err = await faulty.put('create-1', utf8('{"write":"w-1"}'), { ifNoneMatch: '*' }).catch((e: unknown) => e);
+    const err = await faulty
+      .put('create-1', utf8('{"write":"w-1"}'), { ifNoneMatch: '*' })
+      .catch((e: unknown) => e);
     proxy.setPlan(undefined);
     // The first attempt landed; its answer was lost; the retry found the key taken (by that very attempt).
     expect(PreconditionFailedError.is(err)).toBe(true);
     expect((err as PreconditionFailedError).afterLostAnswer).toBe(true);
     expect(text((await direct.get('create-1'))!.body)).toBe('{"write":"w-1"}');
-    expect(proxy.log.filter((e) => e.path.includes('create-1') && e.method === 'PUT').map((e) => [e.action, e.upstreamStatus])).toEqual([
+    expect(
+      proxy.log
+        .filter((e) => e.path.includes('create-1') && e.method === 'PUT')
+        .map((e) => [e.action, e.upstreamStatus]),
+    ).toEqual([
       ['lose-answer', 200],
       ['pass', 412],
     ]);
@@ -50,7 +78,9 @@ describe('S3 adapter behind a fault proxy', () => {
 
   it('a create-only PUT that finds the key taken by someone else (no lost answer) has afterLostAnswer false', async () => {
     await direct.put('create-2', utf8('theirs'));
-    const err = await faulty.put('create-2', utf8('mine'), { ifNoneMatch: '*' }).catch((e: unknown) => e);
+    const err = await faulty
+      .put('create-2', utf8('mine'), { ifNoneMatch: '*' })
+      .catch((e: unknown) => e);
     expect(PreconditionFailedError.is(err) && !err.afterLostAnswer).toBe(true);
   });
 
@@ -80,7 +110,13 @@ describe('S3 adapter behind a fault proxy', () => {
   it('500 and 503 answers are retried; when they persist, StorageUnavailableError within the deadline', async () => {
     proxy.setPlan(onceFor(putOf('err-1'), { action: 'error', status: 500 }, 1));
     await faulty.put('err-1', utf8('a'));
-    proxy.setPlan(onceFor((r) => r.method === 'GET' && r.path.includes('err-1'), { action: 'error', status: 503 }, 2));
+    proxy.setPlan(
+      onceFor(
+        (r) => r.method === 'GET' && r.path.includes('err-1'),
+        { action: 'error', status: 503 },
+        2,
+      ),
+    );
     expect(text((await faulty.get('err-1'))!.body)).toBe('a');
 
     proxy.setPlan(() => ({ action: 'error', status: 503 }));
@@ -124,13 +160,19 @@ describe('S3 adapter behind a fault proxy', () => {
     // The paused server worked through its backlog on resume: the PUT that "failed" landed. A retry by
     // the caller now meets its own earlier write as a precondition failure, which only the body can tell.
     expect(text((await direct.get('paused/b'))!.body)).toBe('during');
-    const retry = await faulty.put('paused/b', utf8('during'), { ifNoneMatch: '*' }).catch((e: unknown) => e);
+    const retry = await faulty
+      .put('paused/b', utf8('during'), { ifNoneMatch: '*' })
+      .catch((e: unknown) => e);
     expect(PreconditionFailedError.is(retry)).toBe(true);
   }, 30_000);
 
   it('ping names the failure class: refused connection, refused credentials', async () => {
     const closed = storeVia('http://127.0.0.1:9');
-    expect(await closed.ping(1000)).toMatchObject({ ok: false, reason: 'unreachable', error: 'ECONNREFUSED' });
+    expect(await closed.ping(1000)).toMatchObject({
+      ok: false,
+      reason: 'unreachable',
+      error: 'ECONNREFUSED',
+    });
     const wrongKey = storeVia(inject('s3').endpoint, { secretAccessKey: 'not-the-secret' });
     const denied = await wrongKey.ping(2000);
     expect(denied).toMatchObject({ ok: false, reason: 'denied' });
@@ -139,7 +181,15 @@ describe('S3 adapter behind a fault proxy', () => {
   });
 
   it('under a seeded fault mix, concurrent compare-and-swap writers that check their own write id lose and duplicate nothing', async () => {
-    proxy.setPlan(randomFaults(12, { drop: 0.08, loseAnswer: 0.12, error500: 0.05, error503: 0.05, delay: { p: 0.2, maxMs: 40 } }));
+    proxy.setPlan(
+      randomFaults(12, {
+        drop: 0.08,
+        loseAnswer: 0.12,
+        error500: 0.05,
+        error503: 0.05,
+        delay: { p: 0.2, maxMs: 40 },
+      }),
+    );
     const key = 'mix/counter';
     await direct.put(key, utf8(JSON.stringify({ ids: [] })));
     const acked: string[] = [];
@@ -156,7 +206,9 @@ describe('S3 adapter behind a fault proxy', () => {
         const ids = (JSON.parse(text(current!.body)) as { ids: string[] }).ids;
         if (ids.includes(id)) return; // an earlier attempt of ours landed
         try {
-          await faulty.put(key, utf8(JSON.stringify({ ids: [...ids, id] })), { ifMatch: current!.etag });
+          await faulty.put(key, utf8(JSON.stringify({ ids: [...ids, id] })), {
+            ifMatch: current!.etag,
+          });
           return;
         } catch (err) {
           if (PreconditionFailedError.is(err) || StorageUnavailableError.is(err)) continue; // read again and look

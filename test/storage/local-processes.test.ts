@@ -6,22 +6,40 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { PreconditionFailedError, StorageUnavailableError, text, utf8 } from '../../lib/storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  text,
+  utf8,
+} from '../../lib/storage/port.js';
 
 // Two real OS processes on one data folder (issue 12, item 3): the local store's preconditions must hold
 // across processes, and a writer killed with SIGKILL must leave a consistent folder.
 
 const worker = fileURLToPath(new URL('../support/local-store-worker.ts', import.meta.url));
 
-function start(args: string[]): { child: ChildProcess; output: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[]): {
+  child: ChildProcess;
+  output: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', worker, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const output = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  const output = new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, output };
 }
 
@@ -29,7 +47,8 @@ function start(args: string[]): { child: ChildProcess; output: Promise<{ code: n
 function tempFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.startsWith('.tmp-')) out.push(join(entry.parentPath, entry.name));
+    if (entry.isFile() && entry.name.startsWith('.tmp-'))
+      out.push(join(entry.parentPath, entry.name));
   }
   return out;
 }
@@ -45,10 +64,15 @@ describe('local store shared by several processes', () => {
   it('two processes doing compare-and-swap increments on one key lose no update', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-procs-'));
     const perProcess = 150;
-    const runs = [start(['cas', dir, 'ns/a/counter.json', String(perProcess)]), start(['cas', dir, 'ns/a/counter.json', String(perProcess)])];
+    const runs = [
+      start(['cas', dir, 'ns/a/counter.json', String(perProcess)]),
+      start(['cas', dir, 'ns/a/counter.json', String(perProcess)]),
+    ];
     const outputs = await Promise.all(runs.map((r) => r.output));
     for (const o of outputs) expect(o.code, o.stderr).toBe(0);
-    const reports = outputs.map((o) => JSON.parse(o.stdout.trim()) as { wrote: number[]; conflicts: number });
+    const reports = outputs.map(
+      (o) => JSON.parse(o.stdout.trim()) as { wrote: number[]; conflicts: number },
+    );
     const acknowledged = reports.flatMap((r) => r.wrote);
     expect(acknowledged).toHaveLength(2 * perProcess);
     // Every acknowledged increment wrote a value no other write wrote, and the counter holds them all.
@@ -68,7 +92,10 @@ describe('local store shared by several processes', () => {
       const target = 3 + round * 5;
       let acked = 0;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('writer made no progress in 30 s')), 30_000);
+        const timer = setTimeout(
+          () => reject(new Error('writer made no progress in 30 s')),
+          30_000,
+        );
         child.stdout!.on('data', (d: string) => {
           const lines = String(d).match(/^ack (\d+)$/gm) ?? [];
           for (const line of lines) acked = Math.max(acked, Number(line.slice(4)));
@@ -81,7 +108,10 @@ describe('local store shared by several processes', () => {
       child.kill('SIGKILL');
       const out = await output;
       expect(out.signal).toBe('SIGKILL');
-      const lastAck = Math.max(acked, ...[...out.stdout.matchAll(/^ack (\d+)$/gm)].map((m) => Number(m[1])));
+      const lastAck = Math.max(
+        acked,
+        ...[...out.stdout.matchAll(/^ack (\d+)$/gm)].map((m) => Number(m[1])),
+      );
 
       const reopened = new LocalStore(dir, { staleLockMs: 0 });
       await reopened.swept;
@@ -108,7 +138,8 @@ describe('local store shared by several processes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-locks-'));
     const locks = join(dir, '.locks');
     mkdirSync(locks, { recursive: true });
-    const lockOf = (key: string) => join(locks, createHash('sha256').update(key).digest('hex').slice(0, 40));
+    const lockOf = (key: string) =>
+      join(locks, createHash('sha256').update(key).digest('hex').slice(0, 40));
     const store = new LocalStore(dir, { staleLockMs: 50, lockTimeoutMs: 400 });
     await store.swept;
     await store.put('k', utf8('v1'));
@@ -135,7 +166,7 @@ describe('local store shared by several processes', () => {
     expect(statSync(lockOf('k')).nlink).toBeGreaterThan(1);
   });
 
-  it('sweeps temp files of dead writers at start, and keeps a live writer\'s', async () => {
+  it("sweeps temp files of dead writers at start, and keeps a live writer's", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-sweep-'));
     mkdirSync(join(dir, 'ns', 'a'), { recursive: true });
     const dead = await deadPid();
@@ -143,7 +174,9 @@ describe('local store shared by several processes', () => {
     writeFileSync(join(dir, `.tmp-${process.pid}-8899aabbccddeeff`), 'in flight');
     const store = new LocalStore(dir);
     expect((await store.swept).tempFiles).toBe(1);
-    expect(tempFiles(dir).map((f) => f.slice(dir.length))).toEqual([`/.tmp-${process.pid}-8899aabbccddeeff`]);
+    expect(tempFiles(dir).map((f) => f.slice(dir.length))).toEqual([
+      `/.tmp-${process.pid}-8899aabbccddeeff`,
+    ]);
     // Temp files are never listed as keys.
     expect((await store.list('')).objects).toEqual([]);
   });
@@ -163,7 +196,9 @@ describe('local store shared by several processes', () => {
       seen.add(etag);
       expect((await (i % 2 ? b : a).get('k'))!.etag).toBe(etag);
     }
-    const stale = await a.put('k', utf8('same'), { ifMatch: [...seen][0]! }).catch((e: unknown) => e);
+    const stale = await a
+      .put('k', utf8('same'), { ifMatch: [...seen][0]! })
+      .catch((e: unknown) => e);
     expect(PreconditionFailedError.is(stale)).toBe(true);
   });
 });

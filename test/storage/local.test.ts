@@ -13,7 +13,11 @@ describe('local folder specifics', () => {
   it('writes real files under the root and leaves no temp files behind', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-local-'));
     const store = new LocalStore(dir);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.put(`ns/a/sessions/s${i}.json`, utf8(`{"i":${i}}`))));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.put(`ns/a/sessions/s${i}.json`, utf8(`{"i":${i}}`)),
+      ),
+    );
     const files = readdirSync(join(dir, 'ns', 'a', 'sessions'));
     expect(files.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `s${i}.json`).sort());
   });

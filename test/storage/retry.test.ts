@@ -8,28 +8,62 @@ const noSleep = async () => undefined;
 describe('withRetry', () => {
   it('retries transient failures, then succeeds', async () => {
     let calls = 0;
-    const out = await withRetry('op', async () => (++calls < 3 ? Promise.reject(new Error('503')) : 'ok'), () => true, policy, noSleep);
+    const out = await withRetry(
+      'op',
+      async () => (++calls < 3 ? Promise.reject(new Error('503')) : 'ok'),
+      () => true,
+      policy,
+      noSleep,
+    );
     expect(out).toBe('ok');
     expect(calls).toBe(3);
   });
 
   it('gives up after the bounded number of attempts with StorageUnavailableError', async () => {
     let calls = 0;
-    const err = await withRetry('op', async () => Promise.reject(new Error(`fail ${++calls}`)), () => true, policy, noSleep).catch((e) => e);
+    const err = await withRetry(
+      'op',
+      async () => Promise.reject(new Error(`fail ${++calls}`)),
+      () => true,
+      policy,
+      noSleep,
+    ).catch((e) => e);
     expect(calls).toBe(4);
     expect(err.name).toBe('StorageUnavailableError');
   });
 
   it('never retries a precondition failure or a permanent error', async () => {
     let calls = 0;
-    await expect(withRetry('op', async () => Promise.reject(new PreconditionFailedError(`k${++calls}`)), () => true, policy, noSleep)).rejects.toSatisfy(PreconditionFailedError.is);
-    await expect(withRetry('op', async () => Promise.reject(new Error(`403 ${++calls}`)), () => false, policy, noSleep)).rejects.toThrow('403');
+    await expect(
+      withRetry(
+        'op',
+        async () => Promise.reject(new PreconditionFailedError(`k${++calls}`)),
+        () => true,
+        policy,
+        noSleep,
+      ),
+    ).rejects.toSatisfy(PreconditionFailedError.is);
+    await expect(
+      withRetry(
+        'op',
+        async () => Promise.reject(new Error(`403 ${++calls}`)),
+        () => false,
+        policy,
+        noSleep,
+      ),
+    ).rejects.toThrow('403');
     expect(calls).toBe(2);
   });
 
   it('backs off with growing, capped delays', async () => {
     const delays: number[] = [];
-    await withRetry('op', async () => Promise.reject(new Error('x')), () => true, policy, async (ms) => void delays.push(ms)).catch(() => undefined);
+    await withRetry(
+      'op',
+      async () => Promise.reject(new Error('x')),
+      () => true,
+      policy,
+      async (ms) => void delays.push(ms),
+    ).catch(() => undefined);
     expect(delays).toHaveLength(3);
     delays.forEach((d, i) => expect(d).toBeLessThanOrEqual(Math.min(40, 10 * 2 ** i)));
   });
@@ -75,42 +109,83 @@ describe('withRetry', () => {
     const policy = { attempts: 3, baseMs: 1, maxMs: 1, attemptTimeoutMs: 50 };
     const run = (write: boolean, first: () => Promise<never>) => {
       let calls = 0;
-      return withRetry('PUT k', () => (++calls === 1 ? first() : Promise.reject(new PreconditionFailedError('k'))), () => true, policy, undefined, { write }).catch(
-        (e: unknown) => e as PreconditionFailedError,
-      );
+      return withRetry(
+        'PUT k',
+        () => (++calls === 1 ? first() : Promise.reject(new PreconditionFailedError('k'))),
+        () => true,
+        policy,
+        undefined,
+        { write },
+      ).catch((e: unknown) => e as PreconditionFailedError);
     };
     const hang = () => new Promise<never>(() => undefined);
-    const reset = () => Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
-    const refused = () => Promise.reject(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }));
+    const reset = () =>
+      Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    const refused = () =>
+      Promise.reject(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }));
     expect((await run(true, hang)).afterLostAnswer).toBe(true);
     expect((await run(true, reset)).afterLostAnswer).toBe(true);
     // A refused connection never reached the server, so the precondition failure is someone else's write.
     expect((await run(true, refused)).afterLostAnswer).toBe(false);
     expect((await run(false, hang)).afterLostAnswer).toBe(false);
-    const direct = await withRetry('PUT k', () => Promise.reject(new PreconditionFailedError('k')), () => true, policy, undefined, { write: true }).catch(
-      (e: unknown) => e as PreconditionFailedError,
-    );
+    const direct = await withRetry(
+      'PUT k',
+      () => Promise.reject(new PreconditionFailedError('k')),
+      () => true,
+      policy,
+      undefined,
+      { write: true },
+    ).catch((e: unknown) => e as PreconditionFailedError);
     expect(PreconditionFailedError.is(direct) && direct.afterLostAnswer).toBe(false);
   });
 
   it('a failed write says whether it may have landed', async () => {
     const policy = { attempts: 2, baseMs: 1, maxMs: 1, attemptTimeoutMs: 30 };
-    const timedOut = await withRetry('PUT k', () => new Promise<never>(() => undefined), () => true, policy, undefined, { write: true }).catch((e: unknown) => e);
+    const timedOut = await withRetry(
+      'PUT k',
+      () => new Promise<never>(() => undefined),
+      () => true,
+      policy,
+      undefined,
+      { write: true },
+    ).catch((e: unknown) => e);
     expect(StorageUnavailableError.is(timedOut) && timedOut.mayHaveLanded).toBe(true);
-    const refused = await withRetry('PUT k', () => Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })), () => true, policy, undefined, {
-      write: true,
-    }).catch((e: unknown) => e);
+    const refused = await withRetry(
+      'PUT k',
+      () => Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })),
+      () => true,
+      policy,
+      undefined,
+      {
+        write: true,
+      },
+    ).catch((e: unknown) => e);
     expect(StorageUnavailableError.is(refused) && refused.mayHaveLanded).toBe(false);
-    const read = await withRetry('GET k', () => new Promise<never>(() => undefined), () => true, policy).catch((e: unknown) => e);
+    const read = await withRetry(
+      'GET k',
+      () => new Promise<never>(() => undefined),
+      () => true,
+      policy,
+    ).catch((e: unknown) => e);
     expect(StorageUnavailableError.is(read) && read.mayHaveLanded).toBe(false);
   });
 });
 
 describe('probe', () => {
   it('answers ok, a described failure, or a timeout at the deadline, and never throws', async () => {
-    expect(await probe(100, async () => 'x', () => ({ reason: 'error', error: 'x' }))).toMatchObject({ ok: true });
     expect(
-      await probe(100, () => Promise.reject(Object.assign(new Error('no'), { status: 403 })), () => ({ reason: 'denied', error: 'HTTP 403' })),
+      await probe(
+        100,
+        async () => 'x',
+        () => ({ reason: 'error', error: 'x' }),
+      ),
+    ).toMatchObject({ ok: true });
+    expect(
+      await probe(
+        100,
+        () => Promise.reject(Object.assign(new Error('no'), { status: 403 })),
+        () => ({ reason: 'denied', error: 'HTTP 403' }),
+      ),
     ).toMatchObject({ ok: false, reason: 'denied', error: 'HTTP 403' });
     let aborted = false;
     const started = Date.now();
@@ -128,6 +203,14 @@ describe('probe', () => {
     expect(slow).toMatchObject({ ok: false, reason: 'timeout' });
     expect(aborted).toBe(true);
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(await probe(50, () => { throw new Error('sync'); }, () => ({ reason: 'unreachable', error: 'E' }))).toMatchObject({ ok: false, reason: 'unreachable' });
+    expect(
+      await probe(
+        50,
+        () => {
+          throw new Error('sync');
+        },
+        () => ({ reason: 'unreachable', error: 'E' }),
+      ),
+    ).toMatchObject({ ok: false, reason: 'unreachable' });
   });
 });

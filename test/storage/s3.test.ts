@@ -10,7 +10,11 @@ describeConformance('s3 (Ceph radosgw)', () => openTestS3('conformance'));
 describe('s3 adapter specifics', () => {
   it('unconditional bodies over the threshold go through a multipart upload and still report an etag', async () => {
     const s3 = inject('s3');
-    const store = new S3Store({ ...s3, prefix: `mp-${Date.now()}/`, multipartThreshold: 5 * 1024 * 1024 });
+    const store = new S3Store({
+      ...s3,
+      prefix: `mp-${Date.now()}/`,
+      multipartThreshold: 5 * 1024 * 1024,
+    });
     const body = new Uint8Array(6 * 1024 * 1024).fill(7);
     const { etag } = await store.put('big', body);
     expect(etag).toBeTruthy();
@@ -25,7 +29,12 @@ describe('s3 adapter specifics', () => {
     const s3 = inject('s3');
     const store = new S3Store({ ...s3, prefix: `pfx-${Date.now()}` });
     await store.put('a/b', utf8('1'));
-    const raw = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3 });
+    const raw = new S3Client({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      forcePathStyle: true,
+      credentials: s3,
+    });
     await raw.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'elsewhere/a/b', Body: 'x' }));
     expect((await store.list('a/')).objects.map((o) => o.key)).toEqual(['a/b']);
   });

@@ -69,6 +69,9 @@ export class Bm25Index {
         scores.set(id, (scores.get(id) ?? 0) + (idf * tf * (this.k1 + 1)) / norm);
       }
     }
-    return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit);
+    return [...scores]
+      .map(([id, score]) => ({ id, score }))
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+      .slice(0, limit);
   }
 }

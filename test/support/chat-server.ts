@@ -25,7 +25,12 @@ export type Step =
 export interface ReceivedRequest {
   body: {
     model: string;
-    messages: { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string }[];
+    messages: {
+      role: string;
+      content: string | null;
+      tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+      tool_call_id?: string;
+    }[];
     tools?: { function: { name: string } }[];
     tool_choice?: string;
   };
@@ -65,19 +70,32 @@ export async function startChatServer(...steps: Step[]): Promise<ChatServer> {
       }),
   };
 
-  const answer = async (step: Step, request: ReceivedRequest, res: ServerResponse): Promise<void> => {
+  const answer = async (
+    step: Step,
+    request: ReceivedRequest,
+    res: ServerResponse,
+  ): Promise<void> => {
     if (typeof step === 'function') return answer(await step(request), request, res);
     if ('hang' in step) return new Promise(() => undefined);
-    if ('status' in step) return send(res, step.status, step.body ?? { error: { message: 'scripted failure' } });
+    if ('status' in step)
+      return send(res, step.status, step.body ?? { error: { message: 'scripted failure' } });
     if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
     const calls = (step.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `call_${state.requests.length}_${i}`,
       type: 'function',
-      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+      },
     }));
     const content = 'reply' in step ? step.reply : null;
     const message = { role: 'assistant', content, ...(calls.length ? { tool_calls: calls } : {}) };
-    return send(res, 200, { id: 'chatcmpl-test', object: 'chat.completion', model: request.body.model, choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }] });
+    return send(res, 200, {
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      model: request.body.model,
+      choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }],
+    });
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -86,8 +104,12 @@ export async function startChatServer(...steps: Step[]): Promise<ChatServer> {
     void (async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      if (req.method !== 'POST' || req.url !== '/chat/completions') return send(res, 404, { error: { message: 'not found' } });
-      const request: ReceivedRequest = { body: JSON.parse(Buffer.concat(chunks).toString('utf8')), authorization: req.headers.authorization };
+      if (req.method !== 'POST' || req.url !== '/chat/completions')
+        return send(res, 404, { error: { message: 'not found' } });
+      const request: ReceivedRequest = {
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        authorization: req.headers.authorization,
+      };
       state.requests.push(request);
       inFlight++;
       state.maxConcurrent = Math.max(state.maxConcurrent, inFlight);

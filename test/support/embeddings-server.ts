@@ -28,15 +28,24 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
     },
   };
   const server: Server = createServer(async (req, res) => {
-    const body = JSON.parse((await read(req)) || '{}') as { model?: string; input?: string | string[] };
+    const body = JSON.parse((await read(req)) || '{}') as {
+      model?: string;
+      input?: string | string[];
+    };
     const input = typeof body.input === 'string' ? [body.input] : (body.input ?? []);
-    state.requests.push({ model: body.model ?? '', input, authorization: req.headers.authorization });
+    state.requests.push({
+      model: body.model ?? '',
+      input,
+      authorization: req.headers.authorization,
+    });
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
       res.writeHead(404).end();
       return;
     }
     if (state.mode === 'fail') {
-      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}');
+      res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"boom"}}');
       return;
     }
     if (state.mode === 'hang') {
@@ -47,10 +56,22 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
     }
     const data = input.map((text, index) => {
       const base = localVector(text);
-      const embedding = Array.from({ length: state.dims }, (_, k) => base[k % base.length]! * (k < base.length ? 1 : 0.5));
+      const embedding = Array.from(
+        { length: state.dims },
+        (_, k) => base[k % base.length]! * (k < base.length ? 1 : 0.5),
+      );
       return { object: 'embedding', index, embedding };
     });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({
+          object: 'list',
+          data,
+          model: body.model,
+          usage: { prompt_tokens: 0, total_tokens: 0 },
+        }),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;

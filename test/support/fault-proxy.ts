@@ -15,7 +15,14 @@
  * number), e.g. `randomFaults(seed, mix)` for a seeded random mix, or `onceFor(...)` for one fault on the
  * first matching request. Bodies are buffered whole, so the proxy suits small and medium objects.
  */
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { mulberry32 } from './prng.js';
 
@@ -90,10 +97,21 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
-    const info: ProxiedRequest = { n: ++n, method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers };
+    const info: ProxiedRequest = {
+      n: ++n,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+    };
     const fault = current?.(info) ?? {};
     const action = fault.action ?? 'pass';
-    const entry: ProxyLogEntry = { n: info.n, method: info.method, path: info.path, action, delayMs: fault.delayMs ?? 0 };
+    const entry: ProxyLogEntry = {
+      n: info.n,
+      method: info.method,
+      path: info.path,
+      action,
+      delayMs: fault.delayMs ?? 0,
+    };
     log.push(entry);
     if (fault.delayMs) await sleep(fault.delayMs);
     await gate;
@@ -105,7 +123,10 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
       const status = fault.status ?? 503;
       const code = status === 500 ? 'InternalError' : 'ServiceUnavailable';
       const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>injected by the fault proxy</Message></Error>`;
-      res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) });
+      res.writeHead(status, {
+        'content-type': 'application/xml',
+        'content-length': Buffer.byteLength(xml),
+      });
       res.end(xml);
       return;
     }
@@ -158,7 +179,9 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
       open = undefined;
     },
     idle() {
-      return busy === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+      return busy === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
     async close() {
       proxy.resume();
@@ -173,11 +196,18 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
 /** A seeded random mix: each request independently gets one fault with the given probabilities. */
 export function randomFaults(
   seed: number,
-  mix: { drop?: number; loseAnswer?: number; error500?: number; error503?: number; delay?: { p: number; maxMs: number } },
+  mix: {
+    drop?: number;
+    loseAnswer?: number;
+    error500?: number;
+    error503?: number;
+    delay?: { p: number; maxMs: number };
+  },
 ): FaultPlan {
   const random = mulberry32(seed);
   return () => {
-    const delayMs = mix.delay && random() < mix.delay.p ? Math.floor(random() * mix.delay.maxMs) : 0;
+    const delayMs =
+      mix.delay && random() < mix.delay.p ? Math.floor(random() * mix.delay.maxMs) : 0;
     let r = random();
     const pick = (p: number | undefined) => {
       if (p === undefined) return false;
@@ -195,7 +225,11 @@ export function randomFaults(
 }
 
 /** The fault for the first `times` requests matching `match`; everything else passes. */
-export function onceFor(match: (req: ProxiedRequest) => boolean, fault: Fault, times = 1): FaultPlan {
+export function onceFor(
+  match: (req: ProxiedRequest) => boolean,
+  fault: Fault,
+  times = 1,
+): FaultPlan {
   let left = times;
   return (req) => {
     if (left > 0 && match(req)) {
@@ -206,7 +240,15 @@ export function onceFor(match: (req: ProxiedRequest) => boolean, fault: Fault, t
   };
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'proxy-connection',
+  'upgrade',
+  'te',
+  'trailer',
+]);
 
 function forward(
   target: URL,
@@ -223,7 +265,14 @@ function forward(
   headers['content-length'] = String(body.byteLength);
   return new Promise((resolve, reject) => {
     const out = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        agent,
+      },
       (res) => {
         readBody(res).then((data) => {
           const answerHeaders: Record<string, string | string[]> = {};

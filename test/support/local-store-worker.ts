@@ -46,7 +46,10 @@ if (mode === 'cas') {
   for (let i = 0; ; i++) {
     const { value } = await increment('counter', 256 * 1024);
     process.stdout.write(`ack ${value}\n`);
-    await store.put(`other/k${i % 5}.json`, utf8(JSON.stringify({ i, pad: 'y'.repeat(64 * 1024) })));
+    await store.put(
+      `other/k${i % 5}.json`,
+      utf8(JSON.stringify({ i, pad: 'y'.repeat(64 * 1024) })),
+    );
   }
 } else {
   throw new Error(`unknown mode ${mode}`);

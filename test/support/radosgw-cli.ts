@@ -6,10 +6,12 @@
 import { startRadosgw } from './radosgw.js';
 
 const started = Date.now();
-const target = await startRadosgw({ log: (line) => process.stderr.write(`${line}\n`) }).catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+const target = await startRadosgw({ log: (line) => process.stderr.write(`${line}\n`) }).catch(
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
 
 process.stdout.write(
   [
@@ -21,7 +23,9 @@ process.stdout.write(
     `S3_FORCE_PATH_STYLE=${target.forcePathStyle}`,
   ].join('\n') + '\n',
 );
-process.stderr.write(`radosgw ready in ${Date.now() - started} ms; Ctrl-C (SIGINT) or SIGTERM stops it.\n`);
+process.stderr.write(
+  `radosgw ready in ${Date.now() - started} ms; Ctrl-C (SIGINT) or SIGTERM stops it.\n`,
+);
 
 // The daemons do not keep the event loop alive, so hold it open until a signal arrives.
 const keepAlive = setInterval(() => {}, 1 << 30);

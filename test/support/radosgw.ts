@@ -40,7 +40,15 @@ export interface StartRadosgwOptions {
 export const INSTALL_COMMAND =
   'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd';
 
-const REQUIRED_BINARIES = ['radosgw', 'radosgw-admin', 'ceph-mon', 'ceph-osd', 'ceph-authtool', 'monmaptool', 'ceph'];
+const REQUIRED_BINARIES = [
+  'radosgw',
+  'radosgw-admin',
+  'ceph-mon',
+  'ceph-osd',
+  'ceph-authtool',
+  'monmaptool',
+  'ceph',
+];
 const TMP_PREFIX = 'satchel-radosgw-';
 const RGW_NAME = 'client.rgw.satchel';
 const DEFAULT_BUCKET = 'satchel-test';
@@ -51,7 +59,13 @@ const REGION = 'us-east-1';
 // Installation
 
 function findBinary(name: string): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin', '/usr/sbin', '/bin', '/sbin'];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(path.delimiter),
+    '/usr/bin',
+    '/usr/sbin',
+    '/bin',
+    '/sbin',
+  ];
   for (const dir of dirs) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
@@ -85,12 +99,18 @@ export async function ensureRadosgwInstalled(): Promise<void> {
   const lock = ['-o', 'DPkg::Lock::Timeout=300'];
   try {
     await run('apt-get', [...lock, 'update'], { env, timeoutMs: 600_000 });
-    await run('apt-get', [...lock, 'install', '-y', '--no-install-recommends', 'radosgw', 'ceph-mon', 'ceph-osd'], {
-      env,
-      timeoutMs: 1_200_000,
-    });
+    await run(
+      'apt-get',
+      [...lock, 'install', '-y', '--no-install-recommends', 'radosgw', 'ceph-mon', 'ceph-osd'],
+      {
+        env,
+        timeoutMs: 1_200_000,
+      },
+    );
   } catch (err) {
-    throw new Error(`Installing Ceph radosgw failed (command: ${INSTALL_COMMAND}):\n${errorMessage(err)}`);
+    throw new Error(
+      `Installing Ceph radosgw failed (command: ${INSTALL_COMMAND}):\n${errorMessage(err)}`,
+    );
   }
   const still = missingBinaries();
   if (still.length > 0) {
@@ -113,7 +133,10 @@ function run(
   opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; logFile?: string } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -158,11 +181,19 @@ interface Daemon {
 // even if Node is SIGKILLed and cannot run its 'exit' handler. setpriv execs, so the pid is the daemon's.
 const SETPRIV = process.platform === 'linux' ? findBinary('setpriv') : undefined;
 
-function startDaemon(name: string, cmd: string, args: string[], logFile: string, outFile: string): Daemon {
+function startDaemon(
+  name: string,
+  cmd: string,
+  args: string[],
+  logFile: string,
+  outFile: string,
+): Daemon {
   const fd = openSync(outFile, 'a');
   let child: ChildProcess;
   try {
-    const [file, argv] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', cmd, ...args]] : [cmd, args];
+    const [file, argv] = SETPRIV
+      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', cmd, ...args]]
+      : [cmd, args];
     // With setpriv, also give the daemons their own process group, so a Ctrl-C in the terminal reaches only
     // Node (whose exit then kills them) instead of starting slow clean shutdowns that race the clean-up.
     child = spawn(file, argv, { stdio: ['ignore', fd, fd], detached: SETPRIV !== undefined });
@@ -240,11 +271,14 @@ function removeStaleDirs(): void {
       if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
       // Kill daemons it left (only without setpriv could they outlive it), identified by pid file + cmdline.
       const runDir = path.join(dir, 'run');
-      for (const f of existsSync(runDir) ? readdirSync(runDir).filter((n) => n.endsWith('.pid')) : []) {
+      for (const f of existsSync(runDir)
+        ? readdirSync(runDir).filter((n) => n.endsWith('.pid'))
+        : []) {
         const pid = Number(readFileSync(path.join(runDir, f), 'utf8').trim());
         if (!Number.isInteger(pid) || pid <= 0) continue;
         try {
-          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) process.kill(pid, 'SIGKILL');
+          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir))
+            process.kill(pid, 'SIGKILL');
         } catch {
           // gone
         }
@@ -327,7 +361,12 @@ function canConnect(port: number): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function s3Client(t: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string }): S3Client {
+function s3Client(t: {
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}): S3Client {
   return new S3Client({
     endpoint: t.endpoint,
     region: t.region,
@@ -341,16 +380,28 @@ function s3Client(t: { endpoint: string; region: string; accessKeyId: string; se
 }
 
 // Errors that retrying cannot fix (wrong credentials or bucket name).
-const FATAL_S3_ERRORS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName']);
+const FATAL_S3_ERRORS = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'InvalidBucketName',
+]);
 
 /** Creates the bucket, retrying until it succeeds (the first CreateBucket on a fresh cluster is slow). */
-async function createBucket(client: S3Client, bucket: string, timeoutMs: number, check?: () => void): Promise<void> {
+async function createBucket(
+  client: S3Client,
+  bucket: string,
+  timeoutMs: number,
+  check?: () => void,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     check?.();
     try {
-      await client.send(new CreateBucketCommand({ Bucket: bucket }), { abortSignal: AbortSignal.timeout(30_000) });
+      await client.send(new CreateBucketCommand({ Bucket: bucket }), {
+        abortSignal: AbortSignal.timeout(30_000),
+      });
       return;
     } catch (err) {
       const name = (err as { name?: string }).name;
@@ -370,7 +421,9 @@ async function createBucket(client: S3Client, bucket: string, timeoutMs: number,
       }
     }
     if (Date.now() > deadline) {
-      throw new Error(`CreateBucket ${bucket} kept failing for ${timeoutMs} ms: ${describeS3Error(lastError)}`);
+      throw new Error(
+        `CreateBucket ${bucket} kept failing for ${timeoutMs} ms: ${describeS3Error(lastError)}`,
+      );
     }
     await sleep(250);
   }
@@ -421,7 +474,8 @@ export async function startRadosgw(opts: StartRadosgwOptions = {}): Promise<S3Ta
   installExitHandler();
 
   const t0 = Date.now();
-  const step = (what: string) => log(`[radosgw +${((Date.now() - t0) / 1000).toFixed(1)}s] ${what}`);
+  const step = (what: string) =>
+    log(`[radosgw +${((Date.now() - t0) / 1000).toFixed(1)}s] ${what}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), TMP_PREFIX));
   const cluster = { dir, daemons: [] as Daemon[] };
   live.add(cluster);
@@ -510,14 +564,31 @@ rgw dynamic resharding = false
 
     // Monitor
     await run('ceph-authtool', [
-      '--create-keyring', p('mon.keyring'), '--gen-key', '-n', 'mon.', '--cap', 'mon', 'allow *',
+      '--create-keyring',
+      p('mon.keyring'),
+      '--gen-key',
+      '-n',
+      'mon.',
+      '--cap',
+      'mon',
+      'allow *',
     ]);
     await run('monmaptool', ['--create', '--fsid', fsid, '--addv', 'a', monAddr, p('monmap')]);
     const monLog = p('log', 'mon.a.log');
-    await run('ceph-mon', ['-c', conf, '--mkfs', '-i', 'a', '--monmap', p('monmap'), '--keyring', p('mon.keyring')], {
-      logFile: monLog,
-    });
-    const mon = startDaemon('mon', 'ceph-mon', ['-c', conf, '-i', 'a', '-f'], monLog, p('log', 'mon.a.out'));
+    await run(
+      'ceph-mon',
+      ['-c', conf, '--mkfs', '-i', 'a', '--monmap', p('monmap'), '--keyring', p('mon.keyring')],
+      {
+        logFile: monLog,
+      },
+    );
+    const mon = startDaemon(
+      'mon',
+      'ceph-mon',
+      ['-c', conf, '-i', 'a', '-f'],
+      monLog,
+      p('log', 'mon.a.out'),
+    );
     cluster.daemons.push(mon);
     step('monitor started');
 
@@ -530,27 +601,46 @@ rgw dynamic resharding = false
     };
 
     // OSD: register it (this also waits for the monitor to answer), then mkfs and start it.
-    const osdNew = await run('ceph', ['-c', conf, '--connect-timeout', '30', 'osd', 'new', osdUuid], {
-      timeoutMs: 45_000,
-      logFile: monLog,
-    }).catch((err: unknown) => {
+    const osdNew = await run(
+      'ceph',
+      ['-c', conf, '--connect-timeout', '30', 'osd', 'new', osdUuid],
+      {
+        timeoutMs: 45_000,
+        logFile: monLog,
+      },
+    ).catch((err: unknown) => {
       checkDaemons();
       throw err;
     });
     const osdId = osdNew.stdout.trim();
-    if (!/^\d+$/.test(osdId)) throw new Error(`unexpected output of "ceph osd new": ${osdNew.stdout}`);
+    if (!/^\d+$/.test(osdId))
+      throw new Error(`unexpected output of "ceph osd new": ${osdNew.stdout}`);
     const osdLog = p('log', `osd.${osdId}.log`);
     await mkdir(p('osd', `ceph-${osdId}`));
     await run('ceph-osd', ['-c', conf, '-i', osdId, '--mkfs', '--osd-uuid', osdUuid], {
       logFile: osdLog,
       timeoutMs: 60_000,
     });
-    cluster.daemons.push(startDaemon('osd', 'ceph-osd', ['-c', conf, '-i', osdId, '-f'], osdLog, p('log', `osd.${osdId}.out`)));
+    cluster.daemons.push(
+      startDaemon(
+        'osd',
+        'ceph-osd',
+        ['-c', conf, '-i', osdId, '-f'],
+        osdLog,
+        p('log', `osd.${osdId}.out`),
+      ),
+    );
     step(`osd.${osdId} started`);
 
     // radosgw: it creates its pools and waits for them to become active, then opens its port.
     const rgwLog = p('log', `${RGW_NAME}.log`);
-    const rgw = startDaemon('rgw', 'radosgw', ['-c', conf, '-n', RGW_NAME, '-f'], rgwLog, p('log', `${RGW_NAME}.out`));
+    const rgw = startDaemon(
+      'rgw',
+      'radosgw',
+      ['-c', conf, '-n', RGW_NAME, '-f'],
+      rgwLog,
+      p('log', `${RGW_NAME}.out`),
+    );
     cluster.daemons.push(rgw);
     const rgwDeadline = Date.now() + 60_000;
     while (!(await canConnect(rgwPort))) {
@@ -571,8 +661,20 @@ rgw dynamic resharding = false
     const secretAccessKey = randomBytes(30).toString('base64url');
     await run(
       'radosgw-admin',
-      ['-c', conf, 'user', 'create', '--uid', 'satchel', '--display-name', 'Satchel tests',
-        '--access-key', accessKeyId, '--secret', secretAccessKey],
+      [
+        '-c',
+        conf,
+        'user',
+        'create',
+        '--uid',
+        'satchel',
+        '--display-name',
+        'Satchel tests',
+        '--access-key',
+        accessKeyId,
+        '--secret',
+        secretAccessKey,
+      ],
       { timeoutMs: 60_000, logFile: rgwLog },
     );
     step('S3 user created');

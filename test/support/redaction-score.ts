@@ -18,7 +18,13 @@ export interface Failure {
 }
 
 export interface Score {
-  positives: { total: number; rate: number; kinds: KindScore[]; failures: Failure[]; caught: boolean[] };
+  positives: {
+    total: number;
+    rate: number;
+    kinds: KindScore[];
+    failures: Failure[];
+    caught: boolean[];
+  };
   nearMisses: { total: number; rate: number; kinds: KindScore[]; failures: Failure[] };
 }
 
@@ -54,5 +60,10 @@ function summarise(cases: (PositiveCase | NearMissCase)[], ok: boolean[]) {
   });
   const kinds = [...byKind.values()].map((k) => ({ ...k, rate: k.passed / k.total }));
   const passed = ok.filter(Boolean).length;
-  return { total: cases.length, rate: cases.length === 0 ? 1 : passed / cases.length, kinds, failures };
+  return {
+    total: cases.length,
+    rate: cases.length === 0 ? 1 : passed / cases.length,
+    kinds,
+    failures,
+  };
 }

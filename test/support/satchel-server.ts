@@ -20,11 +20,18 @@ export interface RunningServer {
  * A real Satchel server on a loopback port (the app of functions/node.ts, on a temporary local folder
  * unless `objects` is given), for tests that talk HTTP to it: the CLI, the client.
  */
-export async function startSatchelServer(options: { env?: Env; objects?: ObjectStore } = {}): Promise<RunningServer> {
+export async function startSatchelServer(
+  options: { env?: Env; objects?: ObjectStore } = {},
+): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'satchel-server-'));
   const config = await loadConfig({ ...options.env }, 'local');
   const objects = options.objects ?? new LocalStore(dir);
-  const { app, background } = createApp({ config, objects, allowOpen: true, log: createLogger({ quiet: true }) });
+  const { app, background } = createApp({
+    config,
+    objects,
+    allowOpen: true,
+    log: createLogger({ quiet: true }),
+  });
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });

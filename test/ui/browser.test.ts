@@ -5,7 +5,18 @@ import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, axeViolations, FAKE_KEY, launchBrowser, openPage, richSession, screenshot, signIn, tabTo, visibleText } from './browser.js';
+import {
+  apiClient,
+  axeViolations,
+  FAKE_KEY,
+  launchBrowser,
+  openPage,
+  richSession,
+  screenshot,
+  signIn,
+  tabTo,
+  visibleText,
+} from './browser.js';
 
 // The session browser in Chromium against a real server on the local store. Each test has its own
 // namespace (token), so tests do not see each other's sessions.
@@ -48,7 +59,12 @@ afterAll(async () => {
 describe('session browser: sign-in, list and paging', () => {
   it('asks for a token, rejects a wrong one, lists sessions newest first with their columns after sign-in', async () => {
     const api = apiClient(server.url, T.alice);
-    const older = await api('POST', '/v1/sessions', { task: 'Older task', model: 'gpt-a', provider: 'openai', messages: [{ role: 'user', content: 'hi' }] });
+    const older = await api('POST', '/v1/sessions', {
+      task: 'Older task',
+      model: 'gpt-a',
+      provider: 'openai',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     const newer = await api('POST', '/v1/sessions', richSession('Newest task in the list'));
     expect(older.status).toBe(201);
     const { page, errors } = await openPage(browser);
@@ -58,16 +74,24 @@ describe('session browser: sign-in, list and paging', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('token');
     await page.type('#token', 'not-a-token');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('#signin-error')?.textContent?.includes('not accepted'));
+    await page.waitForFunction(() =>
+      document.querySelector('#signin-error')?.textContent?.includes('not accepted'),
+    );
     await page.$eval('#token', (el) => ((el as HTMLInputElement).value = ''));
     await signIn(page, T.alice);
     await page.waitForSelector('#rows tr', { visible: true });
-    const rows = await page.$$eval('#rows tr', (trs) => trs.map((tr) => ({ id: tr.getAttribute('data-id'), text: (tr as HTMLElement).innerText })));
+    const rows = await page.$$eval('#rows tr', (trs) =>
+      trs.map((tr) => ({ id: tr.getAttribute('data-id'), text: (tr as HTMLElement).innerText })),
+    );
     expect(rows.map((r) => r.id)).toEqual([newer.json.id, older.json.id]);
     expect(rows[0]!.text).toContain('Newest task in the list');
     expect(rows[0]!.text).toContain('gpt-test');
     expect(rows[1]!.text).toMatch(/gpt-a[\s\S]*openai[\s\S]*1/);
-    const time = await page.$eval('#rows tr time', (t) => ({ text: t.textContent, title: t.getAttribute('title'), dt: t.getAttribute('datetime') }));
+    const time = await page.$eval('#rows tr time', (t) => ({
+      text: t.textContent,
+      title: t.getAttribute('title'),
+      dt: t.getAttribute('datetime'),
+    }));
     expect(time.text).toBe('just now');
     expect(time.title).toContain(time.dt!);
     expect(await visibleText(page, '#who')).toContain('Signed in');
@@ -88,7 +112,8 @@ describe('session browser: sign-in, list and paging', () => {
   it('pages through sessions with Older and Newer', async () => {
     const api = apiClient(server.url, T.pager);
     const ids: string[] = [];
-    for (let i = 1; i <= 7; i++) ids.push((await api('POST', '/v1/sessions', { task: `paged session ${i}` })).json.id);
+    for (let i = 1; i <= 7; i++)
+      ids.push((await api('POST', '/v1/sessions', { task: `paged session ${i}` })).json.id);
     const newestFirst = ids.slice().reverse();
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui?limit=3`);
@@ -100,14 +125,20 @@ describe('session browser: sign-in, list and paging', () => {
     expect(await shown()).toEqual(newestFirst.slice(0, 3));
     expect(await page.$eval('#prev', (b) => (b as HTMLButtonElement).disabled)).toBe(true);
     await page.click('#next');
-    await page.waitForFunction(() => document.querySelector('#page-label')?.textContent === 'Page 2');
+    await page.waitForFunction(
+      () => document.querySelector('#page-label')?.textContent === 'Page 2',
+    );
     expect(await shown()).toEqual(newestFirst.slice(3, 6));
     await page.click('#next');
-    await page.waitForFunction(() => document.querySelector('#page-label')?.textContent === 'Page 3');
+    await page.waitForFunction(
+      () => document.querySelector('#page-label')?.textContent === 'Page 3',
+    );
     expect(await shown()).toEqual(newestFirst.slice(6));
     expect(await page.$eval('#next', (b) => (b as HTMLButtonElement).disabled)).toBe(true);
     await page.click('#prev');
-    await page.waitForFunction(() => document.querySelector('#page-label')?.textContent === 'Page 2');
+    await page.waitForFunction(
+      () => document.querySelector('#page-label')?.textContent === 'Page 2',
+    );
     expect(await shown()).toEqual(newestFirst.slice(3, 6));
     await page.close();
   });
@@ -129,9 +160,14 @@ describe('session browser: search and live updates', () => {
     const api = apiClient(server.url, T.search);
     const hit = await api('POST', '/v1/sessions', {
       task: 'Cluster maintenance',
-      messages: [{ role: 'user', content: 'The kubernetes rollback of the payments service failed twice.' }],
+      messages: [
+        { role: 'user', content: 'The kubernetes rollback of the payments service failed twice.' },
+      ],
     });
-    await api('POST', '/v1/sessions', { task: 'Unrelated', messages: [{ role: 'user', content: 'Write a haiku about autumn.' }] });
+    await api('POST', '/v1/sessions', {
+      task: 'Unrelated',
+      messages: [{ role: 'user', content: 'Write a haiku about autumn.' }],
+    });
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui`);
     await signIn(page, T.search);
@@ -139,7 +175,12 @@ describe('session browser: search and live updates', () => {
     await page.type('#q', 'kubernetes rollback');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#result-list li mark', { visible: true });
-    const results = await page.$$eval('#result-list li', (lis) => lis.map((li) => ({ id: li.getAttribute('data-id'), marks: Array.from(li.querySelectorAll('mark')).map((m) => m.textContent?.toLowerCase()) })));
+    const results = await page.$$eval('#result-list li', (lis) =>
+      lis.map((li) => ({
+        id: li.getAttribute('data-id'),
+        marks: Array.from(li.querySelectorAll('mark')).map((m) => m.textContent?.toLowerCase()),
+      })),
+    );
     expect(results.map((r) => r.id)).toEqual([hit.json.id]);
     expect(results[0]!.marks).toEqual(expect.arrayContaining(['kubernetes', 'rollback']));
     expect(await visibleText(page, '#result-h')).toContain('1 result');
@@ -148,7 +189,9 @@ describe('session browser: search and live updates', () => {
     await page.$eval('#q', (el) => ((el as HTMLInputElement).value = ''));
     await page.type('#q', 'zeppelin quasar');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('#result-h')?.textContent?.startsWith('No results'));
+    await page.waitForFunction(() =>
+      document.querySelector('#result-h')?.textContent?.startsWith('No results'),
+    );
     await page.click('#clear-search');
     await page.waitForSelector('#rows tr', { visible: true });
     await page.close();
@@ -161,18 +204,36 @@ describe('session browser: search and live updates', () => {
     await page.goto(`${server.url}/ui?poll=300`);
     await signIn(page, T.live);
     await page.waitForSelector('#rows tr', { visible: true });
-    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    await page.evaluate(
+      () => ((window as unknown as { sameDocument: boolean }).sameDocument = true),
+    );
     const created = await api('POST', '/v1/sessions', { task: 'arrived while watching' });
-    await page.waitForSelector(`#rows tr[data-id="${created.json.id}"]`, { visible: true, timeout: 5_000 });
+    await page.waitForSelector(`#rows tr[data-id="${created.json.id}"]`, {
+      visible: true,
+      timeout: 5_000,
+    });
     expect(await page.$eval('#rows tr', (tr) => tr.getAttribute('data-id'))).toBe(created.json.id);
-    expect(await page.$eval(`#rows tr[data-id="${created.json.id}"]`, (tr) => (tr as HTMLElement).innerText)).toContain('new');
-    await api('POST', `/v1/sessions/${first.json.id}/messages`, { messages: [{ role: 'user', content: 'more' }] });
-    await page.waitForFunction((id) => document.querySelector('#rows tr')?.getAttribute('data-id') === id, { timeout: 5_000 }, first.json.id);
+    expect(
+      await page.$eval(
+        `#rows tr[data-id="${created.json.id}"]`,
+        (tr) => (tr as HTMLElement).innerText,
+      ),
+    ).toContain('new');
+    await api('POST', `/v1/sessions/${first.json.id}/messages`, {
+      messages: [{ role: 'user', content: 'more' }],
+    });
+    await page.waitForFunction(
+      (id) => document.querySelector('#rows tr')?.getAttribute('data-id') === id,
+      { timeout: 5_000 },
+      first.json.id,
+    );
     const top = await page.$eval('#rows tr', (tr) => (tr as HTMLElement).innerText);
     expect(top).toContain('updated');
     expect(top).toMatch(/already here/);
     expect(await page.$$eval('#rows tr', (trs) => trs.length)).toBe(2); // moved, not duplicated
-    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    expect(
+      await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
+    ).toBe(true);
     await page.close();
   });
 });
@@ -191,18 +252,25 @@ describe('session browser: the transcript', () => {
     await page.waitForSelector('#messages li', { visible: true });
     expect(new URL(page.url()).pathname).toBe(`/ui/sessions/${id}`);
     expect(await visibleText(page, '#task')).toBe('Fix the flaky deploy pipeline');
-    const roles = await page.$$eval('#messages > li', (lis) => lis.map((li) => li.querySelector('.role')?.textContent));
+    const roles = await page.$$eval('#messages > li', (lis) =>
+      lis.map((li) => li.querySelector('.role')?.textContent),
+    );
     // Tool results sit under their calls, not as items of their own.
     expect(roles).toEqual(['system', 'user', 'size cap', 'assistant', 'user', 'assistant']);
     // Redactions marked, in the text and in the tool call arguments.
     expect(await page.$$eval('#m2 mark.redacted', (m) => m.length)).toBe(1);
     expect(await page.$$eval('.tool-call mark.redacted', (m) => m.length)).toBeGreaterThan(0);
     // The cap marker is shown as such.
-    expect(await visibleText(page, '#m3')).toContain('3 earlier message groups removed by the size cap');
+    expect(await visibleText(page, '#m3')).toContain(
+      '3 earlier message groups removed by the size cap',
+    );
     // Tool calls: pretty JSON arguments, collapsible, with the result under each.
     const calls = await page.$$('.tool-call');
     expect(calls).toHaveLength(2);
-    const firstCall = await calls[0]!.evaluate((d) => ({ open: (d as HTMLDetailsElement).open, text: (d as HTMLElement).innerText }));
+    const firstCall = await calls[0]!.evaluate((d) => ({
+      open: (d as HTMLDetailsElement).open,
+      text: (d as HTMLElement).innerText,
+    }));
     expect(firstCall.open).toBe(true);
     expect(firstCall.text).toContain('read_file');
     expect(firstCall.text).toContain('"path": "deploy.yaml"');
@@ -212,16 +280,29 @@ describe('session browser: the transcript', () => {
     expect(await calls[0]!.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
     // The long result is folded until opened; its text is built then.
     const fold = await page.$('.tool-call .fold');
-    expect(await fold!.evaluate((d) => ({ open: (d as HTMLDetailsElement).open, summary: d.querySelector('summary')!.textContent }))).toMatchObject({ open: false });
+    expect(
+      await fold!.evaluate((d) => ({
+        open: (d as HTMLDetailsElement).open,
+        summary: d.querySelector('summary')!.textContent,
+      })),
+    ).toMatchObject({ open: false });
     expect(await fold!.evaluate((d) => d.textContent)).not.toContain('line 120');
     await fold!.evaluate((d) => d.querySelector('summary')!.click());
-    expect(await fold!.evaluate((d) => (d as HTMLElement).innerText)).toContain('line 120: deploy step output');
+    expect(await fold!.evaluate((d) => (d as HTMLElement).innerText)).toContain(
+      'line 120: deploy step output',
+    );
     // Reasoning folded.
-    const reasoning = await page.$eval('.reasoning', (d) => ({ open: (d as HTMLDetailsElement).open, summary: d.querySelector('summary')!.textContent }));
+    const reasoning = await page.$eval('.reasoning', (d) => ({
+      open: (d as HTMLDetailsElement).open,
+      summary: d.querySelector('summary')!.textContent,
+    }));
     expect(reasoning.open).toBe(false);
     expect(reasoning.summary).toContain('Reasoning');
     // The wrapper is a labelled block with its source; the text around it stays text.
-    const wrapper = await page.$eval('.untrusted', (el) => ({ label: el.getAttribute('aria-label'), text: (el as HTMLElement).innerText }));
+    const wrapper = await page.$eval('.untrusted', (el) => ({
+      label: el.getAttribute('aria-label'),
+      text: (el as HTMLElement).innerText,
+    }));
     expect(wrapper.label).toBe('Untrusted content from webhook:github');
     expect(wrapper.text).toContain('Deploy broke after merging #42');
     expect(wrapper.text).not.toContain('untrusted_content_0123456789abcdef');
@@ -243,7 +324,12 @@ describe('session browser: the transcript', () => {
 
   it('downloads the stored JSON as a file', async () => {
     const api = apiClient(server.url, T.alice);
-    const id = (await api('POST', '/v1/sessions', { task: 'download me', messages: [{ role: 'user', content: 'hello' }] })).json.id as string;
+    const id = (
+      await api('POST', '/v1/sessions', {
+        task: 'download me',
+        messages: [{ role: 'user', content: 'hello' }],
+      })
+    ).json.id as string;
     const dir = mkdtempSync(join(tmpdir(), 'satchel-ui-download-'));
     const { page } = await openPage(browser);
     const cdp = await page.createCDPSession();
@@ -255,7 +341,9 @@ describe('session browser: the transcript', () => {
     const file = join(dir, `${id}.json`);
     for (let i = 0; i < 50 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
     expect(readdirSync(dir)).toContain(`${id}.json`);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual((await api('GET', `/v1/sessions/${id}`)).json);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(
+      (await api('GET', `/v1/sessions/${id}`)).json,
+    );
     rmSync(dir, { recursive: true, force: true });
     await page.close();
   });
@@ -273,26 +361,49 @@ describe('session browser: the transcript', () => {
 describe('session browser: actions', () => {
   it('append adds a message; a stale page gets "changed since you loaded it" and writes nothing', async () => {
     const api = apiClient(server.url, T.acts);
-    const id = (await api('POST', '/v1/sessions', { task: 'append here', messages: [{ role: 'user', content: 'first' }] })).json.id as string;
+    const id = (
+      await api('POST', '/v1/sessions', {
+        task: 'append here',
+        messages: [{ role: 'user', content: 'first' }],
+      })
+    ).json.id as string;
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui/sessions/${id}`);
     await signIn(page, T.acts);
     await page.waitForSelector('#actions', { visible: true });
     await page.type('#append-text', 'hello from the browser');
     await page.click('#append-btn');
-    await page.waitForFunction(() => document.querySelector('#messages')?.textContent?.includes('hello from the browser'));
+    await page.waitForFunction(() =>
+      document.querySelector('#messages')?.textContent?.includes('hello from the browser'),
+    );
     expect(await visibleText(page, '#action-msg')).toContain('revision 2');
-    expect((await api('GET', `/v1/sessions/${id}`)).json.messages.map((m: { content: string }) => m.content)).toEqual(['first', 'hello from the browser']);
+    expect(
+      (await api('GET', `/v1/sessions/${id}`)).json.messages.map(
+        (m: { content: string }) => m.content,
+      ),
+    ).toEqual(['first', 'hello from the browser']);
     // Someone else writes; this page still holds revision 2.
-    await api('POST', `/v1/sessions/${id}/messages`, { messages: [{ role: 'user', content: 'from another device' }] });
+    await api('POST', `/v1/sessions/${id}/messages`, {
+      messages: [{ role: 'user', content: 'from another device' }],
+    });
     await page.type('#append-text', 'late write');
     await page.click('#append-btn');
-    await page.waitForFunction(() => document.querySelector('#action-msg')?.textContent?.includes('changed since you loaded it'));
+    await page.waitForFunction(() =>
+      document.querySelector('#action-msg')?.textContent?.includes('changed since you loaded it'),
+    );
     const after = (await api('GET', `/v1/sessions/${id}`)).json;
-    expect(after.messages.map((m: { content: string }) => m.content)).toEqual(['first', 'hello from the browser', 'from another device']);
-    expect(await page.$eval('#append-text', (t) => (t as HTMLTextAreaElement).value)).toBe('late write'); // the draft is kept
+    expect(after.messages.map((m: { content: string }) => m.content)).toEqual([
+      'first',
+      'hello from the browser',
+      'from another device',
+    ]);
+    expect(await page.$eval('#append-text', (t) => (t as HTMLTextAreaElement).value)).toBe(
+      'late write',
+    ); // the draft is kept
     await page.click('#action-msg button'); // reload
-    await page.waitForFunction(() => document.querySelector('#messages')?.textContent?.includes('from another device'));
+    await page.waitForFunction(() =>
+      document.querySelector('#messages')?.textContent?.includes('from another device'),
+    );
     await page.close();
   });
 
@@ -301,13 +412,18 @@ describe('session browser: actions', () => {
     const messages = [
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'u1' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 't', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 't', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'r1' },
       { role: 'assistant', content: 'a1' },
       { role: 'user', content: 'u2' },
       { role: 'assistant', content: 'a2' },
     ];
-    const id = (await api('POST', '/v1/sessions', { task: 'trim here', messages })).json.id as string;
+    const id = (await api('POST', '/v1/sessions', { task: 'trim here', messages })).json
+      .id as string;
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui/sessions/${id}`);
     await signIn(page, T.acts);
@@ -316,19 +432,34 @@ describe('session browser: actions', () => {
     await page.click('#trim-preview');
     const preview = await visibleText(page, '#trim-out');
     expect(preview).toContain('drop 3 messages and keep 4');
-    expect(await page.$$eval('#trim-out li', (lis) => lis.map((li) => li.textContent))).toEqual(['user: u1', 'assistant: (1 tool call)', 'tool: r1']);
+    expect(await page.$$eval('#trim-out li', (lis) => lis.map((li) => li.textContent))).toEqual([
+      'user: u1',
+      'assistant: (1 tool call)',
+      'tool: r1',
+    ]);
     await page.click('#trim-btn');
-    await page.waitForFunction(() => document.querySelector('#action-msg')?.textContent?.startsWith('Trimmed'));
+    await page.waitForFunction(() =>
+      document.querySelector('#action-msg')?.textContent?.startsWith('Trimmed'),
+    );
     expect(await visibleText(page, '#action-msg')).toContain('3 messages dropped, 4 kept');
     const stored = (await api('GET', `/v1/sessions/${id}`)).json;
-    expect(stored.messages.map((m: { content: string }) => m.content)).toEqual(['sys', 'a1', 'u2', 'a2']);
+    expect(stored.messages.map((m: { content: string }) => m.content)).toEqual([
+      'sys',
+      'a1',
+      'u2',
+      'a2',
+    ]);
     // Stale: another write lands, then trim from this page is refused.
-    await api('POST', `/v1/sessions/${id}/messages`, { messages: [{ role: 'user', content: 'u3' }] });
+    await api('POST', `/v1/sessions/${id}/messages`, {
+      messages: [{ role: 'user', content: 'u3' }],
+    });
     await page.$eval('#trim-keep', (el) => ((el as HTMLInputElement).value = ''));
     await page.type('#trim-keep', '2');
     await page.click('#trim-preview');
     await page.click('#trim-btn');
-    await page.waitForFunction(() => document.querySelector('#action-msg')?.textContent?.includes('changed since you loaded it'));
+    await page.waitForFunction(() =>
+      document.querySelector('#action-msg')?.textContent?.includes('changed since you loaded it'),
+    );
     expect((await api('GET', `/v1/sessions/${id}`)).json.messages).toHaveLength(5);
     await page.close();
   });
@@ -348,7 +479,11 @@ describe('session browser: actions', () => {
     await page.click('#delete-ask');
     await Promise.all([page.waitForNavigation(), page.click('#delete-yes')]);
     expect(new URL(page.url()).pathname).toBe('/ui');
-    await page.waitForFunction((text) => document.querySelector('#status')?.textContent === text, {}, `Deleted session ${id}.`);
+    await page.waitForFunction(
+      (text) => document.querySelector('#status')?.textContent === text,
+      {},
+      `Deleted session ${id}.`,
+    );
     expect(await visibleText(page, '#status')).toContain(`Deleted session ${id}`);
     expect((await api('GET', `/v1/sessions/${id}`)).status).toBe(404);
     expect(dialogs).toEqual([]);
@@ -358,30 +493,54 @@ describe('session browser: actions', () => {
   it('continue stores the message and shows the model reply as stored (local chat server)', async () => {
     chat.script({ reply: 'Rolled back to the previous release; the deploy is green.' });
     const api = apiClient(server.url, T.acts);
-    const id = (await api('POST', '/v1/sessions', { task: 'continue here', messages: [{ role: 'user', content: 'deploy is red' }] })).json.id as string;
+    const id = (
+      await api('POST', '/v1/sessions', {
+        task: 'continue here',
+        messages: [{ role: 'user', content: 'deploy is red' }],
+      })
+    ).json.id as string;
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui/sessions/${id}`);
     await signIn(page, T.acts);
     await page.waitForSelector('#actions', { visible: true });
     await page.type('#continue-text', 'Please roll back.');
     await page.click('#continue-btn');
-    await page.waitForFunction(() => document.querySelector('#action-msg')?.textContent?.includes('The model replied'), { timeout: 20_000 });
-    const roles = await page.$$eval('#messages > li', (lis) => lis.map((li) => `${li.querySelector('.role')?.textContent}: ${li.querySelector('.text')?.textContent}`));
-    expect(roles.slice(-2)).toEqual(['user: Please roll back.', 'assistant: Rolled back to the previous release; the deploy is green.']);
+    await page.waitForFunction(
+      () => document.querySelector('#action-msg')?.textContent?.includes('The model replied'),
+      { timeout: 20_000 },
+    );
+    const roles = await page.$$eval('#messages > li', (lis) =>
+      lis.map(
+        (li) =>
+          `${li.querySelector('.role')?.textContent}: ${li.querySelector('.text')?.textContent}`,
+      ),
+    );
+    expect(roles.slice(-2)).toEqual([
+      'user: Please roll back.',
+      'assistant: Rolled back to the previous release; the deploy is green.',
+    ]);
     expect(chat.requests.at(-1)!.body.messages.at(-1)!.content).toContain('Please roll back.');
     await page.close();
   });
 
   it('a read-only token sees no write controls', async () => {
     const api = apiClient(server.url, T.alice);
-    const id = (await api('POST', '/v1/sessions', { task: 'read only view', messages: [{ role: 'user', content: 'look only' }] })).json.id as string;
+    const id = (
+      await api('POST', '/v1/sessions', {
+        task: 'read only view',
+        messages: [{ role: 'user', content: 'look only' }],
+      })
+    ).json.id as string;
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui/sessions/${id}`);
     await signIn(page, T.aliceRo);
     await page.waitForSelector('#messages li', { visible: true });
-    await page.waitForFunction(() => document.querySelector('#ro-note')?.textContent?.includes('Read-only'));
+    await page.waitForFunction(() =>
+      document.querySelector('#ro-note')?.textContent?.includes('Read-only'),
+    );
     expect(await page.$eval('#actions', (el) => (el as HTMLElement).hidden)).toBe(true);
-    for (const sel of ['#append-btn', '#continue-btn', '#trim-btn', '#delete-ask']) expect(await page.$eval(sel, (el) => (el as HTMLElement).offsetParent === null)).toBe(true);
+    for (const sel of ['#append-btn', '#continue-btn', '#trim-btn', '#delete-ask'])
+      expect(await page.$eval(sel, (el) => (el as HTMLElement).offsetParent === null)).toBe(true);
     expect(await visibleText(page, '#messages')).toContain('look only');
     await page.close();
   });
@@ -417,7 +576,14 @@ describe('session browser: safety', () => {
           content: PAYLOADS[6],
           reasoning_content: joined,
           tool_calls: [
-            { id: PAYLOADS[1], type: 'function', function: { name: PAYLOADS[0], arguments: JSON.stringify({ html: PAYLOADS[1], uri: PAYLOADS[3] }) } },
+            {
+              id: PAYLOADS[1],
+              type: 'function',
+              function: {
+                name: PAYLOADS[0],
+                arguments: JSON.stringify({ html: PAYLOADS[1], uri: PAYLOADS[3] }),
+              },
+            },
             { id: 'c2', type: 'function', function: { name: '<b>t</b>', arguments: PAYLOADS[2] } },
           ],
         },
@@ -436,9 +602,19 @@ describe('session browser: safety', () => {
       const found = await page.evaluate(() => {
         const app = document.getElementById('content')!;
         const bad = app.querySelectorAll('script,img,svg,iframe,object,embed,b,style,link');
-        const handlers = Array.from(app.querySelectorAll('*')).filter((el) => Array.from(el.attributes).some((a) => a.name.startsWith('on')));
-        const jsLinks = Array.from(document.querySelectorAll('a')).filter((a) => !a.getAttribute('href')?.startsWith('/') && !a.getAttribute('href')?.startsWith('#'));
-        return { xss: (window as unknown as { __xss?: unknown }).__xss ?? null, bad: bad.length, handlers: handlers.length, jsLinks: jsLinks.map((a) => a.getAttribute('href')) };
+        const handlers = Array.from(app.querySelectorAll('*')).filter((el) =>
+          Array.from(el.attributes).some((a) => a.name.startsWith('on')),
+        );
+        const jsLinks = Array.from(document.querySelectorAll('a')).filter(
+          (a) =>
+            !a.getAttribute('href')?.startsWith('/') && !a.getAttribute('href')?.startsWith('#'),
+        );
+        return {
+          xss: (window as unknown as { __xss?: unknown }).__xss ?? null,
+          bad: bad.length,
+          handlers: handlers.length,
+          jsLinks: jsLinks.map((a) => a.getAttribute('href')),
+        };
       });
       expect(found).toEqual({ xss: null, bad: 0, handlers: 0, jsLinks: [] });
     };
@@ -454,9 +630,13 @@ describe('session browser: safety', () => {
     await page.goto(`${server.url}/ui/sessions/${id}`);
     await page.waitForSelector('#messages li', { visible: true });
     // Open every fold so the lazily built text is in the page too, and hover everything.
-    for (let i = 0; i < 3; i++) await page.$$eval('details:not([open]) > summary', (all) => all.forEach((s) => (s as HTMLElement).click()));
+    for (let i = 0; i < 3; i++)
+      await page.$$eval('details:not([open]) > summary', (all) =>
+        all.forEach((s) => (s as HTMLElement).click()),
+      );
     await page.waitForFunction(() => document.querySelectorAll('details:not([open])').length === 0);
-    for (const el of (await page.$$('#messages *')).slice(0, 200)) await el.hover().catch(() => undefined);
+    for (const el of (await page.$$('#messages *')).slice(0, 200))
+      await el.hover().catch(() => undefined);
     const text = await visibleText(page, '#messages');
     for (const p of [PAYLOADS[0]!, PAYLOADS[1]!, PAYLOADS[3]!]) expect(text).toContain(p);
     // The real wrapper in the corpus becomes a block; its source shown as text, look-alikes stay text.
@@ -466,7 +646,9 @@ describe('session browser: safety', () => {
     expect(await visibleText(page, '#refs')).toContain('javascript:window.__xss=1');
     await check();
     // A hostile id in the URL is text too.
-    await page.goto(`${server.url}/ui/sessions/${encodeURIComponent('<img src=x onerror=window.__xss=1>')}`);
+    await page.goto(
+      `${server.url}/ui/sessions/${encodeURIComponent('<img src=x onerror=window.__xss=1>')}`,
+    );
     await page.waitForFunction(() => document.querySelector('#error')?.textContent);
     await check();
     expect(errors).toEqual([]);
@@ -495,7 +677,8 @@ describe('session browser: safety', () => {
 describe('session browser: keyboard, accessibility, screenshots', () => {
   it('works with the keyboard only: sign in, open a session, unfold a result, append', async () => {
     const api = apiClient(server.url, T.keys);
-    const id = (await api('POST', '/v1/sessions', richSession('keyboard session'))).json.id as string;
+    const id = (await api('POST', '/v1/sessions', richSession('keyboard session'))).json
+      .id as string;
     const { page } = await openPage(browser);
     await page.goto(`${server.url}/ui`);
     await page.waitForSelector('#signin', { visible: true });
@@ -513,10 +696,14 @@ describe('session browser: keyboard, accessibility, screenshots', () => {
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('append-btn');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('#messages')?.textContent?.includes('typed without a mouse'));
+    await page.waitForFunction(() =>
+      document.querySelector('#messages')?.textContent?.includes('typed without a mouse'),
+    );
     // Focus is visible: the focused element has an outline.
     await tabTo(page, '#download');
-    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe('none');
+    expect(
+      await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle),
+    ).not.toBe('none');
     await page.close();
   });
 
@@ -538,17 +725,22 @@ describe('session browser: keyboard, accessibility, screenshots', () => {
 
   it('screenshots at 1280 px and 390 px, with nothing wider than the screen', async () => {
     const api = apiClient(server.url, T.keys);
-    const id = (await api('POST', '/v1/sessions', richSession('screenshot session'))).json.id as string;
+    const id = (await api('POST', '/v1/sessions', richSession('screenshot session'))).json
+      .id as string;
     for (const width of [1280, 390]) {
       const { page } = await openPage(browser, width, 844);
       await page.goto(`${server.url}/ui`);
       await signIn(page, T.keys);
       await page.waitForSelector('#rows tr', { visible: true });
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        width,
+      );
       await screenshot(page, `list-${width}`);
       await page.goto(`${server.url}/ui/sessions/${id}`);
       await page.waitForSelector('#audit li', { visible: true });
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        width,
+      );
       await screenshot(page, `transcript-${width}`);
       await page.close();
     }

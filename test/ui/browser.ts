@@ -17,7 +17,11 @@ export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '.artifac
 /** Launches Chromium, or throws an error that says what is missing. */
 export async function launchBrowser(): Promise<Browser> {
   try {
-    return await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+    return await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    });
   } catch (err) {
     throw new Error(
       `[test/ui] cannot launch Chromium at ${CHROMIUM} (${err instanceof Error ? err.message : String(err)}). ` +
@@ -44,7 +48,8 @@ export async function openPage(browser: Browser, width = 1280, height = 900): Pr
   page.on('pageerror', (err) => watched.errors.push(String((err as Error)?.message ?? err)));
   page.on('console', (msg) => {
     const text = msg.text();
-    if (/Content Security Policy|Trusted Type|TrustedHTML|TrustedScript/i.test(text)) watched.violations.push(text);
+    if (/Content Security Policy|Trusted Type|TrustedHTML|TrustedScript/i.test(text))
+      watched.violations.push(text);
   });
   page.on('dialog', (d) => {
     watched.dialogs.push(d.message());
@@ -88,29 +93,57 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
 
 /** axe-core's serious and critical violations on the page as it is now. */
-export async function axeViolations(page: Page): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]> {
+export async function axeViolations(
+  page: Page,
+): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]> {
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<any> } }).axe;
+    const axe = (
+      window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<any> } }
+    ).axe;
     const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => String(n.target)) }));
+    return r.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n: any) => String(n.target)),
+    }));
   });
-  return (result as { id: string; impact: string; help: string; nodes: string[] }[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  return (result as { id: string; impact: string; help: string; nodes: string[] }[]).filter(
+    (v) => v.impact === 'serious' || v.impact === 'critical',
+  );
 }
 
 /** A small API client for seeding and checking through the public API. */
 export function apiClient(base: string, token: string | null) {
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const res = await fetch(base + path, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
-    return { status: res.status, etag: res.headers.get('etag'), json: text ? (JSON.parse(text) as any) : undefined, text };
+    return {
+      status: res.status,
+      etag: res.headers.get('etag'),
+      json: text ? (JSON.parse(text) as any) : undefined,
+      text,
+    };
   };
 }
 
@@ -119,29 +152,51 @@ export const FAKE_KEY = 'sk-proj-' + 'Qm9vZ2xlV2FudHNUb0tub3dXaGF0WW91QXJlRG9pbm
 
 /** A session with everything the transcript view must show: tool calls and results, reasoning, redactions, a wrapper, refs, a cap marker. */
 export function richSession(task = 'Fix the flaky deploy pipeline') {
-  const longResult = Array.from({ length: 120 }, (_, i) => `line ${i + 1}: deploy step output ${'x'.repeat(30)}`).join('\n');
+  const longResult = Array.from(
+    { length: 120 },
+    (_, i) => `line ${i + 1}: deploy step output ${'x'.repeat(30)}`,
+  ).join('\n');
   return {
     task,
     model: 'gpt-test',
     provider: 'local',
     messages: [
       { role: 'system', content: 'You are a careful deploy agent.' },
-      { role: 'user', content: `The deploy failed again. My key is ${FAKE_KEY}, please check the pipeline.` },
-      { role: 'system', content: '[satchel] 3 earlier message groups were removed to keep this session under its size limit.' },
+      {
+        role: 'user',
+        content: `The deploy failed again. My key is ${FAKE_KEY}, please check the pipeline.`,
+      },
+      {
+        role: 'system',
+        content:
+          '[satchel] 3 earlier message groups were removed to keep this session under its size limit.',
+      },
       {
         role: 'assistant',
         content: 'Let me look at the pipeline file and the last run.',
         reasoning_content: 'The user pasted a key; I should not repeat it. First read deploy.yaml.',
         tool_calls: [
-          { id: 'call_read', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: 'deploy.yaml', auth: FAKE_KEY }) } },
-          { id: 'call_logs', type: 'function', function: { name: 'fetch_logs', arguments: 'last run, not json' } },
+          {
+            id: 'call_read',
+            type: 'function',
+            function: {
+              name: 'read_file',
+              arguments: JSON.stringify({ path: 'deploy.yaml', auth: FAKE_KEY }),
+            },
+          },
+          {
+            id: 'call_logs',
+            type: 'function',
+            function: { name: 'fetch_logs', arguments: 'last run, not json' },
+          },
         ],
       },
       { role: 'tool', tool_call_id: 'call_read', content: 'stages:\n  - build\n  - deploy' },
       { role: 'tool', tool_call_id: 'call_logs', content: longResult },
       {
         role: 'user',
-        content: 'Here is the issue text:\n<untrusted_content_0123456789abcdef source="webhook:github">\nDeploy broke after merging #42; please roll back.\n</untrusted_content_0123456789abcdef>\nWhat do you think?',
+        content:
+          'Here is the issue text:\n<untrusted_content_0123456789abcdef source="webhook:github">\nDeploy broke after merging #42; please roll back.\n</untrusted_content_0123456789abcdef>\nWhat do you think?',
       },
       { role: 'assistant', content: 'Rolling back the kubernetes deployment fixes it.' },
     ],

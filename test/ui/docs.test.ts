@@ -26,7 +26,9 @@ describe('/docs', () => {
     const doc = apiDocument();
     const html = docsPage(doc);
     const unauthorized = doc.paths['/v1/sessions']!.get!.responses['401']!.description as string;
-    const ops = Object.values(doc.paths).flatMap((m) => Object.values(m)).filter((op) => op.responses['401']?.description === unauthorized);
+    const ops = Object.values(doc.paths)
+      .flatMap((m) => Object.values(m))
+      .filter((op) => op.responses['401']?.description === unauthorized);
     expect(ops.length).toBeGreaterThanOrEqual(3);
     const sentence = unauthorized.replace(/`([^`]+)`/g, '<code>$1</code>');
     expect(html.split(sentence).length - 1).toBe(1);
@@ -40,8 +42,15 @@ describe('/docs', () => {
     const doc = structuredClone(apiDocument()) as OpenApiDocument;
     const op = doc.paths['/v1/sessions']!.post!;
     const body = op.requestBody as { content: Record<string, Record<string, unknown>> };
-    body.content['application/json']!.examples = { minimal: { summary: 'A task and one message', value: { task: 'Fix <the> build', messages: [{ role: 'user', content: 'hi' }] } } };
-    (op.responses['201']!.content as Record<string, Record<string, unknown>>)['application/json']!.example = { id: '20260101-0123', revision: 1 };
+    body.content['application/json']!.examples = {
+      minimal: {
+        summary: 'A task and one message',
+        value: { task: 'Fix <the> build', messages: [{ role: 'user', content: 'hi' }] },
+      },
+    };
+    (op.responses['201']!.content as Record<string, Record<string, unknown>>)[
+      'application/json'
+    ]!.example = { id: '20260101-0123', revision: 1 };
     const html = docsPage(doc);
     expect(html).toContain('Example request — A task and one message');
     expect(html).toContain('&quot;task&quot;: &quot;Fix &lt;the&gt; build&quot;'); // pretty JSON, escaped
@@ -54,10 +63,17 @@ describe('/docs', () => {
     for (const methods of Object.values(real.paths)) {
       for (const o of Object.values(methods)) {
         const medias = [
-          ...Object.values(((o.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined)?.content ?? {}) as Record<string, Record<string, unknown>>),
-          ...Object.values(o.responses).flatMap((r) => Object.values((r.content ?? {}) as Record<string, Record<string, unknown>>)),
+          ...Object.values(
+            ((o.requestBody as { content?: Record<string, Record<string, unknown>> } | undefined)
+              ?.content ?? {}) as Record<string, Record<string, unknown>>,
+          ),
+          ...Object.values(o.responses).flatMap((r) =>
+            Object.values((r.content ?? {}) as Record<string, Record<string, unknown>>),
+          ),
         ];
-        for (const m of medias) count += ('example' in m ? 1 : 0) + Object.keys((m.examples as object | undefined) ?? {}).length;
+        for (const m of medias)
+          count +=
+            ('example' in m ? 1 : 0) + Object.keys((m.examples as object | undefined) ?? {}).length;
       }
     }
     expect(realHtml.split('<details class="example"').length - 1).toBe(count);
@@ -69,7 +85,10 @@ describe('/docs', () => {
       await page.goto(`${server.url}/docs`);
       expect(await visibleText(page, 'h1')).toContain('API');
       expect(await visibleText(page, '#shared-errors')).toContain('Shared errors');
-      const sizes = await page.evaluate(() => ({ width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight }));
+      const sizes = await page.evaluate(() => ({
+        width: document.documentElement.scrollWidth,
+        height: document.documentElement.scrollHeight,
+      }));
       expect(sizes.width).toBeLessThanOrEqual(width);
       console.log(`/docs at ${width} px: ${sizes.height} px tall`);
       await screenshot(page, `docs-${width}`);

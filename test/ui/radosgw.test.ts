@@ -11,7 +11,10 @@ let server: RunningServer;
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  server = await startSatchelServer({ env: { SATCHEL_TOKENS: `s3ui=${TOKEN}` }, objects: openTestS3('ui') });
+  server = await startSatchelServer({
+    env: { SATCHEL_TOKENS: `s3ui=${TOKEN}` },
+    objects: openTestS3('ui'),
+  });
 });
 
 afterAll(async () => {
@@ -22,7 +25,8 @@ afterAll(async () => {
 describe('session browser on radosgw', () => {
   it('signs in, lists, renders a transcript and appends with If-Match', async () => {
     const api = apiClient(server.url, TOKEN);
-    const id = (await api('POST', '/v1/sessions', richSession('radosgw session'))).json.id as string;
+    const id = (await api('POST', '/v1/sessions', richSession('radosgw session'))).json
+      .id as string;
     const { page, errors } = await openPage(browser);
     await page.goto(`${server.url}/ui`);
     await signIn(page, TOKEN);
@@ -33,8 +37,12 @@ describe('session browser on radosgw', () => {
     expect(await visibleText(page, '.untrusted')).toContain('Deploy broke');
     await page.type('#append-text', 'appended on radosgw');
     await page.click('#append-btn');
-    await page.waitForFunction(() => document.querySelector('#messages')?.textContent?.includes('appended on radosgw'));
-    expect((await api('GET', `/v1/sessions/${id}`)).json.messages.at(-1).content).toBe('appended on radosgw');
+    await page.waitForFunction(() =>
+      document.querySelector('#messages')?.textContent?.includes('appended on radosgw'),
+    );
+    expect((await api('GET', `/v1/sessions/${id}`)).json.messages.at(-1).content).toBe(
+      'appended on radosgw',
+    );
     expect(errors).toEqual([]);
     await page.close();
   });

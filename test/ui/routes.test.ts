@@ -23,7 +23,13 @@ describe('ui routes', () => {
     const html = await (await get('/ui')).text();
     const session = await (await get('/ui/sessions/abc')).text();
     const assets = [...html.matchAll(/(?:src|href)="(\/ui\/[^"]+)"/g)].map((m) => m[1]!);
-    expect(assets).toEqual(expect.arrayContaining([expect.stringMatching(/^\/ui\/app\.js\?v=[0-9a-f]{8}$/), expect.stringMatching(/^\/ui\/app\.css\?v=[0-9a-f]{8}$/), '/ui/icon.svg']));
+    expect(assets).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\/ui\/app\.js\?v=[0-9a-f]{8}$/),
+        expect.stringMatching(/^\/ui\/app\.css\?v=[0-9a-f]{8}$/),
+        '/ui/icon.svg',
+      ]),
+    );
     let gzip = gzipSync(html).byteLength + gzipSync(session).byteLength;
     for (const a of assets) {
       const res = await get(a);
@@ -44,6 +50,8 @@ describe('ui routes', () => {
     expect(script.startsWith('"use strict";')).toBe(true);
     expect(() => new Function(script)).not.toThrow();
     // The client builds the DOM from text: no innerHTML, outerHTML, insertAdjacentHTML, document.write or eval.
-    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
+    expect(script).not.toMatch(
+      /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+    );
   });
 });

@@ -28,25 +28,52 @@ ${REF_HELP}
     const refs = externalRefs(ctx.args.values);
     const given = stringOpt(ctx.args.values, 'id');
     const id = given ?? 'latest';
-    const key = idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
+    const key =
+      idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
     let answer;
     try {
-      answer = await ctx.client().continue(id, { message, ...(refs.length ? { external_refs: refs } : {}) }, { idempotencyKey: key });
+      answer = await ctx
+        .client()
+        .continue(
+          id,
+          { message, ...(refs.length ? { external_refs: refs } : {}) },
+          { idempotencyKey: key },
+        );
     } catch (err) {
       if (!SatchelApiError.is(err)) throw err;
-      if (err.status === 404 && given === undefined) throw new AdvisedError(err, NO_SESSIONS_ADVICE);
+      if (err.status === 404 && given === undefined)
+        throw new AdvisedError(err, NO_SESSIONS_ADVICE);
       if (err.status === 502 || err.status === 409) {
         // The server's advice speaks HTTP ("retry with the same Idempotency-Key"); this is how, here.
         const detail = err.detail.replace(/\s*Retry with the same Idempotency-Key.*$/s, '');
-        const again = ['satchel', 'continue', ...(given !== undefined ? ['--id', given] : []), '--idempotency-key', key, message].map(shellQuote).join(' ');
-        const when = err.status === 409 ? `once the other turn is done${err.retryAfter ? ` (in about ${err.retryAfter} s)` : ''}` : 'when the model is reachable again';
-        throw new AdvisedError(err, `To run the turn ${when} without storing the message twice:\n  ${again}`, detail);
+        const again = [
+          'satchel',
+          'continue',
+          ...(given !== undefined ? ['--id', given] : []),
+          '--idempotency-key',
+          key,
+          message,
+        ]
+          .map(shellQuote)
+          .join(' ');
+        const when =
+          err.status === 409
+            ? `once the other turn is done${err.retryAfter ? ` (in about ${err.retryAfter} s)` : ''}`
+            : 'when the model is reachable again';
+        throw new AdvisedError(
+          err,
+          `To run the turn ${when} without storing the message twice:\n  ${again}`,
+          detail,
+        );
       }
       throw err;
     }
     if (ctx.json) ctx.printJson(answer);
     else if (answer.model_turn) ctx.print(`${answer.reply ?? ''}\n`);
-    else ctx.print(`Stored in session ${answer.id} (revision ${answer.revision}); no model turn: the server has no model configured\n`);
+    else
+      ctx.print(
+        `Stored in session ${answer.id} (revision ${answer.revision}); no model turn: the server has no model configured\n`,
+      );
     return EXIT.ok;
   },
 };

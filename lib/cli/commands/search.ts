@@ -19,7 +19,9 @@ id, score and task, with the best-matching snippet below.
     const query = words(ctx.args.positionals, '"query"');
     const limitArg = stringOpt(ctx.args.values, 'limit');
     const limit = limitArg === undefined ? undefined : integerArg(limitArg, '--limit', 1, 20);
-    const out = await ctx.client().sessionSearch({ action: 'search', query, ...(limit !== undefined ? { limit } : {}) });
+    const out = await ctx
+      .client()
+      .sessionSearch({ action: 'search', query, ...(limit !== undefined ? { limit } : {}) });
     if ('error' in out) {
       // A tool-level error comes back as a result, not a problem: still a failure for the command line.
       if (ctx.json) ctx.printJson(out);

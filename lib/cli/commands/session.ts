@@ -12,7 +12,8 @@ const REF_HELP = `  --external-ref kind=uri | kind=…,uri=…[,created_by=…][
                     attach an external ref (repeatable; created_by defaults to cli)`;
 
 /** What to do when a command on the latest session finds none. */
-export const NO_SESSIONS_ADVICE = 'There are no sessions in this namespace yet: create one with `satchel session create "task"`, or import odek\'s with `satchel import ~/.odek/sessions`.';
+export const NO_SESSIONS_ADVICE =
+  'There are no sessions in this namespace yet: create one with `satchel session create "task"`, or import odek\'s with `satchel import ~/.odek/sessions`.';
 
 /** `n thing` or `n things`. */
 export function plural(n: number, word: string): string {
@@ -30,7 +31,8 @@ Lists sessions, newest first (by last update): ID, Turns, Model, Task. At most 2
   --json      {"sessions": [...]} with each session's metadata`,
   options: { limit: { type: 'string', short: 'n' } },
   async run(ctx) {
-    if (ctx.args.positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args.positionals[0])}`);
+    if (ctx.args.positionals.length)
+      throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args.positionals[0])}`);
     const limitArg = stringOpt(ctx.args.values, 'limit');
     const limit = limitArg === undefined ? 20 : integerArg(limitArg, '--limit', 1);
     const client = ctx.client();
@@ -68,7 +70,8 @@ results labelled with their call. Without an id, the most recently updated sessi
     try {
       ({ session } = id === undefined ? await client.latest() : await client.get(id));
     } catch (err) {
-      if (id === undefined && SatchelApiError.is(err) && err.status === 404) throw new AdvisedError(err, NO_SESSIONS_ADVICE);
+      if (id === undefined && SatchelApiError.is(err) && err.status === 404)
+        throw new AdvisedError(err, NO_SESSIONS_ADVICE);
       throw err;
     }
     if (ctx.json) ctx.printJson(session);
@@ -108,7 +111,10 @@ call from its results (so it may keep fewer). Prints: Trimmed session X: A → B
     const keep = integerArg(n, '<n>', 2);
     const out = await ctx.client().trim(id, keep);
     if (ctx.json) ctx.printJson(out);
-    else ctx.print(`Trimmed session ${out.id}: ${out.before} → ${plural(out.after, 'message')} (${out.dropped} dropped)\n`);
+    else
+      ctx.print(
+        `Trimmed session ${out.id}: ${out.before} → ${plural(out.after, 'message')} (${out.dropped} dropped)\n`,
+      );
     return EXIT.ok;
   },
 };
@@ -124,7 +130,10 @@ Deletes every session not updated in the last <days> days. 0 deletes every sessi
     const days = integerArg(exactlyOne(ctx.args.positionals, '<days>'), '<days>', 0);
     const out = await ctx.client().cleanup(days);
     if (ctx.json) ctx.printJson(out);
-    else ctx.print(`Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}\n`);
+    else
+      ctx.print(
+        `Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}\n`,
+      );
     return EXIT.ok;
   },
 };
@@ -142,7 +151,13 @@ Creates a session for the task and prints its id.
   --id ID           your own id (1-128 of A-Z a-z 0-9 . _ -)
 ${REF_HELP}
   --json            the created session`,
-  options: { ...REF_OPTION, system: { type: 'string' }, model: { type: 'string' }, provider: { type: 'string' }, id: { type: 'string' } },
+  options: {
+    ...REF_OPTION,
+    system: { type: 'string' },
+    model: { type: 'string' },
+    provider: { type: 'string' },
+    id: { type: 'string' },
+  },
   async run(ctx) {
     const task = words(ctx.args.positionals, '"task"');
     const refs = externalRefs(ctx.args.values);
@@ -186,16 +201,22 @@ ${REF_HELP}
     if (id === undefined) throw new UsageError('missing <id>');
     const content = words(rest, '"message"');
     const role = stringOpt(ctx.args.values, 'role') ?? 'user';
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw new UsageError(`--role must be user, assistant or system, not ${JSON.stringify(role)}`);
+    if (role !== 'user' && role !== 'assistant' && role !== 'system')
+      throw new UsageError(`--role must be user, assistant or system, not ${JSON.stringify(role)}`);
     const key = idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key'));
     const refs = externalRefs(ctx.args.values);
-    const receipt = await ctx.client().append(
-      id,
-      { messages: [{ role, content }], ...(refs.length ? { external_refs: refs } : {}) },
-      key !== undefined ? { idempotencyKey: key } : {},
-    );
+    const receipt = await ctx
+      .client()
+      .append(
+        id,
+        { messages: [{ role, content }], ...(refs.length ? { external_refs: refs } : {}) },
+        key !== undefined ? { idempotencyKey: key } : {},
+      );
     if (ctx.json) ctx.printJson(receipt);
-    else ctx.print(`Appended 1 message to session ${receipt.id} (revision ${receipt.revision}, ${plural(receipt.turns, 'turn')})\n`);
+    else
+      ctx.print(
+        `Appended 1 message to session ${receipt.id} (revision ${receipt.revision}, ${plural(receipt.turns, 'turn')})\n`,
+      );
     return EXIT.ok;
   },
 };
@@ -205,7 +226,8 @@ export { REF_HELP, REF_OPTION };
 /** The single positional a command needs. */
 export function exactlyOne(positionals: string[], name: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${name}`);
-  if (positionals.length > 1) throw new UsageError(`expected one ${name}, got ${positionals.length} arguments`);
+  if (positionals.length > 1)
+    throw new UsageError(`expected one ${name}, got ${positionals.length} arguments`);
   return positionals[0]!;
 }
 

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SatchelApiError } from '../../client/errors.js';
-import { describeApiError, exportOdekFile, importOdekFile, type ImportOutcome, type ImportStatus } from '../../odek/transfer.js';
+import {
+  describeApiError,
+  exportOdekFile,
+  importOdekFile,
+  type ImportOutcome,
+  type ImportStatus,
+} from '../../odek/transfer.js';
 import { integerArg, stringOpt } from '../args.js';
 import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
@@ -44,9 +50,15 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
     const concurrency = concurrencyOf(ctx);
     const overwrite = ctx.args.values.overwrite === true;
     const { files, skipped } = await sessionFiles(ctx.args.positionals);
-    if (files.length === 0) throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
+    if (files.length === 0)
+      throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
     const client = ctx.client();
-    const tally: Record<ImportStatus, number> = { created: 0, unchanged: 0, replaced: 0, failed: 0 };
+    const tally: Record<ImportStatus, number> = {
+      created: 0,
+      unchanged: 0,
+      replaced: 0,
+      failed: 0,
+    };
     const results: ImportOutcome[] = [];
     const progress = new Progress(ctx.io.stderr, files.length, 'import');
     try {
@@ -56,7 +68,12 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
           outcome = await importOdekFile(client, file, await readFile(file, 'utf8'), { overwrite });
         } catch (err) {
           if (!isFileError(err)) throw err;
-          outcome = { source: file, status: 'failed', reason: `cannot read: ${(err as Error).message}`, notes: [] };
+          outcome = {
+            source: file,
+            status: 'failed',
+            reason: `cannot read: ${(err as Error).message}`,
+            notes: [],
+          };
         }
         results.push(outcome);
         tally[outcome.status]++;
@@ -64,7 +81,9 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
       });
     } catch (err) {
       progress.abort();
-      ctx.io.stderr.write(`import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`);
+      ctx.io.stderr.write(
+        `import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`,
+      );
       throw err;
     }
     results.sort((a, b) => a.source.localeCompare(b.source));
@@ -72,10 +91,14 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
     else {
       for (const s of skipped) ctx.print(`skipped    ${s}: odek's own file, not a session\n`);
       for (const r of results) {
-        if (r.status === 'failed') ctx.print(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`);
-        else if (r.status === 'replaced' || r.notes.length) ctx.print(`${r.status.padEnd(10)} ${r.id} (${r.notes.map(noteText).join('; ')})\n`);
+        if (r.status === 'failed')
+          ctx.print(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`);
+        else if (r.status === 'replaced' || r.notes.length)
+          ctx.print(`${r.status.padEnd(10)} ${r.id} (${r.notes.map(noteText).join('; ')})\n`);
       }
-      ctx.print(`Imported ${files.length} file${files.length === 1 ? '' : 's'}: ${counts(tally, true)}\n`);
+      ctx.print(
+        `Imported ${files.length} file${files.length === 1 ? '' : 's'}: ${counts(tally, true)}\n`,
+      );
     }
     return tally.failed ? EXIT.partial : EXIT.ok;
   },
@@ -102,7 +125,8 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     const positionals = ctx.args.positionals;
     const folder = positionals[positionals.length - 1];
     if (folder === undefined) throw new UsageError('missing <folder>');
-    if (!all && positionals.length < 2) throw new UsageError('needs <id>... <folder>, or --all <folder>');
+    if (!all && positionals.length < 2)
+      throw new UsageError('needs <id>... <folder>, or --all <folder>');
     if (all && positionals.length > 1) throw new UsageError('--all takes only <folder>');
     const concurrency = concurrencyOf(ctx);
     const client = ctx.client();
@@ -122,18 +146,26 @@ Exit code 4 when any session failed (each is listed with its reason).`,
           if (!SatchelApiError.is(err)) throw err;
           failed.push({ id, reason: describeApiError(err) });
         }
-        progress.tick(`written ${files.length}${failed.length ? ` · failed ${failed.length}` : ''}`);
+        progress.tick(
+          `written ${files.length}${failed.length ? ` · failed ${failed.length}` : ''}`,
+        );
       });
     } catch (err) {
       progress.abort();
-      ctx.io.stderr.write(`export stopped after ${files.length + failed.length} of ${ids.length} sessions\n`);
+      ctx.io.stderr.write(
+        `export stopped after ${files.length + failed.length} of ${ids.length} sessions\n`,
+      );
       throw err;
     }
     files.sort();
     if (ctx.json) ctx.printJson({ exported: files.length, folder, files, failed });
     else {
       for (const f of failed) ctx.print(`failed     ${f.id}: ${f.reason}\n`);
-      ctx.print(ids.length === 0 ? 'No sessions to export.\n' : `Exported ${files.length} session${files.length === 1 ? '' : 's'} to ${folder}${failed.length ? ` (${failed.length} failed)` : ''}\n`);
+      ctx.print(
+        ids.length === 0
+          ? 'No sessions to export.\n'
+          : `Exported ${files.length} session${files.length === 1 ? '' : 's'} to ${folder}${failed.length ? ` (${failed.length} failed)` : ''}\n`,
+      );
     }
     return failed.length ? EXIT.partial : EXIT.ok;
   },
@@ -143,7 +175,9 @@ Exit code 4 when any session failed (each is listed with its reason).`,
 const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
 
 /** The files to import: folders expanded to their *.json (sorted), files as given, each once. */
-export async function sessionFiles(paths: string[]): Promise<{ files: string[]; skipped: string[] }> {
+export async function sessionFiles(
+  paths: string[],
+): Promise<{ files: string[]; skipped: string[] }> {
   const files = new Set<string>();
   const skipped: string[] = [];
   for (const p of paths) {
@@ -157,7 +191,9 @@ export async function sessionFiles(paths: string[]): Promise<{ files: string[]; 
       files.add(p);
       continue;
     }
-    const names = (await readdir(p)).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+    const names = (await readdir(p))
+      .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+      .sort();
     for (const name of names) {
       if (ODEK_OWN_FILES.has(name)) skipped.push(path.join(p, name));
       else files.add(path.join(p, name));
@@ -168,7 +204,10 @@ export async function sessionFiles(paths: string[]): Promise<{ files: string[]; 
 
 /** Writes through a temporary file and a rename, so odek never reads half a session. */
 async function writeAtomically(file: string, text: string): Promise<string> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`,
+  );
   try {
     await writeFile(tmp, text);
     await rename(tmp, file);
@@ -205,5 +244,9 @@ export function noteText(note: string): string {
 }
 
 function isFileError(err: unknown): boolean {
-  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+  return (
+    err instanceof Error &&
+    typeof (err as NodeJS.ErrnoException).code === 'string' &&
+    typeof (err as NodeJS.ErrnoException).syscall === 'string'
+  );
 }

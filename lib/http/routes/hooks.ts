@@ -17,10 +17,21 @@ export const receiveWebhook = route(
     description:
       'Verified over the raw body before anything is read into a session (no bearer token). The payload (any body) is stored after the response as one user message wrapped as untrusted content, so the session becomes `untrusted_ingested`; a redelivery of the same delivery id is a no-op.',
     auth: 'signature',
-    rawBody: 'The payload as the sender sends it (JSON or not); the signature covers its exact bytes. At most `SATCHEL_MAX_BODY_BYTES`.',
-    parameters: ['HookName', 'HubSignature', 'SatchelSignature', 'SatchelDelivery', 'GitHubDelivery', 'GitHubEvent'],
+    rawBody:
+      'The payload as the sender sends it (JSON or not); the signature covers its exact bytes. At most `SATCHEL_MAX_BODY_BYTES`.',
+    parameters: [
+      'HookName',
+      'HubSignature',
+      'SatchelSignature',
+      'SatchelDelivery',
+      'GitHubDelivery',
+      'GitHubEvent',
+    ],
     responses: {
-      202: { description: 'Verified; stored after the response. `session` when it is known in advance.', schema: hookAcceptedSchema },
+      202: {
+        description: 'Verified; stored after the response. `session` when it is known in advance.',
+        schema: hookAcceptedSchema,
+      },
       400: problem('A delivery header is not 1-255 visible ASCII characters.'),
       401: problem('No signature header, or a bad or stale signature.'),
       404: problem('No webhook with this name.'),
@@ -30,11 +41,16 @@ export const receiveWebhook = route(
   async (c) => {
     const { webhooks, config } = c.var.services;
     const header = (name: string) => c.req.header(name);
-    const delivery = await webhooks.verify(param(c, 'name'), header, () => readBodyBytes(c.req.raw, config.maxBodyBytes));
+    const delivery = await webhooks.verify(param(c, 'name'), header, () =>
+      readBodyBytes(c.req.raw, config.maxBodyBytes),
+    );
     // Verified: answer now, store after the response (waitUntil on Workers, drained on Lambda).
     const schedule = scheduler(c);
     schedule(webhooks.process(delivery, { schedule }));
     const session = await webhooks.plannedSession(delivery);
-    return c.json({ accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) }, 202);
+    return c.json(
+      { accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) },
+      202,
+    );
   },
 );

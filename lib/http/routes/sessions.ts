@@ -1,8 +1,30 @@
 import { publicSession } from '../../model/codec.js';
-import { appendBodySchema, cleanupBodySchema, continueBodySchema, createBodySchema, replaceBodySchema, trimBodySchema } from '../../model/requests.js';
-import { auditLogSchema, cleanupResultSchema, continueAnswerSchema, sessionPageSchema, trimResultSchema } from '../../model/responses.js';
+import {
+  appendBodySchema,
+  cleanupBodySchema,
+  continueBodySchema,
+  createBodySchema,
+  replaceBodySchema,
+  trimBodySchema,
+} from '../../model/requests.js';
+import {
+  auditLogSchema,
+  cleanupResultSchema,
+  continueAnswerSchema,
+  sessionPageSchema,
+  trimResultSchema,
+} from '../../model/responses.js';
 import { sessionSchema, writeReceiptSchema } from '../../model/session.js';
-import { etag, markReplay, namespaceOf, parseIfMatch, requestContext, sendReceipt, sendSession, writeContext } from '../context.js';
+import {
+  etag,
+  markReplay,
+  namespaceOf,
+  parseIfMatch,
+  requestContext,
+  sendReceipt,
+  sendSession,
+  writeContext,
+} from '../context.js';
 import { param, parseLimit, parseUpdatedAfter, requireIfMatch } from '../params.js';
 import { bodyErrors, etagHeader, P, problem, replayed, retryAfter, route } from '../spec.js';
 
@@ -26,7 +48,14 @@ export const createSession = route(
       201: {
         description: 'Created.',
         schema: sessionSchema,
-        headers: { ...etagHeader(), Location: { description: '`/v1/sessions/{id}` of the new session.', required: true, schema: { type: 'string' } } },
+        headers: {
+          ...etagHeader(),
+          Location: {
+            description: '`/v1/sessions/{id}` of the new session.',
+            required: true,
+            schema: { type: 'string' },
+          },
+        },
       },
       ...bodyErrors,
       401: P.token,
@@ -51,16 +80,26 @@ export const listSessions = route(
     operationId: 'listSessions',
     tag: 'sessions',
     summary: 'List session metadata, newest first',
-    description: 'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last page). A page walk stays consistent while sessions change.',
+    description:
+      'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last page). A page walk stays consistent while sessions change.',
     auth: 'bearer',
     parameters: ['Limit', 'Cursor', 'UpdatedAfter'],
-    responses: { 200: { description: 'One page.', schema: sessionPageSchema }, 400: P.query, 401: P.token, 503: P.storage },
+    responses: {
+      200: { description: 'One page.', schema: sessionPageSchema },
+      400: P.query,
+      401: P.token,
+      503: P.storage,
+    },
   },
   async (c) => {
     const limit = parseLimit(c.req.query('limit'));
     const cursor = c.req.query('cursor');
     const updatedAfter = parseUpdatedAfter(c.req.query('updated_after'));
-    const options = { limit, ...(cursor ? { cursor } : {}), ...(updatedAfter !== undefined ? { updatedAfter } : {}) };
+    const options = {
+      limit,
+      ...(cursor ? { cursor } : {}),
+      ...(updatedAfter !== undefined ? { updatedAfter } : {}),
+    };
     return c.json(await c.var.services.sessions.list(namespaceOf(c), options, requestContext(c)));
   },
 );
@@ -80,7 +119,14 @@ export const getLatestSession = route(
       200: {
         description: 'The session.',
         schema: sessionSchema,
-        headers: { ...etagHeader(), 'Content-Location': { description: '`/v1/sessions/{id}` of the session.', required: true, schema: { type: 'string' } } },
+        headers: {
+          ...etagHeader(),
+          'Content-Location': {
+            description: '`/v1/sessions/{id}` of the session.',
+            required: true,
+            schema: { type: 'string' },
+          },
+        },
       },
       401: P.token,
       404: problem('The namespace has no sessions.'),
@@ -108,10 +154,18 @@ export const cleanupSessions = route(
     auth: 'bearer',
     scope: 'write',
     body: cleanupBodySchema,
-    responses: { 200: { description: 'How many sessions were deleted.', schema: cleanupResultSchema }, ...bodyErrors, 401: P.token, 403: P.readOnly, 503: P.storage },
+    responses: {
+      200: { description: 'How many sessions were deleted.', schema: cleanupResultSchema },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      503: P.storage,
+    },
   },
   async (c, body) => {
-    return c.json(await c.var.services.sessions.cleanup(namespaceOf(c), body.older_than_days, writeContext(c)));
+    return c.json(
+      await c.var.services.sessions.cleanup(namespaceOf(c), body.older_than_days, writeContext(c)),
+    );
   },
 );
 
@@ -126,8 +180,15 @@ export const getSession = route(
     auth: 'bearer',
     parameters: ['SessionId', 'IfNoneMatch'],
     responses: {
-      200: { description: 'The stored session (without internal bookkeeping).', schema: sessionSchema, headers: etagHeader() },
-      304: { description: 'Not modified since the `If-None-Match` revision.', headers: etagHeader() },
+      200: {
+        description: 'The stored session (without internal bookkeeping).',
+        schema: sessionSchema,
+        headers: etagHeader(),
+      },
+      304: {
+        description: 'Not modified since the `If-None-Match` revision.',
+        headers: etagHeader(),
+      },
       400: P.id,
       401: P.token,
       404: P.session,
@@ -154,7 +215,11 @@ export const replaceSession = route(
     parameters: ['SessionId', 'IfMatchRequired', 'IdempotencyKey', 'SatchelSecrets'],
     body: replaceBodySchema,
     responses: {
-      200: { description: 'The session as stored.', schema: sessionSchema, headers: { ...etagHeader(), ...replayed } },
+      200: {
+        description: 'The session as stored.',
+        schema: sessionSchema,
+        headers: { ...etagHeader(), ...replayed },
+      },
       ...bodyErrors,
       401: P.token,
       403: P.readOnly,
@@ -167,7 +232,13 @@ export const replaceSession = route(
   },
   async (c, body) => {
     const ifMatch = requireIfMatch(c);
-    const result = await c.var.services.sessions.replace(namespaceOf(c), param(c, 'id'), body, ifMatch, writeContext(c));
+    const result = await c.var.services.sessions.replace(
+      namespaceOf(c),
+      param(c, 'id'),
+      body,
+      ifMatch,
+      writeContext(c),
+    );
     markReplay(c, result);
     c.header('ETag', etag(result.session.revision));
     return c.json(publicSession(result.session));
@@ -187,7 +258,14 @@ export const deleteSession = route(
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId'],
-    responses: { 204: { description: 'Deleted.' }, 400: P.id, 401: P.token, 403: P.readOnly, 404: P.session, 503: P.storage },
+    responses: {
+      204: { description: 'Deleted.' },
+      400: P.id,
+      401: P.token,
+      403: P.readOnly,
+      404: P.session,
+      503: P.storage,
+    },
   },
   async (c) => {
     await c.var.services.sessions.delete(namespaceOf(c), param(c, 'id'), writeContext(c));
@@ -203,13 +281,18 @@ export const appendMessages = route(
     operationId: 'appendMessages',
     tag: 'sessions',
     summary: 'Append messages (and external refs)',
-    description: 'Without `If-Match` the append lands after whatever is stored: never lost, never duplicated, each writer\'s messages in order.',
+    description:
+      "Without `If-Match` the append lands after whatever is stored: never lost, never duplicated, each writer's messages in order.",
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
     body: appendBodySchema,
     responses: {
-      200: { description: 'The write receipt.', schema: writeReceiptSchema, headers: { ...etagHeader(), ...replayed } },
+      200: {
+        description: 'The write receipt.',
+        schema: writeReceiptSchema,
+        headers: { ...etagHeader(), ...replayed },
+      },
       ...bodyErrors,
       401: P.token,
       403: P.readOnly,
@@ -221,7 +304,13 @@ export const appendMessages = route(
   },
   async (c, body) => {
     const ifMatch = parseIfMatch(c.req.header('if-match'));
-    const result = await c.var.services.sessions.append(namespaceOf(c), param(c, 'id'), body, ifMatch, writeContext(c));
+    const result = await c.var.services.sessions.append(
+      namespaceOf(c),
+      param(c, 'id'),
+      body,
+      ifMatch,
+      writeContext(c),
+    );
     return sendReceipt(c, result);
   },
 );
@@ -241,15 +330,26 @@ export const continueSession = route(
     parameters: ['ContinueId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
     body: continueBodySchema,
     responses: {
-      200: { description: 'The write receipt, `model_turn`, and `reply` after a model turn.', schema: continueAnswerSchema, headers: { ...etagHeader(), ...replayed } },
+      200: {
+        description: 'The write receipt, `model_turn`, and `reply` after a model turn.',
+        schema: continueAnswerSchema,
+        headers: { ...etagHeader(), ...replayed },
+      },
       ...bodyErrors,
       401: P.token,
       403: P.readOnly,
-      404: problem('No session with this id (or, for `latest`, no session at all) in the namespace.'),
-      409: problem('Another model turn holds this session; the message is stored. Retry after `Retry-After` seconds.', retryAfter),
+      404: problem(
+        'No session with this id (or, for `latest`, no session at all) in the namespace.',
+      ),
+      409: problem(
+        'Another model turn holds this session; the message is stored. Retry after `Retry-After` seconds.',
+        retryAfter,
+      ),
       412: P.stale,
       422: P.keyReused,
-      502: problem('The model failed, answered an error or timed out; the detail says the message was stored and at which revision.'),
+      502: problem(
+        'The model failed, answered an error or timed out; the detail says the message was stored and at which revision.',
+      ),
       503: P.storage,
     },
   },
@@ -274,13 +374,18 @@ export const trimSession = route(
     operationId: 'trimSession',
     tag: 'sessions',
     summary: 'Keep the system message and the newest messages',
-    description: '`keep` counts the system message; a tool group is never split. A trim that would drop nothing writes nothing.',
+    description:
+      '`keep` counts the system message; a tool group is never split. A trim that would drop nothing writes nothing.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId'],
     body: trimBodySchema,
     responses: {
-      200: { description: 'Message counts before and after.', schema: trimResultSchema, headers: etagHeader(false) },
+      200: {
+        description: 'Message counts before and after.',
+        schema: trimResultSchema,
+        headers: etagHeader(false),
+      },
       ...bodyErrors,
       401: P.token,
       403: P.readOnly,
@@ -289,7 +394,12 @@ export const trimSession = route(
     },
   },
   async (c, body) => {
-    const out = await c.var.services.sessions.trim(namespaceOf(c), param(c, 'id'), body.keep, writeContext(c));
+    const out = await c.var.services.sessions.trim(
+      namespaceOf(c),
+      param(c, 'id'),
+      body.keep,
+      writeContext(c),
+    );
     if (out.receipt) c.header('ETag', etag(out.receipt.revision));
     return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
   },
@@ -305,9 +415,17 @@ export const getAuditLog = route(
     summary: "The session's audit records, oldest first",
     auth: 'bearer',
     parameters: ['SessionId'],
-    responses: { 200: { description: 'One record per write, redacted.', schema: auditLogSchema }, 400: P.id, 401: P.token, 404: P.session, 503: P.storage },
+    responses: {
+      200: { description: 'One record per write, redacted.', schema: auditLogSchema },
+      400: P.id,
+      401: P.token,
+      404: P.session,
+      503: P.storage,
+    },
   },
   async (c) => {
-    return c.json({ records: await c.var.services.sessions.auditRecords(namespaceOf(c), param(c, 'id')) });
+    return c.json({
+      records: await c.var.services.sessions.auditRecords(namespaceOf(c), param(c, 'id')),
+    });
   },
 );
