@@ -8,6 +8,9 @@ import * as z from 'zod';
  * load with defaults; unknown message fields are kept verbatim.
  */
 
+/** What the save pipeline puts where a secret was: part of the stored format, so odek and imports can recognise it. */
+export const PLACEHOLDER = '[REDACTED]';
+
 const rfc3339 = z.iso.datetime({ offset: true });
 
 export const toolCallSchema = z.looseObject({

@@ -1,4 +1,4 @@
-import { PLACEHOLDER } from '../pipeline/redact.js';
+import { PLACEHOLDER } from '../model/session.js';
 import type { Session } from '../client/types.js';
 import type { ExternalRef } from '../model/session.js';
 import type { OdekSession } from './format.js';

@@ -2,7 +2,9 @@ import { toHex } from '../model/digest.js';
 import type { Rule } from './rule.js';
 
 /** What every secret becomes. */
-export const PLACEHOLDER = '[REDACTED]';
+import { PLACEHOLDER } from '../model/session.js';
+
+export { PLACEHOLDER };
 
 export interface Redaction {
   text: string;
@@ -84,7 +86,8 @@ const PUBLIC_ID = /^(?:pk[._](?:live_|test_|eyJ)|pk-lf-|sq0idp-|AC[a-f0-9]{32}$)
 /** References to a secret kept elsewhere: env vars, templates, secret managers, code expressions. */
 const REFERENCE = new RegExp(
   String.raw`^(?:\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%$|%\([A-Za-z_][A-Za-z0-9_]*\)s|\{\{|\{%|<%|#\{|` +
-    String.raw`@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|!Ref\b|!Sub\b)`,
+    String.raw`@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|` +
+    String.raw`!(?:vault|Ref|Sub|GetAtt|ImportValue|Join|FindInMap|Secret|env_var|ENV)\b)`,
 );
 
 /** True for references and placeholders that are not secrets themselves. */
