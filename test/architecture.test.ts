@@ -19,6 +19,8 @@ const allowed: Record<string, string[]> = {
   client: ['model'],
   odek: ['model', 'client'],
   cli: ['model', 'client', 'odek'],
+  // Drop-ins for agent frameworks, built on the client.
+  adapters: ['model', 'client'],
 };
 
 const lib = resolve(__dirname, '..', 'lib');
