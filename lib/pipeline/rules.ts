@@ -1403,6 +1403,23 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
+    // A credential told in prose: `my db password is Xk9#mP2q`, `the API key is now 4f9c…`. Only values with a
+    // digit or a symbol, so `the password is incorrect` and `the token is expired` stay.
+    id: 'secret-in-prose',
+    keywords: ['password is ', 'password was ', 'passphrase is ', 'passcode is ', 'key is ', 'token is ',
+      'secret is '],
+    pattern: new RegExp(
+      String.raw`(?:password|passphrase|passcode|key|token|secret)[ \t]{1,4}(?:is|was)[ \t]{1,4}` +
+        String.raw`(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
+        String.raw`\\?["'\x60]?(?=[^\s"'\x60\\]{0,127}[0-9!#$%^&*@~+=?])([^\s"'\x60\\]{5,127}[^\s"'\x60\\.,;:!?)])`,
+      'iy',
+    ),
+    group: 1,
+    minLength: 6,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
     // `.env` / shell / `docker -e` assignments to an upper-case name ending in PASSWORD (or PASS, PWD): the
     // whole value up to a blank, symbols included (`POSTGRES_PASSWORD=p*[~x`). Paths (`PWD=/home/x`) are not.
     id: 'env-password-assignment',

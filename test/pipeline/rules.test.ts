@@ -376,6 +376,8 @@ pos('generic-pat', '{"azureDevopsPat": "', fake('abcdefghijklmnopqrstuvwxyz23456
 pos('generic-password', '2026-03-04 INFO admin password: ', 'abc,def,ghi!', ' was set');
 pos('url-credentials', 'CELERY_BROKER_URL=amqp://worker:', `${fake(B62, 6)}*#${fake(B62, 4)}$${fake(DIGITS, 2)}`, '@rabbit:5672//');
 pos('authorization-header', 'Authorization: SSWS ', `00${fake(B64URL, 40)}`, '\n');
+pos('secret-in-prose', 'My staging db password is ', password(), ' if you need to log in.');
+pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
 
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: must come back unchanged, with a count of 0.
@@ -466,6 +468,7 @@ const nearMisses: string[] = [
   '$ pwd\n/home/dev/project\n$ PWD=/tmp make build',
   'git checkout -b feature/cookie-banner',
   'password: z.string().min(8)',
+  'The password is incorrect. The token is expired; the key is rotated every 90 days (8+ characters).',
 ];
 
 // ---------------------------------------------------------------------------------------------------------

@@ -870,6 +870,25 @@ custom(
   },
 );
 custom(
+  'secret-in-prose',
+  (g) => {
+    const p = g.password('!#%^*-_@');
+    return c('chat', `My staging db password is ${p} if you need to log in.`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_@');
+    return c('chat', `ok, the admin password was set to ${p}. Can you try again?`, p);
+  },
+  (g) => {
+    const k = g.chars(HEX, 32);
+    return c('chat', `The Mailgun signing key is ${k} (from the dashboard).`, k);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_@');
+    return c('tool-result', JSON.stringify({ stdout: `User created. Temporary password is "${p}".\n` }), p);
+  },
+);
+custom(
   'xml-config-secret',
   (g) => {
     const p = g.password('!#%^*-_.@');
@@ -1310,6 +1329,8 @@ miss(
   () => ['csharp', 'var key = Environment.GetEnvironmentVariable("API_KEY");'],
   () => ['github-actions', 'env:\n  NPM_TOKEN: ${{ secrets.NPM_TOKEN }}\n  AWS_SECRET_ACCESS_KEY: ${{ secrets.AWS_SECRET_ACCESS_KEY }}'],
   () => ['mssql', 'Server=db01;Database=Sales;User Id=sa;Password=$(SQL_PASSWORD);'],
+  () => ['ansible', 'db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231'],
+  () => ['cloudformation', 'MasterUserPassword: !Ref DbPassword\nApiKey: !GetAtt Secret.Value'],
   () => ['url', 'DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app'],
   () => ['xml', '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />'],
   () => ['cookie', 'curl -b "sessionid=$SESSION_ID" https://app.acme.io/api/me'],
@@ -1420,6 +1441,10 @@ miss(
   () => ['shell', '$ redis-cli -h cache --no-auth-warning INFO keyspace'],
   () => ['css', '.token.keyword { color: #07a; } .secret-banner { display: none; }'],
   () => ['git', 'Merge pull request #42 from acme/fix-password-reset-token-expiry'],
+  () => ['prose', 'The password is incorrect. The token is expired; the key is rotated every 90 days.'],
+  () => ['prose', 'Your password is too short: it must be at least 12 characters (8+ is the minimum).'],
+  () => ['prose', 'The API key is stored in Vault and the secret is mounted at /run/secrets/api.'],
+  () => ['prose', 'The primary key is (tenant_id, id) and the sort key is created_at.'],
 );
 miss(
   'random-looking-non-secrets',
