@@ -918,18 +918,18 @@ export const rules: Rule[] = [
   {
     // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`.
     id: 'cli-secret-flag',
-    keywords: ['password', 'passwd', 'passphrase', 'token', 'secret', 'api-key', 'apikey', 'access-key'],
+    // The keywords start at the `-` before the word, so that plain words (`password`, `token`) cost nothing.
+    keywords: ['-password', '-passwd', '-passphrase', '-token', '-secret', '-api-key', '-apikey', '-access-key'],
     pattern:
-      /(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:password|passwd|passphrase|token|secret|api-key|apikey|access-key)(?:=|[ \t]{1,16})(["']?)(?![$%{<-])([^\s"'`]{3,512})\1(?=[\s"'`;|&)]|$)/iy,
+      /-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:password|passwd|passphrase|token|secret|api-key|apikey|access-key)(?:=|[ \t]{1,16})(["']?)(?![$%{<-])([^\s"'`]{3,512})\1(?=[\s"'`;|&)]|$)/iy,
     group: 2,
-    after: '-',
     minLength: 4,
     placeholders: true,
   },
   {
     // ~/.netrc: `machine host login user password secret`.
     id: 'netrc-password',
-    keywords: ['password'],
+    keywords: ['password ', 'password\t'],
     pattern: /(?<=(?:^|\s)login\s{1,16}\S{1,128}\s{1,16})password[ \t]{1,16}(?![$%{<])([^\s"']{3,256})/iy,
     group: 1,
     placeholders: true,
