@@ -86,7 +86,7 @@ const PUBLIC_ID = /^(?:pk[._](?:live_|test_|eyJ)|pk-lf-|sq0idp-|AC[a-f0-9]{32}$)
 /** References to a secret kept elsewhere: env vars, templates, secret managers, code expressions. */
 const REFERENCE = new RegExp(
   String.raw`^(?:\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%$|%\([A-Za-z_][A-Za-z0-9_]*\)s|\{\{|\{%|<%|#\{|` +
-    String.raw`@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws:secretsmanager|` +
+    String.raw`@Microsoft\.KeyVault\(|op:\/\/|vault:|ref\+|arn:aws[a-z-]{0,16}:|` +
     String.raw`!(?:vault|Ref|Sub|GetAtt|ImportValue|Join|FindInMap|Secret|env_var|ENV)\b)`,
 );
 
@@ -271,6 +271,7 @@ function accepted(rule: Rule, secret: string): boolean {
   if (rule.minLength !== undefined && secret.length < rule.minLength) return false;
   if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return false;
   if (rule.placeholders && isPlaceholder(secret)) return false;
+  if (rule.not?.test(secret)) return false;
   if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return false;
   return !isExampleValue(secret);
 }

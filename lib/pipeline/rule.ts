@@ -21,6 +21,8 @@ export interface Rule {
   entropy?: number;
   /** Minimum length of the secret. */
   minLength?: number;
+  /** Values of this shape are not secrets for this rule (e.g. namespaced ids like `user:42:profile`). */
+  not?: RegExp;
   /** Treat placeholders and references (`${VAR}`, `process.env.X`, `<your-key>`, `xxxx`, `null`…) as non-secrets. */
   placeholders?: boolean;
   /**

@@ -104,6 +104,13 @@ function assigned(...words: string[]): string[] {
   return words.flatMap((w) => ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end));
 }
 
+/**
+ * A namespaced identifier: lower case, words joined by `:`, `/` or `.` (`user:42:profile`,
+ * `uploads/2026/a.png`, `alias/app-prod`). Values under `*Key`, `*Token` names that look like this are
+ * cache keys, object keys and aliases; random secrets are mixed-case, or hex without separators.
+ */
+const NAMESPACED = /^[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.][a-z0-9_{}*-]+)+$/;
+
 /** A lower-case UUID. */
 const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
 
@@ -120,7 +127,9 @@ const ENV_NAME = String.raw`(?<=(?:^|[\s"'\x60;&|(])(?:[A-Z0-9]{1,40}_){0,8})`;
 const NOT_SECRET_KEY_NAMES =
   'public|publishable|primary|foreign|sort|partition|hash|range|cache|idempotency|websocket|ssh|routing|s3|' +
   'object|file|lookup|dedup|kms|site|anon|row|column|index|search|group|map|i18n|translation|parent|child|' +
-  'composite|unique|shard|bucket|blob|license_?file|sign|cursor|page|next|prev|pk|fk|instrumentation';
+  'composite|unique|shard|bucket|blob|license_?file|sign|cursor|page|next|prev|pk|fk|instrumentation|' +
+  'dedupe|' +
+  'redis|lock|queue|local_?storage|session_?storage|react|list|dict|sort_?by|group_?by|message';
 
 /** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
 const COOKIE_PAIR =
@@ -988,6 +997,7 @@ export const rules: Rule[] = [
     group: 1,
     minLength: 16,
     entropy: 3,
+    not: NAMESPACED,
     placeholders: true,
   },
   {
@@ -1001,6 +1011,7 @@ export const rules: Rule[] = [
     group: 1,
     minLength: 8,
     entropy: 2.5,
+    not: NAMESPACED,
     placeholders: true,
   },
   {
@@ -1139,7 +1150,7 @@ export const rules: Rule[] = [
     // Twitter/X app bearer tokens start with 21 `A`s (a zero-padded app id).
     id: 'twitter-bearer-token',
     keywords: ['aaaaaaaaaaaaaaaaaaaaa'],
-    pattern: /A{21}[A-Za-z0-9%]{40,300}(?![A-Za-z0-9%])/y,
+    pattern: /(?<![+/])A{21}[A-Za-z0-9%]{40,300}(?![A-Za-z0-9%])/y, // not inside a base64 blob
     boundary: true,
     entropy: 3,
   },
@@ -1178,7 +1189,7 @@ export const rules: Rule[] = [
     // Square (`EAAA…`, 64 characters) and Meta/Facebook (`EAAB…`, `EAAG…`, longer) access tokens.
     id: 'square-or-meta-access-token',
     keywords: ['eaa'],
-    pattern: /EAA[A-Za-z][A-Za-z0-9_-]{56,512}(?![A-Za-z0-9_-])/y,
+    pattern: /(?<![+/])EAA[A-Za-z][A-Za-z0-9_-]{56,512}(?![A-Za-z0-9_+/-])/y, // not inside a base64 blob
     boundary: true,
     entropy: 3.5,
   },
@@ -1403,20 +1414,33 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // A credential told in prose: `my db password is Xk9#mP2q`, `the API key is now 4f9c…`. Only values with a
-    // digit or a symbol, so `the password is incorrect` and `the token is expired` stay.
-    id: 'secret-in-prose',
-    keywords: ['password is ', 'password was ', 'passphrase is ', 'passcode is ', 'key is ', 'token is ',
-      'secret is '],
+    // A password told in prose: `my db password is Xk9#mP2q`, `the password was set to …`. Only values
+    // with a digit or a symbol, so `the password is incorrect` stays.
+    id: 'password-in-prose',
+    keywords: ['password is ', 'password was ', 'passphrase is ', 'passcode is '],
     pattern: new RegExp(
-      String.raw`(?:password|passphrase|passcode|key|token|secret)[ \t]{1,4}(?:is|was)[ \t]{1,4}` +
-        String.raw`(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
+      String.raw`pass(?:word|phrase|code)[ \t]{1,4}(?:is|was)[ \t]{1,4}(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
         String.raw`\\?["'\x60]?(?=[^\s"'\x60\\]{0,127}[0-9!#$%^&*@~+=?])([^\s"'\x60\\]{5,127}[^\s"'\x60\\.,;:!?)])`,
       'iy',
     ),
     group: 1,
     minLength: 6,
     entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    // A key or token told in prose: `the signing key is now 4f9c…`. Token-like values only (16+ characters
+    // with a digit), so `the shortcut key is Ctrl+Shift+P` and `the token is expired` stay.
+    id: 'secret-in-prose',
+    keywords: ['key is ', 'token is ', 'secret is '],
+    pattern: new RegExp(
+      String.raw`(?:key|token|secret)[ \t]{1,4}is[ \t]{1,4}(?:now[ \t]{1,4})?\\?["'\x60]?` +
+        String.raw`(?=[^\s"'\x60\\]{0,255}[0-9])([^\s"'\x60\\]{15,255}[^\s"'\x60\\.,;:!?)])`,
+      'iy',
+    ),
+    group: 1,
+    entropy: 3,
+    not: NAMESPACED,
     placeholders: true,
   },
   {
@@ -1455,6 +1479,7 @@ export const rules: Rule[] = [
     ),
     group: 1,
     entropy: 3,
+    not: NAMESPACED,
     placeholders: true,
   },
   {
@@ -1470,6 +1495,7 @@ export const rules: Rule[] = [
     group: 1,
     minLength: 16,
     entropy: 3,
+    not: NAMESPACED,
     placeholders: true,
   },
 ];

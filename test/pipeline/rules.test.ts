@@ -376,7 +376,7 @@ pos('generic-pat', '{"azureDevopsPat": "', fake('abcdefghijklmnopqrstuvwxyz23456
 pos('generic-password', '2026-03-04 INFO admin password: ', 'abc,def,ghi!', ' was set');
 pos('url-credentials', 'CELERY_BROKER_URL=amqp://worker:', `${fake(B62, 6)}*#${fake(B62, 4)}$${fake(DIGITS, 2)}`, '@rabbit:5672//');
 pos('authorization-header', 'Authorization: SSWS ', `00${fake(B64URL, 40)}`, '\n');
-pos('secret-in-prose', 'My staging db password is ', password(), ' if you need to log in.');
+pos('password-in-prose', 'My staging db password is ', password(), ' if you need to log in.');
 pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
 
 // ---------------------------------------------------------------------------------------------------------
@@ -469,6 +469,9 @@ const nearMisses: string[] = [
   'git checkout -b feature/cookie-banner',
   'password: z.string().min(8)',
   'The password is incorrect. The token is expired; the key is rotated every 90 days (8+ characters).',
+  'The shortcut key is Ctrl+Shift+P; the cache key is user:1234:profile:v2.',
+  '{"encryptionKey": "arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-4617-a829-3b4c5d6e7f80"}',
+  `data:image/png;base64,${fake(B64, 60)}/EAAB${fake(B62, 70)}+${fake(B64, 20)}`,
 ];
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1487,6 +1487,18 @@ miss(
   (g) => ['pgp-signature', `-----BEGIN PGP SIGNATURE-----\n\n${g.b64Bytes(48)}\n${g.b64Bytes(20)}\n-----END PGP SIGNATURE-----`],
   (g) => ['recaptcha', `RECAPTCHA_SITE_KEY=6L${g.chars(B64URL, 38)}`],
   (g) => ['vapid', `VAPID_PUBLIC_KEY=B${g.chars(B64URL, 86)}`],
+  (g) => ['kms', `{"encryptionKey": "arn:aws:kms:eu-west-1:${g.digits(12)}:key/${g.uuid()}"}`],
+  (g) => ['redis', `{"redisKey": "user:${g.digits(6)}:session:v2", "dedupeKey": "order-${g.digits(8)}"}`],
+  (g) => ['dotenv', `CACHE_KEY_PREFIX=app\nKMS_KEY=alias/acme-prod-${g.digits(4)}\nSTORAGE_KEY=exports/${g.digits(4)}/data.csv`],
+  (g) => ['prose', `The shortcut key is Ctrl+Shift+P; the token is ${g.pick(['expired', 'revoked', 'valid'])}.`],
+);
+miss(
+  'base64-blobs',
+  // Random base64 with a '/' before token-like prefixes: an image must not lose pieces of itself.
+  (g) => ['data-uri', `![chart](data:image/png;base64,${g.b64Bytes(90)}/EAAB${g.chars(B62, 70)}+${g.b64Bytes(60)})`],
+  (g) => ['data-uri', `data:image/png;base64,iVBORw0KGgo${g.b64Bytes(60)}/${'A'.repeat(24)}${g.chars(B62, 60)}+${g.b64Bytes(30)}`],
+  (g) => ['json', `{"image": "${g.b64Bytes(120)}", "thumbnail": "${g.b64Bytes(48)}"}`],
+  (g) => ['pdf', `%PDF-1.7 stream\n${g.b64Bytes(300)}\nendstream`],
 );
 
 // ---------------------------------------------------------------------------------------------------------
