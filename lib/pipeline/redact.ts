@@ -99,7 +99,9 @@ export function isPlaceholder(value: string): boolean {
   if (/^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$/i.test(v)) return true;
   if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^>]*>|\[[^\]]*\]|\([^)]*\))$/i.test(v)) return true;
   if (/^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(v)) return true;
-  if (/\(\s*\)?$|\($/.test(v) || /^[a-z_][a-z0-9_]*\(/i.test(v)) return true;
+  // Code: a call (`getpass()`, `os.getenv("X")`) or its start cut at a blank (`getpass(`); not a password
+  // that merely holds a bracket (`EIO1(_8Xo@01`, `…%m(`).
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:.*\))?$/.test(v)) return true;
   return false;
 }
 

@@ -976,7 +976,7 @@ export const rules: Rule[] = [
   {
     id: 'generic-secret',
     keywords: assigned('secret'),
-    pattern: assignment(['secret']),
+    pattern: assignment(['secret'], { unquoted: PASSWORD_VALUE }),
     group: 1,
     minLength: 6,
     placeholders: true,
@@ -984,7 +984,10 @@ export const rules: Rule[] = [
   {
     id: 'generic-secret-key',
     keywords: assigned('secret_key', 'secretkey', 'secret-key', 'secret_key_base'),
-    pattern: assignment(['secret_key', 'secretkey', 'secret-key', 'secret_key_base']),
+    // Django and Rails keys have brackets and symbols: the same value run as a typed password.
+    pattern: assignment(['secret_key', 'secretkey', 'secret-key', 'secret_key_base'], {
+      unquoted: PASSWORD_VALUE,
+    }),
     group: 1,
     minLength: 8,
     placeholders: true,

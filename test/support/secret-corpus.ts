@@ -38,7 +38,6 @@ const HEX = '0123456789abcdef';
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 const UPPER_NUM = UPPER + DIGITS;
 const LOWER_NUM = LOWER + DIGITS;
-const BECH32_UPPER = 'QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L';
 const SYMBOLS = '!#%*+,-.:=?@[]^_{}~';
 
 /** Seeded random values in the shapes token formats use. */
@@ -101,10 +100,38 @@ function base62(n: number, width: number): string {
   for (let x = n; x > 0; x = Math.floor(x / 62)) s = B62[x % 62]! + s;
   return s.padStart(width, '0');
 }
-/** A GitHub token: prefix, 30 random base62 characters, then the CRC32 of those in 6 base62 characters. */
+/** A GitHub (or npm) token: prefix, 30 random base62 characters, then their CRC32 in 6 base62 characters. */
 function githubToken(g: Gen, prefix: string): string {
   const body = g.chars(B62, 30);
   return `${prefix}${body}${base62(crc32(body), 6)}`;
+}
+/** Bech32 (BIP 173) of `bytes` under `hrp`, with its 6-character checksum: the format of age keys. */
+function bech32(hrp: string, bytes: Buffer): string {
+  const CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+  const words: number[] = [];
+  let acc = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5) words.push((acc >> (bits -= 5)) & 31);
+  }
+  if (bits > 0) words.push((acc << (5 - bits)) & 31);
+  const polymod = (values: number[]) => {
+    const GEN = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+    let chk = 1;
+    for (const v of values) {
+      const top = chk >> 25;
+      chk = ((chk & 0x1ffffff) << 5) ^ v;
+      for (let i = 0; i < 5; i++) if ((top >> i) & 1) chk ^= GEN[i]!;
+    }
+    return chk;
+  };
+  const codes = [...hrp].map((ch) => ch.charCodeAt(0));
+  const expanded = [...codes.map((x) => x >> 5), 0, ...codes.map((x) => x & 31)];
+  const mod = polymod([...expanded, ...words, 0, 0, 0, 0, 0, 0]) ^ 1;
+  const checksum = Array.from({ length: 6 }, (_, i) => (mod >> (5 * (5 - i))) & 31);
+  return `${hrp}1${[...words, ...checksum].map((w) => CHARSET[w]).join('')}`;
 }
 function pemBlock(g: Gen, label: string, sep = '\n', lines = 6): string {
   const body = Array.from({ length: lines }, () => g.b64Bytes(48)).join(sep);
@@ -454,7 +481,7 @@ token('gitlab-pipeline-trigger-token', ['TRIGGER_TOKEN'], (g) => `glptt-${g.char
 token('bitbucket-app-password', ['BITBUCKET_APP_PASSWORD'], (g) =>
   `ATBB${g.chars(B62, 32)}${g.chars(HEX.toUpperCase(), 8)}`,
 );
-token('npm-token', ['NPM_TOKEN'], (g) => `npm_${g.chars(B62, 36)}`);
+token('npm-token', ['NPM_TOKEN'], (g) => githubToken(g, 'npm_')); // same CRC32 scheme as GitHub's
 custom(
   'npmrc-auth',
   (g) => {
@@ -666,7 +693,7 @@ keyed('mapbox-download-token', ['MAPBOX_DOWNLOADS_TOKEN'], (g) =>
 );
 
 // Formats, config files and app frameworks
-token('age-secret-key', ['SOPS_AGE_KEY'], (g) => `AGE-SECRET-KEY-1${g.chars(BECH32_UPPER, 58)}`);
+token('age-secret-key', ['SOPS_AGE_KEY'], (g) => bech32('age-secret-key-', g.bytes(32)).toUpperCase());
 token('jwt', ['ACCESS_TOKEN', 'ID_TOKEN'], jwt);
 for (const label of ['RSA PRIVATE KEY', 'EC PRIVATE KEY', 'OPENSSH PRIVATE KEY', 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', 'PGP PRIVATE KEY BLOCK']) {
   custom(
