@@ -10,7 +10,8 @@ import type { Message } from '../model/session.js';
  * always loads.
  */
 
-const MARKER = /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
+const MARKER =
+  /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
 
 /** The marker text for `n` dropped groups. */
 export function markerText(n: number): string {
@@ -79,7 +80,8 @@ function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): C
   const sizes = messages.map(jsonBytes);
   const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
   const total = sizes.reduce((a, b) => a + b, 0);
-  if (fixedBytes + arrayBytes(messages.length, total) <= maxBytes) return { messages, dropped: 0, headCut: false };
+  if (fixedBytes + arrayBytes(messages.length, total) <= maxBytes)
+    return { messages, dropped: 0, headCut: false };
 
   const headEnd = headLength(messages);
   const hasMarker = isMarker(messages[headEnd]);
@@ -94,7 +96,8 @@ function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): C
   let bodyBytes = groups.reduce((a, g) => a + g.bytes(sizes), 0);
   let bodyCount = messages.length - bodyStart;
   const fits = (markerBytes: number, extra: number) =>
-    fixedBytes + arrayBytes(headEnd + bodyCount + extra, headBytes + bodyBytes + markerBytes) <= maxBytes;
+    fixedBytes + arrayBytes(headEnd + bodyCount + extra, headBytes + bodyBytes + markerBytes) <=
+    maxBytes;
   while (keptFrom < groups.length) {
     const dropped = previouslyDropped + keptFrom;
     const mBytes = dropped > 0 ? jsonBytes(markerMessage(dropped)) : 0;
@@ -108,7 +111,11 @@ function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): C
   const body = groups.slice(keptFrom).flatMap((g) => messages.slice(g.start, g.start + g.length));
   const marker = markerMessage(totalDropped);
   const withMarker = [...head, marker, ...body];
-  if (fixedBytes + arrayBytes(withMarker.length, headBytes + jsonBytes(marker) + bodyBytes) <= maxBytes && totalDropped > 0) {
+  if (
+    fixedBytes + arrayBytes(withMarker.length, headBytes + jsonBytes(marker) + bodyBytes) <=
+      maxBytes &&
+    totalDropped > 0
+  ) {
     return { messages: withMarker, dropped, headCut: false };
   }
   if (fixedBytes + arrayBytes(head.length + body.length, headBytes + bodyBytes) <= maxBytes) {
@@ -117,9 +124,14 @@ function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): C
   // The head alone is too large: drop the first user message, keep the system prompt (cut if it must be).
   const system = messages[0]?.role === 'system' ? messages[0] : undefined;
   if (!system) return { messages: [], dropped, headCut: true };
-  if (fixedBytes + arrayBytes(1, sizes[0]!) <= maxBytes) return { messages: [system], dropped, headCut: true };
+  if (fixedBytes + arrayBytes(1, sizes[0]!) <= maxBytes)
+    return { messages: [system], dropped, headCut: true };
   const room = Math.max(0, maxBytes - fixedBytes - 2 - jsonBytes({ ...system, content: '' }));
-  return { messages: [{ ...system, content: truncateToBytes(system.content, room) }], dropped, headCut: true };
+  return {
+    messages: [{ ...system, content: truncateToBytes(system.content, room) }],
+    dropped,
+    headCut: true,
+  };
 }
 
 /** The head: the system prompt (if first) and the first user message after it. */
@@ -148,7 +160,11 @@ export function groupsOf(messages: Message[], from: number): Group[] {
     }
     const start = i;
     const length = end - i;
-    groups.push({ start, length, bytes: (sizes) => sizes.slice(start, start + length).reduce((a, b) => a + b, 0) });
+    groups.push({
+      start,
+      length,
+      bytes: (sizes) => sizes.slice(start, start + length).reduce((a, b) => a + b, 0),
+    });
     i = end;
   }
   return groups;
@@ -170,4 +186,3 @@ function truncateToBytes(text: string, maxBytes: number): string {
   while (cut.length > 0 && jsonBytes(cut) > maxBytes) cut = cut.slice(0, -1);
   return cut;
 }
-

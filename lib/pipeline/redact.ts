@@ -35,12 +35,16 @@ export function createRedactor(rules: Rule[], options: { knownValues?: string[] 
 function redactorOf(automaton: Automaton, values: string[]): Redactor {
   const known = knownForms(values);
   return {
-    withKnownValues: (more) => (more.length === 0 ? redactorOf(automaton, values) : redactorOf(automaton, [...values, ...more])),
+    withKnownValues: (more) =>
+      more.length === 0
+        ? redactorOf(automaton, values)
+        : redactorOf(automaton, [...values, ...more]),
     redact(text: string): Redaction {
       const ranges: number[] = [];
       if (automaton.scan(text, ranges) === 0 && known.length === 0) return { text, count: 0 };
       for (const form of known) {
-        for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length)) ranges.push(at, at + form.length);
+        for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length))
+          ranges.push(at, at + form.length);
       }
       return ranges.length === 0 ? { text, count: 0 } : apply(text, ranges);
     },
@@ -96,9 +100,19 @@ export function isPlaceholder(value: string): boolean {
   if (v.length === 0) return true;
   if (v.includes(PLACEHOLDER)) return true;
   if (isExampleValue(v) || PUBLIC_ID.test(v) || REFERENCE.test(v)) return true;
-  if (/^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$/i.test(v)) return true;
+  if (
+    /^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$/i.test(
+      v,
+    )
+  )
+    return true;
   if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^>]*>|\[[^\]]*\]|\([^)]*\))$/i.test(v)) return true;
-  if (/^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(v)) return true;
+  if (
+    /^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(
+      v,
+    )
+  )
+    return true;
   // Code: a call (`getpass()`, `os.getenv("X")`) or its start cut at a blank (`getpass(`); not a password
   // that merely holds a bracket (`EIO1(_8Xo@01`, `…%m(`).
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:.*\))?$/.test(v)) return true;
@@ -125,7 +139,9 @@ export function shannonEntropy(s: string): number {
 
 const ALPHABET = 128;
 const LOWER = new Uint8Array(ALPHABET).map((_, c) => (c >= 65 && c <= 90 ? c + 32 : c));
-const WORD = new Uint8Array(ALPHABET).map((_, c) => (/[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0));
+const WORD = new Uint8Array(ALPHABET).map((_, c) =>
+  /[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0,
+);
 
 interface Automaton {
   /** Finds rule matches in `text`, pushing [start, end) pairs to `ranges`; returns the number of keyword hits. */
@@ -142,14 +158,17 @@ function buildAutomaton(rules: Rule[]): Automaton {
   rules.forEach((rule, ruleIndex) => {
     if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
     // Group positions come from the d flag; it costs only on matches, which are rare.
-    if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices) rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
+    if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices)
+      rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
     if (rule.each && !(rule.each.global && rule.each.hasIndices)) {
       throw new Error(`rule ${rule.id}: each needs the g and d flags`);
     }
     compiled[ruleIndex] = rule;
     for (const keyword of rule.keywords) {
       if (!keyword || keyword !== keyword.toLowerCase() || /[^\x00-\x7f]/.test(keyword)) {
-        throw new Error(`rule ${rule.id}: keyword ${JSON.stringify(keyword)} must be lowercase ASCII`);
+        throw new Error(
+          `rule ${rule.id}: keyword ${JSON.stringify(keyword)} must be lowercase ASCII`,
+        );
       }
       let state = 0;
       for (const ch of keyword) {
@@ -279,7 +298,13 @@ function accepted(rule: Rule, secret: string): boolean {
 }
 
 /** Several secrets in one match (the pairs of a `Cookie:` header): each group-1 match of `each` is one. */
-function eachSecret(rule: Rule, each: RegExp, region: string, offset: number, ranges: number[]): void {
+function eachSecret(
+  rule: Rule,
+  each: RegExp,
+  region: string,
+  offset: number,
+  ranges: number[],
+): void {
   each.lastIndex = 0;
   for (let m = each.exec(region); m !== null; m = each.exec(region)) {
     if (m[0].length === 0) each.lastIndex++;

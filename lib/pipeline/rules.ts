@@ -59,8 +59,7 @@ const UNQUOTED_VALUE = unquotedValue(String.raw`${UNQUOTED_CHAR}{1,512}`);
  * (`abc,def,ghi!`), `&` unless a URL parameter follows; never ending on a closing bracket or a comma, so
  * `f(password=abc1)` keeps its `)`.
  */
-const PASSWORD_RUN =
-  String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}[^\s"'\x60,;&\\)\]}>]`;
+const PASSWORD_RUN = String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}[^\s"'\x60,;&\\)\]}>]`;
 const PASSWORD_VALUE = unquotedValue(
   // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
   String.raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
@@ -86,7 +85,9 @@ function assignment(
   const alternatives = options.key ?? [...keys].sort((a, b) => b.length - a.length).join('|');
   // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
   // logprobs listing is a word, not a credential.
-  const tokenLike = options.tokenLike ? String.raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
+  const tokenLike = options.tokenLike
+    ? String.raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})`
+    : '';
   const source =
     String.raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
     String.raw`(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})`;
@@ -101,7 +102,9 @@ const KEY_SEP = String.raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16
  * `]`, a blank, `=` or `:`), so that `"key"` inside a tool schema or `token_count` never wakes the rule.
  */
 function assigned(...words: string[]): string[] {
-  return words.flatMap((w) => ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end));
+  return words.flatMap((w) =>
+    ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end),
+  );
 }
 
 /**
@@ -115,7 +118,8 @@ const NAMESPACED = /^[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.][a-z0-9_{}*-]+)+$/;
 const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
 
 /** A cheap first test for keyed rules with common keywords: `=` or `:` follows (after a quote or `]`). */
-const SEPARATOR_AHEAD = (keyword: string) => String.raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
+const SEPARATOR_AHEAD = (keyword: string) =>
+  String.raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
 
 /**
  * Where a `.env` or shell name ends in its secret suffix: the name starts a token (line start, a blank, a
@@ -322,7 +326,8 @@ export const rules: Rule[] = [
     // Azure AD / Entra client secrets: 3 chars, a digit, `Q~`, 31-34 chars. The keyword is the `Q~`.
     id: 'azure-ad-client-secret',
     keywords: ['q~'],
-    pattern: /(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/y,
+    pattern:
+      /(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9])Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/y,
     extendBack: /[A-Za-z0-9_~.-]/,
     extendBackMax: 4,
   },
@@ -405,7 +410,8 @@ export const rules: Rule[] = [
   {
     id: 'doppler-token',
     keywords: ['dp.pt.', 'dp.st.', 'dp.sa.', 'dp.ct.', 'dp.scim.', 'dp.audit.'],
-    pattern: /dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,64}(?![A-Za-z0-9])/y,
+    pattern:
+      /dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,64}(?![A-Za-z0-9])/y,
     boundary: true,
     entropy: 3,
   },
@@ -494,7 +500,17 @@ export const rules: Rule[] = [
   },
   {
     id: 'gitlab-token',
-    keywords: ['glptt-', 'glcbt-', 'glft-', 'glsoat-', 'gloas-', 'glimt-', 'glagent-', 'glffct-', 'glwt-'],
+    keywords: [
+      'glptt-',
+      'glcbt-',
+      'glft-',
+      'glsoat-',
+      'gloas-',
+      'glimt-',
+      'glagent-',
+      'glffct-',
+      'glwt-',
+    ],
     pattern:
       /gl(?:ptt|cbt|ft|soat|oas|imt|agent|ffct|wt)-[A-Za-z0-9_-]{20,200}(?:\.[A-Za-z0-9_-]{1,100}){0,3}/y,
     boundary: true,
@@ -808,7 +824,8 @@ export const rules: Rule[] = [
     // longer base64url run (the lookbehind), so a run of `-eyJ-eyJ…` costs one scan, not one per `eyJ`.
     id: 'jwt',
     keywords: ['eyj'],
-    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{10,2048}/y,
+    pattern:
+      /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{10,2048}/y,
     boundary: true,
   },
   {
@@ -928,7 +945,16 @@ export const rules: Rule[] = [
     // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`.
     id: 'cli-secret-flag',
     // The keywords start at the `-` before the word, so that plain words (`password`, `token`) cost nothing.
-    keywords: ['-password', '-passwd', '-passphrase', '-token', '-secret', '-api-key', '-apikey', '-access-key'],
+    keywords: [
+      '-password',
+      '-passwd',
+      '-passphrase',
+      '-token',
+      '-secret',
+      '-api-key',
+      '-apikey',
+      '-access-key',
+    ],
     pattern:
       /-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:password|passwd|passphrase|token|secret|api-key|apikey|access-key)(?:=|[ \t]{1,16})(["']?)(?![$%{<-])([^\s"'`]{3,512})\1(?=[\s"'`;|&)]|$)/iy,
     group: 2,
@@ -939,7 +965,8 @@ export const rules: Rule[] = [
     // ~/.netrc: `machine host login user password secret`.
     id: 'netrc-password',
     keywords: ['password ', 'password\t'],
-    pattern: /(?<=(?:^|\s)login\s{1,16}\S{1,128}\s{1,16})password[ \t]{1,16}(?![$%{<])([^\s"']{3,256})/iy,
+    pattern:
+      /(?<=(?:^|\s)login\s{1,16}\S{1,128}\s{1,16})password[ \t]{1,16}(?![$%{<])([^\s"']{3,256})/iy,
     group: 1,
     placeholders: true,
   },
@@ -947,7 +974,8 @@ export const rules: Rule[] = [
     // `<password>…</password>`, `<apiKey>…</apiKey>` (Maven settings, .NET config, SOAP).
     id: 'generic-xml-secret',
     keywords: ['password>', 'passwd>', 'secret>', 'token>', 'apikey>', 'api_key>', 'api-key>'],
-    pattern: /(?:password|passwd|secret|token|apikey|api_key|api-key)>(?![$%{<])([^<>\s]{1,512})<\//iy,
+    pattern:
+      /(?:password|passwd|secret|token|apikey|api_key|api-key)>(?![$%{<])([^<>\s]{1,512})<\//iy,
     group: 1,
     minLength: 4,
     placeholders: true,
@@ -965,7 +993,9 @@ export const rules: Rule[] = [
     id: 'generic-pass',
     keywords: assigned('pass'),
     pattern: assignment([], {
-      key: SEPARATOR_AHEAD('(?:pass|Pass|PASS)') + String.raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
+      key:
+        SEPARATOR_AHEAD('(?:pass|Pass|PASS)') +
+        String.raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
       unquoted: PASSWORD_VALUE,
       caseSensitive: true,
     }),
@@ -996,7 +1026,10 @@ export const rules: Rule[] = [
     // Names ending in PAT (personal access token): `AZURE_DEVOPS_PAT`, `gitlabPat`.
     id: 'generic-pat',
     keywords: assigned('pat'),
-    pattern: assignment([], { key: SEPARATOR_AHEAD('pat') + String.raw`(?<=[A-Za-z0-9][_-]?)pat`, tokenLike: true }),
+    pattern: assignment([], {
+      key: SEPARATOR_AHEAD('pat') + String.raw`(?<=[A-Za-z0-9][_-]?)pat`,
+      tokenLike: true,
+    }),
     group: 1,
     minLength: 16,
     entropy: 3,
@@ -1008,7 +1041,9 @@ export const rules: Rule[] = [
     keywords: assigned('token'),
     // Not pagination and sync state: `NextToken`, `nextPageToken`, `continuation_token`, `sync_token`.
     pattern: assignment([], {
-      key: String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)` + 'token',
+      key:
+        String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)` +
+        'token',
       tokenLike: true,
     }),
     group: 1,
@@ -1068,7 +1103,13 @@ export const rules: Rule[] = [
   },
   {
     id: 'aws-session-token-assignment',
-    keywords: ['session_token', 'sessiontoken', 'security_token', 'securitytoken', 'security-token'],
+    keywords: [
+      'session_token',
+      'sessiontoken',
+      'security_token',
+      'securitytoken',
+      'security-token',
+    ],
     pattern: new RegExp(
       String.raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`,
       'iy',
@@ -1200,7 +1241,8 @@ export const rules: Rule[] = [
     // Discord bot tokens: base64 of the numeric bot id (`M`/`N`/`O` + `T`/`j`/`z`/`D`…), `.`, 6, `.`, 27-38.
     id: 'discord-bot-token-format',
     keywords: discordKeywords(),
-    pattern: /[MNO][TjzD][A-Za-z0-9]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])/y,
+    pattern:
+      /[MNO][TjzD][A-Za-z0-9]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])/y,
     boundary: true,
     entropy: 3.5,
   },
@@ -1208,7 +1250,8 @@ export const rules: Rule[] = [
     // Laravel `APP_KEY=base64:…` and what `php artisan key:generate --show` prints.
     id: 'laravel-app-key',
     keywords: ['base64:'],
-    pattern: /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y, // 32/16/48+ bytes
+    pattern:
+      /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y, // 32/16/48+ bytes
     boundary: true,
     entropy: 3.5,
   },
@@ -1216,7 +1259,8 @@ export const rules: Rule[] = [
     // kubeconfig `client-key-data:` (a base64 PEM private key).
     id: 'kubeconfig-client-key-data',
     keywords: ['client-key-data'],
-    pattern: /client-key-data\\?["']?[ \t]{0,16}:[ \t]{0,16}\\?["']?([A-Za-z0-9+/]{20,16384}={0,2})/y,
+    pattern:
+      /client-key-data\\?["']?[ \t]{0,16}:[ \t]{0,16}\\?["']?([A-Za-z0-9+/]{20,16384}={0,2})/y,
     group: 1,
   },
   {
@@ -1278,7 +1322,9 @@ export const rules: Rule[] = [
   {
     // Secret-named headers: `X-Api-Key:`, `x-functions-key:`, `Ocp-Apim-Subscription-Key:`, `X-Auth-Token:`.
     id: 'http-secret-header',
-    keywords: ['-key', '-token', '-secret', 'apikey'].flatMap((w) => [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e)),
+    keywords: ['-key', '-token', '-secret', 'apikey'].flatMap((w) =>
+      [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e),
+    ),
     pattern: new RegExp(
       String.raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
         String.raw`(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capMessages, groupsOf, headLength, isMarker, jsonBytes, markerText, utf8Length } from '../../lib/pipeline/cap.js';
+import {
+  capMessages,
+  groupsOf,
+  headLength,
+  isMarker,
+  jsonBytes,
+  markerText,
+  utf8Length,
+} from '../../lib/pipeline/cap.js';
 import type { Message } from '../../lib/model/session.js';
 
 const sys: Message = { role: 'system', content: 'system prompt' };
@@ -8,7 +16,15 @@ const user = (c: string): Message => ({ role: 'user', content: c });
 const asst = (c: string, calls: string[] = []): Message => ({
   role: 'assistant',
   content: c,
-  ...(calls.length ? { tool_calls: calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) } : {}),
+  ...(calls.length
+    ? {
+        tool_calls: calls.map((id) => ({
+          id,
+          type: 'function',
+          function: { name: 'f', arguments: '{}' },
+        })),
+      }
+    : {}),
 });
 const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, tool_call_id: id });
 
@@ -30,7 +46,11 @@ describe('size cap', () => {
   });
 
   it('drops the oldest groups after the head and adds one marker', () => {
-    const messages = [sys, user('first'), ...Array.from({ length: 20 }, (_, i) => asst('x'.repeat(100) + i))];
+    const messages = [
+      sys,
+      user('first'),
+      ...Array.from({ length: 20 }, (_, i) => asst('x'.repeat(100) + i)),
+    ];
     const out = capMessages(messages, 50, 1200);
     expect(total(out.messages, 50)).toBeLessThanOrEqual(1200);
     expect(out.messages.slice(0, 2)).toEqual([sys, user('first')]);
@@ -40,19 +60,35 @@ describe('size cap', () => {
   });
 
   it('updates the one marker instead of adding another, counting all drops', () => {
-    const base = [sys, user('first'), ...Array.from({ length: 10 }, (_, i) => asst('y'.repeat(100) + i))];
+    const base = [
+      sys,
+      user('first'),
+      ...Array.from({ length: 10 }, (_, i) => asst('y'.repeat(100) + i)),
+    ];
     const first = capMessages(base, 50, 900);
-    const more = [...first.messages, ...Array.from({ length: 5 }, (_, i) => asst('z'.repeat(100) + i))];
+    const more = [
+      ...first.messages,
+      ...Array.from({ length: 5 }, (_, i) => asst('z'.repeat(100) + i)),
+    ];
     const second = capMessages(more, 50, 900);
     expect(second.messages.filter(isMarker)).toHaveLength(1);
     expect(second.messages[2]!.content).toBe(markerText(first.dropped + second.dropped));
   });
 
   it('never splits a tool group', () => {
-    const messages = [sys, user('q'), asst('', ['a', 'b']), tool('a', 'r'.repeat(300)), tool('b', 'r'.repeat(300)), asst('done'), user('next')];
+    const messages = [
+      sys,
+      user('q'),
+      asst('', ['a', 'b']),
+      tool('a', 'r'.repeat(300)),
+      tool('b', 'r'.repeat(300)),
+      asst('done'),
+      user('next'),
+    ];
     const out = capMessages(messages, 50, 500);
     const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
-    for (const m of out.messages) if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
+    for (const m of out.messages)
+      if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
     expect(total(out.messages, 50)).toBeLessThanOrEqual(500);
   });
 
@@ -77,7 +113,9 @@ describe('size cap', () => {
       expect(out).toMatchObject({ dropped: 2, headCut: false });
     }
     // With room for the marker, it is there.
-    expect(capMessages(messages, 30, total(head, 30) + markerBytes).messages[2]!.content).toBe(markerText(2));
+    expect(capMessages(messages, 30, total(head, 30) + markerBytes).messages[2]!.content).toBe(
+      markerText(2),
+    );
   });
 
   it.each([
@@ -88,19 +126,26 @@ describe('size cap', () => {
     [1024 + 200, 1024, 'head+marker', false],
     [-1, 1024, 'system', true],
     [-1, 0, 'system', true],
-  ] as const)('a reserve is given up before the head: room %i, reserve %i: %s', (room, reserve, kept, cut) => {
-    const head = [sys, user('u'.repeat(500))];
-    const messages = [...head, asst('a'.repeat(300))];
-    const out = capMessages(messages, 30, total(head, 30) + room, reserve);
-    const marker: Message = { role: 'system', content: markerText(1) };
-    const expected = { head, 'head+marker': [...head, marker], system: [sys] }[kept];
-    expect(out.messages).toEqual(expected);
-    expect(out.headCut).toBe(cut);
-    expect(total(out.messages, 30)).toBeLessThanOrEqual(total(head, 30) + room);
-  });
+  ] as const)(
+    'a reserve is given up before the head: room %i, reserve %i: %s',
+    (room, reserve, kept, cut) => {
+      const head = [sys, user('u'.repeat(500))];
+      const messages = [...head, asst('a'.repeat(300))];
+      const out = capMessages(messages, 30, total(head, 30) + room, reserve);
+      const marker: Message = { role: 'system', content: markerText(1) };
+      const expected = { head, 'head+marker': [...head, marker], system: [sys] }[kept];
+      expect(out.messages).toEqual(expected);
+      expect(out.headCut).toBe(cut);
+      expect(total(out.messages, 30)).toBeLessThanOrEqual(total(head, 30) + room);
+    },
+  );
 
   it('a reserve is kept free by dropping groups and the marker, never by dropping the head', () => {
-    const messages = [sys, user('first'), ...Array.from({ length: 12 }, (_, i) => asst('x'.repeat(100) + i))];
+    const messages = [
+      sys,
+      user('first'),
+      ...Array.from({ length: 12 }, (_, i) => asst('x'.repeat(100) + i)),
+    ];
     const out = capMessages(messages, 40, 1500, 400);
     expect(total(out.messages, 40)).toBeLessThanOrEqual(1100);
     expect(out.messages.slice(0, 2)).toEqual([sys, user('first')]);
@@ -110,35 +155,54 @@ describe('size cap', () => {
   it('head and groups: system + first user; assistant with tool calls takes its results', () => {
     const messages = [sys, user('a'), asst('', ['1']), tool('1', 'r'), user('b')];
     expect(headLength(messages)).toBe(2);
-    expect(groupsOf(messages, 2).map((g) => [g.start, g.length])).toEqual([[2, 2], [4, 1]]);
+    expect(groupsOf(messages, 2).map((g) => [g.start, g.length])).toEqual([
+      [2, 2],
+      [4, 1],
+    ]);
     expect(headLength([user('x'), asst('y')])).toBe(1);
   });
 
   it('property: never over the cap, head kept when it fits, no orphan tool results, marker count right', () => {
     const message = fc.oneof(
       fc.record({ role: fc.constant('user' as const), content: fc.string({ maxLength: 200 }) }),
-      fc.record({ role: fc.constant('assistant' as const), content: fc.string({ maxLength: 200 }) }),
+      fc.record({
+        role: fc.constant('assistant' as const),
+        content: fc.string({ maxLength: 200 }),
+      }),
     );
     const group = fc.oneof(
       message.map((m) => [m as Message]),
-      fc.tuple(fc.string({ maxLength: 8 }), fc.array(fc.string({ maxLength: 200 }), { minLength: 1, maxLength: 3 })).map(([id, results]) => [
-        asst('', results.map((_, i) => `${id}-${i}`)),
-        ...results.map((r, i) => tool(`${id}-${i}`, r)),
-      ]),
+      fc
+        .tuple(
+          fc.string({ maxLength: 8 }),
+          fc.array(fc.string({ maxLength: 200 }), { minLength: 1, maxLength: 3 }),
+        )
+        .map(([id, results]) => [
+          asst(
+            '',
+            results.map((_, i) => `${id}-${i}`),
+          ),
+          ...results.map((r, i) => tool(`${id}-${i}`, r)),
+        ]),
     );
     fc.assert(
-      fc.property(fc.array(group, { maxLength: 30 }), fc.integer({ min: 300, max: 6000 }), (groups, cap) => {
-        const messages = [sys, user('first question'), ...groups.flat()];
-        const out = capMessages(messages, 40, cap);
-        expect(total(out.messages, 40)).toBeLessThanOrEqual(cap);
-        if (!out.headCut) expect(out.messages.slice(0, 2)).toEqual([sys, user('first question')]);
-        const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
-        for (const m of out.messages) if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
-        const markers = out.messages.filter(isMarker);
-        expect(markers.length).toBeLessThanOrEqual(1);
-        if (markers.length === 1) expect(markers[0]!.content).toBe(markerText(out.dropped));
-        JSON.parse(JSON.stringify(out.messages)); // loadable
-      }),
+      fc.property(
+        fc.array(group, { maxLength: 30 }),
+        fc.integer({ min: 300, max: 6000 }),
+        (groups, cap) => {
+          const messages = [sys, user('first question'), ...groups.flat()];
+          const out = capMessages(messages, 40, cap);
+          expect(total(out.messages, 40)).toBeLessThanOrEqual(cap);
+          if (!out.headCut) expect(out.messages.slice(0, 2)).toEqual([sys, user('first question')]);
+          const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
+          for (const m of out.messages)
+            if (m.role === 'tool') expect(ids.has(m.tool_call_id!)).toBe(true);
+          const markers = out.messages.filter(isMarker);
+          expect(markers.length).toBeLessThanOrEqual(1);
+          if (markers.length === 1) expect(markers[0]!.content).toBe(markerText(out.dropped));
+          JSON.parse(JSON.stringify(out.messages)); // loadable
+        },
+      ),
       { numRuns: 300 },
     );
   });

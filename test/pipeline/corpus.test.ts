@@ -62,12 +62,15 @@ describe('secret corpus', () => {
     expect(secretCorpus()).toEqual(corpus);
     const other = secretCorpus(7);
     expect(other.positives.map((c) => c.kind)).toEqual(corpus.positives.map((c) => c.kind));
-    const same = other.positives.filter((c, i) => c.secrets.join() === corpus.positives[i]!.secrets.join());
+    const same = other.positives.filter(
+      (c, i) => c.secrets.join() === corpus.positives[i]!.secrets.join(),
+    );
     expect(same.length).toBeLessThan(corpus.positives.length * 0.01);
   });
 
   it('places every secret in its text, and no near-miss holds a generated positive', () => {
-    for (const c of corpus.positives) for (const s of c.secrets) expect(c.text, c.kind).toContain(s);
+    for (const c of corpus.positives)
+      for (const s of c.secrets) expect(c.text, c.kind).toContain(s);
     const secrets = corpus.positives.flatMap((c) => c.secrets).filter((s) => s.length >= 16);
     const nearMissText = corpus.nearMisses.map((c) => c.text).join('\n');
     expect(secrets.filter((s) => nearMissText.includes(s))).toEqual([]);
@@ -81,7 +84,9 @@ describe('redactor on the corpus (targets of issue 11)', () => {
   });
 
   it('false positives <= 1%', () => {
-    const lost = score.nearMisses.failures.map((f) => `${f.kind} [${f.context}]: ${f.text.slice(0, 80)}`);
+    const lost = score.nearMisses.failures.map(
+      (f) => `${f.kind} [${f.context}]: ${f.text.slice(0, 80)}`,
+    );
     expect(1 - score.nearMisses.rate, lost.slice(0, 20).join('\n')).toBeLessThanOrEqual(0.01);
   });
 
@@ -90,17 +95,23 @@ describe('redactor on the corpus (targets of issue 11)', () => {
     expect(weak.map((k) => `${k.kind}: ${k.passed}/${k.total}`)).toEqual([]);
   });
 
-  it.each([2, 3, 5, 7])('the targets hold on the corpus drawn with seed %i too (fresh values)', (seed) => {
-    const other = scoreCorpus(secretCorpus(seed), redact);
-    const failed = [...other.positives.failures, ...other.nearMisses.failures];
-    const failures = failed.map((f) => `${f.kind} [${f.context}]`);
-    expect(other.positives.rate, failures.join('\n')).toBeGreaterThanOrEqual(0.995);
-    expect(1 - other.nearMisses.rate, failures.join('\n')).toBeLessThanOrEqual(0.01);
-  });
+  it.each([2, 3, 5, 7])(
+    'the targets hold on the corpus drawn with seed %i too (fresh values)',
+    (seed) => {
+      const other = scoreCorpus(secretCorpus(seed), redact);
+      const failed = [...other.positives.failures, ...other.nearMisses.failures];
+      const failures = failed.map((f) => `${f.kind} [${f.context}]`);
+      expect(other.positives.rate, failures.join('\n')).toBeGreaterThanOrEqual(0.995);
+      expect(1 - other.nearMisses.rate, failures.join('\n')).toBeLessThanOrEqual(0.01);
+    },
+  );
 
   it('a naive list of the same regexes, run one by one, never catches a positive the redactor misses', () => {
-    const naiveCatches = (c: (typeof corpus.positives)[number]) => caught(c, naiveRedact(rules, c.text));
-    const naiveOnly = corpus.positives.filter((c, i) => !score.positives.caught[i] && naiveCatches(c));
+    const naiveCatches = (c: (typeof corpus.positives)[number]) =>
+      caught(c, naiveRedact(rules, c.text));
+    const naiveOnly = corpus.positives.filter(
+      (c, i) => !score.positives.caught[i] && naiveCatches(c),
+    );
     expect(naiveOnly.map((c) => `${c.kind} [${c.context}]`)).toEqual([]);
     const naiveCaught = corpus.positives.filter(naiveCatches).length;
     expect(score.positives.rate * corpus.positives.length).toBeGreaterThanOrEqual(naiveCaught);

@@ -8,7 +8,6 @@ import { mulberry32 } from '../support/prng.js';
 // Fake secrets: format-valid, built deterministically from a seeded PRNG (never copied from anywhere).
 // ---------------------------------------------------------------------------------------------------------
 
-
 const random = mulberry32(0x5a7c4e1);
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
@@ -35,12 +34,17 @@ function fake(alphabet: string, n: number): string {
 const digits = (n: number) => String(1 + Math.floor(random() * 9)) + fake(DIGITS, n - 1);
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const uuid = () => [fake(HEX, 8), fake(HEX, 4), '4' + fake(HEX, 3), 'a' + fake(HEX, 3), fake(HEX, 12)].join('-');
+const uuid = () =>
+  [fake(HEX, 8), fake(HEX, 4), '4' + fake(HEX, 3), 'a' + fake(HEX, 3), fake(HEX, 12)].join('-');
 const password = () => fake(B62, 6) + fake('!#%^*-_.', 2) + fake(B62, 6) + fake(DIGITS, 2);
 
 function jwt(): string {
   const header = b64url({ alg: 'HS256', typ: 'JWT' });
-  const payload = b64url({ sub: fake(DIGITS, 10), name: 'Satchel Agent', iat: 1700000000 + Math.floor(random() * 1e7) });
+  const payload = b64url({
+    sub: fake(DIGITS, 10),
+    name: 'Satchel Agent',
+    iat: 1700000000 + Math.floor(random() * 1e7),
+  });
   return `${header}.${payload}.${fake(B64URL, 43)}`;
 }
 
@@ -72,19 +76,59 @@ function pos(rule: string, before: string, secret: string, after: string): void 
 }
 
 // AI providers
-pos('openai-project-key', 'export OPENAI_API_KEY=', `sk-proj-${fake(B64URL, 74)}T3BlbkFJ${fake(B64URL, 74)}`, ' and restart the agent');
+pos(
+  'openai-project-key',
+  'export OPENAI_API_KEY=',
+  `sk-proj-${fake(B64URL, 74)}T3BlbkFJ${fake(B64URL, 74)}`,
+  ' and restart the agent',
+);
 pos('openai-project-key', '{"model": "gpt-4o", "apiKey": "', `sk-proj-${fake(B62, 48)}`, '"}');
-pos('openai-service-account-key', 'OPENAI_KEY: ', `sk-svcacct-${fake(B64URL, 60)}T3BlbkFJ${fake(B64URL, 60)}`, '\nmodel: gpt-4.1');
-pos('openai-admin-key', 'Admin key for usage export: ', `sk-admin-${fake(B64URL, 64)}`, ' (rotate monthly)');
-pos('openai-legacy-key', 'openai.api_key = "', `sk-${fake(B62, 20)}T3BlbkFJ${fake(B62, 20)}`, '"\nprint(openai.Model.list())');
+pos(
+  'openai-service-account-key',
+  'OPENAI_KEY: ',
+  `sk-svcacct-${fake(B64URL, 60)}T3BlbkFJ${fake(B64URL, 60)}`,
+  '\nmodel: gpt-4.1',
+);
+pos(
+  'openai-admin-key',
+  'Admin key for usage export: ',
+  `sk-admin-${fake(B64URL, 64)}`,
+  ' (rotate monthly)',
+);
+pos(
+  'openai-legacy-key',
+  'openai.api_key = "',
+  `sk-${fake(B62, 20)}T3BlbkFJ${fake(B62, 20)}`,
+  '"\nprint(openai.Model.list())',
+);
 pos('sk-prefixed-key', 'DEEPSEEK_API_KEY=', `sk-${fake(HEX, 32)}`, '\n');
 pos('sk-prefixed-key', 'the gateway accepted ', `sk-${fake(B62, 48)}`, ' as a bearer key');
-pos('anthropic-api-key', 'ANTHROPIC_API_KEY=', `sk-ant-api03-${fake(B64URL, 93)}AA`, ' claude --print hi');
-pos('anthropic-api-key', 'client = Anthropic(api_key="', `sk-ant-admin01-${fake(B64URL, 93)}AA`, '")');
+pos(
+  'anthropic-api-key',
+  'ANTHROPIC_API_KEY=',
+  `sk-ant-api03-${fake(B64URL, 93)}AA`,
+  ' claude --print hi',
+);
+pos(
+  'anthropic-api-key',
+  'client = Anthropic(api_key="',
+  `sk-ant-admin01-${fake(B64URL, 93)}AA`,
+  '")',
+);
 pos('groq-api-key', 'Groq key: ', `gsk_${fake(B62, 52)}`, ', expires never');
 pos('xai-api-key', 'XAI_API_KEY="', `xai-${fake(B62, 80)}`, '"');
-pos('openrouter-api-key', 'Authorization header uses ', `sk-or-v1-${fake(HEX, 64)}`, ' for OpenRouter');
-pos('huggingface-token', 'huggingface-cli login --token ', `hf_${fake(LETTERS, 34)}`, ' --add-to-git-credential');
+pos(
+  'openrouter-api-key',
+  'Authorization header uses ',
+  `sk-or-v1-${fake(HEX, 64)}`,
+  ' for OpenRouter',
+);
+pos(
+  'huggingface-token',
+  'huggingface-cli login --token ',
+  `hf_${fake(LETTERS, 34)}`,
+  ' --add-to-git-credential',
+);
 pos('huggingface-token', 'HF_TOKEN=', `hf_${fake(LETTERS, 34)}`, '\n');
 pos('replicate-api-token', 'export REPLICATE_API_TOKEN=', `r8_${fake(B62, 37)}`, '\n');
 pos('perplexity-api-key', 'PERPLEXITY_KEY: ', `pplx-${fake(B62, 48)}`, '\n');
@@ -92,24 +136,64 @@ pos('langsmith-api-key', 'LANGCHAIN_KEY=', `lsv2_pt_${fake(HEX, 32)}_${fake(HEX,
 pos('pinecone-api-key', 'pc = Pinecone(key="', `pcsk_${fake(B62, 6)}_${fake(B62, 60)}`, '")');
 
 // cloud
-pos('aws-access-key-id', '[default]\naws_access_key_id = ', `AKIA${fake(BASE32, 16)}`, '\nregion = eu-west-1');
+pos(
+  'aws-access-key-id',
+  '[default]\naws_access_key_id = ',
+  `AKIA${fake(BASE32, 16)}`,
+  '\nregion = eu-west-1',
+);
 pos('aws-access-key-id', 'temporary creds ', `ASIA${fake(BASE32, 16)}`, ' expire in 1h');
 pos('aws-access-key-id', 'id=', `ABIA${fake(BASE32, 16)}`, ';');
-pos('aws-secret-access-key', '[default]\naws_secret_access_key = ', fake(B64, 40), '\nregion = us-east-1');
+pos(
+  'aws-secret-access-key',
+  '[default]\naws_secret_access_key = ',
+  fake(B64, 40),
+  '\nregion = us-east-1',
+);
 pos('aws-secret-access-key', 'export AWS_SECRET_ACCESS_KEY=', fake(B62, 40), ' && aws s3 ls');
-pos('aws-secret-access-key', '{"Credentials": {"SecretAccessKey": "', fake(B64, 40), '", "Expiration": "2030-01-01"}}');
+pos(
+  'aws-secret-access-key',
+  '{"Credentials": {"SecretAccessKey": "',
+  fake(B64, 40),
+  '", "Expiration": "2030-01-01"}}',
+);
 pos(
   'aws-sigv4-signature',
   'Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=',
   fake(HEX, 64),
   '\nHost: bucket.s3.amazonaws.com',
 );
-pos('google-api-key', 'const firebaseConfig = { apiKey: "', `AIza${fake(B64URL, 35)}`, '", projectId: "satchel" };');
-pos('google-api-key', 'GET https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=', `AIza${fake(B62, 35)}`, ' HTTP/1.1');
-pos('google-oauth-access-token', '{"access_token": "', `ya29.a0${fake(B64URL, 150)}`, '", "expires_in": 3599}');
+pos(
+  'google-api-key',
+  'const firebaseConfig = { apiKey: "',
+  `AIza${fake(B64URL, 35)}`,
+  '", projectId: "satchel" };',
+);
+pos(
+  'google-api-key',
+  'GET https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=',
+  `AIza${fake(B62, 35)}`,
+  ' HTTP/1.1',
+);
+pos(
+  'google-oauth-access-token',
+  '{"access_token": "',
+  `ya29.a0${fake(B64URL, 150)}`,
+  '", "expires_in": 3599}',
+);
 pos('google-oauth-client-secret', 'GOOGLE_CLIENT_SECRET=', `GOCSPX-${fake(B64URL, 28)}`, '\n');
-pos('google-oauth-refresh-token', '{"refresh_token": "', `1//0${fake(B64URL, 100)}`, '", "scope": "email"}');
-pos('firebase-fcm-key', 'FCM_SERVER_KEY=', `AAAA${fake(B64URL, 7)}:APA91b${fake(B64URL, 134)}`, '\n');
+pos(
+  'google-oauth-refresh-token',
+  '{"refresh_token": "',
+  `1//0${fake(B64URL, 100)}`,
+  '", "scope": "email"}',
+);
+pos(
+  'firebase-fcm-key',
+  'FCM_SERVER_KEY=',
+  `AAAA${fake(B64URL, 7)}:APA91b${fake(B64URL, 134)}`,
+  '\n',
+);
 pos(
   'azure-storage-account-key',
   'DefaultEndpointsProtocol=https;AccountName=satcheldev;AccountKey=',
@@ -122,12 +206,27 @@ pos(
   `${fake(B64, 43)}=`,
   ';EntityPath=events',
 );
-pos('azure-ad-client-secret', 'AZURE_CLIENT_SECRET=', `${fake(B62, 3)}8Q~${fake(B62 + '_~.-', 33)}A`, '\nAZURE_TENANT_ID=common');
-pos('azure-ad-client-secret', 'client secret value ', `${fake(B62, 3)}7Q~${fake(B62, 34)}`, ' copied from the portal');
+pos(
+  'azure-ad-client-secret',
+  'AZURE_CLIENT_SECRET=',
+  `${fake(B62, 3)}8Q~${fake(B62 + '_~.-', 33)}A`,
+  '\nAZURE_TENANT_ID=common',
+);
+pos(
+  'azure-ad-client-secret',
+  'client secret value ',
+  `${fake(B62, 3)}7Q~${fake(B62, 34)}`,
+  ' copied from the portal',
+);
 pos('digitalocean-token', 'doctl auth init -t ', `dop_v1_${fake(HEX, 64)}`, '');
 pos('digitalocean-token', 'refresh: ', `dor_v1_${fake(HEX, 64)}`, '\n');
 pos('alibaba-access-key-id', 'ALIBABA_CLOUD_ACCESS_KEY_ID=', `LTAI${fake(B62, 20)}`, '\n');
-pos('databricks-token', 'DATABRICKS_HOST=https://adb.example.net\nDATABRICKS_TOKEN=', `dapi${fake(HEX, 32)}`, '\n');
+pos(
+  'databricks-token',
+  'DATABRICKS_HOST=https://adb.example.net\nDATABRICKS_TOKEN=',
+  `dapi${fake(HEX, 32)}`,
+  '\n',
+);
 pos('vault-token', 'VAULT_TOKEN=', `hvs.${fake(B64URL, 90)}`, ' vault kv get secret/db');
 pos('vault-token', 'batch token ', `hvb.${fake(B64URL, 120)}`, ' issued');
 pos(
@@ -146,34 +245,89 @@ pos('supabase-token', 'SUPABASE_SERVICE_KEY: ', `sb_secret_${fake(B64URL, 40)}`,
 pos('planetscale-token', 'PLANETSCALE_SERVICE_TOKEN=', `pscale_tkn_${fake(B64URL, 43)}`, '\n');
 pos('doppler-token', 'DOPPLER_TOKEN=', `dp.pt.${fake(B62, 43)}`, ' doppler run -- npm start');
 pos('doppler-token', 'service token ', `dp.st.prd.${fake(B62, 40)}`, ' for production');
-pos('tailscale-key', 'tailscale up --authkey=', `tskey-auth-k${fake(B62, 11)}-${fake(B62, 32)}`, ' --ssh');
-pos('dynatrace-token', 'DT_API_TOKEN=', `dt0c01.${fake(UPPER_NUM, 24)}.${fake(UPPER_NUM, 64)}`, '\n');
+pos(
+  'tailscale-key',
+  'tailscale up --authkey=',
+  `tskey-auth-k${fake(B62, 11)}-${fake(B62, 32)}`,
+  ' --ssh',
+);
+pos(
+  'dynatrace-token',
+  'DT_API_TOKEN=',
+  `dt0c01.${fake(UPPER_NUM, 24)}.${fake(UPPER_NUM, 64)}`,
+  '\n',
+);
 pos('newrelic-key', 'NEW_RELIC_API_KEY=', `NRAK-${fake(UPPER_NUM, 27)}`, '\n');
-pos('onepassword-service-account-token', 'OP_SERVICE_ACCOUNT_TOKEN=', `ops_eyJ${fake(B64, 300)}`, '\nop read op://vault/item');
+pos(
+  'onepassword-service-account-token',
+  'OP_SERVICE_ACCOUNT_TOKEN=',
+  `ops_eyJ${fake(B64, 300)}`,
+  '\nop read op://vault/item',
+);
 
 // code hosting, CI, registries
 pos('github-pat', 'Run `export GITHUB_TOKEN=', `ghp_${fake(B62, 36)}`, '` before pushing.');
-pos('github-pat', 'git clone https://x-access-token:', `ghp_${fake(B62, 36)}`, '@github.com/org/repo.git');
+pos(
+  'github-pat',
+  'git clone https://x-access-token:',
+  `ghp_${fake(B62, 36)}`,
+  '@github.com/org/repo.git',
+);
 pos('github-oauth-token', 'oauth_token: ', `gho_${fake(B62, 36)}`, '\nuser: octocat');
 pos('github-app-token', 'GITHUB_TOKEN (installation): ', `ghs_${fake(B62, 36)}`, '.');
 pos('github-app-token', 'user-to-server ', `ghu_${fake(B62, 36)}`, ' granted');
 pos('github-refresh-token', 'refresh with ', `ghr_${fake(B62, 76)}`, ' before expiry');
-pos('github-fine-grained-pat', 'GH_TOKEN=', `github_pat_${fake(B62, 22)}_${fake(B62, 59)}`, ' gh pr list');
+pos(
+  'github-fine-grained-pat',
+  'GH_TOKEN=',
+  `github_pat_${fake(B62, 22)}_${fake(B62, 59)}`,
+  ' gh pr list',
+);
 pos('gitlab-pat', 'PRIVATE-TOKEN: ', `glpat-${fake(B64URL, 20)}`, '\n');
 pos('gitlab-pat', 'token ', `glpat-${fake(B64URL, 27)}.01.${fake(LOWER_NUM, 9)}`, ' created');
-pos('gitlab-runner-token', 'gitlab-runner register --token ', `glrt-${fake(B64URL, 20)}`, ' --url https://gitlab.example.com');
+pos(
+  'gitlab-runner-token',
+  'gitlab-runner register --token ',
+  `glrt-${fake(B64URL, 20)}`,
+  ' --url https://gitlab.example.com',
+);
 pos('gitlab-deploy-token', 'deploy token ', `gldt-${fake(B64URL, 20)}`, ' for registry pulls');
 pos('gitlab-token', 'curl -X POST -F token=', `glptt-${fake(HEX, 40)}`, ' -F ref=main');
-pos('gitlab-token', 'CI_JOB_TOKEN is like ', `glcbt-${fake(HEX, 2)}_${fake(B64URL, 20)}`, ' in the job log');
+pos(
+  'gitlab-token',
+  'CI_JOB_TOKEN is like ',
+  `glcbt-${fake(HEX, 2)}_${fake(B64URL, 20)}`,
+  ' in the job log',
+);
 pos('gitlab-token', 'oauth app secret ', `gloas-${fake(HEX, 64)}`, '');
 pos('gitlab-token', 'feed: ', `glft-${fake(B64URL, 20)}`, ', scim: ok');
 pos('npm-token', '//registry.npmjs.org/:_authToken=', `npm_${fake(B62, 36)}`, '\n');
-pos('npmrc-auth', '//registry.npmjs.org/:_auth=', b64(`satchel:${fake(B62, 24)}`), '\nalways-auth=true');
-pos('pypi-token', '[pypi]\n  username = __token__\n  password = ', `pypi-AgEIcHlwaS5vcmc${fake(B64URL, 150)}`, '\n');
+pos(
+  'npmrc-auth',
+  '//registry.npmjs.org/:_auth=',
+  b64(`satchel:${fake(B62, 24)}`),
+  '\nalways-auth=true',
+);
+pos(
+  'pypi-token',
+  '[pypi]\n  username = __token__\n  password = ',
+  `pypi-AgEIcHlwaS5vcmc${fake(B64URL, 150)}`,
+  '\n',
+);
 pos('pypi-token', 'twine upload -p ', `pypi-AgENdGVzdC5weXBpLm9yZw${fake(B64URL, 120)}`, ' dist/*');
 pos('rubygems-api-key', ':rubygems_api_key: ', `rubygems_${fake(HEX, 48)}`, '\n');
-pos('nuget-api-key', 'dotnet nuget push pkg.nupkg -k ', `oy2${fake(LOWER_NUM, 43)}`, ' -s https://api.nuget.org/v3/index.json');
-pos('dockerhub-token', 'echo ', `dckr_pat_${fake(B64URL, 27)}`, ' | docker login -u satchel --password-stdin');
+pos(
+  'nuget-api-key',
+  'dotnet nuget push pkg.nupkg -k ',
+  `oy2${fake(LOWER_NUM, 43)}`,
+  ' -s https://api.nuget.org/v3/index.json',
+);
+pos(
+  'dockerhub-token',
+  'echo ',
+  `dckr_pat_${fake(B64URL, 27)}`,
+  ' | docker login -u satchel --password-stdin',
+);
 pos(
   'docker-config-auth',
   '{"auths": {"https://index.docker.io/v1/": {"auth": "',
@@ -184,7 +338,12 @@ pos('buildkite-token', 'BUILDKITE_API_TOKEN=', `bkua_${fake(HEX, 40)}`, '\n');
 pos('sourcegraph-token', 'SRC_ACCESS_TOKEN=', `sgp_${fake(HEX, 16)}_${fake(HEX, 40)}`, '\n');
 pos('postman-api-key', 'X-Api-Key: ', `PMAK-${fake(HEX, 24)}-${fake(HEX, 34)}`, '\n');
 pos('prefect-api-key', 'prefect cloud login -k ', `pnu_${fake(B62, 36)}`, '');
-pos('atlassian-api-token', 'JIRA_API_TOKEN=', `ATATT3xFfGF0${fake(B64URL, 170)}=${fake(HEX_UPPER, 8)}`, '\n');
+pos(
+  'atlassian-api-token',
+  'JIRA_API_TOKEN=',
+  `ATATT3xFfGF0${fake(B64URL, 170)}=${fake(HEX_UPPER, 8)}`,
+  '\n',
+);
 pos('linear-api-key', 'LINEAR_API_KEY=', `lin_api_${fake(B62, 40)}`, '\n');
 pos('figma-token', 'X-Figma-Token: ', `figd_${fake(B64URL, 40)}`, '\n');
 pos('contentful-token', 'contentful login --management-token ', `CFPAT-${fake(B64URL, 43)}`, '');
@@ -196,23 +355,48 @@ pos(
 );
 pos('sentry-user-token', 'sentry-cli --auth-token ', `sntryu_${fake(HEX, 64)}`, ' releases list');
 pos('grafana-cloud-token', 'GRAFANA_CLOUD_TOKEN=', `glc_${fake(B64, 120)}==`, '\n');
-pos('grafana-service-account-token', 'Authorization header value: ', `glsa_${fake(B62, 32)}_${fake(HEX, 8)}`, ' (grafana)');
+pos(
+  'grafana-service-account-token',
+  'Authorization header value: ',
+  `glsa_${fake(B62, 32)}_${fake(HEX, 8)}`,
+  ' (grafana)',
+);
 
 // messaging, payments, SaaS
-pos('slack-bot-token', 'SLACK_BOT_TOKEN=', `xoxb-${digits(12)}-${digits(13)}-${fake(B62, 24)}`, ' node bot.js');
-pos('slack-user-token', 'user token ', `xoxp-${digits(12)}-${digits(12)}-${digits(13)}-${fake(HEX, 32)}`, ' has admin scope');
+pos(
+  'slack-bot-token',
+  'SLACK_BOT_TOKEN=',
+  `xoxb-${digits(12)}-${digits(13)}-${fake(B62, 24)}`,
+  ' node bot.js',
+);
+pos(
+  'slack-user-token',
+  'user token ',
+  `xoxp-${digits(12)}-${digits(12)}-${digits(13)}-${fake(HEX, 32)}`,
+  ' has admin scope',
+);
 pos('slack-legacy-token', 'legacy: ', `xoxs-${digits(12)}-${digits(12)}-${fake(HEX, 64)}`, '');
 pos('slack-legacy-token', 'workspace app ', `xoxa-2-${digits(12)}-${fake(B62, 40)}`, ' revoked');
 pos('slack-config-token', 'config token ', `xoxe.xoxp-1-${fake(B62, 150)}`, ' rotated');
 pos('slack-config-token', 'refresh token ', `xoxe-1-${fake(B62, 140)}`, ' rotated');
-pos('slack-app-token', 'SLACK_APP_TOKEN=', `xapp-1-A${fake(UPPER_NUM, 10)}-${digits(13)}-${fake(HEX, 64)}`, '\n');
+pos(
+  'slack-app-token',
+  'SLACK_APP_TOKEN=',
+  `xapp-1-A${fake(UPPER_NUM, 10)}-${digits(13)}-${fake(HEX, 64)}`,
+  '\n',
+);
 pos(
   'slack-webhook-url',
   'curl -X POST https://hooks.slack.com/services/',
   `T${fake(UPPER_NUM, 8)}/B${fake(UPPER_NUM, 8)}/${fake(B62, 24)}`,
   ' -d \'{"text":"deployed"}\'',
 );
-pos('discord-webhook-url', 'WEBHOOK=https://discord.com/api/webhooks/' + digits(18) + '/', fake(B64URL, 68), '\n');
+pos(
+  'discord-webhook-url',
+  'WEBHOOK=https://discord.com/api/webhooks/' + digits(18) + '/',
+  fake(B64URL, 68),
+  '\n',
+);
 pos(
   'discord-bot-token',
   'DISCORD_BOT_TOKEN=',
@@ -226,14 +410,24 @@ pos(
   `${uuid()}@${uuid()}/IncomingWebhook/${fake(HEX, 32)}/${uuid()}`,
   ' (channel #ops)',
 );
-pos('telegram-bot-token', 'curl https://api.telegram.org/bot', `${digits(10)}:AA${fake(B64URL, 33)}`, '/getMe');
+pos(
+  'telegram-bot-token',
+  'curl https://api.telegram.org/bot',
+  `${digits(10)}:AA${fake(B64URL, 33)}`,
+  '/getMe',
+);
 pos('telegram-bot-token', 'TELEGRAM_BOT_TOKEN=', `${digits(9)}:AA${fake(B64URL, 33)}`, '\n');
 pos('twilio-api-key', 'TWILIO_API_KEY=', `SK${fake(HEX, 32)}`, '\nTWILIO_API_SECRET_NAME=x');
 pos('twilio-api-key', 'key sid ', `SK${fake(HEX, 32)}`, ' created');
 pos('twilio-auth-token', 'TWILIO_AUTH_TOKEN=', fake(HEX, 32), '\n');
 pos('twilio-auth-token', '{"twilioAuthToken": "', fake(HEX, 32), '"}');
 pos('sendgrid-api-key', 'SENDGRID_API_KEY=', `SG.${fake(B64URL, 22)}.${fake(B64URL, 43)}`, '\n');
-pos('mailgun-api-key', "curl -s --user 'api:", `key-${fake(HEX, 32)}`, "' https://api.mailgun.net/v3/domains");
+pos(
+  'mailgun-api-key',
+  "curl -s --user 'api:",
+  `key-${fake(HEX, 32)}`,
+  "' https://api.mailgun.net/v3/domains",
+);
 pos('mailchimp-api-key', 'MAILCHIMP_KEY=', `${fake(HEX, 32)}-us12`, '\n');
 pos('stripe-secret-key', 'stripe.api_key = "', `sk_live_${fake(B62, 99)}`, '"');
 pos('stripe-secret-key', 'test mode key ', `sk_test_${fake(B62, 24)}`, ' in CI');
@@ -245,48 +439,143 @@ pos('shopify-token', 'X-Shopify-Access-Token: ', `shpat_${fake(HEX, 32)}`, '\n')
 pos('shopify-token', 'shared secret ', `shpss_${fake(HEX, 32)}`, '');
 pos('notion-token', 'NOTION_TOKEN=', `ntn_${digits(11)}${fake(B62, 35)}`, '\n');
 pos('notion-token', 'integration secret ', `secret_${fake(B62, 43)}`, ' (internal)');
-pos('mapbox-secret-token', 'MAPBOX_SECRET=', `sk.${b64url({ u: 'satchel', a: fake(LOWER_NUM, 25) })}.${fake(B64URL, 22)}`, '\n');
+pos(
+  'mapbox-secret-token',
+  'MAPBOX_SECRET=',
+  `sk.${b64url({ u: 'satchel', a: fake(LOWER_NUM, 25) })}.${fake(B64URL, 22)}`,
+  '\n',
+);
 pos('adobe-client-secret', 'ADOBE_CLIENT_SECRET=', `p8e-${fake(B64URL, 32)}`, '\n');
 
 // formats
-pos('age-secret-key', '# created: 2024-01-01\n# public key: age1example\n', `AGE-SECRET-KEY-1${fake(BECH32_UPPER, 58)}`, '\n');
+pos(
+  'age-secret-key',
+  '# created: 2024-01-01\n# public key: age1example\n',
+  `AGE-SECRET-KEY-1${fake(BECH32_UPPER, 58)}`,
+  '\n',
+);
 pos('jwt', 'Authorization: Bearer ', jwt(), '\nAccept: application/json');
 pos('jwt', 'Cookie: session=', jwt(), '; theme=dark');
-pos('private-key-block', 'Here is the deploy key:\n', pem('RSA PRIVATE KEY'), '\nUse it carefully.');
-pos('private-key-block', '{"type": "service_account", "private_key": "', pem('PRIVATE KEY', '\\n'), '\\n", "client_email": "a@b.iam"}');
+pos(
+  'private-key-block',
+  'Here is the deploy key:\n',
+  pem('RSA PRIVATE KEY'),
+  '\nUse it carefully.',
+);
+pos(
+  'private-key-block',
+  '{"type": "service_account", "private_key": "',
+  pem('PRIVATE KEY', '\\n'),
+  '\\n", "client_email": "a@b.iam"}',
+);
 pos('private-key-block', 'id_ed25519:\n', pem('OPENSSH PRIVATE KEY'), '\n');
 pos('private-key-block', 'gpg --export-secret-keys output:\n', pem('PGP PRIVATE KEY BLOCK'), '\n');
-pos('private-key-block-truncated', '{"key": "', `-----BEGIN RSA PRIVATE KEY-----\\n${pemBody(5, '\\n')}\\n${fake(B64, 30)}`, '"}');
-pos('private-key-block-truncated', 'the tool output was cut:\n', `-----BEGIN EC PRIVATE KEY-----\n${pemBody(3)}\n${fake(B64, 12)}`, '');
+pos(
+  'private-key-block-truncated',
+  '{"key": "',
+  `-----BEGIN RSA PRIVATE KEY-----\\n${pemBody(5, '\\n')}\\n${fake(B64, 30)}`,
+  '"}',
+);
+pos(
+  'private-key-block-truncated',
+  'the tool output was cut:\n',
+  `-----BEGIN EC PRIVATE KEY-----\n${pemBody(3)}\n${fake(B64, 12)}`,
+  '',
+);
 
 // URLs and HTTP
-pos('url-credentials', 'DATABASE_URL=postgres://satchel:', `${fake(B62, 12)}%21${fake(B62, 4)}`, '@db.internal:5432/sessions');
-pos('url-credentials', 'mongodb+srv://admin:', fake(B62, 16), '@cluster0.example.net/test?retryWrites=true');
+pos(
+  'url-credentials',
+  'DATABASE_URL=postgres://satchel:',
+  `${fake(B62, 12)}%21${fake(B62, 4)}`,
+  '@db.internal:5432/sessions',
+);
+pos(
+  'url-credentials',
+  'mongodb+srv://admin:',
+  fake(B62, 16),
+  '@cluster0.example.net/test?retryWrites=true',
+);
 pos('url-credentials', 'REDIS_URL=redis://:', fake(B62, 20), '@cache:6379/0');
 pos('url-credentials', 'amqp://guest:', fake(B62, 12), '@rabbit.internal:5672/');
-pos('url-credentials', 'git remote add origin https://deploy:', fake(B62, 18), '@git.example.com/repo.git');
-pos('url-query-secret', 'GET https://api.example.com/v1/files?access_token=', fake(B64URL, 40), '&page=2 HTTP/1.1');
-pos('url-query-secret', 'https://blob.example.net/c/f.txt?sv=2021-08-06&se=2030-01-01&sp=r&sig=', `${fake(B62, 30)}%2B${fake(B62, 10)}%3D`, '');
-pos('url-query-secret', 'https://example.com/login?user=bob&password=', `${fake(B62, 10)}%23${fake(B62, 4)}`, '&next=%2Fhome');
+pos(
+  'url-credentials',
+  'git remote add origin https://deploy:',
+  fake(B62, 18),
+  '@git.example.com/repo.git',
+);
+pos(
+  'url-query-secret',
+  'GET https://api.example.com/v1/files?access_token=',
+  fake(B64URL, 40),
+  '&page=2 HTTP/1.1',
+);
+pos(
+  'url-query-secret',
+  'https://blob.example.net/c/f.txt?sv=2021-08-06&se=2030-01-01&sp=r&sig=',
+  `${fake(B62, 30)}%2B${fake(B62, 10)}%3D`,
+  '',
+);
+pos(
+  'url-query-secret',
+  'https://example.com/login?user=bob&password=',
+  `${fake(B62, 10)}%23${fake(B62, 4)}`,
+  '&next=%2Fhome',
+);
 pos(
   'url-query-secret',
   'https://bucket.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Security-Token=',
   fake(B64URL, 300),
   '&X-Amz-Expires=300',
 );
-pos('url-query-secret', 'callback?code=abc&client_secret=', fake(B64URL, 32), '&grant_type=authorization_code');
-pos('url-query-key', 'https://www.googleapis.com/youtube/v3/search?part=snippet&key=', fake(B62, 32), ' returned 403');
-pos('authorization-header', 'curl -H "Authorization: Bearer ', fake(B64URL, 40), '" https://api.example.com/v1/me');
-pos('authorization-header', '{"headers": {"Authorization": "Basic ', b64(`admin:${fake(B62, 16)}`), '"}}');
-pos('authorization-header', "requests.get(url, headers={'Authorization': 'token ", fake(B62, 40), "'})");
-pos('authorization-header', 'Authorization: Bot ', `${fake(B64URL, 26)}.${fake(B64URL, 6)}.${fake(B64URL, 38)}`, '\n');
+pos(
+  'url-query-secret',
+  'callback?code=abc&client_secret=',
+  fake(B64URL, 32),
+  '&grant_type=authorization_code',
+);
+pos(
+  'url-query-key',
+  'https://www.googleapis.com/youtube/v3/search?part=snippet&key=',
+  fake(B62, 32),
+  ' returned 403',
+);
+pos(
+  'authorization-header',
+  'curl -H "Authorization: Bearer ',
+  fake(B64URL, 40),
+  '" https://api.example.com/v1/me',
+);
+pos(
+  'authorization-header',
+  '{"headers": {"Authorization": "Basic ',
+  b64(`admin:${fake(B62, 16)}`),
+  '"}}',
+);
+pos(
+  'authorization-header',
+  "requests.get(url, headers={'Authorization': 'token ",
+  fake(B62, 40),
+  "'})",
+);
+pos(
+  'authorization-header',
+  'Authorization: Bot ',
+  `${fake(B64URL, 26)}.${fake(B64URL, 6)}.${fake(B64URL, 38)}`,
+  '\n',
+);
 pos('authorization-header-bare', 'Authorization: ', fake(B62, 40), '\nAccept: */*');
 pos('bearer-token', 'the request sent Bearer ', fake(B64URL, 48), ' and got 401');
 pos('bearer-token', 'token_type=bearer, value: Bearer ', `${fake(B62, 30)}.${fake(B62, 20)}`, '.');
 
 // command lines and config files
 pos('curl-user-credentials', 'curl -u deploy:', password(), ' https://ci.example.com/api/json');
-pos('curl-user-credentials', 'curl --user "admin:', fake(B62, 16), '" -X POST https://registry.example.com');
+pos(
+  'curl-user-credentials',
+  'curl --user "admin:',
+  fake(B62, 16),
+  '" -X POST https://registry.example.com',
+);
 pos('cli-secret-flag', 'mysqldump --user backup --password ', password(), ' --all-databases');
 pos('cli-secret-flag', 'mycli --api-token=', fake(B62, 32), ' list');
 pos('cli-secret-flag', "tool deploy --client-secret '", fake(B64URL, 32), "' --region eu");
@@ -328,53 +617,158 @@ pos('generic-private-key', '{"privateKey": "', fake(HEX, 64), '"}');
 // more provider formats (issue 11)
 pos('langfuse-secret-key', 'LANGFUSE_SECRET_KEY=', `sk-lf-${uuid()}`, '\n');
 pos('elevenlabs-api-key', 'xi-api-key header: ', `sk_${fake(HEX, 48)}`, ' (ElevenLabs)');
-pos('aws-session-token', 'temporary session ', `IQoJb3JpZ2luX2Vj${fake(B64, 400)}`, ' expires at 12:00');
+pos(
+  'aws-session-token',
+  'temporary session ',
+  `IQoJb3JpZ2luX2Vj${fake(B64, 400)}`,
+  ' expires at 12:00',
+);
 pos('aws-session-token-assignment', '[prod]\naws_session_token = ', fake(B64, 300), '\n');
 pos('tencent-secret-id', 'SecretId: ', `AKID${fake(B62, 32)}`, '\n');
-pos('cloudflare-origin-ca-key', 'origin CA key ', `v1.0-${fake(HEX, 24)}-${fake(HEX, 146)}`, ' for the API');
-pos('azure-storage-keys-list', '[{"keyName": "key1", "permissions": "FULL", "value": "', b64(fake(B62, 64)), '"}]');
+pos(
+  'cloudflare-origin-ca-key',
+  'origin CA key ',
+  `v1.0-${fake(HEX, 24)}-${fake(HEX, 146)}`,
+  ' for the API',
+);
+pos(
+  'azure-storage-keys-list',
+  '[{"keyName": "key1", "permissions": "FULL", "value": "',
+  b64(fake(B62, 64)),
+  '"}]',
+);
 pos('launchdarkly-key', 'ldClient = init("', `sdk-${uuid()}`, '")');
-pos('sonarqube-token', 'sonar-scanner -Dsonar.token=', `squ_${fake(HEX, 40)}`, ' -Dsonar.host.url=https://sonar.acme.io');
+pos(
+  'sonarqube-token',
+  'sonar-scanner -Dsonar.token=',
+  `squ_${fake(HEX, 40)}`,
+  ' -Dsonar.host.url=https://sonar.acme.io',
+);
 pos('scaleway-access-key', 'SCW access key ', `SCW${fake(UPPER_NUM, 17)}`, ' created');
 pos('render-api-key', 'render key ', `rnd_${fake(B62, 32)}`, '.');
-pos('jfrog-token', 'jf config add --access-token ', `cmVmdGtuOjAxOj${fake(B62, 50)}`, ' --url https://acme.jfrog.io');
+pos(
+  'jfrog-token',
+  'jf config add --access-token ',
+  `cmVmdGtuOjAxOj${fake(B62, 50)}`,
+  ' --url https://acme.jfrog.io',
+);
 pos('hubspot-private-app-token', 'hubspot token ', `pat-na1-${uuid()}`, ' in use');
-pos('airtable-pat', 'Authorization header value ', `pat${fake(B62, 14)}.${fake(HEX, 64)}`, ' for Airtable');
-pos('twitter-bearer-token', 'bearer for X: ', `AAAAAAAAAAAAAAAAAAAAA${fake(B62, 30)}%3D${fake(B62, 50)}`, '\n');
+pos(
+  'airtable-pat',
+  'Authorization header value ',
+  `pat${fake(B62, 14)}.${fake(HEX, 64)}`,
+  ' for Airtable',
+);
+pos(
+  'twitter-bearer-token',
+  'bearer for X: ',
+  `AAAAAAAAAAAAAAAAAAAAA${fake(B62, 30)}%3D${fake(B62, 50)}`,
+  '\n',
+);
 pos('clickup-api-token', 'ClickUp ', `pk_${digits(8)}_${fake(UPPER_NUM, 32)}`, ' token');
-pos('dropbox-access-token', 'dropbox short-lived token ', `sl.${fake(B64URL, 140)}`, ' expires in 4h');
-pos('circleci-token', 'circleci setup --token ', `CCIPAT_${fake(B62, 22)}_${fake(HEX, 40)}`, ' --host https://circleci.com');
-pos('braintree-access-token', 'gateway = Gateway(access_token="', `access_token$production$${fake(LOWER_NUM, 16)}$${fake(HEX, 32)}`, '")');
-pos('bitbucket-app-password', 'git clone https://me:', `ATBB${fake(B62, 32)}${fake(HEX_UPPER, 8)}`, '@bitbucket.org/acme/repo.git');
+pos(
+  'dropbox-access-token',
+  'dropbox short-lived token ',
+  `sl.${fake(B64URL, 140)}`,
+  ' expires in 4h',
+);
+pos(
+  'circleci-token',
+  'circleci setup --token ',
+  `CCIPAT_${fake(B62, 22)}_${fake(HEX, 40)}`,
+  ' --host https://circleci.com',
+);
+pos(
+  'braintree-access-token',
+  'gateway = Gateway(access_token="',
+  `access_token$production$${fake(LOWER_NUM, 16)}$${fake(HEX, 32)}`,
+  '")',
+);
+pos(
+  'bitbucket-app-password',
+  'git clone https://me:',
+  `ATBB${fake(B62, 32)}${fake(HEX_UPPER, 8)}`,
+  '@bitbucket.org/acme/repo.git',
+);
 pos('square-or-meta-access-token', 'square prod token ', `EAAA${fake(B64URL, 60)}`, ' rotated');
-pos('discord-bot-token-format', "client.run('", `${b64(digits(19)).replace(/=+$/, '')}.${fake(B64URL, 6)}.${fake(B64URL, 38)}`, "')");
+pos(
+  'discord-bot-token-format',
+  "client.run('",
+  `${b64(digits(19)).replace(/=+$/, '')}.${fake(B64URL, 6)}.${fake(B64URL, 38)}`,
+  "')",
+);
 pos('laravel-app-key', '$ php artisan key:generate --show\n', `base64:${b64(fake(B62, 32))}`, '\n');
-pos('kubeconfig-client-key-data', '  user:\n    client-key-data: ', b64(pem('RSA PRIVATE KEY')), '\n');
+pos(
+  'kubeconfig-client-key-data',
+  '  user:\n    client-key-data: ',
+  b64(pem('RSA PRIVATE KEY')),
+  '\n',
+);
 pos('base64-private-key-block', 'tls.key: ', b64(pem('PRIVATE KEY')), '\n');
-pos('putty-private-key', 'PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 3\n', `${fake(B64, 64)}\n${fake(B64, 64)}\n${fake(B64, 40)}`, '\nPrivate-MAC: 00');
+pos(
+  'putty-private-key',
+  'PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 3\n',
+  `${fake(B64, 64)}\n${fake(B64, 64)}\n${fake(B64, 40)}`,
+  '\nPrivate-MAC: 00',
+);
 pos('http-cookie', 'GET / HTTP/1.1\r\nCookie: sessionid=', fake(LOWER_NUM, 32), '; theme=dark\r\n');
 pos('curl-cookie', 'curl -b "csrftoken=', fake(B62, 64), '" https://app.acme.io/api/me');
 pos('cookie-jar', '.acme.io\tTRUE\t/\tTRUE\t1767225600\tremember_token\t', fake(B64URL, 40), '\n');
-pos('http-secret-header', 'curl -H "x-functions-key: ', `${fake(B64URL, 54)}==`, '" https://fn.acme.io/api/x');
+pos(
+  'http-secret-header',
+  'curl -H "x-functions-key: ',
+  `${fake(B64URL, 54)}==`,
+  '" https://fn.acme.io/api/x',
+);
 pos('cli-key-flag', 'az storage blob list --account-key ', b64(fake(B62, 64)), ' -c logs');
-pos('url-query-code', 'https://acme-fn.azurewebsites.net/api/ingest?code=', `${fake(B64URL, 54)}==`, ' returned 202');
+pos(
+  'url-query-code',
+  'https://acme-fn.azurewebsites.net/api/ingest?code=',
+  `${fake(B64URL, 54)}==`,
+  ' returned 202',
+);
 pos('xml-key-value-secret', '<add key="ClearTextPassword" value="', password(), '" />');
 pos('php-define-secret', "define('AUTH_KEY', '", fake(B62, 40), "');");
 pos('mysql-password-flag', 'mysql -h db -u root -p', password(), ' app < dump.sql');
 pos('cli-password-short-flag', 'redis-cli -h cache -a ', password(), ' INFO');
-pos('echo-piped-password', "echo '", password(), "' | docker login -u acme --password-stdin ghcr.io");
-pos('openssl-pass-argument', 'openssl pkcs12 -export -in c.pem -out b.p12 -passout pass:', password(), ' -name x');
+pos(
+  'echo-piped-password',
+  "echo '",
+  password(),
+  "' | docker login -u acme --password-stdin ghcr.io",
+);
+pos(
+  'openssl-pass-argument',
+  'openssl pkcs12 -export -in c.pem -out b.p12 -passout pass:',
+  password(),
+  ' -name x',
+);
 pos('redis-conf-password', 'bind 0.0.0.0\nrequirepass ', password(), '\n');
 pos('pgpass-line', '# ~/.pgpass\ndb.internal:5432:app:app:', password(), '\n');
 pos('wifi-psk', 'network={\n  ssid="office"\n  psk="', password(), '"\n}');
-pos('env-password-assignment', 'POSTGRES_USER=app\nPOSTGRES_PASSWORD=', `${fake(B62, 6)}*[~${fake(B62, 4)}{x}&${fake(DIGITS, 2)}`, '\n');
-pos('env-secret-assignment', 'SESSION_SECRET=', `${fake(B62, 8)}#[${fake(B62, 8)}]{${fake(B62, 4)}`, '\n');
+pos(
+  'env-password-assignment',
+  'POSTGRES_USER=app\nPOSTGRES_PASSWORD=',
+  `${fake(B62, 6)}*[~${fake(B62, 4)}{x}&${fake(DIGITS, 2)}`,
+  '\n',
+);
+pos(
+  'env-secret-assignment',
+  'SESSION_SECRET=',
+  `${fake(B62, 8)}#[${fake(B62, 8)}]{${fake(B62, 4)}`,
+  '\n',
+);
 pos('env-key-assignment', 'ENCRYPTION_KEY=', `${fake(B62, 12)}*[~${fake(B62, 8)}`, '\n');
 pos('generic-key', 'storage:\n  accountKey: ', b64(fake(B62, 64)), '\n');
 pos('generic-pass', 'all:\n  vars:\n    ansible_become_pass: ', password(), '\n');
 pos('generic-pat', '{"azureDevopsPat": "', fake('abcdefghijklmnopqrstuvwxyz234567', 52), '"}');
 pos('generic-password', '2026-03-04 INFO admin password: ', 'abc,def,ghi!', ' was set');
-pos('url-credentials', 'CELERY_BROKER_URL=amqp://worker:', `${fake(B62, 6)}*#${fake(B62, 4)}$${fake(DIGITS, 2)}`, '@rabbit:5672//');
+pos(
+  'url-credentials',
+  'CELERY_BROKER_URL=amqp://worker:',
+  `${fake(B62, 6)}*#${fake(B62, 4)}$${fake(DIGITS, 2)}`,
+  '@rabbit:5672//',
+);
 pos('authorization-header', 'Authorization: SSWS ', `00${fake(B64URL, 40)}`, '\n');
 pos('password-in-prose', 'My staging db password is ', password(), ' if you need to log in.');
 pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
@@ -536,14 +930,35 @@ describe('rule table', () => {
       // Rules with extendBack capture the tail (the engine extends it back over the prefix); rules with
       // `each` capture a region holding several secrets.
       const ok = got.some((g) =>
-        rule.extendBack ? p.secret.endsWith(g) && g.length > 0 : rule.each ? g.includes(p.secret) : g === p.secret,
+        rule.extendBack
+          ? p.secret.endsWith(g) && g.length > 0
+          : rule.each
+            ? g.includes(p.secret)
+            : g === p.secret,
       );
       expect(ok, `${label(p)} captured ${JSON.stringify(got)}`).toBe(true);
     }
   });
 
   it('no pattern backtracks catastrophically on adversarial input', () => {
-    const fillers = ['a', 'A1', '=', ' ', '-', '_', '.', ':', '/', '"a ', "'", '\\n', '0', '@', 'x:', 'Q~'];
+    const fillers = [
+      'a',
+      'A1',
+      '=',
+      ' ',
+      '-',
+      '_',
+      '.',
+      ':',
+      '/',
+      '"a ',
+      "'",
+      '\\n',
+      '0',
+      '@',
+      'x:',
+      'Q~',
+    ];
     for (const r of rules) {
       const started = performance.now();
       for (const k of r.keywords) {
