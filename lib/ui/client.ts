@@ -1,7 +1,13 @@
 /**
- * The session browser's client script. It runs in the browser only: lib/ui/index.ts serves this one
- * function's source text as /ui/app.js (so it is type-checked with the rest of lib/ and minified with the
- * Worker bundle), which is why everything it uses is declared inside it and it imports nothing.
+ * The session browser's client script. It runs in the browser only: lib/ui/index.ts serves the source
+ * text of every function exported here, inside one function scope, as /ui/app.js, and calls
+ * `sessionBrowser` last. So the code is type-checked with the rest of lib/ and minified with the Worker
+ * bundle, and the page needs no build step and no script from anywhere else.
+ *
+ * Why one module that imports nothing and holds nothing but functions and types: the served script is
+ * the functions' own text, so a function may use only browser globals and the other functions here. An
+ * imported name is rewritten by bundlers and test runners into something the browser does not have, and
+ * a module-level constant would not be in the script (test/ui/routes.test.ts checks both).
  *
  * Rules it keeps:
  * - Every session string is untrusted: the DOM is built with createElement and textContent only (the CSP
@@ -17,1042 +23,1271 @@
  * - Writes carry If-Match with the ETag the page loaded. Trim and delete do not check If-Match on the
  *   server, so the page first revalidates with If-None-Match and refuses when the session moved on.
  */
+
+// ------------------------------------------------------------------------------------------------
+// Types (erased: they cost the script nothing)
+
+interface Summary {
+  id: string;
+  task: string;
+  turns: number;
+  model: string;
+  provider: string;
+  created_at: string;
+  updated_at: string;
+  bytes: number;
+  sandbox?: boolean;
+  untrusted_ingested?: boolean;
+  episode_untrusted?: boolean;
+  metadata?: Record<string, string>;
+}
+interface ToolCall {
+  id: string;
+  function: { name: string; arguments: string };
+}
+interface Message {
+  role: string;
+  content: unknown;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+  reasoning_content?: string;
+}
+interface Ref {
+  kind: string;
+  uri: string;
+  created_by?: string;
+  read_only?: boolean;
+  created_at?: string;
+}
+interface Session extends Summary {
+  messages: Message[];
+  external_refs: Ref[];
+  revision: number;
+  episode_taint_tracked?: boolean;
+}
+interface AuditRecord {
+  at: string;
+  op: string;
+  device: string;
+  revision: number;
+  messages_added: number;
+  bytes: number;
+  redactions: number;
+  dropped_groups: number;
+  ingest_sources: string[];
+  untrusted_ingested: boolean;
+  episode_untrusted: boolean;
+}
+interface SearchHit {
+  id: string;
+  task: string;
+  score: number;
+  snippet: string;
+  updated_at: string;
+}
+interface Answer {
+  status: number;
+  etag: string | null;
+  text: string;
+  json: any;
+}
+interface ApiOptions {
+  body?: unknown;
+  ifMatch?: string | null;
+  ifNoneMatch?: string | null;
+  /** A token to use instead of the stored one; null sends none. */
+  auth?: string | null;
+}
+/** Tool results by the id of the call they answer, with their index in the transcript. */
+type ResultsByCall = Map<string, { m: Message; i: number }[]>;
+type Child = Node | string | number | null | undefined | false;
+
+/** What the sessions list keeps between events. */
+interface ListState {
+  rows: HTMLElement;
+  pageSize: number;
+  /** cursors[i] opens page i. */
+  cursors: (string | null)[];
+  pageIndex: number;
+  /** The newest updated_at seen: the live loop's updated_after. */
+  newest: string | null;
+  searching: boolean;
+  /** Sessions changed while the first page was not on screen. */
+  pending: number;
+  polling: boolean;
+}
+
+/** What the transcript view keeps between events. */
+interface SessionState {
+  id: string;
+  /** The session's API path. */
+  path: string;
+  session: Session | null;
+  etag: string | null;
+  /** The stored JSON as the server sent it: downloaded as is. */
+  raw: string;
+  /** The keep count of the trim preview on screen; null when there is none. */
+  previewKeep: number | null;
+  /** Where actions report. */
+  msg: HTMLElement;
+  /** Bumped on every render, so idle chunks of an older render stop. */
+  renders: number;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Start
+
+/** Runs the view the server rendered (the body's data-view); the served script calls this last. */
 export function sessionBrowser(): void {
-  interface Summary {
-    id: string;
-    task: string;
-    turns: number;
-    model: string;
-    provider: string;
-    created_at: string;
-    updated_at: string;
-    bytes: number;
-    sandbox?: boolean;
-    untrusted_ingested?: boolean;
-    episode_untrusted?: boolean;
-  }
-  interface ToolCall {
-    id: string;
-    function: { name: string; arguments: string };
-  }
-  interface Message {
-    role: string;
-    content: unknown;
-    name?: string;
-    tool_call_id?: string;
-    tool_calls?: ToolCall[];
-    reasoning_content?: string;
-  }
-  interface Ref {
-    kind: string;
-    uri: string;
-    created_by?: string;
-    read_only?: boolean;
-    created_at?: string;
-  }
-  interface Session extends Summary {
-    messages: Message[];
-    external_refs: Ref[];
-    revision: number;
-    episode_taint_tracked?: boolean;
-  }
-  interface AuditRecord {
-    at: string;
-    op: string;
-    device: string;
-    revision: number;
-    messages_added: number;
-    bytes: number;
-    redactions: number;
-    dropped_groups: number;
-    ingest_sources: string[];
-    untrusted_ingested: boolean;
-    episode_untrusted: boolean;
-  }
-  interface Answer {
-    status: number;
-    etag: string | null;
-    text: string;
-    json: any;
-  }
-  type Child = Node | string | number | null | undefined | false;
+  $('signout').addEventListener('click', () => {
+    storeToken(null);
+    location.assign('/ui');
+  });
+  const run = document.body.getAttribute('data-view') === 'session' ? sessionView : listView;
+  run().catch((err: unknown) =>
+    fail(`The page failed: ${err instanceof Error ? err.message : String(err)}`),
+  );
+}
 
-  const TOKEN_KEY = 'satchel.token';
-  const FLASH_KEY = 'satchel.flash';
-  const FOLD_CHARS = 2000;
-  const FOLD_LINES = 40;
-  const WRAPPER =
-    /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
-  const CAP_MARKER =
-    /^\[satchel\] (\d+) earlier message groups? (?:was|were) removed to keep this session under its size limit\.$/;
+/** The page's URL settings: ?poll= (ms between live-update polls) and ?limit= (sessions per page). */
+export function settings(): { pollMs: number; pageSize: number } {
   const params = new URLSearchParams(location.search);
-  const pollMs = Math.max(250, Number(params.get('poll')) || 2500);
-  const pageSize = Math.min(100, Math.max(1, Number(params.get('limit')) || 50));
-
-  const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
-    const found = document.getElementById(id);
-    if (!found) throw new Error(`page is missing #${id}`);
-    return found as T;
+  return {
+    pollMs: Math.max(250, Number(params.get('poll')) || 2500),
+    pageSize: Math.min(100, Math.max(1, Number(params.get('limit')) || 50)),
   };
+}
 
-  /** An element with attributes and children; strings become text nodes, never markup. */
-  function h<K extends keyof HTMLElementTagNameMap>(
-    tag: K,
-    attrs?: Record<string, string | boolean> | null,
-    ...children: Child[]
-  ): HTMLElementTagNameMap[K] {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs ?? {})) {
+/** The token this tab signed in with: sessionStorage, so it ends with the tab and is never sent alone. */
+export function storedToken(): string | null {
+  return sessionStorage.getItem('satchel.token');
+}
+
+/** Keeps a token for this tab, or forgets it (null). */
+export function storeToken(token: string | null): void {
+  if (token) sessionStorage.setItem('satchel.token', token);
+  else sessionStorage.removeItem('satchel.token');
+}
+
+/** A message for the next page this tab opens (after a delete, the list says what was deleted). */
+export function setFlash(text: string): void {
+  sessionStorage.setItem('satchel.flash', text);
+}
+
+/** The message left by the previous page, once. */
+export function takeFlash(): string | null {
+  const text = sessionStorage.getItem('satchel.flash');
+  sessionStorage.removeItem('satchel.flash');
+  return text;
+}
+
+// ------------------------------------------------------------------------------------------------
+// DOM building: text only, never markup
+
+/** The element with this id; the shell is the server's, so a missing one is a bug worth failing on. */
+export function $<T extends HTMLElement = HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`page is missing #${id}`);
+  return found as T;
+}
+
+/** An element with attributes and children; strings become text nodes, never markup. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Record<string, string | boolean> | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (attrs)
+    for (const k in attrs) {
+      const v = attrs[k]!;
       if (v === false) continue;
       if (k === 'class') node.className = String(v);
       else node.setAttribute(k, v === true ? '' : v);
     }
-    append(node, children);
-    return node;
-  }
-  function append(node: Node, children: Child[]): void {
-    for (const c of children) {
-      if (c === null || c === undefined || c === false) continue;
-      node.appendChild(
-        typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c,
-      );
-    }
-  }
-  function clear(node: Node): void {
-    while (node.firstChild) node.removeChild(node.firstChild);
-  }
-  function show(node: HTMLElement, on: boolean): void {
-    node.hidden = !on;
-  }
+  append(node, children);
+  return node;
+}
 
-  // ---- formatting ----
-  function fmtBytes(n: number): string {
-    if (!Number.isFinite(n)) return '';
-    if (n < 1000) return `${n} B`;
-    if (n < 1e6) return `${(n / 1e3).toFixed(1)} KB`;
-    return `${(n / 1e6).toFixed(1)} MB`;
+/** Appends children; strings and numbers as text nodes; null, undefined and false are skipped. */
+export function append(node: Node, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    node.appendChild(
+      typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c,
+    );
   }
-  function relative(iso: string): string {
-    const t = Date.parse(iso);
-    if (Number.isNaN(t)) return iso;
-    const s = Math.round((Date.now() - t) / 1000);
-    if (s < 45) return 'just now';
-    const m = Math.round(s / 60);
-    if (m < 60) return `${m} min ago`;
-    const hours = Math.round(m / 60);
-    if (hours < 24) return `${hours} h ago`;
-    const d = Math.round(hours / 24);
-    if (d < 45) return `${d} d ago`;
-    return new Date(t).toISOString().slice(0, 10);
-  }
-  function exact(iso: string): string {
-    const t = Date.parse(iso);
-    return Number.isNaN(t) ? iso : `${new Date(t).toLocaleString()} (${iso})`;
-  }
-  /** A relative time with the exact one on hover (and to screen readers through the datetime). */
-  function timeEl(iso: string): HTMLTimeElement {
-    const node = h('time', { datetime: iso, title: exact(iso) }, relative(iso));
-    return node;
-  }
-  function refreshTimes(): void {
-    for (const t of Array.from(document.querySelectorAll('time[datetime]')))
-      t.textContent = relative(t.getAttribute('datetime') ?? '');
-  }
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  const sessionHref = (id: string) => `/ui/sessions/${encodeURIComponent(id)}`;
-  const apiPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+}
 
-  // ---- messages to the user ----
-  function say(node: HTMLElement, text: string, error = false, ...extra: Child[]): void {
-    clear(node);
-    node.classList.toggle('error', error);
-    if (text) append(node, [text, ...extra]);
-  }
-  const status = (text: string) => say($('status'), text);
-  const fail = (text: string, ...extra: Child[]) => say($('error'), text, true, ...extra);
-  function problemText(a: Answer): string {
-    if (a.status === 0) return 'The server could not be reached.';
-    const detail = a.json && typeof a.json === 'object' ? a.json.detail || a.json.title : '';
-    return `The server answered ${a.status}${detail ? `: ${String(detail)}` : ''}.`;
-  }
+/** Removes every child. */
+export function clear(node: Node): void {
+  while (node.firstChild) node.removeChild(node.firstChild);
+}
 
-  // ---- the API ----
-  let token: string | null = sessionStorage.getItem(TOKEN_KEY);
-  async function api(
-    method: string,
-    path: string,
-    opts: {
-      body?: unknown;
-      ifMatch?: string | null;
-      ifNoneMatch?: string | null;
-      auth?: string | null;
-    } = {},
-  ): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    const bearer = opts.auth === undefined ? token : opts.auth;
-    if (bearer) headers.authorization = `Bearer ${bearer}`;
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
-    if (opts.ifNoneMatch) headers['if-none-match'] = opts.ifNoneMatch;
-    let res: Response;
-    try {
-      res = await fetch(path, {
-        method,
-        headers,
-        cache: 'no-store',
-        credentials: 'omit',
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-      });
-    } catch {
-      return { status: 0, etag: null, text: '', json: null };
-    }
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    return { status: res.status, etag: res.headers.get('etag'), text, json };
-  }
+/** Shows or hides (the hidden attribute, so it is hidden from screen readers too). */
+export function show(node: HTMLElement, on: boolean): void {
+  node.hidden = !on;
+}
 
-  // ---- sign-in ----
-  function signedIn(open: boolean): void {
-    show($('signin'), false);
-    show($('content'), true);
-    $('who').textContent = open ? 'Open mode: no token needed' : 'Signed in with a token';
-    show($('signout'), !open);
-  }
-  function needSignIn(message?: string): void {
-    show($('content'), false);
-    show($('signin'), true);
-    show($('signout'), false);
-    $('who').textContent = 'Not signed in';
-    say($('signin-error'), message ?? '', true);
-    ($('token') as HTMLInputElement).focus();
-  }
-  /** Resolves once the page may call the API: with the stored token, in open mode, or after sign-in. */
-  async function authenticate(first: string): Promise<Answer> {
-    if (token) {
-      const a = await api('GET', first);
-      if (a.status !== 401) {
-        signedIn(false);
-        return a;
-      }
-      sessionStorage.removeItem(TOKEN_KEY);
-      token = null;
-      needSignIn('The stored token was not accepted. Paste a valid one.');
-    } else {
-      const a = await api('GET', first, { auth: null });
-      if (a.status !== 401) {
-        signedIn(true);
-        return a;
-      }
-      needSignIn();
-    }
-    return new Promise((resolve) => {
-      const form = $('signin-form') as HTMLFormElement;
-      form.addEventListener('submit', async function onSubmit(ev) {
-        ev.preventDefault();
-        const input = $('token') as HTMLInputElement;
-        const candidate = input.value.trim();
-        if (!candidate) return say($('signin-error'), 'Paste a token first.', true);
-        const a = await api('GET', first, { auth: candidate });
-        if (a.status === 401) return say($('signin-error'), 'That token was not accepted.', true);
-        token = candidate;
-        sessionStorage.setItem(TOKEN_KEY, candidate);
-        input.value = '';
-        form.removeEventListener('submit', onSubmit);
-        signedIn(false);
-        resolve(a);
-      });
+// ------------------------------------------------------------------------------------------------
+// Formatting
+
+/** A byte count as B, KB or MB (decimal, as the API's sizes are). */
+export function fmtBytes(n: number): string {
+  if (!Number.isFinite(n)) return '';
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} KB`;
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+/** A time as "5 min ago"; a date after 45 days. */
+export function relative(iso: string): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((Date.now() - t) / 1000);
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const hours = Math.round(m / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const d = Math.round(hours / 24);
+  if (d < 45) return `${d} d ago`;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+/** A time in the reader's locale, with the stored ISO text. */
+export function exact(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : `${new Date(t).toLocaleString()} (${iso})`;
+}
+
+/** A relative time with the exact one on hover (and to screen readers through the datetime). */
+export function timeEl(iso: string): HTMLTimeElement {
+  return h('time', { datetime: iso, title: exact(iso) }, relative(iso));
+}
+
+/** Brings every relative time on the page up to date (run every 30 s). */
+export function refreshTimes(): void {
+  for (const t of Array.from(document.querySelectorAll('time[datetime]')))
+    t.textContent = relative(t.getAttribute('datetime') ?? '');
+}
+
+/** "1 message", "2 messages". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The transcript page of a session. */
+export function sessionHref(id: string): string {
+  return `/ui/sessions/${encodeURIComponent(id)}`;
+}
+
+/** A session's API path. */
+export function apiPath(id: string): string {
+  return `/v1/sessions/${encodeURIComponent(id)}`;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Messages to the user
+
+/** Replaces a message box's text (and marks it as an error or not). */
+export function say(node: HTMLElement, text: string, error = false, ...extra: Child[]): void {
+  clear(node);
+  node.classList.toggle('error', error);
+  if (text) append(node, [text, ...extra]);
+}
+
+/** The page's status line (a polite live region). */
+export function status(text: string): void {
+  say($('status'), text);
+}
+
+/** The page's error box (an alert). */
+export function fail(text: string, ...extra: Child[]): void {
+  say($('error'), text, true, ...extra);
+}
+
+/** What went wrong, from a problem+json answer. */
+export function problemText(a: Answer): string {
+  if (a.status === 0) return 'The server could not be reached.';
+  const detail = a.json && typeof a.json === 'object' ? a.json.detail || a.json.title : '';
+  return `The server answered ${a.status}${detail ? `: ${String(detail)}` : ''}.`;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The API
+
+/** One call to the public API; never throws (status 0 when the server cannot be reached). */
+export async function api(method: string, path: string, opts: ApiOptions = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  const bearer = opts.auth === undefined ? storedToken() : opts.auth;
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
+  if (opts.ifNoneMatch) headers['if-none-match'] = opts.ifNoneMatch;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      cache: 'no-store',
+      credentials: 'omit',
+      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
     });
+  } catch {
+    return { status: 0, etag: null, text: '', json: null };
   }
-  $('signout').addEventListener('click', () => {
-    sessionStorage.removeItem(TOKEN_KEY);
-    location.assign('/ui');
-  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: res.status, etag: res.headers.get('etag'), text, json };
+}
 
-  // ---- shared pieces of session display ----
-  function badges(s: Partial<Session>): HTMLElement[] {
-    const out: HTMLElement[] = [];
-    if (s.untrusted_ingested)
-      out.push(
-        h(
-          'span',
-          { class: 'badge taint', title: 'Untrusted content was ingested into this session' },
-          'untrusted',
-        ),
-      );
-    if (s.episode_untrusted)
-      out.push(
-        h(
-          'span',
-          { class: 'badge taint', title: 'The current episode saw untrusted content' },
-          'episode untrusted',
-        ),
-      );
-    if (s.sandbox)
-      out.push(h('span', { class: 'badge sandbox', title: 'Ran in a sandbox' }, 'sandbox'));
-    return out;
-  }
-  /** Text with [REDACTED] spans marked. */
-  function redactions(text: string): DocumentFragment {
-    const frag = document.createDocumentFragment();
-    const parts = text.split('[REDACTED]');
-    parts.forEach((part, i) => {
-      if (i > 0)
-        frag.appendChild(
-          h('mark', { class: 'redacted', title: 'Redacted before it was stored' }, '[REDACTED]'),
-        );
-      if (part) frag.appendChild(document.createTextNode(part));
-    });
-    return frag;
-  }
-  /** Message text: untrusted-content wrappers as labelled blocks, redactions marked, nothing interpreted. */
-  function richText(text: string): HTMLElement {
-    const box = h('div', { class: 'text' });
-    let last = 0;
-    WRAPPER.lastIndex = 0;
-    for (let m = WRAPPER.exec(text); m; m = WRAPPER.exec(text)) {
-      if (m.index > last) box.appendChild(redactions(text.slice(last, m.index)));
-      const source = m[2] ?? '';
-      box.appendChild(
-        h(
-          'div',
-          {
-            class: 'untrusted',
-            role: 'group',
-            'aria-label': `Untrusted content from ${source || 'an unnamed source'}`,
-          },
-          h(
-            'div',
-            { class: 'untrusted-label' },
-            'Untrusted content · source: ',
-            h('code', null, source || '(none)'),
-          ),
-          h('div', { class: 'text' }, redactions(m[3] ?? '')),
-        ),
-      );
-      last = m.index + m[0].length;
+// ------------------------------------------------------------------------------------------------
+// Sign-in
+
+/** Shows the content, and who the page speaks as. */
+export function signedIn(open: boolean): void {
+  show($('signin'), false);
+  show($('content'), true);
+  $('who').textContent = open ? 'Open mode: no token needed' : 'Signed in with a token';
+  show($('signout'), !open);
+}
+
+/** Hides the content and asks for a token, with the reason when there is one. */
+export function needSignIn(message?: string): void {
+  show($('content'), false);
+  show($('signin'), true);
+  show($('signout'), false);
+  $('who').textContent = 'Not signed in';
+  say($('signin-error'), message ?? '', true);
+  $<HTMLInputElement>('token').focus();
+}
+
+/** Resolves once the page may call the API: with the stored token, in open mode, or after sign-in. */
+export async function authenticate(first: string): Promise<Answer> {
+  if (storedToken()) {
+    const a = await api('GET', first);
+    if (a.status !== 401) {
+      signedIn(false);
+      return a;
     }
-    if (last < text.length) box.appendChild(redactions(text.slice(last)));
-    return box;
-  }
-  function countOf(text: string, needle: string): number {
-    let n = 0;
-    for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) n++;
-    return n;
-  }
-  function isLong(text: string): boolean {
-    if (text.length > FOLD_CHARS) return true;
-    let lines = 0;
-    for (
-      let at = text.indexOf('\n');
-      at >= 0 && lines <= FOLD_LINES;
-      at = text.indexOf('\n', at + 1)
-    )
-      lines++;
-    return lines > FOLD_LINES;
-  }
-  /** Long text folded: its size and what it holds in the summary, the text built on first open. */
-  function folded(
-    label: string,
-    text: string,
-    cls = 'fold',
-    render: (t: string) => Node = richText,
-  ): HTMLElement {
-    const notes = [`${text.length.toLocaleString()} characters`];
-    const red = countOf(text, '[REDACTED]');
-    if (red) notes.push(plural(red, 'redaction'));
-    if (text.includes('<untrusted_content_')) notes.push('holds untrusted content');
-    const box = h('details', { class: cls }, h('summary', null, `${label} (${notes.join(', ')})`));
-    box.addEventListener('toggle', () => {
-      if (box.open && box.childNodes.length === 1) box.appendChild(render(text));
-    });
-    return box;
-  }
-  function body(text: string, label: string): Node {
-    return isLong(text) ? folded(label, text) : richText(text);
-  }
-  function contentText(content: unknown): { text: string; extra: string[] } {
-    if (typeof content === 'string') return { text: content, extra: [] };
-    if (Array.isArray(content)) {
-      const texts: string[] = [];
-      const extra: string[] = [];
-      for (const p of content) {
-        if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text')
-          texts.push(String((p as { text?: unknown }).text ?? ''));
-        else extra.push(String((p as { type?: unknown })?.type ?? 'unknown'));
-      }
-      return { text: texts.join('\n'), extra };
+    storeToken(null);
+    needSignIn('The stored token was not accepted. Paste a valid one.');
+  } else {
+    const a = await api('GET', first, { auth: null });
+    if (a.status !== 401) {
+      signedIn(true);
+      return a;
     }
-    return {
-      text: content === null || content === undefined ? '' : JSON.stringify(content),
-      extra: [],
-    };
+    needSignIn();
   }
-  function prettyArgs(args: string): { text: string; json: boolean } {
-    try {
-      return { text: JSON.stringify(JSON.parse(args), null, 2), json: true };
-    } catch {
-      return { text: args, json: false };
-    }
-  }
+  return signInForm(first);
+}
 
-  // ============================ the sessions list ============================
-  async function listView(): Promise<void> {
-    document.title = 'Sessions · Satchel';
-    const first = `/v1/sessions?limit=${pageSize}`;
-    const answer = await authenticate(first);
-    const flash = sessionStorage.getItem(FLASH_KEY);
-    sessionStorage.removeItem(FLASH_KEY);
-    status(flash ?? '');
-    const rows = $('rows');
-    const cursors: (string | null)[] = [null]; // cursors[i] opens page i
-    let pageIndex = 0;
-    let newest: string | null = null; // the newest updated_at seen: the live loop's updated_after
-    let searching = false;
-    let pending = 0; // sessions changed while the first page was not on screen
-
-    const row = (s: Summary, fresh?: 'new' | 'updated') => {
-      const tr = h(
-        'tr',
-        { 'data-id': s.id, class: fresh ? 'fresh' : '' },
-        h(
-          'td',
-          { class: 'task' },
-          h('a', { href: sessionHref(s.id) }, s.task || '(no task)'),
-          h('span', { class: 'sid' }, s.id),
-          ...badges(s),
-          fresh ? h('span', { class: 'badge fresh' }, fresh) : null,
-        ),
-        h('td', { 'data-label': 'Model' }, s.model || '—'),
-        h('td', { 'data-label': 'Provider' }, s.provider || '—'),
-        h('td', { class: 'num', 'data-label': 'Turns' }, String(s.turns)),
-        h('td', { class: 'num', 'data-label': 'Size' }, fmtBytes(s.bytes)),
-        h('td', { 'data-label': 'Updated' }, timeEl(s.updated_at)),
-      );
-      return tr;
-    };
-    const noteNewest = (list: Summary[]) => {
-      for (const s of list)
-        if (!newest || Date.parse(s.updated_at) > Date.parse(newest)) newest = s.updated_at;
-    };
-    const render = (a: Answer) => {
-      if (a.status !== 200) return fail(`Could not list sessions. ${problemText(a)}`);
-      say($('error'), '');
-      const list = (a.json?.sessions ?? []) as Summary[];
-      clear(rows);
-      for (const s of list) rows.appendChild(row(s));
-      if (pageIndex === 0) noteNewest(list);
-      cursors[pageIndex + 1] = a.json?.next_cursor ?? null;
-      show($('empty'), list.length === 0 && pageIndex === 0);
-      show($('sessions-table'), list.length > 0);
-      ($('prev') as HTMLButtonElement).disabled = pageIndex === 0;
-      ($('next') as HTMLButtonElement).disabled = !cursors[pageIndex + 1];
-      $('page-label').textContent = `Page ${pageIndex + 1}`;
-      if (pageIndex === 0) {
-        pending = 0;
-        show($('pending'), false);
-      }
-    };
-    const loadPage = async (index: number) => {
-      const cursor = cursors[index];
-      const a = await api(
-        'GET',
-        `/v1/sessions?limit=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      );
-      if (a.status === 401) return needSignIn('The token is no longer accepted.');
-      pageIndex = index;
-      render(a);
-      $('sessions-h').focus();
-    };
-    $('prev').addEventListener('click', () => void loadPage(Math.max(0, pageIndex - 1)));
-    $('next').addEventListener('click', () => void loadPage(pageIndex + 1));
-    $('pending').addEventListener('click', () => void loadPage(0));
-    render(answer);
-
-    // Search: the agent tool's ranked lexical/vector search, snippets with the query's words marked.
-    const form = $('search') as HTMLFormElement;
-    const input = $('q') as HTMLInputElement;
-    const results = $('results');
-    const resultList = $('result-list');
-    const endSearch = () => {
-      searching = false;
+/** The sign-in form: resolves with the first answer once a pasted token is accepted. */
+export function signInForm(first: string): Promise<Answer> {
+  return new Promise((resolve) => {
+    const form = $<HTMLFormElement>('signin-form');
+    form.addEventListener('submit', async function onSubmit(ev) {
+      ev.preventDefault();
+      const input = $<HTMLInputElement>('token');
+      const candidate = input.value.trim();
+      if (!candidate) return say($('signin-error'), 'Paste a token first.', true);
+      const a = await api('GET', first, { auth: candidate });
+      if (a.status === 401) return say($('signin-error'), 'That token was not accepted.', true);
+      storeToken(candidate);
       input.value = '';
-      show(results, false);
-      show($('list-wrap'), true);
-      show($('clear-search'), false);
-      void loadPage(0);
-    };
-    $('clear-search').addEventListener('click', endSearch);
-    form.addEventListener('submit', async (ev) => {
-      ev.preventDefault();
-      const query = input.value.trim();
-      if (!query) return endSearch();
-      $('result-h').textContent = 'Searching…';
-      show(results, true);
-      show($('clear-search'), true);
-      show($('list-wrap'), false);
-      searching = true;
-      const a = await api('POST', '/v1/session_search', {
-        body: { action: 'search', query, limit: 20 },
-      });
-      clear(resultList);
-      if (a.status !== 200) {
-        $('result-h').textContent = 'Search failed';
-        return fail(problemText(a));
-      }
-      if (a.json?.error) {
-        $('result-h').textContent = 'Search failed';
-        return fail(`Search: ${String(a.json.error)}`);
-      }
-      say($('error'), '');
-      const hits = (a.json?.results ?? []) as {
-        id: string;
-        task: string;
-        score: number;
-        snippet: string;
-        updated_at: string;
-      }[];
-      $('result-h').textContent = hits.length
-        ? `${plural(hits.length, 'result')} for “${query}”`
-        : `No results for “${query}”`;
-      const words = queryWords(query);
-      for (const hit of hits) {
-        resultList.appendChild(
-          h(
-            'li',
-            { 'data-id': hit.id },
-            h(
-              'a',
-              { href: sessionHref(hit.id), class: 'task' },
-              highlight(hit.task || '(no task)', words),
-            ),
-            h('p', { class: 'snippet' }, highlight(hit.snippet, words)),
-            h(
-              'span',
-              { class: 'note' },
-              `score ${Number(hit.score).toFixed(3)} · updated `,
-              timeEl(hit.updated_at),
-              ' · ',
-              h('span', { class: 'sid' }, hit.id),
-            ),
-          ),
-        );
-      }
-      $('result-h').focus();
+      form.removeEventListener('submit', onSubmit);
+      signedIn(false);
+      resolve(a);
     });
+  });
+}
 
-    // Live updates: the sync loop of GET /v1/sessions?updated_after=<newest seen>.
-    let busy = false;
-    const poll = async () => {
-      if (busy || document.hidden) return;
-      busy = true;
-      try {
-        const a = await api(
-          'GET',
-          newest
-            ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(newest)}`
-            : `/v1/sessions?limit=${pageSize}`,
-        );
-        if (a.status !== 200) return;
-        const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse(); // oldest first, so the newest ends on top
-        if (changed.length === 0) return;
-        noteNewest(changed);
-        if (pageIndex === 0 && !searching) {
-          show($('empty'), false);
-          show($('sessions-table'), true);
-          for (const s of changed) {
-            const old = rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`);
-            old?.remove();
-            rows.insertBefore(row(s, old ? 'updated' : 'new'), rows.firstChild);
-          }
-          while (rows.children.length > pageSize) rows.lastElementChild?.remove();
-          status(`${plural(changed.length, 'session')} changed just now.`);
-        } else {
-          pending += changed.length;
-          const b = $('pending');
-          b.textContent = `${plural(pending, 'session')} changed: show the newest`;
-          show(b, true);
-        }
-      } finally {
-        busy = false;
-      }
-    };
-    setInterval(() => void poll(), pollMs);
-    setInterval(refreshTimes, 30_000);
-  }
+// ------------------------------------------------------------------------------------------------
+// Shared pieces of session display
 
-  function queryWords(query: string): string[] {
-    return [
-      ...new Set(
-        query
-          .toLowerCase()
-          .split(/[^\p{L}\p{N}_]+/u)
-          .filter((w) => w.length > 1),
+/** Taint and sandbox badges, from whichever flags the list entry or session carries. */
+export function badges(s: Partial<Session>): HTMLElement[] {
+  const out: HTMLElement[] = [];
+  if (s.untrusted_ingested)
+    out.push(
+      h(
+        'span',
+        { class: 'badge taint', title: 'Untrusted content was ingested into this session' },
+        'untrusted',
       ),
-    ];
-  }
-  /** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
-  function highlight(text: string, words: string[]): DocumentFragment {
-    const lower = text.toLowerCase();
-    const find = (probes: string[]) => {
-      const spans: [number, number][] = [];
-      for (const w of probes) {
-        for (let at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + w.length)) {
-          let end = at + w.length;
-          if (w.length === 4)
-            while (end < lower.length && /[\p{L}\p{N}_]/u.test(lower[end]!)) end++;
-          spans.push([at, end]);
-        }
-      }
-      return spans;
-    };
-    let spans = find(words);
-    if (spans.length === 0)
-      spans = find([...new Set(words.filter((w) => w.length > 4).map((w) => w.slice(0, 4)))]);
-    spans.sort((a, b) => a[0] - b[0]);
-    const frag = document.createDocumentFragment();
-    let last = 0;
-    for (const [from, to] of spans) {
-      if (from < last) continue;
-      if (from > last) frag.appendChild(document.createTextNode(text.slice(last, from)));
-      frag.appendChild(h('mark', null, text.slice(from, to)));
-      last = to;
-    }
-    if (last < text.length) frag.appendChild(document.createTextNode(text.slice(last)));
-    return frag;
-  }
+    );
+  if (s.episode_untrusted)
+    out.push(
+      h(
+        'span',
+        { class: 'badge taint', title: 'The current episode saw untrusted content' },
+        'episode untrusted',
+      ),
+    );
+  if (s.sandbox)
+    out.push(h('span', { class: 'badge sandbox', title: 'Ran in a sandbox' }, 'sandbox'));
+  return out;
+}
 
-  // ============================ one session ============================
-  async function sessionView(): Promise<void> {
-    const id = decodeURIComponent(location.pathname.slice('/ui/sessions/'.length));
-    const first = apiPath(id);
-    const answer = await authenticate(first);
-    let session: Session | null = null;
-    let etag: string | null = null;
-    let raw = '';
-
-    const load = async (a?: Answer) => {
-      const got = a ?? (await api('GET', first));
-      status('');
-      if (got.status === 401) return needSignIn('The token is no longer accepted.');
-      if (got.status !== 200) {
-        $('task').textContent =
-          got.status === 404 ? 'Session not found' : 'Could not load the session';
-        return fail(problemText(got));
-      }
-      session = got.json as Session;
-      etag = got.etag;
-      raw = got.text;
-      renderSession(session);
-      void loadAudit();
-    };
-    const renderSession = (s: Session) => {
-      document.title = `${s.task || s.id} · Satchel`;
-      $('task').textContent = s.task || '(no task)';
-      const facts = $('facts');
-      clear(facts);
-      const fact = (k: string, v: Child) => append(facts, [h('dt', null, k), h('dd', null, v)]);
-      fact('Id', h('code', null, s.id));
-      fact('Model', [s.model, s.provider].filter(Boolean).join(' · ') || '—');
-      fact('Turns', String(s.turns));
-      fact('Messages', String(s.messages.length));
-      fact('Size', fmtBytes(Number(raw.length ? new Blob([raw]).size : 0)));
-      fact('Created', timeEl(s.created_at));
-      fact('Updated', timeEl(s.updated_at));
-      fact('Revision', String(s.revision));
-      const b = $('badges');
-      clear(b);
-      append(b, badges(s));
-      renderMessages(s.messages);
-      renderRefs(s.external_refs ?? []);
-    };
-    const renderMessages = (messages: Message[]) => {
-      const list = $('messages');
-      clear(list);
-      const results = new Map<string, { m: Message; i: number }[]>();
-      const callIds = new Set<string>();
-      for (const m of messages) for (const c of m.tool_calls ?? []) callIds.add(c.id);
-      messages.forEach((m, i) => {
-        if (m.role === 'tool' && m.tool_call_id && callIds.has(m.tool_call_id)) {
-          const l = results.get(m.tool_call_id) ?? [];
-          l.push({ m, i });
-          results.set(m.tool_call_id, l);
-        }
-      });
-      const frag = document.createDocumentFragment();
-      messages.forEach((m, i) => {
-        if (m.role === 'tool' && m.tool_call_id && callIds.has(m.tool_call_id)) return; // shown under its call
-        frag.appendChild(messageItem(m, i, results));
-      });
-      list.appendChild(frag);
-      $('transcript-h').textContent = `Transcript (${plural(messages.length, 'message')})`;
-    };
-    const messageItem = (
-      m: Message,
-      i: number,
-      results: Map<string, { m: Message; i: number }[]>,
-    ) => {
-      const { text, extra } = contentText(m.content);
-      const role = ['system', 'user', 'assistant', 'tool'].includes(m.role) ? m.role : 'other';
-      if (m.role === 'system' && CAP_MARKER.test(text)) {
-        const n = CAP_MARKER.exec(text)?.[1] ?? '?';
-        return h(
-          'li',
-          { class: 'msg cap-marker', id: `m${i + 1}` },
-          h(
-            'div',
-            { class: 'msg-head' },
-            h('span', { class: 'role' }, 'size cap'),
-            h('span', null, `#${i + 1}`),
-          ),
-          h(
-            'p',
-            { class: 'cap' },
-            `${plural(Number(n), 'earlier message group')} removed by the size cap.`,
-          ),
-          h('div', { class: 'text' }, text),
-        );
-      }
-      const li = h(
-        'li',
-        { class: `msg role-${role}`, id: `m${i + 1}` },
-        h(
-          'div',
-          { class: 'msg-head' },
-          h('span', { class: 'role' }, m.role),
-          m.name ? h('span', null, m.name) : null,
-          m.role === 'tool' && m.tool_call_id ? h('code', null, m.tool_call_id) : null,
-          h('span', null, `#${i + 1}`),
-        ),
+/** Text with [REDACTED] spans marked. */
+export function redactions(text: string): DocumentFragment {
+  const frag = document.createDocumentFragment();
+  const parts = text.split('[REDACTED]');
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0)
+      frag.appendChild(
+        h('mark', { class: 'redacted', title: 'Redacted before it was stored' }, '[REDACTED]'),
       );
-      if (text) li.appendChild(body(text, m.role === 'tool' ? 'Tool result' : 'Long message'));
-      for (const kind of extra)
-        li.appendChild(h('p', { class: 'note' }, `[${kind} part, not shown]`));
-      if (m.reasoning_content)
-        li.appendChild(folded('Reasoning', m.reasoning_content, 'reasoning'));
-      for (const call of m.tool_calls ?? []) {
-        const args = prettyArgs(call.function?.arguments ?? '');
-        const box = h(
-          'details',
-          { class: 'tool-call', open: true },
-          h(
-            'summary',
-            null,
-            'Tool call ',
-            h('strong', null, call.function?.name ?? '?'),
-            ' ',
-            h('code', null, call.id),
-            args.json ? '' : ' (arguments are not JSON)',
-          ),
-          isLong(args.text)
-            ? folded('Arguments', args.text, 'fold', (t) =>
-                h('pre', { class: 'text' }, redactions(t)),
-              )
-            : h('pre', { class: 'text' }, redactions(args.text)),
-        );
-        for (const r of results.get(call.id) ?? []) {
-          const t = contentText(r.m.content).text;
-          box.appendChild(
-            h(
-              'div',
-              { class: 'tool-result', id: `m${r.i + 1}` },
-              h('div', { class: 'tool-result-head' }, `Result #${r.i + 1}`),
-              isLong(t) ? folded('Tool result', t) : richText(t),
-            ),
-          );
-        }
-        if (!results.has(call.id))
-          box.appendChild(h('p', { class: 'note' }, 'No result stored for this call.'));
-        li.appendChild(box);
-      }
-      return li;
-    };
-    const renderRefs = (refs: Ref[]) => {
-      const wrap = $('refs');
-      clear(wrap);
-      if (refs.length === 0) return append(wrap, [h('p', { class: 'note' }, 'No external refs.')]);
-      const table = h(
-        'table',
-        { class: 'refs' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ...['Kind', 'URI (never fetched)', 'Created by', 'Access', 'Added'].map((t) =>
-              h('th', { scope: 'col' }, t),
-            ),
-          ),
-        ),
-      );
-      const tbody = h('tbody');
-      for (const r of refs)
-        tbody.appendChild(
-          h(
-            'tr',
-            null,
-            h('td', null, r.kind),
-            h('td', null, h('code', null, r.uri)),
-            h('td', null, r.created_by ?? ''),
-            h('td', null, r.read_only ? 'read-only' : 'read-write'),
-            h('td', null, r.created_at ? timeEl(r.created_at) : ''),
-          ),
-        );
-      table.appendChild(tbody);
-      wrap.appendChild(table);
-    };
-    const loadAudit = async () => {
-      const a = await api('GET', `${first}/audit`);
-      const list = $('audit');
-      clear(list);
-      if (a.status !== 200)
-        return append(list, [h('li', null, `Audit log unavailable. ${problemText(a)}`)]);
-      const records = (a.json?.records ?? []) as AuditRecord[];
-      if (records.length === 0) append(list, [h('li', null, 'No audit records.')]);
-      for (const r of records) {
-        list.appendChild(
-          h(
-            'li',
-            null,
-            timeEl(r.at),
-            ' ',
-            h('span', { class: 'op' }, r.op),
-            ` by ${r.device} → revision ${r.revision}`,
-            r.messages_added ? `, +${plural(r.messages_added, 'message')}` : '',
-            `, ${fmtBytes(r.bytes)}`,
-            r.redactions
-              ? h('span', { class: 'hot' }, `, ${plural(r.redactions, 'redaction')}`)
-              : '',
-            r.dropped_groups
-              ? h('span', { class: 'hot' }, `, ${plural(r.dropped_groups, 'dropped group')}`)
-              : '',
-            r.ingest_sources?.length ? `, ingested from ${r.ingest_sources.join(', ')}` : '',
-            r.untrusted_ingested ? h('span', { class: 'badge taint' }, 'untrusted') : '',
-          ),
-        );
-      }
-    };
-
-    // ---- actions ----
-    const msg = $('action-msg');
-    const stale = () =>
-      say(
-        msg,
-        'This session changed since you loaded it (another tab, device or agent wrote to it). Nothing was written. ',
-        true,
-        reloadButton(),
-      );
-    const reloadButton = () => {
-      const b = h('button', { type: 'button' }, 'Reload the session');
-      b.addEventListener('click', async () => {
-        say(msg, '');
-        await load();
-        $('task').focus();
-      });
-      return b;
-    };
-    const readOnly = () => {
-      show($('actions'), false);
-      say(msg, 'This token is read-only: it cannot change sessions.', true);
-    };
-    /** Handles the answers every write shares; true when the write succeeded. */
-    const outcome = (a: Answer, okStatus = 200): boolean => {
-      if (a.status === okStatus) return true;
-      if (a.status === 412) stale();
-      else if (a.status === 403) readOnly();
-      else if (a.status === 401) needSignIn('The token is no longer accepted.');
-      else say(msg, `Nothing was changed. ${problemText(a)}`, true);
-      return false;
-    };
-    /** Trim and delete ignore If-Match on the server: revalidate first, refuse when the session moved on. */
-    const stillCurrent = async (): Promise<boolean> => {
-      const a = await api('GET', first, { ifNoneMatch: etag });
-      if (a.status === 304) return true;
-      if (a.status === 200 && a.etag === etag) return true;
-      stale();
-      return false;
-    };
-    const busyWhile = async (button: HTMLButtonElement, work: () => Promise<void>) => {
-      button.disabled = true;
-      try {
-        await work();
-      } finally {
-        button.disabled = false;
-      }
-    };
-
-    ($('append-form') as HTMLFormElement).addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const box = $('append-text') as HTMLTextAreaElement;
-      const content = box.value;
-      if (!content.trim()) return say(msg, 'Write a message first.', true);
-      void busyWhile($('append-btn') as HTMLButtonElement, async () => {
-        const a = await api('POST', `${first}/messages`, {
-          body: { messages: [{ role: 'user', content }] },
-          ifMatch: etag,
-        });
-        if (!outcome(a)) return;
-        box.value = '';
-        await load();
-        say(
-          msg,
-          `Appended: now at revision ${a.json?.revision}${a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : ''}.`,
-        );
-      });
-    });
-    ($('continue-form') as HTMLFormElement).addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const box = $('continue-text') as HTMLTextAreaElement;
-      const message = box.value;
-      if (!message.trim()) return say(msg, 'Write a message first.', true);
-      say(msg, 'Running the turn…');
-      void busyWhile($('continue-btn') as HTMLButtonElement, async () => {
-        const a = await api('POST', `${first}/continue`, { body: { message }, ifMatch: etag });
-        if (!outcome(a)) return;
-        box.value = '';
-        await load();
-        say(
-          msg,
-          a.json?.model_turn
-            ? 'The model replied; its reply is shown below as it was stored.'
-            : 'Your message was stored. No model is configured on this server, so there is no reply.',
-        );
-        const last = $('messages').lastElementChild as HTMLElement | null;
-        last?.scrollIntoView({ block: 'nearest' });
-      });
-    });
-
-    let previewKeep: number | null = null;
-    const keepInput = $('trim-keep') as HTMLInputElement;
-    keepInput.addEventListener('input', () => {
-      previewKeep = null;
-      ($('trim-btn') as HTMLButtonElement).disabled = true;
-      clear($('trim-out'));
-    });
-    $('trim-preview').addEventListener('click', () => {
-      const keep = Number(keepInput.value);
-      const out = $('trim-out');
-      clear(out);
-      if (!session) return;
-      if (!Number.isInteger(keep) || keep < 2)
-        return append(out, [
-          h(
-            'p',
-            { class: 'msgbox error' },
-            'Keep at least 2 messages (the count includes the system message).',
-          ),
-        ]);
-      const kept = trimMessages(session.messages, keep);
-      const keptSet = new Set(kept);
-      const dropped = session.messages.filter((m) => !keptSet.has(m));
-      previewKeep = keep;
-      ($('trim-btn') as HTMLButtonElement).disabled = dropped.length === 0;
-      append(out, [
-        h(
-          'p',
-          { role: 'status' },
-          dropped.length
-            ? `Trimming would drop ${plural(dropped.length, 'message')} and keep ${kept.length}:`
-            : `Nothing to drop: the session has ${plural(session.messages.length, 'message')}.`,
-        ),
-      ]);
-      if (dropped.length) {
-        const ol = h('ol', { class: 'preview-list' });
-        for (const m of dropped) {
-          const t = contentText(m.content).text;
-          ol.appendChild(
-            h(
-              'li',
-              null,
-              h('strong', null, m.role),
-              ': ',
-              t.length > 100
-                ? `${t.slice(0, 100)}…`
-                : t ||
-                    (m.tool_calls?.length
-                      ? `(${plural(m.tool_calls.length, 'tool call')})`
-                      : '(empty)'),
-            ),
-          );
-        }
-        out.appendChild(ol);
-      }
-    });
-    ($('trim-form') as HTMLFormElement).addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      if (previewKeep === null) return say(msg, 'Preview the trim first.', true);
-      const keep = previewKeep;
-      void busyWhile($('trim-btn') as HTMLButtonElement, async () => {
-        if (!(await stillCurrent())) return;
-        const a = await api('POST', `${first}/trim`, { body: { keep }, ifMatch: etag });
-        if (!outcome(a)) return;
-        previewKeep = null;
-        clear($('trim-out'));
-        await load();
-        say(
-          msg,
-          `Trimmed: ${plural(Number(a.json?.dropped ?? 0), 'message')} dropped, ${a.json?.after} kept.`,
-        );
-      });
-    });
-
-    $('delete-ask').addEventListener('click', () => {
-      show($('delete-confirm'), true);
-      ($('delete-no') as HTMLButtonElement).focus();
-    });
-    $('delete-no').addEventListener('click', () => {
-      show($('delete-confirm'), false);
-      $('delete-ask').focus();
-    });
-    $('delete-yes').addEventListener('click', () => {
-      void busyWhile($('delete-yes') as HTMLButtonElement, async () => {
-        if (!(await stillCurrent())) return;
-        const a = await api('DELETE', first, { ifMatch: etag });
-        if (!outcome(a, 204)) return;
-        sessionStorage.setItem(FLASH_KEY, `Deleted session ${id}.`);
-        location.assign('/ui');
-      });
-    });
-
-    $('download').addEventListener('click', () => {
-      if (!raw) return;
-      const url = URL.createObjectURL(new Blob([raw], { type: 'application/json' }));
-      const a = h('a', { href: url, download: `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json` });
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    });
-    $('reload').addEventListener('click', () => void load());
-
-    await load(answer);
-    // The scope probe: can never write (no If-Match); 403 means read-only.
-    if (session) {
-      const probe = await api('PUT', '/v1/sessions/ui-write-probe', { body: {} });
-      const writable = probe.status !== 403 && probe.status !== 401;
-      show($('actions'), writable);
-      if (!writable) say($('ro-note'), 'Read-only token: viewing only.');
-    }
-    setInterval(refreshTimes, 30_000);
+    if (parts[i]) frag.appendChild(document.createTextNode(parts[i]!));
   }
+  return frag;
+}
 
-  /** odek's trim, as the server runs it: the system message plus the newest messages, no orphaned tool results. */
-  function trimMessages(messages: Message[], keep: number): Message[] {
-    if (messages.length <= keep) return messages;
-    const head = messages[0]?.role === 'system' ? 1 : 0;
-    let start = Math.max(head, messages.length - (keep - head));
-    while (start < messages.length && messages[start]!.role === 'tool') start++;
-    return [...messages.slice(0, head), ...messages.slice(start)];
+/** The untrusted-content wrapper the pipeline writes: a per-session nonce, a source, the content. */
+export function wrapperPattern(): RegExp {
+  return /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
+}
+
+/** Message text: untrusted-content wrappers as labelled blocks, redactions marked, nothing interpreted. */
+export function richText(text: string): HTMLElement {
+  const box = h('div', { class: 'text' });
+  // Most messages hold neither a wrapper nor a redaction: one text node, no regex run.
+  if (!text.includes('<untrusted_content_')) {
+    box.appendChild(text.includes('[REDACTED]') ? redactions(text) : document.createTextNode(text));
+    return box;
   }
+  const wrapper = wrapperPattern();
+  let last = 0;
+  for (let m = wrapper.exec(text); m; m = wrapper.exec(text)) {
+    if (m.index > last) box.appendChild(redactions(text.slice(last, m.index)));
+    box.appendChild(untrustedBlock(m[2] ?? '', m[3] ?? ''));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) box.appendChild(redactions(text.slice(last)));
+  return box;
+}
 
-  const view = document.body.getAttribute('data-view');
-  const run = view === 'session' ? sessionView : listView;
-  run().catch((err: unknown) =>
-    fail(`The page failed: ${err instanceof Error ? err.message : String(err)}`),
+/** An untrusted-content wrapper: a labelled, visually distinct block naming its source. */
+export function untrustedBlock(source: string, content: string): HTMLElement {
+  return h(
+    'div',
+    {
+      class: 'untrusted',
+      role: 'group',
+      'aria-label': `Untrusted content from ${source || 'an unnamed source'}`,
+    },
+    h(
+      'div',
+      { class: 'untrusted-label' },
+      'Untrusted content · source: ',
+      h('code', null, source || '(none)'),
+    ),
+    h('div', { class: 'text' }, redactions(content)),
   );
+}
+
+/** How often a needle occurs in a text. */
+export function countOf(text: string, needle: string): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** Folded when over 2,000 characters or 40 lines: about a screenful. */
+export function isLong(text: string): boolean {
+  if (text.length > 2000) return true;
+  let lines = 0;
+  for (let at = text.indexOf('\n'); at >= 0 && lines <= 40; at = text.indexOf('\n', at + 1))
+    lines++;
+  return lines > 40;
+}
+
+/** Long text folded: its size and what it holds in the summary, the text built on first open. */
+export function folded(
+  label: string,
+  text: string,
+  cls = 'fold',
+  render: (t: string) => Node = richText,
+): HTMLElement {
+  const notes = [`${text.length.toLocaleString()} characters`];
+  const red = countOf(text, '[REDACTED]');
+  if (red) notes.push(plural(red, 'redaction'));
+  if (text.includes('<untrusted_content_')) notes.push('holds untrusted content');
+  const box = h('details', { class: cls }, h('summary', null, `${label} (${notes.join(', ')})`));
+  box.addEventListener('toggle', () => {
+    if (box.open && box.childNodes.length === 1) box.appendChild(render(text));
+  });
+  return box;
+}
+
+/** A message body: folded when long. */
+export function body(text: string, label: string): Node {
+  return isLong(text) ? folded(label, text) : richText(text);
+}
+
+/** A message's text parts joined, and the kinds of its other parts (images, audio: not shown). */
+export function contentText(content: unknown): { text: string; extra: string[] } {
+  if (typeof content === 'string') return { text: content, extra: [] };
+  if (Array.isArray(content)) {
+    const texts: string[] = [];
+    const extra: string[] = [];
+    for (const p of content) {
+      if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text')
+        texts.push(String((p as { text?: unknown }).text ?? ''));
+      else extra.push(String((p as { type?: unknown })?.type ?? 'unknown'));
+    }
+    return { text: texts.join('\n'), extra };
+  }
+  return {
+    text: content === null || content === undefined ? '' : JSON.stringify(content),
+    extra: [],
+  };
+}
+
+/** Tool call arguments as indented JSON, or as stored when they are not JSON. */
+export function prettyArgs(args: string): { text: string; json: boolean } {
+  try {
+    return { text: JSON.stringify(JSON.parse(args), null, 2), json: true };
+  } catch {
+    return { text: args, json: false };
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The sessions list
+
+/** The list view: sign-in, the first page, paging, search and live updates. */
+export async function listView(): Promise<void> {
+  document.title = 'Sessions · Satchel';
+  const { pageSize, pollMs } = settings();
+  const answer = await authenticate(`/v1/sessions?limit=${pageSize}`);
+  status(takeFlash() ?? '');
+  const st: ListState = {
+    rows: $('rows'),
+    pageSize,
+    cursors: [null],
+    pageIndex: 0,
+    newest: null,
+    searching: false,
+    pending: 0,
+    polling: false,
+  };
+  $('prev').addEventListener('click', () => void loadPage(st, Math.max(0, st.pageIndex - 1)));
+  $('next').addEventListener('click', () => void loadPage(st, st.pageIndex + 1));
+  $('pending').addEventListener('click', () => void loadPage(st, 0));
+  renderList(st, answer);
+  wireSearch(st);
+  setInterval(() => void pollChanges(st), pollMs);
+  setInterval(refreshTimes, 30_000);
+}
+
+/** One row of the list: task (a link), id, badges, model, provider, turns, size, updated. */
+export function sessionRow(s: Summary, fresh?: 'new' | 'updated'): HTMLTableRowElement {
+  return h(
+    'tr',
+    { 'data-id': s.id, class: fresh ? 'fresh' : '' },
+    h(
+      'td',
+      { class: 'task' },
+      h('a', { href: sessionHref(s.id) }, s.task || '(no task)'),
+      h('span', { class: 'sid' }, s.id),
+      ...badges(s),
+      fresh ? h('span', { class: 'badge fresh' }, fresh) : null,
+    ),
+    h('td', { 'data-label': 'Model' }, s.model || '—'),
+    h('td', { 'data-label': 'Provider' }, s.provider || '—'),
+    h('td', { class: 'num', 'data-label': 'Turns' }, String(s.turns)),
+    h('td', { class: 'num', 'data-label': 'Size' }, fmtBytes(s.bytes)),
+    h('td', { 'data-label': 'Updated' }, timeEl(s.updated_at)),
+  );
+}
+
+/** Moves the live loop's updated_after to the newest of these sessions. */
+export function noteNewest(st: ListState, list: Summary[]): void {
+  for (const s of list)
+    if (!st.newest || Date.parse(s.updated_at) > Date.parse(st.newest)) st.newest = s.updated_at;
+}
+
+/** Shows one page of the list, and the pager for it. */
+export function renderList(st: ListState, a: Answer): void {
+  if (a.status !== 200) return fail(`Could not list sessions. ${problemText(a)}`);
+  say($('error'), '');
+  const list = (a.json?.sessions ?? []) as Summary[];
+  const frag = document.createDocumentFragment();
+  for (const s of list) frag.appendChild(sessionRow(s));
+  clear(st.rows);
+  st.rows.appendChild(frag);
+  if (st.pageIndex === 0) noteNewest(st, list);
+  st.cursors[st.pageIndex + 1] = a.json?.next_cursor ?? null;
+  show($('empty'), list.length === 0 && st.pageIndex === 0);
+  show($('sessions-table'), list.length > 0);
+  $<HTMLButtonElement>('prev').disabled = st.pageIndex === 0;
+  $<HTMLButtonElement>('next').disabled = !st.cursors[st.pageIndex + 1];
+  $('page-label').textContent = `Page ${st.pageIndex + 1}`;
+  if (st.pageIndex === 0) {
+    st.pending = 0;
+    show($('pending'), false);
+  }
+}
+
+/** Loads page `index` (0 is the newest) through the cursors seen so far. */
+export async function loadPage(st: ListState, index: number): Promise<void> {
+  const cursor = st.cursors[index];
+  const a = await api(
+    'GET',
+    `/v1/sessions?limit=${st.pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+  );
+  if (a.status === 401) return needSignIn('The token is no longer accepted.');
+  st.pageIndex = index;
+  renderList(st, a);
+  $('sessions-h').focus();
+}
+
+/** The search box: the agent tool's ranked search, in place of the list until cleared. */
+export function wireSearch(st: ListState): void {
+  const input = $<HTMLInputElement>('q');
+  $('clear-search').addEventListener('click', () => endSearch(st));
+  $<HTMLFormElement>('search').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const query = input.value.trim();
+    if (!query) return endSearch(st);
+    void runSearch(st, query);
+  });
+}
+
+/** Back from search results to the list's first page. */
+export function endSearch(st: ListState): void {
+  st.searching = false;
+  $<HTMLInputElement>('q').value = '';
+  show($('results'), false);
+  show($('list-wrap'), true);
+  show($('clear-search'), false);
+  void loadPage(st, 0);
+}
+
+/** Runs session_search and shows ranked results with snippets, the query's words marked. */
+export async function runSearch(st: ListState, query: string): Promise<void> {
+  const heading = $('result-h');
+  const resultList = $('result-list');
+  heading.textContent = 'Searching…';
+  show($('results'), true);
+  show($('clear-search'), true);
+  show($('list-wrap'), false);
+  st.searching = true;
+  const a = await api('POST', '/v1/session_search', {
+    body: { action: 'search', query, limit: 20 },
+  });
+  clear(resultList);
+  if (a.status !== 200 || a.json?.error) {
+    heading.textContent = 'Search failed';
+    return fail(a.status !== 200 ? problemText(a) : `Search: ${String(a.json.error)}`);
+  }
+  say($('error'), '');
+  const hits = (a.json?.results ?? []) as SearchHit[];
+  heading.textContent = hits.length
+    ? `${plural(hits.length, 'result')} for “${query}”`
+    : `No results for “${query}”`;
+  const words = queryWords(query);
+  for (const hit of hits) resultList.appendChild(searchHitItem(hit, words));
+  heading.focus();
+}
+
+/** One search result: the task (a link), the snippet, the score and when it was updated. */
+export function searchHitItem(hit: SearchHit, words: string[]): HTMLLIElement {
+  return h(
+    'li',
+    { 'data-id': hit.id },
+    h('a', { href: sessionHref(hit.id), class: 'task' }, highlight(hit.task || '(no task)', words)),
+    h('p', { class: 'snippet' }, highlight(hit.snippet, words)),
+    h(
+      'span',
+      { class: 'note' },
+      `score ${Number(hit.score).toFixed(3)} · updated `,
+      timeEl(hit.updated_at),
+      ' · ',
+      h('span', { class: 'sid' }, hit.id),
+    ),
+  );
+}
+
+/** The query's words, lower case, deduplicated, one letter words left out. */
+export function queryWords(query: string): string[] {
+  const words = query
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_]+/u)
+    .filter((w) => w.length > 1);
+  return [...new Set(words)];
+}
+
+/** Where the probes occur in the lower-cased text; a 4-letter stem probe runs to the end of its word. */
+export function matchSpans(lower: string, probes: string[]): [number, number][] {
+  const spans: [number, number][] = [];
+  for (const w of probes) {
+    for (let at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + w.length)) {
+      let end = at + w.length;
+      if (w.length === 4) while (end < lower.length && /[\p{L}\p{N}_]/u.test(lower[end]!)) end++;
+      spans.push([at, end]);
+    }
+  }
+  return spans;
+}
+
+/** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
+export function highlight(text: string, words: string[]): DocumentFragment {
+  const lower = text.toLowerCase();
+  let spans = matchSpans(lower, words);
+  if (spans.length === 0)
+    spans = matchSpans(lower, [
+      ...new Set(words.filter((w) => w.length > 4).map((w) => w.slice(0, 4))),
+    ]);
+  spans.sort((a, b) => a[0] - b[0]);
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  for (const [from, to] of spans) {
+    if (from < last) continue;
+    if (from > last) frag.appendChild(document.createTextNode(text.slice(last, from)));
+    frag.appendChild(h('mark', null, text.slice(from, to)));
+    last = to;
+  }
+  if (last < text.length) frag.appendChild(document.createTextNode(text.slice(last)));
+  return frag;
+}
+
+/** Live updates: one turn of the sync loop, GET /v1/sessions?updated_after=<newest seen>. */
+export async function pollChanges(st: ListState): Promise<void> {
+  if (st.polling || document.hidden) return;
+  st.polling = true;
+  try {
+    const a = await api(
+      'GET',
+      st.newest
+        ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(st.newest)}`
+        : `/v1/sessions?limit=${st.pageSize}`,
+    );
+    if (a.status !== 200) return;
+    // Oldest first, so the newest ends on top.
+    const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse();
+    if (changed.length === 0) return;
+    noteNewest(st, changed);
+    if (st.pageIndex === 0 && !st.searching) showChanges(st, changed);
+    else {
+      st.pending += changed.length;
+      const b = $('pending');
+      b.textContent = `${plural(st.pending, 'session')} changed: show the newest`;
+      show(b, true);
+    }
+  } finally {
+    st.polling = false;
+  }
+}
+
+/** Puts changed sessions on top of the first page, marked new or updated; the page keeps its size. */
+export function showChanges(st: ListState, changed: Summary[]): void {
+  show($('empty'), false);
+  show($('sessions-table'), true);
+  for (const s of changed) {
+    const old = st.rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`);
+    old?.remove();
+    st.rows.insertBefore(sessionRow(s, old ? 'updated' : 'new'), st.rows.firstChild);
+  }
+  while (st.rows.children.length > st.pageSize) st.rows.lastElementChild?.remove();
+  status(`${plural(changed.length, 'session')} changed just now.`);
+}
+
+// ------------------------------------------------------------------------------------------------
+// One session: the transcript
+
+/** The transcript view: sign-in, the session, its refs and audit log, and the actions. */
+export async function sessionView(): Promise<void> {
+  const id = decodeURIComponent(location.pathname.slice('/ui/sessions/'.length));
+  const path = apiPath(id);
+  const answer = await authenticate(path);
+  const st: SessionState = {
+    id,
+    path,
+    session: null,
+    etag: null,
+    raw: '',
+    previewKeep: null,
+    msg: $('action-msg'),
+    renders: 0,
+  };
+  wireAppend(st);
+  wireContinue(st);
+  wireTrim(st);
+  wireDelete(st);
+  wireDownload(st);
+  $('reload').addEventListener('click', () => void loadSession(st));
+  await loadSession(st, answer);
+  if (st.session) await probeWrites();
+  setInterval(refreshTimes, 30_000);
+}
+
+/** Loads (or shows the given answer for) the session, then its audit log. */
+export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
+  const got = a ?? (await api('GET', st.path));
+  status('');
+  if (got.status === 401) return needSignIn('The token is no longer accepted.');
+  if (got.status !== 200) {
+    $('task').textContent = got.status === 404 ? 'Session not found' : 'Could not load the session';
+    return fail(problemText(got));
+  }
+  st.session = got.json as Session;
+  st.etag = got.etag;
+  st.raw = got.text;
+  renderSession(st, st.session);
+  void loadAudit(st);
+}
+
+/** The header (task, badges, facts, metadata), the transcript and the refs. */
+export function renderSession(st: SessionState, s: Session): void {
+  document.title = `${s.task || s.id} · Satchel`;
+  $('task').textContent = s.task || '(no task)';
+  renderFacts(s, st.raw);
+  const b = $('badges');
+  clear(b);
+  append(b, badges(s));
+  renderMetadata(s.metadata);
+  renderMessages(st, s.messages);
+  renderRefs(s.external_refs ?? []);
+}
+
+/** The facts list: id, model, turns, messages, size, created, updated, revision. */
+export function renderFacts(s: Session, raw: string): void {
+  const facts = $('facts');
+  clear(facts);
+  const fact = (k: string, v: Child) => append(facts, [h('dt', null, k), h('dd', null, v)]);
+  fact('Id', h('code', null, s.id));
+  fact('Model', [s.model, s.provider].filter(Boolean).join(' · ') || '—');
+  fact('Turns', String(s.turns));
+  fact('Messages', String(s.messages.length));
+  fact('Size', fmtBytes(raw.length ? new Blob([raw]).size : 0));
+  fact('Created', timeEl(s.created_at));
+  fact('Updated', timeEl(s.updated_at));
+  fact('Revision', String(s.revision));
+}
+
+/** The session's own metadata (string keys and values, all of them the caller's): hidden when empty. */
+export function renderMetadata(metadata: Record<string, string> | undefined): void {
+  const list = $('metadata');
+  clear(list);
+  const entries = Object.entries(metadata ?? {}).filter(([, v]) => typeof v === 'string');
+  for (const [k, v] of entries) append(list, [h('dt', null, h('code', null, k)), h('dd', null, v)]);
+  show($('metadata-wrap'), entries.length > 0);
+}
+
+/** Tool results that answer a call in this transcript, by call id; they are shown under their call. */
+export function resultsByCall(messages: Message[]): ResultsByCall {
+  const callIds = new Set<string>();
+  for (const m of messages) for (const c of m.tool_calls ?? []) callIds.add(c.id);
+  const results: ResultsByCall = new Map();
+  messages.forEach((m, i) => {
+    if (m.role !== 'tool' || !m.tool_call_id || !callIds.has(m.tool_call_id)) return;
+    const list = results.get(m.tool_call_id) ?? [];
+    list.push({ m, i });
+    results.set(m.tool_call_id, list);
+  });
+  return results;
+}
+
+/**
+ * The transcript, in order. The first screenful is built at once; the rest in chunks of about 8 ms
+ * when the browser is idle, so a 1 MB session shows its start without waiting for its end.
+ */
+export function renderMessages(st: SessionState, messages: Message[]): void {
+  const list = $('messages');
+  clear(list);
+  const render = ++st.renders;
+  const results = resultsByCall(messages);
+  const shown = (m: Message) =>
+    !(m.role === 'tool' && m.tool_call_id && results.has(m.tool_call_id));
+  let next = 0;
+  const build = (budgetMs: number, maxItems: number) => {
+    const frag = document.createDocumentFragment();
+    const until = performance.now() + budgetMs;
+    let n = 0;
+    while (next < messages.length && n < maxItems) {
+      const i = next++;
+      const m = messages[i]!;
+      if (!shown(m)) continue;
+      frag.appendChild(messageItem(m, i, results));
+      n++;
+      if ((n & 7) === 0 && performance.now() > until) break;
+    }
+    list.appendChild(frag);
+  };
+  const more = () => {
+    if (render !== st.renders) return; // a newer render took over
+    build(8, Infinity);
+    if (next < messages.length) idle(more);
+    else list.setAttribute('aria-busy', 'false');
+  };
+  build(Infinity, 40);
+  $('transcript-h').textContent = `Transcript (${plural(messages.length, 'message')})`;
+  list.setAttribute('aria-busy', String(next < messages.length));
+  if (next < messages.length) idle(more);
+}
+
+/** Runs work when the browser is idle (soon after the next frame where there is no idle callback). */
+export function idle(work: () => void): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(work, { timeout: 50 });
+  else setTimeout(work, 0);
+}
+
+/** One transcript item: its head, its text, other parts, reasoning and tool calls with their results. */
+export function messageItem(m: Message, i: number, results: ResultsByCall): HTMLLIElement {
+  const { text, extra } = contentText(m.content);
+  if (m.role === 'system' && text.startsWith('[satchel] ')) {
+    const cap = capMarker(text);
+    if (cap !== null) return capMarkerItem(text, cap, i);
+  }
+  const role = ['system', 'user', 'assistant', 'tool'].includes(m.role) ? m.role : 'other';
+  const li = h(
+    'li',
+    { class: `msg role-${role}`, id: `m${i + 1}` },
+    h(
+      'div',
+      { class: 'msg-head' },
+      h('span', { class: 'role' }, m.role),
+      m.name ? h('span', null, m.name) : null,
+      m.role === 'tool' && m.tool_call_id ? h('code', null, m.tool_call_id) : null,
+      h('span', null, `#${i + 1}`),
+    ),
+  );
+  if (text) li.appendChild(body(text, m.role === 'tool' ? 'Tool result' : 'Long message'));
+  for (const kind of extra) li.appendChild(h('p', { class: 'note' }, `[${kind} part, not shown]`));
+  if (m.reasoning_content) li.appendChild(folded('Reasoning', m.reasoning_content, 'reasoning'));
+  for (const call of m.tool_calls ?? []) li.appendChild(toolCallBlock(call, results));
+  return li;
+}
+
+/** The number of groups the size cap's marker says it removed; null when the text is not the marker. */
+export function capMarker(text: string): number | null {
+  const marker = new RegExp(
+    '^\\[satchel\\] (\\d+) earlier message groups? (?:was|were) removed ' +
+      'to keep this session under its size limit\\.$',
+  );
+  const m = marker.exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+/** The size cap's marker, shown as what it is rather than as a system message. */
+export function capMarkerItem(text: string, groups: number, i: number): HTMLLIElement {
+  return h(
+    'li',
+    { class: 'msg cap-marker', id: `m${i + 1}` },
+    h(
+      'div',
+      { class: 'msg-head' },
+      h('span', { class: 'role' }, 'size cap'),
+      h('span', null, `#${i + 1}`),
+    ),
+    h('p', { class: 'cap' }, `${plural(groups, 'earlier message group')} removed by the size cap.`),
+    h('div', { class: 'text' }, text),
+  );
+}
+
+/** An assistant's tool call: name, id, pretty arguments (collapsible), and the results under it. */
+export function toolCallBlock(call: ToolCall, results: ResultsByCall): HTMLDetailsElement {
+  const args = prettyArgs(call.function?.arguments ?? '');
+  const pre = (t: string) => h('pre', { class: 'text' }, redactions(t));
+  const box = h(
+    'details',
+    { class: 'tool-call', open: true },
+    h(
+      'summary',
+      null,
+      'Tool call ',
+      h('strong', null, call.function?.name ?? '?'),
+      ' ',
+      h('code', null, call.id),
+      args.json ? '' : ' (arguments are not JSON)',
+    ),
+    isLong(args.text) ? folded('Arguments', args.text, 'fold', pre) : pre(args.text),
+  );
+  for (const r of results.get(call.id) ?? []) {
+    const t = contentText(r.m.content).text;
+    box.appendChild(
+      h(
+        'div',
+        { class: 'tool-result', id: `m${r.i + 1}` },
+        h('div', { class: 'tool-result-head' }, `Result #${r.i + 1}`),
+        isLong(t) ? folded('Tool result', t) : richText(t),
+      ),
+    );
+  }
+  if (!results.has(call.id))
+    box.appendChild(h('p', { class: 'note' }, 'No result stored for this call.'));
+  return box;
+}
+
+/** External refs as a table of text: never fetched, never links. */
+export function renderRefs(refs: Ref[]): void {
+  const wrap = $('refs');
+  clear(wrap);
+  if (refs.length === 0) return append(wrap, [h('p', { class: 'note' }, 'No external refs.')]);
+  const head = ['Kind', 'URI (never fetched)', 'Created by', 'Access', 'Added'];
+  const tbody = h('tbody');
+  for (const r of refs)
+    tbody.appendChild(
+      h(
+        'tr',
+        null,
+        h('td', null, r.kind),
+        h('td', null, h('code', null, r.uri)),
+        h('td', null, r.created_by ?? ''),
+        h('td', null, r.read_only ? 'read-only' : 'read-write'),
+        h('td', null, r.created_at ? timeEl(r.created_at) : ''),
+      ),
+    );
+  const thead = h('thead', null, h('tr', null, ...head.map((t) => h('th', { scope: 'col' }, t))));
+  wrap.appendChild(h('table', { class: 'refs' }, thead, tbody));
+}
+
+/** The audit log as a timeline: device, operation, revision, redactions, dropped groups. */
+export async function loadAudit(st: SessionState): Promise<void> {
+  const a = await api('GET', `${st.path}/audit`);
+  const list = $('audit');
+  clear(list);
+  if (a.status !== 200)
+    return append(list, [h('li', null, `Audit log unavailable. ${problemText(a)}`)]);
+  const records = (a.json?.records ?? []) as AuditRecord[];
+  if (records.length === 0) append(list, [h('li', null, 'No audit records.')]);
+  for (const r of records) list.appendChild(auditItem(r));
+}
+
+/** One audit record. */
+export function auditItem(r: AuditRecord): HTMLLIElement {
+  return h(
+    'li',
+    null,
+    timeEl(r.at),
+    ' ',
+    h('span', { class: 'op' }, r.op),
+    ` by ${r.device} → revision ${r.revision}`,
+    r.messages_added ? `, +${plural(r.messages_added, 'message')}` : '',
+    `, ${fmtBytes(r.bytes)}`,
+    r.redactions ? h('span', { class: 'hot' }, `, ${plural(r.redactions, 'redaction')}`) : '',
+    r.dropped_groups
+      ? h('span', { class: 'hot' }, `, ${plural(r.dropped_groups, 'dropped group')}`)
+      : '',
+    r.ingest_sources?.length ? `, ingested from ${r.ingest_sources.join(', ')}` : '',
+    r.untrusted_ingested ? h('span', { class: 'badge taint' }, 'untrusted') : '',
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+// One session: the actions
+
+/** The scope probe: a request that can never write (no If-Match); 403 means a read-only token. */
+export async function probeWrites(): Promise<void> {
+  const probe = await api('PUT', '/v1/sessions/ui-write-probe', { body: {} });
+  const writable = probe.status !== 403 && probe.status !== 401;
+  show($('actions'), writable);
+  if (!writable) say($('ro-note'), 'Read-only token: viewing only.');
+}
+
+/** Says the session moved on since the page loaded it, with a button to reload it. */
+export function stale(st: SessionState): void {
+  const again = h('button', { type: 'button' }, 'Reload the session');
+  again.addEventListener('click', async () => {
+    say(st.msg, '');
+    await loadSession(st);
+    $('task').focus();
+  });
+  say(
+    st.msg,
+    'This session changed since you loaded it (another tab, device or agent wrote to it). ' +
+      'Nothing was written. ',
+    true,
+    again,
+  );
+}
+
+/** Handles the answers every write shares; true when the write succeeded. */
+export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
+  if (a.status === okStatus) return true;
+  if (a.status === 412) stale(st);
+  else if (a.status === 403) {
+    show($('actions'), false);
+    say(st.msg, 'This token is read-only: it cannot change sessions.', true);
+  } else if (a.status === 401) needSignIn('The token is no longer accepted.');
+  else say(st.msg, `Nothing was changed. ${problemText(a)}`, true);
+  return false;
+}
+
+/** Trim and delete ignore If-Match on the server: revalidate first, refuse when the session moved on. */
+export async function stillCurrent(st: SessionState): Promise<boolean> {
+  const a = await api('GET', st.path, { ifNoneMatch: st.etag });
+  if (a.status === 304) return true;
+  if (a.status === 200 && a.etag === st.etag) return true;
+  stale(st);
+  return false;
+}
+
+/** Disables the button while the work runs, so a double click writes once. */
+export async function busyWhile(button: HTMLButtonElement, work: () => Promise<void>) {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** Append a user message, with If-Match. */
+export function wireAppend(st: SessionState): void {
+  $<HTMLFormElement>('append-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const box = $<HTMLTextAreaElement>('append-text');
+    const content = box.value;
+    if (!content.trim()) return say(st.msg, 'Write a message first.', true);
+    void busyWhile($<HTMLButtonElement>('append-btn'), async () => {
+      const a = await api('POST', `${st.path}/messages`, {
+        body: { messages: [{ role: 'user', content }] },
+        ifMatch: st.etag,
+      });
+      if (!outcome(st, a)) return;
+      box.value = '';
+      await loadSession(st);
+      const red = a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : '';
+      say(st.msg, `Appended: now at revision ${a.json?.revision}${red}.`);
+    });
+  });
+}
+
+/** Continue: store the message and run a model turn; the reply is shown as it was stored. */
+export function wireContinue(st: SessionState): void {
+  $<HTMLFormElement>('continue-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const box = $<HTMLTextAreaElement>('continue-text');
+    const message = box.value;
+    if (!message.trim()) return say(st.msg, 'Write a message first.', true);
+    say(st.msg, 'Running the turn…');
+    void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
+      const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch: st.etag });
+      if (!outcome(st, a)) return;
+      box.value = '';
+      await loadSession(st);
+      say(
+        st.msg,
+        a.json?.model_turn
+          ? 'The model replied; its reply is shown below as it was stored.'
+          : 'Your message was stored. No model is configured on this server, so there is no reply.',
+      );
+      const last = $('messages').lastElementChild as HTMLElement | null;
+      last?.scrollIntoView({ block: 'nearest' });
+    });
+  });
+}
+
+/** Trim: a preview of what would be dropped first, then the trim of exactly that keep count. */
+export function wireTrim(st: SessionState): void {
+  $<HTMLInputElement>('trim-keep').addEventListener('input', () => {
+    st.previewKeep = null;
+    $<HTMLButtonElement>('trim-btn').disabled = true;
+    clear($('trim-out'));
+  });
+  $('trim-preview').addEventListener('click', () => trimPreview(st));
+  $<HTMLFormElement>('trim-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (st.previewKeep === null) return say(st.msg, 'Preview the trim first.', true);
+    const keep = st.previewKeep;
+    void busyWhile($<HTMLButtonElement>('trim-btn'), async () => {
+      if (!(await stillCurrent(st))) return;
+      const a = await api('POST', `${st.path}/trim`, { body: { keep }, ifMatch: st.etag });
+      if (!outcome(st, a)) return;
+      st.previewKeep = null;
+      clear($('trim-out'));
+      await loadSession(st);
+      const dropped = plural(Number(a.json?.dropped ?? 0), 'message');
+      say(st.msg, `Trimmed: ${dropped} dropped, ${a.json?.after} kept.`);
+    });
+  });
+}
+
+/** Shows what a trim to the typed keep count would drop, and enables Trim when it drops anything. */
+export function trimPreview(st: SessionState): void {
+  const keep = Number($<HTMLInputElement>('trim-keep').value);
+  const out = $('trim-out');
+  clear(out);
+  const session = st.session;
+  if (!session) return;
+  if (!Number.isInteger(keep) || keep < 2) {
+    const why = 'Keep at least 2 messages (the count includes the system message).';
+    return append(out, [h('p', { class: 'msgbox error' }, why)]);
+  }
+  const kept = trimMessages(session.messages, keep);
+  const keptSet = new Set(kept);
+  const dropped = session.messages.filter((m) => !keptSet.has(m));
+  st.previewKeep = keep;
+  $<HTMLButtonElement>('trim-btn').disabled = dropped.length === 0;
+  const summary = dropped.length
+    ? `Trimming would drop ${plural(dropped.length, 'message')} and keep ${kept.length}:`
+    : `Nothing to drop: the session has ${plural(session.messages.length, 'message')}.`;
+  append(out, [h('p', { role: 'status' }, summary)]);
+  if (dropped.length) out.appendChild(droppedList(dropped));
+}
+
+/** The messages a trim would drop: role and the start of the text. */
+export function droppedList(dropped: Message[]): HTMLOListElement {
+  const ol = h('ol', { class: 'preview-list' });
+  for (const m of dropped) {
+    const t = contentText(m.content).text;
+    const calls = m.tool_calls?.length ? `(${plural(m.tool_calls.length, 'tool call')})` : '';
+    const shown = t.length > 100 ? `${t.slice(0, 100)}…` : t || calls || '(empty)';
+    ol.appendChild(h('li', null, h('strong', null, m.role), ': ', shown));
+  }
+  return ol;
+}
+
+/** Delete, after a confirmation and a revalidation; the list then says what was deleted. */
+export function wireDelete(st: SessionState): void {
+  $('delete-ask').addEventListener('click', () => {
+    show($('delete-confirm'), true);
+    $<HTMLButtonElement>('delete-no').focus();
+  });
+  $('delete-no').addEventListener('click', () => {
+    show($('delete-confirm'), false);
+    $('delete-ask').focus();
+  });
+  $('delete-yes').addEventListener('click', () => {
+    void busyWhile($<HTMLButtonElement>('delete-yes'), async () => {
+      if (!(await stillCurrent(st))) return;
+      const a = await api('DELETE', st.path, { ifMatch: st.etag });
+      if (!outcome(st, a, 204)) return;
+      setFlash(`Deleted session ${st.id}.`);
+      location.assign('/ui');
+    });
+  });
+}
+
+/** Download: the stored JSON exactly as the server sent it (an odek file), through a blob URL. */
+export function wireDownload(st: SessionState): void {
+  $('download').addEventListener('click', () => {
+    if (!st.raw) return;
+    const url = URL.createObjectURL(new Blob([st.raw], { type: 'application/json' }));
+    const a = h('a', { href: url, download: `${st.id.replace(/[^A-Za-z0-9._-]/g, '_')}.json` });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  });
+}
+
+/** odek's trim, as the server runs it: the system message plus the newest messages, no orphaned tool results. */
+export function trimMessages(messages: Message[], keep: number): Message[] {
+  if (messages.length <= keep) return messages;
+  const head = messages[0]?.role === 'system' ? 1 : 0;
+  let start = Math.max(head, messages.length - (keep - head));
+  while (start < messages.length && messages[start]!.role === 'tool') start++;
+  return [...messages.slice(0, head), ...messages.slice(start)];
 }

@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { sessionBrowser } from './client.js';
+import * as client from './client.js';
 import { renderPage, type PageAssets } from './page.js';
 import { STYLE } from './style.js';
 
@@ -33,7 +33,10 @@ export const UI_CSP = [
 ].join('; ');
 
 const ICON =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="5" width="12" height="9" rx="2" fill="#1f56b3"/><path d="M5 5V3.5A1.5 1.5 0 0 1 6.5 2h3A1.5 1.5 0 0 1 11 3.5V5" stroke="#1f56b3" stroke-width="1.5" fill="none"/></svg>';
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">' +
+  '<rect x="2" y="5" width="12" height="9" rx="2" fill="#1f56b3"/>' +
+  '<path d="M5 5V3.5A1.5 1.5 0 0 1 6.5 2h3A1.5 1.5 0 0 1 11 3.5V5" stroke="#1f56b3" stroke-width="1.5" ' +
+  'fill="none"/></svg>';
 
 /** FNV-1a of a text, as 8 hex digits: the asset URLs' version, so they can be cached for good. */
 function fingerprint(text: string): string {
@@ -50,11 +53,23 @@ interface Asset {
 
 let assets: { script: Asset; style: Asset; pages: Record<'list' | 'session', string> } | undefined;
 
+/**
+ * The page script: the source text of every function lib/ui/client.ts exports, side by side in one
+ * function scope (so they call each other by the names they have in this build, minified or not), then
+ * a call of the entry. tsx (keepNames) wraps functions in __name(); it is defined so the same text runs
+ * in the browser.
+ */
+export function clientScript(): string {
+  const entry = client.sessionBrowser;
+  const parts = Object.values(client).filter((f) => typeof f === 'function' && f !== entry);
+  const body = parts.map((f) => f.toString()).join('\n');
+  return `"use strict";var __name=function(f){return f};(function(){\n${body}\n(${entry.toString()})();\n})();\n`;
+}
+
 /** Built on first use, not at import: a Worker pays for it only when someone opens the browser. */
 function built() {
   if (assets) return assets;
-  // tsx (keepNames) wraps functions in __name(); define it so the same source runs in the browser.
-  const scriptText = `"use strict";var __name=function(f){return f};(${sessionBrowser.toString()})();\n`;
+  const scriptText = clientScript();
   const script = {
     body: scriptText,
     type: 'text/javascript; charset=utf-8',

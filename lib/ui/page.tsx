@@ -13,6 +13,7 @@ export interface PageAssets {
   style: string;
 }
 
+/** The document around every view: head, skip link, top bar, sign-in, status and error boxes. */
 function Layout(props: {
   view: 'list' | 'session';
   title: string;
@@ -82,6 +83,7 @@ function Layout(props: {
   );
 }
 
+/** The sessions list: search, results, the table and the pager. */
 function ListView() {
   return (
     <>
@@ -137,17 +139,46 @@ function ListView() {
   );
 }
 
+/** The transcript view: the header, the transcript, the actions, refs and the audit log. */
 function SessionView() {
   return (
     <>
       <p>
         <a href="/ui">← All sessions</a>
       </p>
+      <SessionHeader />
+      <section aria-labelledby="transcript-h">
+        <h2 id="transcript-h">Transcript</h2>
+        <ol id="messages" class="transcript"></ol>
+      </section>
+      <Actions />
+      <section aria-labelledby="refs-h">
+        <h2 id="refs-h">External refs</h2>
+        <div id="refs"></div>
+      </section>
+      <section aria-labelledby="audit-h">
+        <h2 id="audit-h">Audit log</h2>
+        <ol id="audit" class="timeline"></ol>
+      </section>
+    </>
+  );
+}
+
+/** Task, badges, facts, the session's own metadata (hidden when it has none) and the toolbar. */
+function SessionHeader() {
+  return (
+    <>
       <h1 id="task" tabindex={-1}>
         Session
       </h1>
       <p id="badges"></p>
       <dl id="facts" class="facts"></dl>
+      <div id="metadata-wrap" hidden>
+        <h2 id="metadata-h" class="sub">
+          Metadata
+        </h2>
+        <dl id="metadata" class="facts metadata" aria-labelledby="metadata-h"></dl>
+      </div>
       <div class="toolbar">
         <button type="button" id="download">
           Download JSON
@@ -158,89 +189,90 @@ function SessionView() {
         <span id="ro-note" class="note"></span>
       </div>
       <div id="action-msg" class="msgbox" role="alert"></div>
-      <section aria-labelledby="transcript-h">
-        <h2 id="transcript-h">Transcript</h2>
-        <ol id="messages" class="transcript"></ol>
-      </section>
-      <section id="actions" hidden aria-labelledby="actions-h">
-        <h2 id="actions-h">Change this session</h2>
-        <div class="actions">
-          <section>
-            <h3>Append a message</h3>
-            <form id="append-form">
-              <label for="append-text">User message</label>
-              <textarea id="append-text" name="content"></textarea>
-              <button type="submit" id="append-btn">
-                Append
-              </button>
-            </form>
-          </section>
-          <section>
-            <h3>Continue</h3>
-            <form id="continue-form">
-              <label for="continue-text">Message for the model</label>
-              <textarea id="continue-text" name="message"></textarea>
-              <button type="submit" id="continue-btn">
-                Continue
-              </button>
-              <p class="note">
-                Stores your message, then runs a model turn when the server has a model configured.
-              </p>
-            </form>
-          </section>
-          <section>
-            <h3>Trim</h3>
-            <form id="trim-form">
-              <label for="trim-keep">Messages to keep (counts the system message)</label>
-              <div class="row">
-                <input
-                  id="trim-keep"
-                  name="keep"
-                  type="number"
-                  min="2"
-                  step="1"
-                  inputmode="numeric"
-                />
-                <button type="button" id="trim-preview">
-                  Preview
-                </button>
-                <button type="submit" id="trim-btn" disabled>
-                  Trim
-                </button>
-              </div>
-            </form>
-            <div id="trim-out"></div>
-          </section>
-          <section>
-            <h3>Delete</h3>
-            <button type="button" id="delete-ask">
-              Delete this session…
-            </button>
-            <div id="delete-confirm" hidden role="group" aria-labelledby="delete-q">
-              <p id="delete-q">
-                Delete this session with its audit log and search entries? This cannot be undone.
-              </p>
-              <div class="row">
-                <button type="button" class="danger" id="delete-yes">
-                  Delete permanently
-                </button>
-                <button type="button" id="delete-no">
-                  Cancel
-                </button>
-              </div>
-            </div>
-          </section>
-        </div>
-      </section>
-      <section aria-labelledby="refs-h">
-        <h2 id="refs-h">External refs</h2>
-        <div id="refs"></div>
-      </section>
-      <section aria-labelledby="audit-h">
-        <h2 id="audit-h">Audit log</h2>
-        <ol id="audit" class="timeline"></ol>
-      </section>
     </>
+  );
+}
+
+/** The write controls, hidden until the page knows the token may write. */
+function Actions() {
+  return (
+    <section id="actions" hidden aria-labelledby="actions-h">
+      <h2 id="actions-h">Change this session</h2>
+      <div class="actions">
+        <section>
+          <h3>Append a message</h3>
+          <form id="append-form">
+            <label for="append-text">User message</label>
+            <textarea id="append-text" name="content"></textarea>
+            <button type="submit" id="append-btn">
+              Append
+            </button>
+          </form>
+        </section>
+        <section>
+          <h3>Continue</h3>
+          <form id="continue-form">
+            <label for="continue-text">Message for the model</label>
+            <textarea id="continue-text" name="message"></textarea>
+            <button type="submit" id="continue-btn">
+              Continue
+            </button>
+            <p class="note">
+              Stores your message, then runs a model turn when the server has a model configured.
+            </p>
+          </form>
+        </section>
+        <TrimAction />
+        <DeleteAction />
+      </div>
+    </section>
+  );
+}
+
+/** Trim: a keep count, a preview of what would be dropped, then the trim. */
+function TrimAction() {
+  return (
+    <section>
+      <h3>Trim</h3>
+      <form id="trim-form">
+        <label for="trim-keep">Messages to keep (counts the system message)</label>
+        <div class="row">
+          <input id="trim-keep" name="keep" type="number" min="2" step="1" inputmode="numeric" />
+          <button type="button" id="trim-preview">
+            Preview
+          </button>
+          <button type="submit" id="trim-btn" disabled>
+            Trim
+          </button>
+        </div>
+      </form>
+      <div id="trim-out"></div>
+    </section>
+  );
+}
+
+/** Delete, behind a confirmation. */
+function DeleteAction() {
+  return (
+    <section>
+      <h3>Delete</h3>
+      <button type="button" id="delete-ask">
+        Delete this session…
+      </button>
+      <div id="delete-confirm" hidden role="group" aria-labelledby="delete-q">
+        <p id="delete-q">
+          Delete this session with its audit log and search entries? This cannot be undone.
+        </p>
+        <div class="row">
+          <button type="button" class="danger" id="delete-yes">
+            Delete permanently
+          </button>
+          <button type="button" id="delete-no">
+            Cancel
+          </button>
+        </div>
+      </div>
+    </section>
   );
 }
 

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
@@ -29,6 +31,7 @@ const T = {
   search: 'tok_ui_search_0123456789',
   keys: 'tok_ui_keys_0123456789',
   acts: 'tok_ui_acts_0123456789',
+  flags: 'tok_ui_flags_0123456789',
 };
 
 let browser: Browser;
@@ -41,7 +44,7 @@ beforeAll(async () => {
   chat = await startChatServer();
   server = await startSatchelServer({
     env: {
-      SATCHEL_TOKENS: `alice/laptop=${T.alice},alice/ci=${T.aliceRo}:ro,pager=${T.pager},live=${T.live},xss=${T.xss},search=${T.search},keys=${T.keys},acts=${T.acts}`,
+      SATCHEL_TOKENS: `alice/laptop=${T.alice},alice/ci=${T.aliceRo}:ro,pager=${T.pager},live=${T.live},xss=${T.xss},search=${T.search},keys=${T.keys},acts=${T.acts},flags=${T.flags}`,
       SATCHEL_MODEL_URL: chat.url,
       SATCHEL_MODEL: 'chat-test',
     },
@@ -151,6 +154,61 @@ describe('session browser: sign-in, list and paging', () => {
     expect(await visibleText(page, '#rows')).toContain('open mode session');
     expect(await page.$eval('#signin', (el) => (el as HTMLElement).hidden)).toBe(true);
     expect(await visibleText(page, '#who')).toContain('Open mode');
+    await page.close();
+  });
+});
+
+describe('session browser: flags and metadata', () => {
+  it('the list shows taint and sandbox badges from the list entries; the header shows metadata', async () => {
+    const api = apiClient(server.url, T.flags);
+    const flagged = await api('POST', '/v1/sessions', {
+      task: 'sandboxed and tainted',
+      sandbox: true,
+      untrusted_ingested: true,
+      episode_untrusted: true,
+      metadata: { team: 'infra', ticket: 'OPS-7' },
+      messages: [{ role: 'user', content: 'run it in the sandbox' }],
+    });
+    const plain = await api('POST', '/v1/sessions', {
+      task: 'plain session',
+      messages: [{ role: 'user', content: 'nothing special' }],
+    });
+    expect([flagged.status, plain.status]).toEqual([201, 201]);
+    // The list entries carry the flags and the metadata (GET /v1/sessions, v1.1).
+    const entries = (await api('GET', '/v1/sessions')).json.sessions as Record<string, unknown>[];
+    expect(entries.find((e) => e.id === flagged.json.id)).toMatchObject({
+      sandbox: true,
+      untrusted_ingested: true,
+      episode_untrusted: true,
+      metadata: { team: 'infra', ticket: 'OPS-7' },
+    });
+    const { page, errors } = await openPage(browser);
+    await page.goto(`${server.url}/ui`);
+    await signIn(page, T.flags);
+    await page.waitForSelector('#rows tr', { visible: true });
+    const badgesOf = (id: string) =>
+      page.$$eval(`#rows tr[data-id="${id}"] .badge`, (els) =>
+        els.map((el) => `${el.className}: ${el.textContent}`),
+      );
+    expect(await badgesOf(flagged.json.id)).toEqual([
+      'badge taint: untrusted',
+      'badge taint: episode untrusted',
+      'badge sandbox: sandbox',
+    ]);
+    expect(await badgesOf(plain.json.id)).toEqual([]);
+    await page.click(`#rows tr[data-id="${flagged.json.id}"] a`);
+    await page.waitForSelector('#messages li', { visible: true });
+    expect(await visibleText(page, '#badges')).toMatch(/untrusted.*sandbox/s);
+    const metadata = await page.$$eval('#metadata dt, #metadata dd', (els) =>
+      els.map((el) => el.textContent),
+    );
+    expect(metadata).toEqual(['team', 'infra', 'ticket', 'OPS-7']);
+    expect(await visibleText(page, '#metadata-wrap')).toContain('Metadata');
+    // A session without metadata shows no metadata heading.
+    await page.goto(`${server.url}/ui/sessions/${plain.json.id}`);
+    await page.waitForSelector('#messages li', { visible: true });
+    expect(await page.$eval('#metadata-wrap', (el) => (el as HTMLElement).hidden)).toBe(true);
+    expect(errors).toEqual([]);
     await page.close();
   });
 });
@@ -298,7 +356,13 @@ describe('session browser: the transcript', () => {
     }));
     expect(reasoning.open).toBe(false);
     expect(reasoning.summary).toContain('Reasoning');
-    // The wrapper is a labelled block with its source; the text around it stays text.
+    // The wrapper is a labelled block with its source; the text around it stays text. Scrolled to first,
+    // as a reader would: the open result above pushed it off screen, and items use content-visibility:
+    // auto, so Chromium reports no innerText for it until it is near the viewport.
+    await page.$eval('#m7', (el) => el.scrollIntoView({ block: 'center' }));
+    await page.evaluate(
+      () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+    );
     const wrapper = await page.$eval('.untrusted', (el) => ({
       label: el.getAttribute('aria-label'),
       text: (el as HTMLElement).innerText,
@@ -546,6 +610,47 @@ describe('session browser: actions', () => {
   });
 });
 
+describe('session browser: the script as the Worker serves it', () => {
+  it('runs when minified and bundled: the list and a transcript render, nothing fails', async () => {
+    // The Worker bundle is minified, so the functions of lib/ui/client.ts get short names there; the
+    // served script must still hold together. Bundle lib/ui/index.ts the same way and serve its script.
+    const dir = mkdtempSync(join(tmpdir(), 'satchel-ui-min-'));
+    const outfile = join(dir, 'ui.cjs');
+    await build({
+      entryPoints: [new URL('../../lib/ui/index.ts', import.meta.url).pathname],
+      outfile,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'es2022',
+      minify: true,
+      logLevel: 'warning',
+    });
+    const { clientScript } = createRequire(import.meta.url)(outfile) as { clientScript(): string };
+    const script = clientScript();
+    rmSync(dir, { recursive: true, force: true });
+    expect(script).not.toContain('function sessionBrowser'); // really minified
+    const api = apiClient(openServer.url, null);
+    const id = (await api('POST', '/v1/sessions', richSession('Minified script session'))).json.id;
+    const { page, errors, violations } = await openPage(browser);
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/ui/app.js')
+        void req.respond({ status: 200, contentType: 'text/javascript', body: script });
+      else void req.continue();
+    });
+    await page.goto(`${openServer.url}/ui`);
+    expect(await visibleText(page, `#rows tr[data-id="${id}"]`)).toContain('Minified script');
+    await page.click(`#rows tr[data-id="${id}"] a`);
+    await page.waitForSelector('.tool-call', { visible: true });
+    expect(await visibleText(page, '#m2')).toContain('[REDACTED]');
+    await page.waitForSelector('#audit li time');
+    expect(errors).toEqual([]);
+    expect(violations).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('session browser: safety', () => {
   const PAYLOADS = [
     '<script>window.__xss = "script"</script>',
@@ -590,6 +695,7 @@ describe('session browser: safety', () => {
         { role: 'tool', tool_call_id: PAYLOADS[1], content: joined.repeat(20) },
         { role: 'tool', tool_call_id: 'c2', name: PAYLOADS[0], content: PAYLOADS[7] },
       ],
+      metadata: { [PAYLOADS[1]!]: PAYLOADS[0]!, note: PAYLOADS[4]! },
       external_refs: [
         { kind: 'link', uri: 'javascript:window.__xss=1', created_by: '<script>x</script>' },
         { kind: 'img', uri: '<img src=x onerror=window.__xss=1>' },
@@ -644,6 +750,8 @@ describe('session browser: safety', () => {
     expect(text).toContain('<untrusted_content_ZZZZ');
     expect(text).toContain('unclosed look-alike');
     expect(await visibleText(page, '#refs')).toContain('javascript:window.__xss=1');
+    const meta = await visibleText(page, '#metadata');
+    for (const p of [PAYLOADS[0]!, PAYLOADS[1]!, PAYLOADS[4]!]) expect(meta).toContain(p);
     await check();
     // A hostile id in the URL is text too.
     await page.goto(

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Hono } from 'hono';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as client from '../../lib/ui/client.js';
 import { uiRoutes } from '../../lib/ui/index.js';
 
 // The session browser's routes on their own (no server, no browser): what they serve and how big it is.
@@ -39,7 +42,7 @@ describe('ui routes', () => {
     expect(gzip).toBeLessThan(60_000);
   });
 
-  it('versioned assets are cached for good; the script is one strict function that parses', async () => {
+  it('versioned assets are cached for good; the script is strict, self-contained and parses', async () => {
     const html = await (await get('/ui')).text();
     const src = /src="(\/ui\/app\.js\?v=[0-9a-f]+)"/.exec(html)![1]!;
     const res = await get(src);
@@ -49,9 +52,33 @@ describe('ui routes', () => {
     const script = await res.text();
     expect(script.startsWith('"use strict";')).toBe(true);
     expect(() => new Function(script)).not.toThrow();
+    // Every function of lib/ui/client.ts is in it, once.
+    for (const [name, fn] of Object.entries(client)) {
+      expect(typeof fn, name).toBe('function');
+      expect(script.split((fn as () => void).toString()).length - 1, name).toBe(1);
+    }
     // The client builds the DOM from text: no innerHTML, outerHTML, insertAdjacentHTML, document.write or eval.
     expect(script).not.toMatch(
       /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
     );
+  });
+
+  it('lib/ui/client.ts holds only exported functions and types, and imports nothing', () => {
+    // The served script is the functions' own text: an import or a module-level value would be missing
+    // in the browser (lib/ui/index.ts, clientScript).
+    const file = new URL('../../lib/ui/client.ts', import.meta.url);
+    const source = ts.createSourceFile(
+      'client.ts',
+      readFileSync(file, 'utf8'),
+      ts.ScriptTarget.Latest,
+    );
+    const stray = source.statements.filter((st) => {
+      if (ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st)) return false;
+      const exported =
+        ts.isFunctionDeclaration(st) &&
+        st.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+      return !exported;
+    });
+    expect(stray.map((st) => st.getText(source).slice(0, 80))).toEqual([]);
   });
 });
