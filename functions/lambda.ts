@@ -1,14 +1,15 @@
 // Lambda entry (API Gateway HTTP API v2 and function URLs): S3 storage; background work is drained
 // before the handler returns, since a frozen function would otherwise stall it.
 import { handle } from 'hono/aws-lambda';
-import { loadConfig } from '../lib/server/config.js';
+import { ConfigError, createServerLogger, loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { S3Store } from '../lib/storage/s3.js';
 
 const ready = (async () => {
   const config = await loadConfig(process.env, 's3');
-  if (config.storage.kind !== 's3') throw new Error('on Lambda, SATCHEL_STORAGE must be s3');
-  const built = createApp({ config, objects: new S3Store(config.storage.s3) });
+  if (config.storage.kind !== 's3') throw new ConfigError('on Lambda, SATCHEL_STORAGE must be s3');
+  const log = createServerLogger(config);
+  const built = createApp({ config, objects: new S3Store(config.storage.s3), log });
   return { handler: handle(built.app), background: built.background };
 })();
 

@@ -1,35 +1,68 @@
 // Node entry: the local server. `npm start` runs it; SATCHEL_STORAGE=s3 points it at a bucket.
+// A configuration error is one line on stderr and exit code 1; storage that does not answer at start is
+// not one (the server starts degraded and answers 503 until storage returns).
 import { serve } from '@hono/node-server';
 import { resolve } from 'node:path';
-import { loadConfig } from '../lib/server/config.js';
+import {
+  ConfigError,
+  createServerLogger,
+  describeConfig,
+  loadConfig,
+} from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { createLogger } from '../lib/model/log.js';
 import { LocalStore } from '../lib/storage/local.js';
 import { S3Store } from '../lib/storage/s3.js';
 
-const config = await loadConfig(process.env, 'local');
+/** Prints one line and exits 1: for mistakes a person fixes in the environment. */
+function refuse(message: string): never {
+  console.error(`satchel: ${message}`);
+  process.exit(1);
+}
+
+const config = await loadConfig(process.env, 'local').catch((err: unknown) =>
+  refuse(err instanceof ConfigError ? err.message : `cannot read the configuration: ${err}`),
+);
+if (config.storage.kind === 'r2')
+  refuse('SATCHEL_STORAGE=r2 works only on Workers; use local or s3 here');
 const objects =
   config.storage.kind === 'local'
     ? new LocalStore(resolve(config.storage.dir))
-    : config.storage.kind === 's3'
-      ? new S3Store(config.storage.s3)
-      : (() => {
-          throw new Error('SATCHEL_STORAGE=r2 works only on Workers');
-        })();
+    : new S3Store(config.storage.s3);
 const open = config.tokens === null;
 // Without tokens, the API is open: only listen on loopback then.
 const hostname = open ? '127.0.0.1' : process.env.HOST || '0.0.0.0';
-const { app, log } = createApp({ config, objects, allowOpen: true, log: createLogger() });
+const isTTY = Boolean(process.stdout.isTTY);
+const log = createServerLogger(config, { isTTY });
+const { app } = createApp({ config, objects, allowOpen: true, log });
+
 const server = serve({ fetch: app.fetch, port: config.port, hostname }, (info) => {
-  console.log(`satchel listening on http://${hostname}:${info.port}`);
-  console.log(`storage: ${objects.name}`);
-  console.log(
-    open
-      ? 'auth: none (SATCHEL_TOKENS is not set): namespace "default", loopback only'
-      : `auth: ${config.tokens!.length} token(s)`,
-  );
+  void banner(`http://${hostname}:${info.port}`);
+});
+
+/** The start banner: where it listens, what it runs with (never a secret), whether storage answers. */
+async function banner(url: string): Promise<void> {
+  const ping = (await objects.ping?.(1500)) ?? { ok: true, latencyMs: 0 };
+  const fields: Record<string, string> = {
+    ...describeConfig(config),
+    ...(config.storage.kind === 'local'
+      ? { storage: `local folder ${objects.name.slice(6)}` }
+      : {}),
+    storage_state: ping.ok
+      ? `answering (${ping.latencyMs} ms)`
+      : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
+  };
+  const msg = `satchel listening on ${url}`;
+  if ((config.log ?? (isTTY ? 'pretty' : 'json')) !== 'pretty') return log.info(msg, fields);
+  console.log(msg);
+  for (const [k, v] of Object.entries(fields)) console.log(`  ${`${k}:`.padEnd(15)} ${v}`);
+}
+server.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EADDRINUSE')
+    refuse(`port ${config.port} on ${hostname} is in use; stop the other process or set PORT`);
+  if (err.code === 'EACCES') refuse(`no permission to listen on port ${config.port}; set PORT`);
+  if (err.code === 'EADDRNOTAVAIL') refuse(`HOST ${hostname} is not an address of this machine`);
+  refuse(`cannot listen on ${hostname}:${config.port}: ${err.code ?? err.message}`);
 });
 const stop = () => server.close(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
-void log;

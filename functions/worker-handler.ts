@@ -1,7 +1,13 @@
 // The Workers fetch handler both Worker entries share: R2 binding BUCKET by default, S3 when
 // SATCHEL_STORAGE=s3 and the entry brings the S3 adapter. The app is built once per isolate.
 import type { ExecutionContext } from 'hono';
-import { loadConfig, type Env as VarEnv, type S3Config } from '../lib/server/config.js';
+import {
+  ConfigError,
+  createServerLogger,
+  loadConfig,
+  type Env as VarEnv,
+  type S3Config,
+} from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { R2Store, type R2BucketLike } from '../lib/storage/r2.js';
 import type { ObjectStore } from '../lib/storage/port.js';
@@ -20,21 +26,45 @@ export function workerHandler(openS3?: (config: S3Config) => ObjectStore | Promi
     let objects: ObjectStore;
     if (config.storage.kind === 's3') {
       if (!openS3)
-        throw new Error(
+        throw new ConfigError(
           'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only',
         );
       objects = await openS3(config.storage.s3);
     } else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
-    else throw new Error('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');
-    // An isolate has 128 MB: keep the session cache small there.
-    return createApp({ config, objects, cacheBytes: 24 * 1024 * 1024 }).app;
+    else throw new ConfigError('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');
+    // An isolate has 128 MB: keep the session cache small there. No open mode: without SATCHEL_TOKENS
+    // every request is 401 saying so (wrangler dev without .dev.vars).
+    const log = createServerLogger(config);
+    return createApp({ config, objects, log, cacheBytes: 24 * 1024 * 1024 }).app;
   }
 
   return {
     async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
       built ??= build(env);
-      const app = await built;
+      let app: Awaited<typeof built>;
+      try {
+        app = await built;
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        // A configuration error answers every request with the one line that names it (no secret in it).
+        console.error(`satchel: ${err.message}`);
+        return configProblem(err.message);
+      }
       return app.fetch(request, env, ctx);
     },
   };
+}
+
+/** A 500 problem naming the configuration error: the Worker cannot serve until its vars are fixed. */
+function configProblem(message: string): Response {
+  const problem = {
+    type: 'https://satchel.dev/problems/500',
+    title: 'Configuration Error',
+    status: 500,
+    detail: `the server is not configured: ${message}`,
+  };
+  return new Response(JSON.stringify(problem), {
+    status: 500,
+    headers: { 'content-type': 'application/problem+json' },
+  });
 }

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { methodNotAllowed, notFound } from '../model/errors.js';
 import { buildServices, type ServiceOptions, type Services } from '../server/services.js';
 import { uiRoutes } from '../ui/index.js';
+import { accessLog } from './access-log.js';
 import { bearerAuth, requireWrite } from './auth.js';
 import { readJson } from './body.js';
 import type { Env } from './context.js';
@@ -25,6 +26,7 @@ export function createApp(options: AppOptions) {
 
   app.onError((err, c) => problemResponse(c, err, log));
   app.notFound((c) => notFoundOrNotAllowed(c, log));
+  app.use('*', accessLog(log));
   app.use('*', async (c, next) => {
     c.set('services', services);
     return next();

@@ -32,7 +32,19 @@ export async function resolveToken(
     : null;
 }
 
-/** Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`. */
+/**
+ * Why every token is refused when none is configured (Workers and Lambda have no open mode): the usual
+ * cause is `wrangler dev` without a `.dev.vars` file.
+ */
+export const NO_TOKENS_CONFIGURED =
+  'no SATCHEL_TOKENS is configured on this server, so no token can be accepted: set SATCHEL_TOKENS ' +
+  '(namespace[/device]=token, comma-separated; for wrangler dev in .dev.vars, e.g. ' +
+  'SATCHEL_TOKENS="alice/laptop=tok_1") and send Authorization: Bearer <token>';
+
+/**
+ * Bearer-token middleware; with `tokens === null` (local open mode) everyone is namespace `default`; with
+ * an empty list (no SATCHEL_TOKENS where open mode is not allowed) every request is 401 saying so.
+ */
 export function bearerAuth<E extends { Variables: AuthVariables }>(
   tokens: TokenEntry[] | null,
 ): MiddlewareHandler<E> {
@@ -41,6 +53,7 @@ export function bearerAuth<E extends { Variables: AuthVariables }>(
       c.set('caller', { namespace: 'default', device: 'local', readOnly: false });
       return next();
     }
+    if (tokens.length === 0) throw unauthorized(NO_TOKENS_CONFIGURED);
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw unauthorized('send Authorization: Bearer <token>');

@@ -1,8 +1,17 @@
 /**
- * The one logger: JSON lines on stdout/stderr. Callers pass fields, never request bodies, headers or
- * tokens, so nothing a client sends (secrets included) reaches a log.
+ * The one logger: one line per event, JSON (for machines) or pretty (for a person at a terminal), or
+ * nothing (`SATCHEL_LOG=off`). Callers pass fields, never request bodies, headers or tokens; on top of
+ * that every string of every line goes through `redact` (the save pipeline's redactor, injected by the
+ * server: this layer cannot import the pipeline), so a secret-looking id or error text is masked too.
  */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/** `SATCHEL_LOG`: `json` lines, `pretty` lines, or `off`. */
+export type LogFormat = 'json' | 'pretty' | 'off';
+
+export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty', 'off'];
 
 export interface Logger {
   info(msg: string, fields?: LogFields): void;
@@ -10,23 +19,85 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
-/** A logger writing JSON lines; `quiet` drops info lines (tests). */
-export function createLogger(options: { quiet?: boolean } = {}): Logger {
-  const write = (level: string, msg: string, fields?: LogFields) => {
-    const line = JSON.stringify({ t: new Date().toISOString(), level, msg, ...fields });
-    if (level === 'info') {
-      if (!options.quiet) console.log(line);
-    } else console.error(line);
+/** One log event, as a JSON line holds it. */
+export interface LogRecord {
+  t: string;
+  level: LogLevel;
+  msg: string;
+  [field: string]: string | number | boolean | null | undefined;
+}
+
+export interface LoggerOptions {
+  /** Drop info lines (tests that only care about warnings and errors). */
+  quiet?: boolean;
+  /** Default `json`. */
+  format?: LogFormat;
+  /** Applied to the message and every string field before a line is written. */
+  redact?: (text: string) => string;
+  /** Where a finished line goes (default: info to stdout, warn and error to stderr). */
+  write?: (level: LogLevel, line: string, record: LogRecord) => void;
+  /** The clock (tests). */
+  now?: () => Date;
+}
+
+/** A logger writing one line per event in `format`, every string redacted. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const format = options.format ?? 'json';
+  const redact = options.redact ?? ((s: string) => s);
+  const now = options.now ?? (() => new Date());
+  const write = options.write ?? writeConsole;
+  const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
+    if (format === 'off' || (level === 'info' && options.quiet)) return;
+    const record: LogRecord = { t: now().toISOString(), level, msg: safely(redact, msg) };
+    for (const [k, v] of Object.entries(fields ?? {})) {
+      if (v === undefined || k === 't' || k === 'level' || k === 'msg') continue;
+      record[k] = typeof v === 'string' ? safely(redact, v) : v;
+    }
+    write(level, format === 'pretty' ? prettyLine(record) : JSON.stringify(record), record);
   };
   return {
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
   };
+}
+
+/** `SATCHEL_LOG` as a format; unset or empty: `pretty` on a terminal, `json` otherwise. Null when not a format. */
+export function parseLogFormat(value: string | undefined, isTTY: boolean): LogFormat | null {
+  if (value === undefined || value.trim() === '') return isTTY ? 'pretty' : 'json';
+  const v = value.trim().toLowerCase();
+  return (LOG_FORMATS as readonly string[]).includes(v) ? (v as LogFormat) : null;
+}
+
+/** `12:03:04.567 INFO  request method=GET route=/v1/sessions status=200 ms=3`: time, level, message, fields. */
+export function prettyLine(record: LogRecord): string {
+  const { t, level, msg, ...fields } = record;
+  const time = t.slice(11, 23);
+  const parts = [time, level.toUpperCase().padEnd(5), msg];
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    const text = String(v);
+    parts.push(`${k}=${/^[^\s"=]+$/.test(text) ? text : JSON.stringify(text)}`);
+  }
+  return parts.join(' ');
 }
 
 /** A short description of an error for logs: its name and message, never a stack or a body. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 300);
   return String(err).slice(0, 300);
+}
+
+function writeConsole(level: LogLevel, line: string): void {
+  if (level === 'info') console.log(line);
+  else console.error(line);
+}
+
+/** A redactor that throws must not take the log line (or the request) down with it. */
+function safely(redact: (s: string) => string, text: string): string {
+  try {
+    return redact(text);
+  } catch {
+    return '[unredactable]';
+  }
 }

@@ -20,10 +20,18 @@ export const problemSchema = z.object({
 export const healthSchema = z.object({
   status: z.enum(['ok', 'degraded']),
   storage: z.object({
+    /** `local`, `memory`, `s3:<bucket>[/<prefix>]`, `r2:BUCKET`: never a local path. */
     backend: z.string(),
     ok: z.boolean(),
+    /** Time of this probe (until the answer, or until it gave up). */
     latency_ms: z.number().optional(),
+    /** When not ok: `timeout`, `unreachable`, `denied`, `not-found` or `error`. */
+    reason: z.enum(['timeout', 'unreachable', 'denied', 'not-found', 'error']).optional(),
+    /** When not ok: one short line, e.g. `no answer within 1500 ms`, `HTTP 403 AccessDenied`. */
     error: z.string().optional(),
+    /** The last failed probe since the process started, and when, even if storage answers again. */
+    last_error: z.string().optional(),
+    last_error_at: z.string().optional(),
   }),
   embeddings: z.object({
     configured: z.boolean(),
@@ -33,6 +41,8 @@ export const healthSchema = z.object({
     model: z.string().optional(),
     search: z.string().optional(),
   }),
+  /** Whether continue runs a model turn (SATCHEL_MODEL_URL and SATCHEL_MODEL set); never the URL or key. */
+  model: z.object({ configured: z.boolean() }).optional(),
 });
 
 /** `GET /v1/sessions`: one page of metadata, newest first. */

@@ -1,5 +1,13 @@
 import { sha256 } from '../model/digest.js';
 import { isValidNamespace, isValidSessionId } from '../model/ids.js';
+import {
+  createLogger,
+  parseLogFormat,
+  type LogFormat,
+  type Logger,
+  type LoggerOptions,
+} from '../model/log.js';
+import { defaultPipeline } from '../pipeline/default.js';
 import type { ModelConfig } from '../continue/model.js';
 import type { HookConfig } from '../hooks/hooks.js';
 
@@ -51,6 +59,8 @@ export interface SatchelConfig {
   hooks: ReadonlyMap<string, HookConfig>;
   /** The model that continue runs a turn with; absent unless SATCHEL_MODEL_URL and SATCHEL_MODEL are both set. */
   model?: ModelConfig;
+  /** `SATCHEL_LOG`; absent: decided by the runtime (`pretty` on a terminal, `json` otherwise). */
+  log?: LogFormat;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +81,9 @@ export async function loadConfig(
   else if (kind === 'r2') storage = { kind };
   else if (kind === 's3') {
     if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
+    checkS3Credentials(env);
+    if (env.S3_ENDPOINT && !/^https?:\/\/[^\s/]/.test(env.S3_ENDPOINT))
+      throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
     storage = {
       kind,
       s3: {
@@ -113,8 +126,102 @@ export async function loadConfig(
       ? { embeddings: parseEmbeddings(env) }
       : {}),
     hooks: parseHooks(env.SATCHEL_HOOKS),
-    ...(env.SATCHEL_MODEL_URL && env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
+    ...(env.SATCHEL_MODEL_URL || env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
+    ...(env.SATCHEL_LOG?.trim() ? { log: parseLog(env.SATCHEL_LOG) } : {}),
   };
+}
+
+/**
+ * The key pair goes together; without one, another credential source of the AWS SDK must be named
+ * (a profile, a web-identity or container role), or every request would fail at run time with only
+ * the log saying why.
+ */
+function checkS3Credentials(env: Env): void {
+  const id = Boolean(env.AWS_ACCESS_KEY_ID);
+  const secret = Boolean(env.AWS_SECRET_ACCESS_KEY);
+  if (id && !secret)
+    throw new ConfigError('AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not');
+  if (secret && !id)
+    throw new ConfigError('AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not');
+  const other =
+    env.AWS_PROFILE ||
+    env.AWS_WEB_IDENTITY_TOKEN_FILE ||
+    env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ||
+    env.AWS_CONTAINER_CREDENTIALS_FULL_URI;
+  if (!id && !other)
+    throw new ConfigError(
+      'SATCHEL_STORAGE=s3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)',
+    );
+}
+
+function parseLog(value: string): LogFormat {
+  const format = parseLogFormat(value, false);
+  if (!format) throw new ConfigError('SATCHEL_LOG must be json, pretty or off');
+  return format;
+}
+
+/**
+ * The process's logger: `config.log`, else `pretty` on a terminal and `json` elsewhere; every line goes
+ * through the save pipeline's redactor (with the configured known values), so nothing that would be
+ * redacted in a stored session reaches a log.
+ */
+export function createServerLogger(
+  config: SatchelConfig,
+  options: { isTTY?: boolean } & Pick<LoggerOptions, 'write' | 'quiet'> = {},
+): Logger {
+  const { redactText } = defaultPipeline({
+    maxSessionBytes: config.maxSessionBytes,
+    knownValues: config.redactValues,
+  });
+  return createLogger({
+    format: config.log ?? (options.isTTY ? 'pretty' : 'json'),
+    redact: redactText,
+    ...(options.write ? { write: options.write } : {}),
+    ...(options.quiet ? { quiet: options.quiet } : {}),
+  });
+}
+
+/**
+ * What the server runs with, for the start banner: storage backend, endpoint and bucket (or folder), model,
+ * embeddings, hooks, auth, logs. Never a secret: no keys, no tokens, no hook secrets, no URL credentials.
+ */
+export function describeConfig(config: SatchelConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  const { storage } = config;
+  if (storage.kind === 'local') out.storage = `local folder ${storage.dir}`;
+  else if (storage.kind === 'r2') out.storage = 'r2 (binding BUCKET)';
+  else {
+    const s3 = storage.s3;
+    out.storage = [
+      `s3 bucket ${s3.bucket}`,
+      s3.prefix ? `prefix ${s3.prefix}` : '',
+      `at ${s3.endpoint ? publicUrl(s3.endpoint) : `AWS ${s3.region}`}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+  }
+  out.auth =
+    config.tokens === null
+      ? 'none (SATCHEL_TOKENS is not set): namespace "default", loopback only'
+      : `${config.tokens.length} token(s) in ${new Set(config.tokens.map((t) => t.namespace)).size} namespace(s)`;
+  out.model = config.model
+    ? `${config.model.model} at ${publicUrl(config.model.url)}`
+    : 'none (continue stores the message only)';
+  out.embeddings = config.embeddings
+    ? `${config.embeddings.model} at ${publicUrl(config.embeddings.url)}`
+    : 'none (lexical search)';
+  out.hooks = config.hooks.size ? [...config.hooks.keys()].join(', ') : 'none';
+  return out;
+}
+
+/** A URL without credentials, query or fragment (they may hold keys). */
+function publicUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
 }
 
 /** An OpenAI-compatible embeddings service. */
@@ -145,8 +252,12 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
   };
 }
 
-/** The continue model, from `SATCHEL_MODEL_*` (the caller checked that URL and model are set). */
+/** The continue model, from `SATCHEL_MODEL_*`: URL and model go together. */
 function parseModel(env: Env): ModelConfig {
+  if (!env.SATCHEL_MODEL_URL)
+    throw new ConfigError('SATCHEL_MODEL is set but SATCHEL_MODEL_URL is not; set both or neither');
+  if (!env.SATCHEL_MODEL)
+    throw new ConfigError('SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not; set both or neither');
   let url: URL;
   try {
     url = new URL(env.SATCHEL_MODEL_URL!);

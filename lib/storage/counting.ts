@@ -1,4 +1,11 @@
-import type { ListOptions, ListPage, ObjectStore, PutOptions, StoredObject } from './port.js';
+import type {
+  ListOptions,
+  ListPage,
+  ObjectStore,
+  PutOptions,
+  StoragePing,
+  StoredObject,
+} from './port.js';
 
 /** Request and byte counts of one store, by operation. */
 export interface StoreCounts {
@@ -19,8 +26,12 @@ export class CountingStore implements ObjectStore {
   readonly name: string;
   counts: StoreCounts = emptyCounts();
 
+  /** The inner store's health probe, when it has one (not counted: it is not traffic of the design). */
+  readonly ping?: (deadlineMs?: number) => Promise<StoragePing>;
+
   constructor(private readonly inner: ObjectStore) {
     this.name = inner.name;
+    if (inner.ping) this.ping = (deadlineMs) => inner.ping!(deadlineMs);
   }
 
   /** Returns the counts so far and starts again from zero. */

@@ -4,10 +4,14 @@ import { ConfigError, loadConfig } from '../../lib/server/config.js';
 const load = (env: Record<string, string>) => loadConfig(env, 'local');
 
 describe('config: the continue model', () => {
-  it('is configured only when both SATCHEL_MODEL_URL and SATCHEL_MODEL are set', async () => {
+  it('is configured only when both SATCHEL_MODEL_URL and SATCHEL_MODEL are set; one alone is refused', async () => {
     expect((await load({})).model).toBeUndefined();
-    expect((await load({ SATCHEL_MODEL_URL: 'https://api.example.com/v1' })).model).toBeUndefined();
-    expect((await load({ SATCHEL_MODEL: 'm' })).model).toBeUndefined();
+    await expect(load({ SATCHEL_MODEL_URL: 'https://api.example.com/v1' })).rejects.toThrow(
+      /SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not/,
+    );
+    await expect(load({ SATCHEL_MODEL: 'm' })).rejects.toThrow(
+      /SATCHEL_MODEL is set but SATCHEL_MODEL_URL is not/,
+    );
     expect(
       (await load({ SATCHEL_MODEL_URL: 'https://api.example.com/v1', SATCHEL_MODEL: 'm' })).model,
     ).toEqual({

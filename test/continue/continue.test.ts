@@ -71,13 +71,10 @@ describe('continue without a model', () => {
     ]);
   });
 
-  it('URL without SATCHEL_MODEL is not a configured model', async () => {
-    const app = await makeApp({ env: { SATCHEL_MODEL_URL: 'http://127.0.0.1:9' } });
-    const { json } = await app.call('POST', '/v1/sessions', { body: { task: 't' } });
-    const res = await app.call('POST', `/v1/sessions/${json.id}/continue`, {
-      body: { message: 'hello' },
-    });
-    expect(res.json.model_turn).toBe(false);
+  it('URL without SATCHEL_MODEL is refused at start (continue would never call the model)', async () => {
+    await expect(makeApp({ env: { SATCHEL_MODEL_URL: 'http://127.0.0.1:9' } })).rejects.toThrow(
+      /SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not/,
+    );
   });
 });
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env } from '../../lib/server/config.js';
 import { createApp } from '../../lib/http/app.js';
-import { createLogger } from '../../lib/model/log.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
+import { captureLogs } from '../support/logs.js';
 
 export const TOKENS = {
   laptop: 'tok_alice_laptop_0123456789',
@@ -20,7 +20,10 @@ export async function sha256hex(s: string): Promise<string> {
   return Buffer.from(d).toString('hex');
 }
 
-/** An app on a real local folder (or the given store), with alice (laptop, phone, read-only ci) and bob. */
+/**
+ * An app on a real local folder (or the given store), with alice (laptop, phone, read-only ci) and bob.
+ * Its log lines are captured in `logs` (printed only when a test fails), so tests assert the errors they provoke.
+ */
 export async function makeApp(
   options: { env?: Env; objects?: ObjectStore; allowOpen?: boolean } = {},
 ) {
@@ -31,11 +34,12 @@ export async function makeApp(
   };
   const config = await loadConfig(env, 'local');
   const objects = options.objects ?? new LocalStore(dir);
+  const logs = captureLogs();
   const built = createApp({
     config,
     objects,
     allowOpen: options.allowOpen ?? false,
-    log: createLogger({ quiet: true }),
+    log: logs,
   });
   const call = async (
     method: string,
@@ -71,5 +75,5 @@ export async function makeApp(
     }
     return { status: res.status, headers: res.headers, json, text };
   };
-  return { ...built, dir, objects, call };
+  return { ...built, dir, objects, call, logs };
 }

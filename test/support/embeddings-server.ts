@@ -62,16 +62,14 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
       );
       return { object: 'embedding', index, embedding };
     });
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          object: 'list',
-          data,
-          model: body.model,
-          usage: { prompt_tokens: 0, total_tokens: 0 },
-        }),
-      );
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        object: 'list',
+        data,
+        model: body.model,
+        usage: { prompt_tokens: 0, total_tokens: 0 },
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;

@@ -5,14 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env } from '../../lib/server/config.js';
 import { createApp } from '../../lib/http/app.js';
-import { createLogger } from '../../lib/model/log.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
+import { captureLogs, type CapturedLogs } from './logs.js';
 
 export interface RunningServer {
   /** http://127.0.0.1:<port> */
   url: string;
   dir: string;
+  /** The server's log lines (printed only when a test fails). */
+  logs: CapturedLogs;
   close(): Promise<void>;
 }
 
@@ -26,12 +28,8 @@ export async function startSatchelServer(
   const dir = mkdtempSync(join(tmpdir(), 'satchel-server-'));
   const config = await loadConfig({ ...options.env }, 'local');
   const objects = options.objects ?? new LocalStore(dir);
-  const { app, background } = createApp({
-    config,
-    objects,
-    allowOpen: true,
-    log: createLogger({ quiet: true }),
-  });
+  const logs = captureLogs();
+  const { app, background } = createApp({ config, objects, allowOpen: true, log: logs });
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -39,6 +37,7 @@ export async function startSatchelServer(
   return {
     url: `http://127.0.0.1:${port}`,
     dir,
+    logs,
     close: async () => {
       await new Promise<void>((resolve) => {
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

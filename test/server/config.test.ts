@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  createServerLogger,
+  describeConfig,
+  loadConfig,
+  type Env,
+} from '../../lib/server/config.js';
+import type { LogRecord } from '../../lib/model/log.js';
+
+const S3 = { SATCHEL_STORAGE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'http://127.0.0.1:9000' };
+const KEYS = { AWS_ACCESS_KEY_ID: 'AKIAEXAMPLEKEY', AWS_SECRET_ACCESS_KEY: 's3-secret-value-0123' };
+
+async function refusal(env: Env): Promise<string> {
+  const err = await loadConfig(env, 'local').catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ConfigError);
+  return (err as Error).message;
+}
+
+describe('configuration errors name what is wrong', () => {
+  it.each([
+    [{ ...S3, S3_BUCKET: '' }, /S3_BUCKET/],
+    [S3, /needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
+    [{ ...S3, AWS_ACCESS_KEY_ID: 'AKIA' }, /AWS_SECRET_ACCESS_KEY is not/],
+    [{ ...S3, AWS_SECRET_ACCESS_KEY: 'x' }, /AWS_ACCESS_KEY_ID is not/],
+    [{ ...S3, ...KEYS, S3_ENDPOINT: 'minio:9000' }, /S3_ENDPOINT must be an http\(s\) URL/],
+    [{ SATCHEL_MODEL_URL: 'http://127.0.0.1:8000/v1' }, /SATCHEL_MODEL is not/],
+    [{ SATCHEL_MODEL: 'gpt-x' }, /SATCHEL_MODEL_URL is not/],
+    [{ SATCHEL_LOG: 'verbose' }, /SATCHEL_LOG must be json, pretty or off/],
+    [{ PORT: '80a' }, /PORT must be an integer/],
+    [{ SATCHEL_STORAGE: 'disk' }, /SATCHEL_STORAGE must be local, s3 or r2/],
+  ] as [Env, RegExp][])('%j', async (env, message) => {
+    expect(await refusal(env)).toMatch(message);
+  });
+
+  it('S3 with another credential source of the SDK (a profile) is accepted', async () => {
+    const config = await loadConfig({ ...S3, AWS_PROFILE: 'work' }, 'local');
+    expect(config.storage.kind).toBe('s3');
+  });
+
+  it('SATCHEL_LOG: the format, or absent for the runtime to decide', async () => {
+    expect((await loadConfig({}, 'local')).log).toBeUndefined();
+    expect((await loadConfig({ SATCHEL_LOG: 'OFF' }, 'local')).log).toBe('off');
+    expect((await loadConfig({ SATCHEL_LOG: 'pretty' }, 'local')).log).toBe('pretty');
+  });
+});
+
+describe('the start banner', () => {
+  it('lists storage, auth, model, embeddings and hooks, never a secret', async () => {
+    const config = await loadConfig(
+      {
+        ...S3,
+        ...KEYS,
+        S3_ENDPOINT: 'http://user:pw@127.0.0.1:9000',
+        S3_PREFIX: 'team',
+        SATCHEL_TOKENS: 'alice/laptop=tok_banner_secret_0123,bob=tok_banner_bob_0123',
+        SATCHEL_MODEL_URL: 'https://models.example/v1?key=q-secret',
+        SATCHEL_MODEL: 'gpt-x',
+        SATCHEL_MODEL_KEY: 'sk-banner-secret',
+        SATCHEL_EMBEDDINGS_URL: 'https://embed.example/v1',
+        SATCHEL_EMBEDDINGS_MODEL: 'e5',
+        SATCHEL_EMBEDDINGS_KEY: 'ek-banner-secret',
+        SATCHEL_HOOKS: JSON.stringify({
+          ci: { secret: 'hook-banner-secret', namespace: 'alice', session: 'new' },
+        }),
+      },
+      'local',
+    );
+    const banner = describeConfig(config);
+    expect(banner).toEqual({
+      storage: 's3 bucket b, prefix team, at http://127.0.0.1:9000',
+      auth: '2 token(s) in 2 namespace(s)',
+      model: 'gpt-x at https://models.example/v1',
+      embeddings: 'e5 at https://embed.example/v1',
+      hooks: 'ci',
+    });
+    expect(JSON.stringify(banner)).not.toMatch(/secret|pw@|AKIA/);
+  });
+
+  it('local storage names the folder; no model or embeddings say what happens instead', async () => {
+    const banner = describeConfig(await loadConfig({ SATCHEL_DATA_DIR: 'data' }, 'local'));
+    expect(banner).toMatchObject({
+      storage: 'local folder data',
+      auth: expect.stringContaining('SATCHEL_TOKENS is not set'),
+      model: 'none (continue stores the message only)',
+      embeddings: 'none (lexical search)',
+      hooks: 'none',
+    });
+  });
+});
+
+describe('the server logger', () => {
+  const collect = async (env: Env, isTTY = false) => {
+    const lines: string[] = [];
+    const records: LogRecord[] = [];
+    const log = createServerLogger(await loadConfig(env, 'local'), {
+      isTTY,
+      write: (_level, line, record) => {
+        lines.push(line);
+        records.push(record);
+      },
+    });
+    return { log, lines, records };
+  };
+
+  it('redacts every string of every line (message and fields) with the save pipeline and known values', async () => {
+    const { log, lines } = await collect({ SATCHEL_REDACT_VALUES: '["corp-known-value-7781"]' });
+    const token = 'ghp_' + 'Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2';
+    log.error(`failed for ${token}`, { error: `Error: key corp-known-value-7781 refused` });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(token);
+    expect(lines[0]).not.toContain('corp-known-value-7781');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: 'failed for [REDACTED]' });
+  });
+
+  it('json off a terminal, pretty on one, SATCHEL_LOG wins, off writes nothing', async () => {
+    const json = await collect({});
+    json.log.info('request', { method: 'GET', status: 200 });
+    expect(JSON.parse(json.lines[0]!)).toMatchObject({
+      msg: 'request',
+      method: 'GET',
+      status: 200,
+    });
+    const tty = await collect({}, true);
+    tty.log.info('request', { method: 'GET', route: '/v1/sessions', status: 200, note: 'a b' });
+    expect(tty.lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO  request method=GET route=\/v1\/sessions status=200 note="a b"$/,
+    );
+    const forced = await collect({ SATCHEL_LOG: 'json' }, true);
+    forced.log.warn('x');
+    expect(JSON.parse(forced.lines[0]!)).toMatchObject({ level: 'warn', msg: 'x' });
+    const off = await collect({ SATCHEL_LOG: 'off' });
+    off.log.error('nothing');
+    expect(off.lines).toEqual([]);
+  });
+});

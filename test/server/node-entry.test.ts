@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// functions/node.ts as `npm start` runs it, in its own process: what a person sees when the configuration
+// is wrong (one line, exit code 1) and when storage is down at start (it starts, degraded).
+const root = join(import.meta.dirname, '..', '..');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the entry with `env` (over a clean base) until it exits or `whileUp` returns. */
+function runNode(env: Record<string, string>, whileUp?: (url: string) => Promise<void>) {
+  return new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: process.env.HOME!,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-entry-')),
+        SATCHEL_LOG: 'json',
+        PORT: '0',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let started = false;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stdout);
+      if (m && !started && whileUp) {
+        started = true;
+        whileUp(m[1]!).then(
+          () => child.kill('SIGTERM'),
+          (err: unknown) => {
+            child.kill('SIGKILL');
+            reject(err);
+          },
+        );
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A refusal: exit code 1, one line on stderr that starts with `satchel:`, no stack, nothing on stdout. */
+function expectOneLine(run: Run, message: RegExp) {
+  expect(run.code).toBe(1);
+  expect(run.stdout).toBe('');
+  const lines = run.stderr.trimEnd().split('\n');
+  expect(lines, run.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^satchel: /);
+  expect(lines[0]).toMatch(message);
+}
+
+let busy: Server | undefined;
+afterAll(() => busy?.close());
+
+describe('functions/node.ts at start', () => {
+  it('a bad value, missing S3 settings or credentials, half a model: one line and exit code 1', async () => {
+    const runs = await Promise.all([
+      runNode({ SATCHEL_MAX_BODY_BYTES: 'lots' }),
+      runNode({ SATCHEL_STORAGE: 's3' }),
+      runNode({ SATCHEL_STORAGE: 's3', S3_BUCKET: 'b' }),
+      runNode({ SATCHEL_MODEL_URL: 'http://127.0.0.1:8000/v1' }),
+      runNode({ SATCHEL_STORAGE: 'r2' }),
+      runNode({ SATCHEL_TOKENS: 'bob=sha256:9f86d0' }),
+    ]);
+    expectOneLine(runs[0]!, /SATCHEL_MAX_BODY_BYTES must be an integer/);
+    expectOneLine(runs[1]!, /S3_BUCKET/);
+    expectOneLine(runs[2]!, /needs credentials/);
+    expectOneLine(runs[3]!, /SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not/);
+    expectOneLine(runs[4]!, /only on Workers/);
+    expectOneLine(runs[5]!, /sha256: needs 64 hex digits/);
+  });
+
+  it('a port in use: one line naming the port', async () => {
+    busy = createServer();
+    const port = await new Promise<number>((ok) =>
+      busy!.listen(0, '127.0.0.1', () => ok((busy!.address() as { port: number }).port)),
+    );
+    expectOneLine(await runNode({ PORT: String(port) }), new RegExp(`port ${port} .*is in use`));
+  });
+
+  it('storage down at start: it starts degraded, says so, health says why, requests answer 503', async () => {
+    const secret = 'entry-secret-key-0123456789';
+    let health: { status: number; body: Record<string, any>; ms: number } | undefined;
+    let create: { status: number; retryAfter: string | null } | undefined;
+    const run = await runNode(
+      {
+        SATCHEL_STORAGE: 's3',
+        S3_BUCKET: 'b',
+        S3_ENDPOINT: 'http://127.0.0.1:9', // nothing listens on the discard port
+        AWS_ACCESS_KEY_ID: 'AKIAENTRYTEST',
+        AWS_SECRET_ACCESS_KEY: secret,
+      },
+      async (url) => {
+        const started = Date.now();
+        const res = await fetch(`${url}/v1/health`);
+        health = { status: res.status, body: await res.json(), ms: Date.now() - started };
+        const created = await fetch(`${url}/v1/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ task: 'while down' }),
+        });
+        create = { status: created.status, retryAfter: created.headers.get('retry-after') };
+      },
+    );
+    expect(health).toMatchObject({
+      status: 200,
+      body: { status: 'degraded', storage: { ok: false, reason: 'unreachable' } },
+    });
+    expect(health!.ms).toBeLessThan(2000);
+    expect(create).toEqual({ status: 503, retryAfter: expect.any(String) });
+    const banner = JSON.parse(run.stdout.split('\n')[0]!);
+    expect(banner).toMatchObject({
+      level: 'info',
+      msg: expect.stringMatching(/^satchel listening on http:\/\/127\.0\.0\.1:\d+$/),
+      storage: 's3 bucket b, at http://127.0.0.1:9',
+      storage_state: expect.stringMatching(/^not answering .*starting degraded/),
+      model: expect.stringMatching(/^none/),
+      hooks: 'none',
+    });
+    expect(run.stdout + run.stderr).not.toContain(secret);
+    // Every request has its access-log line, with the route pattern.
+    expect(run.stdout).toMatch(
+      /"msg":"request","method":"POST","route":"\/v1\/sessions","status":503/,
+    );
+  });
+});
