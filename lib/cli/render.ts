@@ -1,3 +1,4 @@
+import { textOfParts, type ContentPart } from '../model/parts.js';
 import type { SearchHit, Session, SessionSummary } from '../client/types.js';
 
 /** Text for people: odek's session table, a readable transcript, search hits. Pure functions. */
@@ -84,12 +85,14 @@ export function transcript(session: Session, options: { full?: boolean } = {}): 
       out.push(
         `── tool result${name ? ` ${name}` : ''}${m.tool_call_id ? ` #${m.tool_call_id}` : ''} ──`,
       );
-      out.push(indent(clip(m.content, options.full ? Infinity : TOOL_RESULT_LINES), '    '));
+      out.push(
+        indent(clip(textOf(m.content), options.full ? Infinity : TOOL_RESULT_LINES), '    '),
+      );
       continue;
     }
     out.push(`── ${m.role}${m.name ? ` (${m.name})` : ''} ──`);
     if (m.reasoning_content) out.push(indent(`(reasoning) ${m.reasoning_content}`, '  '));
-    if (m.content) out.push(m.content);
+    if (m.content) out.push(textOf(m.content));
     for (const call of m.tool_calls ?? []) {
       toolNames.set(call.id, call.function.name);
       out.push(`  → tool call ${call.function.name} #${call.id}`);
@@ -121,4 +124,9 @@ function prettyArguments(args: string): string {
   } catch {
     return args;
   }
+}
+
+/** A message's text, whether its content is a string or parts. */
+function textOf(content: string | readonly ContentPart[]): string {
+  return typeof content === 'string' ? content : textOfParts(content);
 }

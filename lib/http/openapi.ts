@@ -2,7 +2,8 @@ import * as z from 'zod';
 import {
   externalRefInputSchema,
   externalRefSchema,
-  messageSchema,
+  messageInputSchema,
+  publicMessageSchema,
   sessionSchema,
   sessionSummarySchema,
   writeReceiptSchema,
@@ -12,6 +13,7 @@ import {
   cleanupBodySchema,
   continueBodySchema,
   createBodySchema,
+  popBodySchema,
   replaceBodySchema,
   sessionSearchBodySchema,
   trimBodySchema,
@@ -23,6 +25,7 @@ import {
   continueAnswerSchema,
   healthSchema,
   hookAcceptedSchema,
+  popResultSchema,
   problemSchema,
   searchHitSchema,
   sessionPageSchema,
@@ -47,6 +50,7 @@ const inputSchemas: Record<string, [z.ZodType, string]> = {
   ],
   AppendBody: [appendBodySchema, 'Messages (at least one) and external refs to append.'],
   ContinueBody: [continueBodySchema, 'The user message to store, then continue from.'],
+  PopBody: [popBodySchema, 'How many of the newest messages to remove (1-100, default 1).'],
   TrimBody: [trimBodySchema, 'How many messages to keep (n ≥ 2, counting the system message).'],
   CleanupBody: [cleanupBodySchema, 'Delete sessions not updated for this many days (0: all).'],
   SessionSearchBody: [
@@ -54,8 +58,8 @@ const inputSchemas: Record<string, [z.ZodType, string]> = {
     'A session_search tool call; unknown fields are ignored.',
   ],
   MessageInput: [
-    messageSchema,
-    'A message as sent: odek/OpenAI chat format; unknown fields are kept as they are.',
+    messageInputSchema,
+    'A message as sent: odek/OpenAI chat format; `content` may be a string or an array of parts (text, image, file, audio, …); unknown fields are kept as they are.',
   ],
   ExternalRefInput: [
     externalRefInputSchema,
@@ -68,7 +72,10 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
     sessionSchema,
     'A session as stored (odek session file format plus `revision`), compact JSON.',
   ],
-  Message: [messageSchema, 'A stored message; unknown fields are kept as they are.'],
+  Message: [
+    publicMessageSchema,
+    'A stored message; unknown fields are kept as they are. `content` is an array of parts when it was sent as one.',
+  ],
   ExternalRef: [
     externalRefSchema,
     'An external ref (schema odek-extension/v1). The service never fetches its uri.',
@@ -86,6 +93,7 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
     continueAnswerSchema,
     'A write receipt plus `model_turn` and, after a model turn, `reply`.',
   ],
+  PopResult: [popResultSchema, 'The write receipt and the removed messages, oldest first.'],
   TrimResult: [trimResultSchema, 'Message counts before and after a trim.'],
   CleanupResult: [cleanupResultSchema, 'How many sessions a cleanup deleted.'],
   AuditRecord: [auditRecordSchema, 'One write as recorded in the audit log.'],
@@ -254,6 +262,7 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
             in: p.in,
             required: p.required,
             description: p.description,
+            ...('style' in p ? { style: p.style, explode: true } : {}),
             schema: parameterSchema(p.schema),
           },
         ]),

@@ -45,3 +45,18 @@ export function requireIfMatch(c: Context<Env>): ExpectedRevision {
     throw preconditionRequired('PUT needs If-Match with the revision you read');
   return ifMatch;
 }
+
+/** `metadata.<key>=<value>`: one pair to filter a list by; 400 for more than one or an empty key. */
+export function parseMetadataFilter(
+  queries: Record<string, string[]>,
+): [string, string] | undefined {
+  const pairs = Object.entries(queries).filter(([name]) => name.startsWith('metadata.'));
+  if (pairs.length === 0) return undefined;
+  const [name, values] = pairs[0]!;
+  const key = name.slice('metadata.'.length);
+  if (pairs.length > 1 || values.length > 1 || key === '') {
+    const detail = 'filter on one metadata pair: metadata.<key>=<value>';
+    throw badRequest(detail, [{ path: name, message: detail }]);
+  }
+  return [key, values[0]!];
+}

@@ -90,6 +90,15 @@ export const parameters = {
     description: 'The `next_cursor` of the previous page (opaque).',
     schema: z.string(),
   },
+  Metadata: {
+    name: 'metadata',
+    in: 'query',
+    required: false,
+    style: 'deepObject',
+    description:
+      'One `metadata.<key>=<value>` pair: only sessions whose metadata holds it (read from the manifest).',
+    schema: z.record(z.string(), z.string()),
+  },
   UpdatedAfter: {
     name: 'updated_after',
     in: 'query',
@@ -184,6 +193,7 @@ export const parameters = {
     required: boolean;
     description: string;
     schema: z.ZodType;
+    style?: 'deepObject';
   }
 >;
 export type ParameterName = keyof typeof parameters;

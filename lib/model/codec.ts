@@ -1,4 +1,5 @@
 import { corrupt } from './errors.js';
+import { PARTS_FIELD, toPublicContent } from './parts.js';
 import { text, utf8 } from './bytes.js';
 import { storedSessionSchema, type Session, type StoredSession } from './session.js';
 
@@ -111,5 +112,7 @@ export function decodeSession(body: Uint8Array, key: string): StoredSession {
 /** The session as the API shows it: everything but the internal bookkeeping. */
 export function publicSession(session: StoredSession): Session {
   const { satchel: _bookkeeping, ...rest } = session;
-  return rest;
+  const parts = rest.messages.some((m) => PARTS_FIELD in m);
+  const messages = parts ? rest.messages.map(toPublicContent) : rest.messages;
+  return { ...rest, messages, metadata: rest.metadata ?? {} } as Session;
 }

@@ -1,6 +1,7 @@
 // A namespace import, not `{ z }`: bundlers can then drop what is unused.
 import * as z from 'zod';
-import { externalRefInputSchema, messageSchema } from './session.js';
+import { metadataSchema } from './parts.js';
+import { externalRefInputSchema, messageInputSchema as messageSchema } from './session.js';
 
 /** What clients send: the request bodies of the API, shared by the server's routes and the client. */
 
@@ -18,6 +19,7 @@ export const createBodySchema = z.strictObject({
   id: z.string().optional(),
   untrusted_ingested: z.boolean().optional(),
   episode_untrusted: z.boolean().optional(),
+  metadata: metadataSchema.optional(),
   // Satchel's own (not in the contract): an import keeps a session's original times.
   created_at: rfc3339.optional(),
   updated_at: rfc3339.optional(),
@@ -41,6 +43,7 @@ export const replaceBodySchema = z.object({
   sandbox: z.boolean().optional(),
   untrusted_ingested: z.boolean().optional(),
   episode_untrusted: z.boolean().optional(),
+  metadata: metadataSchema.optional(),
 });
 export type ReplaceBody = z.output<typeof replaceBodySchema>;
 
@@ -59,4 +62,9 @@ export const sessionSearchBodySchema = z.looseObject({
   query: z.string().max(4096).optional(),
   id: z.string().max(256).optional(),
   limit: z.number().optional(),
+});
+
+/** Pop: remove the newest messages (an agent framework's popItem). */
+export const popBodySchema = z.strictObject({
+  count: z.number().int().min(1).max(100).optional(),
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { sessionSummarySchema, writeReceiptSchema } from './session.js';
+import { publicMessageSchema, sessionSummarySchema, writeReceiptSchema } from './session.js';
 
 /**
  * What the routes answer, as zod schemas: the OpenAPI document is made from them, and the OpenAPI test
@@ -63,7 +63,7 @@ export const cleanupResultSchema = z.object({ deleted: z.number().int().nonnegat
 /** One write as the audit log records it (strings redacted). */
 export const auditRecordSchema = z.object({
   at: z.string(),
-  op: z.enum(['create', 'append', 'replace', 'trim', 'continue', 'delete', 'import']),
+  op: z.enum(['create', 'append', 'replace', 'trim', 'pop', 'continue', 'delete', 'import']),
   device: z.string(),
   revision: z.number().int().nonnegative(),
   messages: z.number().int().nonnegative(),
@@ -113,3 +113,6 @@ export const hookAcceptedSchema = z.object({
   delivery: z.string(),
   session: z.string().optional(),
 });
+
+/** `pop`: the write receipt and the removed messages, oldest first. */
+export const popResultSchema = writeReceiptSchema.extend({ popped: z.array(publicMessageSchema) });

@@ -1,6 +1,7 @@
 // A namespace import, not `{ z }`: bundlers can then drop what is unused (all of zod's locales: 65 KB
 // gzip of the Worker bundle).
 import * as z from 'zod';
+import { contentPartSchema, toStoredContent } from './parts.js';
 
 /**
  * The stored format, declared once: odek's session file plus Satchel's `revision` (and an internal
@@ -33,6 +34,19 @@ export const messageSchema = z.looseObject({
   reasoning_content: z.string().optional(),
 });
 export type Message = z.output<typeof messageSchema>;
+
+/** String keys to string values (a session's metadata), described without `propertyNames`. */
+const stringMap = z.object({}).catchall(z.string());
+
+/** A message as a client sends it: `content` may also be an array of parts (stored as text + parts). */
+export const messageInputSchema = messageSchema
+  .extend({ content: z.union([z.string(), z.array(contentPartSchema), z.null()]) })
+  .transform((m) => toStoredContent(m) as Message);
+
+/** A message as the API shows it: parts back in `content` when it was sent as parts. */
+export const publicMessageSchema = messageSchema.extend({
+  content: z.union([z.string(), z.array(contentPartSchema)]),
+});
 
 const refKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'kind must be 1-64 of [a-z0-9_-]');
 const refUri = z
@@ -91,13 +105,17 @@ export const storedSessionSchema = z.looseObject({
   episode_untrusted: z.boolean().default(false),
   episode_taint_tracked: z.boolean().default(false),
   revision: z.number().int().nonnegative().default(0),
+  // Satchel's own (v1.1): the caller's metadata; odek keeps unknown top-level fields.
+  metadata: stringMap.optional(),
   satchel: bookkeepingSchema.optional(),
 });
 export type StoredSession = z.output<typeof storedSessionSchema>;
 
 /** A session as the API returns it: the stored object without internal bookkeeping. */
-export type Session = Omit<StoredSession, 'satchel'>;
-export const sessionSchema = storedSessionSchema.omit({ satchel: true });
+export const sessionSchema = storedSessionSchema
+  .omit({ satchel: true })
+  .extend({ messages: z.array(publicMessageSchema), metadata: stringMap });
+export type Session = z.output<typeof sessionSchema>;
 
 /** Session metadata as `list` returns it. */
 export const sessionSummarySchema = z.object({
@@ -109,6 +127,11 @@ export const sessionSummarySchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   bytes: z.number().int().nonnegative(),
+  // v1.1: the session's metadata and its provenance flags, so a list can show and filter them.
+  metadata: stringMap,
+  sandbox: z.boolean(),
+  untrusted_ingested: z.boolean(),
+  episode_untrusted: z.boolean(),
 });
 export type SessionSummary = z.output<typeof sessionSummarySchema>;
 

@@ -1,3 +1,4 @@
+import { toStoredContent } from '../model/parts.js';
 import type * as z from 'zod';
 import type {
   CreateSessionInput,
@@ -8,7 +9,7 @@ import type {
 import { SESSION_FIELDS } from '../model/codec.js';
 import { externalRefInputSchema, storedSessionSchema } from '../model/session.js';
 import { createBodySchema } from '../model/requests.js';
-import type { ExternalRef } from '../model/session.js';
+import type { ExternalRef, StoredSession } from '../model/session.js';
 
 /**
  * odek's session file (`~/.odek/sessions/<id>.json`), both ways: reading one for import (old files
@@ -112,10 +113,15 @@ export function refInput(ref: ExternalRef): ExternalRefInput {
 }
 
 /** A session as an odek file: compact JSON, odek's fields in odek's order, no Satchel `revision`. */
-export function odekFileText(session: Session): string {
+export function odekFileText(session: Session | StoredSession): string {
   const out: Record<string, unknown> = {};
   for (const key of SESSION_FIELDS) if (key !== 'revision') out[key] = session[key];
+  // odek reads `content` as a string: messages sent as parts go back to their stored form.
+  out.messages = (session.messages as readonly { content?: unknown }[]).map((m) =>
+    toStoredContent(m),
+  );
   for (const [key, value] of Object.entries(session))
     if (!(key in out) && key !== 'revision' && key !== 'satchel') out[key] = value;
+  if (session.metadata && Object.keys(session.metadata).length === 0) delete out.metadata;
   return JSON.stringify(out);
 }

@@ -110,6 +110,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       next.model = text(next.model);
       next.provider = text(next.provider);
       next.external_refs = redactRefs(next.external_refs, text);
+      if (next.metadata) next.metadata = redactMetadata(next.metadata, text);
 
       // 3. Taint: only new messages once the session is tracked; its whole history the first time.
       const tracked = previous?.episode_taint_tracked === true && trusted > 0;
@@ -135,7 +136,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
           messages: [],
           satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
         });
-        const capped = capMessages(next.messages, fixed + RECEIPT_RESERVE, maxSessionBytes);
+        const capped = capMessages(next.messages, fixed, maxSessionBytes, RECEIPT_RESERVE);
         if (capped.messages !== next.messages) {
           next.messages = capped.messages;
           dropped = capped.dropped;
@@ -294,4 +295,14 @@ function hash64(s: string): string {
     h2 ^= h2 >>> 15;
   }
   return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
+}
+
+/** The caller's metadata with every key and value redacted (a key that becomes a placeholder keeps its value's). */
+function redactMetadata(
+  metadata: Record<string, string>,
+  text: (s: string) => string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata)) out[text(key)] = text(value);
+  return out;
 }

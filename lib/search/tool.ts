@@ -2,7 +2,7 @@ import type { RequestContext } from '../model/context.js';
 import { SatchelError } from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
 import type { SessionSummary, StoredSession } from '../model/session.js';
-import type { SessionStore } from '../sessions/store.js';
+import { summaryOf, type SessionStore } from '../sessions/store.js';
 import { deepSearch, type SearchEngine, type SearchHit } from './engine.js';
 import { queryTokens, tokenize } from './tokenize.js';
 
@@ -122,7 +122,8 @@ export function wrapUntrusted(
   nonce = randomHex(8),
 ): string {
   const tag = `untrusted_content_${nonce}`;
-  return `<${tag} source="${source}">${text}</${tag}>`;
+  // odek's exact bytes: a newline after the opening tag and before the closing one (contract v1.1).
+  return `<${tag} source="${source}">\n${text}\n</${tag}>`;
 }
 
 /** Sessions whose task holds every query token (or the query as a phrase), newest first; manifest only. */
@@ -142,16 +143,7 @@ async function findByTask(
       s.task.toLowerCase().includes(phrase) ||
       (wanted.length > 0 && wanted.every((t) => tokens.has(t)))
     ) {
-      out.push({
-        id: s.id,
-        task: s.task,
-        turns: s.turns,
-        model: s.model,
-        provider: s.provider,
-        created_at: s.created_at,
-        updated_at: s.updated_at,
-        bytes: s.bytes,
-      });
+      out.push(summaryOf(s));
       if (out.length >= limit) break;
     }
   }

@@ -7,7 +7,7 @@ import { deletePrefix, listAll } from '../storage/prefix.js';
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
   at: string;
-  op: 'create' | 'append' | 'replace' | 'trim' | 'continue' | 'delete' | 'import';
+  op: 'create' | 'append' | 'replace' | 'trim' | 'pop' | 'continue' | 'delete' | 'import';
   device: string;
   revision: number;
   messages: number;

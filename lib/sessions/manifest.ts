@@ -33,7 +33,11 @@ import type { SessionSummary } from '../model/session.js';
  * write stays constant too.
  */
 
-export interface ManifestEntry extends SessionSummary {
+/** Fields a list entry gained in v1.1: entries of older pages and log records lack them. */
+type NewerFields = 'metadata' | 'sandbox' | 'untrusted_ingested' | 'episode_untrusted';
+
+export interface ManifestEntry
+  extends Omit<SessionSummary, NewerFields>, Partial<Pick<SessionSummary, NewerFields>> {
   revision: number;
   /** Ordering time in ms: the session's updated_at for upserts, the deletion time for deletes. */
   at: number;
@@ -95,6 +99,8 @@ export interface PageQuery {
   limit: number;
   before?: { at: number; id: string };
   updatedAfter?: number;
+  /** Only sessions whose metadata holds this key with this value. */
+  metadata?: [key: string, value: string];
 }
 
 interface Listing {
@@ -409,6 +415,7 @@ export class Manifest {
     };
     const wanted = (e: ManifestEntry) =>
       (query.updatedAfter === undefined || e.at > query.updatedAfter) &&
+      (!query.metadata || e.metadata?.[query.metadata[0]] === query.metadata[1]) &&
       (!query.before ||
         e.at < query.before.at ||
         (e.at === query.before.at && e.id < query.before.id));

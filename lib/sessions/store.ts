@@ -1,9 +1,10 @@
 import { decodeSession } from '../model/codec.js';
-import type { RequestContext } from '../model/context.js';
+import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
 import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
+import { assertInlineMedia } from '../model/parts.js';
 import { mergeExternalRefs } from '../model/refs.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
@@ -13,7 +14,7 @@ import { mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import type { AuditLog, AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { KeyedQueue } from './key-queue.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
@@ -66,6 +67,8 @@ export interface ListOptions {
   limit: number;
   cursor?: string;
   updatedAfter?: number;
+  /** Only sessions whose metadata holds this key with this value (through the manifest). */
+  metadata?: [key: string, value: string];
 }
 
 /**
@@ -154,20 +157,40 @@ export class SessionStore {
   }
 
   /** The stored session; `not_found` when it does not exist. Always reads storage, never the cache. */
-  async get(ns: string, id: string): Promise<StoredSession> {
+  async get(ns: string, id: string, ctx: RequestContext = {}): Promise<StoredSession> {
     assertSessionId(id);
     const found = await this.load(ns, id);
-    if (!found) throw notFound(`session ${id} does not exist`);
-    return found.session;
+    if (found) return found.session;
+    // Listed but gone (deleted in the bucket directly): heal the manifest in the background.
+    const heal = async () => {
+      const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
+        (e) => e.id === id,
+      );
+      if (entry && !(await this.objects.get(keys.session(ns, id))))
+        this.healVanished(ns, entry, ctx);
+    };
+    (ctx.schedule ?? unattended)(heal());
+    throw notFound(`session ${id} does not exist`);
   }
 
-  /** The most recently updated session, whole. */
+  /**
+   * The most recently updated session, whole. A listed session whose object is gone (deleted in the
+   * bucket behind Satchel's back, or a delete that crashed before its log record) is skipped, and its
+   * delete is recorded in the background so the manifest heals.
+   */
   async latest(ns: string, ctx: RequestContext = {}): Promise<StoredSession> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const newest = (await this.manifest.list(ns, { limit: 1 }, ctx.schedule)).entries[0];
-      if (!newest) throw notFound('there are no sessions in this namespace');
-      const found = await this.load(ns, newest.id);
-      if (found) return found.session;
+    let before: ListPosition | undefined;
+    for (let page = 0; page < 10; page++) {
+      const query = { limit: 20, ...(before ? { before } : {}) };
+      const { entries, more } = await this.manifest.list(ns, query, ctx.schedule);
+      for (const entry of entries) {
+        const found = await this.load(ns, entry.id);
+        if (found) return found.session;
+        this.healVanished(ns, entry, ctx);
+      }
+      const last = entries[entries.length - 1];
+      if (!more || !last) throw notFound('there are no sessions in this namespace');
+      before = { at: last.at, id: last.id };
     }
     throw unavailable('the session list changed while reading it; try again');
   }
@@ -179,11 +202,12 @@ export class SessionStore {
       limit: options.limit,
       ...(before ? { before } : {}),
       ...(options.updatedAfter !== undefined ? { updatedAfter: options.updatedAfter } : {}),
+      ...(options.metadata ? { metadata: options.metadata } : {}),
     };
     const page = await this.manifest.list(ns, query, ctx.schedule);
     const last = page.entries[page.entries.length - 1];
     return {
-      sessions: page.entries.map(toSummary),
+      sessions: page.entries.map(summaryOf),
       next_cursor: page.more && last ? encodeCursor(last) : null,
     };
   }
@@ -216,7 +240,9 @@ export class SessionStore {
       episode_untrusted: body.episode_untrusted ?? false,
       episode_taint_tracked: false,
       revision: 1,
+      ...(body.metadata ? { metadata: body.metadata } : {}),
     };
+    assertInlineMedia(draft.messages);
     return this.writes.create(ns, draft, ctx);
   }
 
@@ -228,6 +254,7 @@ export class SessionStore {
     expected: ExpectedRevision | undefined,
     ctx: WriteContext = {},
   ): Promise<WriteResult> {
+    assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
       ? await sha256Hex(JSON.stringify(['append', body]))
       : undefined;
@@ -288,6 +315,7 @@ export class SessionStore {
       throw badRequest('the body id does not match the path', [
         { path: 'id', message: `expected "${id}"` },
       ]);
+    assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
       ? await sha256Hex(JSON.stringify(['replace', body]))
       : undefined;
@@ -314,6 +342,7 @@ export class SessionStore {
         sandbox: body.sandbox ?? cur.sandbox,
         untrusted_ingested: body.untrusted_ingested ?? cur.untrusted_ingested,
         episode_untrusted: body.episode_untrusted ?? cur.episode_untrusted,
+        ...(body.metadata ? { metadata: body.metadata } : {}),
       }),
     });
   }
@@ -335,6 +364,34 @@ export class SessionStore {
       },
     });
     return { id, before, after, dropped: before - after, receipt: result?.receipt };
+  }
+
+  /**
+   * Removes the newest `count` messages (an agent framework's popItem): one write that lands after
+   * whatever is stored, or only on `expected`. Answers the removed messages, oldest first.
+   */
+  async pop(
+    ns: string,
+    id: string,
+    count: number,
+    expected: ExpectedRevision | undefined,
+    ctx: WriteContext = {},
+  ): Promise<WriteResult & { popped: Message[] }> {
+    let popped: Message[] = [];
+    const result = await this.mutate({
+      op: 'pop',
+      ns,
+      id,
+      expected,
+      ctx,
+      build: (cur) => {
+        popped = cur.messages.slice(Math.max(0, cur.messages.length - count));
+        if (popped.length === 0) return null;
+        return { ...cur, messages: cur.messages.slice(0, cur.messages.length - popped.length) };
+      },
+    });
+    // A replay answers the receipt only: what it removed is not kept.
+    return { ...result, popped: result.replayed ? [] : popped };
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */
@@ -385,6 +442,12 @@ export class SessionStore {
   private mutate(req: WriteRequest): Promise<WriteResult> {
     assertSessionId(req.id);
     return this.queue.run(keys.session(req.ns, req.id), () => this.writes.write(req));
+  }
+
+  /** Records the delete of a listed session whose object is gone, after its last listed version. */
+  private healVanished(ns: string, entry: ManifestEntry, ctx: RequestContext): void {
+    const work = this.manifest.recordDelete(ns, entry.id, entry.at + 1, randomHex(12));
+    (ctx.schedule ?? unattended)(work);
   }
 
   /** Reads a session object straight from storage, refreshing the cache. */
@@ -439,23 +502,19 @@ export class SessionStore {
 
 /** The manifest entry of a stored session. */
 function entryOf(s: StoredSession, bytes: number): ManifestEntry {
-  const { id, task, turns, model, provider, created_at, updated_at } = s;
+  const { id, task, turns, model, provider, created_at, updated_at, sandbox } = s;
   return {
-    id,
-    task,
-    turns,
-    model,
-    provider,
-    created_at,
-    updated_at,
-    bytes,
+    ...{ id, task, turns, model, provider, created_at, updated_at, bytes, sandbox },
+    metadata: s.metadata ?? {},
+    untrusted_ingested: s.untrusted_ingested,
+    episode_untrusted: s.episode_untrusted,
     revision: s.revision,
     at: Date.parse(updated_at) || 0,
   };
 }
 
-/** The public metadata of a manifest entry (what `list` answers). */
-function toSummary(e: ManifestEntry): SessionSummary {
+/** The public metadata of a manifest entry (what `list` answers); entries written before v1.1 lack the newer fields. */
+export function summaryOf(e: ManifestEntry): SessionSummary {
   return {
     id: e.id,
     task: e.task,
@@ -465,5 +524,9 @@ function toSummary(e: ManifestEntry): SessionSummary {
     created_at: e.created_at,
     updated_at: e.updated_at,
     bytes: e.bytes,
+    metadata: e.metadata ?? {},
+    sandbox: e.sandbox ?? false,
+    untrusted_ingested: e.untrusted_ingested ?? false,
+    episode_untrusted: e.episode_untrusted ?? false,
   };
 }

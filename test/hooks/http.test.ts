@@ -105,7 +105,7 @@ describe('POST /v1/hooks/{name}: verification', () => {
     expect(s.messages).toHaveLength(1);
     expect(s.messages[0].role).toBe('user');
     expect(s.messages[0].content).toMatch(
-      /^<untrusted_content_([0-9a-f]{16}) source="webhook:ci">Workflow "CI" run #42 failed on main in octo\/satchel\.\n[\s\S]*<\/untrusted_content_\1>$/,
+      /^<untrusted_content_([0-9a-f]{16}) source="webhook:ci">\nWorkflow "CI" run #42 failed on main in octo\/satchel\.\n[\s\S]*<\/untrusted_content_\1>$/,
     );
     const audit = (await call('GET', `/v1/sessions/${id}/audit`)).json.records;
     expect(audit.map((r: { op: string }) => r.op)).toEqual(['create', 'continue']);

@@ -118,8 +118,11 @@ describe('the document is OpenAPI 3.1 in shape', () => {
       string,
       { properties: Record<string, Record<string, unknown>>; required?: string[] }
     >;
-    expect(s.MessageInput!.properties.content!.type).toEqual(['string', 'null']);
-    expect(s.Message!.properties.content!.type).toBe('string');
+    // v1.1: content is a string, null (stored as "") or an array of parts, in and out.
+    const kinds = (schema: Record<string, unknown>) =>
+      ((schema.anyOf as Record<string, unknown>[] | undefined) ?? [schema]).map((a) => a.type);
+    expect(kinds(s.MessageInput!.properties.content!)).toEqual(['string', 'array', 'null']);
+    expect(kinds(s.Message!.properties.content!)).toEqual(['string', 'array']);
     expect(s.Session!.required).toEqual(
       expect.arrayContaining(['messages', 'external_refs', 'revision', 'untrusted_ingested']),
     );
@@ -463,6 +466,25 @@ const cases: Record<string, () => Promise<Res>> = {
   'POST /v1/sessions/{id}/continue 503': () =>
     send(downApp, 'POST', `/v1/sessions/${downId}/continue`, { body: { message: 'x' } }),
 
+  'POST /v1/sessions/{id}/pop 200': async () =>
+    send(app, 'POST', `/v1/sessions/${await fresh()}/pop`, { body: { count: 1 } }),
+  'POST /v1/sessions/{id}/pop 400': async () =>
+    send(app, 'POST', `/v1/sessions/${await fresh()}/pop`, { body: { count: 0 } }),
+  'POST /v1/sessions/{id}/pop 401': () =>
+    send(app, 'POST', '/v1/sessions/any/pop', { ...noToken, body: {} }),
+  'POST /v1/sessions/{id}/pop 403': () =>
+    send(app, 'POST', '/v1/sessions/any/pop', { ...ro, body: {} }),
+  'POST /v1/sessions/{id}/pop 404': () =>
+    send(app, 'POST', '/v1/sessions/no-such-session/pop', { body: {} }),
+  'POST /v1/sessions/{id}/pop 412': async () =>
+    send(app, 'POST', `/v1/sessions/${await fresh()}/pop`, {
+      headers: { 'if-match': '"9"' },
+      body: {},
+    }),
+  'POST /v1/sessions/{id}/pop 413': () => send(app, 'POST', '/v1/sessions/any/pop', { body: big }),
+  'POST /v1/sessions/{id}/pop 415': () => send(app, 'POST', '/v1/sessions/any/pop', asText),
+  'POST /v1/sessions/{id}/pop 503': () =>
+    send(downApp, 'POST', `/v1/sessions/${downId}/pop`, { body: {} }),
   'POST /v1/sessions/{id}/trim 200': async () =>
     send(app, 'POST', `/v1/sessions/${await fresh()}/trim`, { body: { keep: 2 } }),
   'POST /v1/sessions/{id}/trim 400': async () =>

@@ -186,14 +186,19 @@ describe('HTTP: sessions', () => {
     const page = await call('GET', '/v1/sessions?limit=2');
     expect(page.status).toBe(200);
     expect(page.json.sessions.map((s: { id: string }) => s.id)).toEqual([ids[4], ids[3]]);
+    // The contract's fields, plus v1.1's metadata and provenance flags.
     expect(Object.keys(page.json.sessions[0]).sort()).toEqual([
       'bytes',
       'created_at',
+      'episode_untrusted',
       'id',
+      'metadata',
       'model',
       'provider',
+      'sandbox',
       'task',
       'turns',
+      'untrusted_ingested',
       'updated_at',
     ]);
     const next = await call('GET', `/v1/sessions?limit=2&cursor=${page.json.next_cursor}`);

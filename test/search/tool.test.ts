@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { clampLimit, sessionSearchTool } from '../../lib/search/tool.js';
+import { clampLimit, sessionSearchTool, wrapUntrusted } from '../../lib/search/tool.js';
 import { makeApp, TOKENS } from '../http/helpers.js';
 
 const WRAP =
-  /^<untrusted_content_([0-9a-f]{16}) source="session_search">([\s\S]*)<\/untrusted_content_\1>$/;
+  /^<untrusted_content_([0-9a-f]{16}) source="session_search">\n([\s\S]*)\n<\/untrusted_content_\1>$/;
 
 async function seeded() {
   const app = await makeApp();
@@ -142,5 +142,13 @@ describe('session_search tool', () => {
       'get',
       'find',
     ]);
+  });
+});
+
+describe('the untrusted-content wrapper', () => {
+  it("is odek's exact bytes: newline after the opening tag and before the closing one", () => {
+    expect(wrapUntrusted('body', 'webhook:ci', '0123456789abcdef')).toBe(
+      '<untrusted_content_0123456789abcdef source="webhook:ci">\nbody\n</untrusted_content_0123456789abcdef>',
+    );
   });
 });

@@ -14,6 +14,7 @@ import {
   getLatestSession,
   getSession,
   listSessions,
+  popMessages,
   replaceSession,
   trimSession,
 } from './sessions.js';
@@ -61,6 +62,7 @@ export const routes: readonly Route[] = [
   receiveWebhook,
   sessionSearch,
   trimSession,
+  popMessages,
 ] as Route[];
 
 /** The OpenAPI document of the API (made once). */

@@ -4,6 +4,7 @@ import {
   cleanupBodySchema,
   continueBodySchema,
   createBodySchema,
+  popBodySchema,
   replaceBodySchema,
   trimBodySchema,
 } from '../../model/requests.js';
@@ -11,6 +12,7 @@ import {
   auditLogSchema,
   cleanupResultSchema,
   continueAnswerSchema,
+  popResultSchema,
   sessionPageSchema,
   trimResultSchema,
 } from '../../model/responses.js';
@@ -25,7 +27,14 @@ import {
   sendSession,
   writeContext,
 } from '../context.js';
-import { param, parseLimit, parseUpdatedAfter, requireIfMatch } from '../params.js';
+import {
+  param,
+  parseLimit,
+  parseMetadataFilter,
+  parseUpdatedAfter,
+  requireIfMatch,
+} from '../params.js';
+import { toPublicContent } from '../../model/parts.js';
 import { bodyErrors, etagHeader, P, problem, replayed, retryAfter, route } from '../spec.js';
 
 /** The session routes: create, read, list, change, delete, continue, trim and the audit log. */
@@ -83,7 +92,7 @@ export const listSessions = route(
     description:
       'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last page). A page walk stays consistent while sessions change.',
     auth: 'bearer',
-    parameters: ['Limit', 'Cursor', 'UpdatedAfter'],
+    parameters: ['Limit', 'Cursor', 'UpdatedAfter', 'Metadata'],
     responses: {
       200: { description: 'One page.', schema: sessionPageSchema },
       400: P.query,
@@ -95,10 +104,12 @@ export const listSessions = route(
     const limit = parseLimit(c.req.query('limit'));
     const cursor = c.req.query('cursor');
     const updatedAfter = parseUpdatedAfter(c.req.query('updated_after'));
+    const metadata = parseMetadataFilter(c.req.queries());
     const options = {
       limit,
       ...(cursor ? { cursor } : {}),
       ...(updatedAfter !== undefined ? { updatedAfter } : {}),
+      ...(metadata ? { metadata } : {}),
     };
     return c.json(await c.var.services.sessions.list(namespaceOf(c), options, requestContext(c)));
   },
@@ -196,7 +207,10 @@ export const getSession = route(
     },
   },
   async (c) => {
-    return sendSession(c, await c.var.services.sessions.get(namespaceOf(c), param(c, 'id')));
+    return sendSession(
+      c,
+      await c.var.services.sessions.get(namespaceOf(c), param(c, 'id'), requestContext(c)),
+    );
   },
 );
 
@@ -402,6 +416,50 @@ export const trimSession = route(
     );
     if (out.receipt) c.header('ETag', etag(out.receipt.revision));
     return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
+  },
+);
+
+/** Remove the newest messages. */
+export const popMessages = route(
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/pop',
+    operationId: 'popMessages',
+    tag: 'sessions',
+    summary: 'Remove the newest messages',
+    description:
+      "An agent framework's popItem: removes the last `count` messages (default 1) in one write that lands after whatever is stored, or only at `If-Match`. Answers the write receipt and the removed messages, oldest first (none on a replay). Popping an empty session writes nothing.",
+    auth: 'bearer',
+    scope: 'write',
+    parameters: ['SessionId', 'IfMatch', 'IdempotencyKey'],
+    body: popBodySchema,
+    responses: {
+      200: {
+        description: 'The receipt and the removed messages.',
+        schema: popResultSchema,
+        headers: { ...etagHeader(), ...replayed },
+      },
+      ...bodyErrors,
+      401: P.token,
+      403: P.readOnly,
+      404: P.session,
+      412: P.stale,
+      503: P.storage,
+    },
+  },
+  async (c, body) => {
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    const ns = namespaceOf(c);
+    const out = await c.var.services.sessions.pop(
+      ns,
+      param(c, 'id'),
+      body.count ?? 1,
+      ifMatch,
+      writeContext(c),
+    );
+    markReplay(c, out);
+    c.header('ETag', etag(out.receipt.revision));
+    return c.json({ ...out.receipt, popped: out.popped.map((m) => toPublicContent(m)) });
   },
 );
 

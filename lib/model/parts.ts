@@ -1,0 +1,95 @@
+import * as z from 'zod';
+import { payloadTooLarge } from './errors.js';
+
+/**
+ * Content parts (OpenAI chat and Responses formats, AI SDK): a message's `content` may be an array of
+ * parts. odek reads `content` as a string, so what is stored keeps `content` the text of the parts and
+ * the parts themselves, verbatim, in the extra message field `content_parts`; the API shows the array
+ * again. Unknown part types are kept as they are.
+ */
+
+/** The extra message field that holds a message's parts as sent. */
+export const PARTS_FIELD = 'content_parts';
+
+/** One content part: `{type, ...}` (text, image_url, input_audio, file, input_text, input_image, …). */
+export const contentPartSchema = z.looseObject({ type: z.string().min(1).max(64) });
+export type ContentPart = z.output<typeof contentPartSchema>;
+
+/** Inline media (a `data:` URL or base64 field) larger than this is refused with 413: send a URL or file id. */
+export const MAX_INLINE_MEDIA_BYTES = 1024 * 1024;
+
+/** The text of a list of parts, as odek's string `content`: the text of each text-bearing part, by lines. */
+export function textOfParts(parts: readonly ContentPart[]): string {
+  const texts: string[] = [];
+  for (const p of parts) {
+    const value = p.type === 'refusal' ? p['refusal'] : p['text'];
+    if (typeof value === 'string') texts.push(value);
+  }
+  return texts.join('\n');
+}
+
+/** A message as sent, in stored form: array content becomes its text, the parts kept beside it. */
+export function toStoredContent<M extends { content?: unknown }>(
+  message: M,
+): M & { content: string } {
+  const content = message.content;
+  if (Array.isArray(content)) {
+    return { ...message, content: textOfParts(content as ContentPart[]), [PARTS_FIELD]: content };
+  }
+  return { ...message, content: typeof content === 'string' ? content : '' };
+}
+
+/** A stored message as the API shows it: the parts back in `content` when it was sent as parts. */
+export function toPublicContent<M extends Record<string, unknown>>(message: M): M {
+  if (!Array.isArray(message[PARTS_FIELD])) return message;
+  const { [PARTS_FIELD]: parts, ...rest } = message;
+  return { ...rest, content: parts } as unknown as M;
+}
+
+const base64Fields = new Set(['data', 'file_data', 'image_data', 'b64_json']);
+
+/** Refuses (413) a message list that carries inline media over MAX_INLINE_MEDIA_BYTES in any part. */
+export function assertInlineMedia(messages: readonly Record<string, unknown>[]): void {
+  messages.forEach((m, i) => {
+    const parts = m[PARTS_FIELD];
+    if (!Array.isArray(parts)) return;
+    parts.forEach((part, j) => {
+      const found = largestInline(part, undefined);
+      if (found > MAX_INLINE_MEDIA_BYTES) {
+        throw payloadTooLarge(
+          `messages[${i}].content[${j}] carries ${found} bytes of inline media; the limit is ` +
+            `${MAX_INLINE_MEDIA_BYTES} bytes per part: send a URL or a file id instead`,
+        );
+      }
+    });
+  });
+}
+
+/** The longest inline-media string in a part: `data:` URLs anywhere, and base64 fields by name. */
+function largestInline(value: unknown, key: string | undefined): number {
+  if (typeof value === 'string') {
+    return value.startsWith('data:') || (key !== undefined && base64Fields.has(key))
+      ? value.length
+      : 0;
+  }
+  if (Array.isArray(value)) return Math.max(0, ...value.map((v) => largestInline(v, key)));
+  if (value && typeof value === 'object') {
+    return Math.max(0, ...Object.entries(value).map(([k, v]) => largestInline(v, k)));
+  }
+  return 0;
+}
+
+// ---- session metadata ----
+
+const METADATA_MAX_KEYS = 64;
+const METADATA_MAX_BYTES = 8 * 1024;
+
+/** A session's own metadata: string keys to string values, at most 64 keys and 8 KiB (JSON) in all. */
+export const metadataSchema = z
+  .record(z.string().min(1).max(256), z.string())
+  .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
+  .refine(
+    (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= METADATA_MAX_BYTES,
+    `at most ${METADATA_MAX_BYTES} bytes in all`,
+  );
+export type Metadata = z.output<typeof metadataSchema>;

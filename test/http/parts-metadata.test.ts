@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_INLINE_MEDIA_BYTES } from '../../lib/model/parts.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import { text } from '../../lib/storage/port.js';
+import { makeApp } from './helpers.js';
+
+// v1.1 content parts, session metadata and pop, through the HTTP API on a real local folder.
+
+const AWS_KEY = 'AKIA' + 'Q3EGRGSTJ5XRZK7W';
+const GH_TAIL = 'x9Kq2LmZ7vR4tW8yB3nD6fH1jP5sC0gA2eU7';
+
+/** Every stored object's text in the app's folder. */
+async function storedTexts(app: Awaited<ReturnType<typeof makeApp>>): Promise<string[]> {
+  const keys = await listAll(app.objects, '');
+  return Promise.all(keys.map(async (k) => text((await app.objects.get(k))!.body)));
+}
+
+describe('content parts', () => {
+  const parts = [
+    { type: 'text', text: 'what is in this picture?' },
+    { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+    { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+    { type: 'file', file: { file_id: 'file-abc123' } },
+  ];
+
+  it('round-trip exactly as sent; stored content stays a string (odek reads it), the parts beside it', async () => {
+    const app = await makeApp();
+    const created = await app.call('POST', '/v1/sessions', {
+      body: { task: 'parts', messages: [{ role: 'user', content: parts }] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json.messages[0].content).toEqual(parts);
+    const got = await app.call('GET', `/v1/sessions/${created.json.id}`);
+    expect(got.json.messages).toEqual([{ role: 'user', content: parts }]);
+    const stored = JSON.parse(
+      text((await app.objects.get(`ns/alice/sessions/${created.json.id}.json`))!.body),
+    );
+    expect(stored.messages[0].content).toBe('what is in this picture?');
+    expect(stored.messages[0].content_parts).toEqual(parts);
+    expect(got.json.turns).toBe(1);
+  });
+
+  it('secrets inside parts never reach storage', async () => {
+    const app = await makeApp();
+    const secretParts = [
+      { type: 'text', text: `deploy with ${AWS_KEY}` },
+      { type: 'input_text', text: 'token ghp_' + GH_TAIL },
+      { type: 'image_url', image_url: { url: `https://example.com/x.png?key=${AWS_KEY}` } },
+    ];
+    const res = await app.call('POST', '/v1/sessions', {
+      body: { task: 'secret parts', messages: [{ role: 'user', content: secretParts }] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.messages[0].content[0].text).toBe('deploy with [REDACTED]');
+    for (const body of await storedTexts(app)) {
+      expect(body).not.toContain(AWS_KEY);
+      expect(body).not.toContain(GH_TAIL);
+    }
+  });
+
+  it('inline media over the limit is refused with 413 naming the limit, and nothing is written', async () => {
+    const app = await makeApp();
+    const big = 'data:image/png;base64,' + 'A'.repeat(MAX_INLINE_MEDIA_BYTES + 10);
+    const res = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: 'too big',
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: big } }] }],
+      },
+    });
+    expect(res.status).toBe(413);
+    expect(res.json.detail).toContain(String(MAX_INLINE_MEDIA_BYTES));
+    expect(await listAll(app.objects, 'ns/alice/sessions/')).toEqual([]);
+  });
+});
+
+describe('session metadata', () => {
+  it('is set on create and PUT, returned by GET and list, filtered through the manifest, redacted', async () => {
+    const app = await makeApp();
+    const a = await app.call('POST', '/v1/sessions', {
+      body: { task: 'a', metadata: { user: 'u1', thread: 't-1', note: `key ${AWS_KEY}` } },
+    });
+    const b = await app.call('POST', '/v1/sessions', {
+      body: { task: 'b', metadata: { user: 'u2' } },
+    });
+    const c = await app.call('POST', '/v1/sessions', { body: { task: 'c' } });
+    expect([a.status, b.status, c.status]).toEqual([201, 201, 201]);
+    expect(a.json.metadata).toEqual({ user: 'u1', thread: 't-1', note: 'key [REDACTED]' });
+    expect(c.json.metadata).toEqual({});
+    const list = await app.call('GET', '/v1/sessions');
+    const byId = new Map(list.json.sessions.map((s: { id: string }) => [s.id, s]));
+    expect((byId.get(b.json.id) as { metadata: unknown }).metadata).toEqual({ user: 'u2' });
+    const only = await app.call('GET', '/v1/sessions?metadata.user=u1');
+    expect(only.json.sessions.map((s: { id: string }) => s.id)).toEqual([a.json.id]);
+    const put = await app.call('PUT', `/v1/sessions/${b.json.id}`, {
+      headers: { 'if-match': '"1"' },
+      body: { task: 'b', messages: [], metadata: { user: 'u1' } },
+    });
+    expect(put.status).toBe(200);
+    const again = await app.call('GET', '/v1/sessions?metadata.user=u1');
+    expect(again.json.sessions.map((s: { id: string }) => s.id).sort()).toEqual(
+      [a.json.id, b.json.id].sort(),
+    );
+    for (const body of await storedTexts(app)) expect(body).not.toContain(AWS_KEY);
+  });
+
+  it('refuses more than 64 keys, and two filters at once', async () => {
+    const app = await makeApp();
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
+    const res = await app.call('POST', '/v1/sessions', { body: { task: 'x', metadata: many } });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0].path).toBe('metadata');
+    const two = await app.call('GET', '/v1/sessions?metadata.a=1&metadata.b=2');
+    expect(two.status).toBe(400);
+  });
+});
+
+describe('pop', () => {
+  it('removes the newest messages in one write, answers them oldest first, respects If-Match', async () => {
+    const app = await makeApp();
+    const created = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: 'pop',
+        messages: ['one', 'two', 'three'].map((content) => ({ role: 'user', content })),
+      },
+    });
+    const id = created.json.id;
+    const stale = await app.call('POST', `/v1/sessions/${id}/pop`, {
+      headers: { 'if-match': '"7"' },
+      body: {},
+    });
+    expect(stale.status).toBe(412);
+    const popped = await app.call('POST', `/v1/sessions/${id}/pop`, { body: { count: 2 } });
+    expect(popped.status).toBe(200);
+    expect(popped.json.popped.map((m: { content: string }) => m.content)).toEqual(['two', 'three']);
+    expect(popped.json.revision).toBe(2);
+    const got = await app.call('GET', `/v1/sessions/${id}`);
+    expect(got.json.messages.map((m: { content: string }) => m.content)).toEqual(['one']);
+    await app.call('POST', `/v1/sessions/${id}/pop`, { body: {} });
+    const empty = await app.call('POST', `/v1/sessions/${id}/pop`, { body: {} });
+    expect(empty.json).toMatchObject({ revision: 3, popped: [] });
+  });
+});
