@@ -1,11 +1,13 @@
-// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda|cli`.
+// Bundles the runtime entries: `tsx scripts/build.ts worker|lambda|cli|client`.
 //   worker: dist/worker.js (R2 and S3) and dist/worker-r2.js (R2 only), ES modules for workerd
 //   lambda: dist/lambda/index.mjs and dist/satchel-lambda.zip (handler `index.handler`, Node 20)
 //   cli:    dist/cli.js, the `satchel` command's code (bin/satchel.js loads it; `npm install` builds it)
+//   client: packages/client/dist, the installable client package (docs/client.md); `npm run pack:client`
 import { build, type Plugin } from 'esbuild';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { zip } from './zip.js';
@@ -98,6 +100,114 @@ export async function buildCli(outfile = join(root, 'dist', 'cli.js')): Promise<
   return outfile;
 }
 
+/** The client package's folder: its package.json, bin and (built here) dist/. */
+export const clientPackageDir = join(root, 'packages', 'client');
+
+/** The package's entries: subpath export → source file under lib/. */
+const clientEntries: Record<string, string> = {
+  'client/index': 'lib/client/index.ts',
+  'adapters/openai-agents': 'lib/adapters/openai-agents.ts',
+  'adapters/ai-sdk': 'lib/adapters/ai-sdk.ts',
+};
+
+/**
+ * The client package (packages/client/dist): the client and the adapters as ES modules for any runtime
+ * with fetch (shared code in chunks/, the frameworks left to the user's install), their declarations,
+ * the CLI for Node, and the LICENSE. The declarations are tsc's, except lib/client/types.ts, whose types
+ * are inferred from the server's zod schemas: those are written out expanded, so the package needs no
+ * zod and ships nothing of the server.
+ */
+export async function buildClientPackage(dir = clientPackageDir): Promise<string> {
+  const dist = join(dir, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  await build({
+    entryPoints: Object.fromEntries(
+      Object.entries(clientEntries).map(([out, src]) => [out, join(root, src)]),
+    ),
+    outdir: dist,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    chunkNames: 'chunks/[name]-[hash]',
+    external: ['@openai/agents', 'ai'],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')],
+    { stdio: 'inherit' },
+  );
+  writeFileSync(join(dist, 'client', 'types.d.ts'), await expandedClientTypes());
+  rmSync(join(dist, 'model'), { recursive: true, force: true });
+  await buildCli(join(dist, 'cli.js'));
+  copyFileSync(join(root, 'LICENSE'), join(dir, 'LICENSE'));
+  return dist;
+}
+
+/**
+ * What the package's client adds to a browser or Worker bundle: packages/client/dist/client/index.js
+ * bundled for the browser and minified, as bytes and gzip bytes, with what it pulls in.
+ */
+export async function clientBundleSize(dist = join(clientPackageDir, 'dist')) {
+  const out = await build({
+    entryPoints: [join(dist, 'client', 'index.js')],
+    bundle: true,
+    write: false,
+    metafile: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  const data = out.outputFiles[0]!.contents;
+  return {
+    bytes: data.byteLength,
+    gzip: gzipSync(data).byteLength,
+    inputs: Object.keys(out.metafile.inputs).map((p) => relative(root, resolvePath(p))),
+  };
+}
+
+/** lib/client/types.ts as declarations with every type written out (no zod, no import of lib/model). */
+async function expandedClientTypes(): Promise<string> {
+  const ts = (await import('typescript')).default;
+  const file = join(root, 'lib', 'client', 'types.ts');
+  const program = ts.createProgram([file], {
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2022,
+    skipLibCheck: true,
+  });
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(file)!;
+  const flags =
+    ts.TypeFormatFlags.NoTruncation |
+    ts.TypeFormatFlags.InTypeAlias |
+    ts.TypeFormatFlags.UseStructuralFallback;
+  const out = ["// The client's request and response types (generated from lib/client/types.ts)."];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement)) continue;
+    if (!ts.isTypeAliasDeclaration(statement)) {
+      out.push(statement.getFullText(source));
+      continue;
+    }
+    const comments = source.text.slice(statement.getFullStart(), statement.getStart(source));
+    const exported = statement.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    const type = checker.typeToString(checker.getTypeAtLocation(statement.name), undefined, flags);
+    out.push(`${comments}${exported ? 'export ' : ''}type ${statement.name.text} = ${type};`);
+  }
+  const text = `${out.join('\n')}\n`;
+  if (/\bzod\b|\$Zod|lib\/model|\.\.\/model/.test(text))
+    throw new Error('client types still name zod or the model after expansion');
+  return text;
+}
+
 /** The deployable Lambda zip: the bundle as `index.mjs` at the root, so the handler is `index.handler`. */
 export function packLambda(
   bundle: string,
@@ -133,8 +243,27 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     );
   } else if (what === 'cli') {
     report(await buildCli());
+  } else if (what === 'client') {
+    const dist = await buildClientPackage();
+    for (const out of Object.keys(clientEntries)) report(join(dist, `${out}.js`));
+  } else if (what === 'client-size') {
+    // Measured on the built package (run `client` first); written to bench/results.json, "client".
+    const size = await clientBundleSize();
+    const resultsFile = join(root, 'bench', 'results.json');
+    const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as Record<string, unknown>;
+    results.client = {
+      date: new Date().toISOString(),
+      command: 'npm run bench:client',
+      what: 'the package entry "satchel" (dist/client/index.js) bundled for browsers and Workers, minified',
+      bytes: size.bytes,
+      gzip: size.gzip,
+      target_gzip: 15 * 1024,
+      inputs: size.inputs,
+    };
+    writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`client bundle: ${kib(size.bytes)}, gzip ${kib(size.gzip)} (target 15.0 KiB)`);
   } else {
-    console.error('usage: tsx scripts/build.ts worker|lambda|cli');
+    console.error('usage: tsx scripts/build.ts worker|lambda|cli|client|client-size');
     process.exit(2);
   }
 }

@@ -16,6 +16,7 @@ import type {
   CreateSessionInput,
   Health,
   ListQuery,
+  PopResult,
   ReplaceInput,
   Session,
   SessionPage,
@@ -125,11 +126,13 @@ export class SatchelClient {
     }
   }
 
-  /** `GET /v1/sessions`: one page of metadata, newest first. */
+  /** `GET /v1/sessions`: one page of metadata, newest first; `metadata` keeps sessions with those pairs. */
   async list(query: ListQuery = {}, call?: CallOptions): Promise<SessionPage> {
     const params = new URLSearchParams();
     if (query.limit !== undefined) params.set('limit', String(query.limit));
     if (query.cursor) params.set('cursor', query.cursor);
+    for (const [key, value] of Object.entries(query.metadata ?? {}))
+      params.set(`metadata.${key}`, value);
     if (query.updated_after !== undefined) {
       params.set(
         'updated_after',
@@ -213,6 +216,35 @@ export class SatchelClient {
     return this.json(
       await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)),
     );
+  }
+
+  /**
+   * `POST /v1/sessions/{id}/pop`: remove the newest `count` messages (1-100, default 1), answering the
+   * receipt and the removed messages, oldest first. Keyed like an append, so a retry pops nothing twice.
+   */
+  async pop(id: string, count = 1, options: WriteOptions = {}): Promise<PopResult> {
+    return this.json(
+      await this.request(this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options)),
+    );
+  }
+
+  /**
+   * Empties a session, keeping its task and metadata: a read, then a `PUT` of no messages based on the
+   * revision read, read again after a 412 (a write landed in between), at most 5 times.
+   */
+  async clear(id: string, call?: CallOptions): Promise<Tagged> {
+    for (let attempt = 0; ; attempt++) {
+      const { session, etag } = await this.get(id, call);
+      try {
+        return await this.replace(
+          id,
+          { task: session.task, messages: [] },
+          { ...call, ifMatch: etag },
+        );
+      } catch (err) {
+        if (!(SatchelApiError.is(err) && err.status === 412) || attempt >= 4) throw err;
+      }
+    }
   }
 
   /** `POST /v1/sessions/{id}/continue` (`latest` for the newest session): store the message, run a model turn. */

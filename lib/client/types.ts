@@ -18,7 +18,6 @@ import type {
 } from '../model/responses.js';
 import type {
   externalRefInputSchema,
-  messageSchema,
   sessionSchema,
   sessionSummarySchema,
   writeReceiptSchema,
@@ -37,13 +36,18 @@ export type AppendInput = z.input<typeof appendBodySchema>;
 export type ReplaceInput = z.input<typeof replaceBodySchema>;
 export type ContinueInput = z.input<typeof continueBodySchema>;
 export type SessionSearchInput = z.input<typeof sessionSearchBodySchema>;
-export type MessageInput = z.input<typeof messageSchema>;
+/** A message as sent: `content` a string or an array of parts (text, image, file, audio, …). */
+export type MessageInput = AppendInput['messages'][number];
 export type ExternalRefInput = z.input<typeof externalRefInputSchema>;
 
 // ---- what the server answers ----
 /** A session as the API returns it: the stored format without the internal bookkeeping. */
 export type Session = z.output<typeof sessionSchema>;
 export type SessionSummary = z.output<typeof sessionSummarySchema>;
+/** A stored message as GET shows it: `content` is the array of parts again when it was sent as one. */
+export type Message = Session['messages'][number];
+/** `pop`: the receipt and the messages removed, as stored, oldest first. */
+export type PopResult = WriteReceipt & { popped: Message[] };
 /** One page of `GET /v1/sessions`. */
 export type SessionPage = z.output<typeof sessionPageSchema>;
 export type WriteReceipt = z.output<typeof writeReceiptSchema>;
@@ -80,4 +84,6 @@ export interface ListQuery {
   cursor?: string;
   /** RFC 3339, exclusive (or a Date). */
   updated_after?: string | Date;
+  /** Only sessions whose metadata has each of these pairs (`metadata.<key>=<value>`). */
+  metadata?: Record<string, string>;
 }

@@ -1,0 +1,121 @@
+// Load and save a Vercel AI SDK chat (`UIMessage[]`) in a Satchel session: `loadUIMessages` before the
+// model call, `saveUIMessages` from `toUIMessageStreamResponse({ onFinish })`.
+import type { UIMessage } from 'ai';
+import type { CallOptions, Message, MessageInput, SatchelClient } from '../client/index.js';
+import { appendOrCreate, isStatus, without, type SessionDefaults } from './append.js';
+
+/** The extra message field that keeps a UIMessage's own fields (id, metadata…) beside its parts. */
+export const UI_MESSAGE_FIELD = 'ai_sdk_message';
+
+/** The server's bound on a part's `type`; a message with a longer one is stored whole in UI_MESSAGE_FIELD. */
+const MAX_PART_TYPE = 64;
+
+export interface SaveOptions extends SessionDefaults {
+  /**
+   * What is stored already: the messages `loadUIMessages` gave (or their ids). Those are skipped with no
+   * request; without it, one GET finds the stored ids first.
+   */
+  known?: readonly (string | { id: string })[];
+}
+
+export interface SaveResult {
+  /** How many messages this call appended (0: nothing was new, and no request was made). */
+  appended: number;
+}
+
+/** The chat's messages as UIMessages, oldest first; `[]` for a chat not stored yet. One GET. */
+export async function loadUIMessages<M extends UIMessage = UIMessage>(
+  client: SatchelClient,
+  chatId: string,
+  call?: CallOptions,
+): Promise<M[]> {
+  try {
+    const { session } = await client.get(chatId, call);
+    return session.messages.flatMap((m, i) => toUIMessage<M>(m, i));
+  } catch (err) {
+    if (isStatus(err, 404)) return [];
+    throw err;
+  }
+}
+
+/**
+ * Appends the messages that are not stored yet (by id), as one request whose Idempotency-Key is made from
+ * the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. Messages
+ * already stored are not rewritten (appends only, so writers never overwrite each other).
+ */
+export async function saveUIMessages(
+  client: SatchelClient,
+  chatId: string,
+  messages: readonly UIMessage[],
+  options: SaveOptions = {},
+): Promise<SaveResult> {
+  const known = new Set(
+    options.known
+      ? options.known.map((k) => (typeof k === 'string' ? k : k.id))
+      : (await loadUIMessages(client, chatId)).map((m) => m.id),
+  );
+  const fresh = messages.filter((m) => !known.has(m.id));
+  if (fresh.length === 0) return { appended: 0 };
+  const key = `ai-sdk-${await sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
+  await appendOrCreate(client, chatId, fresh.map(fromUIMessage), key, {
+    ...options,
+    task: options.task ?? taskOf(messages),
+    metadata: { framework: 'ai-sdk', ...options.metadata },
+  });
+  return { appended: fresh.length };
+}
+
+/**
+ * A UIMessage as a stored message: its parts as `content` (the server stores their text as odek's string
+ * and the parts beside it), the rest of it (id, role, metadata) in UI_MESSAGE_FIELD.
+ */
+export function fromUIMessage(message: UIMessage): MessageInput {
+  const partsFit = message.parts.every(
+    (p) => typeof p.type === 'string' && p.type.length >= 1 && p.type.length <= MAX_PART_TYPE,
+  );
+  if (!partsFit)
+    return { role: message.role, content: textOf(message), [UI_MESSAGE_FIELD]: message };
+  return {
+    role: message.role,
+    content: message.parts as MessageInput['content'],
+    [UI_MESSAGE_FIELD]: without(message, 'parts'),
+  };
+}
+
+/**
+ * The UIMessage of a stored message: the one it carries, or for one another writer stored (odek, the CLI,
+ * continue) a text message with a made-up id. Tool results of other writers have no UIMessage of their own.
+ */
+export function toUIMessage<M extends UIMessage = UIMessage>(message: Message, index = 0): M[] {
+  const stored = message[UI_MESSAGE_FIELD] as Partial<UIMessage> | undefined;
+  if (stored && typeof stored === 'object') {
+    const parts = stored.parts ?? (Array.isArray(message.content) ? message.content : []);
+    return [{ ...stored, parts } as M];
+  }
+  if (message.role === 'tool') return [];
+  const parts = Array.isArray(message.content)
+    ? message.content
+    : message.content
+      ? [{ type: 'text', text: message.content }]
+      : [];
+  return [{ id: `satchel-${index}`, role: message.role, parts } as M];
+}
+
+function textOf(message: UIMessage): string {
+  return message.parts
+    .map((p) => (p.type === 'text' ? p.text : ''))
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** A created chat's task: its first user text, cut to 200 characters. */
+function taskOf(messages: readonly UIMessage[]): string {
+  const first = messages.find((m) => m.role === 'user');
+  const text = first ? textOf(first).trim() : '';
+  return text ? text.slice(0, 200) : 'AI SDK chat';
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,54 @@
+import { SatchelApiError, type SatchelClient } from '../client/index.js';
+import type { MessageInput, WriteReceipt } from '../client/index.js';
+
+/** How an adapter's first write makes its session. */
+export interface SessionDefaults {
+  /** The task of a session the adapter creates (default: the framework's name). */
+  task?: string;
+  /** The metadata of a session the adapter creates (string keys and values). */
+  metadata?: Record<string, string>;
+  /** Secret values to redact from what is stored (sent as `Satchel-Secrets`, never stored). */
+  secrets?: string[];
+}
+
+/**
+ * Appends messages as one keyed request. A session that does not exist yet is created empty first, then
+ * the append is sent again under the same key: creating it with the messages would store them twice
+ * when a create's answer is lost and its retry meets the session it made. A 409 to the create is another
+ * writer's session, which the append then joins.
+ */
+export async function appendOrCreate(
+  client: SatchelClient,
+  id: string,
+  messages: MessageInput[],
+  key: string,
+  defaults: SessionDefaults & { task: string },
+): Promise<WriteReceipt> {
+  const call = { idempotencyKey: key, ...(defaults.secrets ? { secrets: defaults.secrets } : {}) };
+  try {
+    return await client.append(id, { messages }, call);
+  } catch (err) {
+    if (!isStatus(err, 404)) throw err;
+  }
+  try {
+    await client.create({
+      id,
+      task: defaults.task,
+      ...(defaults.metadata ? { metadata: defaults.metadata } : {}),
+    });
+  } catch (err) {
+    if (!isStatus(err, 409)) throw err;
+  }
+  return client.append(id, { messages }, call);
+}
+
+/** True for a `SatchelApiError` with this status. */
+export function isStatus(err: unknown, status: number): boolean {
+  return SatchelApiError.is(err) && err.status === status;
+}
+
+/** A plain-object copy without one key (the verbatim copy of an item whose content is stored as `content`). */
+export function without<T extends object>(value: T, key: string): Record<string, unknown> {
+  const { [key]: _dropped, ...rest } = value as Record<string, unknown>;
+  return rest;
+}
