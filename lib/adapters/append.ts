@@ -23,12 +23,16 @@ export async function appendOrCreate(
   messages: MessageInput[],
   key: string,
   defaults: SessionDefaults & { task: string },
+  /** A read just found no session: create first instead of an append bound to answer 404. */
+  knownMissing = false,
 ): Promise<WriteReceipt> {
   const call = { idempotencyKey: key, ...(defaults.secrets ? { secrets: defaults.secrets } : {}) };
-  try {
-    return await client.append(id, { messages }, call);
-  } catch (err) {
-    if (!isStatus(err, 404)) throw err;
+  if (!knownMissing) {
+    try {
+      return await client.append(id, { messages }, call);
+    } catch (err) {
+      if (!isStatus(err, 404)) throw err;
+    }
   }
   try {
     await client.create({

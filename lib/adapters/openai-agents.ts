@@ -23,6 +23,8 @@ export class SatchelSession implements Session {
   readonly client: SatchelClient;
   private readonly id: string;
   private readonly defaults: SessionDefaults & { task: string };
+  /** The last read found no session (so the next add creates it without a doomed append first). */
+  private missing = false;
 
   constructor(options: SatchelSessionOptions) {
     this.client = options.client;
@@ -45,9 +47,11 @@ export class SatchelSession implements Session {
     let messages: Message[];
     try {
       messages = (await this.client.get(this.id)).session.messages;
+      this.missing = false;
     } catch (err) {
-      if (isStatus(err, 404)) return [];
-      throw err;
+      if (!isStatus(err, 404)) throw err;
+      this.missing = true;
+      return [];
     }
     const items = messages.flatMap(toItems);
     return limit === undefined ? items : items.slice(-limit);
@@ -62,7 +66,9 @@ export class SatchelSession implements Session {
       items.map(toMessage),
       crypto.randomUUID(),
       this.defaults,
+      this.missing,
     );
+    this.missing = false;
   }
 
   /** Removes the newest item and returns it (undefined when there is none). One POST. */
