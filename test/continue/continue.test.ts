@@ -263,7 +263,7 @@ describe('continue: model failures', () => {
     ['a body that is not a completion', { status: 200, body: { nothing: true } }],
   ] as [string, Step][]) {
     it(`${name}: 502 problem that says the message was stored; no assistant message`, async () => {
-      const { call, create } = await setup([step]);
+      const { app, call, create } = await setup([step]);
       const sessionId = await create();
       const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
         body: { message: 'are you there?' },
@@ -278,6 +278,13 @@ describe('continue: model failures', () => {
       const session = (await call('GET', `/v1/sessions/${sessionId}`)).json;
       expect(session.messages).toEqual([sys, { role: 'user', content: 'are you there?' }]);
       expect(session.revision).toBe(2);
+      // The operator sees the failure's class, never the key the model echoed.
+      expect(app.logs.find('model turn failed', 'warn')).toEqual([
+        expect.objectContaining({
+          kind: 'status' in step && step.status !== 200 ? 'status' : 'invalid',
+        }),
+      ]);
+      expect(JSON.stringify(app.logs.records)).not.toContain(MODEL_KEY);
     });
   }
 
@@ -317,6 +324,9 @@ describe('continue: model failures', () => {
     });
     expect(res.status).toBe(502);
     expect(res.json.detail).toMatch(/could not be reached.*your message was stored/);
+    expect(app.logs.find('model turn failed', 'warn')).toEqual([
+      expect.objectContaining({ kind: 'network' }),
+    ]);
   });
 });
 

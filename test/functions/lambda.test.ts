@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { captureConsole } from '../support/logs.js';
 import { buildLambda, packLambda } from '../../scripts/build.js';
 
 // The Lambda zip as deployed (read back with Info-ZIP's unzip, not our own writer's logic), its handler
@@ -19,6 +20,9 @@ type Handler = (
 }>;
 let handler: Handler;
 let zipfile: string;
+/** The function's log lines (console), kept and printed only when a test fails. */
+const logged = captureConsole();
+afterAll(() => logged.restore());
 
 function event(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const [rawPath, rawQueryString = ''] = path.split('?');
@@ -114,6 +118,16 @@ describe('Lambda entry (API Gateway v2)', () => {
       {},
     );
     expect(notModified.statusCode).toBe(304);
+    // One access line per request: the route pattern and the caller, never the id or the token.
+    expect(
+      logged.find('request').map((l) => [l.method, l.route, l.status, l.namespace, l.device]),
+    ).toEqual([
+      ['POST', '/v1/sessions', 201, 'lam', 'fn'],
+      ['POST', '/v1/sessions/:id/messages', 200, 'lam', 'fn'],
+      ['GET', '/v1/sessions', 200, 'lam', 'fn'],
+      ['GET', '/v1/sessions/:id', 304, 'lam', 'fn'],
+    ]);
+    expect(JSON.stringify(logged.records)).not.toMatch(new RegExp(`tok_lambda|${session.id}`));
   });
 
   it('bad input and bad tokens are problems, not crashes', async () => {

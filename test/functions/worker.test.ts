@@ -1,9 +1,11 @@
 import { Miniflare } from 'miniflare';
+import type { Readable } from 'node:stream';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildWorker, bundleSize } from '../../scripts/build.js';
+import { captureLines } from '../support/logs.js';
 
 // Both Workers bundles, built as for deployment, answering inside miniflare's workerd: dist/worker.js
 // (R2 and S3) and dist/worker-r2.js (R2 only).
@@ -22,8 +24,15 @@ afterAll(async () => {
   await Promise.all(instances.map((mf) => mf.dispose()));
 });
 
+/** What the Workers write (their log lines): kept, printed only when a test fails. */
+const workerd = captureLines();
+
 function start(script: string, bindings: Record<string, string>, r2 = true) {
   const mf = new Miniflare({
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.on('data', (d: Buffer) => workerd.add(d.toString()));
+      stderr.on('data', (d: Buffer) => workerd.add(d.toString()));
+    },
     scriptPath: script,
     modules: true,
     modulesRoot: dirname(script),
@@ -109,10 +118,40 @@ describe('the R2 + S3 Workers bundle under miniflare', () => {
     await exercise(start(withS3, s3Bindings(), false), /^s3:/);
   });
 
-  it('without SATCHEL_TOKENS a deployment refuses every /v1 route but health', async () => {
+  it('without SATCHEL_TOKENS (wrangler dev without .dev.vars) every /v1 route but health is 401 saying so', async () => {
     const mf = start(withS3, {});
-    expect((await mf.dispatchFetch('http://w/v1/sessions')).status).toBe(401);
+    for (const init of [{}, { headers: { authorization: 'Bearer tok_anything' } }]) {
+      const res = await mf.dispatchFetch('http://w/v1/sessions', init);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(
+        /^no SATCHEL_TOKENS is configured .*\.dev\.vars.*SATCHEL_TOKENS="alice\/laptop=tok_1"/,
+      );
+    }
     expect((await mf.dispatchFetch('http://w/v1/health')).status).toBe(200);
+  });
+
+  it('logs one access line per request, with the route pattern and the device, never the token', async () => {
+    workerd.clear();
+    const mf = start(withS3, {
+      SATCHEL_TOKENS: 'edge/worker=tok_worker_logged',
+      SATCHEL_LOG: 'json',
+    });
+    const res = await mf.dispatchFetch(
+      'http://w/v1/sessions/20260101-00000000000000000000000000000000',
+      {
+        headers: { authorization: 'Bearer tok_worker_logged' },
+      },
+    );
+    expect(res.status).toBe(404);
+    await expect.poll(() => workerd.find('request').length).toBeGreaterThan(0);
+    expect(workerd.find('request')[0]).toMatchObject({
+      method: 'GET',
+      route: '/v1/sessions/:id',
+      status: 404,
+      namespace: 'edge',
+      device: 'worker',
+    });
+    expect(JSON.stringify(workerd.records)).not.toMatch(/tok_worker_logged|20260101-0000/);
   });
 
   it('is under 250 KB gzip', () => {
@@ -137,5 +176,8 @@ describe('the R2-only Workers bundle under miniflare', () => {
     const mf = start(r2Only, s3Bindings(), false);
     const res = await mf.dispatchFetch('http://w/v1/health');
     expect(res.status).toBe(500);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(
+      /not configured: SATCHEL_STORAGE=s3 needs the R2\+S3 bundle/,
+    );
   });
 });

@@ -76,6 +76,9 @@ describe('webhooks with a model configured', () => {
     expect((await messages()).map((m) => m.role)).toEqual(['user']);
     const markerKey = keys.hookDelivery('alice', 'ops', await sha256Hex('d-2'));
     expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('claimed');
+    expect(app.logs.find('webhook delivery failed', 'warn')).toEqual([
+      expect.objectContaining({ hook: 'ops', error: expect.stringContaining('HTTP 503') }),
+    ]);
     await deliver(body, 'd-2');
     await app.background.drain();
     const stored = await messages();

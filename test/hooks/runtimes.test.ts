@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
+import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { buildLambda, buildWorker } from '../../scripts/build.js';
+import { captureConsole, captureLines } from '../support/logs.js';
 
 // The work after a webhook's 202, in the deployed bundles: Lambda drains it before the handler returns;
 // Workers keep it alive with waitUntil after the response.
@@ -38,6 +40,8 @@ describe('webhooks in the runtimes', () => {
     const file = await buildLambda(
       join(mkdtempSync(join(tmpdir(), 'satchel-lambda-hooks-')), 'index.mjs'),
     );
+    const logged = captureConsole(); // the function's log lines: asserted below, printed only on failure
+    afterAll(() => logged.restore());
     type Result = { statusCode: number; body: string };
     const handler = (await import(pathToFileURL(file).href)).handler as (
       event: unknown,
@@ -93,13 +97,21 @@ describe('webhooks in the runtimes', () => {
       {},
     );
     expect(stale.statusCode).toBe(401);
+    expect(logged.find('webhook delivered')).toEqual([
+      expect.objectContaining({ hook: 'ci', session: 'fixed-target', duplicate: false }),
+    ]);
   });
 
   it('Workers: 202, then the message is stored through waitUntil', async () => {
     const script = await buildWorker(
       join(mkdtempSync(join(tmpdir(), 'satchel-worker-hooks-')), 'worker.js'),
     );
+    const workerd = captureLines();
     const mf = new Miniflare({
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        stdout.on('data', (d: Buffer) => workerd.add(d.toString()));
+        stderr.on('data', (d: Buffer) => workerd.add(d.toString()));
+      },
       scriptPath: script,
       modules: true,
       modulesRoot: dirname(script),
@@ -129,5 +141,6 @@ describe('webhooks in the runtimes', () => {
       if (turns === 0) await new Promise((r) => setTimeout(r, 50));
     }
     expect(turns).toBe(1);
+    await expect.poll(() => workerd.find('webhook delivered').length).toBe(1);
   });
 });

@@ -287,5 +287,11 @@ describe('HTTP: storage unreachable', () => {
     const health = await app.call('GET', '/v1/health', { token: null });
     expect(health.status).toBe(200);
     expect(health.json).toMatchObject({ status: 'degraded', storage: { ok: false } });
+    // Each 503 is logged once with its cause, for the operator.
+    expect(app.logs.find('storage unavailable', 'error')).toEqual([
+      expect.objectContaining({ error: expect.stringContaining('ECONNREFUSED') }),
+      expect.objectContaining({ error: expect.stringContaining('ECONNREFUSED') }),
+      expect.objectContaining({ error: expect.stringContaining('ECONNREFUSED') }),
+    ]);
   });
 });

@@ -46,3 +46,36 @@ export function captureLogs(options: { redact?: (s: string) => string } = {}): C
   activeCaptures.add(logs);
   return logs;
 }
+
+/** A capture fed with raw output lines (a child process, workerd): JSON log lines become records. */
+export function captureLines(): CapturedLogs & { add(text: string): void } {
+  const logs = captureLogs();
+  const add = (text: string) => {
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      let record: LogRecord | undefined;
+      try {
+        const parsed: unknown = JSON.parse(line);
+        if (parsed && typeof parsed === 'object' && 'msg' in parsed) record = parsed as LogRecord;
+      } catch {
+        // plain text
+      }
+      logs.records.push(record ?? { t: new Date().toISOString(), level: 'info', msg: line });
+    }
+  };
+  return Object.assign(logs, { add });
+}
+
+/**
+ * Captures what code running in this process writes with console.log/info/warn/error (a bundled entry's
+ * logger), until `restore()`.
+ */
+export function captureConsole(): CapturedLogs & { restore(): void } {
+  const logs = captureLines();
+  const methods = ['log', 'info', 'warn', 'error'] as const;
+  const originals = methods.map((m) => console[m]);
+  for (const m of methods)
+    console[m] = (...args: unknown[]) => logs.add(args.map(String).join(' '));
+  const restore = () => methods.forEach((m, i) => (console[m] = originals[i]!));
+  return Object.assign(logs, { restore });
+}
