@@ -9,7 +9,7 @@ import { inChild, startStack, storedText, type Stack } from './stack.js';
 setTracingDisabled(true);
 
 // Realistic secrets (not documented examples, which the redactor leaves alone).
-const GITHUB_TOKEN = 'ghp_R7kq2Vx9Lm4Tz8Wb3Nc6Yd1Hf5Js0Pa2Qe7';
+const OPENAI_KEY = 'sk-proj-Xq7Lm2Vn9Tz4Wb8Kc3Yd6Hf1Js5Pa0Qe7Rg2Uh4Mi9Nk';
 const STRIPE_KEY = 'sk_live_51Hx9Kq2Lm8Vn4Tz7Wb3Nc6Yd1Hf5Js0Pa';
 
 describe('SatchelSession (OpenAI Agents SDK) on radosgw', () => {
@@ -165,8 +165,8 @@ describe('SatchelSession (OpenAI Agents SDK) on radosgw', () => {
       {
         role: 'user',
         content: [
-          { type: 'input_text', text: `deploy with GITHUB_TOKEN=${GITHUB_TOKEN}` },
-          { type: 'input_image', image: `https://example.com/x.png?token=${GITHUB_TOKEN}` },
+          { type: 'input_text', text: `the key is ${OPENAI_KEY}` },
+          { type: 'input_image', image: `https://example.com/x.png?k=${OPENAI_KEY}` },
         ],
       },
       {
@@ -185,10 +185,10 @@ describe('SatchelSession (OpenAI Agents SDK) on radosgw', () => {
     ]);
     const text = await storedText(stack.objects);
     expect(text).toContain('agents-secrets');
-    expect(text).not.toContain(GITHUB_TOKEN);
+    expect(text).not.toContain(OPENAI_KEY);
     expect(text).not.toContain(STRIPE_KEY);
     const items = JSON.stringify(await session.getItems());
     expect(items).toContain('[REDACTED]');
-    expect(items).not.toContain(GITHUB_TOKEN);
+    expect(items).not.toContain(OPENAI_KEY);
   });
 });
