@@ -238,7 +238,9 @@ export const P = {
   readOnly: problem('The token is read-only.'),
   session: problem("No session with this id in the token's namespace."),
   stale: problem("`If-Match` does not match the session's revision."),
-  tooLarge: problem('The body is over `SATCHEL_MAX_BODY_BYTES`.'),
+  tooLarge: problem(
+    'The body is over `SATCHEL_MAX_BODY_BYTES`, a part carries inline media over 1 MiB, or none of the new messages could be stored under `SATCHEL_MAX_SESSION_BYTES` (nothing was written; `detail` names the limit and the size).',
+  ),
   notJson: problem('The body is not `application/json`.'),
   keyReused: problem('This `Idempotency-Key` was used for a different request.'),
   storage: problem(

@@ -1,4 +1,5 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
+import { payloadTooLarge } from '../model/errors.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
@@ -18,12 +19,19 @@ export interface SaveInput {
   previousBytes?: number;
   /** Secret values registered for this request only. */
   knownValues?: string[];
+  /**
+   * How many trailing messages of `next` are new in this write (an append, a replace): if the size cap
+   * would drop the newest of them, nothing new could be stored and the write is refused (413) instead.
+   */
+  newMessages?: number;
 }
 
 export interface SaveOutput {
   session: StoredSession;
   redactions: number;
   dropped_groups: number;
+  /** True when the head alone was over the cap and the first user message was dropped (create only). */
+  head_dropped: boolean;
   /** Labels of untrusted content this write brought in (for the audit record). */
   sources: string[];
   /** Messages scanned by this write (the rest were proven unchanged). */
@@ -69,7 +77,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
   const { maxSessionBytes, rulesVersion } = options;
   return {
     redactText: (text) => options.redactor.redact(text).text,
-    apply({ next, previous, previousBytes, knownValues }) {
+    apply({ next, previous, previousBytes, knownValues, newMessages = 0 }) {
       const redactor = knownValues?.length
         ? options.redactor.withKnownValues(knownValues)
         : options.redactor;
@@ -127,6 +135,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
         ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0)
         : 0;
       let dropped = 0;
+      let headDropped = false;
       if (
         !pureAppend ||
         previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
@@ -137,6 +146,10 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
           satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
         });
         const capped = capMessages(next.messages, fixed, maxSessionBytes, RECEIPT_RESERVE);
+        if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
+          throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
+        }
+        headDropped = capped.headCut;
         if (capped.messages !== next.messages) {
           next.messages = capped.messages;
           dropped = capped.dropped;
@@ -158,6 +171,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
         session: next,
         redactions,
         dropped_groups: dropped,
+        head_dropped: headDropped,
         sources: taint.sources,
         scanned: messages.length - trusted,
       };
@@ -173,6 +187,7 @@ export const corePipeline: SavePipeline = {
       session: applyCoreRules(next, previous),
       redactions: 0,
       dropped_groups: 0,
+      head_dropped: false,
       sources: [],
       scanned: next.messages.length,
     };
@@ -305,4 +320,14 @@ function redactMetadata(
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(metadata)) out[text(key)] = text(value);
   return out;
+}
+
+/** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
+function refuseNew(added: Message[], maxSessionBytes: number): Error {
+  const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
+  const what = added.length === 1 ? 'the new message' : `the ${added.length} new messages`;
+  return payloadTooLarge(
+    `${what} (${bytes} bytes) cannot be stored in a session of at most ${maxSessionBytes} bytes ` +
+      '(SATCHEL_MAX_SESSION_BYTES): nothing was written',
+  );
 }

@@ -55,6 +55,8 @@ export interface WriteResult {
   receipt: WriteReceipt;
   /** True when an Idempotency-Key (or this write's own id) matched an earlier write and nothing was written. */
   replayed: boolean;
+  /** Create only: the head alone was over the size cap, so the first user message was not stored. */
+  headDropped?: boolean;
 }
 
 /** A write that landed, for what follows it (manifest log record, audit record, listeners). */
@@ -124,7 +126,7 @@ export class WriteLoop {
         { session, receipt, writeId, op, added: session.messages.length, sources: saved.sources },
         ctx,
       );
-      return { session, receipt, replayed: false };
+      return { session, receipt, replayed: false, headDropped: saved.head_dropped };
     });
   }
 
@@ -233,6 +235,7 @@ export class WriteLoop {
       next: draft,
       previous: cur,
       previousBytes: cached.bytes,
+      newMessages: newTail(cur.messages, draft.messages),
       ...knownValues,
     });
     const session = saved.session;
@@ -283,6 +286,13 @@ export class WriteLoop {
         );
     }
   }
+}
+
+/** How many trailing messages of `next` are not `cur`'s (by identity): what this write adds or replaces. */
+function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
+  let same = 0;
+  while (same < cur.length && same < next.length && cur[same] === next[same]) same++;
+  return next.length - same;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -7,6 +7,8 @@ import { makeApp } from './helpers.js';
 // Issue 11's answers through the HTTP API, on the local folder and on radosgw: latest and GET heal when
 // a session object disappears behind Satchel's back.
 
+const CAP = 20_000;
+
 const stores: [string, () => ObjectStore | undefined][] = [
   ['local folder', () => undefined],
   ['radosgw', () => openTestS3('trust')],
@@ -45,5 +47,68 @@ describe.each(stores)('on the %s', (_name, open) => {
     await app.objects.delete(keys.session('alice', res.json.id));
     const latest = await app.call('GET', '/v1/sessions/latest');
     expect(latest.status).toBe(404);
+  });
+
+  it('an append, PUT or continue whose new content cannot fit answers 413 naming the limit, and writes nothing', async () => {
+    const objects = open();
+    const env = { SATCHEL_MAX_SESSION_BYTES: String(CAP) };
+    const app = await makeApp({ env, ...(objects ? { objects } : {}) });
+    const created = await app.call('POST', '/v1/sessions', {
+      body: { task: 'small', messages: [{ role: 'user', content: 'hello' }] },
+    });
+    const id = created.json.id;
+    const huge = { role: 'user', content: 'x'.repeat(CAP) };
+    const appended = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      body: { messages: [huge] },
+    });
+    expect(appended.status).toBe(413);
+    expect(appended.json.detail).toContain(String(CAP));
+    expect(appended.json.detail).toMatch(/\(\d+ bytes\)/);
+    const put = await app.call('PUT', `/v1/sessions/${id}`, {
+      headers: { 'if-match': '"1"' },
+      body: { task: 'small', messages: [{ role: 'user', content: 'hello' }, huge] },
+    });
+    expect(put.status).toBe(413);
+    const cont = await app.call('POST', `/v1/sessions/${id}/continue`, {
+      body: { message: huge.content },
+    });
+    expect(cont.status).toBe(413);
+    const after = await app.call('GET', `/v1/sessions/${id}`);
+    expect(after.json.revision).toBe(1);
+    expect(after.json.messages).toEqual([{ role: 'user', content: 'hello' }]);
+    const audit = await app.call('GET', `/v1/sessions/${id}/audit`);
+    expect(audit.json.records.map((r: { op: string }) => r.op)).toEqual(['create']);
+  });
+
+  it('a create says what the cap dropped, and the marker says it truly', async () => {
+    const objects = open();
+    const env = { SATCHEL_MAX_SESSION_BYTES: String(CAP) };
+    const app = await makeApp({ env, ...(objects ? { objects } : {}) });
+    const system = { role: 'system', content: 'be brief' };
+    const headOver = await app.call('POST', '/v1/sessions', {
+      body: { task: 'paste', messages: [system, { role: 'user', content: 'p'.repeat(CAP) }] },
+    });
+    expect(headOver.status).toBe(201);
+    expect(headOver.headers.get('satchel-dropped-first-user-message')).toBe('true');
+    expect(headOver.json.messages).toEqual([system]);
+    expect(headOver.json.task).toBe('paste');
+    const newestOver = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: 'two',
+        messages: [
+          system,
+          { role: 'user', content: 'hi' },
+          { role: 'user', content: 'q'.repeat(CAP) },
+        ],
+      },
+    });
+    expect(newestOver.status).toBe(201);
+    expect(newestOver.headers.get('satchel-dropped-groups')).toBe('1');
+    expect(newestOver.headers.get('satchel-dropped-first-user-message')).toBeNull();
+    expect(newestOver.json.messages.map((m: { content: string }) => m.content)).toEqual([
+      'be brief',
+      'hi',
+      '[satchel] 1 message group was removed to keep this session under its size limit.',
+    ]);
   });
 });

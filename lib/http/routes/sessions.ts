@@ -39,6 +39,25 @@ import { bodyErrors, etagHeader, P, problem, replayed, retryAfter, route } from 
 
 /** The session routes: create, read, list, change, delete, continue, trim and the audit log. */
 
+const createReport = {
+  'Satchel-Redactions': {
+    description: 'How many secrets the save pipeline redacted from what was sent.',
+    required: true,
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  'Satchel-Dropped-Groups': {
+    description: 'How many message groups the size cap dropped (the marker message says the same).',
+    required: true,
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  'Satchel-Dropped-First-User-Message': {
+    description:
+      '`true` when the system prompt and first user message alone were over `SATCHEL_MAX_SESSION_BYTES`, so the first user message was not stored.',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 /** Create a session. */
 export const createSession = route(
   {
@@ -59,6 +78,7 @@ export const createSession = route(
         schema: sessionSchema,
         headers: {
           ...etagHeader(),
+          ...createReport,
           Location: {
             description: '`/v1/sessions/{id}` of the new session.',
             required: true,
@@ -74,8 +94,13 @@ export const createSession = route(
     },
   },
   async (c, body) => {
-    const { session } = await c.var.services.sessions.create(namespaceOf(c), body, writeContext(c));
+    const created = await c.var.services.sessions.create(namespaceOf(c), body, writeContext(c));
+    const { session, receipt } = created;
     c.header('ETag', etag(session.revision));
+    // What the save pipeline did, since a create answers the session rather than a receipt.
+    c.header('Satchel-Redactions', String(receipt.redactions));
+    c.header('Satchel-Dropped-Groups', String(receipt.dropped_groups));
+    if (created.headDropped) c.header('Satchel-Dropped-First-User-Message', 'true');
     c.header('Location', `/v1/sessions/${session.id}`);
     return c.json(publicSession(session), 201);
   },
