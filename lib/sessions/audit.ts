@@ -1,3 +1,4 @@
+import { putOwn } from '../storage/create-only.js';
 import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
@@ -40,10 +41,11 @@ export class AuditLog {
       ingest_sources: record.ingest_sources.map(this.redact),
     };
     const at = String(Date.parse(record.at) || Date.now()).padStart(13, '0');
-    await this.store.put(
+    // The key's random part is this record's own: a precondition failure is a lost answer, not a clash.
+    await putOwn(
+      this.store,
       `${keys.audit(ns, id)}${at}-${randomHex(8)}.json`,
       utf8(JSON.stringify(safe)),
-      { ifNoneMatch: '*' },
     );
   }
 

@@ -1,5 +1,6 @@
 import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
+import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
 import {
   CorruptRootError,
@@ -182,7 +183,7 @@ export class Manifest {
     const key = keys.log(ns, entry.at, writeId);
     const record: LogRecord = { v: 1, op: 'put', entry };
     this.wrote(ns);
-    await this.store.put(key, utf8(JSON.stringify(record)), { ifNoneMatch: '*' });
+    await putOwn(this.store, key, utf8(JSON.stringify(record)));
     this.wrote(ns);
     this.cacheLog(key, record);
   }
@@ -192,7 +193,7 @@ export class Manifest {
     const key = keys.log(ns, at, writeId);
     const record: LogRecord = { v: 1, op: 'del', id, at };
     this.wrote(ns);
-    await this.store.put(key, utf8(JSON.stringify(record)), { ifNoneMatch: '*' });
+    await putOwn(this.store, key, utf8(JSON.stringify(record)));
     this.wrote(ns);
     this.cacheLog(key, record);
   }

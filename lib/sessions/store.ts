@@ -492,11 +492,21 @@ export class SessionStore {
         episode_untrusted: session.episode_untrusted,
       })
       .catch((err) => this.onError('audit record not stored', err));
-    await Promise.all([
-      this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId),
-      audit,
-    ]);
-    for (const l of this.listeners) await l.afterWrite?.(ns, session, receipt, ctx, { op, added });
+    // The write has landed: what follows only helps readers find it, and must not turn its answer into an
+    // error. A log record that cannot be stored is healed from the write's pending marker, which stays.
+    const logged = this.manifest
+      .recordPut(ns, entryOf(session, receipt.bytes), writeId)
+      .catch((err) =>
+        this.onError('manifest log record not stored; its pending marker heals it', err),
+      );
+    await Promise.all([logged, audit]);
+    for (const l of this.listeners) {
+      try {
+        await l.afterWrite?.(ns, session, receipt, ctx, { op, added });
+      } catch (err) {
+        this.onError('a listener failed after a write', err);
+      }
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { decodeSession } from '../model/codec.js';
 import type { RequestContext } from '../model/context.js';
 import {
   conflict,
@@ -11,7 +12,11 @@ import { keys } from '../model/keys.js';
 import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
 import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
 import type { SavePipeline } from '../pipeline/save.js';
-import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  type ObjectStore,
+} from '../storage/port.js';
 import type { AuditRecord } from './audit.js';
 import type { CachedSession, SessionCache } from './cache.js';
 import type { Manifest } from './manifest.js';
@@ -83,7 +88,11 @@ export interface WriteLoopDeps {
   afterCommit: (ns: string, committed: Committed, ctx: WriteContext) => Promise<void>;
 }
 
-type Attempt = { lost: true } | { lost: false; committed: Committed | null; result: WriteResult };
+/** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
+type Tried = Committed & { record: WriteRecord };
+
+type Attempt =
+  { lost: true; tried: Tried } | { lost: false; committed: Committed | null; result: WriteResult };
 
 /**
  * The one write loop (docs/design.md, "A write"): under a pending marker, read the session (or use the
@@ -115,8 +124,12 @@ export class WriteLoop {
       try {
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
       } catch (err) {
-        if (PreconditionFailedError.is(err)) throw conflict(`session ${draft.id} already exists`);
-        throw err;
+        // The create may have landed with its answer lost: only the object can say whose it is.
+        const ours = mayHaveLanded(err) ? await this.ownObject(key, 'w:' + writeId) : null;
+        if (!ours && PreconditionFailedError.is(err))
+          throw conflict(`session ${draft.id} already exists`);
+        if (!ours) throw err;
+        etag = ours;
       }
       landed();
       cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
@@ -142,18 +155,27 @@ export class WriteLoop {
       cached ??= read;
       await ready;
       let fromCache = read === null;
+      const tries: Tried[] = [];
       const deadline = this.deps.now() + this.deps.maxContentionMs;
       for (let attempt = 0; ; attempt++) {
         if (!cached) throw notFound(`session ${req.id} does not exist`);
-        const verdict = this.check(req, cached.session, claims, fromCache);
+        const verdict = this.check(req, cached.session, claims, fromCache, tries);
         if (verdict === 'reread') {
           cached = await this.deps.load(req.ns, req.id);
           fromCache = false;
           continue;
         }
+        if (verdict && 'landed' in verdict) {
+          // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
+          const mine = verdict.landed;
+          landed();
+          await this.deps.afterCommit(req.ns, mine, req.ctx);
+          return { session: mine.session, receipt: mine.receipt, replayed: false };
+        }
         if (verdict) return verdict;
         const outcome = await this.attempt(req, key, cached, claims, writeId);
-        if (!outcome.lost) {
+        if (outcome.lost) tries.push(outcome.tried);
+        else {
           if (outcome.committed) {
             landed();
             await this.deps.afterCommit(req.ns, outcome.committed, req.ctx);
@@ -178,10 +200,13 @@ export class WriteLoop {
     cur: StoredSession,
     claims: WriteClaims,
     fromCache: boolean,
-  ): WriteResult | 'reread' | null {
+    tries: readonly Tried[],
+  ): WriteResult | 'reread' | { landed: Tried } | null {
     const previous = findClaim(cur, claims);
     if (previous) {
       if (fromCache) return 'reread';
+      const mine = tries.find((t) => t.record.k === previous.k && t.record.at === previous.at);
+      if (mine) return { landed: mine };
       if (
         previous.k === claims.keyed &&
         previous.f !== undefined &&
@@ -241,13 +266,6 @@ export class WriteLoop {
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
     const sealed = seal(session, receipt, record, cached.encoded, req.ctx.receiptExtras?.(session));
-    try {
-      const { etag } = await objects.put(key, sealed.body, { ifMatch: cached.etag });
-      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
-    } catch (err) {
-      if (PreconditionFailedError.is(err)) return { lost: true };
-      throw err;
-    }
     const added = Math.max(0, session.messages.length - cur.messages.length);
     const committed = {
       session,
@@ -257,7 +275,25 @@ export class WriteLoop {
       added,
       sources: saved.sources,
     };
+    try {
+      const { etag } = await objects.put(key, sealed.body, { ifMatch: cached.etag });
+      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
+    } catch (err) {
+      // Lost to another writer, or perhaps landed with the answer lost: the re-read tells which.
+      if (PreconditionFailedError.is(err) || mayHaveLanded(err)) {
+        return { lost: true, tried: { ...committed, record } };
+      }
+      throw err;
+    }
     return { lost: false, committed, result: { session, receipt, replayed: false } };
+  }
+
+  /** The etag of the session object at `key` when its write records hold `claim` (our own write); else null. */
+  private async ownObject(key: string, claim: string): Promise<string | null> {
+    const found = await this.deps.objects.get(key);
+    if (!found) return null;
+    const session = decodeSession(found.body, key);
+    return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
   }
 
   /**
@@ -293,6 +329,12 @@ function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
   let same = 0;
   while (same < cur.length && same < next.length && cur[same] === next[same]) same++;
   return next.length - same;
+}
+
+/** True when a failed write may still have happened (its answer was lost, or the adapter cannot tell). */
+function mayHaveLanded(err: unknown): boolean {
+  if (PreconditionFailedError.is(err)) return err.afterLostAnswer;
+  return StorageUnavailableError.is(err) && err.mayHaveLanded;
 }
 
 function sleep(ms: number): Promise<void> {
