@@ -985,18 +985,26 @@ export function messageItem(m: Message, i: number, results: ResultsByCall): HTML
   return li;
 }
 
-/** The number of groups the size cap's marker says it removed; null when the text is not the marker. */
-export function capMarker(text: string): number | null {
+/**
+ * What the size cap's marker says it removed (the number and "earlier " when the marker says so; markers
+ * written before the cap could drop a create's newest message say "earlier"); null for any other text.
+ */
+export function capMarker(text: string): { groups: number; earlier: string } | null {
   const marker = new RegExp(
-    '^\\[satchel\\] (\\d+) earlier message groups? (?:was|were) removed ' +
+    '^\\[satchel\\] (\\d+) (earlier )?message groups? (?:was|were) removed ' +
       'to keep this session under its size limit\\.$',
   );
   const m = marker.exec(text);
-  return m ? Number(m[1]) : null;
+  return m ? { groups: Number(m[1]), earlier: m[2] ?? '' } : null;
 }
 
 /** The size cap's marker, shown as what it is rather than as a system message. */
-export function capMarkerItem(text: string, groups: number, i: number): HTMLLIElement {
+export function capMarkerItem(
+  text: string,
+  cap: { groups: number; earlier: string },
+  i: number,
+): HTMLLIElement {
+  const removed = plural(cap.groups, `${cap.earlier}message group`);
   return h(
     'li',
     { class: 'msg cap-marker', id: `m${i + 1}` },
@@ -1006,7 +1014,7 @@ export function capMarkerItem(text: string, groups: number, i: number): HTMLLIEl
       h('span', { class: 'role' }, 'size cap'),
       h('span', null, `#${i + 1}`),
     ),
-    h('p', { class: 'cap' }, `${plural(groups, 'earlier message group')} removed by the size cap.`),
+    h('p', { class: 'cap' }, `${removed} removed by the size cap.`),
     h('div', { class: 'text' }, text),
   );
 }

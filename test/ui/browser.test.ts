@@ -386,6 +386,31 @@ describe('session browser: the transcript', () => {
     await page.close();
   });
 
+  it("shows the cap's marker as such in its current wording too (no 'earlier')", async () => {
+    const api = apiClient(server.url, T.alice);
+    const marker =
+      '[satchel] 2 message groups were removed to keep this session under its size limit.';
+    const id = (
+      await api('POST', '/v1/sessions', {
+        task: 'current cap marker',
+        messages: [
+          { role: 'system', content: 'You are an agent.' },
+          { role: 'system', content: marker },
+          { role: 'user', content: 'go on' },
+        ],
+      })
+    ).json.id as string;
+    const { page } = await openPage(browser);
+    await page.goto(`${server.url}/ui/sessions/${id}`);
+    await signIn(page, T.alice);
+    await page.waitForSelector('#messages li', { visible: true });
+    const cap = await page.$$eval('#messages li.cap-marker .cap', (els) =>
+      els.map((el) => el.textContent),
+    );
+    expect(cap).toEqual(['2 message groups removed by the size cap.']);
+    await page.close();
+  });
+
   it('downloads the stored JSON as a file', async () => {
     const api = apiClient(server.url, T.alice);
     const id = (
