@@ -170,18 +170,29 @@ export class SearchEngine implements SessionListener {
     }
   }
 
-  /** After a delete: the session's records go now; the manifest already keeps it out of every result. */
+  /**
+   * After a delete: the manifest already keeps the session out of every result; its records go now, and
+   * a purge rewrites the segments that still hold its document (docs/design.md, "Deleting"). Deletes made
+   * while a purge waits share it, so a cleanup of many sessions rewrites each segment a few times at most.
+   */
   afterDelete(ns: string, id: string, ctx: WriteContext): void {
     this.lastDocs.delete(`${ns}/${id}`);
     const schedule = ctx.schedule ?? unattended;
     schedule(
-      this.lexical.remove(ns, id).catch((err) => this.onError('lexical records not removed', err)),
+      this.lexical
+        .remove(ns, id)
+        .then(() => this.lexical.purge(ns, [id]))
+        .catch((err) => this.onError('lexical index not purged', err)),
     );
-    const space = this.spaceChecked.get(ns);
-    const vectors = space ? this.vectorIndexes.get(space) : undefined;
-    if (vectors)
+    // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well.
+    if (this.embedder?.space())
       schedule(
-        vectors.remove(ns, id).catch((err) => this.onError('vector records not removed', err)),
+        (async () => {
+          const vectors = await this.vectors(ns);
+          if (!vectors) return;
+          await vectors.remove(ns, id);
+          await vectors.purge(ns, [id]);
+        })().catch((err) => this.onError('vector index not purged', err)),
       );
   }
 

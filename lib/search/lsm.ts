@@ -110,6 +110,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly loading = new SingleFlight<State<D, S>>();
   private readonly compacting = new SingleFlight<void>();
   private readonly written = new Map<string, number>();
+  /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
+  private readonly purgeBatches = new Map<string, { ids: Set<string>; done: Promise<void> }>();
+  private readonly purgeChains = new Map<string, Promise<void>>();
   private readonly compactAfter: number;
   private readonly mergeWidth: number;
   private readonly segmentDocs: number;
@@ -223,6 +226,37 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         throw err;
       }),
     );
+  }
+
+  /**
+   * Erases deleted sessions from the index (docs/design.md, "Deleting"): rewrites only the segments that
+   * hold a document of `ids` (other than a live version of a re-created id) without it, writes a root
+   * that references them instead of the old ones, then deletes at once the old segments, every older root
+   * (none is kept: a reader still on one finds a segment gone and loads the new root) and the ids' records.
+   * Calls made while a purge of the namespace waits are folded into one (a cleanup of many sessions).
+   */
+  purge(ns: string, ids: Iterable<string>): Promise<void> {
+    const waiting = this.purgeBatches.get(ns);
+    if (waiting) {
+      for (const id of ids) waiting.ids.add(id);
+      return waiting.done;
+    }
+    const batch = { ids: new Set(ids), done: Promise.resolve() };
+    const before = this.purgeChains.get(ns) ?? Promise.resolve();
+    batch.done = before
+      .catch(() => undefined)
+      .then(() => {
+        this.purgeBatches.delete(ns); // later calls form the next batch
+        return this.exclusive(ns, () => this.purgeOnce(ns, batch.ids));
+      });
+    this.purgeBatches.set(ns, batch);
+    this.purgeChains.set(ns, batch.done);
+    void batch.done
+      .catch(() => undefined)
+      .then(() => {
+        if (this.purgeChains.get(ns) === batch.done) this.purgeChains.delete(ns);
+      });
+    return batch.done;
   }
 
   /** Deletes every object of this index in a namespace (a change of embedding space). */
@@ -463,6 +497,110 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       next,
       rebuild,
     );
+  }
+
+  /** Runs `work` as the namespace's only compaction, after the one in flight (if any). */
+  private async exclusive(ns: string, work: () => Promise<void>): Promise<void> {
+    for (;;) {
+      const running = this.compacting.current(ns);
+      if (running) {
+        await running.catch(() => undefined);
+        continue;
+      }
+      let mine: Promise<void> | undefined;
+      // A compaction asked for meanwhile waits for this run, but never inherits its failure.
+      const run = this.compacting.run(ns, () => {
+        mine = work();
+        return mine.catch(() => undefined);
+      });
+      if (mine) return mine;
+      await run.catch(() => undefined);
+    }
+  }
+
+  private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {
+    const state = this.states.get(ns);
+    if (state) {
+      for (const id of ids) state.fresh.delete(id);
+      state.version++;
+    }
+    for (let attempt = 0; ; attempt++) {
+      if (await this.tryPurge(ns, ids)) return;
+      // Another compactor took the sequence number: its root may still reference the old segments.
+      if (attempt >= 20)
+        throw new Error(`${this.kind.name} purge of namespace ${ns} kept losing its root`);
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt, 5)));
+    }
+  }
+
+  /** One attempt; false when another compactor won the root's sequence number. */
+  private async tryPurge(ns: string, ids: Set<string>): Promise<boolean> {
+    const startedAt = this.now();
+    const p = this.prefix(ns);
+    const listed = await listAll(this.store, p);
+    const roots = this.roots(ns).rootsIn(listed);
+    const segmentKeys = listed.filter((k) => k.startsWith(`${p}g/`));
+    // A live version (the id was created again after its delete) stays; every other version goes.
+    const live = new Map<string, DocKey>();
+    for (const e of await this.entries(ns)) if (ids.has(e.id)) live.set(e.id, keyOf(e));
+    const doomed = (key: DocKey) => {
+      if (!ids.has(key.id)) return false;
+      const keep = live.get(key.id);
+      return !keep || keep.c !== key.c || keep.r !== key.r;
+    };
+    const records = listed.filter((k) => {
+      const parsed = k.startsWith(`${p}d/`) && parseRecordKey(k, p, this.kind.recordExt);
+      return parsed && doomed(parsed);
+    });
+    let state: State<D, S>;
+    try {
+      state = await this.load(ns, this.states.get(ns) ?? null);
+    } catch (err) {
+      if (err instanceof CorruptIndexError) return this.rebuildForPurge(ns);
+      throw err;
+    }
+    if (state.corrupt) return this.rebuildForPurge(ns);
+    const seq = Math.max(state.seq, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
+    const refs: RootSegment[] = [];
+    let changed = false;
+    for (const [si, ref] of state.refs.entries()) {
+      const seg = state.segments[si]!;
+      if (!seg.docs.some(doomed)) {
+        refs.push(ref);
+        continue;
+      }
+      changed = true;
+      const payloads = seg.all();
+      const kept = seg.docs.flatMap((key, di) =>
+        doomed(key) ? [] : [{ key, doc: payloads[di]! }],
+      );
+      if (kept.length > 0) refs.push(await this.writeSegment(ns, seq, kept, ref.major));
+    }
+    const garbage = [...records];
+    if (changed) {
+      const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
+      if (!(await this.roots(ns).tryWrite(root))) return false;
+      // No older root is kept, and no segment the new root does not reference (of a seq we know about).
+      const referenced = new Set(refs.map((r) => r.base));
+      garbage.push(...roots.filter((r) => r.seq < seq).map((r) => r.key));
+      for (const k of segmentKeys) {
+        if (seqOfName(k) > seq) continue;
+        const base = this.kind.segmentExts.reduce(
+          (b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b),
+          k,
+        );
+        if (!referenced.has(base)) garbage.push(k);
+      }
+      await this.load(ns, this.states.get(ns) ?? null);
+    }
+    if (garbage.length > 0) await this.store.delete(garbage);
+    return true;
+  }
+
+  /** An unreadable index cannot be rewritten piece by piece: rebuild it from the live sessions. */
+  private async rebuildForPurge(ns: string): Promise<boolean> {
+    await this.compactOnce(ns, true);
+    return false;
   }
 
   /**

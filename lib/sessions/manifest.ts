@@ -146,6 +146,9 @@ export class Manifest {
   /** The last full view per namespace and when its listing started; dropped on every write by this process. */
   private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
   private readonly localWrites = new Map<string, number>();
+  /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
+  private readonly purgeBatches = new Map<string, { ids: Set<string>; done: Promise<void> }>();
+  private readonly purgeChains = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -251,12 +254,18 @@ export class Manifest {
 
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
   compact(ns: string, force = false): Promise<void> {
-    return this.compacting.run(ns, () =>
-      this.compactOnce(ns, force).catch((err) => {
-        if (err instanceof CorruptManifest) return this.rebuild(ns).then(() => undefined);
-        throw err;
-      }),
-    );
+    return this.compacting.run(ns, async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await this.compactOnce(ns, force);
+        } catch (err) {
+          if (err instanceof CorruptManifest) return this.rebuild(ns).then(() => undefined);
+          // Another process's compaction or purge removed what we listed: list again.
+          if (err instanceof ManifestMoved && attempt < 4) continue;
+          throw err;
+        }
+      }
+    });
   }
 
   /** Rebuilds the manifest from the session objects alone (missing or corrupt manifest, or on demand). */
@@ -281,6 +290,176 @@ export class Manifest {
     );
     this.snapshots.delete(ns);
     this.wrote(ns);
+  }
+
+  /**
+   * Erases deleted sessions from the manifest (docs/design.md, "Deleting"): writes a root whose pages no
+   * longer hold any version of `ids` older than their delete (only the pages that held them are rewritten;
+   * the others are referenced as they are), then deletes the log records and pending markers of those
+   * versions, every older root, and every page the new root does not reference. No earlier root is kept:
+   * a reader still on one finds a page gone, lists again and takes the new root.
+   *
+   * Calls made while a purge of the namespace waits are folded into one, so a cleanup of many sessions
+   * rewrites the affected pages a few times, not once per session. Runs after any compaction in flight.
+   */
+  purge(ns: string, ids: Iterable<string>): Promise<void> {
+    const waiting = this.purgeBatches.get(ns);
+    if (waiting) {
+      for (const id of ids) waiting.ids.add(id);
+      return waiting.done;
+    }
+    const batch = { ids: new Set(ids), done: Promise.resolve() };
+    const before = this.purgeChains.get(ns) ?? Promise.resolve();
+    batch.done = before
+      .catch(() => undefined)
+      .then(() => {
+        this.purgeBatches.delete(ns); // later calls form the next batch
+        return this.exclusive(ns, () => this.purgeOnce(ns, batch.ids));
+      });
+    this.purgeBatches.set(ns, batch);
+    this.purgeChains.set(ns, batch.done);
+    void batch.done
+      .catch(() => undefined)
+      .then(() => {
+        if (this.purgeChains.get(ns) === batch.done) this.purgeChains.delete(ns);
+      });
+    return batch.done;
+  }
+
+  /** Runs `work` as the namespace's only compaction, after the one in flight (if any). */
+  private async exclusive(ns: string, work: () => Promise<void>): Promise<void> {
+    for (;;) {
+      const running = this.compacting.current(ns);
+      if (running) {
+        await running.catch(() => undefined);
+        continue;
+      }
+      let mine: Promise<void> | undefined;
+      // A compaction asked for meanwhile waits for this run, but never inherits its failure.
+      const run = this.compacting.run(ns, () => {
+        mine = work();
+        return mine.catch(() => undefined);
+      });
+      if (mine) return mine;
+      await run.catch(() => undefined);
+    }
+  }
+
+  private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const done = await this.tryPurge(ns, ids).catch((err) => {
+        if (err instanceof ManifestMoved) return false; // a compactor removed what we listed
+        throw err;
+      });
+      if (done) return;
+      // Another compactor took the sequence number: its root may still reference the old pages.
+      if (attempt >= 20) throw new Error(`manifest purge of namespace ${ns} kept losing its root`);
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt, 5)));
+    }
+  }
+
+  /** One attempt; false when another compactor won the root's sequence number. */
+  private async tryPurge(ns: string, ids: Set<string>): Promise<boolean> {
+    const startedAt = this.now();
+    let snap: Snapshot | null;
+    try {
+      snap = await this.snapshot(ns, true);
+    } catch (err) {
+      if (err instanceof ManifestMoved) return false;
+      if (err instanceof CorruptManifest) snap = null;
+      else throw err;
+    }
+    if (!snap) {
+      // No usable root: rebuild from the session objects (the deleted ones are gone), then purge the logs.
+      await this.rebuild(ns);
+      return false;
+    }
+    const { root, listing } = snap;
+    // Per id, the time up to which its versions are erased: its delete (a version written after it, by a
+    // re-create of the same id, stays). An id without a known delete is still live: nothing to erase.
+    // Every log record listed, covered or not: a covered one still holds its entry until it is collected.
+    const records = (
+      await mapLimit(listing.logs, 64, (key) =>
+        this.loadLog(key).then(
+          (r) => ({ key, r }),
+          (err) => {
+            if (err instanceof ManifestMoved) return null; // collected meanwhile
+            throw err;
+          },
+        ),
+      )
+    ).filter((x) => x !== null);
+    const until = new Map<string, number>();
+    const deleted = (id: string, at: number) => {
+      if (ids.has(id) && at > (until.get(id) ?? -Infinity)) until.set(id, at);
+    };
+    for (const id of ids) {
+      const change = snap.changes.get(id);
+      deleted(id, change?.deletedAt ?? -Infinity);
+      deleted(id, snap.tombstones.get(id) ?? -Infinity);
+    }
+    for (const { r } of records) if (r.op === 'del') deleted(r.id, r.at);
+    const doomed = (id: string, at: number) => {
+      const t = until.get(id);
+      return t !== undefined && at <= t;
+    };
+    const seq = listing.maxSeq + 1;
+    // The pages that hold an erased version are rewritten without it; the others stay as they are.
+    const pages: PageRef[] = [];
+    await mapLimit(root.pages, 8, (p) => this.loadPage(p.key));
+    for (const ref of root.pages) {
+      const page = await this.loadPage(ref.key);
+      if (!page.entries.some((e) => doomed(e.id, e.at))) {
+        pages.push(ref);
+        continue;
+      }
+      const kept = page.entries.filter((e) => !doomed(e.id, e.at));
+      if (kept.length === 0) continue;
+      pages.push(...(await this.writePages(ns, seq, kept, ref.major)));
+    }
+    pages.sort((a, b) => b.maxAt - a.maxAt);
+    // The log records of the erased versions (puts carry the task; the delete itself goes too: the
+    // root's tombstone takes its place).
+    const erasedLogs: string[] = [];
+    for (const x of records) {
+      const id = x.r.op === 'put' ? x.r.entry.id : x.r.id;
+      const at = x.r.op === 'put' ? x.r.entry.at : x.r.at;
+      if (doomed(id, at)) erasedLogs.push(x.key);
+    }
+    const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
+    for (const [id, at] of until) {
+      const had = tombstones.get(id);
+      // A delete known only from its missing object has no time: record it as of now.
+      const when = Number.isFinite(at) ? at : startedAt;
+      if (had === undefined || had < when) tombstones.set(id, when);
+    }
+    const covered = [...new Set([...root.covered, ...erasedLogs])];
+    const written = await this.writeRoot(
+      ns,
+      seq,
+      startedAt,
+      pages,
+      [...tombstones].map(([id, at]) => ({ id, at })),
+      covered,
+    );
+    if (!written) return false;
+    // Garbage: every older root (none is kept), every page the new root does not reference (of a seq we
+    // know about), the erased log records and their pending markers.
+    const referenced = new Set(pages.map((p) => p.key));
+    const erasedWrites = new Set(erasedLogs.map(writeIdOfLog));
+    const garbage = [
+      ...listing.roots.filter((r) => r.seq < seq).map((r) => r.key),
+      ...listing.pages.filter((k) => !referenced.has(k) && seqOfName(k) <= seq),
+      ...erasedLogs,
+      ...listing.pending.filter((p) => erasedWrites.has(p.writeId)).map((p) => p.key),
+    ];
+    if (garbage.length > 0) await this.store.delete(garbage);
+    for (const key of erasedLogs) this.logCache.delete(key);
+    for (const key of listing.pages) if (!referenced.has(key)) this.dropPage(key);
+    this.snapshots.delete(ns);
+    this.views.delete(ns);
+    this.wrote(ns);
+    return true;
   }
 
   // ---- reading ----
@@ -666,6 +845,13 @@ export class Manifest {
       this.pageCache.delete(k);
       this.pageCacheEntries -= p.entries.length;
     }
+  }
+
+  private dropPage(key: string): void {
+    const page = this.pageCache.get(key);
+    if (!page) return;
+    this.pageCache.delete(key);
+    this.pageCacheEntries -= page.entries.length;
   }
 
   private cacheLog(key: string, record: LogRecord): void {

@@ -414,6 +414,10 @@ export class SessionStore {
       this.audit?.deleteAll(ns, id),
     ]);
     for (const l of this.listeners) await l.afterDelete?.(ns, id, ctx);
+    // Its task leaves the manifest's pages and log records too; a cleanup's deletes share one purge.
+    (ctx.schedule ?? unattended)(
+      this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
+    );
   }
 
   /** Deletes every session whose updated_at is older than `days` days (0: all of them). */
