@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { cors } from 'hono/cors';
 import { methodNotAllowed, notFound } from '../model/errors.js';
 import { buildServices, type ServiceOptions, type Services } from '../server/services.js';
 import { uiRoutes } from '../ui/index.js';
@@ -25,6 +26,8 @@ export function createApp(options: AppOptions) {
   const auth = bearerAuth<Env>(config.tokens ?? (options.allowOpen ? null : []));
 
   app.onError((err, c) => problemResponse(c, err, log));
+  // Browser apps on the configured origins may call the API; a preflight is answered before auth.
+  if (config.corsOrigins.length > 0) app.use('/v1/*', apiCors(config.corsOrigins));
   app.notFound((c) => notFoundOrNotAllowed(c, log));
   app.use('*', accessLog(log));
   app.use('*', async (c, next) => {
@@ -89,4 +92,31 @@ function notFoundOrNotAllowed(c: Context<Env>, log: Services['log']): Response {
   );
   res.headers.set('Allow', allowed.join(', '));
   return res;
+}
+
+/** CORS for the configured origins: the API's request headers allowed, its response headers exposed. */
+function apiCors(origins: string[]) {
+  return cors({
+    origin: origins,
+    allowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowHeaders: [
+      'Authorization',
+      'Content-Type',
+      'If-Match',
+      'If-None-Match',
+      'Idempotency-Key',
+      'Satchel-Secrets',
+    ],
+    exposeHeaders: [
+      'ETag',
+      'Location',
+      'Content-Location',
+      'Retry-After',
+      'Idempotent-Replayed',
+      'Satchel-Redactions',
+      'Satchel-Dropped-Groups',
+      'Satchel-Dropped-First-User-Message',
+    ],
+    maxAge: 600,
+  });
 }

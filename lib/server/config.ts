@@ -61,6 +61,8 @@ export interface SatchelConfig {
   model?: ModelConfig;
   /** `SATCHEL_LOG`; absent: decided by the runtime (`pretty` on a terminal, `json` otherwise). */
   log?: LogFormat;
+  /** `SATCHEL_CORS_ORIGINS`: origins a browser app may call the API from (none by default). */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -128,7 +130,30 @@ export async function loadConfig(
     hooks: parseHooks(env.SATCHEL_HOOKS),
     ...(env.SATCHEL_MODEL_URL || env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
     ...(env.SATCHEL_LOG?.trim() ? { log: parseLog(env.SATCHEL_LOG) } : {}),
+    corsOrigins: parseOrigins(env.SATCHEL_CORS_ORIGINS),
   };
+}
+
+/** `SATCHEL_CORS_ORIGINS`: comma-separated origins (`https://app.example.com`), each scheme://host[:port]. */
+export function parseOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+      throw new ConfigError(
+        `SATCHEL_CORS_ORIGINS: "${origin}" is not an origin; write scheme://host[:port] with no path, e.g. https://app.example.com`,
+      );
+    }
+  }
+  return origins;
 }
 
 /**
