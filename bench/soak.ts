@@ -285,21 +285,26 @@ async function main() {
   const t0 = Date.now();
   const until = t0 + MINUTES * 60_000;
   let errorsBefore = 0;
+  let errorLinesBefore = 0;
+  let lastTick = t0;
   const tick = () => {
     const w = window;
     window = [];
+    const now = Date.now();
     const sample = {
-      at_s: Math.round((Date.now() - t0) / 1000),
+      at_s: Math.round((now - t0) / 1000),
       requests: w.length,
-      rps: Math.round((w.length / WINDOW_MS) * 1000),
-      errors: errorCount - errorsBefore + (levels.error ?? 0),
+      rps: Math.round((w.length / (now - lastTick)) * 1000),
+      errors: errorCount - errorsBefore + (levels.error ?? 0) - errorLinesBefore,
       rss_mb: rssMb(child.pid!),
       routes: byRoute(w),
     };
+    lastTick = now;
     errorsBefore = errorCount;
+    errorLinesBefore = levels.error ?? 0;
     samples.push(sample);
     const worst = Object.entries(sample.routes)
-      .map(([r, v]) => `${r.replace('/v1/sessions', '…')} ${v.p50_ms}/${v.p99_ms}`)
+      .map(([r, v]) => `${r.replace(' /v1', ' ')} ${v.p50_ms}/${v.p99_ms}`)
       .join(' · ');
     log(
       `${sample.at_s}s: ${sample.rps} req/s, ${sample.errors} errors, RSS ${sample.rss_mb} MB; p50/p99 ms: ${worst}`,
@@ -311,7 +316,8 @@ async function main() {
     Array.from({ length: CONCURRENCY }, (_, i) => client(url, i, until, record, fail)),
   );
   clearInterval(timer);
-  if (window.length > 0) tick();
+  // The last clients finish after the end; a window of a few seconds says nothing of its own.
+  if (Date.now() - lastTick > 5000) tick();
   const seconds = (Date.now() - t0) / 1000;
   child.kill('SIGTERM');
   await s3.stop();
@@ -328,7 +334,12 @@ async function main() {
   const soak = {
     at: new Date().toISOString(),
     command: `SOAK_MINUTES=${MINUTES} SOAK_CONCURRENCY=${CONCURRENCY} npm run soak`,
-    machine: { cpus: os.cpus().length, load1_before: load1Before, node: process.version },
+    machine: {
+      cpus: os.cpus().length,
+      load1_before: load1Before,
+      load1_after: os.loadavg()[0]!,
+      node: process.version,
+    },
     setup:
       'radosgw (memstore) and the Satchel server (functions/node.ts, SATCHEL_STORAGE=s3, SATCHEL_LOG=json ' +
       'read by this process) in their own processes on this machine; closed-loop clients over loopback HTTP, ' +
@@ -341,6 +352,7 @@ async function main() {
     rps: Math.round(all.length / seconds),
     errors: errorCount + (levels.error ?? 0),
     error_examples: [...errors.slice(0, 10), ...errorLines.slice(0, 10)],
+    /** By level; `info` holds one access line per request (and the start banner). */
     server_log_lines: levels,
     rss,
     routes: byRoute(all),
