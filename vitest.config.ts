@@ -11,8 +11,10 @@ export default defineConfig({
     // Captured server logs are printed for a failing test only (test/support/setup.ts).
     setupFiles: ['test/support/setup.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    // A passing run fits on a screen: one line per file; a test is listed under it only past 10 s (the
+    // A passing run fits on a screen: a dot per test, then the summary; a failure is printed in full
+    // with the server log captured during it. `--reporter=default` lists files, and tests past 10 s (the
     // default 300 ms lists a hundred tests on a busy two-core machine, which reads like trouble).
+    reporters: ['dot'],
     slowTestThreshold: 10_000,
     testTimeout: 60_000,
     hookTimeout: 120_000,
