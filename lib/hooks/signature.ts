@@ -103,7 +103,8 @@ export async function verifySignature(
 ): Promise<SignatureResult> {
   if (headers.satchel !== undefined) {
     const sig = parseSatchelSignature(headers.satchel);
-    if (!sig) return { ok: false, reason: 'X-Satchel-Signature is not t=<unix seconds>,v1=<hex>' };
+    if (!sig)
+      return { ok: false, reason: `X-Satchel-Signature ${formatProblem(headers.satchel, 'v1=')}` };
     if (!isFresh(sig.t, nowMs))
       return {
         ok: false,
@@ -118,11 +119,30 @@ export async function verifySignature(
   }
   if (headers.github !== undefined) {
     const mac = parseGitHubSignature(headers.github);
-    if (!mac) return { ok: false, reason: 'X-Hub-Signature-256 is not sha256=<hex>' };
+    if (!mac)
+      return {
+        ok: false,
+        reason: `X-Hub-Signature-256 ${formatProblem(headers.github, 'sha256=')}`,
+      };
     const expected = await hmacSha256(secret, body);
     return timingSafeEqual(mac, expected)
       ? { ok: true, scheme: 'github' }
       : { ok: false, reason: 'the signature does not match' };
   }
   return { ok: false, reason: 'send X-Hub-Signature-256 or X-Satchel-Signature' };
+}
+
+/**
+ * What is wrong with a signature header, for the 401's detail: a MAC of the wrong length is named as such
+ * (it is hex, just not 64 digits), otherwise the expected form.
+ */
+function formatProblem(header: string, macPrefix: 'v1=' | 'sha256='): string {
+  const macs = [...header.matchAll(new RegExp(`${macPrefix}([^,\\s]*)`, 'g'))].map((m) => m[1]!);
+  const wrongLength = macs.find((mac) => /^[0-9a-fA-F]+$/.test(mac) && mac.length !== 64);
+  if (wrongLength !== undefined) {
+    return `carries a MAC of ${wrongLength.length} hex digits; an HMAC-SHA256 has 64`;
+  }
+  return macPrefix === 'v1='
+    ? 'is not t=<unix seconds>,v1=<64 hex digits>'
+    : 'is not sha256=<64 hex digits>';
 }

@@ -168,3 +168,16 @@ describe('webhook signatures: verification', () => {
     if (!got.ok) expect(got.reason).toMatch(/300 seconds/);
   });
 });
+
+describe('signature problems a person can act on', () => {
+  it('names a MAC of the wrong length instead of calling it "not hex"', async () => {
+    const body = new TextEncoder().encode('{}');
+    const short = await verifySignature('s', { github: 'sha256=abcd' }, body, Date.now());
+    expect(short).toEqual({
+      ok: false,
+      reason: 'X-Hub-Signature-256 carries a MAC of 4 hex digits; an HMAC-SHA256 has 64',
+    });
+    const notHex = await verifySignature('s', { github: 'sha256=zz' }, body, Date.now());
+    expect(notHex).toMatchObject({ reason: 'X-Hub-Signature-256 is not sha256=<64 hex digits>' });
+  });
+});
