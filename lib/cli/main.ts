@@ -16,7 +16,10 @@ import {
   type CliIO,
 } from './io.js';
 
-/** The `satchel` command line: finds the command, parses its options, maps every failure to an exit code. */
+/**
+ * The `satchel` command line: finds the command, parses its options, maps every failure to an
+ * exit code.
+ */
 
 const COMMANDS: Command[] = [
   list,
@@ -58,25 +61,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   const found = findCommand(argv);
-  if (!found) {
-    const group = argv[0] === 'session';
-    const word = group ? argv[1] : argv[0];
-    if (group && (word === undefined || word.startsWith('-'))) {
-      const text = `Usage: satchel session <command>\n\n${COMMANDS.filter((c) =>
-        c.name.startsWith('session '),
-      )
-        .map((c) => `  ${c.name.padEnd(16)} ${c.summary}`)
-        .join('\n')}\n`;
-      const help = word === '--help' || word === '-h';
-      (help ? io.stdout : io.stderr).write(text);
-      return help ? EXIT.ok : EXIT.usage;
-    }
-    return usageError(
-      io,
-      `unknown command ${JSON.stringify(group ? `session ${word}` : word)}; \`satchel --help\` lists them`,
-      json,
-    );
-  }
+  if (!found) return unknownCommand(argv, io, json);
   const { command, rest } = found;
   let client: SatchelClient | undefined;
   try {
@@ -96,56 +81,85 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     };
     return await command.run(ctx);
   } catch (err) {
-    if (err instanceof UsageError) {
-      return usageError(
-        io,
-        `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n(satchel ${command.name} --help for more)`,
-        json,
-      );
-    }
-    if (SatchelApiError.is(err) || err instanceof AdvisedError) {
-      const advised = err instanceof AdvisedError ? err : undefined;
-      const apiError = advised?.error ?? (err as SatchelApiError);
-      if (json)
-        io.stderr.write(
-          JSON.stringify(
-            advised ? { ...apiError.problem, advice: advised.advice } : apiError.problem,
-          ) + '\n',
-        );
-      else io.stderr.write(describeProblem(apiError, io, advised));
-      return EXIT.api;
-    }
-    if (err instanceof LocalFileError) {
-      io.stderr.write(
-        json
-          ? JSON.stringify({ error: 'file', detail: err.message }) + '\n'
-          : `satchel: ${err.message}\n`,
-      );
-      return EXIT.file;
-    }
-    if (SatchelConnectionError.is(err)) {
-      const message = `${err.message}. Is the server running? Start one with \`npm start\`, or set SATCHEL_URL.`;
-      io.stderr.write(
-        json
-          ? JSON.stringify({ error: 'connection', detail: message }) + '\n'
-          : `satchel: ${message}\n`,
-      );
-      return EXIT.connection;
-    }
-    const fsError = err as NodeJS.ErrnoException;
-    if (
-      err instanceof Error &&
-      typeof fsError.code === 'string' &&
-      typeof fsError.syscall === 'string'
-    ) {
-      const detail = `${fsError.syscall} ${fsError.path ?? ''}: ${fsError.code}`.replace(' :', ':');
-      io.stderr.write(
-        json ? JSON.stringify({ error: 'file', detail }) + '\n' : `satchel: ${detail}\n`,
-      );
-      return EXIT.file;
-    }
-    throw err;
+    return reportFailure(err, command, io, json);
   }
+}
+
+/** No command matched: the `session` group's listing for `satchel session [--help]`, else usage. */
+function unknownCommand(argv: string[], io: CliIO, json: boolean): number {
+  const group = argv[0] === 'session';
+  const word = group ? argv[1] : argv[0];
+  if (group && (word === undefined || word.startsWith('-'))) {
+    const text = `Usage: satchel session <command>\n\n${COMMANDS.filter((c) =>
+      c.name.startsWith('session '),
+    )
+      .map((c) => `  ${c.name.padEnd(16)} ${c.summary}`)
+      .join('\n')}\n`;
+    const help = word === '--help' || word === '-h';
+    (help ? io.stdout : io.stderr).write(text);
+    return help ? EXIT.ok : EXIT.usage;
+  }
+  const name = JSON.stringify(group ? `session ${word}` : word);
+  return usageError(io, `unknown command ${name}; \`satchel --help\` lists them`, json);
+}
+
+/** Maps a command's failure to its message and exit code; rethrows what is not a known failure. */
+function reportFailure(err: unknown, command: Command, io: CliIO, json: boolean): number {
+  if (err instanceof UsageError) {
+    return usageError(
+      io,
+      `${command.name}: ${err.message}\nUsage: ${command.help.split('\n')[0]}\n` +
+        `(satchel ${command.name} --help for more)`,
+      json,
+    );
+  }
+  if (SatchelApiError.is(err) || err instanceof AdvisedError) {
+    reportApiError(err, io, json);
+    return EXIT.api;
+  }
+  if (err instanceof LocalFileError) {
+    io.stderr.write(
+      json
+        ? JSON.stringify({ error: 'file', detail: err.message }) + '\n'
+        : `satchel: ${err.message}\n`,
+    );
+    return EXIT.file;
+  }
+  if (SatchelConnectionError.is(err)) {
+    const message =
+      `${err.message}. Is the server running? ` + 'Start one with `npm start`, or set SATCHEL_URL.';
+    io.stderr.write(
+      json
+        ? JSON.stringify({ error: 'connection', detail: message }) + '\n'
+        : `satchel: ${message}\n`,
+    );
+    return EXIT.connection;
+  }
+  const fsError = err as NodeJS.ErrnoException;
+  if (
+    err instanceof Error &&
+    typeof fsError.code === 'string' &&
+    typeof fsError.syscall === 'string'
+  ) {
+    const detail = `${fsError.syscall} ${fsError.path ?? ''}: ${fsError.code}`.replace(' :', ':');
+    io.stderr.write(
+      json ? JSON.stringify({ error: 'file', detail }) + '\n' : `satchel: ${detail}\n`,
+    );
+    return EXIT.file;
+  }
+  throw err;
+}
+
+/** Writes a server's problem (with any advice) as JSON or as text for people. */
+function reportApiError(err: SatchelApiError | AdvisedError, io: CliIO, json: boolean): void {
+  const advised = err instanceof AdvisedError ? err : undefined;
+  const apiError = advised?.error ?? (err as SatchelApiError);
+  if (json)
+    io.stderr.write(
+      JSON.stringify(advised ? { ...apiError.problem, advice: advised.advice } : apiError.problem) +
+        '\n',
+    );
+  else io.stderr.write(describeProblem(apiError, io, advised));
 }
 
 /** The command named by the first one or two words, and the arguments after them. */
@@ -159,16 +173,20 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
 }
 
 /**
- * A problem for people: its title and detail, the fields a validation error names, and what to do next
- * where the server's own advice speaks HTTP (a 401 says to send a header; the CLI's user sets SATCHEL_TOKEN).
+ * A problem for people: its title and detail, the fields a validation error names, and what to do
+ * next where the server's own advice speaks HTTP (a 401 says to send a header; the CLI's user sets
+ * SATCHEL_TOKEN).
  */
 function describeProblem(err: SatchelApiError, io: CliIO, advised?: AdvisedError): string {
   const lines: string[] = [];
   if (err.status === 401) {
     lines.push(
       io.env.SATCHEL_TOKEN?.trim()
-        ? `satchel: ${err.title}: ${err.detail}. SATCHEL_TOKEN is not one of the server's tokens (its SATCHEL_TOKENS); check it, and that SATCHEL_URL is the server you mean.`
-        : `satchel: ${err.title}: this server needs a token. Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).`,
+        ? `satchel: ${err.title}: ${err.detail}. ` +
+            "SATCHEL_TOKEN is not one of the server's tokens (its SATCHEL_TOKENS); " +
+            'check it, and that SATCHEL_URL is the server you mean.'
+        : `satchel: ${err.title}: this server needs a token. ` +
+            'Set SATCHEL_TOKEN to one of its tokens (its SATCHEL_TOKENS).',
     );
   } else lines.push(`satchel: ${err.title}: ${advised?.detail ?? err.detail}`);
   for (const e of err.errors) lines.push(`  ${e.path}: ${e.message}`);
@@ -183,7 +201,10 @@ function usageError(io: CliIO, message: string, json: boolean): number {
   return EXIT.usage;
 }
 
-/** The process entry: argv, env and the real streams; resolves to the exit code once stdout is flushed. */
+/**
+ * The process entry: argv, env and the real streams; resolves to the exit code once stdout is
+ * flushed.
+ */
 export async function runFromProcess(): Promise<number> {
   // `satchel session list | head` closes the pipe early: that is not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -199,7 +220,9 @@ export async function runFromProcess(): Promise<number> {
     });
   } catch (err) {
     process.stderr.write(
-      `satchel: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      `satchel: unexpected error: ${
+        err instanceof Error ? (err.stack ?? err.message) : String(err)
+      }\n`,
     );
     code = EXIT.internal;
   }

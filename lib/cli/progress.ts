@@ -32,7 +32,8 @@ export class Progress {
       if (this.done < this.total && this.now() - this.lastDraw < 100) return;
       this.lastDraw = this.now();
       this.out.write(
-        `\r${bar(this.done / this.total, 24)} ${this.done}/${this.total} ${this.label}${counts ? ` · ${counts}` : ''}\x1b[K`,
+        `\r${bar(this.done / this.total, 24)} ${this.done}/${this.total} ${this.label}` +
+          `${counts ? ` · ${counts}` : ''}\x1b[K`,
       );
       if (this.done === this.total) this.out.write('\n');
     } else if (this.total > 10 && (this.done >= this.nextLine || this.done === this.total)) {

@@ -43,7 +43,8 @@ export function searchHits(hits: SearchHit[], width: number): string {
   return hits
     .map(
       (h) =>
-        `${h.id}  ${h.score.toFixed(3)}  ${oneLine(h.task, Math.max(20, width - h.id.length - 9))}\n    ${oneLine(h.snippet, Math.max(20, width - 4))}\n`,
+        `${h.id}  ${h.score.toFixed(3)}  ${oneLine(h.task, Math.max(20, width - h.id.length - 9))}\n` +
+        `    ${oneLine(h.snippet, Math.max(20, width - 4))}\n`,
     )
     .join('');
 }

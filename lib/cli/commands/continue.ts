@@ -72,7 +72,8 @@ ${REF_HELP}
     else if (answer.model_turn) ctx.print(`${answer.reply ?? ''}\n`);
     else
       ctx.print(
-        `Stored in session ${answer.id} (revision ${answer.revision}); no model turn: the server has no model configured\n`,
+        `Stored in session ${answer.id} (revision ${answer.revision}); ` +
+          'no model turn: the server has no model configured\n',
       );
     return EXIT.ok;
   },

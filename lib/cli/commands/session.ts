@@ -13,7 +13,8 @@ const REF_HELP = `  --external-ref kind=uri | kind=…,uri=…[,created_by=…][
 
 /** What to do when a command on the latest session finds none. */
 export const NO_SESSIONS_ADVICE =
-  'There are no sessions in this namespace yet: create one with `satchel session create "task"`, or import odek\'s with `satchel import ~/.odek/sessions`.';
+  'There are no sessions in this namespace yet: create one with `satchel session create "task"`, ' +
+  "or import odek's with `satchel import ~/.odek/sessions`.";
 
 /** `n thing` or `n things`. */
 export function plural(n: number, word: string): string {
@@ -215,7 +216,8 @@ ${REF_HELP}
     if (ctx.json) ctx.printJson(receipt);
     else
       ctx.print(
-        `Appended 1 message to session ${receipt.id} (revision ${receipt.revision}, ${plural(receipt.turns, 'turn')})\n`,
+        `Appended 1 message to session ${receipt.id} ` +
+          `(revision ${receipt.revision}, ${plural(receipt.turns, 'turn')})\n`,
       );
     return EXIT.ok;
   },

@@ -164,7 +164,8 @@ Exit code 4 when any session failed (each is listed with its reason).`,
       ctx.print(
         ids.length === 0
           ? 'No sessions to export.\n'
-          : `Exported ${files.length} session${files.length === 1 ? '' : 's'} to ${folder}${failed.length ? ` (${failed.length} failed)` : ''}\n`,
+          : `Exported ${files.length} session${files.length === 1 ? '' : 's'} to ${folder}` +
+              `${failed.length ? ` (${failed.length} failed)` : ''}\n`,
       );
     }
     return failed.length ? EXIT.partial : EXIT.ok;
