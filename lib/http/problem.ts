@@ -29,7 +29,10 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     if (err.extra.errors) problem.errors = err.extra.errors;
     retryAfter = err.extra.retryAfter;
   } else if (StorageUnavailableError.is(err)) {
-    log.error('storage unavailable', { path: c.req.path, error: describeError(err.cause ?? err) });
+    log.error('storage unavailable', {
+      route: c.req.routePath,
+      error: describeError(err.cause ?? err),
+    });
     problem = {
       type: typeFor(503),
       title: 'Service Unavailable',
@@ -40,7 +43,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
   } else {
     log.error('unhandled error', {
       method: c.req.method,
-      path: c.req.path,
+      route: c.req.routePath,
       error: describeError(err),
     });
     problem = {

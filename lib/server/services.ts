@@ -1,6 +1,6 @@
 import { Continuer } from '../continue/continue.js';
 import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
-import { createLogger, describeError, type Logger } from '../model/log.js';
+import { describeError, type Logger } from '../model/log.js';
 import { defaultPipeline } from '../pipeline/default.js';
 import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
@@ -9,7 +9,7 @@ import { AuditLog } from '../sessions/audit.js';
 import { SessionStore } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
 import { Background } from './background.js';
-import type { SatchelConfig } from './config.js';
+import { createServerLogger, type SatchelConfig } from './config.js';
 
 export interface ServiceOptions {
   config: SatchelConfig;
@@ -36,7 +36,8 @@ export interface Services {
 
 /** Builds the services: session store (with audit, manifest and the save pipeline), search, continue, webhooks. */
 export function buildServices(options: ServiceOptions): Services {
-  const log = options.log ?? createLogger();
+  // Without a logger of the caller's, the process's own: every line through the redactor.
+  const log = options.log ?? createServerLogger(options.config);
   const { config, objects } = options;
   const cacheBytes = options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes);
   const pipeline = defaultPipeline({
