@@ -40,7 +40,13 @@ import { encodeSession } from '../lib/model/codec.js';
 import type { Message, StoredSession, WriteRecord } from '../lib/model/session.js';
 import { SessionStore } from '../lib/sessions/store.js';
 import { MemoryStore } from '../lib/storage/memory.js';
-import type { ListOptions, ListPage, ObjectStore, PutOptions, StoredObject } from '../lib/storage/port.js';
+import type {
+  ListOptions,
+  ListPage,
+  ObjectStore,
+  PutOptions,
+  StoredObject,
+} from '../lib/storage/port.js';
 import { appendMessages, transcript, type Planted } from './corpus.js';
 import { fmtNum, percentile, q, table, type Q } from './support.js';
 
@@ -106,7 +112,8 @@ function walkLength(value: unknown): number {
   if (typeof value === 'string') return value.length;
   let n = 0;
   if (Array.isArray(value)) for (const v of value) n += walkLength(v);
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) n += k.length + walkLength(v);
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) n += k.length + walkLength(v);
   return n;
 }
 
@@ -147,7 +154,8 @@ function prefixOf(all: Message[], bytes: number): Message[] {
   const enc = new TextEncoder();
   let size = 2;
   let i = 0;
-  while (i < all.length && size < bytes) size += enc.encode(JSON.stringify(all[i++])).byteLength + 1;
+  while (i < all.length && size < bytes)
+    size += enc.encode(JSON.stringify(all[i++])).byteLength + 1;
   if (size < bytes) throw new Error(`the transcript holds ${size} bytes, not ${bytes}`);
   return all.slice(0, i);
 }
@@ -158,7 +166,12 @@ function writeRecord(at: number): WriteRecord {
 }
 
 function latencyQ(xs: number[], unit = 'ms'): { samples: Q; p50: Q; p99: Q; max: Q } {
-  return { samples: q(xs.length, 'runs', 0), p50: q(percentile(xs, 50), unit, 3), p99: q(percentile(xs, 99), unit, 3), max: q(Math.max(...xs), unit, 3) };
+  return {
+    samples: q(xs.length, 'runs', 0),
+    p50: q(percentile(xs, 50), unit, 3),
+    p99: q(percentile(xs, 99), unit, 3),
+    max: q(Math.max(...xs), unit, 3),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -173,7 +186,9 @@ function redactionThroughput(all: Message[], planted: Planted[], o: Options) {
   const strings = stringsOf(JSON.parse(json));
   const chars = strings.reduce((n, s) => n + s.length, 0);
   const inCorpus = planted.filter((p) => p.message !== undefined && p.message < messages.length);
-  log(`  corpus: ${fmtNum(bytes / MB)} MB of JSON, ${messages.length} messages, ${strings.length} strings, ${inCorpus.length} planted secrets`);
+  log(
+    `  corpus: ${fmtNum(bytes / MB)} MB of JSON, ${messages.length} messages, ${strings.length} strings, ${inCorpus.length} planted secrets`,
+  );
 
   const t0 = performance.now();
   const redactor = createRedactor(rules);
@@ -212,14 +227,18 @@ function redactionThroughput(all: Message[], planted: Planted[], o: Options) {
     frMs.push(...timeRuns(floorRedact, 0, 1));
   }
   const mbps = (ms: number) => bytes / MB / (ms / 1000);
-  log(`  redaction ${fmtNum(mbps(median(rMs)), 1)} MB/s, floor ${fmtNum(mbps(median(fMs)), 1)} MB/s, floor + redaction ${fmtNum(mbps(median(frMs)), 1)} MB/s`);
+  log(
+    `  redaction ${fmtNum(mbps(median(rMs)), 1)} MB/s, floor ${fmtNum(mbps(median(fMs)), 1)} MB/s, floor + redaction ${fmtNum(mbps(median(frMs)), 1)} MB/s`,
+  );
 
   // Recall on the planted secrets (a sanity check of the corpus and the rules, not a timing).
   const redactedText = strings.map((s) => redactor.redact(s).text).join('\n');
   const missed = inCorpus.filter((p) => redactedText.includes(p.value));
 
   // Naive: every rule's regex, as a global non-sticky copy, over every string; one rule after the other.
-  const naiveRes = rules.map((r) => new RegExp(r.pattern.source, r.pattern.flags.replace('y', '') + 'g'));
+  const naiveRes = rules.map(
+    (r) => new RegExp(r.pattern.source, r.pattern.flags.replace('y', '') + 'g'),
+  );
   let naiveMatches = 0;
   const naiveOver = (list: string[]) => () => {
     let n = 0;
@@ -259,17 +278,41 @@ function redactionThroughput(all: Message[], planted: Planted[], o: Options) {
     rules: q(rules.length, 'rules', 0),
     automatonBuild: q(buildMs, 'ms', 2),
     runs: q(runs, 'timed runs each (median)', 0),
-    redaction: { throughput: q(redactMBps, 'MB/s', 1), medianMs: q(median(rMs), 'ms', 2), minMs: q(Math.min(...rMs), 'ms', 2), maxMs: q(Math.max(...rMs), 'ms', 2) },
-    floor: { throughput: q(floorMBps, 'MB/s', 1), medianMs: q(median(fMs), 'ms', 2), minMs: q(Math.min(...fMs), 'ms', 2), what: 'JSON.parse + walk every string + JSON.stringify' },
-    floorPlusRedaction: { throughput: q(mbps(median(frMs)), 'MB/s', 1), medianMs: q(median(frMs), 'ms', 2), minMs: q(Math.min(...frMs), 'ms', 2), what: 'JSON.parse + redact every string (copy) + JSON.stringify' },
-    naive: { throughput: q(mbps(median(nMs)), 'MB/s', 2), medianMs: q(median(nMs), 'ms', 1), minMs: q(Math.min(...nMs), 'ms', 1), runs: q(nMs.length, 'timed runs', 0), matches: q(naiveMatches, 'regex matches (before the rules\' filters)', 0) },
+    redaction: {
+      throughput: q(redactMBps, 'MB/s', 1),
+      medianMs: q(median(rMs), 'ms', 2),
+      minMs: q(Math.min(...rMs), 'ms', 2),
+      maxMs: q(Math.max(...rMs), 'ms', 2),
+    },
+    floor: {
+      throughput: q(floorMBps, 'MB/s', 1),
+      medianMs: q(median(fMs), 'ms', 2),
+      minMs: q(Math.min(...fMs), 'ms', 2),
+      what: 'JSON.parse + walk every string + JSON.stringify',
+    },
+    floorPlusRedaction: {
+      throughput: q(mbps(median(frMs)), 'MB/s', 1),
+      medianMs: q(median(frMs), 'ms', 2),
+      minMs: q(Math.min(...frMs), 'ms', 2),
+      what: 'JSON.parse + redact every string (copy) + JSON.stringify',
+    },
+    naive: {
+      throughput: q(mbps(median(nMs)), 'MB/s', 2),
+      medianMs: q(median(nMs), 'ms', 1),
+      minMs: q(Math.min(...nMs), 'ms', 1),
+      runs: q(nMs.length, 'timed runs', 0),
+      matches: q(naiveMatches, "regex matches (before the rules' filters)", 0),
+    },
     floorOverRedaction: q(ratio, 'ratio (floor MB/s / redaction MB/s)', 2),
     redactionOverNaive: q(redactMBps / mbps(median(nMs)), 'ratio', 1),
     redactions: q(redactions, 'secrets replaced', 0),
     plantedMissed: q(missed.length, 'fake secrets left in the redacted text', 0),
     missedKinds: missed.map((p) => p.kind),
     targets: {
-      redaction: { limit: `>= ${TARGETS.redactionMBps} MB/s`, pass: redactMBps >= TARGETS.redactionMBps },
+      redaction: {
+        limit: `>= ${TARGETS.redactionMBps} MB/s`,
+        pass: redactMBps >= TARGETS.redactionMBps,
+      },
       floorRatio: { limit: `<= ${TARGETS.floorRatio}`, pass: ratio <= TARGETS.floorRatio },
     },
   };
@@ -278,7 +321,10 @@ function redactionThroughput(all: Message[], planted: Planted[], o: Options) {
 // ---------------------------------------------------------------------------------------------------------
 // 2. Save CPU
 
-function timedApply(pipeline: SavePipeline, input: Parameters<SavePipeline['apply']>[0]): { out: SaveOutput; cpu: number; wall: number } {
+function timedApply(
+  pipeline: SavePipeline,
+  input: Parameters<SavePipeline['apply']>[0],
+): { out: SaveOutput; cpu: number; wall: number } {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const out = pipeline.apply(input);
@@ -286,10 +332,20 @@ function timedApply(pipeline: SavePipeline, input: Parameters<SavePipeline['appl
   return { out, cpu: cpuMs(c0), wall };
 }
 
-function freshSave(pipeline: SavePipeline, messages: Message[], id: string, warmup: number, runs: number) {
+function freshSave(
+  pipeline: SavePipeline,
+  messages: Message[],
+  id: string,
+  warmup: number,
+  runs: number,
+) {
   const base = session(id, messages);
   const bytes = Buffer.byteLength(JSON.stringify(base));
-  const once = () => timedApply(pipeline, { next: { ...base, satchel: { writes: [writeRecord(Date.now())] } }, previous: null });
+  const once = () =>
+    timedApply(pipeline, {
+      next: { ...base, satchel: { writes: [writeRecord(Date.now())] } },
+      previous: null,
+    });
   for (let i = 0; i < warmup; i++) once();
   const cpu: number[] = [];
   const wall: number[] = [];
@@ -319,9 +375,22 @@ function freshSave(pipeline: SavePipeline, messages: Message[], id: string, warm
  * state, with `next` built as SessionStore.mutate builds it and `previousBytes` the stored size.
  */
 function appendSave(pipeline: SavePipeline, messages: Message[], warmup: number, runs: number) {
-  const created = pipeline.apply({ next: { ...session('append30', messages), satchel: { writes: [writeRecord(Date.now())] } }, previous: null });
+  const created = pipeline.apply({
+    next: { ...session('append30', messages), satchel: { writes: [writeRecord(Date.now())] } },
+    previous: null,
+  });
   const cur = created.session;
-  cur.satchel!.writes[0]!.r = { id: cur.id, revision: cur.revision, turns: cur.turns, updated_at: cur.updated_at, bytes: 0, redactions: created.redactions, dropped_groups: 0, untrusted_ingested: false, episode_untrusted: false };
+  cur.satchel!.writes[0]!.r = {
+    id: cur.id,
+    revision: cur.revision,
+    turns: cur.turns,
+    updated_at: cur.updated_at,
+    bytes: 0,
+    redactions: created.redactions,
+    dropped_groups: 0,
+    untrusted_ingested: false,
+    episode_untrusted: false,
+  };
   const storedBytes = encodeSession(cur).byteLength;
   const extra = appendMessages(64, SEED + 1);
   const once = (i: number) => {
@@ -332,7 +401,10 @@ function appendSave(pipeline: SavePipeline, messages: Message[], warmup: number,
       ...{ ...cur, messages: [...cur.messages, msg], external_refs: cur.external_refs.slice() },
       updated_at: new Date(nowMs).toISOString(),
       revision: cur.revision + 1,
-      satchel: { ...cur.satchel, writes: [...(cur.satchel?.writes ?? []).slice(-15), writeRecord(nowMs)] },
+      satchel: {
+        ...cur.satchel,
+        writes: [...(cur.satchel?.writes ?? []).slice(-15), writeRecord(nowMs)],
+      },
     };
     return timedApply(pipeline, { next, previous: cur, previousBytes: storedBytes });
   };
@@ -353,13 +425,20 @@ function appendSave(pipeline: SavePipeline, messages: Message[], warmup: number,
   return {
     sessionBytes: q(storedBytes, 'bytes (stored object)', 0),
     messages: q(cur.messages.length, 'messages', 0),
-    appendedMessageBytes: q(median(extra.map((m) => Buffer.byteLength(JSON.stringify(m)))), 'bytes (median)', 0),
+    appendedMessageBytes: q(
+      median(extra.map((m) => Buffer.byteLength(JSON.stringify(m)))),
+      'bytes (median)',
+      0,
+    ),
     cpu: latencyQ(cpu),
     wall: latencyQ(wall),
     scanned: [...scanned].sort((a, b) => a - b).map((n) => q(n, 'messages', 0)),
     redactions: q(redactions, `secrets replaced over ${runs} appends`, 0),
     dropped_groups: q(dropped, 'groups', 0),
-    target: { limit: `p50 CPU < ${TARGETS.appendMs} ms`, pass: percentile(cpu, 50) < TARGETS.appendMs },
+    target: {
+      limit: `p50 CPU < ${TARGETS.appendMs} ms`,
+      pass: percentile(cpu, 50) < TARGETS.appendMs,
+    },
   };
 }
 
@@ -397,7 +476,12 @@ class TimingStore implements ObjectStore {
   }
 }
 
-async function storeAppend(messages: Message[], cacheBytes: number | undefined, warmup: number, runs: number) {
+async function storeAppend(
+  messages: Message[],
+  cacheBytes: number | undefined,
+  warmup: number,
+  runs: number,
+) {
   const objects = new TimingStore(new MemoryStore());
   const inner = defaultPipeline({ maxSessionBytes: MAX_SESSION_BYTES });
   let pipelineMs = 0;
@@ -420,7 +504,12 @@ async function storeAppend(messages: Message[], cacheBytes: number | undefined, 
     ...(cacheBytes !== undefined ? { cacheBytes } : {}),
   });
   const ns = 'bench';
-  const created = await store.create(ns, { task: 'A 30 MB session', model: 'claude-sonnet-4-5', provider: 'anthropic', messages });
+  const created = await store.create(ns, {
+    task: 'A 30 MB session',
+    model: 'claude-sonnet-4-5',
+    provider: 'anthropic',
+    messages,
+  });
   const id = created.session.id;
   const extra = appendMessages(64, SEED + 2);
   const total: number[] = [];
@@ -471,9 +560,19 @@ async function storeAppend(messages: Message[], cacheBytes: number | undefined, 
     wall: latencyQ(wall),
     pipeline: latencyQ(pipe),
     pipelineShare: q(pipeP50 / p50, 'fraction of p50 CPU', 3),
-    storage: { ...latencyQ(stor), what: 'synchronous part of MemoryStore calls (copies of bodies)' },
-    serialisation: { p50: q(median(ser), 'ms', 2), what: 'encodeSession() of the same session, measured alone (seal() does this once per write)' },
-    otherP50: q(Math.max(0, p50 - pipeP50 - median(stor)), 'ms (p50 CPU - p50 pipeline - p50 storage)', 2),
+    storage: {
+      ...latencyQ(stor),
+      what: 'synchronous part of MemoryStore calls (copies of bodies)',
+    },
+    serialisation: {
+      p50: q(median(ser), 'ms', 2),
+      what: 'encodeSession() of the same session, measured alone (seal() does this once per write)',
+    },
+    otherP50: q(
+      Math.max(0, p50 - pipeP50 - median(stor)),
+      'ms (p50 CPU - p50 pipeline - p50 storage)',
+      2,
+    ),
     sessionGetsPerAppend: q(gets / runs, 'requests/append', 2),
     putsPerAppend: q(puts / runs, 'requests/append', 2),
     scanned: [...scanned].sort((a, b) => a - b).map((n) => q(n, 'messages', 0)),
@@ -492,7 +591,9 @@ export async function runPipelineBench(opts: Options): Promise<Record<string, un
   log(`pipeline: generating a 33 MiB synthetic transcript (seed ${SEED})`);
   const t0 = performance.now();
   const big = transcript(33 * 1024 * 1024, SEED);
-  log(`  ${big.messages.length} messages, ${fmtNum(big.bytes / MB)} MB, ${big.planted.length} planted secrets in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `  ${big.messages.length} messages, ${fmtNum(big.bytes / MB)} MB, ${big.planted.length} planted secrets in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   log('pipeline 1: redaction throughput on 10 MB');
   const throughput = redactionThroughput(big.messages, big.planted, o);
@@ -500,35 +601,72 @@ export async function runPipelineBench(opts: Options): Promise<Record<string, un
 
   const pipeline = defaultPipeline({ maxSessionBytes: MAX_SESSION_BYTES });
   log('pipeline 2: save CPU (SavePipeline.apply)');
-  const create1 = freshSave(pipeline, prefixOf(big.messages, 1 * MB), 'fresh1mb', 3, opts.quick ? 8 : 20);
+  const create1 = freshSave(
+    pipeline,
+    prefixOf(big.messages, 1 * MB),
+    'fresh1mb',
+    3,
+    opts.quick ? 8 : 20,
+  );
   log(`  fresh 1 MB: p50 ${create1.cpu.p50.value} ms CPU`);
   const create32 = freshSave(pipeline, big.messages, 'fresh33mib', 0, opts.quick ? 1 : 3);
-  log(`  fresh 33 MiB: p50 ${create32.cpu.p50.value} ms CPU, ${create32.dropped_groups.value} groups dropped`);
+  log(
+    `  fresh 33 MiB: p50 ${create32.cpu.p50.value} ms CPU, ${create32.dropped_groups.value} groups dropped`,
+  );
   gc();
   const messages30 = prefixOf(big.messages, 30 * MB);
   const append30 = appendSave(pipeline, messages30, 20, opts.quick ? 100 : 500);
-  log(`  append 1 message to 30 MB: p50 ${append30.cpu.p50.value} ms, p99 ${append30.cpu.p99.value} ms CPU, scanned ${append30.scanned.map((s) => s.value).join('/')}`);
+  log(
+    `  append 1 message to 30 MB: p50 ${append30.cpu.p50.value} ms, p99 ${append30.cpu.p99.value} ms CPU, scanned ${append30.scanned.map((s) => s.value).join('/')}`,
+  );
   gc();
 
-  log('pipeline 3: SessionStore.append on a 30 MB session (MemoryStore, production pipeline + audit)');
+  log(
+    'pipeline 3: SessionStore.append on a 30 MB session (MemoryStore, production pipeline + audit)',
+  );
   const cached = await storeAppend(messages30, 256 * 1024 * 1024, 3, opts.quick ? 10 : 40);
   log(`  cached: p50 ${cached.cpu.p50.value} ms CPU, pipeline ${cached.pipeline.p50.value} ms`);
   gc();
   const uncached = await storeAppend(messages30, undefined, 1, opts.quick ? 3 : 8);
-  log(`  default cacheBytes: p50 ${uncached.cpu.p50.value} ms CPU, ${uncached.sessionGetsPerAppend.value} session GETs/append`);
+  log(
+    `  default cacheBytes: p50 ${uncached.cpu.p50.value} ms CPU, ${uncached.sessionGetsPerAppend.value} session GETs/append`,
+  );
 
   const checks: PipelineCheck[] = [
-    { name: 'pipeline: redaction throughput (10 MB transcript)', value: `${throughput.redaction.throughput.value} MB/s`, limit: throughput.targets.redaction.limit, pass: throughput.targets.redaction.pass },
-    { name: 'pipeline: floor / redaction (floor = JSON.parse + walk + stringify)', value: `${throughput.floorOverRedaction.value} (floor ${throughput.floor.throughput.value} MB/s)`, limit: throughput.targets.floorRatio.limit, pass: throughput.targets.floorRatio.pass },
-    { name: 'pipeline: apply() CPU, append 1 message to 30 MB', value: `p50 ${append30.cpu.p50.value} ms, p99 ${append30.cpu.p99.value} ms; scanned ${append30.scanned.map((x) => x.value).join('/')}`, limit: append30.target.limit, pass: append30.target.pass },
+    {
+      name: 'pipeline: redaction throughput (10 MB transcript)',
+      value: `${throughput.redaction.throughput.value} MB/s`,
+      limit: throughput.targets.redaction.limit,
+      pass: throughput.targets.redaction.pass,
+    },
+    {
+      name: 'pipeline: floor / redaction (floor = JSON.parse + walk + stringify)',
+      value: `${throughput.floorOverRedaction.value} (floor ${throughput.floor.throughput.value} MB/s)`,
+      limit: throughput.targets.floorRatio.limit,
+      pass: throughput.targets.floorRatio.pass,
+    },
+    {
+      name: 'pipeline: apply() CPU, append 1 message to 30 MB',
+      value: `p50 ${append30.cpu.p50.value} ms, p99 ${append30.cpu.p99.value} ms; scanned ${append30.scanned.map((x) => x.value).join('/')}`,
+      limit: append30.target.limit,
+      pass: append30.target.pass,
+    },
   ];
   const results = {
     what: 'CPU only, no storage service: redaction throughput, SavePipeline.apply CPU, SessionStore.append over MemoryStore',
     node: process.version,
     cpu: os.cpus()[0]?.model ?? 'unknown',
-    loadAverage: { atStart: q(load0, 'runnable tasks, 1-min average', 2), atEnd: q(os.loadavg()[0]!, 'runnable tasks, 1-min average', 2) },
+    loadAverage: {
+      atStart: q(load0, 'runnable tasks, 1-min average', 2),
+      atEnd: q(os.loadavg()[0]!, 'runnable tasks, 1-min average', 2),
+    },
     maxSessionBytes: q(MAX_SESSION_BYTES, 'bytes', 0),
-    transcript: { bytes: q(big.bytes, 'bytes (UTF-8 JSON of the messages)', 0), messages: q(big.messages.length, 'messages', 0), plantedSecrets: q(big.planted.length, 'fake secrets', 0), seed: SEED },
+    transcript: {
+      bytes: q(big.bytes, 'bytes (UTF-8 JSON of the messages)', 0),
+      messages: q(big.messages.length, 'messages', 0),
+      plantedSecrets: q(big.planted.length, 'fake secrets', 0),
+      seed: SEED,
+    },
     throughput,
     save: { fresh1MB: create1, fresh33MiB: create32, append1To30MB: append30 },
     storeAppend30MB: { cached, defaultCacheBytes: uncached },
@@ -541,8 +679,15 @@ export async function runPipelineBench(opts: Options): Promise<Record<string, un
 
 function report(r: {
   throughput: ReturnType<typeof redactionThroughput>;
-  save: { fresh1MB: ReturnType<typeof freshSave>; fresh33MiB: ReturnType<typeof freshSave>; append1To30MB: ReturnType<typeof appendSave> };
-  storeAppend30MB: { cached: Awaited<ReturnType<typeof storeAppend>>; defaultCacheBytes: Awaited<ReturnType<typeof storeAppend>> };
+  save: {
+    fresh1MB: ReturnType<typeof freshSave>;
+    fresh33MiB: ReturnType<typeof freshSave>;
+    append1To30MB: ReturnType<typeof appendSave>;
+  };
+  storeAppend30MB: {
+    cached: Awaited<ReturnType<typeof storeAppend>>;
+    defaultCacheBytes: Awaited<ReturnType<typeof storeAppend>>;
+  };
 }): void {
   const t = r.throughput;
   const best = (ms: number) => fmtNum(t.corpus.bytes.value / MB / (ms / 1000), 1);
@@ -551,10 +696,34 @@ function report(r: {
     `P1. Redaction throughput on ${fmtNum(t.corpus.bytes.value / MB)} MB of transcript JSON (${t.corpus.messages.value} messages, ${t.corpus.strings.value} strings; median of ${t.runs.value} runs)`,
     ['measure', 'MB/s', 'ms', 'best MB/s', 'note'],
     [
-      ['redaction (createRedactor(rules).redact, every string)', t.redaction.throughput.value, t.redaction.medianMs.value, best(t.redaction.minMs.value), `${t.rules.value} rules, ${t.redactions.value} replaced, ${t.plantedMissed.value}/${t.corpus.plantedSecrets.value} planted missed`],
-      ['floor (JSON.parse + walk + JSON.stringify)', t.floor.throughput.value, t.floor.medianMs.value, best(t.floor.minMs.value), ''],
-      ['floor + redaction (parse, redact copies, stringify)', t.floorPlusRedaction.throughput.value, t.floorPlusRedaction.medianMs.value, best(t.floorPlusRedaction.minMs.value), ''],
-      ['naive (each rule\'s regex, global, one by one)', t.naive.throughput.value, t.naive.medianMs.value, best(t.naive.minMs.value), `${t.naive.runs.value} run(s); x${t.redactionOverNaive.value} slower than redaction`],
+      [
+        'redaction (createRedactor(rules).redact, every string)',
+        t.redaction.throughput.value,
+        t.redaction.medianMs.value,
+        best(t.redaction.minMs.value),
+        `${t.rules.value} rules, ${t.redactions.value} replaced, ${t.plantedMissed.value}/${t.corpus.plantedSecrets.value} planted missed`,
+      ],
+      [
+        'floor (JSON.parse + walk + JSON.stringify)',
+        t.floor.throughput.value,
+        t.floor.medianMs.value,
+        best(t.floor.minMs.value),
+        '',
+      ],
+      [
+        'floor + redaction (parse, redact copies, stringify)',
+        t.floorPlusRedaction.throughput.value,
+        t.floorPlusRedaction.medianMs.value,
+        best(t.floorPlusRedaction.minMs.value),
+        '',
+      ],
+      [
+        "naive (each rule's regex, global, one by one)",
+        t.naive.throughput.value,
+        t.naive.medianMs.value,
+        best(t.naive.minMs.value),
+        `${t.naive.runs.value} run(s); x${t.redactionOverNaive.value} slower than redaction`,
+      ],
     ],
   );
   console.log(
@@ -564,10 +733,43 @@ function report(r: {
   const s = r.save;
   table(
     `P2. Save CPU, SavePipeline.apply only (defaultPipeline, maxSessionBytes ${MAX_SESSION_BYTES}; ms)`,
-    ['case', 'input', 'runs', 'CPU p50', 'CPU p99', 'wall p50', 'wall p99', 'scanned', 'redactions', 'dropped groups'],
     [
-      ['fresh 1 MB (create)', `${fmtNum(s.fresh1MB.inputBytes.value / MB)} MB`, s.fresh1MB.cpu.samples.value, s.fresh1MB.cpu.p50.value, s.fresh1MB.cpu.p99.value, s.fresh1MB.wall.p50.value, s.fresh1MB.wall.p99.value, s.fresh1MB.scanned.value, s.fresh1MB.redactions.value, s.fresh1MB.dropped_groups.value],
-      ['fresh 33 MiB (create, over the 32 MiB cap)', `${fmtNum(s.fresh33MiB.inputBytes.value / MB)} MB`, s.fresh33MiB.cpu.samples.value, s.fresh33MiB.cpu.p50.value, s.fresh33MiB.cpu.p99.value, s.fresh33MiB.wall.p50.value, s.fresh33MiB.wall.p99.value, s.fresh33MiB.scanned.value, s.fresh33MiB.redactions.value, s.fresh33MiB.dropped_groups.value],
+      'case',
+      'input',
+      'runs',
+      'CPU p50',
+      'CPU p99',
+      'wall p50',
+      'wall p99',
+      'scanned',
+      'redactions',
+      'dropped groups',
+    ],
+    [
+      [
+        'fresh 1 MB (create)',
+        `${fmtNum(s.fresh1MB.inputBytes.value / MB)} MB`,
+        s.fresh1MB.cpu.samples.value,
+        s.fresh1MB.cpu.p50.value,
+        s.fresh1MB.cpu.p99.value,
+        s.fresh1MB.wall.p50.value,
+        s.fresh1MB.wall.p99.value,
+        s.fresh1MB.scanned.value,
+        s.fresh1MB.redactions.value,
+        s.fresh1MB.dropped_groups.value,
+      ],
+      [
+        'fresh 33 MiB (create, over the 32 MiB cap)',
+        `${fmtNum(s.fresh33MiB.inputBytes.value / MB)} MB`,
+        s.fresh33MiB.cpu.samples.value,
+        s.fresh33MiB.cpu.p50.value,
+        s.fresh33MiB.cpu.p99.value,
+        s.fresh33MiB.wall.p50.value,
+        s.fresh33MiB.wall.p99.value,
+        s.fresh33MiB.scanned.value,
+        s.fresh33MiB.redactions.value,
+        s.fresh33MiB.dropped_groups.value,
+      ],
       [
         'append 1 msg to a 30 MB session',
         `${fmtNum(s.append1To30MB.sessionBytes.value / MB)} MB`,
@@ -585,7 +787,9 @@ function report(r: {
   console.log(
     `   CPU = process.cpuUsage() (user + system, all threads: includes concurrent GC); wall = performance.now() around apply()`,
   );
-  console.log(`   append target: ${s.append1To30MB.target.limit}: ${pf(s.append1To30MB.target.pass)}; fresh 33 MiB kept ${s.fresh33MiB.outputMessages.value}/${s.fresh33MiB.messages.value} messages, ${s.fresh33MiB.outputBytes.value} bytes`);
+  console.log(
+    `   append target: ${s.append1To30MB.target.limit}: ${pf(s.append1To30MB.target.pass)}; fresh 33 MiB kept ${s.fresh33MiB.outputMessages.value}/${s.fresh33MiB.messages.value} messages, ${s.fresh33MiB.outputBytes.value} bytes`,
+  );
   const rows = Object.entries(r.storeAppend30MB).map(([k, v]) => [
     k === 'cached' ? 'cached (cacheBytes 256 MiB)' : 'default cacheBytes (64 MiB): not cached',
     v.appends.value,
@@ -602,7 +806,20 @@ function report(r: {
   ]);
   table(
     `P3. SessionStore.append of 1 message to a ${fmtNum(r.storeAppend30MB.cached.sessionBytes.value / MB)} MB session (MemoryStore, defaultPipeline + AuditLog; ms)`,
-    ['case', 'appends', 'CPU p50', 'CPU p99', 'wall p50', 'pipeline p50', 'pipeline share', 'storage p50', 'encodeSession alone', 'other p50', 'GETs/append', 'scanned'],
+    [
+      'case',
+      'appends',
+      'CPU p50',
+      'CPU p99',
+      'wall p50',
+      'pipeline p50',
+      'pipeline share',
+      'storage p50',
+      'encodeSession alone',
+      'other p50',
+      'GETs/append',
+      'scanned',
+    ],
     rows,
   );
 }
@@ -613,8 +830,23 @@ if (process.argv[1] && path.resolve(process.argv[1]) === self) {
   const quick = process.argv.includes('--quick');
   runPipelineBench({ quick }).then(
     (results) => {
-      const file = path.join(path.dirname(self), quick ? 'results.pipeline.quick.json' : 'results.pipeline.json');
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), command: `tsx bench/pipeline.ts${quick ? ' --quick' : ''}`, quick, ...results }, null, 2) + '\n');
+      const file = path.join(
+        path.dirname(self),
+        quick ? 'results.pipeline.quick.json' : 'results.pipeline.json',
+      );
+      writeFileSync(
+        file,
+        JSON.stringify(
+          {
+            date: new Date().toISOString(),
+            command: `tsx bench/pipeline.ts${quick ? ' --quick' : ''}`,
+            quick,
+            ...results,
+          },
+          null,
+          2,
+        ) + '\n',
+      );
       console.log(`\nwrote ${path.relative(process.cwd(), file)}`);
     },
     (err: unknown) => {

@@ -8,42 +8,94 @@ import type { Message, StoredSession } from '../../lib/model/session.js';
 // A small rule table, so that these tests are about the pipeline, not about the rules.
 const testRules: Rule[] = [
   { id: 'gh', keywords: ['ghp_'], pattern: /ghp_[A-Za-z0-9]{36}/y, boundary: true },
-  { id: 'pw', keywords: ['password'], pattern: /password["']?\s*[:=]\s*(["']?)([^\s"',;]+)\1/iy, group: 2, placeholders: true },
+  {
+    id: 'pw',
+    keywords: ['password'],
+    pattern: /password["']?\s*[:=]\s*(["']?)([^\s"',;]+)\1/iy,
+    group: 2,
+    placeholders: true,
+  },
 ];
 const GH = 'ghp_' + 'A1b2C3d4E5'.repeat(3) + 'f6G7h8';
 const redactor = createRedactor(testRules);
-const pipeline = (max = 1_000_000) => createSavePipeline({ redactor, rulesVersion: 't1', maxSessionBytes: max });
+const pipeline = (max = 1_000_000) =>
+  createSavePipeline({ redactor, rulesVersion: 't1', maxSessionBytes: max });
 
 function session(messages: Message[], extra: Partial<StoredSession> = {}): StoredSession {
   return {
-    id: 's', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', model: '', provider: '',
-    turns: 0, task: 'task', sandbox: false, messages, external_refs: [], untrusted_ingested: false, episode_untrusted: false,
-    episode_taint_tracked: false, revision: 1, satchel: { writes: [] }, ...extra,
+    id: 's',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    model: '',
+    provider: '',
+    turns: 0,
+    task: 'task',
+    sandbox: false,
+    messages,
+    external_refs: [],
+    untrusted_ingested: false,
+    episode_untrusted: false,
+    episode_taint_tracked: false,
+    revision: 1,
+    satchel: { writes: [] },
+    ...extra,
   };
 }
 
 describe('save pipeline', () => {
   it('redacts content, reasoning, tool arguments, tool results, task and ref uris, on copies', () => {
-    const call: Message = { role: 'assistant', content: '', reasoning_content: `use ${GH}`, tool_calls: [{ id: 'c', type: 'function', function: { name: 'sh', arguments: JSON.stringify({ token: GH, note: 'x' }) } }] };
+    const call: Message = {
+      role: 'assistant',
+      content: '',
+      reasoning_content: `use ${GH}`,
+      tool_calls: [
+        {
+          id: 'c',
+          type: 'function',
+          function: { name: 'sh', arguments: JSON.stringify({ token: GH, note: 'x' }) },
+        },
+      ],
+    };
     const result: Message = { role: 'tool', content: `printed ${GH}`, tool_call_id: 'c' };
     const input = session([{ role: 'user', content: `my key ${GH}` }, call, result], {
       task: `deploy with ${GH}`,
-      external_refs: [{ kind: 'url', uri: `https://x.test/?t=${GH}`, created_by: 'api', read_only: false, created_at: '' }],
+      external_refs: [
+        {
+          kind: 'url',
+          uri: `https://x.test/?t=${GH}`,
+          created_by: 'api',
+          read_only: false,
+          created_at: '',
+        },
+      ],
     });
     const frozen = JSON.stringify(input.messages);
     const out = pipeline().apply({ next: input, previous: null });
     const stored = JSON.stringify(out.session);
     expect(stored).not.toContain(GH);
     expect(out.redactions).toBe(6);
-    expect(JSON.parse(out.session.messages[1]!.tool_calls![0]!.function.arguments)).toEqual({ token: PLACEHOLDER, note: 'x' });
+    expect(JSON.parse(out.session.messages[1]!.tool_calls![0]!.function.arguments)).toEqual({
+      token: PLACEHOLDER,
+      note: 'x',
+    });
     expect(JSON.stringify(call) + JSON.stringify(result)).toContain(GH); // the client's objects are untouched
     expect(frozen).toContain(GH);
   });
 
   it('JSON arguments: a value under a secret-sounding key goes even without a known format', () => {
-    const args = JSON.stringify({ db: { password: 'hunter2', user: 'me' }, api_key: 'abc', max_tokens: '100', auth: null });
+    const args = JSON.stringify({
+      db: { password: 'hunter2', user: 'me' },
+      api_key: 'abc',
+      max_tokens: '100',
+      auth: null,
+    });
     const out = JSON.parse(redactArguments(args, (s) => redactor.redact(s).text));
-    expect(out).toEqual({ db: { password: PLACEHOLDER, user: 'me' }, api_key: PLACEHOLDER, max_tokens: '100', auth: null });
+    expect(out).toEqual({
+      db: { password: PLACEHOLDER, user: 'me' },
+      api_key: PLACEHOLDER,
+      max_tokens: '100',
+      auth: null,
+    });
   });
 
   it('non-JSON arguments: redacted as text; {"redacted":true} if that is not JSON; untouched when clean', () => {
@@ -56,7 +108,20 @@ describe('save pipeline', () => {
   it('property: redacting any JSON arguments gives valid JSON, and redaction is idempotent', () => {
     const secretish = fc.constantFrom(GH, 'password=abc123', 'plain', '', 'ghp_short');
     const value = fc.letrec((tie) => ({
-      v: fc.oneof({ depthSize: 'small' }, fc.string(), secretish, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('password', 'token', 'api_key')), tie('v'), { maxKeys: 4 })),
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.string(),
+        secretish,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('v'), { maxLength: 4 }),
+        fc.dictionary(
+          fc.oneof(fc.string(), fc.constantFrom('password', 'token', 'api_key')),
+          tie('v'),
+          { maxKeys: 4 },
+        ),
+      ),
     })).v;
     const text = (s: string) => redactor.redact(s).text;
     fc.assert(
@@ -78,18 +143,34 @@ describe('save pipeline', () => {
 
   it('scans only what is new when the stored prefix is unchanged, everything when it changed', () => {
     const p = pipeline();
-    const first = p.apply({ next: session([{ role: 'user', content: 'hello' }]), previous: null }).session;
-    const appended = { ...first, messages: [...first.messages, { role: 'user' as const, content: `new ${GH}` }], satchel: { ...first.satchel!, writes: [] } };
+    const first = p.apply({
+      next: session([{ role: 'user', content: 'hello' }]),
+      previous: null,
+    }).session;
+    const appended = {
+      ...first,
+      messages: [...first.messages, { role: 'user' as const, content: `new ${GH}` }],
+      satchel: { ...first.satchel!, writes: [] },
+    };
     const second = p.apply({ next: appended, previous: first, previousBytes: 500 });
     expect(second.scanned).toBe(1);
     expect(JSON.stringify(second.session.messages)).not.toContain(GH);
     // An earlier message changed (a replace that edits history): everything is scanned again.
-    const edited = { ...second.session, messages: [{ role: 'user' as const, content: `edited ${GH}` }, ...second.session.messages.slice(1)] };
+    const edited = {
+      ...second.session,
+      messages: [
+        { role: 'user' as const, content: `edited ${GH}` },
+        ...second.session.messages.slice(1),
+      ],
+    };
     const third = p.apply({ next: edited, previous: second.session });
     expect(third.scanned).toBe(2);
     expect(JSON.stringify(third.session.messages)).not.toContain(GH);
     // Equal content in new objects (a client sending back what it read): proven by the digest.
-    const copy = { ...third.session, messages: JSON.parse(JSON.stringify(third.session.messages)) as Message[] };
+    const copy = {
+      ...third.session,
+      messages: JSON.parse(JSON.stringify(third.session.messages)) as Message[],
+    };
     expect(p.apply({ next: copy, previous: third.session }).scanned).toBe(0);
     // A different rule version rescans everything.
     const other = createSavePipeline({ redactor, rulesVersion: 't2', maxSessionBytes: 1_000_000 });
@@ -100,9 +181,19 @@ describe('save pipeline', () => {
     const hex = '0123456789abcdef';
     const wrapped = `<untrusted_content_${hex} source="webhook:ci">x</untrusted_content_${hex}>`;
     const old = session([{ role: 'user', content: wrapped }], { episode_taint_tracked: false });
-    const out = pipeline().apply({ next: { ...old, messages: [...old.messages, { role: 'user', content: 'more' }] }, previous: old });
-    expect(out.session).toMatchObject({ untrusted_ingested: true, episode_untrusted: true, episode_taint_tracked: true });
-    const cleared = pipeline().apply({ next: { ...out.session, untrusted_ingested: false, sandbox: false }, previous: { ...out.session, sandbox: true } });
+    const out = pipeline().apply({
+      next: { ...old, messages: [...old.messages, { role: 'user', content: 'more' }] },
+      previous: old,
+    });
+    expect(out.session).toMatchObject({
+      untrusted_ingested: true,
+      episode_untrusted: true,
+      episode_taint_tracked: true,
+    });
+    const cleared = pipeline().apply({
+      next: { ...out.session, untrusted_ingested: false, sandbox: false },
+      previous: { ...out.session, sandbox: true },
+    });
     expect(cleared.session.untrusted_ingested).toBe(true);
     expect(cleared.session.sandbox).toBe(true);
     expect(out.sources).toEqual(['webhook:ci']);
@@ -110,18 +201,38 @@ describe('save pipeline', () => {
 
   it('keeps the serialised session under the cap and reports dropped groups', () => {
     const p = pipeline(4000);
-    const messages: Message[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'first' }];
+    const messages: Message[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'first' },
+    ];
     for (let i = 0; i < 40; i++) messages.push({ role: 'assistant', content: 'x'.repeat(200) });
     const out = p.apply({ next: session(messages), previous: null });
     expect(out.dropped_groups).toBeGreaterThan(0);
-    expect(new TextEncoder().encode(JSON.stringify(out.session)).byteLength).toBeLessThanOrEqual(4000 - 1024 + 200);
+    expect(new TextEncoder().encode(JSON.stringify(out.session)).byteLength).toBeLessThanOrEqual(
+      4000 - 1024 + 200,
+    );
   });
 
   it('external refs: a raw uri whose redacted form is already stored is the same ref', () => {
-    const ref = (uri: string) => ({ kind: 'ci', uri, created_by: 'api', read_only: false, created_at: '2026-01-01T00:00:00Z' });
-    const first = pipeline().apply({ next: session([], { external_refs: [ref(`https://ci.test/run?t=${GH}`)] }), previous: null }).session;
+    const ref = (uri: string) => ({
+      kind: 'ci',
+      uri,
+      created_by: 'api',
+      read_only: false,
+      created_at: '2026-01-01T00:00:00Z',
+    });
+    const first = pipeline().apply({
+      next: session([], { external_refs: [ref(`https://ci.test/run?t=${GH}`)] }),
+      previous: null,
+    }).session;
     expect(first.external_refs[0]!.uri).toBe('https://ci.test/run?t=[REDACTED]');
-    const again = pipeline().apply({ next: { ...first, external_refs: [...first.external_refs, ref(`https://ci.test/run?t=${GH}`)] }, previous: first }).session;
+    const again = pipeline().apply({
+      next: {
+        ...first,
+        external_refs: [...first.external_refs, ref(`https://ci.test/run?t=${GH}`)],
+      },
+      previous: first,
+    }).session;
     expect(again.external_refs).toHaveLength(1);
   });
 
@@ -136,7 +247,9 @@ describe('save pipeline', () => {
       expect(out.text).not.toContain(secret);
       expect(out.text).not.toContain(hex);
     }
-    const decoded = Buffer.from(r.redact(b64).text.replace(PLACEHOLDER, ''), 'base64').toString('latin1');
+    const decoded = Buffer.from(r.redact(b64).text.replace(PLACEHOLDER, ''), 'base64').toString(
+      'latin1',
+    );
     expect(decoded).not.toContain('battery');
   });
 });

@@ -2,29 +2,59 @@ import { describe, expect, it } from 'vitest';
 import { crossesTrustBoundary, scanTaint, wrapperLabels } from '../../lib/pipeline/taint.js';
 import type { Message } from '../../lib/model/session.js';
 
-const wrap = (label: string, body = 'payload', hex = '0123456789abcdef') => `<untrusted_content_${hex} source="${label}">${body}</untrusted_content_${hex}>`;
+const wrap = (label: string, body = 'payload', hex = '0123456789abcdef') =>
+  `<untrusted_content_${hex} source="${label}">${body}</untrusted_content_${hex}>`;
 const call = (name: string, args: unknown): Message => ({
   role: 'assistant',
   content: '',
-  tool_calls: [{ id: 'c1', type: 'function', function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) } }],
+  tool_calls: [
+    {
+      id: 'c1',
+      type: 'function',
+      function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+    },
+  ],
 });
 
 describe('taint', () => {
   it('finds well-formed wrappers only', () => {
     expect(wrapperLabels(`before ${wrap('webhook:ci')} after`)).toEqual(['webhook:ci']);
-    expect(wrapperLabels('<untrusted_content_0123456789abcdef source="x">never closed')).toEqual([]);
-    expect(wrapperLabels('<untrusted_content_0123456789abcdef source="x">a</untrusted_content_fedcba9876543210>')).toEqual([]);
-    expect(wrapperLabels('<untrusted_content_ABCDEF0123456789 source="x">a</untrusted_content_ABCDEF0123456789>')).toEqual([]);
+    expect(wrapperLabels('<untrusted_content_0123456789abcdef source="x">never closed')).toEqual(
+      [],
+    );
+    expect(
+      wrapperLabels(
+        '<untrusted_content_0123456789abcdef source="x">a</untrusted_content_fedcba9876543210>',
+      ),
+    ).toEqual([]);
+    expect(
+      wrapperLabels(
+        '<untrusted_content_ABCDEF0123456789 source="x">a</untrusted_content_ABCDEF0123456789>',
+      ),
+    ).toEqual([]);
     expect(wrapperLabels('we talked about untrusted_content wrappers in prose')).toEqual([]);
   });
 
   it('untrusted_ingested: any non-engine label; engine-derived labels do not count', () => {
-    expect(scanTaint([{ role: 'user', content: wrap('webhook:github') }]).untrustedIngested).toBe(true);
+    expect(scanTaint([{ role: 'user', content: wrap('webhook:github') }]).untrustedIngested).toBe(
+      true,
+    );
     expect(scanTaint([{ role: 'tool', content: wrap('web_search') }]).untrustedIngested).toBe(true);
-    for (const label of ['compaction', 'plan', 'memory', 'skill', 'pure_tool:read_file', 'return_after_break']) {
-      expect(scanTaint([{ role: 'user', content: wrap(label) }]).untrustedIngested, label).toBe(false);
+    for (const label of [
+      'compaction',
+      'plan',
+      'memory',
+      'skill',
+      'pure_tool:read_file',
+      'return_after_break',
+    ]) {
+      expect(scanTaint([{ role: 'user', content: wrap(label) }]).untrustedIngested, label).toBe(
+        false,
+      );
     }
-    expect(scanTaint([{ role: 'user', content: wrap('webhook:ci') }]).sources).toEqual(['webhook:ci']);
+    expect(scanTaint([{ role: 'user', content: wrap('webhook:ci') }]).sources).toEqual([
+      'webhook:ci',
+    ]);
   });
 
   it('episode_untrusted: boundary-crossing tools and wrappers in non-tool messages', () => {
@@ -35,15 +65,33 @@ describe('taint', () => {
     expect(scanTaint([{ role: 'user', content: wrap('webhook:ci') }]).episodeUntrusted).toBe(true);
     expect(scanTaint([{ role: 'tool', content: wrap('webhook:ci') }]).episodeUntrusted).toBe(false);
     for (const label of ['episode', 'bg', 'tool:read_file', 'project:notes']) {
-      expect(scanTaint([{ role: 'user', content: wrap(label) }]).episodeUntrusted, label).toBe(false);
+      expect(scanTaint([{ role: 'user', content: wrap(label) }]).episodeUntrusted, label).toBe(
+        false,
+      );
     }
   });
 
   it('shell commands with a network effect cross the boundary; local ones do not', () => {
-    for (const cmd of ['curl https://x', 'wget x', 'ssh host', 'git push origin main', 'git clone url', 'npm install left-pad', 'cd a && pip install x', 'scp a b:']) {
+    for (const cmd of [
+      'curl https://x',
+      'wget x',
+      'ssh host',
+      'git push origin main',
+      'git clone url',
+      'npm install left-pad',
+      'cd a && pip install x',
+      'scp a b:',
+    ]) {
       expect(crossesTrustBoundary('bash', JSON.stringify({ command: cmd })), cmd).toBe(true);
     }
-    for (const cmd of ['ls -la', 'git status', 'git commit -m "curling"', 'npm test', 'cat curl.txt', 'echo sshhh']) {
+    for (const cmd of [
+      'ls -la',
+      'git status',
+      'git commit -m "curling"',
+      'npm test',
+      'cat curl.txt',
+      'echo sshhh',
+    ]) {
       expect(crossesTrustBoundary('bash', JSON.stringify({ command: cmd })), cmd).toBe(false);
     }
     expect(crossesTrustBoundary('shell', 'curl -s https://x')).toBe(true);
