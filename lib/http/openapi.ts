@@ -35,13 +35,17 @@ import {
 import { parameters, type Route } from './spec.js';
 
 /**
- * The OpenAPI 3.1 document, generated from the routes' own specs (lib/http/spec.ts, lib/http/routes/):
- * JSON Schemas come from the same zod schemas the routes validate with (request bodies as zod's *input*,
- * what a client may send; responses as its *output*). test/http/openapi.test.ts checks the document
- * against the app's routes and produces every documented status.
+ * The OpenAPI 3.1 document, generated from the routes' own specs (lib/http/spec.ts,
+ * lib/http/routes/): JSON Schemas come from the same zod schemas the routes validate with (request
+ * bodies as zod's *input*, what a client may send; responses as its *output*).
+ * test/http/openapi.test.ts checks the document against the app's routes and produces every
+ * documented status.
  */
 
-/** Request-side schemas with component names (zod input: defaults optional, `content: null` allowed). */
+/**
+ * Request-side schemas with component names (zod input: defaults optional, `content: null`
+ * allowed).
+ */
 const inputSchemas: Record<string, [z.ZodType, string]> = {
   CreateSessionBody: [createBodySchema, 'Create a session.'],
   ReplaceSessionBody: [
@@ -59,11 +63,13 @@ const inputSchemas: Record<string, [z.ZodType, string]> = {
   ],
   MessageInput: [
     messageInputSchema,
-    'A message as sent: odek/OpenAI chat format; `content` may be a string or an array of parts (text, image, file, audio, …); unknown fields are kept as they are.',
+    'A message as sent: odek/OpenAI chat format; `content` may be a string or an array of parts ' +
+      '(text, image, file, audio, …); unknown fields are kept as they are.',
   ],
   ExternalRefInput: [
     externalRefInputSchema,
-    'An external ref as sent (schema odek-extension/v1); `created_by`, `read_only` and `created_at` are filled in when absent.',
+    'An external ref as sent (schema odek-extension/v1); ' +
+      '`created_by`, `read_only` and `created_at` are filled in when absent.',
   ],
 };
 /** Response-side schemas with component names (zod output). */
@@ -74,7 +80,8 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
   ],
   Message: [
     publicMessageSchema,
-    'A stored message; unknown fields are kept as they are. `content` is an array of parts when it was sent as one.',
+    'A stored message; unknown fields are kept as they are. ' +
+      '`content` is an array of parts when it was sent as one.',
   ],
   ExternalRef: [
     externalRefSchema,
@@ -158,67 +165,17 @@ export type Operation = Record<string, unknown> & {
   responses: Record<string, Record<string, unknown>>;
 };
 
-/** The OpenAPI 3.1 document of a route table, generated from the routes' own specs (made once per table). */
+/**
+ * The OpenAPI 3.1 document of a route table, generated from the routes' own specs (made once per
+ * table).
+ */
 export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
   const had = cache.get(routes);
   if (had) return had;
-  const names = new Map<z.ZodType, string>();
-  for (const [id, [schema]] of Object.entries(inputSchemas)) names.set(schema, id);
-  const outputNames = new Map<z.ZodType, string>();
-  for (const [id, [schema]] of Object.entries(outputSchemas)) outputNames.set(schema, id);
-  const bodyRef = (schema: z.ZodType) => refTo(names.get(schema) ?? unnamed('request', schema));
-  const responseRef = (schema: z.ZodType) =>
-    refTo(outputNames.get(schema) ?? unnamed('response', schema));
-
+  const refs = schemaRefs();
   const paths: OpenApiDocument['paths'] = {};
   for (const { spec: route } of routes) {
-    const responses: Operation['responses'] = {};
-    for (const [status, spec] of Object.entries(route.responses)) {
-      const response: Record<string, unknown> = { description: spec.description };
-      if (spec.headers)
-        response.headers = Object.fromEntries(
-          Object.entries(spec.headers).map(([name, h]) => [name, { ...h }]),
-        );
-      if (spec.schema)
-        response.content = {
-          [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: {
-            schema: responseRef(spec.schema),
-          },
-        };
-      else if (spec.html) response.content = { 'text/html': { schema: { type: 'string' } } };
-      else if (route.path === '/openapi.json')
-        response.content = { 'application/json': { schema: { type: 'object' } } };
-      responses[String(status)] = response;
-    }
-    const operation: Operation = {
-      operationId: route.operationId,
-      tags: [route.tag],
-      summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
-      ...(route.auth === 'bearer' ? {} : { security: [] }),
-      ...(route.parameters
-        ? { parameters: route.parameters.map((p) => ({ $ref: `#/components/parameters/${p}` })) }
-        : {}),
-      ...(route.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: bodyRef(route.body) } },
-            },
-          }
-        : {}),
-      ...(route.rawBody
-        ? {
-            requestBody: {
-              required: false,
-              description: route.rawBody,
-              content: { '*/*': { schema: {} } },
-            },
-          }
-        : {}),
-      responses,
-    };
-    (paths[route.path] ??= {})[route.method] = operation;
+    (paths[route.path] ??= {})[route.method] = operationOf(route, refs);
   }
 
   const schemas = {
@@ -227,23 +184,8 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
   };
   const document: OpenApiDocument = {
     openapi: '3.1.0',
-    info: {
-      title: 'Satchel',
-      version: '1',
-      description: [
-        'A session store for AI agents: compact JSON sessions (odek session file format) in S3-compatible object storage, behind one HTTP API.',
-        '',
-        'Every `/v1` route except `/v1/health` and the signed `/v1/hooks/{name}` needs `Authorization: Bearer <token>`; the token picks the namespace (a local server started without `SATCHEL_TOKENS` serves namespace `default` without one). Read-only tokens get 403 on writes.',
-        '',
-        'JSON in and out. Every error is RFC 9457 problem JSON (`application/problem+json`) with `type`, `title`, `status`, `detail`, and `errors: [{path, message}]` for validation failures. A session\'s `ETag` is `"<revision>"`; every successful write returns the new one.',
-      ].join('\n'),
-    },
-    tags: [
-      { name: 'sessions', description: 'Create, read, change and delete sessions.' },
-      { name: 'search', description: 'The session_search agent tool.' },
-      { name: 'webhooks', description: 'Signed webhooks that continue a session.' },
-      { name: 'service', description: 'Health and this description.' },
-    ],
+    info: documentInfo(),
+    tags: documentTags(),
     security: [{ bearer: [] }],
     paths,
     components: {
@@ -254,24 +196,138 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
           description: 'A token from `SATCHEL_TOKENS`; it picks the namespace.',
         },
       },
-      parameters: Object.fromEntries(
-        Object.entries(parameters).map(([id, p]) => [
-          id,
-          {
-            name: p.name,
-            in: p.in,
-            required: p.required,
-            description: p.description,
-            ...('style' in p ? { style: p.style, explode: true } : {}),
-            schema: parameterSchema(p.schema),
-          },
-        ]),
-      ),
+      parameters: componentParameters(),
       schemas,
     },
   };
   cache.set(routes, document);
   return document;
+}
+
+/** `$ref`s to the named component schemas of request bodies and responses. */
+type SchemaRefs = {
+  bodyRef: (schema: z.ZodType) => { $ref: string };
+  responseRef: (schema: z.ZodType) => { $ref: string };
+};
+
+/** The `$ref` makers for bodies and responses, by the component names of the schemas. */
+function schemaRefs(): SchemaRefs {
+  const names = new Map<z.ZodType, string>();
+  for (const [id, [schema]] of Object.entries(inputSchemas)) names.set(schema, id);
+  const outputNames = new Map<z.ZodType, string>();
+  for (const [id, [schema]] of Object.entries(outputSchemas)) outputNames.set(schema, id);
+  const bodyRef = (schema: z.ZodType) => refTo(names.get(schema) ?? unnamed('request', schema));
+  const responseRef = (schema: z.ZodType) =>
+    refTo(outputNames.get(schema) ?? unnamed('response', schema));
+  return { bodyRef, responseRef };
+}
+
+/** The operation object of one route: its identity, parameters, body and responses. */
+function operationOf(route: Route['spec'], { bodyRef, responseRef }: SchemaRefs): Operation {
+  const responses = responsesOf(route, responseRef);
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.auth === 'bearer' ? {} : { security: [] }),
+    ...(route.parameters
+      ? { parameters: route.parameters.map((p) => ({ $ref: `#/components/parameters/${p}` })) }
+      : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: bodyRef(route.body) } },
+          },
+        }
+      : {}),
+    ...(route.rawBody
+      ? {
+          requestBody: {
+            required: false,
+            description: route.rawBody,
+            content: { '*/*': { schema: {} } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+/** The responses object of one route, by status: description, headers and content. */
+function responsesOf(
+  route: Route['spec'],
+  responseRef: SchemaRefs['responseRef'],
+): Operation['responses'] {
+  const responses: Operation['responses'] = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const response: Record<string, unknown> = { description: spec.description };
+    if (spec.headers)
+      response.headers = Object.fromEntries(
+        Object.entries(spec.headers).map(([name, h]) => [name, { ...h }]),
+      );
+    if (spec.schema)
+      response.content = {
+        [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: {
+          schema: responseRef(spec.schema),
+        },
+      };
+    else if (spec.html) response.content = { 'text/html': { schema: { type: 'string' } } };
+    else if (route.path === '/openapi.json')
+      response.content = { 'application/json': { schema: { type: 'object' } } };
+    responses[String(status)] = response;
+  }
+  return responses;
+}
+
+/** The document's `info`: title, version and the API's overview. */
+function documentInfo(): OpenApiDocument['info'] {
+  return {
+    title: 'Satchel',
+    version: '1',
+    description: [
+      'A session store for AI agents: compact JSON sessions (odek session file format) ' +
+        'in S3-compatible object storage, behind one HTTP API.',
+      '',
+      'Every `/v1` route except `/v1/health` and the signed `/v1/hooks/{name}` needs ' +
+        '`Authorization: Bearer <token>`; the token picks the namespace (a local server started ' +
+        'without `SATCHEL_TOKENS` serves namespace `default` without one). ' +
+        'Read-only tokens get 403 on writes.',
+      '',
+      'JSON in and out. Every error is RFC 9457 problem JSON (`application/problem+json`) with ' +
+        '`type`, `title`, `status`, `detail`, and `errors: [{path, message}]` for validation ' +
+        'failures. A session\'s `ETag` is `"<revision>"`; ' +
+        'every successful write returns the new one.',
+    ].join('\n'),
+  };
+}
+
+/** The document's tags, one per group of routes. */
+function documentTags(): OpenApiDocument['tags'] {
+  return [
+    { name: 'sessions', description: 'Create, read, change and delete sessions.' },
+    { name: 'search', description: 'The session_search agent tool.' },
+    { name: 'webhooks', description: 'Signed webhooks that continue a session.' },
+    { name: 'service', description: 'Health and this description.' },
+  ];
+}
+
+/** The shared parameter components, by id. */
+function componentParameters(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(parameters).map(([id, p]) => [
+      id,
+      {
+        name: p.name,
+        in: p.in,
+        required: p.required,
+        description: p.description,
+        ...('style' in p ? { style: p.style, explode: true } : {}),
+        schema: parameterSchema(p.schema),
+      },
+    ]),
+  );
 }
 
 function unnamed(side: string, schema: z.ZodType): never {
