@@ -148,13 +148,27 @@ interface Automaton {
   scan(text: string, ranges: number[]): number;
 }
 
+/** The keyword automaton of a rule set: a keyword trie turned into a DFA over character classes. */
 function buildAutomaton(rules: Rule[]): Automaton {
+  const classes = charClasses(rules);
+  const { compiled, children, outputs } = keywordTrie(rules, classes);
+  const { table, hasOutput } = transitionTable(children, outputs, classes.width);
+  return scanner(table, hasOutput, classes, outputs, compiled);
+}
+
+/** Keyword outputs of a trie state: the rule and the keyword's length. */
+type Outputs = { rule: number; length: number }[][];
+
+/** Checks and compiles the rules, and builds the trie of their keywords (state 0 is the root). */
+function keywordTrie(
+  rules: Rule[],
+  classes: { of: Uint8Array },
+): { compiled: Rule[]; children: Map<number, number>[]; outputs: Outputs } {
   // Trie of keywords; state 0 is the root.
   const children: Map<number, number>[] = [new Map()];
   const depth: number[] = [0];
-  const outputs: { rule: number; length: number }[][] = [[]];
+  const outputs: Outputs = [[]];
   const compiled: Rule[] = rules.slice();
-  const classes = charClasses(rules);
   rules.forEach((rule, ruleIndex) => {
     if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
     // Group positions come from the d flag; it costs only on matches, which are rare.
@@ -186,11 +200,19 @@ function buildAutomaton(rules: Rule[]): Automaton {
       outputs[state]!.push({ rule: ruleIndex, length: keyword.length });
     }
   });
+  return { compiled, children, outputs };
+}
+
+/** Breadth-first over the trie: failure links, merged outputs, and the full transition table. */
+function transitionTable(
+  children: Map<number, number>[],
+  outputs: Outputs,
+  width: number,
+): { table: Uint16Array | Int32Array; hasOutput: Uint8Array } {
   // Breadth-first: failure links, merged outputs, and the full transition table (a DFA).
   const states = children.length;
-  // A row per state, a column per character class; 16-bit entries while the states fit. The table is then
-  // a fraction of 128 columns of 32 bits, so more of it stays in cache during the scan.
-  const width = classes.width;
+  // A row per state, a column per character class; 16-bit entries while the states fit. The table
+  // is then a fraction of 128 columns of 32 bits, so more of it stays in cache during the scan.
   const table = states <= 0xffff ? new Uint16Array(states * width) : new Int32Array(states * width);
   const fail = new Int32Array(states);
   const queue: number[] = [];
@@ -214,7 +236,17 @@ function buildAutomaton(rules: Rule[]): Automaton {
     }
   }
   const hasOutput = new Uint8Array(states).map((_, s) => (outputs[s]!.length > 0 ? 1 : 0));
+  return { table, hasOutput };
+}
 
+/** The scan over a transition table, running each keyword's rule where the keyword ends. */
+function scanner(
+  table: Uint16Array | Int32Array,
+  hasOutput: Uint8Array,
+  classes: { of: Uint8Array; shift: number },
+  outputs: Outputs,
+  compiled: Rule[],
+): Automaton {
   return {
     scan(text, ranges) {
       // Locals, not closure variables: V8 then optimises this loop the same way every time.

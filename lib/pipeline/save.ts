@@ -74,109 +74,167 @@ export function applyCoreRules(next: StoredSession, previous: StoredSession | nu
 
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
 export function createSavePipeline(options: PipelineOptions): SavePipeline {
-  const { maxSessionBytes, rulesVersion } = options;
   return {
     redactText: (text) => options.redactor.redact(text).text,
-    apply({ next, previous, previousBytes, knownValues, newMessages = 0 }) {
-      const redactor = knownValues?.length
-        ? options.redactor.withKnownValues(knownValues)
-        : options.redactor;
-      const version = knownValues?.length ? `${rulesVersion}+request` : rulesVersion;
-      let redactions = 0;
-      const text = (s: string) => {
-        const r = redactor.redact(s);
-        redactions += r.count;
-        return r.text;
-      };
-      const hit = () => void redactions++;
-
-      // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
-      const prior = previous?.satchel?.scan as ScanRecord | undefined;
-      let trusted = 0;
-      let digest = '';
-      if (
-        previous &&
-        prior &&
-        prior.v === rulesVersion &&
-        prior.n <= next.messages.length &&
-        prior.n <= previous.messages.length
-      ) {
-        let same = true;
-        for (let i = 0; i < prior.n && same; i++) same = next.messages[i] === previous.messages[i];
-        if (same || chain('', next.messages.slice(0, prior.n)) === prior.d) {
-          trusted = prior.n;
-          digest = prior.d;
-        }
-      }
-
-      // 2. Redact the rest, on copies.
-      const messages = next.messages.slice();
-      for (let i = trusted; i < messages.length; i++)
-        messages[i] = redactMessage(messages[i]!, text, hit);
-      next.messages = messages;
-      next.task = text(next.task);
-      next.model = text(next.model);
-      next.provider = text(next.provider);
-      next.external_refs = redactRefs(next.external_refs, text);
-      if (next.metadata) next.metadata = redactMetadata(next.metadata, text);
-
-      // 3. Taint: only new messages once the session is tracked; its whole history the first time.
-      const tracked = previous?.episode_taint_tracked === true && trusted > 0;
-      const taint = scanTaint(tracked ? messages.slice(trusted) : messages);
-      next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
-      next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
-      next.episode_taint_tracked = true;
-      applyCoreRules(next, previous);
-
-      // 4. The size cap, measured only when an append could have crossed it.
-      const pureAppend =
-        previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
-      const newBytes = pureAppend
-        ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0)
-        : 0;
-      let dropped = 0;
-      let headDropped = false;
-      if (
-        !pureAppend ||
-        previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
-      ) {
-        const fixed = jsonBytes({
-          ...next,
-          messages: [],
-          satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
-        });
-        const capped = capMessages(next.messages, fixed, maxSessionBytes, RECEIPT_RESERVE);
-        if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
-          throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
-        }
-        headDropped = capped.headCut;
-        if (capped.messages !== next.messages) {
-          next.messages = capped.messages;
-          dropped = capped.dropped;
-          applyCoreRules(next, null);
-          // The prefix moved: the digest is recomputed over what is stored.
-          trusted = 0;
-          digest = '';
-        }
-      }
-
-      // 5. Remember what is now proven scanned.
-      const scan: ScanRecord = {
-        v: version,
-        n: next.messages.length,
-        d: chain(digest, next.messages.slice(trusted)),
-      };
-      next.satchel = { ...(next.satchel ?? { writes: [] }), scan };
-      return {
-        session: next,
-        redactions,
-        dropped_groups: dropped,
-        head_dropped: headDropped,
-        sources: taint.sources,
-        scanned: messages.length - trusted,
-      };
-    },
+    apply: (input) => applyPipeline(options, input),
   };
+}
+
+/** One pass of the full pipeline over a write. */
+function applyPipeline(
+  options: PipelineOptions,
+  { next, previous, previousBytes, knownValues, newMessages = 0 }: SaveInput,
+): SaveOutput {
+  const { maxSessionBytes, rulesVersion } = options;
+  const redactor = knownValues?.length
+    ? options.redactor.withKnownValues(knownValues)
+    : options.redactor;
+  const version = knownValues?.length ? `${rulesVersion}+request` : rulesVersion;
+  let redactions = 0;
+  const text = (s: string) => {
+    const r = redactor.redact(s);
+    redactions += r.count;
+    return r.text;
+  };
+  const hit = () => void redactions++;
+
+  // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
+  let { trusted, digest } = trustedPrefix(next, previous, rulesVersion);
+
+  // 2. Redact the rest, on copies.
+  const messages = redactSession(next, trusted, text, hit);
+
+  // 3. Taint: only new messages once the session is tracked; its whole history the first time.
+  const tracked = previous?.episode_taint_tracked === true && trusted > 0;
+  const taint = scanTaint(tracked ? messages.slice(trusted) : messages);
+  next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
+  next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
+  next.episode_taint_tracked = true;
+  applyCoreRules(next, previous);
+
+  // 4. The size cap, measured only when an append could have crossed it.
+  const cap = applySizeCap(next, previous, messages, {
+    trusted,
+    previousBytes,
+    newMessages,
+    version,
+    maxSessionBytes,
+  });
+  if (cap.moved) {
+    // The prefix moved: the digest is recomputed over what is stored.
+    trusted = 0;
+    digest = '';
+  }
+
+  // 5. Remember what is now proven scanned.
+  const scan: ScanRecord = {
+    v: version,
+    n: next.messages.length,
+    d: chain(digest, next.messages.slice(trusted)),
+  };
+  next.satchel = { ...(next.satchel ?? { writes: [] }), scan };
+  return {
+    session: next,
+    redactions,
+    dropped_groups: cap.dropped,
+    head_dropped: cap.headDropped,
+    sources: taint.sources,
+    scanned: messages.length - trusted,
+  };
+}
+
+/** The prefix of `next` proven scanned by the stored scan record: its length and chained digest. */
+function trustedPrefix(
+  next: StoredSession,
+  previous: StoredSession | null,
+  rulesVersion: string,
+): { trusted: number; digest: string } {
+  const prior = previous?.satchel?.scan as ScanRecord | undefined;
+  let trusted = 0;
+  let digest = '';
+  if (
+    previous &&
+    prior &&
+    prior.v === rulesVersion &&
+    prior.n <= next.messages.length &&
+    prior.n <= previous.messages.length
+  ) {
+    let same = true;
+    for (let i = 0; i < prior.n && same; i++) same = next.messages[i] === previous.messages[i];
+    if (same || chain('', next.messages.slice(0, prior.n)) === prior.d) {
+      trusted = prior.n;
+      digest = prior.d;
+    }
+  }
+  return { trusted, digest };
+}
+
+/** Redacts the messages after the trusted prefix and the free-text fields, on copies. */
+function redactSession(
+  next: StoredSession,
+  trusted: number,
+  text: (s: string) => string,
+  hit: () => void,
+): Message[] {
+  const messages = next.messages.slice();
+  for (let i = trusted; i < messages.length; i++)
+    messages[i] = redactMessage(messages[i]!, text, hit);
+  next.messages = messages;
+  next.task = text(next.task);
+  next.model = text(next.model);
+  next.provider = text(next.provider);
+  next.external_refs = redactRefs(next.external_refs, text);
+  if (next.metadata) next.metadata = redactMetadata(next.metadata, text);
+  return messages;
+}
+
+/**
+ * The size cap, measured only when an append could have crossed it; `moved` when messages were
+ * dropped (the trusted prefix no longer holds).
+ */
+function applySizeCap(
+  next: StoredSession,
+  previous: StoredSession | null,
+  messages: Message[],
+  o: {
+    trusted: number;
+    previousBytes: number | undefined;
+    newMessages: number;
+    version: string;
+    maxSessionBytes: number;
+  },
+): { dropped: number; headDropped: boolean; moved: boolean } {
+  const { trusted, previousBytes, newMessages, version, maxSessionBytes } = o;
+  const pureAppend =
+    previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
+  const newBytes = pureAppend
+    ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0)
+    : 0;
+  let dropped = 0;
+  let headDropped = false;
+  let moved = false;
+  if (
+    !pureAppend ||
+    previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
+  ) {
+    const fixed = jsonBytes({
+      ...next,
+      messages: [],
+      satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
+    });
+    const capped = capMessages(next.messages, fixed, maxSessionBytes, RECEIPT_RESERVE);
+    if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
+      throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
+    }
+    headDropped = capped.headCut;
+    if (capped.messages !== next.messages) {
+      next.messages = capped.messages;
+      dropped = capped.dropped;
+      applyCoreRules(next, null);
+      moved = true;
+    }
+  }
+  return { dropped, headDropped, moved };
 }
 
 /** The core pipeline alone (no redaction, no cap): for unit tests of the store. */
