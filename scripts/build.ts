@@ -111,7 +111,7 @@ const clientEntries: Record<string, string> = {
 };
 
 /**
- * The client package (packages/client/dist): the client and the adapters as ES modules for any runtime
+ * The client package (packages/client/dist, or `dir`/dist for a copy of packages/client elsewhere): the client and the adapters as ES modules for any runtime
  * with fetch (shared code in chunks/, the frameworks left to the user's install), their declarations,
  * the CLI for Node, and the LICENSE. The declarations are tsc's, except lib/client/types.ts, whose types
  * are inferred from the server's zod schemas: those are written out expanded, so the package needs no
@@ -137,7 +137,13 @@ export async function buildClientPackage(dir = clientPackageDir): Promise<string
   });
   execFileSync(
     process.execPath,
-    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')],
+    [
+      join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      join(clientPackageDir, 'tsconfig.json'),
+      '--outDir',
+      dist,
+    ],
     { stdio: 'inherit' },
   );
   writeFileSync(join(dist, 'client', 'types.d.ts'), await expandedClientTypes());

@@ -127,7 +127,7 @@ describe('AI SDK helpers (loadUIMessages, saveUIMessages) on radosgw', () => {
     expect(await loadUIMessages(stack.client, 'ai-repeat')).toEqual(messages);
   });
 
-  it('8 processes saving to one chat at once lose nothing', { timeout: 180_000 }, async () => {
+  it('8 processes saving to one chat at once lose nothing', { timeout: 300_000 }, async () => {
     await Promise.all(
       Array.from({ length: 8 }, (_, w) =>
         inChild('ai-save', stack.server.url, 'ai-concurrent', String(w), '4'),

@@ -50,7 +50,7 @@ describe('examples/ (run from an installed package)', () => {
     chat = await startChatServer();
     proxy = await startStreamProxy(chat.url);
     client = new SatchelClient({ url: server.url });
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await proxy?.close();
     await chat?.close();

@@ -133,7 +133,7 @@ describe('SatchelSession (OpenAI Agents SDK) on radosgw', () => {
 
   it(
     '8 processes adding items to one session at once lose nothing',
-    { timeout: 180_000 },
+    { timeout: 300_000 },
     async () => {
       const writers = 8;
       const calls = 5;

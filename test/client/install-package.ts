@@ -1,10 +1,20 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { buildClientPackage, clientPackageDir } from '../../scripts/build.js';
 
 const root = resolve(__dirname, '..', '..');
+const run = promisify(execFile);
 
 export interface InstalledPackage {
   /** The temporary project: package.json, node_modules/satchel from the tarball. */
@@ -19,17 +29,15 @@ export interface InstalledPackage {
  * node_modules to link into the project too (the frameworks the adapters are for, tsx for examples).
  */
 export async function installClientPackage(link: string[] = []): Promise<InstalledPackage> {
-  await buildClientPackage();
   const dir = mkdtempSync(join(tmpdir(), 'satchel-package-'));
+  // Built in a copy of packages/client: test files running at once never pack each other's half-built dist.
+  const source = join(dir, 'package');
+  for (const f of ['package.json', 'README.md', 'bin'])
+    cpSync(join(clientPackageDir, f), join(source, f), { recursive: true });
+  await buildClientPackage(source);
   const packed = join(dir, 'packed');
   mkdirSync(packed);
-  execFileSync(
-    'npm',
-    ['pack', clientPackageDir, '--ignore-scripts', '--pack-destination', packed],
-    {
-      stdio: 'pipe',
-    },
-  );
+  await run('npm', ['pack', source, '--ignore-scripts', '--pack-destination', packed]);
   const tarball = join(
     packed,
     readdirSync(packed).find((f) => f.endsWith('.tgz'))!,
@@ -40,10 +48,12 @@ export async function installClientPackage(link: string[] = []): Promise<Install
     join(project, 'package.json'),
     JSON.stringify({ name: 'satchel-user', private: true, type: 'module' }),
   );
-  execFileSync(
+  await run(
     'npm',
     ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'],
-    { cwd: project, stdio: 'pipe' },
+    {
+      cwd: project,
+    },
   );
   for (const name of link) {
     const target = join(project, 'node_modules', name);
