@@ -370,15 +370,48 @@ export class Manifest {
       else throw err;
     }
     if (!snap) {
-      // No usable root: rebuild from the session objects (the deleted ones are gone), then purge the logs.
+      // No usable root: rebuild from the session objects (the deleted ones are gone), then purge
+      // the logs.
       await this.rebuild(ns);
       return false;
     }
     const { root, listing } = snap;
-    // Per id, the time up to which its versions are erased: its delete (a version written after it, by a
-    // re-create of the same id, stays). An id without a known delete is still live: nothing to erase.
-    // Every log record listed, covered or not: a covered one still holds its entry until it is collected.
-    const records = (
+    // Every log record listed, covered or not: a covered one still holds its entry until it is
+    // collected.
+    const records = await this.listedLogRecords(listing);
+    const until = eraseUntil(snap, ids, records);
+    const doomed = (id: string, at: number) => {
+      const t = until.get(id);
+      return t !== undefined && at <= t;
+    };
+    const seq = listing.maxSeq + 1;
+    const pages = await this.pagesWithout(ns, seq, root, doomed);
+    // The log records of the erased versions (puts carry the task; the delete itself goes too: the
+    // root's tombstone takes its place).
+    const erasedLogs: string[] = [];
+    for (const x of records) {
+      const id = x.r.op === 'put' ? x.r.entry.id : x.r.id;
+      const at = x.r.op === 'put' ? x.r.entry.at : x.r.at;
+      if (doomed(id, at)) erasedLogs.push(x.key);
+    }
+    const tombstones = mergedTombstones(root, until, startedAt);
+    const covered = [...new Set([...root.covered, ...erasedLogs])];
+    const written = await this.writeRoot(
+      ns,
+      seq,
+      startedAt,
+      pages,
+      [...tombstones].map(([id, at]) => ({ id, at })),
+      covered,
+    );
+    if (!written) return false;
+    await this.collectPurged(ns, seq, listing, pages, erasedLogs);
+    return true;
+  }
+
+  /** Every log record of a listing that can still be read, with its key. */
+  private async listedLogRecords(listing: Listing): Promise<{ key: string; r: LogRecord }[]> {
+    return (
       await mapLimit(listing.logs, 64, (key) =>
         this.loadLog(key).then(
           (r) => ({ key, r }),
@@ -389,22 +422,18 @@ export class Manifest {
         ),
       )
     ).filter((x) => x !== null);
-    const until = new Map<string, number>();
-    const deleted = (id: string, at: number) => {
-      if (ids.has(id) && at > (until.get(id) ?? -Infinity)) until.set(id, at);
-    };
-    for (const id of ids) {
-      const change = snap.changes.get(id);
-      deleted(id, change?.deletedAt ?? -Infinity);
-      deleted(id, snap.tombstones.get(id) ?? -Infinity);
-    }
-    for (const { r } of records) if (r.op === 'del') deleted(r.id, r.at);
-    const doomed = (id: string, at: number) => {
-      const t = until.get(id);
-      return t !== undefined && at <= t;
-    };
-    const seq = listing.maxSeq + 1;
-    // The pages that hold an erased version are rewritten without it; the others stay as they are.
+  }
+
+  /**
+   * The root's pages with the erased versions left out: the pages that hold one are rewritten
+   * without it (under `seq`); the others stay as they are.
+   */
+  private async pagesWithout(
+    ns: string,
+    seq: number,
+    root: Root,
+    doomed: (id: string, at: number) => boolean,
+  ): Promise<PageRef[]> {
     const pages: PageRef[] = [];
     await mapLimit(root.pages, 8, (p) => this.loadPage(p.key));
     for (const ref of root.pages) {
@@ -418,33 +447,21 @@ export class Manifest {
       pages.push(...(await this.writePages(ns, seq, kept, ref.major)));
     }
     pages.sort((a, b) => b.maxAt - a.maxAt);
-    // The log records of the erased versions (puts carry the task; the delete itself goes too: the
-    // root's tombstone takes its place).
-    const erasedLogs: string[] = [];
-    for (const x of records) {
-      const id = x.r.op === 'put' ? x.r.entry.id : x.r.id;
-      const at = x.r.op === 'put' ? x.r.entry.at : x.r.at;
-      if (doomed(id, at)) erasedLogs.push(x.key);
-    }
-    const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
-    for (const [id, at] of until) {
-      const had = tombstones.get(id);
-      // A delete known only from its missing object has no time: record it as of now.
-      const when = Number.isFinite(at) ? at : startedAt;
-      if (had === undefined || had < when) tombstones.set(id, when);
-    }
-    const covered = [...new Set([...root.covered, ...erasedLogs])];
-    const written = await this.writeRoot(
-      ns,
-      seq,
-      startedAt,
-      pages,
-      [...tombstones].map(([id, at]) => ({ id, at })),
-      covered,
-    );
-    if (!written) return false;
-    // Garbage: every older root (none is kept), every page the new root does not reference (of a seq we
-    // know about), the erased log records and their pending markers.
+    return pages;
+  }
+
+  /**
+   * Deletes the garbage of a purge and forgets it: every older root (none is kept), every page the
+   * new root does not reference (of a seq we know about), the erased log records and their pending
+   * markers.
+   */
+  private async collectPurged(
+    ns: string,
+    seq: number,
+    listing: Listing,
+    pages: PageRef[],
+    erasedLogs: string[],
+  ): Promise<void> {
     const referenced = new Set(pages.map((p) => p.key));
     const erasedWrites = new Set(erasedLogs.map(writeIdOfLog));
     const garbage = [
@@ -459,7 +476,6 @@ export class Manifest {
     this.snapshots.delete(ns);
     this.views.delete(ns);
     this.wrote(ns);
-    return true;
   }
 
   // ---- reading ----
@@ -922,4 +938,42 @@ function isLogRecord(v: unknown): v is LogRecord {
   return r.op === 'put'
     ? isEntry(r.entry)
     : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
+}
+
+/**
+ * Per id, the time up to which its versions are erased: its delete (a version written after it, by
+ * a re-create of the same id, stays). An id without a known delete is still live: nothing to erase.
+ */
+function eraseUntil(
+  snap: Snapshot,
+  ids: Set<string>,
+  records: { key: string; r: LogRecord }[],
+): Map<string, number> {
+  const until = new Map<string, number>();
+  const deleted = (id: string, at: number) => {
+    if (ids.has(id) && at > (until.get(id) ?? -Infinity)) until.set(id, at);
+  };
+  for (const id of ids) {
+    const change = snap.changes.get(id);
+    deleted(id, change?.deletedAt ?? -Infinity);
+    deleted(id, snap.tombstones.get(id) ?? -Infinity);
+  }
+  for (const { r } of records) if (r.op === 'del') deleted(r.id, r.at);
+  return until;
+}
+
+/** The root's tombstones plus the purged deletes (one known only from its missing object: now). */
+function mergedTombstones(
+  root: Root,
+  until: Map<string, number>,
+  startedAt: number,
+): Map<string, number> {
+  const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
+  for (const [id, at] of until) {
+    const had = tombstones.get(id);
+    // A delete known only from its missing object has no time: record it as of now.
+    const when = Number.isFinite(at) ? at : startedAt;
+    if (had === undefined || had < when) tombstones.set(id, when);
+  }
+  return tombstones;
 }
