@@ -400,29 +400,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       Math.max(state?.seq ?? 0, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
 
     // Every live document at its current version: from the segments, the records, or the sessions.
-    // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the namespace size.
-    const fresh: { key: DocKey; doc: D }[] = [];
-    const lagging: number[] = [];
-    const fromSegments: { i: number; si: number; di: number }[] = [];
-    live.forEach((e, i) => {
-      const ref = state ? this.find(state, e) : null;
-      if (ref && 'doc' in ref) fresh.push({ key: keyOf(e), doc: ref.doc });
-      else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
-      else lagging.push(i);
-    });
-    // A major compaction (every live document rewritten) once the small segments hold an eighth of the
-    // major ones' documents, or a tenth of the indexed documents are dead or superseded: both take a number
-    // of saves proportional to the namespace's size, so the bytes rewritten per save stay constant.
-    const smallDocs = state
-      ? state.refs.filter((r) => !r.major).reduce((n, r) => n + r.docs, 0)
-      : 0;
-    const majorDocs = state ? state.refs.filter((r) => r.major).reduce((n, r) => n + r.docs, 0) : 0;
-    const dead = state ? smallDocs + majorDocs - fromSegments.length : 0;
-    const full =
-      rebuild ||
-      !state ||
-      smallDocs + lagging.length + fresh.length > Math.max(1024, majorDocs / 8) ||
-      dead > (smallDocs + majorDocs) / 10;
+    // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the
+    // namespace size.
+    const { fresh, lagging, fromSegments } = this.sourcesOf(state, live);
+    const full = isFullCompaction(
+      rebuild,
+      state,
+      fresh.length,
+      lagging.length,
+      fromSegments.length,
+    );
 
     const written: RootSegment[] = [];
     let buffer: { key: DocKey; doc: D }[] = [];
@@ -434,6 +421,54 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       }
     };
     for (const f of fresh) await add(f);
+    await this.addLagging(ns, live, lagging, { records, rebuild, startedAt }, add);
+    if (full) await addFromSegments(state!, live, fromSegments, add);
+    if (buffer.length > 0) written.push(await this.writeSegment(ns, seq, buffer, full));
+    let refs: RootSegment[];
+    if (full) refs = written;
+    else {
+      if (written.length === 0) {
+        await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
+        return;
+      }
+      refs = await this.mergeTiers(ns, seq, [...written, ...state!.refs], state!, live);
+    }
+    await this.writeRootAndCollect(ns, { seq, startedAt, refs, listed, roots, records, rebuild });
+  }
+
+  /**
+   * Where each live document comes from: a fresh one held in memory, one in a segment, or a lagging
+   * one (from its record or its session).
+   */
+  private sourcesOf(
+    state: State<D, S> | null,
+    live: ManifestEntry[],
+  ): {
+    fresh: { key: DocKey; doc: D }[];
+    lagging: number[];
+    fromSegments: { i: number; si: number; di: number }[];
+  } {
+    const fresh: { key: DocKey; doc: D }[] = [];
+    const lagging: number[] = [];
+    const fromSegments: { i: number; si: number; di: number }[] = [];
+    live.forEach((e, i) => {
+      const ref = state ? this.find(state, e) : null;
+      if (ref && 'doc' in ref) fresh.push({ key: keyOf(e), doc: ref.doc });
+      else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
+      else lagging.push(i);
+    });
+    return { fresh, lagging, fromSegments };
+  }
+
+  /** Adds the lagging documents: from their records, else built from the sessions. */
+  private async addLagging(
+    ns: string,
+    live: ManifestEntry[],
+    lagging: number[],
+    o: { records: Set<string>; rebuild: boolean; startedAt: number },
+    add: (entry: { key: DocKey; doc: D }) => Promise<void>,
+  ): Promise<void> {
+    const { records, rebuild, startedAt } = o;
     for (let k = 0; k < lagging.length; k += 256) {
       const batch = lagging.slice(k, k + 256);
       const toBuild: number[] = [];
@@ -442,8 +477,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         const doc =
           !rebuild && records.has(this.recordKey(ns, key)) ? await this.readRecord(ns, key) : null;
         if (doc) return { key, doc };
-        // A version saved moments ago may have its record still in flight: leave it to the next compaction
-        // rather than read the session now. Older ones lost their record (a crash): build them.
+        // A version saved moments ago may have its record still in flight: leave it to the next
+        // compaction rather than read the session now. Older ones lost their record (a crash):
+        // build them.
         if (rebuild || live[i]!.at < startedAt - this.recordGraceMs) toBuild.push(i);
         return null;
       });
@@ -459,29 +495,22 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         if (doc) await add({ key: keyOf(live[i]!), doc });
       }
     }
-    if (full) {
-      // The live documents of each segment, one decoded segment at a time.
-      const bySegment = new Map<number, { i: number; di: number }[]>();
-      for (const f of fromSegments) {
-        const list = bySegment.get(f.si);
-        if (list) list.push(f);
-        else bySegment.set(f.si, [f]);
-      }
-      for (const [si, docs] of bySegment) {
-        const payloads = state!.segments[si]!.all();
-        for (const { i, di } of docs) await add({ key: keyOf(live[i]!), doc: payloads[di]! });
-      }
-    }
-    if (buffer.length > 0) written.push(await this.writeSegment(ns, seq, buffer, full));
-    let refs: RootSegment[];
-    if (full) refs = written;
-    else {
-      if (written.length === 0) {
-        await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
-        return;
-      }
-      refs = await this.mergeTiers(ns, seq, [...written, ...state!.refs], state!, live);
-    }
+  }
+
+  /** Writes the new root; when it wins its sequence number, collects what it no longer needs. */
+  private async writeRootAndCollect(
+    ns: string,
+    o: {
+      seq: number;
+      startedAt: number;
+      refs: RootSegment[];
+      listed: string[];
+      roots: { key: string; seq: number }[];
+      records: Set<string>;
+      rebuild: boolean;
+    },
+  ): Promise<void> {
+    const { seq, startedAt, refs, listed, roots, records, rebuild } = o;
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
     const rootsOfIndex = this.roots(ns);
     if (!(await rootsOfIndex.tryWrite(root))) return; // another compactor won this sequence number
@@ -778,4 +807,48 @@ function parseRecordKey(key: string, prefix: string, ext: string): DocKey | null
   const m = /^d\/([^/]+)\/(\d{13})-(\d+)/.exec(key.slice(prefix.length));
   if (!m || !key.endsWith(ext)) return null;
   return { id: m[1]!, c: Number(m[2]), r: Number(m[3]) };
+}
+
+/**
+ * A major compaction (every live document rewritten) once the small segments hold an eighth of the
+ * major ones' documents, or a tenth of the indexed documents are dead or superseded: both take a
+ * number of saves proportional to the namespace's size, so the bytes rewritten per save stay
+ * constant.
+ */
+function isFullCompaction<D, S>(
+  rebuild: boolean,
+  state: State<D, S> | null,
+  fresh: number,
+  lagging: number,
+  fromSegments: number,
+): boolean {
+  const smallDocs = state ? state.refs.filter((r) => !r.major).reduce((n, r) => n + r.docs, 0) : 0;
+  const majorDocs = state ? state.refs.filter((r) => r.major).reduce((n, r) => n + r.docs, 0) : 0;
+  const dead = state ? smallDocs + majorDocs - fromSegments : 0;
+  return (
+    rebuild ||
+    !state ||
+    smallDocs + lagging + fresh > Math.max(1024, majorDocs / 8) ||
+    dead > (smallDocs + majorDocs) / 10
+  );
+}
+
+/** Adds the live documents still in segments, one decoded segment at a time. */
+async function addFromSegments<D, S extends IndexSegment<D>>(
+  state: State<D, S>,
+  live: ManifestEntry[],
+  fromSegments: { i: number; si: number; di: number }[],
+  add: (entry: { key: DocKey; doc: D }) => Promise<void>,
+): Promise<void> {
+  // The live documents of each segment, one decoded segment at a time.
+  const bySegment = new Map<number, { i: number; di: number }[]>();
+  for (const f of fromSegments) {
+    const list = bySegment.get(f.si);
+    if (list) list.push(f);
+    else bySegment.set(f.si, [f]);
+  }
+  for (const [si, docs] of bySegment) {
+    const payloads = state.segments[si]!.all();
+    for (const { i, di } of docs) await add({ key: keyOf(live[i]!), doc: payloads[di]! });
+  }
 }
