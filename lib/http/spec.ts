@@ -58,7 +58,8 @@ export const parameters = {
     in: 'path',
     required: true,
     description:
-      'The session id: `YYYYMMDD-` and 32 hex for a new session, or an imported id (1-128 of `[A-Za-z0-9._-]`, not starting with `.`; `index` and `latest` are reserved).',
+      'The session id: `YYYYMMDD-` and 32 hex for a new session, or an imported id (1-128 of ' +
+      '`[A-Za-z0-9._-]`, not starting with `.`; `index` and `latest` are reserved).',
     schema: z.string().regex(new RegExp(sessionIdPattern)),
   },
   ContinueId: {
@@ -66,7 +67,8 @@ export const parameters = {
     in: 'path',
     required: true,
     description:
-      'The session id, or `latest` for the most recently updated session (with an `Idempotency-Key`, a repeat goes to the session the first request chose).',
+      'The session id, or `latest` for the most recently updated session (with an ' +
+      '`Idempotency-Key`, a repeat goes to the session the first request chose).',
     schema: z.string(),
   },
   HookName: {
@@ -96,7 +98,8 @@ export const parameters = {
     required: false,
     style: 'deepObject',
     description:
-      'One `metadata.<key>=<value>` pair: only sessions whose metadata holds it (read from the manifest).',
+      'One `metadata.<key>=<value>` pair: only sessions whose metadata holds it (read from ' +
+      'the manifest).',
     schema: z.record(z.string(), z.string()),
   },
   UpdatedAfter: {
@@ -111,7 +114,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'Write only if the session is at this revision (`"<revision>"` as in `ETag`, or `*` for any); otherwise 412.',
+      'Write only if the session is at this revision (`"<revision>"` as in `ETag`, or `*` ' +
+      'for any); otherwise 412.',
     schema: z.string(),
   },
   IfMatchRequired: {
@@ -119,7 +123,8 @@ export const parameters = {
     in: 'header',
     required: true,
     description:
-      'The revision you read (`"<revision>"` as in `ETag`, or `*`). Without it 428; a stale one is 412.',
+      'The revision you read (`"<revision>"` as in `ETag`, or `*`). Without it 428; a stale ' +
+      'one is 412.',
     schema: z.string(),
   },
   IfNoneMatch: {
@@ -135,7 +140,9 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      '1-255 visible ASCII characters. A retry with the same key is a no-op that answers the first result (`Idempotent-Replayed: true`); the same key with a different body is 422. Kept 24 h.',
+      '1-255 visible ASCII characters. A retry with the same key is a no-op that answers the ' +
+      'first result (`Idempotent-Replayed: true`); the same key with a different body is ' +
+      '422. Kept 24 h.',
     schema: z.string().regex(/^[\x21-\x7e]{1,255}$/),
   },
   SatchelSecrets: {
@@ -143,7 +150,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'Base64 of a JSON array of at most 100 strings: secret values redacted from everything this request stores, in every encoding; never stored themselves.',
+      'Base64 of a JSON array of at most 100 strings: secret values redacted from everything ' +
+      'this request stores, in every encoding; never stored themselves.',
     schema: z.string(),
   },
   HubSignature: {
@@ -151,7 +159,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'GitHub style: `sha256=<hex HMAC-SHA256 of the raw body>` with the hook secret. This or `X-Satchel-Signature` is required.',
+      'GitHub style: `sha256=<hex HMAC-SHA256 of the raw body>` with the hook secret. This ' +
+      'or `X-Satchel-Signature` is required.',
     schema: z.string(),
   },
   SatchelSignature: {
@@ -159,7 +168,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, `t` within 300 s of the server clock; several `v1=` allowed. Decides when both headers are sent.',
+      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, `t` within 300 s of the ' +
+      'server clock; several `v1=` allowed. Decides when both headers are sent.',
     schema: z.string(),
   },
   SatchelDelivery: {
@@ -167,7 +177,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or `X-GitHub-Delivery`, the body digest.',
+      'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or ' +
+      '`X-GitHub-Delivery`, the body digest.',
     schema: z.string(),
   },
   GitHubDelivery: {
@@ -182,7 +193,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'GitHub event name: `workflow_run`, `check_run`, `issue_comment` and `push` are stored as readable summaries.',
+      'GitHub event name: `workflow_run`, `check_run`, `issue_comment` and `push` are stored ' +
+      'as readable summaries.',
     schema: z.string(),
   },
 } satisfies Record<
@@ -230,7 +242,8 @@ export const problem = (
 ): ResponseSpec => ({ description, schema: problemSchema, ...(headers ? { headers } : {}) });
 export const P = {
   body: problem(
-    'Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8, or a failed validation (`errors` names each field), or a malformed header.',
+    'Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8, or a failed ' +
+      'validation (`errors` names each field), or a malformed header.',
   ),
   query: problem('A query parameter is not valid (`errors` names it).'),
   id: problem('The id cannot be a session id.'),
@@ -239,7 +252,9 @@ export const P = {
   session: problem("No session with this id in the token's namespace."),
   stale: problem("`If-Match` does not match the session's revision."),
   tooLarge: problem(
-    'The body is over `SATCHEL_MAX_BODY_BYTES`, a part carries inline media over 1 MiB, or none of the new messages could be stored under `SATCHEL_MAX_SESSION_BYTES` (nothing was written; `detail` names the limit and the size).',
+    'The body is over `SATCHEL_MAX_BODY_BYTES`, a part carries inline media over 1 MiB, or ' +
+      'none of the new messages could be stored under `SATCHEL_MAX_SESSION_BYTES` (nothing was ' +
+      'written; `detail` names the limit and the size).',
   ),
   notJson: problem('The body is not `application/json`.'),
   keyReused: problem('This `Idempotency-Key` was used for a different request.'),

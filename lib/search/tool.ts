@@ -19,7 +19,9 @@ export const sessionSearchTool = {
   function: {
     name: 'session_search',
     description:
-      'Search and read past agent sessions. action=list: newest sessions; action=search: sessions whose messages mention the query; action=find: sessions whose task matches the query; action=get: the last messages of one session by id.',
+      'Search and read past agent sessions. action=list: newest sessions; action=search: ' +
+      'sessions whose messages mention the query; action=find: sessions whose task matches ' +
+      'the query; action=get: the last messages of one session by id.',
     parameters: {
       type: 'object',
       properties: {

@@ -15,7 +15,10 @@ export const sessionSearch = route(
     tag: 'search',
     summary: 'The session_search agent tool',
     description:
-      '`list`: newest sessions; `find`: sessions whose task matches `query`; `search`: ranked sessions whose messages match `query`; `get`: the last 100 user/assistant messages of `id`, wrapped as untrusted content. `limit` ≤ 0 is 5, at most 20. Tool-level errors (unknown action, empty query, unknown id) are 200 with `{"error"}`.',
+      '`list`: newest sessions; `find`: sessions whose task matches `query`; `search`: ' +
+      'ranked sessions whose messages match `query`; `get`: the last 100 user/assistant ' +
+      'messages of `id`, wrapped as untrusted content. `limit` ≤ 0 is 5, at most 20. ' +
+      'Tool-level errors (unknown action, empty query, unknown id) are 200 with `{"error"}`.',
     auth: 'bearer',
     body: sessionSearchBodySchema,
     responses: {

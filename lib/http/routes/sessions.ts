@@ -52,7 +52,8 @@ const createReport = {
   },
   'Satchel-Dropped-First-User-Message': {
     description:
-      '`true` when the system prompt and first user message alone were over `SATCHEL_MAX_SESSION_BYTES`, so the first user message was not stored.',
+      '`true` when the system prompt and first user message alone were over ' +
+      '`SATCHEL_MAX_SESSION_BYTES`, so the first user message was not stored.',
     required: false,
     schema: { type: 'string', enum: ['true'] },
   },
@@ -67,7 +68,9 @@ export const createSession = route(
     tag: 'sessions',
     summary: 'Create a session',
     description:
-      'With no system message first, none is added. An `id` may be given (1-128 of `[A-Za-z0-9._-]`); otherwise one is made. The save pipeline runs first: secrets redacted, the size cap applied, provenance flags kept.',
+      'With no system message first, none is added. An `id` may be given (1-128 of ' +
+      '`[A-Za-z0-9._-]`); otherwise one is made. The save pipeline runs first: secrets ' +
+      'redacted, the size cap applied, provenance flags kept.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SatchelSecrets'],
@@ -115,7 +118,8 @@ export const listSessions = route(
     tag: 'sessions',
     summary: 'List session metadata, newest first',
     description:
-      'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last page). A page walk stays consistent while sessions change.',
+      'Ordered by `updated_at`, newest first; `next_cursor` pages on (null on the last ' +
+      'page). A page walk stays consistent while sessions change.',
     auth: 'bearer',
     parameters: ['Limit', 'Cursor', 'UpdatedAfter', 'Metadata'],
     responses: {
@@ -149,7 +153,8 @@ export const getLatestSession = route(
     tag: 'sessions',
     summary: 'The most recently updated session, whole',
     description:
-      'Never 304: a revision does not name the session, so a tag of another session could match. Revalidate at the `Content-Location` with `If-None-Match` instead.',
+      'Never 304: a revision does not name the session, so a tag of another session could ' +
+      'match. Revalidate at the `Content-Location` with `If-None-Match` instead.',
     auth: 'bearer',
     responses: {
       200: {
@@ -248,7 +253,9 @@ export const replaceSession = route(
     tag: 'sessions',
     summary: 'Replace a session (load, change, save)',
     description:
-      'Server-owned fields sent back from a GET (`revision`, times, `turns`) are ignored; `sandbox`, `untrusted_ingested` and `episode_untrusted` never go back to false; external refs can be added, not removed.',
+      'Server-owned fields sent back from a GET (`revision`, times, `turns`) are ignored; ' +
+      '`sandbox`, `untrusted_ingested` and `episode_untrusted` never go back to false; ' +
+      'external refs can be added, not removed.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId', 'IfMatchRequired', 'IdempotencyKey', 'SatchelSecrets'],
@@ -321,7 +328,8 @@ export const appendMessages = route(
     tag: 'sessions',
     summary: 'Append messages (and external refs)',
     description:
-      "Without `If-Match` the append lands after whatever is stored: never lost, never duplicated, each writer's messages in order.",
+      'Without `If-Match` the append lands after whatever is stored: never lost, never ' +
+      "duplicated, each writer's messages in order.",
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
@@ -363,7 +371,9 @@ export const continueSession = route(
     tag: 'sessions',
     summary: 'Store a user message, then run a model turn when a model is configured',
     description:
-      'The message is stored first, through the save pipeline. With `SATCHEL_MODEL_URL` and `SATCHEL_MODEL` set, one model turn follows (with the `session_search` tool), stored in one write; `reply` is its answer. One turn at a time per session.',
+      'The message is stored first, through the save pipeline. With `SATCHEL_MODEL_URL` and ' +
+      '`SATCHEL_MODEL` set, one model turn follows (with the `session_search` tool), stored ' +
+      'in one write; `reply` is its answer. One turn at a time per session.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['ContinueId', 'IfMatch', 'IdempotencyKey', 'SatchelSecrets'],
@@ -381,13 +391,15 @@ export const continueSession = route(
         'No session with this id (or, for `latest`, no session at all) in the namespace.',
       ),
       409: problem(
-        'Another model turn holds this session; the message is stored. Retry after `Retry-After` seconds.',
+        'Another model turn holds this session; the message is stored. Retry after ' +
+          '`Retry-After` seconds.',
         retryAfter,
       ),
       412: P.stale,
       422: P.keyReused,
       502: problem(
-        'The model failed, answered an error or timed out; the detail says the message was stored and at which revision.',
+        'The model failed, answered an error or timed out; the detail says the message was ' +
+          'stored and at which revision.',
       ),
       503: P.storage,
     },
@@ -414,7 +426,8 @@ export const trimSession = route(
     tag: 'sessions',
     summary: 'Keep the system message and the newest messages',
     description:
-      '`keep` counts the system message; a tool group is never split. A trim that would drop nothing writes nothing.',
+      '`keep` counts the system message; a tool group is never split. A trim that would drop ' +
+      'nothing writes nothing.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId'],
@@ -453,7 +466,10 @@ export const popMessages = route(
     tag: 'sessions',
     summary: 'Remove the newest messages',
     description:
-      "An agent framework's popItem: removes the last `count` messages (default 1) in one write that lands after whatever is stored, or only at `If-Match`. Answers the write receipt and the removed messages, oldest first (none on a replay). Popping an empty session writes nothing.",
+      "An agent framework's popItem: removes the last `count` messages (default 1) in one " +
+      'write that lands after whatever is stored, or only at `If-Match`. Answers the write ' +
+      'receipt and the removed messages, oldest first (none on a replay). Popping an empty ' +
+      'session writes nothing.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId', 'IfMatch', 'IdempotencyKey'],
