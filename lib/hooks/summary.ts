@@ -171,7 +171,9 @@ function push(p: Record<string, unknown>): EventSummary {
   else if (get(p, 'created') === true && n === 0)
     headline = `${who} created ${isTag ? `tag ${refName}` : `branch ${refName}`}`;
   else
-    headline = `${who} ${get(p, 'forced') === true ? 'force-pushed' : 'pushed'} ${n} commit${n === 1 ? '' : 's'} to ${where}`;
+    headline =
+      `${who} ${get(p, 'forced') === true ? 'force-pushed' : 'pushed'} ` +
+      `${n} commit${n === 1 ? '' : 's'} to ${where}`;
   const shown = commits.slice(0, PUSH_COMMITS_SHOWN).map((c) => {
     const author = str(c, 'author.username') ?? str(c, 'author.name');
     return `- ${joinWords(short(str(c, 'id')), firstLine(str(c, 'message')), author ? `(${author})` : undefined)}`;

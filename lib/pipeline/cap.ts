@@ -12,12 +12,17 @@ import type { Message } from '../model/session.js';
 
 // Older markers said "earlier message groups"; a create can drop its newest message, so the words no
 // longer say which ones. Both forms are recognised.
-const MARKER =
-  /^\[satchel\] (\d+) (?:earlier )?message groups? (?:was|were) removed to keep this session under its size limit\.$/;
+const MARKER = new RegExp(
+  String.raw`^\[satchel\] (\d+) (?:earlier )?message groups? (?:was|were) ` +
+    String.raw`removed to keep this session under its size limit\.$`,
+);
 
 /** The marker text for `n` dropped groups. */
 export function markerText(n: number): string {
-  return `[satchel] ${n} message ${n === 1 ? 'group was' : 'groups were'} removed to keep this session under its size limit.`;
+  return (
+    `[satchel] ${n} message ${n === 1 ? 'group was' : 'groups were'} ` +
+    'removed to keep this session under its size limit.'
+  );
 }
 
 /** True for Satchel's drop marker (a system message whose whole content is the marker text). */

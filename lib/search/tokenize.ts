@@ -8,9 +8,11 @@ import { stemmer } from 'stemmer';
  */
 
 const STOPWORDS = new Set(
-  'a an and are as at be but by for from has have if in into is it its of on or that the their then there these this to was were will with what which who how when where why can do does did not no so than too very s t'.split(
-    ' ',
-  ),
+  (
+    'a an and are as at be but by for from has have if in into is it its of on or that the ' +
+    'their then there these this to was were will with what which who how when where why can ' +
+    'do does did not no so than too very s t'
+  ).split(' '),
 );
 
 const WORD = /[\p{L}\p{N}_]+/gu;
@@ -19,8 +21,8 @@ const ASCII = /^[\x00-\x7f]*$/;
 /** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
 const PLAIN = /^[a-z0-9]+$/;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const CJK_RUN =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+const CJK_SCRIPTS = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}`;
+const CJK_RUN = new RegExp(`[${CJK_SCRIPTS}]+|[^${CJK_SCRIPTS}]+`, 'gu');
 
 /** Tokens of `text`, in order, with repeats (term frequencies matter). */
 export function tokenize(text: string): string[] {

@@ -30,7 +30,10 @@ export type { WriteContext, WriteResult } from './write-loop.js';
 export { keyedWrite } from './write-records.js';
 export { trimMessages } from './trim.js';
 
-/** What a write did, for listeners: `added` messages were appended at the end (nothing else changed when the op is an append and no group was dropped). */
+/**
+ * What a write did, for listeners: `added` messages were appended at the end (nothing else changed
+ * when the op is an append and no group was dropped).
+ */
 export interface WriteChange {
   op: AuditRecord['op'];
   added: number;

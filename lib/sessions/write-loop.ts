@@ -37,7 +37,10 @@ export interface WriteContext extends RequestContext {
   op?: AuditRecord['op'];
   /** Secret values registered for this request only (redacted in every form). */
   knownValues?: string[];
-  /** Extra fields kept with this write's receipt in its write record, so a replay returns them too (continue's reply). */
+  /**
+   * Extra fields kept with this write's receipt in its write record, so a replay returns them too
+   * (continue's reply).
+   */
   receiptExtras?: (saved: StoredSession) => Record<string, unknown>;
 }
 

@@ -351,7 +351,8 @@ export class LocalStore implements ObjectStore {
       if (Date.now() - started > this.lockTimeoutMs) {
         const holder = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
         throw new StorageUnavailableError(
-          `the lock of ${key} is held by ${holder ? `process ${holder.pid}` : 'another process'} for more than ${this.lockTimeoutMs} ms`,
+          `the lock of ${key} is held by ${holder ? `process ${holder.pid}` : 'another process'} ` +
+            `for more than ${this.lockTimeoutMs} ms`,
         );
       }
       await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random())));
