@@ -94,25 +94,28 @@ const REFERENCE = new RegExp(
     String.raw`!(?:vault|Ref|Sub|GetAtt|ImportValue|Join|FindInMap|Secret|env_var|ENV)\b)`,
 );
 
+/** Values that are a word standing in for a secret (`null`, `password`, `todo`, `your_key`). */
+const WORD_PLACEHOLDER = new RegExp(
+  String.raw`^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|` +
+    String.raw`password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$`,
+  'i',
+);
+/** Values that read a secret from somewhere in code (`process.env.X`, `config.key`). */
+const CODE_REFERENCE = new RegExp(
+  String.raw`^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|` +
+    String.raw`import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|` +
+    String.raw`exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)`,
+);
+
 /** True for references and placeholders that are not secrets themselves. */
 export function isPlaceholder(value: string): boolean {
   const v = value.trim().replace(/^["'`]|["'`]$/g, '');
   if (v.length === 0) return true;
   if (v.includes(PLACEHOLDER)) return true;
   if (isExampleValue(v) || PUBLIC_ID.test(v) || REFERENCE.test(v)) return true;
-  if (
-    /^(null|nil|none|undefined|true|false|yes|no|on|off|empty|string|redacted|secret|password|token|example|test|dummy|placeholder|todo|tbd|your[_-]\w*)$/i.test(
-      v,
-    )
-  )
-    return true;
+  if (WORD_PLACEHOLDER.test(v)) return true;
   if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^>]*>|\[[^\]]*\]|\([^)]*\))$/i.test(v)) return true;
-  if (
-    /^(process\.env|os\.environ|os\.getenv|env\.|ENV\[|System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vars\.|var\.|config\.|settings\.|self\.|this\.|exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)/.test(
-      v,
-    )
-  )
-    return true;
+  if (CODE_REFERENCE.test(v)) return true;
   // Code: a call (`getpass()`, `os.getenv("X")`) or its start cut at a blank (`getpass(`); not a password
   // that merely holds a bracket (`EIO1(_8Xo@01`, `…%m(`).
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:.*\))?$/.test(v)) return true;

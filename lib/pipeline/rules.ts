@@ -29,7 +29,8 @@ const IDENT = String.raw`[A-Za-z_$]{1,256}`;
 const NOT_PLACEHOLDER =
   String.raw`(?!\[REDACTED\]|\$\{|\$\(|\{\{|%[A-Za-z_][A-Za-z0-9_]*%|<[^>\n]{0,64}>|\*{3}|x{4}|your[_-]` +
   String.raw`|[$:@][A-Za-z_][A-Za-z0-9_]{0,64}${VALUE_END}` +
-  String.raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|any|unknown|object|optional|secretstr)${VALUE_END})`;
+  String.raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|` +
+  String.raw`any|unknown|object|optional|secretstr)${VALUE_END})`;
 
 /** A quoted value: no leading/trailing blank, no newline, no backslash; the closing quote must follow. */
 const QUOTED_VALUE =
@@ -59,7 +60,9 @@ const UNQUOTED_VALUE = unquotedValue(String.raw`${UNQUOTED_CHAR}{1,512}`);
  * (`abc,def,ghi!`), `&` unless a URL parameter follows; never ending on a closing bracket or a comma, so
  * `f(password=abc1)` keeps its `)`.
  */
-const PASSWORD_RUN = String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}[^\s"'\x60,;&\\)\]}>]`;
+const PASSWORD_RUN =
+  String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
+  String.raw`[^\s"'\x60,;&\\)\]}>]`;
 const PASSWORD_VALUE = unquotedValue(
   // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
   String.raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
@@ -70,7 +73,9 @@ const PASSWORD_VALUE = unquotedValue(
  * `=`, `:=`, `=>` (not `==`), or a `:` followed by a blank or a quote: YAML and JSON, but not the
  * `user:token@host` of a URL or the `user:password` of `curl -u` (their own rules handle those).
  */
-const SEPARATOR = String.raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
+const SEPARATOR =
+  String.raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}` +
+  String.raw`|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
 
 /**
  * `<key>["']? <sep> ["']?<value>["']?` where <key> is one of `keys` (the sensitive word the key name ENDS
@@ -136,8 +141,14 @@ const NOT_SECRET_KEY_NAMES =
   'redis|lock|queue|local_?storage|session_?storage|react|list|dict|sort_?by|group_?by|message';
 
 /** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
-const COOKIE_PAIR =
-  /(?:^|;)[ \t]*(?!(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)=)(?!(?:_ga|_gid|_gat|_fbp|_fbc|_gcl|__utm|_hj|ajs_anonymous_id|_clck|_clsk)[^=;\s]{0,64}=)[^=;\s]{1,256}=([^;\s]{1,4096})/dgi;
+const COOKIE_PAIR = new RegExp(
+  String.raw`(?:^|;)[ \t]*` +
+    String.raw`(?!(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|` +
+    String.raw`version|comment)=)` +
+    String.raw`(?!(?:_ga|_gid|_gat|_fbp|_fbc|_gcl|__utm|_hj|ajs_anonymous_id|_clck|_clsk)[^=;\s]{0,64}=)` +
+    String.raw`[^=;\s]{1,256}=([^;\s]{1,4096})`,
+  'dgi',
+);
 
 /**
  * Keywords of Discord bot tokens: the first three characters of the base64 of a numeric id (a digit
@@ -695,7 +706,8 @@ export const rules: Rule[] = [
     keywords: ['discord'],
     pattern: new RegExp(
       String.raw`discord[A-Za-z0-9_.-]{0,24}?(?:token|secret)${KEY_SEP}` +
-        String.raw`([A-Za-z0-9_-]{20,30}\.[A-Za-z0-9_-]{5,8}\.[A-Za-z0-9_-]{25,45}|[A-Za-z0-9_-]{32})(?![A-Za-z0-9_.-])`,
+        String.raw`([A-Za-z0-9_-]{20,30}\.[A-Za-z0-9_-]{5,8}\.[A-Za-z0-9_-]{25,45}` +
+        String.raw`|[A-Za-z0-9_-]{32})(?![A-Za-z0-9_.-])`,
       'iy',
     ),
     group: 1,
@@ -726,7 +738,8 @@ export const rules: Rule[] = [
     id: 'twilio-auth-token',
     keywords: ['twilio'],
     pattern: new RegExp(
-      String.raw`twilio[A-Za-z0-9_.-]{0,24}?(?:auth[_-]?token|api[_-]?secret|secret|token)${KEY_SEP}([a-f0-9]{32})(?![A-Za-z0-9])`,
+      String.raw`twilio[A-Za-z0-9_.-]{0,24}?(?:auth[_-]?token|api[_-]?secret|secret|token)` +
+        String.raw`${KEY_SEP}([a-f0-9]{32})(?![A-Za-z0-9])`,
       'iy',
     ),
     group: 1,
@@ -833,8 +846,11 @@ export const rules: Rule[] = [
     // The body stops at the next `-----`, so each BEGIN costs at most one scan to the following marker.
     id: 'private-key-block',
     keywords: ['-----begin'],
-    pattern:
-      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){1,16384}-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/y,
+    pattern: new RegExp(
+      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){1,16384}` +
+        String.raw`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`,
+      'y',
+    ),
   },
   {
     // A block cut off before its END line: redact the header and the key material after it (to 16 KB).
@@ -882,8 +898,14 @@ export const rules: Rule[] = [
       'pwd=',
       'auth=',
     ],
-    pattern:
-      /(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|token|api_key|apikey|api-key|client_secret|secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|password|passwd|pwd|auth)=(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})/iy,
+    pattern: new RegExp(
+      String.raw`(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|` +
+        String.raw`token|api_key|apikey|api-key|client_secret|secret|sig|signature|` +
+        String.raw`x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|` +
+        String.raw`x-goog-credential|password|passwd|pwd|auth)=` +
+        String.raw`(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})`,
+      'iy',
+    ),
     group: 1,
     after: '?&;',
     minLength: 4,
@@ -1042,7 +1064,8 @@ export const rules: Rule[] = [
     // Not pagination and sync state: `NextToken`, `nextPageToken`, `continuation_token`, `sync_token`.
     pattern: assignment([], {
       key:
-        String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|delta|change|stream)[_-]?)` +
+        String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|` +
+        String.raw`delta|change|stream)[_-]?)` +
         'token',
       tokenLike: true,
     }),
@@ -1270,7 +1293,8 @@ export const rules: Rule[] = [
     // After `-----BEGIN `: RSA, EC, (PKCS#8), OPENSSH, ENCRYPTED, DSA PRIVATE KEY and PGP PRIVATE KEY BLOCK.
     pattern: new RegExp(
       String.raw`LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|` +
-        String.raw`FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)[A-Za-z0-9+/]{20,16384}={0,2}`,
+        String.raw`FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)` +
+        String.raw`[A-Za-z0-9+/]{20,16384}={0,2}`,
       'y',
     ),
     boundary: true,
@@ -1280,7 +1304,8 @@ export const rules: Rule[] = [
     id: 'putty-private-key',
     keywords: ['private-lines:'],
     pattern: new RegExp(
-      String.raw`Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)`,
+      String.raw`Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n` +
+        String.raw`((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)`,
       'iy',
     ),
     group: 1,

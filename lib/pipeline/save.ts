@@ -252,8 +252,11 @@ export const corePipeline: SavePipeline = {
   },
 };
 
-const SENSITIVE_KEY =
-  /(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|authorization|auth)$/i;
+const SENSITIVE_KEY = new RegExp(
+  String.raw`(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|` +
+    String.raw`private[_-]?key|credentials?|authorization|auth)$`,
+  'i',
+);
 
 type TextFn = (s: string) => string;
 
