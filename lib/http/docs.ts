@@ -87,7 +87,9 @@ function fields(schema: Schema): string {
   const required = new Set((schema.required as string[] | undefined) ?? []);
   const rows = Object.entries(props).map(
     ([name, s]) =>
-      `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''}</td><td>${typeOf(s)}</td><td>${notes(s)}</td></tr>`,
+      `<tr><td><code>${esc(name)}</code>` +
+      `${required.has(name) ? ' <span class="req">required</span>' : ''}</td>` +
+      `<td>${typeOf(s)}</td><td>${notes(s)}</td></tr>`,
   );
   const extra =
     schema.additionalProperties === false
@@ -95,7 +97,10 @@ function fields(schema: Schema): string {
       : schema.additionalProperties
         ? 'Other fields are kept as they are.'
         : '';
-  return `<div class="scroll"><table><tr><th>field</th><th>type</th><th>notes</th></tr>${rows.join('')}</table></div>${extra ? `<p class="note">${extra}</p>` : ''}`;
+  return (
+    '<div class="scroll"><table><tr><th>field</th><th>type</th><th>notes</th></tr>' +
+    `${rows.join('')}</table></div>${extra ? `<p class="note">${extra}</p>` : ''}`
+  );
 }
 
 /** A response row's identity: status and description (the same status can mean different things). */
@@ -144,7 +149,11 @@ function examplesHtml(label: string, media: Record<string, unknown> | undefined)
       const text = typeof ex.value === 'string' ? ex.value : JSON.stringify(ex.value, null, 2);
       // Short examples open; long ones (a whole session) folded, so the page stays short without a script.
       const open = text.split('\n').length <= EXAMPLE_OPEN_LINES ? ' open' : '';
-      return `<details class="example"${open}><summary class="ex-label">${esc(label)}${ex.title ? ` — ${esc(ex.title)}` : ''}</summary><pre><code>${esc(text)}</code></pre></details>`;
+      return (
+        `<details class="example"${open}><summary class="ex-label">${esc(label)}` +
+        `${ex.title ? ` — ${esc(ex.title)}` : ''}</summary>` +
+        `<pre><code>${esc(text)}</code></pre></details>`
+      );
     })
     .join('');
 }
@@ -154,7 +163,11 @@ function responseCells(status: string, r: Record<string, unknown>): string {
   const content = r.content as Record<string, { schema: Schema }> | undefined;
   const media = content ? Object.entries(content)[0] : undefined;
   const headers = Object.keys((r.headers as Schema | undefined) ?? {});
-  return `<td class="status s${status[0]}">${esc(status)}</td><td>${prose(r.description)}</td><td>${media ? `${typeOf(media[1].schema)} <small>${esc(media[0])}</small>` : '—'}</td><td>${headers.map((h) => `<code>${esc(h)}</code>`).join(' ')}</td>`;
+  const body = media ? `${typeOf(media[1].schema)} <small>${esc(media[0])}</small>` : '—';
+  return (
+    `<td class="status s${status[0]}">${esc(status)}</td><td>${prose(r.description)}</td>` +
+    `<td>${body}</td><td>${headers.map((h) => `<code>${esc(h)}</code>`).join(' ')}</td>`
+  );
 }
 
 function operationHtml(
@@ -181,10 +194,14 @@ function operationHtml(
   ];
   if (params.length > 0) {
     parts.push(
-      '<h4>Parameters</h4><div class="scroll"><table><tr><th>name</th><th>in</th><th>type</th><th>notes</th></tr>',
+      '<h4>Parameters</h4><div class="scroll"><table>' +
+        '<tr><th>name</th><th>in</th><th>type</th><th>notes</th></tr>',
       ...params.map(
         (p) =>
-          `<tr><td><code>${esc(String(p.name))}</code>${p.required ? ' <span class="req">required</span>' : ''}</td><td>${esc(String(p.in))}</td><td>${typeOf(p.schema as Schema)}</td><td>${notes({ ...(p.schema as Schema), description: p.description })}</td></tr>`,
+          `<tr><td><code>${esc(String(p.name))}</code>` +
+          `${p.required ? ' <span class="req">required</span>' : ''}</td>` +
+          `<td>${esc(String(p.in))}</td><td>${typeOf(p.schema as Schema)}</td>` +
+          `<td>${notes({ ...(p.schema as Schema), description: p.description })}</td></tr>`,
       ),
       '</table></div>',
     );
@@ -198,7 +215,8 @@ function operationHtml(
   if (body) {
     const [type, media] = Object.entries(body.content)[0]!;
     parts.push(
-      `<h4>Request body</h4><p><code>${esc(type)}</code>: ${typeOf(media.schema)}${body.description ? ` — ${prose(body.description)}` : ''}</p>`,
+      `<h4>Request body</h4><p><code>${esc(type)}</code>: ${typeOf(media.schema)}` +
+        `${body.description ? ` — ${prose(body.description)}` : ''}</p>`,
     );
     parts.push(examplesHtml('Example request', media));
   }
@@ -207,13 +225,16 @@ function operationHtml(
     ([status, r]) => shared.get(rowKey(status, r)) ?? [],
   );
   parts.push(
-    '<h4>Responses</h4><div class="scroll"><table><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th></tr>',
+    '<h4>Responses</h4><div class="scroll"><table>' +
+      '<tr><th>status</th><th>meaning</th><th>body</th><th>headers</th></tr>',
   );
   for (const [status, r] of own) parts.push(`<tr>${responseCells(status, r)}</tr>`);
   parts.push('</table></div>');
   if (common.length > 0) {
     parts.push(
-      `<p class="shared">Also: ${common.map((e) => `<a href="#${e.anchor}" class="status s${e.status[0]}">${esc(e.status)}</a>`).join(' · ')} <span class="note">(shared errors)</span></p>`,
+      `<p class="shared">Also: ${common
+        .map((e) => `<a href="#${e.anchor}" class="status s${e.status[0]}">${esc(e.status)}</a>`)
+        .join(' · ')} <span class="note">(shared errors)</span></p>`,
     );
   }
   for (const [status, r] of Object.entries(op.responses)) {
@@ -241,32 +262,74 @@ export function docsPage(doc: OpenApiDocument): string {
         `<tr id="${e.anchor}">${responseCells(e.status, e.response)}<td>${e.count} operations</td></tr>`,
     )
     .join('');
+  const nav = ops
+    .map(
+      (o) =>
+        `<li><a href="#op-${esc(o.op.operationId)}"><span class="method ${o.method}">` +
+        `${o.method.toUpperCase()}</span> <code>${esc(o.path)}</code></a></li>`,
+    )
+    .join('');
+  const tagsHtml = byTag
+    .map(
+      ({ tag, ops: list }) =>
+        `<h2>${esc(tag.name)}</h2><p>${prose(tag.description)}</p>` +
+        list.map((o) => operationHtml(doc, o.path, o.method, o.op, shared)).join(''),
+    )
+    .join('\n');
+  const schemasHtml = schemas
+    .map(
+      ([name, s]) =>
+        `<section id="schema-${esc(name)}"><h3>${esc(name)}</h3>` +
+        `<p>${prose(s.description)}</p>${fields(s)}</section>`,
+    )
+    .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(doc.info.title)} API reference</title>
 <style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:0 auto;padding:1rem 1.5rem;color:#1d2330}
-code{font:13px ui-monospace,monospace;background:#f1f3f7;padding:0 .25em;border-radius:3px;overflow-wrap:anywhere}
-pre{background:#f1f3f7;padding:.5rem .7rem;border-radius:4px;overflow-x:auto;margin:.2rem 0 .8rem}pre code{padding:0;overflow-wrap:normal}
-.scroll{overflow-x:auto}.ex-label{font-size:13px;font-weight:600;color:#5b6478;margin:.6rem 0 .2rem;cursor:pointer}.shared{font-size:14px;margin:.2rem 0 .6rem}
-h3 code{overflow-wrap:anywhere}
-table{border-collapse:collapse;width:100%;margin:.4rem 0 1rem}td,th{border-bottom:1px solid #e2e5ec;padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{font-weight:600;background:#f7f8fa}.op{border-top:2px solid #e2e5ec;padding-top:.5rem;margin-top:1.5rem}
-.method{display:inline-block;min-width:4.2em;text-align:center;color:#fff;border-radius:4px;font-size:13px;padding:.1em .4em}
-.get{background:#2f7d4f}.post{background:#2457a6}.put{background:#9a5b00}.delete{background:#a8322d}
-.req{color:#a8322d;font-size:12px}.auth{color:#5b6478;font-size:13px;margin-left:.5em}.note,.variant{color:#5b6478;font-size:13px;margin:.2rem 0}
-.status{font-weight:600}.s2,.s3{color:#2f7d4f}.s4{color:#9a5b00}.s5{color:#a8322d}nav ul{columns:2}h4{margin:.8rem 0 .2rem}
-@media (max-width:640px){body{padding:.6rem .8rem;font-size:14px}nav ul{columns:1;padding-left:1rem}td,th{padding:.25rem .35rem}h1{font-size:1.5rem}}
+${STYLE}
 </style></head><body>
 <h1>${esc(doc.info.title)} API <small>v${esc(doc.info.version)}</small></h1>
 <p>${prose(doc.info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${esc(doc.openapi)}).</p>
-<nav><h2>Operations</h2><ul>${ops.map((o) => `<li><a href="#op-${esc(o.op.operationId)}"><span class="method ${o.method}">${o.method.toUpperCase()}</span> <code>${esc(o.path)}</code></a></li>`).join('')}</ul></nav>
+<nav><h2>Operations</h2><ul>${nav}</ul></nav>
 <h2 id="shared-errors">Shared errors</h2>
-<p>Answers that many operations give in the same way (every error body is <code>application/problem+json</code>); each operation links here instead of repeating them.</p>
-<div class="scroll"><table><tr><th>status</th><th>meaning</th><th>body</th><th>headers</th><th>used by</th></tr>${sharedHtml}</table></div>
-${byTag.map(({ tag, ops: list }) => `<h2>${esc(tag.name)}</h2><p>${prose(tag.description)}</p>${list.map((o) => operationHtml(doc, o.path, o.method, o.op, shared)).join('')}`).join('\n')}
+<p>Answers that many operations give in the same way (every error body is \
+<code>application/problem+json</code>); each operation links here instead of repeating them.</p>
+<div class="scroll"><table>\
+<tr><th>status</th><th>meaning</th><th>body</th><th>headers</th><th>used by</th></tr>\
+${sharedHtml}</table></div>
+${tagsHtml}
 <h2>Schemas</h2>
-${schemas.map(([name, s]) => `<section id="schema-${esc(name)}"><h3>${esc(name)}</h3><p>${prose(s.description)}</p>${fields(s)}</section>`).join('\n')}
+${schemasHtml}
 </body></html>`;
 }
+
+/** The page's style sheet, one rule group a line. */
+const STYLE = [
+  'body{font:15px/1.5 system-ui,sans-serif;max-width:1100px;' +
+    'margin:0 auto;padding:1rem 1.5rem;color:#1d2330}',
+  'code{font:13px ui-monospace,monospace;background:#f1f3f7;' +
+    'padding:0 .25em;border-radius:3px;overflow-wrap:anywhere}',
+  'pre{background:#f1f3f7;padding:.5rem .7rem;border-radius:4px;' +
+    'overflow-x:auto;margin:.2rem 0 .8rem}' +
+    'pre code{padding:0;overflow-wrap:normal}',
+  '.scroll{overflow-x:auto}' +
+    '.ex-label{font-size:13px;font-weight:600;color:#5b6478;margin:.6rem 0 .2rem;cursor:pointer}' +
+    '.shared{font-size:14px;margin:.2rem 0 .6rem}',
+  'h3 code{overflow-wrap:anywhere}',
+  'table{border-collapse:collapse;width:100%;margin:.4rem 0 1rem}' +
+    'td,th{border-bottom:1px solid #e2e5ec;padding:.3rem .5rem;text-align:left;vertical-align:top}',
+  'th{font-weight:600;background:#f7f8fa}' +
+    '.op{border-top:2px solid #e2e5ec;padding-top:.5rem;margin-top:1.5rem}',
+  '.method{display:inline-block;min-width:4.2em;text-align:center;' +
+    'color:#fff;border-radius:4px;font-size:13px;padding:.1em .4em}',
+  '.get{background:#2f7d4f}.post{background:#2457a6}' +
+    '.put{background:#9a5b00}.delete{background:#a8322d}',
+  '.req{color:#a8322d;font-size:12px}.auth{color:#5b6478;font-size:13px;margin-left:.5em}' +
+    '.note,.variant{color:#5b6478;font-size:13px;margin:.2rem 0}',
+  '.status{font-weight:600}.s2,.s3{color:#2f7d4f}.s4{color:#9a5b00}' +
+    '.s5{color:#a8322d}nav ul{columns:2}h4{margin:.8rem 0 .2rem}',
+  '@media (max-width:640px){body{padding:.6rem .8rem;font-size:14px}' +
+    'nav ul{columns:1;padding-left:1rem}td,th{padding:.25rem .35rem}h1{font-size:1.5rem}}',
+].join('\n');
