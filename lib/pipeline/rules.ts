@@ -856,8 +856,12 @@ export const rules: Rule[] = [
     // A block cut off before its END line: redact the header and the key material after it (to 16 KB).
     id: 'private-key-block-truncated',
     keywords: ['-----begin'],
-    pattern:
-      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?=(?:\s|\\[nrt]){0,8}(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}:))(?:(?!-----)[A-Za-z0-9+/=\s:,.-]|\\[nrt]){16,16384}/y,
+    pattern: new RegExp(
+      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+        String.raw`(?=(?:\s|\\[nrt]){0,8}(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}:))` +
+        String.raw`(?:(?!-----)[A-Za-z0-9+/=\s:,.-]|\\[nrt]){16,16384}`,
+      'y',
+    ),
   },
 
   // ------------------------------------------------------------------------------------ URLs and HTTP
@@ -865,8 +869,12 @@ export const rules: Rule[] = [
     // `scheme://user:password@host`: only the password is redacted.
     id: 'url-credentials',
     keywords: ['://'],
-    pattern:
-      /:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})@(?=[A-Za-z0-9[])/y,
+    pattern: new RegExp(
+      String.raw`:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)` +
+        String.raw`((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})` +
+        String.raw`@(?=[A-Za-z0-9[])`,
+      'y',
+    ),
     group: 1,
     minLength: 3,
     placeholders: true,
@@ -1273,8 +1281,9 @@ export const rules: Rule[] = [
     // Laravel `APP_KEY=base64:…` and what `php artisan key:generate --show` prints.
     id: 'laravel-app-key',
     keywords: ['base64:'],
+    // 32/16/48+ bytes
     pattern:
-      /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y, // 32/16/48+ bytes
+      /base64:(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{64,88}={0,2})(?![A-Za-z0-9+/=])/y,
     boundary: true,
     entropy: 3.5,
   },
