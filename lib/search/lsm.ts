@@ -1,7 +1,7 @@
 import type { Schedule } from '../model/context.js';
 import { indexKeys } from '../model/keys.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
-import { mapLimit, SingleFlight } from '../storage/concurrency.js';
+import { Batcher, mapLimit, runExclusive, SingleFlight } from '../storage/concurrency.js';
 import { deletePrefix, listAll } from '../storage/prefix.js';
 import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import {
@@ -111,8 +111,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly compacting = new SingleFlight<void>();
   private readonly written = new Map<string, number>();
   /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
-  private readonly purgeBatches = new Map<string, { ids: Set<string>; done: Promise<void> }>();
-  private readonly purgeChains = new Map<string, Promise<void>>();
+  private readonly purges = new Batcher<string>((ns, ids) =>
+    runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+  );
   private readonly compactAfter: number;
   private readonly mergeWidth: number;
   private readonly segmentDocs: number;
@@ -236,27 +237,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * Calls made while a purge of the namespace waits are folded into one (a cleanup of many sessions).
    */
   purge(ns: string, ids: Iterable<string>): Promise<void> {
-    const waiting = this.purgeBatches.get(ns);
-    if (waiting) {
-      for (const id of ids) waiting.ids.add(id);
-      return waiting.done;
-    }
-    const batch = { ids: new Set(ids), done: Promise.resolve() };
-    const before = this.purgeChains.get(ns) ?? Promise.resolve();
-    batch.done = before
-      .catch(() => undefined)
-      .then(() => {
-        this.purgeBatches.delete(ns); // later calls form the next batch
-        return this.exclusive(ns, () => this.purgeOnce(ns, batch.ids));
-      });
-    this.purgeBatches.set(ns, batch);
-    this.purgeChains.set(ns, batch.done);
-    void batch.done
-      .catch(() => undefined)
-      .then(() => {
-        if (this.purgeChains.get(ns) === batch.done) this.purgeChains.delete(ns);
-      });
-    return batch.done;
+    return this.purges.add(ns, ids);
   }
 
   /** Deletes every object of this index in a namespace (a change of embedding space). */
@@ -526,25 +507,6 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       next,
       rebuild,
     );
-  }
-
-  /** Runs `work` as the namespace's only compaction, after the one in flight (if any). */
-  private async exclusive(ns: string, work: () => Promise<void>): Promise<void> {
-    for (;;) {
-      const running = this.compacting.current(ns);
-      if (running) {
-        await running.catch(() => undefined);
-        continue;
-      }
-      let mine: Promise<void> | undefined;
-      // A compaction asked for meanwhile waits for this run, but never inherits its failure.
-      const run = this.compacting.run(ns, () => {
-        mine = work();
-        return mine.catch(() => undefined);
-      });
-      if (mine) return mine;
-      await run.catch(() => undefined);
-    }
   }
 
   private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {

@@ -9,7 +9,7 @@ import {
   seqOfName,
   type SequencedRef,
 } from '../storage/sequenced.js';
-import { SingleFlight } from '../storage/concurrency.js';
+import { Batcher, runExclusive, SingleFlight } from '../storage/concurrency.js';
 import { unattended, type Schedule } from '../model/context.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
@@ -147,8 +147,9 @@ export class Manifest {
   private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
   private readonly localWrites = new Map<string, number>();
   /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
-  private readonly purgeBatches = new Map<string, { ids: Set<string>; done: Promise<void> }>();
-  private readonly purgeChains = new Map<string, Promise<void>>();
+  private readonly purges = new Batcher<string>((ns, ids) =>
+    runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+  );
 
   constructor(
     private readonly store: ObjectStore,
@@ -303,46 +304,7 @@ export class Manifest {
    * rewrites the affected pages a few times, not once per session. Runs after any compaction in flight.
    */
   purge(ns: string, ids: Iterable<string>): Promise<void> {
-    const waiting = this.purgeBatches.get(ns);
-    if (waiting) {
-      for (const id of ids) waiting.ids.add(id);
-      return waiting.done;
-    }
-    const batch = { ids: new Set(ids), done: Promise.resolve() };
-    const before = this.purgeChains.get(ns) ?? Promise.resolve();
-    batch.done = before
-      .catch(() => undefined)
-      .then(() => {
-        this.purgeBatches.delete(ns); // later calls form the next batch
-        return this.exclusive(ns, () => this.purgeOnce(ns, batch.ids));
-      });
-    this.purgeBatches.set(ns, batch);
-    this.purgeChains.set(ns, batch.done);
-    void batch.done
-      .catch(() => undefined)
-      .then(() => {
-        if (this.purgeChains.get(ns) === batch.done) this.purgeChains.delete(ns);
-      });
-    return batch.done;
-  }
-
-  /** Runs `work` as the namespace's only compaction, after the one in flight (if any). */
-  private async exclusive(ns: string, work: () => Promise<void>): Promise<void> {
-    for (;;) {
-      const running = this.compacting.current(ns);
-      if (running) {
-        await running.catch(() => undefined);
-        continue;
-      }
-      let mine: Promise<void> | undefined;
-      // A compaction asked for meanwhile waits for this run, but never inherits its failure.
-      const run = this.compacting.run(ns, () => {
-        mine = work();
-        return mine.catch(() => undefined);
-      });
-      if (mine) return mine;
-      await run.catch(() => undefined);
-    }
+    return this.purges.add(ns, ids);
   }
 
   private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {

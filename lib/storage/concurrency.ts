@@ -39,3 +39,65 @@ export class SingleFlight<T> {
     return this.running.get(key);
   }
 }
+
+/**
+ * Runs `work` as the only run of `flight` for `key`, after the run in flight (if any). Unlike `run`, it
+ * never joins another caller's run: it waits for it, then runs its own. A run asked for meanwhile waits
+ * for this one but never inherits its failure.
+ */
+export async function runExclusive(
+  flight: SingleFlight<void>,
+  key: string,
+  work: () => Promise<void>,
+): Promise<void> {
+  for (;;) {
+    const running = flight.current(key);
+    if (running) {
+      await running.catch(() => undefined);
+      continue;
+    }
+    let mine: Promise<void> | undefined;
+    const run = flight.run(key, () => {
+      mine = work();
+      return mine.catch(() => undefined);
+    });
+    if (mine) return mine;
+    await run.catch(() => undefined);
+  }
+}
+
+/**
+ * Folds calls per key into batches: items added while a batch of the key waits join it, and the batches
+ * of one key run one after another (a cleanup's many deletes become a few purges, not one each).
+ */
+export class Batcher<T> {
+  private readonly waiting = new Map<string, { items: Set<T>; done: Promise<void> }>();
+  private readonly chains = new Map<string, Promise<void>>();
+
+  constructor(private readonly runBatch: (key: string, items: Set<T>) => Promise<void>) {}
+
+  /** Adds items to the key's waiting batch (or a new one); resolves when that batch has run. */
+  add(key: string, items: Iterable<T>): Promise<void> {
+    const waiting = this.waiting.get(key);
+    if (waiting) {
+      for (const item of items) waiting.items.add(item);
+      return waiting.done;
+    }
+    const batch = { items: new Set(items), done: Promise.resolve() };
+    const before = this.chains.get(key) ?? Promise.resolve();
+    batch.done = before
+      .catch(() => undefined)
+      .then(() => {
+        this.waiting.delete(key); // later calls form the next batch
+        return this.runBatch(key, batch.items);
+      });
+    this.waiting.set(key, batch);
+    this.chains.set(key, batch.done);
+    void batch.done
+      .catch(() => undefined)
+      .then(() => {
+        if (this.chains.get(key) === batch.done) this.chains.delete(key);
+      });
+    return batch.done;
+  }
+}
