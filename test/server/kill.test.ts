@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+
+// Issue 12's kill -9 probe: the real server (functions/node.ts, as `npm start` runs it) is killed with
+// SIGKILL while 4 writers append, on the local folder and on radosgw; a new server on the same storage
+// then holds every acknowledged message exactly once, lists the session at its newest revision, and
+// takes writes again. Loopback only, bounded in count and time.
+
+const root = join(import.meta.dirname, '..', '..');
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts functions/node.ts with `env` and resolves once it listens. */
+function startServer(env: Record<string, string>): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: process.env.HOME!,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        SATCHEL_LOG: 'json',
+        PORT: '0',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, child });
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => void (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
+  });
+}
+
+async function call(url: string, method: string, path: string, body?: unknown, key?: string) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key) headers['idempotency-key'] = key;
+  const res = await fetch(url + path, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, json: (await res.json().catch(() => undefined)) as any };
+}
+
+function storages(): [string, () => Record<string, string>][] {
+  return [
+    ['local folder', () => ({ SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-kill-')) })],
+    [
+      'radosgw',
+      () => {
+        const s3 = inject('s3');
+        return {
+          SATCHEL_STORAGE: 's3',
+          S3_ENDPOINT: s3.endpoint,
+          S3_REGION: s3.region,
+          S3_BUCKET: s3.bucket,
+          S3_PREFIX: `kill-${Math.random().toString(36).slice(2, 8)}/`,
+          AWS_ACCESS_KEY_ID: s3.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+        };
+      },
+    ],
+  ];
+}
+
+describe.each(storages())('kill -9 of the server during writes, on the %s', (_name, storageEnv) => {
+  it('keeps every acknowledged message exactly once, and a new server carries on', async () => {
+    const env = storageEnv();
+    const first = await startServer(env);
+    const created = await call(first.url, 'POST', '/v1/sessions', { task: 'kill -9' });
+    expect(created.status).toBe(201);
+    const id: string = created.json.id;
+    const acknowledged: string[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 200 && !stop; i++) {
+        const content = `w${w}-m${i}`;
+        try {
+          const res = await call(
+            first.url,
+            'POST',
+            `/v1/sessions/${id}/messages`,
+            {
+              messages: [{ role: 'user', content }],
+            },
+            `k-${content}`,
+          );
+          if (res.status === 200) acknowledged.push(content);
+        } catch {
+          return; // the server is gone
+        }
+      }
+    });
+    // Let some writes land, then kill it mid-stream.
+    while (acknowledged.length < 20) await new Promise((r) => setTimeout(r, 20));
+    first.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(writers);
+
+    const second = await startServer(env);
+    try {
+      const got = await call(second.url, 'GET', `/v1/sessions/${id}`);
+      expect(got.status).toBe(200);
+      const stored: string[] = got.json.messages.map((m: { content: string }) => m.content);
+      for (const content of acknowledged)
+        expect(stored.filter((c) => c === content)).toHaveLength(1);
+      expect(new Set(stored).size).toBe(stored.length);
+      // Each writer's messages in its order.
+      for (let w = 0; w < 4; w++) {
+        const mine = stored
+          .filter((c) => c.startsWith(`w${w}-`))
+          .map((c) => Number(c.split('-m')[1]));
+        expect(mine).toEqual([...mine].sort((a, b) => a - b));
+      }
+      // The list (the manifest) shows the session at the revision the object has.
+      const list = await call(second.url, 'GET', '/v1/sessions');
+      expect(list.json.sessions.find((s: { id: string }) => s.id === id)).toMatchObject({
+        turns: stored.length,
+      });
+      const more = await call(second.url, 'POST', `/v1/sessions/${id}/messages`, {
+        messages: [{ role: 'user', content: 'after the restart' }],
+      });
+      expect(more.status).toBe(200);
+      expect(more.json.revision).toBe(got.json.revision + 1);
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+  }, 120_000);
+});
