@@ -412,15 +412,25 @@ export class SessionStore {
     await this.objects.delete(key);
     this.cache.drop(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
-    await Promise.all([
+    // The object is gone: everything that erases its copies runs, whatever fails. A log record that
+    // could not be stored is healed from the pending marker, which then stays.
+    const [logged, audited] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
       this.audit?.deleteAll(ns, id),
     ]);
-    for (const l of this.listeners) await l.afterDelete?.(ns, id, ctx);
+    for (const l of this.listeners) {
+      try {
+        await l.afterDelete?.(ns, id, ctx);
+      } catch (err) {
+        this.onError('a listener failed after a delete', err);
+      }
+    }
     // Its task leaves the manifest's pages and log records too; a cleanup's deletes share one purge.
     (ctx.schedule ?? unattended)(
       this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
     );
+    if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
+    if (audited.status === 'rejected') throw audited.reason;
   }
 
   /** Deletes every session whose updated_at is older than `days` days (0: all of them). */

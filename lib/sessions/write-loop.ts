@@ -92,7 +92,7 @@ export interface WriteLoopDeps {
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
-type Tried = Committed & { record: WriteRecord };
+type Tried = Committed & { record: WriteRecord; uncertain: boolean };
 
 type Attempt =
   { lost: true; tried: Tried } | { lost: false; committed: Committed | null; result: WriteResult };
@@ -128,10 +128,19 @@ export class WriteLoop {
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
-        const ours = mayHaveLanded(err) ? await this.ownObject(key, 'w:' + writeId) : null;
+        const uncertain = mayHaveLanded(err);
+        const ours = uncertain
+          ? await this.ownObject(key, 'w:' + writeId).catch((readErr) => {
+              landed(); // unknown: the pending marker stays, and the manifest heals from the object
+              throw readErr;
+            })
+          : null;
         if (!ours && PreconditionFailedError.is(err))
           throw conflict(`session ${draft.id} already exists`);
-        if (!ours) throw err;
+        if (!ours) {
+          if (uncertain) landed(); // a delayed PUT may still land: keep the marker for the manifest
+          throw err;
+        }
         etag = ours;
       }
       landed();
@@ -176,17 +185,34 @@ export class WriteLoop {
           return { session: mine.session, receipt: mine.receipt, replayed: false };
         }
         if (verdict) return verdict;
-        const outcome = await this.attempt(req, key, cached, claims, writeId);
-        if (outcome.lost) tries.push(outcome.tried);
-        else {
+        if (attempt > 0 && this.deps.now() > deadline) {
+          if (tries.some((t) => t.uncertain)) landed(); // a delayed PUT may still land: keep the marker
+          throw unavailable('too many concurrent writers on this session; try again', 1);
+        }
+        const outcome = await this.attempt(req, key, cached, claims, writeId).catch((err) => {
+          // Whatever fails after an attempt that may have landed keeps the pending marker, so the
+          // manifest heals from the object whether or not it did.
+          if (tries.some((t) => t.uncertain)) landed();
+          throw err;
+        });
+        if (outcome.lost) {
+          tries.push(outcome.tried);
+          if (outcome.tried.uncertain) {
+            // It may have landed: read before anything else, so that a landed write is never refused.
+            cached = await this.deps.load(req.ns, req.id).catch((err) => {
+              landed();
+              throw err;
+            });
+            fromCache = false;
+            continue;
+          }
+        } else {
           if (outcome.committed) {
             landed();
             await this.deps.afterCommit(req.ns, outcome.committed, req.ctx);
           }
           return outcome.result;
         }
-        if (this.deps.now() > deadline)
-          throw unavailable('too many concurrent writers on this session; try again', 1);
         await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
         cached = await this.deps.load(req.ns, req.id);
         fromCache = false;
@@ -208,7 +234,14 @@ export class WriteLoop {
     const previous = findClaim(cur, claims);
     if (previous) {
       if (fromCache) return 'reread';
-      const mine = tries.find((t) => t.record.k === previous.k && t.record.at === previous.at);
+      // Attempts of one write share their key and may share a millisecond: the revision tells them apart.
+      const revision = (previous.r as { revision?: number }).revision;
+      const mine = tries.findLast(
+        (t) =>
+          t.record.k === previous.k &&
+          t.record.at === previous.at &&
+          t.receipt.revision === revision,
+      );
       if (mine) return { landed: mine };
       if (
         previous.k === claims.keyed &&
@@ -284,7 +317,7 @@ export class WriteLoop {
     } catch (err) {
       // Lost to another writer, or perhaps landed with the answer lost: the re-read tells which.
       if (PreconditionFailedError.is(err) || mayHaveLanded(err)) {
-        return { lost: true, tried: { ...committed, record } };
+        return { lost: true, tried: { ...committed, record, uncertain: mayHaveLanded(err) } };
       }
       throw err;
     }
