@@ -253,3 +253,49 @@ describe('save pipeline', () => {
     expect(decoded).not.toContain('battery');
   });
 });
+
+describe('incremental scan after a write with per-request secrets', () => {
+  it('the next write scans only its new messages (a Satchel-Secrets write does not void the scan record)', async () => {
+    const { defaultPipeline } = await import('../../lib/pipeline/default.js');
+    const pipeline = defaultPipeline({ maxSessionBytes: 64 * 1024 * 1024 });
+    const history: Message[] = Array.from({ length: 500 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i}`,
+    }));
+    const first: StoredSession = {
+      id: 's',
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:00Z',
+      model: '',
+      provider: '',
+      turns: 0,
+      task: 't',
+      sandbox: false,
+      messages: history,
+      external_refs: [],
+      untrusted_ingested: false,
+      episode_untrusted: false,
+      episode_taint_tracked: false,
+      revision: 1,
+    };
+    let cur = pipeline.apply({ next: first, previous: null }).session;
+    const append = (knownValues?: string[]) => {
+      const next = {
+        ...cur,
+        messages: [...cur.messages, { role: 'user' as const, content: 'more' }],
+      };
+      const out = pipeline.apply({
+        next,
+        previous: cur,
+        previousBytes: 40_000,
+        newMessages: 1,
+        ...(knownValues ? { knownValues } : {}),
+      });
+      cur = out.session;
+      return out.scanned;
+    };
+    expect(append(['per-request-secret-1'])).toBe(1);
+    expect(append(['per-request-secret-1'])).toBe(1);
+    expect(append()).toBe(1);
+  });
+});
