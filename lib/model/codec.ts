@@ -23,7 +23,7 @@ export const SESSION_FIELDS = [
 
 /** Serialises a session as stored: compact JSON, odek's field order, bookkeeping last. */
 export function encodeSession(session: StoredSession): Uint8Array {
-  return concat(encodeCore(session), encodeTail(session));
+  return concat(encodeCoreParts(session).core, encodeTail(session));
 }
 
 /** The encoded `messages` array of a stored session, kept with the cached copy so an append can reuse it. */
@@ -73,11 +73,6 @@ export function encodeCoreParts(
     core: concat(pre, messagesJson, post),
     messages: { messages: list, json: messagesJson },
   };
-}
-
-/** Everything but the bookkeeping, as UTF-8 without the closing brace. */
-export function encodeCore(session: StoredSession): Uint8Array {
-  return encodeCoreParts(session).core;
 }
 
 /** The closing part: the bookkeeping field (if any) and the closing brace. */

@@ -366,7 +366,7 @@ export class SessionStore {
         return after === before ? null : { ...cur, messages };
       },
     });
-    return { id, before, after, dropped: before - after, receipt: result?.receipt };
+    return { id, before, after, dropped: before - after, receipt: result.receipt };
   }
 
   /**

@@ -84,12 +84,16 @@ export class SequencedRoots<T extends { seq: number }> {
 
   /** Writes `root` create-only at its sequence number; false when another writer took that number. */
   async tryWrite(root: T): Promise<boolean> {
+    const body = JSON.stringify(root);
     try {
-      await this.store.put(this.keyOf(root.seq), utf8(JSON.stringify(root)), { ifNoneMatch: '*' });
+      await this.store.put(this.keyOf(root.seq), utf8(body), { ifNoneMatch: '*' });
       return true;
     } catch (err) {
-      if (PreconditionFailedError.is(err)) return false;
-      throw err;
+      if (!PreconditionFailedError.is(err)) throw err;
+      // After a lost answer the root there may be our own: then this writer won.
+      if (!err.afterLostAnswer) return false;
+      const found = await this.store.get(this.keyOf(root.seq));
+      return found !== null && text(found.body) === body;
     }
   }
 }
