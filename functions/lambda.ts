@@ -9,7 +9,12 @@ const ready = (async () => {
   const config = await loadConfig(process.env, 's3');
   if (config.storage.kind !== 's3') throw new ConfigError('on Lambda, SATCHEL_STORAGE must be s3');
   const log = createServerLogger(config);
-  const built = createApp({ config, objects: new S3Store(config.storage.s3), log });
+  const built = createApp({
+    config,
+    objects: new S3Store(config.storage.s3),
+    log,
+    markerIdleMs: 0,
+  });
   return { handler: handle(built.app), background: built.background };
 })();
 

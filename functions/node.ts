@@ -33,7 +33,7 @@ const open = config.tokens === null;
 const hostname = open ? '127.0.0.1' : process.env.HOST || '0.0.0.0';
 const isTTY = Boolean(process.stdout.isTTY);
 const log = createServerLogger(config, { isTTY });
-const { app } = createApp({ config, objects, allowOpen: true, log });
+const { app, background, sessions } = createApp({ config, objects, allowOpen: true, log });
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname }, (info) => {
   void banner(`http://${hostname}:${info.port}`);
@@ -63,6 +63,15 @@ server.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EADDRNOTAVAIL') refuse(`HOST ${hostname} is not an address of this machine`);
   refuse(`cannot listen on ${hostname}:${config.port}: ${err.code ?? err.message}`);
 });
-const stop = () => server.close(() => process.exit(0));
+/**
+ * Stops taking requests, lets the work that follows answered writes finish (log, audit and index
+ * records; at most 10 s), removes this process's idle pending markers, then exits.
+ */
+const stop = () =>
+  server.close(() => {
+    const finish = background.drain().then(() => sessions.retireMarkers());
+    const limit = new Promise((r) => setTimeout(r, 10_000).unref());
+    void Promise.race([finish, limit]).finally(() => process.exit(0));
+  });
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

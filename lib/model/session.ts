@@ -82,6 +82,20 @@ export const writeRecordSchema = z.object({
   f: z.string().optional(),
   at: z.number(),
   r: z.record(z.string(), z.unknown()),
+  /**
+   * What the write's audit record holds beyond its receipt (op, device label redacted, messages added,
+   * messages after, untrusted sources), so that the audit record, written after the answer, can be
+   * restored from the object when its writer stopped before storing it.
+   */
+  a: z
+    .object({
+      o: z.string(),
+      d: z.string(),
+      n: z.number(),
+      m: z.number(),
+      s: z.array(z.string()).optional(),
+    })
+    .optional(),
 });
 export type WriteRecord = z.output<typeof writeRecordSchema>;
 

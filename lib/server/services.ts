@@ -20,6 +20,11 @@ export interface ServiceOptions {
   cacheBytes?: number;
   /** The embedder (default: from config.embeddings, else none: lexical search only). */
   embedder?: Embedder | null;
+  /**
+   * How long a session's standing pending marker outlives its last logged write (default 5 s; 0 on
+   * Workers and Lambda, where a timer may never fire: the marker goes in the write's background work).
+   */
+  markerIdleMs?: number;
 }
 
 /** Everything a request may use, built once per process from a config object and a store. */
@@ -49,6 +54,7 @@ export function buildServices(options: ServiceOptions): Services {
     new SessionStore(objects, {
       pipeline,
       cacheBytes,
+      ...(options.markerIdleMs !== undefined ? { markerIdleMs: options.markerIdleMs } : {}),
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
       audit: new AuditLog(objects, pipeline.redactText),

@@ -1,24 +1,58 @@
-/**
- * Runs tasks one after another per key. Writers of one session in one process wait for each other, so
- * each writes on the cached copy with one PUT instead of losing a compare-and-swap race to its neighbour
- * and reading the session again; other processes still race through If-Match.
- */
-export class KeyedQueue {
-  private readonly tails = new Map<string, Promise<void>>();
+interface Waiting<R, T> {
+  req: R;
+  resolve: (value: T) => void;
+  reject: (reason: unknown) => void;
+}
 
-  /** Runs `fn` after every earlier task for the same key has settled. */
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const mine = previous.then(fn, fn);
-    const settled = mine.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, settled);
-    try {
-      return await mine;
-    } finally {
-      if (this.tails.get(key) === settled) this.tails.delete(key);
+/**
+ * Runs requests one group after another per key (a group commit). Writers of one session in one process
+ * wait for each other instead of losing compare-and-swap races to their neighbours, and the requests that
+ * queue up behind a running write go out together as the next one: `joinable` ones share a group (at most
+ * `maxGroup`), any other request runs in a group of its own, in arrival order. Other processes still race
+ * through If-Match.
+ */
+export class GroupQueue<R, T> {
+  private readonly slots = new Map<string, Waiting<R, T>[][]>();
+
+  constructor(
+    private readonly run: (group: R[]) => Promise<PromiseSettledResult<T>[]>,
+    private readonly joinable: (req: R) => boolean,
+    private readonly maxGroup = 64,
+  ) {}
+
+  /** Runs `req` after every earlier group for the same key, in a group with the requests queued beside it. */
+  submit(key: string, req: R): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { req, resolve, reject };
+      const queued = this.slots.get(key);
+      if (!queued) {
+        this.slots.set(key, []);
+        void this.drain(key, [entry]);
+        return;
+      }
+      const last = queued[queued.length - 1];
+      if (last && this.joinable(req) && this.joinable(last[0]!.req) && last.length < this.maxGroup)
+        last.push(entry);
+      else queued.push([entry]);
+    });
+  }
+
+  private async drain(key: string, first: Waiting<R, T>[]): Promise<void> {
+    for (let group: Waiting<R, T>[] | undefined = first; group;) {
+      let results: PromiseSettledResult<T>[];
+      try {
+        results = await this.run(group.map((w) => w.req));
+      } catch (err) {
+        results = group.map(() => ({ status: 'rejected', reason: err }));
+      }
+      group.forEach((w, i) => {
+        const r = results[i];
+        if (r?.status === 'fulfilled') w.resolve(r.value);
+        else w.reject(r ? r.reason : new Error('no result for a queued write'));
+      });
+      const queued = this.slots.get(key)!;
+      group = queued.shift();
+      if (!group) this.slots.delete(key);
     }
   }
 }

@@ -90,6 +90,17 @@ export interface ManifestOptions {
   /** Parallel GETs when verifying or rebuilding. */
   concurrency?: number;
   now?: () => number;
+  /**
+   * The pending markers of this process whose writes are all logged (standing markers, markers.ts),
+   * taken before a listing: a reader need not check their sessions against the objects.
+   */
+  settledMarkers?: () => ReadonlySet<string>;
+  /**
+   * Called by the compactor for each stale marker it heals (a writer crashed or failed between a commit
+   * and its log record), after reading the session: what else such a write left unwritten is restored
+   * here (its audit records).
+   */
+  healStale?: (ns: string, id: string, since: number) => Promise<void>;
 }
 
 /** Reads the current summary of a session from its object, or null when it does not exist. */
@@ -136,6 +147,8 @@ export class Manifest {
   private readonly pageCacheLimit: number;
   private readonly concurrency: number;
   private readonly now: () => number;
+  private readonly settledMarkers: ManifestOptions['settledMarkers'];
+  private readonly healStale: ManifestOptions['healStale'];
   private readonly rootCache = new Map<string, Root>();
   private readonly pageCache = new Map<string, Page>();
   private pageCacheEntries = 0;
@@ -163,6 +176,13 @@ export class Manifest {
     this.pageCacheLimit = options.pageCacheEntries ?? 200_000;
     this.concurrency = options.concurrency ?? 16;
     this.now = options.now ?? Date.now;
+    this.settledMarkers = options.settledMarkers;
+    this.healStale = options.healStale;
+  }
+
+  /** This process committed a write in `ns`: views cached by age are out of date. */
+  noteWrite(ns: string): void {
+    this.wrote(ns);
   }
 
   private wrote(ns: string): void {
@@ -480,6 +500,8 @@ export class Manifest {
 
   /** Lists the manifest and merges the uncovered log records and verified pending writes; null: no root. */
   private async snapshot(ns: string, settled = false): Promise<Snapshot | null> {
+    // Taken before the LIST: a write of ours logged after it began is not in the listing.
+    const settledOwn = this.settledMarkers?.() ?? new Set<string>();
     const listing = await this.listManifest(ns);
     const newest = listing.roots[listing.roots.length - 1];
     if (!newest) return null;
@@ -487,7 +509,9 @@ export class Manifest {
     const covered = new Set(root.covered);
     const uncovered = listing.logs.filter((k) => !covered.has(k));
     const logged = new Set(listing.logs.map(writeIdOfLog));
-    const unlogged = listing.pending.filter((p) => !logged.has(p.writeId));
+    const unlogged = listing.pending.filter(
+      (p) => !logged.has(p.writeId) && !settledOwn.has(p.key),
+    );
     const signature = newest.key + '|' + uncovered.join(',');
     const cached = this.snapshots.get(ns);
     // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
@@ -656,16 +680,24 @@ export class Manifest {
       if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
       inForce = written;
     } else if (leftovers < this.compactAfter) return;
-    await this.collectGarbage(snap, inForce);
+    await this.collectGarbage(ns, snap, inForce);
   }
 
   /** Deletes what the root in force covers: log records, their pending markers, older roots and pages. */
-  private async collectGarbage(snap: Snapshot, inForce: Root): Promise<void> {
+  private async collectGarbage(ns: string, snap: Snapshot, inForce: Root): Promise<void> {
     const covered = new Set(inForce.covered);
     const logs = snap.listing.logs.filter((k) => covered.has(k));
     const coveredWrites = new Set(logs.map(writeIdOfLog));
+    const stale = snap.listing.pending.filter((p) => snap.stalePending.includes(p.key));
+    // A stale marker's write may have left more than its log record unwritten: heal that first, and
+    // keep the marker (for the next compaction) when that fails.
+    const unhealed = new Set<string>();
+    await mapLimit(stale, 4, async (p) => {
+      await this.healStale?.(ns, p.id, p.at).catch(() => unhealed.add(p.key));
+    });
     const pending = snap.listing.pending
       .filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key))
+      .filter((p) => !unhealed.has(p.key))
       .map((p) => p.key);
     // Keep the root before the one in force (a reader may be using it) and every page either references.
     const { drop: oldRoots, keep: keepRoots } = obsoleteRoots(snap.listing.roots, inForce.seq);

@@ -12,10 +12,11 @@ import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../mo
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
-import type { AuditLog, AuditRecord } from './audit.js';
+import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
-import { KeyedQueue } from './key-queue.js';
+import { GroupQueue } from './key-queue.js';
+import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
 import {
@@ -63,6 +64,11 @@ export interface SessionStoreOptions {
   cacheBytes?: number;
   /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
   maxContentionMs?: number;
+  /**
+   * How long this process keeps a session's standing pending marker after its last logged write
+   * (markers.ts). 0: remove it in the write's own background work (Workers, Lambda).
+   */
+  markerIdleMs?: number;
   now?: () => number;
 }
 
@@ -116,8 +122,11 @@ export class SessionStore {
   private readonly audit: AuditLog | undefined;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly cache: SessionCache;
-  private readonly queue = new KeyedQueue();
+  private readonly queue: GroupQueue<WriteRequest, WriteResult>;
   private readonly writes: WriteLoop;
+  private readonly markers: StandingMarkers;
+  /** After-commit work still running, per session key. */
+  private readonly inflight = new Map<string, Set<Promise<unknown>>>();
   private readonly now: () => number;
 
   constructor(
@@ -130,20 +139,57 @@ export class SessionStore {
     this.onError = options.onError ?? (() => undefined);
     this.cache = new SessionCache(options.cacheBytes ?? 64 * 1024 * 1024);
     this.now = options.now ?? Date.now;
+    this.markers = new StandingMarkers(objects, {
+      now: this.now,
+      ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
+    });
     this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), {
       now: this.now,
+      settledMarkers: () => this.markers.settledNow(),
+      healStale: (ns, id, since) => this.restoreAudit(ns, id, since),
       ...options.manifest,
     });
     this.writes = new WriteLoop({
       objects,
       cache: this.cache,
       pipeline: this.pipeline,
-      manifest: this.manifest,
+      markers: this.markers,
       now: this.now,
       maxContentionMs: options.maxContentionMs ?? 30_000,
       load: (ns, id) => this.load(ns, id),
-      afterCommit: (ns, committed, ctx) => this.afterCommit(ns, committed, ctx),
+      afterCommit: (ns, committed) => this.afterCommit(ns, committed),
     });
+    // Plain appends queued behind a running write of the same session go out as one group commit.
+    this.queue = new GroupQueue(
+      (group) => this.writes.writeGroup(group),
+      (req) =>
+        req.op === 'append' &&
+        req.expected === undefined &&
+        !req.ctx.knownValues &&
+        !req.ctx.receiptExtras &&
+        !req.ctx.op,
+      16,
+    );
+  }
+
+  /**
+   * Resolves when the work that follows this process's writes so far (log records, audit records,
+   * listeners) has settled. Writes answer before it; Lambda's entry and tests wait for it here.
+   */
+  async settled(): Promise<void> {
+    while (this.inflight.size > 0)
+      await Promise.all([...this.inflight.values()].flatMap((s) => [...s]));
+  }
+
+  /** Waits for the work that follows this process's writes to one session (read-your-writes, delete). */
+  private async settledSession(ns: string, id: string): Promise<void> {
+    const running = this.inflight.get(keys.session(ns, id));
+    if (running) await Promise.all(running);
+  }
+
+  /** Deletes this process's idle standing markers now (a server about to stop). */
+  retireMarkers(): Promise<void> {
+    return this.markers.retireIdle();
   }
 
   /** Adds a listener (search indexing registers itself after the store is built). */
@@ -402,6 +448,9 @@ export class SessionStore {
     assertSessionId(id);
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
+    // What earlier writes of this process still have to store (log and audit records) lands first, so
+    // that the purge below finds it.
+    await this.settledSession(ns, id);
     const pending = await this.manifest.markPending(ns, id, writeId);
     const found = await this.objects.get(key);
     if (!found) {
@@ -458,7 +507,7 @@ export class SessionStore {
   /** One write through the write loop, after every earlier write of this process to the same session. */
   private mutate(req: WriteRequest): Promise<WriteResult> {
     assertSessionId(req.id);
-    return this.queue.run(keys.session(req.ns, req.id), () => this.writes.write(req));
+    return this.queue.submit(keys.session(req.ns, req.id), req);
   }
 
   /** Records the delete of a listed session whose object is gone, after its last listed version. */
@@ -490,33 +539,50 @@ export class SessionStore {
     return found ? entryOf(found.session, found.bytes) : null;
   }
 
-  /** After a session write landed: its manifest log record, its audit record, then the listeners. */
-  private async afterCommit(ns: string, committed: Committed, ctx: WriteContext): Promise<void> {
-    const { session, receipt, writeId, op, added, sources } = committed;
-    const audit = this.audit
-      ?.record(ns, session.id, {
-        at: session.updated_at,
-        op,
-        device: ctx.device ?? 'unknown',
-        revision: session.revision,
-        messages: session.messages.length,
-        messages_added: added,
-        bytes: receipt.bytes,
-        redactions: receipt.redactions,
-        dropped_groups: receipt.dropped_groups,
-        ingest_sources: sources,
-        untrusted_ingested: session.untrusted_ingested,
-        episode_untrusted: session.episode_untrusted,
-      })
-      .catch((err) => this.onError('audit record not stored', err));
-    // The write has landed: what follows only helps readers find it, and must not turn its answer into an
-    // error. A log record that cannot be stored is healed from the write's pending marker, which stays.
-    const logged = this.manifest
-      .recordPut(ns, entryOf(session, receipt.bytes), writeId)
-      .catch((err) =>
-        this.onError('manifest log record not stored; its pending marker heals it', err),
-      );
-    await Promise.all([logged, audit]);
+  /**
+   * After a session write landed (the write has answered): its manifest log record, one audit record
+   * per request, then the listeners. True when the log record is stored, so the write's standing marker
+   * may go; otherwise the marker stays and the manifest heals from the object.
+   */
+  private afterCommit(ns: string, committed: Committed): Promise<boolean> {
+    this.manifest.noteWrite(ns);
+    const slot = keys.session(ns, committed.session.id);
+    const work = this.recordCommit(ns, committed);
+    const running = this.inflight.get(slot) ?? new Set<Promise<unknown>>();
+    this.inflight.set(slot, running);
+    const settled = work.catch(() => undefined);
+    running.add(settled);
+    void settled.finally(() => {
+      running.delete(settled);
+      if (running.size === 0 && this.inflight.get(slot) === running) this.inflight.delete(slot);
+    });
+    return work;
+  }
+
+  private async recordCommit(ns: string, committed: Committed): Promise<boolean> {
+    const { session, receipt, writeId, op, added, writes } = committed;
+    const audits = writes.map(({ record }) => {
+      const audit = auditOf(record);
+      if (!this.audit || !audit) return Promise.resolve();
+      return this.audit
+        .record(ns, session.id, audit, record.k)
+        .catch((err) =>
+          this.onError(
+            'audit record not stored; the session object keeps it for the compactor',
+            err,
+          ),
+        );
+    });
+    // A log record that cannot be stored is healed from the write's pending marker, which stays.
+    const logged = this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId).then(
+      () => true,
+      (err) => {
+        this.onError('manifest log record not stored; its pending marker heals it', err);
+        return false;
+      },
+    );
+    const [ok] = await Promise.all([logged, ...audits]);
+    const ctx = writes[0]!.ctx;
     for (const l of this.listeners) {
       try {
         await l.afterWrite?.(ns, session, receipt, ctx, { op, added });
@@ -524,6 +590,22 @@ export class SessionStore {
         this.onError('a listener failed after a write', err);
       }
     }
+    return ok as boolean;
+  }
+
+  /**
+   * Restores the audit records of a session's writes since `since` from its write records (a writer that
+   * stopped between its commit and its audit record); the compactor calls it for a stale marker.
+   */
+  private async restoreAudit(ns: string, id: string, since: number): Promise<void> {
+    if (!this.audit) return;
+    const found = await this.load(ns, id);
+    if (!found) return;
+    const records = found.session.satchel?.writes.filter((w) => w.at >= since) ?? [];
+    await mapLimit(records, 8, async (w) => {
+      const audit = auditOf(w);
+      if (audit) await this.audit!.record(ns, id, audit, w.k);
+    });
   }
 }
 

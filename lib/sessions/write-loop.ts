@@ -3,6 +3,7 @@ import type { RequestContext } from '../model/context.js';
 import {
   conflict,
   notFound,
+  SatchelError,
   preconditionFailed,
   unavailable,
   unprocessable,
@@ -19,7 +20,7 @@ import {
 } from '../storage/port.js';
 import type { AuditRecord } from './audit.js';
 import type { CachedSession, SessionCache } from './cache.js';
-import type { Manifest } from './manifest.js';
+import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
   claimsOf,
   findClaim,
@@ -28,6 +29,7 @@ import {
   seal,
   type WriteClaims,
 } from './write-records.js';
+import { unattended, type Schedule } from '../model/context.js';
 
 /** The per-request context of a write. */
 export interface WriteContext extends RequestContext {
@@ -67,7 +69,14 @@ export interface WriteResult {
   headDropped?: boolean;
 }
 
-/** A write that landed, for what follows it (manifest log record, audit record, listeners). */
+/** One request's share of a commit (a group commit holds several): its write record and context. */
+export interface CommittedWrite {
+  /** As stored in the session, with its receipt and audit fields (`auditOf` makes its audit record). */
+  record: WriteRecord;
+  ctx: WriteContext;
+}
+
+/** A write that landed, for what follows it (manifest log record, audit records, listeners). */
 export interface Committed {
   session: StoredSession;
   receipt: WriteReceipt;
@@ -75,33 +84,50 @@ export interface Committed {
   op: AuditRecord['op'];
   added: number;
   sources: string[];
+  /** The requests this commit answered, in order (one, or a group). */
+  writes: CommittedWrite[];
 }
 
 export interface WriteLoopDeps {
   objects: ObjectStore;
   cache: SessionCache;
   pipeline: SavePipeline;
-  manifest: Pick<Manifest, 'markPending' | 'clearPending'>;
+  markers: Pick<StandingMarkers, 'begin'>;
   now: () => number;
   /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
   maxContentionMs: number;
   /** Reads the session object from storage (refreshing the cache); null when it does not exist. */
   load: (ns: string, id: string) => Promise<CachedSession | null>;
-  /** Runs after the commit, before the write answers. */
-  afterCommit: (ns: string, committed: Committed, ctx: WriteContext) => Promise<void>;
+  /**
+   * What follows a commit (log record, audit records, listeners): runs after the write has answered.
+   * Resolves true when the log record is stored (the marker may then go), false when it is not.
+   */
+  afterCommit: (ns: string, committed: Committed) => Promise<boolean>;
+}
+
+/** One request of a (possibly grouped) write, with its claims and its answer once known. */
+interface Member {
+  req: WriteRequest;
+  claims: WriteClaims;
+  result?: PromiseSettledResult<WriteResult>;
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
-type Tried = Committed & { record: WriteRecord; uncertain: boolean };
+type Tried = Committed & { records: WriteRecord[]; members: Member[]; uncertain: boolean };
 
 type Attempt =
-  { lost: true; tried: Tried } | { lost: false; committed: Committed | null; result: WriteResult };
+  { lost: true; tried: Tried } | { lost: false; committed: Committed | null } | { reread: true };
+
+type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
 
 /**
- * The one write loop (docs/design.md, "A write"): under a pending marker, read the session (or use the
- * cached copy), answer a replay from its write records, check If-Match, build the next state, run the
- * save pipeline, seal the receipt into the object and PUT it with If-Match on the etag read. On a
- * precondition failure, re-read and try again with jittered backoff until the contention deadline.
+ * The one write loop (docs/design.md, "A write"): under the session's standing pending marker, read the
+ * session (or use the cached copy), answer replays from its write records, check If-Match, build the next
+ * state, run the save pipeline, seal the receipts into the object and PUT it with If-Match on the etag
+ * read: that PUT is the commit, and the write answers as soon as it lands; its log record, audit records
+ * and listeners run after. On a precondition failure, re-read and try again with jittered backoff until
+ * the contention deadline. Several appends to one session queued in this process commit as one group:
+ * one PUT, one write record and receipt each.
  */
 export class WriteLoop {
   constructor(private readonly deps: WriteLoopDeps) {}
@@ -113,7 +139,10 @@ export class WriteLoop {
     const key = keys.session(ns, draft.id);
     const record: WriteRecord = { k: 'w:' + writeId, at: now(), r: {} };
     draft.satchel = { writes: [record] };
-    return this.underPendingMarker(ns, draft.id, writeId, async (ready, landed) => {
+    const mark = this.deps.markers.begin(ns, draft.id, ctx.schedule);
+    // 'unknown': the create may have landed without its log record, so the marker must stay.
+    let state: 'open' | 'unknown' | 'finished' = 'open';
+    try {
       const saved = pipeline.apply({
         next: draft,
         previous: null,
@@ -121,86 +150,120 @@ export class WriteLoop {
       });
       const session = saved.session;
       const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-      const sealed = seal(session, receipt, record);
-      await ready;
+      const n = session.messages.length;
+      record.a = this.auditFields(ctx.op ?? 'create', ctx, n, n, saved.sources);
+      const sealed = seal(session, receipt, [record]);
+      await mark.ready;
       let etag: string;
       try {
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
-        const uncertain = mayHaveLanded(err);
-        const ours = uncertain
-          ? await this.ownObject(key, 'w:' + writeId).catch((readErr) => {
-              landed(); // unknown: the pending marker stays, and the manifest heals from the object
-              throw readErr;
-            })
-          : null;
+        if (mayHaveLanded(err)) state = 'unknown';
+        const ours = state === 'unknown' ? await this.ownObject(key, 'w:' + writeId) : null;
         if (!ours && PreconditionFailedError.is(err))
           throw conflict(`session ${draft.id} already exists`);
-        if (!ours) {
-          if (uncertain) landed(); // a delayed PUT may still land: keep the marker for the manifest
-          throw err;
-        }
+        if (!ours) throw err;
         etag = ours;
       }
-      landed();
       cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
       const op = ctx.op ?? 'create';
-      await this.deps.afterCommit(
-        ns,
-        { session, receipt, writeId, op, added: session.messages.length, sources: saved.sources },
-        ctx,
-      );
+      const added = session.messages.length;
+      state = 'finished';
+      this.finish(ns, mark, {
+        ...{ session, receipt, writeId, op, added, sources: saved.sources },
+        writes: [{ record, ctx }],
+      });
       return { session, receipt, replayed: false, headDropped: saved.head_dropped };
-    });
+    } finally {
+      if (state !== 'finished') mark.end(state === 'open');
+    }
   }
 
   /** Runs one compare-and-swap write to completion (or to a replay, a refusal, or the deadline). */
   async write(req: WriteRequest): Promise<WriteResult> {
-    const key = keys.session(req.ns, req.id);
+    const [settled] = await this.writeGroup([req]);
+    if (settled!.status === 'rejected') throw settled!.reason;
+    return settled!.value;
+  }
+
+  /**
+   * Runs writes to one session as one compare-and-swap (a group commit): each keeps its own idempotency
+   * record, answer and audit record. Answers each request's outcome, in order.
+   */
+  async writeGroup(reqs: WriteRequest[]): Promise<PromiseSettledResult<WriteResult>[]> {
+    const { ns, id, ctx } = reqs[0]!;
+    const key = keys.session(ns, id);
     const writeId = randomHex(12);
-    const claims = await claimsOf(writeId, req.ctx.idempotencyKey);
-    return this.underPendingMarker(req.ns, req.id, writeId, async (ready, landed) => {
+    const members: Member[] = await Promise.all(
+      reqs.map(async (req, i) => ({
+        req,
+        claims: await claimsOf(i === 0 ? writeId : randomHex(12), req.ctx.idempotencyKey),
+      })),
+    );
+    const mark = this.deps.markers.begin(ns, id, ctx.schedule);
+    // Whether the marker must stay: a write that may have landed without its log record.
+    let unknown = false;
+    let finished = false;
+    try {
       let cached = this.deps.cache.get(key) ?? null;
-      // The first read runs alongside the pending marker's PUT.
-      const read = cached ? null : await this.deps.load(req.ns, req.id);
+      // The first read runs alongside the marker's PUT (when the marker is not already standing).
+      const read = cached ? null : await this.deps.load(ns, id);
       cached ??= read;
-      await ready;
+      await mark.ready;
       let fromCache = read === null;
       const tries: Tried[] = [];
       const deadline = this.deps.now() + this.deps.maxContentionMs;
       for (let attempt = 0; ; attempt++) {
-        if (!cached) throw notFound(`session ${req.id} does not exist`);
-        const verdict = this.check(req, cached.session, claims, fromCache, tries);
+        const open = members.filter((m) => !m.result);
+        if (!cached) {
+          for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
+          break;
+        }
+        const verdict = this.checkAll(open, cached.session, fromCache, tries);
         if (verdict === 'reread') {
-          cached = await this.deps.load(req.ns, req.id);
+          cached = await this.deps.load(ns, id);
           fromCache = false;
           continue;
         }
-        if (verdict && 'landed' in verdict) {
+        if (verdict) {
           // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
-          const mine = verdict.landed;
-          landed();
-          await this.deps.afterCommit(req.ns, mine, req.ctx);
-          return { session: mine.session, receipt: mine.receipt, replayed: false };
+          for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
+          finished = true;
+          this.finish(ns, mark, verdict.landed);
+          break;
         }
-        if (verdict) return verdict;
+        const left = members.filter((m) => !m.result);
+        if (left.length === 0) break;
         if (attempt > 0 && this.deps.now() > deadline) {
-          if (tries.some((t) => t.uncertain)) landed(); // a delayed PUT may still land: keep the marker
-          throw unavailable('too many concurrent writers on this session; try again', 1);
+          unknown = tries.some((t) => t.uncertain); // a delayed PUT may still land: keep the marker
+          const busy = unavailable('too many concurrent writers on this session; try again', 1);
+          for (const m of left) m.result = rejected(busy);
+          break;
         }
-        const outcome = await this.attempt(req, key, cached, claims, writeId).catch((err) => {
-          // Whatever fails after an attempt that may have landed keeps the pending marker, so the
-          // manifest heals from the object whether or not it did.
-          if (tries.some((t) => t.uncertain)) landed();
+        let outcome: Attempt;
+        try {
+          outcome = await this.attempt(key, cached, left, writeId, fromCache);
+        } catch (err) {
+          unknown = tries.some((t) => t.uncertain);
+          if (left.length > 1 && err instanceof SatchelError && !unknown) {
+            // The group as a whole was refused (say, over the size cap): each request on its own.
+            for (const m of left) m.result = await settle(this.write(m.req));
+            break;
+          }
           throw err;
-        });
+        }
+        if ('reread' in outcome) {
+          cached = await this.deps.load(ns, id);
+          fromCache = false;
+          continue;
+        }
         if (outcome.lost) {
           tries.push(outcome.tried);
           if (outcome.tried.uncertain) {
             // It may have landed: read before anything else, so that a landed write is never refused.
-            cached = await this.deps.load(req.ns, req.id).catch((err) => {
-              landed();
+            cached = await this.deps.load(ns, id).catch((err) => {
+              unknown = true;
               throw err;
             });
             fromCache = false;
@@ -208,29 +271,65 @@ export class WriteLoop {
           }
         } else {
           if (outcome.committed) {
-            landed();
-            await this.deps.afterCommit(req.ns, outcome.committed, req.ctx);
+            finished = true;
+            this.finish(ns, mark, outcome.committed);
           }
-          return outcome.result;
+          break;
         }
         await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
-        cached = await this.deps.load(req.ns, req.id);
+        cached = await this.deps.load(ns, id);
         fromCache = false;
       }
-    });
+    } catch (err) {
+      for (const m of members) m.result ??= rejected(err);
+    } finally {
+      if (!finished) mark.end(!unknown);
+    }
+    return members.map((m) => m.result!);
+  }
+
+  /** Hands what follows a commit to the background; the marker is released once it is logged. */
+  private finish(ns: string, mark: MarkedWrite, committed: Committed): void {
+    const work = this.deps.afterCommit(ns, committed).then(
+      (logged) => mark.end(logged),
+      () => mark.end(false),
+    );
+    const schedules = new Set<Schedule>(committed.writes.map((w) => w.ctx.schedule ?? unattended));
+    for (const schedule of schedules) schedule(work);
   }
 
   /**
-   * A replay (this request's key or this write's own id is in the session), a refusal (If-Match), or
-   * null to go on. A cached copy is never trusted for either answer: `reread` asks for a fresh read.
+   * Settles the members that are replays (their key is in the session) or refused (If-Match), or asks
+   * for a re-read, or finds that an earlier attempt of ours landed. A cached copy is never trusted for
+   * an answer: `reread` asks for a fresh read.
    */
-  private check(
-    req: WriteRequest,
+  private checkAll(
+    open: Member[],
     cur: StoredSession,
-    claims: WriteClaims,
     fromCache: boolean,
     tries: readonly Tried[],
-  ): WriteResult | 'reread' | { landed: Tried } | null {
+  ): 'reread' | { landed: Tried } | null {
+    for (const m of open) {
+      let verdict: Verdict;
+      try {
+        verdict = this.check(m, cur, fromCache, tries);
+      } catch (err) {
+        m.result = rejected(err);
+        continue;
+      }
+      if (verdict === 'reread' || (verdict && 'landed' in verdict)) return verdict;
+      if (verdict) m.result = fulfilled(verdict);
+    }
+    return null;
+  }
+
+  private check(
+    m: Member,
+    cur: StoredSession,
+    fromCache: boolean,
+    tries: readonly Tried[],
+  ): Verdict {
+    const { req, claims } = m;
     const previous = findClaim(cur, claims);
     if (previous) {
       if (fromCache) return 'reread';
@@ -238,9 +337,8 @@ export class WriteLoop {
       const revision = (previous.r as { revision?: number }).revision;
       const mine = tries.findLast(
         (t) =>
-          t.record.k === previous.k &&
-          t.record.at === previous.at &&
-          t.receipt.revision === revision,
+          t.receipt.revision === revision &&
+          t.records.some((r) => r.k === previous.k && r.at === previous.at),
       );
       if (mine) return { landed: mine };
       if (
@@ -262,36 +360,47 @@ export class WriteLoop {
 
   /** Builds, runs the pipeline, seals and PUTs once; `lost` when another writer changed the object first. */
   private async attempt(
-    req: WriteRequest,
     key: string,
     cached: CachedSession,
-    claims: WriteClaims,
+    members: Member[],
     writeId: string,
+    fromCache: boolean,
   ): Promise<Attempt> {
     const { pipeline, objects, cache, now } = this.deps;
     const cur = cached.session;
     const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
     const nowIso = new Date(nowMs).toISOString();
-    const next = req.build(cur, nowIso);
-    if (!next)
-      return {
-        lost: false,
-        committed: null,
-        result: { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false },
-      };
-    const record: WriteRecord = {
-      k: claims.keyed ?? claims.own,
-      ...(claims.keyed && req.fingerprint ? { f: req.fingerprint } : {}),
+    // Each request builds on the one before it; one whose build changes nothing is answered as is.
+    let next = cur;
+    const built: { m: Member; added: number }[] = [];
+    for (const m of members) {
+      const after = m.req.build(next, nowIso);
+      if (!after) continue;
+      built.push({ m, added: Math.max(0, after.messages.length - next.messages.length) });
+      next = after;
+    }
+    // "Nothing to change" is an answer: never given from a cached copy that may be behind.
+    if (built.length === 0 && fromCache) return { reread: true };
+    const noop = { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false };
+    const unchanged = members.filter((m) => !built.some((b) => b.m === m));
+    for (const m of unchanged) m.result = fulfilled(noop);
+    if (built.length === 0) return { lost: false, committed: null };
+    const records: WriteRecord[] = built.map(({ m }) => ({
+      k: m.claims.keyed ?? m.claims.own,
+      ...(m.claims.keyed && m.req.fingerprint ? { f: m.req.fingerprint } : {}),
       at: nowMs,
       r: {},
-    };
+    }));
+    let writes = cur.satchel?.writes ?? [];
+    for (const record of records) writes = pruneWrites(writes, record, now());
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
       revision: cur.revision + 1,
-      satchel: { ...cur.satchel, writes: pruneWrites(cur.satchel?.writes ?? [], record, now()) },
+      satchel: { ...cur.satchel, writes },
     };
-    const knownValues = req.ctx.knownValues ? { knownValues: req.ctx.knownValues } : {};
+    const first = built[0]!.m.req;
+    const knownValues = first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {};
     const saved = pipeline.apply({
       next: draft,
       previous: cur,
@@ -301,27 +410,54 @@ export class WriteLoop {
     });
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-    const sealed = seal(session, receipt, record, cached.encoded, req.ctx.receiptExtras?.(session));
-    const added = Math.max(0, session.messages.length - cur.messages.length);
-    const committed = {
+    built.forEach(({ m, added }, i) => {
+      const op = m.req.ctx.op ?? m.req.op;
+      records[i]!.a = this.auditFields(
+        op,
+        m.req.ctx,
+        added,
+        session.messages.length,
+        saved.sources,
+      );
+    });
+    const extras = first.ctx.receiptExtras?.(session);
+    const sealed = seal(session, receipt, records, cached.encoded, extras);
+    const committed: Committed = {
       session,
       receipt,
       writeId,
-      op: req.ctx.op ?? req.op,
-      added,
+      op: first.ctx.op ?? first.op,
+      added: Math.max(0, session.messages.length - cur.messages.length),
       sources: saved.sources,
+      writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
     };
     try {
       const { etag } = await objects.put(key, sealed.body, { ifMatch: cached.etag });
       cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
     } catch (err) {
+      // Every member is open again: the re-read decides (a replay of what landed, or another try).
+      for (const m of unchanged) delete m.result;
       // Lost to another writer, or perhaps landed with the answer lost: the re-read tells which.
       if (PreconditionFailedError.is(err) || mayHaveLanded(err)) {
-        return { lost: true, tried: { ...committed, record, uncertain: mayHaveLanded(err) } };
+        const tried = { ...committed, records, members: built.map((b) => b.m) };
+        return { lost: true, tried: { ...tried, uncertain: mayHaveLanded(err) } };
       }
       throw err;
     }
-    return { lost: false, committed, result: { session, receipt, replayed: false } };
+    for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
+    return { lost: false, committed };
+  }
+
+  /** A write record's audit fields; the device label is redacted, since it is stored in the session. */
+  private auditFields(
+    op: AuditRecord['op'],
+    ctx: WriteContext,
+    added: number,
+    messages: number,
+    sources: string[],
+  ): NonNullable<WriteRecord['a']> {
+    const d = this.deps.pipeline.redactText(ctx.device ?? 'unknown');
+    return { o: op, d, n: added, m: messages, ...(sources.length ? { s: sources } : {}) };
   }
 
   /** The etag of the session object at `key` when its write records hold `claim` (our own write); else null. */
@@ -331,33 +467,25 @@ export class WriteLoop {
     const session = decodeSession(found.body, key);
     return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
   }
+}
 
-  /**
-   * Runs a write under its pending marker: the marker's PUT starts at once (`ready` settles when it is
-   * stored, and must before the commit); when the write did not land (`landed` never called), the
-   * marker is removed again (best effort: the manifest's compactor also heals it).
-   */
-  private async underPendingMarker<T>(
-    ns: string,
-    id: string,
-    writeId: string,
-    write: (ready: Promise<unknown>, landed: () => void) => Promise<T>,
-  ): Promise<T> {
-    const pending = this.deps.manifest.markPending(ns, id, writeId);
-    pending.catch(() => undefined);
-    let hasLanded = false;
-    try {
-      return await write(pending, () => {
-        hasLanded = true;
-      });
-    } finally {
-      if (!hasLanded)
-        await pending.then(
-          (k) => this.deps.manifest.clearPending(k),
-          () => undefined,
-        );
-    }
-  }
+function fulfilled(value: WriteResult | Tried): PromiseFulfilledResult<WriteResult> {
+  const result: WriteResult =
+    'records' in value
+      ? { session: value.session, receipt: value.receipt, replayed: false }
+      : value;
+  return { status: 'fulfilled', value: result };
+}
+
+function rejected(reason: unknown): PromiseRejectedResult {
+  return { status: 'rejected', reason };
+}
+
+function settle<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return p.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason) => ({ status: 'rejected', reason }),
+  );
 }
 
 /** How many trailing messages of `next` are not `cur`'s (by identity): what this write adds or replaces. */

@@ -79,13 +79,14 @@ export function makeReceipt(
 }
 
 /**
- * Stores the receipt in its write record and encodes the session. The receipt's byte count includes the
- * receipt itself, so encode until the size settles (the digit count changes at most once or twice).
+ * Stores the receipt in its write records (one per request of the commit) and encodes the session. The
+ * receipt's byte count includes the records themselves, so encode until the size settles (the digit
+ * count changes at most once or twice).
  */
 export function seal(
   session: StoredSession,
   receipt: WriteReceipt,
-  record: WriteRecord,
+  records: WriteRecord[],
   prior?: EncodedMessages,
   extra?: Record<string, unknown>,
 ): { body: Uint8Array; messages: EncodedMessages } {
@@ -93,7 +94,7 @@ export function seal(
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
     receipt.bytes = core.byteLength + tail.byteLength;
-    record.r = { ...receipt, ...extra };
+    for (const record of records) record.r = { ...receipt, ...extra };
     const again = encodeTail(session);
     if (again.byteLength === tail.byteLength) return { body: concat(core, again), messages };
     tail = again;

@@ -37,7 +37,7 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     }
   });
 
-  it('8 clients of one server × 25 appends: writers take turns, so no compare-and-swap is lost and no session is re-read', async () => {
+  it('8 clients of one server × 25 appends: queued appends go out as group commits, none lost, no session re-read', async () => {
     const counting = new CountingStore(openTestS3('one-server'));
     const app = await makeApp({ objects: counting });
     const { json } = await app.call('POST', '/v1/sessions', { body: { task: 'one server' } });
@@ -56,7 +56,9 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
       }),
     );
     const sessionPuts = counting.counts.putsByKind.sessions ?? 0;
-    expect(sessionPuts).toBe(200); // one PUT per append: none lost a race
+    // At most one PUT per append, none lost to a race; the appends that queue up share one.
+    expect(sessionPuts).toBeLessThan(200);
+    expect(sessionPuts).toBeGreaterThanOrEqual(25);
     expect(counting.counts.getsByKind.sessions ?? 0).toBe(0); // every append wrote on the cached copy
     const stored = (await app.call('GET', `/v1/sessions/${json.id}`)).json;
     const contents: string[] = stored.messages.map((m: { content: string }) => m.content);

@@ -353,7 +353,7 @@ describe('HTTP: auth and namespaces', () => {
 
 describe('HTTP: audit log', () => {
   it('one record per write with the device label, deleted with the session and by cleanup', async () => {
-    const { call, objects } = await makeApp();
+    const { call, objects, background } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
     await call('POST', `/v1/sessions/${json.id}/messages`, {
       body: { messages: [hi] },
@@ -379,6 +379,7 @@ describe('HTTP: audit log', () => {
     await call('DELETE', `/v1/sessions/${json.id}`);
     expect((await listAll(objects, `ns/alice/audit/${json.id}/`)).length).toBe(0);
     const second = await call('POST', '/v1/sessions', { body: { task: 'u' } });
+    await background.drain(); // the audit record is stored after the answer
     expect((await listAll(objects, `ns/alice/audit/${second.json.id}/`)).length).toBe(1);
     await call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
     expect((await listAll(objects, 'ns/alice/audit/')).length).toBe(0);

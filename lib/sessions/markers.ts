@@ -1,0 +1,157 @@
+import { randomHex } from '../model/ids.js';
+import { keys } from '../model/keys.js';
+import { unattended, type Schedule } from '../model/context.js';
+import type { ObjectStore } from '../storage/port.js';
+
+/** One write under a standing marker: `ready` settles once the marker is stored; `end` when it is logged. */
+export interface MarkedWrite {
+  /** The marker's PUT: must have succeeded before the write commits. */
+  ready: Promise<unknown>;
+  /**
+   * The write is over: `logged` when its log record is stored or nothing landed; false when it may have
+   * landed without a log record (the marker then stays for the manifest's compactor to heal).
+   */
+  end(logged: boolean): void;
+}
+
+interface Held {
+  key: string;
+  at: number;
+  ready: Promise<unknown>;
+  inFlight: number;
+  /** A write under it may have landed without its log record: never retired by this process. */
+  dirty: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export interface StandingMarkersOptions {
+  now: () => number;
+  /**
+   * How long an idle marker (every write logged) stays before this process deletes it. 0: delete it in
+   * the last write's own background work (Workers, Lambda: a timer may never fire in a frozen runtime).
+   */
+  idleMs?: number;
+  /** A marker older than this takes no new writes (the compactor heals markers older than 15 min). */
+  maxAgeMs?: number;
+}
+
+/** The write id part of a standing marker's key starts with this (log records never do). */
+const STANDING = 's';
+
+/**
+ * Standing pending markers (docs/design.md, "A write"): the first write of this process to a session
+ * stores an empty marker `m/p/<id>/<at>-s<epoch><n>` before its commit; the writes after it reuse it while
+ * it is young, so a warm append commits with one request. Readers check a session whose marker has
+ * writes without log records against its object, so a crash between a commit and its log record heals
+ * exactly as with one marker per write. Once every write under a marker is logged and it has been idle
+ * for `idleMs`, this process deletes it; a marker it could not retire (a crash, a log record that failed)
+ * stays until the manifest's compactor, having folded the object's state, deletes it as stale.
+ */
+export class StandingMarkers {
+  private readonly epoch = randomHex(6);
+  private seq = 0;
+  /** The marker new writes to a session use, per `ns\0id`. */
+  private readonly current = new Map<string, Held>();
+  /** Every marker of this process still in the bucket, by key. */
+  private readonly byKey = new Map<string, Held>();
+  private readonly idleMs: number;
+  private readonly maxAgeMs: number;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly options: StandingMarkersOptions,
+  ) {
+    this.idleMs = options.idleMs ?? 5_000;
+    this.maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
+  }
+
+  /** Begins a write to `ns/id` under a marker: a held one when young enough, else a new one. */
+  begin(ns: string, id: string, schedule: Schedule = unattended): MarkedWrite {
+    const slot = ns + '\0' + id;
+    let held = this.current.get(slot);
+    if (!held || this.options.now() - held.at > this.maxAgeMs) {
+      held = this.arm(ns, id);
+      this.current.set(slot, held);
+    }
+    const h = held;
+    h.inFlight++;
+    if (h.timer) clearTimeout(h.timer);
+    h.timer = undefined;
+    let ended = false;
+    return {
+      ready: h.ready,
+      end: (logged) => {
+        if (ended) return;
+        ended = true;
+        h.inFlight--;
+        if (!logged) h.dirty = true;
+        if (h.inFlight === 0 && !h.dirty) this.idle(slot, h, schedule);
+      },
+    };
+  }
+
+  /**
+   * The markers of this process with every write under it logged, now. A reader takes this set before it
+   * lists the manifest: those markers' log records are in its listing, so it need not check their
+   * sessions against the objects (a write logged only after the listing began is checked).
+   */
+  settledNow(): ReadonlySet<string> {
+    const out = new Set<string>();
+    for (const [key, h] of this.byKey) if (h.inFlight === 0 && !h.dirty) out.add(key);
+    return out;
+  }
+
+  /** True when a marker's write id names a standing marker (of any process). */
+  static isStanding(writeId: string): boolean {
+    return writeId.startsWith(STANDING);
+  }
+
+  /** Deletes every idle marker now (a process about to stop; tests). */
+  async retireIdle(): Promise<void> {
+    const idle = [...this.current].filter(([, h]) => h.inFlight === 0 && !h.dirty);
+    await Promise.all(idle.map(([slot, h]) => this.retire(slot, h)));
+  }
+
+  private arm(ns: string, id: string): Held {
+    const at = this.options.now();
+    const writeId = `${STANDING}${this.epoch}${(this.seq++).toString(36)}`;
+    const key = keys.pending(ns, id, `${String(at).padStart(13, '0')}-${writeId}`);
+    const held: Held = { key, at, inFlight: 0, dirty: false, ready: Promise.resolve() };
+    held.ready = this.store.put(key, new Uint8Array(0), {
+      contentType: 'application/octet-stream',
+    });
+    this.byKey.set(key, held);
+    held.ready.catch(() => {
+      // Not stored (or unknown): never reuse it. A PUT whose answer was lost leaves a marker that the
+      // compactor collects as stale; nothing committed under it.
+      if (this.current.get(ns + '\0' + id) === held) this.current.delete(ns + '\0' + id);
+      held.dirty = true;
+    });
+    return held;
+  }
+
+  private idle(slot: string, h: Held, schedule: Schedule): void {
+    if (this.current.get(slot) !== h || this.idleMs <= 0) {
+      // Replaced by a younger marker (nothing will write under it again), or no timers here.
+      schedule(this.retire(slot, h));
+      return;
+    }
+    h.timer = setTimeout(() => void this.retire(slot, h), this.idleMs);
+    (h.timer as { unref?: () => void }).unref?.();
+  }
+
+  private async retire(slot: string, h: Held): Promise<void> {
+    if (h.inFlight > 0 || h.dirty) return;
+    if (this.current.get(slot) === h) this.current.delete(slot);
+    if (h.timer) clearTimeout(h.timer);
+    try {
+      await h.ready;
+      await this.store.delete(h.key);
+      this.byKey.delete(h.key);
+    } catch {
+      // Stays in the bucket: readers check the session against its object until the compactor
+      // collects it as stale. Nothing is lost, a list costs one more read meanwhile.
+      h.dirty = true;
+    }
+  }
+}
