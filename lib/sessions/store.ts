@@ -19,6 +19,7 @@ import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
+import { recordsCover } from './write-records.js';
 import {
   WriteLoop,
   type Committed,
@@ -601,7 +602,13 @@ export class SessionStore {
     if (!this.audit) return;
     const found = await this.load(ns, id);
     if (!found) return;
-    const records = found.session.satchel?.writes.filter((w) => w.at >= since) ?? [];
+    const kept = found.session.satchel?.writes ?? [];
+    if (!recordsCover(kept, since))
+      this.onError(
+        `audit records of writes to ${id} after ${new Date(since).toISOString()} may be missing`,
+        new Error('their writer stopped before storing them, and the session no longer holds them'),
+      );
+    const records = kept.filter((w) => w.at >= since);
     await mapLimit(records, 8, async (w) => {
       const audit = auditOf(w);
       if (audit) await this.audit!.record(ns, id, audit, w.k);

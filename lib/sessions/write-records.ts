@@ -58,6 +58,17 @@ export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: numb
   return all.sort((a, b) => a.at - b.at);
 }
 
+/**
+ * True when `writes` (a session's kept records) still hold every write made since `since`: neither kind
+ * has been pruned past that time.
+ */
+export function recordsCover(writes: readonly WriteRecord[], since: number): boolean {
+  const keyed = writes.filter((w) => w.k.startsWith('k:'));
+  const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
+  const full = (kept: WriteRecord[], max: number) => kept.length >= max && kept[0]!.at > since;
+  return !full(keyed, KEYED_WRITES_MAX) && !full(unkeyed, UNKEYED_WRITES_MAX);
+}
+
 /** The receipt of a write that stored `s`; `bytes` is filled in by `seal`. */
 export function makeReceipt(
   s: StoredSession,

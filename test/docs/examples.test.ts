@@ -209,7 +209,8 @@ for (const file of FILES) {
     });
     afterAll(async () => {
       await server?.stop();
-      rmSync(work, { recursive: true, force: true });
+      // The server may still be finishing answered writes' records after the npm wrapper has exited.
+      rmSync(work, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
     });
 
     const startServer = async (code: string) => {

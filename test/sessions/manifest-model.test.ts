@@ -5,6 +5,7 @@ import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 
 const ns = 'model';
 
@@ -39,14 +40,38 @@ async function walk(store: SessionStore, limit: number, updatedAfter?: number) {
 }
 
 type Op = {
-  kind: 'create' | 'append' | 'delete' | 'compact' | 'major' | 'tick';
+  kind: 'create' | 'append' | 'delete' | 'compact' | 'major' | 'tick' | 'crash' | 'idle' | 'stale';
   device: number;
   pick: number;
   n: number;
 };
 
+/**
+ * The bucket as one process sees it: once `stopped`, the log and audit records it starts never land (the
+ * process died after its commit), while everything it sent before has.
+ */
+class Stoppable implements ObjectStore {
+  readonly name = 'stoppable';
+  stopped = false;
+  constructor(private readonly inner: ObjectStore) {}
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  put(key: string, body: Uint8Array, options?: PutOptions) {
+    if (this.stopped && (key.includes('/m/l/') || key.includes('/audit/')))
+      return new Promise<never>(() => undefined);
+    return this.inner.put(key, body, options);
+  }
+  delete(k: string | string[]) {
+    return this.inner.delete(k);
+  }
+  list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    return this.inner.list(prefix, options);
+  }
+}
+
 describe('manifest model check', () => {
-  it('list (any page size, any cursor walk, updated_after) always equals the session objects', async () => {
+  it('list (any page size, any cursor walk, updated_after) always equals the session objects, whatever crashed', async () => {
     const op = fc.record({
       kind: fc.constantFrom<Op['kind']>(
         'create',
@@ -58,6 +83,9 @@ describe('manifest model check', () => {
         'compact',
         'major',
         'tick',
+        'crash',
+        'idle',
+        'stale',
       ),
       device: fc.integer({ min: 0, max: 2 }),
       pick: fc.nat(),
@@ -77,7 +105,10 @@ describe('manifest model check', () => {
             manifest: { compactAfter: 3, pageSize: 4 },
           });
           const options = opts(0);
-          const devices = skews.map((skew) => new SessionStore(objects, opts(skew)));
+          // Each device is a process: `crash` stops one right after a commit (its log and audit records
+          // never land; its standing marker stays) and starts a new one in its place.
+          const wrappers = skews.map(() => new Stoppable(objects));
+          const devices = skews.map((skew, i) => new SessionStore(wrappers[i]!, opts(skew)));
           const ids: string[] = [];
           let next = 0;
           for (const o of ops) {
@@ -94,6 +125,18 @@ describe('manifest model check', () => {
                 .catch((e) => expect(e.kind).toBe('not_found'));
             } else if (o.kind === 'delete') {
               await dev.delete(ns, id).catch((e) => expect(e.kind).toBe('not_found'));
+            } else if (o.kind === 'crash') {
+              wrappers[o.device]!.stopped = true;
+              await dev
+                .append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined)
+                .catch((e) => expect(e.kind).toBe('not_found'));
+              wrappers[o.device] = new Stoppable(objects);
+              devices[o.device] = new SessionStore(wrappers[o.device]!, opts(skews[o.device]!));
+            } else if (o.kind === 'idle') await dev.settled().then(() => dev.retireMarkers());
+            else if (o.kind === 'stale') {
+              clock += 16 * 60_000; // past the stale-marker window: the compactor heals crashed writes
+              await dev.list(ns, { limit: 1 });
+              await dev.manifest.compact(ns, true);
             } else if (o.kind === 'compact') await dev.manifest.compact(ns, true);
             else if (o.kind === 'major')
               for (let i = 0; i < 10; i++) await dev.manifest.compact(ns, true);
