@@ -13,7 +13,7 @@ const ready = (async () => {
     config,
     objects: new S3Store(config.storage.s3),
     log,
-    markerIdleMs: 0,
+    shortLived: true,
   });
   return { handler: handle(built.app), background: built.background };
 })();

@@ -35,7 +35,7 @@ export function workerHandler(openS3?: (config: S3Config) => ObjectStore | Promi
     // An isolate has 128 MB: keep the session cache small there. No open mode: without SATCHEL_TOKENS
     // every request is 401 saying so (wrangler dev without .dev.vars).
     const log = createServerLogger(config);
-    return createApp({ config, objects, log, cacheBytes: 24 * 1024 * 1024, markerIdleMs: 0 }).app;
+    return createApp({ config, objects, log, cacheBytes: 24 * 1024 * 1024, shortLived: true }).app;
   }
 
   return {

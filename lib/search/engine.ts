@@ -2,7 +2,7 @@ import { sha256Hex } from '../model/digest.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys } from '../model/keys.js';
-import { mapLimit } from '../storage/concurrency.js';
+import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type {
@@ -65,7 +65,20 @@ export interface SearchOptions {
   /** A search reuses the namespace's session list this long (other devices' writes show up within it). */
   freshnessMs?: number;
   lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number; mergeWidth?: number };
+  /**
+   * How long a session's index record waits for the versions after it: only the newest of those is
+   * stored (the others would be superseded at once). 0 on Workers and Lambda.
+   */
+  recordLingerMs?: number;
   onError?: (what: string, err: unknown) => void;
+}
+
+/** A version's lexical document, waiting to be stored as its session's index record. */
+interface PendingRecord {
+  ns: string;
+  key: DocKey;
+  doc: Promise<LexDoc>;
+  schedule: Schedule;
 }
 
 const RRF_K = 60;
@@ -80,7 +93,9 @@ export class SearchEngine implements SessionListener {
   private readonly lastDocs = new Map<string, { key: DocKey; doc: Promise<LexDoc> }>();
   /** The key-prefix hash of each embedding space. */
   private readonly spaceHashes = new Map<string, string>();
-  private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError'>>;
+  private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs'>>;
+  /** Index records waiting per session: a burst of appends stores the newest version's only. */
+  private readonly records: Batcher<PendingRecord>;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly lsmOptions: NonNullable<SearchOptions['lsm']>;
   private readonly embedder: Embedder | null;
@@ -101,6 +116,10 @@ export class SearchEngine implements SessionListener {
       freshnessMs: options.freshnessMs ?? 1000,
     };
     this.onError = options.onError ?? (() => undefined);
+    this.records = new Batcher(
+      (_, items) => this.storeNewest([...items]),
+      options.recordLingerMs ?? 20,
+    );
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
     const entries = async (ns: string) =>
       (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
@@ -150,11 +169,7 @@ export class SearchEngine implements SessionListener {
     this.lastDocs.set(cacheKey, { key, doc });
     while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
     const schedule = ctx.schedule ?? unattended;
-    schedule(
-      doc
-        .then((d) => this.lexical.put(ns, key, d, schedule))
-        .catch((err) => this.onError('lexical index record not stored', err)),
-    );
+    schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule }]));
     if (this.embedder?.available() && this.embedder.space()) {
       schedule(
         (async () => {
@@ -168,6 +183,14 @@ export class SearchEngine implements SessionListener {
         }),
       );
     }
+  }
+
+  /** Stores the newest of a session's waiting versions as its index record (the older ones are superseded). */
+  private async storeNewest(items: PendingRecord[]): Promise<void> {
+    const newest = items.reduce((a, b) => ((b.key.c - a.key.c || b.key.r - a.key.r) > 0 ? b : a));
+    await newest.doc
+      .then((d) => this.lexical.put(newest.ns, newest.key, d, newest.schedule))
+      .catch((err) => this.onError('lexical index record not stored', err));
   }
 
   /**

@@ -21,10 +21,11 @@ export interface ServiceOptions {
   /** The embedder (default: from config.embeddings, else none: lexical search only). */
   embedder?: Embedder | null;
   /**
-   * How long a session's standing pending marker outlives its last logged write (default 5 s; 0 on
-   * Workers and Lambda, where a timer may never fire: the marker goes in the write's background work).
+   * The runtime may freeze between requests (Workers, Lambda): a session's standing pending marker goes
+   * in the write's own background work rather than after 5 idle seconds, and log and audit records do
+   * not linger to be batched.
    */
-  markerIdleMs?: number;
+  shortLived?: boolean;
 }
 
 /** Everything a request may use, built once per process from a config object and a store. */
@@ -54,7 +55,7 @@ export function buildServices(options: ServiceOptions): Services {
     new SessionStore(objects, {
       pipeline,
       cacheBytes,
-      ...(options.markerIdleMs !== undefined ? { markerIdleMs: options.markerIdleMs } : {}),
+      ...(options.shortLived ? { markerIdleMs: 0, recordLingerMs: 0 } : {}),
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
       audit: new AuditLog(objects, pipeline.redactText),
@@ -72,6 +73,7 @@ export function buildServices(options: ServiceOptions): Services {
         ? new HttpEmbedder({ ...config.embeddings, onError: onEmbeddingsError })
         : null;
   const search = new SearchEngine(sessions, embedder, {
+    ...(options.shortLived ? { recordLingerMs: 0 } : {}),
     onError: (what, err) => log.warn(what, { error: describeError(err) }),
   });
   sessions.addListener(search);

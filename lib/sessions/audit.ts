@@ -23,10 +23,21 @@ export interface AuditRecord {
   episode_untrusted: boolean;
 }
 
+/** One audit record to store, with the key of the write it describes (its write record's `k`). */
+export interface AuditEntry {
+  record: AuditRecord;
+  writeKey: string;
+}
+
+/** An audit record as stored: `w` names its write (a digest), so that a record stored twice reads once. */
+type StoredAudit = AuditRecord & { w?: string };
+
 /**
- * The audit log: one create-only object per write (`ns/<ns>/audit/<id>/<at>-<random>.json`), so
- * concurrent writers never lose a record (there is no read-modify-write), deleted with the session.
- * Every string in a record passes through `redact` before it is stored.
+ * The audit log: create-only objects under `ns/<ns>/audit/<id>/`, so concurrent writers never lose a
+ * record (there is no read-modify-write), deleted with the session. An object holds one record, or the
+ * records of several writes stored together (`{"records": [...]}`); its key is derived from its first
+ * write (`<at>-<16 hex>`), and each record names its write, so a record stored again (the compactor
+ * restoring what a stopped writer left unwritten) is read once. Every string passes through `redact`.
  */
 export class AuditLog {
   /** Records this process is storing, per session: a read of the log waits for them. */
@@ -37,24 +48,24 @@ export class AuditLog {
     private readonly redact: (s: string) => string,
   ) {}
 
+  /** Stores one record (see `recordAll`). */
+  record(ns: string, id: string, record: AuditRecord, writeKey: string): Promise<void> {
+    return this.recordAll(ns, id, [{ record, writeKey }]);
+  }
+
   /**
-   * Stores one record under a key derived from its write (`writeKey`, the write record's `k`), so that
-   * storing it twice (its writer and a compactor restoring it) leaves one object.
+   * Stores records of one session in one object, under a key derived from the first one's write, so
+   * that storing the same again (its writer and a compactor restoring it) leaves one object.
    */
-  async record(ns: string, id: string, record: AuditRecord, writeKey: string): Promise<void> {
-    const safe: AuditRecord = {
-      ...record,
-      device: this.redact(record.device),
-      ingest_sources: record.ingest_sources.map(this.redact),
-    };
-    const at = String(Date.parse(record.at) || Date.now()).padStart(13, '0');
-    const work = sha256Hex(writeKey + '|' + at).then((digest) =>
-      putOwn(
-        this.store,
-        `${keys.audit(ns, id)}${at}-${digest.slice(0, 16)}.json`,
-        utf8(JSON.stringify(safe)),
-      ),
-    );
+  async recordAll(ns: string, id: string, entries: AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const work = (async () => {
+      const stored = await Promise.all(entries.map((e) => this.stored(e)));
+      const first = stored[0]!;
+      const body = stored.length === 1 ? first : { records: stored };
+      const key = `${keys.audit(ns, id)}${stamp(first.at)}-${first.w}.json`;
+      await putOwn(this.store, key, utf8(JSON.stringify(body)));
+    })();
     // Registered before any await, so that a read of the log that follows waits for it.
     const slot = ns + '\0' + id;
     const pending = this.pending.get(slot) ?? new Set<Promise<unknown>>();
@@ -69,31 +80,55 @@ export class AuditLog {
     }
   }
 
+  private async stored({ record, writeKey }: AuditEntry): Promise<StoredAudit> {
+    const w = (await sha256Hex(writeKey + '|' + stamp(record.at))).slice(0, 16);
+    return {
+      ...record,
+      device: this.redact(record.device),
+      ingest_sources: record.ingest_sources.map(this.redact),
+      w,
+    };
+  }
+
   /** Waits for this process's audit records of a session still being stored (read-your-writes). */
   async flushed(ns: string, id: string): Promise<void> {
     const pending = this.pending.get(ns + '\0' + id);
     if (pending) await Promise.all(pending);
   }
 
-  /** The session's records, oldest first. */
+  /** The session's records, oldest first, each once. */
   async list(ns: string, id: string): Promise<AuditRecord[]> {
     await this.flushed(ns, id);
     const all = await listAll(this.store, keys.audit(ns, id));
     const bodies = await mapLimit(all, 16, (k) => this.store.get(k));
-    return bodies.flatMap((b) => {
-      if (!b) return [];
+    const seen = new Set<string>();
+    const out: AuditRecord[] = [];
+    for (const b of bodies) {
+      if (!b) continue;
+      let parsed: StoredAudit | { records: StoredAudit[] };
       try {
-        return [JSON.parse(text(b.body)) as AuditRecord];
+        parsed = JSON.parse(text(b.body));
       } catch {
-        return [];
+        continue;
       }
-    });
+      for (const { w, ...record } of 'records' in parsed ? parsed.records : [parsed]) {
+        if (w !== undefined && seen.has(w)) continue;
+        if (w !== undefined) seen.add(w);
+        out.push(record);
+      }
+    }
+    return out.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
   }
 
   /** Deletes all of a session's records. */
   async deleteAll(ns: string, id: string): Promise<void> {
     await deletePrefix(this.store, keys.audit(ns, id));
   }
+}
+
+/** A record's time as the 13-digit milliseconds of its key. */
+function stamp(at: string): string {
+  return String(Date.parse(at) || Date.now()).padStart(13, '0');
 }
 
 /** The audit record a write record describes (its receipt and audit fields); null without them. */

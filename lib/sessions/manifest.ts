@@ -301,12 +301,29 @@ export class Manifest {
     const entries = (
       await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))
     ).filter((e): e is ManifestEntry => e !== null);
+    // The deletes it covers stay known as tombstones: a log record of an older version that lands
+    // after this root (writes answer before their log records) must not bring the session back.
+    const live = new Set(entries.map((e) => e.id));
+    const tombstones = new Map<string, number>();
+    const remember = (id: string, at: number) => {
+      if (!live.has(id) && at > startedAt - this.tombstoneTtlMs)
+        tombstones.set(id, Math.max(tombstones.get(id) ?? 0, at));
+    };
+    for (const { r } of await this.listedLogRecords(listing))
+      if (r.op === 'del') remember(r.id, r.at);
+    // So do the tombstones of the newest root still readable (a purge erased its deletes' records).
+    for (const ref of [...listing.roots].reverse()) {
+      const root = await this.loadRoot(ref.key).catch(() => null);
+      if (!root) continue;
+      for (const t of root.tombstones) remember(t.id, t.at);
+      break;
+    }
     await this.writeRoot(
       ns,
       listing.maxSeq + 1,
       startedAt,
       await this.writePages(ns, listing.maxSeq + 1, entries, true),
-      [],
+      [...tombstones].map(([id, at]) => ({ id, at })),
       listing.logs,
     );
     this.snapshots.delete(ns);
@@ -557,7 +574,9 @@ export class Manifest {
     }
     await mapLimit([...toVerify], this.concurrency, async (id) => {
       const entry = await this.readSummary(ns, id);
-      changes.set(id, entry ? { entry } : { deletedAt: Infinity });
+      // Gone: a delete already known keeps its time (a log record of an older version may still land).
+      const known = changes.get(id)?.deletedAt;
+      changes.set(id, entry ? { entry } : { deletedAt: known ?? Infinity });
       if (entry) tombstones.delete(id);
     });
     const snap: Snapshot = {
@@ -653,8 +672,11 @@ export class Manifest {
       // may hold older versions of it: only a major compaction, which drops them, can record it safely.
       let vanished = false;
       for (const [id, c] of snap.changes) {
-        if (c.deletedAt === Infinity) vanished = true;
-        else if (c.deletedAt !== undefined) tombstones.set(id, c.deletedAt);
+        if (c.deletedAt === Infinity) {
+          // No time of its own: as of now, so that a late log record of an older version stays hidden.
+          vanished = true;
+          tombstones.set(id, Math.max(tombstones.get(id) ?? 0, startedAt));
+        } else if (c.deletedAt !== undefined) tombstones.set(id, c.deletedAt);
       }
       let pages: PageRef[];
       let keptTombstones: [string, number][];

@@ -10,7 +10,7 @@ import type { ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
-import { mapLimit } from '../storage/concurrency.js';
+import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -70,6 +70,12 @@ export interface SessionStoreOptions {
    * (markers.ts). 0: remove it in the write's own background work (Workers, Lambda).
    */
   markerIdleMs?: number;
+  /**
+   * How long a commit's log and audit records wait for the commits after it, to go out together (one log
+   * record for the newest, one audit object for all). 0 on Workers and Lambda, where the wait would be
+   * the function's. Records of commits made while a batch is being stored always wait for it.
+   */
+  recordLingerMs?: number;
   now?: () => number;
 }
 
@@ -128,6 +134,8 @@ export class SessionStore {
   private readonly markers: StandingMarkers;
   /** After-commit work still running, per session key. */
   private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+  /** Commits waiting for their log and audit records, batched per session. */
+  private readonly records: Batcher<PendingCommit>;
   private readonly now: () => number;
 
   constructor(
@@ -140,6 +148,10 @@ export class SessionStore {
     this.onError = options.onError ?? (() => undefined);
     this.cache = new SessionCache(options.cacheBytes ?? 64 * 1024 * 1024);
     this.now = options.now ?? Date.now;
+    this.records = new Batcher(
+      (_, items) => this.recordBatch([...items]),
+      options.recordLingerMs ?? 20,
+    );
     this.markers = new StandingMarkers(objects, {
       now: this.now,
       ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
@@ -500,6 +512,7 @@ export class SessionStore {
   /** The session's audit records; `not_found` when the session does not exist. */
   async auditRecords(ns: string, id: string): Promise<AuditRecord[]> {
     assertSessionId(id);
+    await this.settledSession(ns, id); // this process's records of its answered writes first
     if (!(await this.objects.get(keys.session(ns, id))))
       throw notFound(`session ${id} does not exist`);
     return this.audit ? this.audit.list(ns, id) : [];
@@ -548,7 +561,8 @@ export class SessionStore {
   private afterCommit(ns: string, committed: Committed): Promise<boolean> {
     this.manifest.noteWrite(ns);
     const slot = keys.session(ns, committed.session.id);
-    const work = this.recordCommit(ns, committed);
+    const item: PendingCommit = { ns, committed, logged: false };
+    const work = this.records.add(slot, [item]).then(() => item.logged);
     const running = this.inflight.get(slot) ?? new Set<Promise<unknown>>();
     this.inflight.set(slot, running);
     const settled = work.catch(() => undefined);
@@ -560,38 +574,48 @@ export class SessionStore {
     return work;
   }
 
-  private async recordCommit(ns: string, committed: Committed): Promise<boolean> {
-    const { session, receipt, writeId, op, added, writes } = committed;
-    const audits = writes.map(({ record }) => {
-      const audit = auditOf(record);
-      if (!this.audit || !audit) return Promise.resolve();
-      return this.audit
-        .record(ns, session.id, audit, record.k)
-        .catch((err) =>
-          this.onError(
-            'audit record not stored; the session object keeps it for the compactor',
-            err,
-          ),
-        );
-    });
-    // A log record that cannot be stored is healed from the write's pending marker, which stays.
-    const logged = this.manifest.recordPut(ns, entryOf(session, receipt.bytes), writeId).then(
-      () => true,
-      (err) => {
-        this.onError('manifest log record not stored; its pending marker heals it', err);
-        return false;
-      },
+  /**
+   * The records of commits of one session, together: one log record (the newest version is all the
+   * manifest needs), one audit object holding every request's record, then the listeners, commit by
+   * commit.
+   */
+  private async recordBatch(items: PendingCommit[]): Promise<void> {
+    items.sort((a, b) => a.committed.session.revision - b.committed.session.revision);
+    const { ns } = items[0]!;
+    const newest = items[items.length - 1]!.committed;
+    const entries = items.flatMap(({ committed }) =>
+      committed.writes.flatMap(({ record }) => {
+        const audit = auditOf(record);
+        return audit ? [{ record: audit, writeKey: record.k }] : [];
+      }),
     );
-    const [ok] = await Promise.all([logged, ...audits]);
-    const ctx = writes[0]!.ctx;
-    for (const l of this.listeners) {
-      try {
-        await l.afterWrite?.(ns, session, receipt, ctx, { op, added });
-      } catch (err) {
-        this.onError('a listener failed after a write', err);
+    const audited = this.audit
+      ?.recordAll(ns, newest.session.id, entries)
+      .catch((err) =>
+        this.onError('audit record not stored; the session object keeps it for the compactor', err),
+      );
+    // A log record that cannot be stored is healed from the write's pending marker, which stays.
+    const logged = this.manifest
+      .recordPut(ns, entryOf(newest.session, newest.receipt.bytes), newest.writeId)
+      .then(
+        () => true,
+        (err) => {
+          this.onError('manifest log record not stored; its pending marker heals it', err);
+          return false;
+        },
+      );
+    const [ok] = await Promise.all([logged, audited]);
+    for (const item of items) item.logged = ok;
+    for (const { committed } of items) {
+      const { session, receipt, op, added, writes } = committed;
+      for (const l of this.listeners) {
+        try {
+          await l.afterWrite?.(ns, session, receipt, writes[0]!.ctx, { op, added });
+        } catch (err) {
+          this.onError('a listener failed after a write', err);
+        }
       }
     }
-    return ok as boolean;
   }
 
   /**
@@ -614,6 +638,13 @@ export class SessionStore {
       if (audit) await this.audit!.record(ns, id, audit, w.k);
     });
   }
+}
+
+/** A commit whose log and audit records are still to be stored. */
+interface PendingCommit {
+  ns: string;
+  committed: Committed;
+  logged: boolean;
 }
 
 /** The manifest entry of a stored session. */

@@ -74,7 +74,11 @@ export class Batcher<T> {
   private readonly waiting = new Map<string, { items: Set<T>; done: Promise<void> }>();
   private readonly chains = new Map<string, Promise<void>>();
 
-  constructor(private readonly runBatch: (key: string, items: Set<T>) => Promise<void>) {}
+  /** `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running). */
+  constructor(
+    private readonly runBatch: (key: string, items: Set<T>) => Promise<void>,
+    private readonly lingerMs = 0,
+  ) {}
 
   /** Adds items to the key's waiting batch (or a new one); resolves when that batch has run. */
   add(key: string, items: Iterable<T>): Promise<void> {
@@ -87,6 +91,9 @@ export class Batcher<T> {
     const before = this.chains.get(key) ?? Promise.resolve();
     batch.done = before
       .catch(() => undefined)
+      .then(() =>
+        this.lingerMs > 0 ? new Promise((r) => setTimeout(r, this.lingerMs)) : undefined,
+      )
       .then(() => {
         this.waiting.delete(key); // later calls form the next batch
         return this.runBatch(key, batch.items);

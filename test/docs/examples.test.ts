@@ -120,6 +120,15 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): voi
   }
 }
 
+function groupAlive(child: ChildProcess): boolean {
+  try {
+    if (child.pid) process.kill(-child.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 class DocServer {
   private output = '';
   private exited = false;
@@ -161,6 +170,10 @@ class DocServer {
     const timer = setTimeout(() => killGroup(this.child, 'SIGKILL'), 5_000);
     await gone;
     clearTimeout(timer);
+    // The shell exits first; the server in its group finishes its answered writes' records, then exits.
+    for (let i = 0; i < 60 && groupAlive(this.child); i++)
+      await new Promise((r) => setTimeout(r, 250));
+    killGroup(this.child, 'SIGKILL');
   }
 }
 
