@@ -112,6 +112,20 @@ interface Member {
   result?: PromiseSettledResult<WriteResult>;
 }
 
+/** One group's write in progress: what the commit loop and the code around it share. */
+interface GroupRun {
+  ns: string;
+  id: string;
+  key: string;
+  writeId: string;
+  members: Member[];
+  mark: MarkedWrite;
+  /** A write may have landed without its log record: the marker must stay. */
+  unknown: boolean;
+  /** A commit landed and its after-commit work (which releases the marker) is under way. */
+  finished: boolean;
+}
+
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
 type Tried = Committed & { records: WriteRecord[]; members: Member[]; uncertain: boolean };
 
@@ -202,90 +216,92 @@ export class WriteLoop {
       })),
     );
     const mark = this.deps.markers.begin(ns, id, ctx.schedule);
-    // Whether the marker must stay: a write that may have landed without its log record.
-    let unknown = false;
-    let finished = false;
+    // `unknown`: a write may have landed without its log record, so the marker must stay.
+    const run: GroupRun = { ns, id, key, writeId, members, mark, unknown: false, finished: false };
     try {
-      let cached = this.deps.cache.get(key) ?? null;
-      // The first read runs alongside the marker's PUT (when the marker is not already standing).
-      const read = cached ? null : await this.deps.load(ns, id);
-      cached ??= read;
-      await mark.ready;
-      let fromCache = read === null;
-      const tries: Tried[] = [];
-      const deadline = this.deps.now() + this.deps.maxContentionMs;
-      for (let attempt = 0; ; attempt++) {
-        const open = members.filter((m) => !m.result);
-        if (!cached) {
-          for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
-          break;
-        }
-        const verdict = this.checkAll(open, cached.session, fromCache, tries);
-        if (verdict === 'reread') {
-          cached = await this.deps.load(ns, id);
-          fromCache = false;
-          continue;
-        }
-        if (verdict) {
-          // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
-          for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
-          finished = true;
-          this.finish(ns, mark, verdict.landed);
-          break;
-        }
-        const left = members.filter((m) => !m.result);
-        if (left.length === 0) break;
-        if (attempt > 0 && this.deps.now() > deadline) {
-          unknown = tries.some((t) => t.uncertain); // a delayed PUT may still land: keep the marker
-          const busy = unavailable('too many concurrent writers on this session; try again', 1);
-          for (const m of left) m.result = rejected(busy);
-          break;
-        }
-        let outcome: Attempt;
-        try {
-          outcome = await this.attempt(key, cached, left, writeId, fromCache);
-        } catch (err) {
-          unknown = tries.some((t) => t.uncertain);
-          if (left.length > 1 && err instanceof SatchelError && !unknown) {
-            // The group as a whole was refused (say, over the size cap): each request on its own.
-            for (const m of left) m.result = await settle(this.write(m.req));
-            break;
-          }
-          throw err;
-        }
-        if ('reread' in outcome) {
-          cached = await this.deps.load(ns, id);
-          fromCache = false;
-          continue;
-        }
-        if (outcome.lost) {
-          tries.push(outcome.tried);
-          if (outcome.tried.uncertain) {
-            // It may have landed: read before anything else, so that a landed write is never refused.
-            cached = await this.deps.load(ns, id).catch((err) => {
-              unknown = true;
-              throw err;
-            });
-            fromCache = false;
-            continue;
-          }
-        } else {
-          if (outcome.committed) {
-            finished = true;
-            this.finish(ns, mark, outcome.committed);
-          }
-          break;
-        }
-        await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
-        cached = await this.deps.load(ns, id);
-        fromCache = false;
-      }
+      await this.commitLoop(run);
     } catch (err) {
       for (const m of members) m.result ??= rejected(err);
     } finally {
-      if (!finished) mark.end(!unknown);
+      if (!run.finished) mark.end(!run.unknown);
     }
+    // A request the landed commit did not hold (it changed nothing then) runs on its own.
+    for (const m of members) m.result ??= await settle(this.write(m.req));
     return members.map((m) => m.result!);
+  }
+
+  /** Reads, checks, builds and commits until every member has its answer (or the deadline). */
+  private async commitLoop(run: GroupRun): Promise<void> {
+    const { ns, id, key, writeId, members, mark } = run;
+    let cached = this.deps.cache.get(key) ?? null;
+    // The first read runs alongside the marker's PUT (when the marker is not already standing).
+    const read = cached ? null : await this.deps.load(ns, id);
+    cached ??= read;
+    await mark.ready;
+    let fromCache = read === null;
+    const tries: Tried[] = [];
+    const deadline = this.deps.now() + this.deps.maxContentionMs;
+    for (let attempt = 0; ; attempt++) {
+      const open = members.filter((m) => !m.result);
+      if (!cached) {
+        for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
+        return;
+      }
+      const verdict = this.checkAll(open, cached.session, fromCache, tries);
+      if (verdict === 'reread') {
+        cached = await this.deps.load(ns, id);
+        fromCache = false;
+        continue;
+      }
+      if (verdict) {
+        // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
+        for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
+        run.finished = true;
+        this.finish(ns, mark, verdict.landed);
+        return;
+      }
+      const left = members.filter((m) => !m.result);
+      if (left.length === 0) return;
+      if (attempt > 0 && this.deps.now() > deadline) {
+        run.unknown = tries.some((t) => t.uncertain); // a delayed PUT may still land: keep the marker
+        const busy = unavailable('too many concurrent writers on this session; try again', 1);
+        for (const m of left) m.result = rejected(busy);
+        return;
+      }
+      let outcome: Attempt;
+      try {
+        outcome = await this.attempt(key, cached, left, writeId, fromCache);
+      } catch (err) {
+        run.unknown = tries.some((t) => t.uncertain);
+        if (left.length > 1 && err instanceof SatchelError && !run.unknown) {
+          // The group as a whole was refused (say, over the size cap): each request on its own.
+          for (const m of left) m.result = await settle(this.write(m.req));
+          return;
+        }
+        throw err;
+      }
+      if ('reread' in outcome) {
+        cached = await this.deps.load(ns, id);
+        fromCache = false;
+        continue;
+      }
+      if (!outcome.lost) {
+        if (outcome.committed) {
+          run.finished = true;
+          this.finish(ns, mark, outcome.committed);
+        }
+        return;
+      }
+      tries.push(outcome.tried);
+      if (!outcome.tried.uncertain)
+        await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
+      // It may have landed: read before anything else, so that a landed write is never refused.
+      cached = await this.deps.load(ns, id).catch((err) => {
+        run.unknown = tries.some((t) => t.uncertain);
+        throw err;
+      });
+      fromCache = false;
+    }
   }
 
   /** Hands what follows a commit to the background; the marker is released once it is logged. */
@@ -370,27 +386,14 @@ export class WriteLoop {
     const cur = cached.session;
     const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
     const nowIso = new Date(nowMs).toISOString();
-    // Each request builds on the one before it; one whose build changes nothing is answered as is.
-    let next = cur;
-    const built: { m: Member; added: number }[] = [];
-    for (const m of members) {
-      const after = m.req.build(next, nowIso);
-      if (!after) continue;
-      built.push({ m, added: Math.max(0, after.messages.length - next.messages.length) });
-      next = after;
-    }
+    const { next, built } = buildAll(members, cur, nowIso);
     // "Nothing to change" is an answer: never given from a cached copy that may be behind.
     if (built.length === 0 && fromCache) return { reread: true };
     const noop = { session: cur, receipt: makeReceipt(cur, cached.bytes, 0, 0), replayed: false };
     const unchanged = members.filter((m) => !built.some((b) => b.m === m));
     for (const m of unchanged) m.result = fulfilled(noop);
     if (built.length === 0) return { lost: false, committed: null };
-    const records: WriteRecord[] = built.map(({ m }) => ({
-      k: m.claims.keyed ?? m.claims.own,
-      ...(m.claims.keyed && m.req.fingerprint ? { f: m.req.fingerprint } : {}),
-      at: nowMs,
-      r: {},
-    }));
+    const records = built.map(({ m }) => recordOf(m, nowMs));
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now());
     const draft: StoredSession = {
@@ -411,14 +414,8 @@ export class WriteLoop {
     const session = saved.session;
     const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
-      const op = m.req.ctx.op ?? m.req.op;
-      records[i]!.a = this.auditFields(
-        op,
-        m.req.ctx,
-        added,
-        session.messages.length,
-        saved.sources,
-      );
+      const fields = [m.req.ctx, added, session.messages.length, saved.sources] as const;
+      records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
     });
     const extras = first.ctx.receiptExtras?.(session);
     const sealed = seal(session, receipt, records, cached.encoded, extras);
@@ -467,6 +464,30 @@ export class WriteLoop {
     const session = decodeSession(found.body, key);
     return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
   }
+}
+
+/** Each request builds on the one before it; one whose build changes nothing is left out. */
+function buildAll(members: Member[], cur: StoredSession, nowIso: string) {
+  let next = cur;
+  const built: { m: Member; added: number }[] = [];
+  for (const m of members) {
+    const after = m.req.build(next, nowIso);
+    if (!after) continue;
+    built.push({ m, added: Math.max(0, after.messages.length - next.messages.length) });
+    next = after;
+  }
+  return { next, built };
+}
+
+/** The write record of one request: its key (Idempotency-Key's hash, or its own id); the receipt follows. */
+function recordOf(m: Member, at: number): WriteRecord {
+  const { keyed, own } = m.claims;
+  return {
+    k: keyed ?? own,
+    ...(keyed && m.req.fingerprint ? { f: m.req.fingerprint } : {}),
+    at,
+    r: {},
+  };
 }
 
 function fulfilled(value: WriteResult | Tried): PromiseFulfilledResult<WriteResult> {
