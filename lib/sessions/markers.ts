@@ -52,7 +52,7 @@ export class StandingMarkers {
   private seq = 0;
   /** The marker new writes to a session use, per `ns\0id`. */
   private readonly current = new Map<string, Held>();
-  /** Every marker of this process still in the bucket, by key. */
+  /** This process's markers in the bucket that it will delete itself (not spoiled), by key. */
   private readonly byKey = new Map<string, Held>();
   private readonly idleMs: number;
   private readonly maxAgeMs: number;
@@ -84,7 +84,7 @@ export class StandingMarkers {
         if (ended) return;
         ended = true;
         h.inFlight--;
-        if (!logged) h.dirty = true;
+        if (!logged) this.spoil(h);
         if (h.inFlight === 0 && !h.dirty) this.idle(slot, h, schedule);
       },
     };
@@ -99,11 +99,6 @@ export class StandingMarkers {
     const out = new Set<string>();
     for (const [key, h] of this.byKey) if (h.inFlight === 0 && !h.dirty) out.add(key);
     return out;
-  }
-
-  /** True when a marker's write id names a standing marker (of any process). */
-  static isStanding(writeId: string): boolean {
-    return writeId.startsWith(STANDING);
   }
 
   /** Deletes every idle marker now (a process about to stop; tests). */
@@ -125,9 +120,15 @@ export class StandingMarkers {
       // Not stored (or unknown): never reuse it. A PUT whose answer was lost leaves a marker that the
       // compactor collects as stale; nothing committed under it.
       if (this.current.get(ns + '\0' + id) === held) this.current.delete(ns + '\0' + id);
-      held.dirty = true;
+      this.spoil(held);
     });
     return held;
+  }
+
+  /** A marker this process will never delete: the compactor does, once it is stale. */
+  private spoil(h: Held): void {
+    h.dirty = true;
+    this.byKey.delete(h.key);
   }
 
   private idle(slot: string, h: Held, schedule: Schedule): void {
@@ -151,7 +152,7 @@ export class StandingMarkers {
     } catch {
       // Stays in the bucket: readers check the session against its object until the compactor
       // collects it as stale. Nothing is lost, a list costs one more read meanwhile.
-      h.dirty = true;
+      this.spoil(h);
     }
   }
 }
