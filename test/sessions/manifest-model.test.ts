@@ -134,7 +134,10 @@ describe('manifest model check', () => {
               devices[o.device] = new SessionStore(wrappers[o.device]!, opts(skews[o.device]!));
             } else if (o.kind === 'idle') await dev.settled().then(() => dev.retireMarkers());
             else if (o.kind === 'stale') {
-              clock += 16 * 60_000; // past the stale-marker window: the compactor heals crashed writes
+              // 16 minutes pass: every live process has long finished what it was doing (only the
+              // stopped ones left work undone), and the compactor heals their markers.
+              await Promise.all(devices.map((d) => d.settled()));
+              clock += 16 * 60_000;
               await dev.list(ns, { limit: 1 });
               await dev.manifest.compact(ns, true);
             } else if (o.kind === 'compact') await dev.manifest.compact(ns, true);
