@@ -118,7 +118,7 @@ export class SearchEngine implements SessionListener {
     this.onError = options.onError ?? (() => undefined);
     this.records = new Batcher(
       (_, items) => this.storeNewest([...items]),
-      options.recordLingerMs ?? 20,
+      options.recordLingerMs ?? 250,
     );
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
     const entries = async (ns: string) =>
@@ -183,6 +183,11 @@ export class SearchEngine implements SessionListener {
         }),
       );
     }
+  }
+
+  /** Stores the index records still lingering for newer versions now (a runtime about to drain). */
+  flushRecords(): Promise<void> {
+    return this.records.flush();
   }
 
   /** Stores the newest of a session's waiting versions as its index record (the older ones are superseded). */

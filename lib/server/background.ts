@@ -18,8 +18,25 @@ export class Background {
     void guarded.finally(() => this.running.delete(guarded));
   }
 
-  /** Resolves when everything tracked so far has settled. */
-  async drain(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running]);
+  /** Work that waits on purpose (records lingering to be batched): a drain asks it to go now. */
+  private readonly flushers: (() => Promise<void>)[] = [];
+
+  /** Registers a flusher that `drain` calls first. */
+  onDrain(flush: () => Promise<void>): void {
+    this.flushers.push(flush);
   }
+
+  /** Resolves when everything tracked so far has settled (lingering work is flushed first). */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) {
+      // Flushing one kind may add work of another (a session's records, then its index record).
+      const flushed = Promise.all(this.flushers.map((f) => f().catch(() => undefined)));
+      if (this.flushers.length === 0) await Promise.all([...this.running]);
+      else await Promise.race([Promise.all([...this.running]), flushed.then(() => tick(5))]);
+    }
+  }
+}
+
+function tick(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

@@ -150,7 +150,7 @@ export class SessionStore {
     this.now = options.now ?? Date.now;
     this.records = new Batcher(
       (_, items) => this.recordBatch([...items]),
-      options.recordLingerMs ?? 20,
+      options.recordLingerMs ?? 100,
     );
     this.markers = new StandingMarkers(objects, {
       now: this.now,
@@ -190,14 +190,24 @@ export class SessionStore {
    * listeners) has settled. Writes answer before it; Lambda's entry and tests wait for it here.
    */
   async settled(): Promise<void> {
-    while (this.inflight.size > 0)
+    while (this.inflight.size > 0) {
+      await this.records.flush();
       await Promise.all([...this.inflight.values()].flatMap((s) => [...s]));
+    }
+  }
+
+  /** Stores the records still lingering for more commits now (a runtime about to drain its work). */
+  flushRecords(): Promise<void> {
+    return this.records.flush();
   }
 
   /** Waits for the work that follows this process's writes to one session (read-your-writes, delete). */
   private async settledSession(ns: string, id: string): Promise<void> {
-    const running = this.inflight.get(keys.session(ns, id));
-    if (running) await Promise.all(running);
+    const slot = keys.session(ns, id);
+    const running = this.inflight.get(slot);
+    if (!running) return;
+    await this.records.flush(slot);
+    await Promise.all(running);
   }
 
   /** Deletes this process's idle standing markers now (a server about to stop). */

@@ -71,10 +71,16 @@ export async function runExclusive(
  * of one key run one after another (a cleanup's many deletes become a few purges, not one each).
  */
 export class Batcher<T> {
-  private readonly waiting = new Map<string, { items: Set<T>; done: Promise<void> }>();
+  private readonly waiting = new Map<
+    string,
+    { items: Set<T>; done: Promise<void>; go: () => void; flushed: boolean }
+  >();
   private readonly chains = new Map<string, Promise<void>>();
 
-  /** `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running). */
+  /**
+   * `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running);
+   * `flush` ends the wait at once.
+   */
   constructor(
     private readonly runBatch: (key: string, items: Set<T>) => Promise<void>,
     private readonly lingerMs = 0,
@@ -87,13 +93,13 @@ export class Batcher<T> {
       for (const item of items) waiting.items.add(item);
       return waiting.done;
     }
-    const batch = { items: new Set(items), done: Promise.resolve() };
+    let go = () => {};
+    const flushedEarly = new Promise<void>((r) => (go = r));
+    const batch = { items: new Set(items), done: Promise.resolve(), go, flushed: false };
     const before = this.chains.get(key) ?? Promise.resolve();
     batch.done = before
       .catch(() => undefined)
-      .then(() =>
-        this.lingerMs > 0 ? new Promise((r) => setTimeout(r, this.lingerMs)) : undefined,
-      )
+      .then(() => this.linger(batch.flushed, flushedEarly))
       .then(() => {
         this.waiting.delete(key); // later calls form the next batch
         return this.runBatch(key, batch.items);
@@ -106,5 +112,25 @@ export class Batcher<T> {
         if (this.chains.get(key) === batch.done) this.chains.delete(key);
       });
     return batch.done;
+  }
+
+  /** Runs the waiting batch of `key` (of every key without one) without lingering; resolves when run. */
+  async flush(key?: string): Promise<void> {
+    const keys = key === undefined ? [...this.chains.keys()] : [key];
+    for (const k of keys) {
+      const waiting = this.waiting.get(k);
+      if (waiting) {
+        waiting.flushed = true;
+        waiting.go();
+      }
+    }
+    await Promise.all(keys.map((k) => this.chains.get(k)?.catch(() => undefined)));
+  }
+
+  private linger(flushed: boolean, early: Promise<void>): Promise<unknown> | undefined {
+    if (this.lingerMs <= 0 || flushed) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const wait = new Promise<void>((r) => (timer = setTimeout(r, this.lingerMs)));
+    return Promise.race([wait, early]).finally(() => clearTimeout(timer));
   }
 }
