@@ -4,7 +4,7 @@ import { badRequest } from '../model/errors.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { Services } from '../server/services.js';
 import type { WriteContext, WriteResult } from '../sessions/store.js';
-import { publicSession } from '../model/codec.js';
+import { publicBytes, publicSession } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 import type { AuthVariables } from './auth.js';
 
@@ -88,7 +88,12 @@ export function parseIfMatch(header: string | undefined): ExpectedRevision | und
 }
 
 /** Answers a session with its ETag, or 304 when `If-None-Match` holds it (unless `conditional` is false). */
-export function sendSession(c: Context<Env>, session: StoredSession, conditional = true): Response {
+export function sendSession(
+  c: Context<Env>,
+  session: StoredSession,
+  conditional = true,
+  body?: Uint8Array,
+): Response {
   const tag = etag(session.revision);
   c.header('ETag', tag);
   const inm = conditional ? c.req.header('if-none-match') : undefined;
@@ -98,6 +103,10 @@ export function sendSession(c: Context<Env>, session: StoredSession, conditional
   ) {
     return c.body(null, 304);
   }
+  // The stored bytes themselves when they are the public form (a 10 MB session is not encoded again).
+  const bytes = body ? publicBytes(session, body) : null;
+  if (bytes)
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
   return c.json(publicSession(session));
 }
 

@@ -111,3 +111,30 @@ export function publicSession(session: StoredSession): Session {
   const messages = parts ? rest.messages.map(toPublicContent) : rest.messages;
   return { ...rest, messages, metadata: rest.metadata ?? {} } as Session;
 }
+
+const BOOKKEEPING = utf8(',"satchel":');
+
+/**
+ * The public JSON of a stored object, cut from its bytes without encoding it again, when the bytes are
+ * exactly what `publicSession` would give: written by Satchel (bookkeeping last), with metadata, and no
+ * message with content parts (those are answered in another form). Else null.
+ */
+export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Array | null {
+  if (!session.satchel || session.metadata === undefined) return null;
+  if (session.messages.some((m) => PARTS_FIELD in m)) return null;
+  // Quotes inside strings are escaped and no record holds a `satchel` key: the last match is the field.
+  const at = lastIndexOf(body, BOOKKEEPING);
+  if (at < 0 || body[body.byteLength - 1] !== 0x7d) return null;
+  const out = new Uint8Array(at + 1);
+  out.set(body.subarray(0, at));
+  out[at] = 0x7d; // }
+  return out;
+}
+
+function lastIndexOf(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = haystack.byteLength - needle.byteLength; i >= 0; i--) {
+    for (let j = 0; j < needle.byteLength; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}

@@ -230,9 +230,18 @@ export class SessionStore {
 
   /** The stored session; `not_found` when it does not exist. Always reads storage, never the cache. */
   async get(ns: string, id: string, ctx: RequestContext = {}): Promise<StoredSession> {
+    return (await this.getStored(ns, id, ctx)).session;
+  }
+
+  /** The stored session with the bytes of its object (an HTTP GET sends them without encoding again). */
+  async getStored(
+    ns: string,
+    id: string,
+    ctx: RequestContext = {},
+  ): Promise<{ session: StoredSession; body: Uint8Array }> {
     assertSessionId(id);
     const found = await this.load(ns, id);
-    if (found) return found.session;
+    if (found) return { session: found.session, body: found.body };
     // Listed but gone (deleted in the bucket directly): heal the manifest in the background.
     const heal = async () => {
       const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
@@ -541,7 +550,10 @@ export class SessionStore {
   }
 
   /** Reads a session object straight from storage, refreshing the cache. */
-  private async load(ns: string, id: string): Promise<CachedSession | null> {
+  private async load(
+    ns: string,
+    id: string,
+  ): Promise<(CachedSession & { body: Uint8Array }) | null> {
     const key = keys.session(ns, id);
     const found = await this.objects.get(key);
     if (!found) {
@@ -554,7 +566,7 @@ export class SessionStore {
       bytes: found.body.byteLength,
     };
     this.cache.put(key, entry);
-    return entry;
+    return { ...entry, body: found.body };
   }
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */

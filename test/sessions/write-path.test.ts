@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { publicBytes, publicSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
@@ -346,3 +347,32 @@ for (const [backend, make] of [
     });
   });
 }
+
+describe('GET sends the stored bytes when they are the public form', () => {
+  it('answers exactly what publicSession gives, and falls back when it cannot', async () => {
+    const store = open(localStore());
+    await store.create(ns, {
+      id: 'bytes',
+      task: 'a "quoted" task with ,"satchel": in it',
+      metadata: { a: '1', satchel: 'x' }, // an unescaped ,"satchel": before the real one
+      messages: [user('hello ,"satchel":{"writes":[]} there')],
+    });
+    await store.append(ns, 'bytes', { messages: [user('more')] }, undefined, {
+      idempotencyKey: 'k-1',
+    });
+    const { session, body } = await store.getStored(ns, 'bytes');
+    const cut = publicBytes(session, body);
+    expect(cut).not.toBeNull();
+    expect(JSON.parse(new TextDecoder().decode(cut!))).toEqual(
+      JSON.parse(JSON.stringify(publicSession(session))),
+    );
+    // Content parts are answered in another form; a session without bookkeeping is not Satchel's.
+    const withParts = {
+      ...session,
+      messages: [{ role: 'user', content: 'x', content_parts: [] }],
+    } as unknown as typeof session;
+    expect(publicBytes(withParts, body)).toBeNull();
+    const { satchel: _s, ...foreign } = session;
+    expect(publicBytes(foreign as typeof session, body)).toBeNull();
+  });
+});

@@ -237,10 +237,9 @@ export const getSession = route(
     },
   },
   async (c) => {
-    return sendSession(
-      c,
-      await c.var.services.sessions.get(namespaceOf(c), param(c, 'id'), requestContext(c)),
-    );
+    const { sessions } = c.var.services;
+    const stored = await sessions.getStored(namespaceOf(c), param(c, 'id'), requestContext(c));
+    return sendSession(c, stored.session, true, stored.body);
   },
 );
 
