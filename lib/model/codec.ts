@@ -120,21 +120,11 @@ const BOOKKEEPING = utf8(',"satchel":');
  * message with content parts (those are answered in another form). Else null.
  */
 export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Array | null {
-  if (!session.satchel || session.metadata === undefined) return null;
-  if (session.messages.some((m) => PARTS_FIELD in m)) return null;
+  if (!session.satchel || !session.metadata || session.messages.some((m) => PARTS_FIELD in m))
+    return null;
   // Quotes inside strings are escaped and no record holds a `satchel` key: the last match is the field.
-  const at = lastIndexOf(body, BOOKKEEPING);
-  if (at < 0 || body[body.byteLength - 1] !== 0x7d) return null;
-  const out = new Uint8Array(at + 1);
-  out.set(body.subarray(0, at));
-  out[at] = 0x7d; // }
-  return out;
-}
-
-function lastIndexOf(haystack: Uint8Array, needle: Uint8Array): number {
-  outer: for (let i = haystack.byteLength - needle.byteLength; i >= 0; i--) {
-    for (let j = 0; j < needle.byteLength; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
+  for (let at = body.lastIndexOf(44); at >= 0; at = at > 0 ? body.lastIndexOf(44, at - 1) : -1)
+    if (BOOKKEEPING.every((b, i) => body[at + i] === b))
+      return concat(body.subarray(0, at), utf8('}'));
+  return null;
 }

@@ -3,7 +3,7 @@ import { text, utf8, type ObjectStore } from '../storage/port.js';
 import { sha256Hex } from '../model/digest.js';
 import type { WriteRecord } from '../model/session.js';
 import { keys } from '../model/keys.js';
-import { mapLimit } from '../storage/concurrency.js';
+import { mapLimit, PendingWork } from '../storage/concurrency.js';
 import { deletePrefix, listAll } from '../storage/prefix.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
@@ -41,7 +41,7 @@ type StoredAudit = AuditRecord & { w?: string };
  */
 export class AuditLog {
   /** Records this process is storing, per session: a read of the log waits for them. */
-  private readonly pending = new Map<string, Set<Promise<unknown>>>();
+  private readonly pending = new PendingWork();
 
   constructor(
     private readonly store: ObjectStore,
@@ -67,17 +67,7 @@ export class AuditLog {
       await putOwn(this.store, key, utf8(JSON.stringify(body)));
     })();
     // Registered before any await, so that a read of the log that follows waits for it.
-    const slot = ns + '\0' + id;
-    const pending = this.pending.get(slot) ?? new Set<Promise<unknown>>();
-    this.pending.set(slot, pending);
-    const settled = work.catch(() => undefined);
-    pending.add(settled);
-    try {
-      await work;
-    } finally {
-      pending.delete(settled);
-      if (pending.size === 0 && this.pending.get(slot) === pending) this.pending.delete(slot);
-    }
+    await this.pending.add(ns + '\0' + id, work);
   }
 
   private async stored({ record, writeKey }: AuditEntry): Promise<StoredAudit> {
@@ -91,9 +81,8 @@ export class AuditLog {
   }
 
   /** Waits for this process's audit records of a session still being stored (read-your-writes). */
-  async flushed(ns: string, id: string): Promise<void> {
-    const pending = this.pending.get(ns + '\0' + id);
-    if (pending) await Promise.all(pending);
+  flushed(ns: string, id: string): Promise<void> {
+    return this.pending.settled(ns + '\0' + id);
   }
 
   /** The session's records, oldest first, each once. */

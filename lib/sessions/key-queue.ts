@@ -45,10 +45,11 @@ export class GroupQueue<R, T> {
       } catch (err) {
         results = group.map(() => ({ status: 'rejected', reason: err }));
       }
+      // `run` answers every request of its group, in order.
       group.forEach((w, i) => {
-        const r = results[i];
-        if (r?.status === 'fulfilled') w.resolve(r.value);
-        else w.reject(r ? r.reason : new Error('no result for a queued write'));
+        const r = results[i]!;
+        if (r.status === 'fulfilled') w.resolve(r.value);
+        else w.reject(r.reason);
       });
       const queued = this.slots.get(key)!;
       group = queued.shift();

@@ -10,7 +10,7 @@ import type { ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
-import { Batcher, mapLimit } from '../storage/concurrency.js';
+import { Batcher, mapLimit, PendingWork } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -133,7 +133,7 @@ export class SessionStore {
   private readonly writes: WriteLoop;
   private readonly markers: StandingMarkers;
   /** After-commit work still running, per session key. */
-  private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+  private readonly inflight = new PendingWork();
   /** Commits waiting for their log and audit records, batched per session. */
   private readonly records: Batcher<PendingCommit>;
   private readonly now: () => number;
@@ -190,9 +190,9 @@ export class SessionStore {
    * listeners) has settled. Writes answer before it; Lambda's entry and tests wait for it here.
    */
   async settled(): Promise<void> {
-    while (this.inflight.size > 0) {
+    while (this.inflight.has()) {
       await this.records.flush();
-      await Promise.all([...this.inflight.values()].flatMap((s) => [...s]));
+      await this.inflight.settled();
     }
   }
 
@@ -204,10 +204,9 @@ export class SessionStore {
   /** Waits for the work that follows this process's writes to one session (read-your-writes, delete). */
   private async settledSession(ns: string, id: string): Promise<void> {
     const slot = keys.session(ns, id);
-    const running = this.inflight.get(slot);
-    if (!running) return;
+    if (!this.inflight.has(slot)) return;
     await this.records.flush(slot);
-    await Promise.all(running);
+    await this.inflight.settled(slot);
   }
 
   /** Deletes this process's idle standing markers now (a server about to stop). */
@@ -584,16 +583,10 @@ export class SessionStore {
     this.manifest.noteWrite(ns);
     const slot = keys.session(ns, committed.session.id);
     const item: PendingCommit = { ns, committed, logged: false };
-    const work = this.records.add(slot, [item]).then(() => item.logged);
-    const running = this.inflight.get(slot) ?? new Set<Promise<unknown>>();
-    this.inflight.set(slot, running);
-    const settled = work.catch(() => undefined);
-    running.add(settled);
-    void settled.finally(() => {
-      running.delete(settled);
-      if (running.size === 0 && this.inflight.get(slot) === running) this.inflight.delete(slot);
-    });
-    return work;
+    return this.inflight.add(
+      slot,
+      this.records.add(slot, [item]).then(() => item.logged),
+    );
   }
 
   /**
@@ -613,16 +606,14 @@ export class SessionStore {
     );
     const audited = this.audit
       ?.recordAll(ns, newest.session.id, entries)
-      .catch((err) =>
-        this.onError('audit record not stored; the session object keeps it for the compactor', err),
-      );
+      .catch((err) => this.onError('audit record not stored', err));
     // A log record that cannot be stored is healed from the write's pending marker, which stays.
     const logged = this.manifest
       .recordPut(ns, entryOf(newest.session, newest.receipt.bytes), newest.writeId)
       .then(
         () => true,
         (err) => {
-          this.onError('manifest log record not stored; its pending marker heals it', err);
+          this.onError('log record not stored; the marker heals it', err);
           return false;
         },
       );
@@ -651,8 +642,8 @@ export class SessionStore {
     const kept = found.session.satchel?.writes ?? [];
     if (!recordsCover(kept, since))
       this.onError(
-        `audit records of writes to ${id} after ${new Date(since).toISOString()} may be missing`,
-        new Error('their writer stopped before storing them, and the session no longer holds them'),
+        `audit records of ${id} since ${since} may be lost`,
+        new Error('writer stopped'),
       );
     const records = kept.filter((w) => w.at >= since);
     await mapLimit(records, 8, async (w) => {

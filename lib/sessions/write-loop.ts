@@ -226,7 +226,7 @@ export class WriteLoop {
       if (!run.finished) mark.end(!run.unknown);
     }
     // A request the landed commit did not hold (it changed nothing then) runs on its own.
-    for (const m of members) m.result ??= await settle(this.write(m.req));
+    for (const m of members) m.result ??= (await this.writeGroup([m.req]))[0];
     return members.map((m) => m.result!);
   }
 
@@ -275,7 +275,7 @@ export class WriteLoop {
         run.unknown = tries.some((t) => t.uncertain);
         if (left.length > 1 && err instanceof SatchelError && !run.unknown) {
           // The group as a whole was refused (say, over the size cap): each request on its own.
-          for (const m of left) m.result = await settle(this.write(m.req));
+          for (const m of left) m.result = (await this.writeGroup([m.req]))[0];
           return;
         }
         throw err;
@@ -500,13 +500,6 @@ function fulfilled(value: WriteResult | Tried): PromiseFulfilledResult<WriteResu
 
 function rejected(reason: unknown): PromiseRejectedResult {
   return { status: 'rejected', reason };
-}
-
-function settle<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
-  return p.then(
-    (value) => ({ status: 'fulfilled', value }),
-    (reason) => ({ status: 'rejected', reason }),
-  );
 }
 
 /** How many trailing messages of `next` are not `cur`'s (by identity): what this write adds or replaces. */

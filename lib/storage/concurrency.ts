@@ -134,3 +134,35 @@ export class Batcher<T> {
     return Promise.race([wait, early]).finally(() => clearTimeout(timer));
   }
 }
+
+/** Work still running per key, so that a reader can wait for what this process is writing. */
+export class PendingWork {
+  private readonly byKey = new Map<string, Set<Promise<unknown>>>();
+
+  /** Tracks `work` under `key` until it settles; returns it. */
+  add<T>(key: string, work: Promise<T>): Promise<T> {
+    const running = this.byKey.get(key) ?? new Set<Promise<unknown>>();
+    this.byKey.set(key, running);
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    running.add(settled);
+    void settled.then(() => {
+      running.delete(settled);
+      if (running.size === 0 && this.byKey.get(key) === running) this.byKey.delete(key);
+    });
+    return work;
+  }
+
+  /** True when work under `key` (any key) is running. */
+  has(key?: string): boolean {
+    return key === undefined ? this.byKey.size > 0 : this.byKey.has(key);
+  }
+
+  /** Resolves when the work tracked so far under `key` (every key) has settled. */
+  async settled(key?: string): Promise<void> {
+    const sets = key === undefined ? [...this.byKey.values()] : [this.byKey.get(key) ?? []];
+    await Promise.all(sets.flatMap((s) => [...s]));
+  }
+}
