@@ -22,7 +22,7 @@ export interface ServiceOptions {
   embedder?: Embedder | null;
   /**
    * The runtime may freeze between requests (Workers, Lambda): a session's standing pending marker goes
-   * in the write's own background work rather than after 5 idle seconds, and log and audit records do
+   * in the write's own background work rather than after 30 idle seconds, and log and audit records do
    * not linger to be batched.
    */
   shortLived?: boolean;

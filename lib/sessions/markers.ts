@@ -61,7 +61,9 @@ export class StandingMarkers {
     private readonly store: ObjectStore,
     private readonly options: StandingMarkersOptions,
   ) {
-    this.idleMs = options.idleMs ?? 5_000;
+    // An agent's turns are often seconds apart (a model call between appends): 30 s keeps the marker
+    // standing across them, so those appends also commit with one request.
+    this.idleMs = options.idleMs ?? 30_000;
     this.maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
   }
 
