@@ -3,6 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { keys } from '../../lib/model/keys.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { listAll } from '../../lib/storage/prefix.js';
 
 // Issue 12's kill -9 probe: the real server (functions/node.ts, as `npm start` runs it) is killed with
 // SIGKILL while 4 writers append, on the local folder and on radosgw; a new server on the same storage
@@ -141,4 +146,39 @@ describe.each(storages())('kill -9 of the server during writes, on the %s', (_na
       second.child.kill('SIGTERM');
     }
   }, 120_000);
+});
+
+describe('SIGTERM of the server', () => {
+  it('stores the records of answered writes and removes its pending markers before it exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'satchel-term-'));
+    const server = await startServer({ SATCHEL_DATA_DIR: dir });
+    const created = await call(server.url, 'POST', '/v1/sessions', { task: 'sigterm' });
+    const id: string = created.json.id;
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await call(server.url, 'POST', `/v1/sessions/${id}/messages`, {
+            messages: [{ role: 'user', content: `m${i}` }],
+          })
+        ).status,
+      ).toBe(200);
+    // Stop at once: the last appends' log and audit records are still lingering to be batched.
+    server.child.removeAllListeners('exit'); // startServer's listener treats an exit as a failed start
+    const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+    server.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const objects = new LocalStore(dir);
+    const manifest = await listAll(objects, keys.manifest('default'));
+    expect(manifest.filter((k) => k.includes('/m/p/'))).toEqual([]);
+    expect(manifest.filter((k) => k.includes('/m/l/')).length).toBeGreaterThan(0);
+    const store = new SessionStore(objects, { audit: new AuditLog(objects, (s) => s) });
+    expect((await store.auditRecords('default', id)).map((a) => a.op)).toEqual([
+      'create',
+      'append',
+      'append',
+      'append',
+    ]);
+    const listed = await store.list('default', { limit: 10 });
+    expect(listed.sessions.find((s) => s.id === id)?.turns).toBe(3);
+  }, 60_000);
 });
