@@ -62,7 +62,7 @@ export function buildServices(options: ServiceOptions): Services {
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });
   const background = new Background(log);
-  background.onDrain(() => sessions.flushRecords());
+  background.onDrain(() => sessions.settled());
   // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
   // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
   const onEmbeddingsError = (err: unknown) =>

@@ -10,7 +10,7 @@ import type { ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
-import { Batcher, mapLimit, PendingWork } from '../storage/concurrency.js';
+import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -132,9 +132,7 @@ export class SessionStore {
   private readonly queue: GroupQueue<WriteRequest, WriteResult>;
   private readonly writes: WriteLoop;
   private readonly markers: StandingMarkers;
-  /** After-commit work still running, per session key. */
-  private readonly inflight = new PendingWork();
-  /** Commits waiting for their log and audit records, batched per session. */
+  /** Commits whose log and audit records (and listeners) are still to run, batched per session. */
   private readonly records: Batcher<PendingCommit>;
   private readonly now: () => number;
 
@@ -186,27 +184,17 @@ export class SessionStore {
   }
 
   /**
-   * Resolves when the work that follows this process's writes so far (log records, audit records,
-   * listeners) has settled. Writes answer before it; Lambda's entry and tests wait for it here.
+   * Stores the records still lingering for more commits at once, and resolves when the work that follows
+   * this process's writes so far (log records, audit records, listeners) has settled. Writes answer
+   * before it; the runtime's drain, Lambda's entry and tests wait for it here.
    */
-  async settled(): Promise<void> {
-    while (this.inflight.has()) {
-      await this.records.flush();
-      await this.inflight.settled();
-    }
-  }
-
-  /** Stores the records still lingering for more commits now (a runtime about to drain its work). */
-  flushRecords(): Promise<void> {
+  settled(): Promise<void> {
     return this.records.flush();
   }
 
-  /** Waits for the work that follows this process's writes to one session (read-your-writes, delete). */
-  private async settledSession(ns: string, id: string): Promise<void> {
-    const slot = keys.session(ns, id);
-    if (!this.inflight.has(slot)) return;
-    await this.records.flush(slot);
-    await this.inflight.settled(slot);
+  /** The same for one session's writes (read-your-writes, delete). */
+  private settledSession(ns: string, id: string): Promise<void> {
+    return this.records.flush(keys.session(ns, id));
   }
 
   /** Deletes this process's idle standing markers now (a server about to stop). */
@@ -583,10 +571,7 @@ export class SessionStore {
     this.manifest.noteWrite(ns);
     const slot = keys.session(ns, committed.session.id);
     const item: PendingCommit = { ns, committed, logged: false };
-    return this.inflight.add(
-      slot,
-      this.records.add(slot, [item]).then(() => item.logged),
-    );
+    return this.records.add(slot, [item]).then(() => item.logged);
   }
 
   /**

@@ -83,7 +83,6 @@ export interface Committed {
   writeId: string;
   op: AuditRecord['op'];
   added: number;
-  sources: string[];
   /** The requests this commit answered, in order (one, or a group). */
   writes: CommittedWrite[];
 }
@@ -184,10 +183,7 @@ export class WriteLoop {
       const op = ctx.op ?? 'create';
       const added = session.messages.length;
       state = 'finished';
-      this.finish(ns, mark, {
-        ...{ session, receipt, writeId, op, added, sources: saved.sources },
-        writes: [{ record, ctx }],
-      });
+      this.finish(ns, mark, { session, receipt, writeId, op, added, writes: [{ record, ctx }] });
       return { session, receipt, replayed: false, headDropped: saved.head_dropped };
     } finally {
       if (state !== 'finished') mark.end(state === 'open');
@@ -425,7 +421,6 @@ export class WriteLoop {
       writeId,
       op: first.ctx.op ?? first.op,
       added: Math.max(0, session.messages.length - cur.messages.length),
-      sources: saved.sources,
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
     };
     try {
