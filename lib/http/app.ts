@@ -1,4 +1,5 @@
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
+import { Hono } from 'hono/tiny';
 import { cors } from 'hono/cors';
 import { methodNotAllowed, notFound } from '../model/errors.js';
 import { buildServices, type ServiceOptions, type Services } from '../server/services.js';

@@ -1,4 +1,5 @@
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
+import { Hono } from 'hono/tiny';
 import * as client from './client.js';
 import { renderPage, type PageAssets } from './page.js';
 import { STYLE } from './style.js';
