@@ -93,15 +93,9 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 
 /** Parses a stored object (Satchel's or an odek file); old files without the newer fields get defaults. */
 export function decodeSession(body: Uint8Array, key: string): StoredSession {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text(body));
-  } catch {
-    throw corrupt(`the object at ${key} is not valid JSON`);
-  }
-  const parsed = storedSessionSchema.safeParse(raw);
-  if (!parsed.success) throw corrupt(`the object at ${key} is not a valid session`);
-  return parsed.data;
+  const form = decodeStored(body, key);
+  if (form.base) throw corrupt(`the object at ${key} is a session delta, not a whole session`);
+  return form.session;
 }
 
 /** The session as the API shows it: everything but the internal bookkeeping. */
@@ -127,4 +121,76 @@ export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Arra
     if (BOOKKEEPING.every((b, i) => body[at + i] === b))
       return concat(body.subarray(0, at), utf8('}'));
   return null;
+}
+
+/**
+ * A large session's base (docs/design.md, "Base and delta"): an immutable object holding the whole
+ * session, as stored, at revision `revision` with its first `messages` messages.
+ */
+export interface BaseRef {
+  key: string;
+  revision: number;
+  messages: number;
+  /** Bytes of the base's encoded `messages` array (so a writer knows the whole size without the base). */
+  json: number;
+}
+
+/**
+ * What a session object holds: the whole session, or (a large session) its delta: every field but the
+ * messages its base already holds, and the base it builds on. `bytes` is the whole session's size.
+ */
+export type StoredObjectForm =
+  | { session: StoredSession; base?: undefined }
+  | { session: StoredSession; base: BaseRef; bytes: number };
+
+const DELTA_FIELD = 'satchel_delta';
+
+/**
+ * The opening of a delta object, `{"satchel_delta":{base,bytes},"session":`: the session as stored follows,
+ * with only the messages after the base's, then `}`. It has no top-level `id`, so nothing reads it as a
+ * whole session by mistake.
+ */
+export function deltaOpening(base: BaseRef, bytes: number): Uint8Array {
+  return utf8(`{"${DELTA_FIELD}":${JSON.stringify({ base, bytes })},"session":`);
+}
+
+/** Parses a session object in either form (`decodeSession` for the whole one). */
+export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text(body));
+  } catch {
+    throw corrupt(`the object at ${key} is not valid JSON`);
+  }
+  const delta = (raw as Record<string, unknown> | null)?.[DELTA_FIELD] as
+    { base?: BaseRef; bytes?: number } | undefined;
+  if (delta === undefined) return { session: parseSession(raw, key) };
+  const base = delta?.base;
+  if (
+    typeof base?.key !== 'string' ||
+    !Number.isSafeInteger(base.revision) ||
+    !Number.isSafeInteger(base.messages) ||
+    !Number.isSafeInteger(base.json) ||
+    !Number.isSafeInteger(delta.bytes)
+  )
+    throw corrupt(`the object at ${key} is not a valid session delta`);
+  const session = parseSession((raw as { session?: unknown }).session, key);
+  return { session, base, bytes: delta.bytes! };
+}
+
+/** The whole session from a delta's head and its base (checked to be the one the delta names). */
+export function mergeBase(head: StoredSession, base: StoredSession, ref: BaseRef): StoredSession {
+  if (
+    base.id !== head.id ||
+    base.revision !== ref.revision ||
+    base.messages.length !== ref.messages
+  )
+    throw corrupt(`the base at ${ref.key} is not the one its session names`);
+  return { ...head, messages: base.messages.concat(head.messages) };
+}
+
+function parseSession(raw: unknown, key: string): StoredSession {
+  const parsed = storedSessionSchema.safeParse(raw);
+  if (!parsed.success) throw corrupt(`the object at ${key} is not a valid session`);
+  return parsed.data;
 }

@@ -1,4 +1,4 @@
-import type { EncodedMessages } from '../model/codec.js';
+import type { BaseRef, EncodedMessages } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 
 /** A session object as this process last read or wrote it, with its storage etag. */
@@ -8,6 +8,8 @@ export interface CachedSession {
   bytes: number;
   /** The encoded messages of this exact object, when this process wrote it: an append reuses them. */
   encoded?: EncodedMessages;
+  /** A large session's base (the object is a delta on it); its first messages are this copy's first. */
+  base?: BaseRef;
 }
 
 /**

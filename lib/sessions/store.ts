@@ -1,4 +1,4 @@
-import { decodeSession } from '../model/codec.js';
+import { decodeSession, decodeStored, mergeBase, type BaseRef } from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
@@ -11,6 +11,7 @@ import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
+import { deletePrefix } from '../storage/prefix.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -65,6 +66,11 @@ export interface SessionStoreOptions {
   cacheBytes?: number;
   /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
   maxContentionMs?: number;
+  /**
+   * Sessions of at least this many bytes are stored as an immutable base and a small delta on it, so an
+   * append writes about the new messages (docs/design.md, "Base and delta"); 0 stores every session whole.
+   */
+  splitBytes?: number;
   /**
    * How long this process keeps a session's standing pending marker after its last logged write
    * (markers.ts). 0: remove it in the write's own background work (Workers, Lambda).
@@ -167,6 +173,7 @@ export class SessionStore {
       markers: this.markers,
       now: this.now,
       maxContentionMs: options.maxContentionMs ?? 30_000,
+      splitBytes: options.splitBytes ?? 64 * 1024,
       load: (ns, id) => this.load(ns, id),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
     });
@@ -220,12 +227,15 @@ export class SessionStore {
     return (await this.getStored(ns, id, ctx)).session;
   }
 
-  /** The stored session with the bytes of its object (an HTTP GET sends them without encoding again). */
+  /**
+   * The stored session with the bytes of its object when it is stored whole (an HTTP GET sends them
+   * without encoding again).
+   */
   async getStored(
     ns: string,
     id: string,
     ctx: RequestContext = {},
-  ): Promise<{ session: StoredSession; body: Uint8Array }> {
+  ): Promise<{ session: StoredSession; body?: Uint8Array | undefined }> {
     assertSessionId(id);
     const found = await this.load(ns, id);
     if (found) return { session: found.session, body: found.body };
@@ -476,9 +486,11 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       throw notFound(`session ${id} does not exist`);
     }
-    const stored = decodeSession(found.body, key);
+    const stored = decodeStored(found.body, key).session;
     await this.objects.delete(key);
     this.cache.drop(key);
+    // A large session's bases hold its messages too (a fold racing this delete removes its own).
+    await deletePrefix(this.objects, keys.bases(ns, id));
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
     // could not be stored is healed from the pending marker, which then stays.
@@ -536,24 +548,54 @@ export class SessionStore {
     (ctx.schedule ?? unattended)(work);
   }
 
-  /** Reads a session object straight from storage, refreshing the cache. */
+  /**
+   * Reads a session object straight from storage, refreshing the cache; a delta is merged with its base
+   * (from the cached copy when that holds the same base). `body` is the object's bytes when it is whole.
+   */
   private async load(
     ns: string,
     id: string,
-  ): Promise<(CachedSession & { body: Uint8Array }) | null> {
+  ): Promise<(CachedSession & { body?: Uint8Array }) | null> {
     const key = keys.session(ns, id);
-    const found = await this.objects.get(key);
-    if (!found) {
-      this.cache.drop(key);
-      return null;
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.objects.get(key);
+      if (!found) {
+        this.cache.drop(key);
+        return null;
+      }
+      const form = decodeStored(found.body, key);
+      if (!form.base) {
+        const entry = { etag: found.etag, session: form.session, bytes: found.body.byteLength };
+        this.cache.put(key, entry);
+        return { ...entry, body: found.body };
+      }
+      const session = await this.withBase(key, form.session, form.base);
+      if (session) {
+        const cached = this.cache.get(key);
+        // The cached encoding of a prefix of these messages stays useful to the next fold.
+        const encoded = cached?.base?.key === form.base.key ? cached.encoded : undefined;
+        const entry = { etag: found.etag, session, bytes: form.bytes, base: form.base };
+        this.cache.put(key, encoded ? { ...entry, encoded } : entry);
+        return entry;
+      }
+      // The base went: a newer fold replaced it after this read. Read the session again.
+      if (attempt >= 3) throw unavailable('the session changed while it was read; try again', 1);
     }
-    const entry = {
-      etag: found.etag,
-      session: decodeSession(found.body, key),
-      bytes: found.body.byteLength,
-    };
-    this.cache.put(key, entry);
-    return { ...entry, body: found.body };
+  }
+
+  /** The whole session from a delta's head and its base; null when the base is gone. */
+  private async withBase(
+    key: string,
+    head: StoredSession,
+    base: BaseRef,
+  ): Promise<StoredSession | null> {
+    const cached = this.cache.get(key);
+    if (cached?.base?.key === base.key) {
+      const messages = cached.session.messages.slice(0, base.messages);
+      return { ...head, messages: messages.concat(head.messages) };
+    }
+    const found = await this.objects.get(base.key);
+    return found ? mergeBase(head, decodeSession(found.body, base.key), base) : null;
   }
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */

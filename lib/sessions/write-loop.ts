@@ -1,4 +1,4 @@
-import { decodeSession } from '../model/codec.js';
+import { decodeStored, type BaseRef, type EncodedMessages } from '../model/codec.js';
 import type { RequestContext } from '../model/context.js';
 import {
   conflict,
@@ -18,6 +18,7 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
+import { listAll } from '../storage/prefix.js';
 import type { AuditRecord } from './audit.js';
 import type { CachedSession, SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
@@ -27,6 +28,7 @@ import {
   makeReceipt,
   pruneWrites,
   seal,
+  sealDelta,
   type WriteClaims,
 } from './write-records.js';
 import { unattended, type Schedule } from '../model/context.js';
@@ -95,6 +97,8 @@ export interface WriteLoopDeps {
   now: () => number;
   /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
   maxContentionMs: number;
+  /** Sessions of at least this many bytes are stored as a base and a delta; 0 stores every one whole. */
+  splitBytes: number;
   /** Reads the session object from storage (refreshing the cache); null when it does not exist. */
   load: (ns: string, id: string) => Promise<CachedSession | null>;
   /**
@@ -123,10 +127,22 @@ interface GroupRun {
   unknown: boolean;
   /** A commit landed and its after-commit work (which releases the marker) is under way. */
   finished: boolean;
+  /** Where its background work goes (the first request's schedule). */
+  schedule: Schedule;
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
-type Tried = Committed & { records: WriteRecord[]; members: Member[]; uncertain: boolean };
+type Tried = Committed & {
+  records: WriteRecord[];
+  members: Member[];
+  uncertain: boolean;
+  /** The base the object it replaced named, which goes if this attempt landed. */
+  replaced?: string | undefined;
+  /** The etag its PUT was conditional on. */
+  ifMatch: string;
+  /** The base this attempt stored, which nothing names unless the attempt landed. */
+  base?: string | undefined;
+};
 
 type Attempt =
   { lost: true; tried: Tried } | { lost: false; committed: Committed | null } | { reread: true };
@@ -213,7 +229,18 @@ export class WriteLoop {
     );
     const mark = this.deps.markers.begin(ns, id, ctx.schedule);
     // `unknown`: a write may have landed without its log record, so the marker must stay.
-    const run: GroupRun = { ns, id, key, writeId, members, mark, unknown: false, finished: false };
+    const schedule = ctx.schedule ?? unattended;
+    const run: GroupRun = {
+      ns,
+      id,
+      key,
+      writeId,
+      members,
+      mark,
+      unknown: false,
+      finished: false,
+      schedule,
+    };
     try {
       await this.commitLoop(run);
     } catch (err) {
@@ -228,7 +255,7 @@ export class WriteLoop {
 
   /** Reads, checks, builds and commits until every member has its answer (or the deadline). */
   private async commitLoop(run: GroupRun): Promise<void> {
-    const { ns, id, key, writeId, members, mark } = run;
+    const { ns, id, key, members, mark } = run;
     let cached = this.deps.cache.get(key) ?? null;
     // The first read runs alongside the marker's PUT (when the marker is not already standing).
     const read = cached ? null : await this.deps.load(ns, id);
@@ -240,6 +267,7 @@ export class WriteLoop {
     for (let attempt = 0; ; attempt++) {
       const open = members.filter((m) => !m.result);
       if (!cached) {
+        this.discardUnlanded(run, tries, null);
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
@@ -252,10 +280,12 @@ export class WriteLoop {
       if (verdict) {
         // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
         for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
+        if (verdict.landed.replaced) this.discard(run, verdict.landed.replaced);
         run.finished = true;
         this.finish(ns, mark, verdict.landed);
         return;
       }
+      this.discardUnlanded(run, tries, cached);
       const left = members.filter((m) => !m.result);
       if (left.length === 0) return;
       if (attempt > 0 && this.deps.now() > deadline) {
@@ -266,7 +296,7 @@ export class WriteLoop {
       }
       let outcome: Attempt;
       try {
-        outcome = await this.attempt(key, cached, left, writeId, fromCache);
+        outcome = await this.attempt(run, cached, left, fromCache);
       } catch (err) {
         run.unknown = tries.some((t) => t.uncertain);
         if (left.length > 1 && err instanceof SatchelError && !run.unknown) {
@@ -298,6 +328,18 @@ export class WriteLoop {
       });
       fromCache = false;
     }
+  }
+
+  /**
+   * The bases of attempts whose answer was lost and that can no longer land: the object has moved on
+   * from the etag their PUT was conditional on (or is gone), and they are not in it.
+   */
+  private discardUnlanded(run: GroupRun, tries: Tried[], cached: CachedSession | null): void {
+    for (const t of tries)
+      if (t.base && (!cached || cached.etag !== t.ifMatch)) {
+        this.discard(run, t.base);
+        t.base = undefined;
+      }
   }
 
   /** Hands what follows a commit to the background; the marker is released once it is logged. */
@@ -372,13 +414,13 @@ export class WriteLoop {
 
   /** Builds, runs the pipeline, seals and PUTs once; `lost` when another writer changed the object first. */
   private async attempt(
-    key: string,
+    run: GroupRun,
     cached: CachedSession,
     members: Member[],
-    writeId: string,
     fromCache: boolean,
   ): Promise<Attempt> {
-    const { pipeline, objects, cache, now } = this.deps;
+    const { pipeline, now } = this.deps;
+    const { writeId } = run;
     const cur = cached.session;
     const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
     const nowIso = new Date(nowMs).toISOString();
@@ -414,7 +456,7 @@ export class WriteLoop {
       records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
     });
     const extras = first.ctx.receiptExtras?.(session);
-    const sealed = seal(session, receipt, records, cached.encoded, extras);
+    const sealed = await this.encode(run, cached, session, receipt, records, extras);
     const committed: Committed = {
       session,
       receipt,
@@ -423,21 +465,110 @@ export class WriteLoop {
       added: Math.max(0, session.messages.length - cur.messages.length),
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
     };
+    const tried = { ...committed, records, members: built.map((b) => b.m) };
+    const outcome = await this.commit(run, cached, sealed, tried);
+    if (outcome.lost)
+      for (const m of unchanged) delete m.result; // the re-read decides again
+    else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
+    return outcome;
+  }
+
+  /**
+   * The conditional PUT of the encoded object: the commit. When it lands, the cache holds the new
+   * object and the base the replaced object named goes; when it is lost (or its answer is), the re-read
+   * decides.
+   */
+  private async commit(
+    run: GroupRun,
+    cached: CachedSession,
+    sealed: Encoded,
+    tried: Omit<Tried, 'uncertain' | 'ifMatch'>,
+  ): Promise<Exclude<Attempt, { reread: true }>> {
+    const { session, receipt } = tried;
     try {
-      const { etag } = await objects.put(key, sealed.body, { ifMatch: cached.etag });
-      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
+      const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
+      const { encoded, base } = sealed;
+      this.deps.cache.put(run.key, {
+        etag,
+        session,
+        bytes: receipt.bytes,
+        ...(encoded ? { encoded } : {}),
+        ...(base ? { base } : {}),
+      });
     } catch (err) {
-      // Every member is open again: the re-read decides (a replay of what landed, or another try).
-      for (const m of unchanged) delete m.result;
+      const uncertain = mayHaveLanded(err);
+      // A base written for this attempt only: nothing names it unless the PUT may have landed.
+      if (sealed.folded && !uncertain) this.discard(run, sealed.base!.key);
       // Lost to another writer, or perhaps landed with the answer lost: the re-read tells which.
-      if (PreconditionFailedError.is(err) || mayHaveLanded(err)) {
-        const tried = { ...committed, records, members: built.map((b) => b.m) };
-        return { lost: true, tried: { ...tried, uncertain: mayHaveLanded(err) } };
-      }
-      throw err;
+      if (!PreconditionFailedError.is(err) && !uncertain) throw err;
+      const replaced = cached.base?.key !== sealed.base?.key ? cached.base?.key : undefined;
+      const base = sealed.folded && uncertain ? sealed.base!.key : undefined;
+      return { lost: true, tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, base } };
     }
-    for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
+    // The base the replaced object named is no longer read by anyone who reads the session now.
+    if (cached.base && cached.base.key !== sealed.base?.key) this.discard(run, cached.base.key);
+    if (sealed.folded) run.schedule(this.sweepBases(run, sealed.base!.key));
+    const { records: _r, members: _m, ...committed } = tried;
     return { lost: false, committed };
+  }
+
+  /**
+   * Encodes the next state as the session object (docs/design.md, "Base and delta"). A session under
+   * `splitBytes` is stored whole. A larger one is stored as a delta on an immutable base: the messages
+   * after the base's, and every other field. When the write keeps the base's messages as they are and the
+   * delta stays under the fold size, only the delta is written; otherwise the write first stores the whole
+   * next state as a new base (create-only), and the delta on it is empty.
+   */
+  private async encode(
+    { ns, id }: GroupRun,
+    cached: CachedSession,
+    session: StoredSession,
+    receipt: WriteReceipt,
+    records: WriteRecord[],
+    extras: Record<string, unknown> | undefined,
+  ): Promise<Encoded> {
+    const { splitBytes, objects } = this.deps;
+    const prior = cached.base;
+    if (prior && keepsBase(session.messages, cached.session.messages, prior.messages)) {
+      const delta = sealDelta(session, receipt, records, prior, extras);
+      if (delta.tail <= foldSize(prior.json, splitBytes))
+        return { body: delta.body, base: prior, encoded: cached.encoded };
+    }
+    const sealed = seal(session, receipt, records, cached.encoded, extras);
+    if (!splitBytes || sealed.body.byteLength < splitBytes)
+      return { body: sealed.body, encoded: sealed.messages };
+    const base: BaseRef = {
+      key: keys.base(ns, id, this.deps.now()),
+      revision: session.revision,
+      messages: session.messages.length,
+      json: sealed.messages.json.byteLength,
+    };
+    try {
+      await objects.put(base.key, sealed.body, { ifNoneMatch: '*' });
+    } catch (err) {
+      // The key is this write's own: a precondition failure means an earlier try of this PUT landed.
+      if (!PreconditionFailedError.is(err)) throw err;
+    }
+    const delta = sealDelta(session, receipt, records, base, extras);
+    return { body: delta.body, base, encoded: sealed.messages, folded: true };
+  }
+
+  /**
+   * Deletes the session's bases that nothing names and that are older than a write can take: left by a
+   * writer that stopped between a base and its commit, or whose commit's answer was lost.
+   */
+  private async sweepBases({ ns, id }: GroupRun, named: string): Promise<void> {
+    const cutoff = this.deps.now() - BASE_GRACE_MS;
+    const prefix = keys.bases(ns, id);
+    const old = (await listAll(this.deps.objects, prefix).catch(() => [])).filter(
+      (k) => k !== named && Number(k.slice(prefix.length, prefix.length + 13)) < cutoff,
+    );
+    if (old.length) await this.deps.objects.delete(old).catch(() => undefined);
+  }
+
+  /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
+  private discard(run: GroupRun, key: string): void {
+    run.schedule(this.deps.objects.delete(key).catch(() => undefined));
   }
 
   /** A write record's audit fields; the device label is redacted, since it is stored in the session. */
@@ -456,9 +587,37 @@ export class WriteLoop {
   private async ownObject(key: string, claim: string): Promise<string | null> {
     const found = await this.deps.objects.get(key);
     if (!found) return null;
-    const session = decodeSession(found.body, key);
+    const session = decodeStored(found.body, key).session;
     return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
   }
+}
+
+/** A base nobody names is swept once it is this old: far longer than any write between base and commit. */
+const BASE_GRACE_MS = 15 * 60_000;
+
+/** A session object ready to PUT, with what the cache keeps of it. */
+interface Encoded {
+  body: Uint8Array;
+  encoded?: EncodedMessages | undefined;
+  base?: BaseRef;
+  /** True when this write stored a new base (`base`), which nothing names until the PUT lands. */
+  folded?: boolean;
+}
+
+/** True when `next` starts with the first `n` messages of `cur`, the same objects (nothing rewrote them). */
+function keepsBase(next: readonly unknown[], cur: readonly unknown[], n: number): boolean {
+  if (next.length < n || cur.length < n) return false;
+  for (let i = 0; i < n; i++) if (next[i] !== cur[i]) return false;
+  return true;
+}
+
+/**
+ * How large a delta's messages may grow before the next write folds them into a new base: about
+ * sqrt(2 x 2 KiB x base), which keeps the bytes an append writes (the delta, plus its share of the next
+ * base) near their least for messages of about a kilobyte, and at least a quarter of `splitBytes`.
+ */
+export function foldSize(baseJson: number, splitBytes: number): number {
+  return Math.max(splitBytes / 4, 64 * Math.sqrt(baseJson));
 }
 
 /** Each request builds on the one before it; one whose build changes nothing is left out. */

@@ -1,4 +1,11 @@
-import { concat, encodeCoreParts, encodeTail, type EncodedMessages } from '../model/codec.js';
+import {
+  concat,
+  deltaOpening,
+  encodeCoreParts,
+  encodeTail,
+  type BaseRef,
+  type EncodedMessages,
+} from '../model/codec.js';
 import { sha256Hex } from '../model/digest.js';
 import { RETENTION_MS } from '../model/retention.js';
 import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
@@ -102,13 +109,50 @@ export function seal(
   extra?: Record<string, unknown>,
 ): { body: Uint8Array; messages: EncodedMessages } {
   const { core, messages } = encodeCoreParts(session, prior);
+  const tail = settle(session, receipt, records, core.byteLength, extra);
+  return { body: concat(core, tail), messages };
+}
+
+/**
+ * The same for a session stored as a delta on `base` (docs/design.md, "Base and delta"): only the messages
+ * after the base's are encoded, and the receipt's byte count is still the whole session's, worked out
+ * from the base's encoded messages size. `tail` is the size of the delta's encoded messages.
+ */
+export function sealDelta(
+  session: StoredSession,
+  receipt: WriteReceipt,
+  records: WriteRecord[],
+  base: BaseRef,
+  extra?: Record<string, unknown>,
+): { body: Uint8Array; tail: number } {
+  const { core, messages } = encodeCoreParts({
+    ...session,
+    messages: session.messages.slice(base.messages),
+  });
+  const n = messages.json.byteLength;
+  // "[a,b]" and "[c]" join as "[a,b,c]": one bracket each goes, a comma comes when both hold something.
+  const joined = n <= 2 ? base.json : base.json <= 2 ? n : base.json + n - 1;
+  const tail = settle(session, receipt, records, core.byteLength - n + joined, extra);
+  return { body: concat(deltaOpening(base, receipt.bytes), core, tail, CLOSE), tail: n };
+}
+
+const CLOSE = new Uint8Array([125]); // }
+
+/** Stores the receipt in the records until the encoded bookkeeping's size (which holds it) settles. */
+function settle(
+  session: StoredSession,
+  receipt: WriteReceipt,
+  records: WriteRecord[],
+  coreBytes: number,
+  extra?: Record<string, unknown>,
+): Uint8Array {
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
-    receipt.bytes = core.byteLength + tail.byteLength;
+    receipt.bytes = coreBytes + tail.byteLength;
     for (const record of records) record.r = { ...receipt, ...extra };
     const again = encodeTail(session);
-    if (again.byteLength === tail.byteLength) return { body: concat(core, again), messages };
+    if (again.byteLength === tail.byteLength) return again;
     tail = again;
   }
-  return { body: concat(core, tail), messages };
+  return tail;
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeSession } from '../../lib/model/codec.js';
+import { decodeStored } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { SessionStore } from '../../lib/sessions/store.js';
@@ -14,7 +14,10 @@ async function truth(objects: MemoryStore) {
   const prefix = keys.sessions(ns);
   const out: { id: string; at: number; turns: number }[] = [];
   for (const key of await listAll(objects, prefix)) {
-    const s = decodeSession((await objects.get(key))!.body, key);
+    const form = decodeStored((await objects.get(key))!.body, key);
+    // A session stored as a delta names a base that exists.
+    if (form.base) expect(await objects.get(form.base.key), form.base.key).not.toBeNull();
+    const s = form.session;
     out.push({ id: s.id, at: Date.parse(s.updated_at), turns: s.turns });
   }
   return out.sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
@@ -95,13 +98,16 @@ describe('manifest model check', () => {
       fc.asyncProperty(
         fc.array(op, { minLength: 10, maxLength: 80 }),
         fc.integer({ min: 1, max: 7 }),
-        async (ops, limit) => {
+        // Sessions stored whole, or (1) every session a base and a delta from its first append on.
+        fc.constantFrom(0, 1),
+        async (ops, limit, splitBytes) => {
           let clock = 1_700_000_000_000;
           const objects = new MemoryStore();
           // Three devices whose clocks disagree by up to a minute, so pages written by one overlap another's.
           const skews = [0, -60_000, 45_000];
           const opts = (skew: number) => ({
             now: () => clock + skew,
+            splitBytes,
             manifest: { compactAfter: 3, pageSize: 4 },
           });
           const options = opts(0);
@@ -145,6 +151,10 @@ describe('manifest model check', () => {
               for (let i = 0; i < 10; i++) await dev.manifest.compact(ns, true);
           }
           const expected = await truth(objects);
+          // No base outlives its session (a delete removes them all).
+          const live = new Set(expected.map((e) => e.id));
+          for (const key of await listAll(objects, `ns/${ns}/b/`))
+            expect(live.has(key.split('/')[3]!), key).toBe(true);
           for (const dev of [...devices, new SessionStore(objects, options)]) {
             expect(await walk(dev, limit)).toEqual(expected);
             const cut = expected[Math.floor(expected.length / 2)]?.at;

@@ -1,0 +1,367 @@
+// Issue 13, item 3: a large session is stored as an immutable base and a small delta on it, so an append
+// writes about the new messages, not the session. Every case runs on a local folder and on radosgw: what
+// an append writes, folds and the bases they replace, readers that merge (and read again when a fold
+// removed their base), writers racing, a writer stopped between its base and its commit, operations that
+// rewrite the history, idempotency across folds, and a delete that leaves no base behind.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decodeStored, encodeSession } from '../../lib/model/codec.js';
+import { keys } from '../../lib/model/keys.js';
+import { text } from '../../lib/model/bytes.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
+import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import { foldSize } from '../../lib/sessions/write-loop.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import { openTestS3 } from '../support/s3.js';
+
+const ns = 'dl';
+const SPLIT = 16 * 1024;
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function localStore(): ObjectStore {
+  const dir = mkdtempSync(path.join(tmpdir(), 'satchel-delta-'));
+  dirs.push(dir);
+  return new LocalStore(dir);
+}
+
+/** Counts the bytes PUT per key class, and can run a hook before a GET of a base or stop before a request. */
+class Meter implements ObjectStore {
+  readonly name: string;
+  puts: { key: string; bytes: number; op: string }[] = [];
+  beforeBaseGet: (() => Promise<void>) | undefined;
+  /** Once this many more requests have gone, every later one hangs without reaching storage (a kill). */
+  stopAfter = Infinity;
+  constructor(readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+  private stopped(): Promise<never> | null {
+    if (this.stopAfter <= 0) return new Promise<never>(() => undefined);
+    this.stopAfter--;
+    return null;
+  }
+  async get(key: string) {
+    const stop = this.stopped();
+    if (stop) return stop;
+    if (key.startsWith(`ns/${ns}/b/`) && this.beforeBaseGet) {
+      const hook = this.beforeBaseGet;
+      this.beforeBaseGet = undefined;
+      await hook();
+    }
+    return this.inner.get(key);
+  }
+  /** Runs once before the next conditional PUT of a session object. */
+  beforeCas: (() => Promise<void>) | undefined;
+  async put(key: string, body: Uint8Array, options?: PutOptions) {
+    const stop = this.stopped();
+    if (stop) return stop;
+    if (options?.ifMatch && key.includes('/sessions/') && this.beforeCas) {
+      const hook = this.beforeCas;
+      this.beforeCas = undefined;
+      await hook();
+    }
+    const op = options?.ifMatch ? 'cas' : options?.ifNoneMatch ? 'create' : 'put';
+    this.puts.push({ key, bytes: body.byteLength, op });
+    return this.inner.put(key, body, options);
+  }
+  delete(k: string | string[]) {
+    return this.stopped() ?? this.inner.delete(k);
+  }
+  list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    return this.stopped() ?? this.inner.list(prefix, options);
+  }
+}
+
+function open(objects: ObjectStore, options: SessionStoreOptions = {}): SessionStore {
+  const pipeline = defaultPipeline({ maxSessionBytes: 4 * 1024 * 1024 });
+  return new SessionStore(objects, {
+    pipeline,
+    audit: new AuditLog(objects, pipeline.redactText),
+    splitBytes: SPLIT,
+    ...options,
+  });
+}
+
+const user = (content: string) => ({ role: 'user' as const, content });
+/** A message of about 1 KB whose text starts with `tag`. */
+const kb = (tag: string) =>
+  user(`${tag} ${'lorem ipsum dolor sit amet '.repeat(37)}`.slice(0, 1000));
+
+async function bases(objects: ObjectStore, id: string): Promise<string[]> {
+  return listAll(objects, keys.bases(ns, id));
+}
+
+/** Waits (bounded) until `check` holds; background deletes run after the write answered. */
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+for (const [backend, make] of [
+  ['local folder', localStore],
+  ['radosgw', () => openTestS3('delta')],
+] as const) {
+  describe(`base and delta (${backend})`, () => {
+    it('an append to a large session writes a delta about the size of its message', async () => {
+      const meter = new Meter(make());
+      const store = open(meter);
+      const history = Array.from({ length: 40 }, (_, i) => kb(`h${i}`));
+      await store.create(ns, { id: 'big', task: 'a large session', messages: history });
+      // The first write past the split size stores the whole session once, as a base.
+      await store.append(ns, 'big', { messages: [kb('a0')] }, undefined);
+      const created = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'big')));
+      expect(created).toHaveLength(1);
+      expect(created[0]!.op).toBe('create');
+      expect(created[0]!.bytes).toBeGreaterThan(40_000);
+      meter.puts = [];
+      for (let i = 1; i <= 5; i++)
+        await store.append(ns, 'big', { messages: [kb(`a${i}`)] }, undefined);
+      const written = meter.puts.filter((p) => p.key === keys.session(ns, 'big'));
+      expect(written).toHaveLength(5);
+      // The delta holds the messages since the base and the bookkeeping: far less than the 47 KB session.
+      for (const p of written) expect(p.bytes).toBeLessThan(12_000);
+      expect(meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'big')))).toEqual([]);
+
+      const stored = await meter.inner.get(keys.session(ns, 'big'));
+      const form = decodeStored(stored!.body, 'big');
+      expect(form.base).toBeDefined();
+      expect(form.session.messages.map((m) => m.content.split(' ')[0])).toEqual([
+        'a1',
+        'a2',
+        'a3',
+        'a4',
+        'a5',
+      ]);
+
+      // Another process reads base and delta as one session, equal to what the writer holds.
+      const cold = await open(meter.inner).get(ns, 'big');
+      const warm = await store.get(ns, 'big');
+      expect(cold).toEqual(warm);
+      expect(cold.messages.map((m) => m.content.split(' ')[0])).toEqual([
+        ...history.map((_, i) => `h${i}`),
+        ...[0, 1, 2, 3, 4, 5].map((i) => `a${i}`),
+      ]);
+      // The receipt's and the list's byte count is the whole session's, as stored whole.
+      const whole = encodeSession(cold).byteLength;
+      expect(form.base && form.bytes).toBe(whole);
+      const receipt = await store.append(ns, 'big', { messages: [kb('a6')] }, undefined);
+      const after = await open(meter.inner).get(ns, 'big');
+      expect(receipt.receipt.bytes).toBe(encodeSession(after).byteLength);
+      await store.settled();
+      const listed = await open(meter.inner).list(ns, { limit: 10 });
+      expect(listed.sessions.find((s) => s.id === 'big')?.bytes).toBe(receipt.receipt.bytes);
+    });
+
+    it('a delta that outgrows its fold size becomes a new base, and the old base goes', async () => {
+      const objects = make();
+      const store = open(objects);
+      const history = Array.from({ length: 20 }, (_, i) => kb(`h${i}`));
+      await store.create(ns, { id: 'fold', task: 'folds', messages: history });
+      await store.append(ns, 'fold', { messages: [kb('a0')] }, undefined);
+      const [first] = await bases(objects, 'fold');
+      expect(first).toBeDefined();
+      const limit = foldSize(21_000, SPLIT);
+      let i = 1;
+      for (; i < 40; i++) {
+        await store.append(ns, 'fold', { messages: [kb(`a${i}`)] }, undefined);
+        const form = decodeStored((await objects.get(keys.session(ns, 'fold')))!.body, 'fold');
+        if (form.base!.key !== first) break;
+        expect(form.session.messages.length * 1000).toBeLessThan(limit + 2000);
+      }
+      expect(i).toBeLessThan(40);
+      await eventually(async () => !(await bases(objects, 'fold')).includes(first!));
+      expect(await bases(objects, 'fold')).toHaveLength(1);
+      const got = await open(objects).get(ns, 'fold');
+      expect(got.messages).toHaveLength(20 + i + 1);
+      expect(got.messages.at(-1)!.content.startsWith(`a${i} `)).toBe(true);
+    });
+
+    it('a reader whose base a fold removed reads the session again', async () => {
+      const objects = make();
+      const writer = open(objects);
+      await writer.create(ns, {
+        id: 'moved',
+        task: 'moved base',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      await writer.append(ns, 'moved', { messages: [kb('a0')] }, undefined);
+      const [old] = await bases(objects, 'moved');
+      const meter = new Meter(objects);
+      // Between the reader's GET of the session and its GET of the base, the writer folds (a trim
+      // rewrites the history, so it stores a new base) and deletes the old base.
+      meter.beforeBaseGet = async () => {
+        await writer.trim(ns, 'moved', 18, undefined);
+        await eventually(async () => !(await bases(objects, 'moved')).includes(old!));
+      };
+      const got = await open(meter).get(ns, 'moved');
+      expect(meter.beforeBaseGet).toBeUndefined(); // the hook ran
+      expect(got.messages).toHaveLength(18);
+      expect(got).toEqual(await writer.get(ns, 'moved'));
+    });
+
+    it('writers in several processes racing on a split session lose nothing', async () => {
+      const objects = make();
+      const first = open(objects);
+      await first.create(ns, {
+        id: 'race',
+        task: 'racing',
+        messages: Array.from({ length: 18 }, (_, i) => kb(`h${i}`)),
+      });
+      const stores = [first, open(objects), open(objects)];
+      await Promise.all(
+        stores.map(async (s, w) => {
+          for (let i = 0; i < 12; i++)
+            await s.append(ns, 'race', { messages: [kb(`w${w}-${i}`)] }, undefined);
+        }),
+      );
+      const got = await open(objects).get(ns, 'race');
+      const tags = got.messages.map((m) => m.content.split(' ')[0]!);
+      for (let w = 0; w < 3; w++) {
+        const mine = tags.filter((t) => t.startsWith(`w${w}-`));
+        expect(mine).toEqual(Array.from({ length: 12 }, (_, i) => `w${w}-${i}`));
+      }
+      expect(tags).toHaveLength(18 + 36);
+      expect(new Set(tags).size).toBe(tags.length);
+      // Several folds happened; the bases nobody names went (the stores' own discards).
+      await eventually(async () => (await bases(objects, 'race')).length === 1);
+    });
+
+    it('a writer stopped between its base and its commit changes nothing; a later fold sweeps the base', async () => {
+      const objects = make();
+      let now = Date.now();
+      const clock = () => now;
+      const setup = open(objects, { now: clock });
+      await setup.create(ns, {
+        id: 'stop',
+        task: 'stopped writer',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      await setup.settled();
+      // A fresh process: GET the session, create its standing marker, create the base, then stop
+      // before the conditional PUT that would have committed.
+      const meter = new Meter(objects);
+      meter.stopAfter = 3;
+      const doomed = open(meter, { now: clock });
+      void doomed.append(ns, 'stop', { messages: [kb('lost')] }, undefined).catch(() => undefined);
+      await eventually(async () => (await bases(objects, 'stop')).length === 1);
+      const [orphan] = await bases(objects, 'stop');
+      const got = await open(objects, { now: clock }).get(ns, 'stop');
+      expect(got.messages).toHaveLength(20); // unchanged: the commit never happened
+      expect(decodeStored((await objects.get(keys.session(ns, 'stop')))!.body, 'stop').base).toBe(
+        undefined,
+      );
+      // 16 minutes later another writer folds: the base nobody names is swept, its own stays.
+      now += 16 * 60_000;
+      const later = open(objects, { now: clock });
+      await later.append(ns, 'stop', { messages: [kb('b0')] }, undefined);
+      await eventually(async () => !(await bases(objects, 'stop')).includes(orphan!));
+      const left = await bases(objects, 'stop');
+      expect(left).toHaveLength(1);
+      expect(decodeStored((await objects.get(keys.session(ns, 'stop')))!.body, 's').base?.key).toBe(
+        left[0],
+      );
+    });
+
+    it('operations that rewrite the history, If-Match and idempotency keep their meaning', async () => {
+      const objects = make();
+      const store = open(objects);
+      await store.create(ns, {
+        id: 'ops',
+        task: 'operations',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      const keyed = await store.append(ns, 'ops', { messages: [kb('k0')] }, undefined, {
+        idempotencyKey: 'key-0',
+      });
+      for (let i = 1; i < 4; i++)
+        await store.append(ns, 'ops', { messages: [kb(`a${i}`)] }, undefined);
+      // A retry of the keyed append, from another process, is a replay: nothing is written.
+      const meter = new Meter(objects);
+      const replay = await open(meter).append(ns, 'ops', { messages: [kb('k0')] }, undefined, {
+        idempotencyKey: 'key-0',
+      });
+      expect(replay.replayed).toBe(true);
+      expect(replay.receipt).toEqual(keyed.receipt);
+      expect(
+        meter.puts.filter((p) => p.key.includes('/sessions/') || p.key.includes('/b/')),
+      ).toEqual([]);
+      // If-Match on the delta's revision.
+      const cur = await store.get(ns, 'ops');
+      await expect(
+        open(objects).append(ns, 'ops', { messages: [kb('x')] }, cur.revision - 1),
+      ).rejects.toMatchObject({ kind: 'stale' });
+      await open(objects).append(ns, 'ops', { messages: [kb('a4')] }, cur.revision);
+      // A pop inside the delta keeps the base; one that reaches into the base stores a new one.
+      const popped = await store.pop(ns, 'ops', 2, undefined);
+      expect(popped.popped.map((m) => m.content.split(' ')[0])).toEqual(['a3', 'a4']);
+      const [before] = await bases(objects, 'ops');
+      const deep = await store.pop(ns, 'ops', 4, undefined);
+      expect(deep.popped.map((m) => m.content.split(' ')[0])).toEqual(['h19', 'k0', 'a1', 'a2']);
+      await eventually(async () => !(await bases(objects, 'ops')).includes(before!));
+      // A trim below the split size stores the session whole again, and its bases go.
+      await store.trim(ns, 'ops', 5, undefined);
+      const stored = decodeStored((await objects.get(keys.session(ns, 'ops')))!.body, 'ops');
+      expect(stored.base).toBeUndefined();
+      expect(stored.session.messages).toHaveLength(5);
+      await eventually(async () => (await bases(objects, 'ops')).length === 0);
+      const cold = await open(objects).get(ns, 'ops');
+      expect(cold).toEqual(await store.get(ns, 'ops'));
+      expect(cold.messages.map((m) => m.content.split(' ')[0])).toEqual([
+        'h14',
+        'h15',
+        'h16',
+        'h17',
+        'h18',
+      ]);
+    });
+
+    it('a fold racing a delete leaves no base behind', async () => {
+      const objects = make();
+      const meter = new Meter(objects);
+      const writer = open(meter);
+      await writer.create(ns, {
+        id: 'racedel',
+        task: 'fold against delete',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      // The append stores its base, then (before its commit) another process deletes the session.
+      meter.beforeCas = () => open(objects).delete(ns, 'racedel');
+      await expect(
+        writer.append(ns, 'racedel', { messages: [kb('late')] }, undefined),
+      ).rejects.toMatchObject({ kind: 'not_found' });
+      await eventually(async () => (await bases(objects, 'racedel')).length === 0);
+      expect(await objects.get(keys.session(ns, 'racedel'))).toBeNull();
+    });
+
+    it('a delete leaves no base and no delta holding the session', async () => {
+      const objects = make();
+      const store = open(objects);
+      await store.create(ns, {
+        id: 'gone',
+        task: 'secret-task-words',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`gone-text-${i}`)),
+      });
+      for (let i = 0; i < 3; i++)
+        await store.append(ns, 'gone', { messages: [kb(`gone-text-a${i}`)] }, undefined);
+      expect(await bases(objects, 'gone')).toHaveLength(1);
+      await store.delete(ns, 'gone');
+      await store.settled();
+      await store.manifest.compact(ns, true);
+      for (const key of await listAll(objects, `ns/${ns}/`)) {
+        const body = text((await objects.get(key))!.body);
+        expect(body, key).not.toContain('gone-text');
+        expect(body, key).not.toContain('secret-task-words');
+      }
+    });
+  });
+}
