@@ -48,7 +48,7 @@ export function message(i: number, marker: string, bytes = 1000): Msg {
   return { role: i % 2 === 0 ? 'user' : 'assistant', text: text.slice(0, bytes) };
 }
 
-const toSatchel = (m: Msg): SatchelMessage => ({ role: m.role, content: m.text });
+export const toSatchel = (m: Msg): SatchelMessage => ({ role: m.role, content: m.text });
 
 // ---------------------------------------------------------------------------------------------------------
 // Counting on the wire

@@ -39,6 +39,7 @@ import {
   SatchelHttpSystem,
   SatchelSystem,
   StrandsSystem,
+  toSatchel,
   type Msg,
   type System,
   type SystemName,
@@ -177,6 +178,63 @@ async function sizeRun(
       );
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sustained appends: bytes per append with folds included
+
+/**
+ * Appends per size in the sustained phase: enough for two or more folds of a session stored as a base and
+ * a delta (a fold comes about every sqrt(2 x 2 KiB x base) bytes of new messages), while the session grows
+ * by at most a few percent at 1,000 and 10,000 messages.
+ */
+const SUSTAINED: Record<number, number> = { 10: 40, 100: 80, 1000: 200, 10000: 500 };
+
+interface SustainedResult {
+  appends: number;
+  /** Object bytes written per append, background work and folds (new bases) included. */
+  bytesPerAppend: number;
+  requestsPerAppend: number;
+  /** Bases stored during the phase (folds). */
+  folds: number;
+  /** Bytes of one appended message as JSON, and the issue's target for it: 2 x that + 4 KiB. */
+  messageBytes: number;
+  targetBytes: number;
+}
+
+/**
+ * Satchel in process: a session of `n` messages, then many appends from the writer that created it, with
+ * every byte written counted (the log, audit and index records, markers, deltas and the bases of folds).
+ * Strands writes its whole snapshot on every append, as the warm-append row shows.
+ */
+async function sustainedRun(
+  sys: SatchelSystem,
+  round: number,
+  n: number,
+  seed: Msg[],
+): Promise<SustainedResult> {
+  const id = `r${round}-sus-${n}`;
+  await sys.create(id, seed);
+  await sys.drain();
+  const appends = SUSTAINED[n] ?? 100;
+  const before = sys.meter.snapshot();
+  const basesBefore = sys.counting!.counts.putsByKind['b'] ?? 0;
+  let messageBytes = 0;
+  for (let i = 0; i < appends; i++) {
+    const m = message(n + i, nextMarker('u'), MESSAGE_BYTES);
+    messageBytes = JSON.stringify(toSatchel(m)).length;
+    await sys.appendWarm(id, m);
+  }
+  await sys.drain();
+  const d = diffCounts(before, sys.meter.snapshot());
+  return {
+    appends,
+    bytesPerAppend: Math.round(d.bytesOut / appends),
+    requestsPerAppend: round3(d.requests / appends),
+    folds: (sys.counting!.counts.putsByKind['b'] ?? 0) - basesBefore,
+    messageBytes,
+    targetBytes: 2 * messageBytes + 4096,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -451,6 +509,33 @@ function markdown(s: ReturnType<typeof summarise>): string {
   ].join('\n');
 }
 
+/** The sustained phase's table: Satchel's bytes per append with folds, beside Strands' (its whole snapshot). */
+function sustainedTable(
+  m: Record<
+    string,
+    { appends: number; bytesPerAppend: number; folds: number; targetBytes: number }
+  >,
+  summary: ReturnType<typeof summarise>,
+): string {
+  const M = summary.medians as Record<
+    string,
+    Record<Op, Record<SystemName, Record<string, number>>>
+  >;
+  const rows = Object.entries(m).map(([n, v]) => [
+    Number(n).toLocaleString('en-US'),
+    String(v.appends),
+    String(v.folds),
+    fmtBytes(v.bytesPerAppend),
+    fmtBytes(v.targetBytes),
+    M[n] ? fmtBytes(M[n]!.warm.strands.bytesOut!) : '',
+  ]);
+  return [
+    'Bytes written per append over many appends, folds and background records included (Satchel in process, median over rounds; Strands writes its whole snapshot per append):',
+    '',
+    table(['messages', 'appends', 'folds', 'Satchel', 'target', 'Strands'], rows),
+  ].join('\n');
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Main
 
@@ -508,6 +593,7 @@ async function main(): Promise<void> {
     const sizes: Record<number, SizeRounds> = {};
     for (const n of SIZES) sizes[n] = [];
     const conc: ConcRounds = [];
+    const sustained: Record<number, SustainedResult[]> = {};
     for (let r = 0; r < ROUNDS; r++) {
       const order = SYSTEMS.map((_, i) => SYSTEMS[(i + r) % SYSTEMS.length]!);
       log(`round ${r + 1}/${ROUNDS}: order ${order.join(', ')}`);
@@ -523,6 +609,11 @@ async function main(): Promise<void> {
           );
         }
         sizes[n]!.push(row);
+        const sus = await sustainedRun(systems.satchel as SatchelSystem, r, n, seeds.get(n)!);
+        (sustained[n] ??= []).push(sus);
+        log(
+          `  ${n} msgs satchel sustained: ${sus.appends} appends, ${fmtBytes(sus.bytesPerAppend)} per append (target ${fmtBytes(sus.targetBytes)}), ${sus.folds} folds`,
+        );
       }
       const c = { one: {}, eight: {} } as ConcRounds[number];
       for (const mode of ['one', 'eight'] as const) {
@@ -539,7 +630,19 @@ async function main(): Promise<void> {
     }
 
     const summary = summarise(sizes, conc);
-    const md = markdown(summary);
+    const sustainedMedians = Object.fromEntries(
+      Object.entries(sustained).map(([n, rs]) => [
+        n,
+        {
+          appends: rs[0]!.appends,
+          bytesPerAppend: median(rs.map((x) => x.bytesPerAppend)),
+          requestsPerAppend: median(rs.map((x) => x.requestsPerAppend)),
+          folds: median(rs.map((x) => x.folds)),
+          targetBytes: rs[0]!.targetBytes,
+        },
+      ]),
+    );
+    const md = markdown(summary) + '\n\n' + sustainedTable(sustainedMedians, summary);
     console.log('\n' + md + '\n');
     const wallSeconds = (performance.now() - t0) / 1000;
     const cpus = os.cpus();
@@ -585,6 +688,11 @@ async function main(): Promise<void> {
       medians: summary.medians,
       ratiosSatchelOverStrands: summary.ratios,
       concurrency: { medians: summary.concMedians, ratios: summary.concRatios },
+      sustained: {
+        what: 'Satchel in process: bytes written per append over many appends from one writer, folds (new bases) and background records included; median over rounds',
+        appendsPerSize: SUSTAINED,
+        medians: sustainedMedians,
+      },
       rounds: { sizes, concurrency: conc },
       table: md,
     };

@@ -1,4 +1,12 @@
-import { decodeSession, decodeStored, mergeBase, type BaseRef } from '../model/codec.js';
+import {
+  concat,
+  decodeSession,
+  decodeStored,
+  encodeCoreParts,
+  encodeTail,
+  mergeBase,
+  type BaseRef,
+} from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
@@ -238,7 +246,7 @@ export class SessionStore {
   ): Promise<{ session: StoredSession; body?: Uint8Array | undefined }> {
     assertSessionId(id);
     const found = await this.load(ns, id);
-    if (found) return { session: found.session, body: found.body };
+    if (found) return { session: found.session, body: found.body ?? this.wholeBytes(ns, id) };
     // Listed but gone (deleted in the bucket directly): heal the manifest in the background.
     const heal = async () => {
       const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
@@ -581,6 +589,16 @@ export class SessionStore {
       // The base went: a newer fold replaced it after this read. Read the session again.
       if (attempt >= 3) throw unavailable('the session changed while it was read; try again', 1);
     }
+  }
+
+  /**
+   * The whole session's bytes, as one object would hold them, from the cached copy when it holds the
+   * encoding of (a prefix of) its messages: a delta is answered without encoding every message again.
+   */
+  private wholeBytes(ns: string, id: string): Uint8Array | undefined {
+    const cached = this.cache.get(keys.session(ns, id));
+    if (!cached?.encoded) return undefined;
+    return concat(encodeCoreParts(cached.session, cached.encoded).core, encodeTail(cached.session));
   }
 
   /** The whole session from a delta's head and its base; null when the base is gone. */

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeStored, encodeSession } from '../../lib/model/codec.js';
+import { decodeStored, encodeSession, publicBytes, publicSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/model/bytes.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
@@ -116,7 +116,12 @@ for (const [backend, make] of [
       const meter = new Meter(make());
       const store = open(meter);
       const history = Array.from({ length: 40 }, (_, i) => kb(`h${i}`));
-      await store.create(ns, { id: 'big', task: 'a large session', messages: history });
+      await store.create(ns, {
+        id: 'big',
+        task: 'a large session',
+        metadata: { team: 'a' },
+        messages: history,
+      });
       // The first write past the split size stores the whole session once, as a base.
       await store.append(ns, 'big', { messages: [kb('a0')] }, undefined);
       const created = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'big')));
@@ -151,6 +156,13 @@ for (const [backend, make] of [
         ...history.map((_, i) => `h${i}`),
         ...[0, 1, 2, 3, 4, 5].map((i) => `a${i}`),
       ]);
+      // An HTTP GET of the writer's process sends bytes cut from the cached encoding: the public form.
+      const { body } = await store.getStored(ns, 'big');
+      const cut = publicBytes(warm, body!);
+      expect(cut).not.toBeNull();
+      expect(JSON.parse(new TextDecoder().decode(cut!))).toEqual(
+        JSON.parse(JSON.stringify(publicSession(warm))),
+      );
       // The receipt's and the list's byte count is the whole session's, as stored whole.
       const whole = encodeSession(cold).byteLength;
       expect(form.base && form.bytes).toBe(whole);
