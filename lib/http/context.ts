@@ -4,7 +4,7 @@ import { badRequest } from '../model/errors.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { Services } from '../server/services.js';
 import type { WriteContext, WriteResult } from '../sessions/store.js';
-import { publicBytes, publicSession } from '../model/codec.js';
+import { publicSession } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 import type { AuthVariables } from './auth.js';
 
@@ -87,12 +87,16 @@ export function parseIfMatch(header: string | undefined): ExpectedRevision | und
   return m ? Number(m[1]) : 'unmatchable';
 }
 
-/** Answers a session with its ETag, or 304 when `If-None-Match` holds it (unless `conditional` is false). */
+/**
+ * Answers a session with its ETag, or 304 when `If-None-Match` holds it (unless `conditional` is false).
+ * `chunks`, when given, are its public JSON in pieces (store.getStored): sent one after the other, so a
+ * 10 MB session is neither encoded nor copied again.
+ */
 export function sendSession(
   c: Context<Env>,
   session: StoredSession,
   conditional = true,
-  body?: Uint8Array,
+  chunks?: Uint8Array[] | null,
 ): Response {
   const tag = etag(session.revision);
   c.header('ETag', tag);
@@ -103,11 +107,18 @@ export function sendSession(
   ) {
     return c.body(null, 304);
   }
-  // The stored bytes themselves when they are the public form (a 10 MB session is not encoded again).
-  const bytes = body ? publicBytes(session, body) : null;
-  if (bytes)
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
-  return c.json(publicSession(session));
+  if (!chunks) return c.json(publicSession(session));
+  const length = chunks.reduce((n, b) => n + b.byteLength, 0);
+  const body = new ReadableStream<Uint8Array>({
+    start(out) {
+      for (const chunk of chunks) if (chunk.byteLength) out.enqueue(chunk);
+      out.close();
+    },
+  });
+  return c.body(body, 200, {
+    'content-type': 'application/json',
+    'content-length': String(length),
+  });
 }
 
 /** Answers a write receipt with the new ETag (and `Idempotent-Replayed` on a replay). */

@@ -44,6 +44,17 @@ export function encodeCoreParts(
   session: StoredSession,
   prior?: EncodedMessages,
 ): { core: Uint8Array; messages: EncodedMessages } {
+  const [pre, post, ...list] = coreChunks(session, prior);
+  const json = list.length === 1 ? list[0]! : concat(...list);
+  return { core: concat(pre!, json, post!), messages: { messages: session.messages, json } };
+}
+
+/**
+ * The same bytes in pieces, `[pre, post, ...messages]`, none copied: the part before the messages array
+ * (up to `"messages":`), the part after it (without the closing brace), and the array in one or two
+ * pieces (the prior encoding's bytes, then the new messages).
+ */
+function coreChunks(session: StoredSession, prior?: EncodedMessages): Uint8Array[] {
   const ordered: Record<string, unknown> = {};
   for (const key of SESSION_FIELDS)
     ordered[key] = key === 'messages' ? MESSAGES_SLOT : session[key];
@@ -56,23 +67,16 @@ export function encodeCoreParts(
   const pre = utf8(json.slice(0, at + '"messages":'.length));
   const post = utf8(json.slice(at + slot.length, -1));
   const list = session.messages;
-  let messagesJson: Uint8Array;
   if (
-    prior &&
-    prior.messages.length <= list.length &&
-    prior.messages.every((m, i) => m === list[i])
-  ) {
-    const added = list.slice(prior.messages.length);
-    if (added.length === 0) messagesJson = prior.json;
-    else {
-      const tail = utf8((prior.messages.length > 0 ? ',' : '') + JSON.stringify(added).slice(1));
-      messagesJson = concat(prior.json.subarray(0, prior.json.byteLength - 1), tail);
-    }
-  } else messagesJson = utf8(JSON.stringify(list));
-  return {
-    core: concat(pre, messagesJson, post),
-    messages: { messages: list, json: messagesJson },
-  };
+    !prior ||
+    prior.messages.length > list.length ||
+    !prior.messages.every((m, i) => m === list[i])
+  )
+    return [pre, post, utf8(JSON.stringify(list))];
+  const added = list.slice(prior.messages.length);
+  if (added.length === 0) return [pre, post, prior.json];
+  const tail = utf8((prior.messages.length > 0 ? ',' : '') + JSON.stringify(added).slice(1));
+  return [pre, post, prior.json.subarray(0, prior.json.byteLength - 1), tail];
 }
 
 /** The closing part: the bookkeeping field (if any) and the closing brace. */
@@ -107,20 +111,38 @@ export function publicSession(session: StoredSession): Session {
 }
 
 const BOOKKEEPING = utf8(',"satchel":');
+const NO_METADATA = utf8(',"metadata":{}}');
+const CLOSE = utf8('}');
 
 /**
- * The public JSON of a stored object, cut from its bytes without encoding it again, when the bytes are
- * exactly what `publicSession` would give: written by Satchel (bookkeeping last), with metadata, and no
- * message with content parts (those are answered in another form). Else null.
+ * The public JSON of a session (what `publicSession` gives, up to the order of unknown fields) as byte
+ * pieces to send one after the other, without encoding the messages again: cut from a stored whole
+ * object's bytes (written by Satchel: bookkeeping last), or built from `prior`, an encoding of a prefix
+ * of its messages. Null when the session has a message with content parts (answered in another form),
+ * or the bytes are not Satchel's.
  */
-export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Array | null {
-  if (!session.satchel || !session.metadata || session.messages.some((m) => PARTS_FIELD in m))
-    return null;
+export function publicChunks(
+  session: StoredSession,
+  from: { body: Uint8Array } | { prior: EncodedMessages },
+): Uint8Array[] | null {
+  if (session.messages.some((m) => PARTS_FIELD in m)) return null;
+  const end = session.metadata ? CLOSE : NO_METADATA;
+  if ('prior' in from) {
+    const [pre, post, ...list] = coreChunks(session, from.prior);
+    return [pre!, ...list, post!, end];
+  }
+  const { body } = from;
+  if (!session.satchel) return null;
   // Quotes inside strings are escaped and no record holds a `satchel` key: the last match is the field.
   for (let at = body.lastIndexOf(44); at >= 0; at = at > 0 ? body.lastIndexOf(44, at - 1) : -1)
-    if (BOOKKEEPING.every((b, i) => body[at + i] === b))
-      return concat(body.subarray(0, at), utf8('}'));
+    if (BOOKKEEPING.every((b, i) => body[at + i] === b)) return [body.subarray(0, at), end];
   return null;
+}
+
+/** The same, joined (tests). */
+export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Array | null {
+  const chunks = publicChunks(session, { body });
+  return chunks ? concat(...chunks) : null;
 }
 
 /**

@@ -1,10 +1,8 @@
 import {
-  concat,
   decodeSession,
   decodeStored,
-  encodeCoreParts,
-  encodeTail,
   mergeBase,
+  publicChunks,
   type BaseRef,
 } from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
@@ -236,17 +234,23 @@ export class SessionStore {
   }
 
   /**
-   * The stored session with the bytes of its object when it is stored whole (an HTTP GET sends them
-   * without encoding again).
+   * The stored session, with its public JSON as byte pieces when they come without encoding the messages
+   * again (an HTTP GET sends them): cut from the object's bytes when it is stored whole, or built from the
+   * cached encoding of its messages when it is a delta.
    */
   async getStored(
     ns: string,
     id: string,
     ctx: RequestContext = {},
-  ): Promise<{ session: StoredSession; body?: Uint8Array | undefined }> {
+  ): Promise<{ session: StoredSession; chunks: Uint8Array[] | null }> {
     assertSessionId(id);
     const found = await this.load(ns, id);
-    if (found) return { session: found.session, body: found.body ?? this.wholeBytes(ns, id) };
+    if (found) {
+      const { session, body } = found;
+      const prior = this.cache.get(keys.session(ns, id))?.encoded;
+      const from = body ? { body } : prior ? { prior } : null;
+      return { session, chunks: from && publicChunks(session, from) };
+    }
     // Listed but gone (deleted in the bucket directly): heal the manifest in the background.
     const heal = async () => {
       const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
@@ -589,16 +593,6 @@ export class SessionStore {
       // The base went: a newer fold replaced it after this read. Read the session again.
       if (attempt >= 3) throw unavailable('the session changed while it was read; try again', 1);
     }
-  }
-
-  /**
-   * The whole session's bytes, as one object would hold them, from the cached copy when it holds the
-   * encoding of (a prefix of) its messages: a delta is answered without encoding every message again.
-   */
-  private wholeBytes(ns: string, id: string): Uint8Array | undefined {
-    const cached = this.cache.get(keys.session(ns, id));
-    if (!cached?.encoded) return undefined;
-    return concat(encodeCoreParts(cached.session, cached.encoded).core, encodeTail(cached.session));
   }
 
   /** The whole session from a delta's head and its base; null when the base is gone. */

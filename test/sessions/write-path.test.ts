@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { publicBytes, publicSession } from '../../lib/model/codec.js';
+import { concat, publicBytes, publicSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
@@ -350,7 +350,8 @@ for (const [backend, make] of [
 
 describe('GET sends the stored bytes when they are the public form', () => {
   it('answers exactly what publicSession gives, and falls back when it cannot', async () => {
-    const store = open(localStore());
+    const objects = localStore();
+    const store = open(objects);
     await store.create(ns, {
       id: 'bytes',
       task: 'a "quoted" task with ,"satchel": in it',
@@ -360,8 +361,9 @@ describe('GET sends the stored bytes when they are the public form', () => {
     await store.append(ns, 'bytes', { messages: [user('more')] }, undefined, {
       idempotencyKey: 'k-1',
     });
-    const { session, body: stored } = await store.getStored(ns, 'bytes');
-    const body = stored!; // a small session is stored whole
+    const { session, chunks } = await store.getStored(ns, 'bytes');
+    const body = (await objects.get(keys.session(ns, 'bytes')))!.body; // a small session is stored whole
+    expect(chunks && concat(...chunks)).toEqual(publicBytes(session, body));
     const cut = publicBytes(session, body);
     expect(cut).not.toBeNull();
     expect(JSON.parse(new TextDecoder().decode(cut!))).toEqual(
@@ -375,5 +377,12 @@ describe('GET sends the stored bytes when they are the public form', () => {
     expect(publicBytes(withParts, body)).toBeNull();
     const { satchel: _s, ...foreign } = session;
     expect(publicBytes(foreign as typeof session, body)).toBeNull();
+    // A session without metadata answers `metadata: {}`, as publicSession does.
+    await store.create(ns, { id: 'bare', task: 'no metadata', messages: [user('hi')] });
+    const bare = await store.getStored(ns, 'bare');
+    expect(bare.session.metadata).toBeUndefined();
+    expect(JSON.parse(new TextDecoder().decode(concat(...bare.chunks!)))).toEqual(
+      JSON.parse(JSON.stringify(publicSession(bare.session))),
+    );
   });
 });

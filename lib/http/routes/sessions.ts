@@ -239,7 +239,7 @@ export const getSession = route(
   async (c) => {
     const { sessions } = c.var.services;
     const stored = await sessions.getStored(namespaceOf(c), param(c, 'id'), requestContext(c));
-    return sendSession(c, stored.session, true, stored.body);
+    return sendSession(c, stored.session, true, stored.chunks);
   },
 );
 
