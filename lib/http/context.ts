@@ -4,7 +4,7 @@ import { badRequest } from '../model/errors.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { Services } from '../server/services.js';
 import type { WriteContext, WriteResult } from '../sessions/store.js';
-import { publicSession } from '../model/codec.js';
+import { concat, publicSession } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 import type { AuthVariables } from './auth.js';
 
@@ -109,17 +109,20 @@ export function sendSession(
   }
   if (!chunks) return c.json(publicSession(session));
   const length = chunks.reduce((n, b) => n + b.byteLength, 0);
+  const json = { 'content-type': 'application/json' };
+  // A small session is joined (a copy costs less than a stream); a large one streams its pieces.
+  if (length <= STREAM_FROM) return c.body(concat(...chunks) as Uint8Array<ArrayBuffer>, 200, json);
   const body = new ReadableStream<Uint8Array>({
     start(out) {
       for (const chunk of chunks) if (chunk.byteLength) out.enqueue(chunk);
       out.close();
     },
   });
-  return c.body(body, 200, {
-    'content-type': 'application/json',
-    'content-length': String(length),
-  });
+  return c.body(body, 200, { ...json, 'content-length': String(length) });
 }
+
+/** Bodies above this many bytes are streamed in pieces rather than joined. */
+const STREAM_FROM = 256 * 1024;
 
 /** Answers a write receipt with the new ETag (and `Idempotent-Replayed` on a replay). */
 export function sendReceipt(c: Context<Env>, result: WriteResult): Response {

@@ -29,6 +29,39 @@ describe('HTTP: sessions', () => {
     expect(got.json).toEqual(created.json);
   });
 
+  it('a large session stored as base and delta answers GET whole, streamed, with its length', async () => {
+    const { call } = await makeApp();
+    const big = Array.from({ length: 300 }, (_, i) => ({
+      role: 'user',
+      content: `m${i} ${'y'.repeat(1000)}`,
+    }));
+    const created = await call('POST', '/v1/sessions', { body: { task: 'big', messages: big } });
+    expect(created.status).toBe(201);
+    const id = created.json.id;
+    // The first append stores a base; the next ones only the delta.
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await call('POST', `/v1/sessions/${id}/messages`, {
+            body: { messages: [{ role: 'user', content: `a${i}` }] },
+          })
+        ).status,
+      ).toBe(200);
+    const got = await call('GET', `/v1/sessions/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('etag')).toBe('"4"');
+    expect(Number(got.headers.get('content-length'))).toBeGreaterThan(256 * 1024);
+    expect(got.json.messages.map((m: { content: string }) => m.content.split(' ')[0])).toEqual([
+      ...big.map((_, i) => `m${i}`),
+      'a0',
+      'a1',
+      'a2',
+    ]);
+    expect(got.json.metadata).toEqual({});
+    expect(got.json.satchel).toBeUndefined();
+    expect(got.json.satchel_delta).toBeUndefined();
+  });
+
   it("create may carry a session's original times (an import keeps them); list orders by them", async () => {
     const { call } = await makeApp();
     const old = (
