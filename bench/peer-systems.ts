@@ -158,6 +158,8 @@ export interface System {
   prepareStateless(id: string): Promise<(m: Msg) => Promise<void>>;
   /** Prepares a reader; the returned function is the timed load, resolving to the message count. */
   prepareLoad(id: string): Promise<() => Promise<number>>;
+  /** A load by a process that holds nothing yet (Strands: its load always is). */
+  prepareColdLoad(id: string): Promise<() => Promise<number>>;
   /** A writer of its own (own client, own store/agent), for the concurrency runs. */
   openWriter(id: string): Promise<Writer>;
   /** The stored messages' texts, read fresh. */
@@ -294,6 +296,10 @@ export class StrandsSystem implements System {
     };
   }
 
+  prepareColdLoad(id: string) {
+    return this.prepareLoad(id);
+  }
+
   async openWriter(id: string): Promise<Writer> {
     const client = this.newClient();
     const w = this.open(id, client);
@@ -388,6 +394,11 @@ export class SatchelSystem implements System {
 
   async prepareLoad(id: string) {
     const store = this.warmStore!;
+    return async () => (await store.get(NS, id)).messages.length;
+  }
+
+  async prepareColdLoad(id: string) {
+    const store = productionSessionStore(this.counting!);
     return async () => (await store.get(NS, id)).messages.length;
   }
 
@@ -508,6 +519,13 @@ export class SatchelHttpSystem implements System {
     return async (m: Msg) => {
       await this.call('POST', `/v1/sessions/${id}/messages`, { messages: [toSatchel(m)] });
     };
+  }
+
+  async prepareColdLoad(id: string) {
+    if (this.active !== this.warmApp) this.retired.push(this.active!);
+    this.active = this.newApp();
+    return async () =>
+      ((await this.call('GET', `/v1/sessions/${id}`)) as { messages: unknown[] }).messages.length;
   }
 
   async prepareLoad(id: string) {

@@ -12,7 +12,10 @@
  *  - warm append: the writer that created the session appends one message at a time (Strands: the agent
  *    pushes the message and its SessionManager saves the snapshot, as its MessageAddedEvent hook does with
  *    saveLatestOn 'message'; Satchel: the SessionStore (or server) that holds the session in its cache);
- *  - load: Strands restores the snapshot into a new agent; Satchel get (in process) or GET (HTTP);
+ *  - load: Strands restores the snapshot into a new agent; Satchel get (in process) or GET (HTTP) from the
+ *    writer's store or server, which may hold a large session's base already;
+ *  - load, new process: the same from a new SessionStore (HTTP: a new app), holding nothing (Strands: as
+ *    its load);
  *  - stateless append: a writer that holds nothing (Strands: a new agent that restores the session, then
  *    adds its message; Satchel: a new SessionStore; HTTP: a new app, empty caches, behind the same port).
  *    Object construction is outside the timed part; the S3 connection pool is shared (as bench/run.ts does).
@@ -85,8 +88,8 @@ function log(line: string): void {
 // ---------------------------------------------------------------------------------------------------------
 // Phases
 
-type Op = 'warm' | 'stateless' | 'load';
-const OPS: Op[] = ['warm', 'load', 'stateless'];
+type Op = 'warm' | 'stateless' | 'load' | 'cold';
+const OPS: Op[] = ['warm', 'load', 'cold', 'stateless'];
 
 interface PhaseResult {
   samples: number;
@@ -166,6 +169,8 @@ async function sizeRun(
       );
     else if (op === 'load')
       out.load = await phase(sys, k.load, (i) => sys.prepareLoad(idOf(i)), false);
+    else if (op === 'cold')
+      out.cold = await phase(sys, k.load, (i) => sys.prepareColdLoad(idOf(i)), false);
     else
       out.stateless = await phase(
         sys,
@@ -436,11 +441,12 @@ function markdown(s: ReturnType<typeof summarise>): string {
     warm: 'warm append',
     stateless: 'stateless append',
     load: 'load',
+    cold: 'load, new process',
   };
   const latency: string[][] = [];
   const cost: string[][] = [];
   for (const n of Object.keys(M)) {
-    for (const op of ['warm', 'stateless', 'load'] as Op[]) {
+    for (const op of ['warm', 'stateless', 'load', 'cold'] as Op[]) {
       const m = M[n]![op];
       const r = R[n]![op];
       latency.push([
@@ -453,10 +459,10 @@ function markdown(s: ReturnType<typeof summarise>): string {
         x(r['satchel-http'].p50!),
       ]);
       const c = (v: Record<string, number>) =>
-        `${f(v.requests!, 2)}; ${fmtBytes(op === 'load' ? v.bytesIn! : v.bytesOut!)}`;
+        `${f(v.requests!, 2)}; ${fmtBytes(op === 'load' || op === 'cold' ? v.bytesIn! : v.bytesOut!)}`;
       cost.push([
         Number(n).toLocaleString('en-US'),
-        label[op] + (op === 'load' ? ' (read)' : ' (written)'),
+        label[op] + (op === 'load' || op === 'cold' ? ' (read)' : ' (written)'),
         c(m.strands),
         c(m.satchel),
         c(m['satchel-http']),

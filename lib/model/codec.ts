@@ -176,6 +176,27 @@ export function deltaOpening(base: BaseRef, bytes: number): Uint8Array {
   return utf8(`{"${DELTA_FIELD}":${JSON.stringify({ base, bytes })},"session":`);
 }
 
+/**
+ * The encoded `messages` array inside a whole object's bytes, `json` bytes long: only scalar fields come
+ * before it (quotes inside strings are escaped), so the first `"messages":` is the field. Undefined when
+ * the bytes there are not an array of that length.
+ */
+export function messagesOf(
+  body: Uint8Array,
+  json: number,
+  messages: readonly unknown[],
+): EncodedMessages | undefined {
+  const key = MESSAGES_KEY;
+  let at = body.indexOf(key[0]!);
+  while (at >= 0 && !key.every((b, i) => body[at + i] === b)) at = body.indexOf(key[0]!, at + 1);
+  if (at < 0) return undefined;
+  const bytes = body.subarray(at + key.length, at + key.length + json);
+  if (bytes.byteLength !== json || bytes[0] !== 91 || bytes[json - 1] !== 93) return undefined;
+  return { messages, json: bytes };
+}
+
+const MESSAGES_KEY = utf8('"messages":');
+
 /** Parses a session object in either form (`decodeSession` for the whole one). */
 export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   let raw: unknown;

@@ -2,8 +2,10 @@ import {
   decodeSession,
   decodeStored,
   mergeBase,
+  messagesOf,
   publicChunks,
   type BaseRef,
+  type EncodedMessages,
 } from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
@@ -581,11 +583,9 @@ export class SessionStore {
         this.cache.put(key, entry);
         return { ...entry, body: found.body };
       }
-      const session = await this.withBase(key, form.session, form.base);
-      if (session) {
-        const cached = this.cache.get(key);
-        // The cached encoding of a prefix of these messages stays useful to the next fold.
-        const encoded = cached?.base?.key === form.base.key ? cached.encoded : undefined;
+      const merged = await this.withBase(key, form.session, form.base);
+      if (merged) {
+        const { session, encoded } = merged;
         const entry = { etag: found.etag, session, bytes: form.bytes, base: form.base };
         this.cache.put(key, encoded ? { ...entry, encoded } : entry);
         return entry;
@@ -595,19 +595,29 @@ export class SessionStore {
     }
   }
 
-  /** The whole session from a delta's head and its base; null when the base is gone. */
+  /**
+   * The whole session from a delta's head and its base (null when the base is gone), with the encoding of
+   * (a prefix of) its messages when there is one to reuse: the cached copy's, or the base's own bytes,
+   * so that a GET and the next fold need not encode them again.
+   */
   private async withBase(
     key: string,
     head: StoredSession,
     base: BaseRef,
-  ): Promise<StoredSession | null> {
+  ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
     if (cached?.base?.key === base.key) {
       const messages = cached.session.messages.slice(0, base.messages);
-      return { ...head, messages: messages.concat(head.messages) };
+      return {
+        session: { ...head, messages: messages.concat(head.messages) },
+        encoded: cached.encoded,
+      };
     }
     const found = await this.objects.get(base.key);
-    return found ? mergeBase(head, decodeSession(found.body, base.key), base) : null;
+    if (!found) return null;
+    const stored = decodeSession(found.body, base.key);
+    const session = mergeBase(head, stored, base);
+    return { session, encoded: messagesOf(found.body, base.json, stored.messages) };
   }
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */

@@ -163,6 +163,12 @@ for (const [backend, make] of [
       expect(JSON.parse(new TextDecoder().decode(cut!))).toEqual(
         JSON.parse(JSON.stringify(publicSession(warm))),
       );
+      // A process that holds nothing cuts them from the base's bytes and the delta's new messages.
+      const fresh = await open(meter.inner).getStored(ns, 'big');
+      expect(fresh.chunks).not.toBeNull();
+      expect(JSON.parse(new TextDecoder().decode(concat(...fresh.chunks!)))).toEqual(
+        JSON.parse(JSON.stringify(publicSession(warm))),
+      );
       // The receipt's and the list's byte count is the whole session's, as stored whole.
       const whole = encodeSession(cold).byteLength;
       expect(form.base && form.bytes).toBe(whole);
