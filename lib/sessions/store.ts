@@ -181,7 +181,7 @@ export class SessionStore {
       markers: this.markers,
       now: this.now,
       maxContentionMs: options.maxContentionMs ?? 30_000,
-      splitBytes: options.splitBytes ?? 64 * 1024,
+      splitBytes: options.splitBytes ?? 256 * 1024,
       load: (ns, id) => this.load(ns, id),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
     });
