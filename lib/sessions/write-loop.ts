@@ -466,9 +466,13 @@ export class WriteLoop {
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };
-    const outcome = await this.commit(run, cached, sealed, tried);
-    if (outcome.lost)
-      for (const m of unchanged) delete m.result; // the re-read decides again
+    // Every member is open again when the commit does not land: the re-read (or the error) decides.
+    const reopen = () => unchanged.forEach((m) => delete m.result);
+    const outcome = await this.commit(run, cached, sealed, tried).catch((err: unknown) => {
+      reopen();
+      throw err;
+    });
+    if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
     return outcome;
   }
