@@ -281,6 +281,12 @@ export class WriteLoop {
         // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
         for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
         if (verdict.landed.replaced) this.discard(run, verdict.landed.replaced);
+        // The other attempts can no longer land: the object moved past them with this one.
+        this.discardUnlanded(
+          run,
+          tries.filter((t) => t !== verdict.landed),
+          null,
+        );
         run.finished = true;
         this.finish(ns, mark, verdict.landed);
         return;
@@ -313,6 +319,8 @@ export class WriteLoop {
       }
       if (!outcome.lost) {
         if (outcome.committed) {
+          // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
+          this.discardUnlanded(run, tries, null);
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -334,7 +342,11 @@ export class WriteLoop {
    * The bases of attempts whose answer was lost and that can no longer land: the object has moved on
    * from the etag their PUT was conditional on (or is gone), and they are not in it.
    */
-  private discardUnlanded(run: GroupRun, tries: Tried[], cached: CachedSession | null): void {
+  private discardUnlanded(
+    run: GroupRun,
+    tries: readonly Tried[],
+    cached: CachedSession | null,
+  ): void {
     for (const t of tries)
       if (t.base && (!cached || cached.etag !== t.ifMatch)) {
         this.discard(run, t.base);

@@ -15,7 +15,11 @@ import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
 import { foldSize } from '../../lib/sessions/write-loop.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import {
+  StorageUnavailableError,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { openTestS3 } from '../support/s3.js';
 
@@ -59,9 +63,17 @@ class Meter implements ObjectStore {
   }
   /** Runs once before the next conditional PUT of a session object. */
   beforeCas: (() => Promise<void>) | undefined;
+  /** The next conditional PUT of a session object loses its answer, after landing or without landing. */
+  loseCas: 'landed' | 'not landed' | undefined;
   async put(key: string, body: Uint8Array, options?: PutOptions) {
     const stop = this.stopped();
     if (stop) return stop;
+    if (options?.ifMatch && key.includes('/sessions/') && this.loseCas) {
+      const how = this.loseCas;
+      this.loseCas = undefined;
+      if (how === 'landed') await this.inner.put(key, body, options);
+      throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+    }
     if (options?.ifMatch && key.includes('/sessions/') && this.beforeCas) {
       const hook = this.beforeCas;
       this.beforeCas = undefined;
@@ -360,6 +372,35 @@ for (const [backend, make] of [
       await eventually(async () => (await bases(objects, 'racedel')).length === 0);
       expect(await objects.get(keys.session(ns, 'racedel'))).toBeNull();
     });
+
+    for (const how of ['landed', 'not landed'] as const)
+      it(`a fold whose commit's answer is lost (${how}) answers once and leaves one base`, async () => {
+        const objects = make();
+        const meter = new Meter(objects);
+        const store = open(meter);
+        const id = `lost-${how.replace(' ', '-')}`;
+        await store.create(ns, {
+          id,
+          task: 'lost answers',
+          messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+        });
+        await store.append(ns, id, { messages: [kb('a0')] }, undefined);
+        const [first] = await bases(objects, id);
+        // A trim rewrites the history, so it stores a new base; its conditional PUT loses its answer.
+        meter.loseCas = how;
+        const trimmed = await store.trim(ns, id, 18, undefined);
+        expect(trimmed.dropped).toBe(3);
+        const got = await open(objects).get(ns, id);
+        expect(got.messages).toHaveLength(18);
+        expect(got.revision).toBe(trimmed.receipt.revision);
+        // The replaced base and (not landed) the lost attempt's base go; the one named stays.
+        const named = decodeStored((await objects.get(keys.session(ns, id)))!.body, id).base!.key;
+        expect(named).not.toBe(first);
+        await eventually(async () => {
+          const left = await bases(objects, id);
+          return left.length === 1 && left[0] === named;
+        });
+      });
 
     it('a delete leaves no base and no delta holding the session', async () => {
       const objects = make();
