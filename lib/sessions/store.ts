@@ -19,7 +19,7 @@ import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import { deletePrefix } from '../storage/prefix.js';
+import { listAll } from '../storage/prefix.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -30,6 +30,7 @@ import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.j
 import { trimMessages } from './trim.js';
 import { recordsCover } from './write-records.js';
 import {
+  namedBase,
   WriteLoop,
   type Committed,
   type WriteContext,
@@ -498,19 +499,20 @@ export class SessionStore {
     const found = await this.objects.get(key);
     if (!found) {
       await this.manifest.clearPending(pending);
+      // Bases left by an earlier delete that failed after the object went.
+      await this.deleteBases(ns, id).catch(() => undefined);
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
     await this.objects.delete(key);
     this.cache.drop(key);
-    // A large session's bases hold its messages too (a fold racing this delete removes its own).
-    await deletePrefix(this.objects, keys.bases(ns, id));
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
     // could not be stored is healed from the pending marker, which then stays.
-    const [logged, audited] = await Promise.allSettled([
+    const [logged, audited, based] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
       this.audit?.deleteAll(ns, id),
+      this.deleteBases(ns, id),
     ]);
     for (const l of this.listeners) {
       try {
@@ -525,6 +527,19 @@ export class SessionStore {
     );
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
     if (audited.status === 'rejected') throw audited.reason;
+    if (based.status === 'rejected') throw based.reason;
+  }
+
+  /**
+   * Deletes a large session's bases, which hold its messages too (a fold racing the delete loses its
+   * If-Match and deletes its own). A session created again under the id meanwhile keeps the base it names.
+   */
+  private async deleteBases(ns: string, id: string): Promise<void> {
+    const listed = await listAll(this.objects, keys.bases(ns, id));
+    if (!listed.length) return;
+    const again = await this.objects.get(keys.session(ns, id));
+    const named = again ? namedBase(again.body, keys.session(ns, id)) : undefined;
+    await this.objects.delete(listed.filter((k) => k !== named));
   }
 
   /** Deletes every session whose updated_at is older than `days` days (0: all of them). */

@@ -277,20 +277,7 @@ export class WriteLoop {
         fromCache = false;
         continue;
       }
-      if (verdict) {
-        // Our own earlier attempt landed although its answer was lost: finish it, as a first write.
-        for (const m of verdict.landed.members) m.result = fulfilled(verdict.landed);
-        if (verdict.landed.replaced) this.discard(run, verdict.landed.replaced);
-        // The other attempts can no longer land: the object moved past them with this one.
-        this.discardUnlanded(
-          run,
-          tries.filter((t) => t !== verdict.landed),
-          null,
-        );
-        run.finished = true;
-        this.finish(ns, mark, verdict.landed);
-        return;
-      }
+      if (verdict) return this.finishLanded(run, tries, cached, verdict.landed);
       this.discardUnlanded(run, tries, cached);
       const left = members.filter((m) => !m.result);
       if (left.length === 0) return;
@@ -320,7 +307,7 @@ export class WriteLoop {
       if (!outcome.lost) {
         if (outcome.committed) {
           // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
-          this.discardUnlanded(run, tries, null);
+          this.discardUnlanded(run, tries, null, this.deps.cache.get(key)?.base?.key);
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -338,17 +325,36 @@ export class WriteLoop {
     }
   }
 
+  /** Our own earlier attempt landed although its answer was lost: finish it, as a first write. */
+  private finishLanded(run: GroupRun, tries: Tried[], cached: CachedSession, landed: Tried): void {
+    for (const m of landed.members) m.result = fulfilled(landed);
+    const named = cached.base?.key;
+    if (landed.replaced && landed.replaced !== named) this.discard(run, landed.replaced);
+    // The other attempts can no longer land: the object moved past them with this one.
+    this.discardUnlanded(
+      run,
+      tries.filter((t) => t !== landed),
+      null,
+      named,
+    );
+    run.finished = true;
+    this.finish(run.ns, run.mark, landed);
+  }
+
   /**
    * The bases of attempts whose answer was lost and that can no longer land: the object has moved on
-   * from the etag their PUT was conditional on (or is gone), and they are not in it.
+   * from the etag their PUT was conditional on (or is gone), and they are not in it. Never the base the
+   * object names (`named`, else the one `cached` names): an attempt that landed unseen (its write record
+   * pruned by the writes after it) may have left the base the session now stands on.
    */
   private discardUnlanded(
     run: GroupRun,
     tries: readonly Tried[],
     cached: CachedSession | null,
+    named = cached?.base?.key,
   ): void {
     for (const t of tries)
-      if (t.base && (!cached || cached.etag !== t.ifMatch)) {
+      if (t.base && t.base !== named && (!cached || cached.etag !== t.ifMatch)) {
         this.discard(run, t.base);
         t.base = undefined;
       }
@@ -573,18 +579,26 @@ export class WriteLoop {
    * Deletes the session's bases that nothing names and that are older than a write can take: left by a
    * writer that stopped between a base and its commit, or whose commit's answer was lost.
    */
-  private async sweepBases({ ns, id }: GroupRun, named: string): Promise<void> {
+  private async sweepBases({ ns, id, key }: GroupRun, named: string): Promise<void> {
     const cutoff = this.deps.now() - BASE_GRACE_MS;
     const prefix = keys.bases(ns, id);
     const old = (await listAll(this.deps.objects, prefix).catch(() => [])).filter(
       (k) => k !== named && Number(k.slice(prefix.length, prefix.length + 13)) < cutoff,
     );
-    if (old.length) await this.deps.objects.delete(old).catch(() => undefined);
+    if (!old.length) return;
+    // Key times come from each writer's clock: spare whatever the object names now, whoever wrote it.
+    const found = await this.deps.objects.get(key).catch(() => undefined);
+    const now = found ? namedBase(found.body, key) : found;
+    if (now === null || found === undefined) return; // unreadable: delete nothing
+    const doomed = old.filter((k) => k !== now);
+    if (doomed.length) await this.deps.objects.delete(doomed).catch(() => undefined);
   }
 
   /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
   private discard(run: GroupRun, key: string): void {
-    run.schedule(this.deps.objects.delete(key).catch(() => undefined));
+    const { objects } = this.deps;
+    // Once more on a failure: a base left behind holds the session's text.
+    run.schedule(objects.delete(key).catch(() => objects.delete(key).catch(() => undefined)));
   }
 
   /** A write record's audit fields; the device label is redacted, since it is stored in the session. */
@@ -634,6 +648,15 @@ function keepsBase(next: readonly unknown[], cur: readonly unknown[], n: number)
  */
 export function foldSize(baseJson: number, splitBytes: number): number {
   return Math.max(splitBytes / 4, 64 * Math.sqrt(baseJson));
+}
+
+/** The base a stored session object names: undefined for a whole one, null when it does not parse. */
+export function namedBase(body: Uint8Array, key: string): string | undefined | null {
+  try {
+    return decodeStored(body, key).base?.key;
+  } catch {
+    return null;
+  }
 }
 
 /** Each request builds on the one before it; one whose build changes nothing is left out. */

@@ -65,6 +65,8 @@ class Meter implements ObjectStore {
   beforeCas: (() => Promise<void>) | undefined;
   /** The next conditional PUT of a session object loses its answer, after landing or without landing. */
   loseCas: 'landed' | 'not landed' | undefined;
+  /** Runs once after that PUT, before its (lost) answer. */
+  afterLostCas: (() => Promise<void>) | undefined;
   async put(key: string, body: Uint8Array, options?: PutOptions) {
     const stop = this.stopped();
     if (stop) return stop;
@@ -72,6 +74,9 @@ class Meter implements ObjectStore {
       const how = this.loseCas;
       this.loseCas = undefined;
       if (how === 'landed') await this.inner.put(key, body, options);
+      const after = this.afterLostCas;
+      this.afterLostCas = undefined;
+      await after?.();
       throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
     }
     if (options?.ifMatch && key.includes('/sessions/') && this.beforeCas) {
@@ -83,7 +88,14 @@ class Meter implements ObjectStore {
     this.puts.push({ key, bytes: body.byteLength, op });
     return this.inner.put(key, body, options);
   }
+  /** DELETEs of bases that fail (storage refuses them). */
+  failBaseDeletes = 0;
   delete(k: string | string[]) {
+    const first = Array.isArray(k) ? (k[0] ?? '') : k;
+    if (first.includes('/b/') && this.failBaseDeletes > 0) {
+      this.failBaseDeletes--;
+      return Promise.reject(new StorageUnavailableError('refused'));
+    }
     return this.stopped() ?? this.inner.delete(k);
   }
   list(prefix: string, options?: { cursor?: string; limit?: number }) {
@@ -401,6 +413,56 @@ for (const [backend, make] of [
           return left.length === 1 && left[0] === named;
         });
       });
+
+    it('a base whose commit landed unseen is never deleted while the session names it', async () => {
+      const objects = make();
+      const meter = new Meter(objects);
+      const writer = open(meter);
+      const id = 'unseen';
+      await writer.create(ns, {
+        id,
+        task: 'unseen landing',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      // The fold's commit lands but its answer is lost; before the writer reads again, another process
+      // appends 17 small messages on that base, which prunes the writer's record from the session.
+      meter.loseCas = 'landed';
+      meter.afterLostCas = async () => {
+        const other = open(objects);
+        for (let i = 0; i < 17; i++)
+          await other.append(ns, id, { messages: [user(`o${i}`)] }, undefined);
+      };
+      await writer.append(ns, id, { messages: [kb('w0')] }, undefined);
+      // The writer could not tell that it landed (it may append again), but the base the session stands on
+      // is still there: a new process reads the whole session.
+      const got = await open(objects).get(ns, id);
+      expect(got.messages.filter((m) => m.content.startsWith('o'))).toHaveLength(17);
+      expect(got.messages.filter((m) => m.content.startsWith('w0 ')).length).toBeGreaterThanOrEqual(
+        1,
+      );
+      await new Promise((r) => setTimeout(r, 200)); // background discards
+      expect(await open(objects).get(ns, id)).toEqual(got);
+    });
+
+    it('a delete whose bases could not be deleted fails, and its retry deletes them', async () => {
+      const objects = make();
+      const meter = new Meter(objects);
+      const store = open(meter);
+      await store.create(ns, {
+        id: 'stuck',
+        task: 'stuck bases',
+        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
+      });
+      await store.append(ns, 'stuck', { messages: [kb('a0')] }, undefined);
+      await store.settled();
+      expect(await bases(objects, 'stuck')).toHaveLength(1);
+      meter.failBaseDeletes = 1;
+      await expect(store.delete(ns, 'stuck')).rejects.toThrow();
+      // The object is gone, the rest of the delete ran; the retry answers 404 and deletes the bases.
+      expect(await objects.get(keys.session(ns, 'stuck'))).toBeNull();
+      await expect(store.delete(ns, 'stuck')).rejects.toMatchObject({ kind: 'not_found' });
+      expect(await bases(objects, 'stuck')).toEqual([]);
+    });
 
     it('a delete leaves no base and no delta holding the session', async () => {
       const objects = make();
