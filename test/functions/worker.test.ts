@@ -169,6 +169,49 @@ describe('the R2-only Workers bundle under miniflare', () => {
     ).not.toBeNull();
   });
 
+  it('keeps a large session as base and delta in R2: appends, GET whole, delete leaves nothing', async () => {
+    const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+    const text = (i: number) => `m${i} ${'z'.repeat(1000)}`;
+    const messages = Array.from({ length: 300 }, (_, i) => ({ role: 'user', content: text(i) }));
+    const created = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ task: 'large at the edge', messages }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    for (let i = 0; i < 3; i++) {
+      const res = await mf.dispatchFetch(`http://w/v1/sessions/${id}/messages`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ messages: [{ role: 'user', content: `a${i}` }] }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const bucket = await mf.getR2Bucket('BUCKET');
+    const stored = await (await bucket.get(`ns/edge/sessions/${id}.json`))!.text();
+    expect(stored.startsWith('{"satchel_delta":')).toBe(true); // a delta on a base, not the whole session
+    expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toHaveLength(1);
+    const got = await mf.dispatchFetch(`http://w/v1/sessions/${id}`, { headers: auth });
+    expect(got.status).toBe(200);
+    const body = (await got.json()) as { messages: { content: string }[]; revision: number };
+    expect(body.revision).toBe(4);
+    expect(body.messages.map((m) => m.content)).toEqual([
+      ...messages.map((m) => m.content),
+      'a0',
+      'a1',
+      'a2',
+    ]);
+    const deleted = await mf.dispatchFetch(`http://w/v1/sessions/${id}`, {
+      method: 'DELETE',
+      headers: auth,
+    });
+    expect(deleted.status).toBe(204);
+    expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toEqual([]);
+    expect(await bucket.get(`ns/edge/sessions/${id}.json`)).toBeNull();
+  });
+
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {
     // A SigV4 signing constant: only the AWS SDK carries it.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('x-amz-content-sha256');
