@@ -19,7 +19,6 @@ import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import { listAll } from '../storage/prefix.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { SessionCache, type CachedSession } from './cache.js';
@@ -29,8 +28,8 @@ import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
 import { recordsCover } from './write-records.js';
+import { deleteBases } from './bases.js';
 import {
-  namedBase,
   WriteLoop,
   type Committed,
   type WriteContext,
@@ -500,7 +499,7 @@ export class SessionStore {
     if (!found) {
       await this.manifest.clearPending(pending);
       // Bases left by an earlier delete that failed after the object went.
-      await this.deleteBases(ns, id).catch(() => undefined);
+      await deleteBases(this.objects, ns, id).catch(() => undefined);
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
@@ -512,7 +511,9 @@ export class SessionStore {
     const [logged, audited, based] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
       this.audit?.deleteAll(ns, id),
-      this.deleteBases(ns, id),
+      // A large session's bases hold its messages too (a fold racing this delete deletes its own; a
+      // session created again under the id meanwhile keeps the base it names).
+      deleteBases(this.objects, ns, id),
     ]);
     for (const l of this.listeners) {
       try {
@@ -528,18 +529,6 @@ export class SessionStore {
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
     if (audited.status === 'rejected') throw audited.reason;
     if (based.status === 'rejected') throw based.reason;
-  }
-
-  /**
-   * Deletes a large session's bases, which hold its messages too (a fold racing the delete loses its
-   * If-Match and deletes its own). A session created again under the id meanwhile keeps the base it names.
-   */
-  private async deleteBases(ns: string, id: string): Promise<void> {
-    const listed = await listAll(this.objects, keys.bases(ns, id));
-    if (!listed.length) return;
-    const again = await this.objects.get(keys.session(ns, id));
-    const named = again ? namedBase(again.body, keys.session(ns, id)) : undefined;
-    await this.objects.delete(listed.filter((k) => k !== named));
   }
 
   /** Deletes every session whose updated_at is older than `days` days (0: all of them). */

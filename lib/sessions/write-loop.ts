@@ -18,7 +18,7 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
-import { listAll } from '../storage/prefix.js';
+import { baseTime, deleteBases } from './bases.js';
 import type { AuditRecord } from './audit.js';
 import type { CachedSession, SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
@@ -579,19 +579,10 @@ export class WriteLoop {
    * Deletes the session's bases that nothing names and that are older than a write can take: left by a
    * writer that stopped between a base and its commit, or whose commit's answer was lost.
    */
-  private async sweepBases({ ns, id, key }: GroupRun, named: string): Promise<void> {
+  private async sweepBases({ ns, id }: GroupRun, named: string): Promise<void> {
     const cutoff = this.deps.now() - BASE_GRACE_MS;
-    const prefix = keys.bases(ns, id);
-    const old = (await listAll(this.deps.objects, prefix).catch(() => [])).filter(
-      (k) => k !== named && Number(k.slice(prefix.length, prefix.length + 13)) < cutoff,
-    );
-    if (!old.length) return;
-    // Key times come from each writer's clock: spare whatever the object names now, whoever wrote it.
-    const found = await this.deps.objects.get(key).catch(() => undefined);
-    const now = found ? namedBase(found.body, key) : found;
-    if (now === null || found === undefined) return; // unreadable: delete nothing
-    const doomed = old.filter((k) => k !== now);
-    if (doomed.length) await this.deps.objects.delete(doomed).catch(() => undefined);
+    const old = (k: string) => k !== named && baseTime(ns, id, k) < cutoff;
+    await deleteBases(this.deps.objects, ns, id, old).catch(() => undefined);
   }
 
   /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
@@ -648,15 +639,6 @@ function keepsBase(next: readonly unknown[], cur: readonly unknown[], n: number)
  */
 export function foldSize(baseJson: number, splitBytes: number): number {
   return Math.max(splitBytes / 4, 64 * Math.sqrt(baseJson));
-}
-
-/** The base a stored session object names: undefined for a whole one, null when it does not parse. */
-export function namedBase(body: Uint8Array, key: string): string | undefined | null {
-  try {
-    return decodeStored(body, key).base?.key;
-  } catch {
-    return null;
-  }
 }
 
 /** Each request builds on the one before it; one whose build changes nothing is left out. */
