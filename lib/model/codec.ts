@@ -134,15 +134,18 @@ export function publicChunks(
   const { body } = from;
   if (!session.satchel) return null;
   // Quotes inside strings are escaped and no record holds a `satchel` key: the last match is the field.
-  for (let at = body.lastIndexOf(44); at >= 0; at = at > 0 ? body.lastIndexOf(44, at - 1) : -1)
-    if (BOOKKEEPING.every((b, i) => body[at + i] === b)) return [body.subarray(0, at), end];
-  return null;
+  const at = findBytes(body, BOOKKEEPING, true);
+  return at < 0 ? null : [body.subarray(0, at), end];
 }
 
-/** The same, joined (tests). */
-export function publicBytes(session: StoredSession, body: Uint8Array): Uint8Array | null {
-  const chunks = publicChunks(session, { body });
-  return chunks ? concat(...chunks) : null;
+/** Where `pattern` first (or last) occurs in `body`, or -1 (no Buffer: this runs in Workers too). */
+function findBytes(body: Uint8Array, pattern: Uint8Array, last = false): number {
+  const first = pattern[0]!;
+  const step = (from: number) =>
+    last ? (from < 0 ? -1 : body.lastIndexOf(first, from)) : body.indexOf(first, from);
+  for (let at = step(last ? body.byteLength - 1 : 0); at >= 0; at = step(last ? at - 1 : at + 1))
+    if (pattern.every((b, i) => body[at + i] === b)) return at;
+  return -1;
 }
 
 /**
@@ -186,11 +189,10 @@ export function messagesOf(
   json: number,
   messages: readonly unknown[],
 ): EncodedMessages | undefined {
-  const key = MESSAGES_KEY;
-  let at = body.indexOf(key[0]!);
-  while (at >= 0 && !key.every((b, i) => body[at + i] === b)) at = body.indexOf(key[0]!, at + 1);
+  const at = findBytes(body, MESSAGES_KEY);
   if (at < 0) return undefined;
-  const bytes = body.subarray(at + key.length, at + key.length + json);
+  const start = at + MESSAGES_KEY.byteLength;
+  const bytes = body.subarray(start, start + json);
   if (bytes.byteLength !== json || bytes[0] !== 91 || bytes[json - 1] !== 93) return undefined;
   return { messages, json: bytes };
 }

@@ -6,7 +6,11 @@ export interface CachedSession {
   etag: string;
   session: StoredSession;
   bytes: number;
-  /** The encoded messages of this exact object, when this process wrote it: an append reuses them. */
+  /**
+   * An encoding of a prefix of this copy's messages (the same objects), when one is at hand: this
+   * process's last whole encoding, or a base's own bytes. A write and a GET reuse it instead of encoding
+   * those messages again (`encodeCoreParts` checks that it is a prefix).
+   */
   encoded?: EncodedMessages;
   /** A large session's base (the object is a delta on it); its first messages are this copy's first. */
   base?: BaseRef;

@@ -3,10 +3,7 @@
 // an append writes, folds and the bases they replace, readers that merge (and read again when a fold
 // removed their base), writers racing, a writer stopped between its base and its commit, operations that
 // rewrite the history, idempotency across folds, and a delete that leaves no base behind.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { concat, decodeStored, encodeSession, publicSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/model/bytes.js';
@@ -14,7 +11,6 @@ import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
 import { foldSize } from '../../lib/sessions/write-loop.js';
-import { LocalStore } from '../../lib/storage/local.js';
 import {
   StorageUnavailableError,
   type ObjectStore,
@@ -22,19 +18,11 @@ import {
 } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { openTestS3 } from '../support/s3.js';
+import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'dl';
 const SPLIT = 16 * 1024;
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function localStore(): ObjectStore {
-  const dir = mkdtempSync(path.join(tmpdir(), 'satchel-delta-'));
-  dirs.push(dir);
-  return new LocalStore(dir);
-}
+const localStore = () => tempLocalStore('delta');
 
 /** Counts the bytes PUT per key class, and can run a hook before a GET of a base or stop before a request. */
 class Meter implements ObjectStore {
@@ -117,6 +105,11 @@ const user = (content: string) => ({ role: 'user' as const, content });
 /** A message of about 1 KB whose text starts with `tag`. */
 const kb = (tag: string) =>
   user(`${tag} ${'lorem ipsum dolor sit amet '.repeat(37)}`.slice(0, 1000));
+
+/** Creates a session of 20 messages of about 1 KB (h0..h19), stored whole: over SPLIT, so its next write folds. */
+async function createLarge(store: SessionStore, id: string, task: string): Promise<void> {
+  await store.create(ns, { id, task, messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)) });
+}
 
 async function bases(objects: ObjectStore, id: string): Promise<string[]> {
   return listAll(objects, keys.bases(ns, id));
@@ -231,11 +224,7 @@ for (const [backend, make] of [
     it('a reader whose base a fold removed reads the session again', async () => {
       const objects = make();
       const writer = open(objects);
-      await writer.create(ns, {
-        id: 'moved',
-        task: 'moved base',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(writer, 'moved', 'moved base');
       await writer.append(ns, 'moved', { messages: [kb('a0')] }, undefined);
       const [old] = await bases(objects, 'moved');
       const meter = new Meter(objects);
@@ -283,11 +272,7 @@ for (const [backend, make] of [
       let now = Date.now();
       const clock = () => now;
       const setup = open(objects, { now: clock });
-      await setup.create(ns, {
-        id: 'stop',
-        task: 'stopped writer',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(setup, 'stop', 'stopped writer');
       await setup.settled();
       // A fresh process: GET the session, create its standing marker, create the base, then stop
       // before the conditional PUT that would have committed.
@@ -317,11 +302,7 @@ for (const [backend, make] of [
     it('operations that rewrite the history, If-Match and idempotency keep their meaning', async () => {
       const objects = make();
       const store = open(objects);
-      await store.create(ns, {
-        id: 'ops',
-        task: 'operations',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(store, 'ops', 'operations');
       const keyed = await store.append(ns, 'ops', { messages: [kb('k0')] }, undefined, {
         idempotencyKey: 'key-0',
       });
@@ -371,11 +352,7 @@ for (const [backend, make] of [
       const objects = make();
       const meter = new Meter(objects);
       const writer = open(meter);
-      await writer.create(ns, {
-        id: 'racedel',
-        task: 'fold against delete',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(writer, 'racedel', 'fold against delete');
       // The append stores its base, then (before its commit) another process deletes the session.
       meter.beforeCas = () => open(objects).delete(ns, 'racedel');
       await expect(
@@ -391,11 +368,7 @@ for (const [backend, make] of [
         const meter = new Meter(objects);
         const store = open(meter);
         const id = `lost-${how.replace(' ', '-')}`;
-        await store.create(ns, {
-          id,
-          task: 'lost answers',
-          messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-        });
+        await createLarge(store, id, 'lost answers');
         await store.append(ns, id, { messages: [kb('a0')] }, undefined);
         const [first] = await bases(objects, id);
         // A trim rewrites the history, so it stores a new base; its conditional PUT loses its answer.
@@ -419,11 +392,7 @@ for (const [backend, make] of [
       const meter = new Meter(objects);
       const writer = open(meter);
       const id = 'unseen';
-      await writer.create(ns, {
-        id,
-        task: 'unseen landing',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(writer, id, 'unseen landing');
       // The fold's commit lands but its answer is lost; before the writer reads again, another process
       // appends 17 small messages on that base, which prunes the writer's record from the session.
       meter.loseCas = 'landed';
@@ -448,11 +417,7 @@ for (const [backend, make] of [
       const objects = make();
       const meter = new Meter(objects);
       const store = open(meter);
-      await store.create(ns, {
-        id: 'stuck',
-        task: 'stuck bases',
-        messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(store, 'stuck', 'stuck bases');
       await store.append(ns, 'stuck', { messages: [kb('a0')] }, undefined);
       await store.settled();
       expect(await bases(objects, 'stuck')).toHaveLength(1);
