@@ -5,7 +5,7 @@ import { badGateway, conflict } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
-import { keyedWrite, type SessionStore, type WriteContext } from '../sessions/store.js';
+import { keyedWrite, receiptOf, type SessionStore, type WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';
 import { LeaseBusyError, Leases, type Lease } from './lease.js';
@@ -129,14 +129,15 @@ export class Continuer {
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
       stored.replayed && turnKey ? await keyedWrite(stored.session, turnKey) : undefined;
-    if (earlier) return { answer: answerOf(stored.receipt, earlier.r), replayed: true };
+    if (earlier)
+      return { answer: answerOf(stored.receipt, receiptOf(earlier, id)), replayed: true };
 
     const lease = await this.takeLease(ns, id, stored.receipt.revision);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
       const done = turnKey ? await keyedWrite(session, turnKey) : undefined;
-      if (done) return { answer: answerOf(stored.receipt, done.r), replayed: true };
+      if (done) return { answer: answerOf(stored.receipt, receiptOf(done, id)), replayed: true };
       // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
       const own = stored.replayed ? message : ownStored(stored.session);
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);

@@ -1,7 +1,14 @@
 import { corrupt } from './errors.js';
 import { PARTS_FIELD, toPublicContent } from './parts.js';
 import { text, utf8 } from './bytes.js';
-import { storedSessionSchema, type Session, type StoredSession } from './session.js';
+import * as z from 'zod';
+import {
+  messageSchema,
+  storedSessionSchema,
+  type Message,
+  type Session,
+  type StoredSession,
+} from './session.js';
 
 /** The stored format's fields in odek's order (also the order of an odek export). */
 export const SESSION_FIELDS = [
@@ -161,23 +168,57 @@ export interface BaseRef {
 }
 
 /**
- * What a session object holds: the whole session, or (a large session) its delta: every field but the
- * messages its base already holds, and the base it builds on. `bytes` is the whole session's size.
+ * A run of a large session's messages between its base and its delta (docs/design.md, "Base and delta"):
+ * an immutable object whose body is the encoded messages array, `json` bytes long.
  */
-export type StoredObjectForm =
-  | { session: StoredSession; base?: undefined }
-  | { session: StoredSession; base: BaseRef; bytes: number };
-
-const DELTA_FIELD = 'satchel_delta';
+export interface SegRef {
+  key: string;
+  messages: number;
+  json: number;
+}
 
 /**
- * The opening of a delta object, `{"satchel_delta":{base,bytes},"session":`: the session as stored follows,
- * with only the messages after the base's, then `}`. It has no top-level `id`, so nothing reads it as a
- * whole session by mistake.
+ * What a session object holds: the whole session, or (a large session) its delta: every field but the
+ * messages its base and its segments already hold, and the parts it builds on. `bytes` is the whole
+ * session's size.
  */
-export function deltaOpening(base: BaseRef, bytes: number): Uint8Array {
-  return utf8(`{"${DELTA_FIELD}":${JSON.stringify({ base, bytes })},"session":`);
+export type StoredObjectForm =
+  | { session: StoredSession; base?: undefined; segs?: undefined }
+  | { session: StoredSession; base: BaseRef; segs: SegRef[]; bytes: number };
+
+const DELTA_FIELD = 'satchel_delta';
+/**
+ * A delta with segments has its own field: a Satchel that knows only base and delta then refuses it as
+ * corrupt, where it would read `satchel_delta` without the segments' messages.
+ */
+const PARTS_DELTA_FIELD = 'satchel_parts';
+
+/**
+ * The opening of a delta object, `{"satchel_delta":{base,bytes},"session":` (`satchel_parts` with
+ * `segs` when it has segments): the session as stored follows, with only the messages after the parts',
+ * then `}`. It has no top-level `id`, so nothing reads it as a whole session by mistake.
+ */
+export function deltaOpening(base: BaseRef, segs: readonly SegRef[], bytes: number): Uint8Array {
+  if (!segs.length) return utf8(`{"${DELTA_FIELD}":${JSON.stringify({ base, bytes })},"session":`);
+  return utf8(`{"${PARTS_DELTA_FIELD}":${JSON.stringify({ base, segs, bytes })},"session":`);
 }
+
+/** The length of two encoded arrays joined: "[a,b]" and "[c]" make "[a,b,c]". */
+export function joinedLength(a: number, b: number): number {
+  return b <= 2 ? a : a <= 2 ? b : a + b - 1;
+}
+
+/** Encoded arrays joined into one (`joinedLength` bytes); the first one itself when the rest are empty. */
+export function joinArrays(first: Uint8Array, ...rest: Uint8Array[]): Uint8Array {
+  const runs = [first, ...rest].filter((a) => a.byteLength > 2);
+  if (runs.length <= 1) return runs[0] ?? first;
+  const pieces = runs.flatMap((a, i) => [i ? COMMA : OPEN, a.subarray(1, a.byteLength - 1)]);
+  return concat(...pieces, CLOSE_ARRAY);
+}
+
+const COMMA = utf8(',');
+const OPEN = utf8('[');
+const CLOSE_ARRAY = utf8(']');
 
 /**
  * The encoded `messages` array inside a whole object's bytes, `json` bytes long: only scalar fields come
@@ -207,31 +248,62 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   } catch {
     throw corrupt(`the object at ${key} is not valid JSON`);
   }
-  const delta = (raw as Record<string, unknown> | null)?.[DELTA_FIELD] as
-    { base?: BaseRef; bytes?: number } | undefined;
+  const obj = raw as Record<string, unknown> | null;
+  const parts = obj?.[PARTS_DELTA_FIELD];
+  const delta = (parts ?? obj?.[DELTA_FIELD]) as
+    { base?: BaseRef; segs?: SegRef[]; bytes?: number } | undefined;
   if (delta === undefined) return { session: parseSession(raw, key) };
   const base = delta?.base;
+  const segs = parts === undefined ? [] : delta?.segs;
   if (
-    typeof base?.key !== 'string' ||
+    !validRef(base) ||
     !Number.isSafeInteger(base.revision) ||
-    !Number.isSafeInteger(base.messages) ||
-    !Number.isSafeInteger(base.json) ||
+    !Array.isArray(segs) ||
+    !segs.every(validRef) ||
     !Number.isSafeInteger(delta.bytes)
   )
     throw corrupt(`the object at ${key} is not a valid session delta`);
   const session = parseSession((raw as { session?: unknown }).session, key);
-  return { session, base, bytes: delta.bytes! };
+  return { session, base, segs, bytes: delta.bytes! };
 }
 
-/** The whole session from a delta's head and its base (checked to be the one the delta names). */
-export function mergeBase(head: StoredSession, base: StoredSession, ref: BaseRef): StoredSession {
+function validRef(ref: unknown): ref is BaseRef {
+  const r = ref as SegRef | undefined;
+  return (
+    typeof r?.key === 'string' && Number.isSafeInteger(r.messages) && Number.isSafeInteger(r.json)
+  );
+}
+
+/** The whole session from a delta's head, its base (checked to be the one it names) and its segments' messages. */
+export function mergeParts(
+  head: StoredSession,
+  base: StoredSession,
+  ref: BaseRef,
+  runs: readonly (readonly Message[])[],
+): StoredSession {
   if (
     base.id !== head.id ||
     base.revision !== ref.revision ||
     base.messages.length !== ref.messages
   )
     throw corrupt(`the base at ${ref.key} is not the one its session names`);
-  return { ...head, messages: base.messages.concat(head.messages) };
+  return { ...head, messages: base.messages.concat(...runs, head.messages) };
+}
+
+const segmentSchema = z.array(messageSchema);
+
+/** A segment's messages, checked to be the run its ref names (`json` bytes, `messages` of them). */
+export function decodeSegment(body: Uint8Array, ref: SegRef): Message[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text(body));
+  } catch {
+    throw corrupt(`the segment at ${ref.key} is not valid JSON`);
+  }
+  const parsed = segmentSchema.safeParse(raw);
+  if (!parsed.success || parsed.data.length !== ref.messages || body.byteLength !== ref.json)
+    throw corrupt(`the segment at ${ref.key} is not the one its session names`);
+  return parsed.data;
 }
 
 function parseSession(raw: unknown, key: string): StoredSession {

@@ -4,27 +4,28 @@ import type { ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 
 /**
- * A large session's bases (docs/design.md, "Base and delta"): the immutable objects under `b/<id>/` that
- * a delta at the session key names.
+ * A large session's parts (docs/design.md, "Base and delta"): the immutable objects under `b/<id>/` (its
+ * bases and segments) that a delta at the session key names.
  */
 
-/** The base a stored session object names: undefined for a whole one, null when it does not parse. */
-export function namedBase(body: Uint8Array, key: string): string | undefined | null {
+/** The parts (base and segments) a stored session object names, none for a whole one; null when it does not parse. */
+export function namedParts(body: Uint8Array, key: string): Set<string> | null {
   try {
-    return decodeStored(body, key).base?.key;
+    const form = decodeStored(body, key);
+    return new Set(form.base ? [form.base.key, ...form.segs.map((s) => s.key)] : []);
   } catch {
     return null;
   }
 }
 
-/** The time (ms, from the writer's clock) in a base's key. */
+/** The time (ms, from the writer's clock) in a part's key. */
 export function baseTime(ns: string, id: string, key: string): number {
   const prefix = keys.bases(ns, id);
   return Number(key.slice(prefix.length, prefix.length + 13));
 }
 
 /**
- * Deletes the session's bases that `doomed` picks, sparing the one its object names when this runs (read
+ * Deletes the session's parts that `doomed` picks, sparing the ones its object names when this runs (read
  * after the listing: another writer may have committed on any listed base meanwhile). Nothing is deleted
  * when that object does not parse.
  */
@@ -38,8 +39,8 @@ export async function deleteBases(
   if (!listed.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);
-  const named = found ? namedBase(found.body, key) : undefined;
+  const named = found ? namedParts(found.body, key) : new Set<string>();
   if (named === null) return;
-  const gone = listed.filter((k) => k !== named);
+  const gone = listed.filter((k) => !named.has(k));
   if (gone.length) await objects.delete(gone);
 }

@@ -1,4 +1,4 @@
-import type { BaseRef, EncodedMessages } from '../model/codec.js';
+import type { BaseRef, EncodedMessages, SegRef } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 
 /** A session object as this process last read or wrote it, with its storage etag. */
@@ -14,6 +14,18 @@ export interface CachedSession {
   encoded?: EncodedMessages;
   /** A large session's base (the object is a delta on it); its first messages are this copy's first. */
   base?: BaseRef;
+  /** The segments between the base and the delta, oldest first (their messages follow the base's). */
+  segs?: SegRef[];
+}
+
+/** The immutable objects (base and segments) a copy's object names. */
+export function partsOf(
+  entry: Pick<CachedSession, 'base' | 'segs'> | null | undefined,
+): Set<string> {
+  const keys = new Set<string>();
+  if (entry?.base) keys.add(entry.base.key);
+  for (const s of entry?.segs ?? []) keys.add(s.key);
+  return keys;
 }
 
 /**

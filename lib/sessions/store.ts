@@ -1,11 +1,14 @@
 import {
   decodeSession,
+  decodeSegment,
   decodeStored,
-  mergeBase,
+  joinArrays,
+  mergeParts,
   messagesOf,
   publicChunks,
   type BaseRef,
   type EncodedMessages,
+  type SegRef,
 } from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
@@ -38,7 +41,7 @@ import {
 } from './write-loop.js';
 
 export type { WriteContext, WriteResult } from './write-loop.js';
-export { keyedWrite } from './write-records.js';
+export { keyedWrite, receiptOf } from './write-records.js';
 export { trimMessages } from './trim.js';
 
 /**
@@ -79,6 +82,11 @@ export interface SessionStoreOptions {
    * append writes about the new messages (docs/design.md, "Base and delta"); 0 stores every session whole.
    */
   splitBytes?: number;
+  /**
+   * A large session's delta is sealed into an immutable segment once its messages pass this many bytes
+   * (default: `splitBytes / 64`, 4 KiB, at least 256).
+   */
+  segmentBytes?: number;
   /**
    * How long this process keeps a session's standing pending marker after its last logged write
    * (markers.ts). 0: remove it in the write's own background work (Workers, Lambda).
@@ -182,6 +190,7 @@ export class SessionStore {
       now: this.now,
       maxContentionMs: options.maxContentionMs ?? 30_000,
       splitBytes: options.splitBytes ?? 256 * 1024,
+      ...(options.segmentBytes ? { segmentBytes: options.segmentBytes } : {}),
       load: (ns, id) => this.load(ns, id),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
     });
@@ -587,41 +596,58 @@ export class SessionStore {
         this.cache.put(key, entry);
         return { ...entry, body: found.body };
       }
-      const merged = await this.withBase(key, form.session, form.base);
+      const { base, segs } = form;
+      const merged = await this.withParts(key, form.session, base, segs);
       if (merged) {
         const { session, encoded } = merged;
-        const entry = { etag: found.etag, session, bytes: form.bytes, base: form.base };
+        const entry = { etag: found.etag, session, bytes: form.bytes, base, segs };
         this.cache.put(key, encoded ? { ...entry, encoded } : entry);
         return entry;
       }
-      // The base went: a newer fold replaced it after this read. Read the session again.
+      // A part went: a newer write replaced it after this read. Read the session again.
       if (attempt >= 3) throw unavailable('the session changed while it was read; try again', 1);
     }
   }
 
   /**
-   * The whole session from a delta's head and its base (null when the base is gone), with the encoding of
-   * (a prefix of) its messages when there is one to reuse: the cached copy's, or the base's own bytes,
-   * so that a GET and the next fold need not encode them again.
+   * The whole session from a delta's head, its base and its segments (null when one is gone), with the
+   * encoding of (a prefix of) its messages when there is one to reuse: the cached copy's, or the parts'
+   * own bytes, so that a GET and the next fold need not encode them again. Parts the cached copy names
+   * too are not read again (they never change).
    */
-  private async withBase(
+  private async withParts(
     key: string,
     head: StoredSession,
     base: BaseRef,
+    segs: readonly SegRef[],
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
-    if (cached?.base?.key === base.key) {
-      const messages = cached.session.messages.slice(0, base.messages);
-      return {
-        session: { ...head, messages: messages.concat(head.messages) },
-        encoded: cached.encoded,
-      };
-    }
-    const found = await this.objects.get(base.key);
-    if (!found) return null;
-    const stored = decodeSession(found.body, base.key);
-    const session = mergeBase(head, stored, base);
-    return { session, encoded: messagesOf(found.body, base.json, stored.messages) };
+    const same = cached?.base?.key === base.key;
+    let reused = 0;
+    while (same && reused < segs.length && cached.segs?.[reused]?.key === segs[reused]!.key)
+      reused++;
+    const fetched = segs.slice(reused);
+    const [baseFound, ...segsFound] = await Promise.all(
+      [same ? null : base, ...fetched].map((ref) => ref && this.objects.get(ref.key)),
+    );
+    if ((!same && !baseFound) || segsFound.some((f) => !f)) return null;
+    const bodies = segsFound.map((f) => f!.body);
+    const runs = fetched.map((ref, i) => decodeSegment(bodies[i]!, ref));
+    // The messages read from the cache (the base's, and the segments both name), or the base's own.
+    const n = segs.slice(0, reused).reduce((n, s) => n + s.messages, base.messages);
+    const stored = same ? null : decodeSession(baseFound!.body, base.key);
+    const session = stored
+      ? mergeParts(head, stored, base, runs)
+      : { ...head, messages: cached!.session.messages.slice(0, n).concat(...runs, head.messages) };
+    const prior = stored
+      ? messagesOf(baseFound!.body, base.json, stored.messages)
+      : cached!.encoded;
+    // That encoding stays a prefix when it covers no more than the messages read from the cache.
+    if (!prior || prior.messages.length > n) return { session };
+    if (prior.messages.length < n || !bodies.length) return { session, encoded: prior };
+    const kept = n + fetched.reduce((k, s) => k + s.messages, 0);
+    const json = joinArrays(prior.json, ...bodies);
+    return { session, encoded: { messages: session.messages.slice(0, kept), json } };
   }
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */

@@ -1,4 +1,11 @@
-import { decodeStored, type BaseRef, type EncodedMessages } from '../model/codec.js';
+import {
+  decodeStored,
+  joinArrays,
+  type BaseRef,
+  type EncodedMessages,
+  type SegRef,
+} from '../model/codec.js';
+import { utf8 } from '../model/bytes.js';
 import type { RequestContext } from '../model/context.js';
 import {
   conflict,
@@ -20,13 +27,14 @@ import {
 } from '../storage/port.js';
 import { baseTime, deleteBases } from './bases.js';
 import type { AuditRecord } from './audit.js';
-import type { CachedSession, SessionCache } from './cache.js';
+import { partsOf, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
   claimsOf,
   findClaim,
   makeReceipt,
   pruneWrites,
+  receiptOf,
   seal,
   sealDelta,
   type WriteClaims,
@@ -99,6 +107,8 @@ export interface WriteLoopDeps {
   maxContentionMs: number;
   /** Sessions of at least this many bytes are stored as a base and a delta; 0 stores every one whole. */
   splitBytes: number;
+  /** A delta is sealed into a segment once its messages pass this many bytes (`segmentSize` by default). */
+  segmentBytes?: number;
   /** Reads the session object from storage (refreshing the cache); null when it does not exist. */
   load: (ns: string, id: string) => Promise<CachedSession | null>;
   /**
@@ -136,12 +146,12 @@ type Tried = Committed & {
   records: WriteRecord[];
   members: Member[];
   uncertain: boolean;
-  /** The base the object it replaced named, which goes if this attempt landed. */
-  replaced?: string | undefined;
+  /** The parts the object it replaced named and it does not, which go if this attempt landed. */
+  replaced: string[];
   /** The etag its PUT was conditional on. */
   ifMatch: string;
-  /** The base this attempt stored, which nothing names unless the attempt landed. */
-  base?: string | undefined;
+  /** The parts this attempt stored, which nothing names unless the attempt landed. */
+  written: string[];
 };
 
 type Attempt =
@@ -307,7 +317,7 @@ export class WriteLoop {
       if (!outcome.lost) {
         if (outcome.committed) {
           // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
-          this.discardUnlanded(run, tries, null, this.deps.cache.get(key)?.base?.key);
+          this.discardUnlanded(run, tries, null, partsOf(this.deps.cache.get(key)));
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -328,8 +338,8 @@ export class WriteLoop {
   /** Our own earlier attempt landed although its answer was lost: finish it, as a first write. */
   private finishLanded(run: GroupRun, tries: Tried[], cached: CachedSession, landed: Tried): void {
     for (const m of landed.members) m.result = fulfilled(landed);
-    const named = cached.base?.key;
-    if (landed.replaced && landed.replaced !== named) this.discard(run, landed.replaced);
+    const named = partsOf(cached);
+    for (const k of landed.replaced) if (!named.has(k)) this.discard(run, k);
     // The other attempts can no longer land: the object moved past them with this one.
     this.discardUnlanded(
       run,
@@ -342,21 +352,21 @@ export class WriteLoop {
   }
 
   /**
-   * The bases of attempts whose answer was lost and that can no longer land: the object has moved on
-   * from the etag their PUT was conditional on (or is gone), and they are not in it. Never the base the
-   * object names (`named`, else the one `cached` names): an attempt that landed unseen (its write record
-   * pruned by the writes after it) may have left the base the session now stands on.
+   * The parts of attempts whose answer was lost and that can no longer land: the object has moved on
+   * from the etag their PUT was conditional on (or is gone), and they are not in it. Never a part the
+   * object names (`named`, else the ones `cached` names): an attempt that landed unseen (its write record
+   * pruned by the writes after it) may have left the parts the session now stands on.
    */
   private discardUnlanded(
     run: GroupRun,
     tries: readonly Tried[],
     cached: CachedSession | null,
-    named = cached?.base?.key,
+    named = partsOf(cached),
   ): void {
     for (const t of tries)
-      if (t.base && t.base !== named && (!cached || cached.etag !== t.ifMatch)) {
-        this.discard(run, t.base);
-        t.base = undefined;
+      if (!cached || cached.etag !== t.ifMatch) {
+        for (const k of t.written) if (!named.has(k)) this.discard(run, k);
+        t.written = [];
       }
   }
 
@@ -421,7 +431,7 @@ export class WriteLoop {
       ) {
         throw unprocessable('this Idempotency-Key was used for a different request');
       }
-      return { session: cur, receipt: previous.r as unknown as WriteReceipt, replayed: true };
+      return { session: cur, receipt: receiptOf(previous, cur.id), replayed: true };
     }
     if (!revisionMatches(req.expected, cur.revision)) {
       if (fromCache) return 'reread';
@@ -504,42 +514,49 @@ export class WriteLoop {
     run: GroupRun,
     cached: CachedSession,
     sealed: Encoded,
-    tried: Omit<Tried, 'uncertain' | 'ifMatch'>,
+    tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written'>,
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     try {
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
-      const { encoded, base } = sealed;
+      const { encoded, base, segs } = sealed;
       this.deps.cache.put(run.key, {
         etag,
         session,
         bytes: receipt.bytes,
         ...(encoded ? { encoded } : {}),
-        ...(base ? { base } : {}),
+        ...(base ? { base, segs: segs ?? [] } : {}),
       });
     } catch (err) {
       const uncertain = mayHaveLanded(err);
-      // A base written for this attempt only: nothing names it unless the PUT may have landed.
-      if (sealed.folded && !uncertain) this.discard(run, sealed.base!.key);
+      // Parts written for this attempt only: nothing names them unless the PUT may have landed.
+      if (!uncertain) for (const k of sealed.written) this.discard(run, k);
       // Lost to another writer, or perhaps landed with the answer lost: the re-read tells which.
       if (!PreconditionFailedError.is(err) && !uncertain) throw err;
-      const replaced = cached.base?.key !== sealed.base?.key ? cached.base?.key : undefined;
-      const base = sealed.folded && uncertain ? sealed.base!.key : undefined;
-      return { lost: true, tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, base } };
+      const kept = partsOf(sealed);
+      const replaced = [...partsOf(cached)].filter((k) => !kept.has(k));
+      const written = uncertain ? sealed.written : [];
+      return {
+        lost: true,
+        tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, written },
+      };
     }
-    // The base the replaced object named is no longer read by anyone who reads the session now.
-    if (cached.base && cached.base.key !== sealed.base?.key) this.discard(run, cached.base.key);
-    if (sealed.folded) run.schedule(this.sweepBases(run, sealed.base!.key));
+    // The parts the replaced object named are no longer read by anyone who reads the session now.
+    const kept = partsOf(sealed);
+    for (const k of partsOf(cached)) if (!kept.has(k)) this.discard(run, k);
+    if (sealed.folded) run.schedule(this.sweepParts(run, kept));
     const { records: _r, members: _m, ...committed } = tried;
     return { lost: false, committed };
   }
 
   /**
    * Encodes the next state as the session object (docs/design.md, "Base and delta"). A session under
-   * `splitBytes` is stored whole. A larger one is stored as a delta on an immutable base: the messages
-   * after the base's, and every other field. When the write keeps the base's messages as they are and the
-   * delta stays under the fold size, only the delta is written; otherwise the write first stores the whole
-   * next state as a new base (create-only), and the delta on it is empty.
+   * `splitBytes` is stored whole. A larger one is stored as a delta on an immutable base and segments:
+   * the messages after theirs, and every other field. When the write keeps the parts' messages as they
+   * are, only the delta is written while its messages stay under the segment size; past it, they are
+   * sealed first into a new segment (create-only), merged with the ones before it as `planSegments`
+   * says. Otherwise (the history changed, or the segments outgrew the base) the write first stores the
+   * whole next state as a new base (create-only), and the delta on it is empty.
    */
   private async encode(
     { ns, id }: GroupRun,
@@ -551,37 +568,46 @@ export class WriteLoop {
   ): Promise<Encoded> {
     const { splitBytes, objects } = this.deps;
     const prior = cached.base;
-    if (prior && keepsBase(session.messages, cached.session.messages, prior.messages)) {
-      const delta = sealDelta(session, receipt, records, prior, extras);
-      if (delta.tail <= foldSize(prior.json, splitBytes))
-        return { body: delta.body, base: prior, encoded: cached.encoded };
+    const segs = cached.segs ?? [];
+    const kept = segs.reduce((n, s) => n + s.messages, prior?.messages ?? 0);
+    if (prior && keepsBase(session.messages, cached.session.messages, kept)) {
+      const delta = sealDelta(session, receipt, records, prior, segs, extras);
+      const { encoded } = cached;
+      const segmentBytes = this.deps.segmentBytes ?? segmentSize(splitBytes);
+      if (delta.tail <= segmentBytes)
+        return { body: delta.body, base: prior, segs, encoded, written: [] };
+      const mint = () => keys.base(ns, id, this.deps.now());
+      const plan = planSegments(session.messages, prior, segs, segmentBytes, mint);
+      if (plan) {
+        await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
+        const sealed = sealDelta(session, receipt, records, prior, plan.segs, extras);
+        const written = [...plan.bodies.keys()];
+        const longer = encoded && extendPrefix(encoded, session.messages, plan.kept);
+        return { body: sealed.body, base: prior, segs: plan.segs, encoded: longer, written };
+      }
     }
     const sealed = seal(session, receipt, records, cached.encoded, extras);
     if (!splitBytes || sealed.body.byteLength < splitBytes)
-      return { body: sealed.body, encoded: sealed.messages };
+      return { body: sealed.body, encoded: sealed.messages, written: [] };
     const base: BaseRef = {
       key: keys.base(ns, id, this.deps.now()),
       revision: session.revision,
       messages: session.messages.length,
       json: sealed.messages.json.byteLength,
     };
-    try {
-      await objects.put(base.key, sealed.body, { ifNoneMatch: '*' });
-    } catch (err) {
-      // The key is this write's own: a precondition failure means an earlier try of this PUT landed.
-      if (!PreconditionFailedError.is(err)) throw err;
-    }
-    const delta = sealDelta(session, receipt, records, base, extras);
-    return { body: delta.body, base, encoded: sealed.messages, folded: true };
+    await putOnce(objects, base.key, sealed.body);
+    const delta = sealDelta(session, receipt, records, base, [], extras);
+    const written = [base.key];
+    return { body: delta.body, base, segs: [], encoded: sealed.messages, folded: true, written };
   }
 
   /**
-   * Deletes the session's bases that nothing names and that are older than a write can take: left by a
-   * writer that stopped between a base and its commit, or whose commit's answer was lost.
+   * Deletes the session's parts that nothing names and that are older than a write can take: left by a
+   * writer that stopped between a part and its commit, or whose commit's answer was lost.
    */
-  private async sweepBases({ ns, id }: GroupRun, named: string): Promise<void> {
+  private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
     const cutoff = this.deps.now() - BASE_GRACE_MS;
-    const old = (k: string) => k !== named && baseTime(ns, id, k) < cutoff;
+    const old = (k: string) => !named.has(k) && baseTime(ns, id, k) < cutoff;
     await deleteBases(this.deps.objects, ns, id, old).catch(() => undefined);
   }
 
@@ -621,8 +647,79 @@ interface Encoded {
   body: Uint8Array;
   encoded?: EncodedMessages | undefined;
   base?: BaseRef;
-  /** True when this write stored a new base (`base`), which nothing names until the PUT lands. */
+  segs?: SegRef[];
+  /** True when this write stored a new base (`base`): the next sweep of leftover parts follows it. */
   folded?: boolean;
+  /** The parts this write stored (a base or segments), which nothing names until the PUT lands. */
+  written: string[];
+}
+
+/** PUTs an immutable part create-only under this write's own key (a precondition failure: an earlier try landed). */
+async function putOnce(objects: ObjectStore, key: string, body: Uint8Array): Promise<void> {
+  try {
+    await objects.put(key, body, { ifNoneMatch: '*' });
+  } catch (err) {
+    if (!PreconditionFailedError.is(err)) throw err;
+  }
+}
+
+/** The delta's messages are sealed into a segment once their encoding passes this size (by default). */
+export function segmentSize(splitBytes: number): number {
+  return Math.max(256, splitBytes / 64);
+}
+
+/** Segments merge by level: `SEG_FANOUT` of one level (a factor of it in size) make one of the next. */
+const SEG_FANOUT = 8;
+
+/**
+ * The segments after sealing the messages past `kept` into a new one: while the newest `SEG_FANOUT`
+ * share a level, they merge into one (re-encoded from the messages), so each message is rewritten once
+ * per level and a reader has at most `SEG_FANOUT - 1` segments per level to read. Null when the
+ * segments would hold more than the base: the write folds into a new base instead, which bounds the
+ * parts of a session and what its base fold costs per appended byte. `bodies` are the new objects.
+ */
+export function planSegments(
+  messages: readonly unknown[],
+  base: BaseRef,
+  segs: readonly SegRef[],
+  size: number,
+  mint: () => string,
+): { segs: SegRef[]; bodies: Map<string, Uint8Array>; kept: number } | null {
+  const level = (json: number) =>
+    Math.max(0, Math.floor(Math.log(json / size) / Math.log(SEG_FANOUT) + 1e-9));
+  const list = [...segs];
+  const bodies = new Map<string, Uint8Array>();
+  const add = (from: number, to: number) => {
+    const body = utf8(JSON.stringify(messages.slice(from, to)));
+    const ref = { key: mint(), messages: to - from, json: body.byteLength };
+    bodies.set(ref.key, body);
+    list.push(ref);
+  };
+  const start = (i: number) => list.slice(0, i).reduce((n, s) => n + s.messages, base.messages);
+  add(start(list.length), messages.length);
+  for (;;) {
+    const top = level(list.at(-1)!.json);
+    let run = 0;
+    while (run < list.length && level(list[list.length - 1 - run]!.json) === top) run++;
+    if (run < SEG_FANOUT) break;
+    const from = start(list.length - run);
+    for (const gone of list.splice(list.length - run)) bodies.delete(gone.key);
+    add(from, messages.length);
+  }
+  if (list.reduce((n, s) => n + s.json, 0) > base.json) return null;
+  return { segs: list, bodies, kept: messages.length };
+}
+
+/** `encoded` (an encoding of a prefix of `messages`) extended to their first `n`; undefined when it is not one. */
+function extendPrefix(
+  encoded: EncodedMessages,
+  messages: readonly unknown[],
+  n: number,
+): EncodedMessages | undefined {
+  const have = encoded.messages.length;
+  if (have > n || !encoded.messages.every((m, i) => m === messages[i])) return undefined;
+  const json = joinArrays(encoded.json, utf8(JSON.stringify(messages.slice(have, n))));
+  return { messages: messages.slice(0, n), json };
 }
 
 /** True when `next` starts with the first `n` messages of `cur`, the same objects (nothing rewrote them). */
@@ -630,15 +727,6 @@ function keepsBase(next: readonly unknown[], cur: readonly unknown[], n: number)
   if (next.length < n || cur.length < n) return false;
   for (let i = 0; i < n; i++) if (next[i] !== cur[i]) return false;
   return true;
-}
-
-/**
- * How large a delta's messages may grow before the next write folds them into a new base: about
- * sqrt(2 x 2 KiB x base), which keeps the bytes an append writes (the delta, plus its share of the next
- * base) near their least for messages of about a kilobyte, and at least a quarter of `splitBytes`.
- */
-export function foldSize(baseJson: number, splitBytes: number): number {
-  return Math.max(splitBytes / 4, 64 * Math.sqrt(baseJson));
 }
 
 /** Each request builds on the one before it; one whose build changes nothing is left out. */

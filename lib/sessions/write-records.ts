@@ -4,7 +4,9 @@ import {
   encodeCoreParts,
   encodeTail,
   type BaseRef,
+  joinedLength,
   type EncodedMessages,
+  type SegRef,
 } from '../model/codec.js';
 import { sha256Hex } from '../model/digest.js';
 import { RETENTION_MS } from '../model/retention.js';
@@ -76,6 +78,33 @@ export function recordsCover(writes: readonly WriteRecord[], since: number): boo
   return !full(keyed, KEYED_WRITES_MAX) && !full(unkeyed, UNKEYED_WRITES_MAX);
 }
 
+/**
+ * A receipt as a write record keeps it: without what `receiptOf` can restore (the session's id, an
+ * `updated_at` that is the record's own time, zero counts and false flags), since every write rewrites
+ * the records it keeps.
+ */
+function compactReceipt(r: Record<string, unknown>, at: number): Record<string, unknown> {
+  const known: Record<string, unknown> = {
+    ...RECEIPT_DEFAULTS,
+    updated_at: new Date(at).toISOString(),
+  };
+  return Object.fromEntries(Object.entries(r).filter(([k, v]) => k !== 'id' && known[k] !== v));
+}
+
+const RECEIPT_DEFAULTS = {
+  redactions: 0,
+  dropped_groups: 0,
+  untrusted_ingested: false,
+  episode_untrusted: false,
+};
+
+/** The receipt (with any extras) a write record of session `id` keeps, whole again. */
+export function receiptOf(record: WriteRecord, id: string): WriteReceipt & Record<string, unknown> {
+  const updated_at = new Date(record.at).toISOString();
+  return { id, updated_at, ...RECEIPT_DEFAULTS, ...record.r } as WriteReceipt &
+    Record<string, unknown>;
+}
+
 /** The receipt of a write that stored `s`; `bytes` is filled in by `seal`. */
 export function makeReceipt(
   s: StoredSession,
@@ -114,26 +143,28 @@ export function seal(
 }
 
 /**
- * The same for a session stored as a delta on `base` (docs/design.md, "Base and delta"): only the messages
- * after the base's are encoded, and the receipt's byte count is still the whole session's, worked out
- * from the base's encoded messages size. `tail` is the size of the delta's encoded messages.
+ * The same for a session stored as a delta on `base` and `segs` (docs/design.md, "Base and delta"): only
+ * the messages after the parts' are encoded, and the receipt's byte count is still the whole session's,
+ * worked out from the parts' encoded sizes. `tail` is the size of the delta's encoded messages.
  */
 export function sealDelta(
   session: StoredSession,
   receipt: WriteReceipt,
   records: WriteRecord[],
   base: BaseRef,
+  segs: readonly SegRef[],
   extra?: Record<string, unknown>,
 ): { body: Uint8Array; tail: number } {
+  const kept = segs.reduce((n, s) => n + s.messages, base.messages);
   const { core, messages } = encodeCoreParts({
     ...session,
-    messages: session.messages.slice(base.messages),
+    messages: session.messages.slice(kept),
   });
   const n = messages.json.byteLength;
-  // "[a,b]" and "[c]" join as "[a,b,c]": one bracket each goes, a comma comes when both hold something.
-  const joined = n <= 2 ? base.json : base.json <= 2 ? n : base.json + n - 1;
+  const prefix = segs.reduce((len, s) => joinedLength(len, s.json), base.json);
+  const joined = joinedLength(prefix, n);
   const tail = settle(session, receipt, records, core.byteLength - n + joined, extra);
-  return { body: concat(deltaOpening(base, receipt.bytes), core, tail, CLOSE), tail: n };
+  return { body: concat(deltaOpening(base, segs, receipt.bytes), core, tail, CLOSE), tail: n };
 }
 
 const CLOSE = new Uint8Array([125]); // }
@@ -149,7 +180,7 @@ function settle(
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
     receipt.bytes = coreBytes + tail.byteLength;
-    for (const record of records) record.r = { ...receipt, ...extra };
+    for (const record of records) record.r = compactReceipt({ ...receipt, ...extra }, record.at);
     const again = encodeTail(session);
     if (again.byteLength === tail.byteLength) return again;
     tail = again;

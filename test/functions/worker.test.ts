@@ -1,5 +1,6 @@
 import { Miniflare } from 'miniflare';
 import type { Readable } from 'node:stream';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -210,6 +211,16 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(deleted.status).toBe(204);
     expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toEqual([]);
     expect(await bucket.get(`ns/edge/sessions/${id}.json`)).toBeNull();
+  });
+
+  it('leaves out only Hono helpers the app never calls (app.mount, c.req.parseBody)', () => {
+    // scripts/build.ts replaces them with stubs that throw; a use of either must bring them back.
+    const sources = execFileSync('git', ['ls-files', 'lib', 'functions'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => /\.tsx?$/.test(f));
+    for (const file of sources)
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/\.mount\(|parseBody\b/);
+    expect(readFileSync(r2Only, 'utf8')).toContain('parseBody is not in this bundle');
   });
 
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {

@@ -10,7 +10,6 @@ import { text } from '../../lib/model/bytes.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
-import { foldSize } from '../../lib/sessions/write-loop.js';
 import {
   StorageUnavailableError,
   type ObjectStore,
@@ -39,10 +38,12 @@ class Meter implements ObjectStore {
     this.stopAfter--;
     return null;
   }
+  /** When set, `beforeBaseGet` waits for the GET of this part instead of the first one. */
+  hookKey: string | undefined;
   async get(key: string) {
     const stop = this.stopped();
     if (stop) return stop;
-    if (key.startsWith(`ns/${ns}/b/`) && this.beforeBaseGet) {
+    if (key.startsWith(`ns/${ns}/b/`) && this.beforeBaseGet && (this.hookKey ?? key) === key) {
       const hook = this.beforeBaseGet;
       this.beforeBaseGet = undefined;
       await hook();
@@ -55,9 +56,13 @@ class Meter implements ObjectStore {
   loseCas: 'landed' | 'not landed' | undefined;
   /** Runs once after that PUT, before its (lost) answer. */
   afterLostCas: (() => Promise<void>) | undefined;
+  /** The next conditional PUT of a session object never goes (the writer stopped just before it). */
+  stopBeforeCas = false;
   async put(key: string, body: Uint8Array, options?: PutOptions) {
     const stop = this.stopped();
     if (stop) return stop;
+    if (options?.ifMatch && key.includes('/sessions/') && this.stopBeforeCas)
+      return new Promise<never>(() => undefined);
     if (options?.ifMatch && key.includes('/sessions/') && this.loseCas) {
       const how = this.loseCas;
       this.loseCas = undefined;
@@ -97,6 +102,7 @@ function open(objects: ObjectStore, options: SessionStoreOptions = {}): SessionS
     pipeline,
     audit: new AuditLog(objects, pipeline.redactText),
     splitBytes: SPLIT,
+    segmentBytes: SPLIT,
     ...options,
   });
 }
@@ -113,6 +119,21 @@ async function createLarge(store: SessionStore, id: string, task: string): Promi
 
 async function bases(objects: ObjectStore, id: string): Promise<string[]> {
   return listAll(objects, keys.bases(ns, id));
+}
+
+/** Segments sealed at 2 KiB: a kilobyte message or two. */
+const SEG = 2048;
+
+/** The parts (base and segments) the stored object names, in order. */
+async function named(objects: ObjectStore, id: string): Promise<string[]> {
+  const form = decodeStored((await objects.get(keys.session(ns, id)))!.body, id);
+  return form.base ? [form.base.key, ...form.segs.map((s) => s.key)] : [];
+}
+
+/** True when every part in storage is one the object names, and every named one is there. */
+async function partsClean(objects: ObjectStore, id: string): Promise<boolean> {
+  const [listed, names] = await Promise.all([bases(objects, id), named(objects, id)]);
+  return JSON.stringify(listed.sort()) === JSON.stringify([...names].sort());
 }
 
 /** Waits (bounded) until `check` holds; background deletes run after the write answered. */
@@ -197,28 +218,125 @@ for (const [backend, make] of [
       expect(listed.sessions.find((s) => s.id === 'big')?.bytes).toBe(receipt.receipt.bytes);
     });
 
-    it('a delta that outgrows its fold size becomes a new base, and the old base goes', async () => {
+    it('a delta past the segment size is sealed; segments that outgrow the base fold into a new one', async () => {
       const objects = make();
-      const store = open(objects);
+      const store = open(objects, { segmentBytes: SEG });
       const history = Array.from({ length: 20 }, (_, i) => kb(`h${i}`));
       await store.create(ns, { id: 'fold', task: 'folds', messages: history });
       await store.append(ns, 'fold', { messages: [kb('a0')] }, undefined);
       const [first] = await bases(objects, 'fold');
       expect(first).toBeDefined();
-      const limit = foldSize(21_000, SPLIT);
       let i = 1;
+      let sealed = 0;
       for (; i < 40; i++) {
         await store.append(ns, 'fold', { messages: [kb(`a${i}`)] }, undefined);
         const form = decodeStored((await objects.get(keys.session(ns, 'fold')))!.body, 'fold');
         if (form.base!.key !== first) break;
-        expect(form.session.messages.length * 1000).toBeLessThan(limit + 2000);
+        // The delta holds no more than the segment size and one message; the segments stay few.
+        expect(JSON.stringify(form.session.messages).length).toBeLessThan(SEG + 1100);
+        expect(form.segs!.length).toBeLessThan(2 * 8);
+        sealed = Math.max(sealed, form.segs!.length);
       }
+      expect(sealed).toBeGreaterThan(1);
       expect(i).toBeLessThan(40);
       await eventually(async () => !(await bases(objects, 'fold')).includes(first!));
+      await eventually(() => partsClean(objects, 'fold'));
       expect(await bases(objects, 'fold')).toHaveLength(1);
       const got = await open(objects).get(ns, 'fold');
       expect(got.messages).toHaveLength(20 + i + 1);
       expect(got.messages.at(-1)!.content.startsWith(`a${i} `)).toBe(true);
+    });
+
+    it('appends past the segment size seal segments: each write stays small, and every reader merges the parts', async () => {
+      const meter = new Meter(make());
+      const store = open(meter, { segmentBytes: SEG });
+      await store.create(ns, {
+        id: 'segs',
+        task: 'sealed segments',
+        messages: Array.from({ length: 40 }, (_, i) => kb(`h${i}`)),
+      });
+      await store.append(ns, 'segs', { messages: [kb('a0')] }, undefined); // stores the base
+      meter.puts = [];
+      for (let i = 1; i <= 30; i++)
+        await store.append(ns, 'segs', { messages: [kb(`a${i}`)] }, undefined);
+      // Each delta holds at most a segment's worth of messages and the bookkeeping; the parts written
+      // are the new messages about once per level (level-0 segments, then one merge of eight).
+      const deltas = meter.puts.filter((p) => p.key === keys.session(ns, 'segs'));
+      expect(deltas).toHaveLength(30);
+      for (const p of deltas) expect(p.bytes).toBeLessThan(SEG + 6_000);
+      const parts = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'segs')));
+      expect(parts.every((p) => p.op === 'create' && p.bytes < 30_000)).toBe(true);
+      expect(parts.reduce((n, p) => n + p.bytes, 0)).toBeLessThan(30 * 1000 * 3);
+      const form = decodeStored((await meter.inner.get(keys.session(ns, 'segs')))!.body, 'segs');
+      expect(form.segs!.length).toBeGreaterThan(1);
+      expect(form.segs!.some((s) => s.json > 8 * SEG)).toBe(true); // a merged one
+      // The writer's copy, a new process's, and their GET bytes are the same whole session.
+      const warm = await store.get(ns, 'segs');
+      const cold = await open(meter.inner).get(ns, 'segs');
+      expect(cold).toEqual(warm);
+      expect(cold.messages.map((m) => m.content.split(' ')[0])).toEqual([
+        ...Array.from({ length: 40 }, (_, i) => `h${i}`),
+        ...Array.from({ length: 31 }, (_, i) => `a${i}`),
+      ]);
+      const expected = JSON.parse(JSON.stringify(publicSession(warm)));
+      for (const s of [store, open(meter.inner)]) {
+        const { chunks } = await s.getStored(ns, 'segs');
+        expect(JSON.parse(new TextDecoder().decode(concat(...chunks!)))).toEqual(expected);
+      }
+      expect(form.base && form.bytes).toBe(encodeSession(cold).byteLength);
+      await eventually(() => partsClean(meter.inner, 'segs'));
+    });
+
+    it('a reader whose segment a merge removed reads the session again', async () => {
+      const objects = make();
+      const writer = open(objects, { segmentBytes: SEG });
+      await createLarge(writer, 'merged', 'merged segments');
+      let segs: string[] = [];
+      for (let i = 0; i < 40 && segs.length < 7; i++) {
+        await writer.append(ns, 'merged', { messages: [kb(`a${i}`)] }, undefined);
+        segs = (await named(objects, 'merged')).slice(1);
+      }
+      expect(segs).toHaveLength(7);
+      const meter = new Meter(objects);
+      // Between the reader's GET of the session and its GET of the newest segment, the writer seals an
+      // eighth segment, which merges the seven, and deletes them.
+      meter.hookKey = segs.at(-1);
+      meter.beforeBaseGet = async () => {
+        for (let i = 0; i < 10 && (await named(objects, 'merged')).includes(segs.at(-1)!); i++)
+          await writer.append(ns, 'merged', { messages: [kb(`m${i}`)] }, undefined);
+        await eventually(async () => !(await bases(objects, 'merged')).includes(segs.at(-1)!));
+      };
+      const got = await open(meter).get(ns, 'merged');
+      expect(meter.beforeBaseGet).toBeUndefined(); // the hook ran
+      expect(got).toEqual(await writer.get(ns, 'merged'));
+      expect(got.messages.some((m) => m.content.startsWith('m0 '))).toBe(true);
+    });
+
+    it('a writer stopped between its segment and its commit changes nothing; a later fold sweeps it', async () => {
+      const objects = make();
+      let now = Date.now();
+      const clock = () => now;
+      const meter = new Meter(objects);
+      const writer = open(meter, { now: clock, segmentBytes: SEG });
+      await createLarge(writer, 'segstop', 'stopped sealing');
+      await writer.append(ns, 'segstop', { messages: [kb('a0')] }, undefined);
+      await writer.settled();
+      const before = await named(objects, 'segstop');
+      // A 3 KB message puts the delta past the segment size: the write stores a segment, then stops.
+      meter.stopBeforeCas = true;
+      const big = user(`lost ${'x'.repeat(3000)}`);
+      void writer.append(ns, 'segstop', { messages: [big] }, undefined).catch(() => undefined);
+      await eventually(async () => (await bases(objects, 'segstop')).length === before.length + 1);
+      const [orphan] = (await bases(objects, 'segstop')).filter((k) => !before.includes(k));
+      const reader = open(objects, { now: clock, segmentBytes: SEG });
+      const got = await reader.get(ns, 'segstop');
+      expect(got.messages).toHaveLength(21); // unchanged: the commit never happened
+      expect(await named(objects, 'segstop')).toEqual(before);
+      // 16 minutes later another writer folds (a trim rewrites the history): the orphan is swept.
+      now += 16 * 60_000;
+      await reader.trim(ns, 'segstop', 19, undefined);
+      await eventually(async () => !(await bases(objects, 'segstop')).includes(orphan!));
+      await eventually(() => partsClean(objects, 'segstop'));
     });
 
     it('a reader whose base a fold removed reads the session again', async () => {
@@ -263,8 +381,8 @@ for (const [backend, make] of [
       }
       expect(tags).toHaveLength(18 + 36);
       expect(new Set(tags).size).toBe(tags.length);
-      // Several folds happened; the bases nobody names went (the stores' own discards).
-      await eventually(async () => (await bases(objects, 'race')).length === 1);
+      // Folds and seals happened; the parts nobody names went (the stores' own discards).
+      await eventually(() => partsClean(objects, 'race'));
     });
 
     it('a writer stopped between its base and its commit changes nothing; a later fold sweeps the base', async () => {
@@ -387,6 +505,24 @@ for (const [backend, make] of [
         });
       });
 
+    for (const how of ['landed', 'not landed'] as const)
+      it(`a seal whose commit's answer is lost (${how}) answers once and leaves only the parts named`, async () => {
+        const objects = make();
+        const meter = new Meter(objects);
+        const store = open(meter, { segmentBytes: SEG });
+        const id = `seal-${how.replace(' ', '-')}`;
+        await createLarge(store, id, 'lost seal');
+        await store.append(ns, id, { messages: [kb('a0')] }, undefined);
+        meter.loseCas = how;
+        const big = user(`big ${'y'.repeat(3000)}`);
+        const sealed = await store.append(ns, id, { messages: [big] }, undefined);
+        const got = await open(objects).get(ns, id);
+        expect(got.messages.filter((m) => m.content.startsWith('big '))).toHaveLength(1);
+        expect(got.revision).toBe(sealed.receipt.revision);
+        expect(await named(objects, id)).toHaveLength(2); // the base and the one segment
+        await eventually(() => partsClean(objects, id));
+      });
+
     it('a base whose commit landed unseen is never deleted while the session names it', async () => {
       const objects = make();
       const meter = new Meter(objects);
@@ -416,11 +552,12 @@ for (const [backend, make] of [
     it('a delete whose bases could not be deleted fails, and its retry deletes them', async () => {
       const objects = make();
       const meter = new Meter(objects);
-      const store = open(meter);
+      const store = open(meter, { segmentBytes: SEG });
       await createLarge(store, 'stuck', 'stuck bases');
-      await store.append(ns, 'stuck', { messages: [kb('a0')] }, undefined);
+      for (let i = 0; i < 4; i++)
+        await store.append(ns, 'stuck', { messages: [kb(`a${i}`)] }, undefined);
       await store.settled();
-      expect(await bases(objects, 'stuck')).toHaveLength(1);
+      expect((await bases(objects, 'stuck')).length).toBeGreaterThan(1);
       meter.failBaseDeletes = 1;
       await expect(store.delete(ns, 'stuck')).rejects.toThrow();
       // The object is gone, the rest of the delete ran; the retry answers 404 and deletes the bases.
@@ -431,7 +568,7 @@ for (const [backend, make] of [
 
     it('a delete leaves no base and no delta holding the session', async () => {
       const objects = make();
-      const store = open(objects);
+      const store = open(objects, { segmentBytes: SEG });
       await store.create(ns, {
         id: 'gone',
         task: 'secret-task-words',
@@ -439,7 +576,7 @@ for (const [backend, make] of [
       });
       for (let i = 0; i < 3; i++)
         await store.append(ns, 'gone', { messages: [kb(`gone-text-a${i}`)] }, undefined);
-      expect(await bases(objects, 'gone')).toHaveLength(1);
+      expect(await bases(objects, 'gone')).toHaveLength(2); // the base and a segment
       await store.delete(ns, 'gone');
       await store.settled();
       await store.manifest.compact(ns, true);

@@ -15,8 +15,9 @@ async function truth(objects: MemoryStore) {
   const out: { id: string; at: number; turns: number }[] = [];
   for (const key of await listAll(objects, prefix)) {
     const form = decodeStored((await objects.get(key))!.body, key);
-    // A session stored as a delta names a base that exists.
-    if (form.base) expect(await objects.get(form.base.key), form.base.key).not.toBeNull();
+    // A session stored as a delta names a base and segments that exist.
+    for (const part of form.base ? [form.base, ...form.segs] : [])
+      expect(await objects.get(part.key), part.key).not.toBeNull();
     const s = form.session;
     out.push({ id: s.id, at: Date.parse(s.updated_at), turns: s.turns });
   }
@@ -98,9 +99,10 @@ describe('manifest model check', () => {
       fc.asyncProperty(
         fc.array(op, { minLength: 10, maxLength: 80 }),
         fc.integer({ min: 1, max: 7 }),
-        // Sessions stored whole, or (1) every session a base and a delta from its first append on.
-        fc.constantFrom(0, 1),
-        async (ops, limit, splitBytes) => {
+        // Sessions stored whole, or (1) every session a base and a delta from its first append on, with
+        // a segment sealed every few appends or (segment size 1) on every append.
+        fc.constantFrom([0, 0], [1, 0], [1, 1]),
+        async (ops, limit, [splitBytes, segmentBytes]) => {
           let clock = 1_700_000_000_000;
           const objects = new MemoryStore();
           // Three devices whose clocks disagree by up to a minute, so pages written by one overlap another's.
@@ -108,6 +110,7 @@ describe('manifest model check', () => {
           const opts = (skew: number) => ({
             now: () => clock + skew,
             splitBytes,
+            segmentBytes,
             manifest: { compactAfter: 3, pageSize: 4 },
           });
           const options = opts(0);
