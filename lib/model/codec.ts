@@ -156,7 +156,7 @@ function findBytes(body: Uint8Array, pattern: Uint8Array, last = false): number 
 }
 
 /**
- * A large session's base (docs/design.md, "Base and delta"): an immutable object holding the whole
+ * A large session's base (docs/design.md, "Base, segments and delta"): an immutable object holding the whole
  * session, as stored, at revision `revision` with its first `messages` messages.
  */
 export interface BaseRef {
@@ -168,7 +168,7 @@ export interface BaseRef {
 }
 
 /**
- * A run of a large session's messages between its base and its delta (docs/design.md, "Base and delta"):
+ * A run of a large session's messages between its base and its delta (docs/design.md, "Base, segments and delta"):
  * an immutable object whose body is the encoded messages array, `json` bytes long.
  */
 export interface SegRef {

@@ -4,7 +4,7 @@ import type { ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 
 /**
- * A large session's parts (docs/design.md, "Base and delta"): the immutable objects under `b/<id>/` (its
+ * A large session's parts (docs/design.md, "Base, segments and delta"): the immutable objects under `b/<id>/` (its
  * bases and segments) that a delta at the session key names.
  */
 

@@ -79,7 +79,7 @@ export interface SessionStoreOptions {
   maxContentionMs?: number;
   /**
    * Sessions of at least this many bytes are stored as an immutable base and a small delta on it, so an
-   * append writes about the new messages (docs/design.md, "Base and delta"); 0 stores every session whole.
+   * append writes about the new messages (docs/design.md, "Base, segments and delta"); 0 stores every session whole.
    */
   splitBytes?: number;
   /**

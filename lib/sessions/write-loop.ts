@@ -484,7 +484,7 @@ export class WriteLoop {
       records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
     });
     const extras = first.ctx.receiptExtras?.(session);
-    const sealed = await this.encode(run, cached, session, receipt, records, extras);
+    const sealed = await this.encode(run, cached, { session, receipt, records, extras, nowMs });
     const committed: Committed = {
       session,
       receipt,
@@ -550,7 +550,7 @@ export class WriteLoop {
   }
 
   /**
-   * Encodes the next state as the session object (docs/design.md, "Base and delta"). A session under
+   * Encodes the next state as the session object (docs/design.md, "Base, segments and delta"). A session under
    * `splitBytes` is stored whole. A larger one is stored as a delta on an immutable base and segments:
    * the messages after theirs, and every other field. When the write keeps the parts' messages as they
    * are, only the delta is written while its messages stay under the segment size; past it, they are
@@ -561,11 +561,16 @@ export class WriteLoop {
   private async encode(
     { ns, id }: GroupRun,
     cached: CachedSession,
-    session: StoredSession,
-    receipt: WriteReceipt,
-    records: WriteRecord[],
-    extras: Record<string, unknown> | undefined,
+    next: {
+      session: StoredSession;
+      receipt: WriteReceipt;
+      records: WriteRecord[];
+      extras: Record<string, unknown> | undefined;
+      /** The write's time, after the object's `updated_at`: parts' keys carry it (see `sweepParts`). */
+      nowMs: number;
+    },
   ): Promise<Encoded> {
+    const { session, receipt, records, extras, nowMs } = next;
     const { splitBytes, objects } = this.deps;
     const prior = cached.base;
     const segs = cached.segs ?? [];
@@ -574,9 +579,9 @@ export class WriteLoop {
       const delta = sealDelta(session, receipt, records, prior, segs, extras);
       const { encoded } = cached;
       const segmentBytes = this.deps.segmentBytes ?? segmentSize(splitBytes);
-      if (delta.tail <= segmentBytes)
+      if (delta.tail <= segmentBytes || session.messages.length === kept)
         return { body: delta.body, base: prior, segs, encoded, written: [] };
-      const mint = () => keys.base(ns, id, this.deps.now());
+      const mint = () => keys.base(ns, id, nowMs);
       const plan = planSegments(session.messages, prior, segs, segmentBytes, mint);
       if (plan) {
         await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
@@ -590,7 +595,7 @@ export class WriteLoop {
     if (!splitBytes || sealed.body.byteLength < splitBytes)
       return { body: sealed.body, encoded: sealed.messages, written: [] };
     const base: BaseRef = {
-      key: keys.base(ns, id, this.deps.now()),
+      key: keys.base(ns, id, nowMs),
       revision: session.revision,
       messages: session.messages.length,
       json: sealed.messages.json.byteLength,
@@ -603,7 +608,10 @@ export class WriteLoop {
 
   /**
    * Deletes the session's parts that nothing names and that are older than a write can take: left by a
-   * writer that stopped between a part and its commit, or whose commit's answer was lost.
+   * writer that stopped between a part and its commit, or whose commit's answer was lost. A part's key
+   * time is its write's time, which is after the `updated_at` of the object the write read: a writer whose
+   * clock is behind still keys its parts after the object this sweep follows, so they are never swept
+   * before their commit.
    */
   private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
     const cutoff = this.deps.now() - BASE_GRACE_MS;
@@ -673,8 +681,9 @@ const SEG_FANOUT = 8;
 
 /**
  * The segments after sealing the messages past `kept` into a new one: while the newest `SEG_FANOUT`
- * share a level, they merge into one (re-encoded from the messages), so each message is rewritten once
- * per level and a reader has at most `SEG_FANOUT - 1` segments per level to read. Null when the
+ * are at or below the newest one's level, they merge into one (re-encoded from the messages), so each
+ * message is rewritten about once per level and a reader has fewer than `SEG_FANOUT` segments per level
+ * to read. Null when the
  * segments would hold more than the base: the write folds into a new base instead, which bounds the
  * parts of a session and what its base fold costs per appended byte. `bodies` are the new objects.
  */
@@ -698,9 +707,10 @@ export function planSegments(
   const start = (i: number) => list.slice(0, i).reduce((n, s) => n + s.messages, base.messages);
   add(start(list.length), messages.length);
   for (;;) {
+    // The newest segments up to its level: a larger one (a long message) takes the smaller ones before it.
     const top = level(list.at(-1)!.json);
     let run = 0;
-    while (run < list.length && level(list[list.length - 1 - run]!.json) === top) run++;
+    while (run < list.length && level(list[list.length - 1 - run]!.json) <= top) run++;
     if (run < SEG_FANOUT) break;
     const from = start(list.length - run);
     for (const gone of list.splice(list.length - run)) bodies.delete(gone.key);

@@ -143,7 +143,7 @@ export function seal(
 }
 
 /**
- * The same for a session stored as a delta on `base` and `segs` (docs/design.md, "Base and delta"): only
+ * The same for a session stored as a delta on `base` and `segs` (docs/design.md, "Base, segments and delta"): only
  * the messages after the parts' are encoded, and the receipt's byte count is still the whole session's,
  * worked out from the parts' encoded sizes. `tail` is the size of the delta's encoded messages.
  */

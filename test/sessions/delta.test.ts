@@ -10,6 +10,7 @@ import { text } from '../../lib/model/bytes.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import { planSegments } from '../../lib/sessions/write-loop.js';
 import {
   StorageUnavailableError,
   type ObjectStore,
@@ -91,8 +92,17 @@ class Meter implements ObjectStore {
     }
     return this.stopped() ?? this.inner.delete(k);
   }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.stopped() ?? this.inner.list(prefix, options);
+  /** Runs once before the next LIST of a session's parts (a sweep's or a delete's). */
+  beforePartsList: (() => Promise<void>) | undefined;
+  async list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    const stop = this.stopped();
+    if (stop) return stop;
+    if (prefix.startsWith(`ns/${ns}/b/`) && this.beforePartsList) {
+      const hook = this.beforePartsList;
+      this.beforePartsList = undefined;
+      await hook();
+    }
+    return this.inner.list(prefix, options);
   }
 }
 
@@ -337,6 +347,41 @@ for (const [backend, make] of [
       await reader.trim(ns, 'segstop', 19, undefined);
       await eventually(async () => !(await bases(objects, 'segstop')).includes(orphan!));
       await eventually(() => partsClean(objects, 'segstop'));
+    });
+
+    it('a segment sealed by a writer whose clock is 20 minutes behind survives the sweep of a fold', async () => {
+      const objects = make();
+      const sweeper = new Meter(objects);
+      const s = open(sweeper, { segmentBytes: SEG });
+      await createLarge(s, 'skew', 'clock skew');
+      await s.append(ns, 'skew', { messages: [kb('a0')] }, undefined);
+      await s.settled();
+      const slow = new Meter(objects);
+      const w = open(slow, { segmentBytes: SEG, now: () => Date.now() - 20 * 60_000 });
+      let release!: () => void;
+      const swept = new Promise<void>((r) => (release = r));
+      let appended: Promise<unknown> | undefined;
+      let hooked = false;
+      // An orphan 16 minutes old, which the sweep must delete (so the sweep surely ran).
+      const orphan = keys.base(ns, 'skew', Date.now() - 16 * 60_000);
+      await objects.put(orphan, new TextEncoder().encode('[]'), { ifNoneMatch: '*' });
+      // The trim folds into a new base; when its sweep lists the parts, the slow writer has read that
+      // new object and stored its segment, and commits only after the sweep.
+      sweeper.beforePartsList = async () => {
+        const before = new Set(await bases(objects, 'skew'));
+        slow.beforeCas = () => swept;
+        appended = w.append(ns, 'skew', { messages: [user(`big ${'z'.repeat(3000)}`)] }, undefined);
+        await eventually(async () => (await bases(objects, 'skew')).some((k) => !before.has(k)));
+        hooked = true;
+      };
+      await s.trim(ns, 'skew', 19, undefined);
+      await eventually(async () => hooked && !(await bases(objects, 'skew')).includes(orphan));
+      await s.settled();
+      release();
+      await appended;
+      const got = await open(objects).get(ns, 'skew');
+      expect(got.messages.at(-1)!.content.startsWith('big ')).toBe(true);
+      expect(await partsClean(objects, 'skew')).toBe(true);
     });
 
     it('a reader whose base a fold removed reads the session again', async () => {
@@ -588,3 +633,31 @@ for (const [backend, make] of [
     });
   });
 }
+
+describe('planSegments', () => {
+  it('keeps few segments when long messages come between short ones, and covers every message once', () => {
+    let n = 0;
+    const mint = () => `k${n++}`;
+    const base = { key: 'base', revision: 1, messages: 2000, json: 2_000_000 };
+    const message = (size: number) => ({ size, text: 'x'.repeat(size) });
+    const messages = Array.from({ length: 2000 }, () => message(1000));
+    let segs: { key: string; messages: number; json: number }[] = [];
+    let kept = 2000;
+    let most = 0;
+    const sizeOf = (from: number, to: number) =>
+      messages.slice(from, to).reduce((b, m) => b + m.size, 0);
+    for (let i = 0; i < 1500; i++) {
+      // A 40 KB message every 20 appends, else 1 KB; seal once the delta passes 4 KiB.
+      messages.push(message(i % 20 === 19 ? 40_000 : 1000));
+      if (sizeOf(kept, messages.length) <= 4096) continue;
+      const plan = planSegments(messages, base, segs, 4096, mint);
+      if (!plan) break; // the segments outgrew the base: a fold
+      segs = plan.segs;
+      kept = plan.kept;
+      most = Math.max(most, segs.length);
+      expect(segs.reduce((k, s) => k + s.messages, base.messages)).toBe(kept);
+    }
+    expect(most).toBeGreaterThan(3);
+    expect(most).toBeLessThan(8 * 4);
+  });
+});

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { SessionStore, trimMessages } from '../../lib/sessions/store.js';
+import { receiptOf, SessionStore, trimMessages } from '../../lib/sessions/store.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
 import type { Message } from '../../lib/model/session.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
@@ -125,6 +126,40 @@ describe('session operations', () => {
       }),
     ).rejects.toMatchObject({ kind: 'key_reused' });
     expect((await sessions.get(ns, session.id)).messages).toHaveLength(1);
+  });
+
+  it('a write record keeps its receipt compactly, and a replay from another process answers it whole', async () => {
+    const objects = new MemoryStore();
+    const open = () =>
+      new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }) });
+    const { session } = await open().create(ns, { task: 't' });
+    const secret = 'AKIA' + 'ABCDEFGHIJKLMNOP';
+    const first = await open().append(
+      ns,
+      session.id,
+      { messages: [user(`key ${secret}`)] },
+      undefined,
+      {
+        idempotencyKey: 'k-compact',
+      },
+    );
+    expect(first.receipt.redactions).toBe(1);
+    const again = await open().append(
+      ns,
+      session.id,
+      { messages: [user(`key ${secret}`)] },
+      undefined,
+      {
+        idempotencyKey: 'k-compact',
+      },
+    );
+    expect(again.replayed).toBe(true);
+    expect(again.receipt).toEqual(first.receipt);
+    // Stored: what the receipt holds beyond the session's id, the record's own time and default counts.
+    const stored = decodeSession((await objects.get(keys.session(ns, session.id)))!.body, 'x');
+    const record = stored.satchel!.writes.find((w) => w.k.startsWith('k:'))!;
+    expect(Object.keys(record.r).sort()).toEqual(['bytes', 'redactions', 'revision', 'turns']);
+    expect(receiptOf(record, session.id)).toEqual(first.receipt);
   });
 
   it('the idempotency key is stored hashed, never as sent', async () => {
