@@ -1,5 +1,5 @@
 import {
-  decodeSession,
+  decodeBase,
   decodeSegment,
   decodeStored,
   joinArrays,
@@ -635,7 +635,7 @@ export class SessionStore {
     const runs = fetched.map((ref, i) => decodeSegment(bodies[i]!, ref));
     // The messages read from the cache (the base's, and the segments both name), or the base's own.
     const n = segs.slice(0, reused).reduce((n, s) => n + s.messages, base.messages);
-    const stored = same ? null : decodeSession(baseFound!.body, base.key);
+    const stored = same ? null : decodeBase(baseFound!.body, base.key);
     const session = stored
       ? mergeParts(head, stored, base, runs)
       : { ...head, messages: cached!.session.messages.slice(0, n).concat(...runs, head.messages) };

@@ -384,6 +384,28 @@ for (const [backend, make] of [
       expect(await partsClean(objects, 'skew')).toBe(true);
     });
 
+    it('a part whose messages are not messages reads as corrupt, not as a session', async () => {
+      const objects = make();
+      const store = open(objects, { segmentBytes: SEG });
+      await createLarge(store, 'bad', 'corrupt part');
+      for (let i = 0; i < 3; i++)
+        await store.append(ns, 'bad', { messages: [kb(`a${i}`)] }, undefined);
+      const [base, seg] = await named(objects, 'bad');
+      expect(seg).toBeDefined();
+      const bytes = (await objects.get(seg!))!.body.byteLength;
+      // The same length, so that only the shape is wrong: a message without content.
+      const bogus = `[{"role":"user","x":"${'y'.repeat(bytes - 24)}"}]`;
+      expect(bogus.length).toBe(bytes);
+      await objects.delete(seg!);
+      await objects.put(seg!, new TextEncoder().encode(bogus), { ifNoneMatch: '*' });
+      await expect(open(objects).get(ns, 'bad')).rejects.toMatchObject({ kind: 'corrupt' });
+      const found = (await objects.get(base!))!.body;
+      await objects.delete(base!);
+      const broken = text(found).replace('"role":"user"', '"role":"robot"');
+      await objects.put(base!, new TextEncoder().encode(broken), { ifNoneMatch: '*' });
+      await expect(open(objects).get(ns, 'bad')).rejects.toMatchObject({ kind: 'corrupt' });
+    });
+
     it('a reader whose base a fold removed reads the session again', async () => {
       const objects = make();
       const writer = open(objects);
