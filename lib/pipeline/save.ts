@@ -154,18 +154,17 @@ function trustedPrefix(
   const prior = previous?.satchel?.scan as ScanRecord | undefined;
   let trusted = 0;
   let digest = '';
-  if (
-    previous &&
-    prior &&
-    prior.v === rulesVersion &&
-    prior.n <= next.messages.length &&
-    prior.n <= previous.messages.length
-  ) {
+  if (previous && prior && prior.v === rulesVersion && prior.n <= previous.messages.length) {
+    const n = Math.min(prior.n, next.messages.length);
     let same = true;
-    for (let i = 0; i < prior.n && same; i++) same = next.messages[i] === previous.messages[i];
-    if (same || chain('', next.messages.slice(0, prior.n)) === prior.d) {
-      trusted = prior.n;
+    for (let i = 0; i < n && same; i++) same = next.messages[i] === previous.messages[i];
+    if (n === prior.n && (same || chain('', next.messages.slice(0, n)) === prior.d)) {
+      trusted = n;
       digest = prior.d;
+    } else if (n < prior.n && same) {
+      // A pop: what is left was scanned, the same objects; its digest is that of the shorter prefix.
+      trusted = n;
+      digest = chain('', next.messages.slice(0, n));
     }
   }
   return { trusted, digest };

@@ -573,11 +573,17 @@ export class WriteLoop {
     const { session, receipt, records, extras, nowMs } = next;
     const { splitBytes, objects } = this.deps;
     const prior = cached.base;
-    const segs = cached.segs ?? [];
+    const same = samePrefix(session.messages, cached.session.messages);
+    // The segments whose messages the result still starts with (a pop into a segment drops it, and its
+    // other messages go back to the delta); none when it does not start with the base's.
+    const segs =
+      prior && same >= prior.messages ? keptSegments(cached.segs ?? [], prior, same) : [];
     const kept = segs.reduce((n, s) => n + s.messages, prior?.messages ?? 0);
-    if (prior && keepsBase(session.messages, cached.session.messages, kept)) {
+    if (prior && same >= prior.messages) {
       const delta = sealDelta(session, receipt, records, prior, segs, extras);
-      const { encoded } = cached;
+      // The cached encoding stays a prefix of the result when it covers none of what changed.
+      const encoded =
+        cached.encoded && cached.encoded.messages.length <= same ? cached.encoded : undefined;
       const segmentBytes = this.deps.segmentBytes ?? segmentSize(splitBytes);
       if (delta.tail <= segmentBytes || session.messages.length === kept)
         return { body: delta.body, base: prior, segs, encoded, written: [] };
@@ -732,11 +738,20 @@ function extendPrefix(
   return { messages: messages.slice(0, n), json };
 }
 
-/** True when `next` starts with the first `n` messages of `cur`, the same objects (nothing rewrote them). */
-function keepsBase(next: readonly unknown[], cur: readonly unknown[], n: number): boolean {
-  if (next.length < n || cur.length < n) return false;
-  for (let i = 0; i < n; i++) if (next[i] !== cur[i]) return false;
-  return true;
+/** How many first messages `next` and `cur` share, the same objects (nothing rewrote them). */
+function samePrefix(next: readonly unknown[], cur: readonly unknown[]): number {
+  const limit = Math.min(next.length, cur.length);
+  let same = 0;
+  while (same < limit && next[same] === cur[same]) same++;
+  return same;
+}
+
+/** The first segments whose messages all lie within the first `same` messages (after the base's). */
+function keptSegments(segs: readonly SegRef[], base: BaseRef, same: number): SegRef[] {
+  let end = base.messages;
+  let j = 0;
+  while (j < segs.length && end + segs[j]!.messages <= same) end += segs[j++]!.messages;
+  return segs.slice(0, j);
 }
 
 /** Each request builds on the one before it; one whose build changes nothing is left out. */

@@ -177,6 +177,29 @@ describe('save pipeline', () => {
     expect(other.apply({ next: { ...third.session }, previous: third.session }).scanned).toBe(2);
   });
 
+  it('a pop keeps what is left as scanned, the same objects, with the digest of the shorter prefix', () => {
+    const p = pipeline();
+    const three = ['one', 'two', `three ${GH}`].map((content) => ({
+      role: 'user' as const,
+      content,
+    }));
+    const first = p.apply({ next: session(three), previous: null }).session;
+    const popped = p.apply({
+      next: { ...first, messages: first.messages.slice(0, 2) },
+      previous: first,
+    });
+    expect(popped.scanned).toBe(0);
+    expect(popped.session.messages[0]).toBe(first.messages[0]);
+    expect(popped.session.satchel!.scan).toMatchObject({ n: 2 });
+    // Another process, holding copies, proves the shorter prefix by its digest and scans only the new one.
+    const copy = JSON.parse(JSON.stringify(popped.session)) as typeof popped.session;
+    const next = {
+      ...copy,
+      messages: [...copy.messages, { role: 'user' as const, content: 'four' }],
+    };
+    expect(p.apply({ next, previous: copy }).scanned).toBe(1);
+  });
+
   it('flags are sticky and derived; episode_taint_tracked is set; old objects get flags from history', () => {
     const hex = '0123456789abcdef';
     const wrapped = `<untrusted_content_${hex} source="webhook:ci">x</untrusted_content_${hex}>`;

@@ -406,6 +406,37 @@ for (const [backend, make] of [
       await expect(open(objects).get(ns, 'bad')).rejects.toMatchObject({ kind: 'corrupt' });
     });
 
+    it('a pop into a segment drops that segment, keeps the base, and puts its other messages back in the delta', async () => {
+      const meter = new Meter(make());
+      const store = open(meter, { segmentBytes: SEG });
+      await createLarge(store, 'popseg', 'pop into a segment');
+      let parts: string[] = [];
+      for (let i = 0; i < 20 && parts.length < 3; i++) {
+        await store.append(ns, 'popseg', { messages: [kb(`a${i}`)] }, undefined);
+        parts = await named(meter.inner, 'popseg');
+      }
+      const form = decodeStored((await meter.inner.get(keys.session(ns, 'popseg')))!.body, 'x');
+      const inDelta = form.session.messages.length;
+      const last = form.segs!.at(-1)!;
+      expect(last.messages).toBeGreaterThan(1);
+      const before = await store.get(ns, 'popseg');
+      meter.puts = [];
+      // Pop into the newest segment, leaving one of its messages.
+      const popped = await store.pop(ns, 'popseg', inDelta + last.messages - 1, undefined);
+      expect(popped.popped).toHaveLength(inDelta + last.messages - 1);
+      // No new base: only the delta (with the segment's first message back in it).
+      const written = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'popseg')));
+      expect(written.map((p) => p.bytes)).toEqual([]);
+      const now = await named(meter.inner, 'popseg');
+      expect(now).toEqual(parts.slice(0, -1));
+      const cold = await open(meter.inner).get(ns, 'popseg');
+      expect(cold.messages).toEqual(
+        before.messages.slice(0, before.messages.length - popped.popped.length),
+      );
+      expect(cold).toEqual(await store.get(ns, 'popseg'));
+      await eventually(() => partsClean(meter.inner, 'popseg'));
+    });
+
     it('a reader whose base a fold removed reads the session again', async () => {
       const objects = make();
       const writer = open(objects);
