@@ -148,6 +148,11 @@ describe('session operations', () => {
     const stored = decodeSession((await objects.get(keys.session(ns, session.id)))!.body, 'x');
     const record = stored.satchel!.writes.find((w) => w.k.startsWith('k:'))!;
     expect(Object.keys(record.r).sort()).toEqual(['bytes', 'redactions', 'revision', 'turns']);
+    // An unkeyed record, with its audit fields, is under 200 bytes (every write rewrites up to 16).
+    await open().append(ns, session.id, { messages: [user('plain')] }, undefined);
+    const after = decodeSession((await objects.get(keys.session(ns, session.id)))!.body, 'x');
+    const plain = after.satchel!.writes.filter((w) => w.k.startsWith('w:')).at(-1)!;
+    expect(JSON.stringify(plain).length).toBeLessThan(200);
     expect(receiptOf(record, session.id)).toEqual(first.receipt);
   });
 
