@@ -285,15 +285,26 @@ export function mergeParts(
 
 /**
  * The messages of an immutable part Satchel stored itself (a base or a segment), checked for their shape
- * (an object with a known role and string content) rather than through the whole message schema, which
+ * (an object with a known role, string content, and tool calls with a name and arguments) rather than through the whole message schema, which
  * they passed when they were first stored: on a cold read of a 10 MB session the schema costs about as
  * much as parsing the JSON. Null when they are not messages.
  */
 function partMessages(raw: unknown): Message[] | null {
   if (!Array.isArray(raw)) return null;
-  for (const m of raw as Partial<Message>[])
+  for (const m of raw as Partial<Message>[]) {
     if (typeof m?.content !== 'string' || !ROLES.has(m.role as string)) return null;
+    if (
+      m.tool_calls !== undefined &&
+      !(Array.isArray(m.tool_calls) && m.tool_calls.every(validCall))
+    )
+      return null;
+  }
   return raw as Message[];
+}
+
+function validCall(call: unknown): boolean {
+  const f = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+  return typeof f?.name === 'string' && typeof f.arguments === 'string';
 }
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);

@@ -101,7 +101,7 @@ function applyPipeline(
   const hit = () => void redactions++;
 
   // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
-  let { trusted, digest } = trustedPrefix(next, previous, rulesVersion);
+  let { trusted, digest } = trustedPrefix(next, previous, rulesVersion, !!knownValues?.length);
 
   // 2. Redact the rest, on copies.
   const messages = redactSession(next, trusted, text, hit);
@@ -150,6 +150,7 @@ function trustedPrefix(
   next: StoredSession,
   previous: StoredSession | null,
   rulesVersion: string,
+  requestSecrets: boolean,
 ): { trusted: number; digest: string } {
   const prior = previous?.satchel?.scan as ScanRecord | undefined;
   let trusted = 0;
@@ -161,10 +162,15 @@ function trustedPrefix(
     if (n === prior.n && (same || chain('', next.messages.slice(0, n)) === prior.d)) {
       trusted = n;
       digest = prior.d;
-    } else if (n < prior.n && same) {
-      // A pop: what is left was scanned, the same objects; its digest is that of the shorter prefix.
-      trusted = n;
-      digest = chain('', next.messages.slice(0, n));
+    } else if (n < prior.n && same && !requestSecrets) {
+      // A pop: what is left was scanned, the same objects. Its digest is that of the shorter prefix,
+      // trusted when the rest of the stored prefix chains on to the stored digest. A pop that registers
+      // request secrets scans everything again, so that they leave the history too.
+      const shorter = chain('', next.messages.slice(0, n));
+      if (chain(shorter, previous.messages.slice(n, prior.n)) === prior.d) {
+        trusted = n;
+        digest = shorter;
+      }
     }
   }
   return { trusted, digest };

@@ -686,8 +686,8 @@ export function segmentSize(splitBytes: number): number {
 const SEG_FANOUT = 8;
 
 /**
- * The segments after sealing the messages past `kept` into a new one: while the newest `SEG_FANOUT`
- * are at or below the newest one's level, they merge into one (re-encoded from the messages), so each
+ * The segments after sealing the messages past `kept` into a new one: while `SEG_FANOUT` or more of
+ * the newest are at or below the newest one's level, they merge into one (re-encoded from the messages), so each
  * message is rewritten about once per level and a reader has fewer than `SEG_FANOUT` segments per level
  * to read. Null when the
  * segments would hold more than the base: the write folds into a new base instead, which bounds the
@@ -713,7 +713,8 @@ export function planSegments(
   const start = (i: number) => list.slice(0, i).reduce((n, s) => n + s.messages, base.messages);
   add(start(list.length), messages.length);
   for (;;) {
-    // The newest segments up to its level: a larger one (a long message) takes the smaller ones before it.
+    // The newest segments at or below the newest one's level (a long message's segment takes the
+    // smaller ones before it): 8 or more of them merge into one.
     const top = level(list.at(-1)!.json);
     let run = 0;
     while (run < list.length && level(list[list.length - 1 - run]!.json) <= top) run++;

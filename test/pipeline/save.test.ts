@@ -198,6 +198,25 @@ describe('save pipeline', () => {
       messages: [...copy.messages, { role: 'user' as const, content: 'four' }],
     };
     expect(p.apply({ next, previous: copy }).scanned).toBe(1);
+    // A pop that registers a request secret scans what is left again, so the secret leaves the history.
+    const secretive = p.apply({
+      next: {
+        ...first,
+        messages: [
+          first.messages[0]!,
+          { role: 'user', content: 'x hunter2xyz' },
+          first.messages[1]!,
+        ],
+      },
+      previous: first,
+    }).session;
+    const scrubbed = p.apply({
+      next: { ...secretive, messages: secretive.messages.slice(0, 2) },
+      previous: secretive,
+      knownValues: ['hunter2xyz'],
+    });
+    expect(scrubbed.scanned).toBe(2);
+    expect(JSON.stringify(scrubbed.session.messages)).not.toContain('hunter2xyz');
   });
 
   it('flags are sticky and derived; episode_taint_tracked is set; old objects get flags from history', () => {

@@ -4,7 +4,13 @@
 // removed their base), writers racing, a writer stopped between its base and its commit, operations that
 // rewrite the history, idempotency across folds, and a delete that leaves no base behind.
 import { describe, expect, it } from 'vitest';
-import { concat, decodeStored, encodeSession, publicSession } from '../../lib/model/codec.js';
+import {
+  concat,
+  decodeSegment,
+  decodeStored,
+  encodeSession,
+  publicSession,
+} from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/model/bytes.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
@@ -712,5 +718,17 @@ describe('planSegments', () => {
     }
     expect(most).toBeGreaterThan(3);
     expect(most).toBeLessThan(8 * 4);
+  });
+});
+
+describe('decodeSegment', () => {
+  it('refuses messages whose tool calls have no name or arguments', () => {
+    const body = new TextEncoder().encode('[{"role":"assistant","content":"","tool_calls":[{}]}]');
+    const ref = { key: 'k', messages: 1, json: body.byteLength };
+    expect(() => decodeSegment(body, ref)).toThrow(/not the one its session names/);
+    const good = new TextEncoder().encode(
+      '[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]',
+    );
+    expect(decodeSegment(good, { key: 'k', messages: 1, json: good.byteLength })).toHaveLength(1);
   });
 });
