@@ -285,9 +285,9 @@ export function mergeParts(
 
 /**
  * The messages of an immutable part Satchel stored itself (a base or a segment), checked for their shape
- * (an object with a known role, string content, and tool calls with a name and arguments) rather than through the whole message schema, which
- * they passed when they were first stored: on a cold read of a 10 MB session the schema costs about as
- * much as parsing the JSON. Null when they are not messages.
+ * (an object with a known role, string content, and tool calls with a name and arguments) rather than
+ * through the whole message schema, which they passed when they were first stored and which costs a cold
+ * read of a large session about as much CPU as parsing its JSON. Null when they are not messages.
  */
 function partMessages(raw: unknown): Message[] | null {
   if (!Array.isArray(raw)) return null;
