@@ -152,12 +152,8 @@ function findBytes(body: Uint8Array, pattern: Uint8Array, last = false): number 
  * A large session's base (docs/design.md, "Base, segments and delta"): an immutable object holding the whole
  * session, as stored, at revision `revision` with its first `messages` messages.
  */
-export interface BaseRef {
-  key: string;
+export interface BaseRef extends SegRef {
   revision: number;
-  messages: number;
-  /** Bytes of the base's encoded `messages` array (so a writer knows the whole size without the base). */
-  json: number;
 }
 
 /**
@@ -167,6 +163,7 @@ export interface BaseRef {
 export interface SegRef {
   key: string;
   messages: number;
+  /** Bytes of its encoded messages array (so a writer knows the whole size without reading it). */
   json: number;
 }
 
@@ -235,12 +232,7 @@ const MESSAGES_KEY = utf8('"messages":');
 
 /** Parses a session object in either form (`decodeSession` for the whole one). */
 export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text(body));
-  } catch {
-    throw corrupt(`the object at ${key} is not valid JSON`);
-  }
+  const raw = parseJson(body, key);
   const obj = raw as Record<string, unknown> | null;
   const parts = obj?.[PARTS_DELTA_FIELD];
   const delta = (parts ?? obj?.[DELTA_FIELD]) as
@@ -260,7 +252,7 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   return { session, base, segs, bytes: delta.bytes! };
 }
 
-function validRef(ref: unknown): ref is BaseRef {
+function validRef(ref: unknown): ref is SegRef {
   const r = ref as SegRef | undefined;
   return (
     typeof r?.key === 'string' && Number.isSafeInteger(r.messages) && Number.isSafeInteger(r.json)

@@ -5,9 +5,9 @@ export const keys = {
   namespace: (ns: string) => `ns/${ns}/`,
   sessions: (ns: string) => `ns/${ns}/sessions/`,
   session: (ns: string, id: string) => `ns/${ns}/sessions/${id}.json`,
-  /** A large session's bases (immutable, create-only; `<ms, 13 digits>-<random>.json`). */
-  bases: (ns: string, id: string) => `ns/${ns}/b/${id}/`,
-  base: (ns: string, id: string, at: number) =>
+  /** A large session's parts, its bases and segments (immutable, create-only; `<ms, 13 digits>-<random>.json`). */
+  parts: (ns: string, id: string) => `ns/${ns}/b/${id}/`,
+  part: (ns: string, id: string, at: number) =>
     `ns/${ns}/b/${id}/${pad(at, 13)}-${randomHex(6)}.json`,
   manifest: (ns: string) => `ns/${ns}/m/`,
   /** The manifest's sequenced roots (lib/storage/sequenced.ts names each `<seq>.json`). */

@@ -31,7 +31,7 @@ import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
 import { recordsCover } from './write-records.js';
-import { deleteBases } from './bases.js';
+import { deleteParts } from './parts.js';
 import {
   WriteLoop,
   type Committed,
@@ -508,7 +508,7 @@ export class SessionStore {
     if (!found) {
       await this.manifest.clearPending(pending);
       // Bases left by an earlier delete that failed after the object went.
-      await deleteBases(this.objects, ns, id).catch(() => undefined);
+      await deleteParts(this.objects, ns, id).catch(() => undefined);
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
@@ -522,7 +522,7 @@ export class SessionStore {
       this.audit?.deleteAll(ns, id),
       // A large session's bases hold its messages too (a fold racing this delete deletes its own; a
       // session created again under the id meanwhile keeps the base it names).
-      deleteBases(this.objects, ns, id),
+      deleteParts(this.objects, ns, id),
     ]);
     for (const l of this.listeners) {
       try {

@@ -25,7 +25,7 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
-import { baseTime, deleteBases } from './bases.js';
+import { partTime, deleteParts } from './parts.js';
 import type { AuditRecord } from './audit.js';
 import { partsOf, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
@@ -507,7 +507,7 @@ export class WriteLoop {
 
   /**
    * The conditional PUT of the encoded object: the commit. When it lands, the cache holds the new
-   * object and the base the replaced object named goes; when it is lost (or its answer is), the re-read
+   * object and the parts only the replaced object named go; when it is lost (or its answer is), the re-read
    * decides.
    */
   private async commit(
@@ -587,7 +587,7 @@ export class WriteLoop {
       const segmentBytes = this.deps.segmentBytes ?? segmentSize(splitBytes);
       if (delta.tail <= segmentBytes || session.messages.length === kept)
         return { body: delta.body, base: prior, segs, encoded, written: [] };
-      const mint = () => keys.base(ns, id, nowMs);
+      const mint = () => keys.part(ns, id, nowMs);
       const plan = planSegments(session.messages, prior, segs, segmentBytes, mint);
       if (plan) {
         await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
@@ -601,7 +601,7 @@ export class WriteLoop {
     if (!splitBytes || sealed.body.byteLength < splitBytes)
       return { body: sealed.body, encoded: sealed.messages, written: [] };
     const base: BaseRef = {
-      key: keys.base(ns, id, nowMs),
+      key: keys.part(ns, id, nowMs),
       revision: session.revision,
       messages: session.messages.length,
       json: sealed.messages.json.byteLength,
@@ -620,9 +620,9 @@ export class WriteLoop {
    * before their commit.
    */
   private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
-    const cutoff = this.deps.now() - BASE_GRACE_MS;
-    const old = (k: string) => !named.has(k) && baseTime(ns, id, k) < cutoff;
-    await deleteBases(this.deps.objects, ns, id, old).catch(() => undefined);
+    const cutoff = this.deps.now() - PART_GRACE_MS;
+    const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
+    await deleteParts(this.deps.objects, ns, id, old).catch(() => undefined);
   }
 
   /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
@@ -654,7 +654,7 @@ export class WriteLoop {
 }
 
 /** A base nobody names is swept once it is this old: far longer than any write between base and commit. */
-const BASE_GRACE_MS = 15 * 60_000;
+const PART_GRACE_MS = 15 * 60_000;
 
 /** A session object ready to PUT, with what the cache keeps of it. */
 interface Encoded {
@@ -793,9 +793,7 @@ function rejected(reason: unknown): PromiseRejectedResult {
 
 /** How many trailing messages of `next` are not `cur`'s (by identity): what this write adds or replaces. */
 function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
-  let same = 0;
-  while (same < cur.length && same < next.length && cur[same] === next[same]) same++;
-  return next.length - same;
+  return next.length - samePrefix(next, cur);
 }
 
 /** True when a failed write may still have happened (its answer was lost, or the adapter cannot tell). */

@@ -134,7 +134,7 @@ async function createLarge(store: SessionStore, id: string, task: string): Promi
 }
 
 async function bases(objects: ObjectStore, id: string): Promise<string[]> {
-  return listAll(objects, keys.bases(ns, id));
+  return listAll(objects, keys.parts(ns, id));
 }
 
 /** Segments sealed at 2 KiB: a kilobyte message or two. */
@@ -178,7 +178,7 @@ for (const [backend, make] of [
       });
       // The first write past the split size stores the whole session once, as a base.
       await store.append(ns, 'big', { messages: [kb('a0')] }, undefined);
-      const created = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'big')));
+      const created = meter.puts.filter((p) => p.key.startsWith(keys.parts(ns, 'big')));
       expect(created).toHaveLength(1);
       expect(created[0]!.op).toBe('create');
       expect(created[0]!.bytes).toBeGreaterThan(40_000);
@@ -189,7 +189,7 @@ for (const [backend, make] of [
       expect(written).toHaveLength(5);
       // The delta holds the messages since the base and the bookkeeping: far less than the 47 KB session.
       for (const p of written) expect(p.bytes).toBeLessThan(12_000);
-      expect(meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'big')))).toEqual([]);
+      expect(meter.puts.filter((p) => p.key.startsWith(keys.parts(ns, 'big')))).toEqual([]);
 
       const stored = await meter.inner.get(keys.session(ns, 'big'));
       const form = decodeStored(stored!.body, 'big');
@@ -280,7 +280,7 @@ for (const [backend, make] of [
       const deltas = meter.puts.filter((p) => p.key === keys.session(ns, 'segs'));
       expect(deltas).toHaveLength(30);
       for (const p of deltas) expect(p.bytes).toBeLessThan(SEG + 6_000);
-      const parts = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'segs')));
+      const parts = meter.puts.filter((p) => p.key.startsWith(keys.parts(ns, 'segs')));
       expect(parts.every((p) => p.op === 'create' && p.bytes < 30_000)).toBe(true);
       expect(parts.reduce((n, p) => n + p.bytes, 0)).toBeLessThan(30 * 1000 * 3);
       const form = decodeStored((await meter.inner.get(keys.session(ns, 'segs')))!.body, 'segs');
@@ -369,7 +369,7 @@ for (const [backend, make] of [
       let appended: Promise<unknown> | undefined;
       let hooked = false;
       // An orphan 16 minutes old, which the sweep must delete (so the sweep surely ran).
-      const orphan = keys.base(ns, 'skew', Date.now() - 16 * 60_000);
+      const orphan = keys.part(ns, 'skew', Date.now() - 16 * 60_000);
       await objects.put(orphan, new TextEncoder().encode('[]'), { ifNoneMatch: '*' });
       // The trim folds into a new base; when its sweep lists the parts, the slow writer has read that
       // new object and stored its segment, and commits only after the sweep.
@@ -431,7 +431,7 @@ for (const [backend, make] of [
       const popped = await store.pop(ns, 'popseg', inDelta + last.messages - 1, undefined);
       expect(popped.popped).toHaveLength(inDelta + last.messages - 1);
       // No new base: only the delta (with the segment's first message back in it).
-      const written = meter.puts.filter((p) => p.key.startsWith(keys.bases(ns, 'popseg')));
+      const written = meter.puts.filter((p) => p.key.startsWith(keys.parts(ns, 'popseg')));
       expect(written.map((p) => p.bytes)).toEqual([]);
       const now = await named(meter.inner, 'popseg');
       expect(now).toEqual(parts.slice(0, -1));
