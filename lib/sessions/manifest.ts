@@ -383,7 +383,8 @@ export class Manifest {
       const t = until.get(id);
       return t !== undefined && at <= t;
     };
-    const seq = listing.maxSeq + 1;
+    // The successor of the root it builds on (see compactOnce).
+    const seq = root.seq + 1;
     const pages = await this.pagesWithout(ns, seq, root, doomed);
     // The log records of the erased versions (puts carry the task; the delete itself goes too: the
     // root's tombstone takes its place).
@@ -664,7 +665,12 @@ export class Manifest {
       snap.verified > 0;
     let inForce = root;
     if (needRoot) {
-      const seq = listing.maxSeq + 1;
+      // The successor of the root it builds on, so that a compactor racing from the same root wants the
+      // same number and only one wins. Not past pages already written for it (listing.maxSeq): a racer
+      // that has written its pages but not yet its root would then take `seq` and this root `seq + 1`,
+      // both would land, and the newer one, built without the other's changes, would drop them while
+      // the other's garbage collection deleted their log records.
+      const seq = root.seq + 1;
       const minor = root.pages.filter((p) => !p.major).length;
       const major = root.pages.length - minor;
       const tombstones = new Map(snap.tombstones);
