@@ -258,7 +258,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   const report = (file: string) => {
     const { bytes, gzip } = bundleSize(file);
-    console.log(`built ${relative(process.cwd(), file)}: ${kib(bytes)}, gzip ${kib(gzip)}`);
+    console.log(
+      `built ${relative(process.cwd(), file)}: ${kib(bytes)}, gzip ${kib(gzip)} (${gzip} B)`,
+    );
   };
   if (what === 'worker') {
     report(await buildWorker());
