@@ -79,3 +79,19 @@ export const badGateway = (detail: string) => new SatchelError('upstream_failed'
 export const methodNotAllowed = (detail: string) => new SatchelError('method_not_allowed', detail);
 /** A stored object cannot be read as what it should be. */
 export const corrupt = (detail: string) => new SatchelError('corrupt', detail);
+
+/**
+ * Internal, never an answer: a write on a partial copy of a session (one that holds only the messages after
+ * its stored parts, `CachedSession.held`) needs the whole session; the write loop reads it and tries again.
+ */
+export class NeedsWholeSession extends Error {
+  /** `why`: what needed it (for a debugger; never shown). */
+  constructor(why: string) {
+    super(why);
+    this.name = 'NeedsWholeSession';
+  }
+
+  static is(err: unknown): err is NeedsWholeSession {
+    return (err as Error | null)?.name === 'NeedsWholeSession';
+  }
+}

@@ -1,5 +1,5 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
-import { payloadTooLarge } from '../model/errors.js';
+import { NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
@@ -24,6 +24,13 @@ export interface SaveInput {
    * would drop the newest of them, nothing new could be stored and the write is refused (413) instead.
    */
   newMessages?: number;
+  /**
+   * Set when `next` and `previous` are partial copies: their messages before this index are absent
+   * (undefined), unchanged from what is stored. The pipeline then works from the scan record, the stored
+   * flags and `previousBytes` alone, and throws `NeedsWholeSession` when it cannot (a rescan, the cap's
+   * measured path, a session not yet taint-tracked).
+   */
+  held?: number;
 }
 
 export interface SaveOutput {
@@ -63,13 +70,29 @@ const RECEIPT_RESERVE = 1024;
 /** Growth of the fields around `messages` (times, counters, refs) tolerated on the fast path of an append. */
 const FAST_PATH_SLACK = 16 * 1024;
 
-/** Core rules: `untrusted_ingested`, `episode_untrusted` and `sandbox` never go back to false; `turns` is derived. */
-export function applyCoreRules(next: StoredSession, previous: StoredSession | null): StoredSession {
+/**
+ * Core rules: `untrusted_ingested`, `episode_untrusted` and `sandbox` never go back to false; `turns` is
+ * derived (on partial copies, from the stored count and the messages held: the absent ones are unchanged).
+ */
+export function applyCoreRules(
+  next: StoredSession,
+  previous: StoredSession | null,
+  held = 0,
+): StoredSession {
   next.untrusted_ingested = next.untrusted_ingested || (previous?.untrusted_ingested ?? false);
   next.episode_untrusted = next.episode_untrusted || (previous?.episode_untrusted ?? false);
   next.sandbox = next.sandbox || (previous?.sandbox ?? false);
-  next.turns = next.messages.reduce((n, m) => (m.role === 'user' ? n + 1 : n), 0);
+  next.turns =
+    held > 0 && previous
+      ? previous.turns - userTurns(previous.messages, held) + userTurns(next.messages, held)
+      : userTurns(next.messages, 0);
   return next;
+}
+
+function userTurns(messages: readonly Message[], from: number): number {
+  let n = 0;
+  for (let i = from; i < messages.length; i++) if (messages[i]!.role === 'user') n++;
+  return n;
 }
 
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
@@ -83,7 +106,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
 /** One pass of the full pipeline over a write. */
 function applyPipeline(
   options: PipelineOptions,
-  { next, previous, previousBytes, knownValues, newMessages = 0 }: SaveInput,
+  { next, previous, previousBytes, knownValues, newMessages = 0, held = 0 }: SaveInput,
 ): SaveOutput {
   const { maxSessionBytes, rulesVersion } = options;
   const redactor = knownValues?.length
@@ -101,7 +124,16 @@ function applyPipeline(
   const hit = () => void redactions++;
 
   // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
-  let { trusted, digest } = trustedPrefix(next, previous, rulesVersion, !!knownValues?.length);
+  let { trusted, digest } = trustedPrefix(
+    next,
+    previous,
+    rulesVersion,
+    !!knownValues?.length,
+    held,
+  );
+  // A partial copy is written only as an append on a prefix proven scanned (and taint-tracked).
+  if (held > 0 && (trusted !== previous?.messages.length || !previous.episode_taint_tracked))
+    throw new NeedsWholeSession('scan');
 
   // 2. Redact the rest, on copies.
   const messages = redactSession(next, trusted, text, hit);
@@ -112,7 +144,7 @@ function applyPipeline(
   next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
   next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
   next.episode_taint_tracked = true;
-  applyCoreRules(next, previous);
+  applyCoreRules(next, previous, held);
 
   // 4. The size cap, measured only when an append could have crossed it.
   const cap = applySizeCap(next, previous, messages, {
@@ -121,6 +153,7 @@ function applyPipeline(
     newMessages,
     version,
     maxSessionBytes,
+    held,
   });
   if (cap.moved) {
     // The prefix moved: the digest is recomputed over what is stored.
@@ -151,6 +184,7 @@ function trustedPrefix(
   previous: StoredSession | null,
   rulesVersion: string,
   requestSecrets: boolean,
+  held: number,
 ): { trusted: number; digest: string } {
   const prior = previous?.satchel?.scan as ScanRecord | undefined;
   let trusted = 0;
@@ -158,7 +192,10 @@ function trustedPrefix(
   if (previous && prior && prior.v === rulesVersion && prior.n <= previous.messages.length) {
     const n = Math.min(prior.n, next.messages.length);
     let same = true;
-    for (let i = 0; i < n && same; i++) same = next.messages[i] === previous.messages[i];
+    for (let i = held; i < n && same; i++) same = next.messages[i] === previous.messages[i];
+    // On a partial copy only the same objects prove anything (the absent messages are unchanged).
+    if (held > 0)
+      return same && n === prior.n ? { trusted: n, digest: prior.d } : { trusted, digest };
     if (n === prior.n && (same || chain('', next.messages.slice(0, n)) === prior.d)) {
       trusted = n;
       digest = prior.d;
@@ -209,6 +246,7 @@ function applySizeCap(
     newMessages: number;
     version: string;
     maxSessionBytes: number;
+    held: number;
   },
 ): { dropped: number; headDropped: boolean; moved: boolean } {
   const { trusted, previousBytes, newMessages, version, maxSessionBytes } = o;
@@ -224,6 +262,7 @@ function applySizeCap(
     !pureAppend ||
     previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
   ) {
+    if (o.held > 0) throw new NeedsWholeSession('cap');
     const fixed = jsonBytes({
       ...next,
       messages: [],
@@ -247,9 +286,9 @@ function applySizeCap(
 /** The core pipeline alone (no redaction, no cap): for unit tests of the store. */
 export const corePipeline: SavePipeline = {
   redactText: (text) => text,
-  apply({ next, previous }) {
+  apply({ next, previous, held }) {
     return {
-      session: applyCoreRules(next, previous),
+      session: applyCoreRules(next, previous, held),
       redactions: 0,
       dropped_groups: 0,
       head_dropped: false,

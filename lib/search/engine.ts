@@ -73,11 +73,11 @@ export interface SearchOptions {
   onError?: (what: string, err: unknown) => void;
 }
 
-/** A version's lexical document, waiting to be stored as its session's index record. */
+/** A version's lexical document, waiting to be stored as its session's index record (null: none, it lags). */
 interface PendingRecord {
   ns: string;
   key: DocKey;
-  doc: Promise<LexDoc>;
+  doc: Promise<LexDoc | null>;
   schedule: Schedule;
 }
 
@@ -89,8 +89,11 @@ export class SearchEngine implements SessionListener {
   readonly lexical: LsmIndex<LexDoc, LexSegment>;
   private readonly vectorIndexes = new Map<string, LsmIndex<Float32Array, VecSegment>>();
   private readonly spaceChecked = new Map<string, string>();
-  /** The lexical document of each session this process saved last, so an append tokenizes only what it adds. */
-  private readonly lastDocs = new Map<string, { key: DocKey; doc: Promise<LexDoc> }>();
+  /**
+   * The lexical document of each session this process saved last, so an append tokenizes only what it adds
+   * (null: that version lags).
+   */
+  private readonly lastDocs = new Map<string, { key: DocKey; doc: Promise<LexDoc | null> }>();
   /** The key-prefix hash of each embedding space. */
   private readonly spaceHashes = new Map<string, string>();
   private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs'>>;
@@ -149,28 +152,18 @@ export class SearchEngine implements SessionListener {
   ): void {
     const key = docKeyOf(session);
     const cacheKey = `${ns}/${session.id}`;
-    const last = this.lastDocs.get(cacheKey);
-    // An append that changed nothing before it (no drop, no request secrets re-redacting old text)
-    // extends the previous document; anything else rebuilds it from the stored session.
-    const appendOnly =
-      (change.op === 'append' || change.op === 'continue') &&
-      change.added > 0 &&
-      receipt.dropped_groups === 0 &&
-      !ctx.knownValues?.length;
-    const previous =
-      appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? last.doc : null;
-    const added = session.messages.slice(-change.added);
-    // Tokenizing is CPU proportional to the text: it runs after the response (a new macrotask), never on
-    // the save's path. An append chains onto the previous version's document, so order is kept.
-    const doc = previous
-      ? previous.then((d) => extendLexDoc(d, added))
-      : afterResponse().then(() => lexDocOf(session));
+    const doc = this.nextDoc(ns, session, receipt, ctx, change);
     this.lastDocs.delete(cacheKey);
-    this.lastDocs.set(cacheKey, { key, doc });
-    while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
     const schedule = ctx.schedule ?? unattended;
-    schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule }]));
-    if (this.embedder?.available() && this.embedder.space()) {
+    // No document: the version lags, and a query or a compaction builds it from the session object.
+    if (doc) {
+      this.lastDocs.set(cacheKey, { key, doc });
+      while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
+      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule }]));
+    }
+    // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
+    // the vector index's compaction builds it from the session object.
+    if (!change.held && this.embedder?.available() && this.embedder.space()) {
       schedule(
         (async () => {
           await afterResponse();
@@ -185,6 +178,45 @@ export class SearchEngine implements SessionListener {
     }
   }
 
+  /**
+   * The saved version's lexical document. An append that changed nothing before it (no drop, no request
+   * secrets re-redacting old text) extends the previous version's document; anything else rebuilds it from
+   * the session. A partial copy (`change.held`) can only be extended: null when it cannot be, and a
+   * document that resolves to null when the previous one turns out to be unavailable.
+   */
+  private nextDoc(
+    ns: string,
+    session: StoredSession,
+    receipt: WriteReceipt,
+    ctx: WriteContext,
+    change: WriteChange,
+  ): Promise<LexDoc | null> | null {
+    const key = docKeyOf(session);
+    const last = this.lastDocs.get(`${ns}/${session.id}`);
+    const appendOnly =
+      (change.op === 'append' || change.op === 'continue') &&
+      change.added > 0 &&
+      receipt.dropped_groups === 0 &&
+      !ctx.knownValues?.length;
+    const previous =
+      appendOnly && last && last.key.c === key.c && last.key.r === key.r - 1 ? last.doc : null;
+    const held = change.held ?? 0;
+    // Only the messages from `held` on are real: the appended ones must all be among them.
+    if (held > 0 && (!appendOnly || held > session.messages.length - change.added)) return null;
+    const added = appendOnly ? session.messages.slice(-change.added) : [];
+    // Tokenizing is CPU proportional to the text: it runs after the response (a new macrotask), never on
+    // the save's path. An append chains onto the previous version's document, so order is kept.
+    if (held > 0) {
+      // Not written by this process: the previous version's record, if it is still in the bucket.
+      const before =
+        previous ?? afterResponse().then(() => this.lexical.recordAt(ns, { ...key, r: key.r - 1 }));
+      return before.then((d) => d && extendLexDoc(d, added));
+    }
+    const whole = () => afterResponse().then(() => lexDocOf(session));
+    // The previous document is null when its version lagged (it was saved from a partial copy).
+    return previous ? previous.then((d) => (d ? extendLexDoc(d, added) : whole())) : whole();
+  }
+
   /** Stores the index records still lingering for newer versions now (a runtime about to drain). */
   flushRecords(): Promise<void> {
     return this.records.flush();
@@ -194,7 +226,7 @@ export class SearchEngine implements SessionListener {
   private async storeNewest(items: PendingRecord[]): Promise<void> {
     const newest = items.reduce((a, b) => ((b.key.c - a.key.c || b.key.r - a.key.r) > 0 ? b : a));
     await newest.doc
-      .then((d) => this.lexical.put(newest.ns, newest.key, d, newest.schedule))
+      .then((d) => d && this.lexical.put(newest.ns, newest.key, d, newest.schedule))
       .catch((err) => this.onError('lexical index record not stored', err));
   }
 

@@ -156,6 +156,14 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     if (n >= this.compactAfter) schedule(this.compact(ns));
   }
 
+  /**
+   * The stored record of one version; null when there is none (never written, lost, or already folded
+   * into a segment and collected) or it is unreadable. Nothing is remembered or built.
+   */
+  recordAt(ns: string, key: DocKey): Promise<D | null> {
+    return this.readRecord(ns, key);
+  }
+
   /** Forgets a deleted session's records (its documents in segments go at the next major compaction). */
   async remove(ns: string, id: string): Promise<void> {
     const state = this.states.get(ns);

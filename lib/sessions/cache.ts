@@ -16,6 +16,17 @@ export interface CachedSession {
   base?: BaseRef;
   /** The segments between the base and the delta, oldest first (their messages follow the base's). */
   segs?: SegRef[];
+  /**
+   * A partial copy (an append read only the delta, not the parts): `session.messages` has the whole
+   * session's length, but its entries before this index are absent (undefined). Only the write loop's
+   * appends use such a copy (`docs/design.md`, "Appends that read only the delta"); readers read whole.
+   */
+  held?: number;
+}
+
+/** True when `entry` holds every message of its session (not a partial copy). */
+export function isWhole(entry: CachedSession | null | undefined): entry is CachedSession {
+  return !!entry && entry.held === undefined;
 }
 
 /** The immutable objects (base and segments) a copy's object names. */
@@ -68,5 +79,8 @@ export class SessionCache {
 
 /** Memory a cached session holds: the parsed object (about its stored size) and the reusable bytes. */
 function weight(entry: CachedSession): number {
-  return entry.bytes + (entry.encoded?.json.byteLength ?? 0);
+  // A partial copy holds the share of the session's bytes its messages are (roughly).
+  const n = entry.session.messages.length;
+  const share = entry.held === undefined || n === 0 ? 1 : (n - entry.held) / n;
+  return Math.round(entry.bytes * share) + (entry.encoded?.json.byteLength ?? 0);
 }

@@ -24,7 +24,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
-import { SessionCache, type CachedSession } from './cache.js';
+import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
@@ -51,6 +51,8 @@ export { trimMessages } from './trim.js';
 export interface WriteChange {
   op: AuditRecord['op'];
   added: number;
+  /** When set, `session.messages` before this index are absent (undefined): this process holds only the later ones. */
+  held?: number;
 }
 
 /** Called after each successful write or delete; search indexing plugs in here. */
@@ -191,7 +193,7 @@ export class SessionStore {
       maxContentionMs: options.maxContentionMs ?? 30_000,
       splitBytes: options.splitBytes ?? 256 * 1024,
       ...(options.segmentBytes ? { segmentBytes: options.segmentBytes } : {}),
-      load: (ns, id) => this.load(ns, id),
+      load: (ns, id, partial) => this.load(ns, id, partial),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
     });
     // Plain appends queued behind a running write of the same session go out as one group commit.
@@ -235,7 +237,7 @@ export class SessionStore {
   async getAt(ns: string, id: string, revision: number): Promise<StoredSession | null> {
     assertSessionId(id);
     const cached = this.cache.get(keys.session(ns, id));
-    if (cached && cached.session.revision === revision) return cached.session;
+    if (isWhole(cached) && cached.session.revision === revision) return cached.session;
     return (await this.load(ns, id))?.session ?? null;
   }
 
@@ -578,10 +580,13 @@ export class SessionStore {
   /**
    * Reads a session object straight from storage, refreshing the cache; a delta is merged with its base
    * (from the cached copy when that holds the same base). `body` is the object's bytes when it is whole.
+   * With `partial` (an append's read), a delta whose parts the cache does not hold is not merged: the
+   * copy is partial (`held`: its messages before the parts' end are absent).
    */
   private async load(
     ns: string,
     id: string,
+    partial = false,
   ): Promise<(CachedSession & { body?: Uint8Array }) | null> {
     const key = keys.session(ns, id);
     for (let attempt = 0; ; attempt++) {
@@ -597,6 +602,15 @@ export class SessionStore {
         return { ...entry, body: found.body };
       }
       const { base, segs } = form;
+      const cached = this.cache.get(key);
+      if (partial && !(isWhole(cached) && cached.base?.key === base.key)) {
+        const held = segs.reduce((n, s) => n + s.messages, base.messages);
+        const messages = new Array<Message>(held).concat(form.session.messages);
+        const session = { ...form.session, messages };
+        const entry = { etag: found.etag, session, bytes: form.bytes, base, segs, held };
+        this.cache.put(key, entry);
+        return entry;
+      }
       const merged = await this.withParts(key, form.session, base, segs);
       if (merged) {
         const { session, encoded } = merged;
@@ -622,7 +636,7 @@ export class SessionStore {
     segs: readonly SegRef[],
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
-    const same = cached?.base?.key === base.key;
+    const same = isWhole(cached) && cached.base?.key === base.key;
     let reused = 0;
     while (same && reused < segs.length && cached.segs?.[reused]?.key === segs[reused]!.key)
       reused++;
@@ -652,7 +666,7 @@ export class SessionStore {
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */
   private async readSummary(ns: string, id: string): Promise<ManifestEntry | null> {
-    const found = await this.load(ns, id);
+    const found = await this.load(ns, id, true); // the fields, not the messages
     return found ? entryOf(found.session, found.bytes) : null;
   }
 
@@ -699,10 +713,11 @@ export class SessionStore {
     const [ok] = await Promise.all([logged, audited]);
     for (const item of items) item.logged = ok;
     for (const { committed } of items) {
-      const { session, receipt, op, added, writes } = committed;
+      const { session, receipt, op, added, writes, held } = committed;
+      const change = { op, added, ...(held !== undefined ? { held } : {}) };
       for (const l of this.listeners) {
         try {
-          await l.afterWrite?.(ns, session, receipt, writes[0]!.ctx, { op, added });
+          await l.afterWrite?.(ns, session, receipt, writes[0]!.ctx, change);
         } catch (err) {
           this.onError('a listener failed after a write', err);
         }
@@ -716,7 +731,7 @@ export class SessionStore {
    */
   private async restoreAudit(ns: string, id: string, since: number): Promise<void> {
     if (!this.audit) return;
-    const found = await this.load(ns, id);
+    const found = await this.load(ns, id, true); // the write records, not the messages
     if (!found) return;
     const kept = found.session.satchel?.writes ?? [];
     if (!recordsCover(kept, since))

@@ -1,4 +1,5 @@
 import {
+  decodeSegment,
   decodeStored,
   joinArrays,
   type BaseRef,
@@ -9,6 +10,7 @@ import { utf8 } from '../model/bytes.js';
 import type { RequestContext } from '../model/context.js';
 import {
   conflict,
+  NeedsWholeSession,
   notFound,
   SatchelError,
   preconditionFailed,
@@ -27,7 +29,7 @@ import {
 } from '../storage/port.js';
 import { partTime, deleteParts } from './parts.js';
 import type { AuditRecord } from './audit.js';
-import { partsOf, type CachedSession, type SessionCache } from './cache.js';
+import { isWhole, partsOf, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
   claimsOf,
@@ -71,6 +73,10 @@ export interface WriteRequest {
 }
 
 export interface WriteResult {
+  /**
+   * The session as written. After an append from a process that did not hold a large session's parts,
+   * a partial copy: its messages before the parts' end are absent (undefined); `get` reads it whole.
+   */
   session: StoredSession;
   receipt: WriteReceipt;
   /** True when an Idempotency-Key (or this write's own id) matched an earlier write and nothing was written. */
@@ -95,6 +101,8 @@ export interface Committed {
   added: number;
   /** The requests this commit answered, in order (one, or a group). */
   writes: CommittedWrite[];
+  /** Set when `session` is a partial copy: its messages before this index are absent (`CachedSession.held`). */
+  held?: number;
 }
 
 export interface WriteLoopDeps {
@@ -109,8 +117,12 @@ export interface WriteLoopDeps {
   splitBytes: number;
   /** A delta is sealed into a segment once its messages pass this many bytes (`segmentSize` by default). */
   segmentBytes?: number;
-  /** Reads the session object from storage (refreshing the cache); null when it does not exist. */
-  load: (ns: string, id: string) => Promise<CachedSession | null>;
+  /**
+   * Reads the session object from storage (refreshing the cache); null when it does not exist. With
+   * `partial`, a large session's parts are not read unless the cache holds the rest: the copy may then be
+   * partial (`held`), which only an append can write on.
+   */
+  load: (ns: string, id: string, partial?: boolean) => Promise<CachedSession | null>;
   /**
    * What follows a commit (log record, audit records, listeners): runs after the write has answered.
    * Resolves true when the log record is stored (the marker may then go), false when it is not.
@@ -155,7 +167,9 @@ type Tried = Committed & {
 };
 
 type Attempt =
-  { lost: true; tried: Tried } | { lost: false; committed: Committed | null } | { reread: true };
+  | { lost: true; tried: Tried }
+  | { lost: false; committed: Committed | null }
+  | { reread: true; whole?: boolean };
 
 type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
 
@@ -266,9 +280,13 @@ export class WriteLoop {
   /** Reads, checks, builds and commits until every member has its answer (or the deadline). */
   private async commitLoop(run: GroupRun): Promise<void> {
     const { ns, id, key, members, mark } = run;
+    // Appends may write on a partial copy (the delta without the parts); any other write reads it whole.
+    const partial = members.every((m) => m.req.op === 'append');
+    const load = (whole = false) => this.deps.load(ns, id, partial && !whole);
     let cached = this.deps.cache.get(key) ?? null;
+    if (cached && !partial && !isWhole(cached)) cached = null;
     // The first read runs alongside the marker's PUT (when the marker is not already standing).
-    const read = cached ? null : await this.deps.load(ns, id);
+    const read = cached ? null : await load();
     cached ??= read;
     await mark.ready;
     let fromCache = read === null;
@@ -283,7 +301,7 @@ export class WriteLoop {
       }
       const verdict = this.checkAll(open, cached.session, fromCache, tries);
       if (verdict === 'reread') {
-        cached = await this.deps.load(ns, id);
+        cached = await load();
         fromCache = false;
         continue;
       }
@@ -310,7 +328,7 @@ export class WriteLoop {
         throw err;
       }
       if ('reread' in outcome) {
-        cached = await this.deps.load(ns, id);
+        cached = await load(outcome.whole);
         fromCache = false;
         continue;
       }
@@ -327,7 +345,7 @@ export class WriteLoop {
       if (!outcome.tried.uncertain)
         await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
       // It may have landed: read before anything else, so that a landed write is never refused.
-      cached = await this.deps.load(ns, id).catch((err) => {
+      cached = await load().catch((err) => {
         run.unknown = tries.some((t) => t.uncertain);
         throw err;
       });
@@ -470,21 +488,36 @@ export class WriteLoop {
     };
     const first = built[0]!.m.req;
     const knownValues = first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {};
-    const saved = pipeline.apply({
-      next: draft,
-      previous: cur,
-      previousBytes: cached.bytes,
-      newMessages: newTail(cur.messages, draft.messages),
-      ...knownValues,
-    });
+    // Every member is open again when the commit does not land: the re-read (or the error) decides.
+    const reopen = () => unchanged.forEach((m) => delete m.result);
+    const held = cached.held !== undefined ? { held: cached.held } : {};
+    let saved: ReturnType<SavePipeline['apply']>;
+    let receipt: WriteReceipt;
+    let sealed: Encoded;
+    try {
+      saved = pipeline.apply({
+        next: draft,
+        previous: cur,
+        previousBytes: cached.bytes,
+        newMessages: newTail(cur.messages, draft.messages),
+        ...knownValues,
+        ...held,
+      });
+      receipt = makeReceipt(saved.session, 0, saved.redactions, saved.dropped_groups);
+      built.forEach(({ m, added }, i) => {
+        const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
+        records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
+      });
+      const extras = first.ctx.receiptExtras?.(saved.session);
+      const next = { session: saved.session, receipt, records, extras, nowMs };
+      sealed = await this.encode(run, cached, next);
+    } catch (err) {
+      // A partial copy could not take this write (a rescan, the cap, a fold): read the whole session.
+      if (!NeedsWholeSession.is(err)) throw err;
+      reopen();
+      return { reread: true, whole: true };
+    }
     const session = saved.session;
-    const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
-    built.forEach(({ m, added }, i) => {
-      const fields = [m.req.ctx, added, session.messages.length, saved.sources] as const;
-      records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
-    });
-    const extras = first.ctx.receiptExtras?.(session);
-    const sealed = await this.encode(run, cached, { session, receipt, records, extras, nowMs });
     const committed: Committed = {
       session,
       receipt,
@@ -492,10 +525,9 @@ export class WriteLoop {
       op: first.ctx.op ?? first.op,
       added: Math.max(0, session.messages.length - cur.messages.length),
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
+      ...(sealed.held !== undefined ? { held: sealed.held } : {}),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };
-    // Every member is open again when the commit does not land: the re-read (or the error) decides.
-    const reopen = () => unchanged.forEach((m) => delete m.result);
     const outcome = await this.commit(run, cached, sealed, tried).catch((err: unknown) => {
       reopen();
       throw err;
@@ -526,6 +558,7 @@ export class WriteLoop {
         bytes: receipt.bytes,
         ...(encoded ? { encoded } : {}),
         ...(base ? { base, segs: segs ?? [] } : {}),
+        ...(sealed.held !== undefined ? { held: sealed.held } : {}),
       });
     } catch (err) {
       const uncertain = mayHaveLanded(err);
@@ -579,24 +612,43 @@ export class WriteLoop {
     const segs =
       prior && same >= prior.messages ? keptSegments(cached.segs ?? [], prior, same) : [];
     const kept = segs.reduce((n, s) => n + s.messages, prior?.messages ?? 0);
+    let held = cached.held;
+    // A partial copy holds only the messages after its parts: it can write a delta on them, not a base.
+    if (held !== undefined && !(prior && same >= prior.messages && kept >= held))
+      throw new NeedsWholeSession('prefix');
     if (prior && same >= prior.messages) {
       const delta = sealDelta(session, receipt, records, prior, segs, extras);
       // The cached encoding stays a prefix of the result when it covers none of what changed.
       const encoded =
         cached.encoded && cached.encoded.messages.length <= same ? cached.encoded : undefined;
       const segmentBytes = this.deps.segmentBytes ?? segmentSize(splitBytes);
+      const partial = held !== undefined ? { held } : {};
       if (delta.tail <= segmentBytes || session.messages.length === kept)
-        return { body: delta.body, base: prior, segs, encoded, written: [] };
+        return { body: delta.body, base: prior, segs, encoded, written: [], ...partial };
       const mint = () => keys.part(ns, id, nowMs);
-      const plan = planSegments(session.messages, prior, segs, segmentBytes, mint);
-      if (plan) {
+      let plan = planSegments(session.messages, prior, segs, segmentBytes, mint, held);
+      if (plan && 'needs' in plan) {
+        // The merge takes segments this copy does not hold: read them (small, and never changed).
+        held = await this.fillSegments(ns, id, session.messages, prior, segs, plan.needs);
+        plan = planSegments(session.messages, prior, segs, segmentBytes, mint, held);
+      }
+      if (plan && !('needs' in plan)) {
         await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
         const sealed = sealDelta(session, receipt, records, prior, plan.segs, extras);
         const written = [...plan.bodies.keys()];
         const longer = encoded && extendPrefix(encoded, session.messages, plan.kept);
-        return { body: sealed.body, base: prior, segs: plan.segs, encoded: longer, written };
+        const after = held !== undefined ? { held } : {};
+        return {
+          body: sealed.body,
+          base: prior,
+          segs: plan.segs,
+          encoded: longer,
+          written,
+          ...after,
+        };
       }
     }
+    if (held !== undefined) throw new NeedsWholeSession('base');
     const sealed = seal(session, receipt, records, cached.encoded, extras);
     if (!splitBytes || sealed.body.byteLength < splitBytes)
       return { body: sealed.body, encoded: sealed.messages, written: [] };
@@ -610,6 +662,34 @@ export class WriteLoop {
     const delta = sealDelta(session, receipt, records, base, [], extras);
     const written = [base.key];
     return { body: delta.body, base, segs: [], encoded: sealed.messages, folded: true, written };
+  }
+
+  /**
+   * Reads the segments holding messages `from` up to those `messages` holds (a partial copy's), and puts
+   * their messages in place; the new index of the first message held. A segment gone means the object
+   * moved on (a merge): the write then reads the session whole.
+   */
+  private async fillSegments(
+    ns: string,
+    id: string,
+    messages: unknown[],
+    base: BaseRef,
+    segs: readonly SegRef[],
+    from: number,
+  ): Promise<number> {
+    const wanted: { ref: SegRef; at: number }[] = [];
+    let at = base.messages;
+    for (const ref of segs) {
+      if (at >= from && messages[at] === undefined) wanted.push({ ref, at });
+      at += ref.messages;
+    }
+    const found = await Promise.all(wanted.map(({ ref }) => this.deps.objects.get(ref.key)));
+    if (found.some((f) => !f)) throw new NeedsWholeSession(`gone: ${ns}/${id}`);
+    wanted.forEach(({ ref, at }, i) => {
+      const run = decodeSegment(found[i]!.body, ref);
+      for (let j = 0; j < run.length; j++) messages[at + j] = run[j];
+    });
+    return from;
   }
 
   /**
@@ -666,6 +746,8 @@ interface Encoded {
   folded?: boolean;
   /** The parts this write stored (a base or segments), which nothing names until the PUT lands. */
   written: string[];
+  /** The session is a partial copy: its messages before this index are absent (`CachedSession.held`). */
+  held?: number;
 }
 
 /** PUTs an immutable part create-only under this write's own key (a precondition failure: an earlier try landed). */
@@ -699,7 +781,8 @@ export function planSegments(
   segs: readonly SegRef[],
   size: number,
   mint: () => string,
-): { segs: SegRef[]; bodies: Map<string, Uint8Array>; kept: number } | null {
+  held = 0,
+): { segs: SegRef[]; bodies: Map<string, Uint8Array>; kept: number } | { needs: number } | null {
   const level = (json: number) =>
     Math.max(0, Math.floor(Math.log(json / size) / Math.log(SEG_FANOUT) + 1e-9));
   const list = [...segs];
@@ -720,6 +803,8 @@ export function planSegments(
     while (run < list.length && level(list[list.length - 1 - run]!.json) <= top) run++;
     if (run < SEG_FANOUT) break;
     const from = start(list.length - run);
+    // A partial copy lacks the messages before `held`: the caller reads those segments first.
+    if (from < held) return { needs: from };
     for (const gone of list.splice(list.length - run)) bodies.delete(gone.key);
     add(from, messages.length);
   }

@@ -711,6 +711,7 @@ describe('planSegments', () => {
       if (sizeOf(kept, messages.length) <= 4096) continue;
       const plan = planSegments(messages, base, segs, 4096, mint);
       if (!plan) break; // the segments outgrew the base: a fold
+      if ('needs' in plan) throw new Error('a writer that holds every message needs none');
       segs = plan.segs;
       kept = plan.kept;
       most = Math.max(most, segs.length);
