@@ -24,6 +24,7 @@ import {
 } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { openTestS3 } from '../support/s3.js';
+import { eventually } from '../support/eventually.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'dl';
@@ -150,15 +151,6 @@ async function named(objects: ObjectStore, id: string): Promise<string[]> {
 async function partsClean(objects: ObjectStore, id: string): Promise<boolean> {
   const [listed, names] = await Promise.all([bases(objects, id), named(objects, id)]);
   return JSON.stringify(listed.sort()) === JSON.stringify([...names].sort());
-}
-
-/** Waits (bounded) until `check` holds; background deletes run after the write answered. */
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const [backend, make] of [

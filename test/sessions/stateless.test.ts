@@ -12,6 +12,7 @@ import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store
 import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { openTestS3 } from '../support/s3.js';
+import { eventually } from '../support/eventually.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'sl';
@@ -89,14 +90,6 @@ async function partsClean(objects: ObjectStore, id: string): Promise<boolean> {
   const names = form.base ? [form.base.key, ...form.segs.map((s) => s.key)] : [];
   const listed = await listAll(objects, keys.parts(ns, id));
   return JSON.stringify(listed.sort()) === JSON.stringify(names.sort());
-}
-
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const [backend, make] of [
