@@ -210,6 +210,34 @@ const COMMA = utf8(',');
 const OPEN = utf8('[');
 const CLOSE_ARRAY = utf8(']');
 
+const LENGTH = Symbol('encoded length');
+
+/**
+ * An encoding of `messages` as arrays joined only when its bytes are first asked for: a cold read of a
+ * large session keeps its parts' bytes as they came, and copies them into one array (10 MB: tens of
+ * milliseconds) only for the GET or the fold that sends or stores them.
+ */
+export function lazyJoin(
+  messages: readonly unknown[],
+  first: Uint8Array,
+  rest: readonly Uint8Array[],
+): EncodedMessages {
+  let json: Uint8Array | undefined;
+  const length = rest.reduce((n, r) => joinedLength(n, r.byteLength), first.byteLength);
+  return {
+    messages,
+    get json() {
+      return (json ??= joinArrays(first, ...rest));
+    },
+    [LENGTH]: length,
+  } as EncodedMessages;
+}
+
+/** The byte length of an encoding, without joining a lazy one. */
+export function encodedLength(encoded: EncodedMessages): number {
+  return (encoded as { [LENGTH]?: number })[LENGTH] ?? encoded.json.byteLength;
+}
+
 /**
  * The encoded `messages` array inside a whole object's bytes, `json` bytes long: only scalar fields come
  * before it (quotes inside strings are escaped), so the first `"messages":` is the field. Undefined when

@@ -1,4 +1,4 @@
-import type { BaseRef, EncodedMessages, SegRef } from '../model/codec.js';
+import { encodedLength, type BaseRef, type EncodedMessages, type SegRef } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
 
 /** A session object as this process last read or wrote it, with its storage etag. */
@@ -82,5 +82,5 @@ function weight(entry: CachedSession): number {
   // A partial copy holds the share of the session's bytes its messages are (roughly).
   const n = entry.session.messages.length;
   const share = entry.held === undefined || n === 0 ? 1 : (n - entry.held) / n;
-  return Math.round(entry.bytes * share) + (entry.encoded?.json.byteLength ?? 0);
+  return Math.round(entry.bytes * share) + (entry.encoded ? encodedLength(entry.encoded) : 0);
 }

@@ -2,7 +2,7 @@ import {
   decodeBase,
   decodeSegment,
   decodeStored,
-  joinArrays,
+  lazyJoin,
   mergeParts,
   messagesOf,
   publicChunks,
@@ -660,8 +660,7 @@ export class SessionStore {
     if (!prior || prior.messages.length > n) return { session };
     if (prior.messages.length < n || !bodies.length) return { session, encoded: prior };
     const kept = n + fetched.reduce((k, s) => k + s.messages, 0);
-    const json = joinArrays(prior.json, ...bodies);
-    return { session, encoded: { messages: session.messages.slice(0, kept), json } };
+    return { session, encoded: lazyJoin(session.messages.slice(0, kept), prior.json, bodies) };
   }
 
   /** The manifest's view of one session, read from its object (used for verification and rebuilds). */

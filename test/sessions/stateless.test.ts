@@ -4,7 +4,7 @@
 // measured path, a rescan under new rules, an operation other than an append, a new base. Every case runs on
 // a local folder and on radosgw, and checks what was read as well as what a new reader finds.
 import { describe, expect, it } from 'vitest';
-import { decodeStored } from '../../lib/model/codec.js';
+import { decodeStored, encodedLength, joinArrays, lazyJoin } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
@@ -247,3 +247,25 @@ for (const [backend, make] of [
     });
   });
 }
+
+describe('lazyJoin', () => {
+  it('joins the parts only when the bytes are asked for, into the same bytes joinArrays makes', () => {
+    const enc = (v: unknown[]) => new TextEncoder().encode(JSON.stringify(v));
+    const first = enc([{ a: 1 }, { b: 2 }]);
+    const rest = [enc([]), enc([{ c: 3 }]), enc([{ d: 'x' }, { e: [1, 2] }])];
+    const lazy = lazyJoin([1, 2, 3, 4, 5], first, rest);
+    // The length is known without the join: a cache weighs it without copying.
+    expect(encodedLength(lazy)).toBe(joinArrays(first, ...rest).byteLength);
+    const joined = lazy.json;
+    expect(new TextDecoder().decode(joined)).toBe(
+      JSON.stringify([{ a: 1 }, { b: 2 }, { c: 3 }, { d: 'x' }, { e: [1, 2] }]),
+    );
+    expect(lazy.json).toBe(joined); // joined once
+    expect(encodedLength({ messages: [], json: first })).toBe(first.byteLength);
+    // Nothing is copied before then: a part whose bytes cannot be read is not read.
+    const unread = { byteLength: 9, subarray: () => expect.fail('read') } as unknown as Uint8Array;
+    const pending = lazyJoin([1, 2, 3], first, [unread]);
+    expect(encodedLength(pending)).toBe(first.byteLength + 9 - 1);
+    expect(() => pending.json).toThrow('read');
+  });
+});
