@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { minify } from 'terser';
 import { zip } from './zip.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,12 +57,15 @@ const unusedHonoHelpers: Plugin = {
 /**
  * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
  * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
+ * esbuild bundles and minifies; terser then renames the identifiers again (names only: no compression
+ * pass, so the code stays the code esbuild wrote), which gzips about 3 KB smaller (the R2-only bundle
+ * has a 120,000 B budget, issue 6). Its names are chosen by frequency, which gzip rewards.
  */
 export async function buildWorker(
   outfile = join(root, 'dist', 'worker.js'),
   options: { s3?: boolean } = {},
 ): Promise<string> {
-  await build({
+  const result = await build({
     entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
     outfile,
     bundle: true,
@@ -74,7 +78,17 @@ export async function buildWorker(
     legalComments: 'none',
     plugins: [pureJsXmlParser, unusedHonoHelpers],
     logLevel: 'warning',
+    write: false,
   });
+  const renamed = await minify(result.outputFiles[0]!.text, {
+    module: true,
+    ecma: 2020,
+    compress: false,
+    mangle: true,
+    format: { comments: false },
+  });
+  mkdirSync(dirname(outfile), { recursive: true });
+  writeFileSync(outfile, renamed.code!);
   return outfile;
 }
 

@@ -153,6 +153,8 @@ export class SearchEngine implements SessionListener {
     const key = docKeyOf(session);
     const cacheKey = `${ns}/${session.id}`;
     const doc = this.nextDoc(ns, session, receipt, ctx, change);
+    // A document that fails is reported where it is stored; it must never be an unhandled rejection.
+    doc?.catch(() => undefined);
     this.lastDocs.delete(cacheKey);
     const schedule = ctx.schedule ?? unattended;
     // No document: the version lags, and a query or a compaction builds it from the session object.
@@ -181,8 +183,9 @@ export class SearchEngine implements SessionListener {
   /**
    * The saved version's lexical document. An append that changed nothing before it (no drop, no request
    * secrets re-redacting old text) extends the previous version's document; anything else rebuilds it from
-   * the session. A partial copy (`change.held`) can only be extended: null when it cannot be, and a
-   * document that resolves to null when the previous one turns out to be unavailable.
+   * the session. A partial copy (`change.held`) can only be extended: null when it cannot be. When the
+   * previous version's record is not in the bucket (a compaction folded it into a segment, another process
+   * still holds it), this version's session is read whole once, and the chain goes on from its record.
    */
   private nextDoc(
     ns: string,
@@ -207,14 +210,24 @@ export class SearchEngine implements SessionListener {
     // Tokenizing is CPU proportional to the text: it runs after the response (a new macrotask), never on
     // the save's path. An append chains onto the previous version's document, so order is kept.
     if (held > 0) {
-      // Not written by this process: the previous version's record, if it is still in the bucket.
       const before =
         previous ?? afterResponse().then(() => this.lexical.recordAt(ns, { ...key, r: key.r - 1 }));
-      return before.then((d) => d && extendLexDoc(d, added));
+      return before
+        .then((d) => (d ? extendLexDoc(d, added) : this.wholeDoc(ns, key)))
+        .catch((err) => {
+          this.onError('index document not made; the index builds it from the session', err);
+          return null;
+        });
     }
     const whole = () => afterResponse().then(() => lexDocOf(session));
-    // The previous document is null when its version lagged (it was saved from a partial copy).
-    return previous ? previous.then((d) => (d ? extendLexDoc(d, added) : whole())) : whole();
+    // The previous document is null when its version lagged, and fails when its record could not be read.
+    return previous ? previous.then((d) => (d ? extendLexDoc(d, added) : whole()), whole) : whole();
+  }
+
+  /** The document of a session version read whole (null once a newer version replaced it). */
+  private async wholeDoc(ns: string, key: DocKey): Promise<LexDoc | null> {
+    const s = await this.sessions.getAt(ns, key.id, key.r);
+    return s && s.revision === key.r && docKeyOf(s).c === key.c ? lexDocOf(s) : null;
   }
 
   /** Stores the index records still lingering for newer versions now (a runtime about to drain). */

@@ -79,8 +79,15 @@ export class SessionCache {
 
 /** Memory a cached session holds: the parsed object (about its stored size) and the reusable bytes. */
 function weight(entry: CachedSession): number {
-  // A partial copy holds the share of the session's bytes its messages are (roughly).
-  const n = entry.session.messages.length;
-  const share = entry.held === undefined || n === 0 ? 1 : (n - entry.held) / n;
-  return Math.round(entry.bytes * share) + (entry.encoded ? encodedLength(entry.encoded) : 0);
+  // A partial copy lacks its base's messages and those of the segments before the ones it holds.
+  let absent = 0;
+  if (entry.held !== undefined && entry.base) {
+    let at = entry.base.messages;
+    absent = entry.base.json;
+    for (const s of entry.segs ?? []) {
+      if ((at += s.messages) > entry.held) break;
+      absent += s.json;
+    }
+  }
+  return Math.max(0, entry.bytes - absent) + (entry.encoded ? encodedLength(entry.encoded) : 0);
 }

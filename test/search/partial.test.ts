@@ -142,7 +142,7 @@ describe('afterWrite with a partial session copy', () => {
     expect(plain(await recordOf(b, r3.session))).toEqual(plain(lexDocOf(r3.session)));
   });
 
-  it('without a previous record stores nothing; the lagging document is built from the object', async () => {
+  it('without a previous record reads that version whole once, and stores its whole document', async () => {
     const objects = localStore();
     // The session is written through a store with no listener: no record of any revision exists.
     const w = proc(objects, false);
@@ -155,13 +155,14 @@ describe('afterWrite with a partial session copy', () => {
     ).not.toThrow();
     await b.settle();
     expect(b.errors).toEqual([]);
-    expect(await recordOf(b, s2)).toBeNull();
-    expect((await listAll(objects, `ns/${NS}/x/d/`)).length).toBe(0);
-    // A word only the absent messages hold is found: the query builds the document from the object.
+    // The record is the whole session's document, early (absent) messages included.
+    expect(plain(await recordOf(b, s2))).toEqual(plain(lexDocOf(s2)));
+    expect((await listAll(objects, `ns/${NS}/x/d/`)).length).toBe(1);
+    // A word only the absent messages hold is found.
     const hits = await b.engine.search(NS, 'zeppelin marmalade', 10, { schedule: b.schedule });
     expect(hits.map((h) => h.id)).toEqual([s1.id]);
     await b.settle();
-    // Nothing built from the partial copy was kept for the next append: it gets the whole document.
+    // The next append extends that whole document.
     const { session: s3, receipt: r3 } = await appended(w, s1.id, 'closing the dirigible ticket');
     b.engine.afterWrite(NS, s3, r3, b.ctx, { op: 'append', added: 1 });
     await b.settle();

@@ -8,7 +8,9 @@ import { decodeStored, encodedLength, joinArrays, lazyJoin } from '../../lib/mod
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
+import { SessionCache } from '../../lib/sessions/cache.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import type { Message, StoredSession } from '../../lib/model/session.js';
 import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { openTestS3 } from '../support/s3.js';
@@ -267,5 +269,30 @@ describe('lazyJoin', () => {
     const pending = lazyJoin([1, 2, 3], first, [unread]);
     expect(encodedLength(pending)).toBe(first.byteLength + 9 - 1);
     expect(() => pending.json).toThrow('read');
+  });
+});
+
+describe('partial copies in the session cache', () => {
+  it('weigh the messages they hold, so the cache stays within its budget', () => {
+    const budget = 8 * 1024 * 1024;
+    const cache = new SessionCache(budget);
+    const big = 'x'.repeat(1024 * 1024); // one 1 MiB message just appended
+    for (let i = 0; i < 64; i++) {
+      const n = 10_000; // a session of 10,000 small messages (~10 MB) in its base, and the big one
+      const messages = new Array<Message>(n).concat([{ role: 'tool', content: big }]);
+      const session = { id: `s${i}`, messages } as unknown as StoredSession;
+      cache.put(`k${i}`, {
+        etag: 'e',
+        session,
+        bytes: 11 * 1024 * 1024,
+        base: { key: 'b', revision: 1, messages: n, json: 10 * 1024 * 1024 },
+        segs: [],
+        held: n,
+      });
+    }
+    let held = 0;
+    for (let i = 0; i < 64; i++) if (cache.get(`k${i}`)) held += big.length;
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(budget);
   });
 });

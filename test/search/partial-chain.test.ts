@@ -1,0 +1,162 @@
+// The search record of an append on a partial copy (issue 13: appends that read only the delta) extends the
+// previous version's record. When that record is gone (a compaction folded it into a segment) the version's
+// session is read whole once, and the chain goes on; a failed read of the record is reported and the version
+// lags, without poisoning later versions or leaving an unhandled rejection. Found by review; each case
+// failed before its fix.
+import { describe, expect, it } from 'vitest';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { docKeyOf } from '../../lib/search/docs.js';
+import { SearchEngine } from '../../lib/search/engine.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { tempLocalStore } from '../support/temp-store.js';
+
+const ns = 'sc';
+
+class Reads implements ObjectStore {
+  readonly name: string;
+  gets: string[] = [];
+  /** The next GET of an index record fails (a transient storage error). */
+  failRecordGet = false;
+  constructor(readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+  get(key: string) {
+    this.gets.push(key);
+    if (this.failRecordGet && key.includes('/x/d/')) {
+      this.failRecordGet = false;
+      return Promise.reject(new Error('503 from storage'));
+    }
+    return this.inner.get(key);
+  }
+  put(key: string, body: Uint8Array, options?: PutOptions) {
+    return this.inner.put(key, body, options);
+  }
+  delete(k: string | string[]) {
+    return this.inner.delete(k);
+  }
+  list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    return this.inner.list(prefix, options);
+  }
+}
+
+function proc(objects: ObjectStore) {
+  const sessions = new SessionStore(objects, {
+    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
+    splitBytes: 16 * 1024,
+    segmentBytes: 2048,
+  });
+  const errors: unknown[] = [];
+  const engine = new SearchEngine(sessions, null, {
+    freshnessMs: 0,
+    onError: (w, e) => errors.push([w, e]),
+  });
+  sessions.addListener(engine);
+  const settle = async () => {
+    await sessions.settled();
+    await engine.flushRecords();
+    await new Promise((r) => setTimeout(r, 20));
+  };
+  return { sessions, engine, settle, errors };
+}
+
+const kb = (tag: string) => ({
+  role: 'user' as const,
+  content: `${tag} ${'lorem ipsum '.repeat(80)}`,
+});
+
+describe('search records from stateless partial appends', () => {
+  it('after a compaction folded the previous record, partial appends still get records', async () => {
+    const objects = new Reads(tempLocalStore('chain'));
+    const a = proc(objects);
+    await a.sessions.create(ns, { id: 'big', task: 'zeppelin audit', messages: [] });
+    await a.sessions.append(
+      ns,
+      'big',
+      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
+      undefined,
+    );
+    await a.settle();
+
+    const recordOf = async (p: ReturnType<typeof proc>, id: string) => {
+      const s = await p.sessions.get(ns, id);
+      return p.engine.lexical.recordAt(ns, docKeyOf(s));
+    };
+
+    // A stateless append right after: extends revision 2's record.
+    const b = proc(objects);
+    await b.sessions.append(ns, 'big', { messages: [kb('s0')] }, undefined);
+    await b.settle();
+    expect(await recordOf(proc(objects), 'big')).not.toBeNull();
+
+    // Some process compacts the lexical index (a query with lagging docs, or 64 records written).
+    const c = proc(objects);
+    await c.engine.lexical.compact(ns);
+    expect(await recordOf(proc(objects), 'big')).toBeNull(); // folded into a segment, record collected
+
+    // The next stateless append reads the session whole once; the ones after it extend its record.
+    let recorded = 0;
+    for (let i = 1; i <= 5; i++) {
+      const p = proc(objects);
+      await p.sessions.append(ns, 'big', { messages: [kb(`s${i}`)] }, undefined);
+      await p.settle();
+      expect(p.errors).toEqual([]);
+      if (await recordOf(proc(objects), 'big')) recorded++;
+    }
+    expect(recorded).toBe(5);
+  });
+
+  it('one failed GET of the previous record makes only that version lag', async () => {
+    const objects = new Reads(tempLocalStore('poison'));
+    const a = proc(objects);
+    await a.sessions.create(ns, { id: 'p', task: 'zeppelin audit', messages: [] });
+    await a.sessions.append(
+      ns,
+      'p',
+      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
+      undefined,
+    );
+    await a.settle();
+    // A long-running process that does not hold the parts (a new server): its appends are partial.
+    const b = proc(objects);
+    objects.failRecordGet = true;
+    await b.sessions.append(ns, 'p', { messages: [kb('s0')] }, undefined);
+    await b.settle();
+    expect(b.errors.length).toBe(1); // the failed read: that version lags, fine
+    for (let i = 1; i <= 3; i++) {
+      await b.sessions.append(ns, 'p', { messages: [kb(`s${i}`)] }, undefined);
+      await b.settle();
+    }
+    const s = await proc(objects).sessions.get(ns, 'p');
+    // The later versions have their records (the failed one is not chained onto).
+    expect(b.errors.length).toBe(1);
+    expect(await b.engine.lexical.recordAt(ns, docKeyOf(s))).not.toBeNull();
+  });
+
+  it('a failed GET of the previous record, then a pop within the linger: no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const objects = new Reads(tempLocalStore('unhandled'));
+      const a = proc(objects);
+      await a.sessions.create(ns, { id: 'u', task: 'zeppelin audit', messages: [] });
+      await a.sessions.append(
+        ns,
+        'u',
+        { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
+        undefined,
+      );
+      await a.settle();
+      const b = proc(objects); // a new server: its first append is partial
+      objects.failRecordGet = true;
+      await b.sessions.append(ns, 'u', { messages: [kb('s0')] }, undefined);
+      await b.sessions.pop(ns, 'u', 1, undefined); // within the records' linger
+      await b.settle();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
