@@ -74,9 +74,12 @@ function coreChunks(session: StoredSession, prior?: EncodedMessages): Uint8Array
   )
     return [pre, post, utf8(JSON.stringify(list))];
   const added = list.slice(prior.messages.length);
-  if (added.length === 0) return [pre, post, prior.json];
+  // A lazy encoding's pieces, unjoined: a GET sends them as they are.
+  const pieces = encodedPieces(prior);
+  if (added.length === 0) return [pre, post, ...pieces];
   const tail = utf8((prior.messages.length > 0 ? ',' : '') + JSON.stringify(added).slice(1));
-  return [pre, post, prior.json.subarray(0, prior.json.byteLength - 1), tail];
+  const last = pieces.pop()!;
+  return [pre, post, ...pieces, last.subarray(0, last.byteLength - 1), tail];
 }
 
 /** The closing part: the bookkeeping field (if any) and the closing brace. */
@@ -200,10 +203,16 @@ export function joinedLength(a: number, b: number): number {
 
 /** Encoded arrays joined into one (`joinedLength` bytes); the first one itself when the rest are empty. */
 export function joinArrays(first: Uint8Array, ...rest: Uint8Array[]): Uint8Array {
+  const pieces = arrayPieces(first, rest);
+  return pieces.length === 1 ? pieces[0]! : concat(...pieces);
+}
+
+/** The pieces `joinArrays` concatenates (none copied): one array, or `[`, the runs' insides with commas, `]`. */
+function arrayPieces(first: Uint8Array, rest: readonly Uint8Array[]): Uint8Array[] {
   const runs = [first, ...rest].filter((a) => a.byteLength > 2);
-  if (runs.length <= 1) return runs[0] ?? first;
+  if (runs.length <= 1) return [runs[0] ?? first];
   const pieces = runs.flatMap((a, i) => [i ? COMMA : OPEN, a.subarray(1, a.byteLength - 1)]);
-  return concat(...pieces, CLOSE_ARRAY);
+  return [...pieces, CLOSE_ARRAY];
 }
 
 const COMMA = utf8(',');
@@ -211,6 +220,7 @@ const OPEN = utf8('[');
 const CLOSE_ARRAY = utf8(']');
 
 const LENGTH = Symbol('encoded length');
+const PIECES = Symbol('encoded pieces');
 
 /**
  * An encoding of `messages` as arrays joined only when its bytes are first asked for: a cold read of a
@@ -230,7 +240,13 @@ export function lazyJoin(
       return (json ??= joinArrays(first, ...rest));
     },
     [LENGTH]: length,
+    [PIECES]: () => (json ? [json] : arrayPieces(first, rest)),
   } as EncodedMessages;
+}
+
+/** The bytes of an encoding in pieces to send one after the other: a lazy one's parts, not joined. */
+export function encodedPieces(encoded: EncodedMessages): Uint8Array[] {
+  return (encoded as { [PIECES]?: () => Uint8Array[] })[PIECES]?.() ?? [encoded.json];
 }
 
 /** The byte length of an encoding, without joining a lazy one. */

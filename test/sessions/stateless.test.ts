@@ -4,7 +4,15 @@
 // measured path, a rescan under new rules, an operation other than an append, a new base. Every case runs on
 // a local folder and on radosgw, and checks what was read as well as what a new reader finds.
 import { describe, expect, it } from 'vitest';
-import { decodeStored, encodedLength, joinArrays, lazyJoin } from '../../lib/model/codec.js';
+import {
+  concat,
+  decodeStored,
+  encodedLength,
+  joinArrays,
+  lazyJoin,
+  publicChunks,
+  publicSession,
+} from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
@@ -269,6 +277,35 @@ describe('lazyJoin', () => {
     const pending = lazyJoin([1, 2, 3], first, [unread]);
     expect(encodedLength(pending)).toBe(first.byteLength + 9 - 1);
     expect(() => pending.json).toThrow('read');
+  });
+
+  it("a GET's pieces come from a lazy encoding's parts as they are, with the messages after them", () => {
+    const enc = (v: unknown[]) => new TextEncoder().encode(JSON.stringify(v));
+    const m = Array.from({ length: 6 }, (_, i) => ({ role: 'user' as const, content: `m${i}` }));
+    const first = enc(m.slice(0, 2));
+    const lazy = lazyJoin(m.slice(0, 5), first, [enc(m.slice(2, 3)), enc(m.slice(3, 5))]);
+    const session = {
+      id: 'x',
+      created_at: '2026-12-01T00:00:00.000Z',
+      updated_at: '2026-12-01T00:00:00.000Z',
+      model: '',
+      provider: '',
+      turns: 6,
+      task: 't',
+      sandbox: false,
+      messages: m,
+      external_refs: [],
+      untrusted_ingested: false,
+      episode_untrusted: false,
+      episode_taint_tracked: true,
+      revision: 3,
+    } as StoredSession;
+    const chunks = publicChunks(session, { prior: lazy })!;
+    // The base's bytes are sent as they came (a view on them, not a copy)...
+    expect(chunks.some((c) => c.buffer === first.buffer)).toBe(true);
+    // ...and the whole is the session's public JSON.
+    const sent = JSON.parse(new TextDecoder().decode(concat(...chunks)));
+    expect(sent).toEqual(JSON.parse(JSON.stringify(publicSession(session))));
   });
 });
 
