@@ -622,6 +622,41 @@ describe('continue: context budget', () => {
   });
 });
 
+describe('continue: a large session in a process that does not hold it', () => {
+  it('stores the message and the turn on the delta alone, and the model still sees the whole context', async () => {
+    const { chat, call, create, another } = await setup([{ reply: 'the answer is in message 0' }]);
+    // Over 256 KiB: stored as base and delta after its next write.
+    const history = Array.from({ length: 300 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} `.padEnd(1000, '.'),
+    }));
+    const sessionId = await create({ messages: [sys, ...history] });
+    await call('POST', `/v1/sessions/${sessionId}/messages`, {
+      body: { messages: [{ role: 'user', content: 'split now' }] },
+    });
+    // A new process: its writes are partial copies, its model context a whole read.
+    const other = await another({ SATCHEL_MODEL_CONTEXT_BYTES: String(1024 * 1024) });
+    const res = await other.call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'where is the answer?' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ model_turn: true, reply: 'the answer is in message 0' });
+    expect(res.json.turns).toBe(150 + 1 + 1); // the history's user messages, "split now", the question
+    const sent = chat.requests[0]!.body.messages;
+    expect(sent[1]!.content).toBe(history[0]!.content);
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'where is the answer?' });
+    const got = (await (await another()).call('GET', `/v1/sessions/${sessionId}`)).json;
+    expect(got.messages).toHaveLength(1 + 300 + 1 + 2);
+    expect(got.messages.slice(-2)).toEqual([
+      { role: 'user', content: 'where is the answer?' },
+      { role: 'assistant', content: 'the answer is in message 0' },
+    ]);
+    expect(got.messages.every((m: { content?: unknown }) => typeof m.content === 'string')).toBe(
+      true,
+    );
+  });
+});
+
 function pick(o: Record<string, unknown>, names: string[]) {
   return Object.fromEntries(names.map((n) => [n, o[n]]));
 }
