@@ -237,7 +237,11 @@ export function lazyJoin(
   return {
     messages,
     get json() {
-      return (json ??= joinArrays(first, ...rest));
+      if (json) return json;
+      json = joinArrays(first, ...rest);
+      // Joined: the parts' buffers (a whole base object among them) are no longer held.
+      [first, rest] = [json, []];
+      return json;
     },
     [LENGTH]: length,
     [PIECES]: () => (json ? [json] : arrayPieces(first, rest)),

@@ -213,7 +213,12 @@ export class SearchEngine implements SessionListener {
       const before =
         previous ?? afterResponse().then(() => this.lexical.recordAt(ns, { ...key, r: key.r - 1 }));
       return before
-        .then((d) => (d ? extendLexDoc(d, added) : this.wholeDoc(ns, key)))
+        .then((d) => {
+          if (d) return extendLexDoc(d, added);
+          // Only the newest version's record is stored: an older one is not worth a whole read.
+          const newest = this.lastDocs.get(`${ns}/${session.id}`)?.key;
+          return newest && newest.c === key.c && newest.r > key.r ? null : this.wholeDoc(ns, key);
+        })
         .catch((err) => {
           this.onError('index document not made; the index builds it from the session', err);
           return null;
@@ -252,8 +257,9 @@ export class SearchEngine implements SessionListener {
     this.lastDocs.delete(`${ns}/${id}`);
     const schedule = ctx.schedule ?? unattended;
     schedule(
-      this.lexical
-        .remove(ns, id)
+      this.records
+        .flush(`${ns}/${id}`)
+        .then(() => this.lexical.remove(ns, id))
         .then(() => this.lexical.purge(ns, [id]))
         .catch((err) => this.onError('lexical index not purged', err)),
     );

@@ -1,0 +1,87 @@
+// A burst of appends on partial copies after a compaction folded the previous record: only the newest
+// version's record is stored, so only it is worth a whole read of the session (found by review: there was
+// one whole read per version).
+import { describe, expect, it } from 'vitest';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { SearchEngine } from '../../lib/search/engine.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { tempLocalStore } from '../support/temp-store.js';
+
+const ns = 'bu';
+class Count implements ObjectStore {
+  readonly name: string;
+  baseGets = 0;
+  headGets = 0;
+  delayMs = 0;
+  constructor(readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+  async get(key: string) {
+    if (key.endsWith('/sessions/big.json')) this.headGets++;
+    if (key.includes('/b/')) {
+      this.baseGets++;
+      if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    }
+    return this.inner.get(key);
+  }
+  put(key: string, body: Uint8Array, options?: PutOptions) {
+    return this.inner.put(key, body, options);
+  }
+  delete(k: string | string[]) {
+    return this.inner.delete(k);
+  }
+  list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    return this.inner.list(prefix, options);
+  }
+}
+function proc(objects: ObjectStore) {
+  const sessions = new SessionStore(objects, {
+    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
+    splitBytes: 16 * 1024,
+    segmentBytes: 2048,
+  });
+  const errors: unknown[] = [];
+  const engine = new SearchEngine(sessions, null, {
+    freshnessMs: 0,
+    onError: (w, e) => errors.push([w, e]),
+  });
+  sessions.addListener(engine);
+  const settle = async () => {
+    await sessions.settled();
+    await engine.flushRecords();
+    await new Promise((r) => setTimeout(r, 50));
+  };
+  return { sessions, engine, settle, errors };
+}
+const kb = (tag: string) => ({
+  role: 'user' as const,
+  content: `${tag} ${'lorem ipsum '.repeat(80)}`,
+});
+
+describe('a burst of appends on partial copies after a compaction', () => {
+  it('reads the session whole once, for the newest version', async () => {
+    const objects = new Count(tempLocalStore('burst'));
+    const a = proc(objects);
+    await a.sessions.create(ns, { id: 'big', task: 'zeppelin', messages: [] });
+    await a.sessions.append(
+      ns,
+      'big',
+      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
+      undefined,
+    );
+    await a.settle();
+    await a.engine.lexical.compact(ns);
+    const b = proc(objects);
+    objects.baseGets = 0;
+    objects.delayMs = 200; // a slow (large) base read
+    for (let i = 0; i < 10; i++)
+      await b.sessions.append(ns, 'big', { messages: [kb(`s${i}`)] }, undefined);
+    objects.headGets = 0; // the appends' own reads are done: what follows is the search listener's
+    await b.settle();
+    await new Promise((r) => setTimeout(r, 500));
+    // One whole read (for the newest version) is all a record needs; older versions' records are superseded.
+    expect(objects.headGets).toBe(1);
+    expect(b.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,123 @@
+// Deleted means gone, for the search records of a session's last writes: a record still waiting in this
+// process (its 250 ms linger, or a whole read of the session after a partial append whose previous record a
+// compaction folded) is stored before the delete lists the records, so the delete removes it too. Found by
+// review: every case left a record holding the session's text before the fix (two of them before the
+// partial appends, too).
+import { describe, expect, it } from 'vitest';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { SearchEngine } from '../../lib/search/engine.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import { tempLocalStore } from '../support/temp-store.js';
+
+const ns = 'dr';
+
+class Slow implements ObjectStore {
+  readonly name: string;
+  /** GETs of a base (`/b/`) are answered this much later (data read at request time, like S3). */
+  slowBaseMs = 0;
+  slowRecordPutMs = 0;
+  constructor(readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+  async get(key: string) {
+    const got = await this.inner.get(key);
+    if (this.slowBaseMs && key.includes('/b/'))
+      await new Promise((r) => setTimeout(r, this.slowBaseMs));
+    return got;
+  }
+  async put(key: string, body: Uint8Array, options?: PutOptions) {
+    if (this.slowRecordPutMs && key.includes('/x/d/'))
+      await new Promise((r) => setTimeout(r, this.slowRecordPutMs));
+    return this.inner.put(key, body, options);
+  }
+  delete(k: string | string[]) {
+    return this.inner.delete(k);
+  }
+  list(prefix: string, options?: { cursor?: string; limit?: number }) {
+    return this.inner.list(prefix, options);
+  }
+}
+
+function proc(objects: ObjectStore) {
+  const sessions = new SessionStore(objects, {
+    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
+    splitBytes: 16 * 1024,
+    segmentBytes: 2048,
+  });
+  const errors: unknown[] = [];
+  const tasks: Promise<unknown>[] = [];
+  const schedule = (p: Promise<unknown>) => void tasks.push(p);
+  const engine = new SearchEngine(sessions, null, {
+    freshnessMs: 0,
+    onError: (w, e) => errors.push([w, e]),
+  });
+  sessions.addListener(engine);
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) {
+      await sessions.settled();
+      await engine.flushRecords();
+      await Promise.allSettled(tasks.splice(0));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return { sessions, engine, settle, errors, schedule };
+}
+
+const kb = (tag: string) => ({
+  role: 'user' as const,
+  content: `${tag} zeppelin ${'lorem ipsum '.repeat(80)}`,
+});
+
+async function holders(objects: ObjectStore): Promise<string[]> {
+  const out: string[] = [];
+  for (const k of await listAll(objects, '')) {
+    const got = await objects.get(k);
+    if (got && new TextDecoder().decode(got.body).includes('zeppelin')) out.push(k);
+  }
+  return out;
+}
+
+async function scenario(
+  slow: Partial<Pick<Slow, 'slowBaseMs' | 'slowRecordPutMs'>>,
+  partial: boolean,
+) {
+  const objects = new Slow(tempLocalStore('delrace'));
+  const a = proc(objects);
+  await a.sessions.create(ns, { id: 'big', task: 'zeppelin audit', messages: [] });
+  await a.sessions.append(
+    ns,
+    'big',
+    { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
+    undefined,
+  );
+  await a.settle();
+  await a.engine.lexical.compact(ns); // the previous record folds into a segment
+  const b = partial ? proc(objects) : a; // a new server: its append is partial
+  Object.assign(objects, slow);
+  const ctx = { schedule: b.schedule };
+  await b.sessions.append(ns, 'big', { messages: [kb('s0')] }, undefined, ctx);
+  await b.sessions.delete(ns, 'big', ctx);
+  await b.settle();
+  await a.settle();
+  Object.assign(objects, { slowBaseMs: 0, slowRecordPutMs: 0 });
+  return holders(objects.inner);
+}
+
+describe('a delete racing the search record of the last write', () => {
+  it('of a partial copy leaves no record', async () => {
+    expect(await scenario({}, true)).toEqual([]);
+  });
+  it('of a partial copy whose whole read answers after the delete leaves no record', async () => {
+    expect(await scenario({ slowBaseMs: 300 }, true)).toEqual([]);
+  });
+  it('of a whole copy whose record PUT is slow leaves no record', async () => {
+    expect(await scenario({ slowRecordPutMs: 300 }, false)).toEqual([]);
+  });
+});
+describe('a delete right after a write', () => {
+  it('of a whole copy leaves no record', async () => {
+    expect(await scenario({}, false)).toEqual([]);
+  });
+});
