@@ -1,7 +1,7 @@
 import { sha256Hex } from '../model/digest.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
-import { indexKeys } from '../model/keys.js';
+import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
@@ -243,8 +243,17 @@ export class SearchEngine implements SessionListener {
   /** Stores the newest of a session's waiting versions as its index record (the older ones are superseded). */
   private async storeNewest(items: PendingRecord[]): Promise<void> {
     const newest = items.reduce((a, b) => ((b.key.c - a.key.c || b.key.r - a.key.r) > 0 ? b : a));
+    const { ns, key, schedule } = newest;
     await newest.doc
-      .then((d) => d && this.lexical.put(newest.ns, newest.key, d, newest.schedule))
+      .then(async (d) => {
+        if (!d) return;
+        await this.lexical.put(ns, key, d, schedule);
+        // A delete (in any process) deletes the object, then lists the records: a record that landed
+        // after that listing finds the object gone here, and goes too. One side always sees the other.
+        const listed = await this.objects.list(keys.session(ns, key.id), { limit: 1 });
+        if (!listed.objects.some((o) => o.key === keys.session(ns, key.id)))
+          await this.lexical.dropRecord(ns, key);
+      })
       .catch((err) => this.onError('lexical index record not stored', err));
   }
 

@@ -164,6 +164,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     return this.readRecord(ns, key);
   }
 
+  /** Deletes one version's record (stored after its session's delete had listed the records). */
+  async dropRecord(ns: string, key: DocKey): Promise<void> {
+    const state = this.states.get(ns);
+    if (state?.fresh.delete(key.id)) state.version++;
+    await this.store.delete(this.recordKey(ns, key));
+  }
+
   /** Forgets a deleted session's records (its documents in segments go at the next major compaction). */
   async remove(ns: string, id: string): Promise<void> {
     const state = this.states.get(ns);

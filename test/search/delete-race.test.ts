@@ -121,3 +121,26 @@ describe('a delete right after a write', () => {
     expect(await scenario({}, false)).toEqual([]);
   });
 });
+
+describe('a delete in another process, while this one stores the last write record', () => {
+  it('leaves no record: the record PUT that lands after the delete listed the records finds the object gone', async () => {
+    const objects = new Slow(tempLocalStore('delrace-x'));
+    const a = proc(objects);
+    await a.sessions.create(ns, { id: 'x', task: 'zeppelin audit', messages: [kb('h0')] });
+    await a.settle();
+    // A's next record takes 300 ms to land; B deletes the session meanwhile (and lists the records).
+    objects.slowRecordPutMs = 300;
+    await a.sessions.append(ns, 'x', { messages: [kb('h1')] }, undefined, { schedule: a.schedule });
+    await a.sessions.settled(); // its log and audit records are stored; its search record is on its way
+    const flushing = a.engine.flushRecords();
+    await new Promise((r) => setTimeout(r, 50));
+    const b = proc(objects);
+    await b.sessions.delete(ns, 'x', { schedule: b.schedule });
+    await b.settle();
+    await flushing;
+    await a.settle();
+    objects.slowRecordPutMs = 0;
+    expect(await holders(objects.inner)).toEqual([]);
+    expect(a.errors).toEqual([]);
+  });
+});
