@@ -250,9 +250,8 @@ export class SearchEngine implements SessionListener {
         await this.lexical.put(ns, key, d, schedule);
         // A delete (in any process) deletes the object, then lists the records: a record that landed
         // after that listing finds the object gone here, and goes too. One side always sees the other.
-        // (A GET, not a LIST: S3 and R2 bill a GET at a tenth of a LIST, and a large session's object
-        // is its small delta.)
-        if (!(await this.objects.get(keys.session(ns, key.id))))
+        const listed = await this.objects.list(keys.session(ns, key.id), { limit: 1 });
+        if (!listed.objects.some((o) => o.key === keys.session(ns, key.id)))
           await this.lexical.dropRecord(ns, key);
       })
       .catch((err) => this.onError('lexical index record not stored', err));
