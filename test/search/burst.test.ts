@@ -2,22 +2,15 @@
 // version's record is stored, so only it is worth a whole read of the session (found by review: there was
 // one whole read per version).
 import { describe, expect, it } from 'vitest';
-import { defaultPipeline } from '../../lib/pipeline/default.js';
-import { SearchEngine } from '../../lib/search/engine.js';
-import { SessionStore } from '../../lib/sessions/store.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { PassThrough, searchProcess as proc } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'bu';
-class Count implements ObjectStore {
-  readonly name: string;
+class Count extends PassThrough {
   baseGets = 0;
   headGets = 0;
   delayMs = 0;
-  constructor(readonly inner: ObjectStore) {
-    this.name = inner.name;
-  }
-  async get(key: string) {
+  override async get(key: string) {
     if (key.endsWith('/sessions/big.json')) this.headGets++;
     if (key.includes('/b/')) {
       this.baseGets++;
@@ -25,34 +18,6 @@ class Count implements ObjectStore {
     }
     return this.inner.get(key);
   }
-  put(key: string, body: Uint8Array, options?: PutOptions) {
-    return this.inner.put(key, body, options);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, options);
-  }
-}
-function proc(objects: ObjectStore) {
-  const sessions = new SessionStore(objects, {
-    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
-    splitBytes: 16 * 1024,
-    segmentBytes: 2048,
-  });
-  const errors: unknown[] = [];
-  const engine = new SearchEngine(sessions, null, {
-    freshnessMs: 0,
-    onError: (w, e) => errors.push([w, e]),
-  });
-  sessions.addListener(engine);
-  const settle = async () => {
-    await sessions.settled();
-    await engine.flushRecords();
-    await new Promise((r) => setTimeout(r, 50));
-  };
-  return { sessions, engine, settle, errors };
 }
 const kb = (tag: string) => ({
   role: 'user' as const,

@@ -4,65 +4,34 @@
 // review: every case left a record holding the session's text before the fix (two of them before the
 // partial appends, too).
 import { describe, expect, it } from 'vitest';
-import { defaultPipeline } from '../../lib/pipeline/default.js';
-import { SearchEngine } from '../../lib/search/engine.js';
-import { SessionStore } from '../../lib/sessions/store.js';
 import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
+import { PassThrough, searchProcess } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'dr';
 
-class Slow implements ObjectStore {
-  readonly name: string;
+class Slow extends PassThrough {
   /** GETs of a base (`/b/`) are answered this much later (data read at request time, like S3). */
   slowBaseMs = 0;
   slowRecordPutMs = 0;
-  constructor(readonly inner: ObjectStore) {
-    this.name = inner.name;
-  }
-  async get(key: string) {
+  override async get(key: string) {
     const got = await this.inner.get(key);
     if (this.slowBaseMs && key.includes('/b/'))
       await new Promise((r) => setTimeout(r, this.slowBaseMs));
     return got;
   }
-  async put(key: string, body: Uint8Array, options?: PutOptions) {
+  override async put(key: string, body: Uint8Array, options?: PutOptions) {
     if (this.slowRecordPutMs && key.includes('/x/d/'))
       await new Promise((r) => setTimeout(r, this.slowRecordPutMs));
     return this.inner.put(key, body, options);
   }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, options);
-  }
 }
 
+/** A process whose `settle` drains its background work five times over (work that schedules more). */
 function proc(objects: ObjectStore) {
-  const sessions = new SessionStore(objects, {
-    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
-    splitBytes: 16 * 1024,
-    segmentBytes: 2048,
-  });
-  const errors: unknown[] = [];
-  const tasks: Promise<unknown>[] = [];
-  const schedule = (p: Promise<unknown>) => void tasks.push(p);
-  const engine = new SearchEngine(sessions, null, {
-    freshnessMs: 0,
-    onError: (w, e) => errors.push([w, e]),
-  });
-  sessions.addListener(engine);
-  const settle = async () => {
-    for (let i = 0; i < 5; i++) {
-      await sessions.settled();
-      await engine.flushRecords();
-      await Promise.allSettled(tasks.splice(0));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  return { sessions, engine, settle, errors, schedule };
+  const p = searchProcess(objects);
+  return { ...p, settle: () => p.settle(5) };
 }
 
 const kb = (tag: string) => ({

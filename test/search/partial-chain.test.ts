@@ -4,24 +4,17 @@
 // lags, without poisoning later versions or leaving an unhandled rejection. Found by review; each case
 // failed before its fix.
 import { describe, expect, it } from 'vitest';
-import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { docKeyOf } from '../../lib/search/docs.js';
-import { SearchEngine } from '../../lib/search/engine.js';
-import { SessionStore } from '../../lib/sessions/store.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { PassThrough, searchProcess as proc } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'sc';
 
-class Reads implements ObjectStore {
-  readonly name: string;
+class Reads extends PassThrough {
   gets: string[] = [];
   /** The next GET of an index record fails (a transient storage error). */
   failRecordGet = false;
-  constructor(readonly inner: ObjectStore) {
-    this.name = inner.name;
-  }
-  get(key: string) {
+  override get(key: string) {
     this.gets.push(key);
     if (this.failRecordGet && key.includes('/x/d/')) {
       this.failRecordGet = false;
@@ -29,35 +22,6 @@ class Reads implements ObjectStore {
     }
     return this.inner.get(key);
   }
-  put(key: string, body: Uint8Array, options?: PutOptions) {
-    return this.inner.put(key, body, options);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, options);
-  }
-}
-
-function proc(objects: ObjectStore) {
-  const sessions = new SessionStore(objects, {
-    pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
-    splitBytes: 16 * 1024,
-    segmentBytes: 2048,
-  });
-  const errors: unknown[] = [];
-  const engine = new SearchEngine(sessions, null, {
-    freshnessMs: 0,
-    onError: (w, e) => errors.push([w, e]),
-  });
-  sessions.addListener(engine);
-  const settle = async () => {
-    await sessions.settled();
-    await engine.flushRecords();
-    await new Promise((r) => setTimeout(r, 20));
-  };
-  return { sessions, engine, settle, errors };
 }
 
 const kb = (tag: string) => ({
