@@ -2,7 +2,7 @@
 // version's record is stored, so only it is worth a whole read of the session (found by review: there was
 // one whole read per version).
 import { describe, expect, it } from 'vitest';
-import { PassThrough, searchProcess as proc } from '../support/search-process.js';
+import { createSplit, kb, PassThrough, searchProcess as proc } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'bu';
@@ -19,23 +19,12 @@ class Count extends PassThrough {
     return this.inner.get(key);
   }
 }
-const kb = (tag: string) => ({
-  role: 'user' as const,
-  content: `${tag} ${'lorem ipsum '.repeat(80)}`,
-});
 
 describe('a burst of appends on partial copies after a compaction', () => {
   it('reads the session whole once, for the newest version', async () => {
     const objects = new Count(tempLocalStore('burst'));
     const a = proc(objects);
-    await a.sessions.create(ns, { id: 'big', task: 'zeppelin', messages: [] });
-    await a.sessions.append(
-      ns,
-      'big',
-      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
-      undefined,
-    );
-    await a.settle();
+    await createSplit(a, ns, 'big', 'zeppelin');
     await a.engine.lexical.compact(ns);
     const b = proc(objects);
     objects.baseGets = 0;

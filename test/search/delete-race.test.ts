@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { PassThrough, searchProcess } from '../support/search-process.js';
+import { createSplit, kb, PassThrough, searchProcess } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'dr';
@@ -34,11 +34,6 @@ function proc(objects: ObjectStore) {
   return { ...p, settle: () => p.settle(5) };
 }
 
-const kb = (tag: string) => ({
-  role: 'user' as const,
-  content: `${tag} zeppelin ${'lorem ipsum '.repeat(80)}`,
-});
-
 async function holders(objects: ObjectStore): Promise<string[]> {
   const out: string[] = [];
   for (const k of await listAll(objects, '')) {
@@ -54,19 +49,12 @@ async function scenario(
 ) {
   const objects = new Slow(tempLocalStore('delrace'));
   const a = proc(objects);
-  await a.sessions.create(ns, { id: 'big', task: 'zeppelin audit', messages: [] });
-  await a.sessions.append(
-    ns,
-    'big',
-    { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
-    undefined,
-  );
-  await a.settle();
+  await createSplit(a, ns, 'big', 'zeppelin audit', true);
   await a.engine.lexical.compact(ns); // the previous record folds into a segment
   const b = partial ? proc(objects) : a; // a new server: its append is partial
   Object.assign(objects, slow);
   const ctx = { schedule: b.schedule };
-  await b.sessions.append(ns, 'big', { messages: [kb('s0')] }, undefined, ctx);
+  await b.sessions.append(ns, 'big', { messages: [kb('s0', true)] }, undefined, ctx);
   await b.sessions.delete(ns, 'big', ctx);
   await b.settle();
   await a.settle();
@@ -95,11 +83,13 @@ describe('a delete in another process, while this one stores the last write reco
   it('leaves no record: the record PUT that lands after the delete listed the records finds the object gone', async () => {
     const objects = new Slow(tempLocalStore('delrace-x'));
     const a = proc(objects);
-    await a.sessions.create(ns, { id: 'x', task: 'zeppelin audit', messages: [kb('h0')] });
+    await a.sessions.create(ns, { id: 'x', task: 'zeppelin audit', messages: [kb('h0', true)] });
     await a.settle();
     // A's next record takes 300 ms to land; B deletes the session meanwhile (and lists the records).
     objects.slowRecordPutMs = 300;
-    await a.sessions.append(ns, 'x', { messages: [kb('h1')] }, undefined, { schedule: a.schedule });
+    await a.sessions.append(ns, 'x', { messages: [kb('h1', true)] }, undefined, {
+      schedule: a.schedule,
+    });
     await a.sessions.settled(); // its log and audit records are stored; its search record is on its way
     const flushing = a.engine.flushRecords();
     await new Promise((r) => setTimeout(r, 50));

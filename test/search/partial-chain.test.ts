@@ -5,7 +5,7 @@
 // failed before its fix.
 import { describe, expect, it } from 'vitest';
 import { docKeyOf } from '../../lib/search/docs.js';
-import { PassThrough, searchProcess as proc } from '../support/search-process.js';
+import { createSplit, kb, PassThrough, searchProcess as proc } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'sc';
@@ -24,23 +24,11 @@ class Reads extends PassThrough {
   }
 }
 
-const kb = (tag: string) => ({
-  role: 'user' as const,
-  content: `${tag} ${'lorem ipsum '.repeat(80)}`,
-});
-
 describe('search records from stateless partial appends', () => {
   it('after a compaction folded the previous record, partial appends still get records', async () => {
     const objects = new Reads(tempLocalStore('chain'));
     const a = proc(objects);
-    await a.sessions.create(ns, { id: 'big', task: 'zeppelin audit', messages: [] });
-    await a.sessions.append(
-      ns,
-      'big',
-      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
-      undefined,
-    );
-    await a.settle();
+    await createSplit(a, ns, 'big', 'zeppelin audit');
 
     const recordOf = async (p: ReturnType<typeof proc>, id: string) => {
       const s = await p.sessions.get(ns, id);
@@ -73,14 +61,7 @@ describe('search records from stateless partial appends', () => {
   it('one failed GET of the previous record makes only that version lag', async () => {
     const objects = new Reads(tempLocalStore('poison'));
     const a = proc(objects);
-    await a.sessions.create(ns, { id: 'p', task: 'zeppelin audit', messages: [] });
-    await a.sessions.append(
-      ns,
-      'p',
-      { messages: Array.from({ length: 30 }, (_, i) => kb(`h${i}`)) },
-      undefined,
-    );
-    await a.settle();
+    await createSplit(a, ns, 'p', 'zeppelin audit');
     // A long-running process that does not hold the parts (a new server): its appends are partial.
     const b = proc(objects);
     objects.failRecordGet = true;

@@ -53,3 +53,26 @@ export function searchProcess(objects: ObjectStore) {
   };
   return { sessions, engine, settle, errors, schedule };
 }
+
+/** A message of about 1 KB whose text starts with `tag` (and holds `zeppelin` when `marked`). */
+export const kb = (tag: string, marked = false) => ({
+  role: 'user' as const,
+  content: `${tag} ${marked ? 'zeppelin ' : ''}${'lorem ipsum '.repeat(80)}`,
+});
+
+/**
+ * Creates a session of 30 messages of about 1 KB through `p`, appended in one write after an empty create,
+ * so that it is stored as base and delta; its records are drained.
+ */
+export async function createSplit(
+  p: ReturnType<typeof searchProcess>,
+  ns: string,
+  id: string,
+  task: string,
+  marked = false,
+): Promise<void> {
+  await p.sessions.create(ns, { id, task, messages: [] });
+  const messages = Array.from({ length: 30 }, (_, i) => kb(`h${i}`, marked));
+  await p.sessions.append(ns, id, { messages }, undefined);
+  await p.settle();
+}
