@@ -14,7 +14,7 @@ import { createApp } from '../lib/http/app.js';
 import { createLogger } from '../lib/model/log.js';
 import type { Message as SatchelMessage } from '../lib/model/session.js';
 import { loadConfig, type SatchelConfig } from '../lib/server/config.js';
-import { SessionStore } from '../lib/sessions/store.js';
+import { SessionStore, type SessionStoreOptions } from '../lib/sessions/store.js';
 import { CountingStore } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
@@ -344,7 +344,11 @@ export class SatchelSystem implements System {
   private warmStore: SessionStore | undefined;
   private readonly bg = new Tracker();
 
-  constructor(private readonly target: Target) {}
+  constructor(
+    private readonly target: Target,
+    /** Split and segment sizes other than the defaults (`bench:peer --split-bytes`, an experiment). */
+    private readonly layout: Pick<SessionStoreOptions, 'splitBytes' | 'segmentBytes'> = {},
+  ) {}
 
   private objects(client?: S3Client): ObjectStore {
     const c = client ?? this.meter.attach(newClient(this.target));
@@ -361,7 +365,7 @@ export class SatchelSystem implements System {
   async begin(round: number): Promise<void> {
     this.prefix = newPrefix('satchel', round);
     this.counting = new CountingStore(this.objects());
-    this.warmStore = productionSessionStore(this.counting);
+    this.warmStore = productionSessionStore(this.counting, this.layout);
   }
 
   get backgroundFailures(): number {
@@ -384,7 +388,7 @@ export class SatchelSystem implements System {
 
   async prepareStateless(id: string) {
     // A new process: a new SessionStore (empty caches) on the shared client and counter.
-    const store = productionSessionStore(this.counting!);
+    const store = productionSessionStore(this.counting!, this.layout);
     return async (m: Msg) => {
       await store.append(NS, id, { messages: [toSatchel(m)] }, undefined, {
         schedule: this.bg.schedule,
@@ -398,12 +402,12 @@ export class SatchelSystem implements System {
   }
 
   async prepareColdLoad(id: string) {
-    const store = productionSessionStore(this.counting!);
+    const store = productionSessionStore(this.counting!, this.layout);
     return async () => (await store.get(NS, id)).messages.length;
   }
 
   async openWriter(id: string): Promise<Writer> {
-    const store = productionSessionStore(new CountingStore(this.objects()));
+    const store = productionSessionStore(new CountingStore(this.objects()), this.layout);
     return {
       append: async (m) => {
         await store.append(NS, id, { messages: [toSatchel(m)] }, undefined, {
@@ -415,7 +419,7 @@ export class SatchelSystem implements System {
   }
 
   async readTexts(id: string): Promise<string[]> {
-    const store = productionSessionStore(this.counting!);
+    const store = productionSessionStore(this.counting!, this.layout);
     return (await store.get(NS, id)).messages.map((m) => m.content);
   }
 

@@ -6,6 +6,7 @@
  *   npm run bench:peer                     3 rounds (~12 min on 2 cores); writes the `peer` section of
  *                                          bench/results.json
  *   npm run bench:peer -- --rounds 1       a smoke run (writes nothing unless --write)
+ *   … --split-bytes 8192 --segment-bytes 4096   Satchel in process with another storage layout (never writes)
  *
  * Each round runs every system once per session size (10, 100, 1,000, 10,000 messages of about 1 KB), in an
  * order rotated from round to round, then the concurrency runs. For each system and size:
@@ -56,7 +57,18 @@ function argValue(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 const ROUNDS = Number(argValue('--rounds') ?? 3);
-const WRITE = process.argv.includes('--write') || argValue('--rounds') === undefined;
+/**
+ * An experiment with the storage layout of Satchel in process (not the HTTP app): sessions split from
+ * `--split-bytes` with `--segment-bytes` segments (docs/design.md, why sessions under 256 KiB stay whole).
+ * Such a run never writes bench/results.json.
+ */
+const LAYOUT = {
+  ...(argValue('--split-bytes') ? { splitBytes: Number(argValue('--split-bytes')) } : {}),
+  ...(argValue('--segment-bytes') ? { segmentBytes: Number(argValue('--segment-bytes')) } : {}),
+};
+const WRITE =
+  Object.keys(LAYOUT).length === 0 &&
+  (process.argv.includes('--write') || argValue('--rounds') === undefined);
 const SIZES = (argValue('--sizes') ?? '10,100,1000,10000').split(',').map(Number);
 /**
  * Samples per round and system (warm, stateless, load), and how many sessions of the size they are spread
@@ -609,9 +621,13 @@ async function main(): Promise<void> {
     http.sys = new SatchelHttpSystem(target);
     const systems: Record<SystemName, System> = {
       strands: new StrandsSystem(target),
-      satchel: new SatchelSystem(target),
+      satchel: new SatchelSystem(target, LAYOUT),
       'satchel-http': http.sys,
     };
+    if (Object.keys(LAYOUT).length)
+      log(
+        `Satchel in process with layout ${JSON.stringify(LAYOUT)} (an experiment: nothing written)`,
+      );
     const seeds = new Map<number, Msg[]>();
     for (const n of [...SIZES, 10])
       seeds.set(

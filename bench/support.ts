@@ -10,7 +10,7 @@ import { AuditLog } from '../lib/sessions/audit.js';
 import { CountingStore, type StoreCounts } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
-import { SessionStore } from '../lib/sessions/store.js';
+import { SessionStore, type SessionStoreOptions } from '../lib/sessions/store.js';
 import type { Message } from '../lib/model/session.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -55,8 +55,14 @@ export async function setUpProduction(
   return production;
 }
 
-/** `new SessionStore(objects, { pipeline, audit: new AuditLog(objects, pipeline.redactText), onError })`, as the app builds it. */
-export function productionSessionStore(objects: ObjectStore): SessionStore {
+/**
+ * `new SessionStore(objects, { pipeline, audit: new AuditLog(objects, pipeline.redactText), onError })`, as
+ * the app builds it; `layout` (split and segment sizes) only for an experiment that says so.
+ */
+export function productionSessionStore(
+  objects: ObjectStore,
+  layout: Pick<SessionStoreOptions, 'splitBytes' | 'segmentBytes'> = {},
+): SessionStore {
   const p = production;
   if (!p) throw new Error('call setUpProduction() first');
   return new SessionStore(objects, {
@@ -65,6 +71,7 @@ export function productionSessionStore(objects: ObjectStore): SessionStore {
     onError: (what, err) => {
       if (p.auditErrors++ < 5) console.warn(`[bench] ${what}: ${(err as Error).message}`);
     },
+    ...layout,
   });
 }
 

@@ -224,8 +224,9 @@ const PIECES = Symbol('encoded pieces');
 
 /**
  * An encoding of `messages` as arrays joined only when its bytes are first asked for: a cold read of a
- * large session keeps its parts' bytes as they came, and copies them into one array (10 MB: tens of
- * milliseconds) only for the GET or the fold that sends or stores them.
+ * large session keeps its parts' bytes as they came, and copies them into one array only when a write
+ * needs them whole (a fold, or an append that extends the encoding); a GET sends them as pieces
+ * (`encodedPieces`).
  */
 export function lazyJoin(
   messages: readonly unknown[],
