@@ -3,7 +3,7 @@ import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import { deletePrefix } from '../storage/prefix.js';
+import { deletePrefix, objectExists } from '../storage/prefix.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type {
   SessionListener,
@@ -250,8 +250,7 @@ export class SearchEngine implements SessionListener {
         await this.lexical.put(ns, key, d, schedule);
         // A delete (in any process) deletes the object, then lists the records: a record that landed
         // after that listing finds the object gone here, and goes too. One side always sees the other.
-        const listed = await this.objects.list(keys.session(ns, key.id), { limit: 1 });
-        if (!listed.objects.some((o) => o.key === keys.session(ns, key.id)))
+        if (!(await objectExists(this.objects, keys.session(ns, key.id))))
           await this.lexical.dropRecord(ns, key);
       })
       .catch((err) => this.onError('lexical index record not stored', err));

@@ -49,25 +49,27 @@ export class AuditLog {
   ) {}
 
   /** Stores one record (see `recordAll`). */
-  record(ns: string, id: string, record: AuditRecord, writeKey: string): Promise<void> {
-    return this.recordAll(ns, id, [{ record, writeKey }]);
+  async record(ns: string, id: string, record: AuditRecord, writeKey: string): Promise<void> {
+    await this.recordAll(ns, id, [{ record, writeKey }]);
   }
 
   /**
    * Stores records of one session in one object, under a key derived from the first one's write, so
-   * that storing the same again (its writer and a compactor restoring it) leaves one object.
+   * that storing the same again (its writer and a compactor restoring it) leaves one object. Answers
+   * the object's key (none for no entries).
    */
-  async recordAll(ns: string, id: string, entries: AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  async recordAll(ns: string, id: string, entries: AuditEntry[]): Promise<string | undefined> {
+    if (entries.length === 0) return undefined;
     const work = (async () => {
       const stored = await Promise.all(entries.map((e) => this.stored(e)));
       const first = stored[0]!;
       const body = stored.length === 1 ? first : { records: stored };
       const key = `${keys.audit(ns, id)}${stamp(first.at)}-${first.w}.json`;
       await putOwn(this.store, key, utf8(JSON.stringify(body)));
+      return key;
     })();
     // Registered before any await, so that a read of the log that follows waits for it.
-    await this.pending.add(ns + '\0' + id, work);
+    return this.pending.add(ns + '\0' + id, work);
   }
 
   private async stored({ record, writeKey }: AuditEntry): Promise<StoredAudit> {

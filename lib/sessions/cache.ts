@@ -46,6 +46,8 @@ export function partsOf(
 export class SessionCache {
   private readonly entries = new Map<string, CachedSession>();
   private held = 0;
+  /** Counts this process's deletes: a read that began before one does not cache what it read. */
+  private deletes = 0;
 
   constructor(private readonly budget: number) {}
 
@@ -65,6 +67,25 @@ export class SessionCache {
       this.entries.delete(k);
       this.held -= weight(v);
     }
+  }
+
+  /** What a read notes before it starts, for `putRead`. */
+  get epoch(): number {
+    return this.deletes;
+  }
+
+  /**
+   * Stores a copy read from storage, unless a delete in this process forgot a copy since the read began
+   * (`epoch`): the read may have found the object before the delete, and must not bring it back here.
+   */
+  putRead(key: string, entry: CachedSession, epoch: number): void {
+    if (epoch === this.deletes) this.put(key, entry);
+  }
+
+  /** Forgets the copy of a deleted session; reads that began before are not cached. */
+  forget(key: string): void {
+    this.deletes++;
+    this.drop(key);
   }
 
   /** Forgets the copy at `key`. */

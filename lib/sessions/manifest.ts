@@ -202,14 +202,25 @@ export class Manifest {
     await this.store.delete(key).catch(() => undefined);
   }
 
-  /** Records a successful session write (create or update). */
-  async recordPut(ns: string, entry: ManifestEntry, writeId: string): Promise<void> {
+  /** Records a successful session write (create or update); answers the log record's key. */
+  async recordPut(ns: string, entry: ManifestEntry, writeId: string): Promise<string> {
     const key = keys.log(ns, entry.at, writeId);
     const record: LogRecord = { v: 1, op: 'put', entry };
     this.wrote(ns);
     await putOwn(this.store, key, utf8(JSON.stringify(record)));
     this.wrote(ns);
     this.cacheLog(key, record);
+    return key;
+  }
+
+  /**
+   * Deletes a put's log record that a delete missed: it landed after the delete's purge had listed the
+   * records (the session's object is gone). The delete's record or tombstone already hides the entry.
+   */
+  async dropLog(ns: string, key: string): Promise<void> {
+    this.logCache.delete(key);
+    await this.store.delete(key);
+    this.wrote(ns);
   }
 
   /** Records a deletion. */

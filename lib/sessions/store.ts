@@ -23,6 +23,7 @@ import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../mo
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
+import { objectExists } from '../storage/prefix.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
@@ -515,7 +516,7 @@ export class SessionStore {
     }
     const stored = decodeStored(found.body, key).session;
     await this.objects.delete(key);
-    this.cache.drop(key);
+    this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
     // could not be stored is healed from the pending marker, which then stays.
@@ -590,6 +591,7 @@ export class SessionStore {
   ): Promise<(CachedSession & { body?: Uint8Array }) | null> {
     const key = keys.session(ns, id);
     for (let attempt = 0; ; attempt++) {
+      const epoch = this.cache.epoch;
       const found = await this.objects.get(key);
       if (!found) {
         this.cache.drop(key);
@@ -598,7 +600,7 @@ export class SessionStore {
       const form = decodeStored(found.body, key);
       if (!form.base) {
         const entry = { etag: found.etag, session: form.session, bytes: found.body.byteLength };
-        this.cache.put(key, entry);
+        this.cache.putRead(key, entry, epoch);
         return { ...entry, body: found.body };
       }
       const { base, segs } = form;
@@ -608,14 +610,14 @@ export class SessionStore {
         const messages = new Array<Message>(held).concat(form.session.messages);
         const session = { ...form.session, messages };
         const entry = { etag: found.etag, session, bytes: form.bytes, base, segs, held };
-        this.cache.put(key, entry);
+        this.cache.putRead(key, entry, epoch);
         return entry;
       }
       const merged = await this.withParts(key, form.session, base, segs);
       if (merged) {
         const { session, encoded } = merged;
         const entry = { etag: found.etag, session, bytes: form.bytes, base, segs };
-        this.cache.put(key, encoded ? { ...entry, encoded } : entry);
+        this.cache.putRead(key, encoded ? { ...entry, encoded } : entry, epoch);
         return entry;
       }
       // A part went: a newer write replaced it after this read. Read the session again.
@@ -698,19 +700,14 @@ export class SessionStore {
     );
     const audited = this.audit
       ?.recordAll(ns, newest.session.id, entries)
-      .catch((err) => this.onError('audit record not stored', err));
+      .catch((err) => void this.onError('audit record not stored', err));
     // A log record that cannot be stored is healed from the write's pending marker, which stays.
     const logged = this.manifest
       .recordPut(ns, entryOf(newest.session, newest.receipt.bytes), newest.writeId)
-      .then(
-        () => true,
-        (err) => {
-          this.onError('log record not stored; the marker heals it', err);
-          return false;
-        },
-      );
-    const [ok] = await Promise.all([logged, audited]);
-    for (const item of items) item.logged = ok;
+      .catch((err) => void this.onError('log record not stored; the marker heals it', err));
+    const [logKey, auditKey] = await Promise.all([logged, audited]);
+    for (const item of items) item.logged = logKey !== undefined;
+    const erased = this.eraseIfDeleted(ns, newest.session.id, logKey, auditKey);
     for (const { committed } of items) {
       const { session, receipt, op, added, writes, held } = committed;
       const change = { op, added, ...(held !== undefined ? { held } : {}) };
@@ -721,6 +718,30 @@ export class SessionStore {
           this.onError('a listener failed after a write', err);
         }
       }
+    }
+    await erased;
+  }
+
+  /**
+   * Deleted means gone, across processes: a delete deletes the session object, then lists the records
+   * that hold its text to erase them. Records of this process that landed after that listing find the
+   * object gone here, and go too; one side always sees the other. One LIST per batch of records.
+   */
+  private async eraseIfDeleted(
+    ns: string,
+    id: string,
+    logKey?: string,
+    auditKey?: string,
+  ): Promise<void> {
+    if (logKey === undefined && auditKey === undefined) return;
+    try {
+      if (await objectExists(this.objects, keys.session(ns, id))) return;
+      await Promise.all([
+        logKey !== undefined && this.manifest.dropLog(ns, logKey),
+        auditKey !== undefined && this.objects.delete(auditKey),
+      ]);
+    } catch (err) {
+      this.onError('records of a deleted session not erased', err);
     }
   }
 

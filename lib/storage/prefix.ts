@@ -17,3 +17,12 @@ export async function deletePrefix(store: ObjectStore, prefix: string): Promise<
   const all = await listAll(store, prefix);
   if (all.length > 0) await store.delete(all);
 }
+
+/**
+ * Whether an object exists, by a LIST of its own key (every backend serves it; the key itself sorts
+ * first among the keys it prefixes).
+ */
+export async function objectExists(store: ObjectStore, key: string): Promise<boolean> {
+  const listed = await store.list(key, { limit: 1 });
+  return listed.objects.some((o) => o.key === key);
+}
