@@ -331,6 +331,19 @@ export class StrandsSystem implements System {
 // Satchel in process
 
 const NS = 'default';
+
+let sendKeys = false;
+/**
+ * Satchel's appends carry an Idempotency-Key from now on, as Satchel's client and adapters send one with
+ * every append (`bench:peer --keyed`, an experiment).
+ */
+export function withIdempotencyKeys(): void {
+  sendKeys = true;
+}
+/** A new Idempotency-Key for an append, when keys are on. */
+function keyed(): { idempotencyKey?: string } {
+  return sendKeys ? { idempotencyKey: crypto.randomUUID() } : {};
+}
 const TASK = 'Fix the flaky retry test in lib/storage/retry.ts';
 
 /** A SessionStore over CountingStore(S3Store), with the production pipeline and audit log (bench/support.ts). */
@@ -383,6 +396,7 @@ export class SatchelSystem implements System {
   async appendWarm(id: string, m: Msg): Promise<void> {
     await this.warmStore!.append(NS, id, { messages: [toSatchel(m)] }, undefined, {
       schedule: this.bg.schedule,
+      ...keyed(),
     });
   }
 
@@ -392,6 +406,7 @@ export class SatchelSystem implements System {
     return async (m: Msg) => {
       await store.append(NS, id, { messages: [toSatchel(m)] }, undefined, {
         schedule: this.bg.schedule,
+        ...keyed(),
       });
     };
   }
@@ -412,6 +427,7 @@ export class SatchelSystem implements System {
       append: async (m) => {
         await store.append(NS, id, { messages: [toSatchel(m)] }, undefined, {
           schedule: this.bg.schedule,
+          ...keyed(),
         });
       },
       close: () => undefined,
@@ -499,7 +515,12 @@ export class SatchelHttpSystem implements System {
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
     const res = await fetch(this.url + path, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(path.endsWith('/messages') && sendKeys
+          ? { 'idempotency-key': crypto.randomUUID() }
+          : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

@@ -7,6 +7,7 @@
  *                                          bench/results.json
  *   npm run bench:peer -- --rounds 1       a smoke run (writes nothing unless --write)
  *   … --split-bytes 8192 --segment-bytes 4096   Satchel in process with another storage layout (never writes)
+ *   … --keyed                                    Satchel's appends with an Idempotency-Key each (never writes)
  *
  * Each round runs every system once per session size (10, 100, 1,000, 10,000 messages of about 1 KB), in an
  * order rotated from round to round, then the concurrency runs. For each system and size:
@@ -48,6 +49,7 @@ import {
   type System,
   type SystemName,
   type WireCounts,
+  withIdempotencyKeys,
 } from './peer-systems.js';
 import { writeSections } from './results.js';
 import { fmtBytes, percentile, setUpProduction } from './support.js';
@@ -66,8 +68,12 @@ const LAYOUT = {
   ...(argValue('--split-bytes') ? { splitBytes: Number(argValue('--split-bytes')) } : {}),
   ...(argValue('--segment-bytes') ? { segmentBytes: Number(argValue('--segment-bytes')) } : {}),
 };
+/** `--keyed`: Satchel's appends carry an Idempotency-Key, as its client's do (an experiment: never writes). */
+const KEYED = process.argv.includes('--keyed');
+if (KEYED) withIdempotencyKeys();
 const WRITE =
   Object.keys(LAYOUT).length === 0 &&
+  !KEYED &&
   (process.argv.includes('--write') || argValue('--rounds') === undefined);
 const SIZES = (argValue('--sizes') ?? '10,100,1000,10000').split(',').map(Number);
 /**
@@ -628,6 +634,8 @@ async function main(): Promise<void> {
       log(
         `Satchel in process with layout ${JSON.stringify(LAYOUT)} (an experiment: nothing written)`,
       );
+    if (KEYED)
+      log(`Satchel's appends carry an Idempotency-Key each (an experiment: nothing written)`);
     const seeds = new Map<number, Msg[]>();
     for (const n of [...SIZES, 10])
       seeds.set(

@@ -5,7 +5,7 @@ import { badGateway, conflict } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
-import { keyedWrite, receiptOf, type SessionStore, type WriteContext } from '../sessions/store.js';
+import { receiptOf, type SessionStore, type WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';
 import { LeaseBusyError, Leases, type Lease } from './lease.js';
@@ -128,7 +128,9 @@ export class Continuer {
     const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
-      stored.replayed && turnKey ? await keyedWrite(stored.session, turnKey) : undefined;
+      stored.replayed && turnKey
+        ? await sessions.keyedRecord(ns, id, stored.session, turnKey)
+        : undefined;
     if (earlier)
       return { answer: answerOf(stored.receipt, receiptOf(earlier, id)), replayed: true };
 
@@ -136,7 +138,7 @@ export class Continuer {
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
-      const done = turnKey ? await keyedWrite(session, turnKey) : undefined;
+      const done = turnKey ? await sessions.keyedRecord(ns, id, session, turnKey) : undefined;
       if (done) return { answer: answerOf(stored.receipt, receiptOf(done, id)), replayed: true };
       // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
       const own = stored.replayed ? message : ownStored(stored.session);

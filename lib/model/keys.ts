@@ -18,6 +18,8 @@ export const keys = {
   log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${pad(at, 13)}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
+  /** Keyed write records stored out of the session object (`<key hash>.json`, create-only). */
+  keyRecords: (ns: string, id: string) => `ns/${ns}/k/${id}/`,
   /** The session's continue lease: at most one model turn runs on a session at a time. */
   lease: (ns: string, id: string) => `ns/${ns}/lease/${id}.json`,
   /** Which session `continue` on `latest` chose for an Idempotency-Key (by its hash), so a repeat goes there too. */

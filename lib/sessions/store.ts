@@ -19,11 +19,24 @@ import { assertInlineMedia } from '../model/parts.js';
 import { mergeExternalRefs } from '../model/refs.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
-import type { Message, SessionSummary, StoredSession, WriteReceipt } from '../model/session.js';
+import type {
+  Message,
+  SessionSummary,
+  StoredSession,
+  WriteReceipt,
+  WriteRecord,
+} from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
-import { objectExists } from '../storage/prefix.js';
+import { deletePrefix, objectExists } from '../storage/prefix.js';
+import {
+  filtersOf,
+  keyRecordKey,
+  liveFilters,
+  mayBeStoredOut,
+  parseKeyRecord,
+} from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
@@ -31,7 +44,7 @@ import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
-import { recordsCover } from './write-records.js';
+import { keyedWrite, recordsCover } from './write-records.js';
 import { deleteParts } from './parts.js';
 import {
   WriteLoop,
@@ -498,6 +511,24 @@ export class SessionStore {
     return { ...result, popped: result.replayed ? [] : popped };
   }
 
+  /**
+   * The record a write with this Idempotency-Key left in `session` (as read from `ns`/`id`), or stored out
+   * of the object since (docs/design.md, "Keyed writes"); undefined when there is none in the window.
+   */
+  async keyedRecord(
+    ns: string,
+    id: string,
+    session: StoredSession,
+    idempotencyKey: string,
+  ): Promise<WriteRecord | undefined> {
+    const inObject = await keyedWrite(session, idempotencyKey);
+    if (inObject) return inObject;
+    const k = 'k:' + (await sha256Hex(idempotencyKey));
+    if (!mayBeStoredOut(filtersOf(session.satchel), k, this.now())) return undefined;
+    const got = await this.objects.get(keyRecordKey(ns, id, k));
+    return (got && parseKeyRecord(got.body, k)) ?? undefined;
+  }
+
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */
   async delete(ns: string, id: string, ctx: WriteContext = {}): Promise<void> {
     assertSessionId(id);
@@ -512,6 +543,7 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       // Bases left by an earlier delete that failed after the object went.
       await deleteParts(this.objects, ns, id).catch(() => undefined);
+      await deletePrefix(this.objects, keys.keyRecords(ns, id)).catch(() => undefined);
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
@@ -520,12 +552,14 @@ export class SessionStore {
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
     // could not be stored is healed from the pending marker, which then stays.
-    const [logged, audited, based] = await Promise.allSettled([
+    const [logged, audited, based, keyed] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
       this.audit?.deleteAll(ns, id),
       // A large session's bases hold its messages too (a fold racing this delete deletes its own; a
       // session created again under the id meanwhile keeps the base it names).
       deleteParts(this.objects, ns, id),
+      // Keyed records stored out of the object (receipts and audit fields: no text, but the session's).
+      deletePrefix(this.objects, keys.keyRecords(ns, id)),
     ]);
     for (const l of this.listeners) {
       try {
@@ -541,6 +575,7 @@ export class SessionStore {
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
     if (audited.status === 'rejected') throw audited.reason;
     if (based.status === 'rejected') throw based.reason;
+    if (keyed.status === 'rejected') throw keyed.reason;
   }
 
   /** Deletes every session whose updated_at is older than `days` days (0: all of them). */
@@ -754,7 +789,11 @@ export class SessionStore {
     const found = await this.load(ns, id, true); // the write records, not the messages
     if (!found) return;
     const kept = found.session.satchel?.writes ?? [];
-    if (!recordsCover(kept, since))
+    // Keyed records stored out of the object since then are not in `kept` (their keys are unknown here).
+    const storedOut = liveFilters(filtersOf(found.session.satchel), this.now()).some(
+      (f) => f.t >= since,
+    );
+    if (!recordsCover(kept, since) || storedOut)
       this.onError(
         `audit records of ${id} since ${since} may be lost`,
         new Error('writer stopped'),

@@ -27,7 +27,17 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
+import { putOwn } from '../storage/create-only.js';
 import { partTime, deleteParts } from './parts.js';
+import {
+  addToFilters,
+  filtersOf,
+  keyRecordKey,
+  mayBeStoredOut,
+  parseKeyRecord,
+  storeOut,
+  type KeyFilter,
+} from './key-records.js';
 import type { AuditRecord } from './audit.js';
 import { isWhole, partsOf, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
@@ -135,6 +145,9 @@ interface Member {
   req: WriteRequest;
   claims: WriteClaims;
   result?: PromiseSettledResult<WriteResult>;
+  /** Its key's record stored out of the object, when a lookup found one (`lookedUp`: the filters it used). */
+  storedOut?: WriteRecord;
+  lookedUp?: string;
 }
 
 /** One group's write in progress: what the commit loop and the code around it share. */
@@ -299,6 +312,7 @@ export class WriteLoop {
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
+      await this.lookUpStoredOut(run, open, cached.session);
       const verdict = this.checkAll(open, cached.session, fromCache, tries);
       if (verdict === 'reread') {
         cached = await load();
@@ -351,6 +365,33 @@ export class WriteLoop {
       });
       fromCache = false;
     }
+  }
+
+  /**
+   * Finds the records of keyed members that are not in the object but that its filters say may have been
+   * stored out of it (docs/design.md, "Keyed writes"): one GET each, in parallel, read after the object.
+   * A fresh key usually passes no filter and costs nothing. Looked up again only when the filters change.
+   */
+  private async lookUpStoredOut(run: GroupRun, open: Member[], cur: StoredSession): Promise<void> {
+    const filters = filtersOf(cur.satchel);
+    const signature = JSON.stringify(cur.satchel?.kf ?? null);
+    const now = this.deps.now();
+    const wanted = open.filter(
+      (m) =>
+        m.claims.keyed !== undefined &&
+        m.storedOut === undefined &&
+        m.lookedUp !== signature &&
+        !findClaim(cur, m.claims) &&
+        mayBeStoredOut(filters, m.claims.keyed, now),
+    );
+    await Promise.all(
+      wanted.map(async (m) => {
+        const found = await this.deps.objects.get(keyRecordKey(run.ns, run.id, m.claims.keyed!));
+        m.lookedUp = signature;
+        const record = found && parseKeyRecord(found.body, m.claims.keyed!);
+        if (record) m.storedOut = record;
+      }),
+    );
   }
 
   /** Our own earlier attempt landed although its answer was lost: finish it, as a first write. */
@@ -430,7 +471,7 @@ export class WriteLoop {
     tries: readonly Tried[],
   ): Verdict {
     const { req, claims } = m;
-    const previous = findClaim(cur, claims);
+    const previous = findClaim(cur, claims) ?? m.storedOut;
     if (previous) {
       if (fromCache) return 'reread';
       // Attempts of one write share their key and may share a millisecond: the revision tells them apart.
@@ -480,11 +521,12 @@ export class WriteLoop {
     const records = built.map(({ m }) => recordOf(m, nowMs));
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now());
+    const { kept, out } = storeOut(writes, now());
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
       revision: cur.revision + 1,
-      satchel: { ...cur.satchel, writes },
+      satchel: { ...cur.satchel, writes: kept, ...this.filtersAfter(cur, out) },
     };
     const first = built[0]!.m.req;
     const knownValues = first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {};
@@ -528,6 +570,12 @@ export class WriteLoop {
       ...(sealed.held !== undefined ? { held: sealed.held } : {}),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };
+    // The keyed records leaving the object are stored first: a reader that misses one in the object
+    // then finds it in storage.
+    await this.storeKeyRecords(run, out).catch((err: unknown) => {
+      reopen();
+      throw err;
+    });
     const outcome = await this.commit(run, cached, sealed, tried).catch((err: unknown) => {
       reopen();
       throw err;
@@ -535,6 +583,23 @@ export class WriteLoop {
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
     return outcome;
+  }
+
+  /** The filters a write leaves (`kf`): with the keys it stores out of the object, the expired ones gone. */
+  private filtersAfter(cur: StoredSession, out: WriteRecord[]): { kf?: KeyFilter[] } {
+    const before = filtersOf(cur.satchel);
+    if (before === null && out.length === 0) return {}; // not Satchel's: left as is, and looked up always
+    const kf = addToFilters(before, out, this.deps.now());
+    return kf.length > 0 || cur.satchel?.kf !== undefined ? { kf } : {};
+  }
+
+  /** Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same). */
+  private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
+    await Promise.all(
+      out.map((r) =>
+        putOwn(this.deps.objects, keyRecordKey(run.ns, run.id, r.k), utf8(JSON.stringify(r))),
+      ),
+    );
   }
 
   /**

@@ -1,0 +1,209 @@
+// Keyed writes (docs/design.md, "Keyed writes"): the records of writes with an Idempotency-Key leave the
+// session object once it holds 24 of them; a retry of any key within the retention window is still a
+// no-op, looked up in storage only when the object's filters may hold its key. On a local folder and on
+// radosgw, with what each write read and wrote.
+import { describe, expect, it } from 'vitest';
+import { decodeStored } from '../../lib/model/codec.js';
+import { keys } from '../../lib/model/keys.js';
+import { RETENTION_MS } from '../../lib/model/retention.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import {
+  addToFilters,
+  FILTER_CAPACITY,
+  filterHas,
+  KEYED_PUSH_AT,
+  storeOut,
+} from '../../lib/sessions/key-records.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import { sha256Hex } from '../../lib/model/digest.js';
+import type { WriteRecord } from '../../lib/model/session.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { PassThrough } from '../support/search-process.js';
+import { openTestS3 } from '../support/s3.js';
+import { tempLocalStore } from '../support/temp-store.js';
+
+const ns = 'keyed';
+
+/** Counts GETs and PUTs of stored-out key records, and bytes PUT per key class. */
+class Watch extends PassThrough {
+  keyGets = 0;
+  keyPuts = 0;
+  sessionBytes = 0;
+  override get(key: string) {
+    if (key.includes('/k/')) this.keyGets++;
+    return this.inner.get(key);
+  }
+  override put(key: string, body: Uint8Array, options?: PutOptions) {
+    if (key.includes('/k/')) this.keyPuts++;
+    if (key.includes('/sessions/')) this.sessionBytes += body.byteLength;
+    return this.inner.put(key, body, options);
+  }
+}
+
+function open(objects: ObjectStore, now?: () => number) {
+  return new SessionStore(objects, {
+    pipeline: defaultPipeline({ maxSessionBytes: 8 << 20 }),
+    ...(now ? { now } : {}),
+  });
+}
+
+const msg = (i: number) => ({
+  role: 'user' as const,
+  content: `message ${i} ${'lorem '.repeat(40)}`,
+});
+
+async function stored(objects: ObjectStore, id: string) {
+  const key = keys.session(ns, id);
+  return decodeStored((await objects.get(key))!.body, key).session;
+}
+
+for (const [backend, make] of [
+  ['local folder', () => tempLocalStore('keyed')],
+  ['radosgw', () => openTestS3('keyed')],
+] as const) {
+  describe(`keyed writes (${backend})`, () => {
+    it('the object keeps a few keyed records; a retry of any key is still a no-op', async () => {
+      const objects = new Watch(make());
+      const store = open(objects);
+      const id = `k-${Date.now()}`;
+      await store.create(ns, { id, task: 'keyed', messages: [] });
+      const receipts = [];
+      for (let i = 0; i < 100; i++)
+        receipts.push(
+          (
+            await store.append(ns, id, { messages: [msg(i)] }, undefined, {
+              idempotencyKey: `key-${i}`,
+            })
+          ).receipt,
+        );
+      const session = await stored(objects.inner, id);
+      const keyed = session.satchel!.writes.filter((w) => w.k.startsWith('k:'));
+      expect(keyed.length).toBeLessThanOrEqual(KEYED_PUSH_AT);
+      expect(keyed.length).toBeGreaterThan(0);
+      const out = await listAll(objects.inner, keys.keyRecords(ns, id));
+      expect(out.length).toBe(100 - keyed.length);
+      // Fresh keys passed the filters without a lookup (false positives aside).
+      expect(objects.keyGets).toBeLessThanOrEqual(3);
+      // Retries: the first key (stored out long ago), one in the middle, and the newest.
+      for (const i of [0, 50, 99]) {
+        const again = await store.append(ns, id, { messages: [msg(i)] }, undefined, {
+          idempotencyKey: `key-${i}`,
+        });
+        expect(again.replayed).toBe(true);
+        expect(again.receipt.revision).toBe(receipts[i]!.revision);
+      }
+      // Another process, which holds nothing, agrees; and a reused key with another body is refused.
+      const fresh = open(objects);
+      const other = await fresh.append(ns, id, { messages: [msg(3)] }, undefined, {
+        idempotencyKey: 'key-3',
+      });
+      expect(other).toMatchObject({ replayed: true, receipt: { revision: receipts[3]!.revision } });
+      const reused = fresh.append(ns, id, { messages: [msg(999)] }, undefined, {
+        idempotencyKey: 'key-3',
+      });
+      await expect(reused).rejects.toMatchObject({ kind: 'key_reused' });
+      const after = await fresh.get(ns, id);
+      expect(after.messages).toHaveLength(100);
+      expect(after.revision).toBe(101);
+      // The store's own lookup (used by continue) finds stored-out records too.
+      expect(
+        await fresh.keyedRecord(ns, id, await stored(objects.inner, id), 'key-1'),
+      ).toMatchObject({
+        r: { revision: receipts[1]!.revision },
+      });
+      // A delete takes them with the session.
+      await fresh.delete(ns, id);
+      expect(await listAll(objects.inner, keys.keyRecords(ns, id))).toEqual([]);
+    });
+
+    it('racing keyed writers lose nothing and apply each key once, retries included', async () => {
+      const objects = make();
+      const id = `race-${Date.now()}`;
+      await open(objects).create(ns, { id, task: 'race', messages: [] });
+      const stores = Array.from({ length: 4 }, () => open(objects));
+      await Promise.all(
+        stores.map(async (s, p) => {
+          for (let i = 0; i < 15; i++) {
+            const key = `p${p}-${i}`;
+            await s.append(ns, id, { messages: [{ role: 'user', content: key }] }, undefined, {
+              idempotencyKey: key,
+            });
+            // Every third write is sent again by another process.
+            if (i % 3 === 0)
+              await stores[(p + 1) % 4]!.append(
+                ns,
+                id,
+                { messages: [{ role: 'user', content: key }] },
+                undefined,
+                {
+                  idempotencyKey: key,
+                },
+              );
+          }
+        }),
+      );
+      // And once more each, after everything (most are stored out by now).
+      for (let p = 0; p < 4; p++)
+        for (let i = 0; i < 15; i++)
+          await stores[p]!.append(
+            ns,
+            id,
+            { messages: [{ role: 'user', content: `p${p}-${i}` }] },
+            undefined,
+            {
+              idempotencyKey: `p${p}-${i}`,
+            },
+          );
+      const texts = (await open(objects).get(ns, id)).messages.map((m) => String(m.content));
+      expect(texts).toHaveLength(60);
+      expect(new Set(texts).size).toBe(60);
+    });
+
+    it('a stored-out key is forgotten after the retention window, with its filter', async () => {
+      const objects = new Watch(make());
+      let clock = Date.now();
+      const store = open(objects, () => clock);
+      const id = `ttl-${Date.now()}`;
+      await store.create(ns, { id, task: 'ttl', messages: [] });
+      for (let i = 0; i < 30; i++)
+        await store.append(ns, id, { messages: [msg(i)] }, undefined, { idempotencyKey: `t-${i}` });
+      expect((await stored(objects.inner, id)).satchel!.kf).toHaveLength(1);
+      clock += RETENTION_MS + 60_000;
+      const late = await store.append(ns, id, { messages: [msg(0)] }, undefined, {
+        idempotencyKey: 't-0',
+      });
+      expect(late.replayed).toBe(false);
+      expect((await stored(objects.inner, id)).satchel!.kf).toEqual([]);
+    });
+  });
+}
+
+describe('the key filters', () => {
+  const record = async (i: number): Promise<WriteRecord> => ({
+    k: 'k:' + (await sha256Hex(`key ${i}`)),
+    at: 1_000 + i,
+    r: {},
+  });
+
+  it('never miss a key they hold, and pass few they do not, at capacity', async () => {
+    const held = await Promise.all(
+      Array.from({ length: 3 * FILTER_CAPACITY }, (_, i) => record(i)),
+    );
+    const filters = addToFilters([], held, 2_000);
+    expect(filters).toHaveLength(3);
+    for (const r of held) expect(filters.some((f) => filterHas(f, r.k))).toBe(true);
+    const others = await Promise.all(Array.from({ length: 2_000 }, (_, i) => record(10_000 + i)));
+    const passed = others.filter((r) => filterHas(filters[0]!, r.k)).length;
+    expect(passed / others.length).toBeLessThan(0.02);
+  });
+
+  it('store out every keyed record but the newest 8 once there are more than 24; unkeyed ones stay', async () => {
+    const keyed = await Promise.all(Array.from({ length: 25 }, (_, i) => record(i)));
+    const unkeyed = Array.from({ length: 5 }, (_, i) => ({ k: `w:${i}`, at: 1_000 + i, r: {} }));
+    const { kept, out } = storeOut([...unkeyed, ...keyed], 2_000);
+    expect(out).toEqual(keyed.slice(0, 17));
+    expect(kept).toEqual([...unkeyed, ...keyed.slice(17)]);
+    expect(storeOut([...unkeyed, ...keyed.slice(1)], 2_000).out).toEqual([]);
+  });
+});
