@@ -312,7 +312,10 @@ export class WriteLoop {
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
-      await this.lookUpStoredOut(run, open, cached.session);
+      await this.lookUpStoredOut(run, open, cached.session).catch((err: unknown) => {
+        run.unknown = tries.some((t) => t.uncertain); // an attempt may have landed: the marker stays
+        throw err;
+      });
       const verdict = this.checkAll(open, cached.session, fromCache, tries);
       if (verdict === 'reread') {
         cached = await load();
@@ -506,7 +509,7 @@ export class WriteLoop {
     members: Member[],
     fromCache: boolean,
   ): Promise<Attempt> {
-    const { pipeline, now } = this.deps;
+    const { now } = this.deps;
     const { writeId } = run;
     const cur = cached.session;
     const nowMs = Math.max(now(), (Date.parse(cur.updated_at) || 0) + 1);
@@ -519,40 +522,31 @@ export class WriteLoop {
     for (const m of unchanged) m.result = fulfilled(noop);
     if (built.length === 0) return { lost: false, committed: null };
     const records = built.map(({ m }) => recordOf(m, nowMs));
-    let writes = cur.satchel?.writes ?? [];
-    for (const record of records) writes = pruneWrites(writes, record, now());
-    const { kept, out } = storeOut(writes, now());
+    const { satchel, out } = this.bookkeeping(cur, records);
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
       revision: cur.revision + 1,
-      satchel: { ...cur.satchel, writes: kept, ...this.filtersAfter(cur, out) },
+      satchel,
     };
+    // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
+    const storing = out.length ? this.storeKeyRecords(run, out) : Promise.resolve();
+    if (out.length) run.schedule(storing.catch(() => undefined)); // awaited below, unless the attempt ends first
     const first = built[0]!.m.req;
-    const knownValues = first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {};
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
-    const held = cached.held !== undefined ? { held: cached.held } : {};
     let saved: ReturnType<SavePipeline['apply']>;
     let receipt: WriteReceipt;
     let sealed: Encoded;
     try {
-      saved = pipeline.apply({
-        next: draft,
-        previous: cur,
-        previousBytes: cached.bytes,
-        newMessages: newTail(cur.messages, draft.messages),
-        ...knownValues,
-        ...held,
-      });
-      receipt = makeReceipt(saved.session, 0, saved.redactions, saved.dropped_groups);
-      built.forEach(({ m, added }, i) => {
-        const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
-        records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
-      });
-      const extras = first.ctx.receiptExtras?.(saved.session);
-      const next = { session: saved.session, receipt, records, extras, nowMs };
-      sealed = await this.encode(run, cached, next);
+      ({ saved, receipt, sealed } = await this.saveAndEncode(
+        run,
+        cached,
+        draft,
+        built,
+        records,
+        nowMs,
+      ));
     } catch (err) {
       // A partial copy could not take this write (a rescan, the cap, a fold): read the whole session.
       if (!NeedsWholeSession.is(err)) throw err;
@@ -570,27 +564,71 @@ export class WriteLoop {
       ...(sealed.held !== undefined ? { held: sealed.held } : {}),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };
-    // The keyed records leaving the object are stored first: a reader that misses one in the object
-    // then finds it in storage.
-    await this.storeKeyRecords(run, out).catch((err: unknown) => {
-      reopen();
-      throw err;
-    });
-    const outcome = await this.commit(run, cached, sealed, tried).catch((err: unknown) => {
-      reopen();
-      throw err;
-    });
+    const outcome = await storing
+      .then(
+        () => this.commit(run, cached, sealed, tried),
+        (err: unknown) => {
+          for (const k of sealed.written) this.discard(run, k); // no commit names them
+          throw err;
+        },
+      )
+      .catch((err: unknown) => {
+        reopen();
+        throw err;
+      });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
     return outcome;
   }
 
-  /** The filters a write leaves (`kf`): with the keys it stores out of the object, the expired ones gone. */
-  private filtersAfter(cur: StoredSession, out: WriteRecord[]): { kf?: KeyFilter[] } {
+  /** Runs the save pipeline on the draft, completes the write records, and encodes the object to PUT. */
+  private async saveAndEncode(
+    run: GroupRun,
+    cached: CachedSession,
+    draft: StoredSession,
+    built: { m: Member; added: number }[],
+    records: WriteRecord[],
+    nowMs: number,
+  ): Promise<{ saved: ReturnType<SavePipeline['apply']>; receipt: WriteReceipt; sealed: Encoded }> {
+    const cur = cached.session;
+    const first = built[0]!.m.req;
+    const saved = this.deps.pipeline.apply({
+      next: draft,
+      previous: cur,
+      previousBytes: cached.bytes,
+      newMessages: newTail(cur.messages, draft.messages),
+      ...(first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {}),
+      ...(cached.held !== undefined ? { held: cached.held } : {}),
+    });
+    const receipt = makeReceipt(saved.session, 0, saved.redactions, saved.dropped_groups);
+    built.forEach(({ m, added }, i) => {
+      const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
+      records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
+    });
+    const extras = first.ctx.receiptExtras?.(saved.session);
+    const next = { session: saved.session, receipt, records, extras, nowMs };
+    return { saved, receipt, sealed: await this.encode(run, cached, next) };
+  }
+
+  /**
+   * The bookkeeping a write leaves (`satchel`): its records added and the old ones pruned; keyed records
+   * past KEYED_PUSH_AT leave (`out`, stored first by the caller) and their keys join the filters (`kf`),
+   * whose expired generations go.
+   */
+  private bookkeeping(
+    cur: StoredSession,
+    records: WriteRecord[],
+  ): { satchel: NonNullable<StoredSession['satchel']>; out: WriteRecord[] } {
+    const now = this.deps.now();
+    let writes = cur.satchel?.writes ?? [];
+    for (const record of records) writes = pruneWrites(writes, record, now);
+    const { kept, out } = storeOut(writes, now);
+    const satchel = { ...cur.satchel, writes: kept };
     const before = filtersOf(cur.satchel);
-    if (before === null && out.length === 0) return {}; // not Satchel's: left as is, and looked up always
-    const kf = addToFilters(before, out, this.deps.now());
-    return kf.length > 0 || cur.satchel?.kf !== undefined ? { kf } : {};
+    // Filters that are not Satchel's are left as they are (a key not in the object is then looked up).
+    if (before === null && out.length === 0) return { satchel, out };
+    const kf: KeyFilter[] = addToFilters(before, out, now);
+    return { satchel: kf.length || cur.satchel?.kf ? { ...satchel, kf } : satchel, out };
   }
 
   /** Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same). */

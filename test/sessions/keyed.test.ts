@@ -160,6 +160,43 @@ for (const [backend, make] of [
       expect(new Set(texts).size).toBe(60);
     });
 
+    it('a writer that stored records out and then failed to commit leaves a state that works', async () => {
+      class FailCommitAfterKeys extends PassThrough {
+        armed = false;
+        failed = 0;
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (key.includes('/k/') && this.failed === 0) this.armed = true;
+          else if (this.armed && key.includes('/sessions/')) {
+            this.armed = false;
+            this.failed++;
+            throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+          }
+          return this.inner.put(key, body, options);
+        }
+      }
+      const objects = new FailCommitAfterKeys(make());
+      const id = `fail-${Date.now()}`;
+      const store = open(objects);
+      await store.create(ns, { id, task: 'fail', messages: [] });
+      const receipts = new Map<number, number>();
+      for (let i = 0; i < 40; i++) {
+        const send = () =>
+          store.append(ns, id, { messages: [msg(i)] }, undefined, { idempotencyKey: `f-${i}` });
+        // The client retries what failed, with the same key.
+        const r = await send().catch(() => send());
+        receipts.set(i, r.receipt.revision);
+      }
+      expect(objects.failed).toBeGreaterThan(0);
+      const fresh = open(objects.inner);
+      for (let i = 0; i < 40; i++) {
+        const again = await fresh.append(ns, id, { messages: [msg(i)] }, undefined, {
+          idempotencyKey: `f-${i}`,
+        });
+        expect(again).toMatchObject({ replayed: true, receipt: { revision: receipts.get(i) } });
+      }
+      expect((await fresh.get(ns, id)).messages).toHaveLength(40);
+    });
+
     it('a stored-out key is forgotten after the retention window, with its filter', async () => {
       const objects = new Watch(make());
       let clock = Date.now();
