@@ -1,4 +1,6 @@
 import { keys } from '../model/keys.js';
+import type { ObjectStore } from '../storage/port.js';
+import { listAll } from '../storage/prefix.js';
 import { RETENTION_MS } from '../model/retention.js';
 import { writeRecordSchema, type WriteRecord } from '../model/session.js';
 
@@ -7,10 +9,13 @@ import { writeRecordSchema, type WriteRecord } from '../model/session.js';
  * Idempotency-Key leaves a keyed record in `satchel.writes`, kept for RETENTION_MS so that a retry within
  * that time is a no-op. Kept in the object, they made every write of a busy session rewrite up to 1,000 of
  * them (about 250 KB). Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write
- * first stores the older ones as create-only objects of their own (`k/<id>/<hash>.json`, one PUT each, in
- * parallel, before its commit) and adds their hashes to a Bloom filter in the object (`satchel.kf`). A key
- * that is not in the object is looked up in storage only when a filter may hold it: a fresh key costs no
- * request, except for the filter's false positives (under 1% per filter generation at its capacity).
+ * first stores the older ones as create-only objects of their own (`k/<id>/<day>/<hash>.json`, one PUT
+ * each, in parallel, before its commit) and adds their hashes to a Bloom filter in the object
+ * (`satchel.kf`). A key that is not in the object is looked up in storage only when a filter may hold it:
+ * a fresh key costs no request, except for the filters' false positives (about 0.7% per generation at its
+ * capacity; each generation has twice the bits of the one before, so a busy day needs few of them).
+ * A record's day (`at` in whole retention windows) keeps a key used again after the window apart from its
+ * first use, and lets whole days go once no record in them can be retried.
  *
  * Order makes it safe: a record leaves the object only in a commit that follows its object's PUT, so a
  * reader that does not find a key in the object it read finds it in storage after that read.
@@ -27,33 +32,39 @@ export interface KeyFilter {
   s: number;
   /** The newest write time of a record in it (ms): once older than the retention window, it goes. */
   t: number;
-  /** How many keys it holds (a new generation starts at FILTER_CAPACITY). */
+  /** How many keys it holds (a new generation starts at its capacity). */
   n: number;
-  /** FILTER_BITS bits, base64. */
+  /** Its bits (2,048 × a power of two, at most 65,536), base64. */
   b: string;
 }
 
-const FILTER_BITS = 2048;
+const FIRST_BITS = 2048;
+const MAX_BITS = 65536;
 const FILTER_HASHES = 7;
-/** About 0.7% false positives at this many keys (2048 bits, 7 hashes). */
-export const FILTER_CAPACITY = 200;
+
+/** Keys a generation of `bits` bits takes: about 0.7% false positives when full (200 for 2,048 bits). */
+export function capacityOf(bits: number): number {
+  return Math.floor((bits * 25) / 256);
+}
 
 function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
 }
 
 function fromBase64(b64: string): Uint8Array {
   const bin = atob(b64);
-  const out = new Uint8Array(FILTER_BITS / 8);
-  for (let i = 0; i < Math.min(bin.length, out.length); i++) out[i] = bin.charCodeAt(i);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
 
 /** The bit positions of a key hash (hex digits, at least 16): double hashing on two 32-bit halves. */
-function positions(hash: string): number[] {
+function positions(hash: string, bits: number): number[] {
   const h1 = parseInt(hash.slice(0, 8), 16) >>> 0;
   const h2 = (parseInt(hash.slice(8, 16), 16) | 1) >>> 0;
-  return Array.from({ length: FILTER_HASHES }, (_, i) => (h1 + i * h2) % FILTER_BITS);
+  return Array.from({ length: FILTER_HASHES }, (_, i) => (h1 + i * h2) % bits);
 }
 
 /** The hex hash of a keyed record's key (`k:<hex>`). */
@@ -62,31 +73,38 @@ function hashOf(k: string): string {
 }
 
 export function filterHas(f: KeyFilter, k: string): boolean {
-  const bits = fromBase64(f.b);
-  return positions(hashOf(k)).every((p) => (bits[p >> 3]! & (1 << (p & 7))) !== 0);
+  const bytes = fromBase64(f.b);
+  return positions(hashOf(k), bytes.length * 8).every(
+    (p) => (bytes[p >> 3]! & (1 << (p & 7))) !== 0,
+  );
 }
 
 function filterWith(f: KeyFilter, records: WriteRecord[]): KeyFilter {
-  const bits = fromBase64(f.b);
-  for (const r of records) for (const p of positions(hashOf(r.k))) bits[p >> 3]! |= 1 << (p & 7);
+  const bytes = fromBase64(f.b);
+  for (const r of records)
+    for (const p of positions(hashOf(r.k), bytes.length * 8)) bytes[p >> 3]! |= 1 << (p & 7);
   const t = records.reduce((t, r) => Math.max(t, r.at), f.t);
-  return { s: f.s, t, n: f.n + records.length, b: toBase64(bits) };
+  return { s: f.s, t, n: f.n + records.length, b: toBase64(bytes) };
 }
 
-function emptyFilter(now: number): KeyFilter {
-  return { s: now, t: 0, n: 0, b: toBase64(new Uint8Array(FILTER_BITS / 8)) };
+function emptyFilter(now: number, bits: number): KeyFilter {
+  return { s: now, t: 0, n: 0, b: toBase64(new Uint8Array(bits / 8)) };
+}
+
+function bitsOf(f: KeyFilter): number {
+  return fromBase64(f.b).length * 8;
 }
 
 /** The filters of a session's bookkeeping (`satchel.kf`); null when they are not what Satchel writes. */
 export function filtersOf(satchel: Record<string, unknown> | undefined): KeyFilter[] | null {
   const kf = satchel?.kf;
   if (kf === undefined) return [];
-  const valid = (f: Partial<KeyFilter>) =>
-    typeof f.s === 'number' &&
-    typeof f.t === 'number' &&
-    typeof f.n === 'number' &&
-    typeof f.b === 'string' &&
-    /^[A-Za-z0-9+/]{342}==$/.test(f.b);
+  const valid = (f: Partial<KeyFilter>) => {
+    if (typeof f.s !== 'number' || typeof f.t !== 'number' || typeof f.n !== 'number') return false;
+    if (typeof f.b !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(f.b)) return false;
+    const bits = fromBase64(f.b).length * 8;
+    return bits >= FIRST_BITS && bits <= MAX_BITS && (bits & (bits - 1)) === 0;
+  };
   return Array.isArray(kf) && kf.every((f) => f && typeof f === 'object' && valid(f)) ? kf : null;
 }
 
@@ -95,7 +113,10 @@ export function liveFilters(filters: readonly KeyFilter[] | null, now: number): 
   return (filters ?? []).filter((f) => f.t > now - RETENTION_MS);
 }
 
-/** Filters with `records` added (a new generation when the newest is full), the expired ones gone. */
+/**
+ * Filters with `records` added, the expired generations gone. A full generation is followed by one with
+ * twice its bits (up to 65,536), so a session with many keyed writes a day keeps few generations.
+ */
 export function addToFilters(
   filters: readonly KeyFilter[] | null,
   records: WriteRecord[],
@@ -105,8 +126,11 @@ export function addToFilters(
   let rest = records;
   while (rest.length > 0) {
     let last = out[out.length - 1];
-    if (!last || last.n >= FILTER_CAPACITY) out.push((last = emptyFilter(now)));
-    const room = FILTER_CAPACITY - last.n;
+    if (!last || last.n >= capacityOf(bitsOf(last))) {
+      const bits = last ? Math.min(MAX_BITS, bitsOf(last) * 2) : FIRST_BITS;
+      out.push((last = emptyFilter(now, bits)));
+    }
+    const room = capacityOf(bitsOf(last)) - last.n;
     out[out.length - 1] = filterWith(last, rest.slice(0, room));
     rest = rest.slice(room);
   }
@@ -127,16 +151,19 @@ export function mayBeStoredOut(
 
 /**
  * Splits a write's records into those the object keeps and the keyed ones to store out of it first: when
- * it holds more than KEYED_PUSH_AT keyed records, every one but the newest KEYED_KEEP goes (the ones past
- * the retention window are dropped, not stored).
+ * it holds more than KEYED_PUSH_AT keyed records, every one but the newest KEYED_KEEP goes, never one of
+ * this write's own (`fresh`: their receipts are not made yet); the ones past the retention window are
+ * dropped, not stored.
  */
 export function storeOut(
   writes: WriteRecord[],
+  fresh: readonly WriteRecord[],
   now: number,
 ): { kept: WriteRecord[]; out: WriteRecord[] } {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
   if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, out: [] };
-  const leaving = new Set(keyed.slice(0, keyed.length - KEYED_KEEP));
+  const own = new Set(fresh);
+  const leaving = new Set(keyed.slice(0, keyed.length - KEYED_KEEP).filter((w) => !own.has(w)));
   return {
     kept: writes.filter((w) => !leaving.has(w)),
     out: [...leaving].filter((w) => w.at > now - RETENTION_MS),
@@ -153,7 +180,48 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
   }
 }
 
-/** Where a keyed record stored out of the object lives. */
-export function keyRecordKey(ns: string, id: string, k: string): string {
-  return `${keys.keyRecords(ns, id)}${hashOf(k)}.json`;
+/** A record's day: its time in whole retention windows. */
+function dayOf(at: number): number {
+  return Math.floor(at / RETENTION_MS);
+}
+
+/** Where a keyed record stored out of the object lives (by the day of its write). */
+export function keyRecordKey(ns: string, id: string, record: WriteRecord): string {
+  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}.json`;
+}
+
+/**
+ * The stored-out record of key claim `k` that a retry at `now` may still replay: its day is yesterday,
+ * today or (a writer's clock ahead) tomorrow, read in parallel; a record of an earlier use of the key,
+ * past the retention window, does not count.
+ */
+export async function lookUpKeyRecord(
+  objects: ObjectStore,
+  ns: string,
+  id: string,
+  k: string,
+  now: number,
+): Promise<WriteRecord | undefined> {
+  const day = dayOf(now);
+  const found = await Promise.all(
+    [day - 1, day, day + 1].map((d) =>
+      objects.get(`${keys.keyRecords(ns, id)}${d}/${hashOf(k)}.json`),
+    ),
+  );
+  const records = found.map((f) => f && parseKeyRecord(f.body, k));
+  return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
+}
+
+/** Deletes the days of stored-out records that no retry can reach any more (before yesterday). */
+export async function sweepKeyRecords(
+  objects: ObjectStore,
+  ns: string,
+  id: string,
+  now: number,
+): Promise<void> {
+  const prefix = keys.keyRecords(ns, id);
+  const old = (await listAll(objects, prefix)).filter(
+    (k) => Number(k.slice(prefix.length, k.indexOf('/', prefix.length))) < dayOf(now) - 1,
+  );
+  if (old.length > 0) await objects.delete(old);
 }

@@ -30,13 +30,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { deletePrefix, objectExists } from '../storage/prefix.js';
-import {
-  filtersOf,
-  keyRecordKey,
-  liveFilters,
-  mayBeStoredOut,
-  parseKeyRecord,
-} from './key-records.js';
+import { filtersOf, liveFilters, lookUpKeyRecord, mayBeStoredOut } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
@@ -524,9 +518,9 @@ export class SessionStore {
     const inObject = await keyedWrite(session, idempotencyKey);
     if (inObject) return inObject;
     const k = 'k:' + (await sha256Hex(idempotencyKey));
-    if (!mayBeStoredOut(filtersOf(session.satchel), k, this.now())) return undefined;
-    const got = await this.objects.get(keyRecordKey(ns, id, k));
-    return (got && parseKeyRecord(got.body, k)) ?? undefined;
+    const now = this.now();
+    if (!mayBeStoredOut(filtersOf(session.satchel), k, now)) return undefined;
+    return lookUpKeyRecord(this.objects, ns, id, k, now);
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */

@@ -33,9 +33,10 @@ import {
   addToFilters,
   filtersOf,
   keyRecordKey,
+  lookUpKeyRecord,
   mayBeStoredOut,
-  parseKeyRecord,
   storeOut,
+  sweepKeyRecords,
   type KeyFilter,
 } from './key-records.js';
 import type { AuditRecord } from './audit.js';
@@ -164,6 +165,8 @@ interface GroupRun {
   finished: boolean;
   /** Where its background work goes (the first request's schedule). */
   schedule: Schedule;
+  /** Keyed records its attempts stored out of the object. */
+  storedOut: string[];
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
@@ -277,6 +280,7 @@ export class WriteLoop {
       unknown: false,
       finished: false,
       schedule,
+      storedOut: [],
     };
     try {
       await this.commitLoop(run);
@@ -309,6 +313,8 @@ export class WriteLoop {
       const open = members.filter((m) => !m.result);
       if (!cached) {
         this.discardUnlanded(run, tries, null);
+        // Deleted meanwhile: the keyed records this run stored out go too (the delete may have listed first).
+        for (const k of run.storedOut.splice(0)) this.discard(run, k);
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
@@ -389,9 +395,9 @@ export class WriteLoop {
     );
     await Promise.all(
       wanted.map(async (m) => {
-        const found = await this.deps.objects.get(keyRecordKey(run.ns, run.id, m.claims.keyed!));
+        const { objects } = this.deps;
+        const record = await lookUpKeyRecord(objects, run.ns, run.id, m.claims.keyed!, now);
         m.lookedUp = signature;
-        const record = found && parseKeyRecord(found.body, m.claims.keyed!);
         if (record) m.storedOut = record;
       }),
     );
@@ -622,7 +628,7 @@ export class WriteLoop {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
-    const { kept, out } = storeOut(writes, now);
+    const { kept, out } = storeOut(writes, records, now);
     const satchel = { ...cur.satchel, writes: kept };
     const before = filtersOf(cur.satchel);
     // Filters that are not Satchel's are left as they are (a key not in the object is then looked up).
@@ -631,13 +637,17 @@ export class WriteLoop {
     return { satchel: kf.length || cur.satchel?.kf ? { ...satchel, kf } : satchel, out };
   }
 
-  /** Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same). */
+  /**
+   * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same),
+   * and sweeps the days no retry can reach in the background. The run remembers them: when the session
+   * turns out deleted, they go.
+   */
   private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
-    await Promise.all(
-      out.map((r) =>
-        putOwn(this.deps.objects, keyRecordKey(run.ns, run.id, r.k), utf8(JSON.stringify(r))),
-      ),
-    );
+    const { objects, now } = this.deps;
+    const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
+    run.storedOut.push(...stored);
+    await Promise.all(out.map((r, i) => putOwn(objects, stored[i]!, utf8(JSON.stringify(r)))));
+    run.schedule(sweepKeyRecords(objects, run.ns, run.id, now()).catch(() => undefined));
   }
 
   /**
