@@ -212,16 +212,45 @@ export async function lookUpKeyRecord(
   return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
 }
 
-/** Deletes the days of stored-out records that no retry can reach any more (before yesterday). */
+/** Days of stored-out records to delete: from `from` (every day before `to` when unknown) up to `to`. */
+export interface DaySweep {
+  from?: number;
+  to: number;
+}
+
+/**
+ * The sweep a write that stores records out owes, if any: the days before yesterday that no sweep has
+ * covered (`satchel.ks`, the first day not swept; the write sets it to `to`). At most one a day.
+ */
+export function sweepDue(
+  satchel: Record<string, unknown> | undefined,
+  now: number,
+): DaySweep | undefined {
+  const to = dayOf(now) - 1;
+  const ks = satchel?.ks;
+  if (typeof ks !== 'number') return { to };
+  return ks < to ? { from: ks, to } : undefined;
+}
+
+/** Deletes the stored-out records of the days of `sweep` (a LIST per day, or of them all once). */
 export async function sweepKeyRecords(
   objects: ObjectStore,
   ns: string,
   id: string,
-  now: number,
+  sweep: DaySweep,
 ): Promise<void> {
   const prefix = keys.keyRecords(ns, id);
-  const old = (await listAll(objects, prefix)).filter(
-    (k) => Number(k.slice(prefix.length, k.indexOf('/', prefix.length))) < dayOf(now) - 1,
-  );
+  const dayOfKey = (k: string) => Number(k.slice(prefix.length, k.indexOf('/', prefix.length)));
+  // A LIST per day not swept yet; after a long pause (or the first time), one of everything.
+  const { from, to } = sweep;
+  const listed =
+    from === undefined || to - from > 7
+      ? await listAll(objects, prefix)
+      : (
+          await Promise.all(
+            Array.from({ length: to - from }, (_, i) => listAll(objects, `${prefix}${from + i}/`)),
+          )
+        ).flat();
+  const old = listed.filter((k) => dayOfKey(k) < to);
   if (old.length > 0) await objects.delete(old);
 }

@@ -36,7 +36,9 @@ import {
   lookUpKeyRecord,
   mayBeStoredOut,
   storeOut,
+  sweepDue,
   sweepKeyRecords,
+  type DaySweep,
   type KeyFilter,
 } from './key-records.js';
 import type { AuditRecord } from './audit.js';
@@ -528,7 +530,7 @@ export class WriteLoop {
     for (const m of unchanged) m.result = fulfilled(noop);
     if (built.length === 0) return { lost: false, committed: null };
     const records = built.map(({ m }) => recordOf(m, nowMs));
-    const { satchel, out } = this.bookkeeping(cur, records);
+    const { satchel, out, sweep } = this.bookkeeping(cur, records);
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
@@ -536,7 +538,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = out.length ? this.storeKeyRecords(run, out) : Promise.resolve();
+    const storing = out.length ? this.storeKeyRecords(run, out, sweep) : Promise.resolve();
     if (out.length) run.schedule(storing.catch(() => undefined)); // awaited below, unless the attempt ends first
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
@@ -624,7 +626,7 @@ export class WriteLoop {
   private bookkeeping(
     cur: StoredSession,
     records: WriteRecord[],
-  ): { satchel: NonNullable<StoredSession['satchel']>; out: WriteRecord[] } {
+  ): { satchel: NonNullable<StoredSession['satchel']>; out: WriteRecord[]; sweep?: DaySweep } {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
@@ -634,7 +636,10 @@ export class WriteLoop {
     // Filters that are not Satchel's are left as they are (a key not in the object is then looked up).
     if (before === null && out.length === 0) return { satchel, out };
     const kf: KeyFilter[] = addToFilters(before, out, now);
-    return { satchel: kf.length || cur.satchel?.kf ? { ...satchel, kf } : satchel, out };
+    const next = kf.length || cur.satchel?.kf ? { ...satchel, kf } : satchel;
+    // The days of stored-out records no retry reaches go at most once a day, with the next records out.
+    const sweep = out.length ? sweepDue(cur.satchel, now) : undefined;
+    return { satchel: sweep ? { ...next, ks: sweep.to } : next, out, ...(sweep ? { sweep } : {}) };
   }
 
   /**
@@ -642,12 +647,16 @@ export class WriteLoop {
    * and sweeps the days no retry can reach in the background. The run remembers them: when the session
    * turns out deleted, they go.
    */
-  private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
-    const { objects, now } = this.deps;
+  private async storeKeyRecords(
+    run: GroupRun,
+    out: WriteRecord[],
+    sweep?: DaySweep,
+  ): Promise<void> {
+    const { objects } = this.deps;
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
     run.storedOut.push(...stored);
     await Promise.all(out.map((r, i) => putOwn(objects, stored[i]!, utf8(JSON.stringify(r)))));
-    run.schedule(sweepKeyRecords(objects, run.ns, run.id, now()).catch(() => undefined));
+    if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   filterHas,
   KEYED_PUSH_AT,
   storeOut,
+  sweepDue,
 } from '../../lib/sessions/key-records.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { sha256Hex } from '../../lib/model/digest.js';
@@ -235,6 +236,13 @@ describe('the key filters', () => {
     const others = await Promise.all(Array.from({ length: 3_000 }, (_, i) => record(100_000 + i)));
     const passed = others.filter((r) => filters.some((f) => filterHas(f, r.k))).length;
     expect(passed / others.length).toBeLessThan(0.04);
+  });
+
+  it('sweep the days before yesterday at most once a day', () => {
+    const now = 20_000 * RETENTION_MS + 5_000;
+    expect(sweepDue(undefined, now)).toEqual({ to: 19_999 });
+    expect(sweepDue({ ks: 19_999 }, now)).toBeUndefined();
+    expect(sweepDue({ ks: 19_996 }, now)).toEqual({ from: 19_996, to: 19_999 });
   });
 
   it('store out every keyed record but the newest 8 once there are more than 24; unkeyed ones stay', async () => {
