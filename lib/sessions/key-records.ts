@@ -113,9 +113,17 @@ export function liveFilters(filters: readonly KeyFilter[] | null, now: number): 
   return (filters ?? []).filter((f) => f.t > now - RETENTION_MS);
 }
 
+/** The smallest generation size (a power of two from 2,048 to 65,536 bits) that takes `keys` keys. */
+function bitsFor(keys: number): number {
+  let bits = FIRST_BITS;
+  while (bits < MAX_BITS && capacityOf(bits) < keys) bits *= 2;
+  return bits;
+}
+
 /**
- * Filters with `records` added, the expired generations gone. A full generation is followed by one with
- * twice its bits (up to 65,536), so a session with many keyed writes a day keeps few generations.
+ * Filters with `records` added, the expired generations gone. A generation takes keys until it is full or
+ * a day old, so old ones expire; a new one is sized to the keys the live ones hold (about a day's, at
+ * least 200), so a busy day's generations grow as it does and a quiet session's stay small.
  */
 export function addToFilters(
   filters: readonly KeyFilter[] | null,
@@ -126,9 +134,9 @@ export function addToFilters(
   let rest = records;
   while (rest.length > 0) {
     let last = out[out.length - 1];
-    if (!last || last.n >= capacityOf(bitsOf(last))) {
-      const bits = last ? Math.min(MAX_BITS, bitsOf(last) * 2) : FIRST_BITS;
-      out.push((last = emptyFilter(now, bits)));
+    if (!last || last.n >= capacityOf(bitsOf(last)) || last.s <= now - RETENTION_MS) {
+      const live = out.reduce((n, f) => n + f.n, 0);
+      out.push((last = emptyFilter(now, bitsFor(Math.max(live, rest.length)))));
     }
     const room = capacityOf(bitsOf(last)) - last.n;
     out[out.length - 1] = filterWith(last, rest.slice(0, room));
@@ -201,12 +209,15 @@ export async function lookUpKeyRecord(
   id: string,
   k: string,
   now: number,
+  filters: readonly KeyFilter[] | null,
 ): Promise<WriteRecord | undefined> {
   const day = dayOf(now);
+  // Records written after one from a clock far ahead carry its time (at most a week of days is read).
+  const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));
+  const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
+  const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
   const found = await Promise.all(
-    [day - 1, day, day + 1].map((d) =>
-      objects.get(`${keys.keyRecords(ns, id)}${d}/${hashOf(k)}.json`),
-    ),
+    days.map((d) => objects.get(`${keys.keyRecords(ns, id)}${d}/${hashOf(k)}.json`)),
   );
   const records = found.map((f) => f && parseKeyRecord(f.body, k));
   return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
@@ -219,14 +230,15 @@ export interface DaySweep {
 }
 
 /**
- * The sweep a write that stores records out owes, if any: the days before yesterday that no sweep has
+ * The sweep a write that stores records out owes, if any: the days before the day before yesterday
+ * (a day of margin for clocks that disagree) that no sweep has
  * covered (`satchel.ks`, the first day not swept; the write sets it to `to`). At most one a day.
  */
 export function sweepDue(
   satchel: Record<string, unknown> | undefined,
   now: number,
 ): DaySweep | undefined {
-  const to = dayOf(now) - 1;
+  const to = dayOf(now) - 2;
   const ks = satchel?.ks;
   if (typeof ks !== 'number') return { to };
   return ks < to ? { from: ks, to } : undefined;
@@ -241,14 +253,17 @@ export async function sweepKeyRecords(
 ): Promise<void> {
   const prefix = keys.keyRecords(ns, id);
   const dayOfKey = (k: string) => Number(k.slice(prefix.length, k.indexOf('/', prefix.length)));
-  // A LIST per day not swept yet; after a long pause (or the first time), one of everything.
+  // A LIST per day not swept yet (and the day before: a record may land there after its sweep); after a
+  // long pause (or the first time), one of everything.
   const { from, to } = sweep;
   const listed =
     from === undefined || to - from > 7
       ? await listAll(objects, prefix)
       : (
           await Promise.all(
-            Array.from({ length: to - from }, (_, i) => listAll(objects, `${prefix}${from + i}/`)),
+            Array.from({ length: to - from + 1 }, (_, i) =>
+              listAll(objects, `${prefix}${from - 1 + i}/`),
+            ),
           )
         ).flat();
   const old = listed.filter((k) => dayOfKey(k) < to);

@@ -515,12 +515,13 @@ export class SessionStore {
     session: StoredSession,
     idempotencyKey: string,
   ): Promise<WriteRecord | undefined> {
-    const inObject = await keyedWrite(session, idempotencyKey);
+    const now = this.now();
+    const inObject = await keyedWrite(session, idempotencyKey, now);
     if (inObject) return inObject;
     const k = 'k:' + (await sha256Hex(idempotencyKey));
-    const now = this.now();
-    if (!mayBeStoredOut(filtersOf(session.satchel), k, now)) return undefined;
-    return lookUpKeyRecord(this.objects, ns, id, k, now);
+    const filters = filtersOf(session.satchel);
+    if (!mayBeStoredOut(filters, k, now)) return undefined;
+    return lookUpKeyRecord(this.objects, ns, id, k, now, filters);
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */

@@ -392,13 +392,14 @@ export class WriteLoop {
         m.claims.keyed !== undefined &&
         m.storedOut === undefined &&
         m.lookedUp !== signature &&
-        !findClaim(cur, m.claims) &&
+        !findClaim(cur, m.claims, now) &&
         mayBeStoredOut(filters, m.claims.keyed, now),
     );
     await Promise.all(
       wanted.map(async (m) => {
         const { objects } = this.deps;
-        const record = await lookUpKeyRecord(objects, run.ns, run.id, m.claims.keyed!, now);
+        const k = m.claims.keyed!;
+        const record = await lookUpKeyRecord(objects, run.ns, run.id, k, now, filters);
         m.lookedUp = signature;
         if (record) m.storedOut = record;
       }),
@@ -482,7 +483,7 @@ export class WriteLoop {
     tries: readonly Tried[],
   ): Verdict {
     const { req, claims } = m;
-    const previous = findClaim(cur, claims) ?? m.storedOut;
+    const previous = findClaim(cur, claims, this.deps.now()) ?? m.storedOut;
     if (previous) {
       if (fromCache) return 'reread';
       // Attempts of one write share their key and may share a millisecond: the revision tells them apart.
@@ -538,7 +539,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = out.length ? this.storeKeyRecords(run, out, sweep) : Promise.resolve();
+    const storing = out.length ? this.storeKeyRecords(run, out) : Promise.resolve();
     if (out.length) run.schedule(storing.catch(() => undefined)); // awaited below, unless the attempt ends first
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
@@ -586,6 +587,7 @@ export class WriteLoop {
       });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
+    if (!outcome.lost && sweep) this.sweepDays(run, sweep);
     return outcome;
   }
 
@@ -642,21 +644,20 @@ export class WriteLoop {
     return { satchel: sweep ? { ...next, ks: sweep.to } : next, out, ...(sweep ? { sweep } : {}) };
   }
 
+  /** Deletes, in the background, the days of stored-out records no retry reaches, once `ks` has landed. */
+  private sweepDays(run: GroupRun, sweep: DaySweep): void {
+    run.schedule(sweepKeyRecords(this.deps.objects, run.ns, run.id, sweep).catch(() => undefined));
+  }
+
   /**
-   * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same),
-   * and sweeps the days no retry can reach in the background. The run remembers them: when the session
-   * turns out deleted, they go.
+   * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same).
+   * The run remembers them: when the session turns out deleted, they go.
    */
-  private async storeKeyRecords(
-    run: GroupRun,
-    out: WriteRecord[],
-    sweep?: DaySweep,
-  ): Promise<void> {
+  private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
     const { objects } = this.deps;
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
     run.storedOut.push(...stored);
     await Promise.all(out.map((r, i) => putOwn(objects, stored[i]!, utf8(JSON.stringify(r)))));
-    if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
   }
 
   /**

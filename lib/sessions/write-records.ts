@@ -38,10 +38,19 @@ export async function claimsOf(
   };
 }
 
-/** The record an earlier attempt of this write (same write id or same key) left in `session`. */
-export function findClaim(session: StoredSession, claims: WriteClaims): WriteRecord | undefined {
+/**
+ * The record an earlier attempt of this write (same write id, or same key within the retention window: a
+ * key used again after it is a new write) left in `session`.
+ */
+export function findClaim(
+  session: StoredSession,
+  claims: WriteClaims,
+  now: number,
+): WriteRecord | undefined {
   return session.satchel?.writes.find(
-    (w) => w.k === claims.own || (claims.keyed !== undefined && w.k === claims.keyed),
+    (w) =>
+      w.k === claims.own ||
+      (claims.keyed !== undefined && w.k === claims.keyed && w.at > now - RETENTION_MS),
   );
 }
 
@@ -49,9 +58,10 @@ export function findClaim(session: StoredSession, claims: WriteClaims): WriteRec
 export async function keyedWrite(
   session: StoredSession,
   idempotencyKey: string,
+  now: number,
 ): Promise<WriteRecord | undefined> {
   const k = 'k:' + (await sha256Hex(idempotencyKey));
-  return session.satchel?.writes.find((w) => w.k === k);
+  return session.satchel?.writes.find((w) => w.k === k && w.at > now - RETENTION_MS);
 }
 
 /** The records kept after adding one: keyed ones for the retention window (at most 1,000), the last 16 unkeyed. */
