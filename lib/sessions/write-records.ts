@@ -64,7 +64,10 @@ export async function keyedWrite(
   return session.satchel?.writes.find((w) => w.k === k && w.at > now - RETENTION_MS);
 }
 
-/** The records kept after adding one: keyed ones for the retention window (at most 1,000), the last 16 unkeyed. */
+/**
+ * The records kept after adding one: keyed ones for the retention window (at most 1,000; `storeOut` in
+ * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed.
+ */
 export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: number): WriteRecord[] {
   const cutoff = now - RETENTION_MS;
   const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
