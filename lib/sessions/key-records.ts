@@ -25,6 +25,12 @@ import { writeRecordSchema, type WriteRecord } from '../model/session.js';
 export const KEYED_KEEP = 8;
 /** The object holds at most this many keyed records: the write that would exceed it stores the older ones. */
 export const KEYED_PUSH_AT = 24;
+/**
+ * At most this many leave per write: an object of an older Satchel may hold up to 1,000 keyed records,
+ * and storing them all in one write would be as many PUTs (a Worker may make 50 subrequests on the free
+ * plan); the rest leave with the writes after it.
+ */
+export const KEYED_OUT_MAX = 32;
 
 /** One generation of the filter: keys stored out of the object since `s`, the newest record `t`. */
 export interface KeyFilter {
@@ -171,7 +177,8 @@ export function storeOut(
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
   if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, out: [] };
   const own = new Set(fresh);
-  const leaving = new Set(keyed.slice(0, keyed.length - KEYED_KEEP).filter((w) => !own.has(w)));
+  const older = keyed.slice(0, keyed.length - KEYED_KEEP).filter((w) => !own.has(w));
+  const leaving = new Set(older.slice(0, KEYED_OUT_MAX));
   return {
     kept: writes.filter((w) => !leaving.has(w)),
     out: [...leaving].filter((w) => w.at > now - RETENTION_MS),
@@ -199,7 +206,8 @@ export function keyRecordKey(ns: string, id: string, record: WriteRecord): strin
 }
 
 /**
- * The stored-out record of key claim `k` that a retry at `now` may still replay: its day is yesterday,
+ * The stored-out record of key claim `k` that a retry at `now` may still replay (none without a request
+ * when no live filter may hold the key): its day is yesterday,
  * today or (a writer's clock ahead) tomorrow, read in parallel; a record of an earlier use of the key,
  * past the retention window, does not count.
  */
@@ -211,6 +219,7 @@ export async function lookUpKeyRecord(
   now: number,
   filters: readonly KeyFilter[] | null,
 ): Promise<WriteRecord | undefined> {
+  if (!mayBeStoredOut(filters, k, now)) return undefined; // no request for a key no filter holds
   const day = dayOf(now);
   // Records written after one from a clock far ahead carry its time (at most a week of days is read).
   const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));

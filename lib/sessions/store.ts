@@ -30,7 +30,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { deletePrefix, objectExists } from '../storage/prefix.js';
-import { filtersOf, liveFilters, lookUpKeyRecord, mayBeStoredOut } from './key-records.js';
+import { filtersOf, liveFilters, lookUpKeyRecord } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
@@ -519,9 +519,7 @@ export class SessionStore {
     const inObject = await keyedWrite(session, idempotencyKey, now);
     if (inObject) return inObject;
     const k = 'k:' + (await sha256Hex(idempotencyKey));
-    const filters = filtersOf(session.satchel);
-    if (!mayBeStoredOut(filters, k, now)) return undefined;
-    return lookUpKeyRecord(this.objects, ns, id, k, now, filters);
+    return lookUpKeyRecord(this.objects, ns, id, k, now, filtersOf(session.satchel));
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */

@@ -34,7 +34,6 @@ import {
   filtersOf,
   keyRecordKey,
   lookUpKeyRecord,
-  mayBeStoredOut,
   storeOut,
   sweepDue,
   sweepKeyRecords,
@@ -167,8 +166,8 @@ interface GroupRun {
   finished: boolean;
   /** Where its background work goes (the first request's schedule). */
   schedule: Schedule;
-  /** Keyed records its attempts stored out of the object. */
-  storedOut: string[];
+  /** The keys of the keyed records its attempts stored out of the object. */
+  keyRecordsStored: string[];
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
@@ -282,7 +281,7 @@ export class WriteLoop {
       unknown: false,
       finished: false,
       schedule,
-      storedOut: [],
+      keyRecordsStored: [],
     };
     try {
       await this.commitLoop(run);
@@ -316,7 +315,7 @@ export class WriteLoop {
       if (!cached) {
         this.discardUnlanded(run, tries, null);
         // Deleted meanwhile: the keyed records this run stored out go too (the delete may have listed first).
-        for (const k of run.storedOut.splice(0)) this.discard(run, k);
+        for (const k of run.keyRecordsStored.splice(0)) this.discard(run, k);
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
@@ -384,22 +383,30 @@ export class WriteLoop {
    * A fresh key usually passes no filter and costs nothing. Looked up again only when the filters change.
    */
   private async lookUpStoredOut(run: GroupRun, open: Member[], cur: StoredSession): Promise<void> {
-    const filters = filtersOf(cur.satchel);
-    const signature = JSON.stringify(cur.satchel?.kf ?? null);
+    const kf = cur.satchel?.kf;
+    if (kf === undefined) return; // nothing ever left this object: every write without keys ends here
+    const signature = JSON.stringify(kf);
     const now = this.deps.now();
     const wanted = open.filter(
       (m) =>
         m.claims.keyed !== undefined &&
         m.storedOut === undefined &&
         m.lookedUp !== signature &&
-        !findClaim(cur, m.claims, now) &&
-        mayBeStoredOut(filters, m.claims.keyed, now),
+        !findClaim(cur, m.claims, now),
     );
+    if (wanted.length === 0) return;
+    const filters = filtersOf(cur.satchel);
     await Promise.all(
       wanted.map(async (m) => {
         const { objects } = this.deps;
-        const k = m.claims.keyed!;
-        const record = await lookUpKeyRecord(objects, run.ns, run.id, k, now, filters);
+        const record = await lookUpKeyRecord(
+          objects,
+          run.ns,
+          run.id,
+          m.claims.keyed!,
+          now,
+          filters,
+        );
         m.lookedUp = signature;
         if (record) m.storedOut = record;
       }),
@@ -656,7 +663,7 @@ export class WriteLoop {
   private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
     const { objects } = this.deps;
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
-    run.storedOut.push(...stored);
+    run.keyRecordsStored.push(...stored);
     await Promise.all(out.map((r, i) => putOwn(objects, stored[i]!, utf8(JSON.stringify(r)))));
   }
 

@@ -83,6 +83,8 @@ for (const [backend, make] of [
       const keyed = session.satchel!.writes.filter((w) => w.k.startsWith('k:'));
       expect(keyed.length).toBeLessThanOrEqual(KEYED_PUSH_AT);
       expect(keyed.length).toBeGreaterThan(0);
+      // What each costs in every write of the object (docs/design.md, "Keyed writes").
+      expect(Math.max(...keyed.map((w) => JSON.stringify(w).length))).toBeLessThan(300);
       const out = await listAll(objects.inner, keys.keyRecords(ns, id));
       expect(out.length).toBe(100 - keyed.length);
       // Fresh keys passed the filters without a lookup (false positives aside).
@@ -273,6 +275,11 @@ describe('the key filters', () => {
     // Never one of the write's own records (a group commit's), whose receipts are not made yet.
     expect(storeOut(keyed, keyed.slice(0, 20), 2_000).out).toEqual([]);
     expect(storeOut(keyed, keyed.slice(10), 2_000).out).toEqual(keyed.slice(0, 10));
+    // An older Satchel's object with many keyed records: at most 32 leave per write, the oldest first.
+    const many = await Promise.all(Array.from({ length: 500 }, (_, i) => record(i)));
+    const first = storeOut(many, [], 2_000);
+    expect(first.out).toEqual(many.slice(0, 32));
+    expect(first.kept).toEqual(many.slice(32));
   });
 });
 
