@@ -1,4 +1,17 @@
-/** SHA-256 and hex through Web Crypto, the same on Node, Workers and browsers. */
+/**
+ * SHA-256 and hex: Node's own hash where the runtime offers it (Node 20.16+: `process.getBuiltinModule`),
+ * else Web Crypto (Workers, browsers). Node's is synchronous: Web Crypto's digest runs on the thread pool
+ * and its answer waits in the event loop behind every other ready task, which on a busy process put a
+ * write's key and fingerprint hashes between its read and its commit.
+ */
+
+interface NodeCrypto {
+  createHash(algorithm: 'sha256'): { update(value: string | Uint8Array): { digest(): Uint8Array } };
+}
+
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 
 /** Lowercase hex of bytes. */
 export function toHex(bytes: Uint8Array): string {
@@ -7,6 +20,7 @@ export function toHex(bytes: Uint8Array): string {
 
 /** SHA-256 of a string's UTF-8 bytes (or of raw bytes). */
 export async function sha256(value: string | Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  if (nodeCrypto) return new Uint8Array(nodeCrypto.createHash('sha256').update(value).digest());
   return new Uint8Array(
     await crypto.subtle.digest(
       'SHA-256',

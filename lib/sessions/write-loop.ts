@@ -188,6 +188,9 @@ type Attempt =
   | { lost: false; committed: Committed | null }
   | { reread: true; whole?: boolean };
 
+/** How many stored-out keyed records a process remembers (`WriteLoop.keyRecordsOut`). */
+const KEY_RECORDS_REMEMBERED = 4096;
+
 type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
 
 /**
@@ -200,6 +203,12 @@ type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
  * one PUT, one write record and receipt each.
  */
 export class WriteLoop {
+  /**
+   * Keyed records this process has stored out of their objects (key and time), newest last: a retry after
+   * a lost race, whose re-read object still holds them, commits without storing them again.
+   */
+  private readonly keyRecordsOut = new Set<string>();
+
   constructor(private readonly deps: WriteLoopDeps) {}
 
   /** Creates a session object create-only; `conflict` when the id is taken. */
@@ -664,7 +673,17 @@ export class WriteLoop {
     const { objects } = this.deps;
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
     run.keyRecordsStored.push(...stored);
-    await Promise.all(out.map((r, i) => putOwn(objects, stored[i]!, utf8(JSON.stringify(r)))));
+    await Promise.all(
+      out.map(async (r, i) => {
+        // A record this process stored already (an attempt that lost its race to another writer) is there.
+        const mark = `${stored[i]!}@${r.at}`;
+        if (this.keyRecordsOut.has(mark)) return;
+        await putOwn(objects, stored[i]!, utf8(JSON.stringify(r)));
+        this.keyRecordsOut.add(mark);
+        if (this.keyRecordsOut.size > KEY_RECORDS_REMEMBERED)
+          this.keyRecordsOut.delete(this.keyRecordsOut.values().next().value!);
+      }),
+    );
   }
 
   /**

@@ -11,6 +11,7 @@ import {
   addToFilters,
   capacityOf,
   filterHas,
+  KEYED_KEEP,
   KEYED_PUSH_AT,
   storeOut,
   sweepDue,
@@ -199,6 +200,45 @@ for (const [backend, make] of [
         expect(again).toMatchObject({ replayed: true, receipt: { revision: receipts.get(i) } });
       }
       expect((await fresh.get(ns, id)).messages).toHaveLength(40);
+    });
+
+    it('a write that loses its race after storing records out does not store them again', async () => {
+      /** Lets another writer commit just before the next conditional PUT of the session. */
+      class RaceOnce extends Watch {
+        race: (() => Promise<unknown>) | undefined;
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          const race = options?.ifMatch && key.includes('/sessions/') ? this.race : undefined;
+          if (race) this.race = undefined;
+          await race?.();
+          return super.put(key, body, options);
+        }
+      }
+      const inner = make();
+      const objects = new RaceOnce(inner);
+      const id = `race-once-${Date.now()}`;
+      const store = open(objects);
+      await store.create(ns, { id, task: 'race', messages: [] });
+      for (let i = 0; i < KEYED_PUSH_AT; i++)
+        await store.append(ns, id, { messages: [msg(i)] }, undefined, { idempotencyKey: `r-${i}` });
+      expect(objects.keyPuts).toBe(0);
+      // Without a key, the other write leaves the object's keyed records as they were: the retry must
+      // store out the same ones, which the lost attempt stored already.
+      objects.race = () => open(inner).append(ns, id, { messages: [msg(99)] }, undefined);
+      await store.append(ns, id, { messages: [msg(KEYED_PUSH_AT)] }, undefined, {
+        idempotencyKey: `r-${KEYED_PUSH_AT}`,
+      });
+      expect(objects.race).toBeUndefined();
+      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      const keyed = (await stored(inner, id)).satchel!.writes.filter((w) => w.k.startsWith('k:'));
+      expect(keyed).toHaveLength(KEYED_KEEP);
+      const fresh = open(inner);
+      for (let i = 0; i <= KEYED_PUSH_AT; i++) {
+        const again = await fresh.append(ns, id, { messages: [msg(i)] }, undefined, {
+          idempotencyKey: `r-${i}`,
+        });
+        expect(again.replayed).toBe(true);
+      }
+      expect((await fresh.get(ns, id)).messages).toHaveLength(KEYED_PUSH_AT + 2);
     });
 
     it('a stored-out key is forgotten after the retention window, with its filter', async () => {
