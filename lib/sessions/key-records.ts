@@ -1,6 +1,8 @@
 import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
-import { listAll } from '../storage/prefix.js';
+import { putOwn } from '../storage/create-only.js';
+import { listAll, objectExists } from '../storage/prefix.js';
+import { utf8 } from '../model/bytes.js';
 import { RETENTION_MS } from '../model/retention.js';
 import { writeRecordSchema, type WriteRecord } from '../model/session.js';
 
@@ -8,12 +10,13 @@ import { writeRecordSchema, type WriteRecord } from '../model/session.js';
  * Idempotency records that leave the session object (docs/design.md, "Keyed writes"). A write with an
  * Idempotency-Key leaves a keyed record in `satchel.writes`, kept for RETENTION_MS so that a retry within
  * that time is a no-op. Kept in the object, they made every write of a busy session rewrite up to 1,000 of
- * them (about 250 KB). Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write
- * first stores the older ones as create-only objects of their own (`k/<id>/<day>/<hash>.json`, one PUT
- * each, in parallel, before its commit) and adds their hashes to a Bloom filter in the object
- * (`satchel.kf`). A key that is not in the object is looked up in storage only when a filter may hold it:
- * a fresh key costs no request, except for the filters' false positives (about 0.7% per generation at its
- * capacity; each generation has twice the bits of the one before, so a busy day needs few of them).
+ * them. Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write first stores the
+ * older ones as create-only objects of their own (`k/<id>/<day>/<hash>.json`, one PUT each, in parallel,
+ * before its commit) and adds their hashes to a Bloom filter in the object (`satchel.kf`). A writer that
+ * keeps the session stores them after its commit instead, and its next write drops them with no PUT
+ * before the commit (`StoredKeyRecords`). A key that is not in the object is looked up in storage only
+ * when a filter may hold it: a fresh key costs no request, except for the filters' false positives (about
+ * 0.7% per generation at its capacity; a new generation is sized to the keys the live ones hold).
  * A record's day (`at` in whole retention windows) keeps a key used again after the window apart from its
  * first use, and lets whole days go once no record in them can be retried.
  *
@@ -163,25 +166,103 @@ export function mayBeStoredOut(
   return filters === null || liveFilters(filters, now).some((f) => filterHas(f, k));
 }
 
+/** How many stored-out keyed records a process remembers (`StoredKeyRecords`). */
+const REMEMBERED = 4096;
+
 /**
- * Splits a write's records into those the object keeps and the keyed ones to store out of it first: when
- * it holds more than KEYED_PUSH_AT keyed records, every one but the newest KEYED_KEEP goes, never one of
- * this write's own (`fresh`: their receipts are not made yet); the ones past the retention window are
- * dropped, not stored.
+ * The keyed records this process has stored out of their objects (by object key and time, the newest
+ * 4,096), and its PUTs of them under way: a record is stored once per process, whichever write asks.
+ */
+export class StoredKeyRecords {
+  private readonly stored = new Set<string>();
+  private readonly storing = new Map<string, Promise<void>>();
+
+  constructor(private readonly objects: ObjectStore) {}
+
+  /** True once this process has stored the record (a PUT still under way does not count). */
+  has(ns: string, id: string, record: WriteRecord): boolean {
+    return this.stored.has(`${keyRecordKey(ns, id, record)}@${record.at}`);
+  }
+
+  /** Stores the record create-only, unless this process has (a PUT under way is awaited, not sent again). */
+  put(key: string, record: WriteRecord): Promise<void> {
+    const mark = `${key}@${record.at}`;
+    if (this.stored.has(mark)) return Promise.resolve();
+    let put = this.storing.get(mark);
+    if (!put) {
+      put = putOwn(this.objects, key, utf8(JSON.stringify(record)))
+        .then(() => {
+          this.stored.add(mark);
+          if (this.stored.size > REMEMBERED) this.stored.delete(this.stored.values().next().value!);
+        })
+        .finally(() => this.storing.delete(mark));
+      this.storing.set(mark, put);
+    }
+    return put;
+  }
+
+  /**
+   * Stores records that stay in the object for now (`StoreOutPlan.ahead`), after a commit that holds them:
+   * when the session turns out deleted once they landed (the delete may have listed its records first),
+   * they go.
+   */
+  async storeAhead(ns: string, id: string, records: WriteRecord[]): Promise<void> {
+    const stored = records.map((r) => keyRecordKey(ns, id, r));
+    const fresh = stored.filter((k, i) => {
+      const mark = `${k}@${records[i]!.at}`;
+      return !this.stored.has(mark) && !this.storing.has(mark);
+    });
+    if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
+    await Promise.allSettled(records.map((r, i) => this.put(stored[i]!, r)));
+    if (!(await objectExists(this.objects, keys.session(ns, id))))
+      await this.objects.delete(stored);
+  }
+}
+
+/** What a write does with the keyed records past KEYED_PUSH_AT (`storeOut`). */
+export interface StoreOutPlan {
+  /** The records the object keeps. */
+  kept: WriteRecord[];
+  /** The records that leave the object within the retention window: their keys join the filters. */
+  leaving: WriteRecord[];
+  /** Of those, the ones to store before the commit. */
+  store: WriteRecord[];
+  /** Records that stay for now, stored alongside the commit: a later write of this process drops them. */
+  ahead: WriteRecord[];
+}
+
+/**
+ * Splits a write's records: when the object holds more than KEYED_PUSH_AT keyed records, every one but the
+ * newest KEYED_KEEP leaves (at most KEYED_OUT_MAX), never one of this write's own (`fresh`: their receipts
+ * are not made yet). Records past the retention window leave without being stored, and so do the ones
+ * this process has stored already (`stored`). The others are stored before the commit; except that a
+ * writer that keeps the session (`warm`: it held it before this write) stores them alongside its commit
+ * and drops them in its next write, as long as the object holds at most twice KEYED_PUSH_AT.
  */
 export function storeOut(
   writes: WriteRecord[],
   fresh: readonly WriteRecord[],
   now: number,
-): { kept: WriteRecord[]; out: WriteRecord[] } {
+  stored: (record: WriteRecord) => boolean = () => false,
+  warm = false,
+): StoreOutPlan {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
-  if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, out: [] };
+  if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, leaving: [], store: [], ahead: [] };
   const own = new Set(fresh);
-  const older = keyed.slice(0, keyed.length - KEYED_KEEP).filter((w) => !own.has(w));
-  const leaving = new Set(older.slice(0, KEYED_OUT_MAX));
+  const older = keyed
+    .slice(0, keyed.length - KEYED_KEEP)
+    .filter((w) => !own.has(w))
+    .slice(0, KEYED_OUT_MAX);
+  const live = (w: WriteRecord) => w.at > now - RETENTION_MS;
+  const free = older.filter((w) => !live(w) || stored(w));
+  const rest = older.filter((w) => live(w) && !stored(w));
+  const later = warm && keyed.length - free.length <= 2 * KEYED_PUSH_AT;
+  const leaving = new Set(later ? free : older);
   return {
     kept: writes.filter((w) => !leaving.has(w)),
-    out: [...leaving].filter((w) => w.at > now - RETENTION_MS),
+    leaving: [...leaving].filter(live),
+    store: later ? [] : rest,
+    ahead: later ? rest : [],
   };
 }
 

@@ -27,7 +27,6 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
-import { putOwn } from '../storage/create-only.js';
 import { partTime, deleteParts } from './parts.js';
 import {
   addToFilters,
@@ -35,6 +34,8 @@ import {
   keyRecordKey,
   lookUpKeyRecord,
   storeOut,
+  StoredKeyRecords,
+  type StoreOutPlan,
   sweepDue,
   sweepKeyRecords,
   type DaySweep,
@@ -168,6 +169,8 @@ interface GroupRun {
   schedule: Schedule;
   /** The keys of the keyed records its attempts stored out of the object. */
   keyRecordsStored: string[];
+  /** This process held the session before this write: it will likely write again (`storeOut`). */
+  warm: boolean;
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
@@ -188,9 +191,6 @@ type Attempt =
   | { lost: false; committed: Committed | null }
   | { reread: true; whole?: boolean };
 
-/** How many stored-out keyed records a process remembers (`WriteLoop.keyRecordsOut`). */
-const KEY_RECORDS_REMEMBERED = 4096;
-
 type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
 
 /**
@@ -203,13 +203,12 @@ type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
  * one PUT, one write record and receipt each.
  */
 export class WriteLoop {
-  /**
-   * Keyed records this process has stored out of their objects (key and time), newest last: a retry after
-   * a lost race, whose re-read object still holds them, commits without storing them again.
-   */
-  private readonly keyRecordsOut = new Set<string>();
+  /** Keyed records this process has stored out of their objects, and its PUTs of them under way. */
+  private readonly keyRecords: StoredKeyRecords;
 
-  constructor(private readonly deps: WriteLoopDeps) {}
+  constructor(private readonly deps: WriteLoopDeps) {
+    this.keyRecords = new StoredKeyRecords(deps.objects);
+  }
 
   /** Creates a session object create-only; `conflict` when the id is taken. */
   async create(ns: string, draft: StoredSession, ctx: WriteContext): Promise<WriteResult> {
@@ -291,6 +290,7 @@ export class WriteLoop {
       finished: false,
       schedule,
       keyRecordsStored: [],
+      warm: this.deps.cache.get(key) !== undefined,
     };
     try {
       await this.commitLoop(run);
@@ -547,7 +547,7 @@ export class WriteLoop {
     for (const m of unchanged) m.result = fulfilled(noop);
     if (built.length === 0) return { lost: false, committed: null };
     const records = built.map(({ m }) => recordOf(m, nowMs));
-    const { satchel, out, sweep } = this.bookkeeping(cur, records);
+    const { satchel, plan, sweep } = this.bookkeeping(run, cur, records);
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
@@ -555,8 +555,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = out.length ? this.storeKeyRecords(run, out) : Promise.resolve();
-    if (out.length) run.schedule(storing.catch(() => undefined)); // awaited below, unless the attempt ends first
+    const storing = this.storeKeyRecords(run, plan.store);
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
@@ -603,7 +602,7 @@ export class WriteLoop {
       });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
-    if (!outcome.lost && sweep) this.sweepDays(run, sweep);
+    if (!outcome.lost) this.afterLanded(run, plan.ahead, sweep);
     return outcome;
   }
 
@@ -642,48 +641,52 @@ export class WriteLoop {
    * whose expired generations go.
    */
   private bookkeeping(
+    run: GroupRun,
     cur: StoredSession,
     records: WriteRecord[],
-  ): { satchel: NonNullable<StoredSession['satchel']>; out: WriteRecord[]; sweep?: DaySweep } {
+  ): { satchel: NonNullable<StoredSession['satchel']>; plan: StoreOutPlan; sweep?: DaySweep } {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
-    const { kept, out } = storeOut(writes, records, now);
+    const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, r);
+    const plan = storeOut(writes, records, now, stored, run.warm);
+    const { kept, leaving } = plan;
     const satchel = { ...cur.satchel, writes: kept };
     const before = filtersOf(cur.satchel);
     // Filters that are not Satchel's are left as they are (a key not in the object is then looked up).
-    if (before === null && out.length === 0) return { satchel, out };
-    const kf: KeyFilter[] = addToFilters(before, out, now);
+    if (before === null && leaving.length === 0) return { satchel, plan };
+    const kf: KeyFilter[] = addToFilters(before, leaving, now);
     const next = kf.length || cur.satchel?.kf ? { ...satchel, kf } : satchel;
     // The days of stored-out records no retry reaches go at most once a day, with the next records out.
-    const sweep = out.length ? sweepDue(cur.satchel, now) : undefined;
-    return { satchel: sweep ? { ...next, ks: sweep.to } : next, out, ...(sweep ? { sweep } : {}) };
+    const sweep = leaving.length ? sweepDue(cur.satchel, now) : undefined;
+    return { satchel: sweep ? { ...next, ks: sweep.to } : next, plan, ...(sweep ? { sweep } : {}) };
   }
 
-  /** Deletes, in the background, the days of stored-out records no retry reaches, once `ks` has landed. */
-  private sweepDays(run: GroupRun, sweep: DaySweep): void {
-    run.schedule(sweepKeyRecords(this.deps.objects, run.ns, run.id, sweep).catch(() => undefined));
+  /**
+   * The keyed-record work that waits for a landed commit, in the background: the days of stored-out
+   * records no retry reaches (once `ks` has landed), and the records the commit kept that this process
+   * stores now (once the commit shows that they are the live session's) and drops in its next write.
+   */
+  private afterLanded(run: GroupRun, ahead: WriteRecord[], sweep: DaySweep | undefined): void {
+    const { objects } = this.deps;
+    if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
+    if (ahead.length)
+      run.schedule(this.keyRecords.storeAhead(run.ns, run.id, ahead).catch(() => undefined));
   }
 
   /**
    * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same).
    * The run remembers them: when the session turns out deleted, they go.
    */
-  private async storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
-    const { objects } = this.deps;
+  private storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
+    if (out.length === 0) return Promise.resolve();
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
     run.keyRecordsStored.push(...stored);
-    await Promise.all(
-      out.map(async (r, i) => {
-        // A record this process stored already (an attempt that lost its race to another writer) is there.
-        const mark = `${stored[i]!}@${r.at}`;
-        if (this.keyRecordsOut.has(mark)) return;
-        await putOwn(objects, stored[i]!, utf8(JSON.stringify(r)));
-        this.keyRecordsOut.add(mark);
-        if (this.keyRecordsOut.size > KEY_RECORDS_REMEMBERED)
-          this.keyRecordsOut.delete(this.keyRecordsOut.values().next().value!);
-      }),
+    const storing = Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(
+      () => {},
     );
+    run.schedule(storing.catch(() => undefined)); // awaited by the attempt, unless it ends first
+    return storing;
   }
 
   /**

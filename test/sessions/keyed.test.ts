@@ -33,6 +33,8 @@ class Watch extends PassThrough {
   keyGets = 0;
   keyPuts = 0;
   sessionBytes = 0;
+  /** The order of PUTs: `k` for a key record, `s` for the session object. */
+  trail: string[] = [];
   override get(key: string) {
     if (key.includes('/k/')) this.keyGets++;
     return this.inner.get(key);
@@ -40,6 +42,8 @@ class Watch extends PassThrough {
   override put(key: string, body: Uint8Array, options?: PutOptions) {
     if (key.includes('/k/')) this.keyPuts++;
     if (key.includes('/sessions/')) this.sessionBytes += body.byteLength;
+    if (key.includes('/k/') || key.includes('/sessions/'))
+      this.trail.push(key.includes('/k/') ? 'k' : 's');
     return this.inner.put(key, body, options);
   }
 }
@@ -86,8 +90,12 @@ for (const [backend, make] of [
       expect(keyed.length).toBeGreaterThan(0);
       // What each costs in every write of the object (docs/design.md, "Keyed writes").
       expect(Math.max(...keyed.map((w) => JSON.stringify(w).length))).toBeLessThan(300);
+      await store.settled();
+      // Each record is stored once; every one the object no longer holds is stored (some it still holds
+      // are too: a writer that keeps the session stores them alongside a commit and drops them later).
       const out = await listAll(objects.inner, keys.keyRecords(ns, id));
-      expect(out.length).toBe(100 - keyed.length);
+      expect(out.length).toBe(objects.keyPuts);
+      expect(out.length).toBeGreaterThanOrEqual(100 - keyed.length);
       // Fresh keys passed the filters without a lookup (false positives aside).
       expect(objects.keyGets).toBeLessThanOrEqual(3);
       // Retries: the first key (stored out long ago), one in the middle, and the newest.
@@ -222,9 +230,10 @@ for (const [backend, make] of [
         await store.append(ns, id, { messages: [msg(i)] }, undefined, { idempotencyKey: `r-${i}` });
       expect(objects.keyPuts).toBe(0);
       // Without a key, the other write leaves the object's keyed records as they were: the retry must
-      // store out the same ones, which the lost attempt stored already.
+      // store out the same ones, which the lost attempt stored already. A writer that held nothing
+      // stores them before its commit.
       objects.race = () => open(inner).append(ns, id, { messages: [msg(99)] }, undefined);
-      await store.append(ns, id, { messages: [msg(KEYED_PUSH_AT)] }, undefined, {
+      await open(objects).append(ns, id, { messages: [msg(KEYED_PUSH_AT)] }, undefined, {
         idempotencyKey: `r-${KEYED_PUSH_AT}`,
       });
       expect(objects.race).toBeUndefined();
@@ -239,6 +248,66 @@ for (const [backend, make] of [
         expect(again.replayed).toBe(true);
       }
       expect((await fresh.get(ns, id)).messages).toHaveLength(KEYED_PUSH_AT + 2);
+    });
+
+    it('a writer that keeps the session stores records alongside a commit and drops them in the next', async () => {
+      const objects = new Watch(make());
+      const id = `ahead-${Date.now()}`;
+      const store = open(objects);
+      const background: Promise<unknown>[] = [];
+      const keyed = { schedule: (work: Promise<unknown>) => void background.push(work) };
+      const send = (s: SessionStore, i: number) =>
+        s.append(ns, id, { messages: [msg(i)] }, undefined, { ...keyed, idempotencyKey: `a-${i}` });
+      await store.create(ns, { id, task: 'ahead', messages: [] });
+      for (let i = 0; i <= KEYED_PUSH_AT; i++) await send(store, i);
+      const inObject = async () =>
+        (await stored(objects.inner, id)).satchel!.writes.filter((w) => w.k.startsWith('k:'))
+          .length;
+      // The 25th keyed write committed with every record; the 17 oldest were stored after it.
+      expect(await inObject()).toBe(KEYED_PUSH_AT + 1);
+      await Promise.all(background);
+      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      // The next write drops them without a PUT before its commit (its one new candidate is stored after).
+      objects.trail = [];
+      await send(store, KEYED_PUSH_AT + 1);
+      expect(await inObject()).toBe(KEYED_KEEP + 1);
+      await Promise.all(background);
+      expect(objects.trail).toEqual(['s', 'k']);
+      const fresh = open(objects.inner);
+      for (let i = 0; i <= KEYED_PUSH_AT + 1; i++)
+        expect((await send(fresh, i)).replayed).toBe(true);
+      expect((await fresh.get(ns, id)).messages).toHaveLength(KEYED_PUSH_AT + 2);
+      // Stored after a delete that listed first: the writer finds the session gone and deletes them.
+      const id2 = `${id}-deleted`;
+      const first = open(objects.inner);
+      await first.create(ns, { id: id2, task: 'ahead', messages: [] });
+      for (let i = 0; i < KEYED_PUSH_AT; i++)
+        await first.append(ns, id2, { messages: [msg(i)] }, undefined, {
+          idempotencyKey: `d-${i}`,
+        });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let held = 0;
+      class Slow extends PassThrough {
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (key.includes('/k/')) held++;
+          if (key.includes('/k/')) await gate;
+          return this.inner.put(key, body, options);
+        }
+      }
+      const slow = open(new Slow(objects.inner));
+      await slow.get(ns, id2);
+      background.length = 0;
+      // Warm: its 25th keyed write stores the oldest records after the commit, held at the gate.
+      await slow.append(ns, id2, { messages: [msg(99)] }, undefined, {
+        ...keyed,
+        idempotencyKey: 'd-99',
+      });
+      expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      await first.delete(ns, id2);
+      release();
+      await Promise.all(background);
+      expect(await listAll(objects.inner, keys.keyRecords(ns, id2))).toEqual([]);
     });
 
     it('a stored-out key is forgotten after the retention window, with its filter', async () => {
@@ -308,17 +377,39 @@ describe('the key filters', () => {
   it('store out every keyed record but the newest 8 once there are more than 24; unkeyed ones stay', async () => {
     const keyed = await Promise.all(Array.from({ length: 25 }, (_, i) => record(i)));
     const unkeyed = Array.from({ length: 5 }, (_, i) => ({ k: `w:${i}`, at: 1_000 + i, r: {} }));
-    const { kept, out } = storeOut([...unkeyed, ...keyed], [], 2_000);
-    expect(out).toEqual(keyed.slice(0, 17));
+    const { kept, store, leaving, ahead } = storeOut([...unkeyed, ...keyed], [], 2_000);
+    expect(store).toEqual(keyed.slice(0, 17));
+    expect(leaving).toEqual(store);
+    expect(ahead).toEqual([]);
     expect(kept).toEqual([...unkeyed, ...keyed.slice(17)]);
-    expect(storeOut([...unkeyed, ...keyed.slice(1)], [], 2_000).out).toEqual([]);
+    expect(storeOut([...unkeyed, ...keyed.slice(1)], [], 2_000).store).toEqual([]);
     // Never one of the write's own records (a group commit's), whose receipts are not made yet.
-    expect(storeOut(keyed, keyed.slice(0, 20), 2_000).out).toEqual([]);
-    expect(storeOut(keyed, keyed.slice(10), 2_000).out).toEqual(keyed.slice(0, 10));
+    expect(storeOut(keyed, keyed.slice(0, 20), 2_000).store).toEqual([]);
+    expect(storeOut(keyed, keyed.slice(10), 2_000).store).toEqual(keyed.slice(0, 10));
+    // Records this process stored already leave without a PUT; a writer that keeps the session stores
+    // the others alongside its commit (they stay for now), until the object holds twice 24.
+    const storedAlready = new Set(keyed.slice(0, 5));
+    const warm = storeOut(keyed, [], 2_000, (r) => storedAlready.has(r), true);
+    expect(warm.leaving).toEqual(keyed.slice(0, 5));
+    expect(warm.store).toEqual([]);
+    expect(warm.ahead).toEqual(keyed.slice(5, 17));
+    expect(warm.kept).toEqual(keyed.slice(5));
+    const cold = storeOut(keyed, [], 2_000, (r) => storedAlready.has(r), false);
+    expect([cold.leaving, cold.store, cold.ahead]).toEqual([
+      keyed.slice(0, 17),
+      keyed.slice(5, 17),
+      [],
+    ]);
+    const fifty = await Promise.all(Array.from({ length: 49 }, (_, i) => record(i)));
+    expect(storeOut(fifty, [], 2_000, () => false, true).store).toEqual(fifty.slice(0, 32));
+    // Past the retention window a record leaves without being stored.
+    const late = storeOut(keyed, [], 1_000 + RETENTION_MS + 3);
+    expect([late.leaving, late.store]).toEqual([keyed.slice(4, 17), keyed.slice(4, 17)]);
+    expect(late.kept).toEqual(keyed.slice(17));
     // An older Satchel's object with many keyed records: at most 32 leave per write, the oldest first.
     const many = await Promise.all(Array.from({ length: 500 }, (_, i) => record(i)));
     const first = storeOut(many, [], 2_000);
-    expect(first.out).toEqual(many.slice(0, 32));
+    expect(first.store).toEqual(many.slice(0, 32));
     expect(first.kept).toEqual(many.slice(32));
   });
 });
