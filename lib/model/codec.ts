@@ -141,13 +141,59 @@ export function publicChunks(
   return at < 0 ? null : [body.subarray(0, at), end];
 }
 
-/** Where `pattern` first (or last) occurs in `body`, or -1 (no Buffer: this runs in Workers too). */
-function findBytes(body: Uint8Array, pattern: Uint8Array, last = false): number {
-  const first = pattern[0]!;
+/**
+ * The public JSON of a large session straight from the bytes of its base and segments, for a reader that
+ * holds none of them (a GET need not parse them): the delta's fields and messages (`head`) around the
+ * base's messages array, cut from its object, and the segments' arrays. Null when the bytes are not as
+ * the delta names them, or a message has content parts (answered in another form).
+ */
+export function publicChunksOfParts(
+  head: StoredSession,
+  base: BaseRef,
+  baseBody: Uint8Array,
+  segs: readonly SegRef[],
+  segBodies: readonly Uint8Array[],
+): Uint8Array[] | null {
+  const first = messagesOf(baseBody, base.json, []);
+  const framed = (b: Uint8Array, ref: SegRef) =>
+    b.byteLength === ref.json && b[0] === 91 && b[b.byteLength - 1] === 93;
+  if (!first || !segs.every((ref, i) => framed(segBodies[i]!, ref))) return null;
+  // The base's own id, before its messages (only scalar fields precede them).
+  const id = utf8(`"id":${JSON.stringify(head.id)}`);
+  const opening = findBytes(baseBody, MESSAGES_KEY);
+  if (findBytes(baseBody.subarray(0, opening), id) < 0) return null;
+  const pieces = [first.json, ...segBodies];
+  if (pieces.some((b) => findBytes(b, PARTS_KEY, false, PARTS_ANCHOR) >= 0)) return null;
+  // Stand-ins for the parts' messages: the same (null) objects in the encoding and in the session.
+  const held = segs.reduce((n, s) => n + s.messages, base.messages);
+  const slots = new Array<Message>(held).fill(null as unknown as Message);
+  const prior = lazyJoin(slots, first.json, segBodies);
+  if (head.messages.some((m) => PARTS_FIELD in m)) return null;
+  const [pre, post, ...list] = coreChunks(
+    { ...head, messages: slots.concat(head.messages) },
+    prior,
+  );
+  return [pre!, ...list, post!, head.metadata ? CLOSE : NO_METADATA];
+}
+
+const PARTS_KEY = utf8(`"${PARTS_FIELD}":`);
+/** Searched for from its underscore, a byte much rarer in JSON than its opening quote. */
+const PARTS_ANCHOR = PARTS_KEY.indexOf(0x5f);
+
+/**
+ * Where `pattern` first (or last) occurs in `body`, or -1 (no Buffer: this runs in Workers too); found from
+ * its byte at `anchor`, which should be a rare one.
+ */
+function findBytes(body: Uint8Array, pattern: Uint8Array, last = false, anchor = 0): number {
+  const byte = pattern[anchor]!;
   const step = (from: number) =>
-    last ? (from < 0 ? -1 : body.lastIndexOf(first, from)) : body.indexOf(first, from);
-  for (let at = step(last ? body.byteLength - 1 : 0); at >= 0; at = step(last ? at - 1 : at + 1))
-    if (pattern.every((b, i) => body[at + i] === b)) return at;
+    last ? (from < 0 ? -1 : body.lastIndexOf(byte, from)) : body.indexOf(byte, from);
+  for (
+    let at = step(last ? body.byteLength - 1 : anchor);
+    at >= 0;
+    at = step(last ? at - 1 : at + 1)
+  )
+    if (pattern.every((b, i) => body[at - anchor + i] === b)) return at - anchor;
   return -1;
 }
 

@@ -6,11 +6,13 @@ import {
   mergeParts,
   messagesOf,
   publicChunks,
+  publicChunksOfParts,
   type BaseRef,
   type EncodedMessages,
   type SegRef,
+  type StoredObjectForm,
 } from '../model/codec.js';
-import { unattended, type RequestContext } from '../model/context.js';
+import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
 import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
@@ -251,21 +253,25 @@ export class SessionStore {
 
   /** The stored session; `not_found` when it does not exist. Always reads storage, never the cache. */
   async get(ns: string, id: string, ctx: RequestContext = {}): Promise<StoredSession> {
-    return (await this.getStored(ns, id, ctx)).session;
+    return (await this.getStored(ns, id, ctx, false)).session;
   }
 
   /**
    * The stored session, with its public JSON as byte pieces when they come without encoding the messages
    * again (an HTTP GET sends them): cut from the object's bytes when it is stored whole, or built from the
-   * cached encoding of its messages when it is a delta.
+   * cached encoding of its messages when it is a delta. A delta whose parts this process does not hold is
+   * sent from their bytes without parsing them (`send`): `session` is then partial (its messages before
+   * the parts' end are absent), and the parts are parsed into the cache afterwards, in the background.
    */
   async getStored(
     ns: string,
     id: string,
     ctx: RequestContext = {},
+    send = true,
   ): Promise<{ session: StoredSession; chunks: Uint8Array[] | null }> {
     assertSessionId(id);
-    const found = await this.load(ns, id);
+    const found = await this.load(ns, id, false, send ? (ctx.schedule ?? unattended) : undefined);
+    if (found?.chunks) return { session: found.session, chunks: found.chunks };
     if (found) {
       const { session, body } = found;
       const prior = this.cache.get(keys.session(ns, id))?.encoded;
@@ -610,13 +616,16 @@ export class SessionStore {
    * Reads a session object straight from storage, refreshing the cache; a delta is merged with its base
    * (from the cached copy when that holds the same base). `body` is the object's bytes when it is whole.
    * With `partial` (an append's read), a delta whose parts the cache does not hold is not merged: the
-   * copy is partial (`held`: its messages before the parts' end are absent).
+   * copy is partial (`held`: its messages before the parts' end are absent). With `send` (a GET's read),
+   * such a delta comes with its public JSON (`chunks`) cut from the parts' bytes, and the parts are parsed
+   * into the cache in the background work `send` schedules.
    */
   private async load(
     ns: string,
     id: string,
     partial = false,
-  ): Promise<(CachedSession & { body?: Uint8Array }) | null> {
+    send?: Schedule,
+  ): Promise<(CachedSession & { body?: Uint8Array; chunks?: Uint8Array[] }) | null> {
     const key = keys.session(ns, id);
     for (let attempt = 0; ; attempt++) {
       const epoch = this.cache.epoch;
@@ -633,7 +642,8 @@ export class SessionStore {
       }
       const { base, segs } = form;
       const cached = this.cache.get(key);
-      if (partial && !(isWhole(cached) && cached.base?.key === base.key)) {
+      const holdsParts = isWhole(cached) && cached.base?.key === base.key;
+      if (partial && !holdsParts) {
         const held = segs.reduce((n, s) => n + s.messages, base.messages);
         const messages = new Array<Message>(held).concat(form.session.messages);
         const session = { ...form.session, messages };
@@ -641,7 +651,10 @@ export class SessionStore {
         this.cache.putRead(key, entry, epoch);
         return entry;
       }
-      const merged = await this.withParts(key, form.session, base, segs);
+      const read = { form: { ...form, base, segs }, etag: found.etag, epoch };
+      const sent = send && !holdsParts ? await this.sendParts(key, read, send) : undefined;
+      if (sent) return sent;
+      const merged = sent === null ? null : await this.withParts(key, form.session, base, segs);
       if (merged) {
         const { session, encoded } = merged;
         const entry = { etag: found.etag, session, bytes: form.bytes, base, segs };
@@ -651,6 +664,38 @@ export class SessionStore {
       // A part went: a newer write replaced it after this read. Read the session again.
       if (attempt >= 3) throw unavailable('the session changed while it was read; try again', 1);
     }
+  }
+
+  /**
+   * A delta's public JSON cut from its parts' bytes, read in parallel and not parsed (`publicChunksOfParts`),
+   * as a partial copy; the parts are parsed into the cache in the background. Null when a part is gone,
+   * undefined when the bytes cannot be sent as they are (the usual read parses them).
+   */
+  private async sendParts(
+    key: string,
+    read: { form: Extract<StoredObjectForm, { base: BaseRef }>; etag: string; epoch: number },
+    schedule: Schedule,
+  ): Promise<(CachedSession & { chunks: Uint8Array[] }) | null | undefined> {
+    const { form, etag, epoch } = read;
+    const { session: head, base, segs } = form;
+    const found = await Promise.all([base, ...segs].map((ref) => this.objects.get(ref.key)));
+    if (found.some((f) => !f)) return null;
+    const [baseBody, ...segBodies] = found.map((f) => f!.body);
+    const chunks = publicChunksOfParts(head, base, baseBody!, segs, segBodies);
+    if (!chunks) return undefined;
+    const bodies = { base: baseBody!, segs: segBodies };
+    const warm = async () => {
+      const merged = await this.withParts(key, head, base, segs, bodies);
+      if (!merged) return;
+      const { session, encoded } = merged;
+      const entry = { etag, session, bytes: form.bytes, base, segs };
+      this.cache.putRead(key, encoded ? { ...entry, encoded } : entry, epoch);
+    };
+    schedule(warm().catch((err) => this.onError('a session read was not cached', err)));
+    const held = segs.reduce((n, s) => n + s.messages, base.messages);
+    const messages = new Array<Message>(held).concat(head.messages);
+    const session = { ...head, messages };
+    return { etag, session, bytes: form.bytes, base, segs, held, chunks };
   }
 
   /**
@@ -664,16 +709,19 @@ export class SessionStore {
     head: StoredSession,
     base: BaseRef,
     segs: readonly SegRef[],
+    read?: { base: Uint8Array; segs: Uint8Array[] },
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
-    const same = isWhole(cached) && cached.base?.key === base.key;
+    const same = !read && isWhole(cached) && cached.base?.key === base.key;
     let reused = 0;
     while (same && reused < segs.length && cached.segs?.[reused]?.key === segs[reused]!.key)
       reused++;
     const fetched = segs.slice(reused);
-    const [baseFound, ...segsFound] = await Promise.all(
-      [same ? null : base, ...fetched].map((ref) => ref && this.objects.get(ref.key)),
-    );
+    const [baseFound, ...segsFound] = read
+      ? [read.base, ...read.segs].map((body) => ({ body }))
+      : await Promise.all(
+          [same ? null : base, ...fetched].map((ref) => ref && this.objects.get(ref.key)),
+        );
     if ((!same && !baseFound) || segsFound.some((f) => !f)) return null;
     const bodies = segsFound.map((f) => f!.body);
     const runs = fetched.map((ref, i) => decodeSegment(bodies[i]!, ref));

@@ -295,6 +295,59 @@ for (const [backend, make] of [
       await eventually(() => partsClean(meter.inner, 'segs'));
     });
 
+    it('a GET from a process that holds nothing sends the parts unparsed, then caches them', async () => {
+      const objects = make();
+      const store = open(objects, { segmentBytes: SEG });
+      const parts = [
+        { type: 'text', text: 'a picture' },
+        { type: 'image_url', image_url: { url: 'https://example.com/p.png' } },
+      ];
+      for (const [id, first] of [
+        ['plain', kb('h0')],
+        // As the API stores a message sent as parts: their text, and the parts beside it.
+        ['with-parts', { role: 'user' as const, content: 'a picture', content_parts: parts }],
+      ] as const) {
+        await store.create(ns, {
+          id,
+          task: 'sent from its parts',
+          messages: [first, ...Array.from({ length: 39 }, (_, i) => kb(`h${i + 1}`))],
+        });
+        for (let i = 0; i <= 8; i++)
+          await store.append(ns, id, { messages: [kb(`a${i}`)] }, undefined);
+      }
+      const gets: string[] = [];
+      class Gets extends Meter {
+        override get(key: string) {
+          gets.push(key);
+          return super.get(key);
+        }
+      }
+      const background: Promise<unknown>[] = [];
+      const schedule = (work: Promise<unknown>) => void background.push(work);
+      const reader = open(new Gets(objects), { segmentBytes: SEG });
+      const expected = JSON.parse(JSON.stringify(publicSession(await store.get(ns, 'plain'))));
+      const form = decodeStored((await objects.get(keys.session(ns, 'plain')))!.body, 'plain');
+      expect(form.segs!.length).toBeGreaterThan(0);
+      const first = await reader.getStored(ns, 'plain', { schedule });
+      expect(JSON.parse(text(concat(...first.chunks!)))).toEqual(expected);
+      // Not parsed: the copy it answers holds only the delta's messages.
+      expect(first.session.messages[0]).toBeUndefined();
+      expect(first.session.messages).toHaveLength(expected.messages.length);
+      expect(gets).toHaveLength(2 + form.segs!.length); // the delta, then base and segments at once
+      // Parsed into the cache afterwards: the next GET reads the delta alone.
+      await Promise.all(background);
+      gets.length = 0;
+      const again = await reader.getStored(ns, 'plain', { schedule });
+      expect(gets).toEqual([keys.session(ns, 'plain')]);
+      expect(again.session).toEqual(await store.get(ns, 'plain'));
+      expect(JSON.parse(text(concat(...again.chunks!)))).toEqual(expected);
+      // Content parts are answered in another form: that session is read whole, as before.
+      const withParts = await open(objects).getStored(ns, 'with-parts', { schedule });
+      expect(withParts.chunks).toBeNull();
+      expect(withParts.session).toEqual(await store.get(ns, 'with-parts'));
+      expect(publicSession(withParts.session).messages[0]!.content).toEqual(parts);
+    });
+
     it('a reader whose segment a merge removed reads the session again', async () => {
       const objects = make();
       const writer = open(objects, { segmentBytes: SEG });
