@@ -1,7 +1,8 @@
 import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
+import { decodeStored } from '../model/codec.js';
 import { putOwn } from '../storage/create-only.js';
-import { listAll, objectExists } from '../storage/prefix.js';
+import { listAll } from '../storage/prefix.js';
 import { utf8 } from '../model/bytes.js';
 import { RETENTION_MS } from '../model/retention.js';
 import { writeRecordSchema, type WriteRecord } from '../model/session.js';
@@ -11,7 +12,7 @@ import { writeRecordSchema, type WriteRecord } from '../model/session.js';
  * Idempotency-Key leaves a keyed record in `satchel.writes`, kept for RETENTION_MS so that a retry within
  * that time is a no-op. Kept in the object, they made every write of a busy session rewrite up to 1,000 of
  * them. Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write first stores the
- * older ones as create-only objects of their own (`k/<id>/<day>/<hash>.json`, one PUT each, in parallel,
+ * older ones as create-only objects of their own (`k/<id>/<day>/<hash>-<created>.json`, one PUT each, in parallel,
  * before its commit) and adds their hashes to a Bloom filter in the object (`satchel.kf`). A writer that
  * keeps the session stores them after its commit instead, and its next write drops them with no PUT
  * before the commit (`StoredKeyRecords`). A key that is not in the object is looked up in storage only
@@ -180,8 +181,8 @@ export class StoredKeyRecords {
   constructor(private readonly objects: ObjectStore) {}
 
   /** True once this process has stored the record (a PUT still under way does not count). */
-  has(ns: string, id: string, record: WriteRecord): boolean {
-    return this.stored.has(`${keyRecordKey(ns, id, record)}@${record.at}`);
+  has(ns: string, id: string, created: string, record: WriteRecord): boolean {
+    return this.stored.has(`${keyRecordKey(ns, id, created, record)}@${record.at}`);
   }
 
   /** Stores the record create-only, unless this process has (a PUT under way is awaited, not sent again). */
@@ -202,20 +203,20 @@ export class StoredKeyRecords {
   }
 
   /**
-   * Stores records that stay in the object for now (`StoreOutPlan.ahead`), after a commit that holds them:
-   * when the session turns out deleted once they landed (the delete may have listed its records first),
-   * they go.
+   * Stores records that stay in the object for now (`StoreOutPlan.ahead`), after a commit of the session
+   * created at `created`: once they landed, when the session turns out deleted (the delete may have
+   * listed its records first), or deleted and created again, they go.
    */
-  async storeAhead(ns: string, id: string, records: WriteRecord[]): Promise<void> {
-    const stored = records.map((r) => keyRecordKey(ns, id, r));
+  async storeAhead(ns: string, id: string, created: string, records: WriteRecord[]): Promise<void> {
+    const stored = records.map((r) => keyRecordKey(ns, id, created, r));
     const fresh = stored.filter((k, i) => {
       const mark = `${k}@${records[i]!.at}`;
       return !this.stored.has(mark) && !this.storing.has(mark);
     });
     if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
     await Promise.allSettled(records.map((r, i) => this.put(stored[i]!, r)));
-    if (!(await objectExists(this.objects, keys.session(ns, id))))
-      await this.objects.delete(stored);
+    const live = await this.objects.get(keys.session(ns, id));
+    if (!live || createdAt(live.body) !== created) await this.objects.delete(stored);
   }
 }
 
@@ -276,26 +277,46 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
   }
 }
 
+/** The `created_at` of a stored session object (either form), or undefined when it is not one. */
+function createdAt(body: Uint8Array): string | undefined {
+  try {
+    return decodeStored(body, 'session').session.created_at;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A record's day: its time in whole retention windows. */
 function dayOf(at: number): number {
   return Math.floor(at / RETENTION_MS);
 }
 
 /** Where a keyed record stored out of the object lives (by the day of its write). */
-export function keyRecordKey(ns: string, id: string, record: WriteRecord): string {
-  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}.json`;
+export function keyRecordKey(ns: string, id: string, created: string, record: WriteRecord): string {
+  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}-${incarnation(created)}.json`;
+}
+
+/**
+ * A session's creation time in a record's name: a session deleted and created again under its id (a
+ * client whose key counter starts again) never meets the old one's records.
+ */
+function incarnation(created: string): string {
+  const ms = Date.parse(created);
+  return Number.isFinite(ms) ? ms.toString(36) : '0';
 }
 
 /**
  * The stored-out record of key claim `k` that a retry at `now` may still replay (none without a request
- * when no live filter may hold the key): its day is yesterday,
+ * when no live filter may hold the key) in the session created at `created`: its day is yesterday,
  * today or (a writer's clock ahead) tomorrow, read in parallel; a record of an earlier use of the key,
- * past the retention window, does not count.
+ * past the retention window, does not count. Records named before their names held the session's
+ * creation time (Satchel of 2026-12-01) are read too, for the days they can be in.
  */
 export async function lookUpKeyRecord(
   objects: ObjectStore,
   ns: string,
   id: string,
+  created: string,
   k: string,
   now: number,
   filters: readonly KeyFilter[] | null,
@@ -306,12 +327,21 @@ export async function lookUpKeyRecord(
   const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));
   const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
   const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
-  const found = await Promise.all(
-    days.map((d) => objects.get(`${keys.keyRecords(ns, id)}${d}/${hashOf(k)}.json`)),
-  );
+  const prefix = keys.keyRecords(ns, id);
+  const names = [
+    ...days.map((d) => `${prefix}${d}/${hashOf(k)}-${incarnation(created)}.json`),
+    ...(day <= LEGACY_NAMES_UNTIL ? days.map((d) => `${prefix}${d}/${hashOf(k)}.json`) : []),
+  ];
+  const found = await Promise.all(names.map((name) => objects.get(name)));
   const records = found.map((f) => f && parseKeyRecord(f.body, k));
   return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
 }
+
+/**
+ * The last day (in 24 h windows since 1970) on which a record named without its session's creation time
+ * may still count: 2026-12-04, two days after the last Satchel that named them so.
+ */
+const LEGACY_NAMES_UNTIL = 20_791;
 
 /** Days of stored-out records to delete: from `from` (every day before `to` when unknown) up to `to`. */
 export interface DaySweep {

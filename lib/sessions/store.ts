@@ -525,7 +525,8 @@ export class SessionStore {
     const inObject = await keyedWrite(session, idempotencyKey, now);
     if (inObject) return inObject;
     const k = 'k:' + (await sha256Hex(idempotencyKey));
-    return lookUpKeyRecord(this.objects, ns, id, k, now, filtersOf(session.satchel));
+    const { created_at: created } = session;
+    return lookUpKeyRecord(this.objects, ns, id, created, k, now, filtersOf(session.satchel));
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */
@@ -685,8 +686,10 @@ export class SessionStore {
     if (!chunks) return undefined;
     const bodies = { base: baseBody!, segs: segBodies };
     const warm = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 0)); // after the answer is on its way
       const merged = await this.withParts(key, head, base, segs, bodies);
-      if (!merged) return;
+      // A copy of a later revision (this process wrote meanwhile) stays.
+      if (!merged || (this.cache.get(key)?.session.revision ?? 0) > head.revision) return;
       const { session, encoded } = merged;
       const entry = { etag, session, bytes: form.bytes, base, segs };
       this.cache.putRead(key, encoded ? { ...entry, encoded } : entry, epoch);

@@ -167,8 +167,10 @@ interface GroupRun {
   finished: boolean;
   /** Where its background work goes (the first request's schedule). */
   schedule: Schedule;
-  /** The keys of the keyed records its attempts stored out of the object. */
+  /** The keys of the keyed records its attempts stored out of the object... */
   keyRecordsStored: string[];
+  /** ...of the session created at this time. */
+  keyRecordsFor?: string;
   /** This process held the session before this write: it will likely write again (`storeOut`). */
   warm: boolean;
 }
@@ -321,10 +323,9 @@ export class WriteLoop {
     const deadline = this.deps.now() + this.deps.maxContentionMs;
     for (let attempt = 0; ; attempt++) {
       const open = members.filter((m) => !m.result);
+      this.discardKeyRecordsOfDeleted(run, cached);
       if (!cached) {
         this.discardUnlanded(run, tries, null);
-        // Deleted meanwhile: the keyed records this run stored out go too (the delete may have listed first).
-        for (const k of run.keyRecordsStored.splice(0)) this.discard(run, k);
         for (const m of open) m.result = rejected(notFound(`session ${id} does not exist`));
         return;
       }
@@ -408,10 +409,12 @@ export class WriteLoop {
     await Promise.all(
       wanted.map(async (m) => {
         const { objects } = this.deps;
+        const { ns, id } = run;
         const record = await lookUpKeyRecord(
           objects,
-          run.ns,
-          run.id,
+          ns,
+          id,
+          cur.created_at,
           m.claims.keyed!,
           now,
           filters,
@@ -420,6 +423,15 @@ export class WriteLoop {
         if (record) m.storedOut = record;
       }),
     );
+  }
+
+  /**
+   * The session turned out deleted (and perhaps created again) since this run stored keyed records out of
+   * it: they go too, since the delete may have listed `k/<id>/` before they landed.
+   */
+  private discardKeyRecordsOfDeleted(run: GroupRun, cached: CachedSession | null): void {
+    if (cached?.session.created_at !== run.keyRecordsFor)
+      for (const k of run.keyRecordsStored.splice(0)) this.discard(run, k);
   }
 
   /** Our own earlier attempt landed although its answer was lost: finish it, as a first write. */
@@ -555,7 +567,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = this.storeKeyRecords(run, plan.store);
+    const storing = this.storeKeyRecords(run, cur.created_at, plan.store);
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
@@ -602,7 +614,7 @@ export class WriteLoop {
       });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
-    if (!outcome.lost) this.afterLanded(run, plan.ahead, sweep);
+    if (!outcome.lost) this.afterLanded(run, cur.created_at, plan.ahead, sweep);
     return outcome;
   }
 
@@ -648,7 +660,7 @@ export class WriteLoop {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
-    const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, r);
+    const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, cur.created_at, r);
     const plan = storeOut(writes, records, now, stored, run.warm);
     const { kept, leaving } = plan;
     const satchel = { ...cur.satchel, writes: kept };
@@ -667,21 +679,29 @@ export class WriteLoop {
    * records no retry reaches (once `ks` has landed), and the records the commit kept that this process
    * stores now (once the commit shows that they are the live session's) and drops in its next write.
    */
-  private afterLanded(run: GroupRun, ahead: WriteRecord[], sweep: DaySweep | undefined): void {
+  private afterLanded(
+    run: GroupRun,
+    created: string,
+    ahead: WriteRecord[],
+    sweep: DaySweep | undefined,
+  ): void {
     const { objects } = this.deps;
     if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
-    if (ahead.length)
-      run.schedule(this.keyRecords.storeAhead(run.ns, run.id, ahead).catch(() => undefined));
+    if (ahead.length) {
+      const storing = this.keyRecords.storeAhead(run.ns, run.id, created, ahead);
+      run.schedule(storing.catch(() => undefined));
+    }
   }
 
   /**
    * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same).
    * The run remembers them: when the session turns out deleted, they go.
    */
-  private storeKeyRecords(run: GroupRun, out: WriteRecord[]): Promise<void> {
+  private storeKeyRecords(run: GroupRun, created: string, out: WriteRecord[]): Promise<void> {
     if (out.length === 0) return Promise.resolve();
-    const stored = out.map((r) => keyRecordKey(run.ns, run.id, r));
+    const stored = out.map((r) => keyRecordKey(run.ns, run.id, created, r));
     run.keyRecordsStored.push(...stored);
+    run.keyRecordsFor = created;
     const storing = Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(
       () => {},
     );

@@ -778,3 +778,67 @@ describe('decodeSegment', () => {
     expect(decodeSegment(good, { key: 'k', messages: 1, json: good.byteLength })).toHaveLength(1);
   });
 });
+
+// Found by review: a GET from a process that holds nothing cuts the public JSON from the parts' bytes.
+describe('a GET cut from the parts (review)', () => {
+  const tricky = (tag: string) =>
+    user(
+      `${tag} ✓ ключ 🔑 \u2028 "q" \\ ${'lorem ipsum dolor sit amet '.repeat(37)}`.slice(0, 1000),
+    );
+  const reader = (objects: ObjectStore) => open(objects, { segmentBytes: SEG });
+  for (const [name, extra, appends] of [
+    ['segments', {}, 8],
+    [
+      'metadata, model and segments',
+      { metadata: { a: 'b', é: 'ü 🔑' }, model: 'm', provider: 'p' },
+      8,
+    ],
+    ['a fold only', { metadata: { z: '1' } }, 1],
+  ] as const) {
+    it(`sends the bytes of publicSession (${name})`, async () => {
+      const objects = localStore();
+      const id = `cut-${appends}-${Date.now()}`;
+      const history = Array.from({ length: 40 }, (_, i) => tricky(`h${i}`));
+      await reader(objects).create(ns, { id, task: 'cut', ...extra, messages: history });
+      const writer = reader(objects);
+      for (let i = 0; i < appends; i++)
+        await writer.append(ns, id, { messages: [tricky(`a${i}`)] }, undefined);
+      expect(decodeStored((await objects.get(keys.session(ns, id)))!.body, id).base).toBeDefined();
+      const expected = JSON.stringify(publicSession(await reader(objects).get(ns, id)));
+      const got = await reader(objects).getStored(ns, id, { schedule: () => undefined });
+      expect(got.session.messages[0]).toBeUndefined(); // cut from the parts, not parsed
+      expect(JSON.parse(text(concat(...got.chunks!)))).toEqual(JSON.parse(expected));
+    });
+  }
+
+  it('answers before parsing the parts (the parse is background work)', async () => {
+    const objects = localStore();
+    const id = `timing-${Date.now()}`;
+    const writer = reader(objects);
+    const history = Array.from({ length: 40 }, (_, i) => tricky(`h${i}`));
+    await writer.create(ns, { id, task: 'cut', messages: history });
+    for (let i = 0; i < 8; i++)
+      await writer.append(ns, id, { messages: [tricky(`a${i}`)] }, undefined);
+    const parse = JSON.parse;
+    const parses: string[] = [];
+    let answered = false;
+    JSON.parse = ((s: string, r?: never) => {
+      if (typeof s === 'string' && s.length > SEG && !s.startsWith('{"satchel_'))
+        parses.push(answered ? 'after' : 'before');
+      return parse(s, r);
+    }) as typeof JSON.parse;
+    try {
+      const background: Promise<unknown>[] = [];
+      const got = await reader(objects).getStored(ns, id, {
+        schedule: (w) => void background.push(w),
+      });
+      answered = true;
+      expect(got.session.messages[0]).toBeUndefined();
+      await Promise.all(background);
+      expect(parses.filter((p) => p === 'before')).toEqual([]);
+      expect(parses.length).toBeGreaterThan(0); // parsed into the cache afterwards
+    } finally {
+      JSON.parse = parse;
+    }
+  });
+});

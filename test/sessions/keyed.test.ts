@@ -13,6 +13,8 @@ import {
   filterHas,
   KEYED_KEEP,
   KEYED_PUSH_AT,
+  keyRecordKey,
+  lookUpKeyRecord,
   storeOut,
   sweepDue,
 } from '../../lib/sessions/key-records.js';
@@ -310,6 +312,90 @@ for (const [backend, make] of [
       expect(await listAll(objects.inner, keys.keyRecords(ns, id2))).toEqual([]);
     });
 
+    // Found by review: records a warm writer stores after its commit, when the session is deleted and
+    // created again under the same id (a client whose key counter starts again) before they land.
+    it('records stored after a commit do not outlive a delete and a new session under the id', async () => {
+      const objects = make();
+      const id = `recreate-${Date.now()}`;
+      const say = (i: number, tag: string) => ({
+        messages: [{ role: 'user' as const, content: `${tag} message ${i}` }],
+      });
+      const first = open(objects);
+      await first.create(ns, { id, task: 'old', messages: [] });
+      for (let i = 0; i < KEYED_PUSH_AT; i++)
+        await first.append(ns, id, say(i, 'old'), undefined, { idempotencyKey: `d-${i}` });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let held = 0;
+      class Slow extends PassThrough {
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (key.includes('/k/')) held++;
+          if (key.includes('/k/')) await gate;
+          return this.inner.put(key, body, options);
+        }
+      }
+      const background: Promise<unknown>[] = [];
+      const schedule = (work: Promise<unknown>) => void background.push(work);
+      const slow = open(new Slow(objects));
+      await slow.get(ns, id); // warm
+      await slow.append(ns, id, say(99, 'old'), undefined, { schedule, idempotencyKey: 'd-99' });
+      expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      // Deleted (its LIST of k/<id>/ runs before the records land) and created again under the id.
+      await first.delete(ns, id);
+      const other = open(objects);
+      await other.create(ns, { id, task: 'new', messages: [] });
+      release();
+      await Promise.all(background);
+      expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+      // The new session uses the same keys for other requests, and answers its own retries.
+      const receipts = [];
+      for (let i = 0; i < KEYED_PUSH_AT + 4; i++)
+        receipts.push(
+          await other.append(ns, id, say(i, 'new'), undefined, {
+            schedule,
+            idempotencyKey: `d-${i}`,
+          }),
+        );
+      await Promise.all(background);
+      expect(receipts.every((r) => !r.replayed)).toBe(true);
+      const retry = await open(objects).append(ns, id, say(0, 'new'), undefined, {
+        idempotencyKey: 'd-0',
+      });
+      expect(retry).toMatchObject({ replayed: true, receipt: receipts[0]!.receipt });
+    });
+
+    it('a writer that stored records out, then finds the session created again, deletes them', async () => {
+      const inner = make();
+      const id = `recreate-cold-${Date.now()}`;
+      const first = open(inner);
+      await first.create(ns, { id, task: 'old', messages: [] });
+      for (let i = 0; i < KEYED_PUSH_AT; i++)
+        await first.append(ns, id, { messages: [msg(i)] }, undefined, { idempotencyKey: `c-${i}` });
+      /** Deletes the session and creates it again while the first key record's PUT is on its way. */
+      class Recreate extends Watch {
+        private recreated: Promise<unknown> | undefined;
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (key.includes('/k/'))
+            await (this.recreated ??= first
+              .delete(ns, id)
+              .then(() => first.create(ns, { id, task: 'new', messages: [] })));
+          return super.put(key, body, options);
+        }
+      }
+      const objects = new Recreate(inner);
+      const background: Promise<unknown>[] = [];
+      const schedule = (work: Promise<unknown>) => void background.push(work);
+      // A writer that holds nothing stores the 17 oldest records before its commit, which then fails.
+      const r = await open(objects).append(ns, id, { messages: [msg(99)] }, undefined, {
+        schedule,
+        idempotencyKey: 'c-99',
+      });
+      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      expect(r.receipt.revision).toBe(2); // it landed on the new session
+      await Promise.all(background);
+      expect(await listAll(inner, keys.keyRecords(ns, id))).toEqual([]);
+    });
+
     it('a stored-out key is forgotten after the retention window, with its filter', async () => {
       const objects = new Watch(make());
       let clock = Date.now();
@@ -328,6 +414,33 @@ for (const [backend, make] of [
     });
   });
 }
+
+describe('stored-out records from before their names held the session creation time', () => {
+  it('are still found until 2026-12-04, and not looked for after', async () => {
+    const objects = tempLocalStore('legacy');
+    const k = 'k:' + (await sha256Hex('legacy-key'));
+    const at = Date.parse('2026-12-02T09:00:00Z');
+    const record: WriteRecord = { k, at, r: { revision: 7 } };
+    const day = Math.floor(at / RETENTION_MS);
+    await objects.put(
+      `${keys.keyRecords(ns, 'old')}${day}/${k.slice(2)}.json`,
+      new TextEncoder().encode(JSON.stringify(record)),
+    );
+    const created = '2026-12-01T10:00:00.000Z';
+    const found = await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null);
+    expect(found).toEqual(record);
+    // Under the new name the same record is found; the old name is not read after 2026-12-04.
+    const later = Date.parse('2026-12-05T08:00:00Z');
+    const moved = { ...record, at: later - 60_000 };
+    await objects.put(
+      keyRecordKey(ns, 'old', created, moved),
+      new TextEncoder().encode(JSON.stringify(moved)),
+    );
+    expect(await lookUpKeyRecord(objects, ns, 'old', created, k, later, null)).toEqual(moved);
+    const other = '2026-12-03T10:00:00.000Z'; // a session created again under the id
+    expect(await lookUpKeyRecord(objects, ns, 'old', other, k, later, null)).toBeUndefined();
+  });
+});
 
 describe('the key filters', () => {
   const record = async (i: number): Promise<WriteRecord> => ({
