@@ -22,6 +22,11 @@ export interface CachedSession {
    * appends use such a copy (`docs/design.md`, "Appends that read only the delta"); readers read whole.
    */
   held?: number;
+  /**
+   * The bytes of the parts `base` and `segs` name, as read, for a partial copy a GET cut its answer from
+   * (`publicChunksOfParts`): the next GET cuts from them again, a whole read parses them.
+   */
+  raw?: { base: Uint8Array; segs: Uint8Array[] };
 }
 
 /** True when `entry` holds every message of its session (not a partial copy). */
@@ -110,5 +115,10 @@ function weight(entry: CachedSession): number {
       absent += s.json;
     }
   }
-  return Math.max(0, entry.bytes - absent) + (entry.encoded ? encodedLength(entry.encoded) : 0);
+  const raw = entry.raw
+    ? entry.raw.segs.reduce((n, b) => n + b.byteLength, entry.raw.base.byteLength)
+    : 0;
+  return (
+    Math.max(0, entry.bytes - absent) + raw + (entry.encoded ? encodedLength(entry.encoded) : 0)
+  );
 }

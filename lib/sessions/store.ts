@@ -12,7 +12,7 @@ import {
   type SegRef,
   type StoredObjectForm,
 } from '../model/codec.js';
-import { unattended, type RequestContext, type Schedule } from '../model/context.js';
+import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
 import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
@@ -270,7 +270,7 @@ export class SessionStore {
     send = true,
   ): Promise<{ session: StoredSession; chunks: Uint8Array[] | null }> {
     assertSessionId(id);
-    const found = await this.load(ns, id, false, send ? (ctx.schedule ?? unattended) : undefined);
+    const found = await this.load(ns, id, false, send);
     if (found?.chunks) return { session: found.session, chunks: found.chunks };
     if (found) {
       const { session, body } = found;
@@ -625,7 +625,7 @@ export class SessionStore {
     ns: string,
     id: string,
     partial = false,
-    send?: Schedule,
+    send = false,
   ): Promise<(CachedSession & { body?: Uint8Array; chunks?: Uint8Array[] }) | null> {
     const key = keys.session(ns, id);
     for (let attempt = 0; ; attempt++) {
@@ -653,7 +653,7 @@ export class SessionStore {
         return entry;
       }
       const read = { form: { ...form, base, segs }, etag: found.etag, epoch };
-      const sent = send && !holdsParts ? await this.sendParts(key, read, send) : undefined;
+      const sent = send && !holdsParts ? await this.sendParts(key, read) : undefined;
       if (sent) return sent;
       const merged = sent === null ? null : await this.withParts(key, form.session, base, segs);
       if (merged) {
@@ -668,37 +668,50 @@ export class SessionStore {
   }
 
   /**
-   * A delta's public JSON cut from its parts' bytes, read in parallel and not parsed (`publicChunksOfParts`),
-   * as a partial copy; the parts are parsed into the cache in the background. Null when a part is gone,
+   * A delta's public JSON cut from its parts' bytes, not parsed (`publicChunksOfParts`), as a partial
+   * copy, which the cache keeps with those bytes: the next read of this process reuses them (a GET cuts
+   * from them again, a whole read parses them) instead of reading them again. Null when a part is gone,
    * undefined when the bytes cannot be sent as they are (the usual read parses them).
    */
   private async sendParts(
     key: string,
     read: { form: Extract<StoredObjectForm, { base: BaseRef }>; etag: string; epoch: number },
-    schedule: Schedule,
   ): Promise<(CachedSession & { chunks: Uint8Array[] }) | null | undefined> {
     const { form, etag, epoch } = read;
     const { session: head, base, segs } = form;
-    const found = await Promise.all([base, ...segs].map((ref) => this.objects.get(ref.key)));
-    if (found.some((f) => !f)) return null;
-    const [baseBody, ...segBodies] = found.map((f) => f!.body);
-    const chunks = publicChunksOfParts(head, base, baseBody!, segs, segBodies);
+    const raw = await this.partBodies(key, base, segs);
+    if (!raw) return null;
+    const chunks = publicChunksOfParts(head, base, raw.base, segs, raw.segs);
     if (!chunks) return undefined;
-    const bodies = { base: baseBody!, segs: segBodies };
-    const warm = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 0)); // after the answer is on its way
-      const merged = await this.withParts(key, head, base, segs, bodies);
-      // A copy of a later revision (this process wrote meanwhile) stays.
-      if (!merged || (this.cache.get(key)?.session.revision ?? 0) > head.revision) return;
-      const { session, encoded } = merged;
-      const entry = { etag, session, bytes: form.bytes, base, segs };
-      this.cache.putRead(key, encoded ? { ...entry, encoded } : entry, epoch);
-    };
-    schedule(warm().catch((err) => this.onError('a session read was not cached', err)));
     const held = segs.reduce((n, s) => n + s.messages, base.messages);
-    const messages = new Array<Message>(held).concat(head.messages);
-    const session = { ...head, messages };
-    return { etag, session, bytes: form.bytes, base, segs, held, chunks };
+    const session = { ...head, messages: new Array<Message>(held).concat(head.messages) };
+    const entry = { etag, session, bytes: form.bytes, base, segs, held, raw };
+    // A copy of a later revision (this process wrote meanwhile) stays.
+    if ((this.cache.get(key)?.session.revision ?? 0) <= head.revision)
+      this.cache.putRead(key, entry, epoch);
+    return { ...entry, chunks };
+  }
+
+  /**
+   * The bytes of a delta's parts: those the cached copy keeps (a GET's, `raw`) for the same base and
+   * segments, the others read in parallel; null when one is gone.
+   */
+  private async partBodies(
+    key: string,
+    base: BaseRef,
+    segs: readonly SegRef[],
+  ): Promise<{ base: Uint8Array; segs: Uint8Array[] } | null> {
+    const cached = this.cache.get(key);
+    const kept = cached?.raw && cached.base?.key === base.key ? cached : undefined;
+    const keptSeg = (ref: SegRef, i: number) =>
+      kept?.segs?.[i]?.key === ref.key ? kept.raw!.segs[i] : undefined;
+    const found = await Promise.all([
+      kept ? kept.raw!.base : this.objects.get(base.key).then((f) => f?.body),
+      ...segs.map((ref, i) => keptSeg(ref, i) ?? this.objects.get(ref.key).then((f) => f?.body)),
+    ]);
+    if (found.some((b) => !b)) return null;
+    const [first, ...rest] = found as Uint8Array[];
+    return { base: first!, segs: rest };
   }
 
   /**
@@ -715,6 +728,11 @@ export class SessionStore {
     read?: { base: Uint8Array; segs: Uint8Array[] },
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
+    // A GET's partial copy keeps the parts' bytes: parsed here rather than read again.
+    if (!read && cached?.raw && cached.base?.key === base.key) {
+      const bodies = await this.partBodies(key, base, segs);
+      return bodies && this.withParts(key, head, base, segs, bodies);
+    }
     const same = !read && isWhole(cached) && cached.base?.key === base.key;
     let reused = 0;
     while (same && reused < segs.length && cached.segs?.[reused]?.key === segs[reused]!.key)
