@@ -5,14 +5,14 @@ import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
 import { utf8 } from '../model/bytes.js';
 import { RETENTION_MS } from '../model/retention.js';
-import { writeRecordSchema, type WriteRecord } from '../model/session.js';
+import { writeRecordSchema, type StoredSession, type WriteRecord } from '../model/session.js';
 
 /**
  * Idempotency records that leave the session object (docs/design.md, "Keyed writes"). A write with an
  * Idempotency-Key leaves a keyed record in `satchel.writes`, kept for RETENTION_MS so that a retry within
  * that time is a no-op. Kept in the object, they made every write of a busy session rewrite up to 1,000 of
  * them. Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write first stores the
- * older ones as create-only objects of their own (`k/<id>/<day>/<hash>-<created>.json`, one PUT each, in parallel,
+ * older ones as create-only objects of their own (`k/<id>/<day>/<hash>-<incarnation>.json`, one PUT each, in parallel,
  * before its commit) and adds their hashes to a Bloom filter in the object (`satchel.kf`). A writer that
  * keeps the session stores them after its commit instead, and its next write drops them with no PUT
  * before the commit (`StoredKeyRecords`). A key that is not in the object is looked up in storage only
@@ -181,8 +181,8 @@ export class StoredKeyRecords {
   constructor(private readonly objects: ObjectStore) {}
 
   /** True once this process has stored the record (a PUT still under way does not count). */
-  has(ns: string, id: string, created: string, record: WriteRecord): boolean {
-    return this.stored.has(`${keyRecordKey(ns, id, created, record)}@${record.at}`);
+  has(ns: string, id: string, incarnation: string, record: WriteRecord): boolean {
+    return this.stored.has(`${keyRecordKey(ns, id, incarnation, record)}@${record.at}`);
   }
 
   /** Stores the record create-only, unless this process has (a PUT under way is awaited, not sent again). */
@@ -204,11 +204,16 @@ export class StoredKeyRecords {
 
   /**
    * Stores records that stay in the object for now (`StoreOutPlan.ahead`), after a commit of the session
-   * created at `created`: once they landed, when the session turns out deleted (the delete may have
+   * `incarnation` names: once they landed, when the session turns out deleted (the delete may have
    * listed its records first), or deleted and created again, they go.
    */
-  async storeAhead(ns: string, id: string, created: string, records: WriteRecord[]): Promise<void> {
-    const stored = records.map((r) => keyRecordKey(ns, id, created, r));
+  async storeAhead(
+    ns: string,
+    id: string,
+    incarnation: string,
+    records: WriteRecord[],
+  ): Promise<void> {
+    const stored = records.map((r) => keyRecordKey(ns, id, incarnation, r));
     const fresh = stored.filter((k, i) => {
       const mark = `${k}@${records[i]!.at}`;
       return !this.stored.has(mark) && !this.storing.has(mark);
@@ -216,7 +221,7 @@ export class StoredKeyRecords {
     if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
     await Promise.allSettled(records.map((r, i) => this.put(stored[i]!, r)));
     const live = await this.objects.get(keys.session(ns, id));
-    if (!live || createdAt(live.body) !== created) await this.objects.delete(stored);
+    if (!live || incarnationIn(live.body) !== incarnation) await this.objects.delete(stored);
   }
 }
 
@@ -277,10 +282,10 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
   }
 }
 
-/** The `created_at` of a stored session object (either form), or undefined when it is not one. */
-function createdAt(body: Uint8Array): string | undefined {
+/** The incarnation of a stored session object (either form), or undefined when it is not one. */
+function incarnationIn(body: Uint8Array): string | undefined {
   try {
-    return decodeStored(body, 'session').session.created_at;
+    return incarnationOf(decodeStored(body, 'session').session);
   } catch {
     return undefined;
   }
@@ -292,22 +297,30 @@ function dayOf(at: number): number {
 }
 
 /** Where a keyed record stored out of the object lives (by the day of its write). */
-export function keyRecordKey(ns: string, id: string, created: string, record: WriteRecord): string {
-  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}-${incarnation(created)}.json`;
+export function keyRecordKey(
+  ns: string,
+  id: string,
+  incarnation: string,
+  record: WriteRecord,
+): string {
+  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}-${incarnation}.json`;
 }
 
 /**
- * A session's creation time in a record's name: a session deleted and created again under its id (a
- * client whose key counter starts again) never meets the old one's records.
+ * What tells a session apart from one deleted before it under the same id, in its records' names: the
+ * token its create wrote (`satchel.i`), or for a session created before tokens, its creation time (an
+ * import may keep a deleted session's `created_at`; its create writes a new token).
  */
-function incarnation(created: string): string {
-  const ms = Date.parse(created);
+export function incarnationOf(session: Pick<StoredSession, 'created_at' | 'satchel'>): string {
+  const token = session.satchel?.['i'];
+  if (typeof token === 'string' && /^[0-9a-f]{1,32}$/.test(token)) return token;
+  const ms = Date.parse(session.created_at);
   return Number.isFinite(ms) ? ms.toString(36) : '0';
 }
 
 /**
  * The stored-out record of key claim `k` that a retry at `now` may still replay (none without a request
- * when no live filter may hold the key) in the session created at `created`: its day is yesterday,
+ * when no live filter may hold the key) in the session `incarnation` names (`incarnationOf`): its day is yesterday,
  * today or (a writer's clock ahead) tomorrow, read in parallel; a record of an earlier use of the key,
  * past the retention window, does not count. Records named before their names held the session's
  * creation time (Satchel of 2026-12-01) are read too, for the days they can be in.
@@ -316,7 +329,7 @@ export async function lookUpKeyRecord(
   objects: ObjectStore,
   ns: string,
   id: string,
-  created: string,
+  incarnation: string,
   k: string,
   now: number,
   filters: readonly KeyFilter[] | null,
@@ -329,7 +342,7 @@ export async function lookUpKeyRecord(
   const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
   const prefix = keys.keyRecords(ns, id);
   const names = [
-    ...days.map((d) => `${prefix}${d}/${hashOf(k)}-${incarnation(created)}.json`),
+    ...days.map((d) => `${prefix}${d}/${hashOf(k)}-${incarnation}.json`),
     ...(day <= LEGACY_NAMES_UNTIL ? days.map((d) => `${prefix}${d}/${hashOf(k)}.json`) : []),
   ];
   const found = await Promise.all(names.map((name) => objects.get(name)));

@@ -32,7 +32,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
 import { deletePrefix, objectExists } from '../storage/prefix.js';
-import { filtersOf, liveFilters, lookUpKeyRecord } from './key-records.js';
+import { filtersOf, incarnationOf, liveFilters, lookUpKeyRecord } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
@@ -525,8 +525,8 @@ export class SessionStore {
     const inObject = await keyedWrite(session, idempotencyKey, now);
     if (inObject) return inObject;
     const k = 'k:' + (await sha256Hex(idempotencyKey));
-    const { created_at: created } = session;
-    return lookUpKeyRecord(this.objects, ns, id, created, k, now, filtersOf(session.satchel));
+    const incarnation = incarnationOf(session);
+    return lookUpKeyRecord(this.objects, ns, id, incarnation, k, now, filtersOf(session.satchel));
   }
 
   /** Deletes a session and its manifest entry; `not_found` when it does not exist. */

@@ -34,6 +34,7 @@ import {
   keyRecordKey,
   lookUpKeyRecord,
   storeOut,
+  incarnationOf,
   StoredKeyRecords,
   type StoreOutPlan,
   sweepDue,
@@ -169,7 +170,7 @@ interface GroupRun {
   schedule: Schedule;
   /** The keys of the keyed records its attempts stored out of the object... */
   keyRecordsStored: string[];
-  /** ...of the session created at this time. */
+  /** ...of the session this names (`incarnationOf`). */
   keyRecordsFor?: string;
   /** This process held the session before this write: it will likely write again (`storeOut`). */
   warm: boolean;
@@ -218,7 +219,8 @@ export class WriteLoop {
     const writeId = randomHex(12);
     const key = keys.session(ns, draft.id);
     const record: WriteRecord = { k: 'w:' + writeId, at: now(), r: {} };
-    draft.satchel = { writes: [record] };
+    // A new token tells this session apart from any deleted before it under the id (`incarnationOf`).
+    draft.satchel = { writes: [record], i: randomHex(4) };
     const mark = this.deps.markers.begin(ns, draft.id, ctx.schedule);
     // 'unknown': the create may have landed without its log record, so the marker must stay.
     let state: 'open' | 'unknown' | 'finished' = 'open';
@@ -414,7 +416,7 @@ export class WriteLoop {
           objects,
           ns,
           id,
-          cur.created_at,
+          incarnationOf(cur),
           m.claims.keyed!,
           now,
           filters,
@@ -430,7 +432,7 @@ export class WriteLoop {
    * it: they go too, since the delete may have listed `k/<id>/` before they landed.
    */
   private discardKeyRecordsOfDeleted(run: GroupRun, cached: CachedSession | null): void {
-    if (cached?.session.created_at !== run.keyRecordsFor)
+    if (!cached || incarnationOf(cached.session) !== run.keyRecordsFor)
       for (const k of run.keyRecordsStored.splice(0)) this.discard(run, k);
   }
 
@@ -567,7 +569,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = this.storeKeyRecords(run, cur.created_at, plan.store);
+    const storing = this.storeKeyRecords(run, incarnationOf(cur), plan.store);
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
@@ -614,7 +616,7 @@ export class WriteLoop {
       });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
-    if (!outcome.lost) this.afterLanded(run, cur.created_at, plan.ahead, sweep);
+    if (!outcome.lost) this.afterLanded(run, incarnationOf(cur), plan.ahead, sweep);
     return outcome;
   }
 
@@ -660,7 +662,8 @@ export class WriteLoop {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
-    const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, cur.created_at, r);
+    const incarnation = incarnationOf(cur);
+    const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, incarnation, r);
     const plan = storeOut(writes, records, now, stored, run.warm);
     const { kept, leaving } = plan;
     const satchel = { ...cur.satchel, writes: kept };
@@ -681,14 +684,14 @@ export class WriteLoop {
    */
   private afterLanded(
     run: GroupRun,
-    created: string,
+    incarnation: string,
     ahead: WriteRecord[],
     sweep: DaySweep | undefined,
   ): void {
     const { objects } = this.deps;
     if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
     if (ahead.length) {
-      const storing = this.keyRecords.storeAhead(run.ns, run.id, created, ahead);
+      const storing = this.keyRecords.storeAhead(run.ns, run.id, incarnation, ahead);
       run.schedule(storing.catch(() => undefined));
     }
   }
@@ -697,11 +700,11 @@ export class WriteLoop {
    * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same).
    * The run remembers them: when the session turns out deleted, they go.
    */
-  private storeKeyRecords(run: GroupRun, created: string, out: WriteRecord[]): Promise<void> {
+  private storeKeyRecords(run: GroupRun, incarnation: string, out: WriteRecord[]): Promise<void> {
     if (out.length === 0) return Promise.resolve();
-    const stored = out.map((r) => keyRecordKey(run.ns, run.id, created, r));
+    const stored = out.map((r) => keyRecordKey(run.ns, run.id, incarnation, r));
     run.keyRecordsStored.push(...stored);
-    run.keyRecordsFor = created;
+    run.keyRecordsFor = incarnation;
     const storing = Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(
       () => {},
     );

@@ -13,6 +13,7 @@ import {
   filterHas,
   KEYED_KEEP,
   KEYED_PUSH_AT,
+  incarnationOf,
   keyRecordKey,
   lookUpKeyRecord,
   storeOut,
@@ -314,55 +315,61 @@ for (const [backend, make] of [
 
     // Found by review: records a warm writer stores after its commit, when the session is deleted and
     // created again under the same id (a client whose key counter starts again) before they land.
-    it('records stored after a commit do not outlive a delete and a new session under the id', async () => {
-      const objects = make();
-      const id = `recreate-${Date.now()}`;
-      const say = (i: number, tag: string) => ({
-        messages: [{ role: 'user' as const, content: `${tag} message ${i}` }],
-      });
-      const first = open(objects);
-      await first.create(ns, { id, task: 'old', messages: [] });
-      for (let i = 0; i < KEYED_PUSH_AT; i++)
-        await first.append(ns, id, say(i, 'old'), undefined, { idempotencyKey: `d-${i}` });
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let held = 0;
-      class Slow extends PassThrough {
-        override async put(key: string, body: Uint8Array, options?: PutOptions) {
-          if (key.includes('/k/')) held++;
-          if (key.includes('/k/')) await gate;
-          return this.inner.put(key, body, options);
+    for (const [how, created_at] of [
+      ['created again', undefined],
+      // An import keeps the deleted session's created_at (a restore of an export): found by a review.
+      ['imported again with its created_at', '2026-11-30T10:00:00.000Z'],
+    ] as const)
+      it(`records stored after a commit do not outlive a delete and a session ${how} under the id`, async () => {
+        const objects = make();
+        const id = `recreate-${Date.now()}`;
+        const times = created_at ? { created_at } : {};
+        const say = (i: number, tag: string) => ({
+          messages: [{ role: 'user' as const, content: `${tag} message ${i}` }],
+        });
+        const first = open(objects);
+        await first.create(ns, { id, task: 'old', messages: [], ...times });
+        for (let i = 0; i < KEYED_PUSH_AT; i++)
+          await first.append(ns, id, say(i, 'old'), undefined, { idempotencyKey: `d-${i}` });
+        let release = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let held = 0;
+        class Slow extends PassThrough {
+          override async put(key: string, body: Uint8Array, options?: PutOptions) {
+            if (key.includes('/k/')) held++;
+            if (key.includes('/k/')) await gate;
+            return this.inner.put(key, body, options);
+          }
         }
-      }
-      const background: Promise<unknown>[] = [];
-      const schedule = (work: Promise<unknown>) => void background.push(work);
-      const slow = open(new Slow(objects));
-      await slow.get(ns, id); // warm
-      await slow.append(ns, id, say(99, 'old'), undefined, { schedule, idempotencyKey: 'd-99' });
-      expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
-      // Deleted (its LIST of k/<id>/ runs before the records land) and created again under the id.
-      await first.delete(ns, id);
-      const other = open(objects);
-      await other.create(ns, { id, task: 'new', messages: [] });
-      release();
-      await Promise.all(background);
-      expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
-      // The new session uses the same keys for other requests, and answers its own retries.
-      const receipts = [];
-      for (let i = 0; i < KEYED_PUSH_AT + 4; i++)
-        receipts.push(
-          await other.append(ns, id, say(i, 'new'), undefined, {
-            schedule,
-            idempotencyKey: `d-${i}`,
-          }),
-        );
-      await Promise.all(background);
-      expect(receipts.every((r) => !r.replayed)).toBe(true);
-      const retry = await open(objects).append(ns, id, say(0, 'new'), undefined, {
-        idempotencyKey: 'd-0',
+        const background: Promise<unknown>[] = [];
+        const schedule = (work: Promise<unknown>) => void background.push(work);
+        const slow = open(new Slow(objects));
+        await slow.get(ns, id); // warm
+        await slow.append(ns, id, say(99, 'old'), undefined, { schedule, idempotencyKey: 'd-99' });
+        expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+        // Deleted (its LIST of k/<id>/ runs before the records land) and created again under the id.
+        await first.delete(ns, id);
+        const other = open(objects);
+        await other.create(ns, { id, task: 'new', messages: [], ...times });
+        release();
+        await Promise.all(background);
+        expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+        // The new session uses the same keys for other requests, and answers its own retries.
+        const receipts = [];
+        for (let i = 0; i < KEYED_PUSH_AT + 4; i++)
+          receipts.push(
+            await other.append(ns, id, say(i, 'new'), undefined, {
+              schedule,
+              idempotencyKey: `d-${i}`,
+            }),
+          );
+        await Promise.all(background);
+        expect(receipts.every((r) => !r.replayed)).toBe(true);
+        const retry = await open(objects).append(ns, id, say(0, 'new'), undefined, {
+          idempotencyKey: 'd-0',
+        });
+        expect(retry).toMatchObject({ replayed: true, receipt: receipts[0]!.receipt });
       });
-      expect(retry).toMatchObject({ replayed: true, receipt: receipts[0]!.receipt });
-    });
 
     it('a writer that stored records out, then finds the session created again, deletes them', async () => {
       const inner = make();
@@ -426,7 +433,11 @@ describe('stored-out records from before their names held the session creation t
       `${keys.keyRecords(ns, 'old')}${day}/${k.slice(2)}.json`,
       new TextEncoder().encode(JSON.stringify(record)),
     );
-    const created = '2026-12-01T10:00:00.000Z';
+    const created = incarnationOf({
+      created_at: '2026-12-01T10:00:00.000Z',
+      satchel: { writes: [], i: 'a1' },
+    });
+    expect(created).toBe('a1');
     const found = await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null);
     expect(found).toEqual(record);
     // Under the new name the same record is found; the old name is not read after 2026-12-04.
@@ -437,7 +448,7 @@ describe('stored-out records from before their names held the session creation t
       new TextEncoder().encode(JSON.stringify(moved)),
     );
     expect(await lookUpKeyRecord(objects, ns, 'old', created, k, later, null)).toEqual(moved);
-    const other = '2026-12-03T10:00:00.000Z'; // a session created again under the id
+    const other = 'b2'; // a session created again under the id
     expect(await lookUpKeyRecord(objects, ns, 'old', other, k, later, null)).toBeUndefined();
   });
 });
