@@ -261,7 +261,7 @@ export class SessionStore {
    * again (an HTTP GET sends them): cut from the object's bytes when it is stored whole, or built from the
    * cached encoding of its messages when it is a delta. A delta whose parts this process does not hold is
    * sent from their bytes without parsing them (`send`): `session` is then partial (its messages before
-   * the parts' end are absent), and the parts are parsed into the cache afterwards, in the background.
+   * the parts' end are absent), and the cache keeps those bytes for the next read.
    */
   async getStored(
     ns: string,
@@ -618,8 +618,8 @@ export class SessionStore {
    * (from the cached copy when that holds the same base). `body` is the object's bytes when it is whole.
    * With `partial` (an append's read), a delta whose parts the cache does not hold is not merged: the
    * copy is partial (`held`: its messages before the parts' end are absent). With `send` (a GET's read),
-   * such a delta comes with its public JSON (`chunks`) cut from the parts' bytes, and the parts are parsed
-   * into the cache in the background work `send` schedules.
+   * such a delta comes as a partial copy with its public JSON (`chunks`) cut from the parts' bytes
+   * (`sendParts`).
    */
   private async load(
     ns: string,
@@ -725,36 +725,33 @@ export class SessionStore {
     head: StoredSession,
     base: BaseRef,
     segs: readonly SegRef[],
-    read?: { base: Uint8Array; segs: Uint8Array[] },
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
-    // A GET's partial copy keeps the parts' bytes: parsed here rather than read again.
-    if (!read && cached?.raw && cached.base?.key === base.key) {
-      const bodies = await this.partBodies(key, base, segs);
-      return bodies && this.withParts(key, head, base, segs, bodies);
-    }
-    const same = !read && isWhole(cached) && cached.base?.key === base.key;
+    const same = isWhole(cached) && cached.base?.key === base.key;
     let reused = 0;
     while (same && reused < segs.length && cached.segs?.[reused]?.key === segs[reused]!.key)
       reused++;
     const fetched = segs.slice(reused);
-    const [baseFound, ...segsFound] = read
-      ? [read.base, ...read.segs].map((body) => ({ body }))
-      : await Promise.all(
-          [same ? null : base, ...fetched].map((ref) => ref && this.objects.get(ref.key)),
-        );
-    if ((!same && !baseFound) || segsFound.some((f) => !f)) return null;
-    const bodies = segsFound.map((f) => f!.body);
+    let baseBody: Uint8Array | undefined;
+    let bodies: Uint8Array[];
+    if (same) {
+      const found = await Promise.all(fetched.map((ref) => this.objects.get(ref.key)));
+      if (found.some((f) => !f)) return null;
+      bodies = found.map((f) => f!.body);
+    } else {
+      // Every part, from a GET's partial copy where it keeps their bytes.
+      const read = await this.partBodies(key, base, segs);
+      if (!read) return null;
+      [baseBody, bodies] = [read.base, read.segs];
+    }
     const runs = fetched.map((ref, i) => decodeSegment(bodies[i]!, ref));
     // The messages read from the cache (the base's, and the segments both name), or the base's own.
     const n = segs.slice(0, reused).reduce((n, s) => n + s.messages, base.messages);
-    const stored = same ? null : decodeBase(baseFound!.body, base.key);
+    const stored = same ? null : decodeBase(baseBody!, base.key);
     const session = stored
       ? mergeParts(head, stored, base, runs)
       : { ...head, messages: cached!.session.messages.slice(0, n).concat(...runs, head.messages) };
-    const prior = stored
-      ? messagesOf(baseFound!.body, base.json, stored.messages)
-      : cached!.encoded;
+    const prior = stored ? messagesOf(baseBody!, base.json, stored.messages) : cached!.encoded;
     // That encoding stays a prefix when it covers no more than the messages read from the cache.
     if (!prior || prior.messages.length > n) return { session };
     if (prior.messages.length < n || !bodies.length) return { session, encoded: prior };

@@ -51,6 +51,20 @@ class Watch extends PassThrough {
   }
 }
 
+/** Holds every PUT of a key record until `release()`, counting them. */
+class HeldKeyPuts extends PassThrough {
+  held = 0;
+  release = () => {};
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+  override async put(key: string, body: Uint8Array, options?: PutOptions) {
+    if (key.includes('/k/')) {
+      this.held++;
+      await this.gate;
+    }
+    return this.inner.put(key, body, options);
+  }
+}
+
 function open(objects: ObjectStore, now?: () => number) {
   return new SessionStore(objects, {
     pipeline: defaultPipeline({ maxSessionBytes: 8 << 20 }),
@@ -288,17 +302,8 @@ for (const [backend, make] of [
         await first.append(ns, id2, { messages: [msg(i)] }, undefined, {
           idempotencyKey: `d-${i}`,
         });
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let held = 0;
-      class Slow extends PassThrough {
-        override async put(key: string, body: Uint8Array, options?: PutOptions) {
-          if (key.includes('/k/')) held++;
-          if (key.includes('/k/')) await gate;
-          return this.inner.put(key, body, options);
-        }
-      }
-      const slow = open(new Slow(objects.inner));
+      const gated = new HeldKeyPuts(objects.inner);
+      const slow = open(gated);
       await slow.get(ns, id2);
       background.length = 0;
       // Warm: its 25th keyed write stores the oldest records after the commit, held at the gate.
@@ -306,9 +311,9 @@ for (const [backend, make] of [
         ...keyed,
         idempotencyKey: 'd-99',
       });
-      expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      expect(gated.held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
       await first.delete(ns, id2);
-      release();
+      gated.release();
       await Promise.all(background);
       expect(await listAll(objects.inner, keys.keyRecords(ns, id2))).toEqual([]);
     });
@@ -331,27 +336,18 @@ for (const [backend, make] of [
         await first.create(ns, { id, task: 'old', messages: [], ...times });
         for (let i = 0; i < KEYED_PUSH_AT; i++)
           await first.append(ns, id, say(i, 'old'), undefined, { idempotencyKey: `d-${i}` });
-        let release = () => {};
-        const gate = new Promise<void>((resolve) => (release = resolve));
-        let held = 0;
-        class Slow extends PassThrough {
-          override async put(key: string, body: Uint8Array, options?: PutOptions) {
-            if (key.includes('/k/')) held++;
-            if (key.includes('/k/')) await gate;
-            return this.inner.put(key, body, options);
-          }
-        }
         const background: Promise<unknown>[] = [];
         const schedule = (work: Promise<unknown>) => void background.push(work);
-        const slow = open(new Slow(objects));
+        const gated = new HeldKeyPuts(objects);
+        const slow = open(gated);
         await slow.get(ns, id); // warm
         await slow.append(ns, id, say(99, 'old'), undefined, { schedule, idempotencyKey: 'd-99' });
-        expect(held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+        expect(gated.held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
         // Deleted (its LIST of k/<id>/ runs before the records land) and created again under the id.
         await first.delete(ns, id);
         const other = open(objects);
         await other.create(ns, { id, task: 'new', messages: [], ...times });
-        release();
+        gated.release();
         await Promise.all(background);
         expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
         // The new session uses the same keys for other requests, and answers its own retries.
