@@ -23,10 +23,21 @@ export interface CachedSession {
    */
   held?: number;
   /**
-   * The bytes of the parts `base` and `segs` name, as read, for a partial copy a GET cut its answer from
-   * (`publicChunksOfParts`): the next GET cuts from them again, a whole read parses them.
+   * The bytes of parts, by key, as read for a partial copy a GET cut its answer from
+   * (`publicChunksOfParts`): the next GET cuts from them again, a whole read parses them. Parts never
+   * change, so bytes under a part's key are that part's whatever the object names now.
    */
-  raw?: { base: Uint8Array; segs: Uint8Array[] };
+  raw?: ReadonlyMap<string, Uint8Array>;
+}
+
+/** The part bytes of `raw` that `entry`'s object still names, or undefined when there are none. */
+export function rawNamed(
+  raw: ReadonlyMap<string, Uint8Array> | undefined,
+  entry: Pick<CachedSession, 'base' | 'segs'>,
+): ReadonlyMap<string, Uint8Array> | undefined {
+  if (!raw) return undefined;
+  const kept = new Map([...partsOf(entry)].flatMap((k) => (raw.has(k) ? [[k, raw.get(k)!]] : [])));
+  return kept.size ? kept : undefined;
 }
 
 /** True when `entry` holds every message of its session (not a partial copy). */
@@ -115,9 +126,7 @@ function weight(entry: CachedSession): number {
       absent += s.json;
     }
   }
-  const raw = entry.raw
-    ? entry.raw.segs.reduce((n, b) => n + b.byteLength, entry.raw.base.byteLength)
-    : 0;
+  const raw = [...(entry.raw?.values() ?? [])].reduce((n, b) => n + b.byteLength, 0);
   return (
     Math.max(0, entry.bytes - absent) + raw + (entry.encoded ? encodedLength(entry.encoded) : 0)
   );

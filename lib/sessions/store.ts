@@ -34,7 +34,7 @@ import type { ObjectStore } from '../storage/port.js';
 import { deletePrefix, objectExists } from '../storage/prefix.js';
 import { filtersOf, incarnationOf, liveFilters, lookUpKeyRecord } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
-import { isWhole, SessionCache, type CachedSession } from './cache.js';
+import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
@@ -648,8 +648,9 @@ export class SessionStore {
         const held = segs.reduce((n, s) => n + s.messages, base.messages);
         const messages = new Array<Message>(held).concat(form.session.messages);
         const session = { ...form.session, messages };
+        const raw = rawNamed(cached?.raw, { base, segs }); // a GET's bytes of parts still named
         const entry = { etag: found.etag, session, bytes: form.bytes, base, segs, held };
-        this.cache.putRead(key, entry, epoch);
+        this.cache.putRead(key, raw ? { ...entry, raw } : entry, epoch);
         return entry;
       }
       const read = { form: { ...form, base, segs }, etag: found.etag, epoch };
@@ -679,12 +680,15 @@ export class SessionStore {
   ): Promise<(CachedSession & { chunks: Uint8Array[] }) | null | undefined> {
     const { form, etag, epoch } = read;
     const { session: head, base, segs } = form;
-    const raw = await this.partBodies(key, base, segs);
-    if (!raw) return null;
-    const chunks = publicChunksOfParts(head, base, raw.base, segs, raw.segs);
+    const bodies = await this.partBodies(key, base, segs);
+    if (!bodies) return null;
+    const chunks = publicChunksOfParts(head, base, bodies.base, segs, bodies.segs);
     if (!chunks) return undefined;
     const held = segs.reduce((n, s) => n + s.messages, base.messages);
     const session = { ...head, messages: new Array<Message>(held).concat(head.messages) };
+    const raw = new Map(
+      [base, ...segs].map((ref, i) => [ref.key, i ? bodies.segs[i - 1]! : bodies.base]),
+    );
     const entry = { etag, session, bytes: form.bytes, base, segs, held, raw };
     // A copy of a later revision (this process wrote meanwhile) stays.
     if ((this.cache.get(key)?.session.revision ?? 0) <= head.revision)
@@ -693,22 +697,20 @@ export class SessionStore {
   }
 
   /**
-   * The bytes of a delta's parts: those the cached copy keeps (a GET's, `raw`) for the same base and
-   * segments, the others read in parallel; null when one is gone.
+   * The bytes of a delta's parts: those the cached copy keeps (a GET's, `raw`), the others read in
+   * parallel; null when one is gone.
    */
   private async partBodies(
     key: string,
     base: BaseRef,
     segs: readonly SegRef[],
   ): Promise<{ base: Uint8Array; segs: Uint8Array[] } | null> {
-    const cached = this.cache.get(key);
-    const kept = cached?.raw && cached.base?.key === base.key ? cached : undefined;
-    const keptSeg = (ref: SegRef, i: number) =>
-      kept?.segs?.[i]?.key === ref.key ? kept.raw!.segs[i] : undefined;
-    const found = await Promise.all([
-      kept ? kept.raw!.base : this.objects.get(base.key).then((f) => f?.body),
-      ...segs.map((ref, i) => keptSeg(ref, i) ?? this.objects.get(ref.key).then((f) => f?.body)),
-    ]);
+    const raw = this.cache.get(key)?.raw;
+    const found = await Promise.all(
+      [base, ...segs].map(
+        (ref) => raw?.get(ref.key) ?? this.objects.get(ref.key).then((f) => f?.body),
+      ),
+    );
     if (found.some((b) => !b)) return null;
     const [first, ...rest] = found as Uint8Array[];
     return { base: first!, segs: rest };

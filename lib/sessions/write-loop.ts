@@ -43,7 +43,7 @@ import {
   type KeyFilter,
 } from './key-records.js';
 import type { AuditRecord } from './audit.js';
-import { isWhole, partsOf, type CachedSession, type SessionCache } from './cache.js';
+import { isWhole, partsOf, rawNamed, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
   claimsOf,
@@ -727,6 +727,8 @@ export class WriteLoop {
     try {
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       const { encoded, base, segs } = sealed;
+      // A partial copy keeps a GET's bytes of the parts its object still names.
+      const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;
       this.deps.cache.put(run.key, {
         etag,
         session,
@@ -734,6 +736,7 @@ export class WriteLoop {
         ...(encoded ? { encoded } : {}),
         ...(base ? { base, segs: segs ?? [] } : {}),
         ...(sealed.held !== undefined ? { held: sealed.held } : {}),
+        ...(raw ? { raw } : {}),
       });
     } catch (err) {
       const uncertain = mayHaveLanded(err);

@@ -342,6 +342,14 @@ for (const [backend, make] of [
       expect(gets).toEqual([keys.session(ns, 'plain')]);
       expect(again.session.messages[0]).toBeUndefined();
       expect(JSON.parse(text(concat(...again.chunks!)))).toEqual(expected);
+      // An append of this process on that copy keeps the bytes: the GET after it reads no base.
+      const baseKey = form.base!.key;
+      await reader.append(ns, 'plain', { messages: [kb('g0')] }, undefined);
+      gets.length = 0;
+      const after = await reader.getStored(ns, 'plain', { schedule });
+      expect(gets).not.toContain(baseKey);
+      const now = JSON.parse(JSON.stringify(publicSession(await open(objects).get(ns, 'plain'))));
+      expect(JSON.parse(text(concat(...after.chunks!)))).toEqual(now);
       gets.length = 0;
       const whole = await reader.get(ns, 'plain');
       expect(gets).toEqual([keys.session(ns, 'plain')]);
@@ -349,6 +357,7 @@ for (const [backend, make] of [
       gets.length = 0;
       await reader.append(ns, 'plain', { messages: [kb('r0')] }, undefined);
       expect(gets).toEqual([]);
+      expect(whole.messages.at(-1)!.content.startsWith('g0')).toBe(true);
       expect(await open(objects).get(ns, 'plain')).toEqual(await reader.get(ns, 'plain'));
       // Content parts are answered in another form: that session is read whole, as before.
       const withParts = await open(objects).getStored(ns, 'with-parts', { schedule });
