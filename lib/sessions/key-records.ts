@@ -1,6 +1,5 @@
 import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
-import { decodeStored } from '../model/codec.js';
 import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
 import { utf8 } from '../model/bytes.js';
@@ -167,6 +166,11 @@ export function mayBeStoredOut(
   return filters === null || liveFilters(filters, now).some((f) => filterHas(f, k));
 }
 
+/** What `StoredKeyRecords` remembers a record by: its object's key and its time. */
+function markOf(key: string, record: WriteRecord): string {
+  return `${key}@${record.at}`;
+}
+
 /** How many stored-out keyed records a process remembers (`StoredKeyRecords`). */
 const REMEMBERED = 4096;
 
@@ -182,12 +186,12 @@ export class StoredKeyRecords {
 
   /** True once this process has stored the record (a PUT still under way does not count). */
   has(ns: string, id: string, incarnation: string, record: WriteRecord): boolean {
-    return this.stored.has(`${keyRecordKey(ns, id, incarnation, record)}@${record.at}`);
+    return this.stored.has(markOf(keyRecordKey(ns, id, incarnation, record), record));
   }
 
   /** Stores the record create-only, unless this process has (a PUT under way is awaited, not sent again). */
   put(key: string, record: WriteRecord): Promise<void> {
-    const mark = `${key}@${record.at}`;
+    const mark = markOf(key, record);
     if (this.stored.has(mark)) return Promise.resolve();
     let put = this.storing.get(mark);
     if (!put) {
@@ -215,7 +219,7 @@ export class StoredKeyRecords {
   ): Promise<void> {
     const stored = records.map((r) => keyRecordKey(ns, id, incarnation, r));
     const fresh = stored.filter((k, i) => {
-      const mark = `${k}@${records[i]!.at}`;
+      const mark = markOf(k, records[i]!);
       return !this.stored.has(mark) && !this.storing.has(mark);
     });
     if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
@@ -282,10 +286,18 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
   }
 }
 
-/** The incarnation of a stored session object (either form), or undefined when it is not one. */
-function incarnationIn(body: Uint8Array): string | undefined {
+/**
+ * The incarnation of a stored session object (either form; a delta has no top-level `id`), or undefined
+ * when it is not one: read from the parsed JSON alone, without checking every message against the schema
+ * as a session read does (this runs after records stored in the background, on objects up to 256 KiB).
+ */
+export function incarnationIn(body: Uint8Array): string | undefined {
   try {
-    return incarnationOf(decodeStored(body, 'session').session);
+    const raw = JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>;
+    const session = ('id' in raw ? raw : raw['session']) as Partial<StoredSession> | undefined;
+    return typeof session?.created_at === 'string'
+      ? incarnationOf(session as Pick<StoredSession, 'created_at' | 'satchel'>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -13,6 +13,7 @@ import {
   filterHas,
   KEYED_KEEP,
   KEYED_PUSH_AT,
+  incarnationIn,
   incarnationOf,
   keyRecordKey,
   lookUpKeyRecord,
@@ -446,6 +447,30 @@ describe('stored-out records from before their names held the session creation t
     expect(await lookUpKeyRecord(objects, ns, 'old', created, k, later, null)).toEqual(moved);
     const other = 'b2'; // a session created again under the id
     expect(await lookUpKeyRecord(objects, ns, 'old', other, k, later, null)).toBeUndefined();
+  });
+});
+
+describe('incarnationIn', () => {
+  it('reads the incarnation of a whole object and of a delta, and nothing else', async () => {
+    const objects = tempLocalStore('incarnation');
+    const store = new SessionStore(objects, {
+      pipeline: defaultPipeline({ maxSessionBytes: 8 << 20 }),
+      splitBytes: 4096,
+    });
+    await store.create(ns, { id: 'small', task: 'whole', messages: [msg(0)] });
+    await store.create(ns, { id: 'split', task: 'delta', messages: [msg(0)] });
+    for (let i = 1; i < 20; i++) await store.append(ns, 'split', { messages: [msg(i)] }, undefined);
+    for (const id of ['small', 'split']) {
+      const body = (await objects.get(keys.session(ns, id)))!.body;
+      const session = await store.get(ns, id);
+      expect(incarnationIn(body)).toBe(incarnationOf(session));
+      expect(incarnationOf(session)).toMatch(/^[0-9a-f]{8}$/);
+    }
+    expect(
+      decodeStored((await objects.get(keys.session(ns, 'split')))!.body, 'split').base,
+    ).toBeDefined();
+    expect(incarnationIn(new TextEncoder().encode('{"nothing":1}'))).toBeUndefined();
+    expect(incarnationIn(new TextEncoder().encode('not json'))).toBeUndefined();
   });
 });
 
