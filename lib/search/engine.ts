@@ -3,7 +3,8 @@ import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import { deletePrefix, objectExists } from '../storage/prefix.js';
+import { deletePrefix } from '../storage/prefix.js';
+import { incarnationOf } from '../sessions/key-records.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type {
   SessionListener,
@@ -79,6 +80,8 @@ interface PendingRecord {
   key: DocKey;
   doc: Promise<LexDoc | null>;
   schedule: Schedule;
+  /** The session's `incarnationOf`, for the check that it still exists once the record landed. */
+  incarnation: string;
 }
 
 const RRF_K = 60;
@@ -161,7 +164,8 @@ export class SearchEngine implements SessionListener {
     if (doc) {
       this.lastDocs.set(cacheKey, { key, doc });
       while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
-      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule }]));
+      const incarnation = incarnationOf(session);
+      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation }]));
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.
@@ -236,22 +240,32 @@ export class SearchEngine implements SessionListener {
   }
 
   /** Stores the index records still lingering for newer versions now (a runtime about to drain). */
-  flushRecords(): Promise<void> {
-    return this.records.flush();
+  async flushRecords(): Promise<void> {
+    await this.records.flush();
+    await this.sessions.existence.flush();
   }
 
   /** Stores the newest of a session's waiting versions as its index record (the older ones are superseded). */
   private async storeNewest(items: PendingRecord[]): Promise<void> {
     const newest = items.reduce((a, b) => ((b.key.c - a.key.c || b.key.r - a.key.r) > 0 ? b : a));
-    const { ns, key, schedule } = newest;
+    const { ns, key, schedule, incarnation } = newest;
     await newest.doc
       .then(async (d) => {
         if (!d) return;
         await this.lexical.put(ns, key, d, schedule);
         // A delete (in any process) deletes the object, then lists the records: a record that landed
         // after that listing finds the object gone here, and goes too. One side always sees the other.
-        if (!(await objectExists(this.objects, keys.session(ns, key.id))))
-          await this.lexical.dropRecord(ns, key);
+        // The check is background work of its own (existence.ts: a later commit may answer it).
+        const { existence } = this.sessions;
+        const landed = existence.tick();
+        schedule(
+          existence
+            .confirm(keys.session(ns, key.id), incarnation, landed)
+            .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
+            .catch((err) =>
+              this.onError('lexical index record of a deleted session not erased', err),
+            ),
+        );
       })
       .catch((err) => this.onError('lexical index record not stored', err));
   }

@@ -55,7 +55,10 @@ export function buildServices(options: ServiceOptions): Services {
     new SessionStore(objects, {
       pipeline,
       cacheBytes,
-      ...(options.shortLived ? { markerIdleMs: 0, recordLingerMs: 0 } : {}),
+      // A long-lived server lets its next commit to a session answer the check after its records.
+      ...(options.shortLived
+        ? { markerIdleMs: 0, recordLingerMs: 0 }
+        : { existenceLingerMs: 2000 }),
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
       audit: new AuditLog(objects, pipeline.redactText),

@@ -31,10 +31,11 @@ import type {
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import type { ObjectStore } from '../storage/port.js';
-import { deletePrefix, objectExists } from '../storage/prefix.js';
+import { deletePrefix } from '../storage/prefix.js';
 import { filtersOf, incarnationOf, liveFilters, lookUpKeyRecord } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
+import { ExistenceChecks } from './existence.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
@@ -110,6 +111,12 @@ export interface SessionStoreOptions {
    * the function's. Records of commits made while a batch is being stored always wait for it.
    */
   recordLingerMs?: number;
+  /**
+   * How long the check after a background record (does the session still exist?) waits for a commit of
+   * this process to answer it before it LISTs (existence.ts). 0 (the default): it LISTs at once. The
+   * Node server waits 2 s; Workers and Lambda do not wait (their drain would).
+   */
+  existenceLingerMs?: number;
   now?: () => number;
 }
 
@@ -168,6 +175,8 @@ export class SessionStore {
   private readonly markers: StandingMarkers;
   /** Commits whose log and audit records (and listeners) are still to run, batched per session. */
   private readonly records: Batcher<PendingCommit>;
+  /** The checks after background records that the session still exists (shared with the search index). */
+  readonly existence: ExistenceChecks;
   private readonly now: () => number;
 
   constructor(
@@ -184,6 +193,7 @@ export class SessionStore {
       (_, items) => this.recordBatch([...items]),
       options.recordLingerMs ?? 100,
     );
+    this.existence = new ExistenceChecks(objects, options.existenceLingerMs ?? 0);
     this.markers = new StandingMarkers(objects, {
       now: this.now,
       ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
@@ -205,6 +215,7 @@ export class SessionStore {
       ...(options.segmentBytes ? { segmentBytes: options.segmentBytes } : {}),
       load: (ns, id, partial) => this.load(ns, id, partial),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
+      existence: this.existence,
     });
     // Plain appends queued behind a running write of the same session go out as one group commit.
     this.queue = new GroupQueue(
@@ -224,8 +235,9 @@ export class SessionStore {
    * this process's writes so far (log records, audit records, listeners) has settled. Writes answer
    * before it; the runtime's drain, Lambda's entry and tests wait for it here.
    */
-  settled(): Promise<void> {
-    return this.records.flush();
+  async settled(): Promise<void> {
+    await this.records.flush();
+    await this.existence.flush();
   }
 
   /** The same for one session's writes (read-your-writes, delete). */
@@ -803,7 +815,13 @@ export class SessionStore {
       .catch((err) => void this.onError('log record not stored; the marker heals it', err));
     const [logKey, auditKey] = await Promise.all([logged, audited]);
     for (const item of items) item.logged = logKey !== undefined;
-    const erased = this.eraseIfDeleted(ns, newest.session.id, logKey, auditKey);
+    // The check runs on as background work of its own: read-your-writes and a delete wait for the
+    // records, not for it.
+    const erased = this.eraseIfDeleted(ns, newest.session, logKey, auditKey);
+    const schedules = new Set(
+      items.flatMap(({ committed }) => committed.writes.map((w) => w.ctx.schedule ?? unattended)),
+    );
+    for (const schedule of schedules) schedule(erased);
     for (const { committed } of items) {
       const { session, receipt, op, added, writes, held } = committed;
       const change = { op, added, ...(held !== undefined ? { held } : {}) };
@@ -815,23 +833,25 @@ export class SessionStore {
         }
       }
     }
-    await erased;
   }
 
   /**
    * Deleted means gone, across processes: a delete deletes the session object, then lists the records
    * that hold its text to erase them. Records of this process that landed after that listing find the
-   * object gone here, and go too; one side always sees the other. One LIST per batch of records.
+   * object gone here, and go too; one side always sees the other. A commit of this process after them
+   * answers the check; else one LIST per session and `existenceLingerMs` (existence.ts).
    */
   private async eraseIfDeleted(
     ns: string,
-    id: string,
+    session: StoredSession,
     logKey?: string,
     auditKey?: string,
   ): Promise<void> {
     if (logKey === undefined && auditKey === undefined) return;
+    const landed = this.existence.tick();
     try {
-      if (await objectExists(this.objects, keys.session(ns, id))) return;
+      const key = keys.session(ns, session.id);
+      if (await this.existence.confirm(key, incarnationOf(session), landed)) return;
       await Promise.all([
         logKey !== undefined && this.manifest.dropLog(ns, logKey),
         auditKey !== undefined && this.objects.delete(auditKey),

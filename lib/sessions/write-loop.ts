@@ -43,6 +43,7 @@ import {
   type KeyFilter,
 } from './key-records.js';
 import type { AuditRecord } from './audit.js';
+import type { ExistenceChecks } from './existence.js';
 import { isWhole, partsOf, rawNamed, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
@@ -142,6 +143,8 @@ export interface WriteLoopDeps {
    * Resolves true when the log record is stored (the marker may then go), false when it is not.
    */
   afterCommit: (ns: string, committed: Committed) => Promise<boolean>;
+  /** Told of every commit that lands: it answers the existence checks of records stored before it. */
+  existence?: ExistenceChecks;
 }
 
 /** One request of a (possibly grouped) write, with its claims and its answer once known. */
@@ -725,7 +728,10 @@ export class WriteLoop {
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     try {
+      const sent = this.deps.existence?.tick() ?? 0;
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
+      // The object the PUT was conditional on existed when it landed, after every record landed before.
+      this.deps.existence?.proven(run.key, incarnationOf(cached.session), sent);
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;

@@ -4,6 +4,7 @@
 // review: every case left a record holding the session's text before the fix (two of them before the
 // partial appends, too).
 import { describe, expect, it } from 'vitest';
+import type { SessionStoreOptions } from '../../lib/sessions/store.js';
 import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { createSplit, kb, PassThrough, searchProcess } from '../support/search-process.js';
@@ -29,8 +30,8 @@ class Slow extends PassThrough {
 }
 
 /** A process whose `settle` drains its background work five times over (work that schedules more). */
-function proc(objects: ObjectStore) {
-  const p = searchProcess(objects);
+function proc(objects: ObjectStore, options: SessionStoreOptions = {}) {
+  const p = searchProcess(objects, options);
   return { ...p, settle: () => p.settle(5) };
 }
 
@@ -80,26 +81,32 @@ describe('a delete right after a write', () => {
 });
 
 describe('a delete in another process, while this one stores the last write record', () => {
-  it('leaves no record: the record PUT that lands after the delete listed the records finds the object gone', async () => {
-    const objects = new Slow(tempLocalStore('delrace-x'));
-    const a = proc(objects);
-    await a.sessions.create(ns, { id: 'x', task: 'zeppelin audit', messages: [kb('h0', true)] });
-    await a.settle();
-    // A's next record takes 300 ms to land; B deletes the session meanwhile (and lists the records).
-    objects.slowRecordPutMs = 300;
-    await a.sessions.append(ns, 'x', { messages: [kb('h1', true)] }, undefined, {
-      schedule: a.schedule,
-    });
-    await a.sessions.settled(); // its log and audit records are stored; its search record is on its way
-    const flushing = a.engine.flushRecords();
-    await new Promise((r) => setTimeout(r, 50));
-    const b = proc(objects);
-    await b.sessions.delete(ns, 'x', { schedule: b.schedule });
-    await b.settle();
-    await flushing;
-    await a.settle();
-    objects.slowRecordPutMs = 0;
-    expect(await holders(objects.inner)).toEqual([]);
-    expect(a.errors).toEqual([]);
-  });
+  it.each([
+    ['at once', 0],
+    ['after waiting for a commit that never comes', 60_000],
+  ])(
+    'leaves no record: the record PUT that lands after the delete listed the records finds the object gone (checked %s)',
+    async (_, wait) => {
+      const objects = new Slow(tempLocalStore('delrace-x'));
+      const a = proc(objects, { existenceLingerMs: wait });
+      await a.sessions.create(ns, { id: 'x', task: 'zeppelin audit', messages: [kb('h0', true)] });
+      await a.settle();
+      // A's next record takes 300 ms to land; B deletes the session meanwhile (and lists the records).
+      objects.slowRecordPutMs = 300;
+      await a.sessions.append(ns, 'x', { messages: [kb('h1', true)] }, undefined, {
+        schedule: a.schedule,
+      });
+      await a.sessions.settled(); // its log and audit records are stored; its search record is on its way
+      const flushing = a.engine.flushRecords();
+      await new Promise((r) => setTimeout(r, 50));
+      const b = proc(objects);
+      await b.sessions.delete(ns, 'x', { schedule: b.schedule });
+      await b.settle();
+      await flushing;
+      await a.settle();
+      objects.slowRecordPutMs = 0;
+      expect(await holders(objects.inner)).toEqual([]);
+      expect(a.errors).toEqual([]);
+    },
+  );
 });

@@ -7,9 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
-import { SessionStore } from '../../lib/sessions/store.js';
+import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { text, type ObjectStore, type PutOptions } from '../../lib/storage/port.js';
+import {
+  text,
+  type ListOptions,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
 import { openTestS3 } from '../support/s3.js';
 import { tempLocalStore } from '../support/temp-store.js';
@@ -20,6 +25,11 @@ const ns = 'race';
 class SlowRecords extends PassThrough {
   slowMs = 0;
   readonly deleted: string[] = [];
+  readonly listed: string[] = [];
+  override list(prefix: string, options?: ListOptions) {
+    this.listed.push(prefix);
+    return this.inner.list(prefix, options);
+  }
   override async put(key: string, body: Uint8Array, options?: PutOptions) {
     if (this.slowMs && (key.includes('/m/l/') || key.includes('/audit/')))
       await new Promise((r) => setTimeout(r, this.slowMs));
@@ -31,10 +41,10 @@ class SlowRecords extends PassThrough {
   }
 }
 
-function proc(objects: ObjectStore) {
+function proc(objects: ObjectStore, options: SessionStoreOptions = {}) {
   const pipeline = defaultPipeline({ maxSessionBytes: 1 << 20 });
   const audit = new AuditLog(objects, pipeline.redactText);
-  const sessions = new SessionStore(objects, { pipeline, audit });
+  const sessions = new SessionStore(objects, { pipeline, audit, ...options });
   const tasks: Promise<unknown>[] = [];
   const ctx = { schedule: (p: Promise<unknown>) => void tasks.push(p) };
   const settle = async () => {
@@ -44,6 +54,41 @@ function proc(objects: ObjectStore) {
     }
   };
   return { sessions, ctx, settle };
+}
+
+const say = (p: ReturnType<typeof proc>, id: string, content: string) =>
+  p.sessions.append(ns, id, { messages: [{ role: 'user', content }] }, undefined, p.ctx);
+
+/** A creates `id` and answers an append whose records land 400 ms later; B deletes the session meanwhile. */
+async function deleteWhileRecordsFly(
+  objects: SlowRecords,
+  a: ReturnType<typeof proc>,
+  b: ReturnType<typeof proc>,
+  id: string,
+): Promise<void> {
+  await a.sessions.create(ns, { id, task: 'zeppelin survey', messages: [] }, a.ctx);
+  await a.settle();
+  objects.slowMs = 400;
+  await say(a, id, 'zeppelin route');
+  // The append has answered; its records are still on their way when another process deletes.
+  await b.sessions.delete(ns, id, b.ctx);
+  await b.settle();
+}
+
+/** Nothing holds the deleted session's text, and its writer erased the records that landed late. */
+async function erasedByWriter(objects: SlowRecords, id: string): Promise<void> {
+  expect(await holders(objects.inner, 'zeppelin')).toEqual([]);
+  // They landed after the purge had listed: their writer erased them (else the test proves nothing).
+  expect(objects.deleted.filter((k) => k.includes('/m/l/'))).toHaveLength(1);
+  expect(objects.deleted.filter((k) => k.startsWith(keys.audit(ns, id)))).toHaveLength(1);
+}
+
+async function until(ok: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 async function holders(objects: ObjectStore, needle: string): Promise<string[]> {
@@ -60,32 +105,61 @@ for (const [backend, make] of [
   ['radosgw', () => openTestS3('delete-race')],
 ] as const) {
   describe(`a delete in another process racing a write's records (${backend})`, () => {
-    it('erases the log and audit records that land after its purge listed', async () => {
+    it.each([
+      ['at once', 0],
+      ['after waiting for a commit that never comes', 60_000],
+    ])(
+      'erases the log and audit records that land after its purge listed (checked %s)',
+      async (_, wait) => {
+        const objects = new SlowRecords(make());
+        const a = proc(objects, { existenceLingerMs: wait });
+        const b = proc(objects.inner);
+        const id = `late-${Date.now()}`;
+        await deleteWhileRecordsFly(objects, a, b, id);
+        await a.settle();
+        await erasedByWriter(objects, id);
+        expect(await listAll(objects.inner, keys.audit(ns, id))).toEqual([]);
+        const listed = await proc(objects.inner).sessions.list(ns, { limit: 100 });
+        expect(listed.sessions.map((s) => s.id)).not.toContain(id);
+      },
+    );
+
+    it('a commit after the records answers their check: no LIST while the session is written', async () => {
       const objects = new SlowRecords(make());
-      const a = proc(objects);
+      const a = proc(objects, { existenceLingerMs: 60_000, recordLingerMs: 0 });
+      const id = `busy-${Date.now()}`;
+      await a.sessions.create(ns, { id, task: 'zeppelin busy', messages: [] }, a.ctx);
+      await a.settle();
+      const key = keys.session(ns, id);
+      objects.listed.length = 0;
+      for (let i = 0; i < 3; i++) {
+        await say(a, id, `m${i}`);
+        // The records land, then their check waits; the next append's commit answers it.
+        await until(() => a.sessions.existence.pending === 1);
+      }
+      expect(objects.listed.filter((p) => p === key)).toEqual([]);
+      await a.settle(); // the last check LISTs
+      expect(objects.listed.filter((p) => p === key)).toEqual([key]);
+      expect(objects.deleted.filter((k) => !k.includes('/m/p/'))).toEqual([]);
+      expect(await listAll(objects.inner, keys.audit(ns, id))).toHaveLength(4);
+    });
+
+    it('a commit on the session created again under the id erases the old records that an object still outlives', async () => {
+      const objects = new SlowRecords(make());
+      const a = proc(objects, { existenceLingerMs: 60_000 });
       const b = proc(objects.inner);
-      const id = `late-${Date.now()}`;
-      await a.sessions.create(ns, { id, task: 'zeppelin survey', messages: [] }, a.ctx);
-      await a.settle();
-      objects.slowMs = 400;
-      await a.sessions.append(
-        ns,
-        id,
-        { messages: [{ role: 'user', content: 'zeppelin route' }] },
-        undefined,
-        a.ctx,
-      );
-      // The append has answered; its records are still on their way when another process deletes.
-      await b.sessions.delete(ns, id, b.ctx);
+      const id = `again-${Date.now()}`;
+      await deleteWhileRecordsFly(objects, a, b, id);
+      await b.sessions.create(ns, { id, task: 'balloon survey', messages: [] }, b.ctx);
       await b.settle();
+      // A's records landed after the purge listed; an object exists under the id, but not their session.
+      await until(() => a.sessions.existence.pending === 1);
+      objects.slowMs = 0;
+      await say(a, id, 'balloon route');
       await a.settle();
-      expect(await holders(objects.inner, 'zeppelin')).toEqual([]);
-      expect(await listAll(objects.inner, keys.audit(ns, id))).toEqual([]);
-      // They landed after the purge had listed: their writer erased them (else the test proves nothing).
-      expect(objects.deleted.filter((k) => k.includes('/m/l/'))).toHaveLength(1);
-      expect(objects.deleted.filter((k) => k.startsWith(keys.audit(ns, id)))).toHaveLength(1);
-      const listed = await proc(objects.inner).sessions.list(ns, { limit: 100 });
-      expect(listed.sessions.map((s) => s.id)).not.toContain(id);
+      await b.settle();
+      await erasedByWriter(objects, id);
+      expect(await holders(objects.inner, 'balloon route')).toContain(keys.session(ns, id));
     });
 
     it('leaves the records of a session that still exists', async () => {

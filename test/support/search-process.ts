@@ -1,6 +1,6 @@
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { SearchEngine } from '../../lib/search/engine.js';
-import { SessionStore } from '../../lib/sessions/store.js';
+import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
 import type { ListOptions, ObjectStore, PutOptions } from '../../lib/storage/port.js';
 
 /** A store that passes every request on: tests extend it to count, delay or fail the ones they watch. */
@@ -29,11 +29,12 @@ export class PassThrough implements ObjectStore {
  * drains the store's records, the index records and that work (`rounds` times, for work that schedules
  * more); `errors` holds what the engine reported.
  */
-export function searchProcess(objects: ObjectStore) {
+export function searchProcess(objects: ObjectStore, options: SessionStoreOptions = {}) {
   const sessions = new SessionStore(objects, {
     pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
     splitBytes: 16 * 1024,
     segmentBytes: 2048,
+    ...options,
   });
   const errors: unknown[] = [];
   const tasks: Promise<unknown>[] = [];

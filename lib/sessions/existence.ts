@@ -1,0 +1,117 @@
+import type { ObjectStore } from '../storage/port.js';
+import { objectExists } from '../storage/prefix.js';
+
+interface Waiter {
+  /** When the record's PUT answered, on this process's `tick` order. */
+  landed: number;
+  incarnation: string;
+  done: (exists: boolean) => void;
+  fail: (err: unknown) => void;
+}
+
+interface Waiting {
+  waiters: Waiter[];
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Deleted means gone, across processes (docs/design.md, "Deleting"): a delete deletes the session object,
+ * then lists the records that hold its text. A record this process stores in the background (a log,
+ * audit or index record) that lands after that listing must be erased by this process, so after it lands
+ * the process asks whether the session object still exists. One side always sees the other.
+ *
+ * The answer often comes for free: a conditional PUT of this process that lands on the same session (the
+ * same incarnation), sent after the record landed, proves the object existed after it, so a delete can
+ * only come later, and its listing finds the record (and one that lands on a session created again under
+ * the id proves that the record's session is gone). A check therefore waits up to `lingerMs` for such a
+ * commit, and only then LISTs the object's key (one LIST for every check of the session waiting by then).
+ * A busy session's records cost no request to check; a quiet one's cost one LIST per `lingerMs`. A
+ * runtime that drains after each request (Workers, Lambda) sets `lingerMs` to 0: every check LISTs at once.
+ */
+export class ExistenceChecks {
+  private clock = 0;
+  private readonly waiting = new Map<string, Waiting>();
+  /** Flushes under way: checks that arrive meanwhile LIST at once. */
+  private urgent = 0;
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly lingerMs: number,
+  ) {}
+
+  /** The next point in this process's order of storage answers and requests. */
+  tick(): number {
+    return ++this.clock;
+  }
+
+  /**
+   * Whether the object at `key` still exists after a record of its session `incarnation` landed at
+   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST fails.
+   */
+  confirm(key: string, incarnation: string, landed: number): Promise<boolean> {
+    if (this.lingerMs <= 0 || this.urgent > 0) return objectExists(this.objects, key);
+    return new Promise<boolean>((done, fail) => {
+      const waiter = { landed, incarnation, done, fail };
+      const w = this.waiting.get(key);
+      if (w) w.waiters.push(waiter);
+      else {
+        const timer = setTimeout(() => void this.list(key), this.lingerMs);
+        // A lingering check never holds a Node process open by itself.
+        (timer as { unref?: () => void }).unref?.();
+        this.waiting.set(key, { waiters: [waiter], timer });
+      }
+    });
+  }
+
+  /**
+   * A conditional PUT of the object at `key`, sent at `sent` (a `tick` taken before it), landed on an
+   * object of session `incarnation`: every check whose record landed before it is answered. A record of
+   * that incarnation: the session exists. A record of another: its session was deleted before the PUT
+   * (only a create gives a session a new incarnation), so the record must go, as the LIST, which sees
+   * only that an object exists, would not have told.
+   */
+  proven(key: string, incarnation: string, sent: number): void {
+    const w = this.waiting.get(key);
+    if (!w) return;
+    const left: Waiter[] = [];
+    for (const waiter of w.waiters) {
+      if (waiter.landed < sent) waiter.done(waiter.incarnation === incarnation);
+      else left.push(waiter);
+    }
+    w.waiters = left;
+    if (left.length === 0) {
+      clearTimeout(w.timer);
+      this.waiting.delete(key);
+    }
+  }
+
+  /** Runs every waiting check now (a drain, a test); checks that arrive before it ends run at once. */
+  async flush(): Promise<void> {
+    this.urgent++;
+    try {
+      await Promise.all([...this.waiting.keys()].map((key) => this.list(key)));
+    } finally {
+      this.urgent--;
+    }
+  }
+
+  /** How many checks wait (tests). */
+  get pending(): number {
+    let n = 0;
+    for (const w of this.waiting.values()) n += w.waiters.length;
+    return n;
+  }
+
+  private async list(key: string): Promise<void> {
+    const w = this.waiting.get(key);
+    if (!w) return;
+    clearTimeout(w.timer);
+    this.waiting.delete(key);
+    try {
+      const exists = await objectExists(this.objects, key);
+      for (const waiter of w.waiters) waiter.done(exists);
+    } catch (err) {
+      for (const waiter of w.waiters) waiter.fail(err);
+    }
+  }
+}

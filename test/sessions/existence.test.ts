@@ -1,0 +1,100 @@
+// The check after a background record that its session still exists (lib/sessions/existence.ts): a later
+// commit of the process answers it without a request; else one LIST per session once it has waited.
+import { describe, expect, it } from 'vitest';
+import { ExistenceChecks } from '../../lib/sessions/existence.js';
+import type { ListOptions } from '../../lib/storage/port.js';
+import { PassThrough } from '../support/search-process.js';
+import { tempLocalStore } from '../support/temp-store.js';
+
+class CountedLists extends PassThrough {
+  lists = 0;
+  override list(prefix: string, options?: ListOptions) {
+    this.lists++;
+    return this.inner.list(prefix, options);
+  }
+}
+
+const KEY = 'ns/e/sessions/s1.json';
+
+async function setUp(lingerMs: number, exists = true) {
+  const objects = new CountedLists(tempLocalStore('existence'));
+  if (exists) await objects.put(KEY, new TextEncoder().encode('{}'));
+  return { objects, checks: new ExistenceChecks(objects, lingerMs) };
+}
+
+/** Whether `p` has settled after the pending callbacks ran. */
+async function settledYet(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((r) => setTimeout(r, 10));
+  return done;
+}
+
+describe('existence checks after background records', () => {
+  it('a commit of the same incarnation sent after the record landed answers "exists" with no LIST', async () => {
+    const { objects, checks } = await setUp(60_000);
+    const landed = checks.tick();
+    const answer = checks.confirm(KEY, 'i1', landed);
+    expect(await settledYet(answer)).toBe(false);
+    checks.proven(KEY, 'i1', checks.tick());
+    expect(await answer).toBe(true);
+    expect(objects.lists).toBe(0);
+    expect(checks.pending).toBe(0);
+  });
+
+  it('a commit on a session created again under the id answers "gone" for the older one, with no LIST', async () => {
+    const { objects, checks } = await setUp(60_000);
+    const answer = checks.confirm(KEY, 'old', checks.tick());
+    checks.proven(KEY, 'new', checks.tick());
+    expect(await answer).toBe(false);
+    expect(objects.lists).toBe(0);
+  });
+
+  it('a commit sent before the record landed answers nothing: the check LISTs when flushed', async () => {
+    const { objects, checks } = await setUp(60_000);
+    const sent = checks.tick();
+    const answer = checks.confirm(KEY, 'i1', checks.tick());
+    checks.proven(KEY, 'i1', sent);
+    checks.proven('ns/e/sessions/other.json', 'i1', checks.tick());
+    expect(await settledYet(answer)).toBe(false);
+    expect(checks.pending).toBe(1);
+    await checks.flush();
+    expect(await answer).toBe(true);
+    expect(objects.lists).toBe(1);
+  });
+
+  it('with no commit, the checks of a session share one LIST once they have waited', async () => {
+    const { objects, checks } = await setUp(40, false);
+    const answers = [1, 2, 3].map(() => checks.confirm(KEY, 'i1', checks.tick()));
+    expect(await Promise.all(answers)).toEqual([false, false, false]);
+    expect(objects.lists).toBe(1);
+    expect(checks.pending).toBe(0);
+  });
+
+  it('without a wait (Workers, Lambda), and during a flush, a check LISTs at once', async () => {
+    const now = await setUp(0);
+    expect(await now.checks.confirm(KEY, 'i1', now.checks.tick())).toBe(true);
+    expect(now.objects.lists).toBe(1);
+
+    const { objects, checks } = await setUp(60_000);
+    const first = checks.confirm(KEY, 'i1', checks.tick());
+    const flushing = checks.flush();
+    const during = checks.confirm(KEY, 'i1', checks.tick());
+    expect(await during).toBe(true);
+    await flushing;
+    expect(await first).toBe(true);
+    expect(objects.lists).toBe(2);
+    expect(checks.pending).toBe(0);
+  });
+
+  it('a LIST that fails rejects every check it answers', async () => {
+    const { objects, checks } = await setUp(60_000);
+    const answers = [1, 2].map(() => checks.confirm(KEY, 'i1', checks.tick()));
+    objects.list = () => Promise.reject(new Error('storage down'));
+    await checks.flush();
+    for (const a of answers) await expect(a).rejects.toThrow('storage down');
+  });
+});
