@@ -17,15 +17,14 @@ export type Env = { Variables: AuthVariables & { services: Services } };
 /** Background work of this request: waitUntil on Workers, the process elsewhere. */
 export function scheduler(c: Context<Env>): Schedule {
   const { background, log } = c.var.services;
-  return (work) => {
-    try {
-      c.executionCtx.waitUntil(
-        work.catch((err) => log.warn('background work failed', { error: String(err) })),
-      );
-    } catch {
-      background.track(work);
-    }
-  };
+  let ctx: { waitUntil(p: Promise<unknown>): void } | undefined;
+  try {
+    ctx = c.executionCtx; // Hono throws where there is none (Node, Lambda): once per request, not per work
+  } catch {
+    return (work) => background.track(work);
+  }
+  return (work) =>
+    ctx.waitUntil(work.catch((err) => log.warn('background work failed', { error: String(err) })));
 }
 
 /** The caller's namespace. */

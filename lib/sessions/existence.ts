@@ -1,10 +1,13 @@
 import type { ObjectStore } from '../storage/port.js';
 import { objectExists } from '../storage/prefix.js';
+import { incarnationIn } from './key-records.js';
 
 interface Waiter {
   /** When the record's PUT answered, on this process's `tick` order. */
   landed: number;
   incarnation: string;
+  /** It asks for its incarnation, not just an object: without a commit to answer, a GET, not a LIST. */
+  strict: boolean;
   done: (exists: boolean) => void;
   fail: (err: unknown) => void;
 }
@@ -46,12 +49,13 @@ export class ExistenceChecks {
 
   /**
    * Whether the object at `key` still exists after a record of its session `incarnation` landed at
-   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST fails.
+   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST fails. `strict`:
+   * whether it still holds that incarnation (a record named by it, which a session created again under
+   * the id would otherwise take for its own); without a commit to answer, a GET of the object tells.
    */
-  confirm(key: string, incarnation: string, landed: number): Promise<boolean> {
-    if (this.lingerMs <= 0 || this.urgent > 0) return objectExists(this.objects, key);
+  confirm(key: string, incarnation: string, landed: number, strict = false): Promise<boolean> {
     return new Promise<boolean>((done, fail) => {
-      const waiter = { landed, incarnation, done, fail };
+      const waiter = { landed, incarnation, strict, done, fail };
       const w = this.waiting.get(key);
       if (w) w.waiters.push(waiter);
       else {
@@ -60,6 +64,7 @@ export class ExistenceChecks {
         (timer as { unref?: () => void }).unref?.();
         this.waiting.set(key, { waiters: [waiter], timer });
       }
+      if (this.lingerMs <= 0 || this.urgent > 0) void this.list(key);
     });
   }
 
@@ -108,8 +113,15 @@ export class ExistenceChecks {
     clearTimeout(w.timer);
     this.waiting.delete(key);
     try {
-      const exists = await objectExists(this.objects, key);
-      for (const waiter of w.waiters) waiter.done(exists);
+      if (w.waiters.some((x) => x.strict)) {
+        const live = await this.objects.get(key);
+        const found = live ? incarnationIn(live.body) : undefined;
+        for (const waiter of w.waiters)
+          waiter.done(found !== undefined && found === waiter.incarnation);
+      } else {
+        const exists = await objectExists(this.objects, key);
+        for (const waiter of w.waiters) waiter.done(exists);
+      }
     } catch (err) {
       for (const waiter of w.waiters) waiter.fail(err);
     }

@@ -5,6 +5,7 @@ import { listAll } from '../storage/prefix.js';
 import { utf8 } from '../model/bytes.js';
 import { RETENTION_MS } from '../model/retention.js';
 import { writeRecordSchema, type StoredSession, type WriteRecord } from '../model/session.js';
+import type { ExistenceChecks } from './existence.js';
 
 /**
  * Idempotency records that leave the session object (docs/design.md, "Keyed writes"). A write with an
@@ -182,7 +183,10 @@ export class StoredKeyRecords {
   private readonly stored = new Set<string>();
   private readonly storing = new Map<string, Promise<void>>();
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly existence: ExistenceChecks,
+  ) {}
 
   /** True once this process has stored the record (a PUT still under way does not count). */
   has(ns: string, id: string, incarnation: string, record: WriteRecord): boolean {
@@ -209,7 +213,7 @@ export class StoredKeyRecords {
   /**
    * Stores records that stay in the object for now (`StoreOutPlan.ahead`), after a commit of the session
    * `incarnation` names: once they landed, when the session turns out deleted (the delete may have
-   * listed its records first), or deleted and created again, they go.
+   * listed its records first), or deleted and created again, they go (existence.ts tells).
    */
   async storeAhead(
     ns: string,
@@ -224,8 +228,10 @@ export class StoredKeyRecords {
     });
     if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
     await Promise.allSettled(records.map((r, i) => this.put(stored[i]!, r)));
-    const live = await this.objects.get(keys.session(ns, id));
-    if (!live || incarnationIn(live.body) !== incarnation) await this.objects.delete(stored);
+    // The next commit of this process to the session usually answers; else a GET of the object.
+    const landed = this.existence.tick();
+    if (!(await this.existence.confirm(keys.session(ns, id), incarnation, landed, true)))
+      await this.objects.delete(stored);
   }
 }
 

@@ -144,7 +144,7 @@ export interface WriteLoopDeps {
    */
   afterCommit: (ns: string, committed: Committed) => Promise<boolean>;
   /** Told of every commit that lands: it answers the existence checks of records stored before it. */
-  existence?: ExistenceChecks;
+  existence: ExistenceChecks;
 }
 
 /** One request of a (possibly grouped) write, with its claims and its answer once known. */
@@ -213,7 +213,7 @@ export class WriteLoop {
   private readonly keyRecords: StoredKeyRecords;
 
   constructor(private readonly deps: WriteLoopDeps) {
-    this.keyRecords = new StoredKeyRecords(deps.objects);
+    this.keyRecords = new StoredKeyRecords(deps.objects, deps.existence);
   }
 
   /** Creates a session object create-only; `conflict` when the id is taken. */
@@ -728,10 +728,10 @@ export class WriteLoop {
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     try {
-      const sent = this.deps.existence?.tick() ?? 0;
+      const sent = this.deps.existence.tick();
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
-      this.deps.existence?.proven(run.key, incarnationOf(cached.session), sent);
+      this.deps.existence.proven(run.key, incarnationOf(cached.session), sent);
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;

@@ -90,6 +90,26 @@ describe('existence checks after background records', () => {
     expect(checks.pending).toBe(0);
   });
 
+  it('a strict check (a record named by its incarnation) GETs the object and compares, for every check waiting', async () => {
+    const { objects, checks } = await setUp(60_000, false);
+    const session = (i: string) =>
+      new TextEncoder().encode(
+        JSON.stringify({ id: 's1', created_at: '2026-12-01T00:00:00Z', satchel: { i } }),
+      );
+    await objects.put(KEY, session('0a0a0a0a'));
+    const gets: string[] = [];
+    const get = objects.get.bind(objects);
+    objects.get = (key: string) => (gets.push(key), get(key));
+    const mine = checks.confirm(KEY, '0a0a0a0a', checks.tick(), true);
+    const older = checks.confirm(KEY, '0b0b0b0b', checks.tick());
+    await checks.flush();
+    expect([await mine, await older]).toEqual([true, false]);
+    expect(gets).toEqual([KEY]);
+    expect(objects.lists).toBe(0);
+    await objects.delete(KEY);
+    expect(await new ExistenceChecks(objects, 0).confirm(KEY, '0a0a0a0a', 1, true)).toBe(false);
+  });
+
   it('a LIST that fails rejects every check it answers', async () => {
     const { objects, checks } = await setUp(60_000);
     const answers = [1, 2].map(() => checks.confirm(KEY, 'i1', checks.tick()));
