@@ -162,8 +162,7 @@ export function publicChunksOfParts(
   const id = utf8(`"id":${JSON.stringify(head.id)}`);
   const opening = findBytes(baseBody, MESSAGES_KEY);
   if (findBytes(baseBody.subarray(0, opening), id) < 0) return null;
-  const pieces = [first.json, ...segBodies];
-  if (pieces.some((b) => findBytes(b, PARTS_KEY, false, PARTS_ANCHOR) >= 0)) return null;
+  if (holdsParts(baseBody, first.json) || segBodies.some((b) => holdsParts(b))) return null;
   // Stand-ins for the parts' messages: the same (null) objects in the encoding and in the session.
   const held = segs.reduce((n, s) => n + s.messages, base.messages);
   const slots = new Array<Message>(held).fill(null as unknown as Message);
@@ -180,6 +179,19 @@ const PARTS_KEY = utf8(`"${PARTS_FIELD}":`);
 /** Searched for from its underscore, a byte much rarer in JSON than its opening quote. */
 const PARTS_ANCHOR = PARTS_KEY.indexOf(0x5f);
 
+/** What `holdsParts` found, per part body (a part never changes): a cached copy's next GET scans nothing. */
+const partsSeen = new WeakMap<Uint8Array, boolean>();
+
+/** Whether a part's messages (`within` its `body`) hold a message with content parts. */
+function holdsParts(body: Uint8Array, within = body): boolean {
+  let seen = partsSeen.get(body);
+  if (seen === undefined) {
+    seen = findBytes(within, PARTS_KEY, false, PARTS_ANCHOR) >= 0;
+    partsSeen.set(body, seen);
+  }
+  return seen;
+}
+
 /**
  * Where `pattern` first (or last) occurs in `body`, or -1 (no Buffer: this runs in Workers too); found from
  * its byte at `anchor`, which should be a rare one.
@@ -188,12 +200,17 @@ function findBytes(body: Uint8Array, pattern: Uint8Array, last = false, anchor =
   const byte = pattern[anchor]!;
   const step = (from: number) =>
     last ? (from < 0 ? -1 : body.lastIndexOf(byte, from)) : body.indexOf(byte, from);
+  const n = pattern.byteLength;
   for (
     let at = step(last ? body.byteLength - 1 : anchor);
     at >= 0;
     at = step(last ? at - 1 : at + 1)
-  )
-    if (pattern.every((b, i) => body[at - anchor + i] === b)) return at - anchor;
+  ) {
+    const from = at - anchor;
+    let i = 0;
+    while (i < n && body[from + i] === pattern[i]) i++;
+    if (i === n) return from;
+  }
   return -1;
 }
 

@@ -258,14 +258,13 @@ export class SearchEngine implements SessionListener {
         // The check is background work of its own (existence.ts: a later commit may answer it).
         const { existence } = this.sessions;
         const landed = existence.tick();
-        schedule(
-          existence
-            .confirm(keys.session(ns, key.id), incarnation, landed)
-            .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
-            .catch((err) =>
-              this.onError('lexical index record of a deleted session not erased', err),
-            ),
-        );
+        const check = existence
+          .confirm(keys.session(ns, key.id), incarnation, landed)
+          .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
+          .catch((err) =>
+            this.onError('lexical index record of a deleted session not erased', err),
+          );
+        schedule(existence.follow(check));
       })
       .catch((err) => this.onError('lexical index record not stored', err));
   }

@@ -26,13 +26,26 @@ export class Background {
     this.flushers.push(flush);
   }
 
+  /** What a drain holds while it runs (work that would wait on purpose goes at once meanwhile). */
+  private readonly holds: (() => () => void)[] = [];
+
+  /** Registers a hold: `take` is called when a drain starts, and what it returns when the drain ends. */
+  whileDraining(take: () => () => void): void {
+    this.holds.push(take);
+  }
+
   /** Resolves when everything tracked so far has settled (lingering work is flushed first). */
   async drain(): Promise<void> {
-    while (this.running.size > 0) {
-      // In registration order: flushing one kind adds work of the next (a session's records, then the
-      // index record its listener hands on), which the next flusher sends at once.
-      for (const flush of this.flushers) await flush().catch(() => undefined);
-      await Promise.all([...this.running]);
+    const releases = this.holds.map((take) => take());
+    try {
+      while (this.running.size > 0) {
+        // In registration order: flushing one kind adds work of the next (a session's records, then the
+        // index record its listener hands on), which the next flusher sends at once.
+        for (const flush of this.flushers) await flush().catch(() => undefined);
+        await Promise.all([...this.running]);
+      }
+    } finally {
+      for (const release of releases) release();
     }
   }
 }

@@ -66,6 +66,8 @@ export function buildServices(options: ServiceOptions): Services {
     });
   const background = new Background(log);
   background.onDrain(() => sessions.settled());
+  // A check after a record that lands during a drain runs at once, not after its wait (existence.ts).
+  background.whileDraining(() => sessions.existence.hurry());
   // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
   // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
   const onEmbeddingsError = (err: unknown) =>

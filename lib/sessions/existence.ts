@@ -1,4 +1,5 @@
 import type { ObjectStore } from '../storage/port.js';
+import { mapLimit } from '../storage/concurrency.js';
 import { objectExists } from '../storage/prefix.js';
 import { incarnationIn } from './key-records.js';
 
@@ -34,8 +35,15 @@ interface Waiting {
 export class ExistenceChecks {
   private clock = 0;
   private readonly waiting = new Map<string, Waiting>();
-  /** Flushes under way: checks that arrive meanwhile LIST at once. */
+  /** Flushes and drains under way: checks that arrive meanwhile LIST at once. */
   private urgent = 0;
+  /**
+   * The newest commit of this process that landed on each key (the newest 4,096 keys): the incarnation
+   * it landed on, and the tick it was sent at.
+   */
+  private readonly proofs = new Map<string, { incarnation: string; sent: number }>();
+  /** What follows the checks (their LISTs, the erasing after them): `flush` waits for it. */
+  private readonly following = new Set<Promise<unknown>>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -52,30 +60,71 @@ export class ExistenceChecks {
    * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST fails. `strict`:
    * whether it still holds that incarnation (a record named by it, which a session created again under
    * the id would otherwise take for its own); without a commit to answer, a GET of the object tells.
+   * `since`: a tick after a commit of this incarnation landed (the record's own commit), when known.
    */
-  confirm(key: string, incarnation: string, landed: number, strict = false): Promise<boolean> {
+  confirm(
+    key: string,
+    incarnation: string,
+    landed: number,
+    strict = false,
+    since = landed,
+  ): Promise<boolean> {
+    // A commit of this process on another incarnation, sent after one of this incarnation had landed
+    // (`since`): this one was deleted, and is gone for good.
+    const proof = this.proofs.get(key);
+    if (proof && proof.sent > since && proof.incarnation !== incarnation)
+      return Promise.resolve(false);
     return new Promise<boolean>((done, fail) => {
       const waiter = { landed, incarnation, strict, done, fail };
       const w = this.waiting.get(key);
       if (w) w.waiters.push(waiter);
       else {
-        const timer = setTimeout(() => void this.list(key), this.lingerMs);
+        const timer = setTimeout(() => void this.follow(this.list(key)), this.lingerMs);
         // A lingering check never holds a Node process open by itself.
         (timer as { unref?: () => void }).unref?.();
         this.waiting.set(key, { waiters: [waiter], timer });
       }
-      if (this.lingerMs <= 0 || this.urgent > 0) void this.list(key);
+      if (this.lingerMs <= 0 || this.urgent > 0) this.follow(this.list(key));
     });
+  }
+
+  /** Keeps `work` (a check and what it erases) for `flush` to wait for; returns it. */
+  follow<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.following.add(settled);
+    void settled.then(() => this.following.delete(settled));
+    return work;
+  }
+
+  /**
+   * Until the returned function is called, every check runs at once, and the waiting ones run now: a
+   * drain holds this, so that a check that arrives during it does not wait for the time out.
+   */
+  hurry(): () => void {
+    this.urgent++;
+    this.follow(this.runWaiting());
+    let held = true;
+    return () => {
+      if (held) this.urgent--;
+      held = false;
+    };
   }
 
   /**
    * A conditional PUT of the object at `key`, sent at `sent` (a `tick` taken before it), landed on an
-   * object of session `incarnation`: every check whose record landed before it is answered. A record of
-   * that incarnation: the session exists. A record of another: its session was deleted before the PUT
-   * (only a create gives a session a new incarnation), so the record must go, as the LIST, which sees
-   * only that an object exists, would not have told.
+   * object of session `incarnation` (`If-Match`), or created it (`If-None-Match: *`, a new incarnation):
+   * every check whose record landed before it is answered. A record of that incarnation: the session
+   * exists. A record of another: its session was deleted before the PUT (only a create gives a session a
+   * new incarnation), so the record must go, as the LIST, which sees only that an object exists, would
+   * not have told.
    */
   proven(key: string, incarnation: string, sent: number): void {
+    this.proofs.delete(key);
+    this.proofs.set(key, { incarnation, sent });
+    if (this.proofs.size > 4096) this.proofs.delete(this.proofs.keys().next().value!);
     const w = this.waiting.get(key);
     if (!w) return;
     const left: Waiter[] = [];
@@ -90,14 +139,25 @@ export class ExistenceChecks {
     }
   }
 
-  /** Runs every waiting check now (a drain, a test); checks that arrive before it ends run at once. */
+  /**
+   * Runs every waiting check now (a drain, a test), and resolves once they and what follows them are
+   * done; checks that arrive before then run at once.
+   */
   async flush(): Promise<void> {
-    this.urgent++;
+    const release = this.hurry();
     try {
-      await Promise.all([...this.waiting.keys()].map((key) => this.list(key)));
+      while (this.waiting.size > 0 || this.following.size > 0) {
+        await this.runWaiting();
+        await Promise.all([...this.following]);
+      }
     } finally {
-      this.urgent--;
+      release();
     }
+  }
+
+  /** The waiting checks, a few sessions at a time. */
+  private async runWaiting(): Promise<void> {
+    await mapLimit([...this.waiting.keys()], 16, (key) => this.list(key));
   }
 
   /** How many checks wait (tests). */

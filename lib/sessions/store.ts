@@ -232,8 +232,9 @@ export class SessionStore {
 
   /**
    * Stores the records still lingering for more commits at once, and resolves when the work that follows
-   * this process's writes so far (log records, audit records, listeners) has settled. Writes answer
-   * before it; the runtime's drain, Lambda's entry and tests wait for it here.
+   * this process's writes so far (log records, audit records, listeners, the checks after them that the
+   * session still exists, and the erasing they decide) has settled. Writes answer before it; the
+   * runtime's drain, Lambda's entry and tests wait for it here.
    */
   async settled(): Promise<void> {
     await this.records.flush();
@@ -797,6 +798,18 @@ export class SessionStore {
    * commit.
    */
   private async recordBatch(items: PendingCommit[]): Promise<void> {
+    // Commits to a session deleted and created again under its id within the batch (another
+    // incarnation) are recorded apart, in the order they landed: each has its newest version.
+    const byIncarnation = new Map<string, PendingCommit[]>();
+    for (const item of items) {
+      const incarnation = incarnationOf(item.committed.session);
+      byIncarnation.set(incarnation, [...(byIncarnation.get(incarnation) ?? []), item]);
+    }
+    for (const group of byIncarnation.values()) await this.recordCommits(group);
+  }
+
+  /** The records of commits of one session (one incarnation), together. */
+  private async recordCommits(items: PendingCommit[]): Promise<void> {
     items.sort((a, b) => a.committed.session.revision - b.committed.session.revision);
     const { ns } = items[0]!;
     const newest = items[items.length - 1]!.committed;
@@ -817,7 +830,7 @@ export class SessionStore {
     for (const item of items) item.logged = logKey !== undefined;
     // The check runs on as background work of its own: read-your-writes and a delete wait for the
     // records, not for it.
-    const erased = this.eraseIfDeleted(ns, newest.session, logKey, auditKey);
+    const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
     const schedules = new Set(
       items.flatMap(({ committed }) => committed.writes.map((w) => w.ctx.schedule ?? unattended)),
     );
@@ -843,7 +856,7 @@ export class SessionStore {
    */
   private async eraseIfDeleted(
     ns: string,
-    session: StoredSession,
+    { session, landedAt }: Committed,
     logKey?: string,
     auditKey?: string,
   ): Promise<void> {
@@ -851,7 +864,8 @@ export class SessionStore {
     const landed = this.existence.tick();
     try {
       const key = keys.session(ns, session.id);
-      if (await this.existence.confirm(key, incarnationOf(session), landed)) return;
+      const incarnation = incarnationOf(session);
+      if (await this.existence.confirm(key, incarnation, landed, false, landedAt)) return;
       await Promise.all([
         logKey !== undefined && this.manifest.dropLog(ns, logKey),
         auditKey !== undefined && this.objects.delete(auditKey),

@@ -118,6 +118,8 @@ export interface Committed {
   writes: CommittedWrite[];
   /** Set when `session` is a partial copy: its messages before this index are absent (`CachedSession.held`). */
   held?: number;
+  /** A tick (ExistenceChecks) taken once it landed; unset when a re-read found that it had landed. */
+  landedAt?: number;
 }
 
 export interface WriteLoopDeps {
@@ -240,8 +242,13 @@ export class WriteLoop {
       const sealed = seal(session, receipt, [record]);
       await mark.ready;
       let etag: string;
+      let landedAt: number | undefined;
       try {
+        const sent = this.deps.existence.tick();
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
+        // No object was there when it landed: records of a session under the id before it are its.
+        this.deps.existence.proven(key, incarnationOf(session), sent);
+        landedAt = this.deps.existence.tick();
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
         if (mayHaveLanded(err)) state = 'unknown';
@@ -255,7 +262,8 @@ export class WriteLoop {
       const op = ctx.op ?? 'create';
       const added = session.messages.length;
       state = 'finished';
-      this.finish(ns, mark, { session, receipt, writeId, op, added, writes: [{ record, ctx }] });
+      const writes = [{ record, ctx }];
+      this.finish(ns, mark, { session, receipt, writeId, op, added, writes, landedAt });
       return { session, receipt, replayed: false, headDropped: saved.head_dropped };
     } finally {
       if (state !== 'finished') mark.end(state === 'open');
@@ -694,7 +702,9 @@ export class WriteLoop {
     const { objects } = this.deps;
     if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
     if (ahead.length) {
-      const storing = this.keyRecords.storeAhead(run.ns, run.id, incarnation, ahead);
+      const storing = this.deps.existence.follow(
+        this.keyRecords.storeAhead(run.ns, run.id, incarnation, ahead),
+      );
       run.schedule(storing.catch(() => undefined));
     }
   }
@@ -727,11 +737,13 @@ export class WriteLoop {
     tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written'>,
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
+    let landedAt: number;
     try {
       const sent = this.deps.existence.tick();
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
       this.deps.existence.proven(run.key, incarnationOf(cached.session), sent);
+      landedAt = this.deps.existence.tick();
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;
@@ -763,7 +775,7 @@ export class WriteLoop {
     for (const k of partsOf(cached)) if (!kept.has(k)) this.discard(run, k);
     if (sealed.folded) run.schedule(this.sweepParts(run, kept));
     const { records: _r, members: _m, ...committed } = tried;
-    return { lost: false, committed };
+    return { lost: false, committed: { ...committed, landedAt } };
   }
 
   /**

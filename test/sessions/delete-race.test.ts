@@ -162,6 +162,42 @@ for (const [backend, make] of [
       expect(await holders(objects.inner, 'balloon route')).toContain(keys.session(ns, id));
     });
 
+    it('a create under the id by the writer erases the old records waiting for their check', async () => {
+      const objects = new SlowRecords(make());
+      const a = proc(objects, { existenceLingerMs: 60_000 });
+      const b = proc(objects.inner);
+      const id = `recreate-${Date.now()}`;
+      await deleteWhileRecordsFly(objects, a, b, id);
+      await until(() => a.sessions.existence.pending === 1);
+      objects.slowMs = 0;
+      objects.listed.length = 0;
+      await a.sessions.create(ns, { id, task: 'balloon survey', messages: [] }, a.ctx);
+      await until(() => objects.deleted.some((k) => k.includes('/m/l/')));
+      expect(objects.listed).not.toContain(keys.session(ns, id)); // answered by the create, not a LIST
+      await a.settle();
+      await erasedByWriter(objects, id);
+    });
+
+    it('commits to a session deleted and created again in one batch of records log each incarnation', async () => {
+      const objects = new SlowRecords(make());
+      // Markers go once their writes are logged: only the log records tell a reader about the session.
+      const a = proc(objects, { recordLingerMs: 60_000, markerIdleMs: 0 });
+      const b = proc(objects.inner);
+      const id = `twice-${Date.now()}`;
+      await a.sessions.create(ns, { id, task: 'zeppelin first', messages: [] }, a.ctx);
+      for (let i = 0; i < 3; i++) await say(a, id, `zeppelin ${i}`);
+      await b.sessions.delete(ns, id, b.ctx);
+      await b.settle();
+      // A's records of the first session still linger when it creates the second under the id.
+      await a.sessions.create(ns, { id, task: 'balloon second', messages: [] }, a.ctx);
+      await a.settle();
+      const listed = await proc(objects.inner).sessions.list(ns, { limit: 100 });
+      expect(listed.sessions.filter((s) => s.id === id).map((s) => s.task)).toEqual([
+        'balloon second',
+      ]);
+      expect(await holders(objects.inner, 'zeppelin')).toEqual([]);
+    });
+
     it('leaves the records of a session that still exists', async () => {
       const objects = new SlowRecords(make());
       const a = proc(objects);

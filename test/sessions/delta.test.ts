@@ -302,17 +302,20 @@ for (const [backend, make] of [
         { type: 'text', text: 'a picture' },
         { type: 'image_url', image_url: { url: 'https://example.com/p.png' } },
       ];
-      for (const [id, first] of [
-        ['plain', kb('h0')],
-        // As the API stores a message sent as parts: their text, and the parts beside it.
-        ['with-parts', { role: 'user' as const, content: 'a picture', content_parts: parts }],
+      // As the API stores a message sent as parts: their text, and the parts beside it.
+      const withParts = { role: 'user' as const, content: 'a picture', content_parts: parts };
+      for (const [id, first, later] of [
+        ['plain', kb('h0'), kb('a0')],
+        ['with-parts', withParts, kb('a0')],
+        ['parts-later', kb('h0'), withParts], // in a segment by the end
       ] as const) {
         await store.create(ns, {
           id,
           task: 'sent from its parts',
           messages: [first, ...Array.from({ length: 39 }, (_, i) => kb(`h${i + 1}`))],
         });
-        for (let i = 0; i <= 8; i++)
+        await store.append(ns, id, { messages: [later] }, undefined);
+        for (let i = 1; i <= 8; i++)
           await store.append(ns, id, { messages: [kb(`a${i}`)] }, undefined);
       }
       const gets: string[] = [];
@@ -359,11 +362,22 @@ for (const [backend, make] of [
       expect(gets).toEqual([]);
       expect(whole.messages.at(-1)!.content.startsWith('g0')).toBe(true);
       expect(await open(objects).get(ns, 'plain')).toEqual(await reader.get(ns, 'plain'));
-      // Content parts are answered in another form: that session is read whole, as before.
-      const withParts = await open(objects).getStored(ns, 'with-parts', { schedule });
-      expect(withParts.chunks).toBeNull();
-      expect(withParts.session).toEqual(await store.get(ns, 'with-parts'));
-      expect(publicSession(withParts.session).messages[0]!.content).toEqual(parts);
+      // Content parts are answered in another form: that session is read whole, as before, from the
+      // base or a segment, and again from the copy a GET keeps.
+      const later = decodeStored((await objects.get(keys.session(ns, 'parts-later')))!.body, 'x');
+      expect(later.session.messages.some((m) => 'content_parts' in m)).toBe(false);
+      for (const [id, at] of [
+        ['with-parts', 0],
+        ['parts-later', 40],
+      ] as const) {
+        const cold = open(objects);
+        for (let i = 0; i < 2; i++) {
+          const got = await cold.getStored(ns, id, { schedule });
+          expect(got.chunks).toBeNull();
+          expect(got.session).toEqual(await store.get(ns, id));
+          expect(publicSession(got.session).messages[at]!.content).toEqual(parts);
+        }
+      }
     });
 
     it('a reader whose segment a merge removed reads the session again', async () => {

@@ -1,6 +1,8 @@
 // The check after a background record that its session still exists (lib/sessions/existence.ts): a later
 // commit of the process answers it without a request; else one LIST per session once it has waited.
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/model/log.js';
+import { Background } from '../../lib/server/background.js';
 import { ExistenceChecks } from '../../lib/sessions/existence.js';
 import type { ListOptions } from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
@@ -108,6 +110,38 @@ describe('existence checks after background records', () => {
     expect(objects.lists).toBe(0);
     await objects.delete(KEY);
     expect(await new ExistenceChecks(objects, 0).confirm(KEY, '0a0a0a0a', 1, true)).toBe(false);
+  });
+
+  it('a drain holds them to run at once: a check that arrives during it does not wait', async () => {
+    const { objects, checks } = await setUp(60_000);
+    const background = new Background(createLogger({ quiet: true }));
+    background.whileDraining(() => checks.hurry());
+    const waiting = checks.confirm(KEY, 'i1', checks.tick());
+    background.track(waiting);
+    // A record that lands while the drain runs, and its check.
+    background.track(
+      new Promise((r) => setTimeout(r, 20)).then(() => checks.confirm(KEY, 'i1', checks.tick())),
+    );
+    await background.drain(); // without the hold, it would wait 60 s
+    expect(await waiting).toBe(true);
+    expect(objects.lists).toBe(2);
+    // Released: a check waits again.
+    const after = checks.confirm(KEY, 'i1', checks.tick());
+    expect(await settledYet(after)).toBe(false);
+    checks.proven(KEY, 'i1', checks.tick());
+    expect(await after).toBe(true);
+  });
+
+  it('a flush waits for what follows the checks (the erasing)', async () => {
+    const { checks } = await setUp(60_000, false);
+    let erased = false;
+    checks.follow(
+      checks
+        .confirm(KEY, 'i1', checks.tick())
+        .then((exists) => new Promise((r) => setTimeout(r, 30)).then(() => (erased = !exists))),
+    );
+    await checks.flush();
+    expect(erased).toBe(true);
   });
 
   it('a LIST that fails rejects every check it answers', async () => {
