@@ -80,8 +80,10 @@ interface PendingRecord {
   key: DocKey;
   doc: Promise<LexDoc | null>;
   schedule: Schedule;
-  /** The session's `incarnationOf`, for the check that it still exists once the record landed. */
+  /** The session's `incarnationOf`, for the check that it still exists once the record landed... */
   incarnation: string;
+  /** ...and a tick taken after its commit landed (ExistenceChecks). */
+  since: number;
 }
 
 const RRF_K = 60;
@@ -165,7 +167,9 @@ export class SearchEngine implements SessionListener {
       this.lastDocs.set(cacheKey, { key, doc });
       while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
       const incarnation = incarnationOf(session);
-      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation }]));
+      // The commit has landed: a commit on another incarnation after this tick proves this one gone.
+      const since = this.sessions.existence.tick();
+      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation, since }]));
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.
@@ -248,7 +252,7 @@ export class SearchEngine implements SessionListener {
   /** Stores the newest of a session's waiting versions as its index record (the older ones are superseded). */
   private async storeNewest(items: PendingRecord[]): Promise<void> {
     const newest = items.reduce((a, b) => ((b.key.c - a.key.c || b.key.r - a.key.r) > 0 ? b : a));
-    const { ns, key, schedule, incarnation } = newest;
+    const { ns, key, schedule, incarnation, since } = newest;
     await newest.doc
       .then(async (d) => {
         if (!d) return;
@@ -259,7 +263,7 @@ export class SearchEngine implements SessionListener {
         const { existence } = this.sessions;
         const landed = existence.tick();
         const check = existence
-          .confirm(keys.session(ns, key.id), incarnation, landed)
+          .confirm(keys.session(ns, key.id), incarnation, landed, false, since)
           .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
           .catch((err) =>
             this.onError('lexical index record of a deleted session not erased', err),

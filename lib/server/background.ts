@@ -38,12 +38,13 @@ export class Background {
   async drain(): Promise<void> {
     const releases = this.holds.map((take) => take());
     try {
-      while (this.running.size > 0) {
+      // At least once: lingering work of writes that nobody tracks (no scheduler) goes too.
+      do {
         // In registration order: flushing one kind adds work of the next (a session's records, then the
         // index record its listener hands on), which the next flusher sends at once.
         for (const flush of this.flushers) await flush().catch(() => undefined);
         await Promise.all([...this.running]);
-      }
+      } while (this.running.size > 0);
     } finally {
       for (const release of releases) release();
     }

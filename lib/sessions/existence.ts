@@ -28,9 +28,10 @@ interface Waiting {
  * same incarnation), sent after the record landed, proves the object existed after it, so a delete can
  * only come later, and its listing finds the record (and one that lands on a session created again under
  * the id proves that the record's session is gone). A check therefore waits up to `lingerMs` for such a
- * commit, and only then LISTs the object's key (one LIST for every check of the session waiting by then).
- * A busy session's records cost no request to check; a quiet one's cost one LIST per `lingerMs`. A
- * runtime that drains after each request (Workers, Lambda) sets `lingerMs` to 0: every check LISTs at once.
+ * commit, and only then LISTs the object's key (one LIST for every check of the session waiting by then;
+ * a GET comparing incarnations when one of them is strict). A busy session's records cost no request to
+ * check; a quiet one's cost one LIST per `lingerMs`. A runtime that drains after each request (Workers,
+ * Lambda) sets `lingerMs` to 0: every check LISTs at once.
  */
 export class ExistenceChecks {
   private clock = 0;
@@ -38,8 +39,8 @@ export class ExistenceChecks {
   /** Flushes and drains under way: checks that arrive meanwhile LIST at once. */
   private urgent = 0;
   /**
-   * The newest commit of this process that landed on each key (the newest 4,096 keys): the incarnation
-   * it landed on, and the tick it was sent at.
+   * The last commit of this process answered as landed on each key (the last 4,096 keys): the
+   * incarnation it landed on, and the tick it was sent at.
    */
   private readonly proofs = new Map<string, { incarnation: string; sent: number }>();
   /** What follows the checks (their LISTs, the erasing after them): `flush` waits for it. */
@@ -57,7 +58,7 @@ export class ExistenceChecks {
 
   /**
    * Whether the object at `key` still exists after a record of its session `incarnation` landed at
-   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST fails. `strict`:
+   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST (or GET) fails. `strict`:
    * whether it still holds that incarnation (a record named by it, which a session created again under
    * the id would otherwise take for its own); without a commit to answer, a GET of the object tells.
    * `since`: a tick after a commit of this incarnation landed (the record's own commit), when known.
@@ -69,11 +70,7 @@ export class ExistenceChecks {
     strict = false,
     since = landed,
   ): Promise<boolean> {
-    // A commit of this process on another incarnation, sent after one of this incarnation had landed
-    // (`since`): this one was deleted, and is gone for good.
-    const proof = this.proofs.get(key);
-    if (proof && proof.sent > since && proof.incarnation !== incarnation)
-      return Promise.resolve(false);
+    if (this.knownGone(key, incarnation, since)) return Promise.resolve(false);
     return new Promise<boolean>((done, fail) => {
       const waiter = { landed, incarnation, strict, done, fail };
       const w = this.waiting.get(key);
@@ -86,6 +83,15 @@ export class ExistenceChecks {
       }
       if (this.lingerMs <= 0 || this.urgent > 0) this.follow(this.list(key));
     });
+  }
+
+  /**
+   * True when a commit of this process landed on another incarnation at `key`, sent after one of
+   * `incarnation` had landed (`since`): that session was deleted, and is gone for good.
+   */
+  knownGone(key: string, incarnation: string, since: number): boolean {
+    const proof = this.proofs.get(key);
+    return !!proof && proof.sent > since && proof.incarnation !== incarnation;
   }
 
   /** Keeps `work` (a check and what it erases) for `flush` to wait for; returns it. */
@@ -140,16 +146,15 @@ export class ExistenceChecks {
   }
 
   /**
-   * Runs every waiting check now (a drain, a test), and resolves once they and what follows them are
-   * done; checks that arrive before then run at once.
+   * Runs every waiting check now (a drain, a test), and resolves once they and what follows the checks
+   * made so far are done; checks that arrive before then run at once (a busy process's later checks are
+   * not waited for).
    */
   async flush(): Promise<void> {
     const release = this.hurry();
     try {
-      while (this.waiting.size > 0 || this.following.size > 0) {
-        await this.runWaiting();
-        await Promise.all([...this.following]);
-      }
+      await this.runWaiting();
+      await Promise.all([...this.following]);
     } finally {
       release();
     }

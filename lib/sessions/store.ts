@@ -792,11 +792,7 @@ export class SessionStore {
     return this.records.add(slot, [item]).then(() => item.logged);
   }
 
-  /**
-   * The records of commits of one session, together: one log record (the newest version is all the
-   * manifest needs), one audit object holding every request's record, then the listeners, commit by
-   * commit.
-   */
+  /** The records of a batch of commits to one session key (`recordCommits`, per incarnation). */
   private async recordBatch(items: PendingCommit[]): Promise<void> {
     // Commits to a session deleted and created again under its id within the batch (another
     // incarnation) are recorded apart, in the order they landed: each has its newest version.
@@ -808,11 +804,22 @@ export class SessionStore {
     for (const group of byIncarnation.values()) await this.recordCommits(group);
   }
 
-  /** The records of commits of one session (one incarnation), together. */
+  /**
+   * The records of commits of one session (one incarnation), together: one log record (the newest
+   * version is all the manifest needs), one audit object holding every request's record, then the
+   * listeners, commit by commit. None when this process has since committed on a session created again
+   * under the id: the delete of this one erased what it had, and nothing more of it is stored.
+   */
   private async recordCommits(items: PendingCommit[]): Promise<void> {
     items.sort((a, b) => a.committed.session.revision - b.committed.session.revision);
     const { ns } = items[0]!;
     const newest = items[items.length - 1]!.committed;
+    const key = keys.session(ns, newest.session.id);
+    const since = newest.landedAt ?? Infinity;
+    if (this.existence.knownGone(key, incarnationOf(newest.session), since)) {
+      for (const item of items) item.logged = true; // nothing to log: its marker may go
+      return;
+    }
     const entries = items.flatMap(({ committed }) =>
       committed.writes.flatMap(({ record }) => {
         const audit = auditOf(record);

@@ -110,3 +110,29 @@ describe('a delete in another process, while this one stores the last write reco
     },
   );
 });
+
+describe('a session deleted in another process and created again under its id by this one', () => {
+  it('leaves no search record of the deleted one that landed after the create was sent', async () => {
+    const objects = new Slow(tempLocalStore('delrace-again'));
+    const a = proc(objects, { existenceLingerMs: 60_000 });
+    await a.sessions.create(ns, { id: 'y', task: 'zeppelin audit', messages: [kb('h0', true)] });
+    await a.settle();
+    objects.slowRecordPutMs = 1000;
+    const ctx = { schedule: a.schedule };
+    await a.sessions.append(ns, 'y', { messages: [kb('h1', true)] }, undefined, ctx);
+    await a.sessions.settled(); // its log and audit records are stored; its search record is on its way
+    const flushing = a.engine.flushRecords();
+    await new Promise((r) => setTimeout(r, 50));
+    const b = proc(objects);
+    await b.sessions.delete(ns, 'y', { schedule: b.schedule });
+    await b.sessions.settled();
+    // Created again before the old record lands: when it lands, an object exists under the id.
+    await a.sessions.create(ns, { id: 'y', task: 'balloon', messages: [] }, ctx);
+    await flushing;
+    await b.settle();
+    await a.settle();
+    objects.slowRecordPutMs = 0;
+    expect(await holders(objects.inner)).toEqual([]);
+    expect(a.errors).toEqual([]);
+  });
+});
