@@ -216,6 +216,7 @@ export class SessionStore {
       load: (ns, id, partial) => this.load(ns, id, partial),
       afterCommit: (ns, committed) => this.afterCommit(ns, committed),
       existence: this.existence,
+      onError: (what, err) => this.onError(what, err),
     });
     // Plain appends queued behind a running write of the same session go out as one group commit.
     this.queue = new GroupQueue(

@@ -147,6 +147,8 @@ export interface WriteLoopDeps {
   afterCommit: (ns: string, committed: Committed) => Promise<boolean>;
   /** Told of every commit that lands: it answers the existence checks of records stored before it. */
   existence: ExistenceChecks;
+  /** Reports background work that failed (the write itself stands). */
+  onError?: (what: string, err: unknown) => void;
 }
 
 /** One request of a (possibly grouped) write, with its claims and its answer once known. */
@@ -700,12 +702,18 @@ export class WriteLoop {
     sweep: DaySweep | undefined,
   ): void {
     const { objects } = this.deps;
-    if (sweep) run.schedule(sweepKeyRecords(objects, run.ns, run.id, sweep).catch(() => undefined));
+    const report = (what: string) => (err: unknown) => this.deps.onError?.(what, err);
+    if (sweep)
+      run.schedule(
+        sweepKeyRecords(objects, run.ns, run.id, sweep).catch(
+          report('keyed records not swept (the next sweep or the delete takes them)'),
+        ),
+      );
     if (ahead.length) {
       const storing = this.deps.existence.follow(
         this.keyRecords.storeAhead(run.ns, run.id, incarnation, ahead),
       );
-      run.schedule(storing.catch(() => undefined));
+      run.schedule(storing.catch(report('keyed records not stored ahead, or not checked')));
     }
   }
 
