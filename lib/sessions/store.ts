@@ -44,6 +44,7 @@ import { trimMessages } from './trim.js';
 import { keyedWrite, recordsCover } from './write-records.js';
 import { deleteParts } from './parts.js';
 import {
+  scheduleFor,
   WriteLoop,
   type Committed,
   type WriteContext,
@@ -800,7 +801,9 @@ export class SessionStore {
     const byIncarnation = new Map<string, PendingCommit[]>();
     for (const item of items) {
       const incarnation = incarnationOf(item.committed.session);
-      byIncarnation.set(incarnation, [...(byIncarnation.get(incarnation) ?? []), item]);
+      const group = byIncarnation.get(incarnation);
+      if (group) group.push(item);
+      else byIncarnation.set(incarnation, [item]);
     }
     for (const group of byIncarnation.values()) await this.recordCommits(group);
   }
@@ -839,10 +842,10 @@ export class SessionStore {
     // The check runs on as background work of its own: read-your-writes and a delete wait for the
     // records, not for it.
     const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
-    const schedules = new Set(
-      items.flatMap(({ committed }) => committed.writes.map((w) => w.ctx.schedule ?? unattended)),
+    scheduleFor(
+      items.flatMap(({ committed }) => committed.writes),
+      erased,
     );
-    for (const schedule of schedules) schedule(erased);
     for (const { committed } of items) {
       const { session, receipt, op, added, writes, held } = committed;
       const change = { op, added, ...(held !== undefined ? { held } : {}) };

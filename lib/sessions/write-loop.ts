@@ -107,6 +107,11 @@ export interface CommittedWrite {
   ctx: WriteContext;
 }
 
+/** Hands `work` to the schedule of every request in `writes` (each keeps its runtime alive for it). */
+export function scheduleFor(writes: readonly CommittedWrite[], work: Promise<unknown>): void {
+  for (const schedule of new Set(writes.map((w) => w.ctx.schedule ?? unattended))) schedule(work);
+}
+
 /** A write that landed, for what follows it (manifest log record, audit records, listeners). */
 export interface Committed {
   session: StoredSession;
@@ -490,8 +495,7 @@ export class WriteLoop {
       (logged) => mark.end(logged),
       () => mark.end(false),
     );
-    const schedules = new Set<Schedule>(committed.writes.map((w) => w.ctx.schedule ?? unattended));
-    for (const schedule of schedules) schedule(work);
+    scheduleFor(committed.writes, work);
   }
 
   /**
