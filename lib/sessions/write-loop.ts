@@ -578,7 +578,9 @@ export class WriteLoop {
     for (const m of unchanged) m.result = fulfilled(noop);
     if (built.length === 0) return { lost: false, committed: null };
     const records = built.map(({ m }) => recordOf(m, nowMs));
-    const { satchel, plan, sweep } = this.bookkeeping(run, cur, records);
+    // The session's incarnation: key records' names, and what a commit proves (existence.ts).
+    const incarnation = incarnationOf(cur);
+    const { satchel, plan, sweep } = this.bookkeeping(run, cur, incarnation, records);
     const draft: StoredSession = {
       ...next,
       updated_at: nowIso,
@@ -586,7 +588,7 @@ export class WriteLoop {
       satchel,
     };
     // Keyed records leaving the object are stored before the commit, alongside the encoding's parts.
-    const storing = this.storeKeyRecords(run, incarnationOf(cur), plan.store);
+    const storing = this.storeKeyRecords(run, incarnation, plan.store);
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
@@ -621,7 +623,7 @@ export class WriteLoop {
     const tried = { ...committed, records, members: built.map((b) => b.m) };
     const outcome = await storing
       .then(
-        () => this.commit(run, cached, sealed, tried),
+        () => this.commit(run, cached, incarnation, sealed, tried),
         (err: unknown) => {
           for (const k of sealed.written) this.discard(run, k); // no commit names them
           throw err;
@@ -633,7 +635,7 @@ export class WriteLoop {
       });
     if (outcome.lost) reopen();
     else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
-    if (!outcome.lost) this.afterLanded(run, incarnationOf(cur), plan.ahead, sweep);
+    if (!outcome.lost) this.afterLanded(run, incarnation, plan.ahead, sweep);
     return outcome;
   }
 
@@ -674,12 +676,12 @@ export class WriteLoop {
   private bookkeeping(
     run: GroupRun,
     cur: StoredSession,
+    incarnation: string,
     records: WriteRecord[],
   ): { satchel: NonNullable<StoredSession['satchel']>; plan: StoreOutPlan; sweep?: DaySweep } {
     const now = this.deps.now();
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
-    const incarnation = incarnationOf(cur);
     const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, incarnation, r);
     const plan = storeOut(writes, records, now, stored, run.warm);
     const { kept, leaving } = plan;
@@ -745,6 +747,8 @@ export class WriteLoop {
   private async commit(
     run: GroupRun,
     cached: CachedSession,
+    /** `cached`'s (`incarnationOf`): what the PUT proves when it lands. */
+    incarnation: string,
     sealed: Encoded,
     tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written'>,
   ): Promise<Exclude<Attempt, { reread: true }>> {
@@ -754,7 +758,7 @@ export class WriteLoop {
       const sent = this.deps.existence.tick();
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
-      this.deps.existence.proven(run.key, incarnationOf(cached.session), sent);
+      this.deps.existence.proven(run.key, incarnation, sent);
       landedAt = this.deps.existence.tick();
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
