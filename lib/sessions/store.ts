@@ -668,10 +668,13 @@ export class SessionStore {
         this.cache.putRead(key, raw ? { ...entry, raw } : entry, epoch);
         return entry;
       }
+      // A GET cuts its answer from the parts' bytes; a session it cannot cut is parsed from them.
+      const bodies = send && !holdsParts ? await this.partBodies(key, base, segs) : undefined;
       const read = { form: { ...form, base, segs }, etag: found.etag, epoch };
-      const sent = send && !holdsParts ? await this.sendParts(key, read) : undefined;
+      const sent = bodies && this.sendParts(key, read, bodies);
       if (sent) return sent;
-      const merged = sent === null ? null : await this.withParts(key, form.session, base, segs);
+      const merged =
+        bodies === null ? null : await this.withParts(key, form.session, base, segs, bodies);
       if (merged) {
         const { session, encoded } = merged;
         const entry = { etag: found.etag, session, bytes: form.bytes, base, segs };
@@ -684,19 +687,18 @@ export class SessionStore {
   }
 
   /**
-   * A delta's public JSON cut from its parts' bytes, not parsed (`publicChunksOfParts`), as a partial
-   * copy, which the cache keeps with those bytes: the next read of this process reuses them (a GET cuts
-   * from them again, a whole read parses them) instead of reading them again. Null when a part is gone,
-   * undefined when the bytes cannot be sent as they are (the usual read parses them).
+   * A delta's public JSON cut from its parts' bytes (`bodies`), not parsed (`publicChunksOfParts`), as a
+   * partial copy, which the cache keeps with those bytes: the next read of this process reuses them (a
+   * GET cuts from them again, a whole read parses them) instead of reading them again. Undefined when
+   * the bytes cannot be sent as they are (the usual read parses them).
    */
-  private async sendParts(
+  private sendParts(
     key: string,
     read: { form: Extract<StoredObjectForm, { base: BaseRef }>; etag: string; epoch: number },
-  ): Promise<(CachedSession & { chunks: Uint8Array[] }) | null | undefined> {
+    bodies: PartBodies,
+  ): (CachedSession & { chunks: Uint8Array[] }) | undefined {
     const { form, etag, epoch } = read;
     const { session: head, base, segs } = form;
-    const bodies = await this.partBodies(key, base, segs);
-    if (!bodies) return null;
     const chunks = publicChunksOfParts(head, base, bodies.base, segs, bodies.segs);
     if (!chunks) return undefined;
     const held = segs.reduce((n, s) => n + s.messages, base.messages);
@@ -719,7 +721,7 @@ export class SessionStore {
     key: string,
     base: BaseRef,
     segs: readonly SegRef[],
-  ): Promise<{ base: Uint8Array; segs: Uint8Array[] } | null> {
+  ): Promise<PartBodies | null> {
     const raw = this.cache.get(key)?.raw;
     const found = await Promise.all(
       [base, ...segs].map(
@@ -735,13 +737,14 @@ export class SessionStore {
    * The whole session from a delta's head, its base and its segments (null when one is gone), with the
    * encoding of (a prefix of) its messages when there is one to reuse: the cached copy's, or the parts'
    * own bytes, so that a GET and the next fold need not encode them again. Parts the cached copy names
-   * too are not read again (they never change).
+   * too are not read again (they never change), nor are those in `read` (a GET's).
    */
   private async withParts(
     key: string,
     head: StoredSession,
     base: BaseRef,
     segs: readonly SegRef[],
+    read?: PartBodies,
   ): Promise<{ session: StoredSession; encoded?: EncodedMessages | undefined } | null> {
     const cached = this.cache.get(key);
     const same = isWhole(cached) && cached.base?.key === base.key;
@@ -757,9 +760,9 @@ export class SessionStore {
       bodies = found.map((f) => f!.body);
     } else {
       // Every part, from a GET's partial copy where it keeps their bytes.
-      const read = await this.partBodies(key, base, segs);
-      if (!read) return null;
-      [baseBody, bodies] = [read.base, read.segs];
+      const all = read ?? (await this.partBodies(key, base, segs));
+      if (!all) return null;
+      [baseBody, bodies] = [all.base, all.segs];
     }
     const runs = fetched.map((ref, i) => decodeSegment(bodies[i]!, ref));
     // The messages read from the cache (the base's, and the segments both name), or the base's own.
@@ -913,6 +916,12 @@ export class SessionStore {
 }
 
 /** A commit whose log and audit records are still to be stored. */
+/** The bytes of a delta's base and segments, in order. */
+interface PartBodies {
+  base: Uint8Array;
+  segs: Uint8Array[];
+}
+
 interface PendingCommit {
   ns: string;
   committed: Committed;
