@@ -154,20 +154,19 @@ export function publicChunksOfParts(
   segs: readonly SegRef[],
   segBodies: readonly Uint8Array[],
 ): Uint8Array[] | null {
+  if (head.messages.some((m) => PARTS_FIELD in m)) return null;
   const first = messagesOf(baseBody, base.json, []);
   const framed = (b: Uint8Array, ref: SegRef) =>
     b.byteLength === ref.json && b[0] === 91 && b[b.byteLength - 1] === 93;
   if (!first || !segs.every((ref, i) => framed(segBodies[i]!, ref))) return null;
   // The base's own id, before its messages (only scalar fields precede them).
   const id = utf8(`"id":${JSON.stringify(head.id)}`);
-  const opening = findBytes(baseBody, MESSAGES_KEY);
+  const opening = first.json.byteOffset - baseBody.byteOffset - MESSAGES_KEY.byteLength;
   if (findBytes(baseBody.subarray(0, opening), id) < 0) return null;
   if (holdsParts(baseBody, first.json) || segBodies.some((b) => holdsParts(b))) return null;
   // Stand-ins for the parts' messages: the same (null) objects in the encoding and in the session.
-  const held = segs.reduce((n, s) => n + s.messages, base.messages);
-  const slots = new Array<Message>(held).fill(null as unknown as Message);
+  const slots = new Array<Message>(heldMessages(base, segs)).fill(null as unknown as Message);
   const prior = lazyJoin(slots, first.json, segBodies);
-  if (head.messages.some((m) => PARTS_FIELD in m)) return null;
   const [pre, post, ...list] = coreChunks(
     { ...head, messages: slots.concat(head.messages) },
     prior,
@@ -212,6 +211,11 @@ function findBytes(body: Uint8Array, pattern: Uint8Array, last = false, anchor =
     if (i === n) return from;
   }
   return -1;
+}
+
+/** How many messages a delta's base and segments hold together. */
+export function heldMessages(base: SegRef, segs: readonly SegRef[]): number {
+  return segs.reduce((n, s) => n + s.messages, base.messages);
 }
 
 /**

@@ -15,7 +15,8 @@ interface Waiter {
 
 interface Waiting {
   waiters: Waiter[];
-  timer: ReturnType<typeof setTimeout>;
+  /** Unset when the check runs at once. */
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -71,17 +72,20 @@ export class ExistenceChecks {
     since = landed,
   ): Promise<boolean> {
     if (this.knownGone(key, incarnation, since)) return Promise.resolve(false);
+    const now = this.lingerMs <= 0 || this.urgent > 0;
     return new Promise<boolean>((done, fail) => {
       const waiter = { landed, incarnation, strict, done, fail };
       const w = this.waiting.get(key);
       if (w) w.waiters.push(waiter);
       else {
-        const timer = setTimeout(() => void this.follow(this.list(key)), this.lingerMs);
-        // A lingering check never holds a Node process open by itself.
-        (timer as { unref?: () => void }).unref?.();
+        // A check that lingers never holds a Node process open by itself.
+        const timer = now
+          ? undefined
+          : setTimeout(() => void this.follow(this.list(key)), this.lingerMs);
+        (timer as { unref?: () => void } | undefined)?.unref?.();
         this.waiting.set(key, { waiters: [waiter], timer });
       }
-      if (this.lingerMs <= 0 || this.urgent > 0) this.follow(this.list(key));
+      if (now) this.follow(this.list(key));
     });
   }
 

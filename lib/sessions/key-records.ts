@@ -321,7 +321,13 @@ export function keyRecordKey(
   incarnation: string,
   record: WriteRecord,
 ): string {
-  return `${keys.keyRecords(ns, id)}${dayOf(record.at)}/${hashOf(record.k)}-${incarnation}.json`;
+  return recordName(ns, id, dayOf(record.at), record.k, incarnation);
+}
+
+/** The name of key claim `k`'s record of `day`: with its session's incarnation, or (legacy) without. */
+function recordName(ns: string, id: string, day: number, k: string, incarnation?: string): string {
+  const tail = incarnation === undefined ? '' : `-${incarnation}`;
+  return `${keys.keyRecords(ns, id)}${day}/${hashOf(k)}${tail}.json`;
 }
 
 /**
@@ -358,10 +364,9 @@ export async function lookUpKeyRecord(
   const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));
   const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
   const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
-  const prefix = keys.keyRecords(ns, id);
   const names = [
-    ...days.map((d) => `${prefix}${d}/${hashOf(k)}-${incarnation}.json`),
-    ...(day <= LEGACY_NAMES_UNTIL ? days.map((d) => `${prefix}${d}/${hashOf(k)}.json`) : []),
+    ...days.map((d) => recordName(ns, id, d, k, incarnation)),
+    ...(day <= LEGACY_NAMES_UNTIL ? days.map((d) => recordName(ns, id, d, k)) : []),
   ];
   const found = await Promise.all(names.map((name) => objects.get(name)));
   const records = found.map((f) => f && parseKeyRecord(f.body, k));

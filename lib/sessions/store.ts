@@ -1,4 +1,5 @@
 import {
+  heldMessages,
   decodeBase,
   decodeSegment,
   decodeStored,
@@ -660,7 +661,7 @@ export class SessionStore {
       const cached = this.cache.get(key);
       const holdsParts = isWhole(cached) && cached.base?.key === base.key;
       if (partial && !holdsParts) {
-        const held = segs.reduce((n, s) => n + s.messages, base.messages);
+        const held = heldMessages(base, segs);
         const messages = new Array<Message>(held).concat(form.session.messages);
         const session = { ...form.session, messages };
         const raw = rawNamed(cached?.raw, { base, segs }); // a GET's bytes of parts still named
@@ -701,7 +702,7 @@ export class SessionStore {
     const { session: head, base, segs } = form;
     const chunks = publicChunksOfParts(head, base, bodies.base, segs, bodies.segs);
     if (!chunks) return undefined;
-    const held = segs.reduce((n, s) => n + s.messages, base.messages);
+    const held = heldMessages(base, segs);
     const session = { ...head, messages: new Array<Message>(held).concat(head.messages) };
     const raw = new Map(
       [base, ...segs].map((ref, i) => [ref.key, i ? bodies.segs[i - 1]! : bodies.base]),

@@ -426,19 +426,13 @@ export class WriteLoop {
     );
     if (wanted.length === 0) return;
     const filters = filtersOf(cur.satchel);
+    const incarnation = incarnationOf(cur);
+    const { objects } = this.deps;
+    const { ns, id } = run;
     await Promise.all(
       wanted.map(async (m) => {
-        const { objects } = this.deps;
-        const { ns, id } = run;
-        const record = await lookUpKeyRecord(
-          objects,
-          ns,
-          id,
-          incarnationOf(cur),
-          m.claims.keyed!,
-          now,
-          filters,
-        );
+        const k = m.claims.keyed!;
+        const record = await lookUpKeyRecord(objects, ns, id, incarnation, k, now, filters);
         m.lookedUp = signature;
         if (record) m.storedOut = record;
       }),
@@ -450,6 +444,7 @@ export class WriteLoop {
    * it: they go too, since the delete may have listed `k/<id>/` before they landed.
    */
   private discardKeyRecordsOfDeleted(run: GroupRun, cached: CachedSession | null): void {
+    if (run.keyRecordsStored.length === 0) return;
     if (!cached || incarnationOf(cached.session) !== run.keyRecordsFor)
       for (const k of run.keyRecordsStored.splice(0)) this.discard(run, k);
   }

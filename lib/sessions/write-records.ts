@@ -1,4 +1,5 @@
 import {
+  heldMessages,
   concat,
   deltaOpening,
   encodeCoreParts,
@@ -168,7 +169,7 @@ export function sealDelta(
   segs: readonly SegRef[],
   extra?: Record<string, unknown>,
 ): { body: Uint8Array; tail: number } {
-  const kept = segs.reduce((n, s) => n + s.messages, base.messages);
+  const kept = heldMessages(base, segs);
   const { core, messages } = encodeCoreParts({
     ...session,
     messages: session.messages.slice(kept),
