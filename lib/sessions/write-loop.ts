@@ -186,6 +186,8 @@ interface GroupRun {
   keyRecordsFor?: string;
   /** This process held the session before this write: it will likely write again (`storeOut`). */
   warm: boolean;
+  /** The marker's PUT failed: the write fails with its error (no attempt can commit). */
+  markerFailed?: boolean;
 }
 
 /** What one attempt tried to commit: enough to finish it when a re-read shows that it landed after all. */
@@ -314,6 +316,7 @@ export class WriteLoop {
       keyRecordsStored: [],
       warm: this.deps.cache.get(key) !== undefined,
     };
+    mark.ready.catch(() => (run.markerFailed = true));
     try {
       await this.commitLoop(run);
     } catch (err) {
@@ -334,10 +337,10 @@ export class WriteLoop {
     const load = (whole = false) => this.deps.load(ns, id, partial && !whole);
     let cached = this.deps.cache.get(key) ?? null;
     if (cached && !partial && !isWhole(cached)) cached = null;
-    // The first read runs alongside the marker's PUT (when the marker is not already standing).
+    // The first read, and the first attempt's work up to its first PUT, run alongside the marker's PUT
+    // (when the marker is not already standing): every PUT of an attempt waits for it (`stored`).
     const read = cached ? null : await load();
     cached ??= read;
-    await mark.ready;
     let fromCache = read === null;
     const tries: Tried[] = [];
     const deadline = this.deps.now() + this.deps.maxContentionMs;
@@ -374,7 +377,7 @@ export class WriteLoop {
         outcome = await this.attempt(run, cached, left, fromCache);
       } catch (err) {
         run.unknown = tries.some((t) => t.uncertain);
-        if (left.length > 1 && err instanceof SatchelError && !run.unknown) {
+        if (left.length > 1 && err instanceof SatchelError && !run.unknown && !run.markerFailed) {
           // The group as a whole was refused (say, over the size cap): each request on its own.
           for (const m of left) m.result = (await this.writeGroup([m.req]))[0];
           return;
@@ -727,8 +730,8 @@ export class WriteLoop {
     const stored = out.map((r) => keyRecordKey(run.ns, run.id, incarnation, r));
     run.keyRecordsStored.push(...stored);
     run.keyRecordsFor = incarnation;
-    const storing = Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(
-      () => {},
+    const storing = run.mark.ready.then(() =>
+      Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(() => {}),
     );
     run.schedule(storing.catch(() => undefined)); // awaited by the attempt, unless it ends first
     return storing;
@@ -749,6 +752,7 @@ export class WriteLoop {
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     let landedAt: number;
+    await run.mark.ready; // no commit before its marker (a failed marker fails the write)
     try {
       const sent = this.deps.existence.tick();
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
@@ -799,7 +803,7 @@ export class WriteLoop {
    * whole next state as a new base (create-only), and the delta on it is empty.
    */
   private async encode(
-    { ns, id }: GroupRun,
+    { ns, id, mark }: GroupRun,
     cached: CachedSession,
     next: {
       session: StoredSession;
@@ -840,6 +844,7 @@ export class WriteLoop {
         plan = planSegments(session.messages, prior, segs, segmentBytes, mint, held);
       }
       if (plan && !('needs' in plan)) {
+        await mark.ready;
         await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
         const sealed = sealDelta(session, receipt, records, prior, plan.segs, extras);
         const written = [...plan.bodies.keys()];
@@ -865,6 +870,7 @@ export class WriteLoop {
       messages: session.messages.length,
       json: sealed.messages.json.byteLength,
     };
+    await mark.ready;
     await putOnce(objects, base.key, sealed.body);
     const delta = sealDelta(session, receipt, records, base, [], extras);
     const written = [base.key];

@@ -263,6 +263,67 @@ for (const [backend, make] of [
       }
     });
 
+    it("a cold write builds beside its marker's PUT, and sends no PUT before the marker is stored", async () => {
+      // Whole, and split (its append seals a segment: a part PUT before the commit).
+      for (const layout of [{}, { splitBytes: 1024, segmentBytes: 256 }]) {
+        const objects = make();
+        const id = `gate-${Object.keys(layout).length}`;
+        const setup = open(objects, layout);
+        await setup.create(ns, { id, task: 'marker first', messages: [user('x'.repeat(1500))] });
+        await setup.settled();
+        await setup.retireMarkers();
+        const rec = new Recorder(objects);
+        const cold = open(rec, layout);
+        rec.holding = new Set(['m/p']);
+        let answered = false;
+        const answer = cold
+          .append(ns, id, { messages: [user('y'.repeat(600))] }, undefined)
+          .then(() => (answered = true));
+        await new Promise((r) => setTimeout(r, 150));
+        // The read went out beside the marker; nothing else is sent while the marker is unanswered.
+        expect(rec.log.map((r) => `${r.op} ${r.kind}`)).toEqual(['put m/p', 'get sessions']);
+        expect(answered).toBe(false);
+        rec.release();
+        await answer;
+        const sent = rec.log.map((r) => `${r.op} ${r.kind}`);
+        expect(sent).toContain('cas sessions');
+        if (Object.keys(layout).length) expect(sent).toContain('create b');
+        expect((await open(objects).get(ns, id)).messages).toHaveLength(2);
+        await cold.settled();
+      }
+    });
+
+    it('a marker that cannot be stored fails the write, which stores nothing', async () => {
+      const objects = make();
+      const setup = open(objects);
+      await setup.create(ns, { id: 'nomark', task: 'no marker' });
+      await setup.settled();
+      const before = (await listAll(objects, `ns/${ns}/`)).sort();
+      let puts = 0;
+      const failing: ObjectStore = {
+        name: objects.name,
+        get: (k) => objects.get(k),
+        delete: (k) => objects.delete(k),
+        list: (p, o) => objects.list(p, o),
+        put: (k, b, o) => {
+          puts++;
+          return k.includes('/m/p/')
+            ? Promise.reject(new Error('marker lost'))
+            : objects.put(k, b, o);
+        },
+      };
+      const cold = open(failing);
+      const writes = [0, 1, 2].map((i) =>
+        cold.append(ns, 'nomark', { messages: [user(`m${i}`)] }, undefined),
+      );
+      for (const w of writes) await expect(w).rejects.toThrow('marker lost');
+      await cold.settled();
+      // Only the markers' PUTs went out: the one for the first write, and one for the two queued behind it.
+      expect(puts).toBe(2);
+      expect((await listAll(objects, `ns/${ns}/`)).sort()).toEqual(before);
+      expect((await open(objects).get(ns, 'nomark')).messages).toEqual([]);
+    });
+
     it('a log record that fails leaves the marker, and the manifest heals from the object', async () => {
       const objects = make();
       let clock = Date.now();
