@@ -265,9 +265,10 @@ export class WebhookReceiver {
  * wrote the payload, since it comes from the hook's secret.
  */
 async function wrapperNonce(d: VerifiedDelivery): Promise<string> {
-  return toHex(
-    await hmacSha256(d.hook.secret, new TextEncoder().encode(`wrapper\n${d.name}\n${d.delivery}`)),
-  ).slice(0, 16);
+  return toHex(await hmacSha256(d.hook.secret, utf8(`wrapper\n${d.name}\n${d.delivery}`))).slice(
+    0,
+    16,
+  );
 }
 
 /** The id of the session a `new` hook creates for a delivery: the same id for every redelivery. */

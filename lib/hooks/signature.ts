@@ -1,3 +1,4 @@
+import { utf8 } from '../model/bytes.js';
 import { timingSafeEqual } from '../model/digest.js';
 
 /**
@@ -68,7 +69,7 @@ export function isFresh(t: string, nowMs: number, toleranceS = SIGNATURE_TOLERAN
 
 /** The bytes a Satchel signature covers: `<t>.` followed by the raw body. */
 export function satchelSignedBytes(t: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
-  const head = new TextEncoder().encode(`${t}.`);
+  const head = utf8(`${t}.`);
   const out = new Uint8Array(head.byteLength + body.byteLength);
   out.set(head, 0);
   out.set(body, head.byteLength);
@@ -82,7 +83,7 @@ export async function hmacSha256(
 ): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey(
     'raw',
-    new TextEncoder().encode(secret),
+    utf8(secret),
     { name: 'HMAC', hash: 'SHA-256' },
     false,
     ['sign'],

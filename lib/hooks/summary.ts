@@ -1,3 +1,4 @@
+import { text as decode, utf8 } from '../model/bytes.js';
 /**
  * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
  * (`workflow_run`, `check_run`, `issue_comment`, `push`, named by `X-GitHub-Event`), the JSON otherwise,
@@ -40,7 +41,7 @@ export function parsePayload(
   body: Uint8Array,
   contentType: string | undefined,
 ): { value: unknown; raw: string } {
-  const raw = new TextDecoder().decode(body);
+  const raw = decode(body);
   let json = raw;
   if (
     (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded'
@@ -238,13 +239,13 @@ export function outcomeOf(status: string | undefined, conclusion: string | undef
  * kept, so a reader knows the payload was longer.
  */
 export function truncateUtf8(text: string, maxBytes: number): string {
-  const bytes = new TextEncoder().encode(text);
+  const bytes = utf8(text);
   if (bytes.byteLength <= maxBytes) return text;
   const note = (kept: number) =>
     `\n\n[satchel] truncated: the first ${kept} of ${bytes.byteLength} bytes are shown.`;
-  let cut = Math.max(0, maxBytes - new TextEncoder().encode(note(maxBytes)).byteLength);
+  let cut = Math.max(0, maxBytes - utf8(note(maxBytes)).byteLength);
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + note(cut);
+  return decode(bytes.subarray(0, cut)) + note(cut);
 }
 
 /** One line (whitespace and control characters collapsed), at most `max` characters. */

@@ -1,3 +1,4 @@
+import { text, fromBase64 } from '../model/bytes.js';
 import type { Context } from 'hono';
 import type { RequestContext, Schedule } from '../model/context.js';
 import { badRequest } from '../model/errors.js';
@@ -60,8 +61,8 @@ export function writeContext(c: Context<Env>): WriteContext {
 function requestSecrets(header: string | undefined): string[] {
   if (!header) return [];
   try {
-    const bytes = Uint8Array.from(atob(header.trim()), (ch) => ch.charCodeAt(0));
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    const bytes = fromBase64(header.trim());
+    const parsed: unknown = JSON.parse(text(bytes));
     if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100)
       return parsed;
   } catch {

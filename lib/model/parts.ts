@@ -1,3 +1,4 @@
+import { utf8 } from './bytes.js';
 import * as z from 'zod';
 import { payloadTooLarge } from './errors.js';
 
@@ -89,7 +90,7 @@ export const metadataSchema = z
   .record(z.string().min(1).max(256), z.string())
   .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
   .refine(
-    (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= METADATA_MAX_BYTES,
+    (m) => utf8(JSON.stringify(m)).byteLength <= METADATA_MAX_BYTES,
     `at most ${METADATA_MAX_BYTES} bytes in all`,
   );
 export type Metadata = z.output<typeof metadataSchema>;

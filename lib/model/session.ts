@@ -1,3 +1,4 @@
+import { utf8 } from './bytes.js';
 // A namespace import, not `{ z }`: bundlers can then drop what is unused (all of zod's locales: 65 KB
 // gzip of the Worker bundle).
 import * as z from 'zod';
@@ -52,7 +53,7 @@ const refKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'kind must be 1-64 of [a-
 const refUri = z
   .string()
   .min(1, 'uri must not be empty')
-  .refine((s) => new TextEncoder().encode(s).byteLength <= 2048, 'uri must be at most 2048 bytes')
+  .refine((s) => utf8(s).byteLength <= 2048, 'uri must be at most 2048 bytes')
   // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'uri must not contain control characters');
 

@@ -1,3 +1,4 @@
+import { utf8, toBase64 } from '../model/bytes.js';
 import { toHex } from '../model/digest.js';
 import type { Rule } from './rule.js';
 
@@ -385,7 +386,7 @@ function knownForms(values: string[]): string[] {
   for (const value of values) {
     if (value.length < 6) continue; // too short to redact without destroying ordinary text
     forms.add(value);
-    const bytes = new TextEncoder().encode(value);
+    const bytes = utf8(value);
     const hex = toHex(bytes);
     forms.add(hex);
     forms.add(hex.toUpperCase());
@@ -405,10 +406,4 @@ function knownForms(values: string[]): string[] {
     }
   }
   return [...forms].sort((a, b) => b.length - a.length);
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
 }

@@ -2,7 +2,7 @@ import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
 import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
-import { utf8 } from '../model/bytes.js';
+import { text, utf8, fromBase64, toBase64 } from '../model/bytes.js';
 import { RETENTION_MS } from '../model/retention.js';
 import { writeRecordSchema, type StoredSession, type WriteRecord } from '../model/session.js';
 import type { ExistenceChecks } from './existence.js';
@@ -12,8 +12,9 @@ import type { ExistenceChecks } from './existence.js';
  * Idempotency-Key leaves a keyed record in `satchel.writes`, kept for RETENTION_MS so that a retry within
  * that time is a no-op. Kept in the object, they made every write of a busy session rewrite up to 1,000 of
  * them. Now the object keeps only the newest few: once it holds KEYED_PUSH_AT, a write first stores the
- * older ones as create-only objects of their own (`k/<id>/<day>/<hash>-<incarnation>.json`, one PUT each, in parallel,
- * before its commit) and adds their hashes to a Bloom filter in the object (`satchel.kf`). A writer that
+ * older ones in one create-only object, a *pack* (`k/<id>/<day>/p-<incarnation>_<hash>_<hash>….json`, the
+ * first hex digits of each key's hash in its name; one PUT per day among them, before its commit) and
+ * adds their hashes to a Bloom filter in the object (`satchel.kf`). A writer that
  * keeps the session stores them after its commit instead, and its next write drops them with no PUT
  * before the commit (`StoredKeyRecords`). A key that is not in the object is looked up in storage only
  * when a filter may hold it: a fresh key costs no request, except for the filters' false positives (about
@@ -55,19 +56,6 @@ const FILTER_HASHES = 7;
 /** Keys a generation of `bits` bits takes: about 0.7% false positives when full (200 for 2,048 bits). */
 export function capacityOf(bits: number): number {
   return Math.floor((bits * 25) / 256);
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let bin = '';
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
-
-function fromBase64(b64: string): Uint8Array {
-  const bin = atob(b64);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
 }
 
 /** The bit positions of a key hash (hex digits, at least 16): double hashing on two 32-bit halves. */
@@ -167,21 +155,63 @@ export function mayBeStoredOut(
   return filters === null || liveFilters(filters, now).some((f) => filterHas(f, k));
 }
 
-/** What `StoredKeyRecords` remembers a record by: its object's key and its time. */
-function markOf(key: string, record: WriteRecord): string {
-  return `${key}@${record.at}`;
+/** What `StoredKeyRecords` remembers a record by: its session, key and time. */
+function markOf(ns: string, id: string, incarnation: string, record: WriteRecord): string {
+  return `${ns}/${id}/${incarnation}/${record.k}@${record.at}`;
 }
 
 /** How many stored-out keyed records a process remembers (`StoredKeyRecords`). */
 const REMEMBERED = 4096;
 
 /**
- * The keyed records this process has stored out of their objects (by object key and time, the newest
- * 4,096), and its PUTs of them under way: a record is stored once per process, whichever write asks.
+ * Records per pack: its name holds a short hash of each, and stays one path part of at most 255 bytes (a
+ * file name on a local folder) with the longest incarnation (32 characters). A write stores out 17
+ * records in the usual case (one pack), at most KEYED_OUT_MAX.
+ */
+export const PACK_MAX = 24;
+/**
+ * Hex digits of a key's hash in a pack's name: a lookup reads the packs whose names hold its key's (another
+ * key shares them about once in 4 billion, and costs a GET), and finds the record by its whole hash.
+ */
+const SHORT_HASH = 8;
+/** A pack's name starts with this (a record stored alone is named by its key's whole hash: hex digits). */
+const PACK_MARK = 'p-';
+
+/** One create-only object of keyed records of one day and session (`StoredKeyRecords.store`). */
+export interface KeyRecordPack {
+  name: string;
+  records: WriteRecord[];
+}
+
+/** The packs that store `records` of the session `incarnation` names: by day, PACK_MAX at most each. */
+export function packsOf(
+  ns: string,
+  id: string,
+  incarnation: string,
+  records: readonly WriteRecord[],
+): KeyRecordPack[] {
+  const packs: (KeyRecordPack & { day: number })[] = [];
+  for (const r of records) {
+    const day = dayOf(r.at);
+    let pack = packs.find((p) => p.day === day && p.records.length < PACK_MAX);
+    if (!pack) packs.push((pack = { day, name: '', records: [] }));
+    pack.records.push(r);
+  }
+  return packs.map(({ day, records }) => ({
+    name: `${keyRecordsDay(ns, id, day)}${PACK_MARK}${incarnation}_${records
+      .map((r) => hashOf(r.k).slice(0, SHORT_HASH))
+      .join('_')}.json`,
+    records,
+  }));
+}
+
+/**
+ * The keyed records this process has stored out of their objects (by session, key and time, the newest
+ * 4,096), and those its PUTs are storing now.
  */
 export class StoredKeyRecords {
   private readonly stored = new Set<string>();
-  private readonly storing = new Map<string, Promise<void>>();
+  private readonly storing = new Set<string>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -190,24 +220,42 @@ export class StoredKeyRecords {
 
   /** True once this process has stored the record (a PUT still under way does not count). */
   has(ns: string, id: string, incarnation: string, record: WriteRecord): boolean {
-    return this.stored.has(markOf(keyRecordKey(ns, id, incarnation, record), record));
+    return this.stored.has(markOf(ns, id, incarnation, record));
   }
 
-  /** Stores the record create-only, unless this process has (a PUT under way is awaited, not sent again). */
-  put(key: string, record: WriteRecord): Promise<void> {
-    const mark = markOf(key, record);
-    if (this.stored.has(mark)) return Promise.resolve();
-    let put = this.storing.get(mark);
-    if (!put) {
-      put = putOwn(this.objects, key, utf8(JSON.stringify(record)))
-        .then(() => {
-          this.stored.add(mark);
-          if (this.stored.size > REMEMBERED) this.stored.delete(this.stored.values().next().value!);
-        })
-        .finally(() => this.storing.delete(mark));
-      this.storing.set(mark, put);
-    }
-    return put;
+  /** True while a PUT of this process stores the record (`storeOut` then waits to store more). */
+  storingNow(ns: string, id: string, incarnation: string, record: WriteRecord): boolean {
+    return this.storing.has(markOf(ns, id, incarnation, record));
+  }
+
+  /**
+   * Stores the records this process has not stored yet create-only, in packs (`packsOf`; one under way
+   * is not awaited: stored again, in another pack). `names`: the packs, known at once; `done` settles
+   * when they are stored.
+   */
+  store(
+    ns: string,
+    id: string,
+    incarnation: string,
+    records: readonly WriteRecord[],
+  ): { names: string[]; done: Promise<unknown> } {
+    const fresh = records.filter((r) => !this.has(ns, id, incarnation, r));
+    const packs = packsOf(ns, id, incarnation, fresh);
+    const done = Promise.all(
+      packs.map(async ({ name, records }) => {
+        const marks = records.map((r) => markOf(ns, id, incarnation, r));
+        for (const mark of marks) this.storing.add(mark);
+        try {
+          await putOwn(this.objects, name, utf8(JSON.stringify(records)));
+          for (const mark of marks) this.stored.add(mark);
+          while (this.stored.size > REMEMBERED)
+            this.stored.delete(this.stored.values().next().value!);
+        } finally {
+          for (const mark of marks) this.storing.delete(mark);
+        }
+      }),
+    );
+    return { names: packs.map((p) => p.name), done };
   }
 
   /**
@@ -221,17 +269,13 @@ export class StoredKeyRecords {
     incarnation: string,
     records: WriteRecord[],
   ): Promise<void> {
-    const stored = records.map((r) => keyRecordKey(ns, id, incarnation, r));
-    const fresh = stored.filter((k, i) => {
-      const mark = markOf(k, records[i]!);
-      return !this.stored.has(mark) && !this.storing.has(mark);
-    });
-    if (fresh.length === 0) return; // stored, or being stored by a call that checks after it
-    await Promise.allSettled(records.map((r, i) => this.put(stored[i]!, r)));
+    const { names, done } = this.store(ns, id, incarnation, records);
+    if (names.length === 0) return; // stored already
+    await done.catch(() => undefined);
     // The next commit of this process to the session usually answers; else a GET of the object.
     const landed = this.existence.tick();
     if (!(await this.existence.confirm(keys.session(ns, id), incarnation, landed, true)))
-      await this.objects.delete(stored);
+      await this.objects.delete(names);
   }
 }
 
@@ -253,7 +297,9 @@ export interface StoreOutPlan {
  * are not made yet). Records past the retention window leave without being stored, and so do the ones
  * this process has stored already (`stored`). The others are stored before the commit; except that a
  * writer that keeps the session (`warm`: it held it before this write) stores them alongside its commit
- * and drops them in its next write, as long as the object holds at most twice KEYED_PUSH_AT.
+ * and drops them in its next write, as long as the object holds at most twice KEYED_PUSH_AT (a write
+ * that drops some, or while some are being stored (`storing`), keeps the others in the object, to go with
+ * the next batch).
  */
 export function storeOut(
   writes: WriteRecord[],
@@ -261,6 +307,7 @@ export function storeOut(
   now: number,
   stored: (record: WriteRecord) => boolean = () => false,
   warm = false,
+  storing: (record: WriteRecord) => boolean = () => false,
 ): StoreOutPlan {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
   if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, leaving: [], store: [], ahead: [] };
@@ -278,15 +325,24 @@ export function storeOut(
     kept: writes.filter((w) => !leaving.has(w)),
     leaving: [...leaving].filter(live),
     store: later ? [] : rest,
-    ahead: later ? rest : [],
+    // A write that drops stored records, or whose records are still being stored, keeps the rest (usually
+    // one) for the next batch: one pack each.
+    ahead: later && free.length === 0 && !rest.some(storing) ? rest : [],
   };
 }
 
-/** A stored-out record read back: the record of key claim `k`, or null when the object is not one. */
+/**
+ * A stored-out record read back: the record of key claim `k` in a pack (an array of records) or a record
+ * stored alone (before packs), or null when the object holds none.
+ */
 export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null {
   try {
-    const parsed = writeRecordSchema.safeParse(JSON.parse(new TextDecoder().decode(body)));
-    return parsed.success && parsed.data.k === k ? parsed.data : null;
+    const parsed: unknown = JSON.parse(text(body));
+    for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
+      const record = writeRecordSchema.safeParse(item);
+      if (record.success && record.data.k === k) return record.data;
+    }
+    return null;
   } catch {
     return null;
   }
@@ -299,7 +355,7 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
  */
 export function incarnationIn(body: Uint8Array): string | undefined {
   try {
-    const raw = JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>;
+    const raw = JSON.parse(text(body)) as Record<string, unknown>;
     const session = ('id' in raw ? raw : raw['session']) as Partial<StoredSession> | undefined;
     return typeof session?.created_at === 'string'
       ? incarnationOf(session as Pick<StoredSession, 'created_at' | 'satchel'>)
@@ -314,20 +370,22 @@ function dayOf(at: number): number {
   return Math.floor(at / RETENTION_MS);
 }
 
-/** Where a keyed record stored out of the object lives (by the day of its write). */
-export function keyRecordKey(
-  ns: string,
-  id: string,
-  incarnation: string,
-  record: WriteRecord,
-): string {
-  return recordName(ns, id, dayOf(record.at), record.k, incarnation);
+/** The folder of a session's stored-out keyed records of one day. */
+function keyRecordsDay(ns: string, id: string, day: number): string {
+  return `${keys.keyRecords(ns, id)}${day}/`;
 }
 
-/** The name of key claim `k`'s record of `day`: with its session's incarnation, or (legacy) without. */
-function recordName(ns: string, id: string, day: number, k: string, incarnation?: string): string {
-  const tail = incarnation === undefined ? '' : `-${incarnation}`;
-  return `${keys.keyRecords(ns, id)}${day}/${hashOf(k)}${tail}.json`;
+/**
+ * Whether the object `name` (in a day's folder) may hold the record of key claim `k` of the session
+ * `incarnation` names: a pack of that session whose name holds the key's short hash, a record stored
+ * alone (`<hash>-<incarnation>.json`, before packs), or (`legacy`) one named without its session.
+ */
+function mayHold(name: string, k: string, incarnation: string, legacy: boolean): boolean {
+  const base = name.slice(name.lastIndexOf('/') + 1, -'.json'.length);
+  const hash = hashOf(k);
+  return base.startsWith(`${PACK_MARK}${incarnation}_`)
+    ? base.split('_').includes(hash.slice(0, SHORT_HASH))
+    : base === `${hash}-${incarnation}` || (legacy && base === hash);
 }
 
 /**
@@ -344,10 +402,11 @@ export function incarnationOf(session: Pick<StoredSession, 'created_at' | 'satch
 
 /**
  * The stored-out record of key claim `k` that a retry at `now` may still replay (none without a request
- * when no live filter may hold the key) in the session `incarnation` names (`incarnationOf`): its day is yesterday,
- * today or (a writer's clock ahead) tomorrow, read in parallel; a record of an earlier use of the key,
- * past the retention window, does not count. Records named before their names held the session's
- * creation time (Satchel of 2026-12-01) are read too, for the days they can be in.
+ * when no live filter may hold the key) in the session `incarnation` names (`incarnationOf`): a LIST of
+ * each day it can be in (yesterday, today or, a writer's clock ahead, tomorrow, in parallel), then a GET of
+ * the objects whose names may hold it; a record of an earlier use of the key, past the retention window,
+ * does not count. Records named before their names held the session's creation time (Satchel of
+ * 2026-12-01) are read too, for the days they can be in.
  */
 export async function lookUpKeyRecord(
   objects: ObjectStore,
@@ -364,10 +423,9 @@ export async function lookUpKeyRecord(
   const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));
   const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
   const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
-  const names = [
-    ...days.map((d) => recordName(ns, id, d, k, incarnation)),
-    ...(day <= LEGACY_NAMES_UNTIL ? days.map((d) => recordName(ns, id, d, k)) : []),
-  ];
+  const listed = await Promise.all(days.map((d) => listAll(objects, keyRecordsDay(ns, id, d))));
+  const legacy = day <= LEGACY_NAMES_UNTIL;
+  const names = listed.flat().filter((name) => mayHold(name, k, incarnation, legacy));
   const found = await Promise.all(names.map((name) => objects.get(name)));
   const records = found.map((f) => f && parseKeyRecord(f.body, k));
   return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);

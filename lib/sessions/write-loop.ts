@@ -31,7 +31,6 @@ import { partTime, deleteParts } from './parts.js';
 import {
   addToFilters,
   filtersOf,
-  keyRecordKey,
   lookUpKeyRecord,
   storeOut,
   incarnationOf,
@@ -681,7 +680,8 @@ export class WriteLoop {
     let writes = cur.satchel?.writes ?? [];
     for (const record of records) writes = pruneWrites(writes, record, now);
     const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, incarnation, r);
-    const plan = storeOut(writes, records, now, stored, run.warm);
+    const storing = (r: WriteRecord) => this.keyRecords.storingNow(run.ns, run.id, incarnation, r);
+    const plan = storeOut(writes, records, now, stored, run.warm, storing);
     const { kept, leaving } = plan;
     const satchel = { ...cur.satchel, writes: kept };
     const before = filtersOf(cur.satchel);
@@ -722,17 +722,22 @@ export class WriteLoop {
   }
 
   /**
-   * Stores keyed records out of the object, create-only (one stored before by a lost attempt is the same).
-   * The run remembers them: when the session turns out deleted, they go.
+   * Stores keyed records out of the object in packs, create-only (one stored before by a lost attempt is
+   * the same), once the run's marker is stored. The run remembers them: when the session turns out
+   * deleted, they go.
    */
-  private storeKeyRecords(run: GroupRun, incarnation: string, out: WriteRecord[]): Promise<void> {
+  private storeKeyRecords(
+    run: GroupRun,
+    incarnation: string,
+    out: WriteRecord[],
+  ): Promise<unknown> {
     if (out.length === 0) return Promise.resolve();
-    const stored = out.map((r) => keyRecordKey(run.ns, run.id, incarnation, r));
-    run.keyRecordsStored.push(...stored);
     run.keyRecordsFor = incarnation;
-    const storing = run.mark.ready.then(() =>
-      Promise.all(out.map((r, i) => this.keyRecords.put(stored[i]!, r))).then(() => {}),
-    );
+    const storing = run.mark.ready.then(() => {
+      const { names, done } = this.keyRecords.store(run.ns, run.id, incarnation, out);
+      run.keyRecordsStored.push(...names);
+      return done;
+    });
     run.schedule(storing.catch(() => undefined)); // awaited by the attempt, unless it ends first
     return storing;
   }

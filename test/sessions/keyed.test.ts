@@ -15,8 +15,9 @@ import {
   KEYED_PUSH_AT,
   incarnationIn,
   incarnationOf,
-  keyRecordKey,
   lookUpKeyRecord,
+  PACK_MAX,
+  packsOf,
   storeOut,
   sweepDue,
 } from '../../lib/sessions/key-records.js';
@@ -78,6 +79,12 @@ const msg = (i: number) => ({
   content: `message ${i} ${'lorem '.repeat(40)}`,
 });
 
+/** Every keyed record in the stored-out objects `names` (packs, or records stored alone). */
+async function recordsIn(objects: ObjectStore, names: string[]): Promise<WriteRecord[]> {
+  const bodies = await Promise.all(names.map((n) => objects.get(n)));
+  return bodies.flatMap((b) => [JSON.parse(new TextDecoder().decode(b!.body))].flat());
+}
+
 async function stored(objects: ObjectStore, id: string) {
   const key = keys.session(ns, id);
   return decodeStored((await objects.get(key))!.body, key).session;
@@ -104,7 +111,8 @@ for (const [backend, make] of [
         );
       const session = await stored(objects.inner, id);
       const keyed = session.satchel!.writes.filter((w) => w.k.startsWith('k:'));
-      expect(keyed.length).toBeLessThanOrEqual(KEYED_PUSH_AT);
+      // A writer that keeps the session lets up to twice 24 wait for its background PUT (one pack).
+      expect(keyed.length).toBeLessThanOrEqual(2 * KEYED_PUSH_AT);
       expect(keyed.length).toBeGreaterThan(0);
       // What each costs in every write of the object (docs/design.md, "Keyed writes").
       expect(Math.max(...keyed.map((w) => JSON.stringify(w).length))).toBeLessThan(300);
@@ -113,7 +121,13 @@ for (const [backend, make] of [
       // are too: a writer that keeps the session stores them alongside a commit and drops them later).
       const out = await listAll(objects.inner, keys.keyRecords(ns, id));
       expect(out.length).toBe(objects.keyPuts);
-      expect(out.length).toBeGreaterThanOrEqual(100 - keyed.length);
+      // In packs: one PUT per write that stores records out (17 records each), not one per record.
+      const records = await recordsIn(objects.inner, out);
+      expect(new Set(records.map((r) => r.k)).size).toBe(records.length);
+      expect(records.length).toBeGreaterThanOrEqual(100 - keyed.length);
+      expect(objects.keyPuts).toBeLessThanOrEqual(
+        Math.ceil(100 / (KEYED_PUSH_AT + 1 - KEYED_KEEP)),
+      );
       // Fresh keys passed the filters without a lookup (false positives aside).
       expect(objects.keyGets).toBeLessThanOrEqual(3);
       // Retries: the first key (stored out long ago), one in the middle, and the newest.
@@ -255,7 +269,7 @@ for (const [backend, make] of [
         idempotencyKey: `r-${KEYED_PUSH_AT}`,
       });
       expect(objects.race).toBeUndefined();
-      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      expect(objects.keyPuts).toBe(1); // the 17 oldest, in one pack
       const keyed = (await stored(inner, id)).satchel!.writes.filter((w) => w.k.startsWith('k:'));
       expect(keyed).toHaveLength(KEYED_KEEP);
       const fresh = open(inner);
@@ -284,13 +298,13 @@ for (const [backend, make] of [
       // The 25th keyed write committed with every record; the 17 oldest were stored after it.
       expect(await inObject()).toBe(KEYED_PUSH_AT + 1);
       await Promise.all(background);
-      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
-      // The next write drops them without a PUT before its commit (its one new candidate is stored after).
+      expect(objects.keyPuts).toBe(1); // the 17 oldest, in one pack
+      // The next write drops them without a PUT (its one new candidate stays, for the next pack).
       objects.trail = [];
       await send(store, KEYED_PUSH_AT + 1);
       expect(await inObject()).toBe(KEYED_KEEP + 1);
       await Promise.all(background);
-      expect(objects.trail).toEqual(['s', 'k']);
+      expect(objects.trail).toEqual(['s']);
       const fresh = open(objects.inner);
       for (let i = 0; i <= KEYED_PUSH_AT + 1; i++)
         expect((await send(fresh, i)).replayed).toBe(true);
@@ -312,7 +326,7 @@ for (const [backend, make] of [
         ...keyed,
         idempotencyKey: 'd-99',
       });
-      expect(gated.held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      expect(gated.held).toBe(1); // the 17 oldest, in one pack
       await first.delete(ns, id2);
       gated.release();
       await Promise.all(background);
@@ -343,7 +357,7 @@ for (const [backend, make] of [
         const slow = open(gated);
         await slow.get(ns, id); // warm
         await slow.append(ns, id, say(99, 'old'), undefined, { schedule, idempotencyKey: 'd-99' });
-        expect(gated.held).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+        expect(gated.held).toBe(1); // the 17 oldest, in one pack
         // Deleted (its LIST of k/<id>/ runs before the records land) and created again under the id.
         await first.delete(ns, id);
         const other = open(objects);
@@ -394,7 +408,7 @@ for (const [backend, make] of [
         schedule,
         idempotencyKey: 'c-99',
       });
-      expect(objects.keyPuts).toBe(KEYED_PUSH_AT + 1 - KEYED_KEEP);
+      expect(objects.keyPuts).toBe(1); // the 17 oldest, in one pack
       expect(r.receipt.revision).toBe(2); // it landed on the new session
       await Promise.all(background);
       expect(await listAll(inner, keys.keyRecords(ns, id))).toEqual([]);
@@ -437,16 +451,59 @@ describe('stored-out records from before their names held the session creation t
     expect(created).toBe('a1');
     const found = await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null);
     expect(found).toEqual(record);
-    // Under the new name the same record is found; the old name is not read after 2026-12-04.
+    // Under the name with the session's token the same record is found; the old name is not read after
+    // 2026-12-04.
     const later = Date.parse('2026-12-05T08:00:00Z');
     const moved = { ...record, at: later - 60_000 };
     await objects.put(
-      keyRecordKey(ns, 'old', created, moved),
+      `${keys.keyRecords(ns, 'old')}${Math.floor(moved.at / RETENTION_MS)}/${k.slice(2)}-${created}.json`,
       new TextEncoder().encode(JSON.stringify(moved)),
     );
     expect(await lookUpKeyRecord(objects, ns, 'old', created, k, later, null)).toEqual(moved);
     const other = 'b2'; // a session created again under the id
     expect(await lookUpKeyRecord(objects, ns, 'old', other, k, later, null)).toBeUndefined();
+  });
+});
+
+describe('packs of stored-out records', () => {
+  it('are named within a file name, by day, and a lookup finds a record in one by its short hash', async () => {
+    const objects = tempLocalStore('packs');
+    const at = Date.parse('2026-12-02T09:00:00Z');
+    const day = Math.floor(at / RETENTION_MS);
+    const records: WriteRecord[] = await Promise.all(
+      Array.from({ length: 2 * PACK_MAX + 3 }, async (_, i) => ({
+        k: 'k:' + (await sha256Hex(`pack-${i}`)),
+        // The last three are of the next day.
+        at: i < 2 * PACK_MAX ? at + i : at + RETENTION_MS,
+        r: { revision: i + 1 },
+      })),
+    );
+    // The longest incarnation a name can hold.
+    const token = 'f'.repeat(32);
+    const packs = packsOf(ns, 'p', token, records);
+    expect(packs.map((p) => p.records.length)).toEqual([PACK_MAX, PACK_MAX, 3]);
+    expect(packs.map((p) => p.name.split('/').at(-2))).toEqual([day, day, day + 1].map(String));
+    for (const p of packs) {
+      expect(new TextEncoder().encode(p.name.split('/').at(-1)).byteLength).toBeLessThanOrEqual(
+        255,
+      );
+      // A local folder stores the name as a file (at most 255 bytes).
+      await objects.put(p.name, new TextEncoder().encode(JSON.stringify(p.records)));
+    }
+    for (const i of [0, PACK_MAX + 5, 2 * PACK_MAX + 1]) {
+      const now = records[i]!.at + 60_000;
+      const found = await lookUpKeyRecord(objects, ns, 'p', token, records[i]!.k, now, null);
+      expect(found).toEqual(records[i]);
+      // Not in a session created again under the id.
+      expect(
+        await lookUpKeyRecord(objects, ns, 'p', 'b2', records[i]!.k, now, null),
+      ).toBeUndefined();
+    }
+    // A key whose short hash a pack's name holds, but not the key: read, not found.
+    const stranger = 'k:' + records[3]!.k.slice(2, 10) + '0'.repeat(56);
+    expect(
+      await lookUpKeyRecord(objects, ns, 'p', token, stranger, at + 60_000, null),
+    ).toBeUndefined();
   });
 });
 
@@ -537,8 +594,16 @@ describe('the key filters', () => {
     const warm = storeOut(keyed, [], 2_000, (r) => storedAlready.has(r), true);
     expect(warm.leaving).toEqual(keyed.slice(0, 5));
     expect(warm.store).toEqual([]);
-    expect(warm.ahead).toEqual(keyed.slice(5, 17));
+    // The rest stay, to go in the next batch's pack.
+    expect(warm.ahead).toEqual([]);
     expect(warm.kept).toEqual(keyed.slice(5));
+    expect(storeOut(keyed, [], 2_000, () => false, true).ahead).toEqual(keyed.slice(0, 17));
+    // While a PUT stores some, none more: the next batch goes in one pack.
+    const inFlight = (r: WriteRecord) => r === keyed[0];
+    expect(storeOut(keyed, [], 2_000, () => false, true, inFlight).ahead).toEqual([]);
+    expect(storeOut(keyed, [], 2_000, () => false, false, inFlight).store).toEqual(
+      keyed.slice(0, 17),
+    );
     const cold = storeOut(keyed, [], 2_000, (r) => storedAlready.has(r), false);
     expect([cold.leaving, cold.store, cold.ahead]).toEqual([
       keyed.slice(0, 17),
