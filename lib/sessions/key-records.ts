@@ -230,14 +230,15 @@ export class StoredKeyRecords {
 
   /**
    * Stores the records this process has not stored yet create-only, in packs (`packsOf`; one under way
-   * is not awaited: stored again, in another pack). `names`: the packs, known at once; `done` settles
-   * when they are stored.
+   * is not awaited: stored again, in another pack), once `after` has resolved (a write's marker).
+   * `names`: the packs, known at once; `done` settles when they are stored.
    */
   store(
     ns: string,
     id: string,
     incarnation: string,
     records: readonly WriteRecord[],
+    after?: Promise<unknown>,
   ): { names: string[]; done: Promise<unknown> } {
     const fresh = records.filter((r) => !this.has(ns, id, incarnation, r));
     const packs = packsOf(ns, id, incarnation, fresh);
@@ -246,6 +247,7 @@ export class StoredKeyRecords {
         const marks = records.map((r) => markOf(ns, id, incarnation, r));
         for (const mark of marks) this.storing.add(mark);
         try {
+          await after;
           await putOwn(this.objects, name, utf8(JSON.stringify(records)));
           for (const mark of marks) this.stored.add(mark);
           while (this.stored.size > REMEMBERED)

@@ -602,9 +602,12 @@ export class WriteLoop {
         nowMs,
       ));
     } catch (err) {
-      // A partial copy could not take this write (a rescan, the cap, a fold): read the whole session.
+      // A partial copy could not take this write (a rescan, the cap, a fold): read the whole session,
+      // once this attempt's key records are stored (or failed): a re-read that finds the session deleted
+      // then deletes them after they landed, not before.
       if (!NeedsWholeSession.is(err)) throw err;
       reopen();
+      await storing.catch(() => undefined);
       return { reread: true, whole: true };
     }
     const session = saved.session;
@@ -733,13 +736,10 @@ export class WriteLoop {
   ): Promise<unknown> {
     if (out.length === 0) return Promise.resolve();
     run.keyRecordsFor = incarnation;
-    const storing = run.mark.ready.then(() => {
-      const { names, done } = this.keyRecords.store(run.ns, run.id, incarnation, out);
-      run.keyRecordsStored.push(...names);
-      return done;
-    });
-    run.schedule(storing.catch(() => undefined)); // awaited by the attempt, unless it ends first
-    return storing;
+    const { names, done } = this.keyRecords.store(run.ns, run.id, incarnation, out, run.mark.ready);
+    run.keyRecordsStored.push(...names);
+    run.schedule(done.catch(() => undefined)); // awaited by the attempt
+    return done;
   }
 
   /**

@@ -703,6 +703,68 @@ describe('keyed records stored out (review)', () => {
     expect(again.receipt.revision).toBe(first.receipt.revision + 2);
   });
 
+  it('records stored by an attempt that must read the whole session go when the re-read finds it deleted', async () => {
+    // Found by review of packs: the pack's name joined the run only after the marker landed, and the
+    // re-read did not wait for it, so a delete in between left the pack behind.
+    const objects = tempLocalStore('keyed-review');
+    const split = (store: ObjectStore, knownValues?: string[]) =>
+      new SessionStore(store, {
+        pipeline: defaultPipeline({
+          maxSessionBytes: 8 << 20,
+          ...(knownValues ? { knownValues } : {}),
+        }),
+        splitBytes: 1024,
+        segmentBytes: 256,
+      });
+    /** Holds the marker's PUT until `release`; deletes the session on the second read of its object. */
+    class Gated extends PassThrough {
+      release = () => {};
+      private readonly gate = new Promise<void>((r) => (this.release = r));
+      private reads = 0;
+      override async get(key: string) {
+        if (key.includes('/sessions/') && ++this.reads === 2) await deleter.delete(ns, id);
+        return this.inner.get(key);
+      }
+      /** Every PUT sent through it, to wait for those still on their way. */
+      readonly sent: Promise<unknown>[] = [];
+      override put(key: string, body: Uint8Array, options?: PutOptions) {
+        const put = (async () => {
+          if (key.includes('/m/p/')) await this.gate;
+          return this.inner.put(key, body, options);
+        })();
+        this.sent.push(put);
+        return put;
+      }
+    }
+    const gated = new Gated(objects);
+    const id = `reread-${Date.now()}`;
+    const setup = split(objects);
+    const deleter = split(objects);
+    await setup.create(ns, { id, task: 'reread', messages: [say('x'.repeat(1500)).messages[0]!] });
+    for (let i = 0; i < KEYED_PUSH_AT; i++)
+      await setup.append(ns, id, say(`m-${i}`), undefined, { idempotencyKey: `m-${i}` });
+    await setup.settled();
+    // Another rules version (a known value added) and a request with secret values of its own
+    // (Satchel-Secrets): the write must rescan the whole session.
+    const cold = split(gated, ['another-known-value']);
+    const answer = cold
+      .append(ns, id, say('late'), undefined, {
+        idempotencyKey: 'late',
+        knownValues: ['a-secret-value'],
+      })
+      .catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 200));
+    gated.release();
+    await expect(answer).resolves.toMatchObject({ kind: 'not_found' });
+    await Promise.all([cold.settled(), deleter.settled()]);
+    // What the writer sends once its marker landed (the PUTs it held back), and the deletes after them.
+    await new Promise((r) => setTimeout(r, 100));
+    await Promise.allSettled(gated.sent);
+    await cold.settled();
+    expect(await objects.get(keys.session(ns, id))).toBeNull();
+    expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+  });
+
   it('a writer in another process that stores records out while a delete runs leaves none', async () => {
     const objects = tempLocalStore('keyed-review');
     const a = open(objects);
