@@ -337,7 +337,7 @@ export class WriteLoop {
     let cached = this.deps.cache.get(key) ?? null;
     if (cached && !partial && !isWhole(cached)) cached = null;
     // The first read, and the first attempt's work up to its first PUT, run alongside the marker's PUT
-    // (when the marker is not already standing): every PUT of an attempt waits for it (`stored`).
+    // (when the marker is not already standing): every PUT of an attempt waits for it (`mark.ready`).
     const read = cached ? null : await load();
     cached ??= read;
     let fromCache = read === null;
