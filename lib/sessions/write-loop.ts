@@ -589,27 +589,21 @@ export class WriteLoop {
     const first = built[0]!.m.req;
     // Every member is open again when the commit does not land: the re-read (or the error) decides.
     const reopen = () => unchanged.forEach((m) => delete m.result);
-    let saved: ReturnType<SavePipeline['apply']>;
-    let receipt: WriteReceipt;
-    let sealed: Encoded;
-    try {
-      ({ saved, receipt, sealed } = await this.saveAndEncode(
-        run,
-        cached,
-        draft,
-        built,
-        records,
-        nowMs,
-      ));
-    } catch (err) {
-      // A partial copy could not take this write (a rescan, the cap, a fold): read the whole session,
-      // once this attempt's key records are stored (or failed): a re-read that finds the session deleted
-      // then deletes them after they landed, not before.
-      if (!NeedsWholeSession.is(err)) throw err;
+    // A partial copy that cannot take this write (a rescan, the cap, a fold) reads the whole session, once
+    // this attempt's key records are stored (or failed): a re-read that finds the session deleted then
+    // deletes them after they landed, not before.
+    const encoded = await this.saveAndEncode(run, cached, draft, built, records, nowMs).catch(
+      (err: unknown) => {
+        if (!NeedsWholeSession.is(err)) throw err;
+        return null;
+      },
+    );
+    if (!encoded) {
       reopen();
       await storing.catch(() => undefined);
       return { reread: true, whole: true };
     }
+    const { saved, receipt, sealed } = encoded;
     const session = saved.session;
     const committed: Committed = {
       session,
