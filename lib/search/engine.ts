@@ -261,9 +261,8 @@ export class SearchEngine implements SessionListener {
         // after that listing finds the object gone here, and goes too. One side always sees the other.
         // The check is background work of its own (existence.ts: a later commit may answer it).
         const { existence } = this.sessions;
-        const landed = existence.tick();
         const check = existence
-          .confirm(keys.session(ns, key.id), incarnation, landed, false, since)
+          .confirm(keys.session(ns, key.id), incarnation, { since })
           .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
           .catch((err) =>
             this.onError('lexical index record of a deleted session not erased', err),

@@ -58,20 +58,19 @@ export class ExistenceChecks {
   }
 
   /**
-   * Whether the object at `key` still exists after a record of its session `incarnation` landed at
-   * `landed` (a `tick` taken once the record's PUT answered). Rejects when the LIST (or GET) fails. `strict`:
-   * whether it still holds that incarnation (a record named by it, which a session created again under
-   * the id would otherwise take for its own); without a commit to answer, a GET of the object tells.
-   * `since`: a tick after a commit of this incarnation landed (the record's own commit), when known.
+   * Whether the object at `key` still exists now that a record of its session `incarnation` has landed
+   * (called once the record's PUT answered). Rejects when the LIST (or GET) fails. `strict`: whether it
+   * still holds that incarnation (a record named by it, which a session created again under the id would
+   * otherwise take for its own); without a commit to answer, a GET of the object tells. `since`: a tick
+   * after a commit of this incarnation landed (the record's own commit), when known.
    */
   confirm(
     key: string,
     incarnation: string,
-    landed: number,
-    strict = false,
-    since = landed,
+    { strict = false, since }: { strict?: boolean; since?: number | undefined } = {},
   ): Promise<boolean> {
-    if (this.knownGone(key, incarnation, since)) return Promise.resolve(false);
+    const landed = this.tick();
+    if (this.knownGone(key, incarnation, since ?? landed)) return Promise.resolve(false);
     const now = this.lingerMs <= 0 || this.urgent > 0;
     return new Promise<boolean>((done, fail) => {
       const waiter = { landed, incarnation, strict, done, fail };
@@ -155,9 +154,8 @@ export class ExistenceChecks {
    * not waited for).
    */
   async flush(): Promise<void> {
-    const release = this.hurry();
+    const release = this.hurry(); // runs the waiting checks, followed
     try {
-      await this.runWaiting();
       await Promise.all([...this.following]);
     } finally {
       release();

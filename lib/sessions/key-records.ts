@@ -275,8 +275,7 @@ export class StoredKeyRecords {
     if (names.length === 0) return; // stored already
     await done.catch(() => undefined);
     // The next commit of this process to the session usually answers; else a GET of the object.
-    const landed = this.existence.tick();
-    if (!(await this.existence.confirm(keys.session(ns, id), incarnation, landed, true)))
+    if (!(await this.existence.confirm(keys.session(ns, id), incarnation, { strict: true })))
       await this.objects.delete(names);
   }
 }
@@ -478,7 +477,7 @@ export async function sweepKeyRecords(
       : (
           await Promise.all(
             Array.from({ length: to - from + 1 }, (_, i) =>
-              listAll(objects, `${prefix}${from - 1 + i}/`),
+              listAll(objects, keyRecordsDay(ns, id, from - 1 + i)),
             ),
           )
         ).flat();

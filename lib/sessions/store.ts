@@ -876,11 +876,10 @@ export class SessionStore {
     auditKey?: string,
   ): Promise<void> {
     if (logKey === undefined && auditKey === undefined) return;
-    const landed = this.existence.tick();
     try {
       const key = keys.session(ns, session.id);
       const incarnation = incarnationOf(session);
-      if (await this.existence.confirm(key, incarnation, landed, false, landedAt)) return;
+      if (await this.existence.confirm(key, incarnation, { since: landedAt })) return;
       await Promise.all([
         logKey !== undefined && this.manifest.dropLog(ns, logKey),
         auditKey !== undefined && this.objects.delete(auditKey),

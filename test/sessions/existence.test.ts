@@ -38,8 +38,7 @@ async function settledYet(p: Promise<unknown>): Promise<boolean> {
 describe('existence checks after background records', () => {
   it('a commit of the same incarnation sent after the record landed answers "exists" with no LIST', async () => {
     const { objects, checks } = await setUp(60_000);
-    const landed = checks.tick();
-    const answer = checks.confirm(KEY, 'i1', landed);
+    const answer = checks.confirm(KEY, 'i1');
     expect(await settledYet(answer)).toBe(false);
     checks.proven(KEY, 'i1', checks.tick());
     expect(await answer).toBe(true);
@@ -49,7 +48,7 @@ describe('existence checks after background records', () => {
 
   it('a commit on a session created again under the id answers "gone" for the older one, with no LIST', async () => {
     const { objects, checks } = await setUp(60_000);
-    const answer = checks.confirm(KEY, 'old', checks.tick());
+    const answer = checks.confirm(KEY, 'old');
     checks.proven(KEY, 'new', checks.tick());
     expect(await answer).toBe(false);
     expect(objects.lists).toBe(0);
@@ -58,7 +57,7 @@ describe('existence checks after background records', () => {
   it('a commit sent before the record landed answers nothing: the check LISTs when flushed', async () => {
     const { objects, checks } = await setUp(60_000);
     const sent = checks.tick();
-    const answer = checks.confirm(KEY, 'i1', checks.tick());
+    const answer = checks.confirm(KEY, 'i1');
     checks.proven(KEY, 'i1', sent);
     checks.proven('ns/e/sessions/other.json', 'i1', checks.tick());
     expect(await settledYet(answer)).toBe(false);
@@ -70,7 +69,7 @@ describe('existence checks after background records', () => {
 
   it('with no commit, the checks of a session share one LIST once they have waited', async () => {
     const { objects, checks } = await setUp(40, false);
-    const answers = [1, 2, 3].map(() => checks.confirm(KEY, 'i1', checks.tick()));
+    const answers = [1, 2, 3].map(() => checks.confirm(KEY, 'i1'));
     expect(await Promise.all(answers)).toEqual([false, false, false]);
     expect(objects.lists).toBe(1);
     expect(checks.pending).toBe(0);
@@ -78,13 +77,13 @@ describe('existence checks after background records', () => {
 
   it('without a wait (Workers, Lambda), and during a flush, a check LISTs at once', async () => {
     const now = await setUp(0);
-    expect(await now.checks.confirm(KEY, 'i1', now.checks.tick())).toBe(true);
+    expect(await now.checks.confirm(KEY, 'i1')).toBe(true);
     expect(now.objects.lists).toBe(1);
 
     const { objects, checks } = await setUp(60_000);
-    const first = checks.confirm(KEY, 'i1', checks.tick());
+    const first = checks.confirm(KEY, 'i1');
     const flushing = checks.flush();
-    const during = checks.confirm(KEY, 'i1', checks.tick());
+    const during = checks.confirm(KEY, 'i1');
     expect(await during).toBe(true);
     await flushing;
     expect(await first).toBe(true);
@@ -102,31 +101,31 @@ describe('existence checks after background records', () => {
     const gets: string[] = [];
     const get = objects.get.bind(objects);
     objects.get = (key: string) => (gets.push(key), get(key));
-    const mine = checks.confirm(KEY, '0a0a0a0a', checks.tick(), true);
-    const older = checks.confirm(KEY, '0b0b0b0b', checks.tick());
+    const mine = checks.confirm(KEY, '0a0a0a0a', { strict: true });
+    const older = checks.confirm(KEY, '0b0b0b0b');
     await checks.flush();
     expect([await mine, await older]).toEqual([true, false]);
     expect(gets).toEqual([KEY]);
     expect(objects.lists).toBe(0);
     await objects.delete(KEY);
-    expect(await new ExistenceChecks(objects, 0).confirm(KEY, '0a0a0a0a', 1, true)).toBe(false);
+    expect(await new ExistenceChecks(objects, 0).confirm(KEY, '0a0a0a0a', { strict: true })).toBe(
+      false,
+    );
   });
 
   it('a drain holds them to run at once: a check that arrives during it does not wait', async () => {
     const { objects, checks } = await setUp(60_000);
     const background = new Background(createLogger({ quiet: true }));
     background.whileDraining(() => checks.hurry());
-    const waiting = checks.confirm(KEY, 'i1', checks.tick());
+    const waiting = checks.confirm(KEY, 'i1');
     background.track(waiting);
     // A record that lands while the drain runs, and its check.
-    background.track(
-      new Promise((r) => setTimeout(r, 20)).then(() => checks.confirm(KEY, 'i1', checks.tick())),
-    );
+    background.track(new Promise((r) => setTimeout(r, 20)).then(() => checks.confirm(KEY, 'i1')));
     await background.drain(); // without the hold, it would wait 60 s
     expect(await waiting).toBe(true);
     expect(objects.lists).toBe(2);
     // Released: a check waits again.
-    const after = checks.confirm(KEY, 'i1', checks.tick());
+    const after = checks.confirm(KEY, 'i1');
     expect(await settledYet(after)).toBe(false);
     checks.proven(KEY, 'i1', checks.tick());
     expect(await after).toBe(true);
@@ -137,7 +136,7 @@ describe('existence checks after background records', () => {
     let erased = false;
     checks.follow(
       checks
-        .confirm(KEY, 'i1', checks.tick())
+        .confirm(KEY, 'i1')
         .then((exists) => new Promise((r) => setTimeout(r, 30)).then(() => (erased = !exists))),
     );
     await checks.flush();
@@ -146,7 +145,7 @@ describe('existence checks after background records', () => {
 
   it('a LIST that fails rejects every check it answers', async () => {
     const { objects, checks } = await setUp(60_000);
-    const answers = [1, 2].map(() => checks.confirm(KEY, 'i1', checks.tick()));
+    const answers = [1, 2].map(() => checks.confirm(KEY, 'i1'));
     objects.list = () => Promise.reject(new Error('storage down'));
     await checks.flush();
     for (const a of answers) await expect(a).rejects.toThrow('storage down');
