@@ -128,14 +128,15 @@ export class ExistenceChecks {
    * every check whose record landed before it is answered. A record of that incarnation: the session
    * exists. A record of another: its session was deleted before the PUT (only a create gives a session a
    * new incarnation), so the record must go, as the LIST, which sees only that an object exists, would
-   * not have told.
+   * not have told. Returns a tick taken now, after the PUT landed (`Committed.landedAt`).
    */
-  proven(key: string, incarnation: string, sent: number): void {
+  proven(key: string, incarnation: string, sent: number): number {
     this.proofs.delete(key);
     this.proofs.set(key, { incarnation, sent });
     if (this.proofs.size > 4096) this.proofs.delete(this.proofs.keys().next().value!);
+    const landed = this.tick();
     const w = this.waiting.get(key);
-    if (!w) return;
+    if (!w) return landed;
     const left: Waiter[] = [];
     for (const waiter of w.waiters) {
       if (waiter.landed < sent) waiter.done(waiter.incarnation === incarnation);
@@ -146,6 +147,7 @@ export class ExistenceChecks {
       clearTimeout(w.timer);
       this.waiting.delete(key);
     }
+    return landed;
   }
 
   /**
