@@ -55,6 +55,31 @@ const unusedHonoHelpers: Plugin = {
 };
 
 /**
+ * zod compiles a parser per object schema with `new Function` where a runtime allows it (its "JIT");
+ * workerd forbids code generation and zod itself skips the compiler there (`allowsEval` is false under
+ * Cloudflare's user agent), so in the Worker bundles that compiler is dead code: it is replaced by a
+ * stub that throws. The build fails if zod's source no longer has the function (a new zod version);
+ * test/functions/worker.test.ts checks that the stub is in the bundle and that the Worker validates.
+ */
+const noZodJit: Plugin = {
+  name: 'no-zod-jit',
+  setup(b) {
+    b.onLoad({ filter: /zod[\\/]v4[\\/]core[\\/]schemas\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const start = source.indexOf('const generateFastpass = (shape) => {');
+      const end = source.indexOf('return doc.compile();\n    };', start);
+      if (start < 0 || end < 0)
+        throw new Error(`no-zod-jit: zod's object compiler not found in ${args.path}`);
+      const stub =
+        "const generateFastpass = () => { throw new Error('zod JIT is not in this bundle'); };";
+      const contents =
+        source.slice(0, start) + stub + source.slice(end + 'return doc.compile();\n    };'.length);
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/**
  * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
  * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
  * esbuild bundles and minifies; terser then renames the identifiers again (about 3 KB smaller gzipped)
@@ -78,7 +103,7 @@ export async function buildWorker(
     target: 'es2022',
     minify: true,
     legalComments: 'none',
-    plugins: [pureJsXmlParser, unusedHonoHelpers],
+    plugins: [pureJsXmlParser, unusedHonoHelpers, noZodJit],
     logLevel: 'warning',
     write: false,
   });

@@ -225,6 +225,30 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(readFileSync(r2Only, 'utf8')).toContain('parseBody is not in this bundle');
   });
 
+  it("leaves out zod's object compiler, which workerd never runs; zod validates without it", async () => {
+    // scripts/build.ts replaces it with a stub that throws: a Worker that reached it would answer 500.
+    expect(readFileSync(r2Only, 'utf8')).toContain('zod JIT is not in this bundle');
+    const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const headers = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+    const bad = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ id: 'zod-jit', messages: [{ role: 'nobody', content: 1 }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors?: unknown[] }).errors?.length).toBeGreaterThan(0);
+    const good = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        id: 'zod-jit',
+        task: 'jit',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    expect(good.status).toBe(201);
+  });
+
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {
     // A SigV4 signing constant: only the AWS SDK carries it.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('x-amz-content-sha256');
