@@ -272,6 +272,20 @@ export class StoredKeyRecords {
     records: WriteRecord[],
   ): Promise<void> {
     const { names, done } = this.store(ns, id, incarnation, records);
+    await this.keepIfLive(ns, id, incarnation, names, done);
+  }
+
+  /**
+   * Once `done` (their PUTs) settles, deletes the packs `names` unless the session `incarnation` still
+   * exists: a delete may have listed `k/<id>/` before they landed.
+   */
+  async keepIfLive(
+    ns: string,
+    id: string,
+    incarnation: string,
+    names: string[],
+    done: Promise<unknown>,
+  ): Promise<void> {
     if (names.length === 0) return; // stored already
     await done.catch(() => undefined);
     // The next commit of this process to the session usually answers; else a GET of the object.

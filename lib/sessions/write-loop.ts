@@ -181,6 +181,8 @@ interface GroupRun {
   schedule: Schedule;
   /** The keys of the keyed records its attempts stored out of the object... */
   keyRecordsStored: string[];
+  /** ...their PUTs (settled once they landed or failed)... */
+  keyRecordsDone: Promise<unknown>[];
   /** ...of the session this names (`incarnationOf`). */
   keyRecordsFor?: string;
   /** This process held the session before this write: it will likely write again (`storeOut`). */
@@ -312,6 +314,7 @@ export class WriteLoop {
       finished: false,
       schedule,
       keyRecordsStored: [],
+      keyRecordsDone: [],
       warm: this.deps.cache.get(key) !== undefined,
     };
     mark.ready.catch(() => (run.markerFailed = true));
@@ -320,7 +323,10 @@ export class WriteLoop {
     } catch (err) {
       for (const m of members) m.result ??= rejected(err);
     } finally {
-      if (!run.finished) mark.end(!run.unknown);
+      if (!run.finished) {
+        mark.end(!run.unknown);
+        this.checkKeyRecordsLeft(run);
+      }
     }
     // A request the landed commit did not hold (it changed nothing then) runs on its own.
     for (const m of members) m.result ??= (await this.writeGroup([m.req]))[0];
@@ -702,7 +708,7 @@ export class WriteLoop {
     sweep: DaySweep | undefined,
   ): void {
     const { objects } = this.deps;
-    const report = (what: string) => (err: unknown) => this.deps.onError?.(what, err);
+    const report = this.report;
     if (sweep)
       run.schedule(
         sweepKeyRecords(objects, run.ns, run.id, sweep).catch(
@@ -731,8 +737,23 @@ export class WriteLoop {
     run.keyRecordsFor = incarnation;
     const { names, done } = this.keyRecords.store(run.ns, run.id, incarnation, out, run.mark.ready);
     run.keyRecordsStored.push(...names);
+    run.keyRecordsDone.push(done);
     run.schedule(done.catch(() => undefined)); // awaited by the attempt
     return done;
+  }
+
+  /**
+   * A run that ends without a commit (an error, a refusal, the deadline) may leave key-record PUTs that
+   * landed after its last read, or are still on their way: nothing after them showed the session alive,
+   * and a delete may have listed `k/<id>/` before they landed. Once they settle, the session's object
+   * tells (a GET, or a commit of this process meanwhile): when its incarnation is gone, so are they.
+   */
+  private checkKeyRecordsLeft(run: GroupRun): void {
+    const names = run.keyRecordsStored.splice(0);
+    if (run.markerFailed) return; // none was sent
+    const done = Promise.allSettled(run.keyRecordsDone);
+    const check = this.keyRecords.keepIfLive(run.ns, run.id, run.keyRecordsFor!, names, done);
+    run.schedule(this.deps.existence.follow(check).catch(this.report('keyed records not checked')));
   }
 
   /**
@@ -914,6 +935,12 @@ export class WriteLoop {
     const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
     await deleteParts(this.deps.objects, ns, id, old).catch(() => undefined);
   }
+
+  /** A handler for background work that failed: the deployment's `onError` hears `what`. */
+  private readonly report =
+    (what: string) =>
+    (err: unknown): void =>
+      this.deps.onError?.(what, err);
 
   /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
   private discard(run: GroupRun, key: string): void {

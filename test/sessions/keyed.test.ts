@@ -25,7 +25,11 @@ import { SessionStore } from '../../lib/sessions/store.js';
 import { sha256Hex } from '../../lib/model/digest.js';
 import type { WriteRecord } from '../../lib/model/session.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import {
+  StorageUnavailableError,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
 import { openTestS3 } from '../support/s3.js';
 import { eventually } from '../support/eventually.js';
@@ -764,6 +768,48 @@ describe('keyed records stored out (review)', () => {
     expect(await objects.get(keys.session(ns, id))).toBeNull();
     expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
   });
+
+  for (const how of ['its commit PUT fails', 'the cap refuses it'] as const)
+    it(`a write that stores records out and ends in an error (${how}) leaves none past a racing delete`, async () => {
+      // Found by review of packs: only a re-read or a commit after the pack's PUT showed the session alive.
+      const objects = tempLocalStore('keyed-review');
+      const a = open(objects);
+      const id = `err-${how.length}-${Date.now()}`;
+      await a.create(ns, { id, task: 'error race', messages: [] });
+      for (let i = 0; i < 24; i++)
+        await a.append(ns, id, say(`e-${i}`), undefined, { idempotencyKey: `e-${i}` });
+      const deleter = open(objects);
+      let deleting: Promise<void> | undefined;
+      // The pack's PUT reaches storage just after another process's delete has answered; the commit's
+      // PUT, if it comes to it, fails before storage takes it.
+      class Late extends PassThrough {
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (key.includes('/k/')) await (deleting ??= deleter.delete(ns, id));
+          if (key.includes('/sessions/') && options?.ifMatch)
+            throw new StorageUnavailableError('injected: the commit did not reach storage');
+          return this.inner.put(key, body, options);
+        }
+      }
+      const b = new SessionStore(new Late(objects), {
+        pipeline: defaultPipeline({
+          maxSessionBytes: how === 'the cap refuses it' ? 32 << 10 : 8 << 20,
+        }),
+      });
+      const big = how === 'the cap refuses it' ? 'x'.repeat(40 << 10) : 'late';
+      const tasks: Promise<unknown>[] = [];
+      const answer = await b
+        .append(ns, id, say(big), undefined, {
+          idempotencyKey: 'late',
+          schedule: (p) => void tasks.push(p),
+        })
+        .catch((err: unknown) => err);
+      if (how === 'the cap refuses it') expect(answer).toMatchObject({ kind: 'too_large' });
+      else expect(StorageUnavailableError.is(answer)).toBe(true);
+      await Promise.all([b.settled(), deleter.settled(), Promise.allSettled(tasks)]);
+      expect(deleting).toBeDefined();
+      expect(await objects.get(keys.session(ns, id))).toBeNull();
+      expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+    });
 
   it('a writer in another process that stores records out while a delete runs leaves none', async () => {
     const objects = tempLocalStore('keyed-review');
