@@ -821,7 +821,7 @@ export class WriteLoop {
    * whole next state as a new base (create-only), and the delta on it is empty.
    */
   private async encode(
-    { ns, id, mark }: GroupRun,
+    run: GroupRun,
     cached: CachedSession,
     next: {
       session: StoredSession;
@@ -833,7 +833,8 @@ export class WriteLoop {
     },
   ): Promise<Encoded> {
     const { session, receipt, records, extras, nowMs } = next;
-    const { splitBytes, objects } = this.deps;
+    const { ns, id } = run;
+    const { splitBytes } = this.deps;
     const prior = cached.base;
     const same = samePrefix(session.messages, cached.session.messages);
     // The segments whose messages the result still starts with (a pop into a segment drops it, and its
@@ -862,8 +863,7 @@ export class WriteLoop {
         plan = planSegments(session.messages, prior, segs, segmentBytes, mint, held);
       }
       if (plan && !('needs' in plan)) {
-        await mark.ready;
-        await Promise.all([...plan.bodies].map(([key, body]) => putOnce(objects, key, body)));
+        await this.storeParts(run, [...plan.bodies]);
         const sealed = sealDelta(session, receipt, records, prior, plan.segs, extras);
         const written = [...plan.bodies.keys()];
         const longer = encoded && extendPrefix(encoded, session.messages, plan.kept);
@@ -888,8 +888,7 @@ export class WriteLoop {
       messages: session.messages.length,
       json: sealed.messages.json.byteLength,
     };
-    await mark.ready;
-    await putOnce(objects, base.key, sealed.body);
+    await this.storeParts(run, [[base.key, sealed.body]]);
     const delta = sealDelta(session, receipt, records, base, [], extras);
     const written = [base.key];
     return { body: delta.body, base, segs: [], encoded: sealed.messages, folded: true, written };
@@ -934,6 +933,20 @@ export class WriteLoop {
     const cutoff = this.deps.now() - PART_GRACE_MS;
     const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
     await deleteParts(this.deps.objects, ns, id, old).catch(() => undefined);
+  }
+
+  /**
+   * Stores new parts create-only, once the run's marker is stored. When one fails, so does the write, and
+   * no commit names them: each goes once every PUT has settled (one whose answer was lost may have landed,
+   * and a delete may have listed `b/<id>/` before).
+   */
+  private async storeParts(run: GroupRun, parts: [string, Uint8Array][]): Promise<void> {
+    await run.mark.ready;
+    const puts = parts.map(([key, body]) => putOnce(this.deps.objects, key, body));
+    const failed = (await Promise.allSettled(puts)).find((p) => p.status === 'rejected');
+    if (!failed) return;
+    for (const [key] of parts) this.discard(run, key);
+    throw failed.reason;
   }
 
   /** A handler for background work that failed: the deployment's `onError` hears `what`. */

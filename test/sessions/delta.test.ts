@@ -66,9 +66,16 @@ class Meter implements ObjectStore {
   afterLostCas: (() => Promise<void>) | undefined;
   /** The next conditional PUT of a session object never goes (the writer stopped just before it). */
   stopBeforeCas = false;
+  /** The next PUT of a part lands, and its answer is lost. */
+  losePart = false;
   async put(key: string, body: Uint8Array, options?: PutOptions) {
     const stop = this.stopped();
     if (stop) return stop;
+    if (key.includes('/b/') && this.losePart) {
+      this.losePart = false;
+      await this.inner.put(key, body, options);
+      throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+    }
     if (options?.ifMatch && key.includes('/sessions/') && this.stopBeforeCas)
       return new Promise<never>(() => undefined);
     if (options?.ifMatch && key.includes('/sessions/') && this.loseCas) {
@@ -569,6 +576,31 @@ for (const [backend, make] of [
       // Folds and seals happened; the parts nobody names went (the stores' own discards).
       await eventually(() => partsClean(objects, 'race'));
     });
+
+    for (const part of ['base', 'segment'] as const)
+      it(`a ${part} whose PUT landed with its answer lost fails the write, and goes at once`, async () => {
+        // Nothing names it, and the next fold's sweep may never come (a delete that listed the parts
+        // before it landed, a session that is never written again).
+        const objects = make();
+        const meter = new Meter(objects);
+        const writer = open(meter, part === 'segment' ? { segmentBytes: SEG } : {});
+        const id = `lostpart-${part}`;
+        await createLarge(writer, id, 'lost part');
+        if (part === 'segment') await writer.append(ns, id, { messages: [kb('a0')] }, undefined);
+        await writer.settled();
+        const before = await named(objects, id);
+        meter.losePart = true;
+        const message = part === 'segment' ? user(`big ${'x'.repeat(3000)}`) : kb('lost');
+        const answer = await writer
+          .append(ns, id, { messages: [message] }, undefined)
+          .catch((e) => e);
+        expect(StorageUnavailableError.is(answer)).toBe(true);
+        expect(meter.losePart).toBe(false); // the part's PUT went, and landed
+        await eventually(async () => (await bases(objects, id)).length === before.length);
+        expect(await named(objects, id)).toEqual(before);
+        expect(await partsClean(objects, id)).toBe(true);
+        expect((await open(objects).get(ns, id)).messages).toHaveLength(before.length ? 21 : 20);
+      });
 
     it('a writer stopped between its base and its commit changes nothing; a later fold sweeps the base', async () => {
       const objects = make();
