@@ -89,6 +89,23 @@ export class ExistenceChecks {
   }
 
   /**
+   * Once `done` (their PUTs) settles, deletes `names` unless the object at `key` still holds session
+   * `incarnation` (`confirm`, strict): records or parts of that session that a delete may have listed
+   * before they landed.
+   */
+  async keepIfLive(
+    key: string,
+    incarnation: string,
+    names: string[],
+    done: Promise<unknown> = Promise.resolve(),
+  ): Promise<void> {
+    if (names.length === 0) return; // nothing stored
+    await done.catch(() => undefined);
+    // The next commit of this process to the session usually answers; else a GET of the object.
+    if (!(await this.confirm(key, incarnation, { strict: true }))) await this.objects.delete(names);
+  }
+
+  /**
    * True when a commit of this process landed on another incarnation at `key`, sent after one of
    * `incarnation` had landed (`since`): that session was deleted, and is gone for good.
    */

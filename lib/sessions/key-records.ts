@@ -1,5 +1,6 @@
 import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
+import { settleAll } from '../storage/concurrency.js';
 import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
 import { text, utf8, fromBase64, toBase64 } from '../model/bytes.js';
@@ -242,7 +243,8 @@ export class StoredKeyRecords {
   ): { names: string[]; done: Promise<unknown> } {
     const fresh = records.filter((r) => !this.has(ns, id, incarnation, r));
     const packs = packsOf(ns, id, incarnation, fresh);
-    const done = Promise.all(
+    // Settled only once every pack is (a check after a failure must not miss one still on its way).
+    const done = settleAll(
       packs.map(async ({ name, records }) => {
         const marks = records.map((r) => markOf(ns, id, incarnation, r));
         for (const mark of marks) this.storing.add(mark);
@@ -272,25 +274,7 @@ export class StoredKeyRecords {
     records: WriteRecord[],
   ): Promise<void> {
     const { names, done } = this.store(ns, id, incarnation, records);
-    await this.keepIfLive(ns, id, incarnation, names, done);
-  }
-
-  /**
-   * Once `done` (their PUTs) settles, deletes the packs `names` unless the session `incarnation` still
-   * exists: a delete may have listed `k/<id>/` before they landed.
-   */
-  async keepIfLive(
-    ns: string,
-    id: string,
-    incarnation: string,
-    names: string[],
-    done: Promise<unknown>,
-  ): Promise<void> {
-    if (names.length === 0) return; // stored already
-    await done.catch(() => undefined);
-    // The next commit of this process to the session usually answers; else a GET of the object.
-    if (!(await this.existence.confirm(keys.session(ns, id), incarnation, { strict: true })))
-      await this.objects.delete(names);
+    await this.existence.keepIfLive(keys.session(ns, id), incarnation, names, done);
   }
 }
 

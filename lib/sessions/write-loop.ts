@@ -27,6 +27,7 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
+import { settleAll } from '../storage/concurrency.js';
 import { partTime, deleteParts } from './parts.js';
 import {
   addToFilters,
@@ -183,6 +184,8 @@ interface GroupRun {
   keyRecordsStored: string[];
   /** ...their PUTs (settled once they landed or failed)... */
   keyRecordsDone: Promise<unknown>[];
+  /** Its attempts that did not land, or may have landed unseen (`uncertain`). */
+  tries: Tried[];
   /** ...of the session this names (`incarnationOf`). */
   keyRecordsFor?: string;
   /** This process held the session before this write: it will likely write again (`storeOut`). */
@@ -200,6 +203,8 @@ type Tried = Committed & {
   replaced: string[];
   /** The etag its PUT was conditional on. */
   ifMatch: string;
+  /** The session it was written on (`incarnationOf`). */
+  incarnation: string;
   /** The parts this attempt stored, which nothing names unless the attempt landed. */
   written: string[];
 };
@@ -315,6 +320,7 @@ export class WriteLoop {
       schedule,
       keyRecordsStored: [],
       keyRecordsDone: [],
+      tries: [],
       warm: this.deps.cache.get(key) !== undefined,
     };
     mark.ready.catch(() => (run.markerFailed = true));
@@ -325,7 +331,7 @@ export class WriteLoop {
     } finally {
       if (!run.finished) {
         mark.end(!run.unknown);
-        this.checkKeyRecordsLeft(run);
+        this.checkLeft(run);
       }
     }
     // A request the landed commit did not hold (it changed nothing then) runs on its own.
@@ -346,7 +352,7 @@ export class WriteLoop {
     const read = cached ? null : await load();
     cached ??= read;
     let fromCache = read === null;
-    const tries: Tried[] = [];
+    const tries = run.tries;
     const deadline = this.deps.now() + this.deps.maxContentionMs;
     for (let attempt = 0; ; attempt++) {
       const open = members.filter((m) => !m.result);
@@ -743,17 +749,28 @@ export class WriteLoop {
   }
 
   /**
-   * A run that ends without a commit (an error, a refusal, the deadline) may leave key-record PUTs that
-   * landed after its last read, or are still on their way: nothing after them showed the session alive,
-   * and a delete may have listed `k/<id>/` before they landed. Once they settle, the session's object
-   * tells (a GET, or a commit of this process meanwhile): when its incarnation is gone, so are they.
+   * A run that ends without a commit (an error, a refusal, the deadline) may leave objects that landed
+   * after its last read, or are still on their way: its key records, and the parts of attempts whose
+   * answer was lost. Nothing after them showed the session alive, and a delete may have listed them
+   * before they landed. Once they settle, the session's object tells (a GET, or a commit of this process
+   * meanwhile): when their incarnation is gone, so are they (nothing can name them any more).
    */
-  private checkKeyRecordsLeft(run: GroupRun): void {
-    const names = run.keyRecordsStored.splice(0);
+  private checkLeft(run: GroupRun): void {
     if (run.markerFailed) return; // none was sent
+    const left = new Map<string, string[]>();
+    const add = (incarnation: string, names: string[]) => {
+      if (names.length) left.set(incarnation, [...(left.get(incarnation) ?? []), ...names]);
+    };
+    add(run.keyRecordsFor ?? '', run.keyRecordsStored.splice(0));
+    for (const t of run.tries) if (t.uncertain) add(t.incarnation, t.written.splice(0));
     const done = Promise.allSettled(run.keyRecordsDone);
-    const check = this.keyRecords.keepIfLive(run.ns, run.id, run.keyRecordsFor!, names, done);
-    run.schedule(this.deps.existence.follow(check).catch(this.report('keyed records not checked')));
+    const { existence } = this.deps;
+    for (const [incarnation, names] of left) {
+      const check = existence.keepIfLive(run.key, incarnation, names, done);
+      run.schedule(
+        existence.follow(check).catch(this.report('records or parts left by a write not checked')),
+      );
+    }
   }
 
   /**
@@ -767,7 +784,7 @@ export class WriteLoop {
     /** `cached`'s (`incarnationOf`): what the PUT proves when it lands. */
     incarnation: string,
     sealed: Encoded,
-    tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written'>,
+    tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written' | 'incarnation'>,
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     let landedAt: number;
@@ -800,7 +817,7 @@ export class WriteLoop {
       const written = uncertain ? sealed.written : [];
       return {
         lost: true,
-        tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, written },
+        tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, written, incarnation },
       };
     }
     // The parts the replaced object named are no longer read by anyone who reads the session now.
@@ -942,11 +959,12 @@ export class WriteLoop {
    */
   private async storeParts(run: GroupRun, parts: [string, Uint8Array][]): Promise<void> {
     await run.mark.ready;
-    const puts = parts.map(([key, body]) => putOnce(this.deps.objects, key, body));
-    const failed = (await Promise.allSettled(puts)).find((p) => p.status === 'rejected');
-    if (!failed) return;
-    for (const [key] of parts) this.discard(run, key);
-    throw failed.reason;
+    try {
+      await settleAll(parts.map(([key, body]) => putOnce(this.deps.objects, key, body)));
+    } catch (err) {
+      for (const [key] of parts) this.discard(run, key);
+      throw err;
+    }
   }
 
   /** A handler for background work that failed: the deployment's `onError` hears `what`. */

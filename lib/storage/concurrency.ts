@@ -17,6 +17,16 @@ export async function mapLimit<T, R>(
 }
 
 /**
+ * Resolves once every promise has settled, and rejects then with the first failure: unlike
+ * `Promise.all`, nothing is still on its way when it answers (a caller that cleans up after a failure
+ * finds every write landed or failed).
+ */
+export async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((p) => p.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/**
  * At most one run of `work` per key at a time: a caller that arrives while one runs shares its promise
  * (compaction of one namespace, loading one index).
  */

@@ -51,6 +51,10 @@ class Meter implements ObjectStore {
   async get(key: string) {
     const stop = this.stopped();
     if (stop) return stop;
+    if (key.includes('/sessions/') && this.failSessionGets > 0) {
+      this.failSessionGets--;
+      throw new StorageUnavailableError('refused');
+    }
     if (key.startsWith(`ns/${ns}/b/`) && this.beforeBaseGet && (this.hookKey ?? key) === key) {
       const hook = this.beforeBaseGet;
       this.beforeBaseGet = undefined;
@@ -68,9 +72,18 @@ class Meter implements ObjectStore {
   stopBeforeCas = false;
   /** The next PUT of a part lands, and its answer is lost. */
   losePart = false;
+  /** Runs once before the next PUT of a part. */
+  beforePartPut: (() => Promise<void>) | undefined;
+  /** GETs of a session object that fail (storage unavailable) from now on. */
+  failSessionGets = 0;
   async put(key: string, body: Uint8Array, options?: PutOptions) {
     const stop = this.stopped();
     if (stop) return stop;
+    if (key.includes('/b/') && this.beforePartPut) {
+      const hook = this.beforePartPut;
+      this.beforePartPut = undefined;
+      await hook();
+    }
     if (key.includes('/b/') && this.losePart) {
       this.losePart = false;
       await this.inner.put(key, body, options);
@@ -601,6 +614,33 @@ for (const [backend, make] of [
         expect(await partsClean(objects, id)).toBe(true);
         expect((await open(objects).get(ns, id)).messages).toHaveLength(before.length ? 21 : 20);
       });
+
+    it('a part that lands after a racing delete listed the parts goes, when its commit and the re-read fail', async () => {
+      // Found by review: the attempt's answer was lost, so its part was kept for the re-read to decide,
+      // and the re-read failed. Nothing after the part showed the session alive.
+      const objects = make();
+      const setup = open(objects);
+      await createLarge(setup, 'lostreread', 'lost re-read');
+      await setup.settled();
+      const meter = new Meter(objects);
+      const writer = open(meter);
+      const deleter = open(objects);
+      // The base's PUT waits for the other process's delete; the commit's answer is then lost (it did
+      // not land: the object is gone), and the re-read fails.
+      meter.beforePartPut = () => deleter.delete(ns, 'lostreread');
+      meter.loseCas = 'not landed';
+      meter.afterLostCas = async () => void (meter.failSessionGets = 1);
+      const tasks: Promise<unknown>[] = [];
+      const answer = await writer
+        .append(ns, 'lostreread', { messages: [kb('late')] }, undefined, {
+          schedule: (p) => void tasks.push(p),
+        })
+        .catch((e: unknown) => e);
+      expect(StorageUnavailableError.is(answer)).toBe(true);
+      await Promise.all([writer.settled(), deleter.settled(), Promise.allSettled(tasks)]);
+      expect(await objects.get(keys.session(ns, 'lostreread'))).toBeNull();
+      expect(await bases(objects, 'lostreread')).toEqual([]);
+    });
 
     it('a writer stopped between its base and its commit changes nothing; a later fold sweeps the base', async () => {
       const objects = make();

@@ -769,6 +769,104 @@ describe('keyed records stored out (review)', () => {
     expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
   });
 
+  /** A session with `n` keyed records, all still in its object: every key-record PUT of its writer failed. */
+  async function keptIn(objects: ObjectStore, id: string, n: number): Promise<void> {
+    class FailK extends PassThrough {
+      override async put(key: string, body: Uint8Array, options?: PutOptions) {
+        if (key.includes('/k/')) throw new StorageUnavailableError('no key records');
+        return this.inner.put(key, body, options);
+      }
+    }
+    const a = open(new FailK(objects));
+    await a.create(ns, { id, task: 'kept in', messages: [] });
+    for (let i = 0; i < n; i++)
+      await a.append(ns, id, say(`m-${i}`), undefined, { idempotencyKey: `m-${i}` });
+    await a.settled();
+    expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+  }
+
+  it('a write storing two packs, one refused, leaves neither past a racing delete (found by review)', async () => {
+    // The records leaving in one write (45 in the object: 32 leave) fill two packs. The first PUT fails
+    // at once; the check after the write must wait for the second, which lands after the delete.
+    const objects = tempLocalStore('keyed-review');
+    const id = `two-${Date.now()}`;
+    await keptIn(objects, id, 45);
+    const deleter = open(objects);
+    let deleting: Promise<void> | undefined;
+    let kPuts = 0;
+    class Straggle extends PassThrough {
+      override async put(key: string, body: Uint8Array, options?: PutOptions) {
+        if (!key.includes('/k/')) return this.inner.put(key, body, options);
+        if (kPuts++ === 0) throw new StorageUnavailableError('pack refused');
+        await (deleting ??= deleter.delete(ns, id));
+        await new Promise((r) => setTimeout(r, 200));
+        return this.inner.put(key, body, options);
+      }
+    }
+    const tasks: Promise<unknown>[] = [];
+    const b = open(new Straggle(objects));
+    const answer = await b
+      .append(ns, id, say('late'), undefined, {
+        idempotencyKey: 'late',
+        schedule: (p) => void tasks.push(p),
+      })
+      .catch((err: unknown) => err);
+    expect(StorageUnavailableError.is(answer)).toBe(true);
+    await Promise.all([b.settled(), deleter.settled(), Promise.allSettled(tasks)]);
+    expect(kPuts).toBe(2);
+    expect(await objects.get(keys.session(ns, id))).toBeNull();
+    expect(await listAll(objects, keys.keyRecords(ns, id))).toEqual([]);
+  });
+
+  for (const how of ['refused', 'answer lost, the re-read refused'] as const)
+    it(`a write whose commit fails (${how}) on a live session keeps its packs; every key replays`, async () => {
+      // The check after a write that did not commit deletes nothing while the session lives: the same
+      // process drops the records it stored from the object in its next write (found by review).
+      const objects = tempLocalStore('keyed-review');
+      const id = `live-${how.length}-${Date.now()}`;
+      await keptIn(objects, id, 30);
+      let armed = true;
+      let failGet = false;
+      class FailCommit extends PassThrough {
+        override async get(key: string) {
+          if (failGet && key.includes('/sessions/')) {
+            failGet = false;
+            throw new StorageUnavailableError('re-read refused');
+          }
+          return this.inner.get(key);
+        }
+        override async put(key: string, body: Uint8Array, options?: PutOptions) {
+          if (!(armed && options?.ifMatch && key.includes('/sessions/')))
+            return this.inner.put(key, body, options);
+          armed = false;
+          if (how === 'refused') throw new StorageUnavailableError('commit refused');
+          await this.inner.put(key, body, options);
+          failGet = true;
+          throw new StorageUnavailableError('lost', undefined, { mayHaveLanded: true });
+        }
+      }
+      const tasks: Promise<unknown>[] = [];
+      const schedule = (p: Promise<unknown>) => void tasks.push(p);
+      const c = open(new FailCommit(objects));
+      const first = await c
+        .append(ns, id, say('x'), undefined, { idempotencyKey: 'x', schedule })
+        .catch((err: unknown) => err);
+      expect(StorageUnavailableError.is(first)).toBe(true);
+      await Promise.all([c.settled(), Promise.allSettled(tasks)]);
+      expect((await listAll(objects, keys.keyRecords(ns, id))).length).toBeGreaterThan(0);
+      await c.append(ns, id, say('y'), undefined, { idempotencyKey: 'y' });
+      await c.append(ns, id, say('x'), undefined, { idempotencyKey: 'x' });
+      await c.settled();
+      const fresh = open(objects);
+      for (let i = 0; i < 30; i++) {
+        const again = await fresh.append(ns, id, say(`m-${i}`), undefined, {
+          idempotencyKey: `m-${i}`,
+        });
+        expect(again.replayed, `m-${i}`).toBe(true);
+      }
+      expect((await stored(objects, id)).messages.filter((m) => m.content === 'x')).toHaveLength(1);
+    });
+
   for (const how of ['its commit PUT fails', 'the cap refuses it'] as const)
     it(`a write that stores records out and ends in an error (${how}) leaves none past a racing delete`, async () => {
       // Found by review of packs: only a re-read or a commit after the pack's PUT showed the session alive.
