@@ -1,4 +1,5 @@
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { utf8 } from '../../lib/storage/port.js';
 import { S3Store } from '../../lib/storage/s3.js';
@@ -50,5 +51,42 @@ describe('s3 adapter specifics', () => {
       retry: { attempts: 3, baseMs: 1, maxMs: 5 },
     });
     await expect(store.get('k')).rejects.toMatchObject({ name: 'StorageUnavailableError' });
+  });
+
+  it("an attempt's timeout aborts its request: its connection closes then, not at the socket's idle timeout", async () => {
+    // A server that takes each request and never answers. The socket's idle timeout (3 s by default) is
+    // far above the attempt's (150 ms): each attempt's connection must close at its own timeout.
+    const closed: number[] = [];
+    const opened: number[] = [];
+    const server = createServer((socket) => {
+      opened.push(Date.now());
+      socket.on('close', () => closed.push(Date.now()));
+      socket.resume(); // read what comes, so that the client's close ends the stream
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const store = new S3Store({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        bucket: 'x',
+        forcePathStyle: true,
+        accessKeyId: 'a',
+        secretAccessKey: 'b',
+        retry: { attempts: 2, baseMs: 1, maxMs: 5, attemptTimeoutMs: 150, deadlineMs: 2000 },
+      });
+      const started = Date.now();
+      for (const call of [() => store.get('k'), () => store.put('k', utf8('v'), { ifMatch: 'e' })])
+        await expect(call()).rejects.toMatchObject({ name: 'StorageUnavailableError' });
+      expect(Date.now() - started).toBeLessThan(1500);
+      // Every connection closed within a second of opening, long before the socket's idle timeout.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(opened.length).toBeGreaterThanOrEqual(4);
+      expect(closed).toHaveLength(opened.length);
+      closed.forEach((at, i) => expect(at - opened[i]!).toBeLessThan(1000));
+    } finally {
+      server.close();
+    }
   });
 });
