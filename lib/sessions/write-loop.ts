@@ -184,10 +184,10 @@ interface GroupRun {
   keyRecordsStored: string[];
   /** ...their PUTs (settled once they landed or failed)... */
   keyRecordsDone: Promise<unknown>[];
-  /** Its attempts that did not land, or may have landed unseen (`uncertain`). */
-  tries: Tried[];
   /** ...of the session this names (`incarnationOf`). */
   keyRecordsFor?: string;
+  /** Its attempts that did not land, or may have landed unseen (`uncertain`). */
+  tries: Tried[];
   /** This process held the session before this write: it will likely write again (`storeOut`). */
   warm: boolean;
   /** The marker's PUT failed: the write fails with its error (no attempt can commit). */
