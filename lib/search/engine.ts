@@ -24,7 +24,7 @@ import {
   type LexDoc,
 } from './docs.js';
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
-import { LsmIndex, type IndexKind, type Resolved } from './lsm.js';
+import { LsmIndex, type IndexKind, type IndexSegment, type Resolved } from './lsm.js';
 import {
   decodeF32,
   decodeLexRecord,
@@ -163,12 +163,12 @@ export class SearchEngine implements SessionListener {
     this.lastDocs.delete(cacheKey);
     const schedule = ctx.schedule ?? unattended;
     // No document: the version lags, and a query or a compaction builds it from the session object.
+    const incarnation = incarnationOf(session);
+    // The commit has landed: a commit on another incarnation after this tick proves this one gone.
+    const since = this.sessions.existence.tick();
     if (doc) {
       this.lastDocs.set(cacheKey, { key, doc });
       while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
-      const incarnation = incarnationOf(session);
-      // The commit has landed: a commit on another incarnation after this tick proves this one gone.
-      const since = this.sessions.existence.tick();
       schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation, since }]));
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
@@ -180,7 +180,10 @@ export class SearchEngine implements SessionListener {
           const vectors = await this.vectors(ns);
           if (!vectors) return;
           const [v] = await this.embedder!.embed([embeddingTextOf(session)]);
-          await vectors.put(ns, key, v!, schedule);
+          const checked = { incarnation, since, schedule, what: 'vector record' };
+          await vectors
+            .put(ns, key, v!, schedule)
+            .finally(() => this.eraseIfGone(vectors, ns, key, checked));
         })().catch((err) => {
           if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector not stored', err);
         }),
@@ -256,20 +259,37 @@ export class SearchEngine implements SessionListener {
     await newest.doc
       .then(async (d) => {
         if (!d) return;
-        await this.lexical.put(ns, key, d, schedule);
-        // A delete (in any process) deletes the object, then lists the records: a record that landed
-        // after that listing finds the object gone here, and goes too. One side always sees the other.
-        // The check is background work of its own (existence.ts: a later commit may answer it).
-        const { existence } = this.sessions;
-        const check = existence
-          .confirm(keys.session(ns, key.id), incarnation, { since })
-          .then((exists) => (exists ? undefined : this.lexical.dropRecord(ns, key)))
-          .catch((err) =>
-            this.onError('lexical index record of a deleted session not erased', err),
-          );
-        schedule(existence.follow(check));
+        const checked = { incarnation, since, schedule, what: 'lexical index record' };
+        await this.lexical
+          .put(ns, key, d, schedule)
+          .finally(() => this.eraseIfGone(this.lexical, ns, key, checked));
       })
       .catch((err) => this.onError('lexical index record not stored', err));
+  }
+
+  /**
+   * After a record's PUT (landed, failed, or with its answer lost, when it may have landed): a delete (in
+   * any process) deletes the object, then lists the records, so a record that landed after that listing
+   * finds the object gone here, and goes too. One side always sees the other. The check is background
+   * work of its own (existence.ts: a later commit of this process may answer it).
+   */
+  private eraseIfGone<D, S extends IndexSegment<D>>(
+    index: LsmIndex<D, S>,
+    ns: string,
+    key: DocKey,
+    {
+      incarnation,
+      since,
+      schedule,
+      what,
+    }: { incarnation: string; since: number; schedule: Schedule; what: string },
+  ): void {
+    const { existence } = this.sessions;
+    const check = existence
+      .confirm(keys.session(ns, key.id), incarnation, { since })
+      .then((exists) => (exists ? undefined : index.dropRecord(ns, key)))
+      .catch((err) => this.onError(`${what} of a deleted session not erased`, err));
+    schedule(existence.follow(check));
   }
 
   /**

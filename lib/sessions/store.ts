@@ -834,15 +834,21 @@ export class SessionStore {
         return audit ? [{ record: audit, writeKey: record.k }] : [];
       }),
     );
+    // The records' names are known before their PUTs: one that failed may have landed (its answer lost),
+    // so the check after them covers it too.
+    let auditKey: string | undefined;
     const audited = this.audit
-      ?.recordAll(ns, newest.session.id, entries)
+      ?.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
       .catch((err) => void this.onError('audit record not stored', err));
     // A log record that cannot be stored is healed from the write's pending marker, which stays.
-    const logged = this.manifest
-      .recordPut(ns, entryOf(newest.session, newest.receipt.bytes), newest.writeId)
-      .catch((err) => void this.onError('log record not stored; the marker heals it', err));
-    const [logKey, auditKey] = await Promise.all([logged, audited]);
-    for (const item of items) item.logged = logKey !== undefined;
+    const entry = entryOf(newest.session, newest.receipt.bytes);
+    const logKey = keys.log(ns, entry.at, newest.writeId);
+    const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
+      () => true,
+      (err) => void this.onError('log record not stored; the marker heals it', err),
+    );
+    const [stored] = await Promise.all([logged, audited]);
+    for (const item of items) item.logged = stored === true;
     // The check runs on as background work of its own: read-your-writes and a delete wait for the
     // records, not for it.
     const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));

@@ -4,8 +4,16 @@
 // review: every case left a record holding the session's text before the fix (two of them before the
 // partial appends, too).
 import { describe, expect, it } from 'vitest';
-import type { SessionStoreOptions } from '../../lib/sessions/store.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import type { Embedder } from '../../lib/search/embed.js';
+import { SearchEngine } from '../../lib/search/engine.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
+import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import {
+  StorageUnavailableError,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { createSplit, kb, PassThrough, searchProcess } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
@@ -134,5 +142,89 @@ describe('a session deleted in another process and created again under its id by
     objects.slowRecordPutMs = 0;
     expect(await holders(objects.inner)).toEqual([]);
     expect(a.errors).toEqual([]);
+  });
+});
+
+describe('records whose PUT outlasts a delete (found by review)', () => {
+  /** Every object that names the session or holds its text (standing markers hold neither). */
+  async function leftOf(objects: ObjectStore, id: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const k of await listAll(objects, '')) {
+      const got = await objects.get(k);
+      const text = got ? new TextDecoder().decode(got.body) : '';
+      if (text.includes('zeppelin') || (k.includes(`/${id}/`) && !k.includes('/m/p/'))) out.push(k);
+    }
+    return out;
+  }
+
+  it("a vector record whose embedding answers after the session's delete goes", async () => {
+    const objects = tempLocalStore('delrace-vec');
+    let answer!: () => void;
+    const slow = new Promise<void>((r) => (answer = r));
+    const embedder: Embedder = {
+      calibrated: true,
+      space: () => 'test/4',
+      available: () => true,
+      embed: async (texts) => {
+        await slow; // the embeddings service takes its time (up to its timeout)
+        return texts.map(() => new Float32Array([0.5, 0.5, 0.5, 0.5]));
+      },
+      state: () => ({ configured: true, space: 'test/4', state: 'ok' }),
+    };
+    const sessions = new SessionStore(objects, {
+      pipeline: defaultPipeline({ maxSessionBytes: 4 << 20 }),
+    });
+    const tasks: Promise<unknown>[] = [];
+    const ctx = { schedule: (p: Promise<unknown>) => void tasks.push(p) };
+    sessions.addListener(
+      new SearchEngine(sessions, embedder, { freshnessMs: 0, onError: () => {} }),
+    );
+    await sessions.create(ns, { id: 'v1', task: 'zeppelin', messages: [] }, ctx);
+    await sessions.append(ns, 'v1', { messages: [kb('v', true)] }, undefined, ctx);
+    await new Promise((r) => setTimeout(r, 20));
+    await sessions.delete(ns, 'v1', ctx);
+    answer();
+    for (let i = 0; i < 5; i++) {
+      await sessions.settled();
+      await Promise.allSettled(tasks.splice(0));
+    }
+    expect((await leftOf(objects, 'v1')).filter((k) => k.includes('/x/v/'))).toEqual([]);
+  });
+
+  it('log, audit and search records whose PUT landed with its answer lost, after a delete elsewhere, go', async () => {
+    const inner = tempLocalStore('delrace-lost');
+    let deleting: Promise<void> | undefined;
+    const records = (k: string) =>
+      k.includes('/m/l/') || k.includes('/audit/') || k.includes('/x/d/');
+    // Process A's view of the bucket: once its session is written, each record's PUT waits for B's
+    // delete, lands, and loses its answer; every retry of it fails before reaching storage.
+    class LostAnswers extends PassThrough {
+      armed = false;
+      readonly landed = new Set<string>();
+      override async put(key: string, body: Uint8Array, options?: PutOptions) {
+        if (!(this.armed && records(key))) return this.inner.put(key, body, options);
+        if (this.landed.has(key)) throw new StorageUnavailableError('unreachable');
+        await (deleting ??= b.sessions.delete(ns, 's1', { schedule: b.schedule }).then(b.settle));
+        await this.inner.put(key, body, options);
+        this.landed.add(key);
+        throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+      }
+    }
+    const objects = new LostAnswers(inner);
+    const a = proc(objects, { audit: new AuditLog(objects, (s) => s) });
+    const b = proc(inner, { audit: new AuditLog(inner, (s) => s) });
+    await a.sessions.create(ns, { id: 's1', task: 'job', messages: [] }, { schedule: a.schedule });
+    await a.settle();
+    objects.armed = true;
+    await a.sessions.append(ns, 's1', { messages: [kb('s', true)] }, undefined, {
+      schedule: a.schedule,
+    });
+    await a.settle();
+    await b.settle();
+    expect(deleting).toBeDefined();
+    expect([...objects.landed].map((k) => k.split('/')[2])).toEqual(
+      expect.arrayContaining(['m', 'audit', 'x']),
+    );
+    expect(await leftOf(inner, 's1')).toEqual([]);
   });
 });
