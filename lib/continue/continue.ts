@@ -1,12 +1,23 @@
 import type { RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import type { ExpectedRevision } from '../model/revision.js';
-import { badGateway, conflict } from '../model/errors.js';
+import { badGateway, conflict, unavailable } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
-import { receiptOf, type SessionStore, type WriteContext } from '../sessions/store.js';
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import {
+  receiptOf,
+  type SessionStore,
+  type WriteContext,
+  type WriteResult,
+} from '../sessions/store.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  text,
+  utf8,
+  type ObjectStore,
+} from '../storage/port.js';
 import { fitContext, ownMessageLast } from './context.js';
 import { LeaseBusyError, Leases, type Lease } from './lease.js';
 import { chatClient, ModelError, type ChatFn, type ModelConfig } from './model.js';
@@ -125,6 +136,28 @@ export class Continuer {
     if (!model || !this.leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
 
+    return this.turn(ns, id, message, stored, ctx).catch((err: unknown) => {
+      // The message is stored: an answer that hides it invites a retry that stores it again.
+      if (!StorageUnavailableError.is(err)) throw err;
+      throw unavailable(
+        `storage is unreachable; your message was stored (revision ${stored.receipt.revision}), and whether a ` +
+          'model turn was stored for it is unknown. Retry with the same Idempotency-Key: a stored turn is ' +
+          'answered, not run again (without one, a retry stores the message again).',
+        1,
+      );
+    });
+  }
+
+  /** The model turn after the stored user message, under the session's lease. */
+  private async turn(
+    ns: string,
+    id: string,
+    message: Message,
+    stored: WriteResult,
+    ctx: WriteContext,
+  ): Promise<ContinueOutcome> {
+    const { sessions, model: configured } = this.options;
+    const model = configured!;
     const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
@@ -133,7 +166,6 @@ export class Continuer {
         : undefined;
     if (earlier)
       return { answer: answerOf(stored.receipt, receiptOf(earlier, id)), replayed: true };
-
     const lease = await this.takeLease(ns, id, stored.receipt.revision);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
@@ -165,11 +197,9 @@ export class Continuer {
         : { ...saved.receipt, reply: replyOf(saved.session) };
       return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };
     } finally {
-      await this.leases
-        .release(lease)
-        .catch((err) =>
-          this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
-        );
+      await this.leases!.release(lease).catch((err) =>
+        this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
+      );
     }
   }
 

@@ -1,5 +1,11 @@
 import { randomHex } from '../model/ids.js';
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  text,
+  utf8,
+  type ObjectStore,
+} from '../storage/port.js';
 
 /**
  * A lease in the bucket: one small object per key, `{"owner","expires_at"}`, so that one holder at a time
@@ -9,6 +15,7 @@ import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storag
  *   compare-and-swap (`If-Match` on the etag read), so of two takers of one expired lease exactly one wins;
  * - wait: poll with jittered backoff while the holder's lease is live, up to `waitMs`, then `LeaseBusyError`;
  * - release: read it and delete it only if it is still ours (only an expired lease is ever taken over);
+ * - a take whose PUT landed with its answer lost finds its own owner when it reads the lease: it holds it;
  * - a holder that crashed leaves its lease until `expires_at`; the next taker then takes it over.
  * Expiry compares the holder's clock with the taker's, so `ttlMs` must exceed the holder's work by more
  * than the clocks may differ.
@@ -70,13 +77,17 @@ export class Leases {
   /** Takes the lease at `key`, waiting up to `waitMs` for a live one; LeaseBusyError after that. */
   async take(key: string): Promise<Lease> {
     const deadline = this.now() + this.options.waitMs;
+    // One owner for the whole take: a PUT of ours that landed with its answer lost is ours when read.
+    const owner = randomHex(12);
     for (let attempt = 0; ; attempt++) {
-      const mine: Lease = { key, owner: randomHex(12), expiresAt: this.now() + this.options.ttlMs };
+      const mine: Lease = { key, owner, expiresAt: this.now() + this.options.ttlMs };
       if (await this.tryPut(mine, { ifNoneMatch: '*' })) return mine;
       const found = await this.objects.get(key);
       let heldUntil = 0;
       if (found) {
-        heldUntil = parseLease(found.body)?.expiresAt ?? 0;
+        const held = parseLease(found.body);
+        if (held?.owner === owner) return { key, owner, expiresAt: held.expiresAt };
+        heldUntil = held?.expiresAt ?? 0;
         // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
         if (heldUntil <= this.now() && (await this.tryPut(mine, { ifMatch: found.etag })))
           return mine;
@@ -110,7 +121,10 @@ export class Leases {
       });
       return true;
     } catch (err) {
+      // Taken by someone else, or by this take when an earlier answer was lost: the read that follows
+      // tells. So does it when this PUT's own answer was lost (it may have landed).
       if (PreconditionFailedError.is(err)) return false;
+      if (StorageUnavailableError.is(err) && err.mayHaveLanded) return false;
       throw err;
     }
   }

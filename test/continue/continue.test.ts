@@ -5,7 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { encodeLease, parseLease } from '../../lib/continue/lease.js';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import type { ObjectStore } from '../../lib/storage/port.js';
+import {
+  StorageUnavailableError,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
+import { PassThrough } from '../support/search-process.js';
 import type { Env } from '../../lib/server/config.js';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
@@ -548,6 +553,43 @@ describe('continue: exactly once with Idempotency-Key', () => {
     expect(again.json).toEqual(first.json);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await call('GET', `/v1/sessions/${sessionId}`)).json.messages).toHaveLength(2);
+  });
+});
+
+describe('continue: storage failing after the message is stored (found by review)', () => {
+  it('answers 503 saying the message was stored, and a retry with the key runs the turn once', async () => {
+    // The lease's PUT fails: the message is stored, no turn ran. A plain 503 invited a retry that, without
+    // the key, stores the message again.
+    let failLease = true;
+    class FailLease extends PassThrough {
+      override put(key: string, body: Uint8Array, options?: PutOptions) {
+        if (failLease && key.includes('/lease/'))
+          return Promise.reject(new StorageUnavailableError('storage refused'));
+        return this.inner.put(key, body, options);
+      }
+    }
+    const store = new FailLease(new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-continue-'))));
+    const { call, create, chat } = await setup([{ reply: 'the answer' }], {}, store);
+    const id = await create();
+    const headers = { 'Idempotency-Key': 'ask-1' };
+    const first = await call('POST', `/v1/sessions/${id}/continue`, {
+      body: { message: 'what now?' },
+      headers,
+    });
+    expect(first.status).toBe(503);
+    expect(first.json.detail).toMatch(/your message was stored \(revision 2\)/);
+    expect(chat.requests).toHaveLength(0);
+    failLease = false;
+    const again = await call('POST', `/v1/sessions/${id}/continue`, {
+      body: { message: 'what now?' },
+      headers,
+    });
+    expect(again.status).toBe(200);
+    expect(again.json.reply).toBe('the answer');
+    const session = (await call('GET', `/v1/sessions/${id}`)).json;
+    expect(
+      session.messages.filter((m: { content: string }) => m.content === 'what now?'),
+    ).toHaveLength(1);
   });
 });
 

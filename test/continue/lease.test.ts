@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { encodeLease, LeaseBusyError, Leases, parseLease } from '../../lib/continue/lease.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import { utf8, type ObjectStore } from '../../lib/storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  utf8,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
+import { PassThrough } from '../support/search-process.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +126,33 @@ for (const [name, make] of [
       await b.release(theirs);
       expect(await objects.get(KEY)).toBeNull();
     });
+
+    for (const how of ['the retry found it taken', 'the adapter gave up'] as const)
+      it(`a take whose PUT landed with its answer lost holds the lease (${how}; found by review)`, async () => {
+        // Before, each try of a take had its own owner: it read its own live lease as another's,
+        // waited, and answered busy (a continue's 409 with no other continue running).
+        const inner = make();
+        let lost = false;
+        class LoseOnce extends PassThrough {
+          override async put(key: string, body: Uint8Array, options?: PutOptions) {
+            if (lost) return this.inner.put(key, body, options);
+            lost = true;
+            await this.inner.put(key, body, options);
+            if (how === 'the retry found it taken')
+              throw new PreconditionFailedError(key, { afterLostAnswer: true });
+            throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+          }
+        }
+        const clock = fakeClock();
+        const leases = new Leases(new LoseOnce(inner), { ttlMs: 60_000, waitMs: 1000, ...clock });
+        const lease = await leases.take(KEY);
+        expect(lost).toBe(true);
+        expect(parseLease((await inner.get(KEY))!.body)!.owner).toBe(lease.owner);
+        await leases.release(lease);
+        expect(await inner.get(KEY)).toBeNull();
+        const other = new Leases(inner, { ttlMs: 60_000, waitMs: 0, ...clock });
+        await other.release(await other.take(KEY)); // free at once
+      });
   });
 }
 
