@@ -31,9 +31,15 @@ import type {
 } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import type { ObjectStore } from '../storage/port.js';
+import { StorageUnavailableError, type ObjectStore } from '../storage/port.js';
 import { deletePrefix } from '../storage/prefix.js';
-import { filtersOf, incarnationOf, liveFilters, lookUpKeyRecord } from './key-records.js';
+import {
+  filtersOf,
+  incarnationIn,
+  incarnationOf,
+  liveFilters,
+  lookUpKeyRecord,
+} from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
 import { ExistenceChecks } from './existence.js';
@@ -563,7 +569,7 @@ export class SessionStore {
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
-    await this.objects.delete(key);
+    await this.objects.delete(key).catch((err: unknown) => this.deletedAfterAll(key, stored, err));
     this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
@@ -594,18 +600,44 @@ export class SessionStore {
     if (keyed.status === 'rejected') throw keyed.reason;
   }
 
-  /** Deletes every session whose updated_at is older than `days` days (0: all of them). */
+  /**
+   * The session object's DELETE failed: when its answer was lost, it may have landed. Returns when the
+   * object is gone, or holds a session created again under the id (another incarnation): the delete
+   * happened. Otherwise, or when the object cannot be read, rethrows `err`.
+   */
+  private async deletedAfterAll(key: string, stored: StoredSession, err: unknown): Promise<void> {
+    if (!StorageUnavailableError.is(err)) throw err;
+    const now = await this.objects.get(key).catch(() => Promise.reject(err));
+    if (now && incarnationIn(now.body) === incarnationOf(stored)) throw err;
+  }
+
+  /**
+   * Deletes every session whose updated_at is older than `days` days (0: all of them). When some
+   * deletes fail, the others still run, and the answer says how many went (503): a retry finds only
+   * what is left.
+   */
   async cleanup(ns: string, days: number, ctx: WriteContext = {}): Promise<{ deleted: number }> {
     const cutoff = days === 0 ? Infinity : this.now() - days * 86_400_000;
     const view = await this.manifest.view(ns, ctx.schedule);
     const doomed = view.entries.filter((e) => e.at < cutoff);
+    const failures: unknown[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
       this.delete(ns, e.id, ctx).then(
         () => 1,
-        (err) => (SatchelError.is(err, 'not_found') ? 0 : Promise.reject(err)),
+        (err: unknown) => {
+          if (!SatchelError.is(err, 'not_found')) failures.push(err);
+          return 0;
+        },
       ),
     );
-    return { deleted: results.reduce((a: number, b: number) => a + b, 0) };
+    const deleted = results.reduce((a: number, b: number) => a + b, 0);
+    if (failures.length === 0) return { deleted };
+    if (failures.length === doomed.length) throw failures[0];
+    throw unavailable(
+      `cleanup deleted ${deleted} of ${doomed.length} sessions; ${failures.length} could not be deleted ` +
+        `(${errorText(failures[0])}): try again`,
+      1,
+    );
   }
 
   /** The session's audit records; `not_found` when the session does not exist. */
@@ -963,4 +995,9 @@ export function summaryOf(e: ManifestEntry): SessionSummary {
     untrusted_ingested: e.untrusted_ingested ?? false,
     episode_untrusted: e.episode_untrusted ?? false,
   };
+}
+
+/** A failure in words fit for an answer: a domain error's own detail; storage's never (keys, hosts). */
+function errorText(err: unknown): string {
+  return SatchelError.is(err) ? err.message : 'storage is unreachable';
 }

@@ -7,7 +7,8 @@ import { defaultPipeline } from '../../lib/pipeline/default.js';
 import type { Message } from '../../lib/model/session.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import { text } from '../../lib/storage/port.js';
+import { StorageUnavailableError, text } from '../../lib/storage/port.js';
+import { PassThrough } from '../support/search-process.js';
 
 const ns = 'alice';
 const user = (content: string): Message => ({ role: 'user', content });
@@ -254,6 +255,58 @@ describe('session operations', () => {
     expect((await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id)).toEqual(['new']);
     expect(await sessions.cleanup(ns, 0)).toEqual({ deleted: 1 });
     expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
+  });
+
+  it('a delete whose answer was lost, although it landed, answers done (found by review)', async () => {
+    // Before: 503, and the retry 404, for a delete that happened.
+    let lose = false;
+    class LoseDelete extends PassThrough {
+      override async delete(k: string | string[]) {
+        await this.inner.delete(k);
+        if (lose && !Array.isArray(k) && k.includes('/sessions/')) {
+          lose = false;
+          throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+        }
+      }
+    }
+    const objects = new MemoryStore();
+    const sessions = new SessionStore(new LoseDelete(objects));
+    await sessions.create(ns, { task: 'lost answer', id: 'gone' });
+    lose = true;
+    await sessions.delete(ns, 'gone');
+    expect(lose).toBe(false);
+    expect(await objects.get(keys.session(ns, 'gone'))).toBeNull();
+    // One that did not land still fails, and the session stays.
+    await sessions.create(ns, { task: 'kept', id: 'kept' });
+    class Refuse extends PassThrough {
+      override async delete(k: string | string[]) {
+        if (!Array.isArray(k) && k.includes('/sessions/'))
+          throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+        return this.inner.delete(k);
+      }
+    }
+    await expect(new SessionStore(new Refuse(objects)).delete(ns, 'kept')).rejects.toSatisfy(
+      (err: unknown) => StorageUnavailableError.is(err),
+    );
+    expect(await objects.get(keys.session(ns, 'kept'))).not.toBeNull();
+  });
+
+  it('a cleanup whose deletes partly fail deletes the rest and says how many went (found by review)', async () => {
+    class RefuseOne extends PassThrough {
+      override async delete(k: string | string[]) {
+        if (!Array.isArray(k) && k.endsWith('/sessions/s1.json'))
+          throw new StorageUnavailableError('refused');
+        return this.inner.delete(k);
+      }
+    }
+    const objects = new MemoryStore();
+    const sessions = new SessionStore(new RefuseOne(objects));
+    for (let i = 0; i < 4; i++) await sessions.create(ns, { task: `t${i}`, id: `s${i}` });
+    await expect(sessions.cleanup(ns, 0)).rejects.toMatchObject({
+      kind: 'unavailable',
+      message: expect.stringMatching(/^cleanup deleted 3 of 4 sessions; 1 could not be deleted/),
+    });
+    expect((await sessions.list(ns, { limit: 20 })).sessions.map((s) => s.id)).toEqual(['s1']);
   });
 
   it('lists newest first, pages with a cursor, and filters by updated_after (exclusive)', async () => {
