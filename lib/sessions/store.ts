@@ -569,7 +569,7 @@ export class SessionStore {
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
-    await this.objects.delete(key).catch((err: unknown) => this.deletedAfterAll(key, stored, err));
+    await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
     this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
@@ -605,7 +605,7 @@ export class SessionStore {
    * object is gone, or holds a session created again under the id (another incarnation): the delete
    * happened. Otherwise, or when the object cannot be read, rethrows `err`.
    */
-  private async deletedAfterAll(key: string, stored: StoredSession, err: unknown): Promise<void> {
+  private async confirmDeleted(key: string, stored: StoredSession, err: unknown): Promise<void> {
     if (!StorageUnavailableError.is(err)) throw err;
     const now = await this.objects.get(key).catch(() => Promise.reject(err));
     if (now && incarnationIn(now.body) === incarnationOf(stored)) throw err;
