@@ -283,12 +283,13 @@ export class LocalStore implements ObjectStore {
     );
     let handle;
     for (let attempt = 0; ; attempt++) {
-      await mkdir(dirname(path), { recursive: true });
       try {
+        await mkdir(dirname(path), { recursive: true });
         handle = await open(temp, 'wx');
         break;
       } catch (err) {
-        // A delete pruned the empty folder between mkdir and open: make it again.
+        // A delete pruned an empty folder between mkdir and open, or a parent while mkdir made its
+        // children (mkdir then fails with ENOENT too): make them again.
         if (!isNotFound(err) || attempt >= 3) throw err;
       }
     }
