@@ -286,8 +286,9 @@ export class SearchEngine implements SessionListener {
   ): void {
     const { existence } = this.sessions;
     const check = existence
-      .confirm(keys.session(ns, key.id), incarnation, { since })
-      .then((exists) => (exists ? undefined : index.dropRecord(ns, key)))
+      .eraseUnlessLive(keys.session(ns, key.id), incarnation, () => index.dropRecord(ns, key), {
+        since,
+      })
       .catch((err) => this.onError(`${what} of a deleted session not erased`, err));
     schedule(existence.follow(check));
   }

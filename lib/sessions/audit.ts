@@ -55,17 +55,16 @@ export class AuditLog {
 
   /**
    * Stores records of one session in one object, under a key derived from the first one's write, so
-   * that storing the same again (its writer and a compactor restoring it) leaves one object. Answers
-   * the object's key (none for no entries). `named` hears the key before the PUT goes: one whose answer
-   * is lost may have landed.
+   * that storing the same again (its writer and a compactor restoring it) leaves one object. `named`
+   * hears the object's key before the PUT goes (one whose answer is lost may have landed).
    */
   async recordAll(
     ns: string,
     id: string,
     entries: AuditEntry[],
     named?: (key: string) => void,
-  ): Promise<string | undefined> {
-    if (entries.length === 0) return undefined;
+  ): Promise<void> {
+    if (entries.length === 0) return;
     const work = (async () => {
       const stored = await Promise.all(entries.map((e) => this.stored(e)));
       const first = stored[0]!;
@@ -73,7 +72,6 @@ export class AuditLog {
       const key = `${keys.audit(ns, id)}${stamp(first.at)}-${first.w}.json`;
       named?.(key);
       await putOwn(this.store, key, utf8(JSON.stringify(body)));
-      return key;
     })();
     // Registered before any await, so that a read of the log that follows waits for it.
     return this.pending.add(ns + '\0' + id, work);

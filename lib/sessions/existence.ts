@@ -89,20 +89,23 @@ export class ExistenceChecks {
   }
 
   /**
-   * Once `done` (their PUTs) settles, deletes `names` unless the object at `key` still holds session
-   * `incarnation` (`confirm`, strict): records or parts of that session that a delete may have listed
-   * before they landed.
+   * Once `after` settles (the PUTs of what `erase` deletes: landed, failed, or with their answer lost),
+   * runs `erase` unless the object at `key` still exists (`strict`: still holds session `incarnation`;
+   * `since` as for `confirm`): records or parts of that session that a delete may have listed before
+   * they landed. The next commit of this process to the session usually answers; else a LIST or a GET.
    */
-  async keepIfLive(
+  async eraseUnlessLive(
     key: string,
     incarnation: string,
-    names: string[],
-    done: Promise<unknown> = Promise.resolve(),
+    erase: () => Promise<unknown>,
+    {
+      strict = false,
+      since,
+      after,
+    }: { strict?: boolean; since?: number | undefined; after?: Promise<unknown> } = {},
   ): Promise<void> {
-    if (names.length === 0) return; // nothing stored
-    await done.catch(() => undefined);
-    // The next commit of this process to the session usually answers; else a GET of the object.
-    if (!(await this.confirm(key, incarnation, { strict: true }))) await this.objects.delete(names);
+    await after?.catch(() => undefined);
+    if (!(await this.confirm(key, incarnation, { strict, since }))) await erase();
   }
 
   /**

@@ -274,7 +274,12 @@ export class StoredKeyRecords {
     records: WriteRecord[],
   ): Promise<void> {
     const { names, done } = this.store(ns, id, incarnation, records);
-    await this.existence.keepIfLive(keys.session(ns, id), incarnation, names, done);
+    if (names.length === 0) return; // stored already
+    const erase = () => this.objects.delete(names);
+    await this.existence.eraseUnlessLive(keys.session(ns, id), incarnation, erase, {
+      strict: true,
+      after: done,
+    });
   }
 }
 

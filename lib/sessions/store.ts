@@ -914,14 +914,14 @@ export class SessionStore {
     auditKey?: string,
   ): Promise<void> {
     if (logKey === undefined && auditKey === undefined) return;
-    try {
-      const key = keys.session(ns, session.id);
-      const incarnation = incarnationOf(session);
-      if (await this.existence.confirm(key, incarnation, { since: landedAt })) return;
-      await Promise.all([
+    const erase = () =>
+      Promise.all([
         logKey !== undefined && this.manifest.dropLog(ns, logKey),
         auditKey !== undefined && this.objects.delete(auditKey),
       ]);
+    try {
+      const key = keys.session(ns, session.id);
+      await this.existence.eraseUnlessLive(key, incarnationOf(session), erase, { since: landedAt });
     } catch (err) {
       this.onError('records of a deleted session not erased', err);
     }

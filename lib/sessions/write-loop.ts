@@ -766,7 +766,11 @@ export class WriteLoop {
     const done = Promise.allSettled(run.keyRecordsDone);
     const { existence } = this.deps;
     for (const [incarnation, names] of left) {
-      const check = existence.keepIfLive(run.key, incarnation, names, done);
+      const erase = () => this.deps.objects.delete(names);
+      const check = existence.eraseUnlessLive(run.key, incarnation, erase, {
+        strict: true,
+        after: done,
+      });
       run.schedule(
         existence.follow(check).catch(this.report('records or parts left by a write not checked')),
       );
