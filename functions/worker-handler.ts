@@ -4,7 +4,7 @@ import type { ExecutionContext } from 'hono';
 import {
   ConfigError,
   createServerLogger,
-  loadConfig,
+  configFrom,
   type Env as VarEnv,
   type S3Config,
 } from '../lib/server/config.js';
@@ -14,23 +14,24 @@ import type { ObjectStore } from '../lib/storage/port.js';
 
 type WorkerEnv = VarEnv & { BUCKET?: R2BucketLike };
 
-/** The handler; `openS3` is absent in the R2-only bundle, which then refuses SATCHEL_STORAGE=s3. */
-export function workerHandler(openS3?: (config: S3Config) => ObjectStore | Promise<ObjectStore>) {
+/**
+ * The handler; `s3` (reading the S3 settings and opening the store) is absent in the R2-only bundle, which
+ * then refuses SATCHEL_STORAGE=s3.
+ */
+export function workerHandler(s3?: {
+  config: (env: VarEnv) => S3Config;
+  open: (config: S3Config) => ObjectStore | Promise<ObjectStore>;
+}) {
   let built: Promise<ReturnType<typeof createApp>['app']> | undefined;
 
   async function build(env: WorkerEnv) {
     const vars = Object.fromEntries(
       Object.entries(env).filter(([, v]) => typeof v === 'string'),
     ) as VarEnv;
-    const config = await loadConfig(vars, 'r2');
+    const config = await configFrom(vars, 'r2', s3?.config);
     let objects: ObjectStore;
-    if (config.storage.kind === 's3') {
-      if (!openS3)
-        throw new ConfigError(
-          'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only',
-        );
-      objects = await openS3(config.storage.s3);
-    } else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
+    if (config.storage.kind === 's3') objects = await s3!.open(config.storage.s3);
+    else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
     else throw new ConfigError('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');
     // An isolate has 128 MB: keep the session cache small there. No open mode: without SATCHEL_TOKENS
     // every request is 401 saying so (wrangler dev without .dev.vars).

@@ -73,36 +73,32 @@ export class ConfigError extends Error {
 }
 
 /** Loads the config; `defaultStorage` is the runtime's default (`local` on Node, `r2` on Workers, `s3` on Lambda). */
-export async function loadConfig(
+export function loadConfig(
   env: Env,
   defaultStorage: StorageConfig['kind'],
+): Promise<SatchelConfig> {
+  return configFrom(env, defaultStorage, s3Config);
+}
+
+/**
+ * `loadConfig` with the S3 settings read by `s3`: without it, SATCHEL_STORAGE=s3 is refused (the R2-only
+ * Worker bundle, which holds no S3 client and so leaves that code out).
+ */
+export async function configFrom(
+  env: Env,
+  defaultStorage: StorageConfig['kind'],
+  s3?: (env: Env) => S3Config,
 ): Promise<SatchelConfig> {
   const kind = (env.SATCHEL_STORAGE || defaultStorage) as StorageConfig['kind'];
   let storage: StorageConfig;
   if (kind === 'local') storage = { kind, dir: env.SATCHEL_DATA_DIR || '.satchel' };
   else if (kind === 'r2') storage = { kind };
   else if (kind === 's3') {
-    if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
-    checkS3Credentials(env);
-    if (env.S3_ENDPOINT && !/^https?:\/\/[^\s/]/.test(env.S3_ENDPOINT))
-      throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
-    storage = {
-      kind,
-      s3: {
-        ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
-        region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
-        bucket: env.S3_BUCKET,
-        prefix: env.S3_PREFIX || '',
-        forcePathStyle: parseBool(
-          env.S3_FORCE_PATH_STYLE,
-          'S3_FORCE_PATH_STYLE',
-          Boolean(env.S3_ENDPOINT),
-        ),
-        ...(env.AWS_ACCESS_KEY_ID ? { accessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
-        ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
-        ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-      },
-    };
+    if (!s3)
+      throw new ConfigError(
+        'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only',
+      );
+    storage = { kind, s3: s3(env) };
   } else
     throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
   return {
@@ -154,6 +150,28 @@ export function parseOrigins(value: string | undefined): string[] {
     }
   }
   return origins;
+}
+
+/** The S3 settings of SATCHEL_STORAGE=s3. */
+export function s3Config(env: Env): S3Config {
+  if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
+  checkS3Credentials(env);
+  if (env.S3_ENDPOINT && !/^https?:\/\/[^\s/]/.test(env.S3_ENDPOINT))
+    throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
+  return {
+    ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
+    region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
+    bucket: env.S3_BUCKET,
+    prefix: env.S3_PREFIX || '',
+    forcePathStyle: parseBool(
+      env.S3_FORCE_PATH_STYLE,
+      'S3_FORCE_PATH_STYLE',
+      Boolean(env.S3_ENDPOINT),
+    ),
+    ...(env.AWS_ACCESS_KEY_ID ? { accessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
+    ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
+    ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+  };
 }
 
 /**

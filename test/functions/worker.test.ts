@@ -252,6 +252,9 @@ describe('the R2-only Workers bundle under miniflare', () => {
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {
     // A SigV4 signing constant: only the AWS SDK carries it.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('x-amz-content-sha256');
+    // Nor the reading of the S3 settings (lib/server/config.ts, s3Config), which only the S3 store needs.
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('S3_ENDPOINT must be an http(s) URL');
+    expect(readFileSync(withS3, 'utf8')).toContain('S3_ENDPOINT must be an http(s) URL');
     expect(bundleSize(r2Only).gzip).toBeLessThan(120_000);
     const mf = start(r2Only, s3Bindings(), false);
     const res = await mf.dispatchFetch('http://w/v1/health');
