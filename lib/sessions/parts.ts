@@ -28,19 +28,32 @@ export function partTime(ns: string, id: string, key: string): number {
  * Deletes the session's parts that `doomed` picks, sparing the ones its object names when this runs (read
  * after the listing: another writer may have committed on any listed part meanwhile). Nothing is deleted
  * when that object does not parse.
+ *
+ * With `leftovers` (a DELETE that finds no object: what an earlier delete left when its erasing failed
+ * after the object went), the session's keyed and audit records too, but only while the object is still
+ * absent after the listing: a session's audit and keyed records are stored only once it has committed, so
+ * a session created again under the id meanwhile keeps them all (audit records do not say whose they are,
+ * so older ones stay with its own). Answers how many objects went.
  */
 export async function deleteParts(
   objects: ObjectStore,
   ns: string,
   id: string,
-  doomed: (key: string) => boolean = () => true,
-): Promise<void> {
-  const listed = (await listAll(objects, keys.parts(ns, id))).filter(doomed);
-  if (!listed.length) return;
+  {
+    doomed = () => true,
+    leftovers = false,
+  }: { doomed?: (key: string) => boolean; leftovers?: boolean } = {},
+): Promise<number> {
+  const prefixes = leftovers ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
+  const [parts, ...records] = await Promise.all(prefixes.map((p) => listAll(objects, p(ns, id))));
+  const listed = parts!.filter(doomed);
+  const all = [...listed, ...records.flat()];
+  if (!all.length) return 0;
   const key = keys.session(ns, id);
   const found = await objects.get(key);
   const named = found ? namedParts(found.body, key) : new Set<string>();
-  if (named === null) return;
-  const gone = listed.filter((k) => !named.has(k));
+  if (named === null) return 0;
+  const gone = found ? listed.filter((k) => !named.has(k)) : all;
   if (gone.length) await objects.delete(gone);
+  return gone.length;
 }

@@ -551,8 +551,20 @@ export class SessionStore {
     return lookUpKeyRecord(this.objects, ns, id, incarnation, k, now, filtersOf(session.satchel));
   }
 
-  /** Deletes a session and its manifest entry; `not_found` when it does not exist. */
+  /**
+   * Deletes a session and its manifest entry; `not_found` when it does not exist. `unavailable` when the
+   * object went but not all of its records could be erased: a DELETE again erases them.
+   */
   async delete(ns: string, id: string, ctx: WriteContext = {}): Promise<void> {
+    const why = await this.deleteObject(ns, id, ctx);
+    if (why !== undefined) throw notErased(id, why);
+  }
+
+  /**
+   * Deletes the session object, then everything that holds copies of it: answers once the object is
+   * gone, with why erasing its records failed (undefined when they all went).
+   */
+  private async deleteObject(ns: string, id: string, ctx: WriteContext): Promise<unknown> {
     assertSessionId(id);
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
@@ -563,10 +575,16 @@ export class SessionStore {
     const found = await this.objects.get(key);
     if (!found) {
       await this.manifest.clearPending(pending);
-      // Bases left by an earlier delete that failed after the object went.
-      await deleteParts(this.objects, ns, id).catch(() => undefined);
-      await deletePrefix(this.objects, keys.keyRecords(ns, id)).catch(() => undefined);
-      throw notFound(`session ${id} does not exist`);
+      // What an earlier delete left when its erasing failed after the object went (its answer said so).
+      const erased = await deleteParts(this.objects, ns, id, { leftovers: true }).catch(
+        (err: unknown) => {
+          throw notErased(id, err);
+        },
+      );
+      throw notFound(
+        `session ${id} does not exist` +
+          (erased ? ` (${erased} records an earlier delete left are erased now)` : ''),
+      );
     }
     const stored = decodeStored(found.body, key).session;
     await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
@@ -595,9 +613,7 @@ export class SessionStore {
       this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
     );
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
-    if (audited.status === 'rejected') throw audited.reason;
-    if (based.status === 'rejected') throw based.reason;
-    if (keyed.status === 'rejected') throw keyed.reason;
+    return [audited, based, keyed].find((r) => r.status === 'rejected')?.reason;
   }
 
   /**
@@ -614,16 +630,21 @@ export class SessionStore {
   /**
    * Deletes every session whose updated_at is older than `days` days (0: all of them). When some
    * deletes fail, the others still run, and the answer says how many went (503): a retry finds only
-   * what is left.
+   * what is left. The ids of deleted sessions whose records could not all be erased are in that answer:
+   * no longer listed, they are erased by a delete of each.
    */
   async cleanup(ns: string, days: number, ctx: WriteContext = {}): Promise<{ deleted: number }> {
     const cutoff = days === 0 ? Infinity : this.now() - days * 86_400_000;
     const view = await this.manifest.view(ns, ctx.schedule);
     const doomed = view.entries.filter((e) => e.at < cutoff);
     const failures: unknown[] = [];
+    const left: { id: string; why: unknown }[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
-      this.delete(ns, e.id, ctx).then(
-        () => 1,
+      this.deleteObject(ns, e.id, ctx).then(
+        (why) => {
+          if (why !== undefined) left.push({ id: e.id, why });
+          return 1;
+        },
         (err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) failures.push(err);
           return 0;
@@ -631,13 +652,17 @@ export class SessionStore {
       ),
     );
     const deleted = results.reduce((a: number, b: number) => a + b, 0);
-    if (failures.length === 0) return { deleted };
+    if (failures.length === 0 && left.length === 0) return { deleted };
     if (failures.length === doomed.length) throw failures[0];
-    throw unavailable(
-      `cleanup deleted ${deleted} of ${doomed.length} sessions; ${failures.length} could not be deleted ` +
-        `(${errorText(failures[0])}): try again`,
-      1,
-    );
+    const said = [`cleanup deleted ${deleted} of ${doomed.length} sessions`];
+    if (failures.length)
+      said.push(`${failures.length} could not be deleted (${errorText(failures[0])}): try again`);
+    if (left.length)
+      said.push(
+        `${left.length} deleted keep records (${errorText(left[0]!.why)}): delete each again: ` +
+          left.map((l) => l.id).join(', '),
+      );
+    throw unavailable(said.join('; '), 1);
   }
 
   /** The session's audit records; `not_found` when the session does not exist. */
@@ -953,13 +978,13 @@ export class SessionStore {
   }
 }
 
-/** A commit whose log and audit records are still to be stored. */
 /** The bytes of a delta's base and segments, in order. */
 interface PartBodies {
   base: Uint8Array;
   segs: Uint8Array[];
 }
 
+/** A commit whose log and audit records are still to be stored. */
 interface PendingCommit {
   ns: string;
   committed: Committed;
@@ -995,6 +1020,14 @@ export function summaryOf(e: ManifestEntry): SessionSummary {
     untrusted_ingested: e.untrusted_ingested ?? false,
     episode_untrusted: e.episode_untrusted ?? false,
   };
+}
+
+/** A delete whose object went (or was gone) but whose records are not all erased. */
+function notErased(id: string, why: unknown): SatchelError {
+  return unavailable(
+    `session ${id} is deleted, but not all of its records are erased (${errorText(why)}): ` +
+      'delete it again to erase them',
+  );
 }
 
 /** A failure in words fit for an answer: a domain error's own detail; storage's never (keys, hosts). */

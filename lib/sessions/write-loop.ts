@@ -953,7 +953,7 @@ export class WriteLoop {
   private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
     const cutoff = this.deps.now() - PART_GRACE_MS;
     const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
-    await deleteParts(this.deps.objects, ns, id, old).catch(() => undefined);
+    await deleteParts(this.deps.objects, ns, id, { doomed: old }).catch(() => undefined);
   }
 
   /**

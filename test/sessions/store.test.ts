@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
 import { receiptOf, SessionStore, trimMessages } from '../../lib/sessions/store.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import type { Message } from '../../lib/model/session.js';
@@ -291,6 +292,97 @@ describe('session operations', () => {
     expect(await objects.get(keys.session(ns, 'kept'))).not.toBeNull();
   });
 
+  it('a delete whose erasing fails after the object went says so, and its retry erases what it left', async () => {
+    // Before: a plain 503, and the retry a 404 that left the audit records and swallowed its own failures.
+    const { objects, store, sessions, refuse } = erasing();
+    await bigSession(sessions, 'big');
+    expect(await leftOf(objects, 'big')).toMatchObject({
+      parts: expect.any(Number),
+      audit: expect.any(Number),
+    });
+    expect((await leftOf(objects, 'big')).parts).toBeGreaterThan(0);
+    refuse.on = true;
+    await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
+      kind: 'unavailable',
+      message: expect.stringMatching(
+        /^session big is deleted, but not all of its records are erased/,
+      ),
+    });
+    expect(await objects.get(keys.session(ns, 'big'))).toBeNull();
+    expect((await leftOf(objects, 'big')).audit).toBeGreaterThan(0);
+    // While erasing still fails, the retry says so instead of a 404.
+    await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
+      kind: 'unavailable',
+      message: expect.stringMatching(
+        /^session big is deleted, but not all of its records are erased/,
+      ),
+    });
+    refuse.on = false;
+    await expect(new SessionStore(store).delete(ns, 'big')).rejects.toMatchObject({
+      kind: 'not_found',
+      message: expect.stringMatching(
+        /^session big does not exist \(\d+ records an earlier delete left are erased/,
+      ),
+    });
+    expect(await leftOf(objects, 'big')).toEqual({ parts: 0, keyed: 0, audit: 0 });
+    await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
+      kind: 'not_found',
+      message: 'session big does not exist',
+    });
+  });
+
+  it('a cleanup names the deleted sessions whose records it could not all erase', async () => {
+    const { objects, sessions, refuse } = erasing('/s1/');
+    for (const id of ['s0', 's1', 's2']) await sessions.create(ns, { task: id, id });
+    refuse.on = true;
+    await expect(sessions.cleanup(ns, 0)).rejects.toMatchObject({
+      kind: 'unavailable',
+      message: expect.stringMatching(
+        /^cleanup deleted 3 of 3 sessions; 1 deleted keep records \(.*\): delete each again: s1$/,
+      ),
+    });
+    expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
+    refuse.on = false;
+    await expect(sessions.delete(ns, 's1')).rejects.toMatchObject({ kind: 'not_found' });
+    expect(await leftOf(objects, 's1')).toEqual({ parts: 0, keyed: 0, audit: 0 });
+  });
+
+  it('erasing what a delete left spares a session created again under the id meanwhile', async () => {
+    const { objects, store, sessions, refuse } = erasing();
+    await bigSession(sessions, 'again');
+    refuse.on = true;
+    await expect(sessions.delete(ns, 'again')).rejects.toMatchObject({ kind: 'unavailable' });
+    refuse.on = false;
+    const old = await leftOf(objects, 'again');
+    // Another device creates the id again between this DELETE's read (no object) and its listing.
+    const other = new SessionStore(objects, { audit: new AuditLog(objects, (s) => s) });
+    let created: Promise<void> | undefined;
+    const create = async () => {
+      await other.create(ns, { task: 'again, new', id: 'again' });
+      await other.auditRecords(ns, 'again');
+    };
+    class CreateWhileListing extends PassThrough {
+      override async list(prefix: string, options?: Parameters<MemoryStore['list']>[1]) {
+        await (created ??= create());
+        return this.inner.list(prefix, options);
+      }
+    }
+    const deleting = new SessionStore(new CreateWhileListing(store));
+    await expect(deleting.delete(ns, 'again')).rejects.toMatchObject({ kind: 'not_found' });
+    expect(created).toBeDefined();
+    // Its audit record stays (and so do the old ones: records do not say whose they are); the old parts go.
+    expect((await other.auditRecords(ns, 'again')).map((r) => [r.op, r.revision])).toContainEqual([
+      'create',
+      1,
+    ]);
+    expect(await leftOf(objects, 'again')).toEqual({
+      parts: 0,
+      keyed: old.keyed,
+      audit: old.audit + 1,
+    });
+    expect((await other.get(ns, 'again')).task).toBe('again, new');
+  });
+
   it('a cleanup whose deletes partly fail deletes the rest and says how many went (found by review)', async () => {
     class RefuseOne extends PassThrough {
       override async delete(k: string | string[]) {
@@ -553,3 +645,38 @@ describe('manifest', () => {
     expect(await all(new SessionStore(objects))).toEqual(expected);
   });
 });
+
+/** A store whose deletes of audit records and parts (of keys holding `only`) fail while `refuse.on`. */
+function erasing(only = '') {
+  const refuse = { on: false };
+  class RefuseErasing extends PassThrough {
+    override async delete(k: string | string[]) {
+      const erasing = [k].flat().some((x) => /\/(audit|b)\//.test(x) && x.includes(only));
+      if (refuse.on && erasing) throw new StorageUnavailableError('refused');
+      return this.inner.delete(k);
+    }
+  }
+  const objects = new MemoryStore();
+  const store = new RefuseErasing(objects);
+  const sessions = new SessionStore(store, {
+    audit: new AuditLog(store, (s) => s),
+    splitBytes: 16 * 1024,
+    segmentBytes: 2048,
+  });
+  return { objects, store, sessions, refuse };
+}
+
+/** A session stored as base, segments and delta, with audit records. */
+async function bigSession(sessions: SessionStore, id: string): Promise<void> {
+  await sessions.create(ns, { task: 'big', id });
+  for (let i = 0; i < 12; i++)
+    await sessions.append(ns, id, { messages: [user('x'.repeat(2000) + i)] }, undefined);
+}
+
+/** How many objects are under the session's parts, keyed records and audit prefixes. */
+async function leftOf(objects: MemoryStore, id: string) {
+  const [parts, keyed, audit] = await Promise.all(
+    [keys.parts, keys.keyRecords, keys.audit].map((p) => listAll(objects, p(ns, id))),
+  );
+  return { parts: parts!.length, keyed: keyed!.length, audit: audit!.length };
+}
