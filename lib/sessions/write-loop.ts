@@ -52,6 +52,7 @@ import {
   makeReceipt,
   pruneWrites,
   receiptOf,
+  recordsCover,
   seal,
   sealDelta,
   type WriteClaims,
@@ -199,6 +200,8 @@ type Tried = Committed & {
   records: WriteRecord[];
   members: Member[];
   uncertain: boolean;
+  /** Uncertain because an attempt got no answer at all (not an error answer, `noAnswer`). */
+  unanswered: boolean;
   /** The parts the object it replaced named and it does not, which go if this attempt landed. */
   replaced: string[];
   /** The etag its PUT was conditional on. */
@@ -373,6 +376,7 @@ export class WriteLoop {
         continue;
       }
       if (verdict) return this.finishLanded(run, tries, cached, verdict.landed);
+      if (!fromCache && tries.some((t) => hiddenIn(t, cached!.session))) return hidden(run, open);
       this.discardUnlanded(run, tries, cached);
       const left = members.filter((m) => !m.result);
       if (left.length === 0) return;
@@ -788,7 +792,10 @@ export class WriteLoop {
     /** `cached`'s (`incarnationOf`): what the PUT proves when it lands. */
     incarnation: string,
     sealed: Encoded,
-    tried: Omit<Tried, 'uncertain' | 'ifMatch' | 'replaced' | 'written' | 'incarnation'>,
+    tried: Omit<
+      Tried,
+      'uncertain' | 'unanswered' | 'ifMatch' | 'replaced' | 'written' | 'incarnation'
+    >,
   ): Promise<Exclude<Attempt, { reread: true }>> {
     const { session, receipt } = tried;
     let landedAt: number;
@@ -821,7 +828,15 @@ export class WriteLoop {
       const written = uncertain ? sealed.written : [];
       return {
         lost: true,
-        tried: { ...tried, uncertain, replaced, ifMatch: cached.etag, written, incarnation },
+        tried: {
+          ...tried,
+          uncertain,
+          unanswered: uncertain && noAnswer(err),
+          replaced,
+          ifMatch: cached.etag,
+          written,
+          incarnation,
+        },
       };
     }
     // The parts the replaced object named are no longer read by anyone who reads the session now.
@@ -1151,6 +1166,40 @@ function rejected(reason: unknown): PromiseRejectedResult {
 /** How many trailing messages of `next` are not `cur`'s (by identity): what this write adds or replaces. */
 function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
   return next.length - samePrefix(next, cur);
+}
+
+/** Answers a write that may have landed unseen (`hiddenIn`): trying again could store it twice. */
+function hidden(run: GroupRun, open: Member[]): void {
+  run.unknown = true; // the marker stays
+  const err = unavailable(
+    'storage lost the answer to this write and later writes hid its record: it may have been stored; ' +
+      'read the session before sending it again (with an Idempotency-Key a retry is safe)',
+  );
+  for (const m of open) m.result = rejected(err);
+}
+
+/**
+ * True when `cur`, read after the attempt `t` whose answer was lost, cannot tell whether it landed: `cur`
+ * is of the same session and at or past t's revision, and the write records that would show it (all
+ * unkeyed: a keyed record is kept for the retention window, in the object or stored out) may have been
+ * pruned by the 16 unkeyed records kept since (`recordsCover`).
+ */
+function hiddenIn(t: Tried, cur: StoredSession): boolean {
+  if (!t.unanswered || t.incarnation !== incarnationOf(cur) || cur.revision < t.receipt.revision)
+    return false;
+  if (t.records.some((r) => !r.k.startsWith('w:'))) return false;
+  const at = Math.min(...t.records.map((r) => r.at));
+  return !recordsCover(cur.satchel?.writes ?? [], at - 1);
+}
+
+/**
+ * True when the write failed without any answer to an attempt that may have reached storage (a timeout,
+ * a broken connection): an error answer (a 5xx, as radosgw gives to racing conditional PUTs) means the
+ * backend most likely did not store it.
+ */
+function noAnswer(err: unknown): boolean {
+  if (PreconditionFailedError.is(err)) return err.noAnswer;
+  return StorageUnavailableError.is(err) && err.noAnswer;
 }
 
 /** True when a failed write may still have happened (its answer was lost, or the adapter cannot tell). */

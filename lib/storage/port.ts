@@ -94,15 +94,18 @@ export class PreconditionFailedError extends Error {
    * write (a write id inside the body) before reporting a conflict.
    */
   readonly afterLostAnswer: boolean;
+  /** With `afterLostAnswer`: such an attempt got no answer at all (a timeout, a broken connection). */
+  readonly noAnswer: boolean;
   constructor(
     readonly key: string,
-    options: { afterLostAnswer?: boolean } = {},
+    options: { afterLostAnswer?: boolean; noAnswer?: boolean } = {},
   ) {
     super(
       `precondition failed for ${key}${options.afterLostAnswer ? ' (after an attempt whose answer was lost)' : ''}`,
     );
     this.name = 'PreconditionFailedError';
     this.afterLostAnswer = options.afterLostAnswer ?? false;
+    this.noAnswer = options.noAnswer ?? false;
   }
   /** True for a precondition failure from any adapter (works across bundles, unlike instanceof). */
   static is(err: unknown): err is PreconditionFailedError {
@@ -123,14 +126,20 @@ export class StorageUnavailableError extends Error {
    * create-only retry of the same write then fails its precondition; look for the own write id.
    */
   readonly mayHaveLanded: boolean;
+  /**
+   * With `mayHaveLanded`: such an attempt got no answer at all (a timeout, a broken connection), where an
+   * error answer (a 5xx) came from a backend that most likely did not store it.
+   */
+  readonly noAnswer: boolean;
   constructor(
     message: string,
     override readonly cause?: unknown,
-    options: { mayHaveLanded?: boolean } = {},
+    options: { mayHaveLanded?: boolean; noAnswer?: boolean } = {},
   ) {
     super(message);
     this.name = 'StorageUnavailableError';
     this.mayHaveLanded = options.mayHaveLanded ?? false;
+    this.noAnswer = this.mayHaveLanded && (options.noAnswer ?? true);
   }
   /** True for an unavailability error from any adapter. */
   static is(err: unknown): err is StorageUnavailableError {

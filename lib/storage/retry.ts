@@ -77,6 +77,7 @@ export async function withRetry<T>(
   const reached = options.mayHaveReached ?? defaultMayHaveReached;
   let lastError: unknown;
   let uncertain = false;
+  let unanswered = false;
   let attempt = 0;
   for (; attempt < policy.attempts; attempt++) {
     if (attempt > 0) {
@@ -98,12 +99,18 @@ export async function withRetry<T>(
     } catch (err) {
       if (PreconditionFailedError.is(err)) {
         if (options.write && uncertain && !err.afterLostAnswer)
-          throw new PreconditionFailedError(err.key, { afterLostAnswer: true });
+          throw new PreconditionFailedError(err.key, {
+            afterLostAnswer: true,
+            noAnswer: unanswered,
+          });
         throw err;
       }
       const timedOut = err instanceof AttemptTimeoutError;
       if (!timedOut && !isTransient(err)) throw err;
-      if (options.write && (timedOut || reached(err))) uncertain = true;
+      if (options.write && (timedOut || reached(err))) {
+        uncertain = true;
+        if (timedOut || !answered(err)) unanswered = true;
+      }
       lastError = err;
     }
   }
@@ -114,6 +121,7 @@ export async function withRetry<T>(
     lastError,
     {
       mayHaveLanded: options.write === true && uncertain,
+      noAnswer: unanswered,
     },
   );
 }
@@ -173,6 +181,12 @@ async function runAttempt<T>(
 }
 
 /** A refused or unresolvable connection never reached the backend; anything else (timeouts, resets, 5xx) may have. */
+/** True when the failure is an answer from the backend (an HTTP status), not a silence. */
+function answered(err: unknown): boolean {
+  const meta = (err as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata;
+  return typeof meta?.httpStatusCode === 'number';
+}
+
 function defaultMayHaveReached(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? '';
   return !/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)$/.test(code);

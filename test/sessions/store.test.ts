@@ -292,6 +292,52 @@ describe('session operations', () => {
     expect(await objects.get(keys.session(ns, 'kept'))).not.toBeNull();
   });
 
+  it('an append whose answer was lost is not stored twice when the writes since have hidden its record', async () => {
+    // Before: the re-read did not find its record (16 unkeyed writes since push it out), so the append
+    // was sent again and stored twice. Now it says it may have been stored; with fewer writes since, the
+    // re-read still finds it and answers its receipt.
+    for (const since of [3, 16]) {
+      let meanwhile: (() => Promise<void>) | undefined;
+      class LoseCommit extends PassThrough {
+        override async put(
+          k: string,
+          body: Uint8Array,
+          options?: Parameters<MemoryStore['put']>[2],
+        ) {
+          const put = await this.inner.put(k, body, options);
+          const then = k.endsWith('/sessions/s.json') && options?.ifMatch ? meanwhile : undefined;
+          if (!then) return put;
+          meanwhile = undefined;
+          await then();
+          throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+        }
+      }
+      const objects = new MemoryStore();
+      const other = new SessionStore(objects);
+      const lossy = new SessionStore(new LoseCommit(objects));
+      await other.create(ns, { task: 'hidden record', id: 's' });
+      await lossy.get(ns, 's');
+      meanwhile = async () => {
+        for (let i = 0; i < since; i++)
+          await other.append(ns, 's', { messages: [user(`other ${i}`)] }, undefined);
+      };
+      const appended = lossy.append(ns, 's', { messages: [user('once')] }, undefined);
+      if (since < 16) await expect(appended).resolves.toMatchObject({ receipt: { revision: 2 } });
+      else
+        await expect(appended).rejects.toMatchObject({
+          kind: 'unavailable',
+          message: expect.stringMatching(/lost the answer to this write.*it may have been stored/),
+        });
+      expect(meanwhile).toBeUndefined();
+      const stored = (await other.get(ns, 's')).messages.map((m) => m.content);
+      expect(
+        stored.filter((c) => c === 'once'),
+        `${since} writes since`,
+      ).toEqual(['once']);
+      expect(stored).toHaveLength(since + 1);
+    }
+  });
+
   it('a delete whose erasing fails after the object went says so, and its retry erases what it left', async () => {
     // Before: a plain 503, and the retry a 404 that left the audit records and swallowed its own failures.
     const { objects, store, sessions, refuse } = erasing();

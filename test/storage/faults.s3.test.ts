@@ -93,6 +93,24 @@ describe('S3 adapter behind a fault proxy', () => {
     expect(text((await direct.get('cas-1'))!.body)).toBe('v2');
   });
 
+  it('tells an attempt that got no answer from one that got an error answer (noAnswer)', async () => {
+    // The session layer answers "may have been stored" only after a silence: an error answer (a 5xx, as
+    // radosgw gives to racing conditional PUTs) comes from a backend that most likely did not store it.
+    const { etag } = await direct.put('cas-2', utf8('v1'));
+    proxy.setPlan(onceFor(putOf('cas-2'), { action: 'lose-answer' }));
+    const lost = await faulty.put('cas-2', utf8('v2'), { ifMatch: etag }).catch((e: unknown) => e);
+    expect(PreconditionFailedError.is(lost) && lost.afterLostAnswer && lost.noAnswer).toBe(true);
+    const { etag: now } = await direct.put('cas-3', utf8('v1'));
+    proxy.setPlan(onceFor(putOf('cas-3'), { action: 'error', status: 500 }));
+    await direct.put('cas-3', utf8('theirs'));
+    const refused = await faulty
+      .put('cas-3', utf8('v2'), { ifMatch: now })
+      .catch((e: unknown) => e);
+    proxy.setPlan(undefined);
+    expect(PreconditionFailedError.is(refused) && refused.afterLostAnswer).toBe(true);
+    expect((refused as PreconditionFailedError).noAnswer).toBe(false);
+  });
+
   it('a lost answer to an unconditional PUT is retried and answers the stored etag', async () => {
     proxy.setPlan(onceFor(putOf('plain-1'), { action: 'lose-answer' }));
     const { etag } = await faulty.put('plain-1', utf8('body'));
