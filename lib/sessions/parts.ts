@@ -18,6 +18,9 @@ export function namedParts(body: Uint8Array, key: string): Set<string> | null {
   }
 }
 
+/** A base nobody names is swept once it is this old: far longer than any write between base and commit. */
+export const PART_GRACE_MS = 15 * 60_000;
+
 /** The time (ms, from the writer's clock) in a part's key. */
 export function partTime(ns: string, id: string, key: string): number {
   const prefix = keys.parts(ns, id);
@@ -26,14 +29,16 @@ export function partTime(ns: string, id: string, key: string): number {
 
 /**
  * Deletes the session's parts that `doomed` picks, sparing the ones its object names when this runs (read
- * after the listing: another writer may have committed on any listed part meanwhile). Nothing is deleted
- * when that object does not parse.
+ * after the listing: another writer may have committed on any listed part meanwhile) and, while an object
+ * exists, those younger than PART_GRACE_MS (a write may have stored them for its commit, still on its
+ * way; a session created again under a deleted one's id sweeps the rest with its next fold). Nothing is
+ * deleted when that object does not parse.
  *
  * With `leftovers` (a DELETE that finds no object: what an earlier delete left when its erasing failed
  * after the object went), the session's keyed and audit records too, but only while the object is still
  * absent after the listing: a session's audit and keyed records are stored only once it has committed, so
  * a session created again under the id meanwhile keeps them all (audit records do not say whose they are,
- * so older ones stay with its own). Answers how many objects went.
+ * so older ones stay with its own).
  */
 export async function deleteParts(
   objects: ObjectStore,
@@ -42,18 +47,19 @@ export async function deleteParts(
   {
     doomed = () => true,
     leftovers = false,
-  }: { doomed?: (key: string) => boolean; leftovers?: boolean } = {},
-): Promise<number> {
+    now = Date.now(),
+  }: { doomed?: (key: string) => boolean; leftovers?: boolean; now?: number } = {},
+): Promise<void> {
   const prefixes = leftovers ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
   const [parts, ...records] = await Promise.all(prefixes.map((p) => listAll(objects, p(ns, id))));
   const listed = parts!.filter(doomed);
   const all = [...listed, ...records.flat()];
-  if (!all.length) return 0;
+  if (!all.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);
   const named = found ? namedParts(found.body, key) : new Set<string>();
-  if (named === null) return 0;
-  const gone = found ? listed.filter((k) => !named.has(k)) : all;
+  if (named === null) return;
+  const cutoff = now - PART_GRACE_MS;
+  const gone = found ? listed.filter((k) => !named.has(k) && partTime(ns, id, k) < cutoff) : all;
   if (gone.length) await objects.delete(gone);
-  return gone.length;
 }

@@ -576,15 +576,12 @@ export class SessionStore {
     if (!found) {
       await this.manifest.clearPending(pending);
       // What an earlier delete left when its erasing failed after the object went (its answer said so).
-      const erased = await deleteParts(this.objects, ns, id, { leftovers: true }).catch(
+      await deleteParts(this.objects, ns, id, { leftovers: true, now: this.now() }).catch(
         (err: unknown) => {
           throw notErased(id, err);
         },
       );
-      throw notFound(
-        `session ${id} does not exist` +
-          (erased ? ` (${erased} records an earlier delete left are erased now)` : ''),
-      );
+      throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
     await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
@@ -597,7 +594,7 @@ export class SessionStore {
       this.audit?.deleteAll(ns, id),
       // A large session's bases hold its messages too (a fold racing this delete deletes its own; a
       // session created again under the id meanwhile keeps the base it names).
-      deleteParts(this.objects, ns, id),
+      deleteParts(this.objects, ns, id, { now: this.now() }),
       // Keyed records stored out of the object (receipts and audit fields: no text, but the session's).
       deletePrefix(this.objects, keys.keyRecords(ns, id)),
     ]);
@@ -638,11 +635,11 @@ export class SessionStore {
     const view = await this.manifest.view(ns, ctx.schedule);
     const doomed = view.entries.filter((e) => e.at < cutoff);
     const failures: unknown[] = [];
-    const left: { id: string; why: unknown }[] = [];
+    const left: string[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
       this.deleteObject(ns, e.id, ctx).then(
         (why) => {
-          if (why !== undefined) left.push({ id: e.id, why });
+          if (why !== undefined) left.push(e.id);
           return 1;
         },
         (err: unknown) => {
@@ -658,10 +655,7 @@ export class SessionStore {
     if (failures.length)
       said.push(`${failures.length} could not be deleted (${errorText(failures[0])}): try again`);
     if (left.length)
-      said.push(
-        `${left.length} deleted keep records (${errorText(left[0]!.why)}): delete each again: ` +
-          left.map((l) => l.id).join(', '),
-      );
+      said.push(`${left.length} deleted keep records: delete each again: ${left.join(', ')}`);
     throw unavailable(said.join('; '), 1);
   }
 
@@ -1022,11 +1016,10 @@ export function summaryOf(e: ManifestEntry): SessionSummary {
   };
 }
 
-/** A delete whose object went (or was gone) but whose records are not all erased. */
+/** A delete whose object went (or was gone) but whose leftovers could not all be erased (or listed). */
 function notErased(id: string, why: unknown): SatchelError {
   return unavailable(
-    `session ${id} is deleted, but not all of its records are erased (${errorText(why)}): ` +
-      'delete it again to erase them',
+    `session ${id} is gone, but erasing what may be left of it failed (${errorText(why)}): delete it again`,
   );
 }
 

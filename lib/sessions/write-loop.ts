@@ -28,7 +28,7 @@ import {
   type ObjectStore,
 } from '../storage/port.js';
 import { settleAll } from '../storage/concurrency.js';
-import { partTime, deleteParts } from './parts.js';
+import { partTime, deleteParts, PART_GRACE_MS } from './parts.js';
 import {
   addToFilters,
   filtersOf,
@@ -52,9 +52,9 @@ import {
   makeReceipt,
   pruneWrites,
   receiptOf,
-  recordsCover,
   seal,
   sealDelta,
+  unkeyedKept,
   type WriteClaims,
 } from './write-records.js';
 import { unattended, type Schedule } from '../model/context.js';
@@ -376,7 +376,7 @@ export class WriteLoop {
         continue;
       }
       if (verdict) return this.finishLanded(run, tries, cached, verdict.landed);
-      if (!fromCache && tries.some((t) => hiddenIn(t, cached!.session))) return hidden(run, open);
+      if (!fromCache) for (const t of tries) if (hiddenIn(t, cached.session)) hidden(run, t);
       this.discardUnlanded(run, tries, cached);
       const left = members.filter((m) => !m.result);
       if (left.length === 0) return;
@@ -498,6 +498,7 @@ export class WriteLoop {
       if (!cached || cached.etag !== t.ifMatch) {
         for (const k of t.written) if (!named.has(k)) this.discard(run, k);
         t.written = [];
+        t.unanswered = false; // ruled out: it can no longer land
       }
   }
 
@@ -968,7 +969,9 @@ export class WriteLoop {
   private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
     const cutoff = this.deps.now() - PART_GRACE_MS;
     const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
-    await deleteParts(this.deps.objects, ns, id, { doomed: old }).catch(() => undefined);
+    await deleteParts(this.deps.objects, ns, id, { doomed: old, now: this.deps.now() }).catch(
+      () => undefined,
+    );
   }
 
   /**
@@ -1019,9 +1022,6 @@ export class WriteLoop {
     return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
   }
 }
-
-/** A base nobody names is swept once it is this old: far longer than any write between base and commit. */
-const PART_GRACE_MS = 15 * 60_000;
 
 /** A session object ready to PUT, with what the cache keeps of it. */
 interface Encoded {
@@ -1168,28 +1168,33 @@ function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
   return next.length - samePrefix(next, cur);
 }
 
-/** Answers a write that may have landed unseen (`hiddenIn`): trying again could store it twice. */
-function hidden(run: GroupRun, open: Member[]): void {
+/**
+ * Answers the members of an attempt that may have landed unseen (`hiddenIn`): trying again could store
+ * them twice. The attempt is settled: no later read decides it again.
+ */
+function hidden(run: GroupRun, t: Tried): void {
   run.unknown = true; // the marker stays
+  t.unanswered = false;
   const err = unavailable(
     'storage lost the answer to this write and later writes hid its record: it may have been stored; ' +
-      'read the session before sending it again (with an Idempotency-Key a retry is safe)',
+      'read the session before sending it again',
   );
-  for (const m of open) m.result = rejected(err);
+  for (const m of t.members) m.result ??= rejected(err);
 }
 
 /**
- * True when `cur`, read after the attempt `t` whose answer was lost, cannot tell whether it landed: `cur`
+ * True when `cur`, read after the attempt `t` that got no answer, cannot tell whether it landed: `cur`
  * is of the same session and at or past t's revision, and the write records that would show it (all
  * unkeyed: a keyed record is kept for the retention window, in the object or stored out) may have been
- * pruned by the 16 unkeyed records kept since (`recordsCover`).
+ * pruned by the 16 unkeyed ones kept since (`unkeyedKept`). An attempt a read has ruled out is not
+ * asked again (`discardUnlanded`).
  */
 function hiddenIn(t: Tried, cur: StoredSession): boolean {
-  if (!t.unanswered || t.incarnation !== incarnationOf(cur) || cur.revision < t.receipt.revision)
+  const revision = t.receipt.revision;
+  if (!t.unanswered || t.incarnation !== incarnationOf(cur) || cur.revision < revision)
     return false;
   if (t.records.some((r) => !r.k.startsWith('w:'))) return false;
-  const at = Math.min(...t.records.map((r) => r.at));
-  return !recordsCover(cur.satchel?.writes ?? [], at - 1);
+  return !unkeyedKept(cur.satchel?.writes ?? [], revision);
 }
 
 /**

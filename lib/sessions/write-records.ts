@@ -93,6 +93,19 @@ export function recordsCover(writes: readonly WriteRecord[], since: number): boo
 }
 
 /**
+ * True when `writes` (a session's kept records) would still hold the record of an unkeyed write committed
+ * at `revision`: none was ever pruned, or one kept is of that revision or older (unkeyed records are kept
+ * as the newest of their chain, and a write's time rises along it).
+ */
+export function unkeyedKept(writes: readonly WriteRecord[], revision: number): boolean {
+  const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
+  return (
+    unkeyed.length < UNKEYED_WRITES_MAX ||
+    unkeyed.some((w) => ((w.r as { revision?: number }).revision ?? Infinity) <= revision)
+  );
+}
+
+/**
  * A receipt as a write record keeps it: without what `receiptOf` can restore (the session's id, an
  * `updated_at` that is the record's own time, zero counts and false flags), since every write rewrites
  * the records it keeps.

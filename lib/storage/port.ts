@@ -105,7 +105,7 @@ export class PreconditionFailedError extends Error {
     );
     this.name = 'PreconditionFailedError';
     this.afterLostAnswer = options.afterLostAnswer ?? false;
-    this.noAnswer = options.noAnswer ?? false;
+    this.noAnswer = this.afterLostAnswer && (options.noAnswer ?? true);
   }
   /** True for a precondition failure from any adapter (works across bundles, unlike instanceof). */
   static is(err: unknown): err is PreconditionFailedError {

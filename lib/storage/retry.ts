@@ -180,13 +180,17 @@ async function runAttempt<T>(
   }
 }
 
-/** A refused or unresolvable connection never reached the backend; anything else (timeouts, resets, 5xx) may have. */
-/** True when the failure is an answer from the backend (an HTTP status), not a silence. */
+/**
+ * True when the failure is an answer from the backend (an HTTP status), not a silence; a gateway's 502 or
+ * 504 is a silence of the backend behind it.
+ */
 function answered(err: unknown): boolean {
-  const meta = (err as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata;
-  return typeof meta?.httpStatusCode === 'number';
+  const status = (err as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata
+    ?.httpStatusCode;
+  return typeof status === 'number' && status !== 502 && status !== 504;
 }
 
+/** A refused or unresolvable connection never reached the backend; anything else (timeouts, resets, 5xx) may have. */
 function defaultMayHaveReached(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? '';
   return !/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)$/.test(code);

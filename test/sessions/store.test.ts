@@ -338,6 +338,49 @@ describe('session operations', () => {
     }
   });
 
+  it('an append whose lost answer a read has ruled out, or whose revision another holds, is sent again', async () => {
+    // Found by review: both answered "may have been stored" for a write that surely had not landed.
+    const run = async (plan: (n: number, other: SessionStore) => Promise<'lose' | 'pass'>) => {
+      const objects = new MemoryStore();
+      const other = new SessionStore(objects);
+      let n = 0;
+      class Lossy extends PassThrough {
+        override async put(
+          k: string,
+          body: Uint8Array,
+          options?: Parameters<MemoryStore['put']>[2],
+        ) {
+          if (!(k.endsWith('/sessions/s.json') && options?.ifMatch))
+            return this.inner.put(k, body, options);
+          if ((await plan(++n, other)) === 'pass') return this.inner.put(k, body, options);
+          throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+        }
+      }
+      await other.create(ns, { task: 't', id: 's' });
+      const lossy = new SessionStore(new Lossy(objects));
+      await lossy.get(ns, 's');
+      await lossy.append(ns, 's', { messages: [user('once')] }, undefined);
+      const stored = (await other.get(ns, 's')).messages.map((m) => m.content);
+      expect(stored.filter((c) => c === 'once')).toEqual(['once']);
+    };
+    const others = async (other: SessionStore, count: number) => {
+      for (let i = 0; i < count; i++)
+        await other.append(ns, 's', { messages: [user(`o${i}`)] }, undefined);
+    };
+    // The first attempt never reaches storage while another write takes its revision: the re-read rules
+    // it out. The second loses its If-Match to 16 writes; the third lands.
+    await run(async (n, other) => {
+      if (n === 1) await others(other, 1);
+      if (n === 2) await others(other, 16);
+      return n === 1 ? 'lose' : 'pass';
+    });
+    // The attempt never reaches storage and 16 writes follow, the first of them at its revision.
+    await run(async (n, other) => {
+      if (n === 1) await others(other, 16);
+      return n === 1 ? 'lose' : 'pass';
+    });
+  });
+
   it('a delete whose erasing fails after the object went says so, and its retry erases what it left', async () => {
     // Before: a plain 503, and the retry a 404 that left the audit records and swallowed its own failures.
     const { objects, store, sessions, refuse } = erasing();
@@ -351,7 +394,7 @@ describe('session operations', () => {
     await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
       kind: 'unavailable',
       message: expect.stringMatching(
-        /^session big is deleted, but not all of its records are erased/,
+        /^session big is gone, but erasing what may be left of it failed/,
       ),
     });
     expect(await objects.get(keys.session(ns, 'big'))).toBeNull();
@@ -360,15 +403,13 @@ describe('session operations', () => {
     await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
       kind: 'unavailable',
       message: expect.stringMatching(
-        /^session big is deleted, but not all of its records are erased/,
+        /^session big is gone, but erasing what may be left of it failed/,
       ),
     });
     refuse.on = false;
     await expect(new SessionStore(store).delete(ns, 'big')).rejects.toMatchObject({
       kind: 'not_found',
-      message: expect.stringMatching(
-        /^session big does not exist \(\d+ records an earlier delete left are erased/,
-      ),
+      message: 'session big does not exist',
     });
     expect(await leftOf(objects, 'big')).toEqual({ parts: 0, keyed: 0, audit: 0 });
     await expect(sessions.delete(ns, 'big')).rejects.toMatchObject({
@@ -384,7 +425,7 @@ describe('session operations', () => {
     await expect(sessions.cleanup(ns, 0)).rejects.toMatchObject({
       kind: 'unavailable',
       message: expect.stringMatching(
-        /^cleanup deleted 3 of 3 sessions; 1 deleted keep records \(.*\): delete each again: s1$/,
+        /^cleanup deleted 3 of 3 sessions; 1 deleted keep records: delete each again: s1$/,
       ),
     });
     expect((await sessions.list(ns, { limit: 20 })).sessions).toEqual([]);
@@ -416,17 +457,58 @@ describe('session operations', () => {
     const deleting = new SessionStore(new CreateWhileListing(store));
     await expect(deleting.delete(ns, 'again')).rejects.toMatchObject({ kind: 'not_found' });
     expect(created).toBeDefined();
-    // Its audit record stays (and so do the old ones: records do not say whose they are); the old parts go.
+    // Its audit record stays (and so do the old ones: records do not say whose they are), and so do the
+    // old parts while they are younger than a write between its parts and its commit may take.
     expect((await other.auditRecords(ns, 'again')).map((r) => [r.op, r.revision])).toContainEqual([
       'create',
       1,
     ]);
     expect(await leftOf(objects, 'again')).toEqual({
-      parts: 0,
+      parts: old.parts,
       keyed: old.keyed,
       audit: old.audit + 1,
     });
     expect((await other.get(ns, 'again')).task).toBe('again, new');
+  });
+
+  it('a DELETE that finds no object spares the base of an append in flight on a session created again', async () => {
+    // Found by review: the base was deleted before the commit that names it, which then landed, and every
+    // read of the session failed.
+    const objects = new MemoryStore();
+    const opts = { splitBytes: 16 * 1024, segmentBytes: 2048 };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let committing!: () => void;
+    const atCommit = new Promise<void>((r) => (committing = r));
+    class HoldCommit extends PassThrough {
+      override async put(k: string, body: Uint8Array, options?: Parameters<MemoryStore['put']>[2]) {
+        if (k === keys.session(ns, 'x') && options?.ifMatch) {
+          committing();
+          await gate;
+        }
+        return this.inner.put(k, body, options);
+      }
+    }
+    const writer = new SessionStore(new HoldCommit(objects), opts);
+    let appending: Promise<unknown> | undefined;
+    let raced: Promise<void> | undefined;
+    const race = async () => {
+      await writer.create(ns, { task: 'new', id: 'x' });
+      appending = writer.append(ns, 'x', { messages: [user('y'.repeat(40_000))] }, undefined);
+      await atCommit; // its base is stored, its commit on its way
+    };
+    class CreateWhileListing extends PassThrough {
+      override async list(prefix: string, options?: Parameters<MemoryStore['list']>[1]) {
+        await (raced ??= race());
+        return this.inner.list(prefix, options);
+      }
+    }
+    const deleting = new SessionStore(new CreateWhileListing(objects), opts);
+    await expect(deleting.delete(ns, 'x')).rejects.toMatchObject({ kind: 'not_found' });
+    release();
+    await appending;
+    const got = await new SessionStore(objects, opts).get(ns, 'x');
+    expect(got.messages.map((m) => m.content.length)).toEqual([40_000]);
   });
 
   it('a cleanup whose deletes partly fail deletes the rest and says how many went (found by review)', async () => {

@@ -125,6 +125,18 @@ describe('withRetry', () => {
       Promise.reject(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }));
     expect((await run(true, hang)).afterLostAnswer).toBe(true);
     expect((await run(true, reset)).afterLostAnswer).toBe(true);
+    // An error answer may have reached storage too, but the backend answered: not a silence (noAnswer),
+    // unless a gateway answered for it (502, 504).
+    const status = (code: number) => () =>
+      Promise.reject(
+        Object.assign(new Error(`status ${code}`), { $metadata: { httpStatusCode: code } }),
+      );
+    expect(await run(true, hang)).toMatchObject({ afterLostAnswer: true, noAnswer: true });
+    expect(await run(true, reset)).toMatchObject({ afterLostAnswer: true, noAnswer: true });
+    expect(await run(true, status(500))).toMatchObject({ afterLostAnswer: true, noAnswer: false });
+    expect(await run(true, status(503))).toMatchObject({ afterLostAnswer: true, noAnswer: false });
+    expect(await run(true, status(502))).toMatchObject({ afterLostAnswer: true, noAnswer: true });
+    expect(await run(true, status(504))).toMatchObject({ afterLostAnswer: true, noAnswer: true });
     // A refused connection never reached the server, so the precondition failure is someone else's write.
     expect((await run(true, refused)).afterLostAnswer).toBe(false);
     expect((await run(false, hang)).afterLostAnswer).toBe(false);
