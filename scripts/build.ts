@@ -84,7 +84,7 @@ const noZodJit: Plugin = {
  * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
  * esbuild bundles and minifies; terser then renames the identifiers again (about 3 KB smaller gzipped)
  * and runs three passes of its default, safe compression (1,345 B smaller for the R2-only bundle on
- * 2026-12-02 with one pass, 187 B more with the second, 17 B more with the third at 10:40 UTC), which
+ * 2026-12-02 with one pass, 187 B more with the second, 17 B more with the third at 10:28 UTC), which
  * has a 120,000 B budget,
  * issue 6. Its names are chosen by frequency, which gzip
  * rewards. The Worker tests run the bundles this builds in workerd.
