@@ -9,30 +9,21 @@ import { partsOf } from './cache.js';
  * bases and segments) that a delta at the session key names.
  */
 
-/** The parts (base and segments) a stored session object names, none for a whole one; null when it does not parse. */
-export function namedParts(body: Uint8Array, key: string): Set<string> | null {
-  try {
-    return partsOf(decodeStored(body, key));
-  } catch {
-    return null;
-  }
-}
-
 /** A base nobody names is swept once it is this old: far longer than any write between base and commit. */
-export const PART_GRACE_MS = 15 * 60_000;
+const PART_GRACE_MS = 15 * 60_000;
 
 /** The time (ms, from the writer's clock) in a part's key. */
-export function partTime(ns: string, id: string, key: string): number {
+function partTime(ns: string, id: string, key: string): number {
   const prefix = keys.parts(ns, id);
   return Number(key.slice(prefix.length, prefix.length + 13));
 }
 
 /**
- * Deletes the session's parts that `doomed` picks, sparing the ones its object names when this runs (read
- * after the listing: another writer may have committed on any listed part meanwhile) and, while an object
- * exists, those younger than PART_GRACE_MS (a write may have stored them for its commit, still on its
- * way; a session created again under a deleted one's id sweeps the rest with its next fold). Nothing is
- * deleted when that object does not parse.
+ * Deletes the session's parts, sparing the ones its object names when this runs (read after the listing:
+ * another writer may have committed on any listed part meanwhile) and, while an object exists, those
+ * younger than PART_GRACE_MS and than its create (a write of it may have stored them for a commit still
+ * on its way; a session created again under a deleted one's id sweeps the rest with its next fold).
+ * Nothing is deleted when that object does not parse.
  *
  * With `leftovers` (a DELETE that finds no object: what an earlier delete left when its erasing failed
  * after the object went), the session's keyed and audit records too, but only while the object is still
@@ -44,22 +35,25 @@ export async function deleteParts(
   objects: ObjectStore,
   ns: string,
   id: string,
-  {
-    doomed = () => true,
-    leftovers = false,
-    now = Date.now(),
-  }: { doomed?: (key: string) => boolean; leftovers?: boolean; now?: number } = {},
+  { leftovers = false, now = Date.now() } = {},
 ): Promise<void> {
   const prefixes = leftovers ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
   const [parts, ...records] = await Promise.all(prefixes.map((p) => listAll(objects, p(ns, id))));
-  const listed = parts!.filter(doomed);
-  const all = [...listed, ...records.flat()];
+  const all = [...parts!, ...records.flat()];
   if (!all.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);
-  const named = found ? namedParts(found.body, key) : new Set<string>();
-  if (named === null) return;
-  const cutoff = now - PART_GRACE_MS;
-  const gone = found ? listed.filter((k) => !named.has(k) && partTime(ns, id, k) < cutoff) : all;
+  if (!found) return objects.delete(all);
+  let form: ReturnType<typeof decodeStored>;
+  try {
+    form = decodeStored(found.body, key);
+  } catch {
+    return;
+  }
+  const named = partsOf(form);
+  // A write keys its parts after the `updated_at` it read, so after its session's create, and commits on
+  // them within PART_GRACE_MS; a session deleted before this one was created stored its parts before.
+  const before = Math.max(now - PART_GRACE_MS, Date.parse(form.session.created_at));
+  const gone = parts!.filter((k) => !named.has(k) && partTime(ns, id, k) < before);
   if (gone.length) await objects.delete(gone);
 }

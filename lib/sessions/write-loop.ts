@@ -28,7 +28,7 @@ import {
   type ObjectStore,
 } from '../storage/port.js';
 import { settleAll } from '../storage/concurrency.js';
-import { partTime, deleteParts, PART_GRACE_MS } from './parts.js';
+import { deleteParts } from './parts.js';
 import {
   addToFilters,
   filtersOf,
@@ -843,7 +843,7 @@ export class WriteLoop {
     // The parts the replaced object named are no longer read by anyone who reads the session now.
     const kept = partsOf(sealed);
     for (const k of partsOf(cached)) if (!kept.has(k)) this.discard(run, k);
-    if (sealed.folded) run.schedule(this.sweepParts(run, kept));
+    if (sealed.folded) run.schedule(this.sweepParts(run));
     const { records: _r, members: _m, ...committed } = tried;
     return { lost: false, committed: { ...committed, landedAt } };
   }
@@ -966,12 +966,8 @@ export class WriteLoop {
    * clock is behind still keys its parts after the object this sweep follows, so they are never swept
    * before their commit.
    */
-  private async sweepParts({ ns, id }: GroupRun, named: Set<string>): Promise<void> {
-    const cutoff = this.deps.now() - PART_GRACE_MS;
-    const old = (k: string) => !named.has(k) && partTime(ns, id, k) < cutoff;
-    await deleteParts(this.deps.objects, ns, id, { doomed: old, now: this.deps.now() }).catch(
-      () => undefined,
-    );
+  private async sweepParts({ ns, id }: GroupRun): Promise<void> {
+    await deleteParts(this.deps.objects, ns, id, { now: this.deps.now() }).catch(() => undefined);
   }
 
   /**
@@ -1179,7 +1175,8 @@ function hidden(run: GroupRun, t: Tried): void {
     'storage lost the answer to this write and later writes hid its record: it may have been stored; ' +
       'read the session before sending it again',
   );
-  for (const m of t.members) m.result ??= rejected(err);
+  // Over whatever the read answered them: a 412 (`If-Match`) may come from this very write.
+  for (const m of t.members) m.result = rejected(err);
 }
 
 /**

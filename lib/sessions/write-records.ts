@@ -88,19 +88,21 @@ export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: numb
 export function recordsCover(writes: readonly WriteRecord[], since: number): boolean {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
-  const full = (kept: WriteRecord[], max: number) => kept.length >= max && kept[0]!.at > since;
+  // A kind holds one fewer after a record of the other kind is added (pruneWrites): at that count, some
+  // may have gone.
+  const full = (kept: WriteRecord[], max: number) => kept.length >= max - 1 && kept[0]!.at > since;
   return !full(keyed, KEYED_WRITES_MAX) && !full(unkeyed, UNKEYED_WRITES_MAX);
 }
 
 /**
  * True when `writes` (a session's kept records) would still hold the record of an unkeyed write committed
- * at `revision`: none was ever pruned, or one kept is of that revision or older (unkeyed records are kept
- * as the newest of their chain, and a write's time rises along it).
+ * at `revision`: none was ever pruned (fewer than 15 kept), or one kept is of that revision or older
+ * (unkeyed records are kept as the newest of their chain, and a write's time rises along it).
  */
 export function unkeyedKept(writes: readonly WriteRecord[], revision: number): boolean {
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
   return (
-    unkeyed.length < UNKEYED_WRITES_MAX ||
+    unkeyed.length < UNKEYED_WRITES_MAX - 1 || // after a keyed record, 15 may already be pruned
     unkeyed.some((w) => ((w.r as { revision?: number }).revision ?? Infinity) <= revision)
   );
 }

@@ -293,11 +293,11 @@ describe('session operations', () => {
   });
 
   it('an append whose answer was lost is not stored twice when the writes since have hidden its record', async () => {
-    // Before: the re-read did not find its record (16 unkeyed writes since push it out), so the append
-    // was sent again and stored twice. Now it says it may have been stored; with fewer writes since, the
-    // re-read still finds it and answers its receipt.
-    for (const since of [3, 16]) {
-      let meanwhile: (() => Promise<void>) | undefined;
+    // Before: the re-read did not find its record (16 unkeyed writes since push it out; 15 when a keyed
+    // one came last), so the append was sent again and stored twice. Now it says it may have been stored;
+    // with fewer writes since, the re-read still finds it and answers its receipt.
+    const lost = async (meanwhile: (other: SessionStore) => Promise<void>, expected?: number) => {
+      let then: (() => Promise<void>) | undefined;
       class LoseCommit extends PassThrough {
         override async put(
           k: string,
@@ -305,10 +305,10 @@ describe('session operations', () => {
           options?: Parameters<MemoryStore['put']>[2],
         ) {
           const put = await this.inner.put(k, body, options);
-          const then = k.endsWith('/sessions/s.json') && options?.ifMatch ? meanwhile : undefined;
-          if (!then) return put;
-          meanwhile = undefined;
-          await then();
+          const t = k.endsWith('/sessions/s.json') && options?.ifMatch ? then : undefined;
+          if (!t) return put;
+          then = undefined;
+          await t();
           throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
         }
       }
@@ -317,25 +317,33 @@ describe('session operations', () => {
       const lossy = new SessionStore(new LoseCommit(objects));
       await other.create(ns, { task: 'hidden record', id: 's' });
       await lossy.get(ns, 's');
-      meanwhile = async () => {
-        for (let i = 0; i < since; i++)
-          await other.append(ns, 's', { messages: [user(`other ${i}`)] }, undefined);
-      };
-      const appended = lossy.append(ns, 's', { messages: [user('once')] }, undefined);
-      if (since < 16) await expect(appended).resolves.toMatchObject({ receipt: { revision: 2 } });
-      else
-        await expect(appended).rejects.toMatchObject({
-          kind: 'unavailable',
-          message: expect.stringMatching(/lost the answer to this write.*it may have been stored/),
-        });
-      expect(meanwhile).toBeUndefined();
+      then = () => meanwhile(other);
+      const answer = await lossy.append(ns, 's', { messages: [user('once')] }, expected).then(
+        (r) => ({ revision: r.receipt.revision }),
+        (e: { kind?: string; message?: string }) => ({ kind: e.kind, message: e.message }),
+      );
+      expect(then).toBeUndefined();
       const stored = (await other.get(ns, 's')).messages.map((m) => m.content);
-      expect(
-        stored.filter((c) => c === 'once'),
-        `${since} writes since`,
-      ).toEqual(['once']);
-      expect(stored).toHaveLength(since + 1);
-    }
+      expect(stored.filter((c) => c === 'once')).toEqual(['once']);
+      return answer;
+    };
+    const appends = (count: number, key?: string) => async (other: SessionStore) => {
+      for (let i = 0; i < count; i++)
+        await other.append(ns, 's', { messages: [user(`other ${i}`)] }, undefined);
+      if (key)
+        await other.append(ns, 's', { messages: [user('keyed')] }, undefined, {
+          idempotencyKey: key,
+        });
+    };
+    const mayHave = {
+      kind: 'unavailable',
+      message: expect.stringMatching(/lost the answer.*may have been stored/),
+    };
+    expect(await lost(appends(3))).toEqual({ revision: 2 });
+    expect(await lost(appends(16))).toMatchObject(mayHave);
+    expect(await lost(appends(15, 'k-1'))).toMatchObject(mayHave);
+    // With If-Match: not a 412 (the revision moved on, perhaps by this very write).
+    expect(await lost(appends(16), 1)).toMatchObject(mayHave);
   });
 
   it('an append whose lost answer a read has ruled out, or whose revision another holds, is sent again', async () => {
@@ -435,7 +443,9 @@ describe('session operations', () => {
   });
 
   it('erasing what a delete left spares a session created again under the id meanwhile', async () => {
-    const { objects, store, sessions, refuse } = erasing();
+    // The deleted session was written two minutes before (its clock), so its parts are older than the
+    // new session, beyond what clocks disagree by.
+    const { objects, store, sessions, refuse } = erasing('', () => Date.now() - 120_000);
     await bigSession(sessions, 'again');
     refuse.on = true;
     await expect(sessions.delete(ns, 'again')).rejects.toMatchObject({ kind: 'unavailable' });
@@ -457,14 +467,15 @@ describe('session operations', () => {
     const deleting = new SessionStore(new CreateWhileListing(store));
     await expect(deleting.delete(ns, 'again')).rejects.toMatchObject({ kind: 'not_found' });
     expect(created).toBeDefined();
-    // Its audit record stays (and so do the old ones: records do not say whose they are), and so do the
-    // old parts while they are younger than a write between its parts and its commit may take.
+    // Its audit record stays (and so do the old ones: records do not say whose they are); the old parts,
+    // older than the session, go.
     expect((await other.auditRecords(ns, 'again')).map((r) => [r.op, r.revision])).toContainEqual([
       'create',
       1,
     ]);
+    expect(old.parts).toBeGreaterThan(0);
     expect(await leftOf(objects, 'again')).toEqual({
-      parts: old.parts,
+      parts: 0,
       keyed: old.keyed,
       audit: old.audit + 1,
     });
@@ -775,7 +786,7 @@ describe('manifest', () => {
 });
 
 /** A store whose deletes of audit records and parts (of keys holding `only`) fail while `refuse.on`. */
-function erasing(only = '') {
+function erasing(only = '', now = () => Date.now()) {
   const refuse = { on: false };
   class RefuseErasing extends PassThrough {
     override async delete(k: string | string[]) {
@@ -790,6 +801,7 @@ function erasing(only = '') {
     audit: new AuditLog(store, (s) => s),
     splitBytes: 16 * 1024,
     segmentBytes: 2048,
+    now,
   });
   return { objects, store, sessions, refuse };
 }
