@@ -4,7 +4,7 @@ import { sha256Hex } from '../model/digest.js';
 import type { WriteRecord } from '../model/session.js';
 import { keys } from '../model/keys.js';
 import { mapLimit, PendingWork } from '../storage/concurrency.js';
-import { deletePrefix, listAll } from '../storage/prefix.js';
+import { listAll } from '../storage/prefix.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
@@ -114,11 +114,6 @@ export class AuditLog {
       }
     }
     return out.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
-  }
-
-  /** Deletes all of a session's records. */
-  async deleteAll(ns: string, id: string): Promise<void> {
-    await deletePrefix(this.store, keys.audit(ns, id));
   }
 }
 

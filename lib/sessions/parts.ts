@@ -25,19 +25,19 @@ function partTime(ns: string, id: string, key: string): number {
  * on its way; a session created again under a deleted one's id sweeps the rest with its next fold).
  * Nothing is deleted when that object does not parse.
  *
- * With `leftovers` (a DELETE that finds no object: what an earlier delete left when its erasing failed
- * after the object went), the session's keyed and audit records too, but only while the object is still
- * absent after the listing: a session's audit and keyed records are stored only once it has committed, so
- * a session created again under the id meanwhile keeps them all (audit records do not say whose they are,
- * so older ones stay with its own).
+ * With `records` (a delete, and a DELETE that finds no object: what an earlier delete left when its
+ * erasing failed after the object went), the session's keyed and audit records too, but only while the
+ * object is still absent after the listing: a session's audit and keyed records are stored only once it
+ * has committed, so a session created again under the id meanwhile keeps them all (audit records do not
+ * say whose they are, so older ones stay with its own).
  */
 export async function deleteParts(
   objects: ObjectStore,
   ns: string,
   id: string,
-  { leftovers = false, now = Date.now() } = {},
+  { records: withRecords = false, now = Date.now() } = {},
 ): Promise<void> {
-  const prefixes = leftovers ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
+  const prefixes = withRecords ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
   const [parts, ...records] = await Promise.all(prefixes.map((p) => listAll(objects, p(ns, id))));
   const all = [...parts!, ...records.flat()];
   if (!all.length) return;

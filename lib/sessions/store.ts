@@ -32,7 +32,6 @@ import type {
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { StorageUnavailableError, type ObjectStore } from '../storage/port.js';
-import { deletePrefix } from '../storage/prefix.js';
 import {
   filtersOf,
   incarnationIn,
@@ -576,7 +575,7 @@ export class SessionStore {
     if (!found) {
       await this.manifest.clearPending(pending);
       // What an earlier delete left when its erasing failed after the object went (its answer said so).
-      await deleteParts(this.objects, ns, id, { leftovers: true, now: this.now() }).catch(
+      await deleteParts(this.objects, ns, id, { records: true, now: this.now() }).catch(
         (err: unknown) => {
           throw notErased(id, err);
         },
@@ -589,14 +588,12 @@ export class SessionStore {
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
     // could not be stored is healed from the pending marker, which then stays.
-    const [logged, audited, based, keyed] = await Promise.allSettled([
+    const [logged, erased] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
-      this.audit?.deleteAll(ns, id),
-      // A large session's bases hold its messages too (a fold racing this delete deletes its own; a
-      // session created again under the id meanwhile keeps the base it names).
-      deleteParts(this.objects, ns, id, { now: this.now() }),
-      // Keyed records stored out of the object (receipts and audit fields: no text, but the session's).
-      deletePrefix(this.objects, keys.keyRecords(ns, id)),
+      // A large session's bases (they hold its messages too; a fold racing this delete deletes its own),
+      // its keyed records stored out of the object and its audit records; a session created again under
+      // the id meanwhile keeps its own.
+      deleteParts(this.objects, ns, id, { records: true, now: this.now() }),
     ]);
     for (const l of this.listeners) {
       try {
@@ -610,7 +607,7 @@ export class SessionStore {
       this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
     );
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
-    return [audited, based, keyed].find((r) => r.status === 'rejected')?.reason;
+    return erased.status === 'rejected' ? erased.reason : undefined;
   }
 
   /**

@@ -482,6 +482,34 @@ describe('session operations', () => {
     expect((await other.get(ns, 'again')).task).toBe('again, new');
   });
 
+  it('a delete spares the audit records of a session created again under the id while it erases', async () => {
+    // Before: the delete erased every audit record it listed, the new session's first one included.
+    const objects = new MemoryStore();
+    const audit = () => new AuditLog(objects, (s) => s);
+    const other = new SessionStore(objects, { audit: audit() });
+    let created: Promise<void> | undefined;
+    const create = async () => {
+      await other.create(ns, { task: 'again, new', id: 'again' });
+      await other.auditRecords(ns, 'again'); // its record has landed
+    };
+    class CreateWhileListing extends PassThrough {
+      override async list(prefix: string, options?: Parameters<MemoryStore['list']>[1]) {
+        if (prefix.includes('/audit/')) await (created ??= create());
+        return this.inner.list(prefix, options);
+      }
+    }
+    const store = new CreateWhileListing(objects);
+    const sessions = new SessionStore(store, { audit: new AuditLog(store, (s) => s) });
+    await sessions.create(ns, { task: 'old', id: 'again' });
+    await sessions.delete(ns, 'again');
+    expect(created).toBeDefined();
+    expect((await other.get(ns, 'again')).task).toBe('again, new');
+    expect((await other.auditRecords(ns, 'again')).map((r) => [r.op, r.revision])).toContainEqual([
+      'create',
+      1,
+    ]);
+  });
+
   it('a DELETE that finds no object spares the base of an append in flight on a session created again', async () => {
     // Found by review: the base was deleted before the commit that names it, which then landed, and every
     // read of the session failed.
