@@ -133,10 +133,11 @@ export class Continuer {
         op: 'continue',
       },
     );
-    if (!model || !this.leases)
+    const leases = this.leases;
+    if (!model || !leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
 
-    return this.turn(ns, id, message, stored, ctx).catch((err: unknown) => {
+    return this.turn(ns, id, message, stored, ctx, { model, leases }).catch((err: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again.
       if (!StorageUnavailableError.is(err)) throw err;
       throw unavailable(
@@ -155,9 +156,9 @@ export class Continuer {
     message: Message,
     stored: WriteResult,
     ctx: WriteContext,
+    { model, leases }: { model: ModelConfig; leases: Leases },
   ): Promise<ContinueOutcome> {
-    const { sessions, model: configured } = this.options;
-    const model = configured!;
+    const { sessions } = this.options;
     const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
@@ -166,7 +167,7 @@ export class Continuer {
         : undefined;
     if (earlier)
       return { answer: answerOf(stored.receipt, receiptOf(earlier, id)), replayed: true };
-    const lease = await this.takeLease(ns, id, stored.receipt.revision);
+    const lease = await this.takeLease(leases, ns, id, stored.receipt.revision);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
@@ -197,19 +198,27 @@ export class Continuer {
         : { ...saved.receipt, reply: replyOf(saved.session) };
       return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };
     } finally {
-      await this.leases!.release(lease).catch((err) =>
-        this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
-      );
+      await leases
+        .release(lease)
+        .catch((err) =>
+          this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
+        );
     }
   }
 
-  private async takeLease(ns: string, id: string, revision: number): Promise<Lease> {
+  private async takeLease(
+    leases: Leases,
+    ns: string,
+    id: string,
+    revision: number,
+  ): Promise<Lease> {
     try {
-      return await this.leases!.take(keys.lease(ns, id));
+      return await leases.take(keys.lease(ns, id));
     } catch (err) {
       if (!LeaseBusyError.is(err)) throw err;
       throw conflict(
-        `another continue is running a model turn on session ${id}; your message was stored (revision ${revision}) but no turn ran for it. ` +
+        `another continue is running a model turn on session ${id}; your message was stored ` +
+          `(revision ${revision}) but no turn ran for it. ` +
           'Retry with the same Idempotency-Key after Retry-After (without one, a retry stores the message again).',
         err.retryAfter,
       );
