@@ -17,8 +17,9 @@ import { loadConfig, type SatchelConfig } from '../lib/server/config.js';
 import { SessionStore, type SessionStoreOptions } from '../lib/sessions/store.js';
 import { CountingStore } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
-import { S3Store } from '../lib/storage/s3.js';
-import { newClient, productionSessionStore, type Target } from './support.js';
+import { S3Store, type S3StoreOptions, type S3Wire, type S3WireTarget } from '../lib/storage/s3.js';
+import { nodeWire } from '../lib/storage/s3-node.js';
+import { newClient, productionSessionStore, WIRE_COMMANDS, type Target } from './support.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Messages
@@ -110,6 +111,28 @@ export class WireMeter {
       { step: 'initialize', name: 'peerWireMeter' },
     );
     return client;
+  }
+
+  /** Counts the requests a store sends over its wire (lib/storage/s3-node.ts) as the SDK's would be. */
+  wrap(make: (t: S3WireTarget) => S3Wire): (t: S3WireTarget) => S3Wire {
+    return (t) => {
+      const wire = make(t);
+      return async (req) => {
+        const c = this.counts;
+        const command = WIRE_COMMANDS[req.method].replace(/Command$/, '');
+        c.requests++;
+        c.byCommand[command] = (c.byCommand[command] ?? 0) + 1;
+        c.bytesOut += req.body?.byteLength ?? 0;
+        const res = await wire(req).catch((err: unknown) => {
+          c.errors++;
+          throw err;
+        });
+        if (command === 'GetObject' && res.status === 200) c.bytesIn += res.body.byteLength;
+        if (res.status === 412 || res.status === 409) c.conflicts++;
+        else if (res.status >= 300 && res.status !== 404) c.errors++;
+        return res;
+      };
+    };
   }
 
   snapshot(): WireCounts {
@@ -340,6 +363,19 @@ let sendKeys = false;
 export function withIdempotencyKeys(): void {
   sendKeys = true;
 }
+let sdkOnly = false;
+/**
+ * Satchel's object requests go through the SDK from now on, as on Workers, instead of `nodeWire` as in the
+ * Node and Lambda entries (`bench:peer --sdk-only`, an experiment).
+ */
+export function withSdkOnly(): void {
+  sdkOnly = true;
+}
+/** The S3Store option that sends Satchel's object requests as its Node entries do, counted. */
+function satchelWire(meter: WireMeter): Pick<S3StoreOptions, 'wire'> {
+  return sdkOnly ? {} : { wire: meter.wrap(nodeWire) };
+}
+
 /** A new Idempotency-Key for an append, when keys are on. */
 function keyed(): { idempotencyKey?: string } {
   return sendKeys ? { idempotencyKey: crypto.randomUUID() } : {};
@@ -372,6 +408,7 @@ export class SatchelSystem implements System {
       endpoint: this.target.endpoint,
       forcePathStyle: true,
       client: c,
+      ...satchelWire(this.meter),
     });
   }
 
@@ -503,6 +540,7 @@ export class SatchelHttpSystem implements System {
       endpoint: this.target.endpoint,
       forcePathStyle: true,
       client: this.client!,
+      ...satchelWire(this.meter),
     });
     return createApp({
       config: this.config!,

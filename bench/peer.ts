@@ -8,6 +8,8 @@
  *   npm run bench:peer -- --rounds 1       a smoke run (writes nothing unless --write)
  *   … --split-bytes 8192 --segment-bytes 4096   Satchel in process with another storage layout (never writes)
  *   … --keyed                                    Satchel's appends with an Idempotency-Key each (never writes)
+ *   … --sdk-only                                 Satchel's object requests through the AWS SDK, as on Workers,
+ *                                                instead of the Node wire (never writes)
  *
  * Each round runs every system once per session size (10, 100, 1,000, 10,000 messages of about 1 KB), in an
  * order rotated from round to round, then the concurrency runs. For each system and size:
@@ -50,6 +52,7 @@ import {
   type SystemName,
   type WireCounts,
   withIdempotencyKeys,
+  withSdkOnly,
 } from './peer-systems.js';
 import { writeSections } from './results.js';
 import { fmtBytes, percentile, setUpProduction } from './support.js';
@@ -71,9 +74,13 @@ const LAYOUT = {
 /** `--keyed`: Satchel's appends carry an Idempotency-Key, as its client's do (an experiment: never writes). */
 const KEYED = process.argv.includes('--keyed');
 if (KEYED) withIdempotencyKeys();
+/** `--sdk-only`: Satchel without `nodeWire`, every request through the SDK (an experiment: never writes). */
+const SDK_ONLY = process.argv.includes('--sdk-only');
+if (SDK_ONLY) withSdkOnly();
 const WRITE =
   Object.keys(LAYOUT).length === 0 &&
   !KEYED &&
+  !SDK_ONLY &&
   (process.argv.includes('--write') || argValue('--rounds') === undefined);
 const SIZES = (argValue('--sizes') ?? '10,100,1000,10000').split(',').map(Number);
 /**
@@ -636,6 +643,8 @@ async function main(): Promise<void> {
       );
     if (KEYED)
       log(`Satchel's appends carry an Idempotency-Key each (an experiment: nothing written)`);
+    if (SDK_ONLY)
+      log(`Satchel's object requests go through the AWS SDK (an experiment: nothing written)`);
     const seeds = new Map<number, Msg[]>();
     for (const n of [...SIZES, 10])
       seeds.set(

@@ -9,7 +9,8 @@ import type { SavePipeline } from '../lib/pipeline/save.js';
 import { AuditLog } from '../lib/sessions/audit.js';
 import { CountingStore, type StoreCounts } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
-import { S3Store } from '../lib/storage/s3.js';
+import { S3Store, type S3Wire, type S3WireTarget } from '../lib/storage/s3.js';
+import { nodeWire } from '../lib/storage/s3-node.js';
 import { SessionStore, type SessionStoreOptions } from '../lib/sessions/store.js';
 import type { Message } from '../lib/model/session.js';
 
@@ -124,6 +125,25 @@ export class WireCounter {
     );
   }
 
+  /** Counts the requests a store sends over its wire (lib/storage/s3-node.ts) the same way. */
+  wrap(make: (t: S3WireTarget) => S3Wire): (t: S3WireTarget) => S3Wire {
+    return (t) => {
+      const wire = make(t);
+      return async (req) => {
+        const command = WIRE_COMMANDS[req.method];
+        const label = `${command} ${kindOfKey(req.key, this.prefixOf())}`;
+        this.counts.set(label, (this.counts.get(label) ?? 0) + 1);
+        const res = await wire(req).catch((err: unknown) => {
+          this.errors++;
+          throw err;
+        });
+        if (res.status === 412 || res.status === 409) this.conflicts++;
+        else if (res.status >= 300 && res.status !== 404) this.errors++;
+        return res;
+      };
+    };
+  }
+
   snapshot(): WireSnapshot {
     return {
       counts: Object.fromEntries(this.counts),
@@ -138,6 +158,13 @@ export interface WireSnapshot {
   conflicts: number;
   errors: number;
 }
+
+/** The SDK command each wire request stands for, so that both paths are counted under one name. */
+export const WIRE_COMMANDS = {
+  GET: 'GetObject',
+  PUT: 'PutObject',
+  DELETE: 'DeleteObject',
+} as const;
 
 /** Key class as CountingStore names it (`sessions`, `m/l`, `m/p`, `m/b`, `m` for the manifest prefix). */
 function kindOfKey(full: string, prefix: string): string {
@@ -200,6 +227,7 @@ export class Prefix {
         endpoint: this.target.endpoint,
         forcePathStyle: true,
         client,
+        wire: this.wire.wrap(nodeWire),
       }),
     );
     return { sessions: productionSessionStore(counting), counting, client };

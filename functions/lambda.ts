@@ -4,6 +4,7 @@ import { handle } from 'hono/aws-lambda';
 import { ConfigError, createServerLogger, loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { S3Store } from '../lib/storage/s3.js';
+import { nodeWire } from '../lib/storage/s3-node.js';
 
 const ready = (async () => {
   const config = await loadConfig(process.env, 's3');
@@ -11,7 +12,7 @@ const ready = (async () => {
   const log = createServerLogger(config);
   const built = createApp({
     config,
-    objects: new S3Store(config.storage.s3),
+    objects: new S3Store({ ...config.storage.s3, wire: nodeWire }),
     log,
     shortLived: true,
   });

@@ -12,6 +12,7 @@ import {
 import { createApp } from '../lib/http/app.js';
 import { LocalStore } from '../lib/storage/local.js';
 import { S3Store } from '../lib/storage/s3.js';
+import { nodeWire } from '../lib/storage/s3-node.js';
 
 /** Prints one line and exits 1: for mistakes a person fixes in the environment. */
 function refuse(message: string): never {
@@ -27,7 +28,7 @@ if (config.storage.kind === 'r2')
 const objects =
   config.storage.kind === 'local'
     ? new LocalStore(resolve(config.storage.dir))
-    : new S3Store(config.storage.s3);
+    : new S3Store({ ...config.storage.s3, wire: nodeWire });
 const open = config.tokens === null;
 // Without tokens, the API is open: only listen on loopback then.
 const hostname = open ? '127.0.0.1' : process.env.HOST || '0.0.0.0';

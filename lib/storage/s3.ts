@@ -76,7 +76,53 @@ export interface S3StoreOptions {
   timeouts?: S3Timeouts;
   /** A ready client, e.g. one with custom middleware; the connection options above are then ignored. */
   client?: S3Client;
+  /**
+   * Sends the GET, PUT and DELETE of single objects instead of the SDK, signed with the client's
+   * credentials: `nodeWire` (lib/storage/s3-node.ts) on Node, where the SDK's own cost per request is
+   * most of an append's time. Listing, batch deletes and multipart uploads always go through the SDK.
+   */
+  wire?: (target: S3WireTarget) => S3Wire;
 }
+
+/** What a wire needs to address and sign requests the way the store's S3 client would. */
+export interface S3WireTarget {
+  endpoint?: string;
+  region: () => Promise<string>;
+  bucket: string;
+  forcePathStyle: boolean;
+  /** The client's credential provider (memoized and refreshed by the SDK). */
+  credentials: () => Promise<{
+    accessKeyId: string;
+    secretAccessKey: string;
+    sessionToken?: string;
+  }>;
+  connectMs: number;
+  /** The longest silence on an open connection. */
+  requestMs: number;
+  /** The client's clock correction, shared: a wire that finds the server's clock far off sets it. */
+  clock: { offset: number };
+  /** The store's S3 client: wires of stores on one client share one pool of connections, as the SDK does. */
+  pool: object;
+}
+
+export interface S3WireRequest {
+  method: 'GET' | 'PUT' | 'DELETE';
+  /** The object's key in the bucket (the store's prefix included), unencoded. */
+  key: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  signal: AbortSignal;
+  /** Called with the answer's Content-Length before its body is read. */
+  onLength?: (bytes: number) => void;
+}
+
+export interface S3WireResponse {
+  status: number;
+  header(name: string): string | undefined;
+  body: Uint8Array;
+}
+
+export type S3Wire = (req: S3WireRequest) => Promise<S3WireResponse>;
 
 const DEFAULT_MULTIPART_THRESHOLD = 16 * 1024 * 1024;
 
@@ -97,6 +143,7 @@ export class S3Store implements ObjectStore {
   private readonly multipartThreshold: number;
   private readonly retry: RetryPolicy;
   private readonly timeouts: Required<S3Timeouts>;
+  private readonly wire: S3Wire | undefined;
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
@@ -139,6 +186,25 @@ export class S3Store implements ObjectStore {
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
       });
+    const config = this.client.config;
+    this.wire = options.wire?.({
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      region: options.region ? () => Promise.resolve(options.region!) : () => config.region(),
+      bucket: options.bucket,
+      forcePathStyle: options.forcePathStyle ?? config.forcePathStyle ?? false,
+      credentials: () => config.credentials(),
+      connectMs: this.timeouts.connectMs,
+      requestMs: this.timeouts.requestMs,
+      pool: this.client,
+      clock: {
+        get offset() {
+          return config.systemClockOffset ?? 0;
+        },
+        set offset(ms: number) {
+          config.systemClockOffset = ms;
+        },
+      },
+    });
   }
 
   private full(key: string): string {
@@ -149,6 +215,18 @@ export class S3Store implements ObjectStore {
   async get(key: string): Promise<StoredObject | null> {
     const Key = this.full(key);
     return this.attempt(`GET ${key}`, async (ctx) => {
+      if (this.wire) {
+        const res = await this.wire({
+          method: 'GET',
+          key: Key,
+          headers: {},
+          signal: ctx.signal,
+          onLength: (n) => ctx.extend(this.transferAllowance(n)),
+        });
+        if (res.status === 404) return null;
+        if (res.status !== 200) throw wireError(res);
+        return { body: res.body, etag: unquote(res.header('etag') ?? '') };
+      }
       try {
         const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), {
           abortSignal: ctx.signal,
@@ -190,6 +268,23 @@ export class S3Store implements ObjectStore {
             );
             return { etag: unquote(head.ETag ?? '') };
           }
+          if (this.wire) {
+            const res = await this.wire({
+              method: 'PUT',
+              key: Key,
+              headers: {
+                'content-type': ContentType,
+                ...(options.ifMatch !== undefined ? { 'if-match': options.ifMatch } : {}),
+                ...(options.ifNoneMatch !== undefined
+                  ? { 'if-none-match': options.ifNoneMatch }
+                  : {}),
+              },
+              body,
+              signal: ctx.signal,
+            });
+            if (res.status !== 200) throw wireError(res);
+            return { etag: unquote(res.header('etag') ?? '') };
+          }
           const out = await this.client.send(
             new PutObjectCommand({
               Bucket: this.bucket,
@@ -218,10 +313,22 @@ export class S3Store implements ObjectStore {
     if (all.length === 1) {
       await this.attempt(
         `DELETE ${all[0]}`,
-        (ctx) =>
-          this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }), {
-            abortSignal: ctx.signal,
-          }),
+        async (ctx) => {
+          if (!this.wire)
+            return this.client.send(
+              new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }),
+              {
+                abortSignal: ctx.signal,
+              },
+            );
+          const res = await this.wire({
+            method: 'DELETE',
+            key: all[0]!,
+            headers: {},
+            signal: ctx.signal,
+          });
+          if (res.status >= 300) throw wireError(res);
+        },
         true,
       );
       return;
@@ -328,6 +435,20 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
 
 function unquote(etag: string): string {
   return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/**
+ * An error answer of the wire as the SDK would throw it: named by S3's error code, with the status in
+ * `$metadata`, so that retries, preconditions and ping descriptions read both the same way.
+ */
+function wireError(res: S3WireResponse): Error {
+  const xml = new TextDecoder().decode(res.body.subarray(0, 4096));
+  const code = /<Code>([^<]{1,64})<\/Code>/.exec(xml)?.[1];
+  const message = /<Message>([^<]{0,300})<\/Message>/.exec(xml)?.[1];
+  return Object.assign(new Error(message || code || `HTTP ${res.status}`), {
+    name: code ?? (res.status === 404 ? 'NotFound' : `HTTP${res.status}`),
+    $metadata: { httpStatusCode: res.status },
+  });
 }
 
 function statusOf(err: unknown): number | undefined {

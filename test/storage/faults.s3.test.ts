@@ -5,7 +5,8 @@ import {
   text,
   utf8,
 } from '../../lib/storage/port.js';
-import { S3Store, type S3Timeouts } from '../../lib/storage/s3.js';
+import { S3Store, type S3StoreOptions, type S3Timeouts } from '../../lib/storage/s3.js';
+import { nodeWire } from '../../lib/storage/s3-node.js';
 import {
   onceFor,
   randomFaults,
@@ -20,7 +21,8 @@ import {
 
 const timeouts: S3Timeouts = { connectMs: 500, requestMs: 700, deadlineMs: 2000 };
 let proxy: FaultProxy;
-const prefix = `faults-${Math.random().toString(36).slice(2, 10)}/`;
+/** Each transport's tests under a prefix of their own. */
+let prefix = '';
 
 function storeVia(
   endpoint: string,
@@ -33,17 +35,18 @@ function storeVia(
     prefix,
     timeouts,
     retry: { attempts: 4, baseMs: 10, maxMs: 50 },
+    ...via,
     ...extra,
   });
 }
 
 let faulty: S3Store;
 let direct: S3Store;
+/** The object requests over the Node entries' wire, and everything through the SDK (as on Workers). */
+let via: Partial<S3StoreOptions> = {};
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('s3').endpoint);
-  faulty = storeVia(proxy.url);
-  direct = storeVia(inject('s3').endpoint);
 });
 afterAll(() => proxy.close());
 
@@ -55,7 +58,19 @@ const elapsed = async <T>(fn: () => Promise<T>): Promise<{ ms: number; out: T | 
   return { ms: Date.now() - started, out };
 };
 
-describe('S3 adapter behind a fault proxy', () => {
+const transports: [string, Partial<S3StoreOptions>][] = [
+  ['over the Node wire', { wire: nodeWire }],
+  ['through the SDK only', {}],
+];
+
+describe.each(transports)('S3 adapter behind a fault proxy, %s', (_, transport) => {
+  beforeAll(() => {
+    via = transport;
+    prefix = `faults-${Math.random().toString(36).slice(2, 10)}/`;
+    faulty = storeVia(proxy.url);
+    direct = storeVia(inject('s3').endpoint);
+  });
+
   it('a lost answer to a create-only PUT surfaces as PreconditionFailedError with afterLostAnswer, and the object holds our bytes', async () => {
     proxy.setPlan(onceFor(putOf('create-1'), { action: 'lose-answer' }));
     const err = await faulty
@@ -68,7 +83,7 @@ describe('S3 adapter behind a fault proxy', () => {
     expect(text((await direct.get('create-1'))!.body)).toBe('{"write":"w-1"}');
     expect(
       proxy.log
-        .filter((e) => e.path.includes('create-1') && e.method === 'PUT')
+        .filter((e) => e.path.includes(`${prefix}create-1`) && e.method === 'PUT')
         .map((e) => [e.action, e.upstreamStatus]),
     ).toEqual([
       ['lose-answer', 200],
@@ -130,7 +145,7 @@ describe('S3 adapter behind a fault proxy', () => {
     await faulty.put('err-1', utf8('a'));
     proxy.setPlan(
       onceFor(
-        (r) => r.method === 'GET' && r.path.includes('err-1'),
+        (r) => r.method === 'GET' && r.path.includes(`${prefix}err-1`),
         { action: 'error', status: 503 },
         2,
       ),
@@ -249,7 +264,9 @@ describe('S3 adapter behind a fault proxy', () => {
     expect(stored).toHaveLength(acked.length);
     expect(new Set(stored)).toEqual(new Set(acked));
     // The mix really injected faults of every kind.
-    const kinds = new Set(proxy.log.filter((e) => e.path.includes('mix')).map((e) => e.action));
+    const kinds = new Set(
+      proxy.log.filter((e) => e.path.includes(`${prefix}mix`)).map((e) => e.action),
+    );
     expect([...kinds].sort()).toEqual(['drop', 'error', 'lose-answer', 'pass']);
   }, 60_000);
 });

@@ -2,13 +2,51 @@ import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { utf8 } from '../../lib/storage/port.js';
-import { S3Store } from '../../lib/storage/s3.js';
+import { S3Store, type S3StoreOptions } from '../../lib/storage/s3.js';
+import { nodeWire } from '../../lib/storage/s3-node.js';
 import { openTestS3 } from '../support/s3.js';
 import { describeConformance } from './conformance.js';
 
 describeConformance('s3 (Ceph radosgw)', () => openTestS3('conformance'));
+describeConformance('s3 (Ceph radosgw), SDK only', () =>
+  openTestS3('conformance-sdk', { sdk: true }),
+);
+
+/** The object requests over the Node entries' wire, and everything through the SDK (as on Workers). */
+const transports: [string, Partial<S3StoreOptions>][] = [
+  ['Node wire', { wire: nodeWire }],
+  ['SDK only', {}],
+];
 
 describe('s3 adapter specifics', () => {
+  it.each(transports)(
+    'keys with spaces, reserved and non-ASCII characters round-trip, list and delete (%s)',
+    async (_, via) => {
+      const s3 = inject('s3');
+      const store = new S3Store({
+        ...s3,
+        prefix: `odd-${Math.random().toString(36).slice(2)}/`,
+        ...via,
+      });
+      const key = "ns/a b+c%d~é!'()*&=?#;,$@[].json";
+      const { etag } = await store.put(key, utf8('odd'), { ifNoneMatch: '*' });
+      expect(await store.get(key)).toEqual({ body: utf8('odd'), etag });
+      await store.put(key, utf8('odder'), { ifMatch: etag });
+      expect((await store.list('ns/')).objects.map((o) => o.key)).toEqual([key]);
+      await store.delete(key);
+      expect(await store.get(key)).toBeNull();
+    },
+  );
+
+  it('the Node wire signs with the configured secret: a wrong one is refused, not retried', async () => {
+    const s3 = inject('s3');
+    const store = new S3Store({ ...s3, secretAccessKey: 'not-the-secret', wire: nodeWire });
+    await expect(store.get('k')).rejects.toMatchObject({
+      name: 'SignatureDoesNotMatch',
+      $metadata: { httpStatusCode: 403 },
+    });
+  });
+
   it('unconditional bodies over the threshold go through a multipart upload and still report an etag', async () => {
     const s3 = inject('s3');
     const store = new S3Store({
@@ -40,53 +78,64 @@ describe('s3 adapter specifics', () => {
     expect((await store.list('a/')).objects.map((o) => o.key)).toEqual(['a/b']);
   });
 
-  it('an unreachable endpoint becomes StorageUnavailableError after bounded retries', async () => {
-    const store = new S3Store({
-      endpoint: 'http://127.0.0.1:9',
-      region: 'us-east-1',
-      bucket: 'x',
-      forcePathStyle: true,
-      accessKeyId: 'a',
-      secretAccessKey: 'b',
-      retry: { attempts: 3, baseMs: 1, maxMs: 5 },
-    });
-    await expect(store.get('k')).rejects.toMatchObject({ name: 'StorageUnavailableError' });
-  });
-
-  it("an attempt's timeout aborts its request: its connection closes then, not at the socket's idle timeout", async () => {
-    // A server that takes each request and never answers. The socket's idle timeout (3 s by default) is
-    // far above the attempt's (150 ms): each attempt's connection must close at its own timeout.
-    const closed: number[] = [];
-    const opened: number[] = [];
-    const server = createServer((socket) => {
-      opened.push(Date.now());
-      socket.on('close', () => closed.push(Date.now()));
-      socket.resume(); // read what comes, so that the client's close ends the stream
-      socket.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    try {
+  it.each(transports)(
+    'an unreachable endpoint becomes StorageUnavailableError after bounded retries (%s)',
+    async (_, via) => {
       const store = new S3Store({
-        endpoint: `http://127.0.0.1:${port}`,
+        endpoint: 'http://127.0.0.1:9',
         region: 'us-east-1',
         bucket: 'x',
         forcePathStyle: true,
         accessKeyId: 'a',
         secretAccessKey: 'b',
-        retry: { attempts: 2, baseMs: 1, maxMs: 5, attemptTimeoutMs: 150, deadlineMs: 2000 },
+        retry: { attempts: 3, baseMs: 1, maxMs: 5 },
+        ...via,
       });
-      const started = Date.now();
-      for (const call of [() => store.get('k'), () => store.put('k', utf8('v'), { ifMatch: 'e' })])
-        await expect(call()).rejects.toMatchObject({ name: 'StorageUnavailableError' });
-      expect(Date.now() - started).toBeLessThan(1500);
-      // Every connection closed within a second of opening, long before the socket's idle timeout.
-      await new Promise((r) => setTimeout(r, 200));
-      expect(opened.length).toBeGreaterThanOrEqual(4);
-      expect(closed).toHaveLength(opened.length);
-      closed.forEach((at, i) => expect(at - opened[i]!).toBeLessThan(1000));
-    } finally {
-      server.close();
-    }
-  });
+      await expect(store.get('k')).rejects.toMatchObject({ name: 'StorageUnavailableError' });
+    },
+  );
+
+  it.each(transports)(
+    "an attempt's timeout aborts its request (%s): its connection closes then, not at the socket's idle timeout",
+    async (_, via) => {
+      // A server that takes each request and never answers. The socket's idle timeout (3 s by default) is
+      // far above the attempt's (150 ms): each attempt's connection must close at its own timeout.
+      const closed: number[] = [];
+      const opened: number[] = [];
+      const server = createServer((socket) => {
+        opened.push(Date.now());
+        socket.on('close', () => closed.push(Date.now()));
+        socket.resume(); // read what comes, so that the client's close ends the stream
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      try {
+        const store = new S3Store({
+          endpoint: `http://127.0.0.1:${port}`,
+          region: 'us-east-1',
+          bucket: 'x',
+          forcePathStyle: true,
+          accessKeyId: 'a',
+          secretAccessKey: 'b',
+          retry: { attempts: 2, baseMs: 1, maxMs: 5, attemptTimeoutMs: 150, deadlineMs: 2000 },
+          ...via,
+        });
+        const started = Date.now();
+        for (const call of [
+          () => store.get('k'),
+          () => store.put('k', utf8('v'), { ifMatch: 'e' }),
+        ])
+          await expect(call()).rejects.toMatchObject({ name: 'StorageUnavailableError' });
+        expect(Date.now() - started).toBeLessThan(1500);
+        // Every connection closed within a second of opening, long before the socket's idle timeout.
+        await new Promise((r) => setTimeout(r, 200));
+        expect(opened.length).toBeGreaterThanOrEqual(4);
+        expect(closed).toHaveLength(opened.length);
+        closed.forEach((at, i) => expect(at - opened[i]!).toBeLessThan(1000));
+      } finally {
+        server.close();
+      }
+    },
+  );
 });

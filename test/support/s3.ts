@@ -1,8 +1,13 @@
 import { inject } from 'vitest';
 import { S3Store } from '../../lib/storage/s3.js';
+import { nodeWire } from '../../lib/storage/s3-node.js';
 
-/** An S3 adapter on the run's radosgw, under a fresh prefix so test files never see each other's keys. */
-export function openTestS3(label = 'test'): S3Store {
+/**
+ * An S3 adapter on the run's radosgw, under a fresh prefix so test files never see each other's keys. Its
+ * object requests go over `nodeWire`, as in the Node and Lambda entries; `{ sdk: true }` sends everything
+ * through the SDK, as on Workers.
+ */
+export function openTestS3(label = 'test', options: { sdk?: boolean } = {}): S3Store {
   const s3 = inject('s3');
   return new S3Store({
     endpoint: s3.endpoint,
@@ -12,5 +17,6 @@ export function openTestS3(label = 'test'): S3Store {
     accessKeyId: s3.accessKeyId,
     secretAccessKey: s3.secretAccessKey,
     prefix: `${label}-${Math.random().toString(36).slice(2, 10)}/`,
+    ...(options.sdk ? {} : { wire: nodeWire }),
   });
 }

@@ -1,0 +1,165 @@
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { utf8 } from '../../lib/storage/port.js';
+import { S3Store } from '../../lib/storage/s3.js';
+import { nodeWire, objectUrl } from '../../lib/storage/s3-node.js';
+
+// The Node wire's own behaviour, against a local HTTP server speaking S3's error format. That it signs and
+// stores for real is proven on radosgw (test/storage/s3.test.ts, faults.s3.test.ts run it).
+
+const KEY = "ns/a b+c%d~é!'()*&=?#.json";
+
+/** The URL the SDK itself would send a GetObject to, captured before it is sent. */
+async function sdkUrl(cfg: {
+  region: string;
+  bucket: string;
+  endpoint?: string;
+  forcePathStyle?: boolean;
+}): Promise<string> {
+  const client = new S3Client({
+    region: cfg.region,
+    ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
+    ...(cfg.forcePathStyle ? { forcePathStyle: true } : {}),
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+  });
+  client.middlewareStack.add(
+    () => async (args) => {
+      const r = args.request as { protocol: string; hostname: string; port?: number; path: string };
+      throw Object.assign(new Error('captured'), {
+        url: `${r.protocol}//${r.hostname}${r.port ? `:${r.port}` : ''}${r.path}`,
+      });
+    },
+    { step: 'finalizeRequest', name: 'capture' },
+  );
+  const err = (await client
+    .send(new GetObjectCommand({ Bucket: cfg.bucket, Key: KEY }))
+    .catch((e: unknown) => e)) as { url?: string };
+  return err.url ?? 'not captured';
+}
+
+describe('the Node wire addresses objects as the SDK does', () => {
+  it.each([
+    { region: 'us-east-1', bucket: 'my-bucket' },
+    { region: 'eu-west-1', bucket: 'my-bucket' },
+    { region: 'eu-west-1', bucket: 'my.bucket' },
+    { region: 'auto', bucket: 'bucket-one', endpoint: 'https://acct.r2.cloudflarestorage.com' },
+    { region: 'auto', bucket: 'b1', endpoint: 'https://acct.r2.cloudflarestorage.com' },
+    { region: 'us-east-1', bucket: 'b1', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true },
+    { region: 'us-east-1', bucket: 'my-bucket', endpoint: 'http://127.0.0.1:9000' },
+    { region: 'us-east-1', bucket: 'my-bucket', endpoint: 'http://minio.local:9000/base' },
+    {
+      region: 'us-east-1',
+      bucket: 'b1',
+      endpoint: 'http://minio.local:9000/base',
+      forcePathStyle: true,
+    },
+    { region: 'us-east-1', bucket: 'my.bucket', endpoint: 'https://minio.local:9000' },
+    { region: 'us-east-1', bucket: 'B_1', endpoint: 'http://minio.local:9000' },
+  ])('%o', async (cfg) => {
+    const ours = objectUrl(
+      { ...cfg, forcePathStyle: cfg.forcePathStyle ?? false },
+      cfg.region,
+      KEY,
+    );
+    expect(ours.href).toBe(await sdkUrl(cfg));
+  });
+});
+
+interface Answer {
+  status: number;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+describe('the Node wire against a server', () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  /** A server that records each request and answers with `answer(request, index)`. */
+  async function serve(
+    answer: (req: IncomingMessage, i: number) => Answer,
+  ): Promise<{ url: string; seen: IncomingMessage[] }> {
+    const seen: IncomingMessage[] = [];
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const out = answer(req, seen.push(req) - 1);
+        res.writeHead(out.status, { 'content-type': 'application/xml', ...out.headers });
+        res.end(out.body ?? '');
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  }
+
+  function storeAt(url: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) {
+    return new S3Store({
+      endpoint: url,
+      region: 'us-east-1',
+      bucket: 'b1',
+      forcePathStyle: true,
+      accessKeyId: 'AKID',
+      secretAccessKey: 'secret',
+      retry: { attempts: 3, baseMs: 1, maxMs: 2 },
+      wire: nodeWire,
+      ...extra,
+    });
+  }
+
+  it('sends the session token of temporary credentials, signed', async () => {
+    const { url, seen } = await serve(() => ({ status: 200, headers: { etag: '"e1"' } }));
+    await storeAt(url, { sessionToken: 'token-1' }).put('k', utf8('v'));
+    expect(seen[0]!.headers['x-amz-security-token']).toBe('token-1');
+    expect(seen[0]!.headers.authorization).toMatch(
+      /SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token,/,
+    );
+    expect(seen[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  it("names an error answer by S3's code, as the SDK does: a refusal is not retried, a 503 SlowDown is", async () => {
+    const denied = await serve(() => ({
+      status: 403,
+      body: '<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+    }));
+    await expect(storeAt(denied.url).get('k')).rejects.toMatchObject({
+      name: 'AccessDenied',
+      message: 'Access Denied',
+      $metadata: { httpStatusCode: 403 },
+    });
+    expect(denied.seen).toHaveLength(1);
+    server!.close();
+    const slow = await serve((_, i): Answer =>
+      i === 0
+        ? { status: 503, body: '<Error><Code>SlowDown</Code></Error>' }
+        : { status: 200, body: 'v', headers: { etag: '"e2"' } },
+    );
+    expect(await storeAt(slow.url).get('k')).toMatchObject({ etag: 'e2' });
+    expect(slow.seen).toHaveLength(2);
+  });
+
+  it("takes the server's clock after a RequestTimeTooSkewed, for the next requests", async () => {
+    const ahead = Date.now() + 3600_000;
+    const { url, seen } = await serve((_, i): Answer =>
+      i === 0
+        ? {
+            status: 403,
+            body: '<Error><Code>RequestTimeTooSkewed</Code></Error>',
+            headers: { date: new Date(ahead).toUTCString() },
+          }
+        : { status: 200, headers: { etag: '"e3"' } },
+    );
+    const store = storeAt(url);
+    await expect(store.put('k', utf8('v'))).rejects.toMatchObject({ name: 'RequestTimeTooSkewed' });
+    await store.put('k', utf8('v'));
+    const sent = (req: IncomingMessage) => {
+      const d = String(req.headers['x-amz-date']);
+      return Date.parse(
+        `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 11)}:${d.slice(11, 13)}:${d.slice(13, 15)}Z`,
+      );
+    };
+    expect(Math.abs(sent(seen[0]!) - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(sent(seen[1]!) - ahead)).toBeLessThan(60_000);
+  });
+});
