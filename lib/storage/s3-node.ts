@@ -1,10 +1,11 @@
 // The S3 adapter's object requests on Node, over node:http(s) with SigV4 signing from node:crypto.
 //
-// Why not the SDK for these: measured on radosgw (150 KB bodies, one process, keep-alive), a GetObject or
-// PutObject through @aws-sdk/client-s3 costs 2 to 3 ms of CPU per request, against 0.5 to 1.3 ms for the
-// same signed request here; a 412 answer, 2.5 ms against 0.4 ms. Satchel's writes send two to three requests
-// where a whole-object store sends one, and several writers of one process contend on CPU, so that cost was
-// most of an append's time. Listing, batch deletes and multipart uploads (XML bodies, rare) stay on the SDK.
+// Why not the SDK for these: through S3Store on radosgw (150 KB bodies, keep-alive; `npm run bench:s3-wire`),
+// a GET costs 3.8 ms of CPU through @aws-sdk/client-s3 and 2.0 ms here, a PUT 3.5 and 1.6 ms, a PUT refused
+// with 412 4.5 and 1.4 ms. Satchel's writes send two to three requests where a whole-object store sends one,
+// and writers of one process contend on its CPU, so that cost was most of an append's time. Listing, batch
+// deletes and multipart uploads (XML bodies, rare) stay on the SDK, and so does where requests go: the
+// endpoint is the one the client resolves (S3StoreOptions.wire).
 import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -13,18 +14,29 @@ import type { S3Wire, S3WireRequest, S3WireResponse, S3WireTarget } from './s3.j
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 /** As the SDK: a server clock more than 5 minutes away from ours is taken as ours being wrong. */
 const SKEW_MS = 5 * 60 * 1000;
+/** As the SDK: bodies from 2 MiB ask `Expect: 100-continue`, so that a refused PUT is not uploaded first. */
+const EXPECT_CONTINUE_FROM = 2 * 1024 * 1024;
+/** As the SDK: how long such a PUT waits for the server's `100 Continue` before it sends the body anyway. */
+const CONTINUE_WAIT_MS = 1000;
 
 /**
  * `S3StoreOptions.wire` for Node (the server and Lambda entries): GET, PUT and DELETE of one object, signed
  * with the credentials the store's S3 client resolves (static keys, the environment, a profile, a role), on
- * a keep-alive pool of its own. Path-style or virtual-hosted addressing as the SDK chooses it.
+ * a keep-alive pool of its own, to the endpoint the client resolves for the bucket (`target.locate`).
  */
 export function nodeWire(target: S3WireTarget): S3Wire {
   let ready: Promise<Route> | undefined;
   return async (req) => {
-    const route = await (ready ??= target.region().then((region) => routeOf(target, region)));
+    // A failed resolution is not kept: the next request asks again.
+    const route = await (ready ??= target.locate().then(
+      (at) => routeOf(target, at.url, at.signingRegion),
+      (err: unknown) => {
+        ready = undefined;
+        throw err;
+      },
+    ));
     const creds = await target.credentials();
-    const path = `${route.root}/${req.key.split('/').map(encodeSegment).join('/')}`;
+    const path = `${route.root}${keyPath(req.key)}`;
     const now = new Date(Date.now() + target.clock.offset);
     const headers: Record<string, string> = {
       ...req.headers,
@@ -33,6 +45,9 @@ export function nodeWire(target: S3WireTarget): S3Wire {
       'x-amz-content-sha256': req.body ? sha256(req.body) : EMPTY_SHA256,
       ...(creds.sessionToken ? { 'x-amz-security-token': creds.sessionToken } : {}),
       ...(req.body ? { 'content-length': String(req.body.byteLength) } : {}),
+      ...(req.body && req.body.byteLength >= EXPECT_CONTINUE_FROM
+        ? { expect: '100-continue' }
+        : {}),
     };
     headers.authorization = route.keys.authorization(req.method, path, headers, creds);
     const res = await send(route, {
@@ -72,41 +87,17 @@ function agentOf(target: S3WireTarget, secure: boolean): http.Agent {
     : (pools.http ??= new http.Agent({ keepAlive: true, maxSockets: 50 }));
 }
 
-/**
- * The URL of an object, addressed as the SDK addresses it: virtual-hosted (`<bucket>.<endpoint host>`)
- * unless path style is asked for, the bucket's name cannot be a host label, or the endpoint is an IP
- * address; AWS's regional endpoint when none is set.
- */
-export function objectUrl(
-  target: Pick<S3WireTarget, 'endpoint' | 'bucket' | 'forcePathStyle'>,
-  region: string,
-  key: string,
-): URL {
-  const base = new URL(target.endpoint ?? `https://s3.${region}.amazonaws.com`);
-  const virtual =
-    !target.forcePathStyle &&
-    /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(target.bucket) &&
-    !/^(\d{1,3}\.){3}\d{1,3}$|^\[/.test(base.hostname);
-  const url = new URL(base.origin);
-  if (virtual) url.hostname = `${target.bucket}.${base.hostname}`;
-  url.pathname =
-    base.pathname.replace(/\/+$/, '') +
-    (virtual ? '' : `/${encodeSegment(target.bucket)}`) +
-    `/${key.split('/').map(encodeSegment).join('/')}`;
-  return url;
-}
-
-function routeOf(target: S3WireTarget, region: string): Route {
-  const origin = objectUrl(target, region, '');
-  const secure = origin.protocol === 'https:';
+function routeOf(target: S3WireTarget, url: URL, signingRegion: string): Route {
+  const secure = url.protocol === 'https:';
   return {
-    hostname: origin.hostname,
-    port: origin.port || undefined,
-    host: origin.host,
-    root: origin.pathname.slice(0, -1),
+    // An IPv6 literal is bracketed in the URL and the Host header, not in what is connected to.
+    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port || undefined,
+    host: url.host,
+    root: url.pathname.replace(/\/+$/, ''),
     agent: agentOf(target, secure),
     request: secure ? https.request : http.request,
-    keys: new SigningKeys(region),
+    keys: new SigningKeys(signingRegion),
   };
 }
 
@@ -179,14 +170,52 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
           ),
         );
       }, s.connectMs);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
+      // Both listeners go once it connects: a pooled socket must not keep this request (and its body) alive.
+      const settle = () => {
+        clearTimeout(timer);
+        socket.off('connect', settle);
+        socket.off('close', settle);
+      };
+      socket.on('connect', settle);
+      socket.on('close', settle);
     });
     r.setTimeout(s.idleMs, () =>
       r.destroy(timeoutError(`Connection timed out after ${s.idleMs} ms`)),
     );
-    r.end(req.body);
+    if (s.headers.expect && req.body) sendAfterContinue(r, req.body);
+    else r.end(req.body);
   });
+}
+
+/**
+ * Sends the body once the server says `100 Continue`, or after CONTINUE_WAIT_MS without a word (a server
+ * that ignores the header); a server that answers first (a 412) gets no body, and the connection is not
+ * used again.
+ */
+function sendAfterContinue(r: http.ClientRequest, body: Uint8Array): void {
+  let decided = false;
+  const decide = (send: boolean) => {
+    if (decided) return;
+    decided = true;
+    clearTimeout(timer);
+    r.off('continue', onContinue);
+    r.off('response', onResponse);
+    r.off('close', onClose);
+    if (send) return void r.end(body);
+    r.shouldKeepAlive = false;
+    r.end();
+  };
+  const onContinue = () => decide(true);
+  const onResponse = () => decide(false);
+  const onClose = () => {
+    decided = true;
+    clearTimeout(timer);
+  };
+  const timer = setTimeout(onContinue, CONTINUE_WAIT_MS);
+  r.on('continue', onContinue);
+  r.on('response', onResponse);
+  r.on('close', onClose);
+  r.flushHeaders();
 }
 
 function timeoutError(message: string): Error {
@@ -202,6 +231,18 @@ function correctClock(target: S3WireTarget, date: string | undefined): void {
 
 function sha256(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/** The URL of `key` under a bucket's endpoint (`S3WireTarget.locate`), as the wire sends it. */
+export function objectUrl(base: URL, key: string): URL {
+  const url = new URL(base.href);
+  url.pathname = url.pathname.replace(/\/+$/, '') + keyPath(key);
+  return url;
+}
+
+/** A key as the path after the bucket's: each segment encoded, the slashes kept. */
+function keyPath(key: string): string {
+  return `/${key.split('/').map(encodeSegment).join('/')}`;
 }
 
 /** A key segment as SigV4 and S3 want it: RFC 3986, every byte but the unreserved ones escaped. */

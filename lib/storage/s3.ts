@@ -8,6 +8,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { getEndpointFromInstructions } from '@smithy/core/endpoints';
 import {
   assertSafeKey,
   DEFAULT_PING_DEADLINE_MS,
@@ -77,19 +78,22 @@ export interface S3StoreOptions {
   /** A ready client, e.g. one with custom middleware; the connection options above are then ignored. */
   client?: S3Client;
   /**
-   * Sends the GET, PUT and DELETE of single objects instead of the SDK, signed with the client's
-   * credentials: `nodeWire` (lib/storage/s3-node.ts) on Node, where the SDK's own cost per request is
-   * most of an append's time. Listing, batch deletes and multipart uploads always go through the SDK.
+   * Sends the GET, PUT and DELETE of single objects instead of the SDK, to the endpoint the client
+   * resolves and signed with its credentials: `nodeWire` (lib/storage/s3-node.ts) on Node, where the
+   * SDK's own cost per request is most of an append's time. Listing, batch deletes and multipart uploads
+   * always go through the SDK.
    */
   wire?: (target: S3WireTarget) => S3Wire;
 }
 
 /** What a wire needs to address and sign requests the way the store's S3 client would. */
 export interface S3WireTarget {
-  endpoint?: string;
-  region: () => Promise<string>;
-  bucket: string;
-  forcePathStyle: boolean;
+  /**
+   * Where the bucket's objects are (the URL a key's encoded path is appended to) and the region to sign
+   * for: the endpoint the client resolves for the bucket, through the SDK's own rules (a configured
+   * endpoint, path or virtual-hosted style, `AWS_ENDPOINT_URL_S3`, FIPS, dual-stack, other partitions).
+   */
+  locate: () => Promise<{ url: URL; signingRegion: string }>;
   /** The client's credential provider (memoized and refreshed by the SDK). */
   credentials: () => Promise<{
     accessKeyId: string;
@@ -188,10 +192,7 @@ export class S3Store implements ObjectStore {
       });
     const config = this.client.config;
     this.wire = options.wire?.({
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      region: options.region ? () => Promise.resolve(options.region!) : () => config.region(),
-      bucket: options.bucket,
-      forcePathStyle: options.forcePathStyle ?? config.forcePathStyle ?? false,
+      locate: () => locate(this.client, options.bucket),
       credentials: () => config.credentials(),
       connectMs: this.timeouts.connectMs,
       requestMs: this.timeouts.requestMs,
@@ -224,7 +225,7 @@ export class S3Store implements ObjectStore {
           onLength: (n) => ctx.extend(this.transferAllowance(n)),
         });
         if (res.status === 404) return null;
-        if (res.status !== 200) throw wireError(res);
+        if (res.status < 200 || res.status >= 300) throw wireError(res);
         return { body: res.body, etag: unquote(res.header('etag') ?? '') };
       }
       try {
@@ -282,7 +283,7 @@ export class S3Store implements ObjectStore {
               body,
               signal: ctx.signal,
             });
-            if (res.status !== 200) throw wireError(res);
+            if (res.status < 200 || res.status >= 300) throw wireError(res);
             return { etag: unquote(res.header('etag') ?? '') };
           }
           const out = await this.client.send(
@@ -327,7 +328,7 @@ export class S3Store implements ObjectStore {
             headers: {},
             signal: ctx.signal,
           });
-          if (res.status >= 300) throw wireError(res);
+          if (res.status < 200 || res.status >= 300) throw wireError(res);
         },
         true,
       );
@@ -409,6 +410,24 @@ export class S3Store implements ObjectStore {
   ): Promise<T> {
     return withRetry(what, op, isTransient, this.retry, undefined, { write });
   }
+}
+
+/** The endpoint the client sends a bucket's object requests to, as its own endpoint middleware finds it. */
+async function locate(
+  client: S3Client,
+  bucket: string,
+): Promise<{ url: URL; signingRegion: string }> {
+  const config = client.config;
+  const endpoint = await getEndpointFromInstructions(
+    { Bucket: bucket, Key: 'k' },
+    GetObjectCommand as unknown as Parameters<typeof getEndpointFromInstructions>[1],
+    config as unknown as Parameters<typeof getEndpointFromInstructions>[2],
+  );
+  const schemes = endpoint.properties?.authSchemes as { signingRegion?: string }[] | undefined;
+  return {
+    url: new URL(endpoint.url.href),
+    signingRegion: schemes?.[0]?.signingRegion ?? (await config.region()),
+  };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -2,8 +2,8 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { utf8 } from '../../lib/storage/port.js';
-import { S3Store } from '../../lib/storage/s3.js';
+import { PreconditionFailedError, utf8 } from '../../lib/storage/port.js';
+import { S3Store, type S3WireTarget } from '../../lib/storage/s3.js';
 import { nodeWire, objectUrl } from '../../lib/storage/s3-node.js';
 
 // The Node wire's own behaviour, against a local HTTP server speaking S3's error format. That it signs and
@@ -39,15 +39,30 @@ async function sdkUrl(cfg: {
   return err.url ?? 'not captured';
 }
 
-describe('the Node wire addresses objects as the SDK does', () => {
+/** The URL the wire sends a GET of KEY to, for a store built with `options`. */
+async function wireUrl(options: ConstructorParameters<typeof S3Store>[0]): Promise<string> {
+  let target: S3WireTarget | undefined;
+  new S3Store({
+    ...options,
+    wire: (t) => {
+      target = t;
+      return nodeWire(t);
+    },
+  });
+  return objectUrl((await target!.locate()).url, KEY).href;
+}
+
+describe('the Node wire sends each object request where the SDK would', () => {
   it.each([
     { region: 'us-east-1', bucket: 'my-bucket' },
     { region: 'eu-west-1', bucket: 'my-bucket' },
     { region: 'eu-west-1', bucket: 'my.bucket' },
+    { region: 'cn-north-1', bucket: 'my-bucket' },
     { region: 'auto', bucket: 'bucket-one', endpoint: 'https://acct.r2.cloudflarestorage.com' },
     { region: 'auto', bucket: 'b1', endpoint: 'https://acct.r2.cloudflarestorage.com' },
     { region: 'us-east-1', bucket: 'b1', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true },
     { region: 'us-east-1', bucket: 'my-bucket', endpoint: 'http://127.0.0.1:9000' },
+    { region: 'us-east-1', bucket: 'my-bucket', endpoint: 'http://[::1]:9000' },
     { region: 'us-east-1', bucket: 'my-bucket', endpoint: 'http://minio.local:9000/base' },
     {
       region: 'us-east-1',
@@ -58,12 +73,26 @@ describe('the Node wire addresses objects as the SDK does', () => {
     { region: 'us-east-1', bucket: 'my.bucket', endpoint: 'https://minio.local:9000' },
     { region: 'us-east-1', bucket: 'B_1', endpoint: 'http://minio.local:9000' },
   ])('%o', async (cfg) => {
-    const ours = objectUrl(
-      { ...cfg, forcePathStyle: cfg.forcePathStyle ?? false },
-      cfg.region,
-      KEY,
-    );
-    expect(ours.href).toBe(await sdkUrl(cfg));
+    const ours = await wireUrl({ ...cfg, accessKeyId: 'a', secretAccessKey: 'b' });
+    expect(ours).toBe(await sdkUrl(cfg));
+  });
+
+  it('with the endpoint and FIPS settings of the environment', async () => {
+    const saved = { ...process.env };
+    try {
+      process.env.AWS_ENDPOINT_URL_S3 = 'http://127.0.0.1:9000';
+      const viaEnv = { region: 'us-east-1', bucket: 'my-bucket' };
+      expect(await wireUrl({ ...viaEnv, accessKeyId: 'a', secretAccessKey: 'b' })).toBe(
+        await sdkUrl(viaEnv),
+      );
+      delete process.env.AWS_ENDPOINT_URL_S3;
+      process.env.AWS_USE_FIPS_ENDPOINT = 'true';
+      const fips = await wireUrl({ ...viaEnv, accessKeyId: 'a', secretAccessKey: 'b' });
+      expect(fips).toContain('s3-fips.us-east-1.amazonaws.com');
+      expect(fips).toBe(await sdkUrl(viaEnv));
+    } finally {
+      process.env = saved;
+    }
   });
 });
 
@@ -77,21 +106,46 @@ describe('the Node wire against a server', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
 
-  /** A server that records each request and answers with `answer(request, index)`. */
+  /**
+   * A server that records each request (and the body bytes it read) and answers with `answer(request,
+   * index)`. `onExpect`: what it does with `Expect: 100-continue` ('continue' is Node's default).
+   */
   async function serve(
     answer: (req: IncomingMessage, i: number) => Answer,
-  ): Promise<{ url: string; seen: IncomingMessage[] }> {
+    {
+      host = '127.0.0.1',
+      onExpect = 'continue',
+    }: { host?: string; onExpect?: 'continue' | 'ignore' | 'refuse' } = {},
+  ): Promise<{ url: string; seen: IncomingMessage[]; bodyBytes: number[] }> {
     const seen: IncomingMessage[] = [];
-    server = createServer((req, res) => {
-      req.resume();
+    const bodyBytes: number[] = [];
+    const handle = (req: IncomingMessage, res: import('node:http').ServerResponse) => {
+      const i = seen.push(req) - 1;
+      bodyBytes[i] = 0;
+      req.on('data', (c: Buffer) => (bodyBytes[i]! += c.length));
       req.on('end', () => {
-        const out = answer(req, seen.push(req) - 1);
+        const out = answer(req, i);
         res.writeHead(out.status, { 'content-type': 'application/xml', ...out.headers });
         res.end(out.body ?? '');
       });
+    };
+    server = createServer(handle);
+    if (onExpect === 'ignore') server.on('checkContinue', handle);
+    if (onExpect === 'refuse')
+      server.on('checkContinue', (req, res) => {
+        const i = seen.push(req) - 1;
+        bodyBytes[i] = 0;
+        req.on('data', (c: Buffer) => (bodyBytes[i]! += c.length));
+        const out = answer(req, i);
+        res.writeHead(out.status, { 'content-type': 'application/xml', ...out.headers });
+        res.end(out.body ?? '');
+      });
+    await new Promise<void>((r, fail) => {
+      server!.once('error', fail);
+      server!.listen(0, host, r);
     });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+    const port = (server.address() as AddressInfo).port;
+    return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, seen, bodyBytes };
   }
 
   function storeAt(url: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) {
@@ -161,5 +215,49 @@ describe('the Node wire against a server', () => {
     };
     expect(Math.abs(sent(seen[0]!) - Date.now())).toBeLessThan(60_000);
     expect(Math.abs(sent(seen[1]!) - ahead)).toBeLessThan(60_000);
+  });
+  it('takes any 2xx as done, as the SDK does (a gateway that answers 204)', async () => {
+    const { url } = await serve(() => ({ status: 204, headers: { etag: '"e4"' } }));
+    const store = storeAt(url);
+    expect(await store.put('k', utf8('v'), { ifMatch: 'e3' })).toEqual({ etag: 'e4' });
+    await store.delete('k');
+  });
+
+  it('reaches an IPv6 literal endpoint', async (ctx) => {
+    const started = await serve(() => ({ status: 200, body: 'v6', headers: { etag: '"e6"' } }), {
+      host: '::1',
+    }).catch(() => undefined);
+    if (!started) return ctx.skip(); // no IPv6 loopback on this machine
+    expect(await storeAt(started.url).get('k')).toMatchObject({ etag: 'e6' });
+    expect(started.seen[0]!.headers.host).toBe(new URL(started.url).host);
+  });
+
+  const big = new Uint8Array(3 * 1024 * 1024).fill(1);
+
+  it('a PUT from 2 MiB waits for 100 Continue: refused first, its body is never sent', async () => {
+    const { url, seen, bodyBytes } = await serve(
+      (req) =>
+        req.headers.expect
+          ? { status: 412, body: '<Error><Code>PreconditionFailed</Code></Error>' }
+          : { status: 200, body: 'v', headers: { etag: '"e7"' } },
+      { onExpect: 'refuse' },
+    );
+    const store = storeAt(url);
+    const err = await store.put('k', big, { ifMatch: 'old' }).catch((e: unknown) => e);
+    expect(PreconditionFailedError.is(err)).toBe(true);
+    expect(seen[0]!.headers.expect).toBe('100-continue');
+    expect(bodyBytes[0]).toBe(0);
+    // The connection it left is not used again: the next request gets its answer.
+    expect(await store.get('k')).toMatchObject({ etag: 'e7' });
+  });
+
+  it('a PUT from 2 MiB to a server that ignores Expect sends its body after a second', async () => {
+    const { url, bodyBytes } = await serve(() => ({ status: 200, headers: { etag: '"e8"' } }), {
+      onExpect: 'ignore',
+    });
+    const started = Date.now();
+    expect(await storeAt(url).put('k', big)).toEqual({ etag: 'e8' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(bodyBytes[0]).toBe(big.byteLength);
   });
 });

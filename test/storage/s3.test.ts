@@ -1,7 +1,7 @@
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import { utf8 } from '../../lib/storage/port.js';
+import { PreconditionFailedError, utf8 } from '../../lib/storage/port.js';
 import { S3Store, type S3StoreOptions } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 import { openTestS3 } from '../support/s3.js';
@@ -35,6 +35,27 @@ describe('s3 adapter specifics', () => {
       expect((await store.list('ns/')).objects.map((o) => o.key)).toEqual([key]);
       await store.delete(key);
       expect(await store.get(key)).toBeNull();
+    },
+  );
+
+  it.each(transports)(
+    'a compare-and-swap PUT of 3 MiB (sent after 100 Continue) lands, and a stale one is refused (%s)',
+    async (_, via) => {
+      const s3 = inject('s3');
+      const store = new S3Store({
+        ...s3,
+        prefix: `big-${Math.random().toString(36).slice(2)}/`,
+        ...via,
+      });
+      const body = new Uint8Array(3 * 1024 * 1024).fill(3);
+      const first = await store.put('k', utf8('small'));
+      const { etag } = await store.put('k', body, { ifMatch: first.etag });
+      await expect(store.put('k', body, { ifMatch: first.etag })).rejects.toSatisfy(
+        PreconditionFailedError.is,
+      );
+      const got = await store.get('k');
+      expect(got?.etag).toBe(etag);
+      expect(got?.body).toEqual(body);
     },
   );
 
