@@ -16,7 +16,10 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 const SKEW_MS = 5 * 60 * 1000;
 /** As the SDK: bodies from 2 MiB ask `Expect: 100-continue`, so that a refused PUT is not uploaded first. */
 const EXPECT_CONTINUE_FROM = 2 * 1024 * 1024;
-/** As the SDK: how long such a PUT waits for the server's `100 Continue` before it sends the body anyway. */
+/**
+ * How long such a PUT waits, once connected, for the server's `100 Continue` before it sends the body
+ * anyway: what a server that ignores the header costs. Our choice; the SDK waits 6 s.
+ */
 const CONTINUE_WAIT_MS = 1000;
 
 /**
@@ -188,9 +191,9 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
 }
 
 /**
- * Sends the body once the server says `100 Continue`, or after CONTINUE_WAIT_MS without a word (a server
- * that ignores the header); a server that answers first (a 412) gets no body, and the connection is not
- * used again.
+ * Sends the body once the server says `100 Continue`, or after CONTINUE_WAIT_MS of silence once connected
+ * (a server that ignores the header); a server that answers first (a 412) gets no body, and the
+ * connection is not used again.
  */
 function sendAfterContinue(r: http.ClientRequest, body: Uint8Array): void {
   let decided = false;
@@ -211,7 +214,12 @@ function sendAfterContinue(r: http.ClientRequest, body: Uint8Array): void {
     decided = true;
     clearTimeout(timer);
   };
-  const timer = setTimeout(onContinue, CONTINUE_WAIT_MS);
+  // The wait starts once connected: time queued for a socket, or connecting, is not the server's silence.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    if (!decided) timer = setTimeout(onContinue, CONTINUE_WAIT_MS);
+  };
+  r.once('socket', (socket) => (socket.connecting ? socket.once('connect', arm) : arm()));
   r.on('continue', onContinue);
   r.on('response', onResponse);
   r.on('close', onClose);

@@ -148,6 +148,8 @@ export class S3Store implements ObjectStore {
   private readonly retry: RetryPolicy;
   private readonly timeouts: Required<S3Timeouts>;
   private readonly wire: S3Wire | undefined;
+  /** Where the wire sends requests; null when the bucket's endpoint asks for a signing only the SDK does. */
+  private location: Promise<WireLocation | null> | undefined;
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
@@ -192,7 +194,11 @@ export class S3Store implements ObjectStore {
       });
     const config = this.client.config;
     this.wire = options.wire?.({
-      locate: () => locate(this.client, options.bucket),
+      locate: async () => {
+        const at = await this.locate();
+        if (!at) throw new Error('the wire cannot sign for this bucket'); // never asked then (viaWire)
+        return at;
+      },
       credentials: () => config.credentials(),
       connectMs: this.timeouts.connectMs,
       requestMs: this.timeouts.requestMs,
@@ -208,6 +214,20 @@ export class S3Store implements ObjectStore {
     });
   }
 
+  /** The bucket's wire location, resolved once (again after a failure). */
+  private locate(): Promise<WireLocation | null> {
+    this.location ??= wireLocation(this.client, this.bucket).catch((err: unknown) => {
+      this.location = undefined;
+      throw err;
+    });
+    return this.location;
+  }
+
+  /** Whether this store's object requests go over its wire: it has one, and it can sign for the bucket. */
+  private async viaWire(): Promise<boolean> {
+    return (await this.locate()) !== null;
+  }
+
   private full(key: string): string {
     assertSafeKey(key);
     return this.prefix + key;
@@ -216,7 +236,7 @@ export class S3Store implements ObjectStore {
   async get(key: string): Promise<StoredObject | null> {
     const Key = this.full(key);
     return this.attempt(`GET ${key}`, async (ctx) => {
-      if (this.wire) {
+      if (this.wire && (await this.viaWire())) {
         const res = await this.wire({
           method: 'GET',
           key: Key,
@@ -269,7 +289,7 @@ export class S3Store implements ObjectStore {
             );
             return { etag: unquote(head.ETag ?? '') };
           }
-          if (this.wire) {
+          if (this.wire && (await this.viaWire())) {
             const res = await this.wire({
               method: 'PUT',
               key: Key,
@@ -315,7 +335,7 @@ export class S3Store implements ObjectStore {
       await this.attempt(
         `DELETE ${all[0]}`,
         async (ctx) => {
-          if (!this.wire)
+          if (!this.wire || !(await this.viaWire()))
             return this.client.send(
               new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }),
               {
@@ -412,21 +432,31 @@ export class S3Store implements ObjectStore {
   }
 }
 
-/** The endpoint the client sends a bucket's object requests to, as its own endpoint middleware finds it. */
-async function locate(
-  client: S3Client,
-  bucket: string,
-): Promise<{ url: URL; signingRegion: string }> {
+export interface WireLocation {
+  url: URL;
+  signingRegion: string;
+}
+
+/**
+ * The endpoint the client sends a bucket's object requests to, as its own endpoint middleware finds it,
+ * and the region to sign for; null when that endpoint asks for anything but SigV4 for `s3` (a directory
+ * bucket's `sigv4-s3express`, a multi-region access point's `sigv4a`, Outposts, Object Lambda), which
+ * only the SDK signs: such a store sends everything through the SDK.
+ */
+export async function wireLocation(client: S3Client, bucket: string): Promise<WireLocation | null> {
   const config = client.config;
   const endpoint = await getEndpointFromInstructions(
     { Bucket: bucket, Key: 'k' },
     GetObjectCommand as unknown as Parameters<typeof getEndpointFromInstructions>[1],
     config as unknown as Parameters<typeof getEndpointFromInstructions>[2],
   );
-  const schemes = endpoint.properties?.authSchemes as { signingRegion?: string }[] | undefined;
+  const schemes = endpoint.properties?.authSchemes as
+    { name?: string; signingName?: string; signingRegion?: string }[] | undefined;
+  const scheme = schemes?.[0];
+  if (scheme && (scheme.name !== 'sigv4' || (scheme.signingName ?? 's3') !== 's3')) return null;
   return {
     url: new URL(endpoint.url.href),
-    signingRegion: schemes?.[0]?.signingRegion ?? (await config.region()),
+    signingRegion: scheme?.signingRegion ?? (await config.region()),
   };
 }
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PreconditionFailedError, utf8 } from '../../lib/storage/port.js';
-import { S3Store, type S3WireTarget } from '../../lib/storage/s3.js';
+import { S3Store, wireLocation, type S3WireTarget } from '../../lib/storage/s3.js';
 import { nodeWire, objectUrl } from '../../lib/storage/s3-node.js';
 
 // The Node wire's own behaviour, against a local HTTP server speaking S3's error format. That it signs and
@@ -96,6 +96,28 @@ describe('the Node wire sends each object request where the SDK would', () => {
   });
 });
 
+describe('the Node wire signs only what plain SigV4 for s3 covers', () => {
+  const client = (region: string) =>
+    new S3Client({ region, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+
+  it('a bucket: its endpoint and region', async () => {
+    const at = await wireLocation(client('eu-west-1'), 'my-bucket');
+    expect(at?.url.href).toBe('https://my-bucket.s3.eu-west-1.amazonaws.com/');
+    expect(at?.signingRegion).toBe('eu-west-1');
+  });
+
+  it.each([
+    ['a directory bucket (sigv4-s3express)', 'us-west-2', 'mybucket--usw2-az1--x-s3'],
+    [
+      'a multi-region access point (sigv4a)',
+      'us-east-1',
+      'arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap',
+    ],
+  ])('%s: none, so the store sends everything through the SDK', async (_, region, bucket) => {
+    expect(await wireLocation(client(region), bucket)).toBeNull();
+  });
+});
+
 interface Answer {
   status: number;
   body?: string;
@@ -115,8 +137,13 @@ describe('the Node wire against a server', () => {
     {
       host = '127.0.0.1',
       onExpect = 'continue',
-    }: { host?: string; onExpect?: 'continue' | 'ignore' | 'refuse' } = {},
-  ): Promise<{ url: string; seen: IncomingMessage[]; bodyBytes: number[] }> {
+    }: { host?: string; onExpect?: 'continue' | 'ignore' | 'refuse' | 'refuse-first' } = {},
+  ): Promise<{
+    url: string;
+    seen: IncomingMessage[];
+    bodyBytes: number[];
+    connections: () => number;
+  }> {
     const seen: IncomingMessage[] = [];
     const bodyBytes: number[] = [];
     const handle = (req: IncomingMessage, res: import('node:http').ServerResponse) => {
@@ -131,8 +158,14 @@ describe('the Node wire against a server', () => {
     };
     server = createServer(handle);
     if (onExpect === 'ignore') server.on('checkContinue', handle);
-    if (onExpect === 'refuse')
+    let refused = 0;
+    if (onExpect === 'refuse' || onExpect === 'refuse-first')
       server.on('checkContinue', (req, res) => {
+        if (onExpect === 'refuse-first' && refused > 0) {
+          res.writeContinue();
+          return handle(req, res);
+        }
+        refused++;
         const i = seen.push(req) - 1;
         bodyBytes[i] = 0;
         req.on('data', (c: Buffer) => (bodyBytes[i]! += c.length));
@@ -140,12 +173,19 @@ describe('the Node wire against a server', () => {
         res.writeHead(out.status, { 'content-type': 'application/xml', ...out.headers });
         res.end(out.body ?? '');
       });
+    let connected = 0;
+    server.on('connection', () => connected++);
     await new Promise<void>((r, fail) => {
       server!.once('error', fail);
       server!.listen(0, host, r);
     });
     const port = (server.address() as AddressInfo).port;
-    return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, seen, bodyBytes };
+    return {
+      url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      seen,
+      bodyBytes,
+      connections: () => connected,
+    };
   }
 
   function storeAt(url: string, extra: Partial<ConstructorParameters<typeof S3Store>[0]> = {}) {
@@ -259,5 +299,22 @@ describe('the Node wire against a server', () => {
     expect(await storeAt(url).put('k', big)).toEqual({ etag: 'e8' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(bodyBytes[0]).toBe(big.byteLength);
+  });
+  it('a PUT from 2 MiB answered 500 before 100 Continue is sent again, its body once', async () => {
+    const { url, bodyBytes } = await serve(
+      (_, i) => (i === 0 ? { status: 500 } : { status: 200, headers: { etag: '"e9"' } }),
+      { onExpect: 'refuse-first' },
+    );
+    expect(await storeAt(url).put('k', big)).toEqual({ etag: 'e9' });
+    expect(bodyBytes).toEqual([0, big.byteLength]);
+  });
+
+  it('PUTs from 2 MiB that get 100 Continue keep their connection for the next request', async () => {
+    const { url, connections } = await serve(() => ({ status: 200, headers: { etag: '"e10"' } }));
+    const store = storeAt(url);
+    await store.put('k', big);
+    await store.put('k', big);
+    await store.get('k');
+    expect(connections()).toBe(1);
   });
 });
