@@ -428,11 +428,18 @@ describe('session browser: the transcript', () => {
     await page.waitForSelector('#messages li', { visible: true });
     await page.click('#download');
     const file = join(dir, `${id}.json`);
-    for (let i = 0; i < 50 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+    // Chromium may show the file before it has written all of it: wait (at most 5 s) for whole JSON.
+    let saved: unknown;
+    for (let i = 0; i < 50 && saved === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        saved = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+      } catch {
+        saved = undefined;
+      }
+    }
     expect(readdirSync(dir)).toContain(`${id}.json`);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(
-      (await api('GET', `/v1/sessions/${id}`)).json,
-    );
+    expect(saved).toEqual((await api('GET', `/v1/sessions/${id}`)).json);
     rmSync(dir, { recursive: true, force: true });
     await page.close();
   });
