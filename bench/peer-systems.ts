@@ -19,7 +19,7 @@ import { CountingStore } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store, type S3StoreOptions, type S3Wire, type S3WireTarget } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
-import { newClient, productionSessionStore, WIRE_COMMANDS, type Target } from './support.js';
+import { newClient, productionSessionStore, wireCommand, type Target } from './support.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Messages
@@ -119,7 +119,7 @@ export class WireMeter {
       const wire = make(t);
       return async (req) => {
         const c = this.counts;
-        const command = WIRE_COMMANDS[req.method].replace(/Command$/, '');
+        const command = wireCommand(req);
         c.requests++;
         c.byCommand[command] = (c.byCommand[command] ?? 0) + 1;
         c.bytesOut += req.body?.byteLength ?? 0;

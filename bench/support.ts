@@ -9,7 +9,7 @@ import type { SavePipeline } from '../lib/pipeline/save.js';
 import { AuditLog } from '../lib/sessions/audit.js';
 import { CountingStore, type StoreCounts } from '../lib/storage/counting.js';
 import type { ObjectStore } from '../lib/storage/port.js';
-import { S3Store, type S3Wire, type S3WireTarget } from '../lib/storage/s3.js';
+import { S3Store, type S3Wire, type S3WireRequest, type S3WireTarget } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
 import { SessionStore, type SessionStoreOptions } from '../lib/sessions/store.js';
 import type { Message } from '../lib/model/session.js';
@@ -130,8 +130,8 @@ export class WireCounter {
     return (t) => {
       const wire = make(t);
       return async (req) => {
-        const command = WIRE_COMMANDS[req.method];
-        const label = `${command} ${kindOfKey(req.key, this.prefixOf())}`;
+        const command = wireCommand(req);
+        const label = `${command} ${kindOfKey(req.query?.prefix ?? req.key, this.prefixOf())}`;
         this.counts.set(label, (this.counts.get(label) ?? 0) + 1);
         const res = await wire(req).catch((err: unknown) => {
           this.errors++;
@@ -159,12 +159,11 @@ export interface WireSnapshot {
   errors: number;
 }
 
-/** The SDK command each wire request stands for, so that both paths are counted under one name. */
-export const WIRE_COMMANDS = {
-  GET: 'GetObject',
-  PUT: 'PutObject',
-  DELETE: 'DeleteObject',
-} as const;
+/** The SDK command a wire request stands for, so that both paths are counted under one name. */
+export function wireCommand(req: S3WireRequest): string {
+  if (req.query?.['list-type']) return 'ListObjectsV2';
+  return { GET: 'GetObject', PUT: 'PutObject', DELETE: 'DeleteObject' }[req.method];
+}
 
 /** Key class as CountingStore names it (`sessions`, `m/l`, `m/p`, `m/b`, `m` for the manifest prefix). */
 function kindOfKey(full: string, prefix: string): string {

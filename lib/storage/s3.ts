@@ -80,8 +80,8 @@ export interface S3StoreOptions {
   /**
    * Sends the GET, PUT and DELETE of single objects instead of the SDK, to the endpoint the client
    * resolves and signed with its credentials: `nodeWire` (lib/storage/s3-node.ts) on Node, where the
-   * SDK's own cost per request is most of an append's time. Listing, batch deletes and multipart uploads
-   * always go through the SDK.
+   * SDK's own cost per request is most of an append's time; listings too. Batch deletes and multipart
+   * uploads always go through the SDK.
    */
   wire?: (target: S3WireTarget) => S3Wire;
 }
@@ -111,8 +111,10 @@ export interface S3WireTarget {
 
 export interface S3WireRequest {
   method: 'GET' | 'PUT' | 'DELETE';
-  /** The object's key in the bucket (the store's prefix included), unencoded. */
+  /** The object's key in the bucket (the store's prefix included), unencoded; '' for the bucket itself. */
   key: string;
+  /** Query parameters (a listing's), unencoded. */
+  query?: Record<string, string>;
   headers: Record<string, string>;
   body?: Uint8Array;
   signal: AbortSignal;
@@ -377,27 +379,49 @@ export class S3Store implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const maxKeys = Math.min(options.limit ?? 1000, 1000);
+    if (this.wire && (await this.viaWire())) {
+      const wire = this.wire;
+      const page = await this.attempt(`LIST ${prefix}`, async (ctx) => {
+        const res = await wire({
+          method: 'GET',
+          key: '',
+          query: {
+            'list-type': '2',
+            prefix: this.prefix + prefix,
+            'max-keys': String(maxKeys),
+            ...(options.cursor ? { 'start-after': this.prefix + options.cursor } : {}),
+          },
+          headers: {},
+          signal: ctx.signal,
+        });
+        if (res.status < 200 || res.status >= 300) throw wireError(res);
+        return parseListing(new TextDecoder().decode(res.body));
+      });
+      return this.page(page.keys, page.truncated);
+    }
     const out = await this.attempt(`LIST ${prefix}`, (ctx) =>
       this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: this.prefix + prefix,
-          MaxKeys: Math.min(options.limit ?? 1000, 1000),
+          MaxKeys: maxKeys,
           ...(options.cursor ? { StartAfter: this.prefix + options.cursor } : {}),
         }),
         { abortSignal: ctx.signal },
       ),
     );
-    const objects = (out.Contents ?? []).map((o) => ({
-      key: o.Key!.slice(this.prefix.length),
-      size: o.Size ?? 0,
-    }));
+    const keys = (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0 }));
+    return this.page(keys, out.IsTruncated === true);
+  }
+
+  /** A listing's page: keys without the store's prefix; StartAfter (the last key) as the cursor. */
+  private page(keys: { key: string; size: number }[], truncated: boolean): ListPage {
+    const objects = keys.map((o) => ({ key: o.key.slice(this.prefix.length), size: o.size }));
     // StartAfter (the last key) as the cursor keeps it readable and the same on every adapter.
     return {
       objects,
-      ...(out.IsTruncated && objects.length > 0
-        ? { cursor: objects[objects.length - 1]!.key }
-        : {}),
+      ...(truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}),
     };
   }
 
@@ -498,6 +522,32 @@ function wireError(res: S3WireResponse): Error {
     name: code ?? (res.status === 404 ? 'NotFound' : `HTTP${res.status}`),
     $metadata: { httpStatusCode: res.status },
   });
+}
+
+/**
+ * A ListObjectsV2 answer: each `<Contents>`' key (XML entities decoded) and size, and whether more follow.
+ * An answer that is not one (no `<ListBucketResult`) is an error, never an empty page.
+ */
+export function parseListing(xml: string): {
+  keys: { key: string; size: number }[];
+  truncated: boolean;
+} {
+  if (!xml.includes('<ListBucketResult')) throw new Error('LIST answer is not a ListBucketResult');
+  const keys: { key: string; size: number }[] = [];
+  for (const [, body] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
+    const key = /<Key>([\s\S]*?)<\/Key>/.exec(body!)?.[1];
+    if (key === undefined) throw new Error('LIST answer has an entry without a key');
+    keys.push({ key: unescapeXml(key), size: Number(/<Size>(\d+)<\/Size>/.exec(body!)?.[1] ?? 0) });
+  }
+  return { keys, truncated: /<IsTruncated>\s*true\s*<\/IsTruncated>/.test(xml) };
+}
+
+function unescapeXml(text: string): string {
+  return text.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot|apos);/g, (_, e: string) =>
+    e[0] === '#'
+      ? String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10))
+      : ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[e]!,
+  );
 }
 
 function statusOf(err: unknown): number | undefined {

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PreconditionFailedError, utf8 } from '../../lib/storage/port.js';
-import { S3Store, wireLocation, type S3WireTarget } from '../../lib/storage/s3.js';
+import { parseListing, S3Store, wireLocation, type S3WireTarget } from '../../lib/storage/s3.js';
 import { nodeWire, objectUrl } from '../../lib/storage/s3-node.js';
 
 // The Node wire's own behaviour, against a local HTTP server speaking S3's error format. That it signs and
@@ -115,6 +115,33 @@ describe('the Node wire signs only what plain SigV4 for s3 covers', () => {
     ],
   ])('%s: none, so the store sends everything through the SDK', async (_, region, bucket) => {
     expect(await wireLocation(client(region), bucket)).toBeNull();
+  });
+});
+
+describe('a listing over the wire', () => {
+  it('reads keys (entities decoded once), sizes and truncation', () => {
+    const xml =
+      '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+      '<Name>b</Name><KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>' +
+      '<Contents><Key>a &amp;amp; &lt;b&gt; &quot;&apos; &#x9;&#65;</Key><Size>12</Size></Contents>' +
+      '<Contents><Key>é/z</Key><LastModified>x</LastModified><Size>0</Size></Contents></ListBucketResult>';
+    expect(parseListing(xml)).toEqual({
+      keys: [
+        { key: 'a &amp; <b> "\' \tA', size: 12 },
+        { key: 'é/z', size: 0 },
+      ],
+      truncated: true,
+    });
+    expect(
+      parseListing('<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>'),
+    ).toEqual({
+      keys: [],
+      truncated: false,
+    });
+  });
+
+  it('refuses an answer that is not a listing, rather than read it as an empty page', () => {
+    expect(() => parseListing('<html>proxy error</html>')).toThrow(/not a ListBucketResult/);
   });
 });
 

@@ -20,7 +20,7 @@ const transports: [string, Partial<S3StoreOptions>][] = [
 
 describe('s3 adapter specifics', () => {
   it.each(transports)(
-    'keys with spaces, reserved and non-ASCII characters round-trip, list and delete (%s)',
+    'keys with spaces, reserved, XML and non-ASCII characters round-trip, list, page and delete (%s)',
     async (_, via) => {
       const s3 = inject('s3');
       const store = new S3Store({
@@ -32,8 +32,16 @@ describe('s3 adapter specifics', () => {
       const { etag } = await store.put(key, utf8('odd'), { ifNoneMatch: '*' });
       expect(await store.get(key)).toEqual({ body: utf8('odd'), etag });
       await store.put(key, utf8('odder'), { ifMatch: etag });
-      expect((await store.list('ns/')).objects.map((o) => o.key)).toEqual([key]);
-      await store.delete(key);
+      // XML-special characters, and text that looks like an XML entity, come back as they were.
+      const other = 'ns/<b> "q" &amp; &#65; tab\tend.json';
+      await store.put(other, utf8('x'));
+      expect((await store.list('ns/')).objects.map((o) => o.key)).toEqual([other, key].sort());
+      const first = await store.list('ns/', { limit: 1 });
+      expect(first.objects.map((o) => o.key)).toEqual([[other, key].sort()[0]]);
+      expect(
+        (await store.list('ns/', { cursor: first.cursor! })).objects.map((o) => o.key),
+      ).toEqual([[other, key].sort()[1]]);
+      await store.delete([key, other]);
       expect(await store.get(key)).toBeNull();
     },
   );
