@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 /**
  * Writes one section of a results file, keeping every other section: each benchmark (run.ts, search,
  * continue, import, builds) owns its sections of bench/results.json, and they run one after another.
+ * `replacer` (run.ts's units) applies to the sections written, not to the others.
  */
 export function writeSections(
   file: string,
@@ -15,6 +16,8 @@ export function writeSections(
   } catch {
     results = {};
   }
-  Object.assign(results, sections);
-  writeFileSync(file, JSON.stringify(results, replacer as never, 2) + '\n');
+  // The replacer formats the sections written now, never the other benchmarks' sections.
+  for (const [name, section] of Object.entries(sections))
+    results[name] = replacer ? JSON.parse(JSON.stringify(section, replacer as never)) : section;
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
 }
