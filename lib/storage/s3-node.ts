@@ -1,12 +1,11 @@
-// The S3 adapter's object requests on Node, over node:http(s) with SigV4 signing from node:crypto.
+// The S3 adapter's object requests and listings on Node, over node:http(s) with SigV4 from node:crypto.
 //
 // Why not the SDK for these: through S3Store on radosgw (150 KB bodies, keep-alive; `npm run bench:s3-wire`),
 // a GET costs 4.7 ms of CPU through @aws-sdk/client-s3 and 2.0 ms here, a PUT 4.4 and 2.1 ms, a PUT refused
-// with 412 4.6 and 2.0 ms. Satchel's writes send two to three requests where a whole-object store sends one,
-// and writers of one process contend on its CPU, so that cost was most of an append's time. Listings go
-// here too (a LIST of 20 keys: 5.1 against 1.7 ms). Batch deletes and multipart uploads (rare) stay on the SDK,
-// and so does where requests go: the
-// endpoint is the one the client resolves (S3StoreOptions.wire).
+// with 412 4.6 and 2.0 ms, a LIST of 20 keys 5.1 and 1.7 ms. Satchel's writes send two to three requests
+// where a whole-object store sends one, and writers of one process contend on its CPU, so that cost was
+// most of an append's time. Batch deletes and multipart uploads (rare) stay on the SDK, and so does where
+// requests go: the endpoint is the one the client resolves (S3StoreOptions.wire).
 import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -24,9 +23,10 @@ const EXPECT_CONTINUE_FROM = 2 * 1024 * 1024;
 const CONTINUE_WAIT_MS = 1000;
 
 /**
- * `S3StoreOptions.wire` for Node (the server and Lambda entries): GET, PUT and DELETE of one object, signed
- * with the credentials the store's S3 client resolves (static keys, the environment, a profile, a role), on
- * a keep-alive pool of its own, to the endpoint the client resolves for the bucket (`target.locate`).
+ * `S3StoreOptions.wire` for Node (the server and Lambda entries): GET, PUT and DELETE of one object and
+ * listings of the bucket, signed with the credentials the store's S3 client resolves (static keys, the
+ * environment, a profile, a role), on a keep-alive pool of its own, to the endpoint the client resolves
+ * for the bucket (`target.locate`).
  */
 export function nodeWire(target: S3WireTarget): S3Wire {
   let ready: Promise<Route> | undefined;
