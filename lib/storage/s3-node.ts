@@ -61,8 +61,6 @@ export function nodeWire(target: S3WireTarget): S3Wire {
       path: query ? `${path}?${query}` : path,
       headers,
       req,
-      connectMs: target.connectMs,
-      idleMs: target.requestMs,
     });
     if (res.status >= 300) correctClock(target, res.header('date'));
     return res;
@@ -80,6 +78,9 @@ interface Route {
   agent: http.Agent;
   request: typeof http.request;
   keys: SigningKeys;
+  /** The longest wait for a connection, and the longest silence on one. */
+  connectMs: number;
+  idleMs: number;
 }
 
 /** One keep-alive pool per S3 client and protocol, as the client's own handler keeps. */
@@ -104,6 +105,8 @@ function routeOf(target: S3WireTarget, url: URL, signingRegion: string): Route {
     agent: agentOf(target, secure),
     request: secure ? https.request : http.request,
     keys: new SigningKeys(signingRegion),
+    connectMs: target.connectMs,
+    idleMs: target.requestMs,
   };
 }
 
@@ -112,8 +115,6 @@ interface Sent {
   path: string;
   headers: Record<string, string>;
   req: S3WireRequest;
-  connectMs: number;
-  idleMs: number;
 }
 
 /**
@@ -172,10 +173,10 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
       const timer = setTimeout(() => {
         r.destroy(
           timeoutError(
-            `Socket timed out without establishing a connection within ${s.connectMs} ms`,
+            `Socket timed out without establishing a connection within ${route.connectMs} ms`,
           ),
         );
-      }, s.connectMs);
+      }, route.connectMs);
       // Both listeners go once it connects: a pooled socket must not keep this request (and its body) alive.
       const settle = () => {
         clearTimeout(timer);
@@ -185,8 +186,8 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
       socket.on('connect', settle);
       socket.on('close', settle);
     });
-    r.setTimeout(s.idleMs, () =>
-      r.destroy(timeoutError(`Connection timed out after ${s.idleMs} ms`)),
+    r.setTimeout(route.idleMs, () =>
+      r.destroy(timeoutError(`Connection timed out after ${route.idleMs} ms`)),
     );
     if (s.headers.expect && req.body) sendAfterContinue(r, req.body);
     else r.end(req.body);

@@ -198,7 +198,7 @@ export class S3Store implements ObjectStore {
     this.wire = options.wire?.({
       locate: async () => {
         const at = await this.locate();
-        if (!at) throw new Error('the wire cannot sign for this bucket'); // never asked then (viaWire)
+        if (!at) throw new Error('the wire cannot sign for this bucket'); // never asked then (wired)
         return at;
       },
       credentials: () => config.credentials(),
@@ -225,9 +225,9 @@ export class S3Store implements ObjectStore {
     return this.location;
   }
 
-  /** Whether this store's object requests go over its wire: it has one, and it can sign for the bucket. */
-  private async viaWire(): Promise<boolean> {
-    return (await this.locate()) !== null;
+  /** The wire when this store's requests go over it: it has one, and it can sign for the bucket. */
+  private async wired(): Promise<S3Wire | undefined> {
+    return this.wire && (await this.locate()) ? this.wire : undefined;
   }
 
   private full(key: string): string {
@@ -238,8 +238,9 @@ export class S3Store implements ObjectStore {
   async get(key: string): Promise<StoredObject | null> {
     const Key = this.full(key);
     return this.attempt(`GET ${key}`, async (ctx) => {
-      if (this.wire && (await this.viaWire())) {
-        const res = await this.wire({
+      const wire = await this.wired();
+      if (wire) {
+        const res = await wire({
           method: 'GET',
           key: Key,
           headers: {},
@@ -247,8 +248,7 @@ export class S3Store implements ObjectStore {
           onLength: (n) => ctx.extend(this.transferAllowance(n)),
         });
         if (res.status === 404) return null;
-        if (res.status < 200 || res.status >= 300) throw wireError(res);
-        return { body: res.body, etag: unquote(res.header('etag') ?? '') };
+        return { body: succeeded(res).body, etag: unquote(res.header('etag') ?? '') };
       }
       try {
         const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), {
@@ -291,8 +291,9 @@ export class S3Store implements ObjectStore {
             );
             return { etag: unquote(head.ETag ?? '') };
           }
-          if (this.wire && (await this.viaWire())) {
-            const res = await this.wire({
+          const wire = await this.wired();
+          if (wire) {
+            const res = await wire({
               method: 'PUT',
               key: Key,
               headers: {
@@ -305,8 +306,7 @@ export class S3Store implements ObjectStore {
               body,
               signal: ctx.signal,
             });
-            if (res.status < 200 || res.status >= 300) throw wireError(res);
-            return { etag: unquote(res.header('etag') ?? '') };
+            return { etag: unquote(succeeded(res).header('etag') ?? '') };
           }
           const out = await this.client.send(
             new PutObjectCommand({
@@ -337,20 +337,14 @@ export class S3Store implements ObjectStore {
       await this.attempt(
         `DELETE ${all[0]}`,
         async (ctx) => {
-          if (!this.wire || !(await this.viaWire()))
-            return this.client.send(
-              new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }),
-              {
-                abortSignal: ctx.signal,
-              },
+          const wire = await this.wired();
+          if (wire)
+            return succeeded(
+              await wire({ method: 'DELETE', key: all[0]!, headers: {}, signal: ctx.signal }),
             );
-          const res = await this.wire({
-            method: 'DELETE',
-            key: all[0]!,
-            headers: {},
-            signal: ctx.signal,
+          return this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: all[0]! }), {
+            abortSignal: ctx.signal,
           });
-          if (res.status < 200 || res.status >= 300) throw wireError(res);
         },
         true,
       );
@@ -380,8 +374,8 @@ export class S3Store implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const maxKeys = Math.min(options.limit ?? 1000, 1000);
-    if (this.wire && (await this.viaWire())) {
-      const wire = this.wire;
+    const wire = await this.wired();
+    if (wire) {
       const page = await this.attempt(`LIST ${prefix}`, async (ctx) => {
         const res = await wire({
           method: 'GET',
@@ -395,8 +389,7 @@ export class S3Store implements ObjectStore {
           headers: {},
           signal: ctx.signal,
         });
-        if (res.status < 200 || res.status >= 300) throw wireError(res);
-        return parseListing(new TextDecoder().decode(res.body));
+        return parseListing(new TextDecoder().decode(succeeded(res).body));
       });
       return this.page(page.keys, page.truncated);
     }
@@ -508,6 +501,12 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
 
 function unquote(etag: string): string {
   return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/** The wire's answer when it is a 2xx, as the SDK takes it; otherwise its error, thrown. */
+function succeeded(res: S3WireResponse): S3WireResponse {
+  if (res.status < 200 || res.status >= 300) throw wireError(res);
+  return res;
 }
 
 /**

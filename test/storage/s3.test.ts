@@ -22,12 +22,7 @@ describe('s3 adapter specifics', () => {
   it.each(transports)(
     'keys with spaces, reserved, XML and non-ASCII characters round-trip, list, page and delete (%s)',
     async (_, via) => {
-      const s3 = inject('s3');
-      const store = new S3Store({
-        ...s3,
-        prefix: `odd-${Math.random().toString(36).slice(2)}/`,
-        ...via,
-      });
+      const store = openTestS3('odd', { sdk: via.wire === undefined });
       const key = "ns/a b+c%d~é!'()*&=?#;,$@[].json";
       const { etag } = await store.put(key, utf8('odd'), { ifNoneMatch: '*' });
       expect(await store.get(key)).toEqual({ body: utf8('odd'), etag });
@@ -49,12 +44,7 @@ describe('s3 adapter specifics', () => {
   it.each(transports)(
     'a compare-and-swap PUT of 3 MiB (sent after 100 Continue) lands, and a stale one is refused (%s)',
     async (_, via) => {
-      const s3 = inject('s3');
-      const store = new S3Store({
-        ...s3,
-        prefix: `big-${Math.random().toString(36).slice(2)}/`,
-        ...via,
-      });
+      const store = openTestS3('big', { sdk: via.wire === undefined });
       const body = new Uint8Array(3 * 1024 * 1024).fill(3);
       const first = await store.put('k', utf8('small'));
       const { etag } = await store.put('k', body, { ifMatch: first.etag });
