@@ -80,6 +80,22 @@ const noZodJit: Plugin = {
 };
 
 /**
+ * The session browser's page templates (lib/ui/page.ts) without the indentation of their lines: HTML
+ * collapses that whitespace anyway (the page has no <pre>, and its textareas start empty), and the
+ * templates' code is indented the same way. This saved 189 B of the R2-only bundle (gzip; its budget is
+ * 120,000 B) on 2026-12-02.
+ */
+const dedentedPage: Plugin = {
+  name: 'dedented-page',
+  setup(b) {
+    b.onLoad({ filter: /lib[\\/]ui[\\/]page\.ts$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(/\n +/g, '\n'),
+      loader: 'ts',
+    }));
+  },
+};
+
+/**
  * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
  * fetch-based S3 client for SATCHEL_STORAGE=s3; `s3: false` is functions/worker-r2.ts, R2 binding only.
  * esbuild bundles and minifies; terser then renames the identifiers again (about 3 KB smaller gzipped)
@@ -104,7 +120,7 @@ export async function buildWorker(
     target: 'es2022',
     minify: true,
     legalComments: 'none',
-    plugins: [pureJsXmlParser, unusedHonoHelpers, noZodJit],
+    plugins: [pureJsXmlParser, unusedHonoHelpers, noZodJit, dedentedPage],
     logLevel: 'warning',
     write: false,
   });

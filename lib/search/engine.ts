@@ -169,7 +169,11 @@ export class SearchEngine implements SessionListener {
     if (doc) {
       this.lastDocs.set(cacheKey, { key, doc });
       while (this.lastDocs.size > 256) this.lastDocs.delete(this.lastDocs.keys().next().value!);
-      schedule(this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation, since }]));
+      // Where checks LIST at once, the session's checks wait for this record's and share its LIST.
+      const release = this.sessions.existence.hold(keys.session(ns, session.id));
+      const stored = this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation, since }]);
+      void stored.then(release); // it never rejects: storeNewest reports its failures
+      schedule(stored);
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.

@@ -3,6 +3,9 @@ import { mapLimit } from '../storage/concurrency.js';
 import { objectExists } from '../storage/prefix.js';
 import { incarnationIn } from './key-records.js';
 
+/** The longest a hold keeps a session's checks waiting (its records' PUTs are bounded well within it). */
+const HOLD_MAX_MS = 10_000;
+
 interface Waiter {
   /** When the record's PUT answered, on this process's `tick` order. */
   landed: number;
@@ -32,7 +35,8 @@ interface Waiting {
  * commit, and only then LISTs the object's key (one LIST for every check of the session waiting by then;
  * a GET comparing incarnations when one of them is strict). A busy session's records cost no request to
  * check; a quiet one's cost one LIST per `lingerMs`. A runtime that drains after each request (Workers,
- * Lambda) sets `lingerMs` to 0: every check LISTs at once.
+ * Lambda) sets `lingerMs` to 0: every check LISTs at once, unless a write still has records of the
+ * session on their way (`hold`): then the checks wait for them, and share one LIST.
  */
 export class ExistenceChecks {
   private clock = 0;
@@ -46,6 +50,8 @@ export class ExistenceChecks {
   private readonly proofs = new Map<string, { incarnation: string; sent: number }>();
   /** What follows the checks (their LISTs, the erasing after them): `flush` waits for it. */
   private readonly following = new Set<Promise<unknown>>();
+  /** Sessions (keys) whose records are on their way, with how many holds each (`hold`). */
+  private readonly held = new Map<string, number>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -84,8 +90,35 @@ export class ExistenceChecks {
         (timer as { unref?: () => void } | undefined)?.unref?.();
         this.waiting.set(key, { waiters: [waiter], timer });
       }
-      if (now) this.follow(this.list(key));
+      if (now && !this.held.has(key)) this.follow(this.list(key));
     });
+  }
+
+  /**
+   * Without a wait (Workers, Lambda), the records of a write (its log and audit records, its index record)
+   * land at different moments, and each check would LIST at once. Whoever stores some of them holds the
+   * session's checks (taken before their PUTs, released once they settled): a check that
+   * would LIST at once waits while the session is held, and the last release LISTs once for them all.
+   * Bounded: a hold goes by itself after `HOLD_MAX_MS`. A commit of this process still answers a held
+   * check. With a wait (the Node server), checks share their LIST already, and a hold does nothing.
+   */
+  hold(key: string): () => void {
+    const { held } = this;
+    if (this.lingerMs > 0) return () => undefined;
+    held.set(key, (held.get(key) ?? 0) + 1);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = () => {
+      if (!timer) return;
+      clearTimeout(timer);
+      timer = undefined;
+      const left = held.get(key)! - 1;
+      if (left) held.set(key, left);
+      else if (held.delete(key) && this.waiting.has(key)) this.follow(this.list(key));
+    };
+    timer = setTimeout(done, HOLD_MAX_MS);
+    (timer as { unref?: () => void }).unref?.();
+    // A few promise steps after the records' PUTs settle, their checks are registered: the next turn.
+    return () => void setTimeout(done, 0);
   }
 
   /**
@@ -184,9 +217,10 @@ export class ExistenceChecks {
     }
   }
 
-  /** The waiting checks, a few sessions at a time. */
+  /** The waiting checks, a few sessions at a time (a held session's LIST when its last hold goes). */
   private async runWaiting(): Promise<void> {
-    await mapLimit([...this.waiting.keys()], 16, (key) => this.list(key));
+    const ready = [...this.waiting.keys()].filter((key) => !this.held.has(key));
+    await mapLimit(ready, 16, (key) => this.list(key));
   }
 
   /** How many checks wait (tests). */

@@ -861,9 +861,9 @@ export class SessionStore {
   }
 
   /**
-   * The records of commits of one session (one incarnation), together: one log record (the newest
-   * version is all the manifest needs), one audit object holding every request's record, then the
-   * listeners, commit by commit. None when this process has since committed on a session created again
+   * The records of commits of one session (one incarnation), together: the listeners, commit by commit
+   * (the search index's record goes alongside), one log record (the newest version is all the manifest
+   * needs) and one audit object holding every request's record. None when this process has since committed on a session created again
    * under the id: the delete of this one erased what it had, and nothing more of it is stored.
    */
   private async recordCommits(items: PendingCommit[]): Promise<void> {
@@ -875,6 +875,20 @@ export class SessionStore {
     if (this.existence.knownGone(key, incarnationOf(newest.session), since)) {
       for (const item of items) item.logged = true; // nothing to log: its marker may go
       return;
+    }
+    // Their checks share one LIST where checks would LIST at once (existence.ts, `hold`); the index
+    // records the listeners store hold the session too, and go alongside the log and audit records.
+    const release = this.existence.hold(key);
+    for (const { committed: c } of items) {
+      const change = {
+        op: c.op,
+        added: c.added,
+        ...(c.held !== undefined ? { held: c.held } : {}),
+      };
+      for (const l of this.listeners)
+        Promise.resolve()
+          .then(() => l.afterWrite?.(ns, c.session, c.receipt, c.writes[0]!.ctx, change))
+          .catch((err) => this.onError('a listener failed after a write', err));
     }
     const entries = items.flatMap(({ committed }) =>
       committed.writes.flatMap(({ record }) => {
@@ -904,17 +918,7 @@ export class SessionStore {
       items.flatMap(({ committed }) => committed.writes),
       erased,
     );
-    for (const { committed } of items) {
-      const { session, receipt, op, added, writes, held } = committed;
-      const change = { op, added, ...(held !== undefined ? { held } : {}) };
-      for (const l of this.listeners) {
-        try {
-          await l.afterWrite?.(ns, session, receipt, writes[0]!.ctx, change);
-        } catch (err) {
-          this.onError('a listener failed after a write', err);
-        }
-      }
-    }
+    release();
   }
 
   /**

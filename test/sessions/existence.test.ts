@@ -1,7 +1,9 @@
 // The check after a background record that its session still exists (lib/sessions/existence.ts): a later
 // commit of the process answers it without a request; else one LIST per session once it has waited.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createApp } from '../../lib/http/app.js';
 import { createLogger } from '../../lib/model/log.js';
+import { loadConfig } from '../../lib/server/config.js';
 import { Background } from '../../lib/server/background.js';
 import { ExistenceChecks } from '../../lib/sessions/existence.js';
 import type { ListOptions } from '../../lib/storage/port.js';
@@ -10,8 +12,10 @@ import { tempLocalStore } from '../support/temp-store.js';
 
 class CountedLists extends PassThrough {
   lists = 0;
+  listed: string[] = [];
   override list(prefix: string, options?: ListOptions) {
     this.lists++;
+    this.listed.push(prefix);
     return this.inner.list(prefix, options);
   }
 }
@@ -131,6 +135,57 @@ describe('existence checks after background records', () => {
     expect(await after).toBe(true);
   });
 
+  it("without a wait, a held session's checks wait for its last hold and share one LIST", async () => {
+    const { objects, checks } = await setUp(0);
+    const log = checks.hold(KEY);
+    const index = checks.hold(KEY);
+    const first = checks.confirm(KEY, 'i1');
+    const flushing = checks.flush(); // a drain does not LIST a held session either
+    log();
+    expect(await settledYet(first)).toBe(false);
+    const second = checks.confirm(KEY, 'i1');
+    index();
+    log(); // a second release changes nothing
+    expect(await Promise.all([first, second])).toEqual([true, true]);
+    await flushing;
+    expect(objects.lists).toBe(1);
+    // Unheld, a check LISTs at once again; a commit still answers a held one without a LIST.
+    expect(await checks.confirm(KEY, 'i1')).toBe(true);
+    expect(objects.lists).toBe(2);
+    const release = checks.hold(KEY);
+    const held = checks.confirm(KEY, 'i1');
+    checks.proven(KEY, 'i1', checks.tick());
+    expect(await held).toBe(true);
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(objects.lists).toBe(2);
+  });
+
+  it('a hold is bounded: its checks LIST after HOLD_MAX_MS even if it is never released', async () => {
+    vi.useFakeTimers();
+    try {
+      const { objects, checks } = await setUp(0);
+      checks.hold(KEY);
+      const answer = checks.confirm(KEY, 'i1');
+      await vi.advanceTimersByTimeAsync(9_000);
+      expect(objects.lists).toBe(0);
+      await vi.advanceTimersByTimeAsync(1_001);
+      expect(await answer).toBe(true);
+      expect(objects.lists).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('with a wait (the Node server), a hold does nothing', async () => {
+    const { objects, checks } = await setUp(60_000);
+    checks.hold(KEY);
+    const answer = checks.confirm(KEY, 'i1');
+    await checks.flush();
+    expect(await answer).toBe(true);
+    expect(objects.lists).toBe(1);
+  });
+
   it('a flush waits for what follows the checks (the erasing)', async () => {
     const { checks } = await setUp(60_000, false);
     let erased = false;
@@ -149,5 +204,43 @@ describe('existence checks after background records', () => {
     objects.list = () => Promise.reject(new Error('storage down'));
     await checks.flush();
     for (const a of answers) await expect(a).rejects.toThrow('storage down');
+  });
+
+  it("Workers and Lambda (checks without a wait): a write's log, audit and index records share one LIST", async () => {
+    const objects = new CountedLists(tempLocalStore('existence-app'));
+    const config = await loadConfig({}, 'local');
+    const app = () =>
+      createApp({
+        config,
+        objects,
+        allowOpen: true,
+        shortLived: true,
+        log: createLogger({ quiet: true }),
+      });
+    const first = app();
+    const send = (a: ReturnType<typeof app>, path: string, body: unknown) =>
+      a.app.request(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await send(first, '/v1/sessions', { id: 's1', task: 't' })).status).toBe(201);
+    await first.background.drain();
+    const sessionKey = 'ns/default/sessions/s1.json';
+    for (let i = 0; i < 3; i++) {
+      const fresh = app(); // a new instance, as a cold function
+      objects.listed = [];
+      const res = await send(fresh, '/v1/sessions/s1/messages', {
+        messages: [{ role: 'user', content: `turn ${i} about kittens` }],
+      });
+      expect(res.status).toBe(200);
+      await fresh.background.drain();
+      // Checked once for the log, audit and index records together (it was one LIST after the log and
+      // audit records, and another after the index record).
+      expect(objects.listed.filter((p) => p === sessionKey)).toEqual([sessionKey]);
+    }
+    // The index record was stored: a search finds the last turn.
+    const found = await send(app(), '/v1/session_search', { action: 'search', query: 'kittens' });
+    expect(JSON.stringify(await found.json())).toContain('s1');
   });
 });
