@@ -863,8 +863,9 @@ export class SessionStore {
   /**
    * The records of commits of one session (one incarnation), together: the listeners, commit by commit
    * (the search index's record goes alongside), one log record (the newest version is all the manifest
-   * needs) and one audit object holding every request's record. None when this process has since committed on a session created again
-   * under the id: the delete of this one erased what it had, and nothing more of it is stored.
+   * needs) and one audit object holding every request's record. None when this process has since
+   * committed on a session created again under the id: the delete of this one erased what it had, and
+   * nothing more of it is stored.
    */
   private async recordCommits(items: PendingCommit[]): Promise<void> {
     items.sort((a, b) => a.committed.session.revision - b.committed.session.revision);
