@@ -72,10 +72,15 @@ const pathPatterns = routes.map((r) => ({
   open: r.spec.auth !== 'bearer',
 }));
 
-/** True when the request names a route whose spec needs no bearer token. */
+/**
+ * True when the request names a route whose spec needs no bearer token, or an open route's path with a
+ * method it does not serve: its 405 says nothing a token should guard.
+ */
 function isOpen(method: string, path: string): boolean {
   const m = method === 'HEAD' ? 'GET' : method;
-  return pathPatterns.some((p) => p.open && p.method === m && p.pattern.test(path));
+  const here = pathPatterns.filter((p) => p.pattern.test(path));
+  const route = here.find((p) => p.method === m);
+  return route ? route.open : here.some((p) => p.open);
 }
 
 /** 405 with `Allow` for a known path with another method; 404 otherwise. */

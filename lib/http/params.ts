@@ -28,7 +28,7 @@ const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 /** `updated_after`: an RFC 3339 time as epoch ms; a `+` offset that arrived as a space gets a hint. */
 export function parseUpdatedAfter(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (rfc3339.test(value)) return Date.parse(value);
+  if (rfc3339.test(value) && isRealTime(value)) return Date.parse(value);
   // An unencoded `+` in a query string decodes to a space: say how to send it.
   const hint = /^\S+ \d{2}:\d{2}$/.test(value)
     ? ' (encode the "+" of the offset as %2B, or use Z)'
@@ -59,4 +59,26 @@ export function parseMetadataFilter(
     throw badRequest(detail, [{ path: name, message: detail }]);
   }
   return [key, values[0]!];
+}
+
+/**
+ * Whether an RFC 3339-shaped time names a real instant: month 1–12, a day its month has, hours to 23,
+ * minutes, seconds and offsets' minutes to 59 (JavaScript has no leap second: `Date.parse` answers NaN
+ * for :60, as for 2025-13-45, which would make `updated_after` keep nothing; and it takes 2025-02-30 as
+ * March 2).
+ */
+function isRealTime(value: string): boolean {
+  const [y, mo, d, h, mi, s] = value.split(/[-T:.Zz+]/i).map(Number) as number[];
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(value);
+  const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate(); // the month's last day
+  return (
+    mo! >= 1 &&
+    mo! <= 12 &&
+    d! >= 1 &&
+    d! <= days &&
+    h! <= 23 &&
+    mi! <= 59 &&
+    s! <= 59 &&
+    (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59))
+  );
 }

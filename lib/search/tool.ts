@@ -109,8 +109,9 @@ export async function runSessionSearch(
 
 /** odek's limit rule: ≤ 0 (or absent) means 5; at most 20. */
 export function clampLimit(limit: number | undefined): number {
-  if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return 5;
-  return Math.min(20, Math.floor(limit));
+  // Whole results: 0.5 is 0, which means 5 (not an empty answer).
+  const n = limit === undefined ? NaN : Math.floor(limit);
+  return Number.isFinite(n) && n > 0 ? Math.min(20, n) : 5;
 }
 
 /**

@@ -246,6 +246,24 @@ describe('HTTP: bad input', async () => {
     });
   }
 
+  it('a method an open path does not serve answers 405 with Allow, with or without a token', async () => {
+    const app = await setup();
+    for (const token of [null, undefined]) {
+      for (const [method, path, allow] of [
+        ['PATCH', '/v1/health', 'GET, HEAD'],
+        ['POST', '/v1/health', 'GET, HEAD'],
+        ['DELETE', '/openapi.json', 'GET, HEAD'],
+        ['GET', '/v1/hooks/ci', 'POST'],
+      ] as const) {
+        const res = await app.call(method, path, { token });
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.get('allow')).toBe(allow);
+      }
+    }
+    // A path that needs a token still asks for it first.
+    expect((await app.call('PATCH', '/v1/sessions', { token: null })).status).toBe(401);
+  });
+
   it('validation errors name the path of the bad field', async () => {
     const app = await setup();
     const res = await app.call('POST', '/v1/sessions', {

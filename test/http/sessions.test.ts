@@ -247,6 +247,11 @@ describe('HTTP: sessions', () => {
       'limit=101',
       'limit=abc',
       'updated_after=yesterday',
+      // RFC 3339 in shape, but no such time (Date.parse answers NaN, or March 2 for February 30).
+      'updated_after=2025-13-45T99:99:99Z',
+      'updated_after=2025-02-30T00:00:00Z',
+      'updated_after=2025-01-01T23:59:60Z',
+      'updated_after=2025-01-01T10:00:00%2B24:00',
       'cursor=zzz',
     ]) {
       const res = await call('GET', `/v1/sessions?${bad}`);

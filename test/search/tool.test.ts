@@ -49,7 +49,9 @@ describe('session_search tool', () => {
       clampLimit(undefined),
       clampLimit(7),
       clampLimit(500),
-    ]).toEqual([5, 5, 5, 7, 20]);
+      clampLimit(0.5), // floors to 0: the default, not an empty answer
+      clampLimit(2.9),
+    ]).toEqual([5, 5, 5, 7, 20, 5, 2]);
   });
 
   it('search: two distinct tokens qualify a session, or the only token of a one-token query; ranked', async () => {
