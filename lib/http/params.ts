@@ -62,23 +62,14 @@ export function parseMetadataFilter(
 }
 
 /**
- * Whether an RFC 3339-shaped time names a real instant: month 1–12, a day its month has, hours to 23,
- * minutes, seconds and offsets' minutes to 59 (JavaScript has no leap second: `Date.parse` answers NaN
- * for :60, as for 2025-13-45, which would make `updated_after` keep nothing; and it takes 2025-02-30 as
- * March 2).
+ * Whether an RFC 3339-shaped time names a real instant. `Date.parse` answers NaN for most that do not
+ * (month 13, minute 60, a leap second, an offset of 24 hours), which would make `updated_after` keep
+ * nothing, but takes February 30 as March 2 and 24:00 as the next midnight.
  */
 function isRealTime(value: string): boolean {
-  const [y, mo, d, h, mi, s] = value.split(/[-T:.Zz+]/i).map(Number) as number[];
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(value);
-  const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate(); // the month's last day
+  const day = Number(value.slice(8, 10));
+  const date = new Date(Date.UTC(Number(value.slice(0, 4)), Number(value.slice(5, 7)) - 1, day));
   return (
-    mo! >= 1 &&
-    mo! <= 12 &&
-    d! >= 1 &&
-    d! <= days &&
-    h! <= 23 &&
-    mi! <= 59 &&
-    s! <= 59 &&
-    (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59))
+    !Number.isNaN(Date.parse(value)) && date.getUTCDate() === day && value.slice(11, 13) < '24'
   );
 }

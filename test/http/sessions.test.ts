@@ -252,6 +252,8 @@ describe('HTTP: sessions', () => {
       'updated_after=2025-02-30T00:00:00Z',
       'updated_after=2025-01-01T23:59:60Z',
       'updated_after=2025-01-01T10:00:00%2B24:00',
+      'updated_after=2025-04-31T00:00:00Z',
+      'updated_after=2025-01-01T24:00:00Z',
       'cursor=zzz',
     ]) {
       const res = await call('GET', `/v1/sessions?${bad}`);
