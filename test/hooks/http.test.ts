@@ -190,7 +190,12 @@ describe('POST /v1/hooks/{name}: verification', () => {
 
   it('needs no bearer token, but other routes still do; a GET on a hook is not a way around auth', async () => {
     const { call } = await setup();
-    expect((await call('GET', '/v1/hooks/ci', { token: null })).status).toBe(401);
+    // 405 from the path alone (no handler runs): the same for a configured hook and an unknown name.
+    for (const name of ['ci', 'no-such-hook']) {
+      const res = await call('GET', `/v1/hooks/${name}`, { token: null });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
     expect((await call('GET', '/v1/sessions', { token: null })).status).toBe(401);
   });
 
@@ -419,6 +424,19 @@ describe('POST /v1/hooks/{name}: content', () => {
     for (const s of sessions)
       expect((await session(s.id)).messages[0].content).toContain('[REDACTED]');
     expect(sessions.some((s) => s.task.includes('[REDACTED]'))).toBe(true);
+  });
+
+  it('a secret where a summary is cut is redacted whole, before the cut', async () => {
+    const { hook, background, dir } = await setup();
+    const ghp = 'ghp_' + 'Zq8xW3vN5T'.repeat(3) + 'F6g7H8';
+    const payload = {
+      ...githubPayloads.issueComment,
+      comment: { ...githubPayloads.issueComment.comment, body: 'y'.repeat(3980) + ' ' + ghp },
+    };
+    const body = JSON.stringify(payload);
+    await hook('ci', body, github(SECRETS.ci, body, 'issue_comment', 'cut-1'));
+    await background.drain();
+    expect([...snapshot(dir).values()].join('\n')).not.toContain(ghp.slice(0, 12));
   });
 
   it("GitHub's form-encoded deliveries are summarised like JSON ones", async () => {
