@@ -73,6 +73,11 @@ export interface WebhookOptions {
   deliver: Deliver;
   log: Logger;
   now?: () => number;
+  /**
+   * Redacts a summary's strings before it is cut to its budget (a cut secret would no longer match its
+   * rule): the save pipeline's `redactText`, so that the configured secret values count too.
+   */
+  redact: (text: string) => string;
 }
 
 /** Receives the configured webhooks: verification before the response, storage after it. */
@@ -180,7 +185,7 @@ export class WebhookReceiver {
     }
     const id = claim.marker.session;
     const { value, raw } = parsePayload(d.body, d.contentType);
-    const summary = summarize({ hook: d.name, event: d.event, value, raw });
+    const summary = summarize({ hook: d.name, event: d.event, value, raw }, this.options.redact);
     const message: Message = {
       role: 'user',
       content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),

@@ -1,8 +1,10 @@
 import { text as decode, utf8 } from '../model/bytes.js';
+import { redactJsonValue } from '../pipeline/save.js';
 /**
  * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
  * (`workflow_run`, `check_run`, `issue_comment`, `push`, named by `X-GitHub-Event`), the JSON otherwise,
  * cut to a byte budget with a visible note. Pure functions; the payload is untrusted and only read.
+ * Redaction runs before any cut: a secret cut in two no longer matches its rule, and part is kept.
  */
 
 /** Bytes of summary text kept per delivery; the rest is cut with a note saying so. */
@@ -56,14 +58,22 @@ export function parsePayload(
   }
 }
 
-/** The title and text for one delivery. */
-export function summarize(input: PayloadInput, maxBytes = SUMMARY_MAX_BYTES): EventSummary {
+/** The title and text for one delivery, redacted by `redact` (the save pipeline's rules). */
+export function summarize(
+  input: PayloadInput,
+  redact: (text: string) => string,
+  maxBytes = SUMMARY_MAX_BYTES,
+): EventSummary {
+  // Every string of the payload whole, before fields are cut; then the text built from them (the
+  // raw body, a key and its value), before the budget cuts it.
+  const value = redactJsonValue(input.value, redact);
   const described =
-    input.event !== undefined && isObject(input.value)
-      ? describeGitHub(input.event, input.value)
-      : null;
-  const full = described ?? describeOther(input, maxBytes);
-  return { title: oneLine(full.title, TITLE_MAX_CHARS), text: truncateUtf8(full.text, maxBytes) };
+    input.event !== undefined && isObject(value) ? describeGitHub(input.event, value) : null;
+  const full = described ?? describeOther({ ...input, value }, maxBytes);
+  return {
+    title: oneLine(redact(full.title), TITLE_MAX_CHARS),
+    text: truncateUtf8(redact(full.text), maxBytes),
+  };
 }
 
 /** GitHub's common events in words; other GitHub events as their JSON under a title. */

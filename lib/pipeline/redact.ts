@@ -27,7 +27,7 @@ export interface Redactor {
  * (overlaps included: `passw` inside `password` is reported too). Only where a keyword occurs does its
  * rule run, as a sticky regex starting at the keyword; a string without keywords costs one table lookup
  * per character. `knownValues` are secrets known by value (config, per request): they are removed
- * literally and in their base64, hex and URL-encoded forms.
+ * literally and in their JSON-escaped, base64, hex and URL-encoded forms.
  */
 export function createRedactor(rules: Rule[], options: { knownValues?: string[] } = {}): Redactor {
   return redactorOf(buildAutomaton(rules), options.knownValues ?? []);
@@ -380,7 +380,10 @@ function apply(text: string, ranges: number[]): Redaction {
   return { text: out + text.slice(at), count };
 }
 
-/** The literal, base64 (standard and URL-safe, each alignment), hex and URL-encoded forms of known secrets. */
+/**
+ * The literal, JSON-escaped, base64 (standard and URL-safe, each alignment), hex and URL-encoded
+ * forms of known secrets.
+ */
 function knownForms(values: string[]): string[] {
   const forms = new Set<string>();
   for (const value of values) {
@@ -392,6 +395,12 @@ function knownForms(values: string[]): string[] {
     forms.add(hex.toUpperCase());
     const encoded = encodeURIComponent(value);
     if (encoded !== value) forms.add(encoded);
+    // A value with `"` or `\` inside JSON text (a tool's output), and inside JSON in a JSON string.
+    const escaped = JSON.stringify(value).slice(1, -1);
+    if (escaped !== value) {
+      forms.add(escaped);
+      forms.add(JSON.stringify(escaped).slice(1, -1));
+    }
     // Inside a longer base64 text the value can start at any of three byte alignments.
     for (let pad = 0; pad < 3; pad++) {
       const b64 = toBase64(new Uint8Array([...new Uint8Array(pad), ...bytes]));

@@ -196,7 +196,9 @@ function trustedPrefix(
     // On a partial copy only the same objects prove anything (the absent messages are unchanged).
     if (held > 0)
       return same && n === prior.n ? { trusted: n, digest: prior.d } : { trusted, digest };
-    if (n === prior.n && (same || chain('', next.messages.slice(0, n)) === prior.d)) {
+    // Equal copies resent with request secrets are part of the request: scanned for its values.
+    const proven = same || (!requestSecrets && chain('', next.messages.slice(0, n)) === prior.d);
+    if (n === prior.n && proven) {
       trusted = n;
       digest = prior.d;
     } else if (n < prior.n && same && !requestSecrets) {
@@ -306,24 +308,36 @@ const SENSITIVE_KEY = new RegExp(
 
 type TextFn = (s: string) => string;
 
-/** A redacted copy of one message: content, reasoning, tool-call arguments, and any other string field. */
+/**
+ * A redacted copy of one message: content, reasoning, tool calls, and every other field, its name
+ * included (a field the model does not know is still stored and returned).
+ */
 function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(m)) {
     if (key === 'role') out[key] = value;
     else if (key === 'tool_calls' && Array.isArray(value)) {
-      out[key] = value.map((call: NonNullable<Message['tool_calls']>[number]) => ({
-        ...call,
-        id: text(call.id),
-        function: {
-          ...call.function,
-          name: text(call.function.name),
-          arguments: redactArguments(call.function.arguments, text, hit),
-        },
-      }));
-    } else out[key] = redactJson(value, text, hit);
+      out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
+    } else out[text(key)] = redactJson(value, text, hit, SENSITIVE_KEY.test(key));
   }
   return out as Message;
+}
+
+type ToolCall = NonNullable<Message['tool_calls']>[number];
+
+/** A redacted copy of one tool call: arguments as JSON, and every other field (`type`, extras). */
+function redactToolCall(call: ToolCall, text: TextFn, hit: () => void): ToolCall {
+  const { id, function: fn, ...rest } = call;
+  const { name, arguments: args, ...fnRest } = fn;
+  return {
+    id: text(id),
+    ...(redactJson(rest, text, hit) as object),
+    function: {
+      ...(redactJson(fnRest, text, hit) as object),
+      name: text(name),
+      arguments: redactArguments(args, text, hit),
+    },
+  } as ToolCall;
 }
 
 /**
@@ -365,20 +379,29 @@ export function redactArguments(
   return changed ? JSON.stringify(walked) : args;
 }
 
-/** Redacts every string key and value of a JSON value; a value under a secret-sounding key goes whole. */
-function redactJson(value: unknown, text: TextFn, hit: () => void, key?: string): unknown {
+/** A redacted copy of a parsed JSON value (a webhook payload), by the rules of tool arguments. */
+export function redactJsonValue(value: unknown, text: TextFn): unknown {
+  return redactJson(value, text, () => undefined);
+}
+
+/**
+ * Redacts every string key and value of a JSON value; every string under a secret-sounding key goes
+ * whole, however deep (`{"password": ["x"]}`, `{"token": {"value": "y"}}`).
+ */
+function redactJson(value: unknown, text: TextFn, hit: () => void, secret = false): unknown {
   if (typeof value === 'string') {
     const r = text(value);
-    if (r === value && key !== undefined && SENSITIVE_KEY.test(key) && !isPlaceholder(value)) {
+    if (r === value && secret && !isPlaceholder(value)) {
       hit();
       return PLACEHOLDER;
     }
     return r;
   }
-  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit));
+  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit, secret));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[text(k)] = redactJson(v, text, hit, k);
+    for (const [k, v] of Object.entries(value))
+      out[text(k)] = redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k));
     return out;
   }
   return value;

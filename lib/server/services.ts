@@ -97,6 +97,12 @@ export function buildServices(options: ServiceOptions): Services {
   const deliver: Deliver = config.model
     ? (ns, id, message, ctx) => continuer.run(ns, id, { message: message.content }, undefined, ctx)
     : appendMessage(sessions);
-  const webhooks = new WebhookReceiver({ hooks: config.hooks, sessions, deliver, log });
+  const webhooks = new WebhookReceiver({
+    hooks: config.hooks,
+    sessions,
+    deliver,
+    log,
+    redact: pipeline.redactText,
+  });
   return { config, objects, sessions, search, continuer, webhooks, background, log };
 }

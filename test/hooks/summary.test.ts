@@ -8,11 +8,15 @@ import {
   TITLE_MAX_CHARS,
   truncateUtf8,
 } from '../../lib/hooks/summary.js';
+import { createRedactor } from '../../lib/pipeline/redact.js';
+import { rules } from '../../lib/pipeline/rules.js';
 import { githubPayloads } from './payloads.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
+const redactor = createRedactor(rules);
+const redact = (s: string) => redactor.redact(s).text;
 const gh = (event: string, value: unknown) =>
-  summarize({ hook: 'ci', event, value, raw: JSON.stringify(value) });
+  summarize({ hook: 'ci', event, value, raw: JSON.stringify(value) }, redact);
 
 describe('webhook summaries: GitHub events', () => {
   it('workflow_run: the outcome, branch, commit, trigger and link', () => {
@@ -118,7 +122,7 @@ describe('webhook summaries: GitHub events', () => {
 describe('webhook summaries: other payloads', () => {
   it('JSON from another sender: pretty JSON under the hook name and its type', () => {
     const value = { type: 'deploy.finished', ok: false };
-    const s = summarize({ hook: 'deploys', value, raw: JSON.stringify(value) });
+    const s = summarize({ hook: 'deploys', value, raw: JSON.stringify(value) }, redact);
     expect(s.title).toBe('Webhook deploys: deploy.finished');
     expect(s.text).toBe(`Webhook deploys: deploy.finished\n\n${JSON.stringify(value, null, 2)}`);
   });
@@ -126,7 +130,7 @@ describe('webhook summaries: other payloads', () => {
   it('a body that is not JSON is shown as text', () => {
     const { value, raw } = parsePayload(enc('build 17 failed'), 'text/plain');
     expect(value).toBeUndefined();
-    expect(summarize({ hook: 'ci', value, raw })).toEqual({
+    expect(summarize({ hook: 'ci', value, raw }, redact)).toEqual({
       title: 'Webhook ci',
       text: 'Webhook ci\n\nbuild 17 failed',
     });
@@ -141,9 +145,25 @@ describe('webhook summaries: other payloads', () => {
     expect(value).toEqual(githubPayloads.workflowRunFailed);
   });
 
+  it('secrets are redacted whole before any cut: field, quoted title, title, budget', () => {
+    const token = (tag: string) => 'ghp_' + `${tag}Zq8xW3vN5`.repeat(4).slice(0, 36);
+    const [t1, t2, t3, t4] = ['T1', 'T2', 'T3', 'T4'].map(token);
+    const comment = gh('issue_comment', {
+      issue: { number: 7, title: 'x'.repeat(110) + ' ' + t1 },
+      comment: { user: { login: 'bob' }, body: 'y'.repeat(3980) + ' ' + t2 },
+    });
+    const titled = gh('workflow_run', { workflow_run: { name: 'n'.repeat(190) + ' ' + t3 } });
+    const value = { type: 'alert', pad: 'z'.repeat(16_300), key: t4, password: 'Hunter2-Ocelot' };
+    const other = summarize({ hook: 'ci', value, raw: JSON.stringify(value) }, redact);
+    const all = [comment, titled, other].map((s) => s.title + '\n' + s.text).join('\n');
+    expect(all).not.toContain('ghp_');
+    expect(all).not.toContain('Hunter2');
+    expect(comment.text).toContain('[REDACTED]');
+  });
+
   it('a large payload is cut to the budget with a visible note', () => {
     const value = { type: 'big', data: 'x'.repeat(100_000) };
-    const s = summarize({ hook: 'ci', value, raw: JSON.stringify(value) });
+    const s = summarize({ hook: 'ci', value, raw: JSON.stringify(value) }, redact);
     expect(enc(s.text).byteLength).toBeLessThanOrEqual(SUMMARY_MAX_BYTES);
     expect(s.text).toMatch(/\[satchel\] truncated: the first \d+ of \d+ bytes are shown\.$/);
   });

@@ -98,6 +98,45 @@ describe('save pipeline', () => {
     });
   });
 
+  it('JSON arguments: every string under a secret-sounding key goes, in arrays and objects', () => {
+    const args = JSON.stringify({ password: ['Tr0ub4dor-and-3'], token: { value: 'Qx7-mellon' } });
+    const out = JSON.parse(redactArguments(args, (s) => redactor.redact(s).text));
+    expect(out).toEqual({ password: [PLACEHOLDER], token: { value: PLACEHOLDER } });
+  });
+
+  it('tool calls: type and unknown fields, on the call and on its function, are redacted', () => {
+    const call = {
+      id: 'c',
+      type: GH,
+      extra: `x ${GH}`,
+      function: { name: 'sh', arguments: '{}', extra: { deep: GH } },
+    };
+    const out = pipeline().apply({
+      next: session([{ role: 'assistant', content: '', tool_calls: [call] } as Message]),
+      previous: null,
+    });
+    expect(JSON.stringify(out.session)).not.toContain(GH);
+    expect(out.session.messages[0]!.tool_calls![0]).toEqual({
+      id: 'c',
+      type: PLACEHOLDER,
+      extra: `x ${PLACEHOLDER}`,
+      function: { name: 'sh', arguments: '{}', extra: { deep: PLACEHOLDER } },
+    });
+    expect(out.redactions).toBe(3);
+  });
+
+  it('unknown message fields: names are redacted; a secret-sounding one loses its value', () => {
+    const m = { role: 'user', content: 'hi', [GH]: 'x', password: 'zz-99-kk', note: ['a'] };
+    const out = pipeline().apply({ next: session([m as Message]), previous: null });
+    expect(out.session.messages[0]).toEqual({
+      role: 'user',
+      content: 'hi',
+      [PLACEHOLDER]: 'x',
+      password: PLACEHOLDER,
+      note: ['a'],
+    });
+  });
+
   it('non-JSON arguments: redacted as text; {"redacted":true} if that is not JSON; untouched when clean', () => {
     const text = (s: string) => redactor.redact(s).text;
     expect(redactArguments(`echo ${GH}`, text)).toBe('{"redacted":true}');
@@ -172,6 +211,21 @@ describe('save pipeline', () => {
       messages: JSON.parse(JSON.stringify(third.session.messages)) as Message[],
     };
     expect(p.apply({ next: copy, previous: third.session }).scanned).toBe(0);
+    // The same copies sent with request secrets (a PUT with Satchel-Secrets) are scanned for them.
+    const known = p.apply({
+      next: {
+        ...third.session,
+        messages: [
+          { role: 'user', content: 'db pass is vault-pass-55xq' },
+          third.session.messages[1]!,
+        ],
+      },
+      previous: third.session,
+    }).session;
+    const resent = { ...known, messages: JSON.parse(JSON.stringify(known.messages)) as Message[] };
+    const put = p.apply({ next: resent, previous: known, knownValues: ['vault-pass-55xq'] });
+    expect(put.scanned).toBe(2);
+    expect(JSON.stringify(put.session.messages)).not.toContain('vault-pass-55xq');
     // A different rule version rescans everything.
     const other = createSavePipeline({ redactor, rulesVersion: 't2', maxSessionBytes: 1_000_000 });
     expect(other.apply({ next: { ...third.session }, previous: third.session }).scanned).toBe(2);
@@ -293,6 +347,19 @@ describe('save pipeline', () => {
       'latin1',
     );
     expect(decoded).not.toContain('battery');
+  });
+
+  it('known values are redacted inside JSON text, escaped once or twice', () => {
+    const secret = 'Pa"ss\\w0rd-Zk9';
+    const r = createRedactor([], { knownValues: [secret] });
+    const once = JSON.stringify({ db: { pw: secret } });
+    const twice = JSON.stringify({ out: once });
+    for (const text of [once, twice]) {
+      const out = r.redact(text);
+      expect(out.count, text).toBe(1);
+      expect(JSON.parse(out.text)).toBeTruthy();
+      expect(out.text).not.toContain('w0rd');
+    }
   });
 });
 
