@@ -2,7 +2,7 @@ import { utf8 } from './bytes.js';
 // A namespace import, not `{ z }`: bundlers can then drop what is unused (all of zod's locales: 65 KB
 // gzip of the Worker bundle).
 import * as z from 'zod';
-import { contentPartSchema, toStoredContent } from './parts.js';
+import { contentPartSchema, PARTS_FIELD, textOfParts, toStoredContent } from './parts.js';
 
 /**
  * The stored format, declared once: odek's session file plus Satchel's `revision` (and an internal
@@ -39,9 +39,24 @@ export type Message = z.output<typeof messageSchema>;
 /** String keys to string values (a session's metadata), described without `propertyNames`. */
 const stringMap = z.object({}).catchall(z.string());
 
-/** A message as a client sends it: `content` may also be an array of parts (stored as text + parts). */
+/**
+ * A message as a client sends it: `content` may also be an array of parts (stored as text + parts). The
+ * stored form's own field, `content_parts`, is taken only as that form (string `content` that is the
+ * parts' text, as a session read from storage holds it); otherwise GET would answer parts the client
+ * never sent as content.
+ */
 export const messageInputSchema = messageSchema
   .extend({ content: z.union([z.string(), z.array(contentPartSchema), z.null()]) })
+  .superRefine((m, ctx) => {
+    if (!(PARTS_FIELD in m)) return;
+    const parts = z.array(contentPartSchema).safeParse((m as Record<string, unknown>)[PARTS_FIELD]);
+    if (!parts.success || typeof m.content !== 'string' || textOfParts(parts.data) !== m.content)
+      ctx.addIssue({
+        code: 'custom',
+        path: [PARTS_FIELD],
+        message: `${PARTS_FIELD} is the stored form of parts: send the parts as content (an array)`,
+      });
+  })
   .transform((m) => toStoredContent(m) as Message);
 
 /** A message as the API shows it: parts back in `content` when it was sent as parts. */

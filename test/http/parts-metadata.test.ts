@@ -40,6 +40,32 @@ describe('content parts', () => {
     expect(got.json.turns).toBe(1);
   });
 
+  it('content_parts is taken only as the stored form; parts the content does not hold are refused', async () => {
+    const app = await makeApp();
+    const before = await storedTexts(app);
+    for (const injected of [[1, null, 'x'], [{ type: 'text', text: 'INJECT' }], 'not a list']) {
+      const res = await app.call('POST', '/v1/sessions', {
+        body: {
+          task: 't',
+          messages: [{ role: 'user', content: 'plain', content_parts: injected }],
+        },
+      });
+      expect(res.status).toBe(400);
+      expect(res.json.errors).toContainEqual(
+        expect.objectContaining({ path: 'messages[0].content_parts' }),
+      );
+    }
+    expect(await storedTexts(app)).toEqual(before);
+    // A message read from storage (odek keeps the field) goes back as the parts it holds.
+    const stored = { role: 'user', content: 'what is in this picture?', content_parts: parts };
+    const created = await app.call('POST', '/v1/sessions', {
+      body: { task: 'stored form', messages: [stored] },
+    });
+    expect(created.status).toBe(201);
+    const got = await app.call('GET', `/v1/sessions/${created.json.id}`);
+    expect(got.json.messages).toEqual([{ role: 'user', content: parts }]);
+  });
+
   it('secrets inside parts never reach storage', async () => {
     const app = await makeApp();
     const secretParts = [
