@@ -47,8 +47,11 @@ export interface SaveOutput {
 
 export interface SavePipeline {
   apply(input: SaveInput): SaveOutput;
-  /** Redacts a free-form string with the same rules (audit records, ids). */
-  redactText(text: string): string;
+  /**
+   * Redacts a free-form string with the same rules (audit records, ids), and a request's own secret
+   * values (`Satchel-Secrets`) when given.
+   */
+  redactText(text: string, knownValues?: string[]): string;
 }
 
 /** Proof of what was scanned: the first `n` messages, whose chained digest is `d`, under rule set `v`. */
@@ -98,7 +101,9 @@ function userTurns(messages: readonly Message[], from: number): number {
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
 export function createSavePipeline(options: PipelineOptions): SavePipeline {
   return {
-    redactText: (text) => options.redactor.redact(text).text,
+    redactText: (text, known) =>
+      (known?.length ? options.redactor.withKnownValues(known) : options.redactor).redact(text)
+        .text,
     apply: (input) => applyPipeline(options, input),
   };
 }

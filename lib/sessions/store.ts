@@ -354,8 +354,9 @@ export class SessionStore {
   async create(ns: string, body: CreateBody, ctx: WriteContext = {}): Promise<WriteResult> {
     if (body.id !== undefined) {
       assertSessionId(body.id);
-      // An id becomes part of storage keys: one that holds a secret is refused rather than stored.
-      if (this.pipeline.redactText(body.id) !== body.id)
+      // An id becomes part of storage keys: one that holds a secret (the request's own too) is refused
+      // rather than stored.
+      if (this.pipeline.redactText(body.id, ctx.knownValues) !== body.id)
         throw badRequest('the id looks like a secret; choose another', [
           { path: 'id', message: 'looks like a secret' },
         ]);

@@ -80,6 +80,13 @@ async function exercise(app: Awaited<ReturnType<typeof makeApp>>) {
   };
   const created = await app.call('POST', '/v1/sessions', { body: transcript(), headers });
   expect(created.status).toBe(201);
+  // An imported id holding the request's own secret would become part of storage keys: refused.
+  const named = await app.call('POST', '/v1/sessions', {
+    body: { id: `imp-${SECRETS.requestSecret}`, task: 't' },
+    headers,
+  });
+  expect(named.status).toBe(400);
+  expect(named.json.errors).toContainEqual(expect.objectContaining({ path: 'id' }));
   const id = created.json.id;
   await app.call('POST', `/v1/sessions/${id}/messages`, {
     body: { messages: transcript().messages.slice(1), external_refs: transcript().external_refs },
