@@ -15,12 +15,18 @@ import {
 } from '../model/codec.js';
 import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
-import { badRequest, notFound, SatchelError, unavailable } from '../model/errors.js';
+import {
+  badRequest,
+  notFound,
+  preconditionFailed,
+  SatchelError,
+  unavailable,
+} from '../model/errors.js';
 import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import { assertInlineMedia } from '../model/parts.js';
 import { mergeExternalRefs } from '../model/refs.js';
-import type { ExpectedRevision } from '../model/revision.js';
+import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type {
   Message,
@@ -487,7 +493,13 @@ export class SessionStore {
   }
 
   /** Keeps the system message and the newest messages, `keep` in all, never splitting a tool group. */
-  async trim(ns: string, id: string, keep: number, ctx: WriteContext = {}) {
+  async trim(
+    ns: string,
+    id: string,
+    keep: number,
+    ctx: WriteContext = {},
+    expected?: ExpectedRevision,
+  ) {
     let before = 0;
     let after = 0;
     const result = await this.mutate({
@@ -495,6 +507,7 @@ export class SessionStore {
       ns,
       id,
       ctx,
+      expected,
       build: (cur) => {
         before = cur.messages.length;
         const messages = trimMessages(cur.messages, keep);
@@ -555,8 +568,13 @@ export class SessionStore {
    * Deletes a session and its manifest entry; `not_found` when it does not exist. `unavailable` when the
    * object went but not all of its records could be erased: a DELETE again erases them.
    */
-  async delete(ns: string, id: string, ctx: WriteContext = {}): Promise<void> {
-    const why = await this.deleteObject(ns, id, ctx);
+  async delete(
+    ns: string,
+    id: string,
+    ctx: WriteContext = {},
+    expected?: ExpectedRevision,
+  ): Promise<void> {
+    const why = await this.deleteObject(ns, id, ctx, expected);
     if (why !== undefined) throw notErased(id, why);
   }
 
@@ -564,7 +582,12 @@ export class SessionStore {
    * Deletes the session object, then everything that holds copies of it: answers once the object is
    * gone, with why erasing its records failed (undefined when they all went).
    */
-  private async deleteObject(ns: string, id: string, ctx: WriteContext): Promise<unknown> {
+  private async deleteObject(
+    ns: string,
+    id: string,
+    ctx: WriteContext,
+    expected?: ExpectedRevision,
+  ): Promise<unknown> {
     assertSessionId(id);
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
@@ -584,6 +607,11 @@ export class SessionStore {
       throw notFound(`session ${id} does not exist`);
     }
     const stored = decodeStored(found.body, key).session;
+    // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
+    if (!revisionMatches(expected, stored.revision)) {
+      await this.manifest.clearPending(pending);
+      throw preconditionFailed(`the session is at revision ${stored.revision}, not ${expected}`);
+    }
     await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
     this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);

@@ -20,8 +20,9 @@
  *   that can never write: PUT /v1/sessions/ui-write-probe without If-Match. A read-only token gets 403
  *   (the scope check comes first); a writable one gets 428 (If-Match required). Only a 403 hides the
  *   controls; a 403 on a real write hides them too.
- * - Writes carry If-Match with the ETag the page loaded. Trim and delete do not check If-Match on the
- *   server, so the page first revalidates with If-None-Match and refuses when the session moved on.
+ * - Writes carry If-Match with the ETag the page loaded. Trim and delete first revalidate with
+ *   If-None-Match and refuse when the session moved on (servers before 2026-12-02 did not check If-Match
+ *   on them; this one does).
  */
 
 // ------------------------------------------------------------------------------------------------

@@ -362,6 +362,8 @@ const cases: Record<string, () => Promise<Res>> = {
   'DELETE /v1/sessions/{id} 401': () => send(app, 'DELETE', '/v1/sessions/any', noToken),
   'DELETE /v1/sessions/{id} 403': () => send(app, 'DELETE', '/v1/sessions/any', ro),
   'DELETE /v1/sessions/{id} 404': () => send(app, 'DELETE', '/v1/sessions/no-such-session'),
+  'DELETE /v1/sessions/{id} 412': async () =>
+    send(app, 'DELETE', `/v1/sessions/${await fresh()}`, { headers: { 'if-match': '"9"' } }),
   'DELETE /v1/sessions/{id} 503': () => send(downApp, 'DELETE', `/v1/sessions/${downId}`),
 
   'POST /v1/sessions/{id}/messages 200': async () =>
@@ -495,6 +497,11 @@ const cases: Record<string, () => Promise<Res>> = {
     send(app, 'POST', '/v1/sessions/any/trim', { ...ro, body: { keep: 2 } }),
   'POST /v1/sessions/{id}/trim 404': () =>
     send(app, 'POST', '/v1/sessions/no-such-session/trim', { body: { keep: 2 } }),
+  'POST /v1/sessions/{id}/trim 412': async () =>
+    send(app, 'POST', `/v1/sessions/${await fresh()}/trim`, {
+      headers: { 'if-match': '"9"' },
+      body: { keep: 2 },
+    }),
   'POST /v1/sessions/{id}/trim 413': () =>
     send(app, 'POST', '/v1/sessions/any/trim', { body: big }),
   'POST /v1/sessions/{id}/trim 415': () => send(app, 'POST', '/v1/sessions/any/trim', asText),

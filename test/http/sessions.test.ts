@@ -209,6 +209,33 @@ describe('HTTP: sessions', () => {
     ).toBe(404);
   });
 
+  it('DELETE and trim with If-Match: only at that revision, else 412 and nothing changes', async () => {
+    const { call } = await makeApp();
+    const { json, headers } = await call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [sys, hi, hi, hi] },
+    });
+    const tag = headers.get('etag')!;
+    expect(tag).toBe('"1"');
+    const path = `/v1/sessions/${json.id}`;
+    for (const stale of ['"7"', 'W/"7"', 'not-a-tag']) {
+      const h = { 'if-match': stale };
+      const trim = await call('POST', `${path}/trim`, { body: { keep: 2 }, headers: h });
+      expect(trim.status, stale).toBe(412);
+      expect(trim.headers.get('content-type')).toBe('application/problem+json');
+      expect((await call('DELETE', path, { headers: h })).status, stale).toBe(412);
+    }
+    expect((await call('GET', path)).json.messages).toHaveLength(4);
+    const trimmed = await call('POST', `${path}/trim`, {
+      body: { keep: 2 },
+      headers: { 'if-match': tag },
+    });
+    expect(trimmed.status).toBe(200);
+    expect(trimmed.headers.get('etag')).toBe('"2"');
+    expect((await call('DELETE', path, { headers: { 'if-match': tag } })).status).toBe(412);
+    expect((await call('DELETE', path, { headers: { 'if-match': '"2"' } })).status).toBe(204);
+    expect((await call('DELETE', path, { headers: { 'if-match': '*' } })).status).toBe(404);
+  });
+
   it('list, latest, updated_after and limits', async () => {
     const { call } = await makeApp();
     const ids: string[] = [];

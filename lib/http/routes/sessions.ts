@@ -300,20 +300,25 @@ export const deleteSession = route(
     operationId: 'deleteSession',
     tag: 'sessions',
     summary: 'Delete a session with its audit log and search entries',
+    description:
+      'With `If-Match`, only at that revision (412 otherwise), as read just before the delete: a ' +
+      'write that lands in the milliseconds between is deleted with it.',
     auth: 'bearer',
     scope: 'write',
-    parameters: ['SessionId'],
+    parameters: ['SessionId', 'IfMatch'],
     responses: {
       204: { description: 'Deleted.' },
       400: P.id,
       401: P.token,
       403: P.readOnly,
       404: P.session,
+      412: P.stale,
       503: P.storage,
     },
   },
   async (c) => {
-    await c.var.services.sessions.delete(namespaceOf(c), param(c, 'id'), writeContext(c));
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    await c.var.services.sessions.delete(namespaceOf(c), param(c, 'id'), writeContext(c), ifMatch);
     return c.body(null, 204);
   },
 );
@@ -426,10 +431,10 @@ export const trimSession = route(
     summary: 'Keep the system message and the newest messages',
     description:
       '`keep` counts the system message; a tool group is never split. A trim that would drop ' +
-      'nothing writes nothing.',
+      'nothing writes nothing. With `If-Match`, only at that revision (412 otherwise).',
     auth: 'bearer',
     scope: 'write',
-    parameters: ['SessionId'],
+    parameters: ['SessionId', 'IfMatch'],
     body: trimBodySchema,
     responses: {
       200: {
@@ -441,6 +446,7 @@ export const trimSession = route(
       401: P.token,
       403: P.readOnly,
       404: P.session,
+      412: P.stale,
       503: P.storage,
     },
   },
@@ -450,6 +456,7 @@ export const trimSession = route(
       param(c, 'id'),
       body.keep,
       writeContext(c),
+      parseIfMatch(c.req.header('if-match')),
     );
     if (out.receipt) c.header('ETag', etag(out.receipt.revision));
     return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
