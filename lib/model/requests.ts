@@ -1,11 +1,9 @@
 // A namespace import, not `{ z }`: bundlers can then drop what is unused.
 import * as z from 'zod';
 import { metadataSchema } from './parts.js';
-import { externalRefInputSchema, messageInputSchema as messageSchema } from './session.js';
+import { externalRefInputSchema, messageInputSchema as messageSchema, rfc3339 } from './session.js';
 
 /** What clients send: the request bodies of the API, shared by the server's routes and the client. */
-
-const rfc3339 = z.iso.datetime({ offset: true });
 
 const maxTask = 64 * 1024;
 

@@ -13,7 +13,16 @@ import { contentPartSchema, PARTS_FIELD, textOfParts, toStoredContent } from './
 /** What the save pipeline puts where a secret was: part of the stored format, so odek and imports can recognise it. */
 export const PLACEHOLDER = '[REDACTED]';
 
-const rfc3339 = z.iso.datetime({ offset: true });
+/**
+ * An RFC 3339 time as a client sends it, stored in UTC (the contract's "Times are RFC 3339 UTC"): an
+ * offset is turned into `Z` at the same instant, its fractional digits kept as sent (odek's files may carry
+ * more than milliseconds); a `Z` time is kept exactly.
+ */
+export const rfc3339 = z.iso.datetime({ offset: true }).transform((v) => {
+  if (v.endsWith('Z')) return v;
+  const fraction = /\.\d+/.exec(v)?.[0] ?? '';
+  return new Date(v).toISOString().slice(0, 19) + fraction + 'Z';
+});
 
 export const toolCallSchema = z.looseObject({
   id: z.string(),

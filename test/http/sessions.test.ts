@@ -94,6 +94,25 @@ describe('HTTP: sessions', () => {
     );
   });
 
+  it('times sent with an offset are stored in UTC at the same instant, their fraction kept', async () => {
+    const { call } = await makeApp();
+    const created = await call('POST', '/v1/sessions', {
+      body: {
+        task: 'offsets',
+        created_at: '2025-01-01T10:00:00+05:00',
+        updated_at: '2025-01-01T06:00:00.123456-01:00',
+        external_refs: [{ kind: 'k', uri: 'u', created_at: '2025-01-01T00:00:00+09:00' }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const got = (await call('GET', `/v1/sessions/${created.json.id}`)).json;
+    expect(got).toMatchObject({
+      created_at: '2025-01-01T05:00:00Z',
+      updated_at: '2025-01-01T07:00:00.123456Z',
+      external_refs: [expect.objectContaining({ created_at: '2024-12-31T15:00:00Z' })],
+    });
+  });
+
   it('create with no system message adds none; with an existing id is 409', async () => {
     const { call } = await makeApp();
     const a = await call('POST', '/v1/sessions', {
