@@ -1,7 +1,7 @@
 // Node entry: the local server. `npm start` runs it; SATCHEL_STORAGE=s3 points it at a bucket.
 // A configuration error is one line on stderr and exit code 1; storage that does not answer at start is
 // not one (the server starts degraded and answers 503 until storage returns).
-import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import {
   ConfigError,
@@ -10,6 +10,7 @@ import {
   loadConfig,
 } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
+import { createNodeServer } from '../lib/server/listen.js';
 import { LocalStore } from '../lib/storage/local.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
@@ -36,8 +37,9 @@ const isTTY = Boolean(process.stdout.isTTY);
 const log = createServerLogger(config, { isTTY });
 const { app, background, sessions } = createApp({ config, objects, allowOpen: true, log });
 
-const server = serve({ fetch: app.fetch, port: config.port, hostname }, (info) => {
-  void banner(`http://${hostname}:${info.port}`);
+const server = createNodeServer(app.fetch, hostname);
+server.listen(config.port, hostname, () => {
+  void banner(`http://${hostname}:${(server.address() as AddressInfo).port}`);
 });
 
 /** The start banner: where it listens, what it runs with (never a secret), whether storage answers. */

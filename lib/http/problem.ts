@@ -81,6 +81,6 @@ export function httpStatus(kind: ErrorKind): number {
   return statusOf[kind][0];
 }
 
-function typeFor(status: number): string {
+export function typeFor(status: number): string {
   return `https://satchel.dev/problems/${status}`;
 }

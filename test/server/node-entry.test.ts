@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -136,5 +136,34 @@ describe('functions/node.ts at start', () => {
     expect(run.stdout).toMatch(
       /"msg":"request","method":"POST","route":"\/v1\/sessions","status":503/,
     );
+  });
+
+  it('a malformed Host header or request target: 400 problem+json, as every error', async () => {
+    const answers: string[] = [];
+    await runNode({}, async (url) => {
+      const { hostname, port } = new URL(url);
+      for (const head of [
+        'GET /v1/sessions HTTP/1.1\r\nHost: bad host name\r\n',
+        'GET /v1/health HTTP/1.1\r\nHost: a:99999\r\n',
+      ]) {
+        answers.push(
+          await new Promise<string>((resolve, reject) => {
+            let got = '';
+            const socket = connect(Number(port), hostname, () =>
+              socket.write(`${head}Connection: close\r\n\r\n`),
+            );
+            socket.on('data', (d: Buffer) => void (got += d.toString()));
+            socket.on('end', () => resolve(got));
+            socket.on('error', reject);
+          }),
+        );
+      }
+    });
+    for (const answer of answers) {
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer.toLowerCase()).toContain('content-type: application/problem+json');
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body).toMatchObject({ status: 400, title: 'Bad Request', type: expect.any(String) });
+    }
   });
 });

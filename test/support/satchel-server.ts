@@ -1,4 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server';
+import { createNodeServer } from '../../lib/server/listen.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,9 +30,8 @@ export async function startSatchelServer(
   const objects = options.objects ?? new LocalStore(dir);
   const logs = captureLogs();
   const { app, background } = createApp({ config, objects, allowOpen: true, log: logs });
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
+  const server = createNodeServer(app.fetch, '127.0.0.1');
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
