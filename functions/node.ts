@@ -10,7 +10,7 @@ import {
   loadConfig,
 } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { createNodeServer } from '../lib/server/listen.js';
+import { createNodeServer } from '../lib/http/node-server.js';
 import { LocalStore } from '../lib/storage/local.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';

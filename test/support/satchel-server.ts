@@ -1,4 +1,4 @@
-import { createNodeServer } from '../../lib/server/listen.js';
+import { createNodeServer } from '../../lib/http/node-server.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
