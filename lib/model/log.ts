@@ -51,7 +51,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const record: LogRecord = { t: now().toISOString(), level, msg: safely(redact, msg) };
     for (const [k, v] of Object.entries(fields ?? {})) {
       if (v === undefined || k === 't' || k === 'level' || k === 'msg') continue;
-      record[k] = typeof v === 'string' ? safely(redact, v) : v;
+      record[k] = typeof v === 'string' ? safely(redact, v).slice(0, FIELD_CHARS) : v;
     }
     write(level, format === 'pretty' ? prettyLine(record) : JSON.stringify(record), record);
   };
@@ -84,9 +84,14 @@ export function prettyLine(record: LogRecord): string {
 
 /** A short description of an error for logs: its name and message, never a stack or a body. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 300);
-  return String(err).slice(0, 300);
+  // Bounded, not cut short: the logger cuts a field only after redacting it (a secret cut in two
+  // would no longer match its rule, and half of it would be logged).
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.slice(0, 64 * 1024);
 }
+
+/** A logged string field's longest form, cut after redaction. */
+const FIELD_CHARS = 1000;
 
 function writeConsole(level: LogLevel, line: string): void {
   if (level === 'info') console.log(line);
