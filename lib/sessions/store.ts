@@ -591,6 +591,7 @@ export class SessionStore {
     assertSessionId(id);
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
+    await this.assertNamedSafely(ns, id, ctx);
     // What earlier writes of this process still have to store (log and audit records) lands first, so
     // that the purge below finds it.
     await this.settledSession(ns, id);
@@ -695,9 +696,20 @@ export class SessionStore {
   }
 
   /** One write through the write loop, after every earlier write of this process to the same session. */
-  private mutate(req: WriteRequest): Promise<WriteResult> {
+  private async mutate(req: WriteRequest): Promise<WriteResult> {
     assertSessionId(req.id);
+    await this.assertNamedSafely(req.ns, req.id, req.ctx);
     return this.queue.submit(keys.session(req.ns, req.id), req);
+  }
+
+  /**
+   * A write or delete of an id that looks like a secret (a create refuses such ids) puts nothing in a key
+   * (its marker) unless that session exists: 404 first. The check is a scan of the id alone.
+   */
+  private async assertNamedSafely(ns: string, id: string, ctx: WriteContext): Promise<void> {
+    if (this.pipeline.redactText(id, ctx.knownValues) === id) return;
+    if (!(await this.objects.get(keys.session(ns, id))))
+      throw notFound(`session ${id} does not exist`);
   }
 
   /** Records the delete of a listed session whose object is gone, after its last listed version. */

@@ -264,6 +264,30 @@ describe('HTTP: bad input', async () => {
     expect((await app.call('PATCH', '/v1/sessions', { token: null })).status).toBe(401);
   });
 
+  it('a write or delete of a secret-looking id that does not exist is 404 and writes nothing (no marker)', async () => {
+    const app = await setup();
+    const secretId = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    const keysWritten: string[] = [];
+    const put = app.objects.put.bind(app.objects);
+    app.objects.put = (key, ...rest) => (keysWritten.push(key), put(key, ...rest));
+    const before = await app.snapshot();
+    const path = `/v1/sessions/${secretId}`;
+    for (const [method, suffix, body, headers] of [
+      ['POST', '/messages', { messages: [{ role: 'user', content: 'hi' }] }, {}],
+      ['POST', '/continue', { message: 'hi' }, {}],
+      ['POST', '/trim', { keep: 2 }, {}],
+      ['POST', '/pop', {}, {}],
+      ['PUT', '', { task: 't', messages: [] }, { 'if-match': '"1"' }],
+      ['DELETE', '', undefined, {}],
+    ] as const) {
+      const res = await app.call(method, path + suffix, { body, headers });
+      expect(res.status, `${method} ${suffix}`).toBe(404);
+    }
+    await app.background.drain();
+    expect(keysWritten).toEqual([]);
+    expect(await app.snapshot()).toEqual(before);
+  });
+
   it('validation errors name the path of the bad field', async () => {
     const app = await setup();
     const res = await app.call('POST', '/v1/sessions', {
