@@ -213,13 +213,14 @@ function describeOther(input: PayloadInput, maxBytes: number): EventSummary {
     : undefined;
   const label = input.event !== undefined ? `GitHub ${input.event}` : `Webhook ${input.hook}`;
   const title = `${label}${kind ? `: ${kind}` : ''}`;
-  // Pretty-printing a body many times the budget would only be cut away again; compact JSON is as readable.
+  // Pretty-printing a body many times the budget would only be cut away again; compact JSON is as
+  // readable. Either is made from the value (redacted), never from the raw body.
   const body =
     input.value === undefined
       ? input.raw
       : input.raw.length <= 4 * maxBytes
         ? prettyJson(input.value)
-        : input.raw;
+        : JSON.stringify(input.value);
   return { title, text: `${title}\n\n${body}` };
 }
 

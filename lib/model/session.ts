@@ -18,10 +18,20 @@ export const PLACEHOLDER = '[REDACTED]';
  * offset is turned into `Z` at the same instant, its fractional digits kept as sent (odek's files may carry
  * more than milliseconds); a `Z` time is kept exactly.
  */
-export const rfc3339 = z.iso.datetime({ offset: true }).transform((v) => {
+export const rfc3339 = z.iso.datetime({ offset: true }).transform((v, ctx) => {
   if (v.endsWith('Z')) return v;
   const fraction = /\.\d+/.exec(v)?.[0] ?? '';
-  return new Date(v).toISOString().slice(0, 19) + fraction + 'Z';
+  const utc = new Date(v).toISOString();
+  // An offset that moves the time past year 9999 or before year 0 (a six-digit year in ISO form).
+  if (utc.length !== 24) {
+    ctx.issues.push({
+      code: 'custom',
+      message: 'the UTC time is outside years 0000-9999',
+      input: v,
+    });
+    return z.NEVER;
+  }
+  return utc.slice(0, 19) + fraction + 'Z';
 });
 
 export const toolCallSchema = z.looseObject({

@@ -4,8 +4,8 @@ import { createSavePipeline, type SavePipeline } from './save.js';
 
 /**
  * The production save pipeline: every rule of the table, plus the configured known secret values.
- * `rulesVersion` changes with the table or the configured values, so a stored session saved under an
- * older table is scanned whole on its next save.
+ * `rulesVersion` changes with the table, the configured values or `WALK`, so a stored session saved under
+ * an older table is scanned whole on its next save.
  */
 export function defaultPipeline(options: {
   maxSessionBytes: number;
@@ -15,7 +15,8 @@ export function defaultPipeline(options: {
   const signature =
     rules.map((r) => `${r.id}:${r.pattern.source}:${r.keywords.join(',')}`).join('\n') +
     '\n' +
-    knownValues.join('\n');
+    knownValues.join('\n') +
+    WALK;
   return createSavePipeline({
     redactor: createRedactor(rules, { knownValues }),
     rulesVersion: fnv32(signature),
@@ -28,3 +29,11 @@ function fnv32(s: string): string {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return (h >>> 0).toString(16).padStart(8, '0');
 }
+
+/**
+ * What the redaction walks besides the rules (save.ts `redactMessage` and `redactJson`, redact.ts
+ * `knownForms`): a new value whenever that changes, so sessions stored before it are scanned again on their
+ * next save. 2 (2026-12-02): tool calls whole, unknown fields' names, secret-sounding keys at any depth,
+ * JSON-escaped known values.
+ */
+const WALK = '\nwalk:2';

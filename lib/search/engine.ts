@@ -172,7 +172,7 @@ export class SearchEngine implements SessionListener {
       // Where checks LIST at once, the session's checks wait for this record's and share its LIST.
       const release = this.sessions.existence.hold(keys.session(ns, session.id));
       const stored = this.records.add(cacheKey, [{ ns, key, doc, schedule, incarnation, since }]);
-      void stored.then(release); // it never rejects: storeNewest reports its failures
+      void stored.finally(release).catch(() => undefined); // storeNewest reports its failures
       schedule(stored);
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and

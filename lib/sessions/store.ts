@@ -921,46 +921,49 @@ export class SessionStore {
     // Their checks share one LIST where checks would LIST at once (existence.ts, `hold`); the index
     // records the listeners store hold the session too, and go alongside the log and audit records.
     const release = this.existence.hold(key);
-    for (const { committed: c } of items) {
-      const change = {
-        op: c.op,
-        added: c.added,
-        ...(c.held !== undefined ? { held: c.held } : {}),
-      };
-      for (const l of this.listeners)
-        Promise.resolve()
-          .then(() => l.afterWrite?.(ns, c.session, c.receipt, c.writes[0]!.ctx, change))
-          .catch((err) => this.onError('a listener failed after a write', err));
+    try {
+      for (const { committed: c } of items) {
+        const change = {
+          op: c.op,
+          added: c.added,
+          ...(c.held !== undefined ? { held: c.held } : {}),
+        };
+        for (const l of this.listeners)
+          Promise.resolve()
+            .then(() => l.afterWrite?.(ns, c.session, c.receipt, c.writes[0]!.ctx, change))
+            .catch((err) => this.onError('a listener failed after a write', err));
+      }
+      const entries = items.flatMap(({ committed }) =>
+        committed.writes.flatMap(({ record }) => {
+          const audit = auditOf(record);
+          return audit ? [{ record: audit, writeKey: record.k }] : [];
+        }),
+      );
+      // The records' names are known before their PUTs: one that failed may have landed (its answer lost),
+      // so the check after them covers it too.
+      let auditKey: string | undefined;
+      const audited = this.audit
+        ?.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
+        .catch((err) => void this.onError('audit record not stored', err));
+      // A log record that cannot be stored is healed from the write's pending marker, which stays.
+      const entry = entryOf(newest.session, newest.receipt.bytes);
+      const logKey = keys.log(ns, entry.at, newest.writeId);
+      const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
+        () => true,
+        (err) => void this.onError('log record not stored; the marker heals it', err),
+      );
+      const [stored] = await Promise.all([logged, audited]);
+      for (const item of items) item.logged = stored === true;
+      // The check runs on as background work of its own: read-your-writes and a delete wait for the
+      // records, not for it.
+      const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
+      scheduleFor(
+        items.flatMap(({ committed }) => committed.writes),
+        erased,
+      );
+    } finally {
+      release();
     }
-    const entries = items.flatMap(({ committed }) =>
-      committed.writes.flatMap(({ record }) => {
-        const audit = auditOf(record);
-        return audit ? [{ record: audit, writeKey: record.k }] : [];
-      }),
-    );
-    // The records' names are known before their PUTs: one that failed may have landed (its answer lost),
-    // so the check after them covers it too.
-    let auditKey: string | undefined;
-    const audited = this.audit
-      ?.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
-      .catch((err) => void this.onError('audit record not stored', err));
-    // A log record that cannot be stored is healed from the write's pending marker, which stays.
-    const entry = entryOf(newest.session, newest.receipt.bytes);
-    const logKey = keys.log(ns, entry.at, newest.writeId);
-    const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
-      () => true,
-      (err) => void this.onError('log record not stored; the marker heals it', err),
-    );
-    const [stored] = await Promise.all([logged, audited]);
-    for (const item of items) item.logged = stored === true;
-    // The check runs on as background work of its own: read-your-writes and a delete wait for the
-    // records, not for it.
-    const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
-    scheduleFor(
-      items.flatMap(({ committed }) => committed.writes),
-      erased,
-    );
-    release();
   }
 
   /**

@@ -145,6 +145,15 @@ describe('webhook summaries: other payloads', () => {
     expect(value).toEqual(githubPayloads.workflowRunFailed);
   });
 
+  it('a body many times the budget is summarised from its redacted value, not its raw text', () => {
+    for (const pad of [10, 70_000]) {
+      const value = { auth: { value: 'plainvalue123' }, note: 'x'.repeat(pad) };
+      const out = summarize({ hook: 'h', value, raw: JSON.stringify(value) }, redact);
+      expect(out.text, String(pad)).not.toContain('plainvalue123');
+      expect(Buffer.byteLength(out.text)).toBeLessThanOrEqual(SUMMARY_MAX_BYTES);
+    }
+  });
+
   it('secrets are redacted whole before any cut: field, quoted title, title, budget', () => {
     const token = (tag: string) => 'ghp_' + `${tag}Zq8xW3vN5`.repeat(4).slice(0, 36);
     const [t1, t2, t3, t4] = ['T1', 'T2', 'T3', 'T4'].map(token);

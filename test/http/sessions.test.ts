@@ -111,6 +111,12 @@ describe('HTTP: sessions', () => {
       updated_at: '2025-01-01T07:00:00.123456Z',
       external_refs: [expect.objectContaining({ created_at: '2024-12-31T15:00:00Z' })],
     });
+    // An offset that would move the time out of years 0000-9999 (a six-digit ISO year) is refused.
+    const edge = await call('POST', '/v1/sessions', {
+      body: { task: 'edge', created_at: '0000-01-01T00:30:00+01:00' },
+    });
+    expect(edge.status).toBe(400);
+    expect(edge.json.errors).toContainEqual(expect.objectContaining({ path: 'created_at' }));
   });
 
   it('create with no system message adds none; with an existing id is 409', async () => {
