@@ -1,5 +1,6 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
+import { PARTS_FIELD, textOfParts, type ContentPart } from '../model/parts.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
@@ -325,7 +326,24 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
     } else out[text(key)] = redactJson(value, text, hit, SENSITIVE_KEY.test(key));
   }
+  // A secret split across text parts (a key in three pieces) matches only in the joined content: the
+  // parts then carry that redacted text, so they never hold what the content does not.
+  const parts = out[PARTS_FIELD] as ContentPart[] | undefined;
+  if (Array.isArray(parts) && typeof out.content === 'string' && textOfParts(parts) !== out.content)
+    out[PARTS_FIELD] = withText(parts, out.content);
   return out as Message;
+}
+
+/** `parts` with their text as one: the first text-bearing part holds `text`, the others go. */
+function withText(parts: ContentPart[], text: string): ContentPart[] {
+  let first = true;
+  return parts.flatMap((p) => {
+    const field = p.type === 'refusal' ? 'refusal' : 'text';
+    if (typeof p[field] !== 'string') return [p];
+    if (!first) return [];
+    first = false;
+    return [{ ...p, [field]: text }];
+  });
 }
 
 type ToolCall = NonNullable<Message['tool_calls']>[number];

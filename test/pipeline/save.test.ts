@@ -363,6 +363,35 @@ describe('save pipeline', () => {
   });
 });
 
+describe('content parts', () => {
+  it('a secret split across text parts is redacted in the parts too, which then hold the content', async () => {
+    const { defaultPipeline } = await import('../../lib/pipeline/default.js');
+    const { messageInputSchema } = await import('../../lib/model/session.js');
+    const { textOfParts } = await import('../../lib/model/parts.js');
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } };
+    const sent = messageInputSchema.parse({
+      role: 'user',
+      content: [
+        { type: 'text', text: '-----BEGIN RSA PRIVATE KEY-----' },
+        image,
+        { type: 'text', text: 'MIIEowIBAAKCAQEA' },
+        { type: 'text', text: '-----END RSA PRIVATE KEY-----' },
+      ],
+    });
+    const out = defaultPipeline({ maxSessionBytes: 1 << 20 }).apply({
+      next: session([sent]),
+      previous: null,
+    });
+    const stored = out.session.messages[0] as Message & { content_parts: { type: string }[] };
+    expect(JSON.stringify(stored)).not.toContain('MIIEowIBAAKCAQEA');
+    expect(stored.content).toContain(PLACEHOLDER);
+    expect(textOfParts(stored.content_parts as never)).toBe(stored.content);
+    expect(stored.content_parts).toContainEqual(image);
+    // The stored form goes back in as it is (an odek export, imported again).
+    expect(messageInputSchema.safeParse(stored).success).toBe(true);
+  });
+});
+
 describe('incremental scan after a write with per-request secrets', () => {
   it('the next write scans only its new messages (a Satchel-Secrets write does not void the scan record)', async () => {
     const { defaultPipeline } = await import('../../lib/pipeline/default.js');
