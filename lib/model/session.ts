@@ -114,7 +114,14 @@ export type ExternalRef = z.output<typeof externalRefSchema>;
 /** What a write remembers so that a retry is a no-op: a key (hashed) and the receipt it produced. */
 export const writeRecordSchema = z.object({
   k: z.string(),
+  /** A Satchel of 2026-12-02 or before: SHA-256 of the request alone (`g` since). */
   f: z.string().optional(),
+  /**
+   * SHA-256 of the Idempotency-Key and the request: a key reused for another request is 422. The key is
+   * in it (the record holds only the key's hash), so whoever reads the bucket cannot test guesses at a
+   * secret the request held, as they could with `f`.
+   */
+  g: z.string().optional(),
   at: z.number(),
   r: z.record(z.string(), z.unknown()),
   /**

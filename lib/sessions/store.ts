@@ -53,7 +53,7 @@ import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
 import { Manifest, type ManifestEntry, type ManifestOptions } from './manifest.js';
 import { trimMessages } from './trim.js';
-import { keyedWrite, recordsCover } from './write-records.js';
+import { fingerprintOf, keyedWrite, recordsCover } from './write-records.js';
 import { deleteParts } from './parts.js';
 import {
   scheduleFor,
@@ -401,7 +401,7 @@ export class SessionStore {
   ): Promise<WriteResult> {
     assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
-      ? await sha256Hex(JSON.stringify(['append', body]))
+      ? await fingerprintOf(ctx.idempotencyKey, ['append', body], this.now())
       : undefined;
     return this.mutate({
       op: 'append',
@@ -462,7 +462,7 @@ export class SessionStore {
       ]);
     assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
-      ? await sha256Hex(JSON.stringify(['replace', body]))
+      ? await fingerprintOf(ctx.idempotencyKey, ['replace', body], this.now())
       : undefined;
     return this.mutate({
       op: 'replace',

@@ -50,11 +50,13 @@ import {
   claimsOf,
   findClaim,
   makeReceipt,
+  otherRequest,
   pruneWrites,
   receiptOf,
   seal,
   sealDelta,
   unkeyedKept,
+  type Fingerprint,
   type WriteClaims,
 } from './write-records.js';
 import { unattended, type Schedule } from '../model/context.js';
@@ -82,8 +84,8 @@ export interface WriteRequest {
   /** The caller's If-Match; undefined lands the write after whatever is stored. */
   expected?: ExpectedRevision;
   ctx: WriteContext;
-  /** A hash of the request body, so a key reused for another body is refused (422). */
-  fingerprint?: string;
+  /** Hashes of the request body with its key, so a key reused for another body is refused (422). */
+  fingerprint?: Fingerprint;
   /** The next state from the current one; null when there is nothing to write. */
   build: (cur: StoredSession, nowIso: string) => StoredSession | null;
 }
@@ -556,9 +558,8 @@ export class WriteLoop {
       if (mine) return { landed: mine };
       if (
         previous.k === claims.keyed &&
-        previous.f !== undefined &&
         req.fingerprint !== undefined &&
-        previous.f !== req.fingerprint
+        otherRequest(previous, req.fingerprint)
       ) {
         throw unprocessable('this Idempotency-Key was used for a different request');
       }
@@ -1141,7 +1142,7 @@ function recordOf(m: Member, at: number): WriteRecord {
   const { keyed, own } = m.claims;
   return {
     k: keyed ?? own,
-    ...(keyed && m.req.fingerprint ? { f: m.req.fingerprint } : {}),
+    ...(keyed && m.req.fingerprint ? { g: m.req.fingerprint.g } : {}),
     at,
     r: {},
   };

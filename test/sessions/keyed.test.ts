@@ -469,6 +469,51 @@ describe('stored-out records from before their names held the session creation t
   });
 });
 
+describe('the fingerprint of a keyed request', () => {
+  const body = { messages: [{ role: 'user' as const, content: 'db password is hunter2' }] };
+
+  it('holds the key, so the bucket cannot test guesses at what the request held; reuse is 422', async () => {
+    const objects = tempLocalStore('fingerprint');
+    const store = open(objects);
+    await store.create(ns, { id: 'fp', task: 't', messages: [] });
+    await store.append(ns, 'fp', body, undefined, { idempotencyKey: 'key-fp-1' });
+    const record = (await stored(objects, 'fp')).satchel!.writes.find((w) => w.k.startsWith('k:'))!;
+    expect(record.f).toBeUndefined();
+    expect(record.g).toMatch(/^[0-9a-f]{64}$/);
+    // The hash of the request alone, which a reader of the bucket could compute for a guess, is not it.
+    expect(record.g).not.toBe(await sha256Hex(JSON.stringify(['append', body])));
+    const replay = await store.append(ns, 'fp', body, undefined, { idempotencyKey: 'key-fp-1' });
+    expect(replay.replayed).toBe(true);
+    const other = { messages: [{ role: 'user' as const, content: 'db password is hunter3' }] };
+    await expect(
+      store.append(ns, 'fp', other, undefined, { idempotencyKey: 'key-fp-1' }),
+    ).rejects.toMatchObject({ kind: 'key_reused' });
+  });
+
+  it('a record of an older Satchel (`f`, the request alone) still tells a retry from another request', async () => {
+    const objects = tempLocalStore('fingerprint-f');
+    const at = Date.parse('2026-12-02T12:00:00Z');
+    const store = open(objects, () => at);
+    await store.create(ns, { id: 'old', task: 't', messages: [] });
+    await store.append(ns, 'old', body, undefined, { idempotencyKey: 'key-old' });
+    // As a Satchel of 2026-12-02 stored it: `f` of the request alone, no `g`.
+    const key = keys.session(ns, 'old');
+    const session = await stored(objects, 'old');
+    const record = session.satchel!.writes.find((w) => w.k.startsWith('k:'))!;
+    delete record.g;
+    record.f = await sha256Hex(JSON.stringify(['append', body]));
+    await objects.put(key, new TextEncoder().encode(JSON.stringify(session)));
+    const fresh = open(objects, () => at + 60_000);
+    expect(
+      (await fresh.append(ns, 'old', body, undefined, { idempotencyKey: 'key-old' })).replayed,
+    ).toBe(true);
+    const other = { messages: [{ role: 'user' as const, content: 'something else' }] };
+    await expect(
+      fresh.append(ns, 'old', other, undefined, { idempotencyKey: 'key-old' }),
+    ).rejects.toMatchObject({ kind: 'key_reused' });
+  });
+});
+
 describe('packs of stored-out records', () => {
   it('are named within a file name, by day, and a lookup finds a record in one by its short hash', async () => {
     const objects = tempLocalStore('packs');
