@@ -326,15 +326,25 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
     } else out[text(key)] = redactJson(value, text, hit, SENSITIVE_KEY.test(key));
   }
-  // A secret split across text parts (a key in three pieces) matches only in the joined content: the
-  // parts then carry that redacted text, so they never hold what the content does not.
+  // The parts are redacted one by one, and their text is the content, unless a secret was split across
+  // them (a key in three pieces): only their joined text shows it. Then, and only then, the parts carry the
+  // redacted content. (Content redacted whole can also take more than a part's own match, such as a
+  // truncated key running into the next part's text: there the parts' text, clean, is the content.)
   const parts = out[PARTS_FIELD] as ContentPart[] | undefined;
-  if (Array.isArray(parts) && typeof out.content === 'string' && textOfParts(parts) !== out.content)
-    out[PARTS_FIELD] = withText(parts, out.content);
+  if (Array.isArray(parts) && typeof out.content === 'string') {
+    const joined = textOfParts(parts);
+    if (joined !== out.content) {
+      if (text(joined) === joined) out.content = joined;
+      else out[PARTS_FIELD] = withText(parts, out.content);
+    }
+  }
   return out as Message;
 }
 
-/** `parts` with their text as one: the first text-bearing part holds `text`, the others go. */
+/**
+ * `parts` with their text as one: the first text-bearing part holds `text`, the others go (with their
+ * other fields). Rare, and safe first: a secret split across parts is worth more than their layout.
+ */
 function withText(parts: ContentPart[], text: string): ContentPart[] {
   let first = true;
   return parts.flatMap((p) => {

@@ -591,21 +591,17 @@ export class SessionStore {
     assertSessionId(id);
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
-    await this.assertNamedSafely(ns, id, ctx);
     // What earlier writes of this process still have to store (log and audit records) lands first, so
     // that the purge below finds it.
     await this.settledSession(ns, id);
+    // An id that looks like a secret gets no marker (a key holding it) before its object is found.
+    const unmarked = this.pipeline.redactText(id, ctx.knownValues) !== id;
+    if (unmarked && !(await this.objects.get(key))) return this.goneAlready(ns, id);
     const pending = await this.manifest.markPending(ns, id, writeId);
     const found = await this.objects.get(key);
     if (!found) {
       await this.manifest.clearPending(pending);
-      // What an earlier delete left when its erasing failed after the object went (its answer said so).
-      await deleteParts(this.objects, ns, id, { records: true, now: this.now() }).catch(
-        (err: unknown) => {
-          throw notErased(id, err);
-        },
-      );
-      throw notFound(`session ${id} does not exist`);
+      return this.goneAlready(ns, id);
     }
     const stored = decodeStored(found.body, key).session;
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
@@ -638,6 +634,19 @@ export class SessionStore {
     );
     if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
     return erased.status === 'rejected' ? erased.reason : undefined;
+  }
+
+  /**
+   * A delete that finds no object: it erases what an earlier delete left when its erasing failed after the
+   * object went (its answer said so), then answers 404 (503 while that erasing fails).
+   */
+  private async goneAlready(ns: string, id: string): Promise<never> {
+    await deleteParts(this.objects, ns, id, { records: true, now: this.now() }).catch(
+      (err: unknown) => {
+        throw notErased(id, err);
+      },
+    );
+    throw notFound(`session ${id} does not exist`);
   }
 
   /**
@@ -703,7 +712,7 @@ export class SessionStore {
   }
 
   /**
-   * A write or delete of an id that looks like a secret (a create refuses such ids) puts nothing in a key
+   * A write of an id that looks like a secret (a create refuses such ids) puts nothing in a key
    * (its marker) unless that session exists: 404 first. The check is a scan of the id alone.
    */
   private async assertNamedSafely(ns: string, id: string, ctx: WriteContext): Promise<void> {

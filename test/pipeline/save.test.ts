@@ -390,6 +390,38 @@ describe('content parts', () => {
     // The stored form goes back in as it is (an odek export, imported again).
     expect(messageInputSchema.safeParse(stored).success).toBe(true);
   });
+
+  it('a key cut short in one part does not take the next parts: they stay, and are the content (review)', async () => {
+    const { defaultPipeline } = await import('../../lib/pipeline/default.js');
+    const { messageInputSchema } = await import('../../lib/model/session.js');
+    const { textOfParts } = await import('../../lib/model/parts.js');
+    const truncated =
+      '-----BEGIN OPENSSH PRIVATE KEY-----\n' +
+      'b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn\n' +
+      'NhAAAAAwEAAQAAAYEAxQ7s8Zr5Kq2mT9vW1pL3nB6cY0hJdF4gR8eXaUoIiPkS2tVw';
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/d.png' } };
+    const plan = {
+      type: 'text',
+      text: 'Please review the deploy plan for staging, step 3 onwards.',
+      cache_control: { type: 'ephemeral' },
+    };
+    const sent = messageInputSchema.parse({
+      role: 'user',
+      content: [{ type: 'text', text: `tool output (truncated):\n${truncated}` }, image, plan],
+    });
+    const out = defaultPipeline({ maxSessionBytes: 1 << 20 }).apply({
+      next: session([sent]),
+      previous: null,
+    });
+    const stored = out.session.messages[0] as Message & { content_parts: { type: string }[] };
+    expect(JSON.stringify(stored)).not.toContain('b3BlbnNzaC1rZXkt');
+    expect(stored.content_parts).toEqual([
+      { type: 'text', text: `tool output (truncated):\n${PLACEHOLDER}` },
+      image,
+      plan,
+    ]);
+    expect(stored.content).toBe(textOfParts(stored.content_parts as never));
+  });
 });
 
 describe('incremental scan after a write with per-request secrets', () => {
