@@ -362,7 +362,7 @@ export class SessionStore {
       assertSessionId(body.id);
       // An id becomes part of storage keys: one that holds a secret (the request's own too) is refused
       // rather than stored.
-      if (this.pipeline.redactText(body.id, ctx.knownValues) !== body.id)
+      if (this.looksSecret(body.id, ctx))
         throw badRequest('the id looks like a secret; choose another', [
           { path: 'id', message: 'looks like a secret' },
         ]);
@@ -595,8 +595,8 @@ export class SessionStore {
     // that the purge below finds it.
     await this.settledSession(ns, id);
     // An id that looks like a secret gets no marker (a key holding it) before its object is found.
-    const unmarked = this.pipeline.redactText(id, ctx.knownValues) !== id;
-    if (unmarked && !(await this.objects.get(key))) return this.goneAlready(ns, id);
+    if (this.looksSecret(id, ctx) && !(await this.objects.get(key)))
+      return this.goneAlready(ns, id);
     const pending = await this.manifest.markPending(ns, id, writeId);
     const found = await this.objects.get(key);
     if (!found) {
@@ -716,9 +716,13 @@ export class SessionStore {
    * (its marker) unless that session exists: 404 first. The check is a scan of the id alone.
    */
   private async assertNamedSafely(ns: string, id: string, ctx: WriteContext): Promise<void> {
-    if (this.pipeline.redactText(id, ctx.knownValues) === id) return;
-    if (!(await this.objects.get(keys.session(ns, id))))
+    if (this.looksSecret(id, ctx) && !(await this.objects.get(keys.session(ns, id))))
       throw notFound(`session ${id} does not exist`);
+  }
+
+  /** Whether a session id holds what redaction would remove (a rule's match, or a known value). */
+  private looksSecret(id: string, ctx: WriteContext): boolean {
+    return this.pipeline.redactText(id, ctx.knownValues) !== id;
   }
 
   /** Records the delete of a listed session whose object is gone, after its last listed version. */
