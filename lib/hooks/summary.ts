@@ -70,11 +70,18 @@ export function summarize(
   const described =
     input.event !== undefined && isObject(value) ? describeGitHub(input.event, value) : null;
   const full = described ?? describeOther({ ...input, value }, maxBytes);
+  // Redacted up to the budget and a margin longer than any secret a rule matches, not whole: a body many
+  // times the budget would cost its size in redaction for 16 KiB shown.
+  const head = full.text.slice(0, maxBytes + REDACT_MARGIN);
+  const total = head === full.text ? undefined : utf8(full.text).byteLength;
   return {
     title: oneLine(redact(full.title), TITLE_MAX_CHARS),
-    text: truncateUtf8(redact(full.text), maxBytes),
+    text: truncateUtf8(redact(head), maxBytes, total),
   };
 }
+
+/** Characters redacted past the budget, so that a secret across the cut is redacted whole. */
+const REDACT_MARGIN = 64 * 1024;
 
 /** GitHub's common events in words; other GitHub events as their JSON under a title. */
 export function describeGitHub(event: string, p: Record<string, unknown>): EventSummary {
@@ -249,11 +256,13 @@ export function outcomeOf(status: string | undefined, conclusion: string | undef
  * Cuts text to `maxBytes` of UTF-8 (never inside a character), ending with a note that says how much was
  * kept, so a reader knows the payload was longer.
  */
-export function truncateUtf8(text: string, maxBytes: number): string {
+export function truncateUtf8(text: string, maxBytes: number, totalBytes?: number): string {
   const bytes = utf8(text);
   if (bytes.byteLength <= maxBytes) return text;
+  // `totalBytes`: the size of the whole text when `text` is only its beginning.
+  const total = totalBytes ?? bytes.byteLength;
   const note = (kept: number) =>
-    `\n\n[satchel] truncated: the first ${kept} of ${bytes.byteLength} bytes are shown.`;
+    `\n\n[satchel] truncated: the first ${kept} of ${total} bytes are shown.`;
   let cut = Math.max(0, maxBytes - utf8(note(maxBytes)).byteLength);
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
   return decode(bytes.subarray(0, cut)) + note(cut);

@@ -154,6 +154,19 @@ describe('webhook summaries: other payloads', () => {
     }
   });
 
+  it('a text body many times the budget is redacted near the budget, not whole; the note says its size', () => {
+    let redacted = 0;
+    const counting = (t: string) => ((redacted += t.length), redact(t));
+    const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    // A secret across the budget's cut is redacted whole; the rest of 4 MB is never scanned.
+    const raw = 'y'.repeat(SUMMARY_MAX_BYTES - 100) + ' ' + token + ' ' + 'z'.repeat(4_000_000);
+    const out = summarize({ hook: 'h', value: undefined, raw }, counting);
+    expect(out.text).not.toContain('ghp_');
+    expect(out.text).not.toContain(token.slice(4, 12));
+    expect(redacted).toBeLessThan(200_000);
+    expect(out.text).toMatch(/truncated: the first \d+ of 40\d{5} bytes are shown\.$/);
+  });
+
   it('secrets are redacted whole before any cut: field, quoted title, title, budget', () => {
     const token = (tag: string) => 'ghp_' + `${tag}Zq8xW3vN5`.repeat(4).slice(0, 36);
     const [t1, t2, t3, t4] = ['T1', 'T2', 'T3', 'T4'].map(token);
