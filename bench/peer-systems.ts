@@ -10,6 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Agent, Message, SessionManager, TextBlock } from '@strands-agents/sdk';
 import { S3Storage as StrandsS3Storage } from '@strands-agents/sdk/storage';
 import type { AddressInfo } from 'node:net';
+import { decodeBody } from '../lib/client/client.js';
 import { createApp } from '../lib/http/app.js';
 import { createLogger } from '../lib/model/log.js';
 import type { Message as SatchelMessage } from '../lib/model/session.js';
@@ -561,7 +562,8 @@ export class SatchelHttpSystem implements System {
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await res.text();
+    // Read as Satchel's client reads an answer (lib/client: the bytes, then decodeBody).
+    const text = decodeBody(new Uint8Array(await res.arrayBuffer()));
     if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : undefined;
   }

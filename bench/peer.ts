@@ -1,7 +1,8 @@
 /**
  * Satchel against its peer on the same radosgw: the Strands Agents TypeScript SDK's S3 session storage
  * (`@strands-agents/sdk` 1.16.0, `S3Storage` under its `SessionManager`), and Satchel in process
- * (SessionStore over S3Store) and through HTTP (the real app on a loopback port). Issue 13, item 5.
+ * (SessionStore over S3Store) and through HTTP (the real app on a loopback port, its answers read as
+ * Satchel's client reads them: the bytes, then `decodeBody`). Issue 13, item 5.
  *
  *   npm run bench:peer                     3 rounds (~12 min on 2 cores); writes the `peer` section of
  *                                          bench/results.json

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { strictText } from '../model/bytes.js';
 import {
   badRequest,
   payloadTooLarge,
@@ -61,7 +62,7 @@ export function zodErrors(error: z.ZodError): FieldError[] {
 async function readLimited(request: Request, maxBytes: number): Promise<string> {
   const all = await readBodyBytes(request, maxBytes);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(all);
+    return strictText(all);
   } catch {
     throw badRequest('the body is not valid UTF-8');
   }

@@ -1,6 +1,7 @@
 import { getRequestListener, RequestError } from '@hono/node-server';
 import { createServer, type Server } from 'node:http';
 import { typeFor } from './problem.js';
+import '../model/bytes-node.js';
 
 /**
  * The Node HTTP server of an app's `fetch` (functions/node.ts, and the tests' servers). A request Node

@@ -27,6 +27,7 @@ import {
   type StoredObject,
 } from './port.js';
 import { probe } from './retry.js';
+import '../model/bytes-node.js';
 
 const TEMP_MARK = '.tmp-';
 /** Lock files and owner files live in this folder at the root, out of every listing. */

@@ -10,6 +10,7 @@ import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { S3Wire, S3WireRequest, S3WireResponse, S3WireTarget } from './s3.js';
+import '../model/bytes-node.js';
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 /** As the SDK: a server clock more than 5 minutes away from ours is taken as ours being wrong. */
