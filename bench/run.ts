@@ -219,7 +219,7 @@ async function newestBaseBytes(st: Stack): Promise<number> {
 
 interface PerOp {
   operations: number;
-  requests: { get: Q; put: Q; delete: Q; list: Q; total: Q };
+  requests: { get: Q; put: Q; delete: Q; list: Q; head: Q; total: Q };
   httpRequests: Q;
   httpByKind: Record<string, Q>;
   bytesWritten: Q;
@@ -241,7 +241,8 @@ function perOp(t: Tally, ops: number): PerOp {
       put: r(t.put),
       delete: r(t.delete),
       list: r(t.list),
-      total: r(t.get + t.put + t.delete + t.list),
+      head: r(t.head),
+      total: r(t.get + t.put + t.delete + t.list + t.head),
     },
     httpRequests: r(http),
     httpByKind: Object.fromEntries(
@@ -851,6 +852,7 @@ function opTable(costs: OpCosts[]): void {
         fmtNum(p.requests.put.value),
         fmtNum(p.requests.delete.value),
         fmtNum(p.requests.list.value),
+        fmtNum(p.requests.head.value),
         fmtNum(p.requests.total.value),
         fmtBytes(p.bytesWritten.value),
         fmtBytes(p.bytesWrittenBeyondSession.value),
@@ -870,6 +872,7 @@ function opTable(costs: OpCosts[]): void {
       'PUT',
       'DEL',
       'LIST',
+      'HEAD',
       'total',
       'written',
       'beyond session',

@@ -162,7 +162,9 @@ export interface WireSnapshot {
 /** The SDK command a wire request stands for, so that both paths are counted under one name. */
 export function wireCommand(req: S3WireRequest): string {
   if (req.query?.['list-type']) return 'ListObjectsV2';
-  return { GET: 'GetObject', PUT: 'PutObject', DELETE: 'DeleteObject' }[req.method];
+  return { GET: 'GetObject', HEAD: 'HeadObject', PUT: 'PutObject', DELETE: 'DeleteObject' }[
+    req.method
+  ];
 }
 
 /** Key class as CountingStore names it (`sessions`, `m/l`, `m/p`, `m/b`, `m` for the manifest prefix). */
@@ -277,6 +279,7 @@ export function emptyTally(): Tally {
     put: 0,
     delete: 0,
     list: 0,
+    head: 0,
     bytesRead: 0,
     bytesWritten: 0,
     writtenByKind: {},
@@ -306,6 +309,7 @@ export function accumulate(into: Tally, from: Snapshot, to: Snapshot): Tally {
   into.put += to.store.put - from.store.put;
   into.delete += to.store.delete - from.store.delete;
   into.list += to.store.list - from.store.list;
+  into.head += to.store.head - from.store.head;
   into.bytesRead += to.store.bytesRead - from.store.bytesRead;
   into.bytesWritten += to.store.bytesWritten - from.store.bytesWritten;
   addMap(into.writtenByKind, to.store.writtenByKind, from.store.writtenByKind, 1);
@@ -332,6 +336,7 @@ export function addTallies(...ts: Tally[]): Tally {
     out.put += t.put;
     out.delete += t.delete;
     out.list += t.list;
+    out.head += t.head;
     out.bytesRead += t.bytesRead;
     out.bytesWritten += t.bytesWritten;
     addMap(out.writtenByKind, t.writtenByKind, undefined, 1);

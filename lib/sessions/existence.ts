@@ -32,11 +32,13 @@ interface Waiting {
  * same incarnation), sent after the record landed, proves the object existed after it, so a delete can
  * only come later, and its listing finds the record (and one that lands on a session created again under
  * the id proves that the record's session is gone). A check therefore waits up to `lingerMs` for such a
- * commit, and only then LISTs the object's key (one LIST for every check of the session waiting by then;
- * a GET comparing incarnations when one of them is strict). A busy session's records cost no request to
- * check; a quiet one's cost one LIST per `lingerMs`. A runtime that drains after each request (Workers,
- * Lambda) sets `lingerMs` to 0: every check LISTs at once, unless a write still has records of the
- * session on their way (`hold`): then the checks wait for them, and share one LIST.
+ * commit, and only then asks whether the object's key exists (`objectExists`: the store's `exists`, a
+ * HEAD on S3 and R2, or a LIST of the key; one request for every check of the session waiting by then; a
+ * GET comparing incarnations when one of them is strict). Below, "LIST" names that request. A busy
+ * session's records cost no request to check; a quiet one's cost one per `lingerMs`. A runtime that
+ * drains after each request (Workers, Lambda) sets `lingerMs` to 0: every check LISTs at once, unless a
+ * write still has records of the session on their way (`hold`): then the checks wait for them, and share
+ * one LIST.
  */
 export class ExistenceChecks {
   private clock = 0;

@@ -37,6 +37,7 @@ import type {
 } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
+import { objectExists } from '../storage/prefix.js';
 import { StorageUnavailableError, type ObjectStore } from '../storage/port.js';
 import {
   filtersOf,
@@ -310,7 +311,7 @@ export class SessionStore {
       const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
         (e) => e.id === id,
       );
-      if (entry && !(await this.objects.get(keys.session(ns, id))))
+      if (entry && !(await objectExists(this.objects, keys.session(ns, id))))
         this.healVanished(ns, entry, ctx);
     };
     (ctx.schedule ?? unattended)(heal());
@@ -595,7 +596,7 @@ export class SessionStore {
     // that the purge below finds it.
     await this.settledSession(ns, id);
     // An id that looks like a secret gets no marker (a key holding it) before its object is found.
-    if (this.looksSecret(id, ctx) && !(await this.objects.get(key)))
+    if (this.looksSecret(id, ctx) && !(await objectExists(this.objects, key)))
       return this.goneAlready(ns, id);
     const pending = await this.manifest.markPending(ns, id, writeId);
     const found = await this.objects.get(key);
@@ -699,7 +700,7 @@ export class SessionStore {
   async auditRecords(ns: string, id: string): Promise<AuditRecord[]> {
     assertSessionId(id);
     await this.settledSession(ns, id); // this process's records of its answered writes first
-    if (!(await this.objects.get(keys.session(ns, id))))
+    if (!(await objectExists(this.objects, keys.session(ns, id))))
       throw notFound(`session ${id} does not exist`);
     return this.audit ? this.audit.list(ns, id) : [];
   }
@@ -716,7 +717,7 @@ export class SessionStore {
    * (its marker) unless that session exists: 404 first. The check is a scan of the id alone.
    */
   private async assertNamedSafely(ns: string, id: string, ctx: WriteContext): Promise<void> {
-    if (this.looksSecret(id, ctx) && !(await this.objects.get(keys.session(ns, id))))
+    if (this.looksSecret(id, ctx) && !(await objectExists(this.objects, keys.session(ns, id))))
       throw notFound(`session ${id} does not exist`);
   }
 

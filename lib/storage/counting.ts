@@ -6,6 +6,7 @@ import type {
   StoragePing,
   StoredObject,
 } from './port.js';
+import { objectExists } from './prefix.js';
 
 /** Request and byte counts of one store, by operation. */
 export interface StoreCounts {
@@ -13,6 +14,8 @@ export interface StoreCounts {
   put: number;
   delete: number;
   list: number;
+  /** Existence checks (`exists`: S3 HEAD, R2 head). */
+  head: number;
   bytesRead: number;
   bytesWritten: number;
   /** Bytes written per key class (`sessions`, `m/l`, `m/p`, `m/b`, ...), for the manifest's overhead. */
@@ -68,6 +71,13 @@ export class CountingStore implements ObjectStore {
     this.counts.list++;
     return this.inner.list(prefix, options);
   }
+
+  /** The inner store's check when it has one (counted as a HEAD), else a listing (counted as a LIST). */
+  async exists(key: string): Promise<boolean> {
+    if (!this.inner.exists) return objectExists(this, key);
+    this.counts.head++;
+    return this.inner.exists(key);
+  }
 }
 
 function emptyCounts(): StoreCounts {
@@ -76,6 +86,7 @@ function emptyCounts(): StoreCounts {
     put: 0,
     delete: 0,
     list: 0,
+    head: 0,
     bytesRead: 0,
     bytesWritten: 0,
     writtenByKind: {},

@@ -153,6 +153,14 @@ export class LocalStore implements ObjectStore {
     }
   }
 
+  /** Whether a file is at the key's path (what `get` would read). */
+  async exists(key: string): Promise<boolean> {
+    const info = await stat(this.path(key)).catch((err) =>
+      isNotFound(err) ? null : Promise.reject(err),
+    );
+    return info?.isFile() ?? false;
+  }
+
   async delete(keys: string | string[]): Promise<void> {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);

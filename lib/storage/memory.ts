@@ -32,6 +32,11 @@ export class MemoryStore implements ObjectStore {
     return { etag };
   }
 
+  async exists(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    return this.objects.has(key);
+  }
+
   async delete(keys: string | string[]): Promise<void> {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       assertSafeKey(key);

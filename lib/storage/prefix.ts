@@ -23,6 +23,7 @@ export async function deletePrefix(store: ObjectStore, prefix: string): Promise<
  * first among the keys it prefixes).
  */
 export async function objectExists(store: ObjectStore, key: string): Promise<boolean> {
+  if (store.exists) return store.exists(key);
   const listed = await store.list(key, { limit: 1 });
   return listed.objects.some((o) => o.key === key);
 }

@@ -68,6 +68,11 @@ export class R2Store implements ObjectStore {
     });
   }
 
+  async exists(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    return this.attempt(`HEAD ${key}`, async () => (await this.bucket.head(key)) !== null);
+  }
+
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     assertSafeKey(key);
     const onlyIf =

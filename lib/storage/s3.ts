@@ -110,7 +110,7 @@ export interface S3WireTarget {
 }
 
 export interface S3WireRequest {
-  method: 'GET' | 'PUT' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'PUT' | 'DELETE';
   /** The object's key in the bucket (the store's prefix included), unencoded; '' for the bucket itself. */
   key: string;
   /** Query parameters (a listing's), unencoded. */
@@ -259,6 +259,28 @@ export class S3Store implements ObjectStore {
         return { body, etag: unquote(out.ETag ?? '') };
       } catch (err) {
         if (statusOf(err) === 404) return null;
+        throw err;
+      }
+    });
+  }
+
+  async exists(key: string): Promise<boolean> {
+    const Key = this.full(key);
+    return this.attempt(`HEAD ${key}`, async (ctx) => {
+      const wire = await this.wired();
+      if (wire) {
+        const res = await wire({ method: 'HEAD', key: Key, headers: {}, signal: ctx.signal });
+        if (res.status === 404) return false;
+        succeeded(res);
+        return true;
+      }
+      try {
+        await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), {
+          abortSignal: ctx.signal,
+        });
+        return true;
+      } catch (err) {
+        if (statusOf(err) === 404) return false;
         throw err;
       }
     });

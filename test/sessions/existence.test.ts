@@ -1,5 +1,6 @@
 // The check after a background record that its session still exists (lib/sessions/existence.ts): a later
-// commit of the process answers it without a request; else one LIST per session once it has waited.
+// commit of the process answers it without a request; else one request per session once it has waited
+// (`exists`, a HEAD on S3 and R2, where the store has it; a LIST of the key where it has not).
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { createLogger } from '../../lib/model/log.js';
@@ -10,13 +11,22 @@ import type { ListOptions } from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
+/** Counts the checks of whether a key exists, by either request (`lists` counts both). */
 class CountedLists extends PassThrough {
   lists = 0;
   listed: string[] = [];
+  /** Of `lists`, those sent as `exists` (a HEAD), by key. */
+  headed: string[] = [];
   override list(prefix: string, options?: ListOptions) {
     this.lists++;
     this.listed.push(prefix);
     return this.inner.list(prefix, options);
+  }
+  exists(key: string) {
+    this.lists++;
+    this.listed.push(key);
+    this.headed.push(key);
+    return this.inner.exists!(key);
   }
 }
 
@@ -198,12 +208,29 @@ describe('existence checks after background records', () => {
     expect(erased).toBe(true);
   });
 
-  it('a LIST that fails rejects every check it answers', async () => {
+  it('a check that fails rejects every check it answers', async () => {
     const { objects, checks } = await setUp(60_000);
     const answers = [1, 2].map(() => checks.confirm(KEY, 'i1'));
-    objects.list = () => Promise.reject(new Error('storage down'));
+    objects.exists = () => Promise.reject(new Error('storage down'));
     await checks.flush();
     for (const a of answers) await expect(a).rejects.toThrow('storage down');
+  });
+
+  it('a store without `exists` (a test double, say) is asked by a LIST of the key', async () => {
+    const listed: string[] = [];
+    const objects = new (class extends PassThrough {
+      override list(prefix: string, options?: ListOptions) {
+        listed.push(prefix);
+        return this.inner.list(prefix, options);
+      }
+    })(tempLocalStore('existence-list'));
+    expect('exists' in objects).toBe(false);
+    await objects.put(KEY, new TextEncoder().encode('{}'));
+    const checks = new ExistenceChecks(objects, 0);
+    expect(await checks.confirm(KEY, 'i1')).toBe(true);
+    await objects.delete(KEY);
+    expect(await checks.confirm(KEY, 'i1')).toBe(false);
+    expect(listed).toEqual([KEY, KEY]);
   });
 
   it("Workers and Lambda (checks without a wait): a write's log, audit and index records share one LIST", async () => {
@@ -230,14 +257,16 @@ describe('existence checks after background records', () => {
     for (let i = 0; i < 3; i++) {
       const fresh = app(); // a new instance, as a cold function
       objects.listed = [];
+      objects.headed = [];
       const res = await send(fresh, '/v1/sessions/s1/messages', {
         messages: [{ role: 'user', content: `turn ${i} about kittens` }],
       });
       expect(res.status).toBe(200);
       await fresh.background.drain();
       // Checked once for the log, audit and index records together (it was one LIST after the log and
-      // audit records, and another after the index record).
+      // audit records, and another after the index record), by `exists` (a HEAD), not a LIST.
       expect(objects.listed.filter((p) => p === sessionKey)).toEqual([sessionKey]);
+      expect(objects.headed).toContain(sessionKey);
     }
     // The index record was stored: a search finds the last turn.
     const found = await send(app(), '/v1/session_search', { action: 'search', query: 'kittens' });

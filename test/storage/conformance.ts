@@ -101,6 +101,23 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       expect((await store.list(prefix)).objects).toEqual([]);
     });
 
+    it('exists tells an object at exactly the key: not a prefix, a longer key or a deleted one', async () => {
+      const { store, prefix } = await fresh();
+      expect(store.exists).toBeTypeOf('function');
+      const exists = (key: string) => store.exists!(key);
+      expect(await exists(prefix + 's.json')).toBe(false);
+      await store.put(prefix + 's.json', utf8('{}'));
+      await store.put(prefix + 'dir/inner.json', utf8('{}'));
+      expect(await exists(prefix + 's.json')).toBe(true);
+      expect(await exists(prefix + 's')).toBe(false); // a prefix of a key
+      expect(await exists(prefix + 's.json.bak')).toBe(false); // a longer key
+      expect(await exists(prefix + 'dir')).toBe(false); // a "folder"
+      expect(await exists(prefix + 'dir/inner.json')).toBe(true);
+      await store.delete(prefix + 's.json');
+      expect(await exists(prefix + 's.json')).toBe(false);
+      await expect(exists(prefix + '../x')).rejects.toThrow(/unsafe/);
+    });
+
     it('lists by prefix in ascending order with sizes, paging with a cursor', async () => {
       const { store, prefix } = await fresh();
       const names = ['b/2', 'a/1', 'b/1', 'c', 'a/2'];
