@@ -98,13 +98,9 @@ export function sendSession(
   conditional = true,
   chunks?: Uint8Array[] | null,
 ): Response {
-  const tag = etag(session.revision);
-  c.header('ETag', tag);
+  c.header('ETag', etag(session.revision));
   const inm = conditional ? c.req.header('if-none-match') : undefined;
-  if (
-    inm &&
-    (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === tag))
-  ) {
+  if (inm && noneMatch(inm, session.revision)) {
     return c.body(null, 304);
   }
   if (!chunks) return c.json(publicSession(session));
@@ -119,6 +115,14 @@ export function sendSession(
     },
   });
   return c.body(body, 200, { ...json, 'content-length': String(length) });
+}
+
+/** Whether an `If-None-Match` header holds the revision's tag (`*`, or the tag, weak or strong). */
+export function noneMatch(header: string, revision: number): boolean {
+  const tag = etag(revision);
+  return (
+    header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === tag)
+  );
 }
 
 /** Bodies above this many bytes are streamed in pieces rather than joined. */

@@ -289,16 +289,21 @@ export class SessionStore {
    * again (an HTTP GET sends them): cut from the object's bytes when it is stored whole, or built from the
    * cached encoding of its messages when it is a delta. A delta whose parts this process does not hold is
    * sent from their bytes without parsing them (`send`): `session` is then partial (its messages before
-   * the parts' end are absent), and the cache keeps those bytes for the next read.
+   * the parts' end are absent), and the cache keeps those bytes for the next read. `unchanged`: whether
+   * the caller holds a revision already (a conditional GET, answered 304): then a delta's parts are not
+   * read, and no public JSON is made.
    */
   async getStored(
     ns: string,
     id: string,
     ctx: RequestContext = {},
     send = true,
+    unchanged?: (revision: number) => boolean,
   ): Promise<{ session: StoredSession; chunks: Uint8Array[] | null }> {
     assertSessionId(id);
-    const found = await this.load(ns, id, false, send);
+    const found = await this.load(ns, id, false, send, unchanged);
+    if (found && unchanged?.(found.session.revision))
+      return { session: found.session, chunks: null };
     if (found?.chunks) return { session: found.session, chunks: found.chunks };
     if (found) {
       const { session, body } = found;
@@ -738,13 +743,14 @@ export class SessionStore {
    * With `partial` (an append's read), a delta whose parts the cache does not hold is not merged: the
    * copy is partial (`held`: its messages before the parts' end are absent). With `send` (a GET's read),
    * such a delta comes as a partial copy with its public JSON (`chunks`) cut from the parts' bytes
-   * (`sendParts`).
+   * (`sendParts`). A delta whose revision is `unchanged` comes as a partial copy too.
    */
   private async load(
     ns: string,
     id: string,
     partial = false,
     send = false,
+    unchanged?: (revision: number) => boolean,
   ): Promise<(CachedSession & { body?: Uint8Array; chunks?: Uint8Array[] }) | null> {
     const key = keys.session(ns, id);
     for (let attempt = 0; ; attempt++) {
@@ -763,7 +769,7 @@ export class SessionStore {
       const { base, segs } = form;
       const cached = this.cache.get(key);
       const holdsParts = isWhole(cached) && cached.base?.key === base.key;
-      if (partial && !holdsParts) {
+      if ((partial || unchanged?.(form.session.revision)) && !holdsParts) {
         const held = heldMessages(base, segs);
         const messages = new Array<Message>(held).concat(form.session.messages);
         const session = { ...form.session, messages };

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { CountingStore } from '../../lib/storage/counting.js';
+import { tempLocalStore } from '../support/temp-store.js';
 import { makeApp, TOKENS } from './helpers.js';
 
 // Many devices: conditional GETs and `updated_after`, and the sync loop README's "Many devices" section
@@ -28,6 +30,39 @@ describe('many devices: 304 and updated_after', () => {
       (await call('GET', `/v1/sessions/${json.id}`, { headers: { 'if-none-match': '"2"' } }))
         .status,
     ).toBe(200);
+  });
+
+  it("a process that holds none of a large session's parts answers a 304 from the delta alone", async () => {
+    const objects = new CountingStore(tempLocalStore('sync-304'));
+    const writer = await makeApp({ objects });
+    const text = 'x'.repeat(1000);
+    const messages = Array.from({ length: 300 }, (_, i) => ({
+      role: 'user',
+      content: `${i} ${text}`,
+    }));
+    const { json } = await writer.call('POST', '/v1/sessions', { body: { task: 't', messages } });
+    // The first append stores the session (over 256 KiB) as a base and a delta.
+    const appended = await writer.call('POST', `/v1/sessions/${json.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'one more' }] },
+    });
+    expect(appended.json.revision).toBe(2);
+    await writer.background.drain();
+    const reader = async (inm?: string) => {
+      const { call } = await makeApp({ objects }); // a new process: no parts held
+      objects.reset();
+      const headers: Record<string, string> = inm ? { 'if-none-match': inm } : {};
+      const res = await call('GET', `/v1/sessions/${json.id}`, { headers });
+      return { res, gets: objects.reset().get };
+    };
+    const held = await reader('"2"');
+    expect(held.res.status).toBe(304);
+    expect(held.res.headers.get('etag')).toBe('"2"');
+    expect(held.gets).toBe(1); // the delta; before, its base too
+    const stale = await reader('"1"');
+    expect(stale.res.status).toBe(200);
+    expect(stale.gets).toBeGreaterThan(1);
+    expect(stale.res.json.messages).toHaveLength(301);
+    expect(stale.res.json).toEqual((await reader()).res.json);
   });
 
   it('latest never answers 304: the revision tag cannot tell which session it was; Content-Location names the one to revalidate', async () => {

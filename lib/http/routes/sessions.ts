@@ -21,6 +21,7 @@ import {
   etag,
   markReplay,
   namespaceOf,
+  noneMatch,
   parseIfMatch,
   requestContext,
   sendReceipt,
@@ -238,7 +239,11 @@ export const getSession = route(
   },
   async (c) => {
     const { sessions } = c.var.services;
-    const stored = await sessions.getStored(namespaceOf(c), param(c, 'id'), requestContext(c));
+    // A revision the caller holds already: 304 without reading a large session's parts.
+    const inm = c.req.header('if-none-match');
+    const unchanged = inm ? (revision: number) => noneMatch(inm, revision) : undefined;
+    const id = param(c, 'id');
+    const stored = await sessions.getStored(namespaceOf(c), id, requestContext(c), true, unchanged);
     return sendSession(c, stored.session, true, stored.chunks);
   },
 );
