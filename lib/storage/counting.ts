@@ -6,7 +6,7 @@ import type {
   StoragePing,
   StoredObject,
 } from './port.js';
-import { objectExists } from './prefix.js';
+import { listedExists } from './prefix.js';
 
 /** Request and byte counts of one store, by operation. */
 export interface StoreCounts {
@@ -74,7 +74,7 @@ export class CountingStore implements ObjectStore {
 
   /** The inner store's check when it has one (counted as a HEAD), else a listing (counted as a LIST). */
   async exists(key: string): Promise<boolean> {
-    if (!this.inner.exists) return objectExists(this, key);
+    if (!this.inner.exists) return listedExists(this, key); // counted as a LIST
     this.counts.head++;
     return this.inner.exists(key);
   }

@@ -18,12 +18,16 @@ export async function deletePrefix(store: ObjectStore, prefix: string): Promise<
   if (all.length > 0) await store.delete(all);
 }
 
-/**
- * Whether an object exists, by a LIST of its own key (every backend serves it; the key itself sorts
- * first among the keys it prefixes).
- */
+/** Whether an object exists: the store's `exists` (a HEAD), else a listing of its key (`listedExists`). */
 export async function objectExists(store: ObjectStore, key: string): Promise<boolean> {
-  if (store.exists) return store.exists(key);
+  return store.exists ? store.exists(key) : listedExists(store, key);
+}
+
+/**
+ * Whether an object exists at exactly `key`, by a LIST of the key (every backend serves it; the key itself
+ * sorts first among the keys it prefixes).
+ */
+export async function listedExists(store: ObjectStore, key: string): Promise<boolean> {
   const listed = await store.list(key, { limit: 1 });
   return listed.objects.some((o) => o.key === key);
 }

@@ -7,6 +7,7 @@ import { createLogger } from '../../lib/model/log.js';
 import { loadConfig } from '../../lib/server/config.js';
 import { Background } from '../../lib/server/background.js';
 import { ExistenceChecks } from '../../lib/sessions/existence.js';
+import { CountingStore } from '../../lib/storage/counting.js';
 import type { ListOptions } from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
@@ -231,6 +232,18 @@ describe('existence checks after background records', () => {
     await objects.delete(KEY);
     expect(await checks.confirm(KEY, 'i1')).toBe(false);
     expect(listed).toEqual([KEY, KEY]);
+  });
+
+  it('CountingStore counts a HEAD, or over a store without `exists` a LIST (it does not ask itself again)', async () => {
+    const local = tempLocalStore('existence-counting');
+    await local.put(KEY, new TextEncoder().encode('{}'));
+    const over = new CountingStore(local);
+    expect(await over.exists(KEY)).toBe(true);
+    expect([over.counts.head, over.counts.list]).toEqual([1, 0]);
+    const bare = new CountingStore(new PassThrough(local));
+    expect(await bare.exists(KEY)).toBe(true);
+    expect(await bare.exists(KEY + '.old')).toBe(false);
+    expect([bare.counts.head, bare.counts.list]).toEqual([0, 2]);
   });
 
   it("Workers and Lambda (checks without a wait): a write's log, audit and index records share one LIST", async () => {
