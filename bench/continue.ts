@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import type { Logger } from '../lib/model/log.js';
+import { objectExists } from '../lib/storage/prefix.js';
 import type { ListOptions, ObjectStore, PutOptions } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { startChatServer, type ChatServer } from '../test/support/chat-server.js';
@@ -121,6 +122,11 @@ class LandedStore implements ObjectStore {
 
   list(prefix: string, options?: ListOptions) {
     return this.inner.list(prefix, options);
+  }
+
+  // As in production: the existence checks HEAD rather than LIST.
+  exists(key: string) {
+    return objectExists(this.inner, key);
   }
 }
 

@@ -39,6 +39,7 @@ import { AuditLog } from '../lib/sessions/audit.js';
 import { encodeSession } from '../lib/model/codec.js';
 import type { Message, StoredSession, WriteRecord } from '../lib/model/session.js';
 import { SessionStore } from '../lib/sessions/store.js';
+import { objectExists } from '../lib/storage/prefix.js';
 import { MemoryStore } from '../lib/storage/memory.js';
 import type {
   ListOptions,
@@ -473,6 +474,11 @@ class TimingStore implements ObjectStore {
   }
   list(prefix: string, options?: ListOptions): Promise<ListPage> {
     return this.timed(() => this.inner.list(prefix, options));
+  }
+  /** Counted with the GETs (the existence checks that used to GET the object, and HEADs). */
+  exists(key: string): Promise<boolean> {
+    this.gets++;
+    return this.timed(() => objectExists(this.inner, key));
   }
 }
 

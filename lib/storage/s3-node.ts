@@ -24,7 +24,7 @@ const EXPECT_CONTINUE_FROM = 2 * 1024 * 1024;
 const CONTINUE_WAIT_MS = 1000;
 
 /**
- * `S3StoreOptions.wire` for Node (the server and Lambda entries): GET, PUT and DELETE of one object and
+ * `S3StoreOptions.wire` for Node (the server and Lambda entries): GET, HEAD, PUT and DELETE of one object and
  * listings of the bucket, signed with the credentials the store's S3 client resolves (static keys, the
  * environment, a profile, a role), on a keep-alive pool of its own, to the endpoint the client resolves
  * for the bucket (`target.locate`).

@@ -78,7 +78,7 @@ export interface S3StoreOptions {
   /** A ready client, e.g. one with custom middleware; the connection options above are then ignored. */
   client?: S3Client;
   /**
-   * Sends the GET, PUT and DELETE of single objects instead of the SDK, to the endpoint the client
+   * Sends the GET, HEAD, PUT and DELETE of single objects instead of the SDK, to the endpoint the client
    * resolves and signed with its credentials: `nodeWire` (lib/storage/s3-node.ts) on Node, where the
    * SDK's own cost per request is most of an append's time; listings too. Batch deletes and multipart
    * uploads always go through the SDK.
