@@ -20,9 +20,8 @@
  *   that can never write: PUT /v1/sessions/ui-write-probe without If-Match. A read-only token gets 403
  *   (the scope check comes first); a writable one gets 428 (If-Match required). Only a 403 hides the
  *   controls; a 403 on a real write hides them too.
- * - Writes carry If-Match with the ETag the page loaded. Trim and delete first revalidate with
- *   If-None-Match and refuse when the session moved on (servers before 2026-12-02 did not check If-Match
- *   on them; this one does).
+ * - Writes carry If-Match with the ETag the page loaded, trim and delete too: the server answers 412
+ *   when the session moved on, and nothing is written.
  */
 
 // ------------------------------------------------------------------------------------------------
@@ -96,7 +95,6 @@ interface Answer {
 interface ApiOptions {
   body?: unknown;
   ifMatch?: string | null;
-  ifNoneMatch?: string | null;
   /** A token to use instead of the stored one; null sends none. */
   auth?: string | null;
 }
@@ -351,7 +349,6 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
-  if (opts.ifNoneMatch) headers['if-none-match'] = opts.ifNoneMatch;
   let res: Response;
   try {
     res = await fetch(path, {
@@ -1149,15 +1146,6 @@ export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
   return false;
 }
 
-/** Trim and delete ignore If-Match on the server: revalidate first, refuse when the session moved on. */
-export async function stillCurrent(st: SessionState): Promise<boolean> {
-  const a = await api('GET', st.path, { ifNoneMatch: st.etag });
-  if (a.status === 304) return true;
-  if (a.status === 200 && a.etag === st.etag) return true;
-  stale(st);
-  return false;
-}
-
 /** Disables the button while the work runs, so a double click writes once. */
 export async function busyWhile(button: HTMLButtonElement, work: () => Promise<void>) {
   button.disabled = true;
@@ -1227,7 +1215,6 @@ export function wireTrim(st: SessionState): void {
     if (st.previewKeep === null) return say(st.msg, 'Preview the trim first.', true);
     const keep = st.previewKeep;
     void busyWhile($<HTMLButtonElement>('trim-btn'), async () => {
-      if (!(await stillCurrent(st))) return;
       const a = await api('POST', `${st.path}/trim`, { body: { keep }, ifMatch: st.etag });
       if (!outcome(st, a)) return;
       st.previewKeep = null;
@@ -1274,7 +1261,7 @@ export function droppedList(dropped: Message[]): HTMLOListElement {
   return ol;
 }
 
-/** Delete, after a confirmation and a revalidation; the list then says what was deleted. */
+/** Delete, after a confirmation, with If-Match; the list then says what was deleted. */
 export function wireDelete(st: SessionState): void {
   $('delete-ask').addEventListener('click', () => {
     show($('delete-confirm'), true);
@@ -1286,7 +1273,6 @@ export function wireDelete(st: SessionState): void {
   });
   $('delete-yes').addEventListener('click', () => {
     void busyWhile($<HTMLButtonElement>('delete-yes'), async () => {
-      if (!(await stillCurrent(st))) return;
       const a = await api('DELETE', st.path, { ifMatch: st.etag });
       if (!outcome(st, a, 204)) return;
       setFlash(`Deleted session ${st.id}.`);

@@ -572,6 +572,19 @@ describe('session browser: actions', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('delete-no'); // the safe choice has focus
     await page.click('#delete-no');
     expect((await api('GET', `/v1/sessions/${id}`)).status).toBe(200);
+    // Stale: another write lands, then delete from this page is refused (the server's 412 on If-Match).
+    await api('POST', `/v1/sessions/${id}/messages`, {
+      messages: [{ role: 'user', content: 'u' }],
+    });
+    await page.click('#delete-ask');
+    await page.click('#delete-yes');
+    await page.waitForFunction(() =>
+      document.querySelector('#action-msg')?.textContent?.includes('changed since you loaded it'),
+    );
+    expect((await api('GET', `/v1/sessions/${id}`)).status).toBe(200);
+    // Loaded again, it deletes.
+    await page.reload();
+    await page.waitForSelector('#actions', { visible: true });
     await page.click('#delete-ask');
     await Promise.all([page.waitForNavigation(), page.click('#delete-yes')]);
     expect(new URL(page.url()).pathname).toBe('/ui');
