@@ -1,4 +1,5 @@
 import { text as decode, utf8 } from '../model/bytes.js';
+import { utf8Length } from '../pipeline/cap.js';
 import { redactJsonValue } from '../pipeline/save.js';
 /**
  * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
@@ -73,7 +74,7 @@ export function summarize(
   // Redacted up to the budget and a margin longer than any secret a rule matches, not whole: a body many
   // times the budget would cost its size in redaction for 16 KiB shown.
   const head = full.text.slice(0, maxBytes + REDACT_MARGIN);
-  const total = head === full.text ? undefined : utf8(full.text).byteLength;
+  const total = head === full.text ? undefined : utf8Length(full.text);
   return {
     title: oneLine(redact(full.title), TITLE_MAX_CHARS),
     text: truncateUtf8(redact(head), maxBytes, total),
