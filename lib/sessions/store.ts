@@ -59,6 +59,7 @@ import { deleteParts } from './parts.js';
 import {
   scheduleFor,
   WriteLoop,
+  type AfterCommit,
   type Committed,
   type WriteContext,
   type WriteRequest,
@@ -122,7 +123,8 @@ export interface SessionStoreOptions {
   /**
    * How long a commit's log and audit records wait for the commits after it, to go out together (one log
    * record for the newest, one audit object for all). 0 on Workers and Lambda, where the wait would be
-   * the function's. Records of commits made while a batch is being stored always wait for it.
+   * the function's. Records of commits made while a batch is being stored always wait for it. A batch
+   * of `RECORD_BATCH_FULL` commits goes without waiting longer.
    */
   recordLingerMs?: number;
   /**
@@ -206,6 +208,7 @@ export class SessionStore {
     this.records = new Batcher(
       (_, items) => this.recordBatch([...items]),
       options.recordLingerMs ?? 100,
+      RECORD_BATCH_FULL,
     );
     this.existence = new ExistenceChecks(objects, options.existenceLingerMs ?? 0);
     this.markers = new StandingMarkers(objects, {
@@ -900,11 +903,14 @@ export class SessionStore {
    * per request, then the listeners. True when the log record is stored, so the write's standing marker
    * may go; otherwise the marker stays and the manifest heals from the object.
    */
-  private afterCommit(ns: string, committed: Committed): Promise<boolean> {
+  private afterCommit(ns: string, committed: Committed): Promise<AfterCommit> {
     this.manifest.noteWrite(ns);
     const slot = keys.session(ns, committed.session.id);
-    const item: PendingCommit = { ns, committed, logged: false };
-    return this.records.add(slot, [item]).then(() => item.logged);
+    const item: PendingCommit = { ns, committed, logged: false, settled: false };
+    return this.records.add(slot, [item]).then(() => ({
+      logged: item.logged,
+      settled: item.settled,
+    }));
   }
 
   /** The records of a batch of commits to one session key (`recordCommits`, per incarnation). */
@@ -963,8 +969,13 @@ export class SessionStore {
       // so the check after them covers it too.
       let auditKey: string | undefined;
       const audited = this.audit
-        ?.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
-        .catch((err) => void this.onError('audit record not stored', err));
+        ? this.audit
+            .recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
+            .then(
+              () => true,
+              (err) => void this.onError('audit record not stored', err),
+            )
+        : true;
       // A log record that cannot be stored is healed from the write's pending marker, which stays.
       const entry = entryOf(newest.session, newest.receipt.bytes);
       const logKey = keys.log(ns, entry.at, newest.writeId);
@@ -972,8 +983,11 @@ export class SessionStore {
         () => true,
         (err) => void this.onError('log record not stored; the marker heals it', err),
       );
-      const [stored] = await Promise.all([logged, audited]);
-      for (const item of items) item.logged = stored === true;
+      const [stored, auditStored] = await Promise.all([logged, audited]);
+      for (const item of items) {
+        item.logged = stored === true;
+        item.settled = item.logged && auditStored === true;
+      }
       // The check runs on as background work of its own: read-your-writes and a delete wait for the
       // records, not for it.
       const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
@@ -1025,7 +1039,7 @@ export class SessionStore {
     const storedOut = liveFilters(filtersOf(found.session.satchel), this.now()).some(
       (f) => f.t >= since,
     );
-    if (!recordsCover(kept, since) || storedOut)
+    if (!recordsCover(found.session.satchel, since) || storedOut)
       this.onError(
         `audit records of ${id} since ${since} may be lost`,
         new Error('writer stopped'),
@@ -1045,10 +1059,19 @@ interface PartBodies {
 }
 
 /** A commit whose log and audit records are still to be stored. */
+/**
+ * A batch of this many commits' records goes at once instead of lingering: a writer that appends faster
+ * than the linger stores its log and audit records every 8 commits, so that its unkeyed write records,
+ * which stay in the session object until then, are at most about 8 to 10 (`WriteLoop.settled`), not 16.
+ */
+const RECORD_BATCH_FULL = 8;
+
 interface PendingCommit {
   ns: string;
   committed: Committed;
   logged: boolean;
+  /** The log record and every audit record of the commit are stored. */
+  settled: boolean;
 }
 
 /** The manifest entry of a stored session. */

@@ -51,7 +51,7 @@ import {
   findClaim,
   makeReceipt,
   otherRequest,
-  pruneWrites,
+  keepWrites,
   receiptOf,
   seal,
   sealDelta,
@@ -115,6 +115,12 @@ export function scheduleFor(writes: readonly CommittedWrite[], work: Promise<unk
   for (const schedule of new Set(writes.map((w) => w.ctx.schedule ?? unattended))) schedule(work);
 }
 
+/** What a commit's background work stored (`WriteLoopDeps.afterCommit`). */
+export interface AfterCommit {
+  logged: boolean;
+  settled: boolean;
+}
+
 /** A write that landed, for what follows it (manifest log record, audit records, listeners). */
 export interface Committed {
   session: StoredSession;
@@ -150,9 +156,10 @@ export interface WriteLoopDeps {
   load: (ns: string, id: string, partial?: boolean) => Promise<CachedSession | null>;
   /**
    * What follows a commit (log record, audit records, listeners): runs after the write has answered.
-   * Resolves true when the log record is stored (the marker may then go), false when it is not.
+   * Resolves `logged` when the log record is stored (the marker may then go), and `settled` when its
+   * audit records are stored too (its write records then answer nothing any more: `WriteLoop.settled`).
    */
-  afterCommit: (ns: string, committed: Committed) => Promise<boolean>;
+  afterCommit: (ns: string, committed: Committed) => Promise<AfterCommit>;
   /** Told of every commit that lands: it answers the existence checks of records stored before it. */
   existence: ExistenceChecks;
   /** Reports background work that failed (the write itself stands). */
@@ -233,6 +240,16 @@ type Verdict = WriteResult | 'reread' | { landed: Tried } | null;
 export class WriteLoop {
   /** Keyed records this process has stored out of their objects, and its PUTs of them under way. */
   private readonly keyRecords: StoredKeyRecords;
+
+  /**
+   * The unkeyed writes (`w:` record keys) of this process whose log and audit records are stored. Their
+   * records in the session object answer nothing any more: the write has its answer (a lost-answer check
+   * only ever asks about a write still waiting for one), the compactor has no audit record to restore, and
+   * there is no key to replay. So this process's next write to the session leaves them out, and its delta
+   * carries one or two records where it carried 16 (docs/design.md "The session object"). A keyed record
+   * answers retries for 24 h and stays.
+   */
+  private readonly settled = new Set<string>();
 
   constructor(private readonly deps: WriteLoopDeps) {
     this.keyRecords = new StoredKeyRecords(deps.objects, deps.existence);
@@ -507,7 +524,15 @@ export class WriteLoop {
   /** Hands what follows a commit to the background; the marker is released once it is logged. */
   private finish(ns: string, mark: MarkedWrite, committed: Committed): void {
     const work = this.deps.afterCommit(ns, committed).then(
-      (logged) => mark.end(logged),
+      ({ logged, settled }) => {
+        if (settled)
+          for (const { record } of committed.writes) {
+            // Forgotten all at once when full: those records are then pruned by count, as before.
+            if (this.settled.size >= SETTLED_MAX) this.settled.clear();
+            if (record.k.startsWith('w:')) this.settled.add(record.k);
+          }
+        mark.end(logged);
+      },
       () => mark.end(false),
     );
     scheduleFor(committed.writes, work);
@@ -691,13 +716,12 @@ export class WriteLoop {
     records: WriteRecord[],
   ): { satchel: NonNullable<StoredSession['satchel']>; plan: StoreOutPlan; sweep?: DaySweep } {
     const now = this.deps.now();
-    let writes = cur.satchel?.writes ?? [];
-    for (const record of records) writes = pruneWrites(writes, record, now);
+    const { writes, wp } = keepWrites(cur, records, now, (k) => this.settled.has(k));
     const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, incarnation, r);
     const storing = (r: WriteRecord) => this.keyRecords.storingNow(run.ns, run.id, incarnation, r);
     const plan = storeOut(writes, records, now, stored, run.warm, storing);
     const { kept, leaving } = plan;
-    const satchel = { ...cur.satchel, writes: kept };
+    const satchel = { ...cur.satchel, writes: kept, ...(wp ? { wp } : {}) };
     const before = filtersOf(cur.satchel);
     // Filters that are not Satchel's are left as they are (a key not in the object is then looked up).
     if (before === null && leaving.length === 0) return { satchel, plan };
@@ -1192,7 +1216,7 @@ function hiddenIn(t: Tried, cur: StoredSession): boolean {
   if (!t.unanswered || t.incarnation !== incarnationOf(cur) || cur.revision < revision)
     return false;
   if (t.records.some((r) => !r.k.startsWith('w:'))) return false;
-  return !unkeyedKept(cur.satchel?.writes ?? [], revision);
+  return !unkeyedKept(cur.satchel, revision);
 }
 
 /**
@@ -1210,6 +1234,9 @@ function mayHaveLanded(err: unknown): boolean {
   if (PreconditionFailedError.is(err)) return err.afterLostAnswer;
   return StorageUnavailableError.is(err) && err.mayHaveLanded;
 }
+
+/** How many settled writes a process remembers (`WriteLoop.settled`); one forgotten is pruned by count. */
+const SETTLED_MAX = 4096;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -67,44 +67,90 @@ export async function keyedWrite(
 
 /**
  * The records kept after adding one: keyed ones for the retention window (at most 1,000; `storeOut` in
- * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed.
+ * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed; and the
+ * unkeyed ones that this pruned by count.
  */
-export function pruneWrites(writes: WriteRecord[], added: WriteRecord, now: number): WriteRecord[] {
+function pruneWrites(
+  writes: WriteRecord[],
+  added: WriteRecord,
+  now: number,
+): { kept: WriteRecord[]; pruned: WriteRecord[] } {
   const cutoff = now - RETENTION_MS;
   const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
-  const all = [
-    ...keyed.slice(-(KEYED_WRITES_MAX - 1)),
-    ...unkeyed.slice(-(UNKEYED_WRITES_MAX - 1)),
-    added,
-  ];
-  return all.sort((a, b) => a.at - b.at);
+  const left = Math.max(0, unkeyed.length - (UNKEYED_WRITES_MAX - 1));
+  const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(left), added];
+  return { kept: all.sort((a, b) => a.at - b.at), pruned: unkeyed.slice(0, left) };
 }
 
 /**
- * True when `writes` (a session's kept records) still hold every write made since `since`: neither kind
- * has been pruned past that time.
+ * The unkeyed records the object may have lost to pruning by count (`satchel.wp`, docs/design.md "The
+ * session object"): `[revision, at]`, the newest revision and time among them, or null when none ever
+ * was. An object without `wp` (older Satchels, and one that never pruned) tells it by the count: 15 kept
+ * means some may be gone, up to just before the oldest kept.
  */
-export function recordsCover(writes: readonly WriteRecord[], since: number): boolean {
-  const keyed = writes.filter((w) => w.k.startsWith('k:'));
-  const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
+export type PruneMark = readonly [revision: number, at: number];
+
+export function pruneMark(satchel: StoredSession['satchel']): PruneMark | null {
+  const wp = (satchel as { wp?: PruneMark } | undefined)?.wp;
+  if (wp) return wp; // Satchel's own bookkeeping, written only by `keepWrites`
+  const unkeyed = (satchel?.writes ?? []).filter((w) => w.k.startsWith('w:'));
+  // After a keyed record is added a kind holds one fewer (pruneWrites): from 15 kept, some may be gone.
+  if (unkeyed.length < UNKEYED_WRITES_MAX - 1) return null;
+  const oldest = Math.min(...unkeyed.map(revisionOf));
+  return [oldest - 1, Math.min(...unkeyed.map((w) => w.at)) - 1];
+}
+
+/**
+ * The records a write leaves (`writes`, with `added` and the old ones pruned) and the mark it must store
+ * (`wp`, null for none). Unkeyed records of this process's writes whose log and audit records are stored
+ * (`settled`) leave first: they answer nothing any more (docs/design.md "The session object"). Records
+ * pruned by count raise the mark, so that a reader never takes a missing record for a write that did
+ * not land.
+ */
+export function keepWrites(
+  { satchel, revision }: StoredSession,
+  added: readonly WriteRecord[],
+  now: number,
+  settled: (k: string) => boolean,
+): { writes: WriteRecord[]; wp: PruneMark | null } {
+  let wp = pruneMark(satchel);
+  let writes = (satchel?.writes ?? []).filter((w) => !(w.k.startsWith('w:') && settled(w.k)));
+  for (const record of added) {
+    const { kept, pruned } = pruneWrites(writes, record, now);
+    writes = kept;
+    for (const p of pruned)
+      wp = [Math.max(wp?.[0] ?? 0, revisionOf(p)), Math.max(wp?.[1] ?? 0, p.at)];
+  }
+  // A record without a revision (none should be) was of this object's revision or before.
+  return { writes, wp: wp && [Math.min(wp[0], revision), wp[1]] };
+}
+
+function revisionOf(w: WriteRecord): number {
+  return (w.r as { revision?: number }).revision ?? Infinity;
+}
+
+/**
+ * True when a session's kept records still hold every write made since `since`: no keyed record has been
+ * pruned past that time, and no unkeyed one (`pruneMark`).
+ */
+export function recordsCover(satchel: StoredSession['satchel'], since: number): boolean {
+  const keyed = (satchel?.writes ?? []).filter((w) => w.k.startsWith('k:'));
   // A kind holds one fewer after a record of the other kind is added (pruneWrites): at that count, some
   // may have gone.
-  const full = (kept: WriteRecord[], max: number) => kept.length >= max - 1 && kept[0]!.at > since;
-  return !full(keyed, KEYED_WRITES_MAX) && !full(unkeyed, UNKEYED_WRITES_MAX);
+  const full = keyed.length >= KEYED_WRITES_MAX - 1 && keyed[0]!.at > since;
+  const mark = pruneMark(satchel);
+  return !full && (mark === null || mark[1] < since);
 }
 
 /**
- * True when `writes` (a session's kept records) would still hold the record of an unkeyed write committed
- * at `revision`: none was ever pruned (fewer than 15 kept), or one kept is of that revision or older
- * (unkeyed records are kept as the newest of their chain, and a write's time rises along it).
+ * True when a session's kept records would still hold the record of an unkeyed write committed at
+ * `revision`: no unkeyed record of that revision or later was pruned (`pruneMark`). Records that leave
+ * because their write settled never belong to a write still waiting for its answer.
  */
-export function unkeyedKept(writes: readonly WriteRecord[], revision: number): boolean {
-  const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
-  return (
-    unkeyed.length < UNKEYED_WRITES_MAX - 1 || // after a keyed record, 15 may already be pruned
-    unkeyed.some((w) => ((w.r as { revision?: number }).revision ?? Infinity) <= revision)
-  );
+export function unkeyedKept(satchel: StoredSession['satchel'], revision: number): boolean {
+  const mark = pruneMark(satchel);
+  return mark === null || mark[0] < revision;
 }
 
 /**

@@ -89,11 +89,12 @@ export class Batcher<T> {
 
   /**
    * `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running);
-   * `flush` ends the wait at once.
+   * `flush` ends the wait at once, and so does an `add` that leaves a waiting batch with `fullAt` items.
    */
   constructor(
     private readonly runBatch: (key: string, items: Set<T>) => Promise<void>,
     private readonly lingerMs = 0,
+    private readonly fullAt = Infinity,
   ) {}
 
   /** Adds items to the key's waiting batch (or a new one); resolves when that batch has run. */
@@ -101,6 +102,10 @@ export class Batcher<T> {
     const waiting = this.waiting.get(key);
     if (waiting) {
       for (const item of items) waiting.items.add(item);
+      if (waiting.items.size >= this.fullAt) {
+        waiting.flushed = true; // full: it runs as soon as the key's batch before it has
+        waiting.go();
+      }
       return waiting.done;
     }
     let go = () => {};

@@ -787,12 +787,12 @@ for (const [backend, make] of [
       const id = 'unseen';
       await createLarge(writer, id, 'unseen landing');
       // The fold's commit lands but its answer is lost; before the writer reads again, another process
-      // appends 17 small messages on that base, which prunes the writer's record from the session.
+      // appends 17 small messages on that base, each from a process of its own (a process drops its own
+      // records once they settle), which prunes the writer's record from the session.
       meter.loseCas = 'landed';
       meter.afterLostCas = async () => {
-        const other = open(objects);
         for (let i = 0; i < 17; i++)
-          await other.append(ns, id, { messages: [user(`o${i}`)] }, undefined);
+          await open(objects).append(ns, id, { messages: [user(`o${i}`)] }, undefined);
       };
       // The writer cannot tell that it landed: it says so rather than append again. The base the session
       // stands on is still there: a new process reads the whole session.
