@@ -6,6 +6,8 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildWorker, bundleSize } from '../../scripts/build.js';
 import { captureLines } from '../support/logs.js';
+import { renderPage } from '../../lib/ui/page.js';
+import { STYLE } from '../../lib/ui/style.js';
 
 // Both Workers bundles, built as for deployment, answering inside miniflare's workerd: dist/worker.js
 // (R2 and S3) and dist/worker-r2.js (R2 only).
@@ -210,6 +212,29 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(deleted.status).toBe(204);
     expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toEqual([]);
     expect(await bucket.get(`ns/edge/sessions/${id}.json`)).toBeNull();
+  });
+
+  it('serves the session browser as the source renders it (the build compacts its templates)', async () => {
+    const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const versions = (html: string) => html.replace(/\?v=[^"]+/g, '?v=');
+    const assets = { script: '/ui/app.js?v=', style: '/ui/app.css?v=' };
+    for (const [path, view] of [
+      ['/ui', 'list'],
+      ['/ui/sessions/x', 'session'],
+    ] as const) {
+      const res = await mf.dispatchFetch(`http://w${path}`);
+      expect(res.status).toBe(200);
+      expect(versions(await res.text())).toBe(renderPage(view, assets));
+    }
+    // The stylesheet on one line: the same rules, only the line breaks and indentation gone.
+    const css = await (await mf.dispatchFetch('http://w/ui/app.css')).text();
+    expect(css).not.toContain('\n');
+    const rules = (s: string) =>
+      s
+        .replace(/\s+/g, ' ')
+        .replace(/\s*([;{}])\s*/g, '$1')
+        .trim();
+    expect(css).toBe(rules(STYLE));
   });
 
   it('leaves out only Hono helpers the app never calls (app.mount, c.req.parseBody)', () => {
