@@ -114,9 +114,9 @@ describe('concurrency through the S3 adapter (radosgw)', () => {
     await app.sessions.manifest.compact('alice', true);
     const listIds = async () => {
       const fresh = await makeApp({ objects: shared }); // a new process: no caches
-      return (await fresh.call('GET', '/v1/sessions?limit=100')).json.sessions
-        .map((s: { id: string }) => s.id)
-        .sort();
+      const res = await fresh.call('GET', '/v1/sessions?limit=100');
+      expect(res.status, JSON.stringify(res.json)).toBe(200); // a failure says what it answered
+      return res.json.sessions.map((s: { id: string }) => s.id).sort();
     };
     expect(await listIds()).toEqual(ids.slice().sort());
     const manifestKeys = await listAll(shared, keys.manifest('alice'));
