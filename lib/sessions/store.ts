@@ -1058,7 +1058,6 @@ interface PartBodies {
   segs: Uint8Array[];
 }
 
-/** A commit whose log and audit records are still to be stored. */
 /**
  * A batch of this many commits' records goes at once instead of lingering: a writer that appends faster
  * than the linger stores its log and audit records every 8 commits, so that its unkeyed write records,
@@ -1066,6 +1065,7 @@ interface PartBodies {
  */
 const RECORD_BATCH_FULL = 8;
 
+/** A commit whose log and audit records are still to be stored. */
 interface PendingCommit {
   ns: string;
   committed: Committed;

@@ -83,14 +83,14 @@ function pruneWrites(
   return { kept: all.sort((a, b) => a.at - b.at), pruned: unkeyed.slice(0, left) };
 }
 
-/**
- * The unkeyed records the object may have lost to pruning by count (`satchel.wp`, docs/design.md "The
- * session object"): `[revision, at]`, the newest revision and time among them, or null when none ever
- * was. An object without `wp` (older Satchels, and one that never pruned) tells it by the count: 15 kept
- * means some may be gone, up to just before the oldest kept.
- */
+/** The newest revision and time among the unkeyed records pruned by count (`satchel.wp`). */
 export type PruneMark = readonly [revision: number, at: number];
 
+/**
+ * The unkeyed records the object may have lost to pruning by count (`satchel.wp`, docs/design.md "The
+ * session object"), or null when none ever was. An object without `wp` (older Satchels, and one that
+ * never pruned) tells it by the count: 15 kept means some may be gone, up to just before the oldest kept.
+ */
 export function pruneMark(satchel: StoredSession['satchel']): PruneMark | null {
   const wp = (satchel as { wp?: PruneMark } | undefined)?.wp;
   if (wp) return wp; // Satchel's own bookkeeping, written only by `keepWrites`
