@@ -248,19 +248,25 @@ export type StoredObjectForm =
 
 const DELTA_FIELD = 'satchel_delta';
 /**
- * A delta with segments has its own field: a Satchel that knows only base and delta then refuses it as
- * corrupt, where it would read `satchel_delta` without the segments' messages.
+ * A delta with segments had its own field: a Satchel that knows only base and delta then refuses it as
+ * corrupt, where it would read `satchel_delta` without the segments' messages. Since 2026-12-03 every
+ * delta is written with it, and with `dir`.
  */
 const PARTS_DELTA_FIELD = 'satchel_parts';
 
 /**
- * The opening of a delta object, `{"satchel_delta":{base,bytes},"session":` (`satchel_parts` with
- * `segs` when it has segments): the session as stored follows, with only the messages after the parts',
- * then `}`. It has no top-level `id`, so nothing reads it as a whole session by mistake.
+ * The opening of a delta object, `{"satchel_parts":{dir,base,segs,bytes},"session":`: the session as
+ * stored follows, with only the messages after the parts', then `}`. It has no top-level `id`, so nothing
+ * reads it as a whole session by mistake. Every part is in the base's folder, `dir`, and each ref holds
+ * its key within it: the folder's path is not repeated in every ref of every append.
  */
 export function deltaOpening(base: BaseRef, segs: readonly SegRef[], bytes: number): Uint8Array {
-  if (!segs.length) return utf8(`{"${DELTA_FIELD}":${JSON.stringify({ base, bytes })},"session":`);
-  return utf8(`{"${PARTS_DELTA_FIELD}":${JSON.stringify({ base, segs, bytes })},"session":`);
+  const dir = base.key.slice(0, base.key.lastIndexOf('/') + 1);
+  // Only refs have a `key`.
+  const refs = JSON.stringify({ dir, base, segs, bytes }, (k, v) =>
+    k === 'key' ? v.slice(dir.length) : v,
+  );
+  return utf8(`{"${PARTS_DELTA_FIELD}":${refs},"session":`);
 }
 
 /** The length of two encoded arrays joined: "[a,b]" and "[c]" make "[a,b,c]". */
@@ -364,6 +370,8 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
     !Number.isSafeInteger(delta.bytes)
   )
     throw corrupt(`the object at ${key} is not a valid session delta`);
+  // Since 2026-12-03 the refs hold their keys within `dir` (before, whole keys and no `dir`).
+  for (const ref of [base, ...segs]) ref.key = ((delta as { dir?: string }).dir ?? '') + ref.key;
   const session = parseSession((raw as { session?: unknown }).session, key);
   return { session, base, segs, bytes: delta.bytes! };
 }

@@ -1208,8 +1208,8 @@ function hidden(run: GroupRun, t: Tried): void {
  * True when `cur`, read after the attempt `t` that got no answer, cannot tell whether it landed: `cur`
  * is of the same session and at or past t's revision, and the write records that would show it (all
  * unkeyed: a keyed record is kept for the retention window, in the object or stored out) may have been
- * pruned by the unkeyed ones written since (`unkeyedKept` reads the object's prune mark). An attempt a read has ruled out is not
- * asked again (`discardUnlanded`).
+ * pruned by the unkeyed ones written since (`unkeyedKept` reads the object's prune mark). An attempt a
+ * read has ruled out is not asked again (`discardUnlanded`).
  */
 function hiddenIn(t: Tried, cur: StoredSession): boolean {
   const revision = t.receipt.revision;

@@ -193,7 +193,7 @@ describe('the R2-only Workers bundle under miniflare', () => {
     }
     const bucket = await mf.getR2Bucket('BUCKET');
     const stored = await (await bucket.get(`ns/edge/sessions/${id}.json`))!.text();
-    expect(stored.startsWith('{"satchel_delta":')).toBe(true); // a delta on a base, not the whole session
+    expect(stored.startsWith('{"satchel_parts":{"dir":')).toBe(true); // a delta on a base, not the whole session
     expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toHaveLength(1);
     const got = await mf.dispatchFetch(`http://w/v1/sessions/${id}`, { headers: auth });
     expect(got.status).toBe(200);

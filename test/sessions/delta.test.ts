@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   concat,
   decodeSegment,
+  deltaOpening,
   decodeStored,
   encodeSession,
   publicSession,
@@ -313,6 +314,47 @@ for (const [backend, make] of [
       }
       expect(form.base && form.bytes).toBe(encodeSession(cold).byteLength);
       await eventually(() => partsClean(meter.inner, 'segs'));
+    });
+
+    it('a delta names its parts within one folder; one that names them by whole keys (before 2026-12-03) still reads', async () => {
+      const objects = make();
+      const store = open(objects, { segmentBytes: SEG });
+      await store.create(ns, {
+        id: 'older',
+        task: 'older deltas',
+        messages: Array.from({ length: 40 }, (_, i) => kb(`h${i}`)),
+      });
+      for (let i = 0; i <= 12; i++)
+        await store.append(ns, 'older', { messages: [kb(`a${i}`)] }, undefined);
+      const key = keys.session(ns, 'older');
+      const stored = (await objects.get(key))!;
+      const form = decodeStored(stored.body, key);
+      expect(form.segs!.length).toBeGreaterThan(1);
+      // The folder's path appears once, however many parts the delta names.
+      const body = text(stored.body);
+      expect(body.startsWith(`{"satchel_parts":{"dir":"${keys.parts(ns, 'older')}"`)).toBe(true);
+      expect(body.split(keys.parts(ns, 'older')).length - 1).toBe(1);
+      const whole = await store.get(ns, 'older');
+
+      // The same delta as a Satchel of 2026-12-02 wrote it: every ref with its whole key.
+      const rest = body.slice(body.indexOf(',"session":'));
+      if (!form.base) throw new Error('not a delta');
+      const { base, segs, bytes } = form;
+      for (const older of [
+        `{"satchel_parts":${JSON.stringify({ base, segs, bytes })}${rest}`,
+        ...(segs.length ? [] : [`{"satchel_delta":${JSON.stringify({ base, bytes })}${rest}`]),
+      ]) {
+        await objects.put(key, new TextEncoder().encode(older));
+        const fresh = open(objects, { segmentBytes: SEG });
+        expect(await fresh.get(ns, 'older')).toEqual(whole);
+        // The next write stores the newer form, and every reader still sees one session.
+        await fresh.append(ns, 'older', { messages: [kb('b0')] }, undefined);
+        expect(text((await objects.get(key))!.body)).toContain('{"satchel_parts":{"dir":');
+        const after = await open(objects).get(ns, 'older');
+        expect(after.messages.map((m) => m.content.split(' ')[0]).slice(-2)).toEqual(['a12', 'b0']);
+        expect(after.messages).toHaveLength(whole.messages.length + 1);
+      }
+      await eventually(() => partsClean(objects, 'older'));
     });
 
     it('a GET from a process that holds nothing sends the parts unparsed, and caches their bytes', async () => {
@@ -949,6 +991,60 @@ describe('a GET cut from the parts (review)', () => {
       expect(parses).toEqual([]); // parsed only by a read that needs the messages
     } finally {
       JSON.parse = parse;
+    }
+  });
+});
+
+describe("the delta's parts (codec)", () => {
+  const dir = keys.parts(ns, 'refs');
+  const base = {
+    key: `${dir}1796279470875-3778a5b69903.json`,
+    revision: 2,
+    messages: 40,
+    json: 41_000,
+  };
+  const seg = { key: `${dir}1796279474078-693b91a2318f.json`, messages: 3, json: 3_100 };
+  const session = encodeSession({
+    id: 'refs',
+    created_at: '2026-12-03T00:00:00.000Z',
+    updated_at: '2026-12-03T00:00:00.000Z',
+    model: '',
+    provider: '',
+    turns: 0,
+    task: '',
+    sandbox: false,
+    messages: [],
+    external_refs: [],
+    untrusted_ingested: false,
+    episode_untrusted: false,
+    episode_taint_tracked: true,
+    revision: 5,
+  } as never);
+  const close = new TextEncoder().encode('}');
+
+  it('names the folder once and each part by its file name, and reads back the refs it wrote', () => {
+    const opening = deltaOpening(base, [seg], 45_000);
+    const refs = JSON.parse(text(opening).slice('{"satchel_parts":'.length, -',"session":'.length));
+    expect(refs).toEqual({
+      dir,
+      base: { ...base, key: '1796279470875-3778a5b69903.json' },
+      segs: [{ ...seg, key: '1796279474078-693b91a2318f.json' }],
+      bytes: 45_000,
+    });
+    const form = decodeStored(concat(opening, session, close), 'k');
+    expect(form.base).toEqual(base);
+    expect(form.segs).toEqual([seg]);
+    expect(form.base && form.bytes).toBe(45_000);
+  });
+
+  it('reads deltas of 2026-12-02, whose refs hold whole keys', () => {
+    for (const opening of [
+      `{"satchel_parts":${JSON.stringify({ base, segs: [seg], bytes: 45_000 })},"session":`,
+      `{"satchel_delta":${JSON.stringify({ base, bytes: 45_000 })},"session":`,
+    ]) {
+      const form = decodeStored(concat(new TextEncoder().encode(opening), session, close), 'k');
+      expect(form.base).toEqual(base);
+      expect(form.segs).toEqual(opening.includes('segs') ? [seg] : []);
     }
   });
 });
