@@ -427,7 +427,9 @@ export class Manifest {
         this.loadLog(key).then(
           (r) => ({ key, r }),
           (err) => {
-            if (err instanceof ManifestMoved) return null; // collected meanwhile
+            // Collected meanwhile, or unreadable: a corrupt record tells nothing (a rebuild's root covers
+            // it, and the session objects are the truth), and must not stop the rebuild that replaces it.
+            if (err instanceof ManifestMoved || err instanceof CorruptManifest) return null;
             throw err;
           },
         ),
