@@ -9,16 +9,19 @@ import type { Rule } from './rule.js';
  * Order does not matter: the engine merges overlapping ranges from several rules.
  */
 
+/** Regex sources are written raw (backslashes as they are); one short name for the tag. */
+const raw = String.raw;
+
 // ---------------------------------------------------------------------------------------------------------
 // Generic `key = value` assignments (.env, shell, YAML, JSON, Python/JS/Go/Ruby/PHP code)
 // ---------------------------------------------------------------------------------------------------------
 
 /** Where an unquoted value ends: whitespace, quotes, separators, closing brackets, a backslash, the end. */
-const VALUE_END = String.raw`(?=[\s"'\x60,;&)\]}>\\]|$)`;
+const VALUE_END = raw`(?=[\s"'\x60,;&)\]}>\\]|$)`;
 /** Characters of an unquoted value (no brackets: `f(x)`, `${VAR}`, `<your-key>`, `[REDACTED]` never match). */
-const UNQUOTED_CHAR = String.raw`[^\s"'\x60,;&()<>\[\]{}\\]`;
+const UNQUOTED_CHAR = raw`[^\s"'\x60,;&()<>\[\]{}\\]`;
 /** An identifier without digits (`request_token`, `accessToken`, `$TOKEN`). */
-const IDENT = String.raw`[A-Za-z_$]{1,256}`;
+const IDENT = raw`[A-Za-z_$]{1,256}`;
 
 /**
  * Values that are references or placeholders, not secrets: `${VAR}`, `$(cmd)`, `{{ x }}`, `%VAR%`,
@@ -27,15 +30,15 @@ const IDENT = String.raw`[A-Za-z_$]{1,256}`;
  * the patterns are safe on their own.
  */
 const NOT_PLACEHOLDER =
-  String.raw`(?!\[REDACTED\]|\$\{|\$\(|\{\{|%[A-Za-z_][A-Za-z0-9_]*%|<[^>\n]{0,64}>|\*{3}|x{4}|your[_-]` +
-  String.raw`|[$:@][A-Za-z_][A-Za-z0-9_]{0,64}${VALUE_END}` +
-  String.raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|` +
-  String.raw`any|unknown|object|optional|secretstr)${VALUE_END})`;
+  raw`(?!\[REDACTED\]|\$\{|\$\(|\{\{|%[A-Za-z_][A-Za-z0-9_]*%|<[^>\n]{0,64}>|\*{3}|x{4}|your[_-]` +
+  raw`|[$:@][A-Za-z_][A-Za-z0-9_]{0,64}${VALUE_END}` +
+  raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|` +
+  raw`any|unknown|object|optional|secretstr)${VALUE_END})`;
 
 /** A quoted value: no leading/trailing blank, no newline, no backslash; the closing quote must follow. */
 const QUOTED_VALUE =
-  String.raw`(?<=["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
-  String.raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60])`;
+  raw`(?<=["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
+  raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60])`;
 
 /**
  * An unquoted value. Code references are skipped: dotted names without digits (`process.env.API_KEY`,
@@ -43,17 +46,17 @@ const QUOTED_VALUE =
  * followed by `,` `;` `)` `}` `]` (`{ token: accessToken }`, `f(token=token)`). So is prose: a word of
  * letters followed by more words (`the secret: always test`).
  */
-function unquotedValue(run: string, closers = String.raw`[,;)}\]]`): string {
+function unquotedValue(run: string, closers = raw`[,;)}\]]`): string {
   return (
-    String.raw`(?<![\\"'\x60])${NOT_PLACEHOLDER}` +
-    String.raw`(?!${IDENT}(?:\.${IDENT}){1,16}${VALUE_END})` +
-    String.raw`(?:(?<=[ \t](?::=|=>|=)[ \t]{0,16})(?!${IDENT}${VALUE_END})|(?<![ \t](?::=|=>|=)[ \t]{0,16}))` +
-    String.raw`(?!${IDENT}[ \t]{0,16}${closers})` +
-    String.raw`(?![A-Za-z]{1,256}[ \t]{1,16}[A-Za-z])` +
-    String.raw`${run}${VALUE_END}`
+    raw`(?<![\\"'\x60])${NOT_PLACEHOLDER}` +
+    raw`(?!${IDENT}(?:\.${IDENT}){1,16}${VALUE_END})` +
+    raw`(?:(?<=[ \t](?::=|=>|=)[ \t]{0,16})(?!${IDENT}${VALUE_END})|(?<![ \t](?::=|=>|=)[ \t]{0,16}))` +
+    raw`(?!${IDENT}[ \t]{0,16}${closers})` +
+    raw`(?![A-Za-z]{1,256}[ \t]{1,16}[A-Za-z])` +
+    raw`${run}${VALUE_END}`
   );
 }
-const UNQUOTED_VALUE = unquotedValue(String.raw`${UNQUOTED_CHAR}{1,512}`);
+const UNQUOTED_VALUE = unquotedValue(raw`${UNQUOTED_CHAR}{1,512}`);
 
 /**
  * A password typed by a person: symbols and brackets inside (`p*[~x`, `a{b}c`), commas between characters
@@ -61,12 +64,12 @@ const UNQUOTED_VALUE = unquotedValue(String.raw`${UNQUOTED_CHAR}{1,512}`);
  * `f(password=abc1)` keeps its `)`.
  */
 const PASSWORD_RUN =
-  String.raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
-  String.raw`[^\s"'\x60,;&\\)\]}>]`;
+  raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
+  raw`[^\s"'\x60,;&\\)\]}>]`;
 const PASSWORD_VALUE = unquotedValue(
   // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
-  String.raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
-  String.raw`(?:[;)}\]]|,(?=[\s,]|$))`,
+  raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
+  raw`(?:[;)}\]]|,(?=[\s,]|$))`,
 );
 
 /**
@@ -74,8 +77,8 @@ const PASSWORD_VALUE = unquotedValue(
  * `user:token@host` of a URL or the `user:password` of `curl -u` (their own rules handle those).
  */
 const SEPARATOR =
-  String.raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}` +
-  String.raw`|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
+  raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}` +
+  raw`|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
 
 /**
  * `<key>["']? <sep> ["']?<value>["']?` where <key> is one of `keys` (the sensitive word the key name ENDS
@@ -90,17 +93,15 @@ function assignment(
   const alternatives = options.key ?? [...keys].sort((a, b) => b.length - a.length).join('|');
   // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
   // logprobs listing is a word, not a credential.
-  const tokenLike = options.tokenLike
-    ? String.raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})`
-    : '';
+  const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
   const source =
-    String.raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
-    String.raw`(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})`;
+    raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
+    raw`(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})`;
   return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
 }
 
 // Shared fragments for keyed rules (twilio, discord, aws secret key).
-const KEY_SEP = String.raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
+const KEY_SEP = raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
 
 /**
  * Keywords of an assignment rule: each word followed by what can come next in `<key>["']? <sep>` (a quote,
@@ -123,14 +124,13 @@ const NAMESPACED = /^[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.][a-z0-9_{}*-]+)+$/;
 const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
 
 /** A cheap first test for keyed rules with common keywords: `=` or `:` follows (after a quote or `]`). */
-const SEPARATOR_AHEAD = (keyword: string) =>
-  String.raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
+const SEPARATOR_AHEAD = (keyword: string) => raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
 
 /**
  * Where a `.env` or shell name ends in its secret suffix: the name starts a token (line start, a blank, a
  * quote, `;`, `&`, `|`, `(`) and is upper-case words joined by `_` (`MYSQL_ROOT_` before `PASSWORD=`).
  */
-const ENV_NAME = String.raw`(?<=(?:^|[\s"'\x60;&|(])(?:[A-Z0-9]{1,40}_){0,8})`;
+const ENV_NAME = raw`(?<=(?:^|[\s"'\x60;&|(])(?:[A-Z0-9]{1,40}_){0,8})`;
 
 /** Names of keys that are not secrets: `PUBLIC_KEY`, `sort_key`, `idempotencyKey`, `SITE_KEY` (reCAPTCHA). */
 const NOT_SECRET_KEY_NAMES =
@@ -142,11 +142,11 @@ const NOT_SECRET_KEY_NAMES =
 
 /** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
 const COOKIE_PAIR = new RegExp(
-  String.raw`(?:^|;)[ \t]*` +
-    String.raw`(?!(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|` +
-    String.raw`version|comment)=)` +
-    String.raw`(?!(?:_ga|_gid|_gat|_fbp|_fbc|_gcl|__utm|_hj|ajs_anonymous_id|_clck|_clsk)[^=;\s]{0,64}=)` +
-    String.raw`[^=;\s]{1,256}=([^;\s]{1,4096})`,
+  raw`(?:^|;)[ \t]*` +
+    raw`(?!(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|` +
+    raw`version|comment)=)` +
+    raw`(?!(?:_ga|_gid|_gat|_fbp|_fbc|_gcl|__utm|_hj|ajs_anonymous_id|_clck|_clsk)[^=;\s]{0,64}=)` +
+    raw`[^=;\s]{1,256}=([^;\s]{1,4096})`,
   'dgi',
 );
 
@@ -271,7 +271,7 @@ export const rules: Rule[] = [
     id: 'aws-secret-access-key',
     keywords: ['secret_access_key', 'secretaccesskey', 'secret-access-key'],
     pattern: new RegExp(
-      String.raw`secret[_-]?access[_-]?key${KEY_SEP}([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
+      raw`secret[_-]?access[_-]?key${KEY_SEP}([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
       'iy',
     ),
     group: 1,
@@ -705,9 +705,9 @@ export const rules: Rule[] = [
     id: 'discord-bot-token',
     keywords: ['discord'],
     pattern: new RegExp(
-      String.raw`discord[A-Za-z0-9_.-]{0,24}?(?:token|secret)${KEY_SEP}` +
-        String.raw`([A-Za-z0-9_-]{20,30}\.[A-Za-z0-9_-]{5,8}\.[A-Za-z0-9_-]{25,45}` +
-        String.raw`|[A-Za-z0-9_-]{32})(?![A-Za-z0-9_.-])`,
+      raw`discord[A-Za-z0-9_.-]{0,24}?(?:token|secret)${KEY_SEP}` +
+        raw`([A-Za-z0-9_-]{20,30}\.[A-Za-z0-9_-]{5,8}\.[A-Za-z0-9_-]{25,45}` +
+        raw`|[A-Za-z0-9_-]{32})(?![A-Za-z0-9_.-])`,
       'iy',
     ),
     group: 1,
@@ -738,8 +738,8 @@ export const rules: Rule[] = [
     id: 'twilio-auth-token',
     keywords: ['twilio'],
     pattern: new RegExp(
-      String.raw`twilio[A-Za-z0-9_.-]{0,24}?(?:auth[_-]?token|api[_-]?secret|secret|token)` +
-        String.raw`${KEY_SEP}([a-f0-9]{32})(?![A-Za-z0-9])`,
+      raw`twilio[A-Za-z0-9_.-]{0,24}?(?:auth[_-]?token|api[_-]?secret|secret|token)` +
+        raw`${KEY_SEP}([a-f0-9]{32})(?![A-Za-z0-9])`,
       'iy',
     ),
     group: 1,
@@ -847,8 +847,8 @@ export const rules: Rule[] = [
     id: 'private-key-block',
     keywords: ['-----begin'],
     pattern: new RegExp(
-      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){1,16384}` +
-        String.raw`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`,
+      raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){1,16384}` +
+        raw`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`,
       'y',
     ),
   },
@@ -857,9 +857,9 @@ export const rules: Rule[] = [
     id: 'private-key-block-truncated',
     keywords: ['-----begin'],
     pattern: new RegExp(
-      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-        String.raw`(?=(?:\s|\\[nrt]){0,8}(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}:))` +
-        String.raw`(?:(?!-----)[A-Za-z0-9+/=\s:,.-]|\\[nrt]){16,16384}`,
+      raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+        raw`(?=(?:\s|\\[nrt]){0,8}(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}:))` +
+        raw`(?:(?!-----)[A-Za-z0-9+/=\s:,.-]|\\[nrt]){16,16384}`,
       'y',
     ),
   },
@@ -870,9 +870,9 @@ export const rules: Rule[] = [
     id: 'url-credentials',
     keywords: ['://'],
     pattern: new RegExp(
-      String.raw`:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)` +
-        String.raw`((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})` +
-        String.raw`@(?=[A-Za-z0-9[])`,
+      raw`:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)` +
+        raw`((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})` +
+        raw`@(?=[A-Za-z0-9[])`,
       'y',
     ),
     group: 1,
@@ -907,11 +907,11 @@ export const rules: Rule[] = [
       'auth=',
     ],
     pattern: new RegExp(
-      String.raw`(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|` +
-        String.raw`token|api_key|apikey|api-key|client_secret|secret|sig|signature|` +
-        String.raw`x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|` +
-        String.raw`x-goog-credential|password|passwd|pwd|auth)=` +
-        String.raw`(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})`,
+      raw`(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|` +
+        raw`token|api_key|apikey|api-key|client_secret|secret|sig|signature|` +
+        raw`x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|` +
+        raw`x-goog-credential|password|passwd|pwd|auth)=` +
+        raw`(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})`,
       'iy',
     ),
     group: 1,
@@ -1025,7 +1025,7 @@ export const rules: Rule[] = [
     pattern: assignment([], {
       key:
         SEPARATOR_AHEAD('(?:pass|Pass|PASS)') +
-        String.raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
+        raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
       unquoted: PASSWORD_VALUE,
       caseSensitive: true,
     }),
@@ -1057,7 +1057,7 @@ export const rules: Rule[] = [
     id: 'generic-pat',
     keywords: assigned('pat'),
     pattern: assignment([], {
-      key: SEPARATOR_AHEAD('pat') + String.raw`(?<=[A-Za-z0-9][_-]?)pat`,
+      key: SEPARATOR_AHEAD('pat') + raw`(?<=[A-Za-z0-9][_-]?)pat`,
       tokenLike: true,
     }),
     group: 1,
@@ -1072,8 +1072,8 @@ export const rules: Rule[] = [
     // Not pagination and sync state: `NextToken`, `nextPageToken`, `continuation_token`, `sync_token`.
     pattern: assignment([], {
       key:
-        String.raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|` +
-        String.raw`delta|change|stream)[_-]?)` +
+        raw`(?<!(?:next|page|continuation|sync|cursor|pagination|resume|prev|previous|` +
+        raw`delta|change|stream)[_-]?)` +
         'token',
       tokenLike: true,
     }),
@@ -1114,7 +1114,7 @@ export const rules: Rule[] = [
   {
     id: 'langfuse-secret-key',
     keywords: ['sk-lf-'],
-    pattern: new RegExp(String.raw`sk-lf-${UUID}(?![A-Za-z0-9])`, 'y'),
+    pattern: new RegExp(raw`sk-lf-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1142,7 +1142,7 @@ export const rules: Rule[] = [
       'security-token',
     ],
     pattern: new RegExp(
-      String.raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`,
+      raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`,
       'iy',
     ),
     group: 1,
@@ -1167,9 +1167,9 @@ export const rules: Rule[] = [
     id: 'azure-storage-keys-list',
     keywords: ['"keyname"'],
     pattern: new RegExp(
-      String.raw`"keyName"\s{0,16}:\s{0,16}"[^"\n]{1,40}",\s{0,64}` +
-        String.raw`(?:"permissions"\s{0,16}:\s{0,16}"[^"\n]{1,20}",\s{0,64})?` +
-        String.raw`"value"\s{0,16}:\s{0,16}"([A-Za-z0-9+/]{40,100}={0,2})"`,
+      raw`"keyName"\s{0,16}:\s{0,16}"[^"\n]{1,40}",\s{0,64}` +
+        raw`(?:"permissions"\s{0,16}:\s{0,16}"[^"\n]{1,20}",\s{0,64})?` +
+        raw`"value"\s{0,16}:\s{0,16}"([A-Za-z0-9+/]{40,100}={0,2})"`,
       'y',
     ),
     group: 1,
@@ -1178,7 +1178,7 @@ export const rules: Rule[] = [
   {
     id: 'launchdarkly-key',
     keywords: ['sdk-', 'api-', 'mob-'],
-    pattern: new RegExp(String.raw`(?:sdk|api)-${UUID}(?![A-Za-z0-9])`, 'y'),
+    pattern: new RegExp(raw`(?:sdk|api)-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1211,7 +1211,7 @@ export const rules: Rule[] = [
   {
     id: 'hubspot-private-app-token',
     keywords: ['pat-'],
-    pattern: new RegExp(String.raw`pat-(?:na|eu|ap)[0-9]-${UUID}(?![A-Za-z0-9])`, 'y'),
+    pattern: new RegExp(raw`pat-(?:na|eu|ap)[0-9]-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
   {
@@ -1301,9 +1301,9 @@ export const rules: Rule[] = [
     keywords: ['ls0tls1crudjtib'],
     // After `-----BEGIN `: RSA, EC, (PKCS#8), OPENSSH, ENCRYPTED, DSA PRIVATE KEY and PGP PRIVATE KEY BLOCK.
     pattern: new RegExp(
-      String.raw`LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|` +
-        String.raw`FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)` +
-        String.raw`[A-Za-z0-9+/]{20,16384}={0,2}`,
+      raw`LS0tLS1CRUdJTiB(?:SU0EgUFJJVkFURSBLRV|FQyBQUklWQVRFIEtFW|QUklWQVRFIEtFW|PUEVOU1NIIFBSSVZBVEUgS0VZ|` +
+        raw`FTkNSWVBURUQgUFJJVkFURSBLRV|EU0EgUFJJVkFURSBLRV|QR1AgUFJJVkFURSBLRVkgQkxPQ0)` +
+        raw`[A-Za-z0-9+/]{20,16384}={0,2}`,
       'y',
     ),
     boundary: true,
@@ -1313,8 +1313,8 @@ export const rules: Rule[] = [
     id: 'putty-private-key',
     keywords: ['private-lines:'],
     pattern: new RegExp(
-      String.raw`Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n` +
-        String.raw`((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)`,
+      raw`Private-Lines:[ \t]{0,8}[0-9]{1,3}\r?\n` +
+        raw`((?:[A-Za-z0-9+/=]{1,128}\r?\n){0,63}[A-Za-z0-9+/=]{1,128})(?=\r?\n|$)`,
       'iy',
     ),
     group: 1,
@@ -1347,7 +1347,7 @@ export const rules: Rule[] = [
     id: 'cookie-jar',
     keywords: ['\ttrue\t', '\tfalse\t'],
     pattern: new RegExp(
-      String.raw`\t(?:TRUE|FALSE)\t[^\t\n]{1,256}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[^\t\n]{1,256}\t([^\s]{8,4096})`,
+      raw`\t(?:TRUE|FALSE)\t[^\t\n]{1,256}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[^\t\n]{1,256}\t([^\s]{8,4096})`,
       'y',
     ),
     group: 1,
@@ -1360,10 +1360,10 @@ export const rules: Rule[] = [
       [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e),
     ),
     pattern: new RegExp(
-      String.raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
-        String.raw`(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
-        String.raw`(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
-        String.raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-])`,
+      raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
+        raw`(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
+        raw`(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
+        raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-])`,
       'iy',
     ),
     group: 1,
@@ -1375,8 +1375,8 @@ export const rules: Rule[] = [
     id: 'cli-key-flag',
     keywords: ['-key'],
     pattern: new RegExp(
-      String.raw`(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})` +
-        String.raw`(["']?)(?![$%{<~./-])([^\s"'\x60]{16,512})\1(?=[\s"'\x60;|&)]|$)`,
+      raw`(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})` +
+        raw`(["']?)(?![$%{<~./-])([^\s"'\x60]{16,512})\1(?=[\s"'\x60;|&)]|$)`,
       'iy',
     ),
     group: 2,
@@ -1398,10 +1398,10 @@ export const rules: Rule[] = [
     id: 'xml-key-value-secret',
     keywords: ['<add', '<property', '<entry', '<setting', '<param'],
     pattern: new RegExp(
-      String.raw`<(?:add|property|entry|setting|param|parameter)[ \t]{1,16}(?:key|name)[ \t]{0,8}=[ \t]{0,8}` +
-        String.raw`"[^"\n]{0,80}(?:password|passwd|pwd|secret|token|api_?key|api-key|access_?key|secret_?key|` +
-        String.raw`private_?key|credential)"` +
-        String.raw`[ \t]{1,16}value[ \t]{0,8}=[ \t]{0,8}"([^"\n]{1,512})"`,
+      raw`<(?:add|property|entry|setting|param|parameter)[ \t]{1,16}(?:key|name)[ \t]{0,8}=[ \t]{0,8}` +
+        raw`"[^"\n]{0,80}(?:password|passwd|pwd|secret|token|api_?key|api-key|access_?key|secret_?key|` +
+        raw`private_?key|credential)"` +
+        raw`[ \t]{1,16}value[ \t]{0,8}=[ \t]{0,8}"([^"\n]{1,512})"`,
       'iy',
     ),
     group: 1,
@@ -1413,8 +1413,8 @@ export const rules: Rule[] = [
     id: 'php-define-secret',
     keywords: ['define('],
     pattern: new RegExp(
-      String.raw`define\([ \t]{0,8}['"][A-Z0-9_]{0,64}(?:KEY|SALT|SECRET|PASSWORD|TOKEN)['"][ \t]{0,8},` +
-        String.raw`[ \t]{0,8}['"]([^'"\n]{6,512})['"]`,
+      raw`define\([ \t]{0,8}['"][A-Z0-9_]{0,64}(?:KEY|SALT|SECRET|PASSWORD|TOKEN)['"][ \t]{0,8},` +
+        raw`[ \t]{0,8}['"]([^'"\n]{6,512})['"]`,
       'y',
     ),
     group: 1,
@@ -1425,8 +1425,8 @@ export const rules: Rule[] = [
     id: 'mysql-password-flag',
     keywords: ['mysql', 'mariadb'],
     pattern: new RegExp(
-      String.raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p` +
-        String.raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
+      raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p` +
+        raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
       'y',
     ),
     group: 2,
@@ -1438,8 +1438,8 @@ export const rules: Rule[] = [
     id: 'cli-password-short-flag',
     keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
     pattern: new RegExp(
-      String.raw`(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|` +
-        String.raw`docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
+      raw`(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|` +
+        raw`docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
       'y',
     ),
     group: 2,
@@ -1450,8 +1450,8 @@ export const rules: Rule[] = [
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
-      String.raw`echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
-        String.raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))`,
+      raw`echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
+        raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))`,
       'y',
     ),
     group: 2,
@@ -1480,8 +1480,8 @@ export const rules: Rule[] = [
     id: 'pgpass-line',
     keywords: ['pgpass'],
     pattern: new RegExp(
-      String.raw`pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}` +
-        String.raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})`,
+      raw`pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}` +
+        raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})`,
       'y',
     ),
     group: 1,
@@ -1502,8 +1502,8 @@ export const rules: Rule[] = [
     id: 'password-in-prose',
     keywords: ['password is ', 'password was ', 'passphrase is ', 'passcode is '],
     pattern: new RegExp(
-      String.raw`pass(?:word|phrase|code)[ \t]{1,4}(?:is|was)[ \t]{1,4}(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
-        String.raw`\\?["'\x60]?(?=[^\s"'\x60\\]{0,127}[0-9!#$%^&*@~+=?])([^\s"'\x60\\]{5,127}[^\s"'\x60\\.,;:!?)])`,
+      raw`pass(?:word|phrase|code)[ \t]{1,4}(?:is|was)[ \t]{1,4}(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
+        raw`\\?["'\x60]?(?=[^\s"'\x60\\]{0,127}[0-9!#$%^&*@~+=?])([^\s"'\x60\\]{5,127}[^\s"'\x60\\.,;:!?)])`,
       'iy',
     ),
     group: 1,
@@ -1517,8 +1517,8 @@ export const rules: Rule[] = [
     id: 'secret-in-prose',
     keywords: ['key is ', 'token is ', 'secret is '],
     pattern: new RegExp(
-      String.raw`(?:key|token|secret)[ \t]{1,4}is[ \t]{1,4}(?:now[ \t]{1,4})?\\?["'\x60]?` +
-        String.raw`(?=[^\s"'\x60\\]{0,255}[0-9])([^\s"'\x60\\]{15,255}[^\s"'\x60\\.,;:!?)])`,
+      raw`(?:key|token|secret)[ \t]{1,4}is[ \t]{1,4}(?:now[ \t]{1,4})?\\?["'\x60]?` +
+        raw`(?=[^\s"'\x60\\]{0,255}[0-9])([^\s"'\x60\\]{15,255}[^\s"'\x60\\.,;:!?)])`,
       'iy',
     ),
     group: 1,
@@ -1532,7 +1532,7 @@ export const rules: Rule[] = [
     id: 'env-password-assignment',
     keywords: ['password=', 'passwd=', 'pass=', 'pwd=', 'passphrase='],
     pattern: new RegExp(
-      String.raw`${ENV_NAME}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)=(?![~./"'])([^\s"'\x60\\]{4,512})`,
+      raw`${ENV_NAME}(?:PASSWORD|PASSWD|PASS|PWD|PASSPHRASE)=(?![~./"'])([^\s"'\x60\\]{4,512})`,
       'y',
     ),
     group: 1,
@@ -1543,7 +1543,7 @@ export const rules: Rule[] = [
     id: 'env-secret-assignment',
     keywords: ['secret=', 'token=', 'pat=', 'credentials=', 'auth='],
     pattern: new RegExp(
-      String.raw`${ENV_NAME}(?:SECRET|TOKEN|PAT|CREDENTIALS|AUTH)=(?![~./"'])([^\s"'\x60\\]{8,512})`,
+      raw`${ENV_NAME}(?:SECRET|TOKEN|PAT|CREDENTIALS|AUTH)=(?![~./"'])([^\s"'\x60\\]{8,512})`,
       'y',
     ),
     group: 1,
@@ -1556,8 +1556,8 @@ export const rules: Rule[] = [
     id: 'env-key-assignment',
     keywords: ['key='],
     pattern: new RegExp(
-      String.raw`${ENV_NAME}(?<!(?:${NOT_SECRET_KEY_NAMES.toUpperCase()})_)KEY=(?![~./"'])` +
-        String.raw`(?=[^\s"'\x60\\]{0,511}[0-9])([^\s"'\x60\\]{16,512})`,
+      raw`${ENV_NAME}(?<!(?:${NOT_SECRET_KEY_NAMES.toUpperCase()})_)KEY=(?![~./"'])` +
+        raw`(?=[^\s"'\x60\\]{0,511}[0-9])([^\s"'\x60\\]{16,512})`,
       'y',
     ),
     group: 1,
@@ -1572,7 +1572,7 @@ export const rules: Rule[] = [
     pattern: assignment([], {
       key:
         SEPARATOR_AHEAD('key') +
-        String.raw`(?<=[A-Za-z0-9][_-]?)(?<!(?:${NOT_SECRET_KEY_NAMES}|monkey|turkey|hot)[_-]?)key`,
+        raw`(?<=[A-Za-z0-9][_-]?)(?<!(?:${NOT_SECRET_KEY_NAMES}|monkey|turkey|hot)[_-]?)key`,
       tokenLike: true,
     }),
     group: 1,
