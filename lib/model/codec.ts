@@ -250,21 +250,24 @@ const DELTA_FIELD = 'satchel_delta';
 /**
  * A delta with segments had its own field: a Satchel that knows only base and delta then refuses it as
  * corrupt, where it would read `satchel_delta` without the segments' messages. Since 2026-12-03 every
- * delta is written with it, and with `dir`.
+ * delta is written with it, with `dir` and its refs as rows.
  */
 const PARTS_DELTA_FIELD = 'satchel_parts';
 
 /**
  * The opening of a delta object, `{"satchel_parts":{dir,base,segs,bytes},"session":`: the session as
  * stored follows, with only the messages after the parts', then `}`. It has no top-level `id`, so nothing
- * reads it as a whole session by mistake. Every part is in the base's folder, `dir`, and each ref holds
- * its key within it: the folder's path is not repeated in every ref of every append.
+ * reads it as a whole session by mistake. Every part is in the base's folder, `dir`, and each ref is a
+ * row `[key within dir, messages, json]` (the base's with its revision fourth): a delta is written on
+ * every append, and field names and the folder's path in every ref were most of its refs' bytes.
  */
 export function deltaOpening(base: BaseRef, segs: readonly SegRef[], bytes: number): Uint8Array {
   const dir = base.key.slice(0, base.key.lastIndexOf('/') + 1);
-  // Only refs have a `key`.
+  // Each ref (only refs have a `key`) as a row: its key within `dir`, its counts, the base's revision.
   const refs = JSON.stringify({ dir, base, segs, bytes }, (k, v) =>
-    k === 'key' ? v.slice(dir.length) : v,
+    v?.key
+      ? [v.key.slice(dir.length), v.messages, v.json, ...(k === 'base' ? [v.revision] : [])]
+      : v,
   );
   return utf8(`{"${PARTS_DELTA_FIELD}":${refs},"session":`);
 }
@@ -358,20 +361,24 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   const obj = raw as Record<string, unknown> | null;
   const parts = obj?.[PARTS_DELTA_FIELD];
   const delta = (parts ?? obj?.[DELTA_FIELD]) as
-    { base?: BaseRef; segs?: SegRef[]; bytes?: number } | undefined;
+    { base?: BaseRef; segs?: SegRef[]; bytes?: number; dir?: unknown } | undefined;
   if (delta === undefined) return { session: parseSession(raw, key) };
-  const base = delta?.base;
-  const segs = parts === undefined ? [] : delta?.segs;
+  // Refs written since 2026-12-03 are rows, `[key, messages, json, revision?]`.
+  const row = (r: unknown) =>
+    Array.isArray(r) ? { key: r[0], messages: r[1], json: r[2], revision: r[3] } : r;
+  const base = row(delta?.base) as BaseRef | undefined;
+  const segs = parts === undefined ? [] : Array.isArray(delta.segs) ? delta.segs.map(row) : 0;
   if (
     !validRef(base) ||
     !Number.isSafeInteger(base.revision) ||
     !Array.isArray(segs) ||
     !segs.every(validRef) ||
-    !Number.isSafeInteger(delta.bytes)
+    !Number.isSafeInteger(delta.bytes) ||
+    typeof (delta.dir ?? '') !== 'string'
   )
     throw corrupt(`the object at ${key} is not a valid session delta`);
   // Since 2026-12-03 the refs hold their keys within `dir` (before, whole keys and no `dir`).
-  for (const ref of [base, ...segs]) ref.key = ((delta as { dir?: string }).dir ?? '') + ref.key;
+  for (const ref of [base, ...segs]) ref.key = (delta.dir ?? '') + ref.key;
   const session = parseSession((raw as { session?: unknown }).session, key);
   return { session, base, segs, bytes: delta.bytes! };
 }

@@ -1022,13 +1022,13 @@ describe("the delta's parts (codec)", () => {
   } as never);
   const close = new TextEncoder().encode('}');
 
-  it('names the folder once and each part by its file name, and reads back the refs it wrote', () => {
+  it('names the folder once and each part as a row, and reads back the refs it wrote', () => {
     const opening = deltaOpening(base, [seg], 45_000);
     const refs = JSON.parse(text(opening).slice('{"satchel_parts":'.length, -',"session":'.length));
     expect(refs).toEqual({
       dir,
-      base: { ...base, key: '1796279470875-3778a5b69903.json' },
-      segs: [{ ...seg, key: '1796279474078-693b91a2318f.json' }],
+      base: ['1796279470875-3778a5b69903.json', 40, 41_000, 2],
+      segs: [['1796279474078-693b91a2318f.json', 3, 3_100]],
       bytes: 45_000,
     });
     const form = decodeStored(concat(opening, session, close), 'k');
@@ -1037,10 +1037,29 @@ describe("the delta's parts (codec)", () => {
     expect(form.base && form.bytes).toBe(45_000);
   });
 
-  it('reads deltas of 2026-12-02, whose refs hold whole keys', () => {
+  it('refuses refs that are not parts as corrupt', () => {
+    const row = ['1796279470875-3778a5b69903.json', 40, 41_000, 2];
+    for (const refs of [
+      { dir, base: row.slice(0, 3), segs: [], bytes: 1 }, // a base without its revision
+      { dir, base: row, segs: [['s.json', 'three', 3]], bytes: 1 }, // counts that are not counts
+      { dir, base: row, segs: [5], bytes: 1 }, // not a ref
+      { dir, base: row, segs: {}, bytes: 1 }, // not a list
+      { dir: 7, base: row, segs: [], bytes: 1 }, // a folder that is not a path
+      { dir, base: row, segs: [] }, // no size
+    ]) {
+      const opening = `{"satchel_parts":${JSON.stringify(refs)},"session":`;
+      expect(() =>
+        decodeStored(concat(new TextEncoder().encode(opening), session, close), 'k'),
+      ).toThrow(/not a valid session delta/);
+    }
+  });
+
+  it('reads the earlier forms: whole keys (2026-12-02) and objects within dir (0e920ee)', () => {
+    const within = (ref: { key: string }) => ({ ...ref, key: ref.key.slice(dir.length) });
     for (const opening of [
       `{"satchel_parts":${JSON.stringify({ base, segs: [seg], bytes: 45_000 })},"session":`,
       `{"satchel_delta":${JSON.stringify({ base, bytes: 45_000 })},"session":`,
+      `{"satchel_parts":${JSON.stringify({ dir, base: within(base), segs: [within(seg)], bytes: 45_000 })},"session":`,
     ]) {
       const form = decodeStored(concat(new TextEncoder().encode(opening), session, close), 'k');
       expect(form.base).toEqual(base);
