@@ -110,12 +110,14 @@ const noZodMemoizer: Plugin = {
 
 /**
  * zod's helpers module (zod/v4/core/util.js) is reached as a namespace (`import * as util`, and `core.util`
- * re-exported), so esbuild keeps every one of its exports. In the Worker bundles, the exports that no zod
- * module names (as `util.name`, or in an import or re-export from util.js) are made local to it, and
- * esbuild drops them: base64 and hex codecs, `getParsedType`, `promiseAllObject`, the assertions and
- * others. This saved 922 B of the R2-only bundle (gzip) on 2026-12-03. A name reached in another way would
- * be undefined: `buildWorker` fails on esbuild's warning that an import is always undefined (and on an
- * import with no matching export), and the Worker tests run the bundle in workerd.
+ * re-exported), so esbuild keeps every one of its exports. In the Worker bundles, the exports that neither
+ * a zod module nor Satchel's own code (lib/, functions/) names (as `util.name`, or in an import or
+ * re-export from util.js) are made local to it, and esbuild drops them: base64 and hex codecs,
+ * `getParsedType`, `promiseAllObject`, the assertions and others. This saved 922 B of the R2-only bundle
+ * (gzip) on 2026-12-03. zod reaches its helpers only in those ways (no computed access; checked for the
+ * pinned 4.6.7). An import or re-export of a dropped name fails the build; a property access through the
+ * namespace would not (esbuild does not warn there), so the scan over-includes: any `util.name` anywhere
+ * in zod or in Satchel's code counts, and the Worker tests run the bundles in workerd.
  */
 const zodUtilUsedOnly: Plugin = {
   name: 'zod-util-used-only',
@@ -123,9 +125,12 @@ const zodUtilUsedOnly: Plugin = {
     b.onLoad({ filter: /zod[\\/]v4[\\/]core[\\/]util\.js$/ }, (args) => {
       const v4 = join(dirname(args.path), '..');
       const used = new Set<string>();
-      for (const file of readdirSync(v4, { recursive: true, encoding: 'utf8' })) {
-        if (!file.endsWith('.js') || join(v4, file) === args.path) continue;
-        const text = readFileSync(join(v4, file), 'utf8');
+      const files = [v4, join(root, 'lib'), join(root, 'functions')].flatMap((dir) =>
+        readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)),
+      );
+      for (const file of files) {
+        if (!/\.[jt]s$/.test(file) || file === args.path) continue;
+        const text = readFileSync(file, 'utf8');
         for (const m of text.matchAll(/\butil\.([A-Za-z_$][\w$]*)/g)) used.add(m[1]!);
         for (const m of text.matchAll(
           /(?:import|export) \{([^}]*)\} from "[./]*(?:core\/)?util\.js"/g,
@@ -225,6 +230,7 @@ export async function buildWorker(
     logLevel: 'warning',
     write: false,
   });
+  // An import that is always undefined (a dropped zod helper imported by name, among others) is a bug.
   const undefinedImport = result.warnings.find((w) => /always be undefined/.test(w.text));
   if (undefinedImport) throw new Error(`buildWorker: ${undefinedImport.text}`);
   const renamed = await minify(result.outputFiles[0]!.text, {

@@ -264,11 +264,11 @@ const PARTS_DELTA_FIELD = 'satchel_parts';
 export function deltaOpening(base: BaseRef, segs: readonly SegRef[], bytes: number): Uint8Array {
   const dir = base.key.slice(0, base.key.lastIndexOf('/') + 1);
   // Each ref (only refs have a `key`) as a row: its key within `dir`, its counts, the base's revision.
-  const refs = JSON.stringify({ dir, base, segs, bytes }, (k, v) =>
-    v?.key
-      ? [v.key.slice(dir.length), v.messages, v.json, ...(k === 'base' ? [v.revision] : [])]
-      : v,
-  );
+  const refs = JSON.stringify({ dir, base, segs, bytes }, (k, v) => {
+    if (!v?.key) return v;
+    if (!v.key.startsWith(dir)) throw new Error(`part ${v.key} is not in its base's folder ${dir}`);
+    return [v.key.slice(dir.length), v.messages, v.json, ...(k === 'base' ? [v.revision] : [])];
+  });
   return utf8(`{"${PARTS_DELTA_FIELD}":${refs},"session":`);
 }
 
@@ -367,7 +367,7 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   const row = (r: unknown) =>
     Array.isArray(r) ? { key: r[0], messages: r[1], json: r[2], revision: r[3] } : r;
   const base = row(delta?.base) as BaseRef | undefined;
-  const segs = parts === undefined ? [] : Array.isArray(delta.segs) ? delta.segs.map(row) : 0;
+  const segs = parts === undefined ? [] : Array.isArray(delta?.segs) ? delta.segs.map(row) : 0;
   if (
     !validRef(base) ||
     !Number.isSafeInteger(base.revision) ||

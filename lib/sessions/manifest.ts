@@ -320,7 +320,7 @@ export class Manifest {
       if (!live.has(id) && at > startedAt - this.tombstoneTtlMs)
         tombstones.set(id, Math.max(tombstones.get(id) ?? 0, at));
     };
-    for (const { r } of await this.listedLogRecords(listing))
+    for (const { r } of (await this.listedLogRecords(listing)).records)
       if (r.op === 'del') remember(r.id, r.at);
     // So do the tombstones of the newest root still readable (a purge erased its deletes' records).
     for (const ref of [...listing.roots].reverse()) {
@@ -388,7 +388,7 @@ export class Manifest {
     const { root, listing } = snap;
     // Every log record listed, covered or not: a covered one still holds its entry until it is
     // collected.
-    const records = await this.listedLogRecords(listing);
+    const { records, unreadable } = await this.listedLogRecords(listing);
     const until = eraseUntil(snap, ids, records);
     const doomed = (id: string, at: number) => {
       const t = until.get(id);
@@ -398,8 +398,9 @@ export class Manifest {
     const seq = root.seq + 1;
     const pages = await this.pagesWithout(ns, seq, root, doomed);
     // The log records of the erased versions (puts carry the task; the delete itself goes too: the
-    // root's tombstone takes its place).
-    const erasedLogs: string[] = [];
+    // root's tombstone takes its place), and those that cannot be read: covered ones (the snapshot read
+    // every uncovered record), which may be an erased version's.
+    const erasedLogs: string[] = [...unreadable];
     for (const x of records) {
       const id = x.r.op === 'put' ? x.r.entry.id : x.r.id;
       const at = x.r.op === 'put' ? x.r.entry.at : x.r.at;
@@ -420,21 +421,27 @@ export class Manifest {
     return true;
   }
 
-  /** Every log record of a listing that can still be read, with its key. */
-  private async listedLogRecords(listing: Listing): Promise<{ key: string; r: LogRecord }[]> {
-    return (
-      await mapLimit(listing.logs, 64, (key) =>
-        this.loadLog(key).then(
-          (r) => ({ key, r }),
-          (err) => {
-            // Collected meanwhile, or unreadable: a corrupt record tells nothing (a rebuild's root covers
-            // it, and the session objects are the truth), and must not stop the rebuild that replaces it.
-            if (err instanceof ManifestMoved || err instanceof CorruptManifest) return null;
-            throw err;
-          },
-        ),
-      )
-    ).filter((x) => x !== null);
+  /**
+   * Every log record of a listing that can still be read, with its key, and the keys of those that cannot
+   * be parsed: such a record tells nothing (the session objects are the truth), and must not stop the
+   * rebuild that replaces it nor a purge (which deletes it: it may be an erased version's). Records
+   * collected meanwhile are left out.
+   */
+  private async listedLogRecords(
+    listing: Listing,
+  ): Promise<{ records: { key: string; r: LogRecord }[]; unreadable: string[] }> {
+    const unreadable: string[] = [];
+    const records = await mapLimit(listing.logs, 64, (key) =>
+      this.loadLog(key).then(
+        (r) => ({ key, r }),
+        (err) => {
+          if (err instanceof CorruptManifest) unreadable.push(key);
+          else if (!(err instanceof ManifestMoved)) throw err;
+          return null;
+        },
+      ),
+    );
+    return { records: records.filter((x) => x !== null), unreadable };
   }
 
   /**

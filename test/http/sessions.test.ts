@@ -60,6 +60,8 @@ describe('HTTP: sessions', () => {
     expect(got.json.metadata).toEqual({});
     expect(got.json.satchel).toBeUndefined();
     expect(got.json.satchel_delta).toBeUndefined();
+    expect(got.json.satchel_parts).toBeUndefined();
+    expect(got.json.session).toBeUndefined(); // the delta's own shape never reaches a reader
   });
 
   it("create may carry a session's original times (an import keeps them); list orders by them", async () => {

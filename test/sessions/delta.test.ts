@@ -1037,6 +1037,12 @@ describe("the delta's parts (codec)", () => {
     expect(form.base && form.bytes).toBe(45_000);
   });
 
+  it("refuses to write a part that is not in its base's folder", () => {
+    expect(() => deltaOpening(base, [{ ...seg, key: `ns/${ns}/b/other/x.json` }], 1)).toThrow(
+      /folder/,
+    );
+  });
+
   it('refuses refs that are not parts as corrupt', () => {
     const row = ['1796279470875-3778a5b69903.json', 40, 41_000, 2];
     for (const refs of [
@@ -1052,6 +1058,10 @@ describe("the delta's parts (codec)", () => {
         decodeStored(concat(new TextEncoder().encode(opening), session, close), 'k'),
       ).toThrow(/not a valid session delta/);
     }
+    const nulls = new TextEncoder().encode(
+      '{"satchel_parts":null,"satchel_delta":null,"session":{}}',
+    );
+    expect(() => decodeStored(nulls, 'k')).toThrow(/not a valid session delta/);
   });
 
   it('reads the earlier forms: whole keys (2026-12-02) and objects within dir (0e920ee)', () => {
