@@ -114,10 +114,11 @@ const noZodMemoizer: Plugin = {
  * a zod module nor Satchel's own code (lib/, functions/) names (as `util.name`, or in an import or
  * re-export from util.js) are made local to it, and esbuild drops them: base64 and hex codecs,
  * `getParsedType`, `promiseAllObject`, the assertions and others. This saved 922 B of the R2-only bundle
- * (gzip) on 2026-12-03. zod reaches its helpers only in those ways (no computed access; checked for the
- * pinned 4.6.7). An import or re-export of a dropped name fails the build; a property access through the
- * namespace would not (esbuild does not warn there), so the scan over-includes: any `util.name` anywhere
- * in zod or in Satchel's code counts, and the Worker tests run the bundles in workerd.
+ * (gzip) when it came (b8717dd), and 817 B of the bundle after the codec's checks of a226f1e. zod reaches
+ * its helpers only in those ways (no computed access; checked for the pinned 4.6.7). An import or
+ * re-export of a dropped name fails the build; a property access through the namespace would not (esbuild
+ * does not warn there), so the scan over-includes: any `util.name` in zod's modules or in Satchel's code
+ * counts, and the Worker tests run the bundles in workerd.
  */
 const zodUtilUsedOnly: Plugin = {
   name: 'zod-util-used-only',
@@ -125,11 +126,18 @@ const zodUtilUsedOnly: Plugin = {
     b.onLoad({ filter: /zod[\\/]v4[\\/]core[\\/]util\.js$/ }, (args) => {
       const v4 = join(dirname(args.path), '..');
       const used = new Set<string>();
-      const files = [v4, join(root, 'lib'), join(root, 'functions')].flatMap((dir) =>
-        readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)),
+      // zod's modules (not its .d.ts files, whose type names would count too) and Satchel's own code.
+      const files = [
+        [v4, /\.js$/],
+        [join(root, 'lib'), /\.ts$/],
+        [join(root, 'functions'), /\.ts$/],
+      ].flatMap(([dir, kind]) =>
+        readdirSync(dir as string, { recursive: true, encoding: 'utf8' })
+          .filter((f) => (kind as RegExp).test(f))
+          .map((f) => join(dir as string, f)),
       );
       for (const file of files) {
-        if (!/\.[jt]s$/.test(file) || file === args.path) continue;
+        if (file === args.path) continue;
         const text = readFileSync(file, 'utf8');
         for (const m of text.matchAll(/\butil\.([A-Za-z_$][\w$]*)/g)) used.add(m[1]!);
         for (const m of text.matchAll(
