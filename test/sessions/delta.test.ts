@@ -150,9 +150,9 @@ const user = (content: string) => ({ role: 'user' as const, content });
 const kb = (tag: string) =>
   user(`${tag} ${'lorem ipsum dolor sit amet '.repeat(37)}`.slice(0, 1000));
 
-/** Creates a session of 20 messages of about 1 KB (h0..h19), stored whole: over SPLIT, so its next write folds. */
-async function createLarge(store: SessionStore, id: string, task: string): Promise<void> {
-  await store.create(ns, { id, task, messages: Array.from({ length: 20 }, (_, i) => kb(`h${i}`)) });
+/** Creates a session of `n` messages of about 1 KB (h0..), stored whole: over SPLIT, so its next write folds. */
+async function createLarge(store: SessionStore, id: string, task: string, n = 20): Promise<void> {
+  await store.create(ns, { id, task, messages: Array.from({ length: n }, (_, i) => kb(`h${i}`)) });
 }
 
 async function bases(objects: ObjectStore, id: string): Promise<string[]> {
@@ -279,11 +279,7 @@ for (const [backend, make] of [
     it('appends past the segment size seal segments: each write stays small, and every reader merges the parts', async () => {
       const meter = new Meter(make());
       const store = open(meter, { segmentBytes: SEG });
-      await store.create(ns, {
-        id: 'segs',
-        task: 'sealed segments',
-        messages: Array.from({ length: 40 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(store, 'segs', 'sealed segments', 40);
       await store.append(ns, 'segs', { messages: [kb('a0')] }, undefined); // stores the base
       meter.puts = [];
       for (let i = 1; i <= 30; i++)
@@ -319,11 +315,7 @@ for (const [backend, make] of [
     it('a delta names its parts within one folder; one that names them by whole keys (before 2026-12-03) still reads', async () => {
       const objects = make();
       const store = open(objects, { segmentBytes: SEG });
-      await store.create(ns, {
-        id: 'older',
-        task: 'older deltas',
-        messages: Array.from({ length: 40 }, (_, i) => kb(`h${i}`)),
-      });
+      await createLarge(store, 'older', 'older deltas', 40);
       for (let i = 0; i <= 12; i++)
         await store.append(ns, 'older', { messages: [kb(`a${i}`)] }, undefined);
       const key = keys.session(ns, 'older');
