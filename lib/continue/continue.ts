@@ -188,6 +188,7 @@ export class Continuer {
         { messages: turn, ...use },
         {
           ...ctx,
+          redacted: 0, // the user message's write counted them
           op: 'continue',
           idempotencyKey: turnKey,
           receiptExtras: (s) => ({ reply: replyOf(s) }),

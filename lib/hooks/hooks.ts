@@ -195,7 +195,12 @@ export class WebhookReceiver {
       ns,
       id,
       message,
-      { ...base, idempotencyKey: `webhook:${d.name}:${d.delivery}`, op: 'continue' },
+      {
+        ...base,
+        idempotencyKey: `webhook:${d.name}:${d.delivery}`,
+        op: 'continue',
+        ...(summary.redactions ? { redacted: summary.redactions } : {}),
+      },
       summary.title,
     );
     await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());

@@ -1,5 +1,6 @@
 import { text as decode, utf8 } from '../model/bytes.js';
 import { utf8Length } from '../pipeline/cap.js';
+import { PLACEHOLDER } from '../model/session.js';
 import { redactJsonValue } from '../pipeline/save.js';
 /**
  * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
@@ -18,11 +19,22 @@ export const TITLE_MAX_CHARS = 200;
 const FIELD_MAX_CHARS = 4000;
 const PUSH_COMMITS_SHOWN = 20;
 
-export interface EventSummary {
+/** What a payload says: a title and a text. */
+export interface Described {
   /** One line naming the event, e.g. `GitHub workflow_run: CI failed on main`. */
   title: string;
   /** The message text, at most the byte budget. */
   text: string;
+}
+
+/** A delivery's title and text, redacted. */
+export interface EventSummary extends Described {
+  /**
+   * Secrets replaced with `[REDACTED]` on the way: in the payload's strings (the value whole), then in
+   * the title and text made from them (a secret only their joins form). A delivery's receipt and audit
+   * record count them, since the save pipeline then finds nothing left to redact.
+   */
+  redactions: number;
 }
 
 export interface PayloadInput {
@@ -65,9 +77,15 @@ export function summarize(
   redact: (text: string) => string,
   maxBytes = SUMMARY_MAX_BYTES,
 ): EventSummary {
+  let redactions = 0;
+  const counted = (text: string) => {
+    const out = redact(text);
+    if (out !== text) redactions += placeholders(out) - placeholders(text);
+    return out;
+  };
   // Every string of the payload whole, before fields are cut; then the text built from them (the
   // raw body, a key and its value), before the budget cuts it.
-  const value = redactJsonValue(input.value, redact);
+  const value = redactJsonValue(input.value, counted, () => void redactions++);
   const described =
     input.event !== undefined && isObject(value) ? describeGitHub(input.event, value) : null;
   const full = described ?? describeOther({ ...input, value }, maxBytes);
@@ -76,16 +94,22 @@ export function summarize(
   const head = full.text.slice(0, maxBytes + REDACT_MARGIN);
   const total = head === full.text ? undefined : utf8Length(full.text);
   return {
-    title: oneLine(redact(full.title), TITLE_MAX_CHARS),
-    text: truncateUtf8(redact(head), maxBytes, total),
+    title: oneLine(counted(full.title), TITLE_MAX_CHARS),
+    text: truncateUtf8(counted(head), maxBytes, total),
+    redactions,
   };
+}
+
+/** How many placeholders `text` holds. */
+function placeholders(text: string): number {
+  return text.split(PLACEHOLDER).length - 1;
 }
 
 /** Characters redacted past the budget, so that a secret across the cut is redacted whole. */
 const REDACT_MARGIN = 64 * 1024;
 
 /** GitHub's common events in words; other GitHub events as their JSON under a title. */
-export function describeGitHub(event: string, p: Record<string, unknown>): EventSummary {
+export function describeGitHub(event: string, p: Record<string, unknown>): Described {
   switch (event) {
     case 'workflow_run':
       return workflowRun(p);
@@ -104,7 +128,7 @@ export function describeGitHub(event: string, p: Record<string, unknown>): Event
   }
 }
 
-function workflowRun(p: Record<string, unknown>): EventSummary {
+function workflowRun(p: Record<string, unknown>): Described {
   const name = str(p, 'workflow_run.name') ?? str(p, 'workflow.name') ?? 'workflow';
   const branch = str(p, 'workflow_run.head_branch');
   const outcome = outcomeOf(str(p, 'workflow_run.status'), str(p, 'workflow_run.conclusion'));
@@ -133,7 +157,7 @@ function workflowRun(p: Record<string, unknown>): EventSummary {
   };
 }
 
-function checkRun(p: Record<string, unknown>): EventSummary {
+function checkRun(p: Record<string, unknown>): Described {
   const name = str(p, 'check_run.name') ?? 'check';
   const branch = str(p, 'check_run.check_suite.head_branch');
   const outcome = outcomeOf(str(p, 'check_run.status'), str(p, 'check_run.conclusion'));
@@ -151,7 +175,7 @@ function checkRun(p: Record<string, unknown>): EventSummary {
   };
 }
 
-function issueComment(p: Record<string, unknown>): EventSummary {
+function issueComment(p: Record<string, unknown>): Described {
   const who = str(p, 'comment.user.login') ?? str(p, 'sender.login') ?? 'someone';
   const action = str(p, 'action') ?? 'created';
   const verb =
@@ -176,7 +200,7 @@ function issueComment(p: Record<string, unknown>): EventSummary {
   };
 }
 
-function push(p: Record<string, unknown>): EventSummary {
+function push(p: Record<string, unknown>): Described {
   const ref = str(p, 'ref') ?? '';
   const isTag = ref.startsWith('refs/tags/');
   const refName = ref.replace(/^refs\/(heads|tags)\//, '') || 'a ref';
@@ -215,7 +239,7 @@ function push(p: Record<string, unknown>): EventSummary {
 }
 
 /** Anything that is not one of GitHub's events: the JSON (pretty when small), or the body's text. */
-function describeOther(input: PayloadInput, maxBytes: number): EventSummary {
+function describeOther(input: PayloadInput, maxBytes: number): Described {
   const kind = isObject(input.value)
     ? (str(input.value, 'type') ?? str(input.value, 'event'))
     : undefined;

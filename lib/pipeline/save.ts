@@ -413,8 +413,12 @@ export function redactArguments(
 }
 
 /** A redacted copy of a parsed JSON value (a webhook payload), by the rules of tool arguments. */
-export function redactJsonValue(value: unknown, text: TextFn): unknown {
-  return redactJson(value, text, () => undefined);
+export function redactJsonValue(
+  value: unknown,
+  text: TextFn,
+  hit: () => void = () => undefined,
+): unknown {
+  return redactJson(value, text, hit);
 }
 
 /**

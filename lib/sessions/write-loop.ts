@@ -70,6 +70,11 @@ export interface WriteContext extends RequestContext {
   /** Secret values registered for this request only (redacted in every form). */
   knownValues?: string[];
   /**
+   * Secrets redacted from this request's content before it reached the write (a webhook's payload, in
+   * its summary): its receipt's and audit record's `redactions` count them with the pipeline's own.
+   */
+  redacted?: number;
+  /**
    * Extra fields kept with this write's receipt in its write record, so a replay returns them too
    * (continue's reply).
    */
@@ -273,7 +278,8 @@ export class WriteLoop {
         ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}),
       });
       const session = saved.session;
-      const receipt = makeReceipt(session, 0, saved.redactions, saved.dropped_groups);
+      const redactions = saved.redactions + (ctx.redacted ?? 0);
+      const receipt = makeReceipt(session, 0, redactions, saved.dropped_groups);
       const n = session.messages.length;
       record.a = this.auditFields(ctx.op ?? 'create', ctx, n, n, saved.sources);
       const sealed = seal(session, receipt, [record]);
@@ -694,7 +700,9 @@ export class WriteLoop {
       ...(first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {}),
       ...(cached.held !== undefined ? { held: cached.held } : {}),
     });
-    const receipt = makeReceipt(saved.session, 0, saved.redactions, saved.dropped_groups);
+    // A group's receipt counts what the whole commit did (its members share it), so the members' too.
+    const before = built.reduce((n, { m }) => n + (m.req.ctx.redacted ?? 0), 0);
+    const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
       records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);

@@ -65,6 +65,20 @@ describe('webhooks with a model configured', () => {
     expect(chat.requests).toHaveLength(1);
   });
 
+  it("the payload's secrets count once: in the message's audit record, not again in the turn's", async () => {
+    const { app, deliver, messages } = await setup([{ reply: 'rotating it' }]);
+    const body = JSON.stringify({ type: 'leak', password: 'Hunter2-Ocelot' });
+    expect((await deliver(body, 'd-secret')).status).toBe(202);
+    await app.background.drain();
+    expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+    const audit = (await app.call('GET', '/v1/sessions/ops-log/audit')).json.records;
+    expect(audit.map((r: { op: string; redactions: number }) => [r.op, r.redactions])).toEqual([
+      ['create', 0],
+      ['continue', 1],
+      ['continue', 0],
+    ]);
+  });
+
   it('a redelivery after a failed model turn runs the missing turn; the message is stored once', async () => {
     const { chat, app, deliver, messages } = await setup([
       { status: 503 },

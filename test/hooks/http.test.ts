@@ -113,7 +113,24 @@ describe('POST /v1/hooks/{name}: verification', () => {
       device: 'webhook:ci',
       ingest_sources: ['webhook:ci'],
       untrusted_ingested: true,
+      redactions: 0,
     });
+  });
+
+  it("a payload's secrets are counted in its write's audit record, which the summary redacted first", async () => {
+    const { hook, background, session, call } = await setup();
+    const token = 'ghp_' + 'Zq8xW3vN5T1'.repeat(4).slice(0, 36);
+    const body = JSON.stringify({ type: 'alert', key: token, password: 'Hunter2-Ocelot' });
+    const res = await hook('ci', body, satchel(SECRETS.ci, body, 'sat-secret'));
+    expect(res.status).toBe(202);
+    await background.drain();
+    const id = res.json.session as string;
+    expect(JSON.stringify(await session(id))).not.toContain('Hunter2');
+    const audit = (await call('GET', `/v1/sessions/${id}/audit`)).json.records;
+    expect(audit.map((r: { op: string; redactions: number }) => [r.op, r.redactions])).toEqual([
+      ['create', 0],
+      ['continue', 2],
+    ]);
   });
 
   it('a good Satchel signature: 202, stored', async () => {

@@ -133,6 +133,7 @@ describe('webhook summaries: other payloads', () => {
     expect(summarize({ hook: 'ci', value, raw }, redact)).toEqual({
       title: 'Webhook ci',
       text: 'Webhook ci\n\nbuild 17 failed',
+      redactions: 0,
     });
   });
 
@@ -181,6 +182,26 @@ describe('webhook summaries: other payloads', () => {
     expect(all).not.toContain('ghp_');
     expect(all).not.toContain('Hunter2');
     expect(comment.text).toContain('[REDACTED]');
+  });
+
+  it('counts the secrets it redacts: each string of the payload, a secret-named field, a text body', () => {
+    const token = (tag: string) => 'ghp_' + `${tag}Zq8xW3vN5`.repeat(4).slice(0, 36);
+    // Two tokens in strings, one value under a secret-sounding key, and a "[REDACTED]" that was sent as such.
+    const value = {
+      type: 'alert',
+      a: token('A1'),
+      b: `see ${token('B2')}`,
+      password: 'Hunter2-Ocelot',
+    };
+    const sent = { ...value, c: '[REDACTED] already' };
+    const s = summarize({ hook: 'ci', value: sent, raw: JSON.stringify(sent) }, redact);
+    expect(s.text).not.toContain('ghp_');
+    expect(s.text).not.toContain('Hunter2');
+    expect(s.redactions).toBe(3);
+    const raw = `deploy failed: token ${token('C3')} and ${token('D4')}`;
+    expect(summarize({ hook: 'ci', value: undefined, raw }, redact).redactions).toBe(2);
+    const clean = { type: 'note', text: 'nothing to hide [REDACTED]' };
+    expect(summarize({ hook: 'ci', value: clean, raw: '' }, redact).redactions).toBe(0);
   });
 
   it('a large payload is cut to the budget with a visible note', () => {
