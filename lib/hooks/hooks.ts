@@ -183,28 +183,32 @@ export class WebhookReceiver {
       );
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
-    const id = claim.marker.session;
     const { value, raw } = parsePayload(d.body, d.contentType);
     const summary = summarize({ hook: d.name, event: d.event, value, raw }, this.options.redact);
     const message: Message = {
       role: 'user',
       content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),
     };
-    if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
-    await this.deliverOnce(
-      ns,
-      id,
-      message,
-      {
-        ...base,
-        idempotencyKey: `webhook:${d.name}:${d.delivery}`,
-        op: 'continue',
-        ...(summary.redactions ? { redacted: summary.redactions } : {}),
-      },
-      summary.title,
-    );
-    await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
-    return { session: id, duplicate: false };
+    const ctxFor: WriteContext = {
+      ...base,
+      idempotencyKey: `webhook:${d.name}:${d.delivery}`,
+      op: 'continue',
+      ...(summary.redactions ? { redacted: summary.redactions } : {}),
+    };
+    // A target `latest` chose is one that existed; when it answers 404 it was deleted since, and
+    // re-creating it would bring a deleted session back. The delivery moves to its own session instead.
+    const ownOrFixed = (id: string) => id === fresh || id === d.hook.session;
+    for (;;) {
+      const id = claim.marker.session;
+      if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
+      const stored = await this.deliverOnce(ns, id, message, ctxFor, summary.title, ownOrFixed(id));
+      if (stored) {
+        await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
+        return { session: id, duplicate: false };
+      }
+      claim = await moveClaim(sessions.objects, markerKey, claim.etag, fresh, this.now());
+      if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
+    }
   }
 
   /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */
@@ -223,27 +227,35 @@ export class WebhookReceiver {
     }
   }
 
+  /**
+   * Appends (or continues) once; a repeated key is already stored. A 404 creates the session first when
+   * `mayCreate` (the delivery's own session, or a fixed id not created yet); otherwise it gives false:
+   * the target was deleted and must stay so.
+   */
   private async deliverOnce(
     ns: string,
     id: string,
     message: Message,
     ctx: WriteContext,
     title: string,
-  ): Promise<void> {
+    mayCreate: boolean,
+  ): Promise<boolean> {
     try {
       await this.options.deliver(ns, id, message, ctx);
+      return true;
     } catch (err) {
       // The key is already recorded for another body: this delivery's message is stored, in the form an
       // earlier version of the summary (or of the wrapper) gave it.
-      if (SatchelError.is(err, 'key_reused')) return;
+      if (SatchelError.is(err, 'key_reused')) return true;
       if (!SatchelError.is(err, 'not_found')) throw err;
-      // A fixed id not created yet, or a target deleted since it was claimed: create it, then deliver.
+      if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
       try {
         await this.options.deliver(ns, id, message, ctx);
       } catch (again) {
         if (!SatchelError.is(again, 'key_reused')) throw again;
       }
+      return true;
     }
   }
 
@@ -323,6 +335,31 @@ async function claimMarker(objects: ObjectStore, key: string, session: string, n
     const winner = await readMarker(objects, key);
     if (!winner) throw unavailable('the delivery marker changed while claiming it; try again');
     return winner;
+  }
+}
+
+/**
+ * Points a claim at another session (If-Match on the claim). When another attempt changed the marker
+ * first, its marker decides: done, or claimed for the session it moved to.
+ */
+async function moveClaim(
+  objects: ObjectStore,
+  key: string,
+  etag: string,
+  session: string,
+  nowMs: number,
+): Promise<{ marker: DeliveryMarker; etag: string }> {
+  try {
+    const put = await objects.put(key, markerBody(session, 'claimed', nowMs), {
+      ifMatch: etag,
+      contentType: 'application/json',
+    });
+    return { marker: { session, state: 'claimed' }, etag: put.etag };
+  } catch (err) {
+    if (!PreconditionFailedError.is(err)) throw err;
+    const now = await readMarker(objects, key);
+    if (!now) throw unavailable('the delivery marker changed while moving it; try again');
+    return now;
   }
 }
 

@@ -313,6 +313,26 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
     },
   );
 
+  it('latest: a target deleted after it was claimed stays deleted; the delivery goes to its own session', async () => {
+    const { hook, background, list, session, objects, call } = await setup();
+    const gone = (await call('POST', '/v1/sessions', { body: { task: 'doomed' } })).json.id;
+    const markerKey = keys.hookDelivery('alice', 'alerts', await sha256Hex('gone-1'));
+    // What an attempt that chose `gone` and then stalled leaves, with the session deleted meanwhile.
+    await objects.put(markerKey, utf8(JSON.stringify({ session: gone, state: 'claimed' })));
+    expect((await call('DELETE', `/v1/sessions/${gone}`)).status).toBe(204);
+    const body = note(5);
+    await hook('alerts', body, satchel(SECRETS.alerts, body, 'gone-1'));
+    await background.drain();
+    expect((await call('GET', `/v1/sessions/${gone}`)).status).toBe(404);
+    const own = await hookSessionId('alerts', 'gone-1');
+    expect((await list()).map((s) => s.id)).toEqual([own]);
+    expect((await session(own)).messages).toHaveLength(1);
+    expect(JSON.parse(text((await objects.get(markerKey))!.body))).toMatchObject({
+      session: own,
+      state: 'done',
+    });
+  });
+
   it('a crash before the marker existed: the append is keyed, so a retry is a no-op inside the session', async () => {
     const { hook, background, session, objects } = await setup();
     const body = note(4);
