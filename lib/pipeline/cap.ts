@@ -6,8 +6,8 @@ import type { Message } from '../model/session.js';
  * (an assistant message with tool calls plus its tool results, or any other single message); one system
  * marker right after the head counts every group removed so far. When the head fits but the head plus the
  * marker does not, the head stays whole and the marker is left out (odek's behaviour). If the head alone is
- * too large, the first user message goes too; as a last resort the system prompt is cut, so the object
- * always loads.
+ * too large, the first user message goes too (the system prompt and `task` stay); when even they do not
+ * fit, the write is refused.
  */
 
 // Older markers said "earlier message groups"; a create can drop its newest message, so the words no
@@ -55,40 +55,24 @@ export function utf8Length(s: string): number {
 
 export interface CapResult {
   messages: Message[];
-  /** Groups dropped by this write. */
+  /** Groups dropped by this write (the first user message counts as one when it went). */
   dropped: number;
-  /** True when the first user message or part of the system prompt had to go. */
+  /** True when the first user message had to go. */
   headCut: boolean;
+  /** False when even the system prompt alone does not fit: no object under the cap keeps it. */
+  fits: boolean;
 }
 
 /**
- * Fits `session.messages` so that the whole object serialises to at most `maxBytes`. `fixedBytes` is the
- * size of everything but the messages array (the caller knows it: header fields, refs, bookkeeping).
- * `reserveBytes` is room the caller would like left free (for a record it adds later): groups and the
- * marker are dropped to keep it free, but the head is kept whole whenever it fits under `maxBytes` itself.
+ * Fits `messages` so that the whole object serialises to at most `maxBytes`. `fixedBytes` is the size of
+ * everything but the messages array (the caller knows it: header fields, refs, bookkeeping, and the
+ * records it adds after the pipeline).
  */
-export function capMessages(
-  messages: Message[],
-  fixedBytes: number,
-  maxBytes: number,
-  reserveBytes = 0,
-): CapResult {
-  const soft = capWithin(messages, fixedBytes + reserveBytes, maxBytes);
-  if (!soft.headCut || reserveBytes <= 0) return soft;
-  // The head does not fit with the reserve: give the reserve up before giving up the first user message.
-  // Every group after the head is already gone (soft.dropped counts them); only the marker is left out.
-  const head = messages.slice(0, headLength(messages));
-  // Over even without the reserve: the first user message goes; the system prompt stays whole if it fits.
-  if (fixedBytes + jsonBytes(head) > maxBytes) return capWithin(messages, fixedBytes, maxBytes);
-  return { messages: head, dropped: soft.dropped, headCut: false };
-}
-
-function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
+export function capMessages(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
   const sizes = messages.map(jsonBytes);
-  const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
   const total = sizes.reduce((a, b) => a + b, 0);
   if (fixedBytes + arrayBytes(messages.length, total) <= maxBytes)
-    return { messages, dropped: 0, headCut: false };
+    return { messages, dropped: 0, headCut: false, fits: true };
 
   const headEnd = headLength(messages);
   const hasMarker = isMarker(messages[headEnd]);
@@ -123,21 +107,48 @@ function capWithin(messages: Message[], fixedBytes: number, maxBytes: number): C
       maxBytes &&
     totalDropped > 0
   ) {
-    return { messages: withMarker, dropped, headCut: false };
+    return { messages: withMarker, dropped, headCut: false, fits: true };
   }
   if (fixedBytes + arrayBytes(head.length + body.length, headBytes + bodyBytes) <= maxBytes) {
-    return { messages: [...head, ...body], dropped, headCut: false }; // the marker would not fit: omit it
+    // The marker would not fit: omit it.
+    return { messages: [...head, ...body], dropped, headCut: false, fits: true };
   }
-  // The head alone is too large: drop the first user message, keep the system prompt (cut if it must be).
-  const system = messages[0]?.role === 'system' ? messages[0] : undefined;
-  if (!system) return { messages: [], dropped, headCut: true };
-  if (fixedBytes + arrayBytes(1, sizes[0]!) <= maxBytes)
-    return { messages: [system], dropped, headCut: true };
-  const room = Math.max(0, maxBytes - fixedBytes - 2 - jsonBytes({ ...system, content: '' }));
-  return {
-    messages: [{ ...system, content: truncateToBytes(system.content, room) }],
+  return withoutFirstUser(messages, sizes, fixedBytes, maxBytes, {
+    headEnd,
+    totalDropped,
     dropped,
-    headCut: true,
+  });
+}
+
+const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
+
+/**
+ * The head alone is too large: the first user message goes (a group, so the marker counts it) and the
+ * system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
+ * does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
+ */
+function withoutFirstUser(
+  messages: Message[],
+  sizes: number[],
+  fixedBytes: number,
+  maxBytes: number,
+  o: { headEnd: number; totalDropped: number; dropped: number },
+): CapResult {
+  const system = messages[0]?.role === 'system' ? messages[0] : undefined;
+  const userGone = o.headEnd > (system ? 1 : 0) ? 1 : 0;
+  const dropped = o.dropped + userGone;
+  if (!system) {
+    return { messages: [], dropped, headCut: userGone > 0, fits: fixedBytes + 2 <= maxBytes };
+  }
+  if (fixedBytes + arrayBytes(1, sizes[0]!) > maxBytes)
+    return { messages: [system], dropped, headCut: userGone > 0, fits: false };
+  const marker = markerMessage(o.totalDropped + userGone);
+  const both = fixedBytes + arrayBytes(2, sizes[0]! + jsonBytes(marker)) <= maxBytes;
+  return {
+    messages: both && o.totalDropped + userGone > 0 ? [system, marker] : [system],
+    dropped,
+    headCut: userGone > 0,
+    fits: true,
   };
 }
 
@@ -179,17 +190,4 @@ export function groupsOf(messages: Message[], from: number): Group[] {
 
 function markerMessage(n: number): Message {
   return { role: 'system', content: markerText(n) };
-}
-
-function truncateToBytes(text: string, maxBytes: number): string {
-  // JSON escaping can grow a string up to 6×; cut conservatively, then trim until it fits.
-  let cut = text.slice(0, Math.floor(maxBytes / 6));
-  let step = Math.max(1, Math.floor((maxBytes / 6) * 0.5));
-  while (step >= 1 && cut.length < text.length) {
-    const longer = text.slice(0, cut.length + step);
-    if (jsonBytes(longer) <= maxBytes) cut = longer;
-    else step = Math.floor(step / 2);
-  }
-  while (cut.length > 0 && jsonBytes(cut) > maxBytes) cut = cut.slice(0, -1);
-  return cut;
 }

@@ -32,6 +32,24 @@ export interface SaveInput {
    * measured path, a session not yet taint-tracked).
    */
   held?: number;
+  /**
+   * At most how many bytes the caller adds to the object after the pipeline (its write records' receipts
+   * and audit fields), given the state the cap is about to measure and the labels of untrusted content
+   * this write brings in: the cap keeps room for exactly that, so the stored object stays under it.
+   */
+  reserve?: (at: ReserveInput) => number;
+}
+
+/** What the cap is about to fit, for `SaveInput.reserve`. */
+export interface ReserveInput {
+  /** The state after redaction and taint flags, before the cap. */
+  session: StoredSession;
+  /** Labels of untrusted content this write brings in. */
+  sources: string[];
+  /** Secrets redacted so far by this write (the cap redacts nothing more). */
+  redactions: number;
+  /** The cap: no receipt counts more bytes. */
+  maxBytes: number;
 }
 
 export interface SaveOutput {
@@ -69,8 +87,6 @@ export interface PipelineOptions {
   maxSessionBytes: number;
 }
 
-/** Bytes kept free for the write record the store adds after the pipeline. */
-const RECEIPT_RESERVE = 1024;
 /** Growth of the fields around `messages` (times, counters, refs) tolerated on the fast path of an append. */
 const FAST_PATH_SLACK = 16 * 1024;
 
@@ -112,7 +128,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
 /** One pass of the full pipeline over a write. */
 function applyPipeline(
   options: PipelineOptions,
-  { next, previous, previousBytes, knownValues, newMessages = 0, held = 0 }: SaveInput,
+  { next, previous, previousBytes, knownValues, newMessages = 0, held = 0, reserve }: SaveInput,
 ): SaveOutput {
   const { maxSessionBytes, rulesVersion } = options;
   const redactor = knownValues?.length
@@ -160,6 +176,9 @@ function applyPipeline(
     version,
     maxSessionBytes,
     held,
+    reserve:
+      reserve?.({ session: next, sources: taint.sources, redactions, maxBytes: maxSessionBytes }) ??
+      0,
   });
   if (cap.moved) {
     // The prefix moved: the digest is recomputed over what is stored.
@@ -255,9 +274,10 @@ function applySizeCap(
     version: string;
     maxSessionBytes: number;
     held: number;
+    reserve: number;
   },
 ): { dropped: number; headDropped: boolean; moved: boolean } {
-  const { trusted, previousBytes, newMessages, version, maxSessionBytes } = o;
+  const { trusted, previousBytes, newMessages, version, maxSessionBytes, reserve } = o;
   const pureAppend =
     previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
   const newBytes = pureAppend
@@ -266,17 +286,13 @@ function applySizeCap(
   let dropped = 0;
   let headDropped = false;
   let moved = false;
-  if (
-    !pureAppend ||
-    previousBytes! + newBytes + FAST_PATH_SLACK > maxSessionBytes - RECEIPT_RESERVE
-  ) {
+  if (!pureAppend || previousBytes! + newBytes + FAST_PATH_SLACK + reserve > maxSessionBytes) {
     if (o.held > 0) throw new NeedsWholeSession('cap');
-    const fixed = jsonBytes({
-      ...next,
-      messages: [],
-      satchel: { ...next.satchel, scan: { v: version, n: 0, d: '0'.repeat(16) } },
-    });
-    const capped = capMessages(next.messages, fixed, maxSessionBytes, RECEIPT_RESERVE);
+    // The scan record (step 5) at its largest count: as many digits as the messages before the cap.
+    const scan = { v: version, n: next.messages.length, d: '0'.repeat(16) };
+    const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan } });
+    const capped = capMessages(next.messages, fixed + reserve, maxSessionBytes);
+    if (!capped.fits) throw refuseHead(next, fixed + reserve, maxSessionBytes);
     if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
       throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
     }
@@ -490,6 +506,15 @@ function redactMetadata(
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
+function refuseHead(next: StoredSession, fixed: number, maxSessionBytes: number): Error {
+  const system = next.messages[0]?.role === 'system' ? next.messages.slice(0, 1) : [];
+  const bytes = fixed + jsonBytes(system);
+  return payloadTooLarge(
+    `the system prompt and task with the session's other fields take ${bytes} bytes, over the ` +
+      `session limit of ${maxSessionBytes} bytes (SATCHEL_MAX_SESSION_BYTES): nothing was written`,
+  );
+}
+
 function refuseNew(added: Message[], maxSessionBytes: number): Error {
   const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
   const what = added.length === 1 ? 'the new message' : `the ${added.length} new messages`;

@@ -21,7 +21,7 @@ import { randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
 import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
-import type { SavePipeline } from '../pipeline/save.js';
+import type { ReserveInput, SavePipeline } from '../pipeline/save.js';
 import {
   PreconditionFailedError,
   StorageUnavailableError,
@@ -53,6 +53,7 @@ import {
   otherRequest,
   keepWrites,
   receiptOf,
+  recordGrowth,
   seal,
   sealDelta,
   unkeyedKept,
@@ -272,16 +273,22 @@ export class WriteLoop {
     // 'unknown': the create may have landed without its log record, so the marker must stay.
     let state: 'open' | 'unknown' | 'finished' = 'open';
     try {
+      const op = ctx.op ?? 'create';
       const saved = pipeline.apply({
         next: draft,
         previous: null,
         ...(ctx.knownValues ? { knownValues: ctx.knownValues } : {}),
+        reserve: (at) => {
+          const n = at.session.messages.length;
+          const widened = { ...at, redactions: at.redactions + (ctx.redacted ?? 0) };
+          return recordGrowth([record], widened, () => this.auditFields(op, ctx, n, n, at.sources));
+        },
       });
       const session = saved.session;
       const redactions = saved.redactions + (ctx.redacted ?? 0);
       const receipt = makeReceipt(session, 0, redactions, saved.dropped_groups);
       const n = session.messages.length;
-      record.a = this.auditFields(ctx.op ?? 'create', ctx, n, n, saved.sources);
+      record.a = this.auditFields(op, ctx, n, n, saved.sources);
       const sealed = seal(session, receipt, [record]);
       await mark.ready;
       let etag: string;
@@ -301,7 +308,6 @@ export class WriteLoop {
         etag = ours;
       }
       cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
-      const op = ctx.op ?? 'create';
       const added = session.messages.length;
       state = 'finished';
       const writes = [{ record, ctx }];
@@ -692,6 +698,13 @@ export class WriteLoop {
   ): Promise<{ saved: ReturnType<SavePipeline['apply']>; receipt: WriteReceipt; sealed: Encoded }> {
     const cur = cached.session;
     const first = built[0]!.m.req;
+    // A group's receipt counts what the whole commit did (its members share it), so the members' too.
+    const before = built.reduce((n, { m }) => n + (m.req.ctx.redacted ?? 0), 0);
+    const audit = (at: ReserveInput) => (i: number) => {
+      const { m } = built[i]!;
+      const n = at.session.messages.length;
+      return this.auditFields(m.req.ctx.op ?? m.req.op, m.req.ctx, n, n, at.sources);
+    };
     const saved = this.deps.pipeline.apply({
       next: draft,
       previous: cur,
@@ -699,9 +712,14 @@ export class WriteLoop {
       newMessages: newTail(cur.messages, draft.messages),
       ...(first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {}),
       ...(cached.held !== undefined ? { held: cached.held } : {}),
+      reserve: (at) =>
+        recordGrowth(
+          records,
+          { ...at, redactions: at.redactions + before },
+          audit(at),
+          first.ctx.receiptExtras?.(at.session),
+        ),
     });
-    // A group's receipt counts what the whole commit did (its members share it), so the members' too.
-    const before = built.reduce((n, { m }) => n + (m.req.ctx.redacted ?? 0), 0);
     const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;

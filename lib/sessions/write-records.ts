@@ -12,6 +12,8 @@ import {
 import { sha256Hex } from '../model/digest.js';
 import { RETENTION_MS } from '../model/retention.js';
 import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
+import { jsonBytes } from '../pipeline/cap.js';
+import type { ReserveInput } from '../pipeline/save.js';
 
 /**
  * A session's own memory of recent writes (`satchel.writes`, docs/design.md "The session object"): each
@@ -164,6 +166,26 @@ function compactReceipt(r: Record<string, unknown>, at: number): Record<string, 
     updated_at: new Date(at).toISOString(),
   };
   return Object.fromEntries(Object.entries(r).filter(([k, v]) => k !== 'id' && known[k] !== v));
+}
+
+/**
+ * At most how many bytes `records` grow by once sealed: their receipts (the byte count as wide as the
+ * cap's, the turn and dropped-group counts as wide as the message count), the extras, and the audit
+ * fields `audit` gives each. What the size cap keeps free for them, measured on the state it fits.
+ */
+export function recordGrowth(
+  records: readonly WriteRecord[],
+  at: ReserveInput,
+  audit: (i: number) => WriteRecord['a'],
+  extra?: Record<string, unknown>,
+): number {
+  const s = at.session;
+  const n = Math.max(1, s.messages.length, s.turns);
+  const widest = { ...makeReceipt(s, at.maxBytes, at.redactions, n), turns: n, ...extra };
+  return records.reduce((sum, record, i) => {
+    const sealed = { ...record, r: compactReceipt(widest, record.at), a: audit(i) };
+    return sum + Math.max(0, jsonBytes(sealed) - jsonBytes(record));
+  }, 0);
 }
 
 const RECEIPT_DEFAULTS = {

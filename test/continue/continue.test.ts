@@ -142,6 +142,26 @@ describe('continue with a model', () => {
     ]);
   });
 
+  it('a long reply is kept in its write record too, and the cap makes room for both', async () => {
+    const cap = 16_000;
+    const reply = 'r'.repeat(4000);
+    const { app, call, create } = await setup([{ reply }], {
+      SATCHEL_MAX_SESSION_BYTES: String(cap),
+    });
+    const older = [1, 2, 3].map((i) => ({ role: 'assistant', content: String(i).repeat(3000) }));
+    const id = await create({ messages: [sys, { role: 'user', content: 'first' }, ...older] });
+    const res = await call('POST', `/v1/sessions/${id}/continue`, { body: { message: 'go on' } });
+    expect(res.status).toBe(200);
+    expect(res.json.reply).toBe(reply);
+    // The messages alone would fit: the reply's copy in the record is what needs the room.
+    expect(res.json.dropped_groups).toBeGreaterThan(0);
+    const stored = (await app.objects.get(keys.session('alice', id)))!.body.byteLength;
+    expect(res.json.bytes).toBe(stored);
+    expect(stored).toBeLessThanOrEqual(cap);
+    const session = (await call('GET', `/v1/sessions/${id}`)).json;
+    expect(session.messages.at(-1)).toEqual({ role: 'assistant', content: reply });
+  });
+
   it('runs session_search server-side and feeds the result back; search already sees this turn', async () => {
     const { chat, call, create } = await setup([
       {

@@ -83,6 +83,53 @@ describe.each(stores)('on the %s', (_name, open) => {
     expect(audit.json.records.map((r: { op: string }) => r.op)).toEqual(['create']);
   });
 
+  it('the cap counts the stored object exactly: what fits is kept, and no object is ever over', async () => {
+    const objects = open();
+    const env = { SATCHEL_MAX_SESSION_BYTES: String(CAP) };
+    const app = await makeApp({ env, ...(objects ? { objects } : {}) });
+    const stored = async (id: string) =>
+      (await app.objects.get(keys.session('alice', id)))!.body.byteLength;
+    const filler = (n: number) => ({ role: 'assistant', content: 'f'.repeat(n) });
+    const created = await app.call('POST', '/v1/sessions', {
+      body: { task: 'near the cap', messages: [{ role: 'user', content: 'hi' }, filler(1000)] },
+    });
+    const id = created.json.id;
+    // Fill to near the cap, then append a message that fits with its write record: nothing goes.
+    const grown = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      body: { messages: [filler(CAP - (await stored(id)) - 800)] },
+    });
+    expect(grown.json.dropped_groups).toBe(0);
+    // The message's JSON is its content plus 32 bytes; the write record adds about 130 more.
+    const fill = CAP - (await stored(id)) - 32 - 200;
+    const fits = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'u'.repeat(fill) }] },
+    });
+    expect(fits.status).toBe(200);
+    expect(fits.json.dropped_groups).toBe(0);
+    expect(fits.json.bytes).toBe(await stored(id));
+    expect(fits.json.bytes).toBeLessThanOrEqual(CAP);
+    expect(fits.json.bytes).toBeGreaterThan(CAP - 200);
+    // One more does not fit: the oldest group after the head goes, and the object stays under the cap.
+    const over = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'v'.repeat(600) }] },
+    });
+    expect(over.json.dropped_groups).toBe(1);
+    expect(await stored(id)).toBeLessThanOrEqual(CAP);
+  });
+
+  it('a system prompt and task over the cap answer 413 and store nothing; they are never cut', async () => {
+    const objects = open();
+    const env = { SATCHEL_MAX_SESSION_BYTES: String(CAP) };
+    const app = await makeApp({ env, ...(objects ? { objects } : {}) });
+    const res = await app.call('POST', '/v1/sessions', {
+      body: { task: 'big prompt', messages: [{ role: 'system', content: 's'.repeat(CAP) }] },
+    });
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(res.json.detail).toContain(String(CAP));
+    expect((await app.call('GET', '/v1/sessions')).json.sessions).toEqual([]);
+  });
+
   it('a create says what the cap dropped, and the marker says it truly', async () => {
     const objects = open();
     const env = { SATCHEL_MAX_SESSION_BYTES: String(CAP) };
@@ -93,7 +140,15 @@ describe.each(stores)('on the %s', (_name, open) => {
     });
     expect(headOver.status).toBe(201);
     expect(headOver.headers.get('satchel-dropped-first-user-message')).toBe('true');
-    expect(headOver.json.messages).toEqual([system]);
+    // The first user message is a group too: the marker after the system prompt counts it.
+    expect(headOver.headers.get('satchel-dropped-groups')).toBe('1');
+    expect(headOver.json.messages).toEqual([
+      system,
+      {
+        role: 'system',
+        content: '[satchel] 1 message group was removed to keep this session under its size limit.',
+      },
+    ]);
     expect(headOver.json.task).toBe('paste');
     const newestOver = await app.call('POST', '/v1/sessions', {
       body: {

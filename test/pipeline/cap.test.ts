@@ -92,15 +92,42 @@ describe('size cap', () => {
     expect(total(out.messages, 50)).toBeLessThanOrEqual(500);
   });
 
-  it('omits the marker when it would not fit, then drops the first user message, then cuts the system prompt', () => {
+  it('drops the first user message only when the head alone is over; the system prompt is never cut', () => {
     const big = [sys, user('u'.repeat(2000)), asst('a')];
     const headless = capMessages(big, 20, 400);
-    expect(headless.headCut).toBe(true);
-    expect(headless.messages).toEqual([sys]);
+    // The assistant message and the first user message went: two groups, which the marker counts.
+    expect(headless).toEqual({
+      messages: [sys, { role: 'system', content: markerText(2) }],
+      dropped: 2,
+      headCut: true,
+      fits: true,
+    });
+    expect(total(headless.messages, 20)).toBeLessThanOrEqual(400);
+    // No room for the marker: the system prompt alone.
+    const tight = total([sys], 20);
+    expect(capMessages(big, 20, tight)).toMatchObject({
+      messages: [sys],
+      headCut: true,
+      fits: true,
+    });
+    // The system prompt alone is over: nothing under the cap keeps it, so the caller refuses.
     const hugeSystem = [{ role: 'system' as const, content: 's'.repeat(5000) }, user('u')];
-    const cut = capMessages(hugeSystem, 20, 300);
-    expect(total(cut.messages, 20)).toBeLessThanOrEqual(300);
-    expect(cut.messages[0]!.role).toBe('system');
+    expect(capMessages(hugeSystem, 20, 300).fits).toBe(false);
+    expect(capMessages(hugeSystem, 20, tight + 5000).fits).toBe(true);
+  });
+
+  it('a marker already there counts on when the first user message goes', () => {
+    const messages = [sys, user('first'), asst('x'.repeat(100)), asst('y'.repeat(100))];
+    const once = capMessages(
+      messages,
+      20,
+      total([sys, user('first'), asst('y'.repeat(100))], 20) + 120,
+    );
+    expect(once.messages[2]!.content).toBe(markerText(1));
+    const grown = [sys, user('u'.repeat(900)), ...once.messages.slice(2)];
+    const cut = capMessages(grown, 20, 400);
+    expect(cut.messages).toEqual([sys, { role: 'system', content: markerText(3) }]);
+    expect(cut.dropped).toBe(2);
   });
 
   it('keeps the head whole and omits the marker when the head fits but the head plus a marker does not', () => {
@@ -116,40 +143,6 @@ describe('size cap', () => {
     expect(capMessages(messages, 30, total(head, 30) + markerBytes).messages[2]!.content).toBe(
       markerText(2),
     );
-  });
-
-  it.each([
-    // [room over the bare head, reserve, expected kept messages, headCut]
-    [0, 1024, 'head', false],
-    [500, 1024, 'head', false],
-    [1023, 1024, 'head', false],
-    [1024 + 200, 1024, 'head+marker', false],
-    [-1, 1024, 'system', true],
-    [-1, 0, 'system', true],
-  ] as const)(
-    'a reserve is given up before the head: room %i, reserve %i: %s',
-    (room, reserve, kept, cut) => {
-      const head = [sys, user('u'.repeat(500))];
-      const messages = [...head, asst('a'.repeat(300))];
-      const out = capMessages(messages, 30, total(head, 30) + room, reserve);
-      const marker: Message = { role: 'system', content: markerText(1) };
-      const expected = { head, 'head+marker': [...head, marker], system: [sys] }[kept];
-      expect(out.messages).toEqual(expected);
-      expect(out.headCut).toBe(cut);
-      expect(total(out.messages, 30)).toBeLessThanOrEqual(total(head, 30) + room);
-    },
-  );
-
-  it('a reserve is kept free by dropping groups and the marker, never by dropping the head', () => {
-    const messages = [
-      sys,
-      user('first'),
-      ...Array.from({ length: 12 }, (_, i) => asst('x'.repeat(100) + i)),
-    ];
-    const out = capMessages(messages, 40, 1500, 400);
-    expect(total(out.messages, 40)).toBeLessThanOrEqual(1100);
-    expect(out.messages.slice(0, 2)).toEqual([sys, user('first')]);
-    expect(out.messages[2]!.content).toBe(markerText(out.dropped));
   });
 
   it('head and groups: system + first user; assistant with tool calls takes its results', () => {
@@ -193,6 +186,8 @@ describe('size cap', () => {
           const messages = [sys, user('first question'), ...groups.flat()];
           const out = capMessages(messages, 40, cap);
           expect(total(out.messages, 40)).toBeLessThanOrEqual(cap);
+          expect(out.fits).toBe(true); // the system prompt is small
+          expect(out.messages[0]).toEqual(sys);
           if (!out.headCut) expect(out.messages.slice(0, 2)).toEqual([sys, user('first question')]);
           const ids = new Set(out.messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []));
           for (const m of out.messages)
@@ -200,6 +195,15 @@ describe('size cap', () => {
           const markers = out.messages.filter(isMarker);
           expect(markers.length).toBeLessThanOrEqual(1);
           if (markers.length === 1) expect(markers[0]!.content).toBe(markerText(out.dropped));
+          // The marker is left out only when it would not fit.
+          if (markers.length === 0 && out.dropped > 0) {
+            const marked = [...out.messages];
+            marked.splice(out.headCut ? 1 : 2, 0, {
+              role: 'system',
+              content: markerText(out.dropped),
+            });
+            expect(total(marked, 40)).toBeGreaterThan(cap);
+          }
           JSON.parse(JSON.stringify(out.messages)); // loadable
         },
       ),

@@ -302,11 +302,34 @@ describe('save pipeline', () => {
       { role: 'user', content: 'first' },
     ];
     for (let i = 0; i < 40; i++) messages.push({ role: 'assistant', content: 'x'.repeat(200) });
+    const bytes = (s: unknown) => new TextEncoder().encode(JSON.stringify(s)).byteLength;
     const out = p.apply({ next: session(messages), previous: null });
     expect(out.dropped_groups).toBeGreaterThan(0);
-    expect(new TextEncoder().encode(JSON.stringify(out.session)).byteLength).toBeLessThanOrEqual(
-      4000 - 1024 + 200,
-    );
+    // Under the cap, and no group dropped that would have fitted (one more is 215 bytes with its comma).
+    expect(bytes(out.session)).toBeLessThanOrEqual(4000);
+    expect(bytes(out.session)).toBeGreaterThan(4000 - 215);
+    // What the caller adds after the pipeline is kept free, exactly.
+    const reserved = p.apply({ next: session(messages), previous: null, reserve: () => 1000 });
+    expect(bytes(reserved.session)).toBeLessThanOrEqual(3000);
+    expect(bytes(reserved.session)).toBeGreaterThan(3000 - 215);
+  });
+
+  it('refuses (413) a write whose system prompt and task alone are over the cap; never cuts them', () => {
+    const p = pipeline(2000);
+    const next = session([
+      { role: 'system', content: 's'.repeat(2500) },
+      { role: 'user', content: 'hi' },
+    ]);
+    expect(() => p.apply({ next, previous: null })).toThrow(/system prompt and task/);
+    const small = p.apply({
+      next: session([
+        { role: 'system', content: 's'.repeat(1500) },
+        { role: 'user', content: 'u'.repeat(900) },
+      ]),
+      previous: null,
+    });
+    expect(small.head_dropped).toBe(true);
+    expect(small.session.messages[0]!.content).toBe('s'.repeat(1500));
   });
 
   it('external refs: a raw uri whose redacted form is already stored is the same ref', () => {
