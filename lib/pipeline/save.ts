@@ -346,12 +346,21 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   // them (a key in three pieces): only their joined text shows it. Then, and only then, the parts carry the
   // redacted content. (Content redacted whole can also take more than a part's own match, such as a
   // truncated key running into the next part's text: there the parts' text, clean, is the content.)
+  // A key streamed in pieces runs on from one part into the next without a line break, which the joined
+  // content puts between them: the parts' text run together is scanned too, and when only that shows a
+  // secret, the parts carry it redacted (their line breaks go with their layout).
   const parts = out[PARTS_FIELD] as ContentPart[] | undefined;
   if (Array.isArray(parts) && typeof out.content === 'string') {
     const joined = textOfParts(parts);
     if (joined !== out.content) {
       if (text(joined) === joined) out.content = joined;
       else out[PARTS_FIELD] = withText(parts, out.content);
+    }
+    const flat = textOfParts(out[PARTS_FIELD] as ContentPart[], '');
+    const redacted = text(flat);
+    if (redacted !== flat) {
+      out.content = redacted;
+      out[PARTS_FIELD] = withText(parts, redacted);
     }
   }
   return out as Message;

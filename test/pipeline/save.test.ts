@@ -414,6 +414,46 @@ describe('content parts', () => {
     expect(messageInputSchema.safeParse(stored).success).toBe(true);
   });
 
+  it('a key streamed in pieces across text parts, with no line break between them, is redacted (review)', async () => {
+    const { defaultPipeline } = await import('../../lib/pipeline/default.js');
+    const { messageInputSchema } = await import('../../lib/model/session.js');
+    const { textOfParts } = await import('../../lib/model/parts.js');
+    const key = 'sk-proj-' + 'Tq3vX9mK2pL7wN4rB8'.repeat(3);
+    const pieces = [key.slice(0, 10), key.slice(10, 30), key.slice(30)];
+    const sent = messageInputSchema.parse({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'my key is ' + pieces[0] },
+        { type: 'text', text: pieces[1] },
+        { type: 'text', text: pieces[2] + ' thanks' },
+      ],
+    });
+    const out = defaultPipeline({ maxSessionBytes: 1 << 20 }).apply({
+      next: session([sent]),
+      previous: null,
+    });
+    const stored = out.session.messages[0] as Message & { content_parts: unknown[] };
+    for (const piece of [key.slice(12, 30), key.slice(30)])
+      expect(JSON.stringify(stored)).not.toContain(piece);
+    expect(out.redactions).toBeGreaterThan(0);
+    expect(stored.content).toBe(`my key is ${PLACEHOLDER} thanks`);
+    expect(textOfParts(stored.content_parts as never)).toBe(stored.content);
+    // Parts that only meet at a line break stay as they are.
+    const plain = messageInputSchema.parse({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'first line' },
+        { type: 'text', text: 'second line' },
+      ],
+    });
+    const kept = defaultPipeline({ maxSessionBytes: 1 << 20 }).apply({
+      next: session([plain]),
+      previous: null,
+    }).session.messages[0] as Message & { content_parts: unknown[] };
+    expect(kept.content).toBe('first line\nsecond line');
+    expect(kept.content_parts).toEqual(plain.content_parts);
+  });
+
   it('a key cut short in one part does not take the next parts: they stay, and are the content (review)', async () => {
     const { defaultPipeline } = await import('../../lib/pipeline/default.js');
     const { messageInputSchema } = await import('../../lib/model/session.js');
