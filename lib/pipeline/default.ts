@@ -34,6 +34,7 @@ function fnv32(s: string): string {
  * What the redaction walks besides the rules (save.ts `redactMessage` and `redactJson`, redact.ts
  * `knownForms`): a new value whenever that changes, so sessions stored before it are scanned again on their
  * next save. 2 (2026-12-02): tool calls whole, unknown fields' names, secret-sounding keys at any depth,
- * JSON-escaped known values, secrets split across content parts.
+ * JSON-escaped known values, secrets split across content parts. 3 (2026-12-03): text scanned again with
+ * `\/` and `%XX` escapes undone; text parts scanned run together.
  */
-const WALK = '\nwalk:2';
+const WALK = '\nwalk:3';

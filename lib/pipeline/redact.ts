@@ -42,7 +42,15 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
         : redactorOf(automaton, [...values, ...more]),
     redact(text: string): Redaction {
       const ranges: number[] = [];
-      if (automaton.scan(text, ranges) === 0 && known.length === 0) return { text, count: 0 };
+      const hits = automaton.scan(text, ranges);
+      // The same text with `\/` and `%XX` escapes undone (a URL in JSON, a URL inside a URL): what a
+      // rule finds there is redacted where it came from, its escapes included.
+      for (const view of decodedViews(text)) {
+        const found: number[] = [];
+        automaton.scan(view.text, found);
+        for (const i of found) ranges.push(view.at[i]!);
+      }
+      if (hits === 0 && ranges.length === 0 && known.length === 0) return { text, count: 0 };
       for (const form of known) {
         for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length))
           ranges.push(at, at + form.length);
@@ -349,6 +357,67 @@ function eachSecret(
     const at = offset + m.indices![1]![0];
     ranges.push(at, at + secret.length);
   }
+}
+
+/** A decoded form of a text, and for each of its positions (and its end) the position in the original. */
+interface View {
+  text: string;
+  at: number[];
+}
+
+const ESCAPED = /\\\/|%[0-9A-Fa-f]{2}/;
+
+/**
+ * The text with JSON's escaped slashes (`\/`) and percent escapes of ASCII characters (`%3A`, `%40`,
+ * `%20`…) undone, percent escapes twice (a URL encoded inside a URL inside a URL); none when the text
+ * has neither. Decoding only shortens, so a view costs one more scan of at most the text's length.
+ */
+function decodedViews(text: string): View[] {
+  if (!ESCAPED.test(text)) return [];
+  const views: View[] = [];
+  let view: View = { text, at: Array.from({ length: text.length + 1 }, (_, i) => i) };
+  for (let pass = 0; pass < 3; pass++) {
+    const next = decodeOnce(view);
+    if (next === null) break;
+    views.push(next);
+    view = next;
+  }
+  return views;
+}
+
+/** `%XX` at `i` with XX the hex of an ASCII character (00-7F). */
+function isAsciiEscape(text: string, i: number): boolean {
+  const hi = text.charCodeAt(i + 1);
+  const lo = text.charCodeAt(i + 2);
+  const hex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+  return hi >= 48 && hi <= 55 && hex(lo);
+}
+
+/** One round of decoding; null when nothing in `view` is escaped. */
+function decodeOnce(view: View): View | null {
+  const { text, at } = view;
+  let out = '';
+  const map: number[] = [];
+  let changed = false;
+  for (let i = 0; i < text.length;) {
+    const c = text[i]!;
+    let width = 1;
+    let char = c;
+    if (c === '\\' && text[i + 1] === '/') {
+      width = 2;
+      char = '/';
+    } else if (c === '%' && isAsciiEscape(text, i)) {
+      width = 3;
+      char = String.fromCharCode(parseInt(text.slice(i + 1, i + 3), 16));
+    }
+    if (width > 1) changed = true;
+    map.push(at[i]!);
+    out += char;
+    i += width;
+  }
+  if (!changed) return null;
+  map.push(at[text.length]!);
+  return { text: out, at: map };
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

@@ -1044,3 +1044,60 @@ describe('idempotency', () => {
     }
   });
 });
+
+describe('escaped forms: JSON `\\/` and percent escapes, nested (review)', () => {
+  const pass = 'Vq7#mZ2pL9xR4wT8';
+  const awsSecret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Tk3Lm5N';
+  const token = 'ya29.a0AfH6SMBq7xK2mP9vL4wR8tN3cZ5jD1gF';
+  it.each([
+    [
+      'url credentials in JSON text',
+      `{"url":"https:\\/\\/deploy:${pass}@git.example.com\\/r.git"}`,
+      pass,
+    ],
+    [
+      'aws secret with escaped slashes',
+      `"aws_secret_access_key": "${awsSecret.replaceAll('/', '\\/')}"`,
+      'bPxRfiCYzq8Tk3Lm5N',
+    ],
+    [
+      'credentials in a URL inside a URL',
+      `https://sso.example/login?next=https%3A%2F%2Fci%3A${encodeURIComponent(pass)}%40build.example%2F`,
+      'mZ2pL9xR4wT8',
+    ],
+    [
+      'a query token inside a URL',
+      `https://a.example/cb?redirect=https%3A%2F%2Fb.example%2F%3Faccess_token%3D${token}`,
+      token,
+    ],
+    [
+      'a bearer header, percent-encoded',
+      `https://proxy.example/?h=Authorization%3A%20Bearer%20${token}`,
+      token,
+    ],
+    [
+      'encoded twice',
+      `https://a.example/?u=https%253A%252F%252Fci%253A${pass.replace('#', '%2523')}%2540b.example`,
+      'mZ2pL9xR4wT8',
+    ],
+  ])('%s', (_name, text, secret) => {
+    const out = redactor.redact(text);
+    expect(out.text).not.toContain(secret);
+    expect(out.text).toContain(PLACEHOLDER);
+    expect(out.count).toBe(1);
+    // Idempotent, and the text around the secret stays.
+    expect(redactor.redact(out.text).count).toBe(0);
+    expect(out.text.slice(0, 8)).toBe(text.slice(0, 8));
+  });
+
+  it('escapes alone change nothing', () => {
+    for (const s of [
+      'https:\\/\\/example.com\\/a\\/b',
+      'a%20b%2Fc%3Fd%3De',
+      '100% sure, 50%3 off',
+      '%E2%82%AC',
+    ]) {
+      expect(redactor.redact(s)).toEqual({ text: s, count: 0 });
+    }
+  });
+});
