@@ -206,7 +206,7 @@ export class WebhookReceiver {
         await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
         return { session: id, duplicate: false };
       }
-      claim = await moveClaim(sessions.objects, markerKey, claim.etag, fresh, this.now());
+      claim = await claimMarker(sessions.objects, markerKey, fresh, this.now(), claim.etag);
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
   }
@@ -322,44 +322,29 @@ function markerBody(session: string, state: DeliveryMarker['state'], nowMs: numb
   return utf8(JSON.stringify({ session, state, at: new Date(nowMs).toISOString() }));
 }
 
-/** Create-only: the first attempt of a delivery picks its session; a concurrent or later one reads that choice. */
-async function claimMarker(objects: ObjectStore, key: string, session: string, nowMs: number) {
+/**
+ * Claims a delivery for `session`: create-only (`from` absent: the first attempt picks its session), or
+ * moving a claim to another session (If-Match on `from`). When another attempt wrote the marker first,
+ * its marker decides: done, or claimed for the session it chose.
+ */
+async function claimMarker(
+  objects: ObjectStore,
+  key: string,
+  session: string,
+  nowMs: number,
+  from?: string,
+): Promise<{ marker: DeliveryMarker; etag: string }> {
   try {
     const { etag } = await objects.put(key, markerBody(session, 'claimed', nowMs), {
-      ifNoneMatch: '*',
+      ...(from === undefined ? { ifNoneMatch: '*' } : { ifMatch: from }),
       contentType: 'application/json',
     });
-    return { marker: { session, state: 'claimed' as const }, etag };
+    return { marker: { session, state: 'claimed' }, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
     const winner = await readMarker(objects, key);
     if (!winner) throw unavailable('the delivery marker changed while claiming it; try again');
     return winner;
-  }
-}
-
-/**
- * Points a claim at another session (If-Match on the claim). When another attempt changed the marker
- * first, its marker decides: done, or claimed for the session it moved to.
- */
-async function moveClaim(
-  objects: ObjectStore,
-  key: string,
-  etag: string,
-  session: string,
-  nowMs: number,
-): Promise<{ marker: DeliveryMarker; etag: string }> {
-  try {
-    const put = await objects.put(key, markerBody(session, 'claimed', nowMs), {
-      ifMatch: etag,
-      contentType: 'application/json',
-    });
-    return { marker: { session, state: 'claimed' }, etag: put.etag };
-  } catch (err) {
-    if (!PreconditionFailedError.is(err)) throw err;
-    const now = await readMarker(objects, key);
-    if (!now) throw unavailable('the delivery marker changed while moving it; try again');
-    return now;
   }
 }
 

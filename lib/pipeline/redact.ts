@@ -365,59 +365,39 @@ interface View {
   at: number[];
 }
 
-const ESCAPED = /\\\/|%[0-9A-Fa-f]{2}/;
+const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
 
 /**
  * The text with JSON's escaped slashes (`\/`) and percent escapes of ASCII characters (`%3A`, `%40`,
- * `%20`…) undone, percent escapes twice (a URL encoded inside a URL inside a URL); none when the text
- * has neither. Decoding only shortens, so a view costs one more scan of at most the text's length.
+ * `%20`…) undone, up to three rounds (a URL encoded inside a URL inside a URL); none when the text has
+ * neither. Decoding only shortens, so a view costs one more scan of at most the text's length.
  */
 function decodedViews(text: string): View[] {
-  if (!ESCAPED.test(text)) return [];
   const views: View[] = [];
-  let view: View = { text, at: Array.from({ length: text.length + 1 }, (_, i) => i) };
-  for (let pass = 0; pass < 3; pass++) {
-    const next = decodeOnce(view);
-    if (next === null) break;
-    views.push(next);
-    view = next;
+  if (text.search(ESCAPE) < 0) return views;
+  let view: View = { text, at: [] };
+  for (let i = 0; i <= text.length; i++) view.at.push(i);
+  for (let round = 0; round < 3 && view.text.search(ESCAPE) >= 0; round++) {
+    const { text: from, at: was } = view;
+    const at: number[] = [];
+    let out = '';
+    let last = 0;
+    const upTo = (end: number) => {
+      for (let i = last; i < end; i++) at.push(was[i]!);
+      out += from.slice(last, end);
+    };
+    from.replace(ESCAPE, (m: string, i: number) => {
+      upTo(i);
+      at.push(was[i]!);
+      out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(1), 16));
+      last = i + m.length;
+      return m;
+    });
+    upTo(from.length);
+    at.push(was[from.length]!);
+    views.push((view = { text: out, at }));
   }
   return views;
-}
-
-/** `%XX` at `i` with XX the hex of an ASCII character (00-7F). */
-function isAsciiEscape(text: string, i: number): boolean {
-  const hi = text.charCodeAt(i + 1);
-  const lo = text.charCodeAt(i + 2);
-  const hex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-  return hi >= 48 && hi <= 55 && hex(lo);
-}
-
-/** One round of decoding; null when nothing in `view` is escaped. */
-function decodeOnce(view: View): View | null {
-  const { text, at } = view;
-  let out = '';
-  const map: number[] = [];
-  let changed = false;
-  for (let i = 0; i < text.length;) {
-    const c = text[i]!;
-    let width = 1;
-    let char = c;
-    if (c === '\\' && text[i + 1] === '/') {
-      width = 2;
-      char = '/';
-    } else if (c === '%' && isAsciiEscape(text, i)) {
-      width = 3;
-      char = String.fromCharCode(parseInt(text.slice(i + 1, i + 3), 16));
-    }
-    if (width > 1) changed = true;
-    map.push(at[i]!);
-    out += char;
-    i += width;
-  }
-  if (!changed) return null;
-  map.push(at[text.length]!);
-  return { text: out, at: map };
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

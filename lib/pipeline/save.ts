@@ -519,8 +519,8 @@ function refuseHead(next: StoredSession, fixed: number, maxSessionBytes: number)
   const system = next.messages[0]?.role === 'system' ? next.messages.slice(0, 1) : [];
   const bytes = fixed + jsonBytes(system);
   return payloadTooLarge(
-    `the system prompt and task with the session's other fields take ${bytes} bytes, over the ` +
-      `session limit of ${maxSessionBytes} bytes (SATCHEL_MAX_SESSION_BYTES): nothing was written`,
+    `the system prompt and task alone take ${bytes} bytes, over the limit of ${maxSessionBytes} ` +
+      'bytes (SATCHEL_MAX_SESSION_BYTES): nothing was written',
   );
 }
 
