@@ -17,7 +17,7 @@ import type { ExternalRef, StoredSession } from '../model/session.js';
  *
  * What an import carries: id, task, model, provider, messages (every field of every message), external
  * refs (their `created_at` when it is an RFC 3339 time), sandbox, untrusted_ingested, episode_untrusted,
- * and created_at / updated_at (through the create route's optional times). What it cannot: turns and
+ * Satchel's `metadata` (which an export writes), and created_at / updated_at (through the create route's optional times). What it cannot: turns and
  * episode_taint_tracked (the server derives both), and top-level fields odek does not define (reported
  * per file).
  */
@@ -42,7 +42,8 @@ export type OdekFileResult =
 /** An odek session as read, normalised by the stored-format schema (defaults for absent fields). */
 export type OdekSession = z.output<typeof odekFileSchema>;
 
-const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel']);
+// `metadata` is Satchel's (v1.1), which an export writes: an import carries it.
+const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel', 'metadata']);
 
 /** Parses one odek session file's text. */
 export function parseOdekFile(text: string): OdekFileResult {
@@ -78,6 +79,9 @@ export function createBody(session: OdekSession): CreateSessionInput {
     sandbox: session.sandbox,
     untrusted_ingested: session.untrusted_ingested,
     episode_untrusted: session.episode_untrusted,
+    ...(session.metadata && Object.keys(session.metadata).length
+      ? { metadata: session.metadata }
+      : {}),
     ...timesOf(session),
   };
 }

@@ -1,3 +1,4 @@
+import { toStoredContent } from '../model/parts.js';
 import { PLACEHOLDER } from '../model/session.js';
 import type { Session } from '../client/types.js';
 import type { ExternalRef } from '../model/session.js';
@@ -20,11 +21,16 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
     return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
   }
   for (let i = 0; i < file.messages.length; i++) {
-    const at = differsAt(file.messages[i], stored.messages[i], `messages[${i}]`);
+    // Both in the stored form: GET shows parts as `content`, a file (an export) keeps them beside it.
+    const [f, s] = [file.messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
+    const at = differsAt(f, s, `messages[${i}]`);
     if (at) return at;
   }
   const refs = refsDiffer(file.external_refs, stored.external_refs);
   if (refs) return refs;
+  // odek's own files have no metadata: only a file that carries some (an export) is compared on it.
+  const metadata = file.metadata && differsAt(file.metadata, stored.metadata ?? {}, 'metadata');
+  if (metadata) return metadata;
   // Sticky flags: the store may have set one from the messages, but never clears one.
   for (const flag of ['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const) {
     if (file[flag] && !stored[flag]) return flag;

@@ -21,6 +21,8 @@ const TOKENS = {
   d: 'tok_import_d_0123456789',
   e: 'tok_import_e_0123456789',
   f: 'tok_import_f_0123456789',
+  g: 'tok_import_g_0123456789',
+  h: 'tok_import_h_0123456789',
 };
 let server: RunningServer;
 let work: string;
@@ -246,6 +248,42 @@ describe('import', () => {
       expect(readFileSync(join(out2, `${f.id}.json`), 'utf8')).toBe(
         readFileSync(join(out, `${f.id}.json`), 'utf8'),
       );
+  });
+
+  it('round trip of a session with content parts and metadata: unchanged when it comes back (review)', async () => {
+    const parts = [
+      { type: 'text', text: 'What is in this picture?' },
+      { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+    ];
+    const made = await client('g').create({
+      task: 'parts',
+      messages: [
+        { role: 'user', content: parts },
+        { role: 'assistant', content: 'A cat.' },
+      ],
+      metadata: { team: 'infra' },
+    });
+    const id = made.session.id;
+    const out = join(work, 'parts-out');
+    expect((await satchel(['export', id, out], env('g'))).code).toBe(0);
+    const file = JSON.parse(readFileSync(join(out, `${id}.json`), 'utf8'));
+    expect(file.metadata).toEqual({ team: 'infra' });
+    // Back into the same namespace: the same content, with or without --overwrite; no new revision.
+    for (const args of [[], ['--overwrite']]) {
+      const back = await satchel(['import', out, '--json', ...args], env('g'));
+      expect(JSON.parse(back.stdout)).toMatchObject({ unchanged: 1, replaced: 0, failed: 0 });
+    }
+    expect((await client('g').get(id)).session.revision).toBe(1);
+    // Into another namespace: the parts and the metadata arrive.
+    const fresh = await satchel(['import', out, '--json'], env('h'));
+    expect(JSON.parse(fresh.stdout)).toMatchObject({ created: 1, failed: 0 });
+    const copy = (await client('h').get(id)).session;
+    expect(copy.messages[0]!.content).toEqual(parts);
+    expect(copy.metadata).toEqual({ team: 'infra' });
+    // Different metadata in the file is a difference.
+    writeFileSync(join(out, `${id}.json`), JSON.stringify({ ...file, metadata: { team: 'web' } }));
+    const differs = await satchel(['import', out], env('h'));
+    expect(differs.stdout).toContain('exists with different content (metadata.team)');
   });
 
   it('export reports a missing session and refuses bad command lines', async () => {
