@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -177,6 +177,20 @@ class DocServer {
   }
 }
 
+/** Secrets the examples send to show that they are redacted (none is a documented example value). */
+const DEMO_SECRETS = [
+  'Xq8vR3kP9mLw2TzB7nYc4HdF6sJg1QaE5uVi0oKt',
+  'sk-proj-Xk2vQ9mN4pL7wR1tY6uZ3aB8cD5eF0gH',
+];
+
+/** Every file under `dir` (none when it does not exist). */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)],
+  );
+}
+
 beforeAll(async () => {
   // `npx satchel` runs dist/cli.js: build it from the code under test.
   await buildCli();
@@ -228,7 +242,9 @@ for (const file of FILES) {
 
     const startServer = async (code: string) => {
       await server?.stop();
-      server = new DocServer(localize(code), env);
+      // A fresh folder, as `mktemp -d` would give, that the check for demo secrets below can read.
+      const data = `SATCHEL_DATA_DIR=${JSON.stringify(join(work, 'data'))}`;
+      server = new DocServer(localize(code).replace('SATCHEL_DATA_DIR="$(mktemp -d)"', data), env);
       await server.ready(url());
     };
 
@@ -256,6 +272,22 @@ for (const file of FILES) {
         },
         BLOCK_TIMEOUT_MS + SERVER_START_TIMEOUT_MS,
       );
+    }
+
+    // The keys the examples send to show redaction: once the blocks have run (and the server has
+    // stopped, its records written), no stored file holds one.
+    const sent = DEMO_SECRETS.filter((k) => blocks.some((b) => b.code.includes(k)));
+    if (sent.length > 0) {
+      it(`${file}: no secret an example sends is stored`, async () => {
+        await server?.stop();
+        server = undefined;
+        const files = filesUnder(join(work, 'data'));
+        expect(files.length).toBeGreaterThan(0);
+        for (const path of files) {
+          const bytes = readFileSync(path, 'latin1');
+          for (const key of sent) expect(bytes.includes(key), `${key} in ${path}`).toBe(false);
+        }
+      });
     }
   });
 }
