@@ -78,13 +78,20 @@ export function etag(revision: number): string {
   return `"${revision}"`;
 }
 
-/** Parses If-Match: `*` is any revision; a tag that is not a revision can never match. */
+/**
+ * Parses If-Match: `*` is any revision; a list of tags matches when any one does (RFC 9110 13.1.1); a tag
+ * that is not a revision can never match.
+ */
 export function parseIfMatch(header: string | undefined): ExpectedRevision | undefined {
   if (header === undefined) return undefined;
   const value = header.trim();
   if (value === '*') return 'any';
-  const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(value);
-  return m ? Number(m[1]) : 'unmatchable';
+  const revisions = value
+    .split(',')
+    .map((tag) => /^(?:W\/)?"?(\d{1,15})"?$/.exec(tag.trim()))
+    .flatMap((m) => (m ? [Number(m[1])] : []));
+  if (revisions.length === 0) return 'unmatchable';
+  return revisions.length === 1 ? revisions[0]! : revisions;
 }
 
 /**

@@ -26,7 +26,7 @@ import { assertSessionId, newSessionId, randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import { assertInlineMedia } from '../model/parts.js';
 import { mergeExternalRefs } from '../model/refs.js';
-import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
+import { revisionMatches, revisionMismatch, type ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
 import type {
   Message,
@@ -616,7 +616,7 @@ export class SessionStore {
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
     if (!revisionMatches(expected, stored.revision)) {
       await this.manifest.clearPending(pending);
-      throw preconditionFailed(`the session is at revision ${stored.revision}, not ${expected}`);
+      throw preconditionFailed(revisionMismatch(expected!, stored.revision));
     }
     await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
     this.cache.forget(key);

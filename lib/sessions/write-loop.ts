@@ -19,7 +19,7 @@ import {
 } from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
-import { revisionMatches, type ExpectedRevision } from '../model/revision.js';
+import { revisionMatches, revisionMismatch, type ExpectedRevision } from '../model/revision.js';
 import type { StoredSession, WriteReceipt, WriteRecord } from '../model/session.js';
 import type { ReserveInput, SavePipeline } from '../pipeline/save.js';
 import {
@@ -604,7 +604,7 @@ export class WriteLoop {
     }
     if (!revisionMatches(req.expected, cur.revision)) {
       if (fromCache) return 'reread';
-      throw preconditionFailed(`the session is at revision ${cur.revision}, not ${req.expected}`);
+      throw preconditionFailed(revisionMismatch(req.expected!, cur.revision));
     }
     return null;
   }

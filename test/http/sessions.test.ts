@@ -225,6 +225,24 @@ describe('HTTP: sessions', () => {
     ).toBe(404);
   });
 
+  it('If-Match with a list of tags matches when any one does; the 412 says what was expected (review)', async () => {
+    const { call } = await makeApp();
+    const { json } = await call('POST', '/v1/sessions', { body: { task: 't', messages: [sys] } });
+    const path = `/v1/sessions/${json.id}/messages`;
+    const append = (tags: string) =>
+      call('POST', path, { body: { messages: [hi] }, headers: { 'if-match': tags } });
+    expect((await append('"7", "1"')).status).toBe(200);
+    const stale = await append('"7", "1"');
+    expect(stale.status).toBe(412);
+    expect(stale.json.detail).toBe('the session is at revision 2, none of 7, 1');
+    expect((await append('"5"')).json.detail).toBe('the session is at revision 2, not 5');
+    const none = await append('"abc", W/"x"');
+    expect(none.status).toBe(412);
+    expect(none.json.detail).not.toContain('unmatchable');
+    expect(none.json.detail).toContain('revision 2');
+    expect((await append('"abc", "2"')).status).toBe(200);
+  });
+
   it('DELETE → 204, then 404; GET of a deleted session → 404', async () => {
     const { call } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });
