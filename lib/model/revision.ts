@@ -13,11 +13,6 @@ export function revisionMatches(expected: ExpectedRevision | undefined, actual: 
 
 /** The 412 detail when `expected` does not hold against revision `actual`. */
 export function revisionMismatch(expected: ExpectedRevision, actual: number): string {
-  const wanted =
-    typeof expected === 'number'
-      ? `not ${expected}`
-      : typeof expected === 'object'
-        ? `none of ${expected.join(', ')}`
-        : 'which If-Match does not name (its tags are not revisions)';
-  return `the session is at revision ${actual}, ${wanted}`;
+  const names = typeof expected === 'object' ? `none of ${expected.join(', ')}` : `not ${expected}`;
+  return `the session is at revision ${actual}, ${expected === 'unmatchable' ? 'and If-Match names none' : names}`;
 }

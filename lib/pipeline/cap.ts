@@ -113,44 +113,23 @@ export function capMessages(messages: Message[], fixedBytes: number, maxBytes: n
     // The marker would not fit: omit it.
     return { messages: [...head, ...body], dropped, headCut: false, fits: true };
   }
-  return withoutFirstUser(messages, sizes, fixedBytes, maxBytes, {
-    headEnd,
-    totalDropped,
-    dropped,
-  });
+  // The head alone is too large: the first user message goes (a group, so the marker counts it) and the
+  // system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
+  // does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
+  const kept = messages[0]?.role === 'system' ? [messages[0]] : [];
+  const userGone = headEnd > kept.length ? 1 : 0;
+  const n = totalDropped + userGone;
+  const marked = kept.length && n ? [...kept, markerMessage(n)] : kept;
+  const under = (ms: Message[]) => fixedBytes + jsonBytes(ms) <= maxBytes;
+  return {
+    messages: under(marked) ? marked : kept,
+    dropped: dropped + userGone,
+    headCut: userGone > 0,
+    fits: under(kept),
+  };
 }
 
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
-
-/**
- * The head alone is too large: the first user message goes (a group, so the marker counts it) and the
- * system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
- * does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
- */
-function withoutFirstUser(
-  messages: Message[],
-  sizes: number[],
-  fixedBytes: number,
-  maxBytes: number,
-  o: { headEnd: number; totalDropped: number; dropped: number },
-): CapResult {
-  const system = messages[0]?.role === 'system' ? messages[0] : undefined;
-  const userGone = o.headEnd > (system ? 1 : 0) ? 1 : 0;
-  const dropped = o.dropped + userGone;
-  if (!system) {
-    return { messages: [], dropped, headCut: userGone > 0, fits: fixedBytes + 2 <= maxBytes };
-  }
-  if (fixedBytes + arrayBytes(1, sizes[0]!) > maxBytes)
-    return { messages: [system], dropped, headCut: userGone > 0, fits: false };
-  const marker = markerMessage(o.totalDropped + userGone);
-  const both = fixedBytes + arrayBytes(2, sizes[0]! + jsonBytes(marker)) <= maxBytes;
-  return {
-    messages: both && o.totalDropped + userGone > 0 ? [system, marker] : [system],
-    dropped,
-    headCut: userGone > 0,
-    fits: true,
-  };
-}
 
 /** The head: the system prompt (if first) and the first user message after it. */
 export function headLength(messages: Message[]): number {
