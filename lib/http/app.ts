@@ -40,6 +40,10 @@ export function createApp(options: AppOptions) {
   app.use('/v1/*', async (c, next) => (isOpen(c.req.method, c.req.path) ? next() : auth(c, next)));
   // The session browser (/ui, /ui/sessions/{id}, its assets) and GET / → /ui; it calls the /v1 API from the page.
   app.route('/', uiRoutes());
+  // `latest` is a route of its own (GET): the other methods of `/v1/sessions/{id}` do not take it as an id.
+  app.use('/v1/sessions/latest', async (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : notFoundOrNotAllowed(c, log),
+  );
   for (const r of routes) register(app, r);
   return { app, ...services };
 }
@@ -85,19 +89,17 @@ function isOpen(method: string, path: string): boolean {
 
 /** 405 with `Allow` for a known path with another method; 404 otherwise. */
 function notFoundOrNotAllowed(c: Context<Env>, log: Services['log']): Response {
-  const allowed = [
-    ...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method)),
-  ];
+  // `/v1/sessions/latest` is GET's only: the other methods of `/v1/sessions/{id}` do not take it.
+  const allowed =
+    c.req.path === '/v1/sessions/latest'
+      ? ['GET']
+      : [...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method))];
   if (allowed.length === 0)
     return problemResponse(c, notFound(`no route for ${c.req.method} ${c.req.path}`), log);
   if (allowed.includes('GET')) allowed.push('HEAD');
-  const res = problemResponse(
-    c,
-    methodNotAllowed(`${c.req.method} is not served at ${c.req.path}; use ${allowed.join(', ')}`),
-    log,
-  );
-  res.headers.set('Allow', allowed.join(', '));
-  return res;
+  const allow = allowed.join(', ');
+  const detail = `${c.req.method} is not served at ${c.req.path}; use ${allow}`;
+  return problemResponse(c, methodNotAllowed(detail, allow), log);
 }
 
 /** CORS for the configured origins: the API's request headers allowed, its response headers exposed. */

@@ -15,7 +15,9 @@ export interface Problem {
 /** The one place errors become HTTP responses. Unknown errors are a 500 with no internals in the body. */
 export function problemResponse(c: Context, err: unknown, log: Logger): Response {
   let problem: Problem;
-  let retryAfter: number | undefined;
+  // In the headers the Response is made with: a header set on it afterwards can be lost on the way out
+  // (@hono/node-server's HEAD answers).
+  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (SatchelError.is(err)) {
     const [status, title] = statusOf[err.kind];
     if (status >= 500)
@@ -27,7 +29,9 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
-    retryAfter = err.extra.retryAfter;
+    const { retryAfter, allow } = err.extra;
+    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+    if (allow) headers.allow = allow;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', {
       route: c.req.routePath,
@@ -39,7 +43,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       status: 503,
       detail: 'storage is unreachable; try again shortly',
     };
-    retryAfter = 2;
+    headers['retry-after'] = '2';
   } else {
     log.error('unhandled error', {
       method: c.req.method,
@@ -53,8 +57,6 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       detail: 'the server failed to handle this request',
     };
   }
-  const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
-  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
 }
 

@@ -28,7 +28,7 @@ export class SatchelError extends Error {
   constructor(
     readonly kind: ErrorKind,
     detail: string,
-    readonly extra: { errors?: FieldError[]; retryAfter?: number } = {},
+    readonly extra: { errors?: FieldError[]; retryAfter?: number; allow?: string } = {},
   ) {
     super(detail);
     this.name = 'SatchelError';
@@ -76,7 +76,8 @@ export const unavailable = (detail: string, retryAfter = 1) =>
 /** An upstream the request depends on (the continue model) failed or timed out. */
 export const badGateway = (detail: string) => new SatchelError('upstream_failed', detail);
 /** A known path asked with a method it does not serve. */
-export const methodNotAllowed = (detail: string) => new SatchelError('method_not_allowed', detail);
+export const methodNotAllowed = (detail: string, allow: string) =>
+  new SatchelError('method_not_allowed', detail, { allow });
 /** A stored object cannot be read as what it should be. */
 export const corrupt = (detail: string) => new SatchelError('corrupt', detail);
 

@@ -17,9 +17,9 @@ import type { ExternalRef, StoredSession } from '../model/session.js';
  *
  * What an import carries: id, task, model, provider, messages (every field of every message), external
  * refs (their `created_at` when it is an RFC 3339 time), sandbox, untrusted_ingested, episode_untrusted,
- * Satchel's `metadata` (which an export writes), and created_at / updated_at (through the create route's optional times). What it cannot: turns and
- * episode_taint_tracked (the server derives both), and top-level fields odek does not define (reported
- * per file).
+ * Satchel's `metadata` (which an export writes), and created_at / updated_at (through the create
+ * route's optional times). What it cannot: turns and episode_taint_tracked (the server derives both),
+ * and top-level fields odek does not define (reported per file).
  */
 
 /** Fields the server sets itself; an import neither sends nor compares them. */

@@ -374,28 +374,29 @@ const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
  */
 function decodedViews(text: string): View[] {
   const views: View[] = [];
-  if (text.search(ESCAPE) < 0) return views;
-  let view: View = { text, at: [] };
-  for (let i = 0; i <= text.length; i++) view.at.push(i);
-  for (let round = 0; round < 3 && view.text.search(ESCAPE) >= 0; round++) {
-    const { text: from, at: was } = view;
+  // Positions in the original: the text's own first, then each view's map.
+  let from = text;
+  let was = (i: number) => i;
+  for (let round = 0; round < 3 && from.search(ESCAPE) >= 0; round++) {
     const at: number[] = [];
     let out = '';
     let last = 0;
     const upTo = (end: number) => {
-      for (let i = last; i < end; i++) at.push(was[i]!);
+      for (let i = last; i < end; i++) at.push(was(i));
       out += from.slice(last, end);
     };
     from.replace(ESCAPE, (m: string, i: number) => {
       upTo(i);
-      at.push(was[i]!);
+      at.push(was(i));
       out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(1), 16));
       last = i + m.length;
       return m;
     });
     upTo(from.length);
-    at.push(was[from.length]!);
-    views.push((view = { text: out, at }));
+    at.push(was(from.length));
+    views.push({ text: out, at });
+    from = out;
+    was = (i) => at[i]!;
   }
   return views;
 }

@@ -515,18 +515,22 @@ function redactMetadata(
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
-function refuseHead(next: StoredSession, fixed: number, maxSessionBytes: number): Error {
-  const system = next.messages[0]?.role === 'system' ? next.messages.slice(0, 1) : [];
-  const bytes = fixed + jsonBytes(system);
-  return payloadTooLarge(
-    `the system prompt and task alone take ${bytes} bytes, over the limit of ${maxSessionBytes} ` +
-      'bytes (SATCHEL_MAX_SESSION_BYTES): nothing was written',
+function refuseNew(added: Message[], maxSessionBytes: number): Error {
+  const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
+  return refuse(
+    added.length === 1 ? 'the new message' : `the ${added.length} new messages`,
+    bytes,
+    maxSessionBytes,
   );
 }
 
-function refuseNew(added: Message[], maxSessionBytes: number): Error {
-  const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
-  const what = added.length === 1 ? 'the new message' : `the ${added.length} new messages`;
+/** 413 for a session whose system prompt and task alone, with its other fields, are over the cap. */
+function refuseHead(next: StoredSession, fixed: number, maxSessionBytes: number): Error {
+  const system = next.messages[0]?.role === 'system' ? next.messages.slice(0, 1) : [];
+  return refuse('the system prompt and task', fixed + jsonBytes(system), maxSessionBytes);
+}
+
+function refuse(what: string, bytes: number, maxSessionBytes: number): Error {
   return payloadTooLarge(
     `${what} (${bytes} bytes) cannot be stored in a session of at most ${maxSessionBytes} bytes ` +
       '(SATCHEL_MAX_SESSION_BYTES): nothing was written',

@@ -264,6 +264,24 @@ describe('HTTP: bad input', async () => {
     expect((await app.call('PATCH', '/v1/sessions', { token: null })).status).toBe(401);
   });
 
+  it('/v1/sessions/latest is GET only: PUT, DELETE and POST answer 405 with Allow and write nothing (review)', async () => {
+    const app = await setup();
+    await app.call('POST', '/v1/sessions', { body: { task: 't' } });
+    const before = await app.snapshot();
+    for (const method of ['PUT', 'DELETE', 'POST'] as const) {
+      for (const headers of [{}, { 'if-match': '"1"' }] as Record<string, string>[]) {
+        const res = await app.call(method, '/v1/sessions/latest', {
+          headers,
+          ...(method === 'DELETE' ? {} : { body: { task: 't', messages: [] } }),
+        });
+        expect(res.status, method).toBe(405);
+        expect(res.headers.get('allow')).toBe('GET, HEAD');
+      }
+    }
+    expect((await app.call('PUT', '/v1/sessions/latest', { token: null })).status).toBe(401);
+    expect(await app.snapshot()).toEqual(before);
+  });
+
   it('a write or delete of a secret-looking id that does not exist is 404 and writes nothing (no marker)', async () => {
     const app = await setup();
     const secretId = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';

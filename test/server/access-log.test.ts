@@ -43,6 +43,19 @@ describe('the access log', () => {
     expect(app.logs.find('request').map((l) => l.route)).toEqual(['/v1/sessions/:id', '-']);
   });
 
+  it('through the Node server, a HEAD the path does not serve answers 405 with Allow (review)', async () => {
+    const server = await startSatchelServer();
+    servers.push(server);
+    for (const [path, allow] of [
+      ['/v1/session_search', 'POST'],
+      ['/v1/sessions/abc/messages', 'POST'],
+    ]) {
+      const res = await fetch(`${server.url}${path}`, { method: 'HEAD' });
+      expect(res.status, path).toBe(405);
+      expect(res.headers.get('allow'), path).toBe(allow);
+    }
+  });
+
   it('a client that aborts its upload is logged at info as an abort, not as a 500', async () => {
     const server = await startSatchelServer();
     servers.push(server);
