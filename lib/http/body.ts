@@ -32,8 +32,8 @@ export async function readJson<S extends z.ZodType>(
       throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
     throw badRequest('the body is not valid JSON');
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH))
-    throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const unsafe = unsafeJson(value, MAX_JSON_DEPTH);
+  if (unsafe) throw badRequest(unsafe);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = zodErrors(parsed.error);
@@ -99,16 +99,21 @@ export async function readBodyBytes(
   return all;
 }
 
-/** True when `value` nests arrays/objects more than `limit` deep (iterative: no stack to blow). */
-export function depthExceeds(value: unknown, limit: number): boolean {
+/**
+ * Why a parsed body cannot be taken: arrays/objects nested more than `limit` deep (checked iteratively: no
+ * stack to blow), or a `__proto__` key; null when neither.
+ */
+export function unsafeJson(value: unknown, limit: number): string | null {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
-    if (depth > limit) return true;
+    if (depth > limit) return `JSON nested deeper than ${limit} levels`;
+    // JSON.parse makes it an own key, which any copy by assignment would then drop without a word.
+    if (Object.hasOwn(v, '__proto__')) return 'a key named __proto__ is not accepted';
     for (const child of Array.isArray(v) ? v : Object.values(v)) {
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
     }
   }
-  return false;
+  return null;
 }

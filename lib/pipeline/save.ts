@@ -504,13 +504,21 @@ function hash64(s: string): string {
   return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
 }
 
-/** The caller's metadata with every key and value redacted (a key that becomes a placeholder keeps its value's). */
+/**
+ * The caller's metadata with every key and value redacted. Keys that redact to the same text (two secrets
+ * used as keys) are told apart with a number (`[REDACTED] 2`), so that no value is dropped.
+ */
 function redactMetadata(
   metadata: Record<string, string>,
   text: (s: string) => string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(metadata)) out[text(key)] = text(value);
+  for (const [key, value] of Object.entries(metadata)) {
+    const redacted = text(key);
+    let k = redacted;
+    for (let n = 2; Object.hasOwn(out, k); n++) k = `${redacted} ${n}`;
+    out[k] = text(value);
+  }
   return out;
 }
 

@@ -40,6 +40,26 @@ describe('HTTP: bad input', async () => {
       400,
     ],
     ['not an object', 'POST', '/v1/sessions', { body: ['task'] }, 400],
+    [
+      'a __proto__ key in a message (it would be dropped without a word)',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '{"task":"t","messages":[{"role":"user","content":"x","__proto__":{"a":1}}]}',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+    ],
+    [
+      'a __proto__ key in metadata',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '{"task":"t","metadata":{"__proto__":"v"}}',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+    ],
     ['missing task', 'POST', '/v1/sessions', { body: { model: 'x' } }, 400],
     ['wrong type', 'POST', '/v1/sessions', { body: { task: 42 } }, 400],
     ['unknown field', 'POST', '/v1/sessions', { body: { task: 't', tsk: 'typo' } }, 400],

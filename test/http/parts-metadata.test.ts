@@ -100,6 +100,20 @@ describe('content parts', () => {
 });
 
 describe('session metadata', () => {
+  it('two secrets used as keys keep both values: the second key is numbered (review)', async () => {
+    const app = await makeApp();
+    const second = 'ghp_' + 'Zq8xW3vN5Zq8xW3vN5Zq8xW3vN5Zq8xW3vN5';
+    const res = await app.call('POST', '/v1/sessions', {
+      body: { task: 'keys', metadata: { [AWS_KEY]: 'first', [second]: 'second', plain: 'x' } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.metadata).toEqual({
+      '[REDACTED]': 'first',
+      '[REDACTED] 2': 'second',
+      plain: 'x',
+    });
+  });
+
   it('is set on create and PUT, returned by GET and list, filtered through the manifest, redacted', async () => {
     const app = await makeApp();
     const a = await app.call('POST', '/v1/sessions', {
