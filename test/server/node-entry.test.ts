@@ -167,3 +167,45 @@ describe('functions/node.ts at start', () => {
     }
   });
 });
+
+describe('npm start', () => {
+  it('SIGTERM to npm stops the server: the port is free again (review: a child kept it)', async () => {
+    const child = spawn('npm', ['start'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: process.env.HOME!,
+        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-npm-start-')),
+        SATCHEL_LOG: 'json',
+        PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stdout);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', (code) => reject(new Error(`npm start exited ${code}: ${stdout}`)));
+    });
+    expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    const { port } = new URL(url);
+    // Nothing listens any more: a connection is refused.
+    await expect
+      .poll(
+        () =>
+          new Promise<string>((resolve) => {
+            const socket = connect(Number(port), '127.0.0.1');
+            socket.on('connect', () => (socket.destroy(), resolve('open')));
+            socket.on('error', () => resolve('refused'));
+          }),
+        { timeout: 15_000 },
+      )
+      .toBe('refused');
+  }, 60_000);
+});
