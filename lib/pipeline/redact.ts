@@ -374,6 +374,8 @@ const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
  */
 function decodedViews(text: string): View[] {
   const views: View[] = [];
+  // Most text has neither: two plain searches tell, several times faster than the regex.
+  if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0) return views;
   // Positions in the original: the text's own first, then each view's map.
   let from = text;
   let was = (i: number) => i;

@@ -1090,6 +1090,20 @@ describe('escaped forms: JSON `\\/` and percent escapes, nested (review)', () =>
     expect(out.text.slice(0, 8)).toBe(text.slice(0, 8));
   });
 
+  it('inside long text: only the escaped runs are decoded, each with the words before it', () => {
+    const prose = 'The deploy log says nothing unusual here. '.repeat(400);
+    const text =
+      `${prose}clone https:\\/\\/ci:${pass}@git.example.com\\/r.git then ` +
+      `${prose}"aws_secret_access_key": "${awsSecret.replaceAll('/', '\\/')}" and ` +
+      `${prose}next=https%3A%2F%2Fb.example%2F%3Faccess_token%3D${token} end`;
+    const out = redactor.redact(text);
+    for (const secret of ['mZ2pL9xR4wT8', 'bPxRfiCYzq8Tk3Lm5N', token])
+      expect(out.text).not.toContain(secret);
+    expect(out.count).toBe(3);
+    expect(out.text.startsWith(prose)).toBe(true);
+    expect(out.text.endsWith(' end')).toBe(true);
+  });
+
   it('escapes alone change nothing', () => {
     for (const s of [
       'https:\\/\\/example.com\\/a\\/b',
