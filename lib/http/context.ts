@@ -84,14 +84,17 @@ export function etag(revision: number): string {
  */
 export function parseIfMatch(header: string | undefined): ExpectedRevision | undefined {
   if (header === undefined) return undefined;
-  const value = header.trim();
-  if (value === '*') return 'any';
-  const revisions = value
-    .split(',')
-    .map((tag) => /^(?:W\/)?"?(\d{1,15})"?$/.exec(tag.trim()))
-    .flatMap((m) => (m ? [Number(m[1])] : []));
+  if (header.trim() === '*') return 'any';
+  const revisions = entityTags(header)
+    .map((tag) => /^(?:W\/)?"(\d{1,15})"$|^(\d{1,15})$/.exec(tag))
+    .flatMap((m) => (m ? [Number(m[1] ?? m[2])] : []));
   if (revisions.length === 0) return 'unmatchable';
   return revisions.length === 1 ? revisions[0]! : revisions;
+}
+
+/** The tags of an If-Match or If-None-Match list: a quoted tag may hold a comma (`"9,3"` is one tag). */
+function entityTags(header: string): string[] {
+  return header.match(/(?:W\/)?"[^"]*"|[^\s,]+/g) ?? [];
 }
 
 /**
@@ -127,9 +130,7 @@ export function sendSession(
 /** Whether an `If-None-Match` header holds the revision's tag (`*`, or the tag, weak or strong). */
 export function noneMatch(header: string, revision: number): boolean {
   const tag = etag(revision);
-  return (
-    header.trim() === '*' || header.split(',').some((t) => t.trim().replace(/^W\//, '') === tag)
-  );
+  return header.trim() === '*' || entityTags(header).some((t) => t.replace(/^W\//, '') === tag);
 }
 
 /** Bodies above this many bytes are streamed in pieces rather than joined. */

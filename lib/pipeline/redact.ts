@@ -45,11 +45,11 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
       const hits = automaton.scan(text, ranges);
       // The same text with `\/` and `%XX` escapes undone (a URL in JSON, a URL inside a URL): what a
       // rule finds there is redacted where it came from, its escapes included.
-      for (const view of decodedViews(text)) {
+      decodedViews(text, (view, at) => {
         const found: number[] = [];
-        automaton.scan(view.text, found);
-        for (const i of found) ranges.push(view.at[i]!);
-      }
+        automaton.scan(view, found);
+        for (const i of found) ranges.push(at[i]!);
+      });
       if (hits === 0 && ranges.length === 0 && known.length === 0) return { text, count: 0 };
       for (const form of known) {
         for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length))
@@ -359,48 +359,63 @@ function eachSecret(
   }
 }
 
-/** A decoded form of a text, and for each of its positions (and its end) the position in the original. */
-interface View {
-  text: string;
-  at: number[];
-}
-
 const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
 
 /**
- * The text with JSON's escaped slashes (`\/`) and percent escapes of ASCII characters (`%3A`, `%40`,
- * `%20`…) undone, up to three rounds (a URL encoded inside a URL inside a URL); none when the text has
- * neither. Decoding only shortens, so a view costs one more scan of at most the text's length.
+ * How far around an escape its views reach, in characters: past the longest keyword-to-value gap a rule
+ * allows and the longest token it takes (a JWT, a key); a run of escapes closer than this is one window.
  */
-function decodedViews(text: string): View[] {
-  const views: View[] = [];
+const VIEW_REACH = 4096;
+
+/**
+ * Calls `scan` with the text around its escapes with JSON's escaped slashes (`\/`) and percent escapes of
+ * ASCII characters (`%3A`, `%40`, `%20`…) undone, once per round of up to three (a URL encoded inside a URL
+ * inside a URL), and with each decoded position's (and the end's) position in the text; never when the text
+ * has neither. Only the windows `VIEW_REACH` around escapes are decoded, one at a time, so one escape in a
+ * long text costs a few KB, not copies and maps of the whole text.
+ */
+function decodedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
   // Most text has neither: two plain searches tell, several times faster than the regex.
-  if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0) return views;
-  // Positions in the original: the text's own first, then each view's map.
-  let from = text;
-  let was = (i: number) => i;
-  for (let round = 0; round < 3 && from.search(ESCAPE) >= 0; round++) {
-    const at: number[] = [];
+  if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0) return;
+  let start = 0;
+  let end = -1; // the window being gathered, [start, end) (a slice clamps the end)
+  for (const m of text.matchAll(ESCAPE)) {
+    if (m.index! - VIEW_REACH > end) {
+      if (end >= 0) windowViews(text.slice(start, end), start, scan);
+      start = Math.max(0, m.index! - VIEW_REACH);
+    }
+    end = m.index! + m[0].length + VIEW_REACH;
+  }
+  if (end >= 0) windowViews(text.slice(start, end), start, scan);
+}
+
+/** The views of one window of a text that starts at `offset`: one per round that finds escapes. */
+function windowViews(
+  from: string,
+  offset: number,
+  scan: (view: string, at: Int32Array) => void,
+): void {
+  let was: Int32Array | undefined; // where each position of `from` is in the text (none: offset + i)
+  for (let round = 0; round < 3; round++) {
+    const at = new Int32Array(from.length + 1);
     let out = '';
+    let n = 0;
     let last = 0;
-    const upTo = (end: number) => {
-      for (let i = last; i < end; i++) at.push(was(i));
-      out += from.slice(last, end);
+    const copy = (upTo: number) => {
+      for (let i = last; i <= upTo; i++) at[n++] = was ? was[i]! : offset + i;
+      out += from.slice(last, upTo);
     };
     from.replace(ESCAPE, (m: string, i: number) => {
-      upTo(i);
-      at.push(was(i));
+      copy(i); // the escape's decoded character maps to where the escape starts
       out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(1), 16));
       last = i + m.length;
       return m;
     });
-    upTo(from.length);
-    at.push(was(from.length));
-    views.push({ text: out, at });
+    if (last === 0) return;
+    copy(from.length);
+    scan(out, (was = at.subarray(0, n)));
     from = out;
-    was = (i) => at[i]!;
   }
-  return views;
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

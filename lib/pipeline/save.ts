@@ -292,7 +292,7 @@ function applySizeCap(
     const scan = { v: version, n: next.messages.length, d: '0'.repeat(16) };
     const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan } });
     const capped = capMessages(next.messages, fixed + reserve, maxSessionBytes);
-    if (!capped.fits) throw refuseHead(next, fixed + reserve, maxSessionBytes);
+    if (!capped.fits) throw refuseHead(next, fixed, reserve, maxSessionBytes);
     if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
       throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
     }
@@ -463,7 +463,7 @@ function redactJson(value: unknown, text: TextFn, hit: () => void, secret = fals
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value))
-      out[text(k)] = redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k));
+      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k)));
     return out;
   }
   return value;
@@ -504,22 +504,25 @@ function hash64(s: string): string {
   return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
 }
 
-/**
- * The caller's metadata with every key and value redacted. Keys that redact to the same text (two secrets
- * used as keys) are told apart with a number (`[REDACTED] 2`), so that no value is dropped.
- */
+/** The caller's metadata with every key and value redacted (see `putOwn`). */
 function redactMetadata(
   metadata: Record<string, string>,
   text: (s: string) => string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(metadata)) {
-    const redacted = text(key);
-    let k = redacted;
-    for (let n = 2; Object.hasOwn(out, k); n++) k = `${redacted} ${n}`;
-    out[k] = text(value);
-  }
+  for (const [key, value] of Object.entries(metadata)) putOwn(out, text(key), text(value));
   return out;
+}
+
+/**
+ * Sets `key` as an own property of `out`. Keys that redact to the same text (two secrets used as keys) are
+ * told apart with a number (`[REDACTED] 2`), and `__proto__` (from JSON.parse, which makes it an own key)
+ * stays a key, not the object's prototype: no value is dropped.
+ */
+function putOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  let k = key;
+  for (let n = 2; Object.hasOwn(out, k); n++) k = `${key} ${n}`;
+  Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
@@ -532,10 +535,14 @@ function refuseNew(added: Message[], maxSessionBytes: number): Error {
   );
 }
 
-/** 413 for a session whose system prompt and task alone, with its other fields, are over the cap. */
-function refuseHead(next: StoredSession, fixed: number, maxSessionBytes: number): Error {
+/**
+ * 413 for a session whose system prompt and task, with its other fields and write records (this write's
+ * own, which keeps a continue's reply for retries, and the keyed ones of the last 24 h), are over the cap.
+ */
+function refuseHead(next: StoredSession, fixed: number, reserve: number, max: number): Error {
   const system = next.messages[0]?.role === 'system' ? next.messages.slice(0, 1) : [];
-  return refuse('the system prompt and task', fixed + jsonBytes(system), maxSessionBytes);
+  const what = "the system prompt and task, with the session's other fields and write records";
+  return refuse(what, fixed + reserve + jsonBytes(system), max);
 }
 
 function refuse(what: string, bytes: number, maxSessionBytes: number): Error {

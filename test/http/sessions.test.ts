@@ -241,6 +241,11 @@ describe('HTTP: sessions', () => {
     expect(none.json.detail).not.toContain('unmatchable');
     expect(none.json.detail).toContain('revision 2');
     expect((await append('"abc", "2"')).status).toBe(200);
+    // A quoted tag may hold a comma: `"3,4"` is one opaque tag, never revisions 3 and 4.
+    const quoted = await append('"3,4"');
+    expect(quoted.status).toBe(412);
+    expect(quoted.json.detail).toContain('revision 3');
+    expect((await append('"x,y", "3"')).status).toBe(200);
   });
 
   it('DELETE → 204, then 404; GET of a deleted session → 404', async () => {

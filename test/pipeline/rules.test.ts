@@ -1104,6 +1104,21 @@ describe('escaped forms: JSON `\\/` and percent escapes, nested (review)', () =>
     expect(out.text.endsWith(' end')).toBe(true);
   });
 
+  it('a long token after the last escape is redacted whole; far-apart escapes are decoded apart', () => {
+    // A JWT of about 3 KB right after a percent-encoded header, megabytes from the next escape: the view
+    // around each escape reaches past the token, and the text between them is never decoded.
+    const b64 = (n: number) => 'eyJ' + 'aB3dE5fG7h'.repeat(n / 10);
+    const jwt = `${b64(40)}.${b64(2900)}.${'Zk9_x-Qw7r'.repeat(4)}`;
+    const filler = 'plain words with no escapes at all. '.repeat(60_000);
+    const text = `h=Authorization%3A%20Bearer%20${jwt} ${filler}u=https%3A%2F%2Fci%3A${encodeURIComponent(pass)}%40b.example`;
+    const out = redactor.redact(text);
+    expect(out.text).not.toContain(jwt.slice(-200));
+    expect(out.text).not.toContain(jwt.slice(1000, 1200));
+    expect(out.text).not.toContain('mZ2pL9xR4wT8');
+    expect(out.count).toBe(2);
+    expect(out.text).toContain(filler);
+  });
+
   it('escapes alone change nothing', () => {
     for (const s of [
       'https:\\/\\/example.com\\/a\\/b',

@@ -104,6 +104,20 @@ describe('save pipeline', () => {
     expect(out).toEqual({ password: [PLACEHOLDER], token: { value: PLACEHOLDER } });
   });
 
+  it('JSON arguments: a __proto__ key stays a key, and keys that redact alike are numbered (review)', () => {
+    const GH2 = 'ghp_' + 'Z9y8X7w6V5'.repeat(3) + 'u4T3s2';
+    const args = `{"__proto__":{"keep":"me"},"${GH}":"first","${GH2}":"second","password":"hunter2x"}`;
+    const text = redactArguments(args, (s) => redactor.redact(s).text);
+    expect(text).not.toContain(GH);
+    expect(text).not.toContain(GH2);
+    const out = JSON.parse(text);
+    expect(Object.keys(out)).toEqual(['__proto__', PLACEHOLDER, `${PLACEHOLDER} 2`, 'password']);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toEqual({ keep: 'me' });
+    expect(out[PLACEHOLDER]).toBe('first');
+    expect(out[`${PLACEHOLDER} 2`]).toBe('second');
+    expect(out.password).toBe(PLACEHOLDER);
+  });
+
   it('tool calls: type and unknown fields, on the call and on its function, are redacted', () => {
     const call = {
       id: 'c',
