@@ -410,7 +410,7 @@ export class SessionStore {
   ): Promise<WriteResult> {
     assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
-      ? await fingerprintOf(ctx.idempotencyKey, ['append', body], this.now())
+      ? await fingerprintOf(ctx.idempotencyKey, ['append', body])
       : undefined;
     return this.mutate({
       op: 'append',
@@ -471,7 +471,7 @@ export class SessionStore {
       ]);
     assertInlineMedia(body.messages);
     const fingerprint = ctx.idempotencyKey
-      ? await fingerprintOf(ctx.idempotencyKey, ['replace', body], this.now())
+      ? await fingerprintOf(ctx.idempotencyKey, ['replace', body])
       : undefined;
     return this.mutate({
       op: 'replace',

@@ -289,31 +289,18 @@ function settle(
 export interface Fingerprint {
   /** SHA-256 of the key and the request: what a write record stores (`g`). */
   g: string;
-  /** SHA-256 of the request alone, to compare with the `f` of records written before `g`. */
-  f?: string;
+}
+
+/** The fingerprint of `request` sent with Idempotency-Key `key`. */
+export async function fingerprintOf(key: string, request: unknown): Promise<Fingerprint> {
+  return { g: await sha256Hex(`${key}\n${JSON.stringify(request)}`) };
 }
 
 /**
- * The fingerprint of `request` sent with Idempotency-Key `key`. Records with `f` are written by Satchels of
- * 2026-12-02 and before, and count for 24 h: after 2026-12-04 none is live, and `f` is no longer made.
- */
-export async function fingerprintOf(
-  key: string,
-  request: unknown,
-  now: number,
-): Promise<Fingerprint> {
-  const json = JSON.stringify(request);
-  const g = await sha256Hex(`${key}\n${json}`);
-  return now < LEGACY_F_UNTIL ? { g, f: await sha256Hex(json) } : { g };
-}
-
-const LEGACY_F_UNTIL = Date.parse('2026-12-04T00:00:00Z');
-
-/**
- * Whether `record` (the one the request's key left) was made by another request. A record whose
- * fingerprint cannot be compared (none, or an `f` after 2026-12-04) is taken for the same request.
+ * Whether `record` (the one the request's key left) was made by another request. A record without `g` (a
+ * Satchel of 2026-12-02 or before wrote `f`, of the request alone; none of those counts after 2026-12-04)
+ * is taken for the same request.
  */
 export function otherRequest(record: WriteRecord, fp: Fingerprint): boolean {
-  if (record.g !== undefined) return record.g !== fp.g;
-  return record.f !== undefined && fp.f !== undefined && record.f !== fp.f;
+  return record.g !== undefined && record.g !== fp.g;
 }

@@ -55,6 +55,9 @@ describe('s3 adapter specifics', () => {
       expect(got?.etag).toBe(etag);
       expect(got?.body).toEqual(body);
     },
+    // Four calls of up to about 10 s each (S3Store's deadline, with a 3 MiB body's allowance) when the
+    // machine is busy: the test's time must outlast their bounds, or a slow run fails as a test timeout.
+    120_000,
   );
 
   it('the Node wire signs with the configured secret: a wrong one is refused, not retried', async () => {
