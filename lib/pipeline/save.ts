@@ -522,7 +522,9 @@ function redactMetadata(
 function putOwn(out: Record<string, unknown>, key: string, value: unknown): void {
   let k = key;
   for (let n = 2; Object.hasOwn(out, k); n++) k = `${key} ${n}`;
-  Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+  if (k !== '__proto__') out[k] = value;
+  else
+    Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */

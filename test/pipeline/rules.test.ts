@@ -1104,7 +1104,7 @@ describe('escaped forms: JSON `\\/` and percent escapes, nested (review)', () =>
     expect(out.text.endsWith(' end')).toBe(true);
   });
 
-  it('a long token after the last escape is redacted whole; far-apart escapes are decoded apart', () => {
+  it('a long token after the last escape is redacted whole, and a secret at an escape megabytes later too', () => {
     // A JWT of about 3 KB right after a percent-encoded header, megabytes from the next escape: the view
     // around each escape reaches past the token, and the text between them is never decoded.
     const b64 = (n: number) => 'eyJ' + 'aB3dE5fG7h'.repeat(n / 10);
