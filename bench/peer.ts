@@ -11,6 +11,7 @@
  *   … --keyed                                    Satchel's appends with an Idempotency-Key each (never writes)
  *   … --sdk-only                                 Satchel's object requests through the AWS SDK, as on Workers,
  *                                                instead of the Node wire (never writes)
+ *   … --concurrency-only                         only the 8-writer runs, with the writer changes (never writes)
  *
  * Each round runs every system once per session size (10, 100, 1,000, 10,000 messages of about 1 KB), in an
  * order rotated from round to round, then the concurrency runs. For each system and size:
@@ -78,9 +79,15 @@ if (KEYED) withIdempotencyKeys();
 /** `--sdk-only`: Satchel without `nodeWire`, every request through the SDK (an experiment: never writes). */
 const SDK_ONLY = process.argv.includes('--sdk-only');
 if (SDK_ONLY) withSdkOnly();
+/**
+ * `--concurrency-only`: only the 8-writer runs, each round (an experiment: never writes). Their lines give
+ * the writer changes in the one session's stored order (a leader's run of appends ends at each).
+ */
+const CONCURRENCY_ONLY = process.argv.includes('--concurrency-only');
 const WRITE =
   Object.keys(LAYOUT).length === 0 &&
   !KEYED &&
+  !CONCURRENCY_ONLY &&
   !SDK_ONLY &&
   (process.argv.includes('--write') || argValue('--rounds') === undefined);
 const SIZES = (argValue('--sizes') ?? '10,100,1000,10000').split(',').map(Number);
@@ -297,6 +304,8 @@ interface ConcResult {
   keptPerSecond: number;
   requestsPerMessage: number;
   conflicts: number;
+  /** How often the writer changes along the stored order (one session: a leader's run ends at each). */
+  writerChanges: number;
   firstError?: string;
 }
 
@@ -342,9 +351,11 @@ async function concurrencyRun(
 
   const found = new Map<string, number>();
   let orderKept = true;
+  let writerChanges = 0;
   const re = new RegExp(`^\\[(${tag}-w(\\d+)-(\\d+))\\]`);
   for (const id of ids) {
     const last = new Map<number, number>();
+    let previous: number | undefined;
     for (const text of await sys.readTexts(id)) {
       const m = re.exec(text);
       if (!m) continue;
@@ -353,6 +364,8 @@ async function concurrencyRun(
       const i = Number(m[3]);
       if ((last.get(w) ?? -1) >= i) orderKept = false;
       last.set(w, i);
+      if (previous !== undefined && previous !== w) writerChanges++;
+      previous = w;
     }
   }
   let storedOnce = 0;
@@ -380,6 +393,7 @@ async function concurrencyRun(
     keptPerSecond: round3(kept / seconds),
     requestsPerMessage: round3(d.requests / Math.max(1, acked.size)),
     conflicts: d.conflicts,
+    writerChanges,
     ...(firstError ? { firstError } : {}),
   };
 }
@@ -660,7 +674,7 @@ async function main(): Promise<void> {
       const order = SYSTEMS.map((_, i) => SYSTEMS[(i + r) % SYSTEMS.length]!);
       log(`round ${r + 1}/${ROUNDS}: order ${order.join(', ')}`);
       for (const s of SYSTEMS) await systems[s].begin(r);
-      for (const n of SIZES) {
+      for (const n of CONCURRENCY_ONLY ? [] : SIZES) {
         const row = {} as Record<SystemName, Record<Op, PhaseResult>>;
         for (const s of order) {
           const t = performance.now();
@@ -683,13 +697,14 @@ async function main(): Promise<void> {
           const res = await concurrencyRun(systems[s], r, mode, seeds.get(10)!);
           c[mode][s] = res;
           log(
-            `  ${WRITERS}×${PER_WRITER} on ${mode === 'one' ? 'one session' : 'eight sessions'} ${s}: ack ${res.acknowledged}, once ${res.storedOnce}, lost ${res.lost}, dup ${res.duplicated}, order ${res.orderKept ? 'kept' : 'BROKEN'}, ${res.messagesPerSecond.toFixed(1)} msgs/s (${res.keptPerSecond.toFixed(1)} kept/s) in ${res.seconds.toFixed(1)} s${res.firstError ? `; first error: ${res.firstError}` : ''}`,
+            `  ${WRITERS}×${PER_WRITER} on ${mode === 'one' ? 'one session' : 'eight sessions'} ${s}: ack ${res.acknowledged}, once ${res.storedOnce}, lost ${res.lost}, dup ${res.duplicated}, order ${res.orderKept ? 'kept' : 'BROKEN'}, ${res.messagesPerSecond.toFixed(1)} msgs/s (${res.keptPerSecond.toFixed(1)} kept/s) in ${res.seconds.toFixed(1)} s, ${res.conflicts} refused, ${res.writerChanges} writer changes${res.firstError ? `; first error: ${res.firstError}` : ''}`,
           );
         }
       }
       conc.push(c);
       for (const s of SYSTEMS) await systems[s].end();
     }
+    if (CONCURRENCY_ONLY) return log('concurrency only: bench/results.json not written');
 
     const summary = summarise(sizes, conc);
     const sustainedMedians = Object.fromEntries(
