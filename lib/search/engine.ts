@@ -246,7 +246,7 @@ export class SearchEngine implements SessionListener {
 
   /** The document of a session version read whole (null once a newer version replaced it). */
   private async wholeDoc(ns: string, key: DocKey): Promise<LexDoc | null> {
-    const s = await this.sessions.getAt(ns, key.id, key.r);
+    const s = await this.sessions.getAt(ns, key.id, key.r, key.c);
     return s && s.revision === key.r && docKeyOf(s).c === key.c ? lexDocOf(s) : null;
   }
 
@@ -397,7 +397,9 @@ export class SearchEngine implements SessionListener {
       i += batch.length;
       const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
         const e = byId.get(h.id)!;
-        const session = await this.sessions.getAt(ns, e.id, e.revision).catch(() => null);
+        const session = await this.sessions
+          .getAt(ns, e.id, e.revision, docKeyOf(e).c)
+          .catch(() => null);
         if (!session) return null; // deleted since the manifest was read
         return {
           id: e.id,
@@ -485,7 +487,7 @@ export class SearchEngine implements SessionListener {
 
   private async buildLex(ns: string, entries: ManifestEntry[]): Promise<(LexDoc | null)[]> {
     return mapLimit(entries, this.options.concurrency, async (e) => {
-      const s = await this.sessions.getAt(ns, e.id, e.revision);
+      const s = await this.sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c);
       return s && s.revision === e.revision ? lexDocOf(s) : null;
     });
   }
@@ -496,7 +498,7 @@ export class SearchEngine implements SessionListener {
   ): Promise<(Float32Array | null)[]> {
     if (!this.embedder?.available()) return entries.map(() => null);
     const texts = await mapLimit(entries, this.options.concurrency, async (e) => {
-      const s = await this.sessions.getAt(ns, e.id, e.revision);
+      const s = await this.sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c);
       return s && s.revision === e.revision ? embeddingTextOf(s) : null;
     });
     const wanted = texts.flatMap((t, i) => (t === null ? [] : [i]));
@@ -762,7 +764,7 @@ export async function deepSearch(
   let strong = 0;
   for (let i = 0; i < live.length && strong < limit; i += concurrency) {
     const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) =>
-      sessions.getAt(ns, e.id, e.revision).catch(() => null),
+      sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c).catch(() => null),
     );
     for (const session of loaded) {
       if (!session) continue;

@@ -274,11 +274,25 @@ export class SessionStore {
     this.listeners.push(listener);
   }
 
-  /** The session at `revision`: the cached copy when it is exactly that revision, else storage; null when gone. */
-  async getAt(ns: string, id: string, revision: number): Promise<StoredSession | null> {
+  /**
+   * The session at `revision` of the incarnation created at `createdMs`: the cached copy when it is exactly
+   * that, else storage; null when gone. Revisions restart at 1 when an id is created again, so a copy cached
+   * before a delete (by another process) can carry the revision asked for: the creation time tells them apart.
+   */
+  async getAt(
+    ns: string,
+    id: string,
+    revision: number,
+    createdMs: number,
+  ): Promise<StoredSession | null> {
     assertSessionId(id);
     const cached = this.cache.get(keys.session(ns, id));
-    if (isWhole(cached) && cached.session.revision === revision) return cached.session;
+    if (
+      isWhole(cached) &&
+      cached.session.revision === revision &&
+      (Date.parse(cached.session.created_at) || 0) === createdMs
+    )
+      return cached.session;
     return (await this.load(ns, id))?.session ?? null;
   }
 

@@ -1,9 +1,41 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { LocalStore } from '../../lib/storage/local.js';
 import { deletedMeansGone } from '../sessions/deleted-scenario.js';
 import { makeApp } from './helpers.js';
 
 describe('deleted means gone (local folder)', () => {
   it('after DELETE and cleanup, no object holds a deleted session’s task or text; the rest still list, read and search', async () => {
     await deletedMeansGone(await makeApp());
+  });
+
+  it('a copy another process cached before the delete is not served for the id created again, nor indexed', async () => {
+    const b = await makeApp(); // a server that read the session, so holds it in its cache
+    const a = await makeApp({ objects: new LocalStore(b.dir), shortLived: true }); // a function
+    const id = 'created-again';
+    const create = async (word: string) => {
+      const res = await a.call('POST', '/v1/sessions', {
+        body: { id, task: `task ${word}`, messages: [{ role: 'user', content: `text ${word}` }] },
+      });
+      expect(res.status).toBe(201);
+      expect(res.json.revision).toBe(1);
+      await a.background.drain();
+    };
+    const search = async (app: typeof a, word: string) =>
+      (await app.call('POST', '/v1/session_search', { body: { action: 'search', query: word } }))
+        .json.results as { id: string; task: string }[];
+    await create('zqoldwordx');
+    expect((await b.call('GET', `/v1/sessions/${id}`)).json.task).toBe('task zqoldwordx');
+    expect((await a.call('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
+    await a.background.drain();
+    await create('zqnewwordx'); // revision 1 again, as the copy b holds
+    expect(await search(b, 'zqnewwordx')).toEqual([
+      expect.objectContaining({ id, task: 'task zqnewwordx' }),
+    ]);
+    // A rebuild of the index in b (as after corruption, or a reindex) reads the new session, not its copy.
+    await b.search.lexical.compact('alice', true);
+    await b.background.drain();
+    const fresh = await makeApp({ objects: new LocalStore(b.dir) });
+    expect(await search(fresh, 'zqoldwordx')).toEqual([]);
+    expect(await search(fresh, 'zqnewwordx')).toEqual([expect.objectContaining({ id })]);
   });
 });
