@@ -177,13 +177,14 @@ export class SearchEngine implements SessionListener {
     }
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.
-    if (!change.held && this.embedder?.available() && this.embedder.space()) {
+    if (!change.held && this.embedder?.available()) {
       schedule(
         (async () => {
           await afterResponse();
-          const vectors = await this.vectors(ns);
+          const doc = embeddingTextOf(session);
+          const vectors = await this.vectors(ns, doc);
           if (!vectors) return;
-          const [v] = await this.embedder!.embed([embeddingTextOf(session)]);
+          const [v] = await this.embedder!.embed([doc]);
           const checked = { incarnation, since, schedule, what: 'vector record' };
           await vectors
             .put(ns, key, v!, schedule)
@@ -313,7 +314,7 @@ export class SearchEngine implements SessionListener {
         .catch((err) => this.onError('lexical index not purged', err)),
     );
     // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well.
-    if (this.embedder?.space())
+    if (this.embedder)
       schedule(
         (async () => {
           const vectors = await this.vectors(ns);
@@ -328,8 +329,8 @@ export class SearchEngine implements SessionListener {
   async reindex(ns: string): Promise<{ sessions: number }> {
     await this.sessions.manifest.rebuild(ns);
     await this.lexical.compact(ns, true);
-    const vectors = await this.vectors(ns);
-    if (vectors && this.embedder?.available()) await vectors.compact(ns, true);
+    const vectors = this.embedder?.available() && (await this.vectors(ns));
+    if (vectors) await vectors.compact(ns, true);
     return { sessions: (await this.sessions.manifest.view(ns)).entries.length };
   }
 
@@ -420,9 +421,9 @@ export class SearchEngine implements SessionListener {
     query: string,
     schedule: Schedule,
   ): Promise<{ id: string; score: number }[]> {
-    if (!this.embedder?.available() || !this.embedder.space()) return [];
+    if (!this.embedder?.available()) return [];
     try {
-      const vectors = await this.vectors(ns);
+      const vectors = await this.vectors(ns, query);
       if (!vectors) return [];
       const [res, [q]] = await Promise.all([
         vectors.resolve(ns, live, false, schedule),
@@ -436,8 +437,16 @@ export class SearchEngine implements SessionListener {
     }
   }
 
-  /** The vector index of the namespace's current embedding space; a new space drops the old one. */
-  private async vectors(ns: string): Promise<LsmIndex<Float32Array, VecSegment> | null> {
+  /**
+   * The vector index of the namespace's current embedding space; a new space drops the old one. Without
+   * SATCHEL_EMBEDDINGS_DIMS the space is the first answer's: `probe` (the embedder keeps its vector) or a
+   * word is embedded first.
+   */
+  private async vectors(
+    ns: string,
+    probe = 'satchel',
+  ): Promise<LsmIndex<Float32Array, VecSegment> | null> {
+    if (this.embedder?.space() === null) await this.embedder.embed([probe]);
     const space = this.embedder?.space();
     if (!space) return null;
     let hash = this.spaceHashes.get(space);

@@ -25,6 +25,8 @@ async function setup(
     timeoutMs?: number;
     clock?: { t: number };
     server?: EmbeddingsServer;
+    /** SATCHEL_EMBEDDINGS_DIMS (default 64; null: unset). */
+    dims?: string | null;
   } = {},
 ) {
   const server = options.server ?? (await startEmbeddingsServer(64));
@@ -34,7 +36,7 @@ async function setup(
     SATCHEL_EMBEDDINGS_URL: server.url,
     SATCHEL_EMBEDDINGS_MODEL: options.model ?? 'test-model',
     SATCHEL_EMBEDDINGS_KEY: KEY,
-    SATCHEL_EMBEDDINGS_DIMS: '64',
+    ...(options.dims !== null ? { SATCHEL_EMBEDDINGS_DIMS: options.dims ?? '64' } : {}),
   };
   const config = await loadConfig(env, 'local');
   const lines: string[] = [];
@@ -196,5 +198,39 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
       0,
     );
     expect(first.server.requests.some((r) => r.model === 'model-b')).toBe(true);
+  });
+
+  it('without SATCHEL_EMBEDDINGS_DIMS the space is learned from the first answer: saves, searches and deletes use vectors', async () => {
+    const texts = ['postgres vacuum stalls', 'redis eviction storm', 'kafka consumer lag'];
+    const first = await setup({ dims: null });
+    expect(first.embedder.space()).toBeNull();
+    const made: string[] = [];
+    for (const t of texts) made.push((await create(first.call, t)).json.id as string);
+    await first.built.background.drain();
+    const meta = JSON.parse(
+      new TextDecoder().decode((await first.objects.get('ns/default/x/vectors_meta.json'))!.body),
+    );
+    expect(meta).toMatchObject({ space: 'http/test-model/64', dims: 64 });
+    const vectorKeys = () => listAll(first.objects, `ns/default/x/v/${meta.hash}/`);
+    expect((await vectorKeys()).filter((k) => k.endsWith('.f32'))).toHaveLength(3);
+    // A new process learns the space from its first search (the query's vector) and ranks with it.
+    const second = await setup({ dims: null, objects: first.objects, server: first.server });
+    const hits = await second.call('POST', '/v1/session_search', {
+      action: 'search',
+      query: 'kafka consumer',
+    });
+    expect(hits.json.results.map((h: { id: string }) => h.id)).toEqual([made[2]]);
+    expect(second.embedder.space()).toBe('http/test-model/64');
+    // A third, fresh, deletes: its purge finds the vectors too.
+    const third = await setup({ dims: null, objects: first.objects, server: first.server });
+    expect((await third.call('DELETE', `/v1/sessions/${made[2]}`)).status).toBe(204);
+    await third.built.background.drain();
+    const left = await Promise.all(
+      (await vectorKeys()).map(
+        async (k) => k + new TextDecoder().decode((await first.objects.get(k))!.body),
+      ),
+    );
+    expect(left.some((body) => body.includes(made[0]!))).toBe(true);
+    expect(left.some((body) => body.includes(made[2]!))).toBe(false);
   });
 });
