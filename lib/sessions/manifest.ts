@@ -390,8 +390,22 @@ export class Manifest {
     // collected.
     const { records, unreadable } = await this.listedLogRecords(listing);
     const until = eraseUntil(snap, ids, records);
-    const doomed = (id: string, at: number) => {
+    // An id created again with a time not after its delete's (an import of an older session): its object
+    // names the version that stays, which no tombstone may hide.
+    const again = new Map<string, ManifestEntry>();
+    await mapLimit([...until.keys()], this.concurrency, async (id) => {
+      const e = await this.readSummary(ns, id);
+      if (e && e.at <= until.get(id)!) again.set(id, e);
+    });
+    const doomed = (id: string, at: number, e?: ManifestEntry) => {
       const t = until.get(id);
+      const keep = again.get(id);
+      if (
+        keep &&
+        e &&
+        (['created_at', 'revision', 'at', 'task'] as const).every((f) => e[f] === keep[f])
+      )
+        return false;
       return t !== undefined && at <= t;
     };
     // The successor of the root it builds on (see compactOnce).
@@ -402,11 +416,12 @@ export class Manifest {
     // every uncovered record), which may be an erased version's.
     const erasedLogs: string[] = [...unreadable];
     for (const x of records) {
-      const id = x.r.op === 'put' ? x.r.entry.id : x.r.id;
-      const at = x.r.op === 'put' ? x.r.entry.at : x.r.at;
-      if (doomed(id, at)) erasedLogs.push(x.key);
+      const r = x.r;
+      if (r.op === 'put' ? doomed(r.entry.id, r.entry.at, r.entry) : doomed(r.id, r.at))
+        erasedLogs.push(x.key);
     }
     const tombstones = mergedTombstones(root, until, startedAt);
+    for (const id of again.keys()) tombstones.delete(id);
     const covered = [...new Set([...root.covered, ...erasedLogs])];
     const written = await this.writeRoot(
       ns,
@@ -452,17 +467,17 @@ export class Manifest {
     ns: string,
     seq: number,
     root: Root,
-    doomed: (id: string, at: number) => boolean,
+    doomed: (id: string, at: number, e: ManifestEntry) => boolean,
   ): Promise<PageRef[]> {
     const pages: PageRef[] = [];
     await mapLimit(root.pages, 8, (p) => this.loadPage(p.key));
     for (const ref of root.pages) {
       const page = await this.loadPage(ref.key);
-      if (!page.entries.some((e) => doomed(e.id, e.at))) {
+      if (!page.entries.some((e) => doomed(e.id, e.at, e))) {
         pages.push(ref);
         continue;
       }
-      const kept = page.entries.filter((e) => !doomed(e.id, e.at));
+      const kept = page.entries.filter((e) => !doomed(e.id, e.at, e));
       if (kept.length === 0) continue;
       pages.push(...(await this.writePages(ns, seq, kept, ref.major)));
     }

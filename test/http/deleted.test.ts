@@ -39,3 +39,33 @@ describe('deleted means gone (local folder)', () => {
     expect(await search(fresh, 'zqnewwordx')).toEqual([expect.objectContaining({ id })]);
   });
 });
+
+describe('an id created again after its delete', () => {
+  it('with a time before the delete (an import of an older session): listed, searched, and cleaned up', async () => {
+    const app = await makeApp();
+    const id = 'imported-again';
+    const old = new Date(Date.now() - 30 * 86_400_000).toISOString();
+    expect((await app.call('POST', '/v1/sessions', { body: { id, task: 'first' } })).status).toBe(
+      201,
+    );
+    await app.background.drain();
+    expect((await app.call('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
+    const body = { id, created_at: old, updated_at: old, task: 'second zqimportedx' };
+    expect((await app.call('POST', '/v1/sessions', { body })).status).toBe(201);
+    await app.background.drain();
+    await app.sessions.retireMarkers(); // a fresh process then has only the manifest to go by
+    const fresh = await makeApp({ objects: new LocalStore(app.dir) });
+    const listed = await fresh.call('GET', '/v1/sessions');
+    expect(listed.json.sessions.map((s: { id: string }) => [s.id, s.task])).toEqual([
+      [id, 'second zqimportedx'],
+    ]);
+    const found = await fresh.call('POST', '/v1/session_search', {
+      body: { action: 'search', query: 'zqimportedx' },
+    });
+    expect(found.json.results.map((r: { id: string }) => r.id)).toEqual([id]);
+    const cleaned = await fresh.call('POST', '/v1/sessions/cleanup', {
+      body: { older_than_days: 0 },
+    });
+    expect(cleaned.json.deleted).toBe(1);
+  });
+});
