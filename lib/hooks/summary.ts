@@ -85,7 +85,13 @@ export function summarize(
   };
   // Every string of the payload whole, before fields are cut; then the text built from them (the
   // raw body, a key and its value), before the budget cuts it.
-  const value = redactJsonValue(input.value, counted, () => void redactions++);
+  let value: unknown;
+  try {
+    value = redactJsonValue(input.value, counted, () => void redactions++);
+  } catch {
+    // Nested deeper than a request may be: the raw text is the payload, as for text that is not JSON.
+    redactions = 0;
+  }
   const described =
     input.event !== undefined && isObject(value) ? describeGitHub(input.event, value) : null;
   const full = described ?? describeOther({ ...input, value }, maxBytes);

@@ -8,7 +8,7 @@ import {
   type FieldError,
 } from '../model/errors.js';
 
-export const MAX_JSON_DEPTH = 128;
+import { MAX_JSON_DEPTH } from '../model/requests.js';
 
 /**
  * Reads a JSON request body: checks the media type (415), the size while streaming (413), the syntax

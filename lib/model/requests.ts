@@ -7,6 +7,9 @@ import { externalRefInputSchema, messageInputSchema as messageSchema, rfc3339 } 
 
 const maxTask = 64 * 1024;
 
+/** The deepest JSON a request may nest (contract: deeper is 400); tool-call arguments deeper are text. */
+export const MAX_JSON_DEPTH = 128;
+
 export const createBodySchema = z.strictObject({
   task: z.string().max(maxTask),
   model: z.string().max(256).optional(),

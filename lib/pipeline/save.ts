@@ -1,6 +1,7 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
 import { PARTS_FIELD, textOfParts, type ContentPart } from '../model/parts.js';
+import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
@@ -408,10 +409,23 @@ export function redactArguments(
   text: TextFn,
   hit: () => void = () => undefined,
 ): string {
-  let parsed: unknown;
+  let changed = false;
   try {
-    parsed = JSON.parse(args);
+    const walked = redactJson(
+      JSON.parse(args),
+      (s) => {
+        const r = text(s);
+        if (r !== s) changed = true;
+        return r;
+      },
+      () => {
+        changed = true;
+        hit();
+      },
+    );
+    return changed ? JSON.stringify(walked) : args;
   } catch {
+    // Not JSON, or JSON nested deeper than a request may be: redacted as text.
     const redacted = text(args);
     if (redacted === args) return args;
     try {
@@ -421,20 +435,6 @@ export function redactArguments(
       return '{"redacted":true}';
     }
   }
-  let changed = false;
-  const walked = redactJson(
-    parsed,
-    (s) => {
-      const r = text(s);
-      if (r !== s) changed = true;
-      return r;
-    },
-    () => {
-      changed = true;
-      hit();
-    },
-  );
-  return changed ? JSON.stringify(walked) : args;
 }
 
 /** A redacted copy of a parsed JSON value (a webhook payload), by the rules of tool arguments. */
@@ -450,7 +450,14 @@ export function redactJsonValue(
  * Redacts every string key and value of a JSON value; every string under a secret-sounding key goes
  * whole, however deep (`{"password": ["x"]}`, `{"token": {"value": "y"}}`).
  */
-function redactJson(value: unknown, text: TextFn, hit: () => void, secret = false): unknown {
+function redactJson(
+  value: unknown,
+  text: TextFn,
+  hit: () => void,
+  secret = false,
+  depth = 0,
+): unknown {
+  if (depth > MAX_JSON_DEPTH) throw new RangeError('too deep');
   if (typeof value === 'string') {
     const r = text(value);
     if (r === value && secret && !isPlaceholder(value)) {
@@ -459,11 +466,11 @@ function redactJson(value: unknown, text: TextFn, hit: () => void, secret = fals
     }
     return r;
   }
-  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit, secret));
+  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit, secret, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value))
-      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k)));
+      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k), depth + 1));
     return out;
   }
   return value;

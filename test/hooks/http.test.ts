@@ -463,6 +463,20 @@ describe('POST /v1/hooks/{name}: content', () => {
     expect(sessions.some((s) => s.task.includes('[REDACTED]'))).toBe(true);
   });
 
+  it('a payload nested deeper than a request may be is stored as its text, redacted (review: it was lost)', async () => {
+    const { hook, background, dir, list, session } = await setup();
+    const ghp = 'ghp_' + 'A1b2C3d4E5'.repeat(3) + 'F6g7H8';
+    const body = `{"note":"token ${ghp}","n":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    expect((await hook('ci', body, satchel(SECRETS.ci, body, 'deep-1'))).status).toBe(202);
+    await background.drain();
+    const sessions = await list();
+    expect(sessions).toHaveLength(1);
+    const content: string = (await session(sessions[0]!.id)).messages[0].content;
+    expect(content).toContain('[[[');
+    expect(content).toContain('[REDACTED]');
+    expect([...snapshot(dir).values()].join('\n')).not.toContain(ghp);
+  });
+
   it('a secret where a summary is cut is redacted whole, before the cut', async () => {
     const { hook, background, dir } = await setup();
     const ghp = 'ghp_' + 'Zq8xW3vN5T'.repeat(3) + 'F6g7H8';

@@ -326,6 +326,31 @@ describe('HTTP: bad input', async () => {
     expect(await app.snapshot()).toEqual(before);
   });
 
+  it('tool-call arguments nested deeper than a request may be are redacted as text, not a 500 (review)', async () => {
+    const app = await makeApp();
+    const key = 'sk-proj-' + 'a1B2c3D4e5'.repeat(4);
+    const deep = (inner: string) => '['.repeat(5000) + inner + ']'.repeat(5000);
+    const call = (args: string) => ({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }],
+    });
+    const res = await app.call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [call(deep('1')), call(deep(JSON.stringify(key)))] },
+    });
+    expect(res.status).toBe(201);
+    const [plain, secret] = res.json.messages.map(
+      (m: { tool_calls: { function: { arguments: string } }[] }) =>
+        m.tool_calls[0]!.function.arguments,
+    );
+    expect(plain).toBe(deep('1'));
+    expect(secret).toBe(deep('"[REDACTED]"'));
+    const appended = await app.call('POST', `/v1/sessions/${res.json.id}/messages`, {
+      body: { messages: [call('{"a":'.repeat(3000) + '1' + '}'.repeat(3000))] },
+    });
+    expect(appended.status).toBe(200);
+  });
+
   it('validation errors name the path of the bad field', async () => {
     const app = await setup();
     const res = await app.call('POST', '/v1/sessions', {

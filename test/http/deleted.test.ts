@@ -56,7 +56,7 @@ describe('an id created again after its delete', () => {
     await app.sessions.retireMarkers(); // a fresh process then has only the manifest to go by
     const fresh = await makeApp({ objects: new LocalStore(app.dir) });
     const listed = await fresh.call('GET', '/v1/sessions');
-    expect(listed.json.sessions.map((s: { id: string }) => [s.id, s.task])).toEqual([
+    expect(listed.json.sessions.map((s: { id: string; task: string }) => [s.id, s.task])).toEqual([
       [id, 'second zqimportedx'],
     ]);
     const found = await fresh.call('POST', '/v1/session_search', {
