@@ -15,8 +15,8 @@ export function param(c: Context<Env>, name: string): string {
 /** `limit`: 1-100, default 20. */
 export function parseLimit(value: string | undefined): number {
   if (value === undefined || value === '') return 20;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 100)
+  const n = /^\d{1,3}$/.test(value) ? Number(value) : NaN; // not 0x10, 1e1 or " 10"
+  if (!(n >= 1 && n <= 100))
     throw badRequest('limit must be an integer from 1 to 100', [
       { path: 'limit', message: 'out of range' },
     ]);

@@ -323,6 +323,9 @@ describe('HTTP: sessions', () => {
       'limit=0',
       'limit=101',
       'limit=abc',
+      'limit=0x10', // not an integer as written (review: read as 16, 10 and 10)
+      'limit=1e1',
+      'limit=%2010',
       'updated_after=yesterday',
       // RFC 3339 in shape, but no such time (Date.parse answers NaN, or March 2 for February 30).
       'updated_after=2025-13-45T99:99:99Z',
