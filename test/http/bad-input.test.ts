@@ -111,6 +111,13 @@ describe('HTTP: bad input', async () => {
       400,
     ],
     [
+      'ref uri with a C1 control char (review)',
+      'POST',
+      '/v1/sessions',
+      { body: { task: 't', external_refs: [{ kind: 'k', uri: 'a\u0085b' }] } },
+      400,
+    ],
+    [
       'wrong content type',
       'POST',
       '/v1/sessions',
