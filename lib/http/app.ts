@@ -70,11 +70,19 @@ function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-const pathPatterns = routes.map((r) => ({
-  method: r.spec.method.toUpperCase(),
-  pattern: new RegExp('^' + r.spec.path.replace(/\{\w+\}/g, '[^/]+') + '$'),
-  open: r.spec.auth !== 'bearer',
-}));
+const pathPatterns = [
+  ...routes.map((r) => ({
+    method: r.spec.method.toUpperCase(),
+    pattern: new RegExp('^' + r.spec.path.replace(/\{\w+\}/g, '[^/]+') + '$'),
+    open: r.spec.auth !== 'bearer',
+  })),
+  // The browser's pages and assets (lib/ui), GET only, so that another method is 405 there too.
+  {
+    method: 'GET',
+    pattern: /^\/(ui(\/(sessions\/[^/]+|app\.(js|css|svg))?)?)?$/,
+    open: true,
+  },
+];
 
 /**
  * True when the request names a route whose spec needs no bearer token, or an open route's path with a

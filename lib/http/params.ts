@@ -15,12 +15,12 @@ export function param(c: Context<Env>, name: string): string {
 /** `limit`: 1-100, default 20. */
 export function parseLimit(value: string | undefined): number {
   if (value === undefined || value === '') return 20;
-  const n = /^\d{1,3}$/.test(value) ? Number(value) : NaN; // not 0x10, 1e1 or " 10"
-  if (!(n >= 1 && n <= 100))
+  // Digits only: Number() would read 0x10, 1e1 and " 10" too.
+  if (!/^(100|[1-9]\d?)$/.test(value))
     throw badRequest('limit must be an integer from 1 to 100', [
       { path: 'limit', message: 'out of range' },
     ]);
-  return n;
+  return Number(value);
 }
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;

@@ -89,10 +89,7 @@ const refUri = z
   .min(1, 'uri must not be empty')
   .refine((s) => utf8(s).byteLength <= 2048, 'uri must be at most 2048 bytes')
   // eslint-disable-next-line no-control-regex
-  .refine(
-    (s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s),
-    'uri must not contain control characters',
-  );
+  .refine((s) => !/[\0-\x1f\x7f-\x9f]/.test(s), 'uri must not contain control characters');
 
 /** An external ref as a client sends it (`created_by`, `read_only`, `created_at` optional). */
 export const externalRefInputSchema = z.object({

@@ -457,7 +457,7 @@ function redactJson(
   secret = false,
   depth = 0,
 ): unknown {
-  if (depth > MAX_JSON_DEPTH) throw new RangeError('too deep');
+  if (depth > MAX_JSON_DEPTH) throw RangeError(); // redactArguments: text then
   if (typeof value === 'string') {
     const r = text(value);
     if (r === value && secret && !isPlaceholder(value)) {

@@ -398,15 +398,10 @@ export class Manifest {
       if (e && e.at <= until.get(id)!) again.set(id, e);
     });
     const doomed = (id: string, at: number, e?: ManifestEntry) => {
-      const t = until.get(id);
-      const keep = again.get(id);
-      if (
-        keep &&
-        e &&
-        (['created_at', 'revision', 'at', 'task'] as const).every((f) => e[f] === keep[f])
-      )
-        return false;
-      return t !== undefined && at <= t;
+      const k = again.get(id);
+      const kept =
+        k && e?.created_at === k.created_at && e.revision === k.revision && e.task === k.task;
+      return !kept && at <= until.get(id)!; // false for an id not purged (undefined)
     };
     // The successor of the root it builds on (see compactOnce).
     const seq = root.seq + 1;

@@ -290,7 +290,7 @@ export class SessionStore {
     if (
       isWhole(cached) &&
       cached.session.revision === revision &&
-      (Date.parse(cached.session.created_at) || 0) === createdMs
+      Date.parse(cached.session.created_at) === createdMs // NaN (unreadable): storage answers
     )
       return cached.session;
     return (await this.load(ns, id))?.session ?? null;

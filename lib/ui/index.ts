@@ -122,7 +122,7 @@ export function uiRoutes(options: UiOptions = {}) {
   ui.get('/ui/sessions/:id', page('session'));
   ui.get('/ui/app.js', (c) => sendAsset(c, built().script));
   ui.get('/ui/app.css', (c) => sendAsset(c, built().style));
-  ui.get('/ui/icon.svg', (c) =>
+  ui.get('/ui/app.svg', (c) =>
     sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }),
   );
   return ui;

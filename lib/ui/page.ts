@@ -40,7 +40,7 @@ function Layout(
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="referrer" content="no-referrer">
     <title>${esc(title)}</title>
-    <link rel="icon" href="/ui/icon.svg" type="image/svg+xml">
+    <link rel="icon" href="/ui/app.svg" type="image/svg+xml">
     <link rel="stylesheet" href="${esc(assets.style)}">
     <script src="${esc(assets.script)}" defer></script>
   </head>

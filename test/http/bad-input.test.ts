@@ -291,6 +291,26 @@ describe('HTTP: bad input', async () => {
     expect((await app.call('PATCH', '/v1/sessions', { token: null })).status).toBe(401);
   });
 
+  it("the browser's paths answer another method 405 with Allow; an unknown page is still 404 (review)", async () => {
+    const app = await setup();
+    for (const [method, path] of [
+      ['POST', '/'],
+      ['POST', '/ui'],
+      ['DELETE', '/ui/'],
+      ['PUT', '/ui/sessions/abc'],
+      ['POST', '/ui/app.js'],
+      ['PATCH', '/ui/app.svg'],
+    ] as const) {
+      const res = await app.call(method, path, { token: null });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow')).toBe('GET, HEAD');
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+    }
+    expect((await app.call('GET', '/ui/sessions/abc', { token: null })).status).toBe(200);
+    for (const path of ['/ui/nope.js', '/ui/sessions/a/b', '/uix'])
+      expect((await app.call('GET', path, { token: null })).status, path).toBe(404);
+  });
+
   it('/v1/sessions/latest is GET only: PUT, DELETE and POST answer 405 with Allow and write nothing (review)', async () => {
     const app = await setup();
     await app.call('POST', '/v1/sessions', { body: { task: 't' } });

@@ -30,7 +30,7 @@ describe('ui routes', () => {
       expect.arrayContaining([
         expect.stringMatching(/^\/ui\/app\.js\?v=[0-9a-f]{8}$/),
         expect.stringMatching(/^\/ui\/app\.css\?v=[0-9a-f]{8}$/),
-        '/ui/icon.svg',
+        '/ui/app.svg',
       ]),
     );
     let gzip = gzipSync(html).byteLength + gzipSync(session).byteLength;
