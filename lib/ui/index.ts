@@ -107,7 +107,11 @@ function sendAsset(c: Context, asset: Asset) {
   return c.body(asset.body);
 }
 
-/** The browser's routes, as a Hono app to mount at the root: `app.route('/', uiRoutes())`. */
+/**
+ * The browser's routes, as a Hono app to mount at the root: `app.route('/', uiRoutes())`. A path added here
+ * goes into the browser's pattern in lib/http/app.ts too (its other methods answer 405 by it), and into the
+ * 405 test in test/http/bad-input.test.ts.
+ */
 export function uiRoutes(options: UiOptions = {}) {
   const redirectRoot = options.redirectRoot ?? true;
   const ui = new Hono();
