@@ -332,6 +332,20 @@ export class SatchelClient {
     return JSON.parse(decodeBody(new Uint8Array(await response.arrayBuffer()))) as T;
   }
 
+  /** A wait between attempts, cut short by the caller's abort, which it then throws (its reason). */
+  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (!signal) return this.sleep(ms);
+    signal.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const abort = () => reject(signal.reason);
+      signal.addEventListener('abort', abort, { once: true });
+      void this.sleep(ms).then(() => {
+        signal.removeEventListener('abort', abort);
+        resolve();
+      }, reject);
+    });
+  }
+
   /** One logical request: attempts, waits and the error mapping. */
   private async request(spec: RequestSpec): Promise<Response> {
     const url = this.url + spec.path;
@@ -359,7 +373,7 @@ export class SatchelClient {
       } catch (err) {
         if (signal?.aborted) throw err;
         if (attempt >= this.policy.retries) throw new SatchelConnectionError(this.url, err);
-        await this.sleep(backoffDelay(attempt, this.policy));
+        await this.pause(backoffDelay(attempt, this.policy), signal);
         continue;
       }
       if (response.ok || response.status === 304) return response;
@@ -367,7 +381,7 @@ export class SatchelClient {
         const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
         if (wait !== undefined) {
           await response.body?.cancel();
-          await this.sleep(wait);
+          await this.pause(wait, signal);
           continue;
         }
       }

@@ -6,6 +6,7 @@ import {
   isRetryableStatus,
   parseRetryAfter,
 } from '../../lib/client/retry.js';
+import { SatchelClient } from '../../lib/client/client.js';
 
 describe('retry policy', () => {
   it('retries only 429 and 503', () => {
@@ -51,5 +52,28 @@ describe('retry policy', () => {
     expect(jittered).toBeLessThanOrEqual(3000 + policy.baseDelayMs);
     expect(delayAfterAnswer(2, null, policy, () => 1)).toBe(1000);
     expect(delayAfterAnswer(0, '11', policy, () => 0)).toBeUndefined();
+  });
+});
+
+describe('an abort during a retry wait', () => {
+  it('ends the call at once with the abort, and no further attempt is made (review)', async () => {
+    let calls = 0;
+    const busy = async () => {
+      calls++;
+      return new Response('{"status":503}', { status: 503, headers: { 'retry-after': '20' } });
+    };
+    const client = new SatchelClient({ url: 'http://satchel.test', fetch: busy as typeof fetch });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('stop')), 100);
+    const started = Date.now();
+    await expect(
+      client.append(
+        's',
+        { messages: [{ role: 'user', content: 'x' }] },
+        { signal: controller.signal },
+      ),
+    ).rejects.toThrow('stop');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(calls).toBe(1);
   });
 });
