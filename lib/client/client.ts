@@ -329,7 +329,11 @@ export class SatchelClient {
   }
 
   private async json<T>(response: Response): Promise<T> {
-    return JSON.parse(decodeBody(new Uint8Array(await response.arrayBuffer()))) as T;
+    // A connection that drops while the answer is read: as one that drops before it (not a TypeError).
+    const bytes = await response.arrayBuffer().catch((err: unknown) => {
+      throw new SatchelConnectionError(this.url, err);
+    });
+    return JSON.parse(decodeBody(new Uint8Array(bytes))) as T;
   }
 
   /** A wait between attempts, cut short by the caller's abort, which it then throws (its reason). */
@@ -386,7 +390,8 @@ export class SatchelClient {
         }
       }
       const error = new SatchelApiError(
-        problemFrom(response.status, response.statusText, await response.text()),
+        // The status tells what happened even when the problem's body cannot be read to its end.
+        problemFrom(response.status, response.statusText, await response.text().catch(() => '')),
         retryAfterSeconds(response),
       );
       // An ambiguous answer to a repeated request is for the caller to judge (create, delete).

@@ -7,6 +7,7 @@ import {
   parseRetryAfter,
 } from '../../lib/client/retry.js';
 import { SatchelClient } from '../../lib/client/client.js';
+import { SatchelConnectionError } from '../../lib/client/errors.js';
 
 describe('retry policy', () => {
   it('retries only 429 and 503', () => {
@@ -75,5 +76,35 @@ describe('an abort during a retry wait', () => {
     ).rejects.toThrow('stop');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(calls).toBe(1);
+  });
+});
+
+describe('a connection that drops while an answer is read', () => {
+  const dropping = (status: number) => async () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"id":"s","mess'));
+          controller.error(new TypeError('terminated'));
+        },
+      }),
+      { status, headers: { 'content-type': 'application/json' } },
+    );
+  it('is a SatchelConnectionError for a success, and the status for an error answer (review)', async () => {
+    const ok = new SatchelClient({
+      url: 'http://satchel.test',
+      fetch: dropping(200) as typeof fetch,
+    });
+    await expect(ok.get('s')).rejects.toBeInstanceOf(SatchelConnectionError);
+    const gone = new SatchelClient({
+      url: 'http://satchel.test',
+      fetch: dropping(404) as typeof fetch,
+    });
+    await expect(gone.get('s')).rejects.toMatchObject({ status: 404 });
+    const refused = new SatchelClient({
+      url: 'http://satchel.test',
+      fetch: dropping(409) as typeof fetch,
+    });
+    await expect(refused.create({ task: 't' })).rejects.toMatchObject({ status: 409 });
   });
 });
