@@ -346,6 +346,12 @@ describe('session browser: the transcript', () => {
     ).toMatchObject({ open: false });
     expect(await fold!.evaluate((d) => d.textContent)).not.toContain('line 120');
     await fold!.evaluate((d) => d.querySelector('summary')!.click());
+    // Its text is built on the `toggle` event, which the browser fires in a task after the click.
+    await page.waitForFunction(() =>
+      (document.querySelector('.tool-call .fold') as HTMLElement | null)?.innerText.includes(
+        'line 120: deploy step output',
+      ),
+    );
     expect(await fold!.evaluate((d) => (d as HTMLElement).innerText)).toContain(
       'line 120: deploy step output',
     );
