@@ -339,7 +339,8 @@ export class SatchelClient {
   /** A wait between attempts, cut short by the caller's abort, which it then throws (its reason). */
   private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (!signal) return this.sleep(ms);
-    signal.throwIfAborted();
+    // Not throwIfAborted(): older browsers the client serves lack it.
+    if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
       const abort = () => reject(signal.reason);
       signal.addEventListener('abort', abort, { once: true });

@@ -57,16 +57,20 @@ describe('retry policy', () => {
 });
 
 describe('an abort during a retry wait', () => {
-  it('ends the call at once with the abort, and no further attempt is made (review)', async () => {
+  it('ends the call with the abort, and no further attempt is made (review)', async () => {
     let calls = 0;
     const busy = async () => {
       calls++;
       return new Response('{"status":503}', { status: 503, headers: { 'retry-after': '20' } });
     };
-    const client = new SatchelClient({ url: 'http://satchel.test', fetch: busy as typeof fetch });
+    // A wait that never ends on its own: only the abort can end the call.
+    const client = new SatchelClient({
+      url: 'http://satchel.test',
+      fetch: busy as typeof fetch,
+      sleep: () => new Promise<void>(() => undefined),
+    });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('stop')), 100);
-    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('stop')), 50);
     await expect(
       client.append(
         's',
@@ -74,9 +78,8 @@ describe('an abort during a retry wait', () => {
         { signal: controller.signal },
       ),
     ).rejects.toThrow('stop');
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(calls).toBe(1);
-  });
+  }, 10_000);
 });
 
 describe('a connection that drops while an answer is read', () => {
