@@ -1,7 +1,7 @@
 import type { RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import type { ExpectedRevision } from '../model/revision.js';
-import { badGateway, conflict, unavailable } from '../model/errors.js';
+import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
@@ -138,7 +138,13 @@ export class Continuer {
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
 
     return this.turn(ns, id, message, stored, ctx, { model, leases }).catch((err: unknown) => {
-      // The message is stored: an answer that hides it invites a retry that stores it again.
+      // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
+      // cap cannot hold (413) says so too; it is the save pipeline's detail, which says nothing was written.
+      if (SatchelError.is(err, 'too_large'))
+        err.message = err.message.replace(
+          'nothing was written',
+          `your message was stored (revision ${stored.receipt.revision}) and no reply was stored`,
+        );
       if (!StorageUnavailableError.is(err)) throw err;
       throw unavailable(
         `storage is unreachable; your message was stored (revision ${stored.receipt.revision}), and whether a ` +

@@ -162,6 +162,25 @@ describe('continue with a model', () => {
     expect(session.messages.at(-1)).toEqual({ role: 'assistant', content: reply });
   });
 
+  it('a reply the cap cannot hold: 413 that says the message was stored and no reply was', async () => {
+    // The reply and its copy in the write record do not fit under the cap together.
+    const cap = 16_000;
+    const { call, create } = await setup([{ reply: 'r'.repeat(9000) }], {
+      SATCHEL_MAX_SESSION_BYTES: String(cap),
+    });
+    const id = await create();
+    const res = await call('POST', `/v1/sessions/${id}/continue`, { body: { message: 'go on' } });
+    expect(res.status).toBe(413);
+    expect(res.json.detail).toContain('cannot be stored in a session of at most 16000 bytes');
+    expect(res.json.detail).toMatch(
+      /\(SATCHEL_MAX_SESSION_BYTES\): your message was stored \(revision 2\) and no reply was stored$/,
+    );
+    expect(res.json.detail).not.toMatch(/nothing was written/);
+    const session = (await call('GET', `/v1/sessions/${id}`)).json;
+    expect(session.revision).toBe(2);
+    expect(session.messages).toEqual([sys, { role: 'user', content: 'go on' }]);
+  });
+
   it('runs session_search server-side and feeds the result back; search already sees this turn', async () => {
     const { chat, call, create } = await setup([
       {
