@@ -5,6 +5,8 @@ import { badGateway, conflict, SatchelError, unavailable } from '../model/errors
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
+import type { DeliveryProgress } from '../hooks/hooks.js';
+import { makeReceipt } from '../sessions/write-records.js';
 import {
   receiptOf,
   type SessionStore,
@@ -113,29 +115,41 @@ export class Continuer {
     }
   }
 
-  /** Stores the user message, then runs and stores one model turn when a model is configured. */
+  /**
+   * Stores the user message, then runs and stores one model turn when a model is configured. A webhook's
+   * `progress` (lib/hooks/hooks.ts): the message is already stored, so only the turn runs; or it is told
+   * when the message is, before the turn.
+   */
   async run(
     ns: string,
     id: string,
     body: ContinueBody,
     ifMatch: ExpectedRevision | undefined,
     ctx: WriteContext,
+    progress?: DeliveryProgress,
   ): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
     const message: Message = { role: 'user', content: body.message };
-    const stored = await sessions.append(
-      ns,
-      id,
-      { messages: [message], ...(body.external_refs ? { external_refs: body.external_refs } : {}) },
-      ifMatch,
-      {
-        ...ctx,
-        op: 'continue',
-      },
-    );
+    const stored: WriteResult = progress?.stored
+      ? await sessions.get(ns, id).then((s) => ({
+          session: s,
+          receipt: makeReceipt(s, 0, 0, 0),
+          replayed: true,
+        }))
+      : await sessions.append(
+          ns,
+          id,
+          {
+            messages: [message],
+            ...(body.external_refs ? { external_refs: body.external_refs } : {}),
+          },
+          ifMatch,
+          { ...ctx, op: 'continue' },
+        );
     const leases = this.leases;
     if (!model || !leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
+    if (!progress?.stored) await progress?.onStored();
 
     return this.turn(ns, id, message, stored, ctx, { model, leases }).catch((err: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the

@@ -25,19 +25,33 @@ export interface HookConfig {
  */
 
 /**
- * Hands a webhook's message to a session. Today it appends; a continue with a model turn slots in here
- * with the same signature. It must make a repeated `ctx.idempotencyKey` a no-op (as append does).
+ * Hands a webhook's message to a session: an append, or a continue (the message, then a model turn) when a
+ * model is configured. It must make a repeated `ctx.idempotencyKey` a no-op (as append does).
  */
 export type Deliver = (
   ns: string,
   sessionId: string,
   message: Message,
   ctx: WriteContext,
+  progress?: DeliveryProgress,
 ) => Promise<unknown>;
 
-/** The delivery used until continue runs model turns: append the message through the save pipeline. */
+/**
+ * Where a delivery stands, for a deliver with work after the message (a continue's model turn): `stored`
+ * when an earlier attempt stored the message (only the turn runs); else `onStored` is called once the
+ * message is stored and before the turn, so that a redelivery after a failed turn, even past the
+ * Idempotency-Key's 24 h, runs the turn without storing the message again.
+ */
+export interface DeliveryProgress {
+  stored: boolean;
+  onStored(): Promise<void>;
+}
+
+/** The delivery without a model: append the message through the save pipeline (nothing when stored). */
 export function appendMessage(sessions: SessionStore): Deliver {
-  return (ns, id, message, ctx) => sessions.append(ns, id, { messages: [message] }, undefined, ctx);
+  return async (ns, id, message, ctx, progress) => {
+    if (!progress?.stored) await sessions.append(ns, id, { messages: [message] }, undefined, ctx);
+  };
 }
 
 /** A request header by (case-insensitive) name. */
@@ -61,10 +75,13 @@ export interface DeliveryOutcome {
   duplicate: boolean;
 }
 
-/** What the marker object of a delivery holds. */
+/**
+ * What the marker object of a delivery holds. `stored`: the message is in the session and what follows it
+ * (a continue's model turn) has not finished.
+ */
 export interface DeliveryMarker {
   session: string;
-  state: 'claimed' | 'done';
+  state: 'claimed' | 'stored' | 'done';
 }
 
 export interface WebhookOptions {
@@ -200,8 +217,25 @@ export class WebhookReceiver {
     const ownOrFixed = (id: string) => id === fresh || id === d.hook.session;
     for (;;) {
       const id = claim.marker.session;
+      const progress: DeliveryProgress = {
+        stored: claim.marker.state === 'stored',
+        onStored: async () => {
+          claim = await markStored(sessions.objects, markerKey, claim!, this.now());
+        },
+      };
+      if (progress.stored) {
+        // An earlier attempt stored the message: only the turn runs. A 404: the session was deleted since.
+        await this.options.deliver(ns, id, message, ctxFor, progress).catch((err: unknown) => {
+          if (!SatchelError.is(err, 'not_found')) throw err;
+        });
+        await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
+        return { session: id, duplicate: false };
+      }
       if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
-      const stored = await this.deliverOnce(ns, id, message, ctxFor, summary.title, ownOrFixed(id));
+      const stored = await this.deliverOnce(ns, id, message, ctxFor, summary.title, {
+        mayCreate: ownOrFixed(id),
+        progress,
+      });
       if (stored) {
         await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
         return { session: id, duplicate: false };
@@ -238,10 +272,10 @@ export class WebhookReceiver {
     message: Message,
     ctx: WriteContext,
     title: string,
-    mayCreate: boolean,
+    { mayCreate, progress }: { mayCreate: boolean; progress: DeliveryProgress },
   ): Promise<boolean> {
     try {
-      await this.options.deliver(ns, id, message, ctx);
+      await this.options.deliver(ns, id, message, ctx, progress);
       return true;
     } catch (err) {
       // The key is already recorded for another body: this delivery's message is stored, in the form an
@@ -251,7 +285,7 @@ export class WebhookReceiver {
       if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
       try {
-        await this.options.deliver(ns, id, message, ctx);
+        await this.options.deliver(ns, id, message, ctx, progress);
       } catch (again) {
         if (!SatchelError.is(again, 'key_reused')) throw again;
       }
@@ -302,8 +336,8 @@ export async function hookSessionId(name: string, delivery: string): Promise<str
 export function parseMarker(body: string): DeliveryMarker {
   try {
     const m = JSON.parse(body) as Partial<DeliveryMarker>;
-    if (typeof m.session === 'string' && (m.state === 'claimed' || m.state === 'done'))
-      return { session: m.session, state: m.state };
+    if (typeof m.session === 'string' && ['claimed', 'stored', 'done'].includes(m.state!))
+      return { session: m.session, state: m.state! };
   } catch {
     // fall through
   }
@@ -345,6 +379,29 @@ async function claimMarker(
     const winner = await readMarker(objects, key);
     if (!winner) throw unavailable('the delivery marker changed while claiming it; try again');
     return winner;
+  }
+}
+
+/**
+ * Marks the claim `stored` (If-Match on it). When that fails, another attempt moved or finished the
+ * delivery: the claim is kept, and its `done` then fails the same way, as it should.
+ */
+async function markStored(
+  objects: ObjectStore,
+  key: string,
+  claim: { marker: DeliveryMarker; etag: string },
+  nowMs: number,
+): Promise<{ marker: DeliveryMarker; etag: string }> {
+  const session = claim.marker.session;
+  try {
+    const { etag } = await objects.put(key, markerBody(session, 'stored', nowMs), {
+      ifMatch: claim.etag,
+      contentType: 'application/json',
+    });
+    return { marker: { session, state: 'stored' }, etag };
+  } catch (err) {
+    if (!PreconditionFailedError.is(err)) throw err;
+    return claim;
   }
 }
 

@@ -95,7 +95,8 @@ export function buildServices(options: ServiceOptions): Services {
   });
   // A webhook continues its session: with a model configured, the stored message gets a model turn.
   const deliver: Deliver = config.model
-    ? (ns, id, message, ctx) => continuer.run(ns, id, { message: message.content }, undefined, ctx)
+    ? (ns, id, message, ctx, progress) =>
+        continuer.run(ns, id, { message: message.content }, undefined, ctx, progress)
     : appendMessage(sessions);
   const webhooks = new WebhookReceiver({
     hooks: config.hooks,

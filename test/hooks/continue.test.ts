@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/storage/port.js';
@@ -89,7 +89,8 @@ describe('webhooks with a model configured', () => {
     await app.background.drain();
     expect((await messages()).map((m) => m.role)).toEqual(['user']);
     const markerKey = keys.hookDelivery('alice', 'ops', await sha256Hex('d-2'));
-    expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('claimed');
+    // The marker says the message is stored: a redelivery runs only the turn, even after 24 h.
+    expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('stored');
     expect(app.logs.find('webhook delivery failed', 'warn')).toEqual([
       expect.objectContaining({ hook: 'ops', error: expect.stringContaining('HTTP 503') }),
     ]);
@@ -99,6 +100,56 @@ describe('webhooks with a model configured', () => {
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(stored[1]!.content).toBe('second attempt');
     expect(chat.requests).toHaveLength(2);
+    expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('done');
+  });
+
+  it('a redelivery more than 24 h after a failed turn runs the turn; the message is still stored once', async () => {
+    // Only the clock moves: the message's Idempotency-Key record no longer counts after 24 h.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-02T08:00:00Z') });
+    try {
+      const { chat, app, deliver, messages } = await setup([
+        { status: 500 },
+        { reply: 'a day later' },
+      ]);
+      const body = JSON.stringify({ type: 'deploy.failed', service: 'web' });
+      await deliver(body, 'd-late');
+      await app.background.drain();
+      expect((await messages()).map((m) => m.role)).toEqual(['user']);
+      vi.setSystemTime(Date.parse('2026-11-03T09:00:00Z'));
+      // Another write after the window prunes the message's key record from the session.
+      const other = await app.call('POST', '/v1/sessions/ops-log/messages', {
+        body: { messages: [{ role: 'user', content: 'next day' }] },
+      });
+      expect(other.status).toBe(200);
+      await deliver(body, 'd-late');
+      await app.background.drain();
+      const stored = await messages();
+      expect(stored.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
+      expect(stored[1]!.content).toBe('next day');
+      expect(stored[2]!.content).toBe('a day later');
+      expect(chat.requests).toHaveLength(2);
+      // The model saw the delivery's message last, as the turn's own.
+      const sent = (chat.requests[1]!.body as { messages: { content: string }[] }).messages;
+      expect(sent.at(-1)!.content).toBe(stored[0]!.content);
+      const markerKey = keys.hookDelivery('alice', 'ops', await sha256Hex('d-late'));
+      expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('done');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a stored delivery whose session was deleted since is done: nothing is created again', async () => {
+    const { chat, app, deliver } = await setup([{ status: 500 }]);
+    const body = JSON.stringify({ type: 'deploy.failed', service: 'db' });
+    await deliver(body, 'd-gone');
+    await app.background.drain();
+    expect((await app.call('DELETE', '/v1/sessions/ops-log')).status).toBe(204);
+    await app.background.drain();
+    await deliver(body, 'd-gone');
+    await app.background.drain();
+    expect((await app.call('GET', '/v1/sessions/ops-log')).status).toBe(404);
+    expect(chat.requests).toHaveLength(1);
+    const markerKey = keys.hookDelivery('alice', 'ops', await sha256Hex('d-gone'));
     expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('done');
   });
 });
