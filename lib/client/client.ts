@@ -97,7 +97,7 @@ export class SatchelClient {
 
   /** `GET /v1/health`: liveness, storage and embeddings state (no token needed). */
   async health(call?: CallOptions): Promise<Health> {
-    return this.json(await this.request({ method: 'GET', path: '/v1/health', call }));
+    return json(await this.request({ method: 'GET', path: '/v1/health', call }));
   }
 
   /**
@@ -109,7 +109,7 @@ export class SatchelClient {
     const generated = body.id === undefined;
     const id = body.id ?? newSessionId();
     try {
-      return this.tagged(
+      return tagged(
         await this.request({
           method: 'POST',
           path: '/v1/sessions',
@@ -142,7 +142,7 @@ export class SatchelClient {
       );
     }
     const qs = params.toString();
-    return this.json(
+    return json(
       await this.request({ method: 'GET', path: `/v1/sessions${qs ? `?${qs}` : ''}`, call }),
     );
   }
@@ -193,19 +193,18 @@ export class SatchelClient {
       },
       call: options,
     });
-    return this.tagged(response);
+    return tagged(response);
   }
 
   /** `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. */
   async delete(id: string, call?: CallOptions): Promise<void> {
     try {
-      const response = await this.request({
+      await this.request({
         method: 'DELETE',
         path: `/v1/sessions/${seg(id)}`,
         call,
         ambiguousOnRetry: 404,
       });
-      await response.body?.cancel();
     } catch (err) {
       if (!(err instanceof RetriedAnswer)) throw err;
     }
@@ -213,9 +212,7 @@ export class SatchelClient {
 
   /** `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op. */
   async append(id: string, body: AppendInput, options: WriteOptions = {}): Promise<WriteReceipt> {
-    return this.json(
-      await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)),
-    );
+    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)));
   }
 
   /**
@@ -223,9 +220,7 @@ export class SatchelClient {
    * receipt and the removed messages, oldest first. Keyed like an append, so a retry pops nothing twice.
    */
   async pop(id: string, count = 1, options: WriteOptions = {}): Promise<PopResult> {
-    return this.json(
-      await this.request(this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options)),
-    );
+    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options)));
   }
 
   /**
@@ -253,14 +248,12 @@ export class SatchelClient {
     body: ContinueInput,
     options: WriteOptions = {},
   ): Promise<ContinueAnswer> {
-    return this.json(
-      await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)),
-    );
+    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)));
   }
 
   /** `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). */
   async trim(id: string, keep: number, call?: CallOptions): Promise<TrimResult> {
-    return this.json(
+    return json(
       await this.request({
         method: 'POST',
         path: `/v1/sessions/${seg(id)}/trim`,
@@ -272,7 +265,7 @@ export class SatchelClient {
 
   /** `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all). */
   async cleanup(olderThanDays: number, call?: CallOptions): Promise<CleanupResult> {
-    return this.json(
+    return json(
       await this.request({
         method: 'POST',
         path: '/v1/sessions/cleanup',
@@ -284,7 +277,7 @@ export class SatchelClient {
 
   /** `GET /v1/sessions/{id}/audit`: the session's audit records, oldest first. */
   async audit(id: string, call?: CallOptions): Promise<AuditRecord[]> {
-    const out = await this.json<{ records: AuditRecord[] }>(
+    const out = json<{ records: AuditRecord[] }>(
       await this.request({ method: 'GET', path: `/v1/sessions/${seg(id)}/audit`, call }),
     );
     return out.records;
@@ -295,7 +288,7 @@ export class SatchelClient {
     input: SessionSearchInput & { action: A },
     call?: CallOptions,
   ): Promise<SessionSearchResults[A] | SessionSearchError> {
-    return this.json(
+    return json(
       await this.request({ method: 'POST', path: '/v1/session_search', body: input, call }),
     );
   }
@@ -318,22 +311,8 @@ export class SatchelClient {
     const headers: Record<string, string> = call?.ifNoneMatch
       ? { 'if-none-match': call.ifNoneMatch }
       : {};
-    const response = await this.request({ method: 'GET', path, headers, call });
-    if (response.status === 304) return null;
-    return this.tagged(response);
-  }
-
-  private async tagged(response: Response): Promise<Tagged> {
-    const session = await this.json<Session>(response);
-    return { session, etag: response.headers.get('etag') ?? `"${session.revision}"` };
-  }
-
-  private async json<T>(response: Response): Promise<T> {
-    // A connection that drops while the answer is read: as one that drops before it (not a TypeError).
-    const bytes = await response.arrayBuffer().catch((err: unknown) => {
-      throw new SatchelConnectionError(this.url, err);
-    });
-    return JSON.parse(decodeBody(new Uint8Array(bytes))) as T;
+    const answer = await this.request({ method: 'GET', path, headers, call });
+    return answer.response.status === 304 ? null : tagged(answer);
   }
 
   /** A wait between attempts, cut short by the caller's abort, which it then throws (its reason). */
@@ -351,8 +330,12 @@ export class SatchelClient {
     });
   }
 
-  /** One logical request: attempts, waits and the error mapping. */
-  private async request(spec: RequestSpec): Promise<Response> {
+  /**
+   * One logical request: attempts, waits and the error mapping. A success's body is read in the attempt:
+   * a connection that drops while it is read is retried like one that drops before the answer (every
+   * request the client sends may be repeated: reads, keyed writes, creates with the id it chose).
+   */
+  private async request(spec: RequestSpec): Promise<Answer> {
     const url = this.url + spec.path;
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -368,6 +351,7 @@ export class SatchelClient {
     const signal = spec.call?.signal;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
+      let bytes: ArrayBuffer | undefined;
       try {
         response = await this.fetchImpl(url, {
           method: spec.method,
@@ -375,13 +359,14 @@ export class SatchelClient {
           ...(body !== undefined ? { body } : {}),
           ...(signal ? { signal } : {}),
         });
+        if (response.ok || response.status === 304) bytes = await response.arrayBuffer();
       } catch (err) {
         if (signal?.aborted) throw err;
         if (attempt >= this.policy.retries) throw new SatchelConnectionError(this.url, err);
         await this.pause(backoffDelay(attempt, this.policy), signal);
         continue;
       }
-      if (response.ok || response.status === 304) return response;
+      if (bytes) return { response, bytes };
       if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
         const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
         if (wait !== undefined) {
@@ -400,6 +385,21 @@ export class SatchelClient {
       throw error;
     }
   }
+}
+
+/** A success (or 304) and its body, read whole. */
+interface Answer {
+  response: Response;
+  bytes: ArrayBuffer;
+}
+
+function json<T>(answer: Answer): T {
+  return JSON.parse(decodeBody(new Uint8Array(answer.bytes))) as T;
+}
+
+function tagged(answer: Answer): Tagged {
+  const session = json<Session>(answer);
+  return { session, etag: answer.response.headers.get('etag') ?? `"${session.revision}"` };
 }
 
 /** A 409 to a retried create or a 404 to a retried delete: maybe the first attempt's own effect. */

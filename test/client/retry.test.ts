@@ -94,11 +94,14 @@ describe('a connection that drops while an answer is read', () => {
       { status, headers: { 'content-type': 'application/json' } },
     );
   it('is a SatchelConnectionError for a success, and the status for an error answer (review)', async () => {
+    let calls = 0;
     const ok = new SatchelClient({
       url: 'http://satchel.test',
-      fetch: dropping(200) as typeof fetch,
+      fetch: (() => (calls++, dropping(200)())) as typeof fetch,
+      sleep: async () => {},
     });
     await expect(ok.get('s')).rejects.toBeInstanceOf(SatchelConnectionError);
+    expect(calls).toBe(DEFAULT_RETRY.retries + 1); // each attempt's answer dropped
     const gone = new SatchelClient({
       url: 'http://satchel.test',
       fetch: dropping(404) as typeof fetch,
@@ -109,5 +112,31 @@ describe('a connection that drops while an answer is read', () => {
       fetch: dropping(409) as typeof fetch,
     });
     await expect(refused.create({ task: 't' })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('is retried: a read, and a keyed append, whose second attempt answers', async () => {
+    const session = { id: 's', revision: 3, messages: [] };
+    const receipt = { id: 's', revision: 4 };
+    const sent: { method: string; key: string | null }[] = [];
+    const client = new SatchelClient({
+      url: 'http://satchel.test',
+      fetch: (async (_url: string, init: RequestInit) => {
+        const headers = new Headers(init.headers);
+        sent.push({ method: init.method!, key: headers.get('idempotency-key') });
+        if (sent.length % 2 === 1) return dropping(200)();
+        return Response.json(init.method === 'GET' ? session : receipt, {
+          headers: { etag: '"3"' },
+        });
+      }) as typeof fetch,
+      sleep: async () => {},
+    });
+    expect(await client.get('s')).toEqual({ session, etag: '"3"' });
+    expect(await client.append('s', { messages: [{ role: 'user', content: 'hi' }] })).toEqual(
+      receipt,
+    );
+    expect(sent.map((s) => s.method)).toEqual(['GET', 'GET', 'POST', 'POST']);
+    // The retry carries the first attempt's key: a write that landed is answered, not made twice.
+    expect(sent[2]!.key).toBeTruthy();
+    expect(sent[3]!.key).toBe(sent[2]!.key);
   });
 });
