@@ -241,11 +241,12 @@ const compactStyle: Plugin = {
  * request), so the Worker bundles carry it as made at build time instead of making it in the Worker:
  * lib/http/openapi.ts becomes that document, and zod's JSON Schema converter
  * (zod/v4/core/json-schema-processors.js and to-json-schema.js), which only that module calls, becomes
- * stubs that throw. The schemas' own JSON Schema methods would reach those stubs; lib/ and functions/ call
- * none (test/functions/worker.test.ts checks, and that the Workers answer /openapi.json and /docs exactly
- * as the Node server does). This saved 2,114 B of the R2-only bundle (gzip) on 2026-12-04.
+ * stubs that throw. The schemas' own JSON Schema methods would reach those stubs, and so would zod's
+ * getters of a schema's bounds (`.minLength`, `.maxValue`, `.format`, `.isInt`, …); lib/ and functions/
+ * call none of them (test/functions/worker.test.ts checks the methods, and that the Workers answer
+ * /openapi.json and /docs exactly as the Node server does; a getter would throw in the Worker tests). This saved 2,114 B of the R2-only bundle (gzip) on 2026-12-04.
  */
-const bakedOpenApi = (document: unknown): Plugin => ({
+export const bakedOpenApi = (document: unknown): Plugin => ({
   name: 'baked-openapi',
   setup(b) {
     b.onLoad({ filter: /lib[\\/]http[\\/]openapi\.ts$/ }, () => ({
@@ -261,9 +262,14 @@ const bakedOpenApi = (document: unknown): Plugin => ({
         const aliases = [...source.matchAll(/^export \{ (\w+) as (\w+) \};/gm)];
         if (!names.includes(args.path.includes('processors') ? 'toJSONSchema' : 'processSchema'))
           throw new Error(`baked-openapi: zod's JSON Schema exports not found in ${args.path}`);
-        const stub = "() => () => { throw new Error('JSON Schema is not in this bundle'); }";
+        // Each throws when called; the two that zod calls to make a schema's methods (its `~standard`
+        // getter makes them on read) make methods that throw. Getters of zod that read a schema's checks
+        // through `aggregateChecks` (`.minLength`, `.maxValue`, …) throw too, rather than answer null.
+        const fail = "() => { throw new Error('JSON Schema is not in this bundle'); }";
+        const stub = (n: string) =>
+          /^create\w*JSONSchemaMethod$/.test(n) ? `() => ${fail}` : fail;
         const contents = [
-          ...names.map((n) => `export const ${n} = ${stub};`),
+          ...names.map((n) => `export const ${n} = ${stub(n)};`),
           ...aliases.map((m) => `export { ${m[1]} as ${m[2]} };`),
         ].join('\n');
         return { contents, loader: 'js' };

@@ -129,29 +129,45 @@ export class Continuer {
     progress?: DeliveryProgress,
   ): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
-    const message: Message = { role: 'user', content: body.message };
-    const stored: WriteResult = progress?.stored
-      ? await sessions.get(ns, id).then((s) => ({
-          session: s,
-          receipt: makeReceipt(s, 0, 0, 0),
-          replayed: true,
-        }))
-      : await sessions.append(
-          ns,
-          id,
-          {
-            messages: [message],
-            ...(body.external_refs ? { external_refs: body.external_refs } : {}),
-          },
-          ifMatch,
-          { ...ctx, op: 'continue' },
-        );
     const leases = this.leases;
+    const message: Message = { role: 'user', content: body.message };
+    if (progress?.stored) {
+      const session = await sessions.get(ns, id);
+      const receipt = makeReceipt(session, 0, 0, 0);
+      // Its turn is owed only while the session holds the message with no reply after it: a turn stored
+      // since (whose record may be past its 24 h), or the session deleted and created again, trimmed or
+      // popped since, owes none.
+      if (!awaitsReply(session.messages, message) || !model || !leases)
+        return { answer: { ...receipt, model_turn: false }, replayed: true };
+      const stored = { session, receipt, replayed: true };
+      return this.turnAfter(ns, id, message, stored, ctx, { model, leases });
+    }
+    const stored = await sessions.append(
+      ns,
+      id,
+      {
+        messages: [message],
+        ...(body.external_refs ? { external_refs: body.external_refs } : {}),
+      },
+      ifMatch,
+      { ...ctx, op: 'continue' },
+    );
     if (!model || !leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
-    if (!progress?.stored) await progress?.onStored();
+    await progress?.onStored();
+    return this.turnAfter(ns, id, message, stored, ctx, { model, leases });
+  }
 
-    return this.turn(ns, id, message, stored, ctx, { model, leases }).catch((err: unknown) => {
+  /** The model turn after the stored user message; its failures say that the message is stored. */
+  private turnAfter(
+    ns: string,
+    id: string,
+    message: Message,
+    stored: WriteResult,
+    ctx: WriteContext,
+    use: { model: ModelConfig; leases: Leases },
+  ): Promise<ContinueOutcome> {
+    return this.turn(ns, id, message, stored, ctx, use).catch((err: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
       // cap cannot hold (413) says so too; it is the save pipeline's detail, which says nothing was written.
       if (SatchelError.is(err, 'too_large'))
@@ -310,6 +326,12 @@ function parseChoice(body: Uint8Array, nowMs: number): string | null {
     // fall through
   }
   return null;
+}
+
+/** True when `messages` hold `own` (its last copy) with no assistant message after it. */
+function awaitsReply(messages: Message[], own: Message): boolean {
+  const at = messages.findLastIndex((m) => m.role === 'user' && m.content === own.content);
+  return at >= 0 && !messages.slice(at + 1).some((m) => m.role === 'assistant');
 }
 
 /** This continue's user message as its append stored it (the last message), if the cap kept it. */

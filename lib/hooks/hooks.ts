@@ -220,11 +220,19 @@ export class WebhookReceiver {
       const progress: DeliveryProgress = {
         stored: claim.marker.state === 'stored',
         onStored: async () => {
-          claim = await markStored(sessions.objects, markerKey, claim!, this.now());
+          // Best effort: without it, a redelivery within 24 h still finds the message by its key.
+          claim = await markStored(sessions.objects, markerKey, claim!, this.now()).catch((err) => {
+            this.options.log.warn('webhook marker not marked stored', {
+              hook: d.name,
+              marker: markerKey,
+              error: describeError(err),
+            });
+            return claim!;
+          });
         },
       };
       if (progress.stored) {
-        // An earlier attempt stored the message: only the turn runs. A 404: the session was deleted since.
+        // An earlier attempt stored the message: only its turn may be owed. A 404: the session was deleted.
         await this.options.deliver(ns, id, message, ctxFor, progress).catch((err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
         });
@@ -383,8 +391,8 @@ async function claimMarker(
 }
 
 /**
- * Marks the claim `stored` (If-Match on it). When that fails, another attempt moved or finished the
- * delivery: the claim is kept, and its `done` then fails the same way, as it should.
+ * Marks the claim `stored` (If-Match on it). When that fails, another attempt changed the marker first:
+ * its `stored` for the same session is taken as ours; a move or a `done` is kept, and our `done` then fails.
  */
 async function markStored(
   objects: ObjectStore,
@@ -401,11 +409,20 @@ async function markStored(
     return { marker: { session, state: 'stored' }, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
-    return claim;
+    const now = await readMarker(objects, key);
+    return now && sameStored(now.marker, session) ? now : claim;
   }
 }
 
-/** If-Match on the claim: when it fails, another attempt of the same delivery has already finished. */
+function sameStored(marker: DeliveryMarker, session: string): boolean {
+  return marker.state === 'stored' && marker.session === session;
+}
+
+/**
+ * If-Match on the claim. When it fails, another attempt changed the marker: it finished or moved the
+ * delivery, or marked it `stored` for this session (two attempts stored the message at once), which this
+ * `done` then replaces.
+ */
 async function finishMarker(
   objects: ObjectStore,
   key: string,
@@ -413,12 +430,18 @@ async function finishMarker(
   session: string,
   nowMs: number,
 ): Promise<void> {
-  try {
-    await objects.put(key, markerBody(session, 'done', nowMs), {
-      ifMatch: etag,
-      contentType: 'application/json',
-    });
-  } catch (err) {
-    if (!PreconditionFailedError.is(err)) throw err;
+  for (let tries = 0; ; tries++) {
+    try {
+      await objects.put(key, markerBody(session, 'done', nowMs), {
+        ifMatch: etag,
+        contentType: 'application/json',
+      });
+      return;
+    } catch (err) {
+      if (!PreconditionFailedError.is(err)) throw err;
+      const now = tries === 0 ? await readMarker(objects, key) : null;
+      if (!now || !sameStored(now.marker, session)) return;
+      etag = now.etag;
+    }
   }
 }

@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildWorker, bundleSize } from '../../scripts/build.js';
+import { build } from 'esbuild';
+import { bakedOpenApi, buildWorker, bundleSize } from '../../scripts/build.js';
 import { captureLines } from '../support/logs.js';
 import { docsPage } from '../../lib/http/docs.js';
 import { apiDocument } from '../../lib/http/routes/index.js';
@@ -264,6 +265,29 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(sources.length).toBeGreaterThan(50);
     for (const source of sources) expect(source).not.toMatch(/JSONSchema|jsonSchema|~standard/);
     expect(readFileSync('lib/http/openapi.ts', 'utf8')).toMatch(/z\.toJSONSchema\(/);
+  });
+
+  it("makes zod's getters of a schema's bounds throw there, not answer null (review)", async () => {
+    // They read the checks through the converter's module; a stub that answered would mislead.
+    const out = await build({
+      stdin: {
+        contents:
+          "import * as z from 'zod'; const s = z.string().min(2); const n = z.number().max(9);" +
+          'const tries = [() => s.minLength, () => n.maxValue, () => z.toJSONSchema(s)];' +
+          'export default tries.map((f) => { try { return f(); } catch (e) { return e.message; } });',
+        resolveDir: process.cwd(),
+        loader: 'js',
+      },
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      write: false,
+      plugins: [bakedOpenApi({})],
+    });
+    const code = Buffer.from(out.outputFiles[0]!.text).toString('base64');
+    const mod = (await import(`data:text/javascript;base64,${code}`)) as { default: unknown[] };
+    expect(mod.default).toEqual(Array(3).fill('JSON Schema is not in this bundle'));
   });
 
   it("leaves out zod's object compiler and its memoizer for cyclic input; zod validates without them", async () => {

@@ -2,7 +2,12 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { keys } from '../../lib/model/keys.js';
-import { text } from '../../lib/storage/port.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Env } from '../../lib/server/config.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { StorageUnavailableError, text, type ObjectStore } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
 
@@ -17,7 +22,30 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function setup(steps: Step[]) {
+/** What a PUT does: `put` may fail it, delay it, or let it through (`real`). */
+type PutHook = (
+  key: string,
+  body: Uint8Array,
+  real: () => Promise<{ etag: string }>,
+) => Promise<{ etag: string }>;
+
+/** A local folder whose PUTs go through `hook`. */
+function hookedStore(hook: PutHook): ObjectStore {
+  const inner = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-hooks-')));
+  return {
+    name: inner.name,
+    get: (k) => inner.get(k),
+    put: (k, b, o) => hook(k, b, () => inner.put(k, b, o)),
+    delete: (k) => inner.delete(k),
+    list: (p, o) => inner.list(p, o),
+    exists: (k) => inner.exists(k),
+  };
+}
+
+const isMarker = (key: string) => key.includes('/hooks/');
+const stateIn = (body: Uint8Array) => (JSON.parse(text(body)) as { state: string }).state;
+
+async function setup(steps: Step[], options: { put?: PutHook; env?: Env } = {}) {
   const chat = await startChatServer(...steps);
   servers.push(chat);
   const app = await makeApp({
@@ -25,7 +53,9 @@ async function setup(steps: Step[]) {
       SATCHEL_HOOKS: JSON.stringify(HOOKS),
       SATCHEL_MODEL_URL: chat.url,
       SATCHEL_MODEL: 'test-model',
+      ...options.env,
     },
+    ...(options.put ? { objects: hookedStore(options.put) } : {}),
   });
   const deliver = (body: string, delivery: string) => {
     const t = Math.floor(Date.now() / 1000);
@@ -44,7 +74,13 @@ async function setup(steps: Step[]) {
       role: string;
       content: string;
     }[];
-  return { chat, app, deliver, messages };
+  const marker = async (delivery: string) => {
+    const found = await app.objects.get(
+      keys.hookDelivery('alice', 'ops', await sha256Hex(delivery)),
+    );
+    return found ? stateIn(found.body) : undefined;
+  };
+  return { chat, app, deliver, messages, marker };
 }
 
 describe('webhooks with a model configured', () => {
@@ -136,6 +172,122 @@ describe('webhooks with a model configured', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("a turn stored before its marker's done failed is not run again, even after 24 h (review)", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-02T08:00:00Z') });
+    try {
+      let failDone = true;
+      const { chat, app, deliver, messages, marker } = await setup(
+        [{ reply: 'the only reply' }, { reply: 'a second reply to the same delivery' }],
+        {
+          put: async (key, body, real) => {
+            if (failDone && isMarker(key) && stateIn(body) === 'done')
+              throw new StorageUnavailableError('injected: the done PUT got no answer');
+            return real();
+          },
+        },
+      );
+      const body = JSON.stringify({ type: 'deploy.failed', service: 'web' });
+      await deliver(body, 'd-x');
+      await app.background.drain();
+      expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+      expect(await marker('d-x')).toBe('stored');
+      failDone = false;
+      vi.setSystemTime(Date.parse('2026-11-03T09:00:00Z'));
+      const other = await app.call('POST', '/v1/sessions/ops-log/messages', {
+        body: { messages: [{ role: 'user', content: 'next day' }] },
+      });
+      expect(other.status).toBe(200);
+      await deliver(body, 'd-x');
+      await app.background.drain();
+      // The session shows the turn: a reply after the delivery's message.
+      expect(chat.requests).toHaveLength(1);
+      expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      expect(await marker('d-x')).toBe('done');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('when the stored mark cannot be written the turn still runs, and the delivery is done (review)', async () => {
+    const { chat, app, deliver, messages, marker } = await setup([{ reply: 'replied anyway' }], {
+      put: async (key, body, real) => {
+        if (isMarker(key) && stateIn(body) === 'stored')
+          throw new StorageUnavailableError('injected: the stored PUT got no answer');
+        return real();
+      },
+    });
+    await deliver(JSON.stringify({ type: 'deploy.failed', service: 'web' }), 'd-s');
+    await app.background.drain();
+    expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(chat.requests).toHaveLength(1);
+    expect(await marker('d-s')).toBe('done');
+    expect(app.logs.find('webhook marker not marked stored', 'warn')).toHaveLength(1);
+  });
+
+  it('two attempts that mark the delivery stored at once: the one that runs the turn marks it done (review)', async () => {
+    let storedPuts = 0;
+    let secondWritten!: () => void;
+    const secondDone = new Promise<void>((r) => (secondWritten = r));
+    let leaseTaken!: () => void;
+    const leaseSeen = new Promise<void>((r) => (leaseTaken = r));
+    let leasePuts = 0;
+    const { chat, app, deliver, messages, marker } = await setup(
+      [{ reply: 'the only reply', delayMs: 1500 }],
+      {
+        env: { SATCHEL_CONTINUE_WAIT_MS: '200' },
+        put: async (key, body, real) => {
+          if (key.includes('/lease/')) {
+            const r = await real();
+            if (++leasePuts === 1) leaseTaken();
+            return r;
+          }
+          if (isMarker(key) && stateIn(body) === 'stored') {
+            if (++storedPuts === 1) {
+              // The first attempt's `stored` PUT lands after the second's: it is refused (412).
+              await secondDone;
+              return real();
+            }
+            const r = await real();
+            secondWritten();
+            // The second attempt is slow to go on: the first takes the lease and runs the turn.
+            await leaseSeen;
+            return r;
+          }
+          return real();
+        },
+      },
+    );
+    const body = JSON.stringify({ type: 'deploy.failed', service: 'web' });
+    await Promise.all([deliver(body, 'd-race'), deliver(body, 'd-race')]);
+    await app.background.drain();
+    expect(storedPuts).toBe(2);
+    expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(chat.requests).toHaveLength(1);
+    expect(await marker('d-race')).toBe('done');
+  });
+
+  it('a stored delivery whose fixed-id session was deleted and created again runs no turn there (review)', async () => {
+    const { chat, app, deliver, messages, marker } = await setup([
+      { status: 500 },
+      { reply: 'answer to d-new' },
+      { reply: 'an answer to a message this session never had' },
+    ]);
+    const oldBody = JSON.stringify({ type: 'deploy.failed', service: 'old' });
+    await deliver(oldBody, 'd-old');
+    await app.background.drain();
+    expect(await marker('d-old')).toBe('stored');
+    expect((await app.call('DELETE', '/v1/sessions/ops-log')).status).toBe(204);
+    await app.background.drain();
+    await deliver(JSON.stringify({ type: 'deploy.ok', service: 'new' }), 'd-new');
+    await app.background.drain();
+    expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+    await deliver(oldBody, 'd-old');
+    await app.background.drain();
+    expect(chat.requests).toHaveLength(2);
+    expect((await messages()).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(await marker('d-old')).toBe('done');
   });
 
   it('a stored delivery whose session was deleted since is done: nothing is created again', async () => {
