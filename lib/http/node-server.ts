@@ -1,5 +1,6 @@
 import { getRequestListener, RequestError } from '@hono/node-server';
 import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { typeFor } from './problem.js';
 import '../model/bytes-node.js';
 
@@ -17,7 +18,30 @@ export function createNodeServer(
     ...(hostname !== undefined ? { hostname } : {}),
     errorHandler: (err) => problem(err instanceof RequestError),
   });
-  return createServer(listener);
+  return createServer(listener).on('clientError', answerUnparsed);
+}
+
+/**
+ * A request Node's HTTP parser refuses (headers over its 16 KiB, a malformed header line) never reaches
+ * the app either: answered here as problem+json, where Node's own answer is a bare status line.
+ */
+function answerUnparsed(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'the request line and headers are over 16 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request was not received in time']
+        : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify({ type: typeFor(status), title, status, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 function problem(malformed: boolean): Response {

@@ -138,13 +138,16 @@ describe('functions/node.ts at start', () => {
     );
   });
 
-  it('a malformed Host header or request target: 400 problem+json, as every error', async () => {
+  it('a malformed Host header, request target or header line, or headers over 16 KiB: problem+json, as every error', async () => {
     const answers: string[] = [];
     await runNode({}, async (url) => {
       const { hostname, port } = new URL(url);
       for (const head of [
         'GET /v1/sessions HTTP/1.1\r\nHost: bad host name\r\n',
         'GET /v1/health HTTP/1.1\r\nHost: a:99999\r\n',
+        // Refused by Node's parser before any app sees them (review: a bare status line, no body).
+        'GET /v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n',
+        `GET /v1/sessions/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n`,
       ]) {
         answers.push(
           await new Promise<string>((resolve, reject) => {
@@ -159,11 +162,16 @@ describe('functions/node.ts at start', () => {
         );
       }
     });
-    for (const answer of answers) {
-      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const statuses = [400, 400, 400, 431];
+    for (const [i, answer] of answers.entries()) {
+      expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${statuses[i]} `));
       expect(answer.toLowerCase()).toContain('content-type: application/problem+json');
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-      expect(body).toMatchObject({ status: 400, title: 'Bad Request', type: expect.any(String) });
+      expect(body).toMatchObject({
+        status: statuses[i],
+        title: expect.any(String),
+        type: expect.any(String),
+      });
     }
   });
 });
