@@ -57,11 +57,14 @@ export const continueBodySchema = z.strictObject({
   external_refs: z.array(externalRefInputSchema).optional(),
 });
 
-/** The session_search tool call; unknown fields are ignored, as a model may add some. */
+/**
+ * The session_search tool call; unknown fields are ignored, as a model may add some. An id no session
+ * can have (over 128 characters) is the tool's `{error}`, as any unknown id.
+ */
 export const sessionSearchBodySchema = z.looseObject({
   action: z.string(),
   query: z.string().max(4096).optional(),
-  id: z.string().max(256).optional(),
+  id: z.string().optional(),
   limit: z.number().optional(),
 });
 

@@ -361,6 +361,11 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
         throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: sha256: needs 64 hex digits`);
       digest = Uint8Array.from(hex.match(/../g)!.map((h) => parseInt(h, 16)));
     } else digest = await sha256(token);
+    // The device labels what its writes store (an external ref's created_by: 1-128 characters).
+    if (device && device.length > 128)
+      throw new ConfigError(
+        `SATCHEL_TOKENS entry ${i + 1}: the device label is over 128 characters`,
+      );
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
   }
   return out;

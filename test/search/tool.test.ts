@@ -114,6 +114,7 @@ describe('session_search tool', () => {
       { action: 'get' },
       { action: 'get', id: 'no-such-session' },
       { action: 'get', id: '../etc' },
+      { action: 'get', id: 'a'.repeat(300) }, // no session can have it (review: it was a 400)
     ]) {
       const out = await tool(body);
       expect(out.status, JSON.stringify(body)).toBe(200);

@@ -29,6 +29,11 @@ describe('configuration errors name what is wrong', () => {
     [{ SATCHEL_LOG: 'verbose' }, /SATCHEL_LOG must be json, pretty or off/],
     [{ PORT: '80a' }, /PORT must be an integer/],
     [{ SATCHEL_STORAGE: 'disk' }, /SATCHEL_STORAGE must be local, s3 or r2/],
+    // A device labels its writes (an external ref's created_by is 1-128 characters; review).
+    [
+      { SATCHEL_TOKENS: `alice/laptop=tok_a_0123456789,bob/${'d'.repeat(129)}=tok_b_0123456789` },
+      /SATCHEL_TOKENS entry 2: the device label is over 128 characters/,
+    ],
   ] as [Env, RegExp][])('%j', async (env, message) => {
     expect(await refusal(env)).toMatch(message);
   });
