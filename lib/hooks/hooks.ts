@@ -61,7 +61,10 @@ export type HeaderLookup = (name: string) => string | undefined;
 export interface VerifiedDelivery {
   name: string;
   hook: HookConfig;
-  /** `X-Satchel-Delivery` or `X-GitHub-Delivery`, else `sha256:<hex of the raw body>`. */
+  /**
+   * `X-Satchel-Delivery` or `X-GitHub-Delivery`, else `sha256:<hex of what the signature covers>`
+   * (`<t>.<raw body>` with the Satchel scheme, the raw body with GitHub's).
+   */
   delivery: string;
   /** `X-GitHub-Event`, when sent. */
   event?: string;
@@ -138,7 +141,9 @@ export class WebhookReceiver {
     return {
       name,
       hook,
-      delivery: sent ?? `sha256:${await sha256Hex(body)}`,
+      // Without a delivery header: the same signed request sent again is a redelivery; with the Satchel
+      // scheme, a new signing (a new `t`) of the same body is another delivery, not one to drop.
+      delivery: sent ?? `sha256:${await sha256Hex(checked.signed)}`,
       ...(event ? { event } : {}),
       ...(contentType ? { contentType } : {}),
       body,

@@ -17,8 +17,10 @@ export interface SignatureHeaders {
   satchel?: string | undefined;
 }
 
+/** `signed`: the bytes the MAC covers (with the Satchel scheme, `<t>.<body>`; else the body). */
 export type SignatureResult =
-  { ok: true; scheme: 'github' | 'satchel' } | { ok: false; reason: string };
+  | { ok: true; scheme: 'github' | 'satchel'; signed: Uint8Array<ArrayBuffer> }
+  | { ok: false; reason: string };
 
 /** A Satchel signature header, parsed: `t` kept as sent (the signed text uses it verbatim). */
 export interface SatchelSignature {
@@ -111,11 +113,12 @@ export async function verifySignature(
         ok: false,
         reason: `the signature timestamp is more than ${SIGNATURE_TOLERANCE_S} seconds from the server clock`,
       };
-    const expected = await hmacSha256(secret, satchelSignedBytes(sig.t, body));
+    const signed = satchelSignedBytes(sig.t, body);
+    const expected = await hmacSha256(secret, signed);
     let match = false;
     for (const mac of sig.v1) match = timingSafeEqual(mac, expected) || match;
     return match
-      ? { ok: true, scheme: 'satchel' }
+      ? { ok: true, scheme: 'satchel', signed }
       : { ok: false, reason: 'the signature does not match' };
   }
   if (headers.github !== undefined) {
@@ -127,7 +130,7 @@ export async function verifySignature(
       };
     const expected = await hmacSha256(secret, body);
     return timingSafeEqual(mac, expected)
-      ? { ok: true, scheme: 'github' }
+      ? { ok: true, scheme: 'github', signed: body }
       : { ok: false, reason: 'the signature does not match' };
   }
   return { ok: false, reason: 'send X-Hub-Signature-256 or X-Satchel-Signature' };

@@ -271,6 +271,24 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
     expect((await session(all[0]!.id)).messages).toHaveLength(1);
   });
 
+  it('without a delivery id, the Satchel scheme hashes `<t>.<body>`: a request sent again is one message, the same body signed anew another (review)', async () => {
+    const { hook, background, list, session } = await setup();
+    const body = note(4);
+    const t = nowS();
+    const first = satchel(SECRETS.ci, body, undefined, t);
+    const res = await hook('ci', body, first);
+    expect(res.json.delivery).toBe(`sha256:${await sha256Hex(`${t}.${body}`)}`);
+    await hook('ci', body, first); // the sender's retry of the same request
+    await background.drain();
+    expect(await list()).toHaveLength(1);
+    // The same event a minute later, a new signing: acknowledged, so stored.
+    await hook('ci', body, satchel(SECRETS.ci, body, undefined, t + 60));
+    await background.drain();
+    const all = await list();
+    expect(all).toHaveLength(2);
+    for (const s of all) expect((await session(s.id)).messages).toHaveLength(1);
+  });
+
   it('without a delivery id, the body’s hash is the id: the same body twice is one message', async () => {
     const { hook, background, list, session } = await setup();
     const body = note(3);
