@@ -1,6 +1,6 @@
 import { getRequestListener, RequestError } from '@hono/node-server';
 import { createServer, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { typeFor } from './problem.js';
 import '../model/bytes-node.js';
 
@@ -25,18 +25,20 @@ export function createNodeServer(
  * A request Node's HTTP parser refuses (headers over its 16 KiB, a malformed header line) never reaches
  * the app either: answered here as problem+json, where Node's own answer is a bare status line.
  */
-function answerUnparsed(err: NodeJS.ErrnoException, socket: Duplex): void {
-  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+function answerUnparsed(err: NodeJS.ErrnoException, socket: Socket): void {
+  // As Node's own handler: only on a connection that has not been answered (in part) already.
+  if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
     socket.destroy();
     return;
   }
   const [status, title, detail] =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'Request Header Fields Too Large', 'the request line and headers are over 16 KiB']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'the request was not received in time']
-        : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? [413, 'Content Too Large', 'the chunk extensions are over 16 KiB']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout', 'the request was not received in time']
+          : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
   const body = JSON.stringify({ type: typeFor(status), title, status, detail });
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\n` +
