@@ -1,11 +1,10 @@
-import type { RequestContext } from '../model/context.js';
+import type { DeliveryProgress, RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
-import type { DeliveryProgress } from '../hooks/hooks.js';
 import { makeReceipt } from '../sessions/write-records.js';
 import {
   receiptOf,

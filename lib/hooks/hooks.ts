@@ -1,6 +1,6 @@
 import { sha256Hex, toHex } from '../model/digest.js';
 import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../model/errors.js';
-import type { RequestContext } from '../model/context.js';
+import type { DeliveryProgress, RequestContext } from '../model/context.js';
 import { describeError, type Logger } from '../model/log.js';
 import { wrapUntrusted } from '../search/tool.js';
 import { keys } from '../model/keys.js';
@@ -35,17 +35,6 @@ export type Deliver = (
   ctx: WriteContext,
   progress?: DeliveryProgress,
 ) => Promise<unknown>;
-
-/**
- * Where a delivery stands, for a deliver with work after the message (a continue's model turn): `stored`
- * when an earlier attempt stored the message (only the turn runs); else `onStored` is called once the
- * message is stored and before the turn, so that a redelivery after a failed turn, even past the
- * Idempotency-Key's 24 h, runs the turn without storing the message again.
- */
-export interface DeliveryProgress {
-  stored: boolean;
-  onStored(): Promise<void>;
-}
 
 /** The delivery without a model: append the message through the save pipeline (nothing when stored). */
 export function appendMessage(sessions: SessionStore): Deliver {
@@ -150,10 +139,17 @@ export class WebhookReceiver {
     };
   }
 
-  /** The session a delivery goes to, when that is known before the work runs (a fixed id, or `new`). */
+  /**
+   * The session a delivery goes to, when that is known before the work runs: a fixed id, or `new`'s. A
+   * redelivery of a `new` delivery goes where its first attempt went, which its marker names (made on
+   * another day, its id has that day's date).
+   */
   async plannedSession(d: VerifiedDelivery): Promise<string | undefined> {
-    if (d.hook.session === 'new') return hookSessionId(d.name, d.delivery);
-    return d.hook.session === 'latest' ? undefined : d.hook.session;
+    if (d.hook.session !== 'new') return d.hook.session === 'latest' ? undefined : d.hook.session;
+    const claim = await readMarker(this.options.sessions.objects, await markerKeyOf(d)).catch(
+      () => null,
+    );
+    return claim?.marker.session || hookSessionId(d.name, d.delivery, this.now());
   }
 
   /**
@@ -162,7 +158,7 @@ export class WebhookReceiver {
    * inside the session. Never throws: a failure is logged (a redelivery retries it) and gives null.
    */
   async process(d: VerifiedDelivery, ctx: RequestContext = {}): Promise<DeliveryOutcome | null> {
-    const markerKey = keys.hookDelivery(d.hook.namespace, d.name, await sha256Hex(d.delivery));
+    const markerKey = await markerKeyOf(d);
     try {
       const outcome = await this.store(d, markerKey, ctx);
       this.options.log.info('webhook delivered', {
@@ -191,7 +187,10 @@ export class WebhookReceiver {
     const ns = d.hook.namespace;
     let claim = await readMarker(sessions.objects, markerKey);
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
-    const fresh = await hookSessionId(d.name, d.delivery);
+    const fresh = await hookSessionId(d.name, d.delivery, this.now());
+    // The delivery's own session: today's id, or the one an earlier attempt made on another day (or,
+    // before 2026-12-04, named `hook-<name>-<hash>`); they end with the same hash.
+    const own = (id: string) => id.endsWith(fresh.slice(8));
     const base: WriteContext = {
       device: `webhook:${d.name}`,
       ...(ctx.schedule ? { schedule: ctx.schedule } : {}),
@@ -219,7 +218,7 @@ export class WebhookReceiver {
     };
     // A target `latest` chose is one that existed; when it answers 404 it was deleted since, and
     // re-creating it would bring a deleted session back. The delivery moves to its own session instead.
-    const ownOrFixed = (id: string) => id === fresh || id === d.hook.session;
+    const ownOrFixed = (id: string) => own(id) || id === d.hook.session;
     for (;;) {
       const id = claim.marker.session;
       const progress: DeliveryProgress = {
@@ -244,7 +243,7 @@ export class WebhookReceiver {
         await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
         return { session: id, duplicate: false };
       }
-      if (id === fresh) await this.createIfMissing(ns, id, summary.title, base);
+      if (own(id)) await this.createIfMissing(ns, id, summary.title, base);
       const stored = await this.deliverOnce(ns, id, message, ctxFor, summary.title, {
         mayCreate: ownOrFixed(id),
         progress,
@@ -340,9 +339,23 @@ async function wrapperNonce(d: VerifiedDelivery): Promise<string> {
   );
 }
 
-/** The id of the session a `new` hook creates for a delivery: the same id for every redelivery. */
-export async function hookSessionId(name: string, delivery: string): Promise<string> {
-  return `hook-${name}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
+/**
+ * The id of the session a `new` hook creates for a delivery, in the form of every new session's id
+ * (`YYYYMMDD-` and 32 hex): the date of `nowMs`, and hex from the hook and the delivery id, so that two
+ * attempts on one day agree (the claim settles one across midnight, and later attempts follow it).
+ */
+export async function hookSessionId(
+  name: string,
+  delivery: string,
+  nowMs: number,
+): Promise<string> {
+  const day = new Date(nowMs).toISOString().slice(0, 10).replaceAll('-', '');
+  return `${day}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
+}
+
+/** The key of a delivery's marker. */
+async function markerKeyOf(d: VerifiedDelivery): Promise<string> {
+  return keys.hookDelivery(d.hook.namespace, d.name, await sha256Hex(d.delivery));
 }
 
 /** Parses a marker body; anything unreadable counts as done, so that a delivery is never stored twice. */

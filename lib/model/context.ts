@@ -19,3 +19,15 @@ export interface RequestContext {
 export const unattended: Schedule = (work) => {
   work.catch(() => undefined);
 };
+
+/**
+ * Where a webhook delivery stands (lib/hooks/), for a deliver with work after the message (a continue's
+ * model turn, lib/continue/): `stored` when an earlier attempt stored the message (only the turn may be
+ * owed); else `onStored` is called once the message is stored and before the turn, so that a redelivery
+ * after a failed turn, even past the Idempotency-Key's 24 h, runs the turn without storing the message
+ * again.
+ */
+export interface DeliveryProgress {
+  stored: boolean;
+  onStored(): Promise<void>;
+}

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { hookSessionId } from '../../lib/hooks/hooks.js';
 import { keys } from '../../lib/model/keys.js';
@@ -40,6 +40,9 @@ function github(
     ...(delivery ? { 'x-github-delivery': delivery } : {}),
   };
 }
+
+/** The id of the session a `new` hook makes for a delivery today. */
+const ownId = (name: string, delivery: string) => hookSessionId(name, delivery, Date.now());
 
 /** Headers of the Satchel scheme, signed at `t`. */
 function satchel(
@@ -92,8 +95,11 @@ describe('POST /v1/hooks/{name}: verification', () => {
     const { hook, background, session, list, call } = await setup();
     const res = await hook('ci', failedRun, github(SECRETS.ci, failedRun, 'workflow_run', 'gh-1'));
     expect(res.status).toBe(202);
-    const id = await hookSessionId('ci', 'gh-1');
+    const id = await ownId('ci', 'gh-1');
     expect(res.json).toEqual({ accepted: true, delivery: 'gh-1', session: id });
+    // The form of every new session's id (the contract's): the UTC date and 32 hex.
+    expect(id).toMatch(/^\d{8}-[0-9a-f]{32}$/);
+    expect(id.slice(0, 8)).toBe(new Date().toISOString().slice(0, 10).replaceAll('-', ''));
     await background.drain();
     expect((await list()).map((s) => s.id)).toEqual([id]);
     const s = await session(id);
@@ -141,7 +147,7 @@ describe('POST /v1/hooks/{name}: verification', () => {
     await background.drain();
     const [only] = await list();
     expect(only).toMatchObject({
-      id: await hookSessionId('ci', 'sat-1'),
+      id: await ownId('ci', 'sat-1'),
       task: 'Webhook ci: note',
       turns: 1,
     });
@@ -271,6 +277,36 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
     expect((await session(all[0]!.id)).messages).toHaveLength(1);
   });
 
+  it("`new`: a redelivery on a later day goes to the first day's session, and its 202 names it", async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-02T23:59:58Z') });
+    try {
+      const { hook, background, list, session, objects } = await setup();
+      const body = note(5);
+      // The first attempt claims the delivery, then fails before its message is stored.
+      const markerKey = keys.hookDelivery('alice', 'ci', await sha256Hex('late-1'));
+      const first = await hookSessionId('ci', 'late-1', Date.now());
+      expect(first.slice(0, 8)).toBe('20261102');
+      await objects.put(markerKey, utf8(JSON.stringify({ session: first, state: 'claimed' })));
+      vi.setSystemTime(Date.parse('2026-11-03T00:10:00Z'));
+      const res = await hook('ci', body, github(SECRETS.ci, body, 'push', 'late-1'));
+      expect(res.json.session).toBe(first);
+      await background.drain();
+      expect((await list()).map((s) => s.id)).toEqual([first]);
+      expect((await session(first)).messages).toHaveLength(1);
+      // A claim an earlier Satchel made for `hook-<name>-<hash>`: still the delivery's own session.
+      const old = `hook-ci-${(await sha256Hex('ci\nlate-2')).slice(0, 32)}`;
+      const oldKey = keys.hookDelivery('alice', 'ci', await sha256Hex('late-2'));
+      await objects.put(oldKey, utf8(JSON.stringify({ session: old, state: 'claimed' })));
+      const again = await hook('ci', body, github(SECRETS.ci, body, 'push', 'late-2'));
+      expect(again.json.session).toBe(old);
+      await background.drain();
+      expect((await list()).map((s) => s.id).sort()).toEqual([first, old].sort());
+      expect((await session(old)).messages).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('without a delivery id, the Satchel scheme hashes `<t>.<body>`: a request sent again is one message, the same body signed anew another (review)', async () => {
     const { hook, background, list, session } = await setup();
     const body = note(4);
@@ -342,7 +378,7 @@ describe('POST /v1/hooks/{name}: exactly once', () => {
     await hook('alerts', body, satchel(SECRETS.alerts, body, 'gone-1'));
     await background.drain();
     expect((await call('GET', `/v1/sessions/${gone}`)).status).toBe(404);
-    const own = await hookSessionId('alerts', 'gone-1');
+    const own = await ownId('alerts', 'gone-1');
     expect((await list()).map((s) => s.id)).toEqual([own]);
     expect((await session(own)).messages).toHaveLength(1);
     expect(JSON.parse(text((await objects.get(markerKey))!.body))).toMatchObject({
@@ -394,7 +430,7 @@ describe('POST /v1/hooks/{name}: targets and namespaces', () => {
     await background.drain();
     const [created] = await list();
     expect(created).toMatchObject({
-      id: await hookSessionId('alerts', 'l-1'),
+      id: await ownId('alerts', 'l-1'),
       task: 'Webhook alerts: note',
     });
     const older = (
@@ -443,7 +479,7 @@ describe('POST /v1/hooks/{name}: targets and namespaces', () => {
     await hook('ci', body, satchel(SECRETS.ci, body, 'ns-2'));
     await background.drain();
     expect((await list()).map((s) => s.id).sort()).toEqual(
-      [await hookSessionId('ci', 'ns-2'), 'ops-log'].sort(),
+      [await ownId('ci', 'ns-2'), 'ops-log'].sort(),
     );
     const bobs = await list(TOKENS.bob);
     expect(bobs).toHaveLength(1);
