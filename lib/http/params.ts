@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { badRequest, preconditionRequired } from '../model/errors.js';
 import type { ExpectedRevision } from '../model/revision.js';
+import { instantOf } from '../model/session.js';
 import { parseIfMatch, type Env } from './context.js';
 
 /** Parsing of path, query and header parameters into what operations take; each failure names its parameter. */
@@ -25,10 +26,13 @@ export function parseLimit(value: string | undefined): number {
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** `updated_after`: an RFC 3339 time as epoch ms; a `+` offset that arrived as a space gets a hint. */
+/**
+ * `updated_after`: an RFC 3339 time as epoch ms (past the millisecond as a fraction, as the list's times);
+ * a `+` offset that arrived as a space gets a hint.
+ */
 export function parseUpdatedAfter(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (rfc3339.test(value) && isRealTime(value)) return Date.parse(value);
+  if (rfc3339.test(value) && isRealTime(value)) return instantOf(value);
   // An unencoded `+` in a query string decodes to a space: say how to send it.
   const hint = /^\S+ \d{2}:\d{2}$/.test(value)
     ? ' (encode the "+" of the offset as %2B, or use Z)'

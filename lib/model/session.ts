@@ -34,6 +34,16 @@ export const rfc3339 = z.iso.datetime({ offset: true }).transform((v, ctx) => {
   return utc.slice(0, 19) + fraction + 'Z';
 });
 
+/**
+ * The instant of an RFC 3339 time in epoch ms, the digits past the millisecond kept as a fraction (to the
+ * microsecond, which a double keeps apart at today's times), so that sessions odek wrote within one
+ * millisecond still order by time. NaN for what is not a time.
+ */
+export function instantOf(time: string): number {
+  const sub = /\.\d{3}(\d{1,3})/.exec(time)?.[1];
+  return Date.parse(time) + (sub ? Number(sub) / 10 ** sub.length : 0);
+}
+
 export const toolCallSchema = z.looseObject({
   id: z.string(),
   type: z.string().default('function'),

@@ -28,12 +28,13 @@ import { assertInlineMedia } from '../model/parts.js';
 import { mergeExternalRefs } from '../model/refs.js';
 import { revisionMatches, revisionMismatch, type ExpectedRevision } from '../model/revision.js';
 import type { AppendBody, CreateBody, ReplaceBody } from '../model/requests.js';
-import type {
-  Message,
-  SessionSummary,
-  StoredSession,
-  WriteReceipt,
-  WriteRecord,
+import {
+  instantOf,
+  type Message,
+  type SessionSummary,
+  type StoredSession,
+  type WriteReceipt,
+  type WriteRecord,
 } from '../model/session.js';
 import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
@@ -1097,7 +1098,7 @@ function entryOf(s: StoredSession, bytes: number): ManifestEntry {
     untrusted_ingested: s.untrusted_ingested,
     episode_untrusted: s.episode_untrusted,
     revision: s.revision,
-    at: Date.parse(updated_at) || 0,
+    at: instantOf(updated_at) || 0,
   };
 }
 

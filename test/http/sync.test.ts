@@ -107,6 +107,31 @@ describe('many devices: 304 and updated_after', () => {
       (await call('GET', `/v1/sessions?updated_after=${encodeURIComponent(offset)}`)).json.sessions,
     ).toEqual([]);
   });
+
+  it('times past the millisecond (odek writes them) order the list and latest, and count for updated_after (review)', async () => {
+    const { call } = await makeApp();
+    // Within one millisecond; the ids' order is the opposite of the times'.
+    for (const [id, updated_at] of [
+      ['a-newer', '2025-01-01T00:00:00.000900Z'],
+      ['m-middle', '2025-01-01T00:00:00.0005Z'],
+      ['z-older', '2025-01-01T00:00:00Z'],
+    ]) {
+      const body = { task: 't', id, created_at: '2025-01-01T00:00:00Z', updated_at };
+      expect((await call('POST', '/v1/sessions', { body })).json.updated_at).toBe(updated_at);
+    }
+    const ids = async (query = '') =>
+      (await call('GET', `/v1/sessions${query}`)).json.sessions.map((s: Summary) => s.id);
+    expect(await ids()).toEqual(['a-newer', 'm-middle', 'z-older']);
+    expect((await call('GET', '/v1/sessions/latest')).json.id).toBe('a-newer');
+    expect(await ids('?updated_after=2025-01-01T00:00:00.000Z')).toEqual(['a-newer', 'm-middle']);
+    expect(await ids('?updated_after=2025-01-01T00:00:00.0007Z')).toEqual(['a-newer']);
+    expect(await ids('?updated_after=2025-01-01T00:00:00.0009Z')).toEqual([]);
+    // One page at a time, the cursor keeps the place.
+    const first = (await call('GET', '/v1/sessions?limit=1')).json;
+    expect(first.sessions.map((s: Summary) => s.id)).toEqual(['a-newer']);
+    const next = `?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`;
+    expect(await ids(next)).toEqual(['m-middle', 'z-older']);
+  });
 });
 
 describe('many devices: the sync loop', () => {
