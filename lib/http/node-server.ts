@@ -26,8 +26,10 @@ export function createNodeServer(
  * the app either: answered here as problem+json, where Node's own answer is a bare status line.
  */
 function answerUnparsed(err: NodeJS.ErrnoException, socket: Socket): void {
-  // As Node's own handler: only on a connection that has not been answered (in part) already.
-  if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
+  // As Node's own handler: not while a response on this connection has sent its headers (an earlier,
+  // finished response on a kept-alive connection does not count).
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
@@ -40,9 +42,11 @@ function answerUnparsed(err: NodeJS.ErrnoException, socket: Socket): void {
           ? [408, 'Request Timeout', 'the request was not received in time']
           : [400, 'Bad Request', 'the request is not valid HTTP/1.1'];
   const body = JSON.stringify({ type: typeFor(status), title, status, detail });
+  // Then closed, as Node does (the server allows half-open sockets: `end` alone would keep it).
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 

@@ -178,7 +178,8 @@ export const parameters = {
     required: false,
     description:
       'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or ' +
-      '`X-GitHub-Delivery`, the body digest.',
+      '`X-GitHub-Delivery`, the SHA-256 of what the signature covers (`<t>.<raw body>` with ' +
+      '`X-Satchel-Signature`): a request sent again is a redelivery, one signed again is not.',
     schema: z.string(),
   },
   GitHubDelivery: {
