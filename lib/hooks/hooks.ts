@@ -140,16 +140,28 @@ export class WebhookReceiver {
   }
 
   /**
-   * The session a delivery goes to, when that is known before the work runs: a fixed id, or `new`'s. A
-   * redelivery of a `new` delivery goes where its first attempt went, which its marker names (made on
-   * another day, its id has that day's date).
+   * The session a delivery goes to, when that is known before the work runs: a fixed id, or `new`'s,
+   * which its claim decides (this call's create-only claim or the work's, whichever lands first; a
+   * redelivery's marker names where its first attempt went, maybe another day's id). Undefined for
+   * `latest`, and when storage does not answer.
    */
   async plannedSession(d: VerifiedDelivery): Promise<string | undefined> {
     if (d.hook.session !== 'new') return d.hook.session === 'latest' ? undefined : d.hook.session;
-    const claim = await readMarker(this.options.sessions.objects, await markerKeyOf(d)).catch(
-      () => null,
-    );
-    return claim?.marker.session || hookSessionId(d.name, d.delivery, this.now());
+    const objects = this.options.sessions.objects;
+    try {
+      const key = await markerKeyOf(d);
+      const claim =
+        (await readMarker(objects, key)) ??
+        (await claimMarker(
+          objects,
+          key,
+          await hookSessionId(d.name, d.delivery, this.now()),
+          this.now(),
+        ));
+      return claim.marker.session || undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
