@@ -45,6 +45,23 @@ export type OdekSession = z.output<typeof odekFileSchema>;
 // `metadata` is Satchel's (v1.1), which an export writes: an import carries it.
 const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel', 'metadata']);
 
+/** Optional message fields a writer may leave as null (a Go nil without `omitempty`, an SDK's dump). */
+const NULLABLE_MESSAGE_FIELDS = ['name', 'tool_call_id', 'tool_calls', 'reasoning_content'];
+
+/** The file with its messages' null optional fields read as absent (as `content: null` reads as ""). */
+function withoutNullFields(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(raw.messages)) return raw;
+  const messages = raw.messages.map((m: unknown) => {
+    if (!m || typeof m !== 'object' || Array.isArray(m)) return m;
+    const nulls = NULLABLE_MESSAGE_FIELDS.filter((k) => (m as Record<string, unknown>)[k] === null);
+    if (nulls.length === 0) return m;
+    const copy = { ...(m as Record<string, unknown>) };
+    for (const k of nulls) delete copy[k];
+    return copy;
+  });
+  return { ...raw, messages };
+}
+
 /** Parses one odek session file's text. */
 export function parseOdekFile(text: string): OdekFileResult {
   let raw: unknown;
@@ -55,7 +72,7 @@ export function parseOdekFile(text: string): OdekFileResult {
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     return { ok: false, reason: 'not an odek session: not a JSON object' };
-  const parsed = odekFileSchema.safeParse(raw);
+  const parsed = odekFileSchema.safeParse(withoutNullFields(raw as Record<string, unknown>));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length ? issue.path.join('.') : '(root)';
@@ -101,7 +118,13 @@ function timesOf(session: OdekSession): { created_at?: string; updated_at?: stri
 export function replaceBody(session: OdekSession): ReplaceInput {
   // A replace keeps the stored session's times (the route takes none).
   const { id: _id, created_at: _c, updated_at: _u, ...body } = createBody(session);
-  return { ...body, messages: session.messages };
+  // The file's model and provider even when empty: a PUT without them keeps the stored ones.
+  return {
+    ...body,
+    model: session.model ?? '',
+    provider: session.provider ?? '',
+    messages: session.messages,
+  };
 }
 
 /** An external ref as the create route takes it: its time kept when it is one the route accepts. */

@@ -23,6 +23,7 @@ const TOKENS = {
   f: 'tok_import_f_0123456789',
   g: 'tok_import_g_0123456789',
   h: 'tok_import_h_0123456789',
+  i: 'tok_import_i_0123456789',
 };
 let server: RunningServer;
 let work: string;
@@ -187,6 +188,42 @@ describe('import', () => {
     expect((await satchel(['import', dir], env('c'))).stdout).toMatch(
       /0 created, 1 unchanged, 0 replaced, 0 failed/,
     );
+  });
+
+  it("--overwrite makes the model and provider the file's, even empty; then it is unchanged (review)", async () => {
+    const c = client('i');
+    const file = { ...newFormat(), id: 'model-emptied' };
+    await c.create({ id: file.id, task: 'emptied', model: 'gpt-4o', provider: 'openai' });
+    const dir = odekFolder('model-emptied', [{ ...file, model: '', provider: '' }]);
+    const o = await satchel(['import', dir, '--overwrite'], env('i'));
+    expect(o.code).toBe(0);
+    expect(o.stdout).toMatch(/0 created, 0 unchanged, 1 replaced, 0 failed/);
+    const stored = (await c.get(file.id)).session;
+    expect({ model: stored.model, provider: stored.provider }).toEqual({ model: '', provider: '' });
+    const again = await satchel(['import', dir], env('i'));
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/0 created, 1 unchanged, 0 replaced, 0 failed/);
+  });
+
+  it('reads null optional message fields as absent (a Go writer without omitempty) (review)', async () => {
+    const file = newFormat();
+    const withNulls = {
+      ...file,
+      id: 'null-fields',
+      messages: file.messages.map((m) => ({
+        name: null,
+        tool_call_id: null,
+        tool_calls: null,
+        reasoning_content: null,
+        ...m,
+      })),
+    };
+    const dir = odekFolder('null-fields', [withNulls]);
+    const r = await satchel(['import', dir], env('i'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/1 created/);
+    const stored = (await client('i').get('null-fields')).session;
+    expect(stored.messages).toEqual(normalised(file.messages));
   });
 
   it('round trip: import → export → import keeps every message and field', async () => {
