@@ -103,15 +103,31 @@ export function createBody(session: OdekSession): CreateSessionInput {
   };
 }
 
-/** The file's own times, when they are RFC 3339 times the create route takes (older files may lack them). */
+/**
+ * The file's own times, when they are RFC 3339 times the create route takes (older files may lack them);
+ * RFC 3339 allows a lower-case `t` and `z`, read as upper-case.
+ */
 function timesOf(session: OdekSession): { created_at?: string; updated_at?: string } {
-  const time = createBodySchema.shape.created_at;
-  const created = time.safeParse(session.created_at);
-  const updated = time.safeParse(session.updated_at);
+  const created = fileTime(session.created_at);
+  const updated = fileTime(session.updated_at);
   return {
-    ...(created.success && created.data ? { created_at: created.data } : {}),
-    ...(updated.success && updated.data ? { updated_at: updated.data } : {}),
+    ...(created ? { created_at: created } : {}),
+    ...(updated ? { updated_at: updated } : {}),
   };
+}
+
+function fileTime(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const parsed = createBodySchema.shape.created_at.safeParse(value.toUpperCase());
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The times a file has that the import cannot keep (not RFC 3339 with an offset): the import's time is used. */
+export function unkeptTimes(session: OdekSession): string[] {
+  return (['created_at', 'updated_at'] as const).filter((k) => {
+    const v: unknown = session[k];
+    return typeof v === 'string' && v !== '' && fileTime(v) === undefined;
+  });
 }
 
 /** The replace body that overwrites a stored session with an odek session (`import --overwrite`). */

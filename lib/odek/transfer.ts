@@ -6,6 +6,7 @@ import {
   odekFileText,
   parseOdekFile,
   replaceBody,
+  unkeptTimes,
   type OdekSession,
 } from './format.js';
 import { firstDifference, sameJson } from './match.js';
@@ -44,11 +45,19 @@ export async function importOdekFile(
   const parsed = parseOdekFile(text);
   if (!parsed.ok) return { source, status: 'failed', reason: parsed.reason, notes: [] };
   const { session, unknownFields } = parsed;
-  const notes = unknownFields.length
-    ? [
-        `not imported: field${unknownFields.length > 1 ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`,
-      ]
-    : [];
+  const times = unkeptTimes(session);
+  const notes = [
+    ...(unknownFields.length
+      ? [
+          `not imported: field${unknownFields.length > 1 ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`,
+        ]
+      : []),
+    ...(times.length
+      ? [
+          `${times.join(' and ')} not kept (not an RFC 3339 time with an offset): the import's time instead`,
+        ]
+      : []),
+  ];
   const base = { source, id: session.id, notes };
   try {
     try {

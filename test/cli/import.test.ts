@@ -205,6 +205,31 @@ describe('import', () => {
     expect(again.stdout).toMatch(/0 created, 1 unchanged, 0 replaced, 0 failed/);
   });
 
+  it('keeps times written with a lower-case t and z, and says when a time cannot be kept (review)', async () => {
+    const lower = { ...newFormat(), id: 'lower-times' };
+    Object.assign(lower, {
+      created_at: '2025-01-10t08:00:00z',
+      updated_at: '2025-01-10t09:30:00.5z',
+    });
+    const naive = { ...newFormat(), id: 'naive-times' };
+    Object.assign(naive, { created_at: '2025-01-10T08:00:00', updated_at: '2025-01-10T09:30:00Z' });
+    const dir = odekFolder('times', [lower, naive]);
+    const r = await satchel(['import', dir, '--json'], env('i'));
+    expect(r.code).toBe(0);
+    const results = JSON.parse(r.stdout).results as { id: string; notes: string[] }[];
+    const c = client('i');
+    const kept = (await c.get('lower-times')).session;
+    expect([kept.created_at, kept.updated_at]).toEqual([
+      '2025-01-10T08:00:00Z',
+      '2025-01-10T09:30:00.5Z',
+    ]);
+    expect(results.find((x) => x.id === 'lower-times')!.notes).toEqual([]);
+    expect(results.find((x) => x.id === 'naive-times')!.notes).toEqual([
+      "created_at not kept (not an RFC 3339 time with an offset): the import's time instead",
+    ]);
+    expect((await c.get('naive-times')).session.updated_at).toBe('2025-01-10T09:30:00Z');
+  });
+
   it('reads null optional message fields as absent (a Go writer without omitempty) (review)', async () => {
     const file = newFormat();
     const withNulls = {
