@@ -1,5 +1,6 @@
 import { toStoredContent } from '../model/parts.js';
-import { PLACEHOLDER } from '../model/session.js';
+import { isMarker } from '../model/cap-marker.js';
+import { PLACEHOLDER, type Message } from '../model/session.js';
 import type { Session } from '../client/types.js';
 import type { ExternalRef } from '../model/session.js';
 import type { OdekSession } from './format.js';
@@ -17,12 +18,14 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
   if (!sameText(file.task, stored.task)) return 'task';
   if (!sameText(file.model, stored.model)) return 'model';
   if (!sameText(file.provider, stored.provider)) return 'provider';
-  if (file.messages.length !== stored.messages.length) {
+  // A session the size cap trimmed as it came in holds the file's head, the cap's marker, its newest.
+  const messages = cappedAs(file.messages, stored.messages) ?? file.messages;
+  if (messages.length !== stored.messages.length) {
     return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
   }
-  for (let i = 0; i < file.messages.length; i++) {
+  for (let i = 0; i < messages.length; i++) {
     // Both in the stored form: GET shows parts as `content`, a file (an export) keeps them beside it.
-    const [f, s] = [file.messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
+    const [f, s] = [messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
     const at = differsAt(f, s, `messages[${i}]`);
     if (at) return at;
   }
@@ -36,6 +39,21 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
     if (file[flag] && !stored[flag]) return flag;
   }
   return null;
+}
+
+/**
+ * The file's messages as the size cap would have kept them, when the stored ones hold its marker and are
+ * fewer: the messages before the marker, the marker, and as many of the file's newest as follow it (the
+ * comparison after this checks that they are the same); null otherwise.
+ */
+function cappedAs<M>(
+  file: M[],
+  stored: Session['messages'],
+): (M | Session['messages'][number])[] | null {
+  const at = stored.findIndex((m) => isMarker(m as Message));
+  const newest = stored.length - at - 1;
+  if (at < 0 || stored.length >= file.length || at + newest > file.length) return null;
+  return [...file.slice(0, at), stored[at]!, ...file.slice(file.length - newest)];
 }
 
 /** True when a stored string is the file's string, or it with secrets redacted. */

@@ -10,25 +10,9 @@ import type { Message } from '../model/session.js';
  * fit, the write is refused.
  */
 
-// Older markers said "earlier message groups"; a create can drop its newest message, so the words no
-// longer say which ones. Both forms are recognised.
-const MARKER = new RegExp(
-  String.raw`^\[satchel\] (\d+) (?:earlier )?message groups? (?:was|were) ` +
-    String.raw`removed to keep this session under its size limit\.$`,
-);
+import { isMarker, MARKER, markerText } from '../model/cap-marker.js';
 
-/** The marker text for `n` dropped groups. */
-export function markerText(n: number): string {
-  return (
-    `[satchel] ${n} message ${n === 1 ? 'group was' : 'groups were'} ` +
-    'removed to keep this session under its size limit.'
-  );
-}
-
-/** True for Satchel's drop marker (a system message whose whole content is the marker text). */
-export function isMarker(m: Message | undefined): boolean {
-  return m !== undefined && m.role === 'system' && MARKER.test(m.content);
-}
+export { isMarker, markerText };
 
 /** UTF-8 bytes of a value's JSON serialisation. */
 export function jsonBytes(value: unknown): number {
