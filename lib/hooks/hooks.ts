@@ -141,38 +141,32 @@ export class WebhookReceiver {
 
   /**
    * The session a delivery goes to, when that is known before the work runs: a fixed id, or `new`'s,
-   * which its claim decides (this call's create-only claim or the work's, whichever lands first; a
-   * redelivery's marker names where its first attempt went, maybe another day's id). Undefined for
-   * `latest`, and when storage does not answer.
+   * which its claim decides (`claimed`: the session `process` claimed, or found in the delivery's marker,
+   * maybe another day's id; undefined when the work failed before that). Undefined for `latest`.
    */
-  async plannedSession(d: VerifiedDelivery): Promise<string | undefined> {
+  async plannedSession(
+    d: VerifiedDelivery,
+    claimed: Promise<string | undefined>,
+  ): Promise<string | undefined> {
     if (d.hook.session !== 'new') return d.hook.session === 'latest' ? undefined : d.hook.session;
-    const objects = this.options.sessions.objects;
-    try {
-      const key = await markerKeyOf(d);
-      const claim =
-        (await readMarker(objects, key)) ??
-        (await claimMarker(
-          objects,
-          key,
-          await hookSessionId(d.name, d.delivery, this.now()),
-          this.now(),
-        ));
-      return claim.marker.session || undefined;
-    } catch {
-      return undefined;
-    }
+    return claimed;
   }
 
   /**
    * Stores one delivery, exactly once: a done marker makes a redelivery a no-op; a claimed one sends a
    * retry to the session first chosen; the append's idempotency key makes a retry after a crash a no-op
    * inside the session. Never throws: a failure is logged (a redelivery retries it) and gives null.
+   * `onClaim` hears the session the delivery's marker names once it is read or claimed (undefined when
+   * the work fails before), so that the 202 can name it.
    */
-  async process(d: VerifiedDelivery, ctx: RequestContext = {}): Promise<DeliveryOutcome | null> {
+  async process(
+    d: VerifiedDelivery,
+    ctx: RequestContext = {},
+    onClaim: (session: string | undefined) => void = () => undefined,
+  ): Promise<DeliveryOutcome | null> {
     const markerKey = await markerKeyOf(d);
     try {
-      const outcome = await this.store(d, markerKey, ctx);
+      const outcome = await this.store(d, markerKey, ctx, onClaim);
       this.options.log.info('webhook delivered', {
         hook: d.name,
         session: outcome.session,
@@ -187,6 +181,8 @@ export class WebhookReceiver {
         error: describeError(err),
       });
       return null;
+    } finally {
+      onClaim(undefined); // no-op once the claim was heard
     }
   }
 
@@ -194,10 +190,12 @@ export class WebhookReceiver {
     d: VerifiedDelivery,
     markerKey: string,
     ctx: RequestContext,
+    onClaim: (session: string | undefined) => void,
   ): Promise<DeliveryOutcome> {
     const { sessions } = this.options;
     const ns = d.hook.namespace;
     let claim = await readMarker(sessions.objects, markerKey);
+    if (claim) onClaim(claim.marker.session || undefined);
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     const fresh = await hookSessionId(d.name, d.delivery, this.now());
     // The delivery's own session: today's id, or the one an earlier attempt made on another day (or,
@@ -214,6 +212,7 @@ export class WebhookReceiver {
         await this.chooseSession(d.hook, fresh, ctx),
         this.now(),
       );
+      onClaim(claim.marker.session || undefined);
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
     const { value, raw } = parsePayload(d.body, d.contentType);
@@ -414,9 +413,14 @@ async function claimMarker(
     return { marker: { session, state: 'claimed' }, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
-    const winner = await readMarker(objects, key);
-    if (!winner) throw unavailable('the delivery marker changed while claiming it; try again');
-    return winner;
+    // The other claim may not have landed yet (S3 answers 409 to a conditional PUT that races one in
+    // flight): read it again a few times, in about half a second at most.
+    for (const wait of [0, 25, 100, 400]) {
+      if (wait) await new Promise((resolve) => setTimeout(resolve, wait));
+      const winner = await readMarker(objects, key);
+      if (winner) return winner;
+    }
+    throw unavailable('the delivery marker changed while claiming it; try again');
   }
 }
 

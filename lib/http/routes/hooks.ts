@@ -50,8 +50,10 @@ export const receiveWebhook = route(
     );
     // Verified: answer now, store after the response (waitUntil on Workers, drained on Lambda).
     const schedule = scheduler(c);
-    schedule(webhooks.process(delivery, { schedule }));
-    const session = await webhooks.plannedSession(delivery);
+    let claimed!: (session: string | undefined) => void;
+    const claim = new Promise<string | undefined>((resolve) => (claimed = resolve));
+    schedule(webhooks.process(delivery, { schedule }, claimed));
+    const session = await webhooks.plannedSession(delivery, claim);
     return c.json(
       { accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) },
       202,
