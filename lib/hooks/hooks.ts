@@ -215,12 +215,7 @@ export class WebhookReceiver {
       onClaim(claim.marker.session || undefined);
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
-    const { value, raw } = parsePayload(d.body, d.contentType);
-    const summary = summarize({ hook: d.name, event: d.event, value, raw }, this.options.redact);
-    const message: Message = {
-      role: 'user',
-      content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),
-    };
+    const { summary, message } = await this.messageOf(d);
     const ctxFor: WriteContext = {
       ...base,
       idempotencyKey: `webhook:${d.name}:${d.delivery}`,
@@ -266,6 +261,17 @@ export class WebhookReceiver {
       claim = await claimMarker(sessions.objects, markerKey, fresh, this.now(), claim.etag);
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
+  }
+
+  /** The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt). */
+  private async messageOf(d: VerifiedDelivery) {
+    const { value, raw } = parsePayload(d.body, d.contentType);
+    const summary = summarize({ hook: d.name, event: d.event, value, raw }, this.options.redact);
+    const message: Message = {
+      role: 'user',
+      content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),
+    };
+    return { summary, message };
   }
 
   /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */

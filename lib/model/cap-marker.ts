@@ -24,3 +24,23 @@ export function markerText(n: number): string {
 export function isMarker(m: Message | undefined): boolean {
   return m !== undefined && m.role === 'system' && MARKER.test(m.content);
 }
+
+/** How many groups a marker says were removed (0 for any other message). */
+export function markerCount(m: Message | undefined): number {
+  const found = m && m.role === 'system' ? MARKER.exec(m.content) : null;
+  return found ? Number(found[1]) : 0;
+}
+
+/**
+ * How many groups the cap counts in a run of messages: an assistant message with tool calls and the tool
+ * results after it is one, any other message is one.
+ */
+export function groupCount(messages: readonly Message[]): number {
+  let n = 0;
+  for (let i = 0; i < messages.length; i++) {
+    n++;
+    if (messages[i]!.role === 'assistant' && messages[i]!.tool_calls?.length)
+      while (messages[i + 1]?.role === 'tool') i++;
+  }
+  return n;
+}

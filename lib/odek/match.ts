@@ -1,5 +1,5 @@
 import { toStoredContent } from '../model/parts.js';
-import { isMarker } from '../model/cap-marker.js';
+import { groupCount, isMarker, markerCount } from '../model/cap-marker.js';
 import { PLACEHOLDER, type Message } from '../model/session.js';
 import type { Session } from '../client/types.js';
 import type { ExternalRef } from '../model/session.js';
@@ -19,7 +19,7 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
   if (!sameText(file.model, stored.model)) return 'model';
   if (!sameText(file.provider, stored.provider)) return 'provider';
   // A session the size cap trimmed as it came in holds the file's head, the cap's marker, its newest.
-  const messages = cappedAs(file.messages, stored.messages) ?? file.messages;
+  const messages = cappedAs(file.messages, stored.messages as Message[]) ?? file.messages;
   if (messages.length !== stored.messages.length) {
     return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
   }
@@ -42,18 +42,22 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
 }
 
 /**
- * The file's messages as the size cap would have kept them, when the stored ones hold its marker and are
- * fewer: the messages before the marker, the marker, and as many of the file's newest as follow it (the
- * comparison after this checks that they are the same); null otherwise.
+ * The file's messages as the size cap would have kept them, when the stored ones hold its marker: the
+ * messages before the marker, the marker, and as many of the file's newest as follow it, when the run of
+ * the file's messages that the marker stands for is as many whole groups as it counts (plus those of a
+ * marker the file already had). The comparison after this checks that the kept messages are the same.
+ * Null otherwise.
  */
-function cappedAs<M>(
-  file: M[],
-  stored: Session['messages'],
-): (M | Session['messages'][number])[] | null {
-  const at = stored.findIndex((m) => isMarker(m as Message));
+function cappedAs(file: Message[], stored: Message[]): Message[] | null {
+  const at = stored.findIndex((m) => isMarker(m));
+  if (at < 0) return null;
   const newest = stored.length - at - 1;
-  if (at < 0 || stored.length >= file.length || at + newest > file.length) return null;
-  return [...file.slice(0, at), stored[at]!, ...file.slice(file.length - newest)];
+  const gapStart = at + (isMarker(file[at]) ? 1 : 0);
+  const gapEnd = file.length - newest;
+  if (gapEnd < gapStart || file[gapEnd]?.role === 'tool') return null; // the cap removes whole groups
+  const removed = groupCount(file.slice(gapStart, gapEnd)) + markerCount(file[at]);
+  if (removed !== markerCount(stored[at])) return null;
+  return [...file.slice(0, at), stored[at]!, ...file.slice(gapEnd)];
 }
 
 /** True when a stored string is the file's string, or it with secrets redacted. */
@@ -120,29 +124,21 @@ function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
   for (const r of file)
     if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by))
       wanted.push(r);
-  const same = (ref: ExternalRef, s: ExternalRef) =>
-    sameText(ref.kind, s.kind) &&
-    sameText(ref.created_by, s.created_by) &&
-    sameText(ref.uri, s.uri) &&
-    ref.read_only === s.read_only;
-  const matched = new Set<ExternalRef>();
-  const left: ExternalRef[] = [];
+  if (wanted.length !== stored.length)
+    return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
+  const unmatched = stored.slice();
   for (const ref of wanted) {
-    const s = stored.find(
+    const i = unmatched.findIndex(
       (s) =>
-        !matched.has(s) &&
-        same(ref, s) &&
+        sameText(ref.kind, s.kind) &&
+        sameText(ref.created_by, s.created_by) &&
+        sameText(ref.uri, s.uri) &&
+        ref.read_only === s.read_only &&
         (!isTime(ref.created_at) || Date.parse(ref.created_at) === Date.parse(s.created_at)),
     );
-    if (s) matched.add(s);
-    else left.push(ref);
+    if (i < 0) return `external_refs: ${ref.kind} ${ref.uri}`;
+    unmatched.splice(i, 1);
   }
-  // Refs that redaction made one (their uris differed only in a secret): the store kept the first.
-  for (const ref of left)
-    if (!stored.some((s) => matched.has(s) && s.uri.includes(PLACEHOLDER) && same(ref, s)))
-      return `external_refs: ${ref.kind} ${ref.uri}`;
-  if (matched.size !== stored.length)
-    return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
   return null;
 }
 
