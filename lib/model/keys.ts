@@ -15,7 +15,9 @@ export const keys = {
   /** Pages carry a random part: two compactors racing for one seq must never overwrite each other's pages. */
   page: (ns: string, seq: number, i: number) =>
     `ns/${ns}/m/g/${pad(seq, 12)}-${randomHex(6)}-${i}.json`,
-  log: (ns: string, at: number, writeId: string) => `ns/${ns}/m/l/${pad(at, 13)}-${writeId}.json`,
+  // The entry's time may carry microseconds (`instantOf`): the name holds whole milliseconds.
+  log: (ns: string, at: number, writeId: string) =>
+    `ns/${ns}/m/l/${pad(Math.floor(at), 13)}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
   /** Keyed write records stored out of the session object (`<key hash>.json`, create-only). */

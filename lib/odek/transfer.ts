@@ -53,9 +53,7 @@ export async function importOdekFile(
         ]
       : []),
     ...(times.length
-      ? [
-          `${times.join(' and ')} not kept (not an RFC 3339 time with an offset): the import's time instead`,
-        ]
+      ? [`${times.join(' and ')} not kept (not an RFC 3339 time with an offset)`]
       : []),
   ];
   const base = { source, id: session.id, notes };

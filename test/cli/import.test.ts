@@ -225,7 +225,7 @@ describe('import', () => {
     ]);
     expect(results.find((x) => x.id === 'lower-times')!.notes).toEqual([]);
     expect(results.find((x) => x.id === 'naive-times')!.notes).toEqual([
-      "created_at not kept (not an RFC 3339 time with an offset): the import's time instead",
+      'created_at not kept (not an RFC 3339 time with an offset)',
     ]);
     expect((await c.get('naive-times')).session.updated_at).toBe('2025-01-10T09:30:00Z');
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CountingStore } from '../../lib/storage/counting.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { tempLocalStore } from '../support/temp-store.js';
 import { makeApp, TOKENS } from './helpers.js';
 
@@ -109,7 +110,7 @@ describe('many devices: 304 and updated_after', () => {
   });
 
   it('times past the millisecond (odek writes them) order the list and latest, and count for updated_after (review)', async () => {
-    const { call } = await makeApp();
+    const { call, objects, background } = await makeApp();
     // Within one millisecond; the ids' order is the opposite of the times'.
     for (const [id, updated_at] of [
       ['a-newer', '2025-01-01T00:00:00.000900Z'],
@@ -131,6 +132,11 @@ describe('many devices: 304 and updated_after', () => {
     expect(first.sessions.map((s: Summary) => s.id)).toEqual(['a-newer']);
     const next = `?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`;
     expect(await ids(next)).toEqual(['m-middle', 'z-older']);
+    // The manifest's log records are named by whole milliseconds (their write id follows).
+    await background.drain();
+    const logs = await listAll(objects, 'ns/alice/m/l/');
+    expect(logs.length).toBeGreaterThanOrEqual(3);
+    for (const key of logs) expect(key).toMatch(/\/m\/l\/\d{13}-[^./]+\.json$/);
   });
 });
 
