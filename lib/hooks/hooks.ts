@@ -3,6 +3,7 @@ import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '.
 import type { DeliveryProgress, RequestContext } from '../model/context.js';
 import { describeError, type Logger } from '../model/log.js';
 import { wrapUntrusted } from '../search/tool.js';
+import { idDay } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { Message } from '../model/session.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
@@ -366,8 +367,7 @@ export async function hookSessionId(
   delivery: string,
   nowMs: number,
 ): Promise<string> {
-  const day = new Date(nowMs).toISOString().slice(0, 10).replaceAll('-', '');
-  return `${day}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
+  return `${idDay(new Date(nowMs))}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
 }
 
 /** The key of a delivery's marker. */

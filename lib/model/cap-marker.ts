@@ -7,7 +7,7 @@ import type { Message } from './session.js';
 
 // Older markers said "earlier message groups"; a create can drop its newest message, so the words no
 // longer say which ones. Both forms are recognised.
-export const MARKER = new RegExp(
+const MARKER = new RegExp(
   String.raw`^\[satchel\] (\d+) (?:earlier )?message groups? (?:was|were) ` +
     String.raw`removed to keep this session under its size limit\.$`,
 );
@@ -32,15 +32,20 @@ export function markerCount(m: Message | undefined): number {
 }
 
 /**
- * How many groups the cap counts in a run of messages: an assistant message with tool calls and the tool
- * results after it is one, any other message is one.
+ * Where the group that starts at `i` ends (exclusive): an assistant message with tool calls takes the tool
+ * results after it; any other message is a group of its own. The cap removes whole groups.
  */
+export function groupEnd(messages: readonly Message[], i: number): number {
+  let end = i + 1;
+  const m = messages[i]!;
+  if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0)
+    while (end < messages.length && messages[end]!.role === 'tool') end++;
+  return end;
+}
+
+/** How many groups the cap counts in a run of messages. */
 export function groupCount(messages: readonly Message[]): number {
   let n = 0;
-  for (let i = 0; i < messages.length; i++) {
-    n++;
-    if (messages[i]!.role === 'assistant' && messages[i]!.tool_calls?.length)
-      while (messages[i + 1]?.role === 'tool') i++;
-  }
+  for (let i = 0; i < messages.length; i = groupEnd(messages, i)) n++;
   return n;
 }

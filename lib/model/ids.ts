@@ -7,7 +7,12 @@ const namespaceName = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
 /** A new session id: `YYYYMMDD-` (UTC date) and 32 lowercase hex from 16 random bytes. */
 export function newSessionId(now: Date = new Date()): string {
-  return `${now.toISOString().slice(0, 10).replaceAll('-', '')}-${randomHex(16)}`;
+  return `${idDay(now)}-${randomHex(16)}`;
+}
+
+/** The `YYYYMMDD` (UTC) that starts a new session's id. */
+export function idDay(now: Date): string {
+  return now.toISOString().slice(0, 10).replaceAll('-', '');
 }
 
 /** True for an id a client may name: 1-128 of [A-Za-z0-9._-], not starting with `.`, not reserved. */

@@ -122,7 +122,7 @@ function fileTime(value: unknown): string | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The times a file has that the import cannot keep (not RFC 3339 with an offset): the import's time is used. */
+/** The times a file has that the import cannot keep (not RFC 3339 with an offset); the server sets them. */
 export function unkeptTimes(session: OdekSession): string[] {
   return (['created_at', 'updated_at'] as const).filter((k) => {
     const v: unknown = session[k];

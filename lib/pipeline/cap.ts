@@ -1,3 +1,4 @@
+import { groupEnd, isMarker, markerCount, markerText } from '../model/cap-marker.js';
 import type { Message } from '../model/session.js';
 
 /**
@@ -9,8 +10,6 @@ import type { Message } from '../model/session.js';
  * too large, the first user message goes too (the system prompt and `task` stay); when even they do not
  * fit, the write is refused.
  */
-
-import { isMarker, MARKER, markerText } from '../model/cap-marker.js';
 
 export { isMarker, markerText };
 
@@ -60,7 +59,7 @@ export function capMessages(messages: Message[], fixedBytes: number, maxBytes: n
 
   const headEnd = headLength(messages);
   const hasMarker = isMarker(messages[headEnd]);
-  const previouslyDropped = hasMarker ? Number(MARKER.exec(messages[headEnd]!.content)![1]) : 0;
+  const previouslyDropped = markerCount(messages[headEnd]);
   const bodyStart = headEnd + (hasMarker ? 1 : 0);
   const groups = groupsOf(messages, bodyStart);
   const head = messages.slice(0, headEnd);
@@ -134,11 +133,7 @@ export function groupsOf(messages: Message[], from: number): Group[] {
   const groups: Group[] = [];
   let i = from;
   while (i < messages.length) {
-    let end = i + 1;
-    const m = messages[i]!;
-    if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
-      while (end < messages.length && messages[end]!.role === 'tool') end++;
-    }
+    const end = groupEnd(messages, i);
     const start = i;
     const length = end - i;
     groups.push({
