@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono/tiny';
 import { cors } from 'hono/cors';
-import { methodNotAllowed, notFound } from '../model/errors.js';
+import { forbidden, methodNotAllowed, notFound } from '../model/errors.js';
 import { buildServices, type ServiceOptions, type Services } from '../server/services.js';
 import { uiRoutes } from '../ui/index.js';
 import { accessLog } from './access-log.js';
@@ -35,6 +35,7 @@ export function createApp(options: AppOptions) {
     c.set('services', services);
     return next();
   });
+  if (config.tokens === null && options.allowOpen) app.use('*', loopbackOnly);
   // Every /v1 request needs a token unless its route's spec says otherwise (health; signed webhooks), so an
   // unknown path or a wrong method on an open route answers 401, not a hint of what exists.
   app.use('/v1/*', async (c, next) => (isOpen(c.req.method, c.req.path) ? next() : auth(c, next)));
@@ -46,6 +47,23 @@ export function createApp(options: AppOptions) {
   );
   for (const r of routes) register(app, r);
   return { app, ...services };
+}
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * Open mode answers only requests addressed to a loopback name. Listening on 127.0.0.1 is not enough: a
+ * page of another site whose name resolves to 127.0.0.1 (DNS rebinding) would be same-origin with the
+ * token-less API, and a tunnel would publish it.
+ */
+async function loopbackOnly(c: Context<Env>, next: () => Promise<void>) {
+  const host = new URL(c.req.url).hostname.toLowerCase();
+  if (!LOOPBACK_NAMES.has(host))
+    throw forbidden(
+      'without SATCHEL_TOKENS the server answers only requests to 127.0.0.1, localhost or [::1]; ' +
+        'set SATCHEL_TOKENS to serve it under another name',
+    );
+  await next();
 }
 
 /** Registers one route from its spec: scope by `spec.scope`, the body by `spec.body` (auth: the /v1 middleware). */

@@ -366,6 +366,13 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
       throw new ConfigError(
         `SATCHEL_TOKENS entry ${i + 1}: the device label is over 128 characters`,
       );
+    // Auth takes the first entry whose digest matches: a token listed twice would give every caller that
+    // holds it the first entry's namespace and scope, whatever the later entry says.
+    const twin = out.findIndex((e) => e.digest.every((b, j) => b === digest[j]));
+    if (twin >= 0)
+      throw new ConfigError(
+        `SATCHEL_TOKENS entries ${twin + 1} and ${i + 1} have the same token; give each caller its own`,
+      );
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
   }
   return out;

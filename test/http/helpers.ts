@@ -61,7 +61,7 @@ export async function makeApp(
       headers['content-type'] ??= 'application/json';
     }
     const res = await built.app.fetch(
-      new Request(`http://satchel.test${path}`, {
+      new Request(`http://localhost${path}`, {
         method,
         headers,
         ...(body !== undefined ? { body } : {}),

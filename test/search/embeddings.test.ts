@@ -56,7 +56,7 @@ async function setup(
   const built = createApp({ config, objects, allowOpen: true, log, embedder });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await built.app.fetch(
-      new Request(`http://satchel.test${path}`, {
+      new Request(`http://localhost${path}`, {
         method,
         headers: { 'content-type': 'application/json' },
         ...(body ? { body: JSON.stringify(body) } : {}),

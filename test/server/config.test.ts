@@ -34,6 +34,20 @@ describe('configuration errors name what is wrong', () => {
       { SATCHEL_TOKENS: `alice/laptop=tok_a_0123456789,bob/${'d'.repeat(129)}=tok_b_0123456789` },
       /SATCHEL_TOKENS entry 2: the device label is over 128 characters/,
     ],
+    // Auth takes the first entry that matches: bob's token would open alice's namespace (review).
+    [
+      { SATCHEL_TOKENS: 'alice/laptop=tok_shared_123,bob/ci=tok_shared_123' },
+      /SATCHEL_TOKENS entries 1 and 2 have the same token/,
+    ],
+    [
+      {
+        // A read-only entry, and the same token's digest (sha256 of tok_shared_123) for another caller.
+        SATCHEL_TOKENS:
+          'a=tok_shared_123:ro,b=tok_other_456,' +
+          'c=sha256:28a4562619c27aac83e2d5c5097fa66bfd5d2c63d517e9ba30a7407a127792ea',
+      },
+      /SATCHEL_TOKENS entries 1 and 3 have the same token/,
+    ],
   ] as [Env, RegExp][])('%j', async (env, message) => {
     expect(await refusal(env)).toMatch(message);
   });
