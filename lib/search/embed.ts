@@ -10,7 +10,8 @@ export interface Embedder {
   space(): string | null;
   /** False while the service is cooling down after a failure: search goes lexical, saves go on. */
   available(): boolean;
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /** `urgent` (a search's query): ahead of the saves' texts waiting for a request. */
+  embed(texts: string[], urgent?: boolean): Promise<Float32Array[]>;
   /** Whether its similarity scores are meaningful on their own (a real model), not just for ranking. */
   readonly calibrated: boolean;
   state(): {
@@ -88,7 +89,7 @@ export class HttpEmbedder implements Embedder {
     };
   }
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  async embed(texts: string[], urgent = false): Promise<Float32Array[]> {
     if (!this.available())
       throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     return Promise.all(
@@ -102,7 +103,11 @@ export class HttpEmbedder implements Embedder {
           return hit;
         }
         return new Promise<Float32Array>((resolve, reject) => {
-          this.queue.push({ text, digest, resolve, reject });
+          // A query waits for the request in flight at most, never for a backlog of saves (each of which
+          // may take the whole timeout).
+          const entry = { text, digest, resolve, reject };
+          if (urgent) this.queue.unshift(entry);
+          else this.queue.push(entry);
           if (!this.flushing) {
             this.flushing = true;
             setTimeout(() => void this.flush(), 0);
@@ -164,6 +169,8 @@ export class HttpEmbedder implements Embedder {
     const out = new Array<Float32Array>(input.length);
     data.forEach((d, i) => {
       const at = typeof d.index === 'number' ? d.index : i;
+      if (!Number.isInteger(at) || at < 0 || at >= input.length || out[at])
+        throw new EmbeddingsUnavailableError('embeddings answer has a wrong or repeated index');
       if (
         !Array.isArray(d.embedding) ||
         d.embedding.length === 0 ||

@@ -1,4 +1,5 @@
 import { sha256Hex } from '../model/digest.js';
+import { SatchelError } from '../model/errors.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys, keys } from '../model/keys.js';
@@ -13,7 +14,7 @@ import type {
   WriteContext,
 } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
-import { utf8, text } from '../storage/port.js';
+import { StorageUnavailableError, utf8, text } from '../storage/port.js';
 import {
   docKeyOf,
   embeddingTextOf,
@@ -369,11 +370,11 @@ export class SearchEngine implements SessionListener {
       return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
     const byId = entriesById(live);
-    const lexical = rankLexical(lex, wanted, CANDIDATES);
     const need = wanted.length === 1 ? 1 : 2;
+    const lexical = rankLexical(lex, wanted, CANDIDATES, need);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [
-      { ids: lexical.slice(0, CANDIDATES).map((h) => h.id), weight: 1 },
+      { ids: lexical.map((h) => h.id), weight: 1 },
     ];
 
     const vectorHits = await this.rankVectors(ns, live, query, schedule);
@@ -398,9 +399,7 @@ export class SearchEngine implements SessionListener {
       i += batch.length;
       const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
         const e = byId.get(h.id)!;
-        const session = await this.sessions
-          .getAt(ns, e.id, e.revision, docKeyOf(e).c)
-          .catch(() => null);
+        const session = await readForSearch(this.sessions, ns, e);
         if (!session) return null; // deleted since the manifest was read
         return {
           id: e.id,
@@ -427,7 +426,7 @@ export class SearchEngine implements SessionListener {
       if (!vectors) return [];
       const [res, [q]] = await Promise.all([
         vectors.resolve(ns, live, false, schedule),
-        this.embedder.embed([query]),
+        this.embedder.embed([query], true),
       ]);
       return rankVectors(res, q!, CANDIDATES);
     } catch (err) {
@@ -575,23 +574,46 @@ function vectorKind(
   };
 }
 
+/**
+ * A listed session's object for a result: null when it is gone (deleted since the manifest was read) or
+ * unreadable (a corrupt object is left out of results). Storage that does not answer is not "no result":
+ * it fails the search (503), so an agent is not told that nothing matches.
+ */
+function readForSearch(
+  sessions: SessionStore,
+  ns: string,
+  e: ManifestEntry,
+): Promise<StoredSession | null> {
+  return sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c).catch((err: unknown) => {
+    if (err instanceof StorageUnavailableError) throw err;
+    if (err instanceof SatchelError && err.kind === 'unavailable') throw err;
+    return null;
+  });
+}
+
 // ---- ranking (pure) ----
 
-/** BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. */
+/**
+ * BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. The
+ * best `limit`, and with `need` also the best `limit` of those that hold at least `need` of them (the
+ * sessions that qualify), best first: those must not be cut by sessions that rank higher on one token.
+ */
 export function rankLexical(
   res: Resolved<LexDoc, LexSegment>,
   query: string[],
   limit = Infinity,
+  need = 0,
   k1 = 1.2,
   b = 0.75,
-): { id: string; score: number; matched: number }[] {
+): LexHit[] {
   const n = res.live.size;
   if (n === 0) return [];
   const { masks, fresh, avg } = liveView(res);
   // Scores accumulate in typed arrays per segment (no object per posting: a common term can have one
   // posting per session).
   const scores = res.segments.map((s) => new Float64Array(s.docs.length));
-  const matched = res.segments.map((s) => new Uint8Array(s.docs.length));
+  // Distinct query tokens a document holds: a query may have thousands (4,096 characters).
+  const matched = res.segments.map((s) => new Uint16Array(s.docs.length));
   const freshScores = new Map<string, { score: number; matched: number }>();
   for (const term of new Set(query)) {
     const lists = res.segments.map((seg) => seg.postingsOf(term));
@@ -628,20 +650,32 @@ export function rankLexical(
       freshScores.set(f.id, had);
     }
   }
-  const top = new TopK<{ id: string; score: number; matched: number }>(
-    limit,
-    (x, y) => x.score - y.score || (x.id < y.id ? 1 : -1),
-  );
+  const order = (x: LexHit, y: LexHit) => x.score - y.score || (x.id < y.id ? 1 : -1);
+  const top = new TopK<LexHit>(limit, order);
+  const strong = new TopK<LexHit>(need > 1 ? limit : 0, order);
+  const offer = (hit: LexHit) => {
+    if (top.wants(hit.score)) top.push(hit);
+    if (hit.matched >= need && strong.wants(hit.score)) strong.push(hit);
+  };
   scores.forEach((sc, si) => {
     const docs = res.segments[si]!.docs;
     const mt = matched[si]!;
     for (let di = 0; di < sc.length; di++) {
-      if (mt[di]! > 0 && top.wants(sc[di]!))
-        top.push({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
+      if (mt[di]! > 0 && (top.wants(sc[di]!) || (mt[di]! >= need && strong.wants(sc[di]!))))
+        offer({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
     }
   });
-  for (const [id, s] of freshScores) top.push({ id, ...s });
-  return top.sorted();
+  for (const [id, s] of freshScores) offer({ id, ...s });
+  const best = top.sorted();
+  const ids = new Set(best.map((h) => h.id));
+  const more = strong.sorted().filter((h) => !ids.has(h.id));
+  return more.length ? [...best, ...more].sort((x, y) => order(y, x)) : best;
+}
+
+interface LexHit {
+  id: string;
+  score: number;
+  matched: number;
 }
 
 /** The best `k` items by `compare` (ascending = worse first), with a min-heap; `wants` is a cheap pre-check. */
@@ -653,7 +687,7 @@ class TopK<T extends { score: number }> {
   ) {}
 
   wants(score: number): boolean {
-    return this.heap.length < this.k || score >= this.heap[0]!.score;
+    return this.heap.length < this.k || (this.k > 0 && score >= this.heap[0]!.score);
   }
 
   push(item: T): void {
@@ -773,7 +807,7 @@ export async function deepSearch(
   let strong = 0;
   for (let i = 0; i < live.length && strong < limit; i += concurrency) {
     const loaded = await mapLimit(live.slice(i, i + concurrency), concurrency, (e) =>
-      sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c).catch(() => null),
+      readForSearch(sessions, ns, e),
     );
     for (const session of loaded) {
       if (!session) continue;

@@ -583,24 +583,35 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       if (kept.length > 0) refs.push(await this.writeSegment(ns, seq, kept, ref.major));
     }
     const garbage = [...records];
+    // The root that stands after the purge: a new one without the documents, or the current one when
+    // none of its segments holds them.
+    let standing = state.seq;
     if (changed) {
       const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
       if (!(await this.roots(ns).tryWrite(root))) return false;
-      // No older root is kept, and no segment the new root does not reference (of a seq we know about).
-      const referenced = new Set(refs.map((r) => r.base));
-      garbage.push(...roots.filter((r) => r.seq < seq).map((r) => r.key));
-      for (const k of segmentKeys) {
-        if (seqOfName(k) > seq) continue;
-        const base = this.kind.segmentExts.reduce(
-          (b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b),
-          k,
-        );
-        if (!referenced.has(base)) garbage.push(k);
-      }
+      standing = seq;
       await this.load(ns, this.states.get(ns) ?? null);
     }
+    // No older root is kept, and no segment the standing root does not reference (of a seq we know
+    // about), even when nothing was rewritten: an older root kept for its readers may still name a
+    // segment that holds a deleted document (a compaction left the session out while its record waited).
+    garbage.push(...roots.filter((r) => r.seq < standing).map((r) => r.key));
+    garbage.push(...this.unreferenced(segmentKeys, refs, standing));
     if (garbage.length > 0) await this.store.delete(garbage);
     return true;
+  }
+
+  /** Segment objects of a seq up to `seq` that `refs` (the standing root's segments) do not name. */
+  private unreferenced(segmentKeys: string[], refs: RootSegment[], seq: number): string[] {
+    const referenced = new Set(refs.map((r) => r.base));
+    return segmentKeys.filter((k) => {
+      if (seqOfName(k) > seq) return false;
+      const base = this.kind.segmentExts.reduce(
+        (b, ext) => (b.endsWith(ext) ? b.slice(0, -ext.length) : b),
+        k,
+      );
+      return !referenced.has(base);
+    });
   }
 
   /** An unreadable index cannot be rewritten piece by piece: rebuild it from the live sessions. */

@@ -128,6 +128,29 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
     expect(embedder.space()).toBe('http/m/64'); // dims learned from the first answer
   });
 
+  it("a search's query goes ahead of the saves waiting for a request: it waits for the one in flight at most", async () => {
+    const server = await startEmbeddingsServer(64);
+    servers.push(server);
+    server.delayMs = 30;
+    const embedder = new HttpEmbedder({ url: server.url, model: 'm', dims: 64, batchSize: 4 });
+    // A burst of saves: 40 texts, 10 requests one after another.
+    const saves = embedder.embed(Array.from({ length: 40 }, (_, i) => `session text ${i}`));
+    await new Promise((r) => setTimeout(r, 5)); // the first request is in flight
+    const [query] = await embedder.embed(['the query'], true);
+    expect(query).toHaveLength(64);
+    await saves;
+    expect(server.requests).toHaveLength(11);
+    expect(server.requests.findIndex((r) => r.input.includes('the query'))).toBe(1);
+  });
+
+  it('an answer whose vectors repeat an index is refused, not taken with a vector missing', async () => {
+    const server = await startEmbeddingsServer(64);
+    servers.push(server);
+    server.mode = 'repeat-index';
+    const embedder = new HttpEmbedder({ url: server.url, model: 'm', dims: 64 });
+    await expect(embedder.embed(['one text', 'another text'])).rejects.toThrow(/repeated index/);
+  });
+
   it('outage: after a failed call no call for 30 s; saves succeed and searches answer lexically; then calls resume', async () => {
     const clock = { t: Date.now() };
     const { server, built, call, lines } = await setup({ clock });

@@ -377,3 +377,92 @@ describe('search index in the bucket', () => {
     expect(await d.search('ns', key)).toEqual([]);
   });
 });
+
+describe('search rules at the edges (review)', () => {
+  it('a session holding both query tokens is found when 100+ sessions rank higher on one of them', async () => {
+    const objects = localStore();
+    const d = device(objects, {}, null);
+    const filler = 'lorem ipsum dolor '.repeat(700);
+    const { session: target } = await d.sessions.create(
+      'ns',
+      {
+        task: 'cluster',
+        messages: [{ role: 'user', content: `deploy it to kubernetes. ${filler}` }],
+      },
+      d.ctx,
+    );
+    for (let i = 0; i < 102; i++) {
+      const content = i % 2 ? 'kubernetes kubernetes kubernetes' : 'deploy deploy deploy';
+      await d.sessions.create(
+        'ns',
+        { task: `note ${i}`, messages: [{ role: 'user', content }] },
+        d.ctx,
+      );
+    }
+    await d.drain();
+    // The contract's rule (two tokens: a session holds both) is applied before the 100 candidates are cut.
+    expect(ids(await d.search('ns', 'kubernetes deploy', 5))).toEqual([target.id]);
+    await d.engine.lexical.compact('ns', true);
+    expect(ids(await device(objects, {}, null).search('ns', 'kubernetes deploy', 5))).toEqual([
+      target.id,
+    ]);
+  });
+
+  it('a query of 256 distinct tokens finds the session holding them all, from a segment too', async () => {
+    const objects = localStore();
+    const d = device(objects, {}, null);
+    const words = Array.from({ length: 256 }, (_, i) => `w${String(i).padStart(3, '0')}`);
+    const { session } = await d.sessions.create(
+      'ns',
+      { task: 'log triage', messages: [{ role: 'user', content: words.join(' ') }] },
+      d.ctx,
+    );
+    await d.sessions.create(
+      'ns',
+      { task: 'other', messages: [{ role: 'user', content: 'nothing relevant' }] },
+      d.ctx,
+    );
+    await d.drain();
+    const query = words.join(' ');
+    expect(query.length).toBeLessThan(4096);
+    expect(ids(await d.search('ns', query))).toEqual([session.id]);
+    await d.engine.lexical.compact('ns');
+    // Counted per segment document: 256 used to wrap to 0 there.
+    expect(ids(await device(objects, {}, null).search('ns', query))).toEqual([session.id]);
+  });
+
+  it('a delete leaves no segment with the text, also after a compaction that left the session out', async () => {
+    const objects = localStore();
+    // A long linger stands for the session's newest record still in flight (another device's).
+    const d = device(objects, { recordLingerMs: 3000 }, null);
+    const { session } = await d.sessions.create(
+      'ns',
+      { task: 'first', messages: [{ role: 'user', content: 'zq7marker payroll numbers' }] },
+      d.ctx,
+    );
+    await d.sessions.create(
+      'ns',
+      { task: 'other', messages: [{ role: 'user', content: 'unrelated words here' }] },
+      d.ctx,
+    );
+    await d.engine.flushRecords();
+    await d.drain();
+    await d.engine.lexical.compact('ns'); // a root whose segment holds both documents
+    const more = { messages: [{ role: 'user' as const, content: 'more text' }] };
+    await d.sessions.append('ns', session.id, more, undefined, d.ctx);
+    await new Promise((r) => setTimeout(r, 400)); // the log record lands; the index record lingers
+    // This compaction leaves the lagging version out; the root before it, kept for readers, names the
+    // segment with the first version's text.
+    await d.engine.lexical.compact('ns');
+    await d.sessions.delete('ns', session.id, d.ctx);
+    await d.engine.flushRecords();
+    await d.sessions.settled();
+    await d.drain();
+    const left: string[] = [];
+    for (const k of await listAll(objects, 'ns/ns/')) {
+      const body = Buffer.from((await objects.get(k))!.body).toString('latin1');
+      if (body.includes('zq7marker')) left.push(k);
+    }
+    expect(left).toEqual([]);
+  });
+});

@@ -10,8 +10,11 @@ import { localVector } from '../../lib/search/embed.js';
 export interface EmbeddingsServer {
   url: string;
   requests: { model: string; input: string[]; authorization: string | undefined }[];
-  mode: 'ok' | 'fail' | 'hang';
+  /** `repeat-index`: answers vectors that all claim index 0. */
+  mode: 'ok' | 'fail' | 'hang' | 'repeat-index';
   dims: number;
+  /** Milliseconds before each answer (a slow but healthy service). */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -22,6 +25,7 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
     requests: [],
     mode: 'ok',
     dims,
+    delayMs: 0,
     close: async () => {
       for (const release of hanging) release();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -54,7 +58,9 @@ export async function startEmbeddingsServer(dims = 64): Promise<EmbeddingsServer
       res.destroy();
       return;
     }
-    const data = input.map((text, index) => {
+    if (state.delayMs) await new Promise((r) => setTimeout(r, state.delayMs));
+    const data = input.map((text, i) => {
+      const index = state.mode === 'repeat-index' ? 0 : i;
       const base = localVector(text);
       const embedding = Array.from(
         { length: state.dims },
