@@ -139,6 +139,7 @@ interface SessionState {
 
 /** Runs the view the server rendered (the body's data-view); the served script calls this last. */
 export function sessionBrowser(): void {
+  wireSignIn();
   $('signout').addEventListener('click', () => {
     storeToken(null);
     location.assign('/ui');
@@ -382,8 +383,9 @@ export function signedIn(open: boolean): void {
   show($('signout'), !open);
 }
 
-/** Hides the content and asks for a token, with the reason when there is one. */
+/** Hides the content and asks for a token, with the reason when there is one; forgets the stored token. */
 export function needSignIn(message?: string): void {
+  storeToken(null);
   show($('content'), false);
   show($('signin'), true);
   show($('signout'), false);
@@ -392,44 +394,53 @@ export function needSignIn(message?: string): void {
   $<HTMLInputElement>('token').focus();
 }
 
-/** Resolves once the page may call the API: with the stored token, in open mode, or after sign-in. */
+/**
+ * Resolves once the page may call the API: with the stored token, in open mode, or after sign-in. The
+ * form checks a pasted token with this same call (`first`, kept in its data-check), later sign-ins too.
+ */
 export async function authenticate(first: string): Promise<Answer> {
-  if (storedToken()) {
-    const a = await api('GET', first);
-    if (a.status !== 401) {
-      signedIn(false);
-      return a;
-    }
-    storeToken(null);
-    needSignIn('The stored token was not accepted. Paste a valid one.');
-  } else {
-    const a = await api('GET', first, { auth: null });
-    if (a.status !== 401) {
-      signedIn(true);
-      return a;
-    }
-    needSignIn();
+  const form = $<HTMLFormElement>('signin-form');
+  form.dataset.check = first;
+  const stored = storedToken();
+  const a = await api('GET', first, stored ? {} : { auth: null });
+  if (a.status !== 401) {
+    signedIn(!stored);
+    return a;
   }
-  return signInForm(first);
+  needSignIn(stored ? 'The stored token was not accepted. Paste a valid one.' : undefined);
+  return new Promise((resolve) => {
+    form.addEventListener('signedin', (ev) => resolve((ev as CustomEvent<Answer>).detail), {
+      once: true,
+    });
+  });
 }
 
-/** The sign-in form: resolves with the first answer once a pasted token is accepted. */
-export function signInForm(first: string): Promise<Answer> {
-  return new Promise((resolve) => {
-    const form = $<HTMLFormElement>('signin-form');
-    form.addEventListener('submit', async function onSubmit(ev) {
-      ev.preventDefault();
-      const input = $<HTMLInputElement>('token');
-      const candidate = input.value.trim();
-      if (!candidate) return say($('signin-error'), 'Paste a token first.', true);
-      const a = await api('GET', first, { auth: candidate });
-      if (a.status === 401) return say($('signin-error'), 'That token was not accepted.', true);
-      storeToken(candidate);
-      input.value = '';
-      form.removeEventListener('submit', onSubmit);
-      signedIn(false);
-      resolve(a);
-    });
+/**
+ * The sign-in form's one submit handler, armed for the page's life, so every sign-in (after a 401 too)
+ * goes through it and the form never submits itself (that would put the token in a URL or a body). A
+ * token is kept only once the server answered the view's first call with it (not 401, not unsent); then
+ * the form fires "signedin" with that answer.
+ */
+export function wireSignIn(): void {
+  const form = $<HTMLFormElement>('signin-form');
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const input = $<HTMLInputElement>('token');
+    const candidate = input.value.trim();
+    const no = (text: string) => say($('signin-error'), text, true);
+    if (!candidate) return no('Paste a token first.');
+    const a = await api('GET', form.dataset.check ?? '/v1/sessions', { auth: candidate });
+    if (a.status === 401) return no(`That token was not accepted. ${problemText(a)}`);
+    if (a.status === 0)
+      return no(
+        /[^\x20-\x7e]/.test(candidate)
+          ? 'The token holds a character that cannot be sent (such as ’): paste it as plain text.'
+          : 'The server could not be reached. Try again.',
+      );
+    storeToken(candidate);
+    input.value = '';
+    signedIn(false);
+    form.dispatchEvent(new CustomEvent('signedin', { detail: a }));
   });
 }
 
@@ -556,16 +567,18 @@ export function body(text: string, label: string): Node {
   return isLong(text) ? folded(label, text) : richText(text);
 }
 
-/** A message's text parts joined, and the kinds of its other parts (images, audio: not shown). */
+/** A message's text-bearing parts joined, and the kinds of its other parts (images, audio: not shown). */
 export function contentText(content: unknown): { text: string; extra: string[] } {
   if (typeof content === 'string') return { text: content, extra: [] };
   if (Array.isArray(content)) {
     const texts: string[] = [];
     const extra: string[] = [];
     for (const p of content) {
-      if (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text')
-        texts.push(String((p as { text?: unknown }).text ?? ''));
-      else extra.push(String((p as { type?: unknown })?.type ?? 'unknown'));
+      // The server's rule (textOfParts in lib/model/parts.ts): a part's text, a refusal's refusal.
+      const part = (p ?? {}) as { type?: unknown; text?: unknown; refusal?: unknown };
+      const value = part.type === 'refusal' ? part.refusal : part.text;
+      if (typeof value === 'string') texts.push(value);
+      else extra.push(String(part.type ?? 'unknown'));
     }
     return { text: texts.join('\n'), extra };
   }
@@ -606,6 +619,7 @@ export async function listView(): Promise<void> {
   $('prev').addEventListener('click', () => void loadPage(st, Math.max(0, st.pageIndex - 1)));
   $('next').addEventListener('click', () => void loadPage(st, st.pageIndex + 1));
   $('pending').addEventListener('click', () => void loadPage(st, 0));
+  $('signin-form').addEventListener('signedin', () => void loadPage(st, 0)); // after a 401
   renderList(st, answer);
   wireSearch(st);
   setInterval(() => void pollChanges(st), pollMs);
@@ -800,8 +814,15 @@ export async function pollChanges(st: ListState): Promise<void> {
     const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse();
     if (changed.length === 0) return;
     noteNewest(st, changed);
-    if (st.pageIndex === 0 && !st.searching) showChanges(st, changed);
-    else {
+    // Rows pushed off page 1 must start page 2, so "Older" needs the cursor after the new last row: a
+    // cursor is opaque, so ask for page 1 again (with any newer change in it, page 2 repeats a row).
+    const onTop = () => st.pageIndex === 0 && !st.searching;
+    const first = onTop() ? await api('GET', `/v1/sessions?limit=${st.pageSize}`) : a;
+    if (first.status === 200 && onTop()) {
+      st.cursors = [null, first.json?.next_cursor ?? null];
+      $<HTMLButtonElement>('next').disabled = !st.cursors[1];
+      showChanges(st, changed);
+    } else {
       st.pending += changed.length;
       const b = $('pending');
       b.textContent = `${plural(st.pending, 'session')} changed: show the newest`;
@@ -849,6 +870,10 @@ export async function sessionView(): Promise<void> {
   wireDelete(st);
   wireDownload(st);
   $('reload').addEventListener('click', () => void loadSession(st));
+  $('signin-form').addEventListener('signedin', (ev) => {
+    // Signed in again after a 401: the answer to GET of this session, with the new token.
+    void loadSession(st, (ev as CustomEvent<Answer>).detail).then(probeWrites);
+  });
   await loadSession(st, answer);
   if (st.session) await probeWrites();
   setInterval(refreshTimes, 30_000);

@@ -69,7 +69,7 @@ function Layout(
           Paste an API token (one of <code>SATCHEL_TOKENS</code>). It stays in this tab's
           session storage and is sent only as a bearer header to this server.
         </p>
-        <form id="signin-form">
+        <form id="signin-form" method="post">
           <label for="token">Access token</label>
           <input
             id="token"

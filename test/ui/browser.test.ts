@@ -32,6 +32,8 @@ const T = {
   keys: 'tok_ui_keys_0123456789',
   acts: 'tok_ui_acts_0123456789',
   flags: 'tok_ui_flags_0123456789',
+  parts: 'tok_ui_parts_0123456789',
+  liveP: 'tok_ui_live_pager_0123456789',
 };
 
 let browser: Browser;
@@ -44,7 +46,10 @@ beforeAll(async () => {
   chat = await startChatServer();
   server = await startSatchelServer({
     env: {
-      SATCHEL_TOKENS: `alice/laptop=${T.alice},alice/ci=${T.aliceRo}:ro,pager=${T.pager},live=${T.live},xss=${T.xss},search=${T.search},keys=${T.keys},acts=${T.acts},flags=${T.flags}`,
+      SATCHEL_TOKENS:
+        `alice/laptop=${T.alice},alice/ci=${T.aliceRo}:ro,pager=${T.pager},live=${T.live},` +
+        `xss=${T.xss},search=${T.search},keys=${T.keys},acts=${T.acts},flags=${T.flags},` +
+        `parts=${T.parts},livep=${T.liveP}`,
       SATCHEL_MODEL_URL: chat.url,
       SATCHEL_MODEL: 'chat-test',
     },
@@ -294,6 +299,40 @@ describe('session browser: search and live updates', () => {
     ).toBe(true);
     await page.close();
   });
+
+  it('after a live update pushes a row off page 1, Older still shows every session', async () => {
+    const api = apiClient(server.url, T.liveP);
+    const ids: string[] = [];
+    for (const task of ['s1 oldest', 's2', 's3', 's4 newest']) {
+      ids.push((await api('POST', '/v1/sessions', { task })).json.id);
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    const { page } = await openPage(browser);
+    await page.goto(`${server.url}/ui?limit=2&poll=250`);
+    await signIn(page, T.liveP);
+    const rowIds = () =>
+      page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.getAttribute('data-id')!));
+    await page.waitForSelector('#rows tr', { visible: true });
+    expect(await rowIds()).toEqual([ids[3], ids[2]]);
+    const fresh = (await api('POST', '/v1/sessions', { task: 's5 live' })).json.id as string;
+    await page.waitForSelector(`#rows tr[data-id="${fresh}"]`, { visible: true, timeout: 5_000 });
+    expect(await rowIds()).toEqual([fresh, ids[3]]); // s3 was pushed off page 1
+    const seen = new Set(await rowIds());
+    for (let n = 2; !(await page.$eval('#next', (b) => (b as HTMLButtonElement).disabled)); n++) {
+      await page.click('#next');
+      await page.waitForFunction(
+        (label) => document.querySelector('#page-label')?.textContent === label,
+        {},
+        `Page ${n}`,
+      );
+      for (const id of await rowIds()) seen.add(id);
+    }
+    expect(
+      [...ids, fresh].filter((id) => !seen.has(id)),
+      'never shown',
+    ).toEqual([]);
+    await page.close();
+  });
 });
 
 describe('session browser: the transcript', () => {
@@ -414,6 +453,36 @@ describe('session browser: the transcript', () => {
       els.map((el) => el.textContent),
     );
     expect(cap).toEqual(['2 message groups removed by the size cap.']);
+    await page.close();
+  });
+
+  it('shows the text of Responses-format parts (input_text, output_text, refusal)', async () => {
+    const api = apiClient(server.url, T.parts);
+    const created = await api('POST', '/v1/sessions', {
+      task: 'agents sdk session',
+      messages: [
+        { role: 'user', content: [{ type: 'input_text', text: 'Where is the deploy log kept?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'output_text', text: 'It is in /var/log/deploy.log on the runner.' },
+            { type: 'input_image', image_url: 'https://example.com/a.png' },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot share the key.' }] },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const { page } = await openPage(browser);
+    await page.goto(`${server.url}/ui/sessions/${created.json.id}`);
+    await signIn(page, T.parts);
+    await page.waitForSelector('#messages li', { visible: true });
+    const text = await visibleText(page, '#messages');
+    expect(text).toContain('Where is the deploy log kept?');
+    expect(text).toContain('It is in /var/log/deploy.log on the runner.');
+    expect(text).toContain('I cannot share the key.');
+    expect(text).toContain('[input_image part, not shown]');
+    expect(text).not.toMatch(/(input_text|output_text|refusal) part, not shown/);
     await page.close();
   });
 
