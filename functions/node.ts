@@ -66,15 +66,30 @@ server.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EADDRNOTAVAIL') refuse(`HOST ${hostname} is not an address of this machine`);
   refuse(`cannot listen on ${hostname}:${config.port}: ${err.code ?? err.message}`);
 });
+/** How long a stop waits, from the signal, for open requests and the work after answered writes. */
+const GRACE_MS = 10_000;
+let stopping = false;
 /**
- * Stops taking requests, lets the work that follows answered writes finish (log, audit and index
- * records; at most 10 s), removes this process's idle pending markers, then exits.
+ * Stops taking requests and, alongside the requests still open, lets the work that follows answered
+ * writes finish (log, audit and index records), removes this process's idle pending markers, then exits:
+ * at most 10 s after the signal. An open request that outlasts it (a continue waiting on its model, up to
+ * SATCHEL_MODEL_TIMEOUT_MS) has its connection closed: an orchestrator's grace period (Docker 10 s,
+ * Kubernetes 30 s) must not end in SIGKILL, before the drain ran.
  */
-const stop = () =>
-  server.close(() => {
-    const finish = background.drain().then(() => sessions.retireMarkers());
-    const limit = new Promise((r) => setTimeout(r, 10_000).unref());
-    void Promise.race([finish, limit]).finally(() => process.exit(0));
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  const limit = new Promise((r) => setTimeout(r, GRACE_MS).unref());
+  const closed = new Promise((r) => server.close(r));
+  server.closeIdleConnections(); // kept-alive connections with no request would hold close() open
+  // The work of requests that end meanwhile is drained once they have all ended.
+  const finish = Promise.all([closed, background.drain()])
+    .then(() => background.drain())
+    .then(() => sessions.retireMarkers());
+  void Promise.race([finish, limit]).finally(() => {
+    server.closeAllConnections();
+    process.exit(0);
   });
+};
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -25,9 +25,11 @@ export function workerHandler(s3?: {
   let built: Promise<ReturnType<typeof createApp>['app']> | undefined;
 
   async function build(env: WorkerEnv) {
-    const vars = Object.fromEntries(
-      Object.entries(env).filter(([, v]) => typeof v === 'string'),
-    ) as VarEnv;
+    const vars: VarEnv = {};
+    for (const [name, v] of Object.entries(env)) {
+      const text = varText(v);
+      if (text !== undefined) vars[name] = text;
+    }
     const config = await configFrom(vars, 'r2', s3?.config);
     let objects: ObjectStore;
     if (config.storage.kind === 's3') objects = await s3!.open(config.storage.s3);
@@ -54,6 +56,21 @@ export function workerHandler(s3?: {
       return app.fetch(request, env, ctx);
     },
   };
+}
+
+/**
+ * A var's text. Wrangler passes a var written without quotes as a number or boolean, and a TOML or JSON
+ * table or array as an object (a JSON binding): their text is what the config reads. Bindings (R2
+ * buckets, KV, services) are objects of their own classes, not plain ones: they have no text.
+ */
+function varText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v !== 'object' || v === null) return undefined;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return Array.isArray(v) || proto === Object.prototype || proto === null
+    ? JSON.stringify(v)
+    : undefined;
 }
 
 /** A 500 problem naming the configuration error: the Worker cannot serve until its vars are fixed. */

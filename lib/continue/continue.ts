@@ -169,17 +169,24 @@ export class Continuer {
     return this.turn(ns, id, message, stored, ctx, use).catch((err: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
       // cap cannot hold (413) says so too; it is the save pipeline's detail, which says nothing was written.
+      const revision = stored.receipt.revision;
       if (SatchelError.is(err, 'too_large'))
         err.message = err.message.replace(
           'nothing was written',
-          `your message was stored (revision ${stored.receipt.revision}) and no reply was stored`,
+          `your message was stored (revision ${revision}) and no reply was stored`,
         );
-      if (!StorageUnavailableError.is(err)) throw err;
+      // Storage unreachable, or the write loop's own 503s (the contention deadline, a write that may have
+      // been stored): their "try again" would store the message twice without the key.
+      const busy = SatchelError.is(err, 'unavailable');
+      if (!busy && !StorageUnavailableError.is(err)) throw err;
+      const why = busy
+        ? err.message.replace(/; (try again|read the session before sending it again)$/, '')
+        : 'storage is unreachable';
       throw unavailable(
-        `storage is unreachable; your message was stored (revision ${stored.receipt.revision}), and whether a ` +
-          'model turn was stored for it is unknown. Retry with the same Idempotency-Key: a stored turn is ' +
-          'answered, not run again (without one, a retry stores the message again).',
-        1,
+        `${why}; your message was stored (revision ${revision}), and whether a model turn was stored ` +
+          'for it is unknown. Retry with the same Idempotency-Key: a stored turn is answered, not run ' +
+          'again (without one, a retry stores the message again).',
+        (busy && err.extra.retryAfter) || 1,
       );
     });
   }

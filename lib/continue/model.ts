@@ -3,7 +3,10 @@ import type { Message } from '../model/session.js';
 
 /** An OpenAI-compatible chat endpoint for continue. The key is sent to `url` only and never logged. */
 export interface ModelConfig {
-  /** `SATCHEL_MODEL_URL` without a trailing slash; a turn posts to `{url}/chat/completions`. */
+  /**
+   * `SATCHEL_MODEL_URL` without a trailing slash; a turn posts to `{url}/chat/completions`, followed by the
+   * URL's query when it has one.
+   */
   url: string;
   /** `SATCHEL_MODEL`: the model for sessions that name none. */
   model: string;
@@ -85,12 +88,14 @@ export class ModelError extends Error {
   }
 }
 
-/** A chat function for the endpoint at `url` (no trailing slash), with an optional bearer key. */
+/** A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key. */
 export function chatClient(
   endpoint: { url: string; key?: string },
   fetchFn: typeof fetch = fetch,
 ): ChatFn {
-  const target = `${endpoint.url}/chat/completions`;
+  // `{url}/chat/completions`, with the URL's query (Azure OpenAI's `?api-version=`) after that path.
+  const target = new URL(endpoint.url);
+  target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`;
   return async (request, signal) => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -100,7 +105,7 @@ export function chatClient(
     let text: string;
     let status: number;
     try {
-      const res = await fetchFn(target, {
+      const res = await fetchFn(target.href, {
         method: 'POST',
         headers,
         body: JSON.stringify(request),

@@ -53,6 +53,12 @@ export interface SatchelConfig {
   maxBodyBytes: number;
   /** Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings). */
   redactValues: string[];
+  /**
+   * The secrets of the configuration itself (model and embeddings keys, hook secrets, plain tokens, the AWS
+   * secret key and session token), of at least `MIN_CONFIG_SECRET` characters: redacted wherever they
+   * appear, like `redactValues`, without being part of the rules' fingerprint (services.ts).
+   */
+  secrets?: string[];
   /** The embeddings service (`SATCHEL_EMBEDDINGS_*`); absent: the built-in local embedder. */
   embeddings?: EmbeddingsConfig;
   /** Signed webhooks by name (`SATCHEL_HOOKS`); empty when unset. */
@@ -101,6 +107,7 @@ export async function configFrom(
     storage = { kind, s3: s3(env) };
   } else
     throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
+  const hooks = parseHooks(env.SATCHEL_HOOKS);
   return {
     storage,
     tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
@@ -123,7 +130,8 @@ export async function configFrom(
     ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL
       ? { embeddings: parseEmbeddings(env) }
       : {}),
-    hooks: parseHooks(env.SATCHEL_HOOKS),
+    hooks,
+    secrets: configSecrets(env, hooks),
     ...(env.SATCHEL_MODEL_URL || env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
     ...(env.SATCHEL_LOG?.trim() ? { log: parseLog(env.SATCHEL_LOG) } : {}),
     corsOrigins: parseOrigins(env.SATCHEL_CORS_ORIGINS),
@@ -214,7 +222,7 @@ export function createServerLogger(
 ): Logger {
   const { redactText } = defaultPipeline({
     maxSessionBytes: config.maxSessionBytes,
-    knownValues: config.redactValues,
+    knownValues: [...config.redactValues, ...(config.secrets ?? [])],
   });
   return createLogger({
     format: config.log ?? (options.isTTY ? 'pretty' : 'json'),
@@ -283,10 +291,10 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
       'SATCHEL_EMBEDDINGS_URL and SATCHEL_EMBEDDINGS_MODEL must be set together',
     );
   }
-  if (!/^https?:\/\//.test(env.SATCHEL_EMBEDDINGS_URL))
-    throw new ConfigError('SATCHEL_EMBEDDINGS_URL must be an http(s) URL');
+  // The client posts to `{url}/embeddings` (lib/search/embed.ts): a query would end up before that path.
+  const url = serviceUrl(env.SATCHEL_EMBEDDINGS_URL, 'SATCHEL_EMBEDDINGS_URL', false);
   return {
-    url: env.SATCHEL_EMBEDDINGS_URL,
+    url: url.href.replace(/\/+$/, ''),
     model: env.SATCHEL_EMBEDDINGS_MODEL,
     ...(env.SATCHEL_EMBEDDINGS_KEY ? { key: env.SATCHEL_EMBEDDINGS_KEY } : {}),
     ...(env.SATCHEL_EMBEDDINGS_DIMS
@@ -295,22 +303,43 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
   };
 }
 
+/**
+ * The http(s) URL of a service the server calls. Credentials in it (`https://user:key@host`) are refused:
+ * fetch will not send a request to such a URL, so every call would fail; the key has its own variable.
+ * A fragment is never sent; a query only where the client keeps it (`query`).
+ */
+function serviceUrl(value: string, name: string, query: boolean): URL {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // refused below
+  }
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.username ||
+    url.password ||
+    value.includes('#') ||
+    (!query && value.includes('?'))
+  )
+    throw new ConfigError(
+      `${name} must be an http(s) URL without user:password@ (the key goes in ` +
+        `${name.replace(/_URL$/, '_KEY')}), #fragment${query ? '' : ' or ?query'}`,
+    );
+  return url;
+}
+
 /** The continue model, from `SATCHEL_MODEL_*`: URL and model go together. */
 function parseModel(env: Env): ModelConfig {
   if (!env.SATCHEL_MODEL_URL)
     throw new ConfigError('SATCHEL_MODEL is set but SATCHEL_MODEL_URL is not; set both or neither');
   if (!env.SATCHEL_MODEL)
     throw new ConfigError('SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not; set both or neither');
-  let url: URL;
-  try {
-    url = new URL(env.SATCHEL_MODEL_URL!);
-  } catch {
-    throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError('SATCHEL_MODEL_URL must be an http(s) URL');
+  // A query (Azure OpenAI's `?api-version=`) is kept: it follows the path `{url}/chat/completions`.
+  const url = serviceUrl(env.SATCHEL_MODEL_URL, 'SATCHEL_MODEL_URL', true);
   return {
-    url: url.href.replace(/\/+$/, ''),
+    url: `${url.origin}${url.pathname.replace(/\/+$/, '')}${url.search}`,
     model: env.SATCHEL_MODEL!,
     ...(env.SATCHEL_MODEL_KEY ? { key: env.SATCHEL_MODEL_KEY } : {}),
     provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
@@ -330,6 +359,26 @@ function parseModel(env: Env): ModelConfig {
     ),
     waitMs: parseIntVar(env.SATCHEL_CONTINUE_WAIT_MS, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
   };
+}
+
+/** Shorter configured secrets are not redacted by value: they could be ordinary words of any text. */
+const MIN_CONFIG_SECRET = 8;
+
+/** `SatchelConfig.secrets`: read after the variables they come from have been checked. */
+function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string[] {
+  const tokens = (env.SATCHEL_TOKENS ?? '').split(',').map((entry) => {
+    const token = entry.trim();
+    return token.slice(token.indexOf('=') + 1).replace(/:ro$/, '');
+  });
+  const values = [
+    env.SATCHEL_MODEL_KEY,
+    env.SATCHEL_EMBEDDINGS_KEY,
+    env.AWS_SECRET_ACCESS_KEY,
+    env.AWS_SESSION_TOKEN,
+    ...[...hooks.values()].map((h) => h.secret),
+    ...tokens.filter((t) => !t.startsWith('sha256:')),
+  ];
+  return [...new Set(values.filter((v): v is string => (v?.length ?? 0) >= MIN_CONFIG_SECRET))];
 }
 
 /** Parses `namespace[/device]=token[:ro]` entries, comma-separated. */

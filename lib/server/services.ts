@@ -2,6 +2,8 @@ import { Continuer } from '../continue/continue.js';
 import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
 import { describeError, type Logger } from '../model/log.js';
 import { defaultPipeline } from '../pipeline/default.js';
+import { createRedactor, type Redactor } from '../pipeline/redact.js';
+import type { SaveInput, SavePipeline } from '../pipeline/save.js';
 import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';
@@ -46,10 +48,7 @@ export function buildServices(options: ServiceOptions): Services {
   const log = options.log ?? createServerLogger(options.config);
   const { config, objects } = options;
   const cacheBytes = options.cacheBytes ?? Math.min(256 * 1024 * 1024, 4 * config.maxSessionBytes);
-  const pipeline = defaultPipeline({
-    maxSessionBytes: config.maxSessionBytes,
-    knownValues: config.redactValues,
-  });
+  const pipeline = configuredPipeline(config);
   const sessions =
     options.sessions ??
     new SessionStore(objects, {
@@ -106,4 +105,38 @@ export function buildServices(options: ServiceOptions): Services {
     redact: pipeline.redactText,
   });
   return { config, objects, sessions, search, continuer, webhooks, background, log };
+}
+
+/**
+ * The save pipeline: the rules and `SATCHEL_REDACT_VALUES`, whose fingerprint marks what a stored session
+ * was scanned under (a change rescans every session on its next save), and the configuration's own secrets
+ * (`config.secrets`), which stay out of it: they change with every key rotation, and differ between the
+ * processes sharing a bucket (a Worker and a Node server; a Lambda's temporary AWS credentials). A write
+ * whose new content holds one of them (a model reply echoing its key) is redacted with them as that
+ * write's known values, like a request's `Satchel-Secrets`; free text (audit, logs, ids) always is.
+ */
+function configuredPipeline(config: SatchelConfig): SavePipeline {
+  const { maxSessionBytes, redactValues } = config;
+  const base = defaultPipeline({ maxSessionBytes, knownValues: redactValues });
+  const secrets = config.secrets ?? [];
+  if (secrets.length === 0) return base;
+  const all = defaultPipeline({ maxSessionBytes, knownValues: [...redactValues, ...secrets] });
+  const finder = createRedactor([], { knownValues: secrets });
+  return {
+    redactText: (text, known) => all.redactText(text, known),
+    apply: (input) =>
+      base.apply(
+        holdsSecret(finder, input)
+          ? { ...input, knownValues: [...secrets, ...(input.knownValues ?? [])] }
+          : input,
+      ),
+  };
+}
+
+/** True when what a write brings (its messages not stored already, its other fields) holds a secret. */
+function holdsSecret(finder: Redactor, { next, previous }: SaveInput): boolean {
+  const stored = previous?.messages ?? [];
+  const fresh = next.messages.filter((m, i) => m !== stored[i]);
+  // Satchel's own fields (scan and write records) hold only what a pipeline already redacted.
+  return finder.redact(JSON.stringify({ ...next, satchel: undefined, messages: fresh })).count > 0;
 }

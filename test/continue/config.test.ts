@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../lib/server/config.js';
+import { makeApp } from '../http/helpers.js';
 
 const load = (env: Record<string, string>) => loadConfig(env, 'local');
 
@@ -72,4 +75,88 @@ describe('config: the continue model', () => {
       expect((err as Error).message).not.toContain('sk-secret-key');
     });
   }
+});
+
+describe('config: the model URL (review)', () => {
+  // fetch refuses a URL with credentials: every continue was a 502.
+  for (const [name, url, message] of [
+    [
+      'credentials',
+      'https://user:sk-secret-key@x.example/v1',
+      /SATCHEL_MODEL_URL must be an http\(s\) URL without user:password@ \(the key goes in SATCHEL_MODEL_KEY\)/,
+    ],
+    ['a user name', 'https://sk-secret-key@x.example/v1', /without user:password@/],
+    ['a fragment', 'https://x.example/v1#sk-secret-key', /SATCHEL_MODEL_URL must be .*#fragment$/],
+  ] as const) {
+    it(`with ${name} is refused at start, naming the variable, never the key`, async () => {
+      const err = await load({ SATCHEL_MODEL_URL: url, SATCHEL_MODEL: 'm' }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(message);
+      expect((err as Error).message).not.toContain('sk-secret-key');
+    });
+  }
+});
+
+describe('config: the embeddings URL (review)', () => {
+  const embeddings = (url: string) =>
+    load({
+      SATCHEL_EMBEDDINGS_URL: url,
+      SATCHEL_EMBEDDINGS_MODEL: 'e5',
+      SATCHEL_EMBEDDINGS_KEY: 'ek-1',
+    });
+
+  it('is refused at start with credentials, a fragment or a query (the client adds its path after it)', async () => {
+    const refused = new RegExp(
+      String.raw`^SATCHEL_EMBEDDINGS_URL must be an http\(s\) URL without user:password@ ` +
+        String.raw`\(the key goes in SATCHEL_EMBEDDINGS_KEY\), #fragment or \?query$`,
+    );
+    for (const url of [
+      'https://u:ek-secret@e.example/v1',
+      'https://e.example/v1#x',
+      'https://e.example/v1?api-version=1',
+      'ftp://e.example/v1',
+    ]) {
+      const err = await embeddings(url).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(refused);
+      expect((err as Error).message).not.toContain('ek-secret');
+    }
+    expect((await embeddings('https://e.example/v1/')).embeddings?.url).toBe(
+      'https://e.example/v1',
+    );
+  });
+});
+
+describe('the model URL with a query (Azure OpenAI api-version, review)', () => {
+  it('is kept, after the path: the turn posts to {path}/chat/completions?{query}', async () => {
+    const targets: string[] = [];
+    const server = createServer((req, res) => {
+      targets.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const message = { role: 'assistant', content: 'ok' };
+        res.end(JSON.stringify({ choices: [{ index: 0, message }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const url = `${base}/openai/deployments/d1/?api-version=2024-06-01`;
+      const app = await makeApp({ env: { SATCHEL_MODEL_URL: url, SATCHEL_MODEL: 'm' } });
+      expect(app.config.model?.url).toBe(`${base}/openai/deployments/d1?api-version=2024-06-01`);
+      const created = await app.call('POST', '/v1/sessions', { body: { task: 't' } });
+      const res = await app.call('POST', `/v1/sessions/${created.json.id}/continue`, {
+        body: { message: 'hi' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.json.reply).toBe('ok');
+      expect(targets).toEqual(['/openai/deployments/d1/chat/completions?api-version=2024-06-01']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
 });

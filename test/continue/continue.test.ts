@@ -13,6 +13,11 @@ import {
 import { PassThrough } from '../support/search-process.js';
 import type { Env } from '../../lib/server/config.js';
 import { makeApp } from '../http/helpers.js';
+import { createApp } from '../../lib/http/app.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { loadConfig } from '../../lib/server/config.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import { captureLogs } from '../support/logs.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
 
 const MODEL_KEY = 'sk-test-model-key-0123456789abcdef';
@@ -266,6 +271,22 @@ describe('continue with a model', () => {
     expect(JSON.stringify((await call('GET', `/v1/sessions/${sessionId}`)).json)).not.toContain(
       GITHUB_TOKEN,
     );
+  });
+
+  it('a reply echoing SATCHEL_MODEL_KEY (of no known shape) is stored and answered redacted', async () => {
+    const key = 'team-gateway-key-4815162342';
+    const { call, create } = await setup(
+      [(req) => ({ reply: `ok ${String(req.authorization).slice(7)} done` })],
+      { SATCHEL_MODEL_KEY: key },
+    );
+    const sessionId = await create();
+    const res = await call('POST', `/v1/sessions/${sessionId}/continue`, {
+      body: { message: 'hi' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.reply).toBe('ok [REDACTED] done');
+    expect(res.json.redactions).toBe(1);
+    expect((await call('GET', `/v1/sessions/${sessionId}`)).text).not.toContain(key);
   });
 
   it('continue works on latest', async () => {
@@ -629,6 +650,83 @@ describe('continue: storage failing after the message is stored (found by review
     expect(
       session.messages.filter((m: { content: string }) => m.content === 'what now?'),
     ).toHaveLength(1);
+  });
+});
+
+describe('continue: the turn write gives up at the contention deadline (found by review)', () => {
+  it('answers 503 saying the message was stored, at which revision, and to retry with the key', async () => {
+    // Process A's commit of the turn is slow; process B appends meanwhile. A's retry comes after its
+    // contention deadline (1 s here, 30 s by default): the write loop's "too many concurrent writers; try
+    // again" alone invited a retry that, without the key, stores the message again.
+    const TOKEN = 'tok_alice_turn_0123456789';
+    let hold = false;
+    class SlowTurn extends PassThrough {
+      override async put(key: string, body: Uint8Array, options?: PutOptions) {
+        if (hold && key.startsWith('ns/alice/sessions/')) {
+          hold = false;
+          await new Promise((r) => setTimeout(r, 2500));
+        }
+        return this.inner.put(key, body, options);
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'satchel-continue-'));
+    const chat = await startChatServer(() => {
+      hold = true; // the model has answered; the bucket is slow to take the turn's commit
+      return { reply: 'reply to A' };
+    });
+    servers.push(chat);
+    const env = { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model' };
+    const config = await loadConfig({ ...env, SATCHEL_TOKENS: `alice=${TOKEN}` }, 'local');
+    const objects = new SlowTurn(new LocalStore(dir));
+    const pipeline = defaultPipeline({ maxSessionBytes: config.maxSessionBytes });
+    const sessions = new SessionStore(objects, { pipeline, maxContentionMs: 1000 });
+    const a = createApp({ config, objects, sessions, log: captureLogs(), shortLived: true });
+    const b = await makeApp({ env, objects: new LocalStore(dir) });
+    const call = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      a.app.fetch(
+        new Request(`http://localhost${path}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${TOKEN}`,
+            'content-type': 'application/json',
+            ...headers,
+          },
+          body: JSON.stringify(body),
+        }),
+      );
+    const key = { 'Idempotency-Key': 'k1' };
+    const id = (
+      (await (await call('/v1/sessions', { task: 't', messages: [sys] })).json()) as { id: string }
+    ).id;
+    const first = call(`/v1/sessions/${id}/continue`, { message: 'question A' }, key);
+    await expect.poll(() => chat.requests.length).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    const note = { messages: [{ role: 'user', content: 'a note from the phone' }] };
+    expect((await b.call('POST', `/v1/sessions/${id}/messages`, { body: note })).status).toBe(200);
+    const res = await first;
+    expect(res.status).toBe(503);
+    const detail = ((await res.json()) as { detail: string }).detail;
+    expect(detail).toMatch(
+      /^too many concurrent writers on this session; your message was stored \(revision 2\)/,
+    );
+    expect(detail).toMatch(/Retry with the same Idempotency-Key/);
+    const stored = (await b.call('GET', `/v1/sessions/${id}`)).json;
+    expect(stored.messages.map((m: { content: string }) => m.content)).toEqual([
+      sys.content,
+      'question A',
+      'a note from the phone',
+    ]);
+    // The retry it asks for: the turn runs once, the message is not stored again.
+    chat.script({ reply: 'reply to A, again' });
+    const again = await call(`/v1/sessions/${id}/continue`, { message: 'question A' }, key);
+    expect(again.status).toBe(200);
+    const after = (await b.call('GET', `/v1/sessions/${id}`)).json;
+    expect(after.messages.map((m: { content: string }) => m.content)).toEqual([
+      sys.content,
+      'question A',
+      'a note from the phone',
+      'reply to A, again',
+    ]);
   });
 });
 

@@ -32,7 +32,7 @@ afterAll(async () => {
 /** What the Workers write (their log lines): kept, printed only when a test fails. */
 const workerd = captureLines();
 
-function start(script: string, bindings: Record<string, string>, r2 = true) {
+function start(script: string, bindings: Record<string, unknown>, r2 = true) {
   const mf = new Miniflare({
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on('data', (d: Buffer) => workerd.add(d.toString()));
@@ -169,6 +169,43 @@ describe('the R2-only Workers bundle under miniflare', () => {
   it('answers against the R2 binding', async () => {
     const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
     const id = await exercise(mf, /^r2:/);
+    expect(
+      await (await mf.getR2Bucket('BUCKET')).head(`ns/edge/sessions/${id}.json`),
+    ).not.toBeNull();
+  });
+
+  it('reads vars wrangler passes as numbers or JSON; the R2 binding is not one (review)', async () => {
+    // `SATCHEL_MAX_BODY_BYTES = 2048` and `SATCHEL_HOOKS = { ... }` in [vars] reach the Worker as a number
+    // and an object: they were dropped, and the defaults used (a 64 MiB body limit, no hooks).
+    const mf = start(r2Only, {
+      SATCHEL_TOKENS: 'edge/worker=tok_worker',
+      SATCHEL_MAX_BODY_BYTES: 2048,
+      SATCHEL_HOOKS: { gh: { secret: 's3cret-hook-value', namespace: 'edge', session: 'new' } },
+      SATCHEL_REDACT_VALUES: ['edge-secret-4815162342'],
+      S3_FORCE_PATH_STYLE: true, // read only with SATCHEL_STORAGE=s3; a boolean var is text too
+    });
+    const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+    const big = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ task: 'x'.repeat(4000) }),
+    });
+    expect(big.status).toBe(413);
+    const hook = await mf.dispatchFetch('http://w/v1/hooks/gh', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(hook.status).toBe(401); // the hook exists: an unsigned delivery
+    const created = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ task: 'key edge-secret-4815162342 here' }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const stored = await mf.dispatchFetch(`http://w/v1/sessions/${id}`, { headers: auth });
+    expect(await stored.text()).not.toContain('edge-secret-4815162342');
     expect(
       await (await mf.getR2Bucket('BUCKET')).head(`ns/edge/sessions/${id}.json`),
     ).not.toBeNull();

@@ -4,6 +4,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startChatServer } from '../support/chat-server.js';
 
 // functions/node.ts as `npm start` runs it, in its own process: what a person sees when the configuration
 // is wrong (one line, exit code 1) and when storage is down at start (it starts, degraded).
@@ -174,6 +175,39 @@ describe('functions/node.ts at start', () => {
       });
     }
   });
+});
+
+describe('SIGTERM', () => {
+  it('while a continue waits for its model: exit 0 within the 10 s bound (review)', async () => {
+    // The bound was armed only once server.close() had seen every open request end: a continue waiting on
+    // its model kept the process from even starting its drain, past an orchestrator's grace period.
+    const chat = await startChatServer({ hang: true });
+    let signalled = 0;
+    try {
+      const run = await runNode(
+        { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm', SATCHEL_MODEL_TIMEOUT_MS: '60000' },
+        async (url) => {
+          const created = await fetch(`${url}/v1/sessions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ task: 'term' }),
+          });
+          const { id } = (await created.json()) as { id: string };
+          void fetch(`${url}/v1/sessions/${id}/continue`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ message: 'hello' }),
+          }).catch(() => undefined);
+          await expect.poll(() => chat.requests.length, { timeout: 10_000 }).toBe(1);
+          signalled = Date.now();
+        },
+      );
+      expect(run.code).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(12_000);
+    } finally {
+      await chat.close();
+    }
+  }, 60_000);
 });
 
 describe('npm start', () => {
