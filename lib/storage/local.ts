@@ -16,8 +16,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import {
   assertSafeKey,
+  compareKeys,
   DEFAULT_PING_DEADLINE_MS,
   PreconditionFailedError,
+  sortKeys,
   StorageUnavailableError,
   type ListOptions,
   type ListPage,
@@ -179,11 +181,12 @@ export class LocalStore implements ObjectStore {
     const folder = cut >= 0 ? prefix.slice(0, cut) : '';
     if (folder) assertSafeKey(folder);
     const keys: string[] = [];
+    const cursor = options.cursor;
     await walk(folder ? join(this.root, ...folder.split('/')) : this.root, this.lockDir, (file) => {
       const key = relative(this.root, file).split(sep).join('/');
-      if (key.startsWith(prefix) && (!options.cursor || key > options.cursor)) keys.push(key);
+      if (key.startsWith(prefix) && (!cursor || compareKeys(key, cursor) > 0)) keys.push(key);
     });
-    keys.sort();
+    sortKeys(keys);
     const page: { key: string; size: number }[] = [];
     let i = 0;
     for (; i < keys.length && page.length < limit; i++) {

@@ -1,11 +1,13 @@
 import {
   assertSafeKey,
+  compareKeys,
   PreconditionFailedError,
   type ListOptions,
   type ListPage,
   type ObjectStore,
   type PutOptions,
   type StoragePing,
+  sortKeys,
   type StoredObject,
 } from './port.js';
 
@@ -46,9 +48,12 @@ export class MemoryStore implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const limit = Math.min(options.limit ?? 1000, 1000);
-    const keys = [...this.objects.keys()]
-      .filter((k) => k.startsWith(prefix) && (!options.cursor || k > options.cursor))
-      .sort();
+    const cursor = options.cursor;
+    const keys = sortKeys(
+      [...this.objects.keys()].filter(
+        (k) => k.startsWith(prefix) && (!cursor || compareKeys(k, cursor) > 0),
+      ),
+    );
     const page = keys.slice(0, limit);
     return {
       objects: page.map((key) => ({ key, size: this.objects.get(key)!.body.byteLength })),

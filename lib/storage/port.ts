@@ -157,7 +157,10 @@ export class StorageUnavailableError extends Error {
   }
 }
 
-/** Rejects keys that could escape a prefix or a folder; adapters call it on every key they touch. */
+/**
+ * Rejects keys that could escape a prefix or a folder, and keys with an empty segment (`a//b`, a trailing
+ * `/`): the local store would map those onto another key's file. Adapters call it on every key they touch.
+ */
 export function assertSafeKey(key: string): void {
   if (
     key.length === 0 ||
@@ -169,9 +172,37 @@ export function assertSafeKey(key: string): void {
     throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
   for (const segment of key.split('/')) {
-    if (segment === '.' || segment === '..')
+    if (segment === '' || segment === '.' || segment === '..')
       throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
+}
+
+/** A code unit from which JS string order and UTF-8 byte order can differ (surrogates and U+E000 on). */
+const WIDE = /[\uD800-\uFFFF]/;
+
+/** A UTF-16 code unit's rank in code point order, which is UTF-8 byte order: surrogates rank above U+FFFF. */
+function rank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit < 0xe000 ? unit + 0x2000 : unit - 0x800;
+}
+
+/** Compares keys in ascending UTF-8 byte order, as S3 and R2 list them (`ObjectStore.list`). */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Sorts keys in place in ascending UTF-8 byte order. Without a code unit from U+D800 on (nearly always),
+ * that is JS string order, and the native sort is used.
+ */
+export function sortKeys(keys: string[]): string[] {
+  return keys.some((k) => WIDE.test(k)) ? keys.sort(compareKeys) : keys.sort();
 }
 
 export { text, utf8 } from '../model/bytes.js';

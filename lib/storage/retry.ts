@@ -43,7 +43,8 @@ export interface RetryOptions {
   /**
    * The call writes (put, delete). Failures are then annotated: a PreconditionFailedError on a retry after
    * an attempt that may have reached the backend gets `afterLostAnswer`, and the final
-   * StorageUnavailableError gets `mayHaveLanded`.
+   * StorageUnavailableError gets `mayHaveLanded`; any other error that ends such a call (a 403 on the retry)
+   * becomes a StorageUnavailableError with `mayHaveLanded` (its cause that error).
    */
   write?: boolean;
   /** Whether a failed attempt may have reached the backend (default: all but refused/unresolved connections). */
@@ -106,7 +107,8 @@ export async function withRetry<T>(
         throw err;
       }
       const timedOut = err instanceof AttemptTimeoutError;
-      if (!timedOut && !isTransient(err)) throw err;
+      if (!timedOut && !isTransient(err))
+        throw settled(what, err, options.write && uncertain, unanswered);
       if (options.write && (timedOut || reached(err))) {
         uncertain = true;
         if (timedOut || !answered(err)) unanswered = true;
@@ -123,6 +125,26 @@ export async function withRetry<T>(
       mayHaveLanded: options.write === true && uncertain,
       noAnswer: unanswered,
     },
+  );
+}
+
+/**
+ * A write's final, permanent error (a 403, say). When an earlier attempt may have landed (its answer lost),
+ * that must not be lost with it: the error then becomes a StorageUnavailableError with `mayHaveLanded`,
+ * its cause the permanent error, so that the caller looks for its own write as after any lost answer.
+ */
+function settled(
+  what: string,
+  err: unknown,
+  uncertain: boolean | undefined,
+  unanswered: boolean,
+): unknown {
+  if (!uncertain) return err;
+  const reason = err instanceof Error ? `: ${err.message.slice(0, 200)}` : '';
+  return new StorageUnavailableError(
+    `${what} failed after an attempt whose answer was lost${reason}`,
+    StorageUnavailableError.is(err) ? (err.cause ?? err) : err,
+    { mayHaveLanded: true, noAnswer: unanswered },
   );
 }
 

@@ -137,13 +137,12 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
         signal: req.signal,
       },
       (res) => {
-        const length = Number(res.headers['content-length']);
-        if (Number.isFinite(length)) req.onLength?.(length);
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
           chunks.push(c);
           size += c.length;
+          req.onData?.(c.length);
         });
         res.on('error', reject);
         res.on('aborted', () =>

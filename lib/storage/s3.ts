@@ -13,6 +13,7 @@ import {
   assertSafeKey,
   DEFAULT_PING_DEADLINE_MS,
   PreconditionFailedError,
+  StorageUnavailableError,
   type ListOptions,
   type ListPage,
   type ObjectStore,
@@ -45,7 +46,8 @@ export interface S3Timeouts {
   deadlineMs?: number;
   /**
    * The slowest transfer tolerated for big bodies: an attempt (and the deadline) get one second more per
-   * this many bytes beyond the first MiB, so a 32 MiB session on a slow link is not cut off. Default 1 MiB/s.
+   * this many bytes beyond the first MiB (a GET's as they arrive, never for the length it claims), so a
+   * 32 MiB session on a slow link is not cut off, and a body that trickles slower is. Default 1 MiB/s.
    */
   minBytesPerSecond?: number;
 }
@@ -118,8 +120,8 @@ export interface S3WireRequest {
   headers: Record<string, string>;
   body?: Uint8Array;
   signal: AbortSignal;
-  /** Called with the answer's Content-Length before its body is read. */
-  onLength?: (bytes: number) => void;
+  /** Called as the answer's body arrives, with the size of each piece. */
+  onData?: (bytes: number) => void;
 }
 
 export interface S3WireResponse {
@@ -131,15 +133,23 @@ export interface S3WireResponse {
 export type S3Wire = (req: S3WireRequest) => Promise<S3WireResponse>;
 
 const DEFAULT_MULTIPART_THRESHOLD = 16 * 1024 * 1024;
+/**
+ * The most of a GET's declared length that earns it time when its bytes cannot be counted as they arrive
+ * (the SDK's body as a web stream): the largest SATCHEL_MAX_SESSION_BYTES allowed (2 GiB), far above any
+ * object Satchel writes; a server claiming more cannot hold a GET for longer than that would take.
+ */
+const MAX_DECLARED_BYTES = 2 ** 31;
 
 /**
  * S3-compatible adapter (AWS S3, R2's S3 API, Ceph radosgw, MinIO) over @aws-sdk/client-s3.
  *
  * Preconditions use PutObject's If-Match / If-None-Match. Etags are kept unquoted inside Satchel,
- * because radosgw rejects a quoted If-Match even when it is current. A 412, a 404 on a conditional
- * write (If-Match on a missing key) and AWS's 409 ConditionalRequestConflict all mean the same thing:
- * PreconditionFailedError. Conditional writes are always a single PUT: a multipart completion's
- * preconditions are not honoured by every backend, and radosgw returns no etag for it.
+ * because radosgw rejects a quoted If-Match even when it is current. A 412, a 404 NoSuchKey on a
+ * conditional write (AWS's answer to If-Match on a missing key; radosgw answers 412) and AWS's 409
+ * ConditionalRequestConflict all mean the same thing: PreconditionFailedError. A 404 with another code
+ * (NoSuchBucket) is never a missing key nor a precondition failure: it is StorageUnavailableError.
+ * Conditional writes are always a single PUT: a multipart completion's preconditions are not honoured by
+ * every backend, and radosgw returns no etag for it.
  */
 export class S3Store implements ObjectStore {
   readonly name: string;
@@ -155,7 +165,7 @@ export class S3Store implements ObjectStore {
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
-    this.prefix = options.prefix ? options.prefix.replace(/^\/+/, '').replace(/\/*$/, '/') : '';
+    this.prefix = normalPrefix(options.prefix);
     this.name = `s3:${options.bucket}${this.prefix ? '/' + this.prefix : ''}`;
     this.multipartThreshold = options.multipartThreshold ?? DEFAULT_MULTIPART_THRESHOLD;
     this.timeouts = { ...DEFAULT_S3_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
@@ -245,20 +255,28 @@ export class S3Store implements ObjectStore {
           key: Key,
           headers: {},
           signal: ctx.signal,
-          onLength: (n) => ctx.extend(this.transferAllowance(n)),
+          onData: this.progress(ctx),
         });
-        if (res.status === 404) return null;
+        if (res.status === 404 && isMissingKey(wireError(res))) return null;
         return { body: succeeded(res).body, etag: unquote(res.header('etag') ?? '') };
       }
       try {
         const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), {
           abortSignal: ctx.signal,
         });
-        ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
-        const body = await out.Body!.transformToByteArray();
-        return { body, etag: unquote(out.ETag ?? '') };
+        const body = out.Body!;
+        // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length, capped.
+        const stream = body as {
+          on?: (event: 'data', chunk: (bytes: Uint8Array) => void) => unknown;
+        };
+        if (typeof stream.on === 'function') {
+          const arrived = this.progress(ctx);
+          stream.on('data', (chunk) => arrived(chunk.byteLength));
+        } else
+          ctx.extend(this.transferAllowance(Math.min(out.ContentLength ?? 0, MAX_DECLARED_BYTES)));
+        return { body: await body.transformToByteArray(), etag: unquote(out.ETag ?? '') };
       } catch (err) {
-        if (statusOf(err) === 404) return null;
+        if (isMissingKey(err)) return null;
         throw err;
       }
     });
@@ -270,6 +288,7 @@ export class S3Store implements ObjectStore {
       const wire = await this.wired();
       if (wire) {
         const res = await wire({ method: 'HEAD', key: Key, headers: {}, signal: ctx.signal });
+        // A HEAD's answer has no body, so no error code: any 404 reads as a missing key, even a missing bucket's.
         if (res.status === 404) return false;
         succeeded(res);
         return true;
@@ -280,7 +299,7 @@ export class S3Store implements ObjectStore {
         });
         return true;
       } catch (err) {
-        if (statusOf(err) === 404) return false;
+        if (statusOf(err) === 404) return false; // as on the wire: no body, no code
         throw err;
       }
     });
@@ -344,7 +363,7 @@ export class S3Store implements ObjectStore {
           return { etag: unquote(out.ETag ?? '') };
         } catch (err) {
           const status = statusOf(err);
-          if (conditional && (status === 412 || status === 404 || status === 409))
+          if (conditional && (status === 412 || isMissingKey(err) || status === 409))
             throw new PreconditionFailedError(key);
           throw err;
         }
@@ -462,12 +481,37 @@ export class S3Store implements ObjectStore {
     return extra > 0 ? (extra / this.timeouts.minBytesPerSecond) * 1000 : 0;
   }
 
+  /**
+   * Grants an attempt the transfer allowance of an answer's body as its bytes arrive, not as its declared
+   * length: a body that keeps coming at `minBytesPerSecond` is never cut off, and one that trickles slower
+   * (whatever length it claims) runs out of time.
+   */
+  private progress(ctx: AttemptContext): (bytes: number) => void {
+    let received = 0;
+    return (bytes) => {
+      const before = this.transferAllowance(received);
+      received += bytes;
+      ctx.extend(this.transferAllowance(received) - before);
+    };
+  }
+
+  /**
+   * One call through withRetry. A 404 that reaches here is not a missing key (get, exists and put take
+   * those): it is a missing bucket (NoSuchBucket) or the like, a storage that is not there (503), never
+   * "no such object".
+   */
   private attempt<T>(
     what: string,
     op: (ctx: AttemptContext) => Promise<T>,
     write = false,
   ): Promise<T> {
-    return withRetry(what, op, isTransient, this.retry, undefined, { write });
+    const checked = (ctx: AttemptContext) =>
+      op(ctx).catch((err: unknown) => {
+        if (statusOf(err) !== 404) throw err;
+        const code = (err as { name?: string }).name ?? 'NotFound';
+        throw new StorageUnavailableError(`${what}: ${this.name} answered 404 ${code}`, err);
+      });
+    return withRetry(what, checked, isTransient, this.retry, undefined, { write });
   }
 }
 
@@ -569,6 +613,26 @@ function unescapeXml(text: string): string {
       ? String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10))
       : ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[e]!,
   );
+}
+
+/**
+ * A 404 that means "no such key": S3's NoSuchKey (also its answer to If-Match on a missing key), or a 404
+ * without a code (a body-less answer, as a HEAD's). NoSuchBucket and any other code are not.
+ */
+function isMissingKey(err: unknown): boolean {
+  if (statusOf(err) !== 404) return false;
+  const { name, Code } = err as { name?: string; Code?: string };
+  const code = Code ?? name;
+  return code === 'NoSuchKey' || code === 'NotFound';
+}
+
+/** S3_PREFIX as a key prefix: no empty segments, and '/' at its end unless it is empty (the bucket root). */
+function normalPrefix(prefix: string | undefined): string {
+  const kept = (prefix ?? '')
+    .split('/')
+    .filter((segment) => segment !== '')
+    .join('/');
+  return kept ? `${kept}/` : '';
 }
 
 function statusOf(err: unknown): number | undefined {

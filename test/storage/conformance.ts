@@ -145,6 +145,37 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       await store.delete(prefix.slice(0, -1) + 'x-outside');
     });
 
+    it('lists and pages in UTF-8 byte order, as S3 and R2 do (not JS string order)', async () => {
+      const { store, prefix } = await fresh();
+      // U+FF21 sorts before U+1F600 by bytes (EF.. < F0..), after it as UTF-16 (FF21 > D83D).
+      const names = ['\u{1F600}.json', 'a.json', '\uFF21.json', '\u00e9.json'];
+      for (const n of names) await store.put(prefix + n, utf8(n));
+      const byBytes = names
+        .map((n) => prefix + n)
+        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      expect(byBytes.map((k) => k.slice(prefix.length))).toEqual([
+        'a.json',
+        '\u00e9.json',
+        '\uFF21.json',
+        '\u{1F600}.json',
+      ]);
+      expect((await store.list(prefix)).objects.map((o) => o.key)).toEqual(byBytes);
+      const first = await store.list(prefix, { limit: 3 });
+      expect(first.objects.map((o) => o.key)).toEqual(byBytes.slice(0, 3));
+      const rest = await store.list(prefix, { cursor: first.cursor! });
+      expect(rest.objects.map((o) => o.key)).toEqual(byBytes.slice(3));
+    });
+
+    it('refuses keys with an empty segment, which the local store would alias to another key', async () => {
+      const { store, prefix } = await fresh();
+      await store.put(prefix + 'a/b.json', utf8('first'), { ifNoneMatch: '*' });
+      for (const key of [prefix + 'a//b.json', prefix + 'a/b.json/', prefix + '/a/b.json']) {
+        await expect(store.put(key, utf8('second'))).rejects.toThrow(/unsafe/);
+        await expect(store.get(key)).rejects.toThrow(/unsafe/);
+      }
+      expect(text((await store.get(prefix + 'a/b.json'))!.body)).toBe('first');
+    });
+
     it('a large body (5 MiB) round-trips byte for byte', async () => {
       const { store, prefix } = await fresh();
       const body = new Uint8Array(5 * 1024 * 1024);

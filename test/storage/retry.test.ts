@@ -181,6 +181,64 @@ describe('withRetry', () => {
     ).catch((e: unknown) => e);
     expect(StorageUnavailableError.is(read) && read.mayHaveLanded).toBe(false);
   });
+
+  it('a write refused for good after an attempt that got no answer still says it may have landed', async () => {
+    const policy = { attempts: 3, baseMs: 1, maxMs: 1, attemptTimeoutMs: 30 };
+    const expired = Object.assign(new Error('The provided token has expired.'), {
+      name: 'ExpiredToken',
+      $metadata: { httpStatusCode: 403 },
+    });
+    const isTransient = (err: unknown) => err !== expired;
+    let calls = 0;
+    // The first attempt times out (it may have been stored), the retry is refused with a 403.
+    const lost = await withRetry(
+      'PUT k',
+      () => (calls++ === 0 ? new Promise<never>(() => undefined) : Promise.reject(expired)),
+      isTransient,
+      policy,
+      undefined,
+      { write: true },
+    ).catch((e: unknown) => e);
+    expect(calls).toBe(2);
+    expect(StorageUnavailableError.is(lost)).toBe(true);
+    expect(lost).toMatchObject({ mayHaveLanded: true, noAnswer: true, cause: expired });
+    // After an error answer (a 500) the write most likely did not land, but it may have: flagged, not unanswered.
+    calls = 0;
+    const answered = await withRetry(
+      'PUT k',
+      () =>
+        Promise.reject(
+          calls++ === 0
+            ? Object.assign(new Error('internal'), { $metadata: { httpStatusCode: 500 } })
+            : expired,
+        ),
+      isTransient,
+      policy,
+      undefined,
+      { write: true },
+    ).catch((e: unknown) => e);
+    expect(answered).toMatchObject({ mayHaveLanded: true, noAnswer: false });
+    // Refused at once, or a read: the error as it came.
+    calls = 0;
+    const first = await withRetry(
+      'PUT k',
+      () => Promise.reject(expired),
+      isTransient,
+      policy,
+      undefined,
+      {
+        write: true,
+      },
+    ).catch((e: unknown) => e);
+    expect(first).toBe(expired);
+    const read = await withRetry(
+      'GET k',
+      () => (calls++ === 0 ? new Promise<never>(() => undefined) : Promise.reject(expired)),
+      isTransient,
+      policy,
+    ).catch((e: unknown) => e);
+    expect(read).toBe(expired);
+  });
 });
 
 describe('probe', () => {

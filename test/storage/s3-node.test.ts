@@ -283,6 +283,34 @@ describe('the Node wire against a server', () => {
     expect(Math.abs(sent(seen[0]!) - Date.now())).toBeLessThan(60_000);
     expect(Math.abs(sent(seen[1]!) - ahead)).toBeLessThan(60_000);
   });
+
+  it("a 404 NoSuchKey is a missing key (AWS's answer to If-Match on one); a 404 NoSuchBucket is not", async () => {
+    const noKey = await serve(() => ({
+      status: 404,
+      body: '<Error><Code>NoSuchKey</Code></Error>',
+    }));
+    expect(await storeAt(noKey.url).get('k')).toBeNull();
+    await expect(storeAt(noKey.url).put('k', utf8('v'), { ifMatch: 'e1' })).rejects.toSatisfy(
+      PreconditionFailedError.is,
+    );
+    server!.close();
+    const noBucket = await serve(() => ({
+      status: 404,
+      body: '<Error><Code>NoSuchBucket</Code></Error>',
+    }));
+    const store = storeAt(noBucket.url);
+    for (const call of [
+      () => store.get('k'),
+      () => store.put('k', utf8('v'), { ifMatch: 'e1' }),
+      () => store.put('k', utf8('v'), { ifNoneMatch: '*' }),
+    ])
+      await expect(call()).rejects.toMatchObject({
+        name: 'StorageUnavailableError',
+        cause: { name: 'NoSuchBucket' },
+      });
+    expect(noBucket.seen).toHaveLength(3); // not retried
+  });
+
   it('takes any 2xx as done, as the SDK does (a gateway that answers 204)', async () => {
     const { url } = await serve(() => ({ status: 204, headers: { etag: '"e4"' } }));
     const store = storeAt(url);
@@ -344,4 +372,81 @@ describe('the Node wire against a server', () => {
     await store.get('k');
     expect(connections()).toBe(1);
   });
+});
+
+describe('a GET whose body trickles', () => {
+  let server: Server | undefined;
+  afterEach(() => {
+    server?.closeAllConnections();
+    server?.close();
+  });
+
+  it.each([
+    ['Node wire', { wire: nodeWire }],
+    ['SDK only', {}],
+  ])(
+    'is cut off by its slowness, not held by the length it claims (50 GiB, a byte per 100 ms) (%s)',
+    async (_, via) => {
+      server = createServer((_req, res) => {
+        res.writeHead(200, { 'content-length': String(50 * 1024 ** 3), etag: '"e1"' });
+        const timer = setInterval(() => res.write('x'), 100);
+        res.on('close', () => clearInterval(timer));
+      });
+      await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+      const store = new S3Store({
+        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        region: 'us-east-1',
+        bucket: 'b1',
+        forcePathStyle: true,
+        accessKeyId: 'AKID',
+        secretAccessKey: 'secret',
+        timeouts: { connectMs: 300, requestMs: 500, deadlineMs: 1500 },
+        retry: { attempts: 2, baseMs: 1, maxMs: 2 },
+        ...via,
+      });
+      const started = Date.now();
+      const out = await Promise.race([
+        store.get('k').catch((e: unknown) => e),
+        new Promise((r) => setTimeout(() => r('still reading after 8 s'), 8000)),
+      ]);
+      expect(out).toMatchObject({ name: 'StorageUnavailableError' });
+      expect(Date.now() - started).toBeLessThan(4000);
+    },
+    20_000,
+  );
+
+  it.each([
+    ['Node wire', { wire: nodeWire }],
+    ['SDK only', {}],
+  ])(
+    'that keeps coming above the slowest rate tolerated is read whole, past its attempt time (%s)',
+    async (_, via) => {
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const total = 64; // 4 MiB at about 3 MiB/s: longer than an attempt (500 ms) and the deadline (1 s)
+      server = createServer((_req, res) => {
+        res.writeHead(200, { 'content-length': String(total * chunk.length), etag: '"e2"' });
+        let sent = 0;
+        const timer = setInterval(() => {
+          res.write(chunk);
+          if (++sent === total) (clearInterval(timer), res.end());
+        }, 20);
+        res.on('close', () => clearInterval(timer));
+      });
+      await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+      const store = new S3Store({
+        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        region: 'us-east-1',
+        bucket: 'b1',
+        forcePathStyle: true,
+        accessKeyId: 'AKID',
+        secretAccessKey: 'secret',
+        timeouts: { connectMs: 300, requestMs: 500, deadlineMs: 1000 },
+        retry: { attempts: 1, baseMs: 1, maxMs: 2 },
+        ...via,
+      });
+      const got = await store.get('k');
+      expect(got?.body.byteLength).toBe(total * chunk.length);
+    },
+    20_000,
+  );
 });

@@ -1,7 +1,8 @@
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import { PreconditionFailedError, utf8 } from '../../lib/storage/port.js';
+import { putOwn } from '../../lib/storage/create-only.js';
+import { PreconditionFailedError, StorageUnavailableError, utf8 } from '../../lib/storage/port.js';
 import { S3Store, type S3StoreOptions } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 import { openTestS3 } from '../support/s3.js';
@@ -99,6 +100,48 @@ describe('s3 adapter specifics', () => {
     await raw.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'elsewhere/a/b', Body: 'x' }));
     expect((await store.list('a/')).objects.map((o) => o.key)).toEqual(['a/b']);
   });
+
+  it('S3_PREFIX "/" is the bucket root, and empty segments in a prefix are dropped', async () => {
+    const s3 = inject('s3');
+    const tag = `pfx-${Date.now().toString(36)}`;
+    const root = new S3Store({ ...s3, wire: nodeWire });
+    const slash = new S3Store({ ...s3, prefix: '/', wire: nodeWire });
+    expect(slash.name).toBe(`s3:${s3.bucket}`);
+    await slash.put(`${tag}-root.json`, utf8('1'));
+    expect(await root.get(`${tag}-root.json`)).not.toBeNull();
+    const messy = new S3Store({ ...s3, prefix: `//${tag}//inner/`, wire: nodeWire });
+    await messy.put('a.json', utf8('2'));
+    expect(await root.get(`${tag}/inner/a.json`)).not.toBeNull();
+    await root.delete([`${tag}-root.json`, `${tag}/inner/a.json`]);
+  });
+
+  it.each(transports)(
+    'a missing bucket is storage unavailable, never a missing key or a precondition failure (%s)',
+    async (_, via) => {
+      const s3 = inject('s3');
+      const missing = new S3Store({
+        ...s3,
+        bucket: `no-such-bucket-${via.wire ? 'wire' : 'sdk'}`,
+        retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+        ...via,
+      });
+      const unavailable = (err: unknown) =>
+        StorageUnavailableError.is(err) && !PreconditionFailedError.is(err);
+      await expect(missing.get('k.json')).rejects.toSatisfy(unavailable);
+      await expect(missing.put('k.json', utf8('{}'), { ifNoneMatch: '*' })).rejects.toSatisfy(
+        unavailable,
+      );
+      await expect(missing.put('k.json', utf8('{}'), { ifMatch: 'abc' })).rejects.toSatisfy(
+        unavailable,
+      );
+      // putOwn takes a precondition failure as its own earlier attempt having landed: the write was lost.
+      await expect(putOwn(missing, 'k.json', utf8('{}'))).rejects.toSatisfy(unavailable);
+      await expect(missing.delete('k.json')).rejects.toSatisfy(unavailable);
+      await expect(missing.list('')).rejects.toSatisfy(unavailable);
+      // A HEAD's 404 has no body to tell a missing bucket from a missing key: it reads as missing.
+      expect(await missing.exists('k.json')).toBe(false);
+    },
+  );
 
   it.each(transports)(
     'an unreachable endpoint becomes StorageUnavailableError after bounded retries (%s)',
