@@ -1,4 +1,4 @@
-import type { DeliveryProgress, RequestContext } from '../model/context.js';
+import type { DeliveryProgress, RequestContext, Schedule } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
@@ -223,7 +223,13 @@ export class Continuer {
         model: session.model || model.model,
         provider: session.provider || model.provider,
       };
-      const turn = await this.runTurn(ns, context, use.model, stored.receipt.revision);
+      const turn = await this.runTurn(
+        ns,
+        context,
+        use.model,
+        stored.receipt.revision,
+        ctx.schedule,
+      );
       const saved = await sessions.appendTurn(
         ns,
         id,
@@ -273,6 +279,7 @@ export class Continuer {
     context: Message[],
     modelName: string,
     revision: number,
+    schedule?: Schedule,
   ): Promise<Message[]> {
     const { model, search, log } = this.options;
     try {
@@ -281,6 +288,7 @@ export class Continuer {
         model: modelName,
         ns,
         search,
+        ...(schedule ? { schedule } : {}),
         signal: AbortSignal.timeout(model!.timeoutMs),
       });
       return turn.messages;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Schedule } from '../model/context.js';
 import { sessionSearchTool } from '../search/tool.js';
 import { type Message } from '../model/session.js';
 import { sessionSearchBodySchema } from '../model/requests.js';
@@ -16,8 +17,15 @@ export const MAX_ROUNDS = 8;
 /** What the model may pass to `session_search` (the same validation as `POST /v1/session_search`). */
 export type SessionSearchInput = z.output<typeof sessionSearchBodySchema>;
 
-/** Runs one `session_search` call in a namespace; injected, so search can change without the loop. */
-export type SearchFn = (ns: string, input: SessionSearchInput) => Promise<Record<string, unknown>>;
+/**
+ * Runs one `session_search` call in a namespace; injected, so search can change without the loop.
+ * `schedule` keeps the call's background work alive (the request's: `waitUntil` on Workers).
+ */
+export type SearchFn = (
+  ns: string,
+  input: SessionSearchInput,
+  schedule?: Schedule,
+) => Promise<Record<string, unknown>>;
 
 export interface TurnOptions {
   chat: ChatFn;
@@ -26,6 +34,8 @@ export interface TurnOptions {
   /** The namespace the tool searches: the session's own. */
   ns: string;
   search: SearchFn;
+  /** The continue request's background work (the searches' index upkeep). */
+  schedule?: Schedule;
   /** Aborts the whole turn (every round and tool call) at its deadline. */
   signal: AbortSignal;
   maxRounds?: number;
@@ -76,7 +86,7 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
 /** One tool call's result. Bad calls are results too (`{"error": …}`), as odek's tools answer them. */
 export async function runTool(
   call: ToolCall,
-  options: Pick<TurnOptions, 'ns' | 'search'>,
+  options: Pick<TurnOptions, 'ns' | 'search' | 'schedule'>,
 ): Promise<Record<string, unknown>> {
   const name = call.function.name;
   if (name !== sessionSearchTool.function.name)
@@ -94,7 +104,7 @@ export async function runTool(
         'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}',
     };
   try {
-    return await options.search(options.ns, input.data);
+    return await options.search(options.ns, input.data, options.schedule);
   } catch {
     // The model can still answer without the search; the failure itself is not the model's to read.
     return { error: 'session_search failed; try again later' };

@@ -89,8 +89,10 @@ export function buildServices(options: ServiceOptions): Services {
     objects,
     model: config.model,
     log,
-    search: (ns, input) =>
-      runSessionSearch(sessions, ns, input, search, { schedule: (w) => background.track(w) }),
+    search: (ns, input, schedule) =>
+      runSessionSearch(sessions, ns, input, search, {
+        schedule: schedule ?? ((w) => background.track(w)),
+      }),
   });
   // A webhook continues its session: with a model configured, the stored message gets a model turn.
   const deliver: Deliver = config.model

@@ -135,6 +135,24 @@ describe('runTurn', () => {
     expect(errors[2]).toMatch(/action/);
   });
 
+  it("a search runs with the request's schedule (waitUntil on Workers), so its index upkeep is kept alive", async () => {
+    const { chat } = scripted(calls(['c1', 'session_search', '{"action":"list"}']), text('done'));
+    const given: unknown[] = [];
+    const schedule = (work: Promise<unknown>) => void work;
+    await runTurn(context, {
+      chat,
+      model: 'm',
+      ns: 'alice',
+      search: async (_ns, _input, s) => {
+        given.push(s);
+        return { sessions: [] };
+      },
+      schedule,
+      signal: signal(),
+    });
+    expect(given).toEqual([schedule]);
+  });
+
   it('a search that throws is an error result, not a failed turn', async () => {
     const { chat } = scripted(calls(['c1', 'session_search', '{"action":"list"}']), text('sorry'));
     const out = await runTurn(context, {
