@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import type * as z from 'zod';
 import {
   externalRefInputSchema,
   externalRefSchema,
@@ -32,6 +32,7 @@ import {
   sessionSearchResultSchema,
   trimResultSchema,
 } from '../model/responses.js';
+import { schemaJson } from './openapi-json.js';
 import { parameters, type Route } from './spec.js';
 
 /**
@@ -117,33 +118,9 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
 
 const refTo = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** zod → JSON Schemas for a set of named schemas, referring to each other by component name. */
-function componentSchemas(
-  named: Record<string, [z.ZodType, string]>,
-  io: 'input' | 'output',
-): Record<string, Record<string, unknown>> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, [schema]] of Object.entries(named)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, {
-    io,
-    uri: (id) => `#/components/schemas/${id}`,
-    unrepresentable: 'throw',
-  });
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const [id, schema] of Object.entries(schemas)) {
-    const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
-    out[id] = { description: named[id]![1], ...rest };
-  }
-  return out;
-}
-
-/** One parameter's JSON Schema (zod input: what a client sends). */
-function parameterSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<
-    string,
-    unknown
-  >;
-  return rest;
+/** What `schemaJson` makes of this document's schemas (the Worker builds bake it: scripts/build.ts). */
+export function openApiSchemaJson(): ReturnType<typeof schemaJson> {
+  return schemaJson(inputSchemas, outputSchemas, parameters);
 }
 
 const cache = new WeakMap<readonly Route[], OpenApiDocument>();
@@ -178,10 +155,11 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     (paths[route.path] ??= {})[route.method] = operationOf(route, refs);
   }
 
-  const schemas = {
-    ...componentSchemas(outputSchemas, 'output'),
-    ...componentSchemas(inputSchemas, 'input'),
-  };
+  const json = openApiSchemaJson();
+  const schemas: OpenApiDocument['components']['schemas'] = {};
+  for (const named of [outputSchemas, inputSchemas])
+    for (const [id, [, description]] of Object.entries(named))
+      schemas[id] = { description, ...json.schemas[id] };
   const document: OpenApiDocument = {
     openapi: '3.1.0',
     info: documentInfo(),
@@ -196,7 +174,7 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
           description: 'A token from `SATCHEL_TOKENS`; it picks the namespace.',
         },
       },
-      parameters: componentParameters(),
+      parameters: componentParameters(json.parameters),
       schemas,
     },
   };
@@ -313,8 +291,8 @@ function documentTags(): OpenApiDocument['tags'] {
   ];
 }
 
-/** The shared parameter components, by id. */
-function componentParameters(): Record<string, unknown> {
+/** The shared parameter components, by id, with their JSON Schemas. */
+function componentParameters(json: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(parameters).map(([id, p]) => [
       id,
@@ -324,7 +302,7 @@ function componentParameters(): Record<string, unknown> {
         required: p.required,
         description: p.description,
         ...('style' in p ? { style: p.style, explode: true } : {}),
-        schema: parameterSchema(p.schema),
+        schema: json[id],
       },
     ]),
   );

@@ -290,18 +290,18 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(readFileSync(r2Only, 'utf8')).toContain('parseBody is not in this bundle');
   });
 
-  it("leaves out zod's JSON Schema converter, which only the OpenAPI document (made by the build) needs", () => {
+  it("leaves out zod's JSON Schema converter, which only the OpenAPI document's schemas (made by the build) need", () => {
     // scripts/build.ts replaces it with stubs that throw; a call elsewhere must bring it back.
     expect(readFileSync(r2Only, 'utf8')).toContain('JSON Schema is not in this bundle');
     expect(readFileSync(r2Only, 'utf8')).not.toContain('cannot be represented in JSON Schema');
     const sources = ['lib', 'functions'].flatMap((dir) =>
       readdirSync(dir, { recursive: true, encoding: 'utf8' })
-        .filter((f) => /\.tsx?$/.test(f) && !f.endsWith('openapi.ts'))
+        .filter((f) => /\.tsx?$/.test(f) && !f.endsWith('openapi-json.ts'))
         .map((f) => readFileSync(join(dir, f), 'utf8')),
     );
     expect(sources.length).toBeGreaterThan(50);
     for (const source of sources) expect(source).not.toMatch(/JSONSchema|jsonSchema|~standard/);
-    expect(readFileSync('lib/http/openapi.ts', 'utf8')).toMatch(/z\.toJSONSchema\(/);
+    expect(readFileSync('lib/http/openapi-json.ts', 'utf8')).toMatch(/z\.toJSONSchema\(/);
   });
 
   it("makes zod's getters of a schema's bounds throw there, not answer null (review)", async () => {
