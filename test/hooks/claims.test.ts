@@ -31,16 +31,27 @@ const send = (app: Awaited<ReturnType<typeof makeApp>>, delivery: string) => {
   });
 };
 
-/** A store whose PUTs of `key` wait until released (slow claims), in the order they came. */
+/**
+ * A store whose PUTs of `key` wait until released (slow claims), then land in the order they came: each
+ * after the one before it has settled (not after a fixed pause, which a loaded machine outlasts).
+ */
 function holdingPuts(inner: ObjectStore, key: string) {
-  const held: (() => void)[] = [];
+  const held: (() => Promise<unknown>)[] = [];
   let holding = true;
   const store: ObjectStore = {
     name: inner.name,
     get: (k) => inner.get(k),
     put: async (k, b, o) => {
-      if (holding && k === key) await new Promise<void>((r) => held.push(r));
-      return inner.put(k, b, o);
+      if (!holding || k !== key) return inner.put(k, b, o);
+      let landed!: Promise<{ etag: string }>;
+      await new Promise<void>((r) =>
+        held.push(() => {
+          r();
+          return new Promise((settled) => setTimeout(() => landed.then(settled, settled), 0));
+        }),
+      );
+      landed = inner.put(k, b, o);
+      return landed;
     },
     delete: (k) => inner.delete(k),
     list: (p, o) => inner.list(p, o),
@@ -48,10 +59,7 @@ function holdingPuts(inner: ObjectStore, key: string) {
   };
   const release = async () => {
     holding = false;
-    for (const r of held.splice(0)) {
-      r();
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    for (const r of held.splice(0)) await r().catch(() => undefined);
   };
   return { store, release, held };
 }
