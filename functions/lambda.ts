@@ -3,6 +3,7 @@
 import { handle } from 'hono/aws-lambda';
 import { ConfigError, createServerLogger, loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
+import { configurationProblem } from '../lib/http/problem.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
 
@@ -18,12 +19,28 @@ const ready = (async () => {
   });
   return { handler: handle(built.app), background: built.background };
 })();
+// A configuration error is logged once, at init, and answers every request (below); it must not end the
+// init as an unhandled rejection, which fails each invocation with no word of the cause.
+ready.catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(`satchel: ${err.message}`);
+});
 
 export const handler = async (
   event: Parameters<ReturnType<typeof handle>>[0],
   context: Parameters<ReturnType<typeof handle>>[1],
 ) => {
-  const { handler: inner, background } = await ready;
+  const app = await ready.catch((err: unknown) => {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  });
+  if (app instanceof ConfigError)
+    return {
+      statusCode: 500,
+      headers: { 'content-type': 'application/problem+json' },
+      body: JSON.stringify(configurationProblem(app.message)),
+      isBase64Encoded: false,
+    };
+  const { handler: inner, background } = app;
   const result = await inner(event, context);
   await background.drain();
   return result;

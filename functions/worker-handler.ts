@@ -9,6 +9,7 @@ import {
   type S3Config,
 } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
+import { configurationProblem } from '../lib/http/problem.js';
 import { R2Store, type R2BucketLike } from '../lib/storage/r2.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 
@@ -51,7 +52,10 @@ export function workerHandler(s3?: {
         if (!(err instanceof ConfigError)) throw err;
         // A configuration error answers every request with the one line that names it (no secret in it).
         console.error(`satchel: ${err.message}`);
-        return configProblem(err.message);
+        return new Response(JSON.stringify(configurationProblem(err.message)), {
+          status: 500,
+          headers: { 'content-type': 'application/problem+json' },
+        });
       }
       return app.fetch(request, env, ctx);
     },
@@ -71,18 +75,4 @@ function varText(v: unknown): string | undefined {
   return Array.isArray(v) || proto === Object.prototype || proto === null
     ? JSON.stringify(v)
     : undefined;
-}
-
-/** A 500 problem naming the configuration error: the Worker cannot serve until its vars are fixed. */
-function configProblem(message: string): Response {
-  const problem = {
-    type: 'https://satchel.dev/problems/500',
-    title: 'Configuration Error',
-    status: 500,
-    detail: `the server is not configured: ${message}`,
-  };
-  return new Response(JSON.stringify(problem), {
-    status: 500,
-    headers: { 'content-type': 'application/problem+json' },
-  });
 }

@@ -12,6 +12,19 @@ export interface Problem {
   errors?: FieldError[];
 }
 
+/**
+ * The answer of a runtime whose configuration is wrong (Workers, Lambda: they cannot refuse to start), to
+ * every request: a 500 naming the error in one line, which holds no secret.
+ */
+export function configurationProblem(message: string): Problem {
+  return {
+    type: typeFor(500),
+    title: 'Configuration Error',
+    status: 500,
+    detail: `the server is not configured: ${message}`,
+  };
+}
+
 /** The one place errors become HTTP responses. Unknown errors are a 500 with no internals in the body. */
 export function problemResponse(c: Context, err: unknown, log: Logger): Response {
   let problem: Problem;

@@ -20,6 +20,8 @@ type Handler = (
 }>;
 let handler: Handler;
 let zipfile: string;
+/** The deployed index.mjs, unpacked from the zip. */
+let deployed: string;
 /** The function's log lines (console), kept and printed only when a test fails. */
 const logged = captureConsole();
 afterAll(() => logged.restore());
@@ -79,6 +81,7 @@ beforeAll(async () => {
   mkdirSync(unpacked);
   execFileSync('unzip', ['-q', zipfile, '-d', unpacked]);
   const file = join(unpacked, 'index.mjs');
+  deployed = file;
   expect(readFileSync(file)).toEqual(readFileSync(bundle));
   handler = (await import(pathToFileURL(file).href)).handler as Handler;
 });
@@ -155,4 +158,33 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
   });
+});
+
+it('a configuration error answers every request with a 500 naming it, and ends no init (review)', async () => {
+  const saved = process.env.SATCHEL_TOKENS;
+  process.env.SATCHEL_TOKENS = 'lam/fn'; // not namespace[/device]=token
+  const rejections: unknown[] = [];
+  const onRejection = (err: unknown) => rejections.push(err);
+  process.on('unhandledRejection', onRejection);
+  try {
+    // A new instance of the module, as a new function instance with this environment loads it.
+    const url = `${pathToFileURL(deployed).href}?config-error`;
+    const broken = (await import(url)).handler as Handler;
+    await new Promise((r) => setTimeout(r, 50)); // an init that rejected unhandled would be seen by now
+    for (const path of ['/v1/sessions', '/v1/health']) {
+      const res = await broken(event('GET', path), {});
+      expect(res.statusCode).toBe(500);
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      expect(JSON.parse(res.body).detail).toMatch(
+        /^the server is not configured: SATCHEL_TOKENS entry 1/,
+      );
+    }
+    expect(rejections).toEqual([]);
+    expect(logged.records.map((r) => JSON.stringify(r)).join('\n')).toMatch(
+      /SATCHEL_TOKENS entry 1/,
+    );
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    process.env.SATCHEL_TOKENS = saved;
+  }
 });
