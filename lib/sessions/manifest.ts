@@ -130,6 +130,8 @@ interface Snapshot {
   /** Newest change per id from uncovered log records and verification: an entry, or a delete time. */
   changes: Map<string, { entry?: ManifestEntry; deletedAt?: number }>;
   tombstones: Map<string, number>;
+  /** Ids whose object exists though a delete at or after its time is known: only its version lives. */
+  again: Map<string, ManifestEntry>;
   uncovered: string[];
   stalePending: string[];
   verified: number;
@@ -284,6 +286,20 @@ export class Manifest {
     );
   }
 
+  /**
+   * The entry of `id` as this process last saw it listed (its last snapshot's changes and cached pages,
+   * its last view), without a request: a GET that finds no object heals only what a reader was shown.
+   */
+  listed(ns: string, id: string): ManifestEntry | undefined {
+    const snap = this.snapshots.get(ns);
+    const found = (es?: ManifestEntry[]) => es?.find((e) => e.id === id);
+    return (
+      snap?.changes.get(id)?.entry ??
+      found(this.recent.get(ns)?.entries) ??
+      snap?.root.pages.map((p) => found(this.pageCache.get(p.key)?.entries)).find((e) => e)
+    );
+  }
+
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
   compact(ns: string, force = false): Promise<void> {
     return this.compacting.run(ns, async () => {
@@ -398,10 +414,8 @@ export class Manifest {
       if (e && e.at <= until.get(id)!) again.set(id, e);
     });
     const doomed = (id: string, at: number, e?: ManifestEntry) => {
-      const k = again.get(id);
-      const kept =
-        k && e?.created_at === k.created_at && e.revision === k.revision && e.task === k.task;
-      return !kept && at <= until.get(id)!; // false for an id not purged (undefined)
+      // false for an id not purged (undefined)
+      return !sameVersion(again.get(id), e) && at <= until.get(id)!;
     };
     // The successor of the root it builds on (see compactOnce).
     const seq = root.seq + 1;
@@ -553,14 +567,14 @@ export class Manifest {
     const listing = await this.listManifest(ns);
     const newest = listing.roots[listing.roots.length - 1];
     if (!newest) return null;
-    const root = await this.loadRoot(newest.key);
+    const root = await this.listedRoot(newest.key, listing);
     const covered = new Set(root.covered);
     const uncovered = listing.logs.filter((k) => !covered.has(k));
     const logged = new Set(listing.logs.map(writeIdOfLog));
     const unlogged = listing.pending.filter(
       (p) => !logged.has(p.writeId) && !settledOwn.has(p.key),
     );
-    const signature = newest.key + '|' + uncovered.join(',');
+    const signature = `${newest.key}@${root.built_at}|${uncovered.join(',')}`;
     const cached = this.snapshots.get(ns);
     // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
     if (cached && cached.signature === signature && unlogged.length === 0)
@@ -574,6 +588,10 @@ export class Manifest {
     const order = records
       .map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i }))
       .sort((a, b) => a.at - b.at || a.i - b.i);
+    // The newest delete per id, tombstone or uncovered record, to check a create against.
+    const dels = new Map(tombstones);
+    for (const r of records)
+      if (r.op === 'del') dels.set(r.id, Math.max(dels.get(r.id) ?? 0, r.at));
     for (const { r, at } of order) {
       const id = r.op === 'put' ? r.entry.id : r.id;
       // Older than any delete we still remember: it could resurrect a deleted session. Ask the object.
@@ -585,12 +603,13 @@ export class Manifest {
       const knownAt = known?.entry?.at ?? known?.deletedAt ?? -Infinity;
       if (at < knownAt) continue;
       if (r.op === 'put') {
-        const deletedAt = tombstones.get(id);
-        if (deletedAt !== undefined && deletedAt >= at) {
-          // A create after a delete from a device whose clock is behind: only the object can tell.
-          if (r.entry.revision <= 1) toVerify.add(id);
+        // A create after a delete from a device whose clock is behind: only the object can tell.
+        if (r.entry.revision <= 1 && (dels.get(id) ?? -Infinity) >= at) {
+          toVerify.add(id);
           continue;
         }
+        const deletedAt = tombstones.get(id);
+        if (deletedAt !== undefined && deletedAt >= at) continue;
         changes.set(id, { entry: r.entry });
       } else changes.set(id, { deletedAt: at });
     }
@@ -603,18 +622,13 @@ export class Manifest {
       toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
       if (stale) stalePending.push(p.key);
     }
-    await mapLimit([...toVerify], this.concurrency, async (id) => {
-      const entry = await this.readSummary(ns, id);
-      // Gone: a delete already known keeps its time (a log record of an older version may still land).
-      const known = changes.get(id)?.deletedAt;
-      changes.set(id, entry ? { entry } : { deletedAt: known ?? Infinity });
-      if (entry) tombstones.delete(id);
-    });
+    const again = await this.verify(ns, toVerify, changes, tombstones, dels);
     const snap: Snapshot = {
       listing,
       root,
       changes,
       tombstones,
+      again,
       uncovered,
       stalePending,
       verified: toVerify.size,
@@ -624,13 +638,45 @@ export class Manifest {
     return snap;
   }
 
+  /**
+   * Reads the objects of `ids` into `changes`; answers the ids created again at or before a known delete
+   * (`dels`), whose delete stays in `tombstones` to hide every other version.
+   */
+  private async verify(
+    ns: string,
+    ids: Set<string>,
+    changes: Snapshot['changes'],
+    tombstones: Map<string, number>,
+    dels: Map<string, number>,
+  ): Promise<Map<string, ManifestEntry>> {
+    const again = new Map<string, ManifestEntry>();
+    await mapLimit([...ids], this.concurrency, async (id) => {
+      const entry = await this.readSummary(ns, id);
+      // Gone: a delete already known keeps its time (a log record of an older version may still land).
+      const known = changes.get(id)?.deletedAt;
+      changes.set(id, entry ? { entry } : { deletedAt: known ?? Infinity });
+      if (!entry) return;
+      // Created again at or before a known delete: the delete still hides every other version.
+      const deletedAt = dels.get(id) ?? -Infinity;
+      if (deletedAt >= entry.at) {
+        again.set(id, entry);
+        tombstones.set(id, deletedAt);
+      } else tombstones.delete(id);
+    });
+    return again;
+  }
+
   /** True when `entry` is the live version of its session in this snapshot. */
   private live(snap: Snapshot, entry: ManifestEntry, fromPage: boolean): boolean {
     // A newer version (from a change or another page) wins by `at` in top(); here only deletes matter.
     const change = snap.changes.get(entry.id);
     if (fromPage && change?.deletedAt !== undefined && change.deletedAt >= entry.at) return false;
     const deletedAt = snap.tombstones.get(entry.id);
-    return deletedAt === undefined || deletedAt < entry.at;
+    return (
+      deletedAt === undefined ||
+      deletedAt < entry.at ||
+      sameVersion(snap.again.get(entry.id), entry)
+    );
   }
 
   /** The newest `limit` entries matching the query, reading pages only while they can still matter. */
@@ -714,9 +760,11 @@ export class Manifest {
           tombstones.set(id, Math.max(tombstones.get(id) ?? 0, startedAt));
         } else if (c.deletedAt !== undefined) tombstones.set(id, c.deletedAt);
       }
+      // An id created again: a major compaction leaves its other versions out, then no delete may hide it.
+      for (const id of snap.again.keys()) tombstones.delete(id);
       let pages: PageRef[];
       let keptTombstones: [string, number][];
-      if (vanished || minor + 1 > Math.max(8, major)) {
+      if (vanished || snap.again.size > 0 || minor + 1 > Math.max(8, major)) {
         // Major: one dense set of pages, superseded and deleted entries gone.
         pages = await this.writePages(ns, seq, await this.everything(snap), true);
         keptTombstones = [...tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs);
@@ -757,8 +805,13 @@ export class Manifest {
       .filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key))
       .filter((p) => !unhealed.has(p.key))
       .map((p) => p.key);
-    // Keep the root before the one in force (a reader may be using it) and every page either references.
-    const { drop: oldRoots, keep: keepRoots } = obsoleteRoots(snap.listing.roots, inForce.seq);
+    // Keep the root before the one in force (a reader may be using it) and every page either references;
+    // not when an id was created again: its older pages hold a deleted version, erased like a purge's.
+    const { drop: oldRoots, keep: keepRoots } = obsoleteRoots(
+      snap.listing.roots,
+      inForce.seq,
+      snap.again.size > 0,
+    );
     const referenced = new Set(inForce.pages.map((p) => p.key));
     for (const r of keepRoots) {
       const kept = r.seq === inForce.seq ? inForce : await this.loadRoot(r.key).catch(() => null);
@@ -854,6 +907,18 @@ export class Manifest {
     return listing;
   }
 
+  /**
+   * The root at `key`. One read before whose pages are not all listed is not the one there now (m/ was
+   * deleted and a rebuild wrote its number again; pages' names are random): read again.
+   */
+  private async listedRoot(key: string, listing: Listing): Promise<Root> {
+    const root = await this.loadRoot(key);
+    const pages = new Set(listing.pages);
+    if (root.pages.every((p) => pages.has(p.key))) return root;
+    this.rootCache.delete(key);
+    return this.loadRoot(key);
+  }
+
   /** Reads a root once per process (roots are immutable). */
   private async loadRoot(key: string): Promise<Root> {
     const cached = this.rootCache.get(key);
@@ -926,6 +991,11 @@ export class Manifest {
     this.logCache.set(key, record);
     while (this.logCache.size > 20_000) this.logCache.delete(this.logCache.keys().next().value!);
   }
+}
+
+/** Whether `e` is the version `k` of a session (its object's, when created again). */
+function sameVersion(k: ManifestEntry | undefined, e: ManifestEntry | undefined): boolean {
+  return !!k && e?.created_at === k.created_at && e.revision === k.revision && e.task === k.task;
 }
 
 /** Newest first: updated_at descending, then id descending. */

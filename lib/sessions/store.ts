@@ -329,15 +329,14 @@ export class SessionStore {
       const from = body ? { body } : prior ? { prior } : null;
       return { session, chunks: from && publicChunks(session, from) };
     }
-    // Listed but gone (deleted in the bucket directly): heal the manifest in the background.
+    // Listed but gone (deleted in the bucket directly): heal the manifest in the background. Only an
+    // entry this process has listed: a 404 of any id must not read the whole manifest.
+    const entry = this.manifest.listed(ns, id);
     const heal = async () => {
-      const entry = (await this.manifest.view(ns, ctx.schedule, { settled: true })).entries.find(
-        (e) => e.id === id,
-      );
-      if (entry && !(await objectExists(this.objects, keys.session(ns, id))))
-        this.healVanished(ns, entry, ctx);
+      if (!(await objectExists(this.objects, keys.session(ns, id))))
+        this.healVanished(ns, entry!, ctx);
     };
-    (ctx.schedule ?? unattended)(heal());
+    if (entry) (ctx.schedule ?? unattended)(heal());
     throw notFound(`session ${id} does not exist`);
   }
 

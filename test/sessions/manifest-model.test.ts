@@ -44,7 +44,17 @@ async function walk(store: SessionStore, limit: number, updatedAfter?: number) {
 }
 
 type Op = {
-  kind: 'create' | 'append' | 'delete' | 'compact' | 'major' | 'tick' | 'crash' | 'idle' | 'stale';
+  kind:
+    | 'create'
+    | 'recreate'
+    | 'append'
+    | 'delete'
+    | 'compact'
+    | 'major'
+    | 'tick'
+    | 'crash'
+    | 'idle'
+    | 'stale';
   device: number;
   pick: number;
   n: number;
@@ -101,6 +111,7 @@ describe('manifest model check', () => {
         'append',
         'append',
         'delete',
+        'recreate',
         'compact',
         'major',
         'tick',
@@ -145,6 +156,11 @@ describe('manifest model check', () => {
               const created = `s${next++}`;
               await dev.create(ns, { task: created, id: created });
               ids.push(created);
+            } else if (o.kind === 'recreate') {
+              // The same id again (taken: a conflict), perhaps from a device whose clock is behind.
+              await dev
+                .create(ns, { task: `${id} again`, id })
+                .catch((e) => expect(e.kind).toBe('conflict'));
             } else if (o.kind === 'append') {
               await dev
                 .append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined)
