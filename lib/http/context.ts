@@ -7,6 +7,7 @@ import type { Services } from '../server/services.js';
 import type { WriteContext, WriteResult } from '../sessions/store.js';
 import { concat, publicSession } from '../model/codec.js';
 import type { StoredSession } from '../model/session.js';
+import { MIN_KNOWN_VALUE } from '../pipeline/redact.js';
 import type { AuthVariables } from './auth.js';
 
 /**
@@ -55,18 +56,24 @@ export function writeContext(c: Context<Env>): WriteContext {
 }
 
 /**
- * `Satchel-Secrets`: secret values for this request only, as base64 of a JSON array of strings. They are
- * redacted from everything this request stores, in every encoding, and never stored themselves.
+ * `Satchel-Secrets`: secret values for this request only, as base64 of a JSON array of strings, each at
+ * least `MIN_KNOWN_VALUE` characters. They are redacted from everything this request stores, in every
+ * encoding, and never stored themselves.
  */
 function requestSecrets(header: string | undefined): string[] {
   if (!header) return [];
+  let parsed: unknown;
   try {
-    const bytes = fromBase64(header.trim());
-    const parsed: unknown = JSON.parse(text(bytes));
-    if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100)
-      return parsed;
+    parsed = JSON.parse(text(fromBase64(header.trim())));
   } catch {
-    // fall through
+    // not base64 of JSON: refused below
+  }
+  if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) {
+    // A shorter value would not be redacted (it would destroy ordinary text): refused, not ignored.
+    if (parsed.every((v) => v.length >= MIN_KNOWN_VALUE)) return parsed;
+    throw badRequest(`Satchel-Secrets values must be at least ${MIN_KNOWN_VALUE} characters long`, [
+      { path: 'Satchel-Secrets', message: 'too short' },
+    ]);
   }
   throw badRequest('Satchel-Secrets must be base64 of a JSON array of at most 100 strings', [
     { path: 'Satchel-Secrets', message: 'invalid' },

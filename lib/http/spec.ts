@@ -150,8 +150,8 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'Base64 of a JSON array of at most 100 strings: secret values redacted from everything ' +
-      'this request stores, in every encoding; never stored themselves.',
+      'Base64 of a JSON array of at most 100 strings of at least 6 characters: secret values ' +
+      'redacted from everything this request stores, in every encoding; never stored themselves.',
     schema: z.string(),
   },
   HubSignature: {

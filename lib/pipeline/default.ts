@@ -4,16 +4,17 @@ import { createSavePipeline, type SavePipeline } from './save.js';
 
 /**
  * The production save pipeline: every rule of the table, plus the configured known secret values.
- * `rulesVersion` changes with the table, the configured values or `WALK`, so a stored session saved under
- * an older table is scanned whole on its next save.
+ * `rulesVersion` changes with the table (any field of a rule), the configured values or `WALK`, so a
+ * stored session saved under an older table is scanned whole on its next save.
  */
 export function defaultPipeline(options: {
   maxSessionBytes: number;
   knownValues?: string[];
 }): SavePipeline {
   const knownValues = options.knownValues ?? [];
+  // Every field of every rule (a threshold too: a lower one finds secrets an older table let through).
   const signature =
-    rules.map((r) => `${r.id}:${r.pattern.source}:${r.keywords.join(',')}`).join('\n') +
+    JSON.stringify(rules, (_, v: unknown) => (v instanceof RegExp ? String(v) : v)) +
     '\n' +
     knownValues.join('\n') +
     WALK;
@@ -31,10 +32,12 @@ function fnv32(s: string): string {
 }
 
 /**
- * What the redaction walks besides the rules (save.ts `redactMessage` and `redactJson`, redact.ts
- * `knownForms`): a new value whenever that changes, so sessions stored before it are scanned again on their
- * next save. 2 (2026-12-02): tool calls whole, unknown fields' names, secret-sounding keys at any depth,
+ * What the redaction does besides the rules (save.ts `redactMessage` and `redactJson`; redact.ts
+ * `knownForms`, `decodedViews` and its lists: documented examples, placeholder shapes, references): a new
+ * value whenever that changes, so sessions stored before it are scanned again on their next save.
+ * 2 (2026-12-02): tool calls whole, unknown fields' names, secret-sounding keys at any depth,
  * JSON-escaped known values, secrets split across content parts. 3 (2026-12-03): text scanned again with
- * `\/` and `%XX` escapes undone; text parts scanned run together.
+ * `\/` and `%XX` escapes undone; text parts scanned run together. 4 (2026-12-04): `\u00XX` escapes undone
+ * too; known values searched in the views, and form-encoded (`+`); every field of a rule fingerprinted.
  */
-const WALK = '\nwalk:3';
+const WALK = '\nwalk:4';

@@ -27,7 +27,7 @@ export interface Redactor {
  * (overlaps included: `passw` inside `password` is reported too). Only where a keyword occurs does its
  * rule run, as a sticky regex starting at the keyword; a string without keywords costs one table lookup
  * per character. `knownValues` are secrets known by value (config, per request): they are removed
- * literally and in their JSON-escaped, base64, hex and URL-encoded forms.
+ * literally and in their JSON-escaped, base64, hex and URL-encoded forms, also where the text escapes them.
  */
 export function createRedactor(rules: Rule[], options: { knownValues?: string[] } = {}): Redactor {
   return redactorOf(buildAutomaton(rules), options.knownValues ?? []);
@@ -42,23 +42,29 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
         : redactorOf(automaton, [...values, ...more]),
     redact(text: string): Redaction {
       const ranges: number[] = [];
-      const hits = automaton.scan(text, ranges);
-      // The same text with `\/` and `%XX` escapes undone (a URL in JSON, a URL inside a URL): what a
-      // rule finds there is redacted where it came from, its escapes included.
+      // Known values' forms in `view`, as [start, end) pairs.
+      const find = (view: string, found: number[]) => {
+        for (const form of known) {
+          for (let at = view.indexOf(form); at !== -1; at = view.indexOf(form, at + form.length))
+            found.push(at, at + form.length);
+        }
+      };
+      automaton.scan(text, ranges);
+      find(text, ranges);
+      // The same text with `\/`, `\u00XX` and `%XX` escapes undone (a URL in JSON, a URL inside a URL):
+      // what a rule or a known value finds there is redacted where it came from, its escapes included.
       decodedViews(text, (view, at) => {
         const found: number[] = [];
         automaton.scan(view, found);
+        find(view, found);
         for (const i of found) ranges.push(at[i]!);
       });
-      if (hits === 0 && ranges.length === 0 && known.length === 0) return { text, count: 0 };
-      for (const form of known) {
-        for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + form.length))
-          ranges.push(at, at + form.length);
-      }
       return ranges.length === 0 ? { text, count: 0 } : apply(text, ranges);
     },
   };
 }
+
+// A change to the lists below, to `knownForms` or to the views: bump `WALK` in default.ts (a rescan).
 
 /**
  * Values published in providers' documentation as examples (AWS, Stripe, GitHub, Telegram, jwt.io, the
@@ -359,7 +365,8 @@ function eachSecret(
   }
 }
 
-const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
+/** JSON's escaped slash, and escapes of ASCII characters: percent (`%3A`, `%2f`) and JSON's (`\u0026`). */
+const ESCAPE = /\\\/|(?:%|\\u00)[0-7][0-9a-f]/gi;
 
 /**
  * How far around an escape its views reach, in characters: past the longest keyword-to-value gap a rule
@@ -368,15 +375,16 @@ const ESCAPE = /\\\/|%[0-7][0-9a-f]/gi;
 const VIEW_REACH = 4096;
 
 /**
- * Calls `scan` with the text around its escapes with JSON's escaped slashes (`\/`) and percent escapes of
- * ASCII characters (`%3A`, `%40`, `%20`…) undone, once per round of up to three (a URL encoded inside a URL
- * inside a URL), and with each decoded position's (and the end's) position in the text; never when the text
- * has neither. Only the windows `VIEW_REACH` around escapes are decoded, one at a time, so one escape in a
- * long text costs a few KB, not copies and maps of the whole text.
+ * Calls `scan` with the text around its escapes with JSON's escaped slashes (`\/`) and escapes of ASCII
+ * characters, percent (`%3A`, `%40`, `%20`…) and JSON's (`\u0026`, as Go writes `&`, `<`, `>`), undone,
+ * once per round of up to three (a URL encoded inside a URL inside a URL), and with each decoded position's
+ * (and the end's) position in the text; never when the text has none. Only the windows `VIEW_REACH` around
+ * escapes are decoded, one at a time, so one escape in a long text costs a few KB, not copies and maps of
+ * the whole text.
  */
 function decodedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
-  // Most text has neither: two plain searches tell, several times faster than the regex.
-  if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0) return;
+  // Most text has none: plain searches tell, several times faster than the regex.
+  if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0 && text.indexOf('\\u') < 0) return;
   let start = 0;
   let end = -1; // the window being gathered, [start, end) (a slice clamps the end)
   for (const m of text.matchAll(ESCAPE)) {
@@ -407,7 +415,7 @@ function windowViews(
     };
     from.replace(ESCAPE, (m: string, i: number) => {
       copy(i); // the escape's decoded character maps to where the escape starts
-      out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(1), 16));
+      out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(-2), 16));
       last = i + m.length;
       return m;
     });
@@ -448,14 +456,22 @@ function apply(text: string, ranges: number[]): Redaction {
 }
 
 /**
- * The literal, JSON-escaped, base64 (standard and URL-safe, each alignment), hex and URL-encoded
- * forms of known secrets.
+ * The shortest known value redacted: shorter ones would destroy ordinary text. `Satchel-Secrets` (400) and
+ * `SATCHEL_REDACT_VALUES` (refused at start) reject them; others (the configuration's own) are skipped.
+ */
+export const MIN_KNOWN_VALUE = 6;
+
+/**
+ * The literal, form-encoded (`+` for a space), JSON-escaped, base64 (standard and URL-safe, each
+ * alignment), hex and URL-encoded forms of known secrets. The search also runs over the text's views with
+ * `\/`, `\u00XX` and `%XX` undone (`decodedViews`), so a form escaped there is found too.
  */
 function knownForms(values: string[]): string[] {
   const forms = new Set<string>();
   for (const value of values) {
-    if (value.length < 6) continue; // too short to redact without destroying ordinary text
+    if (value.length < MIN_KNOWN_VALUE) continue;
     forms.add(value);
+    forms.add(value.replaceAll(' ', '+')); // form encoding (a query string, a POST body)
     const bytes = utf8(value);
     const hex = toHex(bytes);
     forms.add(hex);

@@ -8,6 +8,7 @@ import {
   type LoggerOptions,
 } from '../model/log.js';
 import { defaultPipeline } from '../pipeline/default.js';
+import { MIN_KNOWN_VALUE } from '../pipeline/redact.js';
 import type { ModelConfig } from '../continue/model.js';
 import type { HookConfig } from '../hooks/hooks.js';
 
@@ -51,7 +52,10 @@ export interface SatchelConfig {
   port: number;
   maxSessionBytes: number;
   maxBodyBytes: number;
-  /** Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings). */
+  /**
+   * Secret values redacted wherever they appear (`SATCHEL_REDACT_VALUES`, a JSON array of strings, each at
+   * least `MIN_KNOWN_VALUE` characters).
+   */
   redactValues: string[];
   /**
    * The secrets of the configuration itself (model and embeddings keys, hook secrets, plain tokens, the AWS
@@ -126,7 +130,7 @@ export async function configFrom(
       1024,
       2 ** 31,
     ),
-    redactValues: parseStringArray(env.SATCHEL_REDACT_VALUES, 'SATCHEL_REDACT_VALUES'),
+    redactValues: parseRedactValues(env.SATCHEL_REDACT_VALUES),
     ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL
       ? { embeddings: parseEmbeddings(env) }
       : {}),
@@ -498,6 +502,16 @@ function parseStringArray(value: string | undefined, name: string): string[] {
     // fall through to the error
   }
   throw new ConfigError(`${name} must be a JSON array of strings`);
+}
+
+/** `SATCHEL_REDACT_VALUES`: a value too short to redact is refused, not silently ignored. */
+function parseRedactValues(value: string | undefined): string[] {
+  const values = parseStringArray(value, 'SATCHEL_REDACT_VALUES');
+  if (values.some((v) => v.length < MIN_KNOWN_VALUE))
+    throw new ConfigError(
+      `SATCHEL_REDACT_VALUES values must be at least ${MIN_KNOWN_VALUE} characters long`,
+    );
+  return values;
 }
 
 function parseBool(value: string | undefined, name: string, fallback: boolean): boolean {

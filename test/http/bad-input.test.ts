@@ -232,8 +232,38 @@ describe('HTTP: bad input', async () => {
       },
       400,
     ],
+    [
+      'Satchel-Secrets value under the minimum length',
+      'POST',
+      '/v1/sessions/existing/messages',
+      {
+        body: { messages: [{ role: 'user', content: 'the door code is Q7#zk' }] },
+        headers: { 'satchel-secrets': btoa(JSON.stringify(['a-long-enough-one', 'Q7#zk'])) },
+      },
+      400,
+    ],
     ['unknown route', 'GET', '/v1/nothing-here', {}, 404],
   ];
+
+  it('a Satchel-Secrets value under the minimum: the 400 names the minimum, nothing is written', async () => {
+    const app = await setup();
+    const before = await app.snapshot();
+    const res = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'the door code is Q7#zk' }] },
+      headers: { 'satchel-secrets': btoa(JSON.stringify(['Q7#zk'])) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.detail).toMatch(/at least 6 characters/);
+    expect(res.json.errors).toEqual([{ path: 'Satchel-Secrets', message: 'too short' }]);
+    expect(await app.snapshot()).toEqual(before);
+    // Six characters are enough, and are redacted.
+    const ok = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'the door code is Q7#zk9' }] },
+      headers: { 'satchel-secrets': btoa(JSON.stringify(['Q7#zk9'])) },
+    });
+    expect(ok.status).toBe(200);
+    expect((await app.call('GET', `/v1/sessions/${app.id}`)).text).not.toContain('Q7#zk9');
+  });
 
   for (const [name, method, path, init, status] of cases) {
     it(`${name} → ${status}`, async () => {

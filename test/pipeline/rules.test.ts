@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
 import type { Rule } from '../../lib/pipeline/rule.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { rules } from '../../lib/pipeline/rules.js';
 import { mulberry32 } from '../support/prng.js';
 
@@ -1127,6 +1128,64 @@ describe('escaped forms: JSON `\\/` and percent escapes, nested (review)', () =>
       '%E2%82%AC',
     ]) {
       expect(redactor.redact(s)).toEqual({ text: s, count: 0 });
+    }
+  });
+});
+
+describe('the scan record fingerprint (review)', () => {
+  // What a stored session was scanned under: a release that changes any field of a rule (a lower entropy
+  // threshold finds secrets the old table let through) rescans stored sessions on their next save.
+  const version = (): string => {
+    const out = defaultPipeline({ maxSessionBytes: 1 << 20 }).apply({
+      next: {
+        ...{
+          id: 's',
+          created_at: '',
+          updated_at: '',
+          model: '',
+          provider: '',
+          turns: 0,
+          task: 't',
+        },
+        ...{ sandbox: false, messages: [{ role: 'user', content: 'x' }], external_refs: [] },
+        ...{ untrusted_ingested: false, episode_untrusted: false, episode_taint_tracked: false },
+        revision: 1,
+      },
+      previous: null,
+    });
+    return (out.session.satchel!.scan as { v: string }).v;
+  };
+
+  it('is stable, and changes with every field of a rule', () => {
+    const before = version();
+    expect(version()).toBe(before);
+    const rule = rules.find((r) => r.entropy !== undefined && r.group !== undefined)!;
+    const changes: Partial<Rule>[] = [
+      { entropy: rule.entropy! - 0.5 },
+      { minLength: (rule.minLength ?? 8) + 1 },
+      { not: /^never$/ },
+      { placeholders: !rule.placeholders },
+      { group: (rule.group ?? 0) + 1 },
+      { after: '?&' },
+      { boundary: !rule.boundary },
+      { extendBack: /[0-9]/ },
+      {
+        pattern: new RegExp(
+          rule.pattern.source,
+          rule.pattern.flags.replace(/i|$/, (i) => (i ? '' : 'i')),
+        ),
+      },
+    ];
+    for (const change of changes) {
+      const saved = { ...rule };
+      Object.assign(rule, change);
+      try {
+        expect(version(), JSON.stringify(Object.keys(change))).not.toBe(before);
+      } finally {
+        for (const key of Object.keys(rule) as (keyof Rule)[]) delete rule[key];
+        Object.assign(rule, saved);
+      }
+      expect(version()).toBe(before);
     }
   });
 });

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
+import { rules } from '../../lib/pipeline/rules.js';
+
+const redactor = createRedactor(rules);
+
+// JSON text written by Go's encoding/json (kubectl, docker, terraform) escapes `&`, `<` and `>` as
+// `\u0026`, `\u003c` and `\u003e`; other encoders escape more (review, 2026-12-04).
+describe('rule secrets inside `\\u00XX` escapes', () => {
+  it.each([
+    [
+      'a URL password with & (kubectl -o json)',
+      '{"data":{"DATABASE_URL":"postgres://admin:S3cr3t\\u0026Pw9x@db.internal:5432/app"}}',
+      ['S3cr3t', 'Pw9x'],
+    ],
+    [
+      'a query token with an escaped = (encoders that escape every non-alphanumeric)',
+      '{"url":"https://a.example/cb?x=1\\u0026access_token\\u003dya29.a0AfH6SMBq7xK2mP9vL4wR8tN3cZ5jD1gF"}',
+      ['ya29.a0AfH6SMBq7xK2mP9vL4wR8tN3cZ5jD1gF'],
+    ],
+    [
+      'an escaped slash and a \\u escape together',
+      '{"u":"https:\\/\\/deploy:Vq7\\u0026mZ2pL9xR4wT8@git.example.com\\/r.git"}',
+      ['mZ2pL9xR4wT8'],
+    ],
+  ])('%s', (_name, text, secrets) => {
+    const out = redactor.redact(text);
+    for (const secret of secrets) expect(out.text).not.toContain(secret);
+    expect(out.text).toContain(PLACEHOLDER);
+    expect(out.count).toBe(1);
+    expect(redactor.redact(out.text).count).toBe(0);
+    expect(out.text.slice(0, 8)).toBe(text.slice(0, 8));
+  });
+
+  it('\\u escapes alone change nothing', () => {
+    for (const s of [
+      '{"q":"a \\u0026 b \\u003c c"}',
+      '\\u00e9t\\u00e9',
+      '\\u2028',
+      'C:\\users\\u00',
+    ]) {
+      expect(redactor.redact(s)).toEqual({ text: s, count: 0 });
+    }
+  });
+});
