@@ -1,14 +1,14 @@
-import { groupEnd, isMarker, markerCount, markerText } from '../model/cap-marker.js';
+import { groupCount, groupEnd, isMarker, markerCount, markerText } from '../model/cap-marker.js';
 import type { Message } from '../model/session.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
- * prompt, if first, and the first user message) stays; after it, whole groups are dropped oldest first
- * (an assistant message with tool calls plus its tool results, or any other single message); one system
- * marker right after the head counts every group removed so far. When the head fits but the head plus the
- * marker does not, the head stays whole and the marker is left out (odek's behaviour). If the head alone is
- * too large, the first user message goes too (the system prompt and `task` stay); when even they do not
- * fit, the write is refused.
+ * prompt, if first, and the first user message, with any message between them) stays; after it, whole
+ * groups are dropped oldest first (an assistant message with tool calls plus its tool results, or any other
+ * single message); one system marker right after the head counts every group removed so far. When the
+ * head fits but the head plus the marker does not, the head stays whole and the marker is left out (odek's
+ * behaviour). If the head alone is too large, the first user message goes too (the system prompt and
+ * `task` stay); when even they do not fit, the write is refused.
  */
 
 export { isMarker, markerText };
@@ -51,16 +51,19 @@ export interface CapResult {
  * everything but the messages array (the caller knows it: header fields, refs, bookkeeping, and the
  * records it adds after the pipeline).
  */
-export function capMessages(messages: Message[], fixedBytes: number, maxBytes: number): CapResult {
-  const sizes = messages.map(jsonBytes);
-  const total = sizes.reduce((a, b) => a + b, 0);
-  if (fixedBytes + arrayBytes(messages.length, total) <= maxBytes)
-    return { messages, dropped: 0, headCut: false, fits: true };
+export function capMessages(all: Message[], fixedBytes: number, maxBytes: number): CapResult {
+  const allSizes = all.map(jsonBytes);
+  const total = allSizes.reduce((a, b) => a + b, 0);
+  if (fixedBytes + arrayBytes(all.length, total) <= maxBytes)
+    return { messages: all, dropped: 0, headCut: false, fits: true };
 
+  // The marker, wherever an earlier write put it (before 2026-12 one could land at 0, then a second one):
+  // it goes, its count carries on, and one marker goes back right after the head.
+  const previouslyDropped = all.reduce((n, m) => n + markerCount(m), 0);
+  const messages = all.filter((m) => !isMarker(m));
+  const sizes = allSizes.filter((_, i) => !isMarker(all[i]));
   const headEnd = headLength(messages);
-  const hasMarker = isMarker(messages[headEnd]);
-  const previouslyDropped = markerCount(messages[headEnd]);
-  const bodyStart = headEnd + (hasMarker ? 1 : 0);
+  const bodyStart = headEnd;
   const groups = groupsOf(messages, bodyStart);
   const head = messages.slice(0, headEnd);
   const headBytes = sizes.slice(0, headEnd).reduce((a, b) => a + b, 0);
@@ -100,7 +103,7 @@ export function capMessages(messages: Message[], fixedBytes: number, maxBytes: n
   // system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
   // does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
   const kept = messages[0]?.role === 'system' ? [messages[0]] : [];
-  const userGone = headEnd > kept.length ? 1 : 0;
+  const userGone = groupCount(messages.slice(kept.length, headEnd));
   const n = totalDropped + userGone;
   const marked = kept.length && n ? [...kept, markerMessage(n)] : kept;
   const under = (ms: Message[]) => fixedBytes + jsonBytes(ms) <= maxBytes;
@@ -114,12 +117,13 @@ export function capMessages(messages: Message[], fixedBytes: number, maxBytes: n
 
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
 
-/** The head: the system prompt (if first) and the first user message after it. */
+/**
+ * The head: the system prompt (if first) and the first user message, wherever it is: the cap drops groups
+ * after it, and a greeting before it stays with it.
+ */
 export function headLength(messages: Message[]): number {
-  let end = messages[0]?.role === 'system' ? 1 : 0;
-  const firstUser = messages.findIndex((m, i) => i >= end && m.role === 'user');
-  if (firstUser === end) end++;
-  return end;
+  const user = messages.findIndex((m) => m.role === 'user');
+  return user >= 0 ? user + 1 : messages[0]?.role === 'system' ? 1 : 0;
 }
 
 interface Group {

@@ -88,7 +88,7 @@ export interface PipelineOptions {
   maxSessionBytes: number;
 }
 
-/** Growth of the fields around `messages` (times, counters, refs) tolerated on the fast path of an append. */
+/** Growth of times and counters tolerated on the fast path of an append (other fields are measured). */
 const FAST_PATH_SLACK = 16 * 1024;
 
 /**
@@ -139,9 +139,10 @@ function applyPipeline(
   // the scan record names the rules only: the next write trusts it instead of scanning everything again.
   const version = rulesVersion;
   let redactions = 0;
-  const text = (s: string) => {
+  // `quiet`: what it finds was counted already (the same text elsewhere).
+  const text = (s: string, quiet?: boolean) => {
     const r = redactor.redact(s);
-    redactions += r.count;
+    if (!quiet) redactions += r.count;
     return r.text;
   };
   const hit = () => void redactions++;
@@ -158,12 +159,14 @@ function applyPipeline(
   if (held > 0 && (trusted !== previous?.messages.length || !previous.episode_taint_tracked))
     throw new NeedsWholeSession('scan');
 
-  // 2. Redact the rest, on copies.
-  const messages = redactSession(next, trusted, text, hit);
-
-  // 3. Taint: only new messages once the session is tracked; its whole history the first time.
+  // 2. Taint, on what was sent (a redacted `curl` command or a longer label would hide it): only new
+  // messages once the session is tracked; its whole history the first time. Labels are redacted.
   const tracked = previous?.episode_taint_tracked === true && trusted > 0;
-  const taint = scanTaint(tracked ? messages.slice(trusted) : messages);
+  const taint = scanTaint(next.messages.slice(tracked ? trusted : 0));
+  const sources = [...new Set(taint.sources.map((s) => text(s, true)))];
+
+  // 3. Redact the rest, on copies.
+  const messages = redactSession(next, trusted, text, hit);
   next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
   next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
   next.episode_taint_tracked = true;
@@ -177,9 +180,7 @@ function applyPipeline(
     version,
     maxSessionBytes,
     held,
-    reserve:
-      reserve?.({ session: next, sources: taint.sources, redactions, maxBytes: maxSessionBytes }) ??
-      0,
+    reserve: reserve?.({ session: next, sources, redactions, maxBytes: maxSessionBytes }) ?? 0,
   });
   if (cap.moved) {
     // The prefix moved: the digest is recomputed over what is stored.
@@ -199,7 +200,7 @@ function applyPipeline(
     redactions,
     dropped_groups: cap.dropped,
     head_dropped: cap.headDropped,
-    sources: taint.sources,
+    sources,
     scanned: messages.length - trusted,
   };
 }
@@ -281,8 +282,12 @@ function applySizeCap(
   const { trusted, previousBytes, newMessages, version, maxSessionBytes, reserve } = o;
   const pureAppend =
     previous !== null && trusted === previous.messages.length && previousBytes !== undefined;
+  // New messages, and the growth of every other field but the bookkeeping (refs, task, metadata, …).
+  const outside = (s: StoredSession) => jsonBytes({ ...s, messages: 0, satchel: 0 });
   const newBytes = pureAppend
-    ? messages.slice(trusted).reduce((n, m) => n + jsonBytes(m) + 1, 0)
+    ? messages
+        .slice(trusted)
+        .reduce((n, m) => n + jsonBytes(m) + 1, outside(next) - outside(previous))
     : 0;
   let dropped = 0;
   let headDropped = false;
@@ -323,13 +328,21 @@ export const corePipeline: SavePipeline = {
   },
 };
 
+/**
+ * Names whose values are secrets whatever they look like, by how the name ends (any case): the words of
+ * the text rules (`password`, `passwd`, `passphrase`, `pwd`, `pass` as a word, `secret`, `token`,
+ * `credentials`, `auth`, `authorization`) and names of keys (`secret_key`, `signingKey`, `API_KEY`,
+ * `apikey`); not `key` or `keys` alone (a lookup), nor keys that name no secret (`public_key`, `sortKey`).
+ */
 const SENSITIVE_KEY = new RegExp(
-  String.raw`(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|` +
-    String.raw`private[_-]?key|credentials?|authorization|auth)$`,
+  String.raw`(?:password|passwd|passphrase|(?<![a-z\d])pass|pwd|secret|token|credentials?|auth(?:orization)?` +
+    String.raw`|(?<=[a-z\d][_-]?)(?<!(?:public|publishable|primary|foreign|sort|partition|hash|range|cache|` +
+    String.raw`idempotency|websocket|ssh|routing|s3|object|file|lookup|dedup|kms|site|anon|row|column|index|` +
+    String.raw`search|group|map|i18n|translation|parent|child|hot|mon|tur)[_-]?)key)$`,
   'i',
 );
 
-type TextFn = (s: string) => string;
+type TextFn = (s: string, quiet?: boolean) => string;
 
 /**
  * A redacted copy of one message: content, reasoning, tool calls, and every other field, its name
@@ -337,11 +350,21 @@ type TextFn = (s: string) => string;
  */
 function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   const out: Record<string, unknown> = {};
+  // Parts whose text is the content: a secret in a part's text counts once, with the content.
+  const sent = (m as Record<string, unknown>)[PARTS_FIELD] as ContentPart[] | undefined;
+  const own = new Set<unknown>(
+    Array.isArray(sent) && textOfParts(sent) === m.content
+      ? sent.map((p) => p.text ?? p.refusal)
+      : [],
+  );
   for (const [key, value] of Object.entries(m)) {
     if (key === 'role') out[key] = value;
     else if (key === 'tool_calls' && Array.isArray(value)) {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
-    } else out[text(key)] = redactJson(value, text, hit, SENSITIVE_KEY.test(key));
+    } else {
+      const walk: TextFn = key === PARTS_FIELD ? (s) => text(s, own.has(s)) : text;
+      out[text(key)] = redactJson(value, walk, hit, SENSITIVE_KEY.test(key));
+    }
   }
   // The parts are redacted one by one, and their text is the content, unless a secret was split across
   // them (a key in three pieces): only their joined text shows it. Then, and only then, the parts carry the
@@ -354,7 +377,7 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   if (Array.isArray(parts) && typeof out.content === 'string') {
     const joined = textOfParts(parts);
     if (joined !== out.content) {
-      if (text(joined) === joined) out.content = joined;
+      if (text(joined, true) === joined) out.content = joined;
       else out[PARTS_FIELD] = withText(parts, out.content);
     }
     const flat = textOfParts(out[PARTS_FIELD] as ContentPart[], '');
@@ -458,14 +481,14 @@ function redactJson(
   depth = 0,
 ): unknown {
   if (depth > MAX_JSON_DEPTH) throw RangeError(); // redactArguments: text then
-  if (typeof value === 'string') {
-    const r = text(value);
-    if (r === value && secret && !isPlaceholder(value)) {
-      hit();
-      return PLACEHOLDER;
-    }
-    return r;
+  const str = typeof value === 'string';
+  // Under a secret-sounding key a string goes whole (whatever the rules found in it: counted once), and so
+  // does a number (`{"password": 73910264}`).
+  if (secret && (str ? !isPlaceholder(value) : typeof value === 'number')) {
+    if (!str || text(value) === value) hit();
+    return PLACEHOLDER;
   }
+  if (str) return text(value);
   if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit, secret, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -145,6 +145,38 @@ describe('size cap', () => {
     );
   });
 
+  it('a greeting before the first user message: the head runs to that message, one marker after it (review)', () => {
+    const greeting = asst('Hello! How can I help?');
+    const first = capMessages(
+      [greeting, user('FIRST'), ...Array.from({ length: 6 }, (_, i) => user(`${i}`.repeat(300)))],
+      20,
+      1000,
+    );
+    expect(first.messages.slice(0, 2)).toEqual([greeting, user('FIRST')]);
+    expect(first.messages[2]!.content).toBe(markerText(first.dropped));
+    const second = capMessages([...first.messages, user('z'.repeat(300))], 20, 1000);
+    expect(second.messages.filter(isMarker)).toEqual([
+      { role: 'system', content: markerText(first.dropped + second.dropped) },
+    ]);
+    expect(second.messages.slice(0, 3)).toEqual([greeting, user('FIRST'), second.messages[2]]);
+    // When the head alone is over, what went before the first user message is counted too.
+    const cut = capMessages([sys, greeting, user('u'.repeat(900)), asst('a')], 20, 400);
+    expect(cut).toMatchObject({ messages: [sys, { content: markerText(3) }], dropped: 3 });
+  });
+
+  it('markers elsewhere (an earlier version put one at 0, then a second) become one, counting all', () => {
+    const marker = (n: number): Message => ({ role: 'system', content: markerText(n) });
+    const messages = [
+      marker(2),
+      user('x'),
+      marker(3),
+      ...Array.from({ length: 8 }, () => asst('y'.repeat(100))),
+    ];
+    const out = capMessages(messages, 20, 800);
+    expect(out.messages.filter(isMarker)).toEqual([marker(5 + out.dropped)]);
+    expect(out.messages.slice(0, 2)).toEqual([user('x'), marker(5 + out.dropped)]);
+  });
+
   it('head and groups: system + first user; assistant with tool calls takes its results', () => {
     const messages = [sys, user('a'), asst('', ['1']), tool('1', 'r'), user('b')];
     expect(headLength(messages)).toBe(2);
@@ -153,6 +185,8 @@ describe('size cap', () => {
       [4, 1],
     ]);
     expect(headLength([user('x'), asst('y')])).toBe(1);
+    expect(headLength([asst('hello'), user('x'), asst('y')])).toBe(2);
+    expect(headLength([sys, asst('y')])).toBe(1);
   });
 
   it('property: never over the cap, head kept when it fits, no orphan tool results, marker count right', () => {

@@ -328,6 +328,30 @@ describe('save pipeline', () => {
     expect(bytes(reserved.session)).toBeGreaterThan(3000 - 215);
   });
 
+  it('an append that also grows the refs is measured: never over the cap (review)', () => {
+    const max = 120_000;
+    const p = pipeline(max);
+    const bytes = (s: unknown) => new TextEncoder().encode(JSON.stringify(s)).byteLength;
+    const messages: Message[] = [{ role: 'user', content: 'first' }];
+    for (let i = 0; i < 8; i++) messages.push({ role: 'user', content: 'x'.repeat(10_000) + i });
+    const stored = p.apply({ next: session(messages), previous: null }).session;
+    const refs = Array.from({ length: 24 }, (_, i) => ({
+      kind: 'doc',
+      uri: `https://example.com/${i}/` + 'a'.repeat(1980),
+      created_by: 'api',
+      read_only: false,
+      created_at: '2026-01-01T00:00:00.000Z',
+    }));
+    const next = {
+      ...stored,
+      messages: [...stored.messages, { role: 'user' as const, content: 'one more' }],
+      external_refs: refs,
+    };
+    const out = p.apply({ next, previous: stored, previousBytes: bytes(stored), newMessages: 1 });
+    expect(out.dropped_groups).toBeGreaterThan(0);
+    expect(bytes(out.session)).toBeLessThanOrEqual(max);
+  });
+
   it('refuses (413) a write whose system prompt and task alone are over the cap; never cuts them', () => {
     const p = pipeline(2000);
     const next = session([

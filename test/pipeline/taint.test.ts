@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { crossesTrustBoundary, scanTaint, wrapperLabels } from '../../lib/pipeline/taint.js';
-import type { Message } from '../../lib/model/session.js';
+import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
+import { createSavePipeline } from '../../lib/pipeline/save.js';
+import type { Message, StoredSession } from '../../lib/model/session.js';
 
 const wrap = (label: string, body = 'payload', hex = '0123456789abcdef') =>
   `<untrusted_content_${hex} source="${label}">${body}</untrusted_content_${hex}>`;
@@ -95,5 +97,50 @@ describe('taint', () => {
       expect(crossesTrustBoundary('bash', JSON.stringify({ command: cmd })), cmd).toBe(false);
     }
     expect(crossesTrustBoundary('shell', 'curl -s https://x')).toBe(true);
+  });
+});
+
+describe('taint in the save pipeline: on what was sent, before redaction (review)', () => {
+  const GH = 'ghp_' + 'A1b2C3d4E5'.repeat(3) + 'f6G7h8';
+  const redactor = createRedactor([
+    { id: 'gh', keywords: ['ghp_'], pattern: /ghp_[A-Za-z0-9]{36}/y, boundary: true },
+  ]);
+  const apply = (message: Message, knownValues?: string[]) => {
+    const next: StoredSession = {
+      id: 's',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      model: '',
+      provider: '',
+      turns: 0,
+      task: 'task',
+      sandbox: false,
+      messages: [message],
+      external_refs: [],
+      untrusted_ingested: false,
+      episode_untrusted: false,
+      episode_taint_tracked: false,
+      revision: 1,
+    };
+    const pipeline = createSavePipeline({ redactor, rulesVersion: 't', maxSessionBytes: 1 << 20 });
+    return pipeline.apply({ next, previous: null, ...(knownValues ? { knownValues } : {}) });
+  };
+
+  it('a curl command whose arguments redaction turns into {"redacted":true} still crosses the boundary', () => {
+    const out = apply(
+      call('bash', `curl -H "Authorization: Bearer ${GH}" https://api.example.com`),
+    );
+    expect(out.session.messages[0]!.tool_calls![0]!.function.arguments).toBe('{"redacted":true}');
+    expect(out.session.episode_untrusted).toBe(true);
+  });
+
+  it('a label that redaction lengthens past 256 characters is still seen; sources hold it redacted', () => {
+    const head = 'web:https://bot:Pw1x9Zq@docs.example.com/';
+    const label = head + 'a'.repeat(256 - head.length);
+    const out = apply({ role: 'user', content: wrap(label) }, ['Pw1x9Zq']);
+    expect(out.session.untrusted_ingested).toBe(true);
+    expect(out.session.episode_untrusted).toBe(true);
+    expect(out.sources).toEqual([label.replace('Pw1x9Zq', PLACEHOLDER)]);
+    expect(out.redactions).toBe(1);
   });
 });
