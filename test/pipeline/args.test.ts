@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
-import { createSavePipeline, redactArguments } from '../../lib/pipeline/save.js';
-import type { Message, StoredSession } from '../../lib/model/session.js';
+import { redactArguments } from '../../lib/pipeline/save.js';
+import type { Message } from '../../lib/model/session.js';
+import { saveOne } from './sessions.js';
 
 // One rule, so that these tests are about the key names, not about the rules.
 const redactor = createRedactor([
@@ -12,28 +13,7 @@ const SECRET = 'Zx9kQ2mLp4Rt7Vb1Nc8Hd3Jf6';
 const redact = (args: unknown) =>
   JSON.parse(redactArguments(JSON.stringify(args), (s) => redactor.redact(s).text));
 
-function apply(message: Message) {
-  const next: StoredSession = {
-    id: 's',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-    model: '',
-    provider: '',
-    turns: 0,
-    task: 'task',
-    sandbox: false,
-    messages: [message],
-    external_refs: [],
-    untrusted_ingested: false,
-    episode_untrusted: false,
-    episode_taint_tracked: false,
-    revision: 1,
-  };
-  return createSavePipeline({ redactor, rulesVersion: 't', maxSessionBytes: 1 << 20 }).apply({
-    next,
-    previous: null,
-  });
-}
+const apply = (message: Message) => saveOne(redactor, message);
 
 describe('JSON arguments under secret-sounding keys (review)', () => {
   it('key names of the text rules go whole: *_key, *Key, pwd, pass; lookups and harmless keys stay', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { messageInputSchema, type Message, type StoredSession } from '../../lib/model/session.js';
+import { messageInputSchema, type Message } from '../../lib/model/session.js';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
-import { createSavePipeline } from '../../lib/pipeline/save.js';
+import { saveOne } from './sessions.js';
 
 const redactor = createRedactor([
   { id: 'gh', keywords: ['ghp_'], pattern: /ghp_[A-Za-z0-9]{36}/y, boundary: true },
@@ -13,28 +13,8 @@ const redactor = createRedactor([
 ]);
 const GH = 'ghp_' + 'A1b2C3d4E5'.repeat(3) + 'f6G7h8';
 
-function apply(content: unknown) {
-  const next: StoredSession = {
-    id: 's',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-    model: '',
-    provider: '',
-    turns: 0,
-    task: 'task',
-    sandbox: false,
-    messages: [messageInputSchema.parse({ role: 'user', content }) as Message],
-    external_refs: [],
-    untrusted_ingested: false,
-    episode_untrusted: false,
-    episode_taint_tracked: false,
-    revision: 1,
-  };
-  return createSavePipeline({ redactor, rulesVersion: 't', maxSessionBytes: 1 << 20 }).apply({
-    next,
-    previous: null,
-  });
-}
+const apply = (content: unknown) =>
+  saveOne(redactor, messageInputSchema.parse({ role: 'user', content }) as Message);
 
 describe('redaction counts with content parts (review)', () => {
   it('one secret counts once, whether sent as a string or as parts (the content is their text)', () => {

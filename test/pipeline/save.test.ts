@@ -4,6 +4,7 @@ import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
 import type { Rule } from '../../lib/pipeline/rule.js';
 import { createSavePipeline, redactArguments } from '../../lib/pipeline/save.js';
 import type { Message, StoredSession } from '../../lib/model/session.js';
+import { bareSession } from './sessions.js';
 
 // A small rule table, so that these tests are about the pipeline, not about the rules.
 const testRules: Rule[] = [
@@ -21,26 +22,8 @@ const redactor = createRedactor(testRules);
 const pipeline = (max = 1_000_000) =>
   createSavePipeline({ redactor, rulesVersion: 't1', maxSessionBytes: max });
 
-function session(messages: Message[], extra: Partial<StoredSession> = {}): StoredSession {
-  return {
-    id: 's',
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-    model: '',
-    provider: '',
-    turns: 0,
-    task: 'task',
-    sandbox: false,
-    messages,
-    external_refs: [],
-    untrusted_ingested: false,
-    episode_untrusted: false,
-    episode_taint_tracked: false,
-    revision: 1,
-    satchel: { writes: [] },
-    ...extra,
-  };
-}
+const session = (messages: Message[], extra: Partial<StoredSession> = {}): StoredSession =>
+  bareSession(messages, { satchel: { writes: [] }, ...extra });
 
 describe('save pipeline', () => {
   it('redacts content, reasoning, tool arguments, tool results, task and ref uris, on copies', () => {

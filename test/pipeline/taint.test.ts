@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { crossesTrustBoundary, scanTaint, wrapperLabels } from '../../lib/pipeline/taint.js';
 import { createRedactor, PLACEHOLDER } from '../../lib/pipeline/redact.js';
-import { createSavePipeline } from '../../lib/pipeline/save.js';
-import type { Message, StoredSession } from '../../lib/model/session.js';
+import { saveOne } from './sessions.js';
+import type { Message } from '../../lib/model/session.js';
 
 const wrap = (label: string, body = 'payload', hex = '0123456789abcdef') =>
   `<untrusted_content_${hex} source="${label}">${body}</untrusted_content_${hex}>`;
@@ -105,26 +105,8 @@ describe('taint in the save pipeline: on what was sent, before redaction (review
   const redactor = createRedactor([
     { id: 'gh', keywords: ['ghp_'], pattern: /ghp_[A-Za-z0-9]{36}/y, boundary: true },
   ]);
-  const apply = (message: Message, knownValues?: string[]) => {
-    const next: StoredSession = {
-      id: 's',
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-      model: '',
-      provider: '',
-      turns: 0,
-      task: 'task',
-      sandbox: false,
-      messages: [message],
-      external_refs: [],
-      untrusted_ingested: false,
-      episode_untrusted: false,
-      episode_taint_tracked: false,
-      revision: 1,
-    };
-    const pipeline = createSavePipeline({ redactor, rulesVersion: 't', maxSessionBytes: 1 << 20 });
-    return pipeline.apply({ next, previous: null, ...(knownValues ? { knownValues } : {}) });
-  };
+  const apply = (message: Message, knownValues?: string[]) =>
+    saveOne(redactor, message, knownValues);
 
   it('a curl command whose arguments redaction turns into {"redacted":true} still crosses the boundary', () => {
     const out = apply(
