@@ -131,11 +131,12 @@ describe('vectors through an OpenAI-compatible embeddings server', () => {
   it("a search's query goes ahead of the saves waiting for a request: it waits for the one in flight at most", async () => {
     const server = await startEmbeddingsServer(64);
     servers.push(server);
-    server.delayMs = 30;
+    server.delayMs = 100;
     const embedder = new HttpEmbedder({ url: server.url, model: 'm', dims: 64, batchSize: 4 });
     // A burst of saves: 40 texts, 10 requests one after another.
     const saves = embedder.embed(Array.from({ length: 40 }, (_, i) => `session text ${i}`));
-    await new Promise((r) => setTimeout(r, 5)); // the first request is in flight
+    // The first request is in flight (the server has it; its answer waits 100 ms).
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 1));
     const [query] = await embedder.embed(['the query'], true);
     expect(query).toHaveLength(64);
     await saves;
