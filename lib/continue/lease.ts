@@ -14,7 +14,10 @@ import {
  * - take: create-only (`If-None-Match: *`); when the object exists and has expired, replace it with
  *   compare-and-swap (`If-Match` on the etag read), so of two takers of one expired lease exactly one wins;
  * - wait: poll with jittered backoff while the holder's lease is live, up to `waitMs`, then `LeaseBusyError`;
- * - release: read it and delete it only if it is still ours (only an expired lease is ever taken over);
+ * - release: read it and delete it only if it is still ours with time to spare (`releaseMarginMs`): only an
+ *   expired lease is ever taken over, so a lease about to expire is left for the next taker to replace;
+ *   a DELETE cannot be conditional on every backend, and one sent as the lease expires could remove the
+ *   lease a taker has just written;
  * - a take whose PUT landed with its answer lost finds its own owner when it reads the lease: it holds it;
  * - a holder that crashed leaves its lease until `expires_at`; the next taker then takes it over.
  * Expiry compares the holder's clock with the taker's, so `ttlMs` must exceed the holder's work by more
@@ -57,6 +60,12 @@ export class LeaseBusyError extends Error {
     );
   }
 }
+
+/**
+ * How long before its expiry a lease is still deleted on release: more than a DELETE may take (storage
+ * calls are bounded well within it) plus the clock difference `ttlMs` already allows for.
+ */
+const RELEASE_MARGIN_MS = 15_000;
 
 /** The longest Retry-After suggested: a turn usually ends long before its lease would expire. */
 const MAX_RETRY_AFTER_S = 5;
@@ -103,10 +112,15 @@ export class Leases {
     }
   }
 
-  /** Deletes the lease if it is still ours; a lease taken over after it expired is left to its new holder. */
+  /**
+   * Deletes the lease if it is still ours and far enough from expiring that nobody can take it over before
+   * the DELETE lands; otherwise leaves it (expired, the next taker replaces it by compare-and-swap).
+   */
   async release(lease: Lease): Promise<void> {
     const found = await this.objects.get(lease.key);
-    if (found && parseLease(found.body)?.owner === lease.owner)
+    const held = found && parseLease(found.body);
+    const margin = Math.min(RELEASE_MARGIN_MS, this.options.ttlMs / 4);
+    if (held && held.owner === lease.owner && held.expiresAt - this.now() > margin)
       await this.objects.delete(lease.key);
   }
 

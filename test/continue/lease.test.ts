@@ -127,6 +127,39 @@ for (const [name, make] of [
       expect(await objects.get(KEY)).toBeNull();
     });
 
+    it('release never deletes a lease taken over between its read and its delete (review)', async () => {
+      // A turn ran past its lease; another continue takes it over while the holder releases.
+      const objects = make();
+      const clock = fakeClock();
+      let takeover: (() => Promise<unknown>) | undefined;
+      class TakenAfterRead extends PassThrough {
+        override async get(key: string) {
+          const found = await this.inner.get(key);
+          const run = takeover;
+          takeover = undefined;
+          await run?.();
+          return found;
+        }
+      }
+      const a = new Leases(new TakenAfterRead(objects), { ttlMs: 60_000, waitMs: 0, ...clock });
+      const b = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
+      const mine = await a.take(KEY);
+      clock.advance(61_000);
+      let theirs: { owner: string } | undefined;
+      takeover = async () => (theirs = await b.take(KEY));
+      await a.release(mine);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(theirs!.owner);
+      const c = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
+      expect(LeaseBusyError.is(await c.take(KEY).catch((e: unknown) => e))).toBe(true);
+      // A lease within 15 s of expiring is left for the next taker, who replaces it.
+      clock.advance(50_000);
+      await b.release(theirs as never);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(theirs!.owner);
+      clock.advance(10_001);
+      await c.release(await c.take(KEY));
+      expect(await objects.get(KEY)).toBeNull();
+    });
+
     for (const how of ['the retry found it taken', 'the adapter gave up'] as const)
       it(`a take whose PUT landed with its answer lost holds the lease (${how}; found by review)`, async () => {
         // Before, each try of a take had its own owner: it read its own live lease as another's,
