@@ -69,8 +69,10 @@ function requestSecrets(header: string | undefined): string[] {
     // not base64 of JSON: refused below
   }
   if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) {
-    // A shorter value would not be redacted (it would destroy ordinary text): refused, not ignored.
-    if (parsed.every((v) => v.length >= MIN_KNOWN_VALUE)) return parsed;
+    // A shorter value would not be redacted (it would destroy ordinary text): refused, not ignored. An
+    // empty one (an unset variable in the caller's list) names no secret: it is left out.
+    const values = parsed.filter((v) => v.trim() !== '');
+    if (values.every((v) => v.length >= MIN_KNOWN_VALUE)) return values;
     throw badRequest(`Satchel-Secrets values must be at least ${MIN_KNOWN_VALUE} characters long`, [
       { path: 'Satchel-Secrets', message: 'too short' },
     ]);

@@ -3,7 +3,7 @@ import type { Message } from '../model/session.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
- * prompt, if first, and the first user message, with any message between them) stays; after it, whole
+ * prompt, if first, and the first user message right after it) stays; after it, whole
  * groups are dropped oldest first (an assistant message with tool calls plus its tool results, or any other
  * single message); one system marker right after the head counts every group removed so far. When the
  * head fits but the head plus the marker does not, the head stays whole and the marker is left out (odek's
@@ -118,12 +118,14 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
 
 /**
- * The head: the system prompt (if first) and the first user message, wherever it is: the cap drops groups
- * after it, and a greeting before it stays with it.
+ * The head: the system prompt (if first) and the first user message when it comes right after it. A
+ * session whose first user message comes later (after a greeting, or after an agent's own tool rounds)
+ * has only the system prompt as its head: what comes before that message are groups like any other, so
+ * they go first, and a head that ran to that message could hold the whole session and lose it all.
  */
 export function headLength(messages: Message[]): number {
-  const user = messages.findIndex((m) => m.role === 'user');
-  return user >= 0 ? user + 1 : messages[0]?.role === 'system' ? 1 : 0;
+  const end = messages[0]?.role === 'system' ? 1 : 0;
+  return messages[end]?.role === 'user' ? end + 1 : end;
 }
 
 interface Group {

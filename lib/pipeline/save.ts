@@ -335,10 +335,8 @@ export const corePipeline: SavePipeline = {
  * `apikey`); not `key` or `keys` alone (a lookup), nor keys that name no secret (`public_key`, `sortKey`).
  */
 const SENSITIVE_KEY = new RegExp(
-  String.raw`(?:password|passwd|passphrase|(?<![a-z\d])pass|pwd|secret|token|credentials?|auth(?:orization)?` +
-    String.raw`|(?<=[a-z\d][_-]?)(?<!(?:public|publishable|primary|foreign|sort|partition|hash|range|cache|` +
-    String.raw`idempotency|websocket|ssh|routing|s3|object|file|lookup|dedup|kms|site|anon|row|column|index|` +
-    String.raw`search|group|map|i18n|translation|parent|child|hot|mon|tur)[_-]?)key)$`,
+  String.raw`(?:password|passwd|passphrase|secret|token|credentials?|authorization|auth|apikey|` +
+    String.raw`(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)$`,
   'i',
 );
 

@@ -59,7 +59,7 @@ export interface SatchelConfig {
   redactValues: string[];
   /**
    * The secrets of the configuration itself (model and embeddings keys, hook secrets, plain tokens, the AWS
-   * secret key and session token), of at least `MIN_CONFIG_SECRET` characters: redacted wherever they
+   * secret key and session token), that look like keys (`looksLikeKey`): redacted wherever they
    * appear, like `redactValues`, without being part of the rules' fingerprint (services.ts).
    */
   secrets?: string[];
@@ -365,8 +365,12 @@ function parseModel(env: Env): ModelConfig {
   };
 }
 
-/** Shorter configured secrets are not redacted by value: they could be ordinary words of any text. */
-const MIN_CONFIG_SECRET = 8;
+/**
+ * Whether a configured secret is redacted by value: 12 characters or more, with a letter and a digit. A
+ * shorter one, or words alone (`lm-studio`, `sk-no-key-required`: local servers' documented any-value
+ * keys), could be ordinary text of any session, and would be destroyed there.
+ */
+const looksLikeKey = (v: string) => v.length >= 12 && /\d/.test(v) && /[a-z]/i.test(v);
 
 /** `SatchelConfig.secrets`: read after the variables they come from have been checked. */
 function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string[] {
@@ -382,7 +386,7 @@ function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string
     ...[...hooks.values()].map((h) => h.secret),
     ...tokens.filter((t) => !t.startsWith('sha256:')),
   ];
-  return [...new Set(values.filter((v): v is string => (v?.length ?? 0) >= MIN_CONFIG_SECRET))];
+  return [...new Set(values.filter((v): v is string => !!v && looksLikeKey(v)))];
 }
 
 /** Parses `namespace[/device]=token[:ro]` entries, comma-separated. */

@@ -263,6 +263,13 @@ describe('HTTP: bad input', async () => {
     });
     expect(ok.status).toBe(200);
     expect((await app.call('GET', `/v1/sessions/${app.id}`)).text).not.toContain('Q7#zk9');
+    // An empty value (an unset variable in the caller's list) names no secret: left out, not refused.
+    const unset = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'and the pin is 88Xq#2' }] },
+      headers: { 'satchel-secrets': btoa(JSON.stringify(['', '88Xq#2'])) },
+    });
+    expect(unset.status).toBe(200);
+    expect((await app.call('GET', `/v1/sessions/${app.id}`)).text).not.toContain('88Xq#2');
   });
 
   for (const [name, method, path, init, status] of cases) {

@@ -16,12 +16,20 @@ const redact = (args: unknown) =>
 const apply = (message: Message) => saveOne(redactor, message);
 
 describe('JSON arguments under secret-sounding keys (review)', () => {
-  it('key names of the text rules go whole: *_key, *Key, pwd, pass; lookups and harmless keys stay', () => {
+  it('names of secret keys go whole (secret_key, signingKey, x-api-key); other keys, lookups and paths stay', () => {
     const args = {
       secret_key: SECRET,
-      env: { SECRET_KEY: SECRET, DB_PWD: SECRET, SMTP_PASS: SECRET },
+      env: { SECRET_KEY: SECRET, OPENAI_API_KEY: SECRET, HOME: '/home/me' },
       signingKey: SECRET,
       'x-api-key': SECRET,
+      // Names of ordinary data: Jira and S3 keys, DynamoDB paging, a shell's working directory, a pass count.
+      issue_key: 'PROJ-123',
+      spaceKey: 'ENG',
+      source_key: 'logs/a.gz',
+      exclusive_start_key: { pk: 'u#1' },
+      routeKey: 'GET /items',
+      pwd: '/srv/app',
+      first_pass: 2,
       key: 'user:42',
       keys: ['a', 'b'],
       public_key: 'ssh-ed25519 AAAAC3Nza',
@@ -33,7 +41,7 @@ describe('JSON arguments under secret-sounding keys (review)', () => {
     expect(redact(args)).toEqual({
       ...args,
       secret_key: PLACEHOLDER,
-      env: { SECRET_KEY: PLACEHOLDER, DB_PWD: PLACEHOLDER, SMTP_PASS: PLACEHOLDER },
+      env: { SECRET_KEY: PLACEHOLDER, OPENAI_API_KEY: PLACEHOLDER, HOME: '/home/me' },
       signingKey: PLACEHOLDER,
       'x-api-key': PLACEHOLDER,
     });

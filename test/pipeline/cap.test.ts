@@ -145,23 +145,32 @@ describe('size cap', () => {
     );
   });
 
-  it('a greeting before the first user message: the head runs to that message, one marker after it (review)', () => {
+  it('a session that does not start with system and user keeps one marker across writes, counting all (review)', () => {
     const greeting = asst('Hello! How can I help?');
     const first = capMessages(
       [greeting, user('FIRST'), ...Array.from({ length: 6 }, (_, i) => user(`${i}`.repeat(300)))],
       20,
       1000,
     );
-    expect(first.messages.slice(0, 2)).toEqual([greeting, user('FIRST')]);
-    expect(first.messages[2]!.content).toBe(markerText(first.dropped));
+    expect(first.messages.filter(isMarker)).toEqual([
+      { role: 'system', content: markerText(first.dropped) },
+    ]);
     const second = capMessages([...first.messages, user('z'.repeat(300))], 20, 1000);
     expect(second.messages.filter(isMarker)).toEqual([
       { role: 'system', content: markerText(first.dropped + second.dropped) },
     ]);
-    expect(second.messages.slice(0, 3)).toEqual([greeting, user('FIRST'), second.messages[2]]);
-    // When the head alone is over, what went before the first user message is counted too.
-    const cut = capMessages([sys, greeting, user('u'.repeat(900)), asst('a')], 20, 400);
-    expect(cut).toMatchObject({ messages: [sys, { content: markerText(3) }], dropped: 3 });
+  });
+
+  it("an agent's tool rounds before the first user message go oldest first, never the whole session (review)", () => {
+    const rounds = Array.from({ length: 40 }, (_, i) => [
+      asst('', [`c${i}`]),
+      tool(`c${i}`, 'r'.repeat(100)),
+    ]).flat();
+    const out = capMessages([sys, ...rounds, user('the question'), asst('the answer')], 20, 2000);
+    expect(out.headCut).toBe(false);
+    expect(out.messages[0]).toEqual(sys);
+    expect(out.messages[1]!.content).toBe(markerText(out.dropped));
+    expect(out.messages.slice(-2)).toEqual([user('the question'), asst('the answer')]);
   });
 
   it('markers elsewhere (an earlier version put one at 0, then a second) become one, counting all', () => {
@@ -185,8 +194,8 @@ describe('size cap', () => {
       [4, 1],
     ]);
     expect(headLength([user('x'), asst('y')])).toBe(1);
-    expect(headLength([asst('hello'), user('x'), asst('y')])).toBe(2);
-    expect(headLength([sys, asst('y')])).toBe(1);
+    expect(headLength([asst('hello'), user('x'), asst('y')])).toBe(0);
+    expect(headLength([sys, asst('y'), user('x')])).toBe(1);
   });
 
   it('property: never over the cap, head kept when it fits, no orphan tool results, marker count right', () => {
