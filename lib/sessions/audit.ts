@@ -48,11 +48,6 @@ export class AuditLog {
     private readonly redact: (s: string) => string,
   ) {}
 
-  /** Stores one record (see `recordAll`). */
-  async record(ns: string, id: string, record: AuditRecord, writeKey: string): Promise<void> {
-    await this.recordAll(ns, id, [{ record, writeKey }]);
-  }
-
   /**
    * Stores records of one session in one object, under a key derived from the first one's write, so
    * that storing the same again (its writer and a compactor restoring it) leaves one object. `named`

@@ -423,9 +423,7 @@ export class SessionStore {
     ctx: WriteContext = {},
   ): Promise<WriteResult> {
     assertInlineMedia(body.messages);
-    const fingerprint = ctx.idempotencyKey
-      ? await fingerprintOf(ctx.idempotencyKey, ['append', body])
-      : undefined;
+    const fingerprint = await this.fingerprint(ctx, ['append', body]);
     return this.mutate({
       op: 'append',
       ns,
@@ -484,9 +482,7 @@ export class SessionStore {
         { path: 'id', message: `expected "${id}"` },
       ]);
     assertInlineMedia(body.messages);
-    const fingerprint = ctx.idempotencyKey
-      ? await fingerprintOf(ctx.idempotencyKey, ['replace', body])
-      : undefined;
+    const fingerprint = await this.fingerprint(ctx, ['replace', body]);
     return this.mutate({
       op: 'replace',
       ns,
@@ -529,8 +525,10 @@ export class SessionStore {
       op: 'trim',
       ns,
       id,
-      ctx,
+      // Its write record keeps the counts, for a replay (one without them answers the session as it is).
+      ctx: { ...ctx, receiptExtras: () => ({ trimmed: [before, after] }) },
       expected,
+      fingerprint: await this.fingerprint(ctx, ['trim', keep]),
       build: (cur) => {
         before = cur.messages.length;
         const messages = trimMessages(cur.messages, keep);
@@ -538,6 +536,10 @@ export class SessionStore {
         return after === before ? null : { ...cur, messages };
       },
     });
+    if (result.replayed) {
+      const n = result.session.messages.length;
+      [before, after] = (result.receipt as { trimmed?: [number, number] }).trimmed ?? [n, n];
+    }
     return { id, before, after, dropped: before - after, receipt: result.receipt };
   }
 
@@ -559,6 +561,7 @@ export class SessionStore {
       id,
       expected,
       ctx,
+      fingerprint: await this.fingerprint(ctx, ['pop', count]),
       build: (cur) => {
         popped = cur.messages.slice(Math.max(0, cur.messages.length - count));
         if (popped.length === 0) return null;
@@ -610,6 +613,7 @@ export class SessionStore {
     id: string,
     ctx: WriteContext,
     expected?: ExpectedRevision,
+    cutoff = Infinity,
   ): Promise<unknown> {
     assertSessionId(id);
     const key = keys.session(ns, id);
@@ -631,6 +635,11 @@ export class SessionStore {
     if (!revisionMatches(expected, stored.revision)) {
       await this.manifest.clearPending(pending);
       throw preconditionFailed(revisionMismatch(expected!, stored.revision));
+    }
+    // A cleanup's session updated since its view (no longer older than its cutoff) stays.
+    if (Date.parse(stored.updated_at) >= cutoff) {
+      await this.manifest.clearPending(pending);
+      throw notFound(`session ${id} was updated since`);
     }
     await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
     this.cache.forget(key);
@@ -696,7 +705,7 @@ export class SessionStore {
     const failures: unknown[] = [];
     const left: string[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
-      this.deleteObject(ns, e.id, ctx).then(
+      this.deleteObject(ns, e.id, ctx, undefined, cutoff).then(
         (why) => {
           if (why !== undefined) left.push(e.id);
           return 1;
@@ -725,6 +734,11 @@ export class SessionStore {
     if (!(await objectExists(this.objects, keys.session(ns, id))))
       throw notFound(`session ${id} does not exist`);
     return this.audit ? this.audit.list(ns, id) : [];
+  }
+
+  /** The fingerprint of a keyed request (a key reused for another request is 422). */
+  private async fingerprint(ctx: WriteContext, request: unknown) {
+    return ctx.idempotencyKey ? fingerprintOf(ctx.idempotencyKey, request) : undefined;
   }
 
   /** One write through the write loop, after every earlier write of this process to the same session. */
@@ -955,7 +969,7 @@ export class SessionStore {
     const key = keys.session(ns, newest.session.id);
     const since = newest.landedAt ?? Infinity;
     if (this.existence.knownGone(key, incarnationOf(newest.session), since)) {
-      for (const item of items) item.logged = true; // nothing to log: its marker may go
+      for (const item of items) item.logged = item.settled = true; // nothing to store: its marker may go
       return;
     }
     // Their checks share one LIST where checks would LIST at once (existence.ts, `hold`); the index
@@ -1059,10 +1073,18 @@ export class SessionStore {
         new Error('writer stopped'),
       );
     const records = kept.filter((w) => w.at >= since);
-    await mapLimit(records, 8, async (w) => {
-      const audit = auditOf(w);
-      if (audit) await this.audit!.record(ns, id, audit, w.k);
+    const named: string[] = [];
+    const puts = mapLimit(records, 8, async (w) => {
+      const record = auditOf(w);
+      if (record)
+        await this.audit!.recordAll(ns, id, [{ record, writeKey: w.k }], (k) => named.push(k));
     });
+    // A delete may have listed the audit records before these landed: they go unless the session stays.
+    const erase = () => Promise.all(named.map((k) => this.objects.delete(k)));
+    const key = keys.session(ns, id);
+    const incarnation = incarnationOf(found.session);
+    await this.existence.eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts });
+    await puts;
   }
 }
 

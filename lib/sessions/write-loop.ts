@@ -162,8 +162,8 @@ export interface WriteLoopDeps {
   load: (ns: string, id: string, partial?: boolean) => Promise<CachedSession | null>;
   /**
    * What follows a commit (log record, audit records, listeners): runs after the write has answered.
-   * Resolves `logged` when the log record is stored (the marker may then go), and `settled` when its
-   * audit records are stored too (its write records then answer nothing any more: `WriteLoop.settled`).
+   * Resolves `logged` when the log record is stored, and `settled` when its audit records are stored too
+   * (the marker may then go; its write records then answer nothing any more: `WriteLoop.settled`).
    */
   afterCommit: (ns: string, committed: Committed) => Promise<AfterCommit>;
   /** Told of every commit that lands: it answers the existence checks of records stored before it. */
@@ -293,6 +293,7 @@ export class WriteLoop {
       await mark.ready;
       let etag: string;
       let landedAt: number | undefined;
+      const epoch = cache.epoch; // a delete meanwhile: no copy is kept
       try {
         const sent = this.deps.existence.tick();
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
@@ -307,7 +308,11 @@ export class WriteLoop {
         if (!ours) throw err;
         etag = ours;
       }
-      cache.put(key, { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages });
+      cache.putRead(
+        key,
+        { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages },
+        epoch,
+      );
       const added = session.messages.length;
       state = 'finished';
       const writes = [{ record, ctx }];
@@ -533,17 +538,20 @@ export class WriteLoop {
       }
   }
 
-  /** Hands what follows a commit to the background; the marker is released once it is logged. */
+  /**
+   * Hands what follows a commit to the background; the marker is released once its records (log and
+   * audit) are stored: one that failed keeps it, for the compactor's stale healing to restore.
+   */
   private finish(ns: string, mark: MarkedWrite, committed: Committed): void {
     const work = this.deps.afterCommit(ns, committed).then(
-      ({ logged, settled }) => {
+      ({ settled }) => {
         if (settled)
           for (const { record } of committed.writes) {
             // Forgotten all at once when full: those records are then pruned by count, as before.
             if (this.settled.size >= SETTLED_MAX) this.settled.clear();
             if (record.k.startsWith('w:')) this.settled.add(record.k);
           }
-        mark.end(logged);
+        mark.end(settled);
       },
       () => mark.end(false),
     );
@@ -854,21 +862,27 @@ export class WriteLoop {
     await run.mark.ready; // no commit before its marker (a failed marker fails the write)
     try {
       const sent = this.deps.existence.tick();
+      const epoch = this.deps.cache.epoch; // a delete meanwhile: no copy is kept
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
       landedAt = this.deps.existence.proven(run.key, incarnation, sent);
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;
-      this.deps.cache.put(run.key, {
-        etag,
-        session,
-        bytes: receipt.bytes,
-        ...(encoded ? { encoded } : {}),
-        ...(base ? { base, segs: segs ?? [] } : {}),
-        ...(sealed.held !== undefined ? { held: sealed.held } : {}),
-        ...(raw ? { raw } : {}),
-      });
+      this.deps.cache.drop(run.key);
+      this.deps.cache.putRead(
+        run.key,
+        {
+          etag,
+          session,
+          bytes: receipt.bytes,
+          ...(encoded ? { encoded } : {}),
+          ...(base ? { base, segs: segs ?? [] } : {}),
+          ...(sealed.held !== undefined ? { held: sealed.held } : {}),
+          ...(raw ? { raw } : {}),
+        },
+        epoch,
+      );
     } catch (err) {
       const uncertain = mayHaveLanded(err);
       // Parts written for this attempt only: nothing names them unless the PUT may have landed.
