@@ -1,5 +1,5 @@
 import { SatchelClient } from '../client/client.js';
-import type { SatchelApiError } from '../client/errors.js';
+import { SatchelConnectionError, type SatchelApiError } from '../client/errors.js';
 
 /** Where a command writes, and what it reads from its environment: the process, or a test's buffers. */
 export interface Out {
@@ -23,7 +23,7 @@ export const EXIT = {
   api: 1,
   /** Bad command line: unknown command or option, malformed value, missing argument. */
   usage: 2,
-  /** No answer from the server at SATCHEL_URL, after retries. */
+  /** No answer from the server at SATCHEL_URL after retries (or none in Satchel's JSON). */
   connection: 3,
   /** An import or export ran to the end, but some sessions failed (each is reported). */
   partial: 4,
@@ -77,14 +77,51 @@ export function clientFrom(io: CliIO): SatchelClient {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
+  // Neither is echoed: both may hold a secret.
+  if (parsed.username || parsed.password)
+    throw new UsageError(
+      'SATCHEL_URL must not hold a user name or password; put the token in SATCHEL_TOKEN',
+    );
+  const token = io.env.SATCHEL_TOKEN?.trim() || undefined;
+  if (token !== undefined && !HEADER_VALUE.test(token))
+    throw new UsageError(
+      'SATCHEL_TOKEN is not a valid token: it holds a line break or another control character',
+    );
   return new SatchelClient({
     url,
-    token: io.env.SATCHEL_TOKEN?.trim() || undefined,
+    token,
     // A CLI user waits for one person's command: fewer, shorter retries than a library default.
     retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 2000, maxRetryAfterMs: 30_000 },
     headers: { 'user-agent': 'satchel-cli' },
     ...(io.fetch ? { fetch: io.fetch } : {}),
   });
+}
+
+/** What fetch takes as a header value (and so as a Bearer token): no control characters but tab. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * No answer to a write that carried an Idempotency-Key: it may have been stored. Exit code 3, with the
+ * command that retries it under the same key.
+ */
+export class LostWriteError extends Error {
+  constructor(
+    readonly error: SatchelConnectionError,
+    readonly again: string[],
+  ) {
+    super(error.message);
+    this.name = 'LostWriteError';
+  }
+}
+
+/** Runs a keyed write; a connection error becomes a LostWriteError naming `again`, the rerun command. */
+export async function keyedWrite<T>(write: Promise<T>, again: string[]): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (SatchelConnectionError.is(err)) throw new LostWriteError(err, again);
+    throw err;
+  }
 }
 
 /** `Idempotency-Key` as the server takes it: 1-255 visible ASCII characters. */

@@ -1,5 +1,5 @@
 import type { SatchelClient } from '../client/client.js';
-import { SatchelApiError, SatchelConnectionError } from '../client/errors.js';
+import { SatchelApiError, SatchelConnectionError, SatchelResponseError } from '../client/errors.js';
 import { parse } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { continueCommand } from './commands/continue.js';
@@ -12,6 +12,8 @@ import {
   DEFAULT_URL,
   EXIT,
   LocalFileError,
+  LostWriteError,
+  shellQuote,
   UsageError,
   type CliIO,
 } from './io.js';
@@ -125,13 +127,12 @@ function reportFailure(err: unknown, command: Command, io: CliIO, json: boolean)
     );
     return EXIT.file;
   }
-  if (SatchelConnectionError.is(err)) {
-    const message =
-      `${err.message}. Is the server running? ` + 'Start one with `npm start`, or set SATCHEL_URL.';
+  const unreachable = connectionMessage(err);
+  if (unreachable !== undefined) {
     io.stderr.write(
       json
-        ? JSON.stringify({ error: 'connection', detail: message }) + '\n'
-        : `satchel: ${message}\n`,
+        ? JSON.stringify({ error: 'connection', detail: unreachable }) + '\n'
+        : `satchel: ${unreachable}\n`,
     );
     return EXIT.connection;
   }
@@ -148,6 +149,21 @@ function reportFailure(err: unknown, command: Command, io: CliIO, json: boolean)
     return EXIT.file;
   }
   throw err;
+}
+
+/** What to say when no (Satchel) answer came (exit code 3); undefined for other failures. */
+function connectionMessage(err: unknown): string | undefined {
+  if (err instanceof LostWriteError)
+    return (
+      `${err.message}. The write may have been stored. To retry it without storing it twice:\n` +
+      `  ${err.again.map(shellQuote).join(' ')}`
+    );
+  if (SatchelConnectionError.is(err))
+    return (
+      `${err.message}. Is the server running? ` + 'Start one with `npm start`, or set SATCHEL_URL.'
+    );
+  if (SatchelResponseError.is(err)) return `${err.message}: is SATCHEL_URL a Satchel server?`;
+  return undefined;
 }
 
 /** Writes a server's problem (with any advice) as JSON or as text for people. */

@@ -1,5 +1,11 @@
-import { newSessionId } from '../model/ids.js';
-import { problemFrom, SatchelApiError, SatchelConnectionError } from './errors.js';
+import { newSessionId, randomHex } from '../model/ids.js';
+import {
+  problemFrom,
+  SatchelApiError,
+  SatchelConnectionError,
+  SatchelResponseError,
+  withoutCredentials,
+} from './errors.js';
 import {
   DEFAULT_RETRY,
   backoffDelay,
@@ -51,7 +57,23 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   /** For tests: how the client waits between attempts. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * How long one attempt may take, its answer's body read included (default 10000 ms). An attempt that
+   * runs out is a network failure: retried as one.
+   */
+  timeoutMs?: number;
+  /** How long a call may take in all, attempts and waits between them included (default 25000 ms). */
+  deadlineMs?: number;
+  /**
+   * How long one attempt of `continue` may take (default 180000 ms: the server's model turn runs up to
+   * its SATCHEL_MODEL_TIMEOUT_MS, 120 s by default); its call may take that plus `deadlineMs`.
+   */
+  continueTimeoutMs?: number;
 }
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_DEADLINE_MS = 25_000;
+export const DEFAULT_CONTINUE_TIMEOUT_MS = 180_000;
 
 /** Options of a single call. */
 export interface CallOptions {
@@ -75,6 +97,8 @@ interface RequestSpec {
   call?: CallOptions | undefined;
   /** Statuses that, answered to a retry, may be the first attempt's doing: thrown as RetriedAnswer. */
   ambiguousOnRetry?: number;
+  /** A model turn (continue): attempts get `continueTimeoutMs`. */
+  turn?: boolean;
 }
 
 export class SatchelClient {
@@ -84,9 +108,18 @@ export class SatchelClient {
   private readonly policy: RetryPolicy;
   private readonly headers: Record<string, string>;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly timeoutMs: number;
+  private readonly deadlineMs: number;
+  private readonly continueTimeoutMs: number;
 
   constructor(options: ClientOptions) {
+    // fetch refuses such a URL, and error messages would show the password.
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(options.url))
+      throw new TypeError('the Satchel URL must not hold a user name or password; use the token');
     this.url = options.url.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    this.continueTimeoutMs = options.continueTimeoutMs ?? DEFAULT_CONTINUE_TIMEOUT_MS;
     this.token = options.token || undefined;
     // Bound so that `this` inside a platform fetch is never the client.
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
@@ -188,7 +221,7 @@ export class SatchelClient {
       // The key turns a retry whose first attempt landed into a replay instead of a 412.
       headers: {
         'if-match': ifMatchValue(options.ifMatch),
-        'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(),
+        'idempotency-key': options.idempotencyKey ?? newKey(),
         ...secretsHeader(options),
       },
       call: options,
@@ -248,7 +281,8 @@ export class SatchelClient {
     body: ContinueInput,
     options: WriteOptions = {},
   ): Promise<ContinueAnswer> {
-    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options)));
+    const spec = this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options);
+    return json(await this.request({ ...spec, turn: true }));
   }
 
   /** `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). */
@@ -297,7 +331,7 @@ export class SatchelClient {
 
   private keyed(path: string, body: unknown, options: WriteOptions): RequestSpec {
     const headers: Record<string, string> = {
-      'idempotency-key': options.idempotencyKey ?? crypto.randomUUID(),
+      'idempotency-key': options.idempotencyKey ?? newKey(),
       ...secretsHeader(options),
     };
     if (options.ifMatch !== undefined) headers['if-match'] = ifMatchValue(options.ifMatch);
@@ -333,57 +367,124 @@ export class SatchelClient {
   /**
    * One logical request: attempts, waits and the error mapping. A success's body is read in the attempt:
    * a connection that drops while it is read is retried like one that drops before the answer (every
-   * request the client sends may be repeated: reads, keyed writes, creates with the id it chose).
+   * request the client sends may be repeated: reads, keyed writes, creates with the id it chose). Each
+   * attempt has `timeoutMs`, body read included; the call, waits included, has `deadlineMs`.
    */
   private async request(spec: RequestSpec): Promise<Answer> {
     const url = this.url + spec.path;
+    const init = this.init(spec);
+    const signal = spec.call?.signal;
+    const perAttempt = spec.turn ? this.continueTimeoutMs : this.timeoutMs;
+    const deadline = Date.now() + this.deadlineMs + (spec.turn ? perAttempt : 0);
+    // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
+    let lost = false;
+    for (let attempt = 0; ; attempt++) {
+      const limit = new AttemptLimit(signal, Math.min(perAttempt, deadline - Date.now()));
+      try {
+        let response: Response;
+        let bytes: ArrayBuffer | undefined;
+        try {
+          response = await this.fetchImpl(url, { ...init, signal: limit.signal });
+          if (response.ok || response.status === 304) bytes = await response.arrayBuffer();
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          lost = true;
+          const left = deadline - Date.now();
+          const wait = backoffDelay(attempt, this.policy);
+          const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
+          if (attempt >= this.policy.retries || wait >= left)
+            throw new SatchelConnectionError(withoutCredentials(this.url), cause);
+          await this.pause(wait, signal);
+          continue;
+        }
+        if (bytes) return { response, bytes, url: withoutCredentials(url) };
+        if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
+          const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
+          if (wait !== undefined && wait < deadline - Date.now()) {
+            await response.body?.cancel().catch(() => undefined);
+            await this.pause(wait, signal);
+            continue;
+          }
+        }
+        const error = new SatchelApiError(
+          // The status tells what happened even when the problem's body cannot be read to its end.
+          problemFrom(response.status, response.statusText, await response.text().catch(() => '')),
+          retryAfterSeconds(response),
+        );
+        // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
+        if (lost && error.status === spec.ambiguousOnRetry) throw new RetriedAnswer(error);
+        throw error;
+      } finally {
+        limit.done();
+      }
+    }
+  }
+
+  /**
+   * The request's headers and body, checked once: a header value fetch refuses (a token with a line
+   * break) fails at once, without its value in the message, instead of passing for a network failure.
+   */
+  private init(spec: RequestSpec): RequestInit {
     const headers: Record<string, string> = {
       accept: 'application/json',
       ...this.headers,
       ...spec.headers,
     };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    let body: string | undefined;
-    if (spec.body !== undefined) {
-      body = JSON.stringify(spec.body);
-      headers['content-type'] = 'application/json';
-    }
-    const signal = spec.call?.signal;
-    for (let attempt = 0; ; attempt++) {
-      let response: Response;
-      let bytes: ArrayBuffer | undefined;
+    for (const [name, value] of Object.entries(headers)) {
       try {
-        response = await this.fetchImpl(url, {
-          method: spec.method,
-          headers,
-          ...(body !== undefined ? { body } : {}),
-          ...(signal ? { signal } : {}),
-        });
-        if (response.ok || response.status === 304) bytes = await response.arrayBuffer();
-      } catch (err) {
-        if (signal?.aborted) throw err;
-        if (attempt >= this.policy.retries) throw new SatchelConnectionError(this.url, err);
-        await this.pause(backoffDelay(attempt, this.policy), signal);
-        continue;
+        new Headers([[name, value]]);
+      } catch {
+        throw new TypeError(`the ${name} header is not a valid HTTP header value (a line break?)`);
       }
-      if (bytes) return { response, bytes };
-      if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
-        const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
-        if (wait !== undefined) {
-          await response.body?.cancel();
-          await this.pause(wait, signal);
-          continue;
-        }
-      }
-      const error = new SatchelApiError(
-        // The status tells what happened even when the problem's body cannot be read to its end.
-        problemFrom(response.status, response.statusText, await response.text().catch(() => '')),
-        retryAfterSeconds(response),
-      );
-      // An ambiguous answer to a repeated request is for the caller to judge (create, delete).
-      if (attempt > 0 && error.status === spec.ambiguousOnRetry) throw new RetriedAnswer(error);
-      throw error;
     }
+    if (spec.body === undefined) return { method: spec.method, headers };
+    headers['content-type'] = 'application/json';
+    return { method: spec.method, headers, body: JSON.stringify(spec.body) };
+  }
+}
+
+/** An attempt ran out of time. */
+class TimeoutError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
+/**
+ * One attempt's signal: aborted by the caller's signal or when `ms` run out (AbortSignal.any and
+ * AbortSignal.timeout are missing from older browsers the client serves).
+ */
+class AttemptLimit {
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly forward: () => void;
+  timedOut = false;
+
+  constructor(
+    private readonly caller: AbortSignal | undefined,
+    ms: number,
+  ) {
+    this.forward = () => this.controller.abort(caller?.reason);
+    if (caller?.aborted) this.forward();
+    else caller?.addEventListener('abort', this.forward, { once: true });
+    this.timer = setTimeout(
+      () => {
+        this.timedOut = true;
+        this.controller.abort(new TimeoutError(ms));
+      },
+      Math.max(0, ms),
+    );
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  done(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this.forward);
   }
 }
 
@@ -391,10 +492,20 @@ export class SatchelClient {
 interface Answer {
   response: Response;
   bytes: ArrayBuffer;
+  /** The request's URL, without credentials: for error messages. */
+  url: string;
 }
 
 function json<T>(answer: Answer): T {
-  return JSON.parse(decodeBody(new Uint8Array(answer.bytes))) as T;
+  let value: unknown;
+  try {
+    value = JSON.parse(decodeBody(new Uint8Array(answer.bytes)));
+  } catch {
+    throw new SatchelResponseError(answer.url, answer.response.status);
+  }
+  if (value === null || typeof value !== 'object')
+    throw new SatchelResponseError(answer.url, answer.response.status);
+  return value as T;
 }
 
 function tagged(answer: Answer): Tagged {
@@ -407,8 +518,17 @@ class RetriedAnswer {
   constructor(readonly error: SatchelApiError) {}
 }
 
+/** A session id as a path segment; an empty one would name the session list. */
 function seg(id: string): string {
+  if (typeof id !== 'string' || id === '') throw new TypeError('a session id must not be empty');
   return encodeURIComponent(id);
+}
+
+/** A fresh Idempotency-Key, a v4 UUID from getRandomValues: crypto.randomUUID needs a secure context. */
+function newKey(): string {
+  const h = randomHex(16);
+  const variant = '89ab'[parseInt(h[16]!, 16) & 3]!;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20)}`;
 }
 
 function ifMatchValue(value: number | string): string {

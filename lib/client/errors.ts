@@ -47,6 +47,29 @@ export class SatchelConnectionError extends Error {
   }
 }
 
+/**
+ * The answer to a request was a success, but not Satchel's JSON: SATCHEL_URL names some other server
+ * (a web server's page, a captive portal, a proxy).
+ */
+export class SatchelResponseError extends Error {
+  constructor(
+    readonly url: string,
+    readonly status: number,
+  ) {
+    super(`the answer from ${url} is not Satchel JSON`);
+    this.name = 'SatchelResponseError';
+  }
+
+  static is(err: unknown): err is SatchelResponseError {
+    return err instanceof Error && err.name === 'SatchelResponseError';
+  }
+}
+
+/** A URL for messages: without a user name or password. */
+export function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
 /** The innermost useful reason of a fetch failure (undici hides ECONNREFUSED in `cause`). */
 function describeCause(cause: unknown): string {
   let at: unknown = cause;

@@ -1,8 +1,15 @@
 import { SatchelApiError } from '../../client/errors.js';
 import { externalRefs, stringOpt } from '../args.js';
 import type { Command } from '../command.js';
-import { AdvisedError, EXIT, idempotencyKeyOption, shellQuote } from '../io.js';
-import { NO_SESSIONS_ADVICE, REF_HELP, REF_OPTION, words } from './session.js';
+import { AdvisedError, EXIT, idempotencyKeyOption, keyedWrite, shellQuote } from '../io.js';
+import {
+  NO_SESSIONS_ADVICE,
+  REF_HELP,
+  REF_OPTION,
+  refArgs,
+  sessionIdArg,
+  words,
+} from './session.js';
 
 export const continueCommand: Command = {
   name: 'continue',
@@ -26,19 +33,32 @@ ${REF_HELP}
   async run(ctx) {
     const message = words(ctx.args.positionals, '"message"');
     const refs = externalRefs(ctx.args.values);
-    const given = stringOpt(ctx.args.values, 'id');
+    const given = sessionIdArg(stringOpt(ctx.args.values, 'id'), '--id');
     const id = given ?? 'latest';
     const key =
       idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
+    // The same command with the same key: runs what is missing without storing the message twice.
+    const again = [
+      'satchel',
+      'continue',
+      ...(given !== undefined ? ['--id', given] : []),
+      '--idempotency-key',
+      key,
+      message,
+      ...refArgs(ctx.args.values),
+    ];
     let answer;
     try {
-      answer = await ctx
-        .client()
-        .continue(
-          id,
-          { message, ...(refs.length ? { external_refs: refs } : {}) },
-          { idempotencyKey: key },
-        );
+      answer = await keyedWrite(
+        ctx
+          .client()
+          .continue(
+            id,
+            { message, ...(refs.length ? { external_refs: refs } : {}) },
+            { idempotencyKey: key },
+          ),
+        again,
+      );
     } catch (err) {
       if (!SatchelApiError.is(err)) throw err;
       if (err.status === 404 && given === undefined)
@@ -46,23 +66,13 @@ ${REF_HELP}
       if (err.status === 502 || err.status === 409) {
         // The server's advice speaks HTTP ("retry with the same Idempotency-Key"); this is how, here.
         const detail = err.detail.replace(/\s*Retry with the same Idempotency-Key.*$/s, '');
-        const again = [
-          'satchel',
-          'continue',
-          ...(given !== undefined ? ['--id', given] : []),
-          '--idempotency-key',
-          key,
-          message,
-        ]
-          .map(shellQuote)
-          .join(' ');
         const when =
           err.status === 409
             ? `once the other turn is done${err.retryAfter ? ` (in about ${err.retryAfter} s)` : ''}`
             : 'when the model is reachable again';
         throw new AdvisedError(
           err,
-          `To run the turn ${when} without storing the message twice:\n  ${again}`,
+          `To run the turn ${when} without storing the message twice:\n  ${again.map(shellQuote).join(' ')}`,
           detail,
         );
       }

@@ -1,7 +1,7 @@
 import { integerArg, externalRefs, stringOpt, type Options } from '../args.js';
 import type { Command } from '../command.js';
 import { SatchelApiError } from '../../client/errors.js';
-import { AdvisedError, EXIT, idempotencyKeyOption, UsageError } from '../io.js';
+import { AdvisedError, EXIT, idempotencyKeyOption, keyedWrite, UsageError } from '../io.js';
 import { sessionTable, transcript } from '../render.js';
 import type { SessionSummary } from '../../client/types.js';
 
@@ -66,6 +66,7 @@ results labelled with their call. Without an id, the most recently updated sessi
   async run(ctx) {
     const [id, extra] = ctx.args.positionals;
     if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
+    sessionIdArg(id);
     const client = ctx.client();
     let session;
     try {
@@ -108,6 +109,7 @@ call from its results (so it may keep fewer). Prints: Trimmed session X: A → B
   async run(ctx) {
     const [id, n, extra] = ctx.args.positionals;
     if (id === undefined || n === undefined) throw new UsageError('needs <id> and <n>');
+    sessionIdArg(id);
     if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
     const keep = integerArg(n, '<n>', 2);
     const out = await ctx.client().trim(id, keep);
@@ -165,7 +167,7 @@ ${REF_HELP}
     const system = stringOpt(ctx.args.values, 'system');
     const model = stringOpt(ctx.args.values, 'model');
     const provider = stringOpt(ctx.args.values, 'provider');
-    const id = stringOpt(ctx.args.values, 'id');
+    const id = sessionIdArg(stringOpt(ctx.args.values, 'id'), '--id');
     const { session } = await ctx.client().create({
       task,
       ...(id !== undefined ? { id } : {}),
@@ -200,19 +202,27 @@ ${REF_HELP}
   async run(ctx) {
     const [id, ...rest] = ctx.args.positionals;
     if (id === undefined) throw new UsageError('missing <id>');
+    sessionIdArg(id);
     const content = words(rest, '"message"');
     const role = stringOpt(ctx.args.values, 'role') ?? 'user';
     if (role !== 'user' && role !== 'assistant' && role !== 'system')
       throw new UsageError(`--role must be user, assistant or system, not ${JSON.stringify(role)}`);
-    const key = idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key'));
+    const key =
+      idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
     const refs = externalRefs(ctx.args.values);
-    const receipt = await ctx
-      .client()
-      .append(
-        id,
-        { messages: [{ role, content }], ...(refs.length ? { external_refs: refs } : {}) },
-        key !== undefined ? { idempotencyKey: key } : {},
-      );
+    const again = ['satchel', 'session', 'append', id, content, '--idempotency-key', key];
+    if (role !== 'user') again.push('--role', role);
+    again.push(...refArgs(ctx.args.values));
+    const receipt = await keyedWrite(
+      ctx
+        .client()
+        .append(
+          id,
+          { messages: [{ role, content }], ...(refs.length ? { external_refs: refs } : {}) },
+          { idempotencyKey: key },
+        ),
+      again,
+    );
     if (ctx.json) ctx.printJson(receipt);
     else
       ctx.print(
@@ -225,12 +235,29 @@ ${REF_HELP}
 
 export { REF_HELP, REF_OPTION };
 
+/** The --external-ref options as given, for a printed command that repeats them. */
+export function refArgs(values: Record<string, unknown>): string[] {
+  const given = values['external-ref'];
+  const list = Array.isArray(given)
+    ? (given as string[])
+    : typeof given === 'string'
+      ? [given]
+      : [];
+  return list.flatMap((v) => ['--external-ref', v]);
+}
+
+/** A session id given on the command line: an empty one would name the session list. */
+export function sessionIdArg<T extends string | undefined>(id: T, name = '<id>'): T {
+  if (id === '') throw new UsageError(`${name} must not be empty`);
+  return id;
+}
+
 /** The single positional a command needs. */
 export function exactlyOne(positionals: string[], name: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${name}`);
   if (positionals.length > 1)
     throw new UsageError(`expected one ${name}, got ${positionals.length} arguments`);
-  return positionals[0]!;
+  return sessionIdArg(positionals[0]!, name);
 }
 
 /** Free text given as one quoted argument or as several words. */

@@ -14,6 +14,7 @@ import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, LocalFileError, UsageError } from '../io.js';
 import { Progress } from '../progress.js';
+import { sessionIdArg } from './session.js';
 
 /** `satchel import` and `satchel export`: odek session files in, odek session files out. */
 
@@ -128,6 +129,7 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     if (!all && positionals.length < 2)
       throw new UsageError('needs <id>... <folder>, or --all <folder>');
     if (all && positionals.length > 1) throw new UsageError('--all takes only <folder>');
+    for (const id of positionals.slice(0, -1)) sessionIdArg(id);
     const concurrency = concurrencyOf(ctx);
     const client = ctx.client();
     const ids: string[] = [];

@@ -1,0 +1,238 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  SatchelApiError,
+  SatchelClient,
+  SatchelConnectionError,
+  SatchelResponseError,
+} from '../../lib/client/index.js';
+import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
+import { startFlakyProxy, type Action } from './flaky-proxy.js';
+
+/** Timeouts, ambiguity, request-construction errors and answers that are not Satchel's. */
+let server: RunningServer;
+const closers: (() => Promise<void>)[] = [];
+beforeAll(async () => {
+  server = await startSatchelServer();
+});
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+afterAll(() => server.close());
+
+/** A node:http server that answers as `handle` says (or not at all). */
+async function misbehaving(handle: (req: IncomingMessage, res: ServerResponse) => void) {
+  let hits = 0;
+  const sockets = new Set<Socket>();
+  const s = createServer((req, res) => {
+    hits++;
+    handle(req, res);
+  });
+  s.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        s.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, hits: () => hits };
+}
+
+/** What a promise settles to: 'resolved', the error's name, or 'timed out' after a generous `ms`. */
+function outcome(p: Promise<unknown>, ms = 20_000): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.then(
+      () => 'resolved',
+      (e: Error) => e.name,
+    ),
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timed out'), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const fast = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 };
+
+describe('bounded waits', () => {
+  it('an attempt with no answer times out and is retried as a network failure', async () => {
+    const s = await misbehaving(() => {
+      /* never answers */
+    });
+    const client = new SatchelClient({ url: s.url, retry: fast, timeoutMs: 200 });
+    expect(await outcome(client.health())).toBe('SatchelConnectionError');
+    expect(s.hits()).toBe(3);
+  });
+
+  it('a 200 whose body stalls after the headers times out', async () => {
+    const s = await misbehaving((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"status":"ok",');
+    });
+    const client = new SatchelClient({ url: s.url, retry: fast, timeoutMs: 200 });
+    const err = await client.health().catch((e: unknown) => e);
+    expect(SatchelConnectionError.is(err) && err.message).toContain('no answer within 200 ms');
+  });
+
+  it('deadlineMs bounds the whole call, retries included', async () => {
+    const s = await misbehaving(() => {
+      /* never answers */
+    });
+    const client = new SatchelClient({
+      url: s.url,
+      retry: { retries: 1000, baseDelayMs: 1, maxDelayMs: 5 },
+      timeoutMs: 100,
+      deadlineMs: 600,
+    });
+    expect(await outcome(client.health())).toBe('SatchelConnectionError');
+  });
+
+  it('a continue waits for its model turn (continueTimeoutMs), not the shorter timeoutMs', async () => {
+    const s = await misbehaving((req, res) => {
+      // A model turn that takes longer than an ordinary attempt may.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 's1', revision: 3, model_turn: true, reply: 'done' }));
+      }, 400);
+      req.resume();
+    });
+    const client = new SatchelClient({
+      url: s.url,
+      retry: fast,
+      timeoutMs: 100,
+      continueTimeoutMs: 5000,
+    });
+    const answer = await client.continue('s1', { message: 'go on' });
+    expect(answer).toMatchObject({ model_turn: true, reply: 'done' });
+    expect(s.hits()).toBe(1);
+    // Its own bound still holds.
+    const short = new SatchelClient({
+      url: s.url,
+      retry: fast,
+      timeoutMs: 100,
+      continueTimeoutMs: 150,
+    });
+    expect(await outcome(short.continue('s1', { message: 'go on' }))).toBe(
+      'SatchelConnectionError',
+    );
+  });
+
+  it("the caller's abort still ends the call at once, as its own error", async () => {
+    await misbehaving(() => {
+      /* never answers */
+    }).then(async (s) => {
+      const client = new SatchelClient({ url: s.url, retry: fast });
+      const controller = new AbortController();
+      const call = client.health({ signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      expect(await outcome(call)).toBe('AbortError');
+      expect(s.hits()).toBe(1);
+    });
+  });
+});
+
+const busy: Action = {
+  status: 503,
+  headers: { 'retry-after': '0' },
+  body: { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'busy' },
+};
+
+describe('a retry after an answer is not ambiguous', () => {
+  it('delete: a 404 after a 503 is a 404', async () => {
+    const p = await startFlakyProxy(server.url, (n) => (n === 0 ? busy : 'forward'));
+    closers.push(p.close);
+    const err = await new SatchelClient({ url: p.url, retry: fast })
+      .delete('never-was')
+      .catch((e) => e);
+    expect(SatchelApiError.is(err) && err.status).toBe(404);
+  });
+
+  it('delete: a 404 after a dropped connection is still success', async () => {
+    const p = await startFlakyProxy(server.url, (n) => (n === 0 ? 'drop' : 'forward'));
+    closers.push(p.close);
+    await expect(new SatchelClient({ url: p.url, retry: fast }).delete('gone-1')).resolves.toBe(
+      undefined,
+    );
+  });
+
+  it('create with a generated id: a 409 after a 503 is the conflict it is', async () => {
+    const conflict: Action = {
+      status: 409,
+      body: { type: 'about:blank', title: 'Conflict', status: 409, detail: 'id taken' },
+    };
+    // Then forward: a client that took the 409 for its own doing reads the id back, and finds none.
+    const p = await startFlakyProxy(server.url, (n) =>
+      n === 0 ? busy : n === 1 ? conflict : 'forward',
+    );
+    closers.push(p.close);
+    const err = await new SatchelClient({ url: p.url, retry: fast })
+      .create({ task: 'x' })
+      .catch((e) => e);
+    expect(SatchelApiError.is(err) && err.status).toBe(409);
+  });
+});
+
+describe('requests fetch refuses to build', () => {
+  it('a token with a line break fails at once, not retried, its value not in the message', async () => {
+    const s = await misbehaving((_req, res) => res.end('{}'));
+    const client = new SatchelClient({ url: s.url, token: 'tok_SECRET\nx', retry: fast });
+    const err = (await client.health().catch((e) => e)) as Error;
+    expect(err.name).toBe('TypeError');
+    expect(err.message).toContain('authorization');
+    expect(err.message).not.toContain('tok_SECRET');
+    expect(s.hits()).toBe(0);
+  });
+
+  it('a URL with credentials is refused, without echoing them', () => {
+    expect(() => new SatchelClient({ url: 'http://me:pw_SECRET@127.0.0.1:1' })).toThrow(
+      /must not hold a user name or password/,
+    );
+    try {
+      new SatchelClient({ url: 'http://me:pw_SECRET@127.0.0.1:1' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('pw_SECRET');
+    }
+  });
+});
+
+describe('answers that are not Satchel', () => {
+  it('a 200 HTML page is a SatchelResponseError naming the URL', async () => {
+    const s = await misbehaving((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><p>Welcome to nginx!</p>');
+    });
+    const err = await new SatchelClient({ url: s.url }).list().catch((e) => e);
+    expect(SatchelResponseError.is(err)).toBe(true);
+    expect((err as Error).message).toBe(`the answer from ${s.url}/v1/sessions is not Satchel JSON`);
+  });
+
+  it('an empty id is refused before anything is sent', async () => {
+    const s = await misbehaving((_req, res) => res.end('{"sessions":[]}'));
+    const client = new SatchelClient({ url: s.url });
+    for (const call of [client.get(''), client.delete(''), client.append('', { messages: [] })]) {
+      await expect(call).rejects.toThrow('a session id must not be empty');
+    }
+    expect(s.hits()).toBe(0);
+  });
+});
+
+describe('keys without crypto.randomUUID (plain-http browser pages)', () => {
+  it('append still sends a v4-UUID key', async () => {
+    const client = new SatchelClient({ url: server.url });
+    const { session } = await client.create({ task: 'insecure page' });
+    Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true });
+    try {
+      const receipt = await client.append(session.id, {
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(receipt.revision).toBe(2);
+    } finally {
+      delete (crypto as { randomUUID?: unknown }).randomUUID;
+    }
+    expect(typeof crypto.randomUUID).toBe('function');
+  });
+});
