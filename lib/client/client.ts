@@ -374,8 +374,11 @@ export class SatchelClient {
     const url = this.url + spec.path;
     const init = this.init(spec);
     const signal = spec.call?.signal;
-    const perAttempt = spec.turn ? this.continueTimeoutMs : this.timeoutMs;
-    const deadline = Date.now() + this.deadlineMs + (spec.turn ? perAttempt : 0);
+    // An upload gets a second per 256 KiB beyond its time (fetch does not tell how it progresses).
+    const upload =
+      Math.floor((typeof init.body === 'string' ? init.body.length : 0) / 262_144) * 1000;
+    const perAttempt = (spec.turn ? this.continueTimeoutMs : this.timeoutMs) + upload;
+    const deadline = Date.now() + this.deadlineMs + perAttempt - this.timeoutMs;
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
     for (let attempt = 0; ; attempt++) {
@@ -385,7 +388,9 @@ export class SatchelClient {
         let bytes: ArrayBuffer | undefined;
         try {
           response = await this.fetchImpl(url, { ...init, signal: limit.signal });
-          if (response.ok || response.status === 304) bytes = await response.arrayBuffer();
+          // A body that keeps coming is read whole: each chunk gives the attempt `timeoutMs` more.
+          if (response.ok || response.status === 304)
+            bytes = await readAll(response, () => limit.extend(this.timeoutMs));
         } catch (err) {
           if (signal?.aborted) throw err;
           lost = true;
@@ -458,7 +463,7 @@ class TimeoutError extends Error {
  */
 class AttemptLimit {
   private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly forward: () => void;
   timedOut = false;
 
@@ -469,6 +474,13 @@ class AttemptLimit {
     this.forward = () => this.controller.abort(caller?.reason);
     if (caller?.aborted) this.forward();
     else caller?.addEventListener('abort', this.forward, { once: true });
+    this.extend(ms);
+  }
+
+  /** Runs out `ms` from now (a body that keeps coming is not cut off: each chunk extends it). */
+  extend(ms: number): void {
+    if (this.timedOut) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(
       () => {
         this.timedOut = true;
@@ -486,6 +498,25 @@ class AttemptLimit {
     clearTimeout(this.timer);
     this.caller?.removeEventListener('abort', this.forward);
   }
+}
+
+/** A body read whole, `onChunk` told of every piece that arrives. */
+async function readAll(response: Response, onChunk: () => void): Promise<ArrayBuffer> {
+  if (!response.body) return response.arrayBuffer();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    length += value.byteLength;
+    onChunk();
+  }
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) (out.set(chunk, at), (at += chunk.byteLength));
+  return out.buffer;
 }
 
 /** A success (or 304) and its body, read whole. */

@@ -91,6 +91,21 @@ describe('bounded waits', () => {
     expect(await outcome(client.health())).toBe('SatchelConnectionError');
   });
 
+  it('a body that keeps coming is read whole, past timeoutMs and deadlineMs (a large session, a slow link)', async () => {
+    const s = await misbehaving((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const pieces = ['{"status":"ok"', ...Array.from({ length: 14 }, () => ',"x":1'), '}'];
+      const timer = setInterval(() => {
+        res.write(pieces.shift()!);
+        if (pieces.length === 0) (clearInterval(timer), res.end());
+      }, 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    const client = new SatchelClient({ url: s.url, retry: fast, timeoutMs: 200, deadlineMs: 300 });
+    expect(await client.health()).toMatchObject({ status: 'ok' });
+    expect(s.hits()).toBe(1);
+  });
+
   it('a continue waits for its model turn (continueTimeoutMs), not the shorter timeoutMs', async () => {
     const s = await misbehaving((req, res) => {
       // A model turn that takes longer than an ordinary attempt may.
