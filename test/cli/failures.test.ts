@@ -1,8 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SatchelClient } from '../../lib/client/index.js';
 import { startFlakyProxy } from '../client/flaky-proxy.js';
+import { misbehavingServer } from '../support/misbehaving-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { satchel } from './run.js';
 
@@ -17,23 +16,8 @@ afterEach(async () => {
 });
 afterAll(() => server.close());
 
-async function misbehaving(handle: (req: IncomingMessage, res: ServerResponse) => void) {
-  const sockets = new Set<Socket>();
-  const s = createServer(handle);
-  s.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        s.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-}
+const misbehaving = async (handle: Parameters<typeof misbehavingServer>[0]) =>
+  (await misbehavingServer(handle, closers)).url;
 
 async function proxy(script: Parameters<typeof startFlakyProxy>[1]) {
   const p = await startFlakyProxy(server.url, script);

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   SatchelApiError,
@@ -7,6 +5,7 @@ import {
   SatchelConnectionError,
   SatchelResponseError,
 } from '../../lib/client/index.js';
+import { misbehavingServer } from '../support/misbehaving-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { startFlakyProxy, type Action } from './flaky-proxy.js';
 
@@ -22,27 +21,8 @@ afterEach(async () => {
 afterAll(() => server.close());
 
 /** A node:http server that answers as `handle` says (or not at all). */
-async function misbehaving(handle: (req: IncomingMessage, res: ServerResponse) => void) {
-  let hits = 0;
-  const sockets = new Set<Socket>();
-  const s = createServer((req, res) => {
-    hits++;
-    handle(req, res);
-  });
-  s.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        s.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, hits: () => hits };
-}
+const misbehaving = (handle: Parameters<typeof misbehavingServer>[0]) =>
+  misbehavingServer(handle, closers);
 
 /** What a promise settles to: 'resolved', the error's name, or 'timed out' after a generous `ms`. */
 function outcome(p: Promise<unknown>, ms = 20_000): Promise<string> {
