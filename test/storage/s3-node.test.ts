@@ -374,6 +374,21 @@ describe('the Node wire against a server', () => {
   });
 });
 
+/** An S3Store on the local test server, with short timeouts (a deadline of `deadlineMs`) and `attempts`. */
+function trickleStore(server: Server, via: object, deadlineMs: number, attempts: number): S3Store {
+  return new S3Store({
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    region: 'us-east-1',
+    bucket: 'b1',
+    forcePathStyle: true,
+    accessKeyId: 'AKID',
+    secretAccessKey: 'secret',
+    timeouts: { connectMs: 300, requestMs: 500, deadlineMs },
+    retry: { attempts, baseMs: 1, maxMs: 2 },
+    ...via,
+  });
+}
+
 describe('a GET whose body trickles', () => {
   let server: Server | undefined;
   afterEach(() => {
@@ -393,17 +408,7 @@ describe('a GET whose body trickles', () => {
         res.on('close', () => clearInterval(timer));
       });
       await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-      const store = new S3Store({
-        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        region: 'us-east-1',
-        bucket: 'b1',
-        forcePathStyle: true,
-        accessKeyId: 'AKID',
-        secretAccessKey: 'secret',
-        timeouts: { connectMs: 300, requestMs: 500, deadlineMs: 1500 },
-        retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-        ...via,
-      });
+      const store = trickleStore(server, via, 1500, 2);
       const out = await Promise.race([
         store.get('k').catch((e: unknown) => e),
         new Promise((r) => setTimeout(() => r('still reading after 8 s'), 8000)),
@@ -433,17 +438,7 @@ describe('a GET whose body trickles', () => {
         res.on('close', () => clearInterval(timer));
       });
       await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-      const store = new S3Store({
-        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        region: 'us-east-1',
-        bucket: 'b1',
-        forcePathStyle: true,
-        accessKeyId: 'AKID',
-        secretAccessKey: 'secret',
-        timeouts: { connectMs: 300, requestMs: 500, deadlineMs: 1000 },
-        retry: { attempts: 1, baseMs: 1, maxMs: 2 },
-        ...via,
-      });
+      const store = trickleStore(server, via, 1000, 1);
       const got = await store.get('k');
       expect(got?.body.byteLength).toBe(total * chunk.length);
     },
