@@ -95,8 +95,6 @@ interface RequestSpec {
   body?: unknown;
   headers?: Record<string, string>;
   call?: CallOptions | undefined;
-  /** Statuses that, answered to a retry, may be the first attempt's doing: thrown as RetriedAnswer. */
-  ambiguousOnRetry?: number;
   /** A model turn (continue): attempts get `continueTimeoutMs`. */
   turn?: boolean;
 }
@@ -149,13 +147,12 @@ export class SatchelClient {
           body: { ...body, id },
           call,
           headers: secretsHeader(call),
-          ambiguousOnRetry: 409,
         }),
       );
     } catch (err) {
-      if (!(err instanceof RetriedAnswer)) throw err;
-      if (generated) return this.get(id, call);
-      throw err.error;
+      // An id this client generated is nobody else's: the session is the lost attempt's.
+      if (generated && isAfterLost(err, 409)) return this.get(id, call);
+      throw err;
     }
   }
 
@@ -236,10 +233,9 @@ export class SatchelClient {
         method: 'DELETE',
         path: `/v1/sessions/${seg(id)}`,
         call,
-        ambiguousOnRetry: 404,
       });
     } catch (err) {
-      if (!(err instanceof RetriedAnswer)) throw err;
+      if (!isAfterLost(err, 404)) throw err;
     }
   }
 
@@ -285,28 +281,31 @@ export class SatchelClient {
     return json(await this.request({ ...spec, turn: true }));
   }
 
-  /** `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). */
-  async trim(id: string, keep: number, call?: CallOptions): Promise<TrimResult> {
-    return json(
-      await this.request({
-        method: 'POST',
-        path: `/v1/sessions/${seg(id)}/trim`,
-        body: { keep },
-        call,
-      }),
-    );
+  /**
+   * `POST /v1/sessions/{id}/trim`: keep `keep` messages (the system message counts). Keyed like an
+   * append, so a retry whose first attempt landed answers that attempt's counts.
+   */
+  async trim(id: string, keep: number, options: WriteOptions = {}): Promise<TrimResult> {
+    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/trim`, { keep }, options)));
   }
 
-  /** `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all). */
-  async cleanup(olderThanDays: number, call?: CallOptions): Promise<CleanupResult> {
-    return json(
-      await this.request({
-        method: 'POST',
-        path: '/v1/sessions/cleanup',
-        body: { older_than_days: olderThanDays },
-        call,
-      }),
-    );
+  /**
+   * `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all).
+   * `deleted` counts the answered attempt's deletions; `uncounted: true` says an earlier attempt got no
+   * answer, so sessions it deleted are not in that count.
+   */
+  async cleanup(
+    olderThanDays: number,
+    call?: CallOptions,
+  ): Promise<CleanupResult & { uncounted?: true }> {
+    const answer = await this.request({
+      method: 'POST',
+      path: '/v1/sessions/cleanup',
+      body: { older_than_days: olderThanDays },
+      call,
+    });
+    const out = json<CleanupResult>(answer);
+    return answer.lost ? { ...out, uncounted: true } : out;
   }
 
   /** `GET /v1/sessions/{id}/audit`: the session's audit records, oldest first. */
@@ -402,7 +401,7 @@ export class SatchelClient {
           await this.pause(wait, signal);
           continue;
         }
-        if (bytes) return { response, bytes, url: withoutCredentials(url) };
+        if (bytes) return { response, bytes, url: withoutCredentials(url), lost };
         if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
           const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
           if (wait !== undefined && wait < deadline - Date.now()) {
@@ -415,9 +414,9 @@ export class SatchelClient {
           // The status tells what happened even when the problem's body cannot be read to its end.
           problemFrom(response.status, response.statusText, await response.text().catch(() => '')),
           retryAfterSeconds(response),
+          // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
+          lost,
         );
-        // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
-        if (lost && error.status === spec.ambiguousOnRetry) throw new RetriedAnswer(error);
         throw error;
       } finally {
         limit.done();
@@ -525,6 +524,8 @@ interface Answer {
   bytes: ArrayBuffer;
   /** The request's URL, without credentials: for error messages. */
   url: string;
+  /** An earlier attempt got no answer: it may have taken effect too. */
+  lost: boolean;
 }
 
 function json<T>(answer: Answer): T {
@@ -545,8 +546,9 @@ function tagged(answer: Answer): Tagged {
 }
 
 /** A 409 to a retried create or a 404 to a retried delete: maybe the first attempt's own effect. */
-class RetriedAnswer {
-  constructor(readonly error: SatchelApiError) {}
+/** The server answered `status` after an attempt that got no answer: maybe that attempt's doing. */
+function isAfterLost(err: unknown, status: number): boolean {
+  return SatchelApiError.is(err) && err.status === status && err.afterLostAttempt;
 }
 
 /** A session id as a path segment; an empty one would name the session list. */

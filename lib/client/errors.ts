@@ -9,9 +9,14 @@ export class SatchelApiError extends Error {
   /** Seconds from the Retry-After header, when the server sent one (409 of a busy session, 429, 503). */
   readonly retryAfter: number | undefined;
 
+  /**
+   * @param afterLostAttempt an earlier attempt of the same call got no answer, so it may have taken effect:
+   * a 409 of a create that named its id may then be that attempt's session.
+   */
   constructor(
     readonly problem: Problem,
     retryAfter?: number,
+    readonly afterLostAttempt = false,
   ) {
     super(`${problem.status} ${problem.title}: ${problem.detail}`);
     this.name = 'SatchelApiError';

@@ -122,6 +122,41 @@ describe('a keyed write whose every answer was lost', () => {
   });
 });
 
+describe('writes whose first answer was lost', () => {
+  it('session trim: every answer lost is exit 3 with the rerun, which prints the landed counts', async () => {
+    const direct = new SatchelClient({ url: server.url });
+    const { session } = await direct.create({
+      task: 'trim lost',
+      messages: [{ role: 'system', content: 'be brief' }],
+    });
+    for (const n of [1, 2, 3])
+      await direct.append(session.id, { messages: [{ role: 'user', content: `turn ${n}` }] });
+    const p = await proxy(() => 'forward-then-drop');
+    const r = await satchel(['session', 'trim', session.id, '2'], { SATCHEL_URL: p.url });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('may have been stored');
+    const again = r.stderr.trim().split('\n').at(-1)!.trim().split(' ');
+    expect(again.slice(0, 5)).toEqual(['satchel', 'session', 'trim', session.id, '2']);
+    const rerun = await satchel(again.slice(1), { SATCHEL_URL: server.url });
+    expect(rerun.stdout).toBe(`Trimmed session ${session.id}: 4 → 2 messages (2 dropped)\n`);
+  });
+
+  it('session create --id: a 409 after a lost attempt says the session may be its own', async () => {
+    const p = await proxy((n) => (n === 0 ? 'forward-then-drop' : 'forward'));
+    const r = await satchel(['session', 'create', 'mine', '--id', 'cli-lost-create'], {
+      SATCHEL_URL: p.url,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('may have created it');
+    expect(r.stderr).toContain('satchel session show cli-lost-create');
+    const taken = await satchel(['session', 'create', 'mine', '--id', 'cli-lost-create'], {
+      SATCHEL_URL: server.url,
+    });
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).not.toContain('may have created it');
+  });
+});
+
 describe('a retried delete', () => {
   it('of an id that never existed is a 404 (exit 1) even after a 503 first', async () => {
     const p = await proxy((n) =>

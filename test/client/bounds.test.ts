@@ -171,6 +171,60 @@ describe('a retry after an answer is not ambiguous', () => {
   });
 });
 
+describe('a retry after a lost answer says what the lost attempt did', () => {
+  /** A session of a system message and four turns, on the real server. */
+  async function fiveMessages(direct: SatchelClient) {
+    const { session } = await direct.create({
+      task: 'trim me',
+      messages: [{ role: 'system', content: 'be brief' }],
+    });
+    for (const n of [1, 2, 3, 4])
+      await direct.append(session.id, { messages: [{ role: 'user', content: `turn ${n}` }] });
+    return session.id;
+  }
+
+  it("trim: the retry answers the landed trim's counts, not a second trim's", async () => {
+    const direct = new SatchelClient({ url: server.url });
+    const id = await fiveMessages(direct);
+    const p = await startFlakyProxy(server.url, (n) => (n === 0 ? 'forward-then-drop' : 'forward'));
+    closers.push(p.close);
+    const out = await new SatchelClient({ url: p.url, retry: fast }).trim(id, 2);
+    expect(out).toEqual({ id, before: 5, after: 2, dropped: 3 });
+    expect(p.seen).toHaveLength(2);
+    expect(p.seen[1]!.headers['idempotency-key']).toBe(p.seen[0]!.headers['idempotency-key']);
+    expect((await direct.get(id)).session.messages).toHaveLength(2);
+  });
+
+  it("cleanup: the count of the retry is marked as missing the lost attempt's", async () => {
+    const p = await startFlakyProxy(server.url, (n, req) =>
+      // Only the cleanup's first attempt is lost; it deletes nothing here (a future cutoff of 0 days
+      // would delete this test file's other sessions), so the retry's answer is what counts.
+      n === 0 && req.url === '/v1/sessions/cleanup' ? 'forward-then-drop' : 'forward',
+    );
+    closers.push(p.close);
+    const out = await new SatchelClient({ url: p.url, retry: fast }).cleanup(3650);
+    expect(out).toEqual({ deleted: 0, uncounted: true });
+    const plain = await new SatchelClient({ url: server.url }).cleanup(3650);
+    expect(plain).toEqual({ deleted: 0 });
+  });
+
+  it("create with the caller's id: a 409 after a lost attempt is marked as maybe its own", async () => {
+    const p = await startFlakyProxy(server.url, (n) => (n === 0 ? 'forward-then-drop' : 'forward'));
+    closers.push(p.close);
+    const err = await new SatchelClient({ url: p.url, retry: fast })
+      .create({ id: 'lost-create-1', task: 'x' })
+      .catch((e: unknown) => e);
+    expect(SatchelApiError.is(err) && [err.status, err.afterLostAttempt]).toEqual([409, true]);
+    const taken = await new SatchelClient({ url: server.url })
+      .create({ id: 'lost-create-1', task: 'x' })
+      .catch((e: unknown) => e);
+    expect(SatchelApiError.is(taken) && [taken.status, taken.afterLostAttempt]).toEqual([
+      409,
+      false,
+    ]);
+  });
+});
+
 describe('requests fetch refuses to build', () => {
   it('a token with a line break fails at once, not retried, its value not in the message', async () => {
     const s = await misbehaving((_req, res) => res.end('{}'));

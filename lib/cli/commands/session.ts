@@ -101,18 +101,26 @@ Deletes the session, its audit log and its search entries.`,
 export const trim: Command = {
   name: 'session trim',
   summary: 'keep the system message and the newest messages, n in all',
-  help: `satchel session trim <id> <n> [--json]
+  help: `satchel session trim <id> <n> [--idempotency-key KEY] [--json]
 
 Keeps n messages (n ≥ 2, the system message counts) and drops the oldest others, never splitting a tool
-call from its results (so it may keep fewer). Prints: Trimmed session X: A → B messages (C dropped)`,
-  options: {},
+call from its results (so it may keep fewer). Prints: Trimmed session X: A → B messages (C dropped)
+
+The request carries an Idempotency-Key, so a retry after a lost answer prints the counts of the trim
+that landed. Give your own with --idempotency-key to make a rerun of the whole command answer them too.
+
+  --idempotency-key KEY   1-255 visible ASCII characters (default: a new random key)`,
+  options: { 'idempotency-key': { type: 'string' } },
   async run(ctx) {
     const [id, n, extra] = ctx.args.positionals;
     if (id === undefined || n === undefined) throw new UsageError('needs <id> and <n>');
     sessionIdArg(id);
     if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
     const keep = integerArg(n, '<n>', 2);
-    const out = await ctx.client().trim(id, keep);
+    const key =
+      idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
+    const again = ['satchel', 'session', 'trim', id, String(keep), '--idempotency-key', key];
+    const out = await keyedWrite(ctx.client().trim(id, keep, { idempotencyKey: key }), again);
     if (ctx.json) ctx.printJson(out);
     else
       ctx.print(
@@ -135,7 +143,10 @@ Deletes every session not updated in the last <days> days. 0 deletes every sessi
     if (ctx.json) ctx.printJson(out);
     else
       ctx.print(
-        `Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}\n`,
+        `Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}` +
+          (out.uncounted
+            ? ' (an earlier attempt got no answer: sessions it deleted are not counted)\n'
+            : '\n'),
       );
     return EXIT.ok;
   },
@@ -168,14 +179,26 @@ ${REF_HELP}
     const model = stringOpt(ctx.args.values, 'model');
     const provider = stringOpt(ctx.args.values, 'provider');
     const id = sessionIdArg(stringOpt(ctx.args.values, 'id'), '--id');
-    const { session } = await ctx.client().create({
-      task,
-      ...(id !== undefined ? { id } : {}),
-      ...(model !== undefined ? { model } : {}),
-      ...(provider !== undefined ? { provider } : {}),
-      ...(system !== undefined ? { messages: [{ role: 'system', content: system }] } : {}),
-      ...(refs.length ? { external_refs: refs } : {}),
-    });
+    const { session } = await ctx
+      .client()
+      .create({
+        task,
+        ...(id !== undefined ? { id } : {}),
+        ...(model !== undefined ? { model } : {}),
+        ...(provider !== undefined ? { provider } : {}),
+        ...(system !== undefined ? { messages: [{ role: 'system', content: system }] } : {}),
+        ...(refs.length ? { external_refs: refs } : {}),
+      })
+      .catch((err: unknown) => {
+        // The id is the caller's: the session there may be the unanswered attempt's, or another's.
+        if (SatchelApiError.is(err) && err.status === 409 && err.afterLostAttempt)
+          throw new AdvisedError(
+            err,
+            'An earlier attempt of this command got no answer and may have created it: ' +
+              `\`satchel session show ${id}\` shows the session there.`,
+          );
+        throw err;
+      });
     if (ctx.json) ctx.printJson(session);
     else ctx.print(`${session.id}\n`);
     return EXIT.ok;

@@ -439,7 +439,7 @@ export const trimSession = route(
       'nothing writes nothing. With `If-Match`, only at that revision (412 otherwise).',
     auth: 'bearer',
     scope: 'write',
-    parameters: ['SessionId', 'IfMatch'],
+    parameters: ['SessionId', 'IfMatch', 'IdempotencyKey'],
     body: trimBodySchema,
     responses: {
       200: {
