@@ -38,6 +38,7 @@ import type { SaveOutput, SavePipeline } from '../lib/pipeline/save.js';
 import { AuditLog } from '../lib/sessions/audit.js';
 import { encodeSession } from '../lib/model/codec.js';
 import type { Message, StoredSession, WriteRecord } from '../lib/model/session.js';
+import { configuredPipeline } from '../lib/server/services.js';
 import { SessionStore } from '../lib/sessions/store.js';
 import { objectExists } from '../lib/storage/prefix.js';
 import { MemoryStore } from '../lib/storage/memory.js';
@@ -52,6 +53,14 @@ import { appendMessages, transcript, type Planted } from './corpus.js';
 import { fmtNum, percentile, q, table, type Q } from './support.js';
 
 const MAX_SESSION_BYTES = 33554432; // SATCHEL_MAX_SESSION_BYTES default (lib/config.ts)
+/** Made-up configured secrets: three plain tokens, a model key, a webhook secret (none is in the corpus). */
+const CONFIGURED_SECRETS = [
+  'tok-laptop-8f3k2m9q4x7v',
+  'tok-phone-2b6n8r1t5w0z',
+  'tok-ci-runner-7c4j9p3s6d',
+  'sk-bench-model-key-5h2k8m4q9r1t6v3x',
+  'whsec-bench-hook-3n7p1r5t9v2x4z6b',
+];
 const SEED = 20261130;
 const MB = 1e6;
 const TARGETS = { redactionMBps: 100, floorRatio: 2.5, appendMs: 5 };
@@ -626,6 +635,26 @@ export async function runPipelineBench(opts: Options): Promise<Record<string, un
     `  append 1 message to 30 MB: p50 ${append30.cpu.p50.value} ms, p99 ${append30.cpu.p99.value} ms CPU, scanned ${append30.scanned.map((s) => s.value).join('/')}`,
   );
   gc();
+  // As a server with SATCHEL_TOKENS, a model key and a hook secret configures it (services.ts): each write
+  // also searches what it brings for those values (holdsSecret).
+  const withSecrets = configuredPipeline({
+    maxSessionBytes: MAX_SESSION_BYTES,
+    redactValues: [],
+    secrets: CONFIGURED_SECRETS,
+  });
+  log(`pipeline 2b: save CPU with ${CONFIGURED_SECRETS.length} configured secrets`);
+  const secrets1 = freshSave(
+    withSecrets,
+    prefixOf(big.messages, 1 * MB),
+    'fresh1mb',
+    3,
+    opts.quick ? 8 : 20,
+  );
+  const secrets30 = appendSave(withSecrets, messages30, 20, opts.quick ? 100 : 500);
+  log(
+    `  fresh 1 MB: p50 ${secrets1.cpu.p50.value} ms CPU; append 1 message to 30 MB: p50 ${secrets30.cpu.p50.value} ms CPU`,
+  );
+  gc();
 
   log(
     'pipeline 3: SessionStore.append on a 30 MB session (MemoryStore, production pipeline + audit)',
@@ -675,6 +704,11 @@ export async function runPipelineBench(opts: Options): Promise<Record<string, un
     },
     throughput,
     save: { fresh1MB: create1, fresh33MiB: create32, append1To30MB: append30 },
+    saveWithConfiguredSecrets: {
+      secrets: q(CONFIGURED_SECRETS.length, 'configured secrets that look like keys', 0),
+      fresh1MB: secrets1,
+      append1To30MB: secrets30,
+    },
     storeAppend30MB: { cached, defaultCacheBytes: uncached },
     checks,
     seconds: q((performance.now() - started) / 1000, 's', 1),

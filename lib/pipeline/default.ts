@@ -4,12 +4,15 @@ import { createSavePipeline, type SavePipeline } from './save.js';
 
 /**
  * The production save pipeline: every rule of the table, plus the configured known secret values.
- * `rulesVersion` changes with the table (any field of a rule), the configured values or `WALK`, so a
- * stored session saved under an older table is scanned whole on its next save.
+ * `rulesVersion` changes with the table (any field of a rule), `knownValues` or `WALK`, so a stored
+ * session saved under an older table is scanned whole on its next save. `unversionedValues` are redacted
+ * wherever a write's scan looks (its new messages and fields, or all of it on a rescan) but stay out of
+ * the fingerprint: adding or rotating one rescans nothing already stored.
  */
 export function defaultPipeline(options: {
   maxSessionBytes: number;
   knownValues?: string[];
+  unversionedValues?: string[];
 }): SavePipeline {
   const knownValues = options.knownValues ?? [];
   // Every field of every rule (a threshold too: a lower one finds secrets an older table let through).
@@ -19,7 +22,9 @@ export function defaultPipeline(options: {
     knownValues.join('\n') +
     WALK;
   return createSavePipeline({
-    redactor: createRedactor(rules, { knownValues }),
+    redactor: createRedactor(rules, {
+      knownValues: [...knownValues, ...(options.unversionedValues ?? [])],
+    }),
     rulesVersion: fnv32(signature),
     maxSessionBytes: options.maxSessionBytes,
   });

@@ -2,8 +2,7 @@ import { Continuer } from '../continue/continue.js';
 import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
 import { describeError, type Logger } from '../model/log.js';
 import { defaultPipeline } from '../pipeline/default.js';
-import { createRedactor, type Redactor } from '../pipeline/redact.js';
-import type { SaveInput, SavePipeline } from '../pipeline/save.js';
+import type { SavePipeline } from '../pipeline/save.js';
 import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';
@@ -113,32 +112,16 @@ export function buildServices(options: ServiceOptions): Services {
  * The save pipeline: the rules and `SATCHEL_REDACT_VALUES`, whose fingerprint marks what a stored session
  * was scanned under (a change rescans every session on its next save), and the configuration's own secrets
  * (`config.secrets`), which stay out of it: they change with every key rotation, and differ between the
- * processes sharing a bucket (a Worker and a Node server; a Lambda's temporary AWS credentials). A write
- * whose new content holds one of them (a model reply echoing its key) is redacted with them as that
- * write's known values, like a request's `Satchel-Secrets`; free text (audit, logs, ids) always is.
+ * processes sharing a bucket (a Worker and a Node server; a Lambda's temporary AWS credentials). They are
+ * redacted in everything a write scans (its new messages and fields: a model reply echoing its key), in
+ * the same pass as the rules, and in free text (audit, logs, ids).
  */
-function configuredPipeline(config: SatchelConfig): SavePipeline {
-  const { maxSessionBytes, redactValues } = config;
-  const base = defaultPipeline({ maxSessionBytes, knownValues: redactValues });
-  const secrets = config.secrets ?? [];
-  if (secrets.length === 0) return base;
-  const all = defaultPipeline({ maxSessionBytes, knownValues: [...redactValues, ...secrets] });
-  const finder = createRedactor([], { knownValues: secrets });
-  return {
-    redactText: (text, known) => all.redactText(text, known),
-    apply: (input) =>
-      base.apply(
-        holdsSecret(finder, input)
-          ? { ...input, knownValues: [...secrets, ...(input.knownValues ?? [])] }
-          : input,
-      ),
-  };
-}
-
-/** True when what a write brings (its messages not stored already, its other fields) holds a secret. */
-function holdsSecret(finder: Redactor, { next, previous }: SaveInput): boolean {
-  const stored = previous?.messages ?? [];
-  const fresh = next.messages.filter((m, i) => m !== stored[i]);
-  // Satchel's own fields (scan and write records) hold only what a pipeline already redacted.
-  return finder.redact(JSON.stringify({ ...next, satchel: undefined, messages: fresh })).count > 0;
+export function configuredPipeline(
+  config: Pick<SatchelConfig, 'maxSessionBytes' | 'redactValues' | 'secrets'>,
+): SavePipeline {
+  return defaultPipeline({
+    maxSessionBytes: config.maxSessionBytes,
+    knownValues: config.redactValues,
+    unversionedValues: config.secrets ?? [],
+  });
 }
