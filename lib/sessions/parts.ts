@@ -1,7 +1,7 @@
 import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
 import type { ObjectStore } from '../storage/port.js';
-import { listAll } from '../storage/prefix.js';
+import { listAll, objectExists } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
 
 /**
@@ -26,7 +26,8 @@ function partTime(ns: string, id: string, key: string): number {
  * Nothing is deleted when that object does not parse.
  *
  * With `records` (a delete, and a DELETE that finds no object: what an earlier delete left when its
- * erasing failed after the object went), the session's keyed and audit records too, but only while the
+ * erasing failed after the object went), the session's keyed and audit records and its continue lease
+ * (an owner and a time, left by a turn the delete interrupted or that outran it) too, but only while the
  * object is still absent after the listing: a session's audit and keyed records are stored only once it
  * has committed, so a session created again under the id meanwhile keeps them all (audit records do not
  * say whose they are, so older ones stay with its own).
@@ -38,8 +39,13 @@ export async function deleteParts(
   { records: withRecords = false, now = Date.now() } = {},
 ): Promise<void> {
   const prefixes = withRecords ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
-  const [parts, ...records] = await Promise.all(prefixes.map((p) => listAll(objects, p(ns, id))));
+  const lease = keys.lease(ns, id);
+  const [leased, [parts, ...records]] = await Promise.all([
+    withRecords && objectExists(objects, lease),
+    Promise.all(prefixes.map((p) => listAll(objects, p(ns, id)))),
+  ]);
   const all = [...parts!, ...records.flat()];
+  if (leased) all.push(lease);
   if (!all.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);

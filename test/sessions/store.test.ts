@@ -555,6 +555,38 @@ describe('session operations', () => {
     ]);
   });
 
+  it("a delete erases the session's continue lease, and spares the lease of a session created again", async () => {
+    // Before: a lease (its owner and expiry, under the session's id) outlived its session.
+    const objects = new MemoryStore();
+    const lease = (owner: string) =>
+      new TextEncoder().encode(JSON.stringify({ owner, expires_at: Date.now() + 60_000 }));
+    const sessions = new SessionStore(objects);
+    await sessions.create(ns, { task: 'gone', id: 'leased' });
+    await objects.put(keys.lease(ns, 'leased'), lease('a-turn'));
+    await sessions.delete(ns, 'leased');
+    expect(await objects.get(keys.lease(ns, 'leased'))).toBeNull();
+
+    // A session created again (and a turn of it leased) while the delete erases keeps its lease.
+    const other = new SessionStore(objects);
+    let created: Promise<void> | undefined;
+    const create = async () => {
+      await other.create(ns, { task: 'again, new', id: 'leased' });
+      await objects.put(keys.lease(ns, 'leased'), lease('new-turn'));
+    };
+    class CreateWhileListing extends PassThrough {
+      override async list(prefix: string, options?: Parameters<MemoryStore['list']>[1]) {
+        if (prefix.includes('/audit/')) await (created ??= create());
+        return this.inner.list(prefix, options);
+      }
+    }
+    const deleting = new SessionStore(new CreateWhileListing(objects));
+    await deleting.create(ns, { task: 'old', id: 'leased' }).catch(() => undefined);
+    await objects.put(keys.lease(ns, 'leased'), lease('old-turn'));
+    await deleting.delete(ns, 'leased');
+    expect(created).toBeDefined();
+    expect(text((await objects.get(keys.lease(ns, 'leased')))!.body)).toContain('new-turn');
+  });
+
   it('a DELETE that finds no object spares the base of an append in flight on a session created again', async () => {
     // Found by review: the base was deleted before the commit that names it, which then landed, and every
     // read of the session failed.
