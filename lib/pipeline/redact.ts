@@ -35,6 +35,14 @@ export function createRedactor(rules: Rule[], options: { knownValues?: string[] 
 
 function redactorOf(automaton: Automaton, values: string[]): Redactor {
   const known = knownForms(values);
+  // Every form at once: where one starts, the longest there (one regex pass is about twice as fast as an
+  // indexOf per form). A lookahead, stepped one character on, finds forms that overlap too.
+  const forms = known.length
+    ? new RegExp(
+        `(?=(${known.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')}))`,
+        'g',
+      )
+    : undefined;
   return {
     withKnownValues: (more) =>
       more.length === 0
@@ -44,9 +52,11 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
       const ranges: number[] = [];
       // Known values' forms in `view`, as [start, end) pairs.
       const find = (view: string, found: number[]) => {
-        for (const form of known) {
-          for (let at = view.indexOf(form); at !== -1; at = view.indexOf(form, at + form.length))
-            found.push(at, at + form.length);
+        if (!forms) return;
+        forms.lastIndex = 0;
+        for (let m = forms.exec(view); m; m = forms.exec(view)) {
+          found.push(m.index, m.index + m[1]!.length);
+          forms.lastIndex = m.index + 1;
         }
       };
       automaton.scan(text, ranges);

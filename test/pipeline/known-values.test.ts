@@ -31,6 +31,23 @@ describe('known values in escaped text', () => {
     }
   });
 
+  it('that overlap, or repeat overlapping themselves, are redacted whole', () => {
+    // The forms are found in one regex pass (2026-12-04): a match must not hide one starting inside it.
+    const a = 'secret-alpha-7';
+    const b = 'alpha-7-omega-9';
+    const r = createRedactor([], { knownValues: [a, b] });
+    const out = r.redact(`x secret-alpha-7-omega-9 y`);
+    expect(out.text).toBe(`x ${PLACEHOLDER} y`);
+    const twice = createRedactor([], { knownValues: ['k3yk3yk3y'] }).redact('<k3yk3yk3yk3y>');
+    expect(twice.text).toBe(`<${PLACEHOLDER}>`);
+    // Characters a regex would read as syntax are matched as themselves.
+    const odd = 'a.b*c+d?(e)[f]{g}|h^i$j\\k';
+    expect(createRedactor([], { knownValues: [odd] }).redact(`(${odd})`).text).toBe(
+      `(${PLACEHOLDER})`,
+    );
+    expect(createRedactor([], { knownValues: [odd] }).redact('aXbbbcddeefg').count).toBe(0);
+  });
+
   it('in long text, only around its escapes', () => {
     const prose = 'Nothing escaped in these words at all. '.repeat(300);
     const text = `${prose}{"key":"q9Zt\\/Lm3Xw\\/Pp8Rk"}${prose}`;
