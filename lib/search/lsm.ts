@@ -110,9 +110,15 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly loading = new SingleFlight<State<D, S>>();
   private readonly compacting = new SingleFlight<void>();
   private readonly written = new Map<string, number>();
-  /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
-  private readonly purges = new Batcher<string>((ns, ids) =>
-    runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+  /**
+   * Per namespace: the ids waiting for the next purge, and the purges queued one after another. The ids of
+   * a purge that failed (storage) join the namespace's next one.
+   */
+  private readonly purges = new Batcher<string>(
+    (ns, ids) => runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+    0,
+    Infinity,
+    true,
   );
   private readonly compactAfter: number;
   private readonly mergeWidth: number;

@@ -161,9 +161,15 @@ export class Manifest {
   /** The last full view per namespace and when its listing started; dropped on every write by this process. */
   private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
   private readonly localWrites = new Map<string, number>();
-  /** Per namespace: the ids waiting for the next purge, and the purges queued one after another. */
-  private readonly purges = new Batcher<string>((ns, ids) =>
-    runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+  /**
+   * Per namespace: the ids waiting for the next purge, and the purges queued one after another. The ids of
+   * a purge that failed (storage) join the namespace's next one.
+   */
+  private readonly purges = new Batcher<string>(
+    (ns, ids) => runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+    0,
+    Infinity,
+    true,
   );
 
   constructor(

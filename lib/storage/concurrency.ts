@@ -86,19 +86,29 @@ export class Batcher<T> {
     { items: Set<T>; done: Promise<void>; go: () => void; flushed: boolean }
   >();
   private readonly chains = new Map<string, Promise<void>>();
+  /** With `carryFailed`: the items of the key's batches that failed, for its next batch. */
+  private readonly failed = new Map<string, Set<T>>();
 
   /**
    * `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running);
    * `flush` ends the wait at once, and so does an `add` that leaves a waiting batch with `fullAt` items.
+   * `carryFailed`: the items of a batch that fails join the key's next batch (a purge that failed is run
+   * again with the next one), until one that holds them succeeds.
    */
   constructor(
     private readonly runBatch: (key: string, items: Set<T>) => Promise<void>,
     private readonly lingerMs = 0,
     private readonly fullAt = Infinity,
+    private readonly carryFailed = false,
   ) {}
 
   /** Adds items to the key's waiting batch (or a new one); resolves when that batch has run. */
   add(key: string, items: Iterable<T>): Promise<void> {
+    const carried = this.failed.get(key);
+    if (carried) {
+      this.failed.delete(key);
+      items = [...items, ...carried];
+    }
     const waiting = this.waiting.get(key);
     if (waiting) {
       for (const item of items) waiting.items.add(item);
@@ -117,7 +127,14 @@ export class Batcher<T> {
       .then(() => this.linger(batch.flushed, flushedEarly))
       .then(() => {
         this.waiting.delete(key); // later calls form the next batch
-        return this.runBatch(key, batch.items);
+        return this.runBatch(key, batch.items).catch((err: unknown) => {
+          if (this.carryFailed) {
+            const next = this.failed.get(key) ?? new Set<T>();
+            for (const item of batch.items) next.add(item);
+            this.failed.set(key, next);
+          }
+          throw err;
+        });
       });
     this.waiting.set(key, batch);
     this.chains.set(key, batch.done);
