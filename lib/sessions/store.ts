@@ -540,7 +540,8 @@ export class SessionStore {
       const n = result.session.messages.length;
       [before, after] = (result.receipt as { trimmed?: [number, number] }).trimmed ?? [n, n];
     }
-    return { id, before, after, dropped: before - after, receipt: result.receipt };
+    const { receipt, replayed } = result;
+    return { id, before, after, dropped: before - after, receipt, replayed };
   }
 
   /**
@@ -1083,7 +1084,15 @@ export class SessionStore {
     const erase = () => Promise.all(named.map((k) => this.objects.delete(k)));
     const key = keys.session(ns, id);
     const incarnation = incarnationOf(found.session);
-    await this.existence.eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts });
+    await this.existence
+      .eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts })
+      .catch(async (err: unknown) => {
+        // Unchecked, they go: the marker stays (unhealed), and the next compaction restores them again
+        // while the session lives; one that finds it gone would not know them.
+        await puts.catch(() => undefined);
+        await erase().catch(() => undefined);
+        throw err;
+      });
     await puts;
   }
 }

@@ -308,6 +308,8 @@ export class WriteLoop {
         if (!ours) throw err;
         etag = ours;
       }
+      // A copy cached under the id (a session deleted elsewhere) is not this one's, cached or not.
+      cache.drop(key);
       cache.putRead(
         key,
         { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages },

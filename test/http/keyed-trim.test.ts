@@ -30,6 +30,9 @@ describe('keyed trim and pop', () => {
     // Either the first answer again, or (as on an unkeyed no-op) before = after = 4: never "before 0".
     expect(again.json.before).not.toBe(0);
     expect(again.json).toEqual(first.json);
+    // And says it is a replay, as append and pop do (review, 2026-12-04: the header was missing).
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('an append key reused on a trim is not a silent replay (422, or the trim happens)', async () => {

@@ -445,7 +445,7 @@ export const trimSession = route(
       200: {
         description: 'Message counts before and after.',
         schema: trimResultSchema,
-        headers: etagHeader(false),
+        headers: { ...etagHeader(false), ...replayed },
       },
       ...bodyErrors,
       401: P.token,
@@ -463,6 +463,7 @@ export const trimSession = route(
       writeContext(c),
       parseIfMatch(c.req.header('if-match')),
     );
+    markReplay(c, out);
     if (out.receipt) c.header('ETag', etag(out.receipt.revision));
     return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
   },
