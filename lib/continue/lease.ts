@@ -14,10 +14,10 @@ import {
  * - take: create-only (`If-None-Match: *`); when the object exists and has expired, replace it with
  *   compare-and-swap (`If-Match` on the etag read), so of two takers of one expired lease exactly one wins;
  * - wait: poll with jittered backoff while the holder's lease is live, up to `waitMs`, then `LeaseBusyError`;
- * - release: read it and delete it only if it is still ours with time to spare (`releaseMarginMs`): only an
- *   expired lease is ever taken over, so a lease about to expire is left for the next taker to replace;
- *   a DELETE cannot be conditional on every backend, and one sent as the lease expires could remove the
- *   lease a taker has just written;
+ * - release: read it and delete it only if it is still ours with time to spare (`releaseMarginMs`): a
+ *   DELETE cannot be conditional on every backend, and one sent as the lease expires could remove the
+ *   lease a taker has just written; a lease of ours about to expire is marked expired instead, with
+ *   `If-Match` on the version read, so the next taker replaces it at once;
  * - a take whose PUT landed with its answer lost finds its own owner when it reads the lease: it holds it;
  * - a holder that crashed leaves its lease until `expires_at`; the next taker then takes it over.
  * Expiry compares the holder's clock with the taker's, so `ttlMs` must exceed the holder's work by more
@@ -114,14 +114,16 @@ export class Leases {
 
   /**
    * Deletes the lease if it is still ours and far enough from expiring that nobody can take it over before
-   * the DELETE lands; otherwise leaves it (expired, the next taker replaces it by compare-and-swap).
+   * the DELETE lands. Closer to its expiry, it is marked expired by compare-and-swap on the version read
+   * instead (a takeover meanwhile makes that PUT fail), so the next taker replaces it without waiting.
    */
   async release(lease: Lease): Promise<void> {
     const found = await this.objects.get(lease.key);
     const held = found && parseLease(found.body);
+    if (!found || held?.owner !== lease.owner) return;
     const margin = Math.min(RELEASE_MARGIN_MS, this.options.ttlMs / 4);
-    if (held && held.owner === lease.owner && held.expiresAt - this.now() > margin)
-      await this.objects.delete(lease.key);
+    if (held.expiresAt - this.now() > margin) await this.objects.delete(lease.key);
+    else await this.tryPut({ ...lease, expiresAt: 0 }, { ifMatch: found.etag });
   }
 
   private async tryPut(

@@ -127,6 +127,22 @@ for (const [name, make] of [
       expect(await objects.get(KEY)).toBeNull();
     });
 
+    it('a release close to its expiry marks the lease expired, so the next take does not wait', async () => {
+      // Before: it was left live, and a continue in the last 15 s waited for it (409 with waitMs 5 s).
+      const objects = make();
+      const clock = fakeClock();
+      const a = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
+      const mine = await a.take(KEY);
+      clock.advance(50_000);
+      await a.release(mine);
+      expect(parseLease((await objects.get(KEY))!.body)!.expiresAt).toBe(0);
+      const next = await new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock }).take(KEY);
+      expect(next.owner).not.toBe(mine.owner);
+      // A release of the old holder after that takeover leaves the new lease alone.
+      await a.release(mine);
+      expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(next.owner);
+    });
+
     it('release never deletes a lease taken over between its read and its delete (review)', async () => {
       // A turn ran past its lease; another continue takes it over while the holder releases.
       const objects = make();
