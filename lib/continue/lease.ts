@@ -1,11 +1,12 @@
 import { randomHex } from '../model/ids.js';
+import { encodeLease, parseLease } from '../model/lease.js';
 import {
   PreconditionFailedError,
   StorageUnavailableError,
-  text,
-  utf8,
   type ObjectStore,
 } from '../storage/port.js';
+
+export { encodeLease, parseLease };
 
 /**
  * A lease in the bucket: one small object per key, `{"owner","expires_at"}`, so that one holder at a time
@@ -144,24 +145,4 @@ export class Leases {
       throw err;
     }
   }
-}
-
-/** The stored form of a lease. */
-export function encodeLease(lease: Pick<Lease, 'owner' | 'expiresAt'>): Uint8Array {
-  return utf8(
-    JSON.stringify({ owner: lease.owner, expires_at: new Date(lease.expiresAt).toISOString() }),
-  );
-}
-
-/** Reads a stored lease; null when it is not one (it is then treated as expired). */
-export function parseLease(body: Uint8Array): { owner: string; expiresAt: number } | null {
-  try {
-    const value = JSON.parse(text(body)) as { owner?: unknown; expires_at?: unknown };
-    const expiresAt = typeof value.expires_at === 'string' ? Date.parse(value.expires_at) : NaN;
-    if (typeof value.owner === 'string' && Number.isFinite(expiresAt))
-      return { owner: value.owner, expiresAt };
-  } catch {
-    // fall through
-  }
-  return null;
 }

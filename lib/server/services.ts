@@ -2,7 +2,8 @@ import { Continuer } from '../continue/continue.js';
 import { appendMessage, WebhookReceiver, type Deliver } from '../hooks/hooks.js';
 import { describeError, type Logger } from '../model/log.js';
 import { defaultPipeline } from '../pipeline/default.js';
-import type { SavePipeline } from '../pipeline/save.js';
+import { createRedactor, type Redactor } from '../pipeline/redact.js';
+import type { SaveInput, SavePipeline } from '../pipeline/save.js';
 import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';
@@ -114,14 +115,40 @@ export function buildServices(options: ServiceOptions): Services {
  * (`config.secrets`), which stay out of it: they change with every key rotation, and differ between the
  * processes sharing a bucket (a Worker and a Node server; a Lambda's temporary AWS credentials). They are
  * redacted in everything a write scans (its new messages and fields: a model reply echoing its key), in
- * the same pass as the rules, and in free text (audit, logs, ids).
+ * the same pass as the rules, in resent copies that hold one (`resentSecret`), and in free text (audit,
+ * logs, ids).
  */
 export function configuredPipeline(
   config: Pick<SatchelConfig, 'maxSessionBytes' | 'redactValues' | 'secrets'>,
 ): SavePipeline {
-  return defaultPipeline({
+  const secrets = config.secrets ?? [];
+  const base = defaultPipeline({
     maxSessionBytes: config.maxSessionBytes,
     knownValues: config.redactValues,
-    unversionedValues: config.secrets ?? [],
+    unversionedValues: secrets,
   });
+  if (secrets.length === 0) return base;
+  const finder = createRedactor([], { knownValues: secrets });
+  return {
+    redactText: base.redactText,
+    apply: (input) =>
+      base.apply(
+        resentSecret(finder, input)
+          ? { ...input, knownValues: [...secrets, ...(input.knownValues ?? [])] }
+          : input,
+      ),
+  };
+}
+
+/**
+ * True when a write resends stored messages as copies (a PUT, an import), which the scan record proves
+ * scanned without reading them, and one holds a configured secret: a process without it (another
+ * runtime, older credentials) stored it. Such a write is scanned whole with the secrets, as with a
+ * request's Satchel-Secrets. Creates and appends resend nothing, and cost nothing here.
+ */
+function resentSecret(finder: Redactor, { next, previous }: SaveInput): boolean {
+  if (!previous) return false;
+  const stored = previous.messages;
+  const copies = next.messages.slice(0, stored.length).filter((m, i) => m !== stored[i]);
+  return copies.length > 0 && finder.redact(JSON.stringify(copies)).count > 0;
 }

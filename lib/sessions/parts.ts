@@ -1,7 +1,8 @@
 import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
+import { parseLease } from '../model/lease.js';
 import type { ObjectStore } from '../storage/port.js';
-import { listAll, objectExists } from '../storage/prefix.js';
+import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
 
 /**
@@ -27,7 +28,7 @@ function partTime(ns: string, id: string, key: string): number {
  *
  * With `records` (a delete, and a DELETE that finds no object: what an earlier delete left when its
  * erasing failed after the object went), the session's keyed and audit records and its continue lease
- * (an owner and a time, left by a turn the delete interrupted or that outran it) too, but only while the
+ * when nobody holds it any more (expired: a turn that crashed or outran it) too, but only while the
  * object is still absent after the listing: a session's audit and keyed records are stored only once it
  * has committed, so a session created again under the id meanwhile keeps them all (audit records do not
  * say whose they are, so older ones stay with its own).
@@ -41,11 +42,13 @@ export async function deleteParts(
   const prefixes = withRecords ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
   const lease = keys.lease(ns, id);
   const [leased, [parts, ...records]] = await Promise.all([
-    withRecords && objectExists(objects, lease),
+    withRecords ? objects.get(lease) : null,
     Promise.all(prefixes.map((p) => listAll(objects, p(ns, id)))),
   ]);
   const all = [...parts!, ...records.flat()];
-  if (leased) all.push(lease);
+  // A live lease is its turn's, still running: that turn releases it (and a continue of a session created
+  // again under the id meanwhile waits for it, as for any turn). One nobody holds any more goes.
+  if (leased && !((parseLease(leased.body)?.expiresAt ?? 0) > now)) all.push(lease);
   if (!all.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);

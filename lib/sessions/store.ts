@@ -1062,7 +1062,9 @@ export class SessionStore {
   private async restoreAudit(ns: string, id: string, since: number): Promise<void> {
     if (!this.audit) return;
     const found = await this.load(ns, id, true); // the write records, not the messages
-    if (!found) return;
+    // Gone: what an earlier restore stored after the delete listed it goes too, whoever stored it (a
+    // session created again under the id meanwhile keeps its own: deleteParts reads the object last).
+    if (!found) return deleteParts(this.objects, ns, id, { records: true, now: this.now() });
     const kept = found.session.satchel?.writes ?? [];
     // Keyed records stored out of the object since then are not in `kept` (their keys are unknown here).
     const storedOut = liveFilters(filtersOf(found.session.satchel), this.now()).some(
@@ -1084,15 +1086,9 @@ export class SessionStore {
     const erase = () => Promise.all(named.map((k) => this.objects.delete(k)));
     const key = keys.session(ns, id);
     const incarnation = incarnationOf(found.session);
-    await this.existence
-      .eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts })
-      .catch(async (err: unknown) => {
-        // Unchecked, they go: the marker stays (unhealed), and the next compaction restores them again
-        // while the session lives; one that finds it gone would not know them.
-        await puts.catch(() => undefined);
-        await erase().catch(() => undefined);
-        throw err;
-      });
+    // When this check fails, the marker stays (unhealed): the next compaction restores them again while the
+    // session lives, or erases what is left of it (below).
+    await this.existence.eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts });
     await puts;
   }
 }

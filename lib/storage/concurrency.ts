@@ -129,9 +129,10 @@ export class Batcher<T> {
         this.waiting.delete(key); // later calls form the next batch
         return this.runBatch(key, batch.items).catch((err: unknown) => {
           if (this.carryFailed) {
-            const next = this.failed.get(key) ?? new Set<T>();
+            // Into the key's batch already waiting (a delete that came while this one ran), else the next.
+            const next = this.waiting.get(key)?.items ?? this.failed.get(key) ?? new Set<T>();
             for (const item of batch.items) next.add(item);
-            this.failed.set(key, next);
+            if (!this.waiting.has(key)) this.failed.set(key, next);
           }
           throw err;
         });

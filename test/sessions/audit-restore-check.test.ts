@@ -94,10 +94,42 @@ describe('audit records restored by the compactor', () => {
       await compactor.sessions.manifest.compact(ns, true);
       await compactor.settle();
       expect(compactor.errors).toEqual([]);
-      // The next compaction heals the marker it kept.
-      await compactor.sessions.manifest.compact(ns, true);
-      await compactor.settle();
+      // A later compaction heals the marker it kept (the next call may join one already under way).
+      for (let i = 0; i < 3; i++) {
+        await compactor.sessions.manifest.compact(ns, true);
+        await compactor.settle();
+      }
+      expect(
+        (await listAll(inner, keys.pending(ns, 'gone', ''))).filter((k) => k.endsWith('-sdead0')),
+      ).toEqual([]);
       expect(await inner.get(keys.session(ns, 'gone'))).toBeNull();
       expect(await listAll(inner, keys.audit(ns, 'gone'))).toEqual([]);
     });
+
+  it('keep, when the check fails, the audit records of a live session that had landed', async () => {
+    // Found by review: the restore deleted every record it named on a failed check, those its writers had
+    // stored themselves (its create-only PUTs found them) included.
+    const inner = tempLocalStore('restore-erase-live');
+    const writer = proc(inner);
+    await writer.sessions.create(ns, { id: 'live', task: 't', messages: [] }, writer.ctx);
+    const hello = { messages: [{ role: 'user' as const, content: 'hello' }] };
+    await writer.sessions.append(ns, 'live', hello, undefined, writer.ctx);
+    await writer.settle();
+    await writer.sessions.retireMarkers();
+    const before = await writer.sessions.auditRecords(ns, 'live');
+    expect(before.map((r) => r.revision)).toEqual([1, 2]);
+    const at = Date.now() - 20 * 60_000;
+    await inner.put(
+      keys.pending(ns, 'live', `${String(at).padStart(13, '0')}-sdead0`),
+      new Uint8Array(0),
+    );
+    const wrapped = new Hooks(inner);
+    const compactor = proc(wrapped);
+    wrapped.beforeAuditPut = async () => {
+      wrapped.failGetOf = keys.session(ns, 'live'); // the existence check gets one 503
+    };
+    await compactor.sessions.manifest.compact(ns, true);
+    await compactor.settle();
+    expect(await proc(inner).sessions.auditRecords(ns, 'live')).toEqual(before);
+  });
 });

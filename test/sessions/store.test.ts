@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSession } from '../../lib/model/codec.js';
 import { keys } from '../../lib/model/keys.js';
+import { encodeLease } from '../../lib/model/lease.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
 import { receiptOf, SessionStore, trimMessages } from '../../lib/sessions/store.js';
@@ -555,16 +556,22 @@ describe('session operations', () => {
     ]);
   });
 
-  it("a delete erases the session's continue lease, and spares the lease of a session created again", async () => {
+  it("a delete erases the session's expired continue lease, and spares a live one and a new session's", async () => {
     // Before: a lease (its owner and expiry, under the session's id) outlived its session.
     const objects = new MemoryStore();
-    const lease = (owner: string) =>
-      new TextEncoder().encode(JSON.stringify({ owner, expires_at: Date.now() + 60_000 }));
+    const lease = (owner: string, ms = 60_000) =>
+      encodeLease({ owner, expiresAt: Date.now() + ms });
     const sessions = new SessionStore(objects);
     await sessions.create(ns, { task: 'gone', id: 'leased' });
-    await objects.put(keys.lease(ns, 'leased'), lease('a-turn'));
+    await objects.put(keys.lease(ns, 'leased'), lease('a-crashed-turn', -1000));
     await sessions.delete(ns, 'leased');
     expect(await objects.get(keys.lease(ns, 'leased'))).toBeNull();
+    // A live one is its running turn's to release (test/continue/lease-delete.test.ts).
+    await sessions.create(ns, { task: 'gone', id: 'leased' });
+    await objects.put(keys.lease(ns, 'leased'), lease('a-running-turn'));
+    await sessions.delete(ns, 'leased');
+    expect(text((await objects.get(keys.lease(ns, 'leased')))!.body)).toContain('a-running-turn');
+    await objects.delete(keys.lease(ns, 'leased'));
 
     // A session created again (and a turn of it leased) while the delete erases keeps its lease.
     const other = new SessionStore(objects);

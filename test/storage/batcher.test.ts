@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from '../../lib/storage/concurrency.js';
+
+// Purges run through a Batcher with carryFailed: the ids of a purge that failed must reach the namespace's
+// next purge, also when that one was already waiting behind it (deletes arriving while a purge ran, as a
+// cleanup's do). Found by review, 2026-12-04: they joined only a batch formed after the failure.
+describe('Batcher carryFailed', () => {
+  function gated() {
+    const runs: string[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    let n = 0;
+    const b = new Batcher<string>(
+      async (_k, items) => {
+        runs.push([...items].sort());
+        if (n++ === 0) {
+          started();
+          await gate;
+          throw new Error('storage refused the root');
+        }
+      },
+      0,
+      Infinity,
+      true,
+    );
+    return { b, runs, release, running };
+  }
+
+  it("a failed batch's items join the batch already waiting behind it", async () => {
+    const { b, runs, release, running } = gated();
+    const first = b.add('ns', ['a']);
+    await running;
+    const second = b.add('ns', ['b']); // waits behind it
+    release();
+    await expect(first).rejects.toThrow('refused');
+    await second;
+    expect(runs).toEqual([['a'], ['a', 'b']]);
+  });
+
+  it('or the next batch of the key, when none waits', async () => {
+    const { b, runs, release, running } = gated();
+    const first = b.add('ns', ['a']);
+    await running;
+    release();
+    await expect(first).rejects.toThrow('refused');
+    await b.add('other', ['x']);
+    await b.add('ns', ['b']);
+    expect(runs).toEqual([['a'], ['x'], ['a', 'b']]);
+  });
+});
