@@ -104,8 +104,9 @@ export class LocalStore implements ObjectStore {
     try {
       handle = await open(path, 'r');
     } catch (err) {
+      if (await this.folderGone(err)) throw folderError('read', err);
       if (isNotFound(err) || (err as { code?: string }).code === 'EISDIR') return null;
-      throw err;
+      throw folderError('read', err);
     }
     try {
       // One open file: a concurrent rename replaces the name, never these bytes, so etag and body agree.
@@ -116,6 +117,8 @@ export class LocalStore implements ObjectStore {
         body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
         etag: statTag(info),
       };
+    } catch (err) {
+      throw folderError('read', err);
     } finally {
       await handle.close();
     }
@@ -124,7 +127,9 @@ export class LocalStore implements ObjectStore {
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     const path = this.path(key);
     // The slow part (writing and fsyncing the bytes) happens before the lock; only check and rename are under it.
-    const temp = await this.writeTemp(path, body);
+    const temp = await this.writeTemp(path, body).catch((err: unknown) => {
+      throw folderError('write', err);
+    });
     let renamed = false;
     try {
       return await this.locked(key, async () => {
@@ -150,6 +155,9 @@ export class LocalStore implements ObjectStore {
         }
         return { etag: statTag(info) };
       });
+    } catch (err) {
+      // Renamed: the object is in place, whatever failed after.
+      throw folderError('write', err, renamed);
     } finally {
       if (!renamed) await unlink(temp.path).catch(() => undefined);
     }
@@ -157,17 +165,31 @@ export class LocalStore implements ObjectStore {
 
   /** Whether a file is at the key's path (what `get` would read). */
   async exists(key: string): Promise<boolean> {
-    const info = await stat(this.path(key)).catch((err) =>
-      isNotFound(err) ? null : Promise.reject(err),
+    const info = await stat(this.path(key)).catch(async (err) =>
+      isNotFound(err) && !(await this.folderGone(err))
+        ? null
+        : Promise.reject(folderError('read', err)),
     );
     return info?.isFile() ?? false;
+  }
+
+  /**
+   * ENOTDIR names a key under a file (not found), or a file where the data folder should be: the folder
+   * is unusable then, and a read must not answer "no such session".
+   */
+  private async folderGone(err: unknown): Promise<boolean> {
+    if ((err as { code?: string } | null)?.code !== 'ENOTDIR') return false;
+    const info = await stat(this.root).catch(() => null);
+    return !info?.isDirectory();
   }
 
   async delete(keys: string | string[]): Promise<void> {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);
       await this.locked(key, () =>
-        unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))),
+        unlink(path).catch((err) =>
+          isNotFound(err) ? undefined : Promise.reject(folderError('delete', err)),
+        ),
       );
       await this.prune(dirname(path));
     }
@@ -185,6 +207,8 @@ export class LocalStore implements ObjectStore {
     await walk(folder ? join(this.root, ...folder.split('/')) : this.root, this.lockDir, (file) => {
       const key = relative(this.root, file).split(sep).join('/');
       if (key.startsWith(prefix) && (!cursor || compareKeys(key, cursor) > 0)) keys.push(key);
+    }).catch((err: unknown) => {
+      throw folderError('list', err);
     });
     sortKeys(keys);
     const page: { key: string; size: number }[] = [];
@@ -489,6 +513,33 @@ function startTimeOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Failures of the folder itself (no permission, a read-only or full disk, a file where a folder should be,
+ * an I/O error, out of file handles): storage that does not answer (503, as the start-up check says), not
+ * a bug (500). The message names the operation and the code, never the path.
+ */
+const FOLDER_FAILURES = new Set([
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOTDIR',
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'EMFILE',
+  'ENFILE',
+  'EBUSY',
+]);
+
+function folderError(op: string, err: unknown, mayHaveLanded = false): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !FOLDER_FAILURES.has(code)) return err;
+  return new StorageUnavailableError(`the local folder refused a ${op} (${code})`, err, {
+    mayHaveLanded,
+    noAnswer: false,
+  });
 }
 
 function isNotFound(err: unknown): boolean {
