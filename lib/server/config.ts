@@ -112,6 +112,8 @@ export async function configFrom(
   } else
     throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
   const hooks = parseHooks(env.SATCHEL_HOOKS);
+  modelLimits(env);
+  embeddingsDims(env);
   return {
     storage,
     tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
@@ -301,9 +303,7 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
     url: url.href.replace(/\/+$/, ''),
     model: env.SATCHEL_EMBEDDINGS_MODEL,
     ...(env.SATCHEL_EMBEDDINGS_KEY ? { key: env.SATCHEL_EMBEDDINGS_KEY } : {}),
-    ...(env.SATCHEL_EMBEDDINGS_DIMS
-      ? { dims: parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536) }
-      : {}),
+    ...(env.SATCHEL_EMBEDDINGS_DIMS ? { dims: embeddingsDims(env)! } : {}),
   };
 }
 
@@ -347,6 +347,16 @@ function parseModel(env: Env): ModelConfig {
     model: env.SATCHEL_MODEL!,
     ...(env.SATCHEL_MODEL_KEY ? { key: env.SATCHEL_MODEL_KEY } : {}),
     provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
+    ...modelLimits(env),
+  };
+}
+
+/**
+ * The continue model's numbers; read (so a bad value stops the server) also without a model, where
+ * nothing uses them: a value meant for later must not fail only once a model is set.
+ */
+function modelLimits(env: Env): Pick<ModelConfig, 'timeoutMs' | 'contextBytes' | 'waitMs'> {
+  return {
     timeoutMs: parseIntVar(
       env.SATCHEL_MODEL_TIMEOUT_MS,
       'SATCHEL_MODEL_TIMEOUT_MS',
@@ -363,6 +373,13 @@ function parseModel(env: Env): ModelConfig {
     ),
     waitMs: parseIntVar(env.SATCHEL_CONTINUE_WAIT_MS, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
   };
+}
+
+/** `SATCHEL_EMBEDDINGS_DIMS`, read whether or not an embeddings service is set (as `modelLimits`). */
+function embeddingsDims(env: Env): number | undefined {
+  return env.SATCHEL_EMBEDDINGS_DIMS
+    ? parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536)
+    : undefined;
 }
 
 /**

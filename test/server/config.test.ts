@@ -28,6 +28,10 @@ describe('configuration errors name what is wrong', () => {
     [{ SATCHEL_MODEL: 'gpt-x' }, /SATCHEL_MODEL_URL is not/],
     [{ SATCHEL_LOG: 'verbose' }, /SATCHEL_LOG must be json, pretty or off/],
     [{ PORT: '80a' }, /PORT must be an integer/],
+    // Also without a model or an embeddings service, where nothing reads them yet (first-hour review).
+    [{ SATCHEL_MODEL_TIMEOUT_MS: 'abc' }, /SATCHEL_MODEL_TIMEOUT_MS must be an integer/],
+    [{ SATCHEL_CONTINUE_WAIT_MS: '-1' }, /SATCHEL_CONTINUE_WAIT_MS/],
+    [{ SATCHEL_EMBEDDINGS_DIMS: '0' }, /SATCHEL_EMBEDDINGS_DIMS/],
     [{ SATCHEL_STORAGE: 'disk' }, /SATCHEL_STORAGE must be local, s3 or r2/],
     // A device labels its writes (an external ref's created_by is 1-128 characters; review).
     [
