@@ -1,5 +1,5 @@
 import { SatchelClient } from '../client/client.js';
-import { SatchelConnectionError, type SatchelApiError } from '../client/errors.js';
+import { SatchelApiError, SatchelConnectionError } from '../client/errors.js';
 
 /** Where a command writes, and what it reads from its environment: the process, or a test's buffers. */
 export interface Out {
@@ -114,12 +114,23 @@ export class LostWriteError extends Error {
   }
 }
 
-/** Runs a keyed write; a connection error becomes a LostWriteError naming `again`, the rerun command. */
+/**
+ * Runs a keyed write; a connection error that may have reached the server becomes a LostWriteError naming
+ * `again`, the rerun command (one that was refused every time stored nothing: a plain connection error),
+ * and a key reused for another request (422) says what to do.
+ */
 export async function keyedWrite<T>(write: Promise<T>, again: string[]): Promise<T> {
   try {
     return await write;
   } catch (err) {
-    if (SatchelConnectionError.is(err)) throw new LostWriteError(err, again);
+    if (SatchelConnectionError.is(err) && err.mayHaveLanded !== false)
+      throw new LostWriteError(err, again);
+    if (SatchelApiError.is(err) && err.status === 422 && /Idempotency-Key/i.test(err.detail))
+      throw new AdvisedError(
+        err,
+        'Give a new --idempotency-key (or none) for a new request; repeat the first request ' +
+          'unchanged to get its result.',
+      );
     throw err;
   }
 }

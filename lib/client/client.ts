@@ -3,6 +3,7 @@ import {
   problemFrom,
   SatchelApiError,
   SatchelConnectionError,
+  neverSent,
   SatchelResponseError,
   withoutCredentials,
 } from './errors.js';
@@ -392,12 +393,13 @@ export class SatchelClient {
             bytes = await readAll(response, () => limit.extend(this.timeoutMs));
         } catch (err) {
           if (signal?.aborted) throw err;
-          lost = true;
+          // A refused connection, or a name that did not resolve, sent nothing.
+          lost ||= limit.timedOut || !neverSent(err);
           const left = deadline - Date.now();
           const wait = backoffDelay(attempt, this.policy);
           const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
           if (attempt >= this.policy.retries || wait >= left)
-            throw new SatchelConnectionError(withoutCredentials(this.url), cause);
+            throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost);
           await this.pause(wait, signal);
           continue;
         }

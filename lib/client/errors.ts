@@ -39,9 +39,14 @@ export class SatchelApiError extends Error {
 
 /** No answer from the server (refused, reset, DNS, TLS), after the retries the request allowed. */
 export class SatchelConnectionError extends Error {
+  /**
+   * @param mayHaveLanded false when no attempt can have reached the server (every one refused, or its
+   * name not resolved): a write was then not stored.
+   */
   constructor(
     readonly url: string,
     override readonly cause: unknown,
+    readonly mayHaveLanded = true,
   ) {
     super(`cannot reach ${url}: ${describeCause(cause)}`);
     this.name = 'SatchelConnectionError';
@@ -73,6 +78,20 @@ export class SatchelResponseError extends Error {
 /** A URL for messages: without a user name or password. */
 export function withoutCredentials(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
+/** Failures before a request could reach the server: nothing it asked for can have happened. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** True when a fetch failure says the request never reached the server (a browser's never does). */
+export function neverSent(cause: unknown): boolean {
+  let at: unknown = cause;
+  for (let depth = 0; depth < 4 && at instanceof Error; depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string') return NOT_SENT.has(code);
+    at = at.cause;
+  }
+  return false;
 }
 
 /** The innermost useful reason of a fetch failure (undici hides ECONNREFUSED in `cause`). */

@@ -157,6 +157,30 @@ describe('writes whose first answer was lost', () => {
   });
 });
 
+describe('keyed writes that certainly did not land, or cannot', () => {
+  it('a refused connection: exit 3, "is the server running", no rerun command (nothing was sent)', async () => {
+    // First-hour review: it printed "ECONNREFUSED. The write may have been stored".
+    const closed = await misbehaving(() => undefined);
+    while (closers.length) await closers.pop()!(); // the port is now closed
+    const r = await satchel(['session', 'append', 'some-id', 'hello'], { SATCHEL_URL: closed });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('ECONNREFUSED');
+    expect(r.stderr).toContain('Is the server running?');
+    expect(r.stderr).not.toContain('may have been stored');
+  });
+
+  it('a key reused for another message: exit 1, saying what to do', async () => {
+    const direct = new SatchelClient({ url: server.url });
+    const { session } = await direct.create({ task: 'reused key' });
+    const env = { SATCHEL_URL: server.url };
+    const args = ['session', 'append', session.id, '--idempotency-key', 'note-1'];
+    expect((await satchel([...args, 'first'], env)).code).toBe(0);
+    const r = await satchel([...args, 'second'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Give a new --idempotency-key');
+  });
+});
+
 describe('a retried delete', () => {
   it('of an id that never existed is a 404 (exit 1) even after a 503 first', async () => {
     const p = await proxy((n) =>
