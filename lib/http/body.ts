@@ -20,10 +20,16 @@ export async function readJson<S extends z.ZodType>(
   maxBytes: number,
 ): Promise<z.output<S>> {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+  const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+  if (!json && (type || Number(c.req.header('content-length') || 0) > 0))
+    throw unsupportedMediaType('send the body as application/json');
+  const raw = await readLimited(c.req.raw, maxBytes);
+  if (!json) {
+    // No body at all (`curl -X POST` of a pop): `{}`, where every field is optional.
+    const empty = raw === '' ? schema.safeParse({}) : undefined;
+    if (empty?.success) return empty.data;
     throw unsupportedMediaType('send the body as application/json');
   }
-  const raw = await readLimited(c.req.raw, maxBytes);
   let value: unknown;
   try {
     value = JSON.parse(raw);

@@ -179,4 +179,22 @@ describe('pop', () => {
     const empty = await app.call('POST', `/v1/sessions/${id}/pop`, { body: {} });
     expect(empty.json).toMatchObject({ revision: 3, popped: [] });
   });
+
+  it('takes no body at all as {} (curl -X POST), but not a body of another type', async () => {
+    // First-hour review: `count` is optional, yet a pop without a body answered 415.
+    const app = await makeApp();
+    const messages = ['one', 'two'].map((content) => ({ role: 'user', content }));
+    const id = (await app.call('POST', '/v1/sessions', { body: { task: 'pop', messages } })).json
+      .id;
+    const bare = await app.call('POST', `/v1/sessions/${id}/pop`);
+    expect(bare.status).toBe(200);
+    expect(bare.json.popped.map((m: { content: string }) => m.content)).toEqual(['two']);
+    const text = await app.call('POST', `/v1/sessions/${id}/pop`, {
+      raw: 'count=1',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(text.status).toBe(415);
+    // A route whose body has required fields still says what to send.
+    expect((await app.call('POST', `/v1/sessions/${id}/trim`)).status).toBe(415);
+  });
 });
