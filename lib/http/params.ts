@@ -19,7 +19,7 @@ export function parseLimit(value: string | undefined): number {
   // Digits only: Number() would read 0x10, 1e1 and " 10" too.
   if (!/^(100|[1-9]\d?)$/.test(value))
     throw badRequest('limit must be an integer from 1 to 100', [
-      { path: 'limit', message: 'out of range' },
+      { path: 'limit', message: 'must be an integer from 1 to 100' },
     ]);
   return Number(value);
 }

@@ -75,7 +75,17 @@ const stringMap = z.object({}).catchall(z.string());
  * never sent as content.
  */
 export const messageInputSchema = messageSchema
-  .extend({ content: z.union([z.string(), z.array(contentPartSchema), z.null()]) })
+  .extend({
+    content: z.union([z.string(), z.array(contentPartSchema), z.null()], {
+      // The union's own message says only "Invalid input"; a part's error inside an array is its own.
+      error: (issue) =>
+        issue.input === undefined
+          ? 'content is required: a string, or an array of content parts'
+          : Array.isArray(issue.input)
+            ? undefined
+            : 'content must be a string, an array of content parts, or null',
+    }),
+  })
   .superRefine((m, ctx) => {
     if (!(PARTS_FIELD in m)) return;
     const parts = z.array(contentPartSchema).safeParse((m as Record<string, unknown>)[PARTS_FIELD]);

@@ -428,6 +428,30 @@ describe('HTTP: bad input', async () => {
     });
     expect(res.json.errors).toContainEqual(expect.objectContaining({ path: 'messages[1].role' }));
   });
+
+  it('and say what is wanted: a missing content, a limit that is not a number, an If-Match of no revision', async () => {
+    // First-hour review: "Invalid input", "out of range" and "If-Match names none".
+    const app = await setup();
+    const missing = await app.call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [{ role: 'user' }] },
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.json.errors).toContainEqual({
+      path: 'messages[0].content',
+      message: 'content is required: a string, or an array of content parts',
+    });
+    const limit = await app.call('GET', '/v1/sessions?limit=abc');
+    expect(limit.json.errors).toEqual([
+      { path: 'limit', message: 'must be an integer from 1 to 100' },
+    ]);
+    const id = (await app.call('POST', '/v1/sessions', { body: { task: 't' } })).json.id;
+    const stale = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      headers: { 'if-match': 'abc' },
+      body: { messages: [{ role: 'user', content: 'x' }] },
+    });
+    expect(stale.status).toBe(412);
+    expect(stale.json.detail).toContain('If-Match names no revision');
+  });
 });
 
 describe('HTTP: storage unreachable', () => {
