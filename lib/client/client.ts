@@ -42,9 +42,10 @@ import type {
  *
  * Retries: a 429 or 503 is retried after its Retry-After (or a jittered exponential backoff), and so is a
  * network failure; any other 4xx or 5xx is thrown at once as a `SatchelApiError`. Every request is made
- * safe to send twice: appends, continues and replaces carry an `Idempotency-Key` generated once per call
- * and sent with every attempt; a create carries an id (the caller's, or one the client picks); a retried
- * delete that finds nothing succeeds; reads, trims and cleanups repeat without harm.
+ * safe to send twice: appends, continues, pops, trims and replaces carry an `Idempotency-Key` generated
+ * once per call and sent with every attempt; a create carries an id (the caller's, or one the client
+ * picks); a retried delete that finds nothing succeeds; reads repeat without harm, and a cleanup retried
+ * after a lost answer says its count may be short (`uncounted`).
  */
 export interface ClientOptions {
   /** The server's base URL, e.g. http://127.0.0.1:8787. */

@@ -376,6 +376,14 @@ describe('import', () => {
     const empty = odekFolder('empty', [], { 'index.json': '{}' });
     expect((await satchel(['import', empty], env('a'))).code).toBe(2);
     expect((await satchel(['import'], env('a'))).code).toBe(2);
+    // An export into a path that is a file says so (first-hour review: "mkdir …: EEXIST").
+    const file = join(work, 'a-file');
+    writeFileSync(file, 'x');
+    expect(await satchel(['export', '--all', file], env('a'))).toEqual({
+      code: 5,
+      stdout: '',
+      stderr: `satchel: ${file} is a file, not a folder: name a folder to export into\n`,
+    });
   });
 
   it('shows a progress bar on a terminal, count lines otherwise', async () => {

@@ -135,7 +135,11 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     const ids: string[] = [];
     if (all) for await (const s of client.listAll()) ids.push(s.id);
     else ids.push(...new Set(positionals.slice(0, -1)));
-    await mkdir(folder, { recursive: true });
+    await mkdir(folder, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST' || err.code === 'ENOTDIR')
+        throw new LocalFileError(`${folder} is a file, not a folder: name a folder to export into`);
+      throw err;
+    });
     const files: string[] = [];
     const failed: { id: string; reason: string }[] = [];
     const progress = new Progress(ctx.io.stderr, ids.length, 'export');
