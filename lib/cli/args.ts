@@ -27,6 +27,10 @@ export function parse(argv: string[], options: Options): Parsed {
     });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
+    // A negative number is not an option: say what it is (`session cleanup -1`).
+    const negative = argv.find((a) => /^-\d/.test(a));
+    if (negative !== undefined)
+      throw new UsageError(`${negative} is a negative number: counts and days are 0 or more`);
     throw new UsageError(
       (err as Error).message.replace(/\. To specify a positional argument.*$/s, ''),
     );

@@ -127,6 +127,18 @@ describe('session list', () => {
       expect(r.stderr).toMatch(/^satchel: session list: /);
     }
   });
+
+  it('a negative number is named as one, not as an unknown option (first-hour review)', async () => {
+    for (const argv of [
+      ['session', 'cleanup', '-1'],
+      ['session', 'list', '--limit', '-5'],
+    ]) {
+      const r = await satchel(argv, env('list'));
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('is a negative number');
+      expect(r.stderr).not.toContain('Unknown option');
+    }
+  });
 });
 
 describe('session show', () => {
