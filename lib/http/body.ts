@@ -21,7 +21,11 @@ export async function readJson<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
-  if (!json && (type || Number(c.req.header('content-length') || 0) > 0))
+  // A browser may send a bodiless POST to another site without asking it first (no preflight), and says
+  // so with Origin: only a request from outside a browser (curl) is taken without a body.
+  const browser =
+    c.req.header('origin') !== undefined || c.req.header('sec-fetch-mode') !== undefined;
+  if (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0))
     throw unsupportedMediaType('send the body as application/json');
   const raw = await readLimited(c.req.raw, maxBytes);
   if (!json) {

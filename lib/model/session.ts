@@ -77,12 +77,12 @@ const stringMap = z.object({}).catchall(z.string());
 export const messageInputSchema = messageSchema
   .extend({
     content: z.union([z.string(), z.array(contentPartSchema), z.null()], {
-      // The union's own message says only "Invalid input"; a part's error inside an array is its own.
+      // The union's own message says only "Invalid input": name what is wrong, in a part by its index.
       error: (issue) =>
         issue.input === undefined
           ? 'content is required: a string, or an array of content parts'
           : Array.isArray(issue.input)
-            ? undefined
+            ? partsProblem(issue.input)
             : 'content must be a string, an array of content parts, or null',
     }),
   })
@@ -97,6 +97,16 @@ export const messageInputSchema = messageSchema
       });
   })
   .transform((m) => toStoredContent(m) as Message);
+
+/** What is wrong in an array of content parts, the first bad part named by its index. */
+function partsProblem(parts: unknown[]): string {
+  const first = z.array(contentPartSchema).safeParse(parts).error?.issues[0];
+  if (!first) return 'content must be a string, an array of content parts, or null';
+  const at = first.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+  const [index] = first.path;
+  const shape = typeof parts[index as number];
+  return `content${at}: ${shape === 'object' ? first.message : 'each part must be an object with a type'}`;
+}
 
 /** A message as the API shows it: parts back in `content` when it was sent as parts. */
 export const publicMessageSchema = messageSchema.extend({

@@ -156,8 +156,13 @@ export class LocalStore implements ObjectStore {
         return { etag: statTag(info) };
       });
     } catch (err) {
-      // Renamed: the object is in place, whatever failed after.
-      throw folderError('write', err, renamed);
+      // Renamed: the object is in place, whatever failed after (the write is answered as maybe landed).
+      if (renamed && !PreconditionFailedError.is(err))
+        throw new StorageUnavailableError('the local folder failed after a write', err, {
+          mayHaveLanded: true,
+          noAnswer: false,
+        });
+      throw folderError('write', err);
     } finally {
       if (!renamed) await unlink(temp.path).catch(() => undefined);
     }
@@ -187,10 +192,11 @@ export class LocalStore implements ObjectStore {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);
       await this.locked(key, () =>
-        unlink(path).catch((err) =>
-          isNotFound(err) ? undefined : Promise.reject(folderError('delete', err)),
-        ),
-      );
+        unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))),
+      ).catch((err: unknown) => {
+        // The lock's own files too (a read-only disk refuses its hard link).
+        throw folderError('delete', err);
+      });
       await this.prune(dirname(path));
     }
   }
@@ -217,7 +223,7 @@ export class LocalStore implements ObjectStore {
       const key = keys[i]!;
       // Deleted since the walk (a concurrent delete): simply not listed, as on S3.
       const info = await stat(join(this.root, ...key.split('/'))).catch((err: unknown) =>
-        isNotFound(err) ? null : Promise.reject(err),
+        isNotFound(err) ? null : Promise.reject(folderError('list', err)),
       );
       if (info) page.push({ key, size: Number(info.size) });
     }
@@ -533,13 +539,10 @@ const FOLDER_FAILURES = new Set([
   'EBUSY',
 ]);
 
-function folderError(op: string, err: unknown, mayHaveLanded = false): unknown {
+function folderError(op: string, err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !FOLDER_FAILURES.has(code)) return err;
-  return new StorageUnavailableError(`the local folder refused a ${op} (${code})`, err, {
-    mayHaveLanded,
-    noAnswer: false,
-  });
+  return new StorageUnavailableError(`the local folder refused a ${op} (${code})`, err);
 }
 
 function isNotFound(err: unknown): boolean {

@@ -440,6 +440,13 @@ describe('HTTP: bad input', async () => {
       path: 'messages[0].content',
       message: 'content is required: a string, or an array of content parts',
     });
+    const part = await app.call('POST', '/v1/sessions', {
+      body: { task: 't', messages: [{ role: 'user', content: ['just a string'] }] },
+    });
+    expect(part.json.errors).toContainEqual({
+      path: 'messages[0].content',
+      message: 'content[0]: each part must be an object with a type',
+    });
     const limit = await app.call('GET', '/v1/sessions?limit=abc');
     expect(limit.json.errors).toEqual([
       { path: 'limit', message: 'must be an integer from 1 to 100' },
