@@ -13,6 +13,11 @@ export function revisionMatches(expected: ExpectedRevision | undefined, actual: 
 
 /** The 412 detail when `expected` does not hold against revision `actual`. */
 export function revisionMismatch(expected: ExpectedRevision, actual: number): string {
-  const names = typeof expected === 'object' ? `none of ${expected.join(', ')}` : `not ${expected}`;
-  return `the session is at revision ${actual}, ${expected === 'unmatchable' ? 'and If-Match names no revision (an ETag such as "3", or a revision number)' : names}`;
+  const names =
+    expected === 'unmatchable'
+      ? 'and If-Match names no revision (an ETag such as "3", or a revision number)'
+      : typeof expected === 'object'
+        ? `none of ${expected.join(', ')}`
+        : `not ${expected}`;
+  return `the session is at revision ${actual}, ${names}`;
 }
