@@ -1,9 +1,7 @@
 import { text, utf8 } from './bytes.js';
 
-/**
- * A continue lease as stored at `keys.lease` (lib/continue/lease.ts takes and releases it; a session's
- * delete erases one nobody holds any more).
- */
+// A continue lease as stored at `keys.lease`: lib/continue/lease.ts takes and releases it; a session's
+// delete (lib/sessions/parts.ts) erases one nobody holds any more.
 
 /** The stored form of a lease. */
 export function encodeLease(lease: { owner: string; expiresAt: number }): Uint8Array {
