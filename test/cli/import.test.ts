@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -384,6 +392,23 @@ describe('import', () => {
       stdout: '',
       stderr: `satchel: ${file} is a file, not a folder: name a folder to export into\n`,
     });
+    // A folder under that file names the file, not the folder asked for.
+    expect(await satchel(['export', '--all', join(file, 'sub', 'deeper')], env('a'))).toEqual({
+      code: 5,
+      stdout: '',
+      stderr:
+        `satchel: ${file} is a file, so ${join(file, 'sub', 'deeper')} cannot be made: ` +
+        'name a folder to export into\n',
+    });
+    // Where mkdir answers ENOENT under a folder that exists, the export ends (Node 20's recursive
+    // mkdir retried for ever under /proc) and says which folder it could not make.
+    if (existsSync('/proc/self')) {
+      expect(await satchel(['export', '--all', '/proc/satchel-export/x'], env('a'))).toEqual({
+        code: 5,
+        stdout: '',
+        stderr: 'satchel: mkdir /proc/satchel-export: ENOENT\n',
+      });
+    }
   });
 
   it('shows a progress bar on a terminal, count lines otherwise', async () => {

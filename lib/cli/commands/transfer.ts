@@ -20,6 +20,37 @@ import { sessionIdArg } from './session.js';
 
 const CONCURRENCY_OPTION = { concurrency: { type: 'string' as const, short: 'j' } };
 
+/**
+ * `mkdir -p` that names the file in the way (not the folder asked for) and always ends: Node 20's
+ * recursive mkdir retries for ever where mkdir answers ENOENT under a folder that exists (`/proc`).
+ */
+async function makeFolder(folder: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = path.resolve(folder); ;) {
+    const found = await stat(at).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+      throw err;
+    });
+    if (found?.isDirectory()) break;
+    if (found !== undefined) {
+      throw new LocalFileError(
+        missing.length === 0
+          ? `${folder} is a file, not a folder: name a folder to export into`
+          : `${at} is a file, so ${folder} cannot be made: name a folder to export into`,
+      );
+    }
+    missing.push(at);
+    if (path.dirname(at) === at) break;
+    at = path.dirname(at);
+  }
+  for (const dir of missing.reverse()) {
+    await mkdir(dir).catch(async (err: NodeJS.ErrnoException) => {
+      // Made by someone else meanwhile: fine when it is a folder.
+      if (err.code !== 'EEXIST' || !(await stat(dir)).isDirectory()) throw err;
+    });
+  }
+}
+
 export const importCommand: Command = {
   name: 'import',
   summary: 'import odek session files (a folder like ~/.odek/sessions, or files)',
@@ -135,11 +166,7 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     const ids: string[] = [];
     if (all) for await (const s of client.listAll()) ids.push(s.id);
     else ids.push(...new Set(positionals.slice(0, -1)));
-    await mkdir(folder, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST' || err.code === 'ENOTDIR')
-        throw new LocalFileError(`${folder} is a file, not a folder: name a folder to export into`);
-      throw err;
-    });
+    await makeFolder(folder);
     const files: string[] = [];
     const failed: { id: string; reason: string }[] = [];
     const progress = new Progress(ctx.io.stderr, ids.length, 'export');
