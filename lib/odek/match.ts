@@ -118,28 +118,42 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
   return Object.is(file, stored) ? null : path || '(value)';
 }
 
-/** The stored refs must be exactly the file's (deduplicated as the store does), times aside when absent. */
+/**
+ * The stored refs must be exactly the file's (deduplicated as the store does, also after redaction), times
+ * aside when absent.
+ */
 function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
   const wanted: ExternalRef[] = [];
   for (const r of file)
     if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by))
       wanted.push(r);
-  if (wanted.length !== stored.length)
+  if (wanted.length < stored.length)
     return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
-  const unmatched = stored.slice();
+  // The server keeps the first of refs that redact to the same one: a later file ref may match a stored
+  // ref an earlier one matched, when the stored one holds a placeholder (its other fields were dropped).
+  const matched = new Set<ExternalRef>();
   for (const ref of wanted) {
-    const i = unmatched.findIndex(
+    const same = (s: ExternalRef) =>
+      sameText(ref.kind, s.kind) &&
+      sameText(ref.created_by, s.created_by) &&
+      sameText(ref.uri, s.uri);
+    const first = stored.find(
       (s) =>
-        sameText(ref.kind, s.kind) &&
-        sameText(ref.created_by, s.created_by) &&
-        sameText(ref.uri, s.uri) &&
+        !matched.has(s) &&
+        same(s) &&
         ref.read_only === s.read_only &&
         (!isTime(ref.created_at) || Date.parse(ref.created_at) === Date.parse(s.created_at)),
     );
-    if (i < 0) return `external_refs: ${ref.kind} ${ref.uri}`;
-    unmatched.splice(i, 1);
+    if (first) matched.add(first);
+    else if (!stored.some((s) => matched.has(s) && redacted(s) && same(s)))
+      return `external_refs: ${ref.kind} ${ref.uri}`;
   }
-  return null;
+  const missing = stored.find((s) => !matched.has(s));
+  return missing ? `external_refs: ${missing.kind} ${missing.uri} stored, not in the file` : null;
+}
+
+function redacted(ref: ExternalRef): boolean {
+  return [ref.kind, ref.uri, ref.created_by].some((t) => t.includes(PLACEHOLDER));
 }
 
 /** Exact equality of two JSON values, whatever the order of object keys (the server's may differ). */

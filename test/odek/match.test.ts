@@ -142,6 +142,47 @@ describe('firstDifference', () => {
   });
 });
 
+describe('firstDifference of refs the server redacted', () => {
+  const ref = (uri: string, read_only = false) => ({
+    kind: 'doc',
+    uri,
+    created_by: 'odek',
+    read_only,
+  });
+  const withRefs = (refs: ReturnType<typeof ref>[]) =>
+    session({ ...newFormat(), sandbox: false, external_refs: refs });
+  const storedRef = (uri: string) => ({ ...ref(uri), created_at: '2026-01-01T00:00:00Z' });
+
+  it('matches refs that differ only in a secret to the one ref they redacted to', () => {
+    // Re-importing such a file answered "exists with different content" (exit 4).
+    const file = withRefs([ref('https://h/x?token=sk-a'), ref('https://h/x?token=sk-b', true)]);
+    const s = stored(file, (s) => (s.external_refs = [storedRef('https://h/x?token=[REDACTED]')]));
+    expect(firstDifference(file, s)).toBeNull();
+  });
+
+  it('still finds a ref that matches nothing, and a stored ref no file ref made', () => {
+    const file = withRefs([ref('https://h/x?token=sk-a'), ref('https://h/y')]);
+    const redactedOnly = stored(
+      file,
+      (s) => (s.external_refs = [storedRef('https://h/x?token=[REDACTED]')]),
+    );
+    expect(firstDifference(file, redactedOnly)).toBe('external_refs: doc https://h/y');
+    // Without a placeholder the stored ref stands for one file ref only.
+    const twice = withRefs([ref('https://h/x'), ref('https://h/x', true)]);
+    expect(
+      firstDifference(
+        twice,
+        stored(twice, (s) => (s.external_refs = [storedRef('https://h/x')])),
+      ),
+    ).toBeNull(); // the file's own duplicate, as before
+    const two = withRefs([ref('https://h/a'), ref('https://h/b')]);
+    const one = stored(two, (s) => (s.external_refs = [storedRef('https://h/a')]));
+    expect(firstDifference(two, one)).toBe('external_refs: doc https://h/b');
+    const extra = stored(two, (s) => s.external_refs.push(storedRef('https://h/c')));
+    expect(firstDifference(two, extra)).toBe('external_refs: 2 in the file, 3 stored');
+  });
+});
+
 describe('sameJson', () => {
   it.each([
     [{ a: 1, b: [1, { c: 'x' }] }, { b: [1, { c: 'x' }], a: 1 }, true],
