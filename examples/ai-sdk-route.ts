@@ -22,12 +22,14 @@ const model = provider.chatModel(process.env.MODEL ?? 'gpt-4o-mini');
 export async function POST(request: Request): Promise<Response> {
   const { id, message }: { id: string; message: UIMessage } = await request.json();
   const history = await loadUIMessages(client, id); // one GET
-  const messages = [...history, message];
+  // A continued assistant message (a client-side tool result, an approval) comes back under its id.
+  const messages = [...history.filter((m) => m.id !== message.id), message];
   const result = streamText({ model, messages: await convertToModelMessages(messages) });
   return result.toUIMessageStreamResponse({
     originalMessages: messages,
     generateMessageId: createIdGenerator({ prefix: 'msg', size: 16 }),
-    // One keyed POST: the user's message and the answer, skipping what `history` holds already.
+    // One keyed POST: the user's message and the answer, skipping what `history` holds already (a
+    // continued message: one PUT that replaces it).
     onFinish: async ({ messages }) => {
       await saveUIMessages(client, id, messages, { known: history });
     },

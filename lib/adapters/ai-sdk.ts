@@ -3,6 +3,7 @@
 import type { UIMessage } from 'ai';
 import type { CallOptions, Message, MessageInput, SatchelClient } from '../client/index.js';
 import { appendOrCreate, isStatus, without, type SessionDefaults } from './append.js';
+import { toUIParts } from './parts.js';
 
 /** The extra message field that keeps a UIMessage's own fields (id, metadata…) beside its parts. */
 export const UI_MESSAGE_FIELD = 'ai_sdk_message';
@@ -41,7 +42,10 @@ export async function loadUIMessages<M extends UIMessage = UIMessage>(
 /**
  * Appends the messages that are not stored yet (by id), as one request whose Idempotency-Key is made from
  * the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. Messages
- * already stored are not rewritten (appends only, so writers never overwrite each other).
+ * already stored are not rewritten (appends only, so writers never overwrite each other), but for one:
+ * the newest stored message, when it comes back changed under its id (the AI SDK continues an assistant
+ * message after a client-side tool result or an approval), is replaced together with the new ones in one
+ * PUT based on the revision read.
  */
 export async function saveUIMessages(
   client: SatchelClient,
@@ -49,12 +53,17 @@ export async function saveUIMessages(
   messages: readonly UIMessage[],
   options: SaveOptions = {},
 ): Promise<SaveResult> {
-  const known = new Set(
-    options.known
-      ? options.known.map((k) => (typeof k === 'string' ? k : k.id))
-      : (await loadUIMessages(client, chatId)).map((m) => m.id),
-  );
+  const knownList = options.known
+    ? options.known.map((k) => (typeof k === 'string' ? { id: k } : k))
+    : await loadUIMessages(client, chatId);
+  const known = new Set(knownList.map((m) => m.id));
   const fresh = messages.filter((m) => !known.has(m.id));
+  const newest = knownList[knownList.length - 1];
+  const continued =
+    newest && 'parts' in newest
+      ? messages.find((m) => m.id === newest.id && !sameJson(m, newest))
+      : undefined;
+  if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
   const key = `ai-sdk-${await sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
   await appendOrCreate(client, chatId, fresh.map(fromUIMessage), key, {
@@ -63,6 +72,61 @@ export async function saveUIMessages(
     metadata: { framework: 'ai-sdk', ...options.metadata },
   });
   return { appended: fresh.length };
+}
+
+/**
+ * The stored message replaced by its continued form, and the new messages after the stored ones: a read,
+ * then one PUT based on its revision (read again after a 412, at most 5 times). Ids decide what is stored
+ * already, so a save that runs twice writes nothing the second time.
+ */
+async function continueNewest(
+  client: SatchelClient,
+  chatId: string,
+  continued: UIMessage,
+  fresh: readonly UIMessage[],
+  options: SaveOptions,
+): Promise<SaveResult> {
+  const call = options.secrets ? { secrets: options.secrets } : {};
+  for (let attempt = 0; ; attempt++) {
+    let read;
+    try {
+      read = await client.get(chatId);
+    } catch (err) {
+      if (!isStatus(err, 404)) throw err;
+      // Deleted meanwhile: saved as a new chat.
+      return saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
+    }
+    const { session, etag } = read;
+    const stored = session.messages.map((m, i) => toUIMessage(m, i)[0]);
+    const ids = new Set(stored.map((u) => u?.id));
+    const after = fresh.filter((m) => !ids.has(m.id) && m.id !== continued.id);
+    const at = stored.findIndex((u) => u?.id === continued.id);
+    if (at >= 0 && sameJson(stored[at], continued) && after.length === 0) return { appended: 0 };
+    const messages: MessageInput[] = session.messages.slice();
+    if (at >= 0) messages[at] = fromUIMessage(continued);
+    else after.unshift(continued);
+    messages.push(...after.map(fromUIMessage));
+    try {
+      await client.replace(chatId, { ...session, messages }, { ...call, ifMatch: etag });
+      return { appended: after.length };
+    } catch (err) {
+      if (!isStatus(err, 412) || attempt >= 4) throw err;
+    }
+  }
+}
+
+/** Deep equality of JSON values, whatever the order of object keys. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (!a || !b || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 /**
@@ -94,7 +158,7 @@ export function toUIMessage<M extends UIMessage = UIMessage>(message: Message, i
   }
   if (message.role === 'tool') return [];
   const parts = Array.isArray(message.content)
-    ? message.content
+    ? toUIParts(message.content)
     : message.content
       ? [{ type: 'text', text: message.content }]
       : [];

@@ -3,8 +3,12 @@ import type { AgentInputItem, Session } from '@openai/agents';
 import { newSessionId } from '../model/ids.js';
 import type { Message, MessageInput, SatchelClient } from '../client/index.js';
 import { appendOrCreate, isStatus, without, type SessionDefaults } from './append.js';
+import { partsText, toAgentsUserParts } from './parts.js';
 
-/** The extra message field that keeps an Agents SDK item verbatim (less `content`, kept as `content`). */
+/**
+ * The extra message field that keeps an Agents SDK item verbatim (less `content`, kept as `content`); for
+ * the function calls of one model response, stored as one assistant message, the list of them.
+ */
 export const ITEM_FIELD = 'openai_agents_item';
 
 export interface SatchelSessionOptions extends SessionDefaults {
@@ -16,8 +20,10 @@ export interface SatchelSessionOptions extends SessionDefaults {
 /**
  * The Agents SDK's `Session` on a Satchel session. Each item is one stored message (odek's roles and
  * fields, so odek and the browser read it) that carries the item itself, so `getItems` gives back what
- * `addItems` was given. `addItems` is one append under its own Idempotency-Key: writers in several
- * processes never overwrite each other, and a retry stores nothing twice.
+ * `addItems` was given; the function calls of one response (parallel tool calls) are one assistant
+ * message with every call, as chat models require before the tool results. `addItems` is one append
+ * under its own Idempotency-Key: writers in several processes never overwrite each other, and a retry
+ * stores nothing twice.
  */
 export class SatchelSession implements Session {
   readonly client: SatchelClient;
@@ -63,7 +69,7 @@ export class SatchelSession implements Session {
     await appendOrCreate(
       this.client,
       this.id,
-      items.map(toMessage),
+      toMessages(items),
       crypto.randomUUID(),
       this.defaults,
       this.missing,
@@ -71,15 +77,38 @@ export class SatchelSession implements Session {
     this.missing = false;
   }
 
-  /** Removes the newest item and returns it (undefined when there is none). One POST. */
+  /**
+   * Removes the newest item and returns it (undefined when there is none): a read, then a pop of the
+   * message based on the revision read (a write in between: read again, at most 5 times). A message that
+   * holds several items (a response's function calls; another writer's text with tool calls) is
+   * rewritten without its last item instead (a PUT based on that revision).
+   */
   async popItem(): Promise<AgentInputItem | undefined> {
-    try {
-      const { popped } = await this.client.pop(this.id, 1);
-      const last = popped[popped.length - 1];
-      return last ? toItems(last).at(-1) : undefined;
-    } catch (err) {
-      if (isStatus(err, 404) || isStatus(err, 409)) return undefined;
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      let read;
+      try {
+        read = await this.client.get(this.id);
+      } catch (err) {
+        if (isStatus(err, 404)) return undefined;
+        throw err;
+      }
+      const { session, etag } = read;
+      const last = session.messages[session.messages.length - 1];
+      if (!last) return undefined;
+      const items = toItems(last);
+      const item = items[items.length - 1];
+      try {
+        if (items.length <= 1) await this.client.pop(this.id, 1, { ifMatch: etag });
+        else {
+          const messages = [...session.messages.slice(0, -1), ...toMessages(items.slice(0, -1))];
+          await this.client.replace(this.id, { ...session, messages }, { ifMatch: etag });
+        }
+        // Known before the pop: a retry after a lost answer is a replay, which names nothing popped.
+        return item;
+      } catch (err) {
+        if (isStatus(err, 404)) return undefined;
+        if (!isStatus(err, 412) || attempt >= 4) throw err;
+      }
     }
   }
 
@@ -94,6 +123,41 @@ export class SatchelSession implements Session {
 }
 
 type Item = Record<string, unknown> & { type?: string };
+
+/** Items as stored messages: one each, but a run of function calls (one response's) is one message. */
+export function toMessages(items: AgentInputItem[]): MessageInput[] {
+  const out: MessageInput[] = [];
+  let calls: Item[] = [];
+  const flush = () => {
+    if (calls.length === 1) out.push(toMessage(calls[0] as AgentInputItem));
+    else if (calls.length > 1)
+      out.push({
+        role: 'assistant',
+        content: '',
+        tool_calls: calls.map(toolCallOf),
+        [ITEM_FIELD]: calls,
+      });
+    calls = [];
+  };
+  for (const agentItem of items) {
+    const item = agentItem as Item;
+    if (item.type === 'function_call') calls.push(item);
+    else {
+      flush();
+      out.push(toMessage(agentItem));
+    }
+  }
+  flush();
+  return out;
+}
+
+function toolCallOf(item: Item) {
+  return {
+    id: String(item.callId),
+    type: 'function' as const,
+    function: { name: String(item.name), arguments: String(item.arguments ?? '') },
+  };
+}
 
 /**
  * An item as a stored message. Messages keep their content as `content` (a string, or the array of parts,
@@ -115,13 +179,7 @@ export function toMessage(agentItem: AgentInputItem): MessageInput {
       return {
         role: 'assistant',
         content: '',
-        tool_calls: [
-          {
-            id: String(item.callId),
-            type: 'function',
-            function: { name: String(item.name), arguments: String(item.arguments ?? '') },
-          },
-        ],
+        tool_calls: [toolCallOf(item)],
         [ITEM_FIELD]: item,
       };
     case 'function_call_result':
@@ -151,12 +209,19 @@ export function toMessage(agentItem: AgentInputItem): MessageInput {
  */
 export function toItems(message: Message): AgentInputItem[] {
   const stored = message[ITEM_FIELD];
+  if (Array.isArray(stored)) return stored.map((item) => ({ ...(item as Item) }) as AgentInputItem);
   if (stored && typeof stored === 'object') {
     const item = { ...(stored as Item) };
     if (isMessageItem(item) && !('content' in item)) item.content = message.content;
     return [item as AgentInputItem];
   }
-  const text = typeof message.content === 'string' ? message.content : '';
+  // Content sent as parts (the API shows them as `content`): their text, or for a user the SDK's parts.
+  const parts = Array.isArray(message.content) ? (message.content as Item[]) : undefined;
+  const text = parts
+    ? partsText(parts)
+    : typeof message.content === 'string'
+      ? message.content
+      : '';
   switch (message.role) {
     case 'system':
       return [{ role: 'system', content: text }];
@@ -164,7 +229,10 @@ export function toItems(message: Message): AgentInputItem[] {
       return [
         {
           role: 'user',
-          content: message.content as Extract<AgentInputItem, { role: 'user' }>['content'],
+          content: (parts ? toAgentsUserParts(parts) : text) as Extract<
+            AgentInputItem,
+            { role: 'user' }
+          >['content'],
         },
       ];
     case 'tool':
