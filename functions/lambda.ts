@@ -7,15 +7,30 @@ import { configurationProblem } from '../lib/http/problem.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
 
+/**
+ * A synchronous invocation answers at most 6 MB (the response's JSON, the body escaped in it): a session
+ * over that could be stored in appends but never read back. The default cap on Lambda leaves room for the
+ * escaping and the envelope; a larger one stops the function at init.
+ */
+const LAMBDA_SESSION_BYTES = 4 * 1024 * 1024;
+const LAMBDA_MAX_SESSION_BYTES = 5 * 1024 * 1024;
+
 const ready = (async () => {
-  const config = await loadConfig(process.env, 's3');
+  const env = { SATCHEL_MAX_SESSION_BYTES: String(LAMBDA_SESSION_BYTES), ...process.env };
+  const config = await loadConfig(env, 's3');
   if (config.storage.kind !== 's3') throw new ConfigError('on Lambda, SATCHEL_STORAGE must be s3');
+  if (config.maxSessionBytes > LAMBDA_MAX_SESSION_BYTES)
+    throw new ConfigError(
+      `on Lambda, SATCHEL_MAX_SESSION_BYTES must be at most ${LAMBDA_MAX_SESSION_BYTES} ` +
+        '(a Lambda answers at most 6 MB: a larger session could be stored but not read back)',
+    );
   const log = createServerLogger(config);
   const built = createApp({
     config,
     objects: new S3Store({ ...config.storage.s3, wire: nodeWire }),
     log,
     shortLived: true,
+    answersAfterBackground: true,
   });
   return { handler: handle(built.app), background: built.background };
 })();
@@ -41,7 +56,20 @@ export const handler = async (
       isBase64Encoded: false,
     };
   const { handler: inner, background } = app;
-  const result = await inner(event, context);
+  const result = await inner(withoutReadBody(event), context);
   await background.drain();
   return result;
 };
+
+/** A GET or HEAD with a body (which Node serves, ignoring it) without it: Hono cannot build that request. */
+function withoutReadBody<E extends object>(event: E): E {
+  const e = event as {
+    body?: unknown;
+    httpMethod?: string;
+    requestContext?: { http?: { method?: string } };
+  };
+  const method = (e.requestContext?.http?.method ?? e.httpMethod ?? '').toUpperCase();
+  if ((method === 'GET' || method === 'HEAD') && e.body != null)
+    return { ...event, body: undefined };
+  return event;
+}

@@ -164,10 +164,12 @@ export class WebhookReceiver {
     d: VerifiedDelivery,
     ctx: RequestContext = {},
     onClaim: (session: string | undefined) => void = () => undefined,
+    /** Told once the delivery's message is stored (by this attempt or an earlier one), before its turn. */
+    onStored: () => void = () => undefined,
   ): Promise<DeliveryOutcome | null> {
     const markerKey = await markerKeyOf(d);
     try {
-      const outcome = await this.store(d, markerKey, ctx, onClaim);
+      const outcome = await this.store(d, markerKey, ctx, onClaim, onStored);
       this.options.log.info('webhook delivered', {
         hook: d.name,
         session: outcome.session,
@@ -192,6 +194,7 @@ export class WebhookReceiver {
     markerKey: string,
     ctx: RequestContext,
     onClaim: (session: string | undefined) => void,
+    onStored: () => void,
   ): Promise<DeliveryOutcome> {
     const { sessions } = this.options;
     const ns = d.hook.namespace;
@@ -231,6 +234,7 @@ export class WebhookReceiver {
       const progress: DeliveryProgress = {
         stored: claim.marker.state === 'stored',
         onStored: async () => {
+          onStored();
           // Best effort: without it, a redelivery within 24 h still finds the message by its key.
           claim = await markStored(sessions.objects, markerKey, claim!, this.now()).catch((err) => {
             this.options.log.warn('webhook marker not marked stored', {
@@ -243,6 +247,7 @@ export class WebhookReceiver {
         },
       };
       if (progress.stored) {
+        onStored();
         // An earlier attempt stored the message: only its turn may be owed. A 404: the session was deleted.
         await this.options.deliver(ns, id, message, ctxFor, progress).catch((err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
@@ -256,6 +261,7 @@ export class WebhookReceiver {
         progress,
       });
       if (stored) {
+        onStored();
         await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
         return { session: id, duplicate: false };
       }

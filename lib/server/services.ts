@@ -28,6 +28,11 @@ export interface ServiceOptions {
    * not linger to be batched.
    */
   shortLived?: boolean;
+  /**
+   * The runtime answers only once its background work is done (Lambda): a webhook's 202 can then say
+   * that its message was stored, and a delivery that could not be stored answers 503 instead.
+   */
+  answersAfterBackground?: boolean;
 }
 
 /** Everything a request may use, built once per process from a config object and a store. */
@@ -40,6 +45,8 @@ export interface Services {
   webhooks: WebhookReceiver;
   background: Background;
   log: Logger;
+  /** ServiceOptions.answersAfterBackground. */
+  answersAfterBackground: boolean;
 }
 
 /** Builds the services: session store (with audit, manifest and the save pipeline), search, continue, webhooks. */
@@ -106,7 +113,17 @@ export function buildServices(options: ServiceOptions): Services {
     log,
     redact: pipeline.redactText,
   });
-  return { config, objects, sessions, search, continuer, webhooks, background, log };
+  return {
+    config,
+    objects,
+    sessions,
+    search,
+    continuer,
+    webhooks,
+    background,
+    log,
+    answersAfterBackground: options.answersAfterBackground === true,
+  };
 }
 
 /**

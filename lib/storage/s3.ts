@@ -651,6 +651,9 @@ export function isTransient(err: unknown): boolean {
     /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|UND_ERR/.test(code) ||
     name === 'TimeoutError' ||
     name === 'NetworkingError' ||
-    (name === 'TypeError' && /fetch failed|network/i.test((err as Error).message ?? ''))
+    // No HTTP answer came: undici's `TypeError: fetch failed`, workerd's `Error: Network connection lost.`
+    /fetch failed|network|connection (lost|reset|refused|closed)|socket hang up/i.test(
+      (err as Error).message ?? '',
+    )
   );
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,10 +63,15 @@ function event(method: string, path: string, body?: unknown, headers: Record<str
   };
 }
 
+const HOOK_SECRET = 'lambda-hook-secret-0123456789';
+
 beforeAll(async () => {
   const s3 = inject('s3');
   Object.assign(process.env, {
     SATCHEL_TOKENS: 'lam/fn=tok_lambda',
+    SATCHEL_HOOKS: JSON.stringify({
+      ci: { secret: HOOK_SECRET, namespace: 'lam', session: 'new' },
+    }),
     S3_ENDPOINT: s3.endpoint,
     S3_REGION: s3.region,
     S3_BUCKET: s3.bucket,
@@ -133,6 +139,41 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(JSON.stringify(logged.records)).not.toMatch(new RegExp(`tok_lambda|${session.id}`));
   });
 
+  it("answers a webhook's 202 once its message is stored", async () => {
+    const payload = JSON.stringify({ type: 'deploy', ok: true });
+    const t = Math.floor(Date.now() / 1000);
+    const signature = `t=${t},v1=${createHmac('sha256', HOOK_SECRET).update(`${t}.${payload}`).digest('hex')}`;
+    const hook = {
+      ...event('POST', '/v1/hooks/ci'),
+      headers: {
+        host: 'api.example.com',
+        'content-type': 'application/json',
+        'x-satchel-signature': signature,
+        'x-satchel-delivery': 'lambda-d1',
+      },
+      body: payload,
+    };
+    const accepted = await handler(hook, {});
+    expect(accepted.statusCode).toBe(202);
+    const { session } = JSON.parse(accepted.body) as { session: string };
+    const read = await handler(event('GET', `/v1/sessions/${session}`), {});
+    expect(read.statusCode).toBe(200);
+    expect(JSON.parse(read.body).messages).toHaveLength(1);
+    // A redelivery: the same answer, nothing stored twice.
+    expect(JSON.parse((await handler(hook, {})).body)).toEqual(JSON.parse(accepted.body));
+    const again = await handler(event('GET', `/v1/sessions/${session}`), {});
+    expect(JSON.parse(again.body).messages).toHaveLength(1);
+  });
+
+  it('answers a GET that carries a body as Node does (review: Hono refused it with a text/plain 400)', async () => {
+    const read = await handler(
+      { ...event('GET', '/v1/sessions?limit=1'), body: '{}', isBase64Encoded: false },
+      {},
+    );
+    expect(read.statusCode).toBe(200);
+    expect(read.headers['content-type']).toMatch(/^application\/json/);
+  });
+
   it('bad input and bad tokens are problems, not crashes', async () => {
     const bad = await handler(
       {
@@ -187,4 +228,49 @@ it('a configuration error answers every request with a 500 naming it, and ends n
     process.off('unhandledRejection', onRejection);
     process.env.SATCHEL_TOKENS = saved;
   }
+});
+
+describe('Lambda and its 6 MB answers', () => {
+  it('caps sessions at 4 MiB by default, so a session grown in appends is still read back (review)', async () => {
+    // A synchronous Lambda answers at most 6 MB: past that the caller gets a 502, never the session.
+    const limit = 6 * 1024 * 1024;
+    const created = await handler(
+      event('POST', '/v1/sessions', { task: 'large tool outputs' }),
+      {},
+    );
+    const { id } = JSON.parse(created.body) as { id: string };
+    const chunk = 'log line of a long build output 0123456789 '.repeat(40_000); // 1.7 MB
+    for (let i = 0; i < 4; i++) {
+      const appended = await handler(
+        event('POST', `/v1/sessions/${id}/messages`, {
+          messages: [
+            { role: 'user', content: `step ${i}` },
+            { role: 'assistant', content: chunk },
+          ],
+        }),
+        {},
+      );
+      expect(appended.statusCode).toBe(200);
+    }
+    const read = await handler(event('GET', `/v1/sessions/${id}`), {});
+    expect(read.statusCode).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(read))).toBeLessThan(limit);
+    // The size cap kept the newest steps and says what it dropped.
+    expect(JSON.stringify(JSON.parse(read.body).messages.at(-2))).toContain('step 3');
+  });
+
+  it('refuses a SATCHEL_MAX_SESSION_BYTES it could not answer with', async () => {
+    process.env.SATCHEL_MAX_SESSION_BYTES = String(32 * 1024 * 1024);
+    try {
+      const broken = (await import(`${pathToFileURL(deployed).href}?session-cap`))
+        .handler as Handler;
+      const res = await broken(event('GET', '/v1/sessions'), {});
+      expect(res.statusCode).toBe(500);
+      expect(JSON.parse(res.body).detail).toMatch(
+        /SATCHEL_MAX_SESSION_BYTES must be at most 5242880/,
+      );
+    } finally {
+      delete process.env.SATCHEL_MAX_SESSION_BYTES;
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { Miniflare } from 'miniflare';
 import type { Readable } from 'node:stream';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -162,6 +163,38 @@ describe('the R2 + S3 Workers bundle under miniflare', () => {
   it('is under 250 KB gzip', () => {
     expect(bundleSize(withS3).gzip).toBeLessThan(250_000);
     expect(readFileSync(withS3, 'utf8')).toContain('x-amz-content-sha256');
+  });
+});
+
+describe('the R2 + S3 Workers bundle, storage unreachable', () => {
+  it('answers 503 problem+json with Retry-After, not 500 (review: workerd throws "Network connection lost.")', async () => {
+    // A port nothing listens on: workerd's fetch fails with a plain Error, no status, no code.
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const mf = start(withS3, { ...s3Bindings(), S3_ENDPOINT: `http://127.0.0.1:${closed}` }, false);
+    const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+    for (const [path, init] of [
+      ['http://w/v1/sessions/abc', { headers: auth }],
+      [
+        'http://w/v1/sessions',
+        { method: 'POST', headers: auth, body: JSON.stringify({ task: 't' }) },
+      ],
+      ['http://w/v1/sessions', { headers: auth }],
+    ] as const) {
+      const res = await mf.dispatchFetch(path, init);
+      const text = await res.text();
+      expect({ path, status: res.status, type: res.headers.get('content-type') }).toEqual({
+        path,
+        status: 503,
+        type: 'application/problem+json',
+      });
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(text).not.toContain(s3Bindings().AWS_SECRET_ACCESS_KEY);
+    }
   });
 });
 

@@ -25,7 +25,13 @@ export async function sha256hex(s: string): Promise<string> {
  * Its log lines are captured in `logs` (printed only when a test fails), so tests assert the errors they provoke.
  */
 export async function makeApp(
-  options: { env?: Env; objects?: ObjectStore; allowOpen?: boolean; shortLived?: boolean } = {},
+  options: {
+    env?: Env;
+    objects?: ObjectStore;
+    allowOpen?: boolean;
+    shortLived?: boolean;
+    answersAfterBackground?: boolean;
+  } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'satchel-http-'));
   const env: Env = {
@@ -41,6 +47,7 @@ export async function makeApp(
     allowOpen: options.allowOpen ?? false,
     log: logs,
     ...(options.shortLived ? { shortLived: true } : {}),
+    ...(options.answersAfterBackground ? { answersAfterBackground: true } : {}),
   });
   const call = async (
     method: string,

@@ -187,7 +187,16 @@ beforeAll(async () => {
     },
   });
   downStore = new SwitchableStore(new MemoryStore());
-  downApp = await makeApp({ objects: downStore });
+  // As Lambda runs it: a webhook answers after its message is stored, so a failure to store is a 503.
+  downApp = await makeApp({
+    objects: downStore,
+    answersAfterBackground: true,
+    env: {
+      SATCHEL_HOOKS: JSON.stringify({
+        ci: { secret: HOOK_SECRET, namespace: 'alice', session: 'new' },
+      }),
+    },
+  });
   downId = (await downApp.call('POST', '/v1/sessions', { body: { task: 'soon unreachable' } })).json
     .id;
   downStore.down = true;
@@ -550,6 +559,8 @@ const cases: Record<string, () => Promise<Res>> = {
       headers: { 'content-type': 'application/json', 'x-satchel-signature': 't=1,v1=00' },
     }),
   'POST /v1/hooks/{name} 404': () => send(app, 'POST', '/v1/hooks/nope', signed('{}')),
+  'POST /v1/hooks/{name} 503': () =>
+    send(downApp, 'POST', '/v1/hooks/ci', signed('{}', { 'x-satchel-delivery': 'openapi-down' })),
   'POST /v1/hooks/{name} 413': () =>
     send(app, 'POST', '/v1/hooks/ci', signed(JSON.stringify({ pad: 'x'.repeat(MAX_BODY) }))),
 };

@@ -1,6 +1,7 @@
 import { hookAcceptedSchema } from '../../model/responses.js';
 import { readBodyBytes } from '../body.js';
 import { scheduler } from '../context.js';
+import { StorageUnavailableError } from '../../storage/port.js';
 import { param } from '../params.js';
 import { P, problem, route } from '../spec.js';
 
@@ -40,6 +41,9 @@ export const receiveWebhook = route(
       401: problem('No signature header, or a bad or stale signature.'),
       404: problem('No webhook with this name.'),
       413: P.tooLarge,
+      503: problem(
+        'Storage unavailable; on Lambda, which answers after storing, also a delivery not stored.',
+      ),
     },
   },
   async (c) => {
@@ -48,11 +52,20 @@ export const receiveWebhook = route(
     const delivery = await webhooks.verify(param(c, 'name'), header, () =>
       readBodyBytes(c.req.raw, config.maxBodyBytes),
     );
-    // Verified: answer now, store after the response (waitUntil on Workers, drained on Lambda).
+    // Verified: answer now, store after the response (the process on Node, waitUntil on Workers). Lambda
+    // answers only after its background work anyway: there the 202 waits for the message to be stored,
+    // and a delivery that could not be stored answers 503, so the sender sends it again.
     const schedule = scheduler(c);
     let claimed!: (session: string | undefined) => void;
     const claim = new Promise<string | undefined>((resolve) => (claimed = resolve));
-    schedule(webhooks.process(delivery, { schedule }, claimed));
+    let stored = false;
+    const processed = webhooks.process(delivery, { schedule }, claimed, () => (stored = true));
+    if (c.var.services.answersAfterBackground) {
+      if ((await processed) === null && !stored)
+        throw new StorageUnavailableError(
+          'the webhook delivery could not be stored; send it again',
+        );
+    } else schedule(processed);
     const session = await webhooks.plannedSession(delivery, claim);
     return c.json(
       { accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) },
