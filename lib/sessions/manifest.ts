@@ -63,8 +63,24 @@ interface Root {
   /** Sorted by maxAt, newest first. */
   pages: PageRef[];
   tombstones: { id: string; at: number }[];
+  /**
+   * Deletes of ids created again with a time not after the delete (a device whose clock is behind): each
+   * hides every version at or before `at` but those of the live session, whose `created_at` is `keep`, so
+   * a late log record of the deleted session cannot show it again. Kept like tombstones (24 h). Satchel
+   * before 2026-12-04 ignores them (and drops the tombstone).
+   */
+  pins?: Pin[];
   covered: string[];
 }
+
+interface Pin {
+  id: string;
+  at: number;
+  keep: string;
+}
+
+/** A delete in force: a tombstone, or with `keep` a pin. */
+type Deletion = { id: string; at: number; keep?: string };
 
 interface Page {
   v: 2;
@@ -130,6 +146,8 @@ interface Snapshot {
   /** Newest change per id from uncovered log records and verification: an entry, or a delete time. */
   changes: Map<string, { entry?: ManifestEntry; deletedAt?: number }>;
   tombstones: Map<string, number>;
+  /** For a tombstone that pins the live session of its id: that session's created_at (see Root.pins). */
+  keeps: Map<string, string>;
   /** Ids whose object exists though a delete at or after its time is known: only its version lives. */
   again: Map<string, ManifestEntry>;
   uncovered: string[];
@@ -336,19 +354,24 @@ export class Manifest {
     ).filter((e): e is ManifestEntry => e !== null);
     // The deletes it covers stay known as tombstones: a log record of an older version that lands
     // after this root (writes answer before their log records) must not bring the session back.
-    const live = new Set(entries.map((e) => e.id));
+    // A delete of an id whose session was created again with a time not after it stays as a pin.
+    const live = new Map(entries.map((e) => [e.id, e]));
     const tombstones = new Map<string, number>();
+    const keeps = new Map<string, string>();
     const remember = (id: string, at: number) => {
-      if (!live.has(id) && at > startedAt - this.tombstoneTtlMs)
-        tombstones.set(id, Math.max(tombstones.get(id) ?? 0, at));
+      if (at <= startedAt - this.tombstoneTtlMs) return;
+      const session = live.get(id);
+      if (session && session.at > at) return;
+      tombstones.set(id, Math.max(tombstones.get(id) ?? -Infinity, at));
+      if (session) keeps.set(id, session.created_at);
     };
     for (const { r } of (await this.listedLogRecords(listing)).records)
       if (r.op === 'del') remember(r.id, r.at);
-    // So do the tombstones of the newest root still readable (a purge erased its deletes' records).
+    // So do the deletes of the newest root still readable (a purge erased its deletes' records).
     for (const ref of [...listing.roots].reverse()) {
       const root = await this.loadRoot(ref.key).catch(() => null);
       if (!root) continue;
-      for (const t of root.tombstones) remember(t.id, t.at);
+      for (const [id, at] of deletionsOf(root).tombstones) remember(id, at);
       break;
     }
     await this.writeRoot(
@@ -356,7 +379,7 @@ export class Manifest {
       listing.maxSeq + 1,
       startedAt,
       await this.writePages(ns, listing.maxSeq + 1, entries, true),
-      [...tombstones].map(([id, at]) => ({ id, at })),
+      deletions(tombstones, keeps),
       listing.logs,
     );
     this.snapshots.delete(ns);
@@ -435,15 +458,15 @@ export class Manifest {
       if (r.op === 'put' ? doomed(r.entry.id, r.entry.at, r.entry) : doomed(r.id, r.at))
         erasedLogs.push(x.key);
     }
-    const tombstones = mergedTombstones(root, until, startedAt);
-    for (const id of again.keys()) tombstones.delete(id);
+    const { tombstones, keeps } = mergedTombstones(root, until, startedAt);
+    for (const [id, e] of again) keeps.set(id, e.created_at);
     const covered = [...new Set([...root.covered, ...erasedLogs])];
     const written = await this.writeRoot(
       ns,
       seq,
       startedAt,
       pages,
-      [...tombstones].map(([id, at]) => ({ id, at })),
+      deletions([...tombstones], keeps),
       covered,
     );
     if (!written) return false;
@@ -586,7 +609,7 @@ export class Manifest {
     if (cached && cached.signature === signature && unlogged.length === 0)
       return { ...cached, listing };
 
-    const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
+    const { tombstones, keeps } = deletionsOf(root);
     const changes: Snapshot['changes'] = new Map();
     const toVerify = new Set<string>();
     // Log records are tiny: fetch them all at once rather than in rounds.
@@ -615,7 +638,8 @@ export class Manifest {
           continue;
         }
         const deletedAt = tombstones.get(id);
-        if (deletedAt !== undefined && deletedAt >= at) continue;
+        if (deletedAt !== undefined && deletedAt >= at && keeps.get(id) !== r.entry.created_at)
+          continue;
         changes.set(id, { entry: r.entry });
       } else changes.set(id, { deletedAt: at });
     }
@@ -628,12 +652,13 @@ export class Manifest {
       toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
       if (stale) stalePending.push(p.key);
     }
-    const again = await this.verify(ns, toVerify, changes, tombstones, dels);
+    const again = await this.verify(ns, toVerify, changes, tombstones, keeps, dels);
     const snap: Snapshot = {
       listing,
       root,
       changes,
       tombstones,
+      keeps,
       again,
       uncovered,
       stalePending,
@@ -653,6 +678,7 @@ export class Manifest {
     ids: Set<string>,
     changes: Snapshot['changes'],
     tombstones: Map<string, number>,
+    keeps: Map<string, string>,
     dels: Map<string, number>,
   ): Promise<Map<string, ManifestEntry>> {
     const again = new Map<string, ManifestEntry>();
@@ -667,7 +693,11 @@ export class Manifest {
       if (deletedAt >= entry.at) {
         again.set(id, entry);
         tombstones.set(id, deletedAt);
-      } else tombstones.delete(id);
+        keeps.set(id, entry.created_at);
+      } else {
+        tombstones.delete(id);
+        keeps.delete(id);
+      }
     });
     return again;
   }
@@ -681,7 +711,8 @@ export class Manifest {
     return (
       deletedAt === undefined ||
       deletedAt < entry.at ||
-      sameVersion(snap.again.get(entry.id), entry)
+      sameVersion(snap.again.get(entry.id), entry) ||
+      snap.keeps.get(entry.id) === entry.created_at
     );
   }
 
@@ -756,18 +787,21 @@ export class Manifest {
       const minor = root.pages.filter((p) => !p.major).length;
       const major = root.pages.length - minor;
       const tombstones = new Map(snap.tombstones);
+      const keeps = new Map(snap.keeps);
       // A delete known only from its missing object (a crashed delete) has no time of its own, and pages
       // may hold older versions of it: only a major compaction, which drops them, can record it safely.
       let vanished = false;
       for (const [id, c] of snap.changes) {
-        if (c.deletedAt === Infinity) {
-          // No time of its own: as of now, so that a late log record of an older version stays hidden.
-          vanished = true;
-          tombstones.set(id, Math.max(tombstones.get(id) ?? 0, startedAt));
-        } else if (c.deletedAt !== undefined) tombstones.set(id, c.deletedAt);
+        if (c.deletedAt === undefined || snap.again.has(id)) continue;
+        keeps.delete(id); // the session a pin kept is deleted too
+        // No time of its own: as of now, so that a late log record of an older version stays hidden.
+        if (c.deletedAt === Infinity) vanished = true;
+        const at = c.deletedAt === Infinity ? startedAt : c.deletedAt;
+        tombstones.set(id, Math.max(tombstones.get(id) ?? -Infinity, at));
       }
-      // An id created again: a major compaction leaves its other versions out, then no delete may hide it.
-      for (const id of snap.again.keys()) tombstones.delete(id);
+      // An id created again: a major compaction leaves its other versions out; its delete stays as a pin,
+      // which hides a late log record of the deleted session but not the live one.
+      for (const [id, e] of snap.again) keeps.set(id, e.created_at);
       let pages: PageRef[];
       let keptTombstones: [string, number][];
       if (vanished || snap.again.size > 0 || minor + 1 > Math.max(8, major)) {
@@ -786,7 +820,7 @@ export class Manifest {
         seq,
         startedAt,
         pages,
-        keptTombstones.map(([id, at]) => ({ id, at })),
+        deletions(keptTombstones, keeps),
         listing.logs,
       );
       if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
@@ -863,10 +897,24 @@ export class Manifest {
     seq: number,
     builtAt: number,
     pages: PageRef[],
-    tombstones: Root['tombstones'],
+    deleted: Deletion[],
     covered: string[],
   ): Promise<Root | null> {
-    const root: Root = { v: 2, seq, built_at: builtAt, pages, tombstones, covered };
+    const tombstones = deleted
+      .filter((d) => d.keep === undefined)
+      .map(({ id, at }) => ({ id, at }));
+    const pins = deleted.flatMap(({ id, at, keep }) =>
+      keep === undefined ? [] : [{ id, at, keep }],
+    );
+    const root: Root = {
+      v: 2,
+      seq,
+      built_at: builtAt,
+      pages,
+      tombstones,
+      ...(pins.length > 0 ? { pins } : {}),
+      covered,
+    };
     const roots = this.roots(ns);
     if (!(await roots.tryWrite(root))) return null;
     this.rootCache.set(roots.keyOf(seq), root);
@@ -1045,6 +1093,9 @@ function isRoot(v: unknown): v is Root {
     Array.isArray(r.pages) &&
     r.pages.every((p) => typeof p.key === 'string' && typeof p.maxAt === 'number') &&
     Array.isArray(r.tombstones) &&
+    (r.pins === undefined ||
+      (Array.isArray(r.pins) &&
+        r.pins.every((p) => typeof p.id === 'string' && typeof p.keep === 'string'))) &&
     Array.isArray(r.covered)
   );
 }
@@ -1095,13 +1146,34 @@ function mergedTombstones(
   root: Root,
   until: Map<string, number>,
   startedAt: number,
-): Map<string, number> {
-  const tombstones = new Map(root.tombstones.map((t) => [t.id, t.at]));
+): { tombstones: Map<string, number>; keeps: Map<string, string> } {
+  const { tombstones, keeps } = deletionsOf(root);
   for (const [id, at] of until) {
     const had = tombstones.get(id);
+    keeps.delete(id); // purged: the session a pin kept is gone too (one created again is kept again)
     // A delete known only from its missing object has no time: record it as of now.
     const when = Number.isFinite(at) ? at : startedAt;
     if (had === undefined || had < when) tombstones.set(id, when);
   }
-  return tombstones;
+  return { tombstones, keeps };
+}
+
+/** A root's deletes in force by id: their times, and for pins the live session's created_at. */
+function deletionsOf(root: Root): { tombstones: Map<string, number>; keeps: Map<string, string> } {
+  const tombstones = new Map<string, number>();
+  const keeps = new Map<string, string>();
+  for (const t of root.tombstones) tombstones.set(t.id, t.at);
+  for (const p of root.pins ?? []) {
+    tombstones.set(p.id, Math.max(tombstones.get(p.id) ?? -Infinity, p.at));
+    keeps.set(p.id, p.keep);
+  }
+  return { tombstones, keeps };
+}
+
+/** Deletes in force as a root stores them: tombstones, and pins where a live session is kept. */
+function deletions(tombstones: Iterable<[string, number]>, keeps: Map<string, string>): Deletion[] {
+  return [...tombstones].map(([id, at]) => {
+    const keep = keeps.get(id);
+    return keep === undefined ? { id, at } : { id, at, keep };
+  });
 }
