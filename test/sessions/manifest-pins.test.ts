@@ -79,7 +79,7 @@ describe('a late log record of a deleted session, its id created again', () => {
     expect(await listed(new SessionStore(objects, at(0)))).toEqual(want);
     // The session created again lives on: an append from the slow device shows, a delete hides it.
     clock += 1000;
-    await behind.append(ns, 's0', { messages: [{ role: 'user', content: 'x' }] });
+    await behind.append(ns, 's0', { messages: [{ role: 'user', content: 'x' }] }, undefined);
     await behind.settled();
     expect(
       (await new SessionStore(objects, at(0)).list(ns, { limit: 10 })).sessions,
