@@ -97,6 +97,8 @@ interface ApiOptions {
   ifMatch?: string | null;
   /** A token to use instead of the stored one; null sends none. */
   auth?: string | null;
+  /** An Idempotency-Key, so that sending the request again does not write twice. */
+  key?: string;
 }
 /** Tool results by the id of the call they answer, with their index in the transcript. */
 type ResultsByCall = Map<string, { m: Message; i: number }[]>;
@@ -115,6 +117,8 @@ interface ListState {
   /** Sessions changed while the first page was not on screen. */
   pending: number;
   polling: boolean;
+  /** The last live-update poll got no answer (the page says its updates are paused). */
+  pollFailing: boolean;
 }
 
 /** What the transcript view keeps between events. */
@@ -132,6 +136,11 @@ interface SessionState {
   msg: HTMLElement;
   /** Bumped on every render, so the chunks of an older render stop. */
   renders: number;
+  /**
+   * A continue whose turn did not finish (502, 409, 503, 413 after the message was stored): sent again
+   * with the same key and If-Match, the message is not stored twice and the missing turn runs.
+   */
+  owed?: { message: string; key: string; ifMatch: string | null };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -142,7 +151,13 @@ export function sessionBrowser(): void {
   wireSignIn();
   $('signout').addEventListener('click', () => {
     storeToken(null);
+    clear($('content'));
     location.assign('/ui');
+  });
+  // Back after signing out brings the page back from the browser's cache, as it was: load it again, so
+  // that it asks for the token instead of showing what the signed-in page showed.
+  window.addEventListener('pageshow', (ev) => {
+    if (ev.persisted && !storedToken() && !$('signout').hidden) location.reload();
   });
   const run = document.body.getAttribute('data-view') === 'session' ? sessionView : listView;
   run().catch((err: unknown) =>
@@ -350,6 +365,7 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
+  if (opts.key) headers['idempotency-key'] = opts.key;
   let res: Response;
   try {
     res = await fetch(path, {
@@ -614,6 +630,7 @@ export async function listView(): Promise<void> {
     newest: null,
     searching: false,
     pending: 0,
+    pollFailing: false,
     polling: false,
   };
   $('prev').addEventListener('click', () => void loadPage(st, Math.max(0, st.pageIndex - 1)));
@@ -683,6 +700,8 @@ export async function loadPage(st: ListState, index: number): Promise<void> {
     `/v1/sessions?limit=${st.pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
   );
   if (a.status === 401) return needSignIn('The token is no longer accepted.');
+  // A page that did not come leaves the pager where it was.
+  if (a.status !== 200) return fail(`Could not list sessions. ${problemText(a)}`);
   st.pageIndex = index;
   renderList(st, a);
   $('sessions-h').focus();
@@ -723,6 +742,10 @@ export async function runSearch(st: ListState, query: string): Promise<void> {
     body: { action: 'search', query, limit: 20 },
   });
   clear(resultList);
+  if (a.status === 401) {
+    heading.textContent = 'Sign in to search';
+    return needSignIn('The token is no longer accepted.');
+  }
   if (a.status !== 200 || a.json?.error) {
     heading.textContent = 'Search failed';
     return fail(a.status !== 200 ? problemText(a) : `Search: ${String(a.json.error)}`);
@@ -779,7 +802,14 @@ export function matchSpans(lower: string, probes: string[]): [number, number][] 
 
 /** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
 export function highlight(text: string, words: string[]): DocumentFragment {
-  const lower = text.toLowerCase();
+  // Lower case letter by letter, keeping each one's length ('İ' lower-cases to two), so that positions
+  // in `lower` are positions in `text`.
+  const lower = [...text]
+    .map((c) => {
+      const l = c.toLowerCase();
+      return l.length === c.length ? l : c;
+    })
+    .join('');
   let spans = matchSpans(lower, words);
   if (spans.length === 0)
     spans = matchSpans(lower, [
@@ -809,7 +839,18 @@ export async function pollChanges(st: ListState): Promise<void> {
         ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(st.newest)}`
         : `/v1/sessions?limit=${st.pageSize}`,
     );
+    if (a.status === 401) return needSignIn('The token is no longer accepted.');
+    if (a.status === 0 || a.status >= 500) {
+      st.pollFailing = true;
+      return status(
+        'Live updates paused: the server is not answering. The list may be out of date.',
+      );
+    }
     if (a.status !== 200) return;
+    if (st.pollFailing) {
+      st.pollFailing = false;
+      status('Live updates resumed.');
+    }
     // Oldest first, so the newest ends on top.
     const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse();
     if (changed.length === 0) return;
@@ -835,6 +876,7 @@ export async function pollChanges(st: ListState): Promise<void> {
 
 /** Puts changed sessions on top of the first page, marked new or updated; the page keeps its size. */
 export function showChanges(st: ListState, changed: Summary[]): void {
+  say($('error'), '');
   show($('empty'), false);
   show($('sessions-table'), true);
   for (const s of changed) {
@@ -851,7 +893,14 @@ export function showChanges(st: ListState, changed: Summary[]): void {
 
 /** The transcript view: sign-in, the session, its refs and audit log, and the actions. */
 export async function sessionView(): Promise<void> {
-  const id = decodeURIComponent(location.pathname.slice('/ui/sessions/'.length));
+  let id: string;
+  try {
+    id = decodeURIComponent(location.pathname.slice('/ui/sessions/'.length));
+  } catch {
+    // A mangled link (`%ZZ`): no session has that address.
+    $('task').textContent = 'Session not found';
+    return fail('This address does not name a session: its escapes are broken.');
+  }
   const path = apiPath(id);
   const answer = await authenticate(path);
   const st: SessionState = {
@@ -888,10 +937,15 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
     $('task').textContent = got.status === 404 ? 'Session not found' : 'Could not load the session';
     return fail(problemText(got));
   }
+  say($('error'), '');
   st.session = got.json as Session;
   st.etag = got.etag;
   st.raw = got.text;
   renderSession(st, st.session);
+  // A trim preview was of the version it was made on: preview again before trimming this one.
+  st.previewKeep = null;
+  $<HTMLButtonElement>('trim-btn').disabled = true;
+  clear($('trim-out'));
   void loadAudit(st);
 }
 
@@ -1167,6 +1221,9 @@ export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
     show($('actions'), false);
     say(st.msg, 'This token is read-only: it cannot change sessions.', true);
   } else if (a.status === 401) needSignIn('The token is no longer accepted.');
+  else if (a.status === 0 || a.status >= 500)
+    // No answer, or the server's own failure: the write may or may not have been made.
+    say(st.msg, `${problemText(a)} Reload the session to see whether the change was made.`, true);
   else say(st.msg, `Nothing was changed. ${problemText(a)}`, true);
   return false;
 }
@@ -1210,9 +1267,26 @@ export function wireContinue(st: SessionState): void {
     const message = box.value;
     if (!message.trim()) return say(st.msg, 'Write a message first.', true);
     say(st.msg, 'Running the turn…');
+    // The same message again after a turn that did not finish: the same request, under its key.
+    const again = st.owed?.message === message ? st.owed : undefined;
+    const key = again?.key ?? crypto.randomUUID();
+    const ifMatch = again ? again.ifMatch : st.etag;
     void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
-      const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch: st.etag });
+      const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch, key });
+      if ([502, 409, 503, 413].includes(a.status) && /stored/.test(String(a.json?.detail ?? ''))) {
+        // The message was stored, its turn was not: show it, and offer the turn again.
+        st.owed = { message, key, ifMatch };
+        await loadSession(st);
+        return say(
+          st.msg,
+          `Your message was stored; the model turn did not finish. ${problemText(a)} ` +
+            'Press Continue again to run the turn: the message is sent with the same key, so it is ' +
+            'not stored twice.',
+          true,
+        );
+      }
       if (!outcome(st, a)) return;
+      st.owed = undefined;
       box.value = '';
       await loadSession(st);
       say(
