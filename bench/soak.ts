@@ -2,7 +2,8 @@
  * `npm run soak` (not in CI): SOAK_MINUTES (default 10) of mixed traffic against a real server
  * (functions/node.ts in its own process, SATCHEL_STORAGE=s3 on radosgw started here, access log on) at the
  * machine's capacity: SOAK_CONCURRENCY (default 16) closed-loop clients over HTTP on loopback. Every 30 s:
- * requests, errors, the server's RSS and p50/p99 per route in that window. At the end: the same over the
+ * requests, errors, the server's RSS, JS heap and external memory (bench/soak-memory.cjs, preloaded) and
+ * p50/p99 per route in that window. At the end: the same over the
  * whole run, written to bench/results.json under "soak" (the file is read, the key set, the file written).
  *
  * An error is any answer other than the one the operation expects (a 5xx, a lost write, a 404 for a session
@@ -50,29 +51,38 @@ function log(line: string): void {
 }
 
 /** functions/node.ts in its own process; resolves once it listens. Its log lines are counted by level. */
-async function startServer(s3: S3Target, levels: Record<string, number>, errorLines: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-    cwd: path.join(here, '..'),
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SATCHEL_LOG: 'json',
-      SATCHEL_STORAGE: 's3',
-      S3_ENDPOINT: s3.endpoint,
-      S3_REGION: s3.region,
-      S3_BUCKET: s3.bucket,
-      S3_PREFIX: `soak-${Date.now()}/`,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      SATCHEL_TOKENS: NAMESPACES.flatMap((ns) =>
-        DEVICES.map((d) => `${ns}/${d}=${token(ns, d)}`),
-      ).join(','),
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+async function startServer(
+  s3: S3Target,
+  levels: Record<string, number>,
+  errorLines: string[],
+  memory: Memory,
+) {
+  const child = spawn(
+    process.execPath,
+    ['--require', './bench/soak-memory.cjs', '--import', 'tsx', 'functions/node.ts'],
+    {
+      cwd: path.join(here, '..'),
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SATCHEL_LOG: 'json',
+        SATCHEL_STORAGE: 's3',
+        S3_ENDPOINT: s3.endpoint,
+        S3_REGION: s3.region,
+        S3_BUCKET: s3.bucket,
+        S3_PREFIX: `soak-${Date.now()}/`,
+        S3_FORCE_PATH_STYLE: 'true',
+        AWS_ACCESS_KEY_ID: s3.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+        SATCHEL_TOKENS: NAMESPACES.flatMap((ns) =>
+          DEVICES.map((d) => `${ns}/${d}=${token(ns, d)}`),
+        ).join(','),
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   return new Promise<{ url: string; child: ChildProcess }>((resolve, reject) => {
     let pending = '';
     let early = '';
@@ -86,7 +96,9 @@ async function startServer(s3: S3Target, levels: Record<string, number>, errorLi
         if (m) resolve({ url: m[1]!, child });
         let level = 'text';
         try {
-          level = (JSON.parse(line) as { level?: string }).level ?? 'text';
+          const parsed = JSON.parse(line) as { level?: string; soak_memory?: Memory };
+          level = parsed.level ?? 'text';
+          if (parsed.soak_memory) Object.assign(memory, parsed.soak_memory);
         } catch {
           // not a log line
         }
@@ -100,6 +112,15 @@ async function startServer(s3: S3Target, levels: Record<string, number>, errorLi
     child.on('exit', (code) => reject(new Error(`server exited (${code}):\n${early}`)));
   });
 }
+
+/** The server's last reported memory (bench/soak-memory.cjs), in bytes. */
+interface Memory {
+  heap: number;
+  external: number;
+  buffers: number;
+}
+
+const mb = (bytes: number) => Math.round(bytes / 104_857.6) / 10;
 
 /** The server's resident set, from /proc (Linux). */
 function rssMb(pid: number): number {
@@ -260,7 +281,8 @@ async function main() {
   const s3 = await startRadosgw({ log: () => undefined });
   const levels: Record<string, number> = {};
   const errorLines: string[] = [];
-  const { url, child } = await startServer(s3, levels, errorLines);
+  const memory: Memory = { heap: NaN, external: NaN, buffers: NaN };
+  const { url, child } = await startServer(s3, levels, errorLines, memory);
   log(`server (functions/node.ts, SATCHEL_STORAGE=s3) at ${url}, pid ${child.pid}`);
   const all: Sample[] = [];
   let window: Sample[] = [];
@@ -280,6 +302,9 @@ async function main() {
     rps: number;
     errors: number;
     rss_mb: number;
+    /** The JS heap in use, and memory of buffers outside it (external includes array buffers). */
+    heap_mb: number;
+    external_mb: number;
     routes: ReturnType<typeof byRoute>;
   }[] = [];
   const t0 = Date.now();
@@ -297,6 +322,8 @@ async function main() {
       rps: Math.round((w.length / (now - lastTick)) * 1000),
       errors: errorCount - errorsBefore + (levels.error ?? 0) - errorLinesBefore,
       rss_mb: rssMb(child.pid!),
+      heap_mb: mb(memory.heap),
+      external_mb: mb(memory.external),
       routes: byRoute(w),
     };
     lastTick = now;
@@ -307,7 +334,7 @@ async function main() {
       .map(([r, v]) => `${r.replace(' /v1', ' ')} ${v.p50_ms}/${v.p99_ms}`)
       .join(' · ');
     log(
-      `${sample.at_s}s: ${sample.rps} req/s, ${sample.errors} errors, RSS ${sample.rss_mb} MB; p50/p99 ms: ${worst}`,
+      `${sample.at_s}s: ${sample.rps} req/s, ${sample.errors} errors, RSS ${sample.rss_mb} MB (heap ${sample.heap_mb}, external ${sample.external_mb}); p50/p99 ms: ${worst}`,
     );
   };
   const timer = setInterval(tick, WINDOW_MS);
@@ -325,11 +352,17 @@ async function main() {
   // RSS after warm-up (the first minute) should be flat: compare the first and last thirds of the rest.
   const warm = samples.filter((s) => s.at_s > 60 && Number.isFinite(s.rss_mb));
   const third = Math.max(1, Math.floor(warm.length / 3));
-  const mean = (xs: typeof warm) => xs.reduce((n, s) => n + s.rss_mb, 0) / (xs.length || 1);
+  const mean = (xs: typeof warm, of: (s: (typeof warm)[number]) => number = (s) => s.rss_mb) =>
+    Math.round((xs.reduce((n, s) => n + of(s), 0) / (xs.length || 1)) * 10) / 10;
   const rss = {
-    after_warmup_first_third_mb: Math.round(mean(warm.slice(0, third)) * 10) / 10,
-    last_third_mb: Math.round(mean(warm.slice(-third)) * 10) / 10,
+    after_warmup_first_third_mb: mean(warm.slice(0, third)),
+    last_third_mb: mean(warm.slice(-third)),
     max_mb: Math.max(...samples.map((s) => s.rss_mb)),
+    // What of it is the JS heap and buffers: growth of RSS alone is the allocator's, not held objects.
+    heap_first_third_mb: mean(warm.slice(0, third), (s) => s.heap_mb),
+    heap_last_third_mb: mean(warm.slice(-third), (s) => s.heap_mb),
+    external_first_third_mb: mean(warm.slice(0, third), (s) => s.external_mb),
+    external_last_third_mb: mean(warm.slice(-third), (s) => s.external_mb),
   };
   const soak = {
     at: new Date().toISOString(),
@@ -364,7 +397,9 @@ async function main() {
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   log(
     `done in ${Math.round((Date.now() - started) / 1000)} s: ${soak.requests} requests (${soak.rps}/s), ` +
-      `${soak.errors} errors, RSS ${rss.after_warmup_first_third_mb} → ${rss.last_third_mb} MB (max ${rss.max_mb}); ` +
+      `${soak.errors} errors, RSS ${rss.after_warmup_first_third_mb} → ${rss.last_third_mb} MB (max ${rss.max_mb}), ` +
+      `heap ${rss.heap_first_third_mb} → ${rss.heap_last_third_mb} MB, ` +
+      `external ${rss.external_first_third_mb} → ${rss.external_last_third_mb} MB; ` +
       `bench/results.json "soak" written`,
   );
   for (const [route, v] of Object.entries(soak.routes))
