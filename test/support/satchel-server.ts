@@ -12,38 +12,42 @@ import { captureLogs, type CapturedLogs } from './logs.js';
 export interface RunningServer {
   /** http://127.0.0.1:<port> */
   url: string;
+  port: number;
   dir: string;
   /** The server's log lines (printed only when a test fails). */
   logs: CapturedLogs;
-  close(): Promise<void>;
+  /** Stops the server; with `keepDir`, its folder stays for a server started again on it. */
+  close(keepDir?: boolean): Promise<void>;
 }
 
 /**
  * A real Satchel server on a loopback port (the app of functions/node.ts, on a temporary local folder
- * unless `objects` is given), for tests that talk HTTP to it: the CLI, the client.
+ * unless `objects` is given), for tests that talk HTTP to it: the CLI, the client, the browser. `port`
+ * and `dir` start it again where one was stopped with `close(true)` (a restart, new tokens).
  */
 export async function startSatchelServer(
-  options: { env?: Env; objects?: ObjectStore } = {},
+  options: { env?: Env; objects?: ObjectStore; port?: number; dir?: string } = {},
 ): Promise<RunningServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'satchel-server-'));
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'satchel-server-'));
   const config = await loadConfig({ ...options.env }, 'local');
   const objects = options.objects ?? new LocalStore(dir);
   const logs = captureLogs();
   const { app, background } = createApp({ config, objects, allowOpen: true, log: logs });
   const server = createNodeServer(app.fetch, '127.0.0.1');
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    port,
     dir,
     logs,
-    close: async () => {
+    close: async (keepDir = false) => {
       await new Promise<void>((resolve) => {
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
         server.close(() => resolve());
       });
       await background.drain();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

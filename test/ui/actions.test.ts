@@ -1,7 +1,7 @@
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
-import { serve } from './local-server.js';
+import { startSatchelServer } from '../support/satchel-server.js';
 
 // The session page's actions after the session or the server changed under it: a trim preview of an
 // older version, live updates from a server that went away, and a continue whose model turn failed.
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 describe('trim preview and a reload', () => {
   it('Trim never drops a message the preview on screen did not list', async () => {
-    const srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    const srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     const api = apiClient(srv.url, TOKEN);
     const created = await api('POST', '/v1/sessions', {
       task: 'trim after reload',
@@ -68,7 +68,7 @@ describe('trim preview and a reload', () => {
 
 describe('live updates when the server goes away', () => {
   it('the list says its live updates are failing, instead of looking live', async () => {
-    const srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    const srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     await apiClient(srv.url, TOKEN)('POST', '/v1/sessions', { task: 'watch me' });
     const { page } = await openPage(browser);
     try {
@@ -93,7 +93,7 @@ describe('live updates when the server goes away', () => {
 // Continue answers 502 and its detail says the user's message WAS stored (docs/api.md, continue).
 describe('continue when the model fails (502)', () => {
   it('does not say "Nothing was changed", and shows the message the server stored', async () => {
-    const srv = await serve({
+    const srv = await startSatchelServer({
       env: {
         SATCHEL_TOKENS: `r2=${TOKEN}`,
         SATCHEL_MODEL_URL: 'http://127.0.0.1:9/v1',

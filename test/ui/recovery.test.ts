@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
-import { serve } from './local-server.js';
+import { startSatchelServer } from '../support/satchel-server.js';
 
 // The session browser after the server went away, a token was rotated or signed out, and search marks
 // (second UI review, first hour of a user: each case failed before its fix).
@@ -15,7 +15,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-type Srv = Awaited<ReturnType<typeof serve>>;
+type Srv = Awaited<ReturnType<typeof startSatchelServer>>;
 async function seed(srv: Srv, tasks: string[], extra: Record<string, unknown> = {}) {
   const api = apiClient(srv.url, TOKEN);
   const ids: string[] = [];
@@ -36,7 +36,7 @@ const rowIds = (page: Page) =>
 
 describe('the server goes away mid-use', () => {
   it('a failed "Older" leaves the pager where it was: the next Older shows page 2', async () => {
-    let srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    let srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     const { port, dir } = srv;
     const ids = await seed(srv, ['s1 oldest', 's2', 's3 newest']);
     const { page } = await openPage(browser);
@@ -50,7 +50,7 @@ describe('the server goes away mid-use', () => {
       await page.click('#next');
       await page.waitForFunction(() => document.getElementById('error')!.textContent!.length > 0);
       // The server is back; the user clicks Older again.
-      srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` }, port, dir });
+      srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` }, port, dir });
       await page.click('#next');
       await page.waitForFunction(() => document.getElementById('error')!.textContent === '');
       // Before its fix: "Page 3" showing the newest session (s3), and Newer then opens s2 as "Page 2".
@@ -63,7 +63,7 @@ describe('the server goes away mid-use', () => {
   });
 
   it('after Reload succeeds again, the "could not be reached" alert is gone', async () => {
-    let srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    let srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     const { port, dir } = srv;
     const [id] = await seed(srv, ['reload me']);
     const { page } = await openPage(browser);
@@ -76,7 +76,7 @@ describe('the server goes away mid-use', () => {
       await page.waitForFunction(() =>
         document.getElementById('error')!.textContent!.includes('could not be reached'),
       );
-      srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` }, port, dir });
+      srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` }, port, dir });
       await page.click('#reload');
       await page.waitForFunction(
         () => document.getElementById('task')!.textContent === 'reload me',
@@ -93,7 +93,7 @@ describe('the server goes away mid-use', () => {
 
 describe('a token that stops being accepted', () => {
   it('search asks to sign in again, as paging does (not "The server answered 401")', async () => {
-    let srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    let srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     const { port, dir } = srv;
     await seed(srv, ['findable deploy note']);
     const { page } = await openPage(browser);
@@ -103,7 +103,7 @@ describe('a token that stops being accepted', () => {
       await page.waitForSelector('#rows tr', { visible: true });
       // The operator rotates the token (restart with a new SATCHEL_TOKENS).
       await srv.close(true);
-      srv = await serve({ env: { SATCHEL_TOKENS: `r2=${NEW}` }, port, dir });
+      srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${NEW}` }, port, dir });
       await page.type('#q', 'deploy');
       await page.keyboard.press('Enter');
       await page.waitForFunction(
@@ -126,7 +126,7 @@ describe('a token that stops being accepted', () => {
 
 describe('search marks with text whose lower case is longer', () => {
   it('marks the word searched for, not letters shifted by an İ before it', async () => {
-    const srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    const srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     await seed(srv, ['İstanbul deploy rollback']);
     const { page } = await openPage(browser);
     try {
@@ -150,7 +150,7 @@ describe('search marks with text whose lower case is longer', () => {
 
 describe('sign out', () => {
   it('Back after Sign out does not show the transcript again', async () => {
-    const srv = await serve({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    const srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
     const [id] = await seed(srv, ['private transcript after sign out']);
     const { page } = await openPage(browser);
     try {
