@@ -2,7 +2,7 @@
 // model call, `saveUIMessages` from `toUIMessageStreamResponse({ onFinish })`.
 import type { UIMessage } from 'ai';
 import type { CallOptions, Message, MessageInput, SatchelClient } from '../client/index.js';
-import { appendOrCreate, isStatus, without, type SessionDefaults } from './append.js';
+import { appendOrCreate, isStatus, onRevision, without, type SessionDefaults } from './append.js';
 import { toUIParts } from './parts.js';
 
 /** The extra message field that keeps a UIMessage's own fields (id, metadata…) beside its parts. */
@@ -87,16 +87,7 @@ async function continueNewest(
   options: SaveOptions,
 ): Promise<SaveResult> {
   const call = options.secrets ? { secrets: options.secrets } : {};
-  for (let attempt = 0; ; attempt++) {
-    let read;
-    try {
-      read = await client.get(chatId);
-    } catch (err) {
-      if (!isStatus(err, 404)) throw err;
-      // Deleted meanwhile: saved as a new chat.
-      return saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
-    }
-    const { session, etag } = read;
+  const saved = await onRevision(client, chatId, async ({ session, etag }) => {
     const stored = session.messages.map((m, i) => toUIMessage(m, i)[0]);
     const ids = new Set(stored.map((u) => u?.id));
     const after = fresh.filter((m) => !ids.has(m.id) && m.id !== continued.id);
@@ -106,13 +97,11 @@ async function continueNewest(
     if (at >= 0) messages[at] = fromUIMessage(continued);
     else after.unshift(continued);
     messages.push(...after.map(fromUIMessage));
-    try {
-      await client.replace(chatId, { ...session, messages }, { ...call, ifMatch: etag });
-      return { appended: after.length };
-    } catch (err) {
-      if (!isStatus(err, 412) || attempt >= 4) throw err;
-    }
-  }
+    await client.replace(chatId, { ...session, messages }, { ...call, ifMatch: etag });
+    return { appended: after.length };
+  });
+  // Deleted meanwhile: saved as a new chat.
+  return saved ?? saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
 }
 
 /** Deep equality of JSON values, whatever the order of object keys. */

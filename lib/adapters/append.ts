@@ -1,5 +1,5 @@
 import { SatchelApiError, type SatchelClient } from '../client/index.js';
-import type { MessageInput, WriteReceipt } from '../client/index.js';
+import type { MessageInput, Tagged, WriteReceipt } from '../client/index.js';
 
 /** How an adapter's first write makes its session. */
 export interface SessionDefaults {
@@ -44,6 +44,32 @@ export async function appendOrCreate(
     if (!isStatus(err, 409)) throw err;
   }
   return client.append(id, { messages }, call);
+}
+
+/**
+ * A change based on the revision read: reads the session, then runs `write` with it (its ETag for
+ * If-Match); a write that landed in between (412) reads again, at most 5 times. Null when the session
+ * does not exist.
+ */
+export async function onRevision<T>(
+  client: SatchelClient,
+  id: string,
+  write: (read: Tagged) => Promise<T>,
+): Promise<T | null> {
+  for (let attempt = 0; ; attempt++) {
+    let read: Tagged;
+    try {
+      read = await client.get(id);
+    } catch (err) {
+      if (isStatus(err, 404)) return null;
+      throw err;
+    }
+    try {
+      return await write(read);
+    } catch (err) {
+      if (!isStatus(err, 412) || attempt >= 4) throw err;
+    }
+  }
 }
 
 /** True for a `SatchelApiError` with this status. */

@@ -2,8 +2,9 @@
 import type { AgentInputItem, Session } from '@openai/agents';
 import { newSessionId } from '../model/ids.js';
 import type { Message, MessageInput, SatchelClient } from '../client/index.js';
-import { appendOrCreate, isStatus, without, type SessionDefaults } from './append.js';
-import { partsText, toAgentsUserParts } from './parts.js';
+import { textOfParts } from '../model/parts.js';
+import { appendOrCreate, isStatus, onRevision, without, type SessionDefaults } from './append.js';
+import { toAgentsUserParts } from './parts.js';
 
 /**
  * The extra message field that keeps an Agents SDK item verbatim (less `content`, kept as `content`); for
@@ -84,31 +85,23 @@ export class SatchelSession implements Session {
    * rewritten without its last item instead (a PUT based on that revision).
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    for (let attempt = 0; ; attempt++) {
-      let read;
-      try {
-        read = await this.client.get(this.id);
-      } catch (err) {
-        if (isStatus(err, 404)) return undefined;
-        throw err;
-      }
-      const { session, etag } = read;
-      const last = session.messages[session.messages.length - 1];
-      if (!last) return undefined;
-      const items = toItems(last);
-      const item = items[items.length - 1];
-      try {
+    try {
+      const popped = await onRevision(this.client, this.id, async ({ session, etag }) => {
+        const last = session.messages[session.messages.length - 1];
+        if (!last) return undefined;
+        const items = toItems(last);
         if (items.length <= 1) await this.client.pop(this.id, 1, { ifMatch: etag });
         else {
           const messages = [...session.messages.slice(0, -1), ...toMessages(items.slice(0, -1))];
           await this.client.replace(this.id, { ...session, messages }, { ifMatch: etag });
         }
         // Known before the pop: a retry after a lost answer is a replay, which names nothing popped.
-        return item;
-      } catch (err) {
-        if (isStatus(err, 404)) return undefined;
-        if (!isStatus(err, 412) || attempt >= 4) throw err;
-      }
+        return items[items.length - 1];
+      });
+      return popped ?? undefined;
+    } catch (err) {
+      if (isStatus(err, 404)) return undefined; // deleted between the read and the pop
+      throw err;
     }
   }
 
@@ -218,7 +211,7 @@ export function toItems(message: Message): AgentInputItem[] {
   // Content sent as parts (the API shows them as `content`): their text, or for a user the SDK's parts.
   const parts = Array.isArray(message.content) ? (message.content as Item[]) : undefined;
   const text = parts
-    ? partsText(parts)
+    ? textOfParts(parts as { type: string }[])
     : typeof message.content === 'string'
       ? message.content
       : '';

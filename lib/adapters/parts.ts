@@ -16,14 +16,6 @@ export function partText(part: Part): string | undefined {
   return undefined;
 }
 
-/** The text of a list of parts, by lines (what a framework that reads only text is given). */
-export function partsText(parts: readonly Part[]): string {
-  return parts
-    .map(partText)
-    .filter((t): t is string => t !== undefined && t !== '')
-    .join('\n');
-}
-
 /**
  * A user message's parts as the Agents SDK's input content: text, images and files of any format; audio
  * of chat parts. Parts of no equivalent (AI SDK steps, tools, data) are left out.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partsText, toAgentsUserParts, toUIParts } from '../../lib/adapters/parts.js';
+import { toAgentsUserParts, toUIParts } from '../../lib/adapters/parts.js';
 
 // Parts of every format Satchel keeps (chat completions, Responses / Agents SDK, AI SDK UI), as each
 // adapter hands them to its framework.
@@ -68,11 +68,5 @@ describe('toUIParts', () => {
       },
     ]);
     expect(toUIParts(ui)).toEqual(ui);
-  });
-
-  it('partsText joins the text of every format by lines', () => {
-    expect(partsText([...chat, ...agents, { type: 'refusal', refusal: 'no' }])).toBe(
-      'look\nhi\nno',
-    );
   });
 });
