@@ -15,7 +15,8 @@ export interface SessionDefaults {
  * Appends messages as one keyed request. A session that does not exist yet is created empty first, then
  * the append is sent again under the same key: creating it with the messages would store them twice
  * when a create's answer is lost and its retry meets the session it made. A 409 to the create is another
- * writer's session, which the append then joins.
+ * writer's session, which the append then joins. A session this call made for an append the server refuses
+ * (a 4xx: nothing of it was stored) is deleted again, if it is still as made.
  */
 export async function appendOrCreate(
   client: SatchelClient,
@@ -34,8 +35,9 @@ export async function appendOrCreate(
       if (!isStatus(err, 404)) throw err;
     }
   }
+  let made: Tagged | null = null;
   try {
-    await client.create({
+    made = await client.create({
       id,
       task: defaults.task,
       ...(defaults.metadata ? { metadata: defaults.metadata } : {}),
@@ -43,7 +45,15 @@ export async function appendOrCreate(
   } catch (err) {
     if (!isStatus(err, 409)) throw err;
   }
-  return client.append(id, { messages }, call);
+  try {
+    return await client.append(id, { messages }, call);
+  } catch (err) {
+    // Refused (a 413 stores nothing): the empty session made for it goes too, unless it has changed since.
+    if (made && SatchelApiError.is(err) && err.status >= 400 && err.status < 500) {
+      await client.delete(id, { ifMatch: made.etag }).catch(() => undefined);
+    }
+    throw err;
+  }
 }
 
 /**

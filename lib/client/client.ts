@@ -228,13 +228,19 @@ export class SatchelClient {
     return tagged(response);
   }
 
-  /** `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. */
-  async delete(id: string, call?: CallOptions): Promise<void> {
+  /**
+   * `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. With
+   * `ifMatch`, a session changed since that revision is kept (412).
+   */
+  async delete(id: string, call?: CallOptions & { ifMatch?: number | string }): Promise<void> {
     try {
       await this.request({
         method: 'DELETE',
         path: `/v1/sessions/${seg(id)}`,
         call,
+        ...(call?.ifMatch !== undefined
+          ? { headers: { 'if-match': ifMatchValue(call.ifMatch) } }
+          : {}),
       });
     } catch (err) {
       if (!isAfterLost(err, 404)) throw err;
