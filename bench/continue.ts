@@ -36,7 +36,6 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import type { Logger } from '../lib/model/log.js';
-import { objectExists } from '../lib/storage/prefix.js';
 import type { ListOptions, ObjectStore, PutOptions } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { startChatServer, type ChatServer } from '../test/support/chat-server.js';
@@ -125,8 +124,8 @@ class LandedStore implements ObjectStore {
   }
 
   // As in production: the existence checks HEAD rather than LIST.
-  exists(key: string) {
-    return objectExists(this.inner, key);
+  head(key: string) {
+    return this.inner.head!(key);
   }
 }
 

@@ -40,7 +40,6 @@ import { encodeSession } from '../lib/model/codec.js';
 import type { Message, StoredSession, WriteRecord } from '../lib/model/session.js';
 import { configuredPipeline } from '../lib/server/services.js';
 import { SessionStore } from '../lib/sessions/store.js';
-import { objectExists } from '../lib/storage/prefix.js';
 import { MemoryStore } from '../lib/storage/memory.js';
 import type {
   ListOptions,
@@ -485,9 +484,9 @@ class TimingStore implements ObjectStore {
     return this.timed(() => this.inner.list(prefix, options));
   }
   /** Counted with the GETs (the existence checks that used to GET the object, and HEADs). */
-  exists(key: string): Promise<boolean> {
+  head(key: string): Promise<{ etag: string } | null> {
     this.gets++;
-    return this.timed(() => objectExists(this.inner, key));
+    return this.timed(() => this.inner.head!(key));
   }
 }
 

@@ -1,7 +1,9 @@
 import type { ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
-import { objectExists } from '../storage/prefix.js';
 import { incarnationIn } from './key-records.js';
+
+/** An object is there, but its incarnation cannot be read. */
+const UNREAD = Symbol('unread');
 
 /** The longest a hold keeps a session's checks waiting (its records' PUTs are bounded well within it). */
 const HOLD_MAX_MS = 10_000;
@@ -10,7 +12,10 @@ interface Waiter {
   /** When the record's PUT answered, on this process's `tick` order. */
   landed: number;
   incarnation: string;
-  /** It asks for its incarnation, not just an object: without a commit to answer, a GET, not a LIST. */
+  /**
+   * A record named by its incarnation, which a session created again under the id would take for its own:
+   * an object whose incarnation cannot be read does not count as its session.
+   */
   strict: boolean;
   done: (exists: boolean) => void;
   fail: (err: unknown) => void;
@@ -32,9 +37,12 @@ interface Waiting {
  * same incarnation), sent after the record landed, proves the object existed after it, so a delete can
  * only come later, and its listing finds the record (and one that lands on a session created again under
  * the id proves that the record's session is gone). A check therefore waits up to `lingerMs` for such a
- * commit, and only then asks whether the object's key exists (`objectExists`: the store's `exists`, a
- * HEAD on S3 and R2, or a LIST of the key; one request for every check of the session waiting by then; a
- * GET comparing incarnations when one of them is strict). Below, "LIST" names that request. A busy
+ * commit, and only then asks which session the key holds: one request for every check of the session
+ * waiting by then, a HEAD (the store's `head`) whose etag, when it is the one this process's last commit
+ * to the key got, names that commit's incarnation; else a GET, which holds it (a store without `head`, a
+ * test double, GETs at once). So a session deleted and
+ * created again under the id by another process before the check does not keep the deleted one's
+ * records. Below, "LIST" names that request (it was a LIST once). A busy
  * session's records cost no request to check; a quiet one's cost one per `lingerMs`. A runtime that
  * drains after each request (Workers, Lambda) sets `lingerMs` to 0: every check LISTs at once, unless a
  * write still has records of the session on their way (`hold`): then the checks wait for them, and share
@@ -49,7 +57,7 @@ export class ExistenceChecks {
    * The last commit of this process answered as landed on each key (the last 4,096 keys): the
    * incarnation it landed on, and the tick it was sent at.
    */
-  private readonly proofs = new Map<string, { incarnation: string; sent: number }>();
+  private readonly proofs = new Map<string, { incarnation: string; sent: number; etag: string }>();
   /** What follows the checks (their LISTs, the erasing after them): `flush` waits for it. */
   private readonly following = new Set<Promise<unknown>>();
   /** Sessions (keys) whose records are on their way, with how many holds each (`hold`). */
@@ -66,10 +74,10 @@ export class ExistenceChecks {
   }
 
   /**
-   * Whether the object at `key` still exists now that a record of its session `incarnation` has landed
-   * (called once the record's PUT answered). Rejects when the LIST (or GET) fails. `strict`: whether it
-   * still holds that incarnation (a record named by it, which a session created again under the id would
-   * otherwise take for its own); without a commit to answer, a GET of the object tells. `since`: a tick
+   * Whether the object at `key` still holds session `incarnation` now that a record of it has landed
+   * (called once the record's PUT answered). Rejects when the HEAD (or GET) fails. `strict`: an object
+   * whose incarnation cannot be read (not a session object) does not count (a record named by its
+   * incarnation, which a session created again under the id would otherwise take for its own). `since`: a tick
    * after a commit of this incarnation landed (the record's own commit), when known.
    */
   confirm(
@@ -125,9 +133,9 @@ export class ExistenceChecks {
 
   /**
    * Once `after` settles (the PUTs of what `erase` deletes: landed, failed, or with their answer lost),
-   * runs `erase` unless the object at `key` still exists (`strict`: still holds session `incarnation`;
-   * `since` as for `confirm`): records or parts of that session that a delete may have listed before
-   * they landed. The next commit of this process to the session usually answers; else a LIST or a GET.
+   * runs `erase` unless the object at `key` still holds session `incarnation` (`strict` and `since` as
+   * for `confirm`): records or parts of that session that a delete may have listed before
+   * they landed. The next commit of this process to the session usually answers; else a HEAD or a GET.
    */
   async eraseUnlessLive(
     key: string,
@@ -180,14 +188,14 @@ export class ExistenceChecks {
   /**
    * A conditional PUT of the object at `key`, sent at `sent` (a `tick` taken before it), landed on an
    * object of session `incarnation` (`If-Match`), or created it (`If-None-Match: *`, a new incarnation):
-   * every check whose record landed before it is answered. A record of that incarnation: the session
+   * every check whose record landed before it is answered (`etag`: the storage etag it got, which a
+   * later check's HEAD compares). A record of that incarnation: the session
    * exists. A record of another: its session was deleted before the PUT (only a create gives a session a
-   * new incarnation), so the record must go, as the LIST, which sees only that an object exists, would
-   * not have told. Returns a tick taken now, after the PUT landed (`Committed.landedAt`).
+   * new incarnation), so the record must go. Returns a tick taken now, after the PUT landed (`Committed.landedAt`).
    */
-  proven(key: string, incarnation: string, sent: number): number {
+  proven(key: string, incarnation: string, sent: number, etag: string): number {
     this.proofs.delete(key);
-    this.proofs.set(key, { incarnation, sent });
+    this.proofs.set(key, { incarnation, sent, etag });
     if (this.proofs.size > 4096) this.proofs.delete(this.proofs.keys().next().value!);
     const landed = this.tick();
     const w = this.waiting.get(key);
@@ -232,21 +240,33 @@ export class ExistenceChecks {
     return n;
   }
 
+  /**
+   * The incarnation of the session at `key`; null when there is no object, UNREAD when there is one whose
+   * incarnation cannot be read (not a session object). A HEAD answers when the etag is that of this
+   * process's last commit to the key; else (or without `head`) a GET.
+   */
+  private async holds(key: string): Promise<string | null | typeof UNREAD> {
+    const proof = this.proofs.get(key);
+    if (this.objects.head) {
+      const head = await this.objects.head(key);
+      if (!head) return null;
+      if (proof && head.etag === proof.etag) return proof.incarnation;
+    }
+    const live = await this.objects.get(key);
+    return live ? (incarnationIn(live.body) ?? UNREAD) : null;
+  }
+
   private async list(key: string): Promise<void> {
     const w = this.waiting.get(key);
     if (!w) return;
     clearTimeout(w.timer);
     this.waiting.delete(key);
     try {
-      if (w.waiters.some((x) => x.strict)) {
-        const live = await this.objects.get(key);
-        const found = live ? incarnationIn(live.body) : undefined;
-        for (const waiter of w.waiters)
-          waiter.done(found !== undefined && found === waiter.incarnation);
-      } else {
-        const exists = await objectExists(this.objects, key);
-        for (const waiter of w.waiters) waiter.done(exists);
-      }
+      const found = await this.holds(key);
+      for (const waiter of w.waiters)
+        waiter.done(
+          found === UNREAD ? !waiter.strict : found !== null && found === waiter.incarnation,
+        );
     } catch (err) {
       for (const waiter of w.waiters) waiter.fail(err);
     }

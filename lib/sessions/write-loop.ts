@@ -298,7 +298,7 @@ export class WriteLoop {
         const sent = this.deps.existence.tick();
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
         // No object was there when it landed: records of a session under the id before it are its.
-        landedAt = this.deps.existence.proven(key, incarnationOf(session), sent);
+        landedAt = this.deps.existence.proven(key, incarnationOf(session), sent, etag);
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
         if (mayHaveLanded(err)) state = 'unknown';
@@ -867,7 +867,7 @@ export class WriteLoop {
       const epoch = this.deps.cache.epoch; // a delete meanwhile: no copy is kept
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
-      landedAt = this.deps.existence.proven(run.key, incarnation, sent);
+      landedAt = this.deps.existence.proven(run.key, incarnation, sent, etag);
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;

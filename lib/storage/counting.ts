@@ -6,7 +6,6 @@ import type {
   StoragePing,
   StoredObject,
 } from './port.js';
-import { listedExists } from './prefix.js';
 
 /** Request and byte counts of one store, by operation. */
 export interface StoreCounts {
@@ -14,7 +13,7 @@ export interface StoreCounts {
   put: number;
   delete: number;
   list: number;
-  /** Existence checks (`exists`: S3 HEAD, R2 head). */
+  /** Existence checks (`head`: S3 HEAD, R2 head). */
   head: number;
   bytesRead: number;
   bytesWritten: number;
@@ -72,11 +71,14 @@ export class CountingStore implements ObjectStore {
     return this.inner.list(prefix, options);
   }
 
-  /** The inner store's check when it has one (counted as a HEAD), else a listing (counted as a LIST). */
-  async exists(key: string): Promise<boolean> {
-    if (!this.inner.exists) return listedExists(this, key); // counted as a LIST
+  /** The inner store's HEAD when it has one (counted as a HEAD), else a GET (counted as a GET). */
+  async head(key: string): Promise<{ etag: string } | null> {
+    if (!this.inner.head) {
+      const found = await this.get(key);
+      return found ? { etag: found.etag } : null;
+    }
     this.counts.head++;
-    return this.inner.exists(key);
+    return this.inner.head(key);
   }
 }
 

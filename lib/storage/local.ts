@@ -168,14 +168,14 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** Whether a file is at the key's path (what `get` would read). */
-  async exists(key: string): Promise<boolean> {
-    const info = await stat(this.path(key)).catch(async (err) =>
+  /** The etag of the file at the key's path (what `get` would read), or null when there is none. */
+  async head(key: string): Promise<{ etag: string } | null> {
+    const info = await stat(this.path(key), { bigint: true }).catch(async (err) =>
       isNotFound(err) && !(await this.folderGone(err))
         ? null
         : Promise.reject(folderError('read', err)),
     );
-    return info?.isFile() ?? false;
+    return info?.isFile() ? { etag: statTag(info) } : null;
   }
 
   /**

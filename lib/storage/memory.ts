@@ -34,9 +34,10 @@ export class MemoryStore implements ObjectStore {
     return { etag };
   }
 
-  async exists(key: string): Promise<boolean> {
+  async head(key: string): Promise<{ etag: string } | null> {
     assertSafeKey(key);
-    return this.objects.has(key);
+    const found = this.objects.get(key);
+    return found ? { etag: found.etag } : null;
   }
 
   async delete(keys: string | string[]): Promise<void> {

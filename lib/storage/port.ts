@@ -52,11 +52,12 @@ export interface ObjectStore {
   /** Lists keys under a prefix in ascending byte order, one page at a time. */
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
   /**
-   * Whether an object exists at exactly this key: one request of the cheaper class where the backend has
-   * one (S3 HEAD and R2 head are billed as reads; a LIST is billed as a write on S3 and R2). Optional:
-   * without it, `objectExists` lists the key.
+   * The etag of the object at exactly this key (the one `get` and `put` give), or null when there is none,
+   * without its body: one request of the cheaper class where the backend has one (S3 HEAD and R2 head are
+   * billed as reads; a LIST is billed as a write on S3 and R2). Optional: without it, `objectExists`
+   * lists the key.
    */
-  exists?(key: string): Promise<boolean>;
+  head?(key: string): Promise<{ etag: string } | null>;
   /**
    * A cheap probe of the backend for health checks: one request (no retries) that must answer within
    * `deadlineMs` (default 1500). Never throws; says whether storage answered, how fast, and if not, why,

@@ -18,9 +18,9 @@ export async function deletePrefix(store: ObjectStore, prefix: string): Promise<
   if (all.length > 0) await store.delete(all);
 }
 
-/** Whether an object exists: the store's `exists` (a HEAD), else a listing of its key (`listedExists`). */
+/** Whether an object exists: the store's `head` (a HEAD), else a listing of its key (`listedExists`). */
 export async function objectExists(store: ObjectStore, key: string): Promise<boolean> {
-  return store.exists ? store.exists(key) : listedExists(store, key);
+  return store.head ? (await store.head(key)) !== null : listedExists(store, key);
 }
 
 /**

@@ -68,9 +68,12 @@ export class R2Store implements ObjectStore {
     });
   }
 
-  async exists(key: string): Promise<boolean> {
+  async head(key: string): Promise<{ etag: string } | null> {
     assertSafeKey(key);
-    return this.attempt(`HEAD ${key}`, async () => (await this.bucket.head(key)) !== null);
+    return this.attempt(`HEAD ${key}`, async () => {
+      const found = await this.bucket.head(key);
+      return found ? { etag: found.etag } : null;
+    });
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {

@@ -282,24 +282,23 @@ export class S3Store implements ObjectStore {
     });
   }
 
-  async exists(key: string): Promise<boolean> {
+  async head(key: string): Promise<{ etag: string } | null> {
     const Key = this.full(key);
     return this.attempt(`HEAD ${key}`, async (ctx) => {
       const wire = await this.wired();
       if (wire) {
         const res = await wire({ method: 'HEAD', key: Key, headers: {}, signal: ctx.signal });
         // A HEAD's answer has no body, so no error code: any 404 reads as a missing key, even a missing bucket's.
-        if (res.status === 404) return false;
-        succeeded(res);
-        return true;
+        if (res.status === 404) return null;
+        return { etag: unquote(succeeded(res).header('etag') ?? '') };
       }
       try {
-        await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), {
+        const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), {
           abortSignal: ctx.signal,
         });
-        return true;
+        return { etag: unquote(out.ETag ?? '') };
       } catch (err) {
-        if (statusOf(err) === 404) return false; // as on the wire: no body, no code
+        if (statusOf(err) === 404) return null; // as on the wire: no body, no code
         throw err;
       }
     });

@@ -55,7 +55,7 @@ function holdingPuts(inner: ObjectStore, key: string) {
     },
     delete: (k) => inner.delete(k),
     list: (p, o) => inner.list(p, o),
-    exists: (k) => inner.exists!(k),
+    head: (k) => inner.head!(k),
   };
   const release = async () => {
     holding = false;
@@ -88,7 +88,7 @@ function conflictingPuts(inner: ObjectStore, key: string): ObjectStore {
     },
     delete: (k) => inner.delete(k),
     list: (p, o) => inner.list(p, o),
-    exists: (k) => inner.exists!(k),
+    head: (k) => inner.head!(k),
   };
 }
 

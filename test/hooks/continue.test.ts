@@ -38,7 +38,7 @@ function hookedStore(hook: PutHook): ObjectStore {
     put: (k, b, o) => hook(k, b, () => inner.put(k, b, o)),
     delete: (k) => inner.delete(k),
     list: (p, o) => inner.list(p, o),
-    exists: (k) => inner.exists(k),
+    head: (k) => inner.head(k),
   };
 }
 

@@ -21,7 +21,10 @@ import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'race';
 
-/** PUTs of manifest log records and audit records land `slowMs` later; deletes are noted. */
+/**
+ * PUTs of manifest log records and audit records land `slowMs` later; deletes are noted, and so are
+ * LISTs and HEADs (`listed`: the existence check is a HEAD, as in production).
+ */
 class SlowRecords extends PassThrough {
   slowMs = 0;
   readonly deleted: string[] = [];
@@ -29,6 +32,10 @@ class SlowRecords extends PassThrough {
   override list(prefix: string, options?: ListOptions) {
     this.listed.push(prefix);
     return this.inner.list(prefix, options);
+  }
+  head(key: string) {
+    this.listed.push(key);
+    return this.inner.head!(key);
   }
   override async put(key: string, body: Uint8Array, options?: PutOptions) {
     if (this.slowMs && (key.includes('/m/l/') || key.includes('/audit/')))
@@ -160,6 +167,21 @@ for (const [backend, make] of [
       await b.settle();
       await erasedByWriter(objects, id);
       expect(await holders(objects.inner, 'balloon route')).toContain(keys.session(ns, id));
+    });
+
+    it('a session deleted and created again by another process before the check: its records are erased', async () => {
+      const objects = new SlowRecords(make());
+      const a = proc(objects, { existenceLingerMs: 60_000 });
+      const b = proc(objects.inner);
+      const id = `reborn-${Date.now()}`;
+      await deleteWhileRecordsFly(objects, a, b, id);
+      await b.sessions.create(ns, { id, task: 'balloon survey', messages: [] }, b.ctx);
+      await b.settle();
+      // A's records landed after the purge listed; A writes no more, so its check asks the object.
+      await until(() => a.sessions.existence.pending === 1);
+      await a.settle();
+      await erasedByWriter(objects, id);
+      expect(await holders(objects.inner, 'balloon survey')).toContain(keys.session(ns, id));
     });
 
     it('a create under the id by the writer erases the old records waiting for their check', async () => {

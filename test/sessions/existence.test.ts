@@ -23,11 +23,11 @@ class CountedLists extends PassThrough {
     this.listed.push(prefix);
     return this.inner.list(prefix, options);
   }
-  exists(key: string) {
+  head(key: string) {
     this.lists++;
     this.listed.push(key);
     this.headed.push(key);
-    return this.inner.exists!(key);
+    return this.inner.head!(key);
   }
 }
 
@@ -55,7 +55,7 @@ describe('existence checks after background records', () => {
     const { objects, checks } = await setUp(60_000);
     const answer = checks.confirm(KEY, 'i1');
     expect(await settledYet(answer)).toBe(false);
-    checks.proven(KEY, 'i1', checks.tick());
+    checks.proven(KEY, 'i1', checks.tick(), 'e');
     expect(await answer).toBe(true);
     expect(objects.lists).toBe(0);
     expect(checks.pending).toBe(0);
@@ -64,7 +64,7 @@ describe('existence checks after background records', () => {
   it('a commit on a session created again under the id answers "gone" for the older one, with no LIST', async () => {
     const { objects, checks } = await setUp(60_000);
     const answer = checks.confirm(KEY, 'old');
-    checks.proven(KEY, 'new', checks.tick());
+    checks.proven(KEY, 'new', checks.tick(), 'e');
     expect(await answer).toBe(false);
     expect(objects.lists).toBe(0);
   });
@@ -73,8 +73,8 @@ describe('existence checks after background records', () => {
     const { objects, checks } = await setUp(60_000);
     const sent = checks.tick();
     const answer = checks.confirm(KEY, 'i1');
-    checks.proven(KEY, 'i1', sent);
-    checks.proven('ns/e/sessions/other.json', 'i1', checks.tick());
+    checks.proven(KEY, 'i1', sent, 'e');
+    checks.proven('ns/e/sessions/other.json', 'i1', checks.tick(), 'e');
     expect(await settledYet(answer)).toBe(false);
     expect(checks.pending).toBe(1);
     await checks.flush();
@@ -106,12 +106,13 @@ describe('existence checks after background records', () => {
     expect(checks.pending).toBe(0);
   });
 
-  it('a strict check (a record named by its incarnation) GETs the object and compares, for every check waiting', async () => {
+  const session = (i: string) =>
+    new TextEncoder().encode(
+      JSON.stringify({ id: 's1', created_at: '2026-12-01T00:00:00Z', satchel: { i } }),
+    );
+
+  it('an object this process did not write last is read (a GET) and its incarnation compared, for every check waiting', async () => {
     const { objects, checks } = await setUp(60_000, false);
-    const session = (i: string) =>
-      new TextEncoder().encode(
-        JSON.stringify({ id: 's1', created_at: '2026-12-01T00:00:00Z', satchel: { i } }),
-      );
     await objects.put(KEY, session('0a0a0a0a'));
     const gets: string[] = [];
     const get = objects.get.bind(objects);
@@ -121,11 +122,38 @@ describe('existence checks after background records', () => {
     await checks.flush();
     expect([await mine, await older]).toEqual([true, false]);
     expect(gets).toEqual([KEY]);
-    expect(objects.lists).toBe(0);
+    expect(objects.headed).toEqual([KEY]);
     await objects.delete(KEY);
     expect(await new ExistenceChecks(objects, 0).confirm(KEY, '0a0a0a0a', { strict: true })).toBe(
       false,
     );
+  });
+
+  it("a HEAD with the etag of this process's last commit names that commit's session: no GET", async () => {
+    const { objects, checks } = await setUp(60_000, false);
+    const gets: string[] = [];
+    const get = objects.get.bind(objects);
+    objects.get = (key: string) => (gets.push(key), get(key));
+    const sent = checks.tick();
+    const { etag } = await objects.put(KEY, session('0a0a0a0a'));
+    checks.proven(KEY, '0a0a0a0a', sent, etag);
+    const mine = checks.confirm(KEY, '0a0a0a0a', { strict: true });
+    const older = checks.confirm(KEY, '0b0b0b0b');
+    await checks.flush();
+    expect([await mine, await older]).toEqual([true, false]);
+    expect([objects.headed, gets]).toEqual([[KEY], []]);
+  });
+
+  it('a session deleted and created again under the id by another process answers "gone" for the records of the first', async () => {
+    const { objects, checks } = await setUp(60_000, false);
+    const sent = checks.tick();
+    const { etag } = await objects.put(KEY, session('0a0a0a0a'));
+    checks.proven(KEY, '0a0a0a0a', sent, etag);
+    const record = checks.confirm(KEY, '0a0a0a0a'); // a log record of that commit
+    await objects.delete(KEY); // another process deletes it and creates it again
+    await objects.put(KEY, session('0c0c0c0c'));
+    await checks.flush();
+    expect(await record).toBe(false);
   });
 
   it('a drain holds them to run at once: a check that arrives during it does not wait', async () => {
@@ -142,7 +170,7 @@ describe('existence checks after background records', () => {
     // Released: a check waits again.
     const after = checks.confirm(KEY, 'i1');
     expect(await settledYet(after)).toBe(false);
-    checks.proven(KEY, 'i1', checks.tick());
+    checks.proven(KEY, 'i1', checks.tick(), 'e');
     expect(await after).toBe(true);
   });
 
@@ -165,7 +193,7 @@ describe('existence checks after background records', () => {
     expect(objects.lists).toBe(2);
     const release = checks.hold(KEY);
     const held = checks.confirm(KEY, 'i1');
-    checks.proven(KEY, 'i1', checks.tick());
+    checks.proven(KEY, 'i1', checks.tick(), 'e');
     expect(await held).toBe(true);
     release();
     await new Promise((r) => setTimeout(r, 10));
@@ -212,38 +240,39 @@ describe('existence checks after background records', () => {
   it('a check that fails rejects every check it answers', async () => {
     const { objects, checks } = await setUp(60_000);
     const answers = [1, 2].map(() => checks.confirm(KEY, 'i1'));
-    objects.exists = () => Promise.reject(new Error('storage down'));
+    objects.head = () => Promise.reject(new Error('storage down'));
     await checks.flush();
     for (const a of answers) await expect(a).rejects.toThrow('storage down');
   });
 
-  it('a store without `exists` (a test double, say) is asked by a LIST of the key', async () => {
-    const listed: string[] = [];
+  it('a store without `head` (a test double, say) is asked by a GET of the key', async () => {
+    const got: string[] = [];
     const objects = new (class extends PassThrough {
-      override list(prefix: string, options?: ListOptions) {
-        listed.push(prefix);
-        return this.inner.list(prefix, options);
+      override get(key: string) {
+        got.push(key);
+        return this.inner.get(key);
       }
-    })(tempLocalStore('existence-list'));
-    expect('exists' in objects).toBe(false);
-    await objects.put(KEY, new TextEncoder().encode('{}'));
+    })(tempLocalStore('existence-get'));
+    expect('head' in objects).toBe(false);
+    await objects.put(KEY, session('0a0a0a0a'));
     const checks = new ExistenceChecks(objects, 0);
-    expect(await checks.confirm(KEY, 'i1')).toBe(true);
+    expect(await checks.confirm(KEY, '0a0a0a0a')).toBe(true);
+    expect(await checks.confirm(KEY, '0b0b0b0b')).toBe(false);
     await objects.delete(KEY);
-    expect(await checks.confirm(KEY, 'i1')).toBe(false);
-    expect(listed).toEqual([KEY, KEY]);
+    expect(await checks.confirm(KEY, '0a0a0a0a')).toBe(false);
+    expect(got).toEqual([KEY, KEY, KEY]);
   });
 
-  it('CountingStore counts a HEAD, or over a store without `exists` a LIST (it does not ask itself again)', async () => {
+  it('CountingStore counts a HEAD, or over a store without `head` a GET (it does not ask itself again)', async () => {
     const local = tempLocalStore('existence-counting');
-    await local.put(KEY, new TextEncoder().encode('{}'));
+    const { etag } = await local.put(KEY, new TextEncoder().encode('{}'));
     const over = new CountingStore(local);
-    expect(await over.exists(KEY)).toBe(true);
-    expect([over.counts.head, over.counts.list]).toEqual([1, 0]);
+    expect(await over.head(KEY)).toEqual({ etag });
+    expect([over.counts.head, over.counts.get]).toEqual([1, 0]);
     const bare = new CountingStore(new PassThrough(local));
-    expect(await bare.exists(KEY)).toBe(true);
-    expect(await bare.exists(KEY + '.old')).toBe(false);
-    expect([bare.counts.head, bare.counts.list]).toEqual([0, 2]);
+    expect(await bare.head(KEY)).toEqual({ etag });
+    expect(await bare.head(KEY + '.old')).toBe(null);
+    expect([bare.counts.head, bare.counts.get]).toEqual([0, 2]);
   });
 
   it("Workers and Lambda (checks without a wait): a write's log, audit and index records share one LIST", async () => {

@@ -101,13 +101,18 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       expect((await store.list(prefix)).objects).toEqual([]);
     });
 
-    it('exists tells an object at exactly the key: not a prefix, a longer key or a deleted one', async () => {
+    it('head tells an object at exactly the key, with the etag get and put give: not a prefix, a longer key or a deleted one', async () => {
       const { store, prefix } = await fresh();
-      expect(store.exists).toBeTypeOf('function');
-      const exists = (key: string) => store.exists!(key);
+      expect(store.head).toBeTypeOf('function');
+      const exists = async (key: string) => (await store.head!(key)) !== null;
       expect(await exists(prefix + 's.json')).toBe(false);
-      await store.put(prefix + 's.json', utf8('{}'));
+      const put = await store.put(prefix + 's.json', utf8('{}'));
       await store.put(prefix + 'dir/inner.json', utf8('{}'));
+      expect(await store.head!(prefix + 's.json')).toEqual({ etag: put.etag });
+      expect((await store.get(prefix + 's.json'))!.etag).toBe(put.etag);
+      const again = await store.put(prefix + 's.json', utf8('{"a":1}'), { ifMatch: put.etag });
+      expect(await store.head!(prefix + 's.json')).toEqual({ etag: again.etag });
+      expect(again.etag).not.toBe(put.etag);
       expect(await exists(prefix + 's.json')).toBe(true);
       expect(await exists(prefix + 's')).toBe(false); // a prefix of a key
       expect(await exists(prefix + 's.json.bak')).toBe(false); // a longer key
