@@ -257,7 +257,7 @@ function redactSession(
   next.model = text(next.model);
   next.provider = text(next.provider);
   next.external_refs = redactRefs(next.external_refs, text);
-  if (next.metadata) next.metadata = redactMetadata(next.metadata, text);
+  if (next.metadata) next.metadata = redactJson(next.metadata, text, hit) as Record<string, string>;
   return messages;
 }
 
@@ -533,15 +533,6 @@ function hash64(s: string): string {
 }
 
 /** The caller's metadata with every key and value redacted (see `putOwn`). */
-function redactMetadata(
-  metadata: Record<string, string>,
-  text: (s: string) => string,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(metadata)) putOwn(out, text(key), text(value));
-  return out;
-}
-
 /**
  * Sets `key` as an own property of `out`. Keys that redact to the same text (two secrets used as keys) are
  * told apart with a number (`[REDACTED] 2`), and `__proto__` (from JSON.parse, which makes it an own key)
