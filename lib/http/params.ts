@@ -50,19 +50,29 @@ export function requireIfMatch(c: Context<Env>): ExpectedRevision {
   return ifMatch;
 }
 
-/** `metadata.<key>=<value>`: one pair to filter a list by; 400 for more than one or an empty key. */
+/**
+ * The pairs to filter a list by, each `metadata.<key>=<value>` or `metadata[<key>]=<value>` (OpenAPI's
+ * deepObject form): a session matches when its metadata holds every one. 400 for a key given twice (two
+ * values, or both forms), an empty key, or any other parameter that starts with `metadata`, which would
+ * otherwise be ignored and answer every session.
+ */
 export function parseMetadataFilter(
   queries: Record<string, string[]>,
-): [string, string] | undefined {
-  const pairs = Object.entries(queries).filter(([name]) => name.startsWith('metadata.'));
-  if (pairs.length === 0) return undefined;
-  const [name, values] = pairs[0]!;
-  const key = name.slice('metadata.'.length);
-  if (pairs.length > 1 || values.length > 1 || key === '') {
-    const detail = 'filter on one metadata pair: metadata.<key>=<value>';
-    throw badRequest(detail, [{ path: name, message: detail }]);
+): [string, string][] | undefined {
+  const pairs = new Map<string, string>();
+  for (const [name, values] of Object.entries(queries)) {
+    if (!name.startsWith('metadata')) continue;
+    const key = /^metadata\.(.+)$/s.exec(name)?.[1] ?? /^metadata\[(.+)\]$/s.exec(name)?.[1];
+    if (key === undefined || values.length > 1 || pairs.has(key)) {
+      const detail =
+        key === undefined
+          ? `${name} is not a metadata filter: metadata.<key>=<value> or metadata[<key>]=<value>`
+          : `metadata key ${key} is given more than once: one value per key`;
+      throw badRequest(detail, [{ path: name, message: detail }]);
+    }
+    pairs.set(key, values[0]!);
   }
-  return [key, values[0]!];
+  return pairs.size ? [...pairs] : undefined;
 }
 
 /**

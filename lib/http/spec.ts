@@ -98,8 +98,9 @@ export const parameters = {
     required: false,
     style: 'deepObject',
     description:
-      'One `metadata.<key>=<value>` pair: only sessions whose metadata holds it (read from ' +
-      'the manifest).',
+      'Pairs `metadata.<key>=<value>` (or `metadata[<key>]=<value>`, this deepObject form): only ' +
+      'sessions whose metadata holds every one (read from the manifest). A key given twice, or ' +
+      'another parameter starting with `metadata`, is 400.',
     schema: z.record(z.string(), z.string()),
   },
   UpdatedAfter: {

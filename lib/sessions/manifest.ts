@@ -127,8 +127,8 @@ export interface PageQuery {
   limit: number;
   before?: { at: number; id: string };
   updatedAfter?: number;
-  /** Only sessions whose metadata holds this key with this value. */
-  metadata?: [key: string, value: string];
+  /** Only sessions whose metadata holds every one of these pairs (key, value). */
+  metadata?: [key: string, value: string][];
 }
 
 interface Listing {
@@ -730,7 +730,7 @@ export class Manifest {
     };
     const wanted = (e: ManifestEntry) =>
       (query.updatedAfter === undefined || e.at > query.updatedAfter) &&
-      (!query.metadata || e.metadata?.[query.metadata[0]] === query.metadata[1]) &&
+      (!query.metadata || query.metadata.every(([k, v]) => hasPair(e.metadata, k, v))) &&
       (!query.before ||
         e.at < query.before.at ||
         (e.at === query.before.at && e.id < query.before.id));
@@ -1176,4 +1176,13 @@ function deletions(tombstones: Iterable<[string, number]>, keeps: Map<string, st
     const keep = keeps.get(id);
     return keep === undefined ? { id, at } : { id, at, keep };
   });
+}
+
+/** Whether `metadata` holds `key` (its own key, not an Object method's name) with `value`. */
+function hasPair(
+  metadata: Record<string, string> | undefined,
+  key: string,
+  value: string,
+): boolean {
+  return !!metadata && Object.hasOwn(metadata, key) && metadata[key] === value;
 }

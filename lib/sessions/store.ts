@@ -141,8 +141,8 @@ export interface ListOptions {
   limit: number;
   cursor?: string;
   updatedAfter?: number;
-  /** Only sessions whose metadata holds this key with this value (through the manifest). */
-  metadata?: [key: string, value: string];
+  /** Only sessions whose metadata holds every one of these pairs (through the manifest). */
+  metadata?: [key: string, value: string][];
 }
 
 /**
