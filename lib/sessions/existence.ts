@@ -1,5 +1,6 @@
 import type { ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
+import { listedExists } from '../storage/prefix.js';
 import { incarnationIn } from './key-records.js';
 
 /** An object is there, but its incarnation cannot be read. */
@@ -40,7 +41,7 @@ interface Waiting {
  * commit, and only then asks which session the key holds: one request for every check of the session
  * waiting by then, a HEAD (the store's `head`) whose etag, when it is the one this process's last commit
  * to the key got, names that commit's incarnation; else a GET, which holds it (a store without `head`, a
- * test double, GETs at once). So a session deleted and
+ * test double, is asked by a LIST whether an object is there, or a GET for a strict check). So a session deleted and
  * created again under the id by another process before the check does not keep the deleted one's
  * records. Below, "LIST" names that request (it was a LIST once). A busy
  * session's records cost no request to check; a quiet one's cost one per `lingerMs`. A runtime that
@@ -243,14 +244,18 @@ export class ExistenceChecks {
   /**
    * The incarnation of the session at `key`; null when there is no object, UNREAD when there is one whose
    * incarnation cannot be read (not a session object). A HEAD answers when the etag is that of this
-   * process's last commit to the key; else (or without `head`) a GET.
+   * process's last commit to the key; else a GET. Without `head` (a test double), a GET for a strict check,
+   * else a LIST of the key that tells only whether an object is there (UNREAD).
    */
-  private async holds(key: string): Promise<string | null | typeof UNREAD> {
+  private async holds(key: string, strict: boolean): Promise<string | null | typeof UNREAD> {
     const proof = this.proofs.get(key);
     if (this.objects.head) {
       const head = await this.objects.head(key);
       if (!head) return null;
       if (proof && head.etag === proof.etag) return proof.incarnation;
+    } else if (!strict) {
+      // A test double without `head`: whether an object is there, by a LIST of its key, as before.
+      return (await listedExists(this.objects, key)) ? UNREAD : null;
     }
     const live = await this.objects.get(key);
     return live ? (incarnationIn(live.body) ?? UNREAD) : null;
@@ -262,7 +267,10 @@ export class ExistenceChecks {
     clearTimeout(w.timer);
     this.waiting.delete(key);
     try {
-      const found = await this.holds(key);
+      const found = await this.holds(
+        key,
+        w.waiters.some((x) => x.strict),
+      );
       for (const waiter of w.waiters)
         waiter.done(
           found === UNREAD ? !waiter.strict : found !== null && found === waiter.incarnation,

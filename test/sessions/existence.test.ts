@@ -245,22 +245,26 @@ describe('existence checks after background records', () => {
     for (const a of answers) await expect(a).rejects.toThrow('storage down');
   });
 
-  it('a store without `head` (a test double, say) is asked by a GET of the key', async () => {
-    const got: string[] = [];
+  it('a store without `head` (a test double, say) is asked by a LIST of the key, or a GET when strict', async () => {
+    const asked: string[] = [];
     const objects = new (class extends PassThrough {
+      override list(prefix: string, options?: ListOptions) {
+        asked.push(`LIST ${prefix}`);
+        return this.inner.list(prefix, options);
+      }
       override get(key: string) {
-        got.push(key);
+        asked.push(`GET ${key}`);
         return this.inner.get(key);
       }
-    })(tempLocalStore('existence-get'));
+    })(tempLocalStore('existence-list'));
     expect('head' in objects).toBe(false);
     await objects.put(KEY, session('0a0a0a0a'));
     const checks = new ExistenceChecks(objects, 0);
-    expect(await checks.confirm(KEY, '0a0a0a0a')).toBe(true);
-    expect(await checks.confirm(KEY, '0b0b0b0b')).toBe(false);
+    expect(await checks.confirm(KEY, '0b0b0b0b')).toBe(true); // an object is all a LIST tells
+    expect(await checks.confirm(KEY, '0b0b0b0b', { strict: true })).toBe(false);
     await objects.delete(KEY);
     expect(await checks.confirm(KEY, '0a0a0a0a')).toBe(false);
-    expect(got).toEqual([KEY, KEY, KEY]);
+    expect(asked).toEqual([`LIST ${KEY}`, `GET ${KEY}`, `LIST ${KEY}`]);
   });
 
   it('CountingStore counts a HEAD, or over a store without `head` a GET (it does not ask itself again)', async () => {
