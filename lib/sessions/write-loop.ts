@@ -12,6 +12,7 @@ import {
   conflict,
   NeedsWholeSession,
   notFound,
+  payloadTooLarge,
   SatchelError,
   preconditionFailed,
   unavailable,
@@ -337,6 +338,21 @@ export class WriteLoop {
    * record, answer and audit record. Answers each request's outcome, in order.
    */
   async writeGroup(reqs: WriteRequest[]): Promise<PromiseSettledResult<WriteResult>[]> {
+    // A request whose Idempotency-Key an earlier one of the group holds (a client's retry queued beside its
+    // first attempt) runs after the group, on its own: it then finds that one's record (a replay, or 422).
+    const held = new Set<string>();
+    const again = reqs.map((r) => {
+      const k = r.ctx.idempotencyKey;
+      if (k === undefined) return false;
+      return held.has(k) || (held.add(k), false);
+    });
+    if (again.some(Boolean)) {
+      const first = await this.writeGroup(reqs.filter((_, i) => !again[i]));
+      const out: PromiseSettledResult<WriteResult>[] = [];
+      for (const [i, r] of reqs.entries())
+        out.push(again[i] ? (await this.writeGroup([r]))[0]! : first.shift()!);
+      return out;
+    }
     const { ns, id, ctx } = reqs[0]!;
     const key = keys.session(ns, id);
     const writeId = randomHex(12);
@@ -730,6 +746,11 @@ export class WriteLoop {
           first.ctx.receiptExtras?.(at.session),
         ),
     });
+    // The cap judges a group as one append: it refuses only when the newest message would go, and may drop
+    // a member's messages (one that can never fit) with history to make room for a later member. Each
+    // member then runs on its own (`commitLoop`), where the cap answers for it alone.
+    if (built.length > 1 && saved.dropped_groups > 0)
+      throw payloadTooLarge('a group commit over the size cap: its requests go one by one');
     const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
