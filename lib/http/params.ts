@@ -64,10 +64,7 @@ export function parseMetadataFilter(
     if (!name.startsWith('metadata')) continue;
     const key = /^metadata\.(.+)$/s.exec(name)?.[1] ?? /^metadata\[(.+)\]$/s.exec(name)?.[1];
     if (key === undefined || values.length > 1 || pairs.has(key)) {
-      const detail =
-        key === undefined
-          ? `${name} is not a metadata filter: metadata.<key>=<value> or metadata[<key>]=<value>`
-          : `metadata key ${key} is given more than once: one value per key`;
+      const detail = `${name}: one metadata.<key>=<value> or metadata[<key>]=<value> per key`;
       throw badRequest(detail, [{ path: name, message: detail }]);
     }
     pairs.set(key, values[0]!);

@@ -98,9 +98,7 @@ export const parameters = {
     required: false,
     style: 'deepObject',
     description:
-      'Pairs `metadata.<key>=<value>` (or `metadata[<key>]=<value>`, this deepObject form): only ' +
-      'sessions whose metadata holds every one (read from the manifest). A key given twice, or ' +
-      'another parameter starting with `metadata`, is 400.',
+      '`metadata[<key>]=<value>` or `metadata.<key>=<value>` pairs: sessions holding all of them.',
     schema: z.record(z.string(), z.string()),
   },
   UpdatedAfter: {

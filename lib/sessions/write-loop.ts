@@ -749,8 +749,7 @@ export class WriteLoop {
     // The cap judges a group as one append: it refuses only when the newest message would go, and may drop
     // a member's messages (one that can never fit) with history to make room for a later member. Each
     // member then runs on its own (`commitLoop`), where the cap answers for it alone.
-    if (built.length > 1 && saved.dropped_groups > 0)
-      throw payloadTooLarge('a group commit over the size cap: its requests go one by one');
+    if (built.length > 1 && saved.dropped_groups > 0) throw payloadTooLarge('group over the cap'); // never answered: each request runs alone
     const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
