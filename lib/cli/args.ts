@@ -48,10 +48,15 @@ export function integerArg(
   if (!/^\d+$/.test(value.trim()))
     throw new UsageError(`${name} must be a whole number, not ${JSON.stringify(value)}`);
   const n = Number(value.trim());
-  if (n < min || n > max)
-    throw new UsageError(
-      `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`}, not ${n}`,
-    );
+  if (n < min || n > max) {
+    const range =
+      n > max && max === Number.MAX_SAFE_INTEGER
+        ? `at most ${max}`
+        : max === Number.MAX_SAFE_INTEGER
+          ? `at least ${min}`
+          : `from ${min} to ${max}`;
+    throw new UsageError(`${name} must be ${range}, not ${value.trim()}`);
+  }
   return n;
 }
 

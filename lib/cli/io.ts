@@ -73,7 +73,10 @@ export function clientFrom(io: CliIO): SatchelClient {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`SATCHEL_URL is not a URL: ${JSON.stringify(url)}`);
+    // Not echoed: a URL that does not parse may still hold a password (`https://u:p#w@host`).
+    throw new UsageError(
+      'SATCHEL_URL is not a URL (http[s]://host[:port]; a password in it must be percent-encoded)',
+    );
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
@@ -108,6 +111,8 @@ export class LostWriteError extends Error {
   constructor(
     readonly error: SatchelConnectionError,
     readonly again: string[],
+    /** What to say before `again` (default: the write may have been stored; retry without storing twice). */
+    readonly advice?: string,
   ) {
     super(error.message);
     this.name = 'LostWriteError';
@@ -119,12 +124,16 @@ export class LostWriteError extends Error {
  * `again`, the rerun command (one that was refused every time stored nothing: a plain connection error),
  * and a key reused for another request (422) says what to do.
  */
-export async function keyedWrite<T>(write: Promise<T>, again: string[]): Promise<T> {
+export async function keyedWrite<T>(
+  write: Promise<T>,
+  again: string[],
+  advice?: string,
+): Promise<T> {
   try {
     return await write;
   } catch (err) {
     if (SatchelConnectionError.is(err) && err.mayHaveLanded !== false)
-      throw new LostWriteError(err, again);
+      throw new LostWriteError(err, again, advice);
     if (SatchelApiError.is(err) && err.status === 422 && /Idempotency-Key/i.test(err.detail))
       throw new AdvisedError(
         err,

@@ -155,7 +155,7 @@ function reportFailure(err: unknown, command: Command, io: CliIO, json: boolean)
 function connectionMessage(err: unknown): string | undefined {
   if (err instanceof LostWriteError)
     return (
-      `${err.message}. The write may have been stored. To retry it without storing it twice:\n` +
+      `${err.message}. ${err.advice ?? 'The write may have been stored. To retry it without storing it twice:'}\n` +
       `  ${err.again.map(shellQuote).join(' ')}`
     );
   if (SatchelConnectionError.is(err))

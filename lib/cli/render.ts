@@ -1,7 +1,24 @@
 import { textOfParts, type ContentPart } from '../model/parts.js';
 import type { SearchHit, Session, SessionSummary } from '../client/types.js';
 
-/** Text for people: odek's session table, a readable transcript, search hits. Pure functions. */
+/**
+ * Text for people: odek's session table, a readable transcript, search hits. Pure functions. What they
+ * print is stored text (webhook payloads, tool output, imported files), so it goes through `inert`.
+ */
+
+/**
+ * Control characters (C0 but line feed and tab, DEL, C1; a CR before a line feed goes) and bidirectional overrides shown as `\u001b`
+ * escapes: stored text cannot move the cursor, clear or retitle the terminal, write the clipboard (OSC 52)
+ * or reorder what is shown.
+ */
+export function inert(text: string): string {
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+}
 
 /** One line of a free text: newlines and runs of spaces collapsed, cut to `width` with an ellipsis. */
 export function oneLine(text: string, width: number): string {
@@ -32,7 +49,7 @@ export function sessionTable(sessions: SessionSummary[], width: number): string 
   if (sessions.length === 0) return 'No sessions.\n';
   return table(
     ['ID', 'Turns', 'Model', 'Task'],
-    sessions.map((s) => [s.id, String(s.turns), s.model || '-', s.task]),
+    sessions.map((s) => [s.id, String(s.turns), inert(s.model || '-'), inert(s.task)]),
     width,
   );
 }
@@ -43,8 +60,8 @@ export function searchHits(hits: SearchHit[], width: number): string {
   return hits
     .map(
       (h) =>
-        `${h.id}  ${h.score.toFixed(3)}  ${oneLine(h.task, Math.max(20, width - h.id.length - 9))}\n` +
-        `    ${oneLine(h.snippet, Math.max(20, width - 4))}\n`,
+        `${h.id}  ${h.score.toFixed(3)}  ${oneLine(inert(h.task), Math.max(20, width - h.id.length - 9))}\n` +
+        `    ${oneLine(inert(h.snippet), Math.max(20, width - 4))}\n`,
     )
     .join('');
 }
@@ -100,7 +117,7 @@ export function transcript(session: Session, options: { full?: boolean } = {}): 
       out.push(indent(prettyArguments(call.function.arguments), '      '));
     }
   }
-  return out.join('\n') + '\n';
+  return inert(out.join('\n')) + '\n';
 }
 
 function indent(text: string, prefix: string): string {

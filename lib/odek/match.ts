@@ -119,16 +119,28 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
 }
 
 /**
- * The stored refs must be exactly the file's (deduplicated as the store does, also after redaction), times
- * aside when absent.
+ * Every ref of the file must be stored (deduplicated as the store does, also after redaction), times aside
+ * when absent. Refs stored beyond the file's are no difference: refs are add-only, so no import (not even a
+ * replace) could drop them (`storedOnlyRefs` counts them).
  */
 function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
+  return matchRefs(file, stored).missing;
+}
+
+/** How many stored refs the file does not hold (kept by a replace: refs are add-only). */
+export function storedOnlyRefs(file: OdekSession, stored: Session): number {
+  const { matched } = matchRefs(file.external_refs, stored.external_refs);
+  return stored.external_refs.filter((s) => !matched.has(s)).length;
+}
+
+function matchRefs(
+  file: ExternalRef[],
+  stored: ExternalRef[],
+): { missing: string | null; matched: Set<ExternalRef> } {
   const wanted: ExternalRef[] = [];
   for (const r of file)
     if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by))
       wanted.push(r);
-  if (wanted.length < stored.length)
-    return `external_refs: ${wanted.length} in the file, ${stored.length} stored`;
   // The server keeps the first of refs that redact to the same one: a later file ref may match a stored
   // ref an earlier one matched, when the stored one holds a placeholder (its other fields were dropped).
   const matched = new Set<ExternalRef>();
@@ -146,10 +158,9 @@ function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
     );
     if (first) matched.add(first);
     else if (!stored.some((s) => matched.has(s) && redacted(s) && same(s)))
-      return `external_refs: ${ref.kind} ${ref.uri}`;
+      return { missing: `external_refs: ${ref.kind} ${ref.uri}`, matched };
   }
-  const missing = stored.find((s) => !matched.has(s));
-  return missing ? `external_refs: ${missing.kind} ${missing.uri} stored, not in the file` : null;
+  return { missing: null, matched };
 }
 
 function redacted(ref: ExternalRef): boolean {

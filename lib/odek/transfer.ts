@@ -9,7 +9,7 @@ import {
   unkeptTimes,
   type OdekSession,
 } from './format.js';
-import { firstDifference, sameJson } from './match.js';
+import { firstDifference, sameJson, storedOnlyRefs } from './match.js';
 
 /**
  * Moving sessions between odek files and a Satchel server, one session at a time, through the HTTP API
@@ -57,6 +57,8 @@ export async function importOdekFile(
       : []),
   ];
   const base = { source, id: session.id, notes };
+  // A create whose attempt got no answer and whose retry met the id (409): maybe its own session.
+  let lostCreate = false;
   try {
     try {
       const created = await client.create(createBody(session));
@@ -67,10 +69,23 @@ export async function importOdekFile(
       };
     } catch (err) {
       if (!(SatchelApiError.is(err) && err.status === 409)) throw err;
+      lostCreate = err.afterLostAttempt;
     }
     const stored = await client.get(session.id);
     const difference = firstDifference(session, stored.session);
-    if (difference === null) return { ...base, status: 'unchanged' };
+    const extra = storedOnlyRefs(session, stored.session);
+    const kept = extra
+      ? [
+          `the stored session keeps ${extra} external ref${extra > 1 ? 's' : ''} the file lacks ` +
+            '(refs are add-only: no import or replace drops one)',
+        ]
+      : [];
+    if (difference === null && lostCreate && stored.session.revision === 1) {
+      // The file's content at revision 1, after an attempt of this create got no answer: it made it.
+      const made = await pipelineNotes(client, session, stored.session);
+      return { ...base, status: 'created', notes: [...notes, ...made] };
+    }
+    if (difference === null) return { ...base, status: 'unchanged', notes: [...notes, ...kept] };
     if (!options.overwrite) {
       return {
         ...base,
@@ -82,7 +97,7 @@ export async function importOdekFile(
     return {
       ...base,
       status: 'replaced',
-      notes: [...notes, `replaced: it differed in ${difference}`],
+      notes: [...notes, `replaced: it differed in ${difference}`, ...kept],
     };
   } catch (err) {
     if (SatchelApiError.is(err))

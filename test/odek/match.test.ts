@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../lib/client/types.js';
 import { parseOdekFile, type OdekSession } from '../../lib/odek/format.js';
-import { firstDifference, sameJson, sameText } from '../../lib/odek/match.js';
+import { firstDifference, sameJson, sameText, storedOnlyRefs } from '../../lib/odek/match.js';
 import { newFormat, toolHeavy } from '../support/odek-files.js';
 
 describe('sameText: a stored string against the file string it came from', () => {
@@ -86,18 +86,6 @@ describe('firstDifference', () => {
       'messages[1]: fields differ',
     ],
     [
-      'a ref more',
-      (s) =>
-        s.external_refs.push({
-          kind: 'x',
-          uri: 'y',
-          created_by: 'z',
-          read_only: false,
-          created_at: '',
-        }),
-      'external_refs: 2 in the file, 3 stored',
-    ],
-    [
       'a ref uri',
       (s) => (s.external_refs[0]!.uri = 'https://github.com/acme/app/issues/43'),
       'external_refs: github_issue https://github.com/acme/app/issues/42',
@@ -110,6 +98,21 @@ describe('firstDifference', () => {
     ['sandbox cleared', (s) => (s.sandbox = false), 'sandbox'],
   ])('finds %s', (_name, change, where) => {
     expect(firstDifference(file, stored(file, change))).toBe(where);
+  });
+
+  it('a ref stored beyond the file is no difference (refs are add-only), and is counted', () => {
+    const more = stored(file, (s) =>
+      s.external_refs.push({
+        kind: 'x',
+        uri: 'y',
+        created_by: 'z',
+        read_only: false,
+        created_at: '',
+      }),
+    );
+    expect(firstDifference(file, more)).toBeNull();
+    expect(storedOnlyRefs(file, more)).toBe(1);
+    expect(storedOnlyRefs(file, stored(file))).toBe(0);
   });
 
   it('finds a change deep in a tool call and in an unknown message field', () => {
@@ -160,7 +163,7 @@ describe('firstDifference of refs the server redacted', () => {
     expect(firstDifference(file, s)).toBeNull();
   });
 
-  it('still finds a ref that matches nothing, and a stored ref no file ref made', () => {
+  it('still finds a ref that matches nothing, and counts a stored ref no file ref made', () => {
     const file = withRefs([ref('https://h/x?token=sk-a'), ref('https://h/y')]);
     const redactedOnly = stored(
       file,
@@ -179,7 +182,8 @@ describe('firstDifference of refs the server redacted', () => {
     const one = stored(two, (s) => (s.external_refs = [storedRef('https://h/a')]));
     expect(firstDifference(two, one)).toBe('external_refs: doc https://h/b');
     const extra = stored(two, (s) => s.external_refs.push(storedRef('https://h/c')));
-    expect(firstDifference(two, extra)).toBe('external_refs: 2 in the file, 3 stored');
+    // A ref stored beyond the file's: no import can drop it (refs are add-only), so no difference.
+    expect([firstDifference(two, extra), storedOnlyRefs(two, extra)]).toEqual([null, 1]);
   });
 });
 

@@ -44,8 +44,9 @@ ${REF_HELP}
       ...(given !== undefined ? ['--id', given] : []),
       '--idempotency-key',
       key,
-      message,
       ...refArgs(ctx.args.values),
+      '--', // a message that starts with '-' stays the message
+      message,
     ];
     let answer;
     try {

@@ -1,6 +1,7 @@
 import { integerArg, externalRefs, stringOpt, type Options } from '../args.js';
 import type { Command } from '../command.js';
 import { SatchelApiError } from '../../client/errors.js';
+import { newSessionId } from '../../model/ids.js';
 import { AdvisedError, EXIT, idempotencyKeyOption, keyedWrite, UsageError } from '../io.js';
 import { sessionTable, transcript } from '../render.js';
 import type { SessionSummary } from '../../client/types.js';
@@ -178,27 +179,40 @@ ${REF_HELP}
     const system = stringOpt(ctx.args.values, 'system');
     const model = stringOpt(ctx.args.values, 'model');
     const provider = stringOpt(ctx.args.values, 'provider');
-    const id = sessionIdArg(stringOpt(ctx.args.values, 'id'), '--id');
-    const { session } = await ctx
-      .client()
-      .create({
-        task,
-        ...(id !== undefined ? { id } : {}),
-        ...(model !== undefined ? { model } : {}),
-        ...(provider !== undefined ? { provider } : {}),
-        ...(system !== undefined ? { messages: [{ role: 'system', content: system }] } : {}),
-        ...(refs.length ? { external_refs: refs } : {}),
-      })
-      .catch((err: unknown) => {
-        // The id is the caller's: the session there may be the unanswered attempt's, or another's.
-        if (SatchelApiError.is(err) && err.status === 409 && err.afterLostAttempt)
-          throw new AdvisedError(
-            err,
-            'An earlier attempt of this command got no answer and may have created it: ' +
-              `\`satchel session show ${id}\` shows the session there.`,
-          );
-        throw err;
-      });
+    const given = sessionIdArg(stringOpt(ctx.args.values, 'id'), '--id');
+    // Chosen here when not given, so that a create whose answer was lost can name the session it made.
+    const id = given ?? newSessionId();
+    const client = ctx.client();
+    const again = ['satchel', 'session', 'create', '--id', id];
+    for (const [name, value] of [
+      ['--system', system],
+      ['--model', model],
+      ['--provider', provider],
+    ] as const)
+      if (value !== undefined) again.push(name, value);
+    again.push(...refArgs(ctx.args.values), '--', task);
+    const made = client.create({
+      task,
+      id,
+      ...(model !== undefined ? { model } : {}),
+      ...(provider !== undefined ? { provider } : {}),
+      ...(system !== undefined ? { messages: [{ role: 'system', content: system }] } : {}),
+      ...(refs.length ? { external_refs: refs } : {}),
+    });
+    const advice =
+      `The session may have been created as ${id}: \`satchel session show ${id}\` tells. ` +
+      'If it is not there, create it under that id:';
+    const { session } = await keyedWrite(made, again, advice).catch((err: unknown) => {
+      if (!(SatchelApiError.is(err) && err.status === 409 && err.afterLostAttempt)) throw err;
+      // An id this command chose is nobody else's: the session is its unanswered attempt's.
+      if (given === undefined) return client.get(id);
+      // The id is the caller's: the session there may be the unanswered attempt's, or another's.
+      throw new AdvisedError(
+        err,
+        'An earlier attempt of this command got no answer and may have created it: ' +
+          `\`satchel session show ${id}\` shows the session there.`,
+      );
+    });
     if (ctx.json) ctx.printJson(session);
     else ctx.print(`${session.id}\n`);
     return EXIT.ok;
@@ -233,9 +247,9 @@ ${REF_HELP}
     const key =
       idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
     const refs = externalRefs(ctx.args.values);
-    const again = ['satchel', 'session', 'append', id, content, '--idempotency-key', key];
+    const again = ['satchel', 'session', 'append', '--idempotency-key', key];
     if (role !== 'user') again.push('--role', role);
-    again.push(...refArgs(ctx.args.values));
+    again.push(...refArgs(ctx.args.values), '--', id, content); // a message may start with '-'
     const receipt = await keyedWrite(
       ctx
         .client()
