@@ -109,7 +109,7 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
  */
 export class LostWriteError extends Error {
   constructor(
-    readonly error: SatchelConnectionError,
+    readonly error: Error,
     readonly again: string[],
     /** What to say before `again` (default: the write may have been stored; retry without storing twice). */
     readonly advice?: string,
@@ -134,6 +134,9 @@ export async function keyedWrite<T>(
   } catch (err) {
     if (SatchelConnectionError.is(err) && err.mayHaveLanded !== false)
       throw new LostWriteError(err, again, advice);
+    // A proxy's or gateway's error page: whether the write reached Satchel is unknown.
+    if (SatchelApiError.is(err) && err.fromSatchel === false)
+      throw new LostWriteError(new Error(notSatchel(err)), again, advice);
     if (SatchelApiError.is(err) && err.status === 422 && /Idempotency-Key/i.test(err.detail))
       throw new AdvisedError(
         err,
@@ -160,4 +163,10 @@ export function idempotencyKeyOption(value: string | undefined): string | undefi
 /** A word quoted for a POSIX shell, so a printed command can be pasted back as it is. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What to say of an error answer that is not Satchel's problem JSON (a proxy's or gateway's page). */
+export function notSatchel(err: SatchelApiError): string {
+  const said = err.detail ? ` (${err.detail.slice(0, 120)})` : '';
+  return `the answer ${err.status} ${err.title}${said} is not Satchel's`;
 }

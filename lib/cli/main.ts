@@ -13,6 +13,7 @@ import {
   EXIT,
   LocalFileError,
   LostWriteError,
+  notSatchel,
   shellQuote,
   UsageError,
   type CliIO,
@@ -114,6 +115,13 @@ function reportFailure(err: unknown, command: Command, io: CliIO, json: boolean)
         `(satchel ${command.name} --help for more)`,
       json,
     );
+  }
+  if (SatchelApiError.is(err) && err.fromSatchel === false) {
+    const detail = `${notSatchel(err)}: is SATCHEL_URL a Satchel server, and is what is in front of it up?`;
+    io.stderr.write(
+      json ? JSON.stringify({ error: 'connection', detail }) + '\n' : `satchel: ${detail}\n`,
+    );
+    return EXIT.connection;
   }
   if (SatchelApiError.is(err) || err instanceof AdvisedError) {
     reportApiError(err, io, json);

@@ -425,6 +425,7 @@ export class SatchelClient {
           retryAfterSeconds(response),
           // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
           lost,
+          /problem\+json/i.test(response.headers.get('content-type') ?? ''),
         );
         throw error;
       } finally {

@@ -12,11 +12,14 @@ export class SatchelApiError extends Error {
   /**
    * @param afterLostAttempt an earlier attempt of the same call got no answer, so it may have taken effect:
    * a 409 of a create that named its id may then be that attempt's session.
+   * @param fromSatchel false when the answer was not Satchel's problem JSON (an HTML error page of a proxy,
+   * a gateway or the platform): then the status is theirs, and a write may or may not have reached Satchel.
    */
   constructor(
     readonly problem: Problem,
     retryAfter?: number,
     readonly afterLostAttempt = false,
+    readonly fromSatchel = true,
   ) {
     super(`${problem.status} ${problem.title}: ${problem.detail}`);
     this.name = 'SatchelApiError';
@@ -127,6 +130,11 @@ export function problemFrom(status: number, statusText: string, body: string): P
     type: 'about:blank',
     title: statusText || `HTTP ${status}`,
     status,
-    detail: body.trim().slice(0, 500),
+    // An error page's words, not its markup.
+    detail: body
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 500),
   };
 }
