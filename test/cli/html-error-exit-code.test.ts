@@ -28,7 +28,9 @@ afterEach(async () => {
 const html = (status: number, text: string) =>
   misbehavingServer((_req, res) => {
     res.writeHead(status, { 'content-type': 'text/html' });
-    res.end(`<html><head><title>${text}</title></head><body><h1>${text}</h1><hr>nginx</body></html>`);
+    res.end(
+      `<html><head><title>${text}</title></head><body><h1>${text}</h1><hr>nginx</body></html>`,
+    );
   }, closers);
 
 describe('an error answer that is not Satchel JSON', () => {
