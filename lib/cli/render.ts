@@ -7,9 +7,9 @@ import type { SearchHit, Session, SessionSummary } from '../client/types.js';
  */
 
 /**
- * Control characters (C0 but line feed and tab, DEL, C1; a CR before a line feed goes) and bidirectional overrides shown as `\u001b`
- * escapes: stored text cannot move the cursor, clear or retitle the terminal, write the clipboard (OSC 52)
- * or reorder what is shown.
+ * Control characters (C0 but line feed and tab, DEL, C1; a CR before a line feed goes) and bidirectional
+ * overrides shown as `\u001b` escapes: stored text cannot move the cursor, clear or retitle the terminal,
+ * write the clipboard (OSC 52) or reorder what is shown.
  */
 export function inert(text: string): string {
   return text

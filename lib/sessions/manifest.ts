@@ -112,6 +112,12 @@ export interface ManifestOptions {
    */
   settledMarkers?: () => ReadonlySet<string>;
   /**
+   * The pending markers of this process with a write not yet logged, taken before a listing: one the
+   * listing does not show (its log record landed after the LIST passed it, then the marker went) sends
+   * the reader to the session object, so this process's own write is never missing from its listing.
+   */
+  unsettledMarkers?: () => ReadonlySet<string>;
+  /**
    * Called by the compactor for each stale marker it heals (a writer crashed or failed between a commit
    * and its log record), after reading the session: what else such a write left unwritten is restored
    * here (its audit records).
@@ -168,6 +174,7 @@ export class Manifest {
   private readonly concurrency: number;
   private readonly now: () => number;
   private readonly settledMarkers: ManifestOptions['settledMarkers'];
+  private readonly unsettledMarkers: ManifestOptions['unsettledMarkers'];
   private readonly healStale: ManifestOptions['healStale'];
   private readonly rootCache = new Map<string, Root>();
   private readonly pageCache = new Map<string, Page>();
@@ -203,6 +210,7 @@ export class Manifest {
     this.concurrency = options.concurrency ?? 16;
     this.now = options.now ?? Date.now;
     this.settledMarkers = options.settledMarkers;
+    this.unsettledMarkers = options.unsettledMarkers;
     this.healStale = options.healStale;
   }
 
@@ -593,6 +601,8 @@ export class Manifest {
   private async snapshot(ns: string, settled = false): Promise<Snapshot | null> {
     // Taken before the LIST: a write of ours logged after it began is not in the listing.
     const settledOwn = this.settledMarkers?.() ?? new Set<string>();
+    // Ours not yet logged: a LIST is no snapshot, and may show neither their markers nor log records.
+    const unsettledOwn = settled ? undefined : this.unsettledMarkers?.();
     const listing = await this.listManifest(ns);
     const newest = listing.roots[listing.roots.length - 1];
     if (!newest) return null;
@@ -603,15 +613,15 @@ export class Manifest {
     const unlogged = listing.pending.filter(
       (p) => !logged.has(p.writeId) && !settledOwn.has(p.key),
     );
+    const passed = unsettledOwn ? missedOwn(ns, unsettledOwn, listing) : [];
     const signature = `${newest.key}@${root.built_at}|${uncovered.join(',')}`;
     const cached = this.snapshots.get(ns);
     // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
-    if (cached && cached.signature === signature && unlogged.length === 0)
+    if (cached && cached.signature === signature && unlogged.length === 0 && passed.length === 0)
       return { ...cached, listing };
-
     const { tombstones, keeps } = deletionsOf(root);
     const changes: Snapshot['changes'] = new Map();
-    const toVerify = new Set<string>();
+    const toVerify = new Set<string>(passed); // our own writes whose marker and log record the LIST missed
     // Log records are tiny: fetch them all at once rather than in rounds.
     const records = await mapLimit(uncovered, 64, (k) => this.loadLog(k));
     const order = records
@@ -1176,6 +1186,15 @@ function deletions(tombstones: Iterable<[string, number]>, keeps: Map<string, st
     const keep = keeps.get(id);
     return keep === undefined ? { id, at } : { id, at, keep };
   });
+}
+
+/** The ids of this process's unlogged writes whose markers (`own`) the listing does not show. */
+function missedOwn(ns: string, own: ReadonlySet<string>, listing: Listing): string[] {
+  const listed = new Set(listing.pending.map((p) => p.key));
+  const prefix = `${keys.manifest(ns)}p/`;
+  return [...own]
+    .filter((k) => k.startsWith(prefix) && !listed.has(k))
+    .map((k) => k.slice(prefix.length).split('/')[0]!);
 }
 
 /** Whether `metadata` holds `key` (its own key, not an Object method's name) with `value`. */

@@ -103,6 +103,19 @@ export class StandingMarkers {
     return out;
   }
 
+  /**
+   * The markers of this process with a write under it not yet logged, now. A reader takes this set before
+   * it lists the manifest too: a LIST is no snapshot (a local folder's walks its names first and checks
+   * them after; a paged one reads `m/l/` before `m/p/`), so such a write's log record may land after the
+   * LIST passed `m/l/` and its marker go before the LIST reached it. The reader checks the session of
+   * every one of these markers it does not find listed against its object.
+   */
+  unsettledNow(): ReadonlySet<string> {
+    const out = new Set<string>();
+    for (const [key, h] of this.byKey) if (h.inFlight > 0) out.add(key);
+    return out;
+  }
+
   /** Deletes every idle marker now (a process about to stop; tests). */
   async retireIdle(): Promise<void> {
     const idle = [...this.current].filter(([, h]) => h.inFlight === 0 && !h.dirty);

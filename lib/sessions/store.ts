@@ -219,6 +219,7 @@ export class SessionStore {
     this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), {
       now: this.now,
       settledMarkers: () => this.markers.settledNow(),
+      unsettledMarkers: () => this.markers.unsettledNow(),
       healStale: (ns, id, since) => this.restoreAudit(ns, id, since),
       ...options.manifest,
     });

@@ -748,8 +748,9 @@ export class WriteLoop {
     });
     // The cap judges a group as one append: it refuses only when the newest message would go, and may drop
     // a member's messages (one that can never fit) with history to make room for a later member. Each
-    // member then runs on its own (`commitLoop`), where the cap answers for it alone.
-    if (built.length > 1 && saved.dropped_groups > 0) throw payloadTooLarge('group over the cap'); // never answered: each request runs alone
+    // member then runs on its own (`commitLoop`), where the cap answers for it alone (this error is never
+    // an answer).
+    if (built.length > 1 && saved.dropped_groups > 0) throw payloadTooLarge('group over the cap');
     const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
