@@ -92,7 +92,8 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
       failed: 0,
     };
     const results: ImportOutcome[] = [];
-    const progress = new Progress(ctx.io.stderr, files.length, 'import');
+    // With --json, stderr holds only the JSON error: no progress lines.
+    const progress = new Progress(ctx.json ? QUIET : ctx.io.stderr, files.length, 'import');
     try {
       await eachLimit(files, concurrency, async (file) => {
         let outcome: ImportOutcome;
@@ -113,9 +114,10 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
       });
     } catch (err) {
       progress.abort();
-      ctx.io.stderr.write(
-        `import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`,
-      );
+      if (!ctx.json)
+        ctx.io.stderr.write(
+          `import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`,
+        );
       throw err;
     }
     results.sort((a, b) => a.source.localeCompare(b.source));
@@ -169,7 +171,7 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     await makeFolder(folder);
     const files: string[] = [];
     const failed: { id: string; reason: string }[] = [];
-    const progress = new Progress(ctx.io.stderr, ids.length, 'export');
+    const progress = new Progress(ctx.json ? QUIET : ctx.io.stderr, ids.length, 'export');
     try {
       await eachLimit(ids, concurrency, async (id) => {
         try {
@@ -185,9 +187,10 @@ Exit code 4 when any session failed (each is listed with its reason).`,
       });
     } catch (err) {
       progress.abort();
-      ctx.io.stderr.write(
-        `export stopped after ${files.length + failed.length} of ${ids.length} sessions\n`,
-      );
+      if (!ctx.json)
+        ctx.io.stderr.write(
+          `export stopped after ${files.length + failed.length} of ${ids.length} sessions\n`,
+        );
       throw err;
     }
     files.sort();
@@ -207,6 +210,9 @@ Exit code 4 when any session failed (each is listed with its reason).`,
 
 /** odek's own files in its sessions folder (the ids `index` and `latest` are reserved for them). */
 const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
+
+/** Where progress goes with --json: nowhere. */
+const QUIET = { write: () => true, isTTY: false };
 
 /** The files to import: folders expanded to their *.json (sorted), files as given, each once. */
 export async function sessionFiles(
