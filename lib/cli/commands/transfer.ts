@@ -68,7 +68,9 @@ untrusted_ingested and episode_untrusted can be added, never removed).
 
 Kept: the id, task, model, provider, every message with every field, external refs, the flags
 sandbox, untrusted_ingested and episode_untrusted, and the session's created_at and updated_at (a file
-without them gets the time of the import). Derived again by the server: turns and episode_taint_tracked.
+without them gets the time of the import; a replace with --overwrite keeps the stored session's created_at
+and stamps updated_at with its own time). Refs stored beyond the file's are kept and named in the report.
+Derived again by the server: turns and episode_taint_tracked.
 Left out: top-level fields odek does not define (named per file; the session is still imported).
 
   --overwrite        replace sessions that exist with different content
