@@ -421,12 +421,15 @@ export class SearchEngine implements SessionListener {
     schedule: Schedule,
   ): Promise<{ id: string; score: number }[]> {
     if (!this.embedder?.available()) return [];
+    // The query leaves for the embeddings API redacted, as everything embedded is (a token searched for
+    // could only match its [REDACTED] placeholder anyway).
+    const text = this.sessions.pipeline.redactText(query);
     try {
-      const vectors = await this.vectors(ns, query);
+      const vectors = await this.vectors(ns, text);
       if (!vectors) return [];
       const [res, [q]] = await Promise.all([
         vectors.resolve(ns, live, false, schedule),
-        this.embedder.embed([query], true),
+        this.embedder.embed([text], true),
       ]);
       return rankVectors(res, q!, CANDIDATES);
     } catch (err) {

@@ -182,7 +182,8 @@ function importedTimes(
  */
 export class SessionStore {
   readonly manifest: Manifest;
-  private readonly pipeline: SavePipeline;
+  /** The save pipeline (search redacts a query with it before it leaves for the embeddings API). */
+  readonly pipeline: SavePipeline;
   private readonly listeners: SessionListener[];
   private readonly audit: AuditLog | undefined;
   private readonly onError: (what: string, err: unknown) => void;
