@@ -1,6 +1,88 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono/tiny';
-import * as client from './client.js';
+import {
+  $,
+  api,
+  apiPath,
+  append,
+  auditItem,
+  authenticate,
+  badges,
+  body,
+  busyWhile,
+  capMarker,
+  capMarkerItem,
+  clear,
+  contentText,
+  countOf,
+  droppedList,
+  endSearch,
+  exact,
+  fail,
+  fmtBytes,
+  folded,
+  grouped,
+  h,
+  highlight,
+  isLong,
+  listView,
+  loadAudit,
+  loadPage,
+  loadSession,
+  matchSpans,
+  messageItem,
+  needSignIn,
+  noteNewest,
+  outcome,
+  plural,
+  pollChanges,
+  prettyArgs,
+  probeWrites,
+  problemText,
+  queryWords,
+  redactions,
+  refreshTimes,
+  relative,
+  renderFacts,
+  renderList,
+  renderMessages,
+  renderMetadata,
+  renderRefs,
+  renderSession,
+  resultsByCall,
+  richText,
+  runSearch,
+  say,
+  searchHitItem,
+  sessionBrowser,
+  sessionHref,
+  sessionRow,
+  sessionView,
+  setFlash,
+  settings,
+  show,
+  showChanges,
+  signedIn,
+  stale,
+  status,
+  storedToken,
+  storeToken,
+  takeFlash,
+  timeEl,
+  toolCallBlock,
+  trimMessages,
+  trimPreview,
+  untrustedBlock,
+  utf8Bytes,
+  wireAppend,
+  wireContinue,
+  wireDelete,
+  wireDownload,
+  wireSearch,
+  wireSignIn,
+  wireTrim,
+  wrapperPattern,
+} from './client.js';
 import { renderPage, type PageAssets } from './page.js';
 import { STYLE } from './style.js';
 
@@ -61,11 +143,114 @@ let assets: { script: Asset; style: Asset; pages: Record<'list' | 'session', str
  * in the browser.
  */
 export function clientScript(): string {
-  const entry = client.sessionBrowser;
-  const parts = Object.values(client).filter((f) => typeof f === 'function' && f !== entry);
-  const body = parts.map((f) => f.toString()).join('\n');
-  return `"use strict";var __name=function(f){return f};(function(){\n${body}\n(${entry.toString()})();\n})();\n`;
+  return pageScript(PAGE_FUNCTIONS, sessionBrowser);
 }
+
+/**
+ * The script from functions and an entry. A minifier may turn a declaration into a function expression
+ * (terser moved one, its calls inlined, into the list below: `function(){…}` alone is a syntax error),
+ * so a function whose text declares no name is declared as a variable of the name the build gave it.
+ */
+export function pageScript(
+  functions: readonly ((...args: never[]) => unknown)[],
+  entry: () => void,
+): string {
+  const body = functions.map((f, i) => {
+    const text = f.toString();
+    return /^(async\s*)?function\s*\*?\s*[\w$]/.test(text)
+      ? text
+      : `var ${f.name || `_${i}`}=${text};`;
+  });
+  return `"use strict";var __name=function(f){return f};(function(){\n${body.join('\n')}\n(${entry})();\n})();\n`;
+}
+
+/**
+ * Every function of lib/ui/client.ts but the entry, by name: a list, not `import * as`, whose namespace
+ * object (every export's name, as a string) cost the Worker bundles 633 B gzip. test/ui/routes.test.ts
+ * checks that the served script holds every function client.ts exports.
+ */
+export const PAGE_FUNCTIONS: ((...args: never[]) => unknown)[] = [
+  settings,
+  storedToken,
+  storeToken,
+  setFlash,
+  takeFlash,
+  $,
+  h,
+  append,
+  clear,
+  show,
+  fmtBytes,
+  relative,
+  exact,
+  grouped,
+  utf8Bytes,
+  timeEl,
+  refreshTimes,
+  plural,
+  sessionHref,
+  apiPath,
+  say,
+  status,
+  fail,
+  problemText,
+  api,
+  signedIn,
+  needSignIn,
+  authenticate,
+  wireSignIn,
+  badges,
+  redactions,
+  wrapperPattern,
+  richText,
+  untrustedBlock,
+  countOf,
+  isLong,
+  folded,
+  body,
+  contentText,
+  prettyArgs,
+  listView,
+  sessionRow,
+  noteNewest,
+  renderList,
+  loadPage,
+  wireSearch,
+  endSearch,
+  runSearch,
+  searchHitItem,
+  queryWords,
+  matchSpans,
+  highlight,
+  pollChanges,
+  showChanges,
+  sessionView,
+  loadSession,
+  renderSession,
+  renderFacts,
+  renderMetadata,
+  resultsByCall,
+  renderMessages,
+  messageItem,
+  capMarker,
+  capMarkerItem,
+  toolCallBlock,
+  renderRefs,
+  loadAudit,
+  auditItem,
+  probeWrites,
+  stale,
+  outcome,
+  busyWhile,
+  wireAppend,
+  wireContinue,
+  wireTrim,
+  trimPreview,
+  droppedList,
+  wireDelete,
+  wireDownload,
+  trimMessages,
+];
 
 /** Built on first use, not at import: a Worker pays for it only when someone opens the browser. */
 function built() {
