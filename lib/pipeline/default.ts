@@ -44,5 +44,6 @@ function fnv32(s: string): string {
  * JSON-escaped known values, secrets split across content parts. 3 (2026-12-03): text scanned again with
  * `\/` and `%XX` escapes undone; text parts scanned run together. 4 (2026-12-04): `\u00XX` escapes undone
  * too; known values searched in the views, and form-encoded (`+`); every field of a rule fingerprinted.
+ * 5 (2026-12-04): inline files whose bytes are text (`data:` URLs, base64 fields) redacted as that text.
  */
-const WALK = '\nwalk:4';
+const WALK = '\nwalk:5';

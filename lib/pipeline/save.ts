@@ -1,6 +1,7 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
-import { PARTS_FIELD, textOfParts, type ContentPart } from '../model/parts.js';
+import { fromBase64, strictText, toBase64, utf8 } from '../model/bytes.js';
+import { BASE64_FIELDS, PARTS_FIELD, textOfParts, type ContentPart } from '../model/parts.js';
 import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
@@ -477,6 +478,7 @@ function redactJson(
   hit: () => void,
   secret = false,
   depth = 0,
+  field?: string,
 ): unknown {
   if (depth > MAX_JSON_DEPTH) throw RangeError(); // redactArguments: text then
   const str = typeof value === 'string';
@@ -486,15 +488,36 @@ function redactJson(
     if (!str || text(value) === value) hit();
     return PLACEHOLDER;
   }
-  if (str) return text(value);
-  if (Array.isArray(value)) return value.map((v) => redactJson(v, text, hit, secret, depth + 1));
+  if (str) return inlineText(value, text, field) ?? text(value);
+  if (Array.isArray(value))
+    return value.map((v) => redactJson(v, text, hit, secret, depth + 1, field));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value))
-      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k), depth + 1));
+      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k), depth + 1, k));
     return out;
   }
   return value;
+}
+
+/**
+ * An inline file whose bytes are text (a `.env` as a `data:` URL, a base64 `file_data` or `data` field),
+ * redacted as text and encoded again, whatever its media type says; undefined when it is no such file or
+ * nothing in it changed (then the string is redacted as it stands, as binary media are).
+ */
+function inlineText(value: string, text: TextFn, field: string | undefined): string | undefined {
+  const url = value.startsWith('data:') ? /^data:[^,]*;base64,/i.exec(value) : null;
+  if (!url && !(field && BASE64_FIELDS.has(field))) return undefined;
+  const head = url ? url[0] : '';
+  let decoded: string;
+  try {
+    decoded = strictText(fromBase64(value.slice(head.length)));
+  } catch {
+    return undefined; // not base64, or not UTF-8
+  }
+  if (/[\0-\x08\x0e-\x1a\x1c-\x1f]/.test(decoded)) return undefined; // binary that happens to decode
+  const redacted = text(decoded);
+  return redacted === decoded ? undefined : text(head) + toBase64(utf8(redacted));
 }
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */
