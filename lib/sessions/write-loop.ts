@@ -257,6 +257,11 @@ export class WriteLoop {
    * answers retries for 24 h and stays.
    */
   private readonly settled = new Set<string>();
+  /**
+   * Parts of lost attempts in runs that failed while the object stood at the etag their PUT was
+   * conditional on, by session key (at most 256 keys): `dropLeft` erases them at the next commit.
+   */
+  private readonly leftParts = new Map<string, string[]>();
 
   constructor(private readonly deps: WriteLoopDeps) {
     this.keyRecords = new StoredKeyRecords(deps.objects, deps.existence);
@@ -460,7 +465,9 @@ export class WriteLoop {
       if (!outcome.lost) {
         if (outcome.committed) {
           // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
-          this.discardUnlanded(run, tries, null, partsOf(this.deps.cache.get(key)));
+          const named = partsOf(this.deps.cache.get(key));
+          this.discardUnlanded(run, tries, null, named);
+          this.dropLeft(run, named);
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -532,6 +539,7 @@ export class WriteLoop {
       null,
       named,
     );
+    this.dropLeft(run, named);
     run.finished = true;
     this.finish(run.ns, run.mark, landed);
   }
@@ -849,19 +857,55 @@ export class WriteLoop {
       if (names.length) left.set(incarnation, [...(left.get(incarnation) ?? []), ...names]);
     };
     add(run.keyRecordsFor ?? '', run.keyRecordsStored.splice(0));
-    for (const t of run.tries) if (t.uncertain) add(t.incarnation, t.written.splice(0));
+    const parts = run.tries.filter((t) => t.uncertain && t.written.length);
+    for (const t of parts) add(t.incarnation, [...t.written]);
     const done = Promise.allSettled(run.keyRecordsDone);
     const { existence } = this.deps;
     for (const [incarnation, names] of left) {
       const erase = () => this.deps.objects.delete(names);
-      const check = existence.eraseUnlessLive(run.key, incarnation, erase, {
-        strict: true,
-        after: done,
-      });
+      const check = existence
+        .eraseUnlessLive(run.key, incarnation, erase, { strict: true, after: done })
+        .then(() => this.dropUnnamed(run, parts));
       run.schedule(
         existence.follow(check).catch(this.report('records or parts left by a write not checked')),
       );
     }
+  }
+
+  /**
+   * The session lives on: the parts of attempts whose answer was lost go when its object has moved past
+   * the etag their PUT was conditional on (they can no longer land) and does not name them (they did not,
+   * or a later commit replaced them). Else they would stay while the session lives, holding text its
+   * user may trim away, and, never stored, the failed request's own message.
+   */
+  private async dropUnnamed(run: GroupRun, tries: Tried[]): Promise<void> {
+    if (!tries.some((t) => t.written.length)) return;
+    const now = await this.deps.load(run.ns, run.id, true);
+    if (!now) return; // gone: erased above
+    const named = partsOf(now);
+    for (const t of tries) {
+      const names = t.written.splice(0);
+      if (t.ifMatch !== now.etag) {
+        const unnamed = names.filter((k) => !named.has(k));
+        if (unnamed.length) await this.deps.objects.delete(unnamed);
+      } else if (names.length) {
+        // It may still land: the next commit of this process to the session rules it out (`dropLeft`).
+        const left = this.leftParts;
+        left.set(run.key, [...(left.get(run.key) ?? []), ...names]);
+        if (left.size > 256) left.delete(left.keys().next().value!);
+      }
+    }
+  }
+
+  /**
+   * After a commit of this process to `run`'s session: the parts `dropUnnamed` kept can no longer land
+   * (the object moved on with this commit), and go unless the object names them.
+   */
+  private dropLeft(run: GroupRun, named: Set<string>): void {
+    const left = this.leftParts.get(run.key);
+    if (!left) return;
+    this.leftParts.delete(run.key);
+    for (const k of left) if (!named.has(k)) this.discard(run, k);
   }
 
   /**
