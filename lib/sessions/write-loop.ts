@@ -465,9 +465,7 @@ export class WriteLoop {
       if (!outcome.lost) {
         if (outcome.committed) {
           // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
-          const named = partsOf(this.deps.cache.get(key));
-          this.discardUnlanded(run, tries, null, named);
-          this.dropLeft(run, named);
+          this.ruledOut(run, tries, partsOf(this.deps.cache.get(key)));
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -533,13 +531,11 @@ export class WriteLoop {
     const named = partsOf(cached);
     for (const k of landed.replaced) if (!named.has(k)) this.discard(run, k);
     // The other attempts can no longer land: the object moved past them with this one.
-    this.discardUnlanded(
+    this.ruledOut(
       run,
       tries.filter((t) => t !== landed),
-      null,
       named,
     );
-    this.dropLeft(run, named);
     run.finished = true;
     this.finish(run.ns, run.mark, landed);
   }
@@ -895,6 +891,12 @@ export class WriteLoop {
         if (left.size > 256) left.delete(left.keys().next().value!);
       }
     }
+  }
+
+  /** After a commit: earlier attempts, and those of runs before (`dropLeft`), can no longer land. */
+  private ruledOut(run: GroupRun, tries: readonly Tried[], named: Set<string>): void {
+    this.discardUnlanded(run, tries, null, named);
+    this.dropLeft(run, named);
   }
 
   /**
