@@ -50,7 +50,7 @@ export function extendLexDoc(doc: LexDoc, messages: readonly Message[]): LexDoc 
 
 function addTexts(doc: LexDoc, texts: string[]): LexDoc {
   for (const text of texts) {
-    for (const t of tokenize(text)) {
+    for (const t of tokenize(text, true)) {
       doc.tf.set(t, (doc.tf.get(t) ?? 0) + 1);
       doc.len++;
     }

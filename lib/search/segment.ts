@@ -25,11 +25,19 @@ export class CorruptIndexError extends Error {
 
 // ---- lexical ----
 
+/**
+ * The lexical format's version, in records and segments: bumped whenever the tokenizer gives a document
+ * other tokens. An older record or segment does not decode (CorruptIndexError), so it is built again from
+ * the session objects (a record) or the index is rebuilt (a segment). 2: CJK unigrams, Thai/Lao/Khmer/Myanmar
+ * words, full case folding (2026-12).
+ */
+const LEX_V = 2;
+
 /** A lexical record: one session version's document (JSON). */
 export function encodeLexRecord(key: DocKey, doc: LexDoc): Uint8Array {
   return enc.encode(
     JSON.stringify({
-      v: 1,
+      v: LEX_V,
       id: key.id,
       c: key.c,
       r: key.r,
@@ -48,7 +56,7 @@ export function decodeLexRecord(body: Uint8Array): { key: DocKey; doc: LexDoc } 
     throw new CorruptIndexError('lexical record is not JSON');
   }
   if (
-    v.v !== 1 ||
+    v.v !== LEX_V ||
     typeof v.id !== 'string' ||
     typeof v.c !== 'number' ||
     typeof v.r !== 'number' ||
@@ -151,7 +159,7 @@ export function encodeLexSegment(entries: { key: DocKey; doc: LexDoc }[]): Uint8
   const terms = [...postings.keys()].sort();
   const header = enc.encode(
     JSON.stringify({
-      v: 1,
+      v: LEX_V,
       docs: entries.map(({ key, doc }) => [key.id, key.c, key.r, doc.len]),
       terms,
     }),
@@ -192,7 +200,7 @@ export function decodeLexSegment(bytes: Uint8Array): LexSegment {
       docs: [string, number, number, number][];
       terms: string[];
     };
-    if (header.v !== 1 || !Array.isArray(header.docs) || !Array.isArray(header.terms))
+    if (header.v !== LEX_V || !Array.isArray(header.docs) || !Array.isArray(header.terms))
       throw new Error('shape');
     const pad = (4 - ((4 + headerLength) % 4)) % 4;
     let at = 4 + headerLength + pad;

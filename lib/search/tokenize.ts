@@ -1,10 +1,13 @@
 import { stemmer } from 'stemmer';
 
 /**
- * The search tokenizer, the same for documents and queries. Unicode-aware: accents are folded (é → e),
- * CJK text becomes overlapping character bigrams (no dictionary needed), and identifiers stay findable
- * both whole and by part: `ERR_OSSL_EVP_UNSUPPORTED`, `snake_case`, `camelCase` give the whole lowercased
- * identifier plus its parts. English words are stemmed (Porter) and common stopwords dropped.
+ * The search tokenizer, the same for documents and queries but for one thing. Unicode-aware: accents are
+ * folded (é → e) and case fully (ı → i, ß → ss); CJK text becomes overlapping character bigrams (no
+ * dictionary needed), and a document's each character too, so a one-character query word is found; Thai,
+ * Lao, Khmer and Myanmar text (no spaces between words) is split into words by Intl.Segmenter; and
+ * identifiers stay findable both whole and by part: `ERR_OSSL_EVP_UNSUPPORTED`, `snake_case`, `camelCase`
+ * give the whole lowercased identifier plus its parts. English words are stemmed (Porter) and common
+ * stopwords dropped. When a document's tokens change, bump LEX_V in segment.ts (stored indexes rebuild).
  */
 
 const STOPWORDS = new Set(
@@ -20,29 +23,39 @@ const WORD = /[\p{L}\p{N}_]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 /** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
 const PLAIN = /^[a-z0-9]+$/;
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const CJK_SCRIPTS = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}`;
-const CJK_RUN = new RegExp(`[${CJK_SCRIPTS}]+|[^${CJK_SCRIPTS}]+`, 'gu');
+/** CJK runs; split by it, a word alternates other text (even indexes) and CJK runs (odd). */
+const CJK = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]+)/u;
+/** Scripts written without spaces between words, and not CJK: split into words before marks are folded. */
+const UNSPACED = /[\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
+let words: Intl.Segmenter | undefined;
 
-/** Tokens of `text`, in order, with repeats (term frequencies matter). */
-export function tokenize(text: string): string[] {
+/** Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too). */
+export function tokenize(text: string, doc = false): string[] {
   const out: string[] = [];
-  // Accent folding only where there is something to fold (most agent text is ASCII).
+  // Accent and case folding only where there is something to fold (most agent text is ASCII).
   const folded = ASCII.test(text)
     ? text
     : text
+        .replace(UNSPACED, (run) =>
+          Array.from(
+            (words ??= new Intl.Segmenter(undefined, { granularity: 'word' })).segment(run),
+            (s) => s.segment,
+          ).join(' '),
+        )
         .normalize('NFKD')
         .replace(/\p{M}+/gu, '')
-        .normalize('NFC');
+        .normalize('NFC')
+        .replace(/ı/g, 'i')
+        .replace(/ß/g, 'ss')
+        .replace(/ẞ/g, 'SS');
   for (const match of folded.matchAll(WORD)) {
     const run = match[0];
     if (PLAIN.test(run)) term(run, out);
-    else if (CJK.test(run)) {
-      for (const part of run.match(CJK_RUN) ?? []) {
-        if (CJK.test(part)) cjkBigrams(part, out);
-        else word(part, out);
-      }
-    } else word(run, out);
+    else if (CJK.test(run))
+      run
+        .split(CJK)
+        .forEach((part, i) => (i % 2 ? cjkBigrams(part, out, doc) : part && word(part, out)));
+    else word(run, out);
   }
   return out;
 }
@@ -82,8 +95,14 @@ function term(t: string, out: string[]): void {
 
 const STEMS = new Map<string, string>();
 
-function cjkBigrams(run: string, out: string[]): void {
+/**
+ * A CJK run's bigrams; a document's also each character (a query's only a lone one), so a one-character
+ * word is found while a longer query word still has to match as bigrams, not as scattered characters.
+ */
+function cjkBigrams(run: string, out: string[], doc: boolean): void {
   const chars = [...run];
-  if (chars.length === 1) out.push(chars[0]!);
-  for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  for (let i = 0; i < chars.length; i++) {
+    if (doc || chars.length === 1) out.push(chars[i]!);
+    if (i + 1 < chars.length) out.push(chars[i]! + chars[i + 1]!);
+  }
 }

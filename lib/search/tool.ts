@@ -61,9 +61,10 @@ export async function runSessionSearch(
       return { sessions: page.sessions };
     }
     case 'find': {
-      const query = (input.query ?? '').trim();
-      if (!query) return { error: 'find needs a query' };
-      return { sessions: await findByTask(sessions, ns, query, limit, ctx) };
+      // Whole words only: a query with none ("", "the", "?") is an error, not a match of every task.
+      const wanted = queryTokens(input.query ?? '');
+      if (!wanted.length) return { error: 'find needs words to look for' };
+      return { sessions: await findByTask(sessions, ns, wanted, limit, ctx) };
     }
     case 'search': {
       const query = (input.query ?? '').trim();
@@ -129,26 +130,21 @@ export function wrapUntrusted(
   return `<${tag} source="${source}">\n${text}\n</${tag}>`;
 }
 
-/** Sessions whose task holds every query token (or the query as a phrase), newest first; manifest only. */
+/**
+ * Sessions whose task holds every query token, newest first; manifest only. Tokens, not substrings: "cat"
+ * is not found in "application", nor "art" in "restart" (a phrase's tokens are all in the task too).
+ */
 async function findByTask(
   sessions: SessionStore,
   ns: string,
-  query: string,
+  wanted: string[],
   limit: number,
   ctx: RequestContext,
 ): Promise<SessionSummary[]> {
-  const wanted = queryTokens(query);
-  const phrase = query.toLowerCase();
   const out: SessionSummary[] = [];
   for (const s of (await sessions.manifest.view(ns, ctx.schedule)).entries) {
-    const tokens = new Set(tokenize(s.task));
-    if (
-      s.task.toLowerCase().includes(phrase) ||
-      (wanted.length > 0 && wanted.every((t) => tokens.has(t)))
-    ) {
-      out.push(summaryOf(s));
-      if (out.length >= limit) break;
-    }
+    const tokens = new Set(tokenize(s.task, true));
+    if (wanted.every((t) => tokens.has(t)) && out.push(summaryOf(s)) >= limit) break;
   }
   return out;
 }

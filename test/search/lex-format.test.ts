@@ -1,0 +1,93 @@
+// The 2026-12-04 tokenizer gives documents other tokens (CJK unigrams, Thai/Lao/Khmer/Myanmar words, ı → i,
+// ß → ss), so a lexical index stored before it must not be trusted: its segments lack those tokens, and a
+// query for "猫" would answer [] from a complete-looking index. The lexical format version (LEX_V in
+// lib/search/segment.ts) went from 1 to 2: an older segment or record does not decode, so the query is
+// answered from the session objects and the index is rebuilt. Before the bump an old segment was read as is.
+import { expect, it } from 'vitest';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { SearchEngine } from '../../lib/search/engine.js';
+import {
+  CorruptIndexError,
+  decodeLexRecord,
+  decodeLexSegment,
+  encodeLexRecord,
+  encodeLexSegment,
+} from '../../lib/search/segment.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import { MemoryStore } from '../../lib/storage/memory.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
+
+function device(objects: ObjectStore) {
+  const sessions = new SessionStore(objects, {
+    pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }),
+  });
+  const engine = new SearchEngine(sessions, null, { freshnessMs: 0 });
+  sessions.addListener(engine);
+  const running = new Set<Promise<unknown>>();
+  const schedule = (w: Promise<unknown>) => {
+    const p = w.catch(() => undefined);
+    running.add(p);
+    void p.finally(() => running.delete(p));
+  };
+  const drain = async () => {
+    while (running.size) await Promise.all([...running]);
+  };
+  return { sessions, engine, schedule, drain };
+}
+
+/** The bytes with the format version of their JSON (a record's, or a segment's header) set to 1. */
+function asVersion1(bytes: Uint8Array): Uint8Array {
+  const out = Buffer.from(bytes);
+  const at = out.indexOf('{"v":');
+  expect(at).toBeGreaterThanOrEqual(0);
+  out.write('1', at + 5, 'latin1');
+  return new Uint8Array(out);
+}
+
+it('a lexical index stored by the older tokenizer is not trusted, and is rebuilt', async () => {
+  const objects = new MemoryStore();
+  const a = device(objects);
+  const { session } = await a.sessions.create(
+    'ns',
+    { task: '宠物', messages: [{ role: 'user', content: '我的猫很可爱' }] },
+    { schedule: a.schedule },
+  );
+  await a.drain();
+  expect((await a.engine.search('ns', '猫', 5)).map((h) => h.id)).toEqual([session.id]);
+  await a.engine.lexical.compact('ns');
+  await a.drain();
+  const lex = (await listAll(objects, 'ns/ns/x/g/')).filter((k) => k.endsWith('.lex'));
+  expect(lex.length).toBeGreaterThan(0);
+  // What the older tokenizer stored: no unigram inside a longer CJK run, format version 1.
+  for (const key of lex) {
+    const seg = decodeLexSegment((await objects.get(key))!.body);
+    const docs = seg.all().map((doc, i) => ({
+      key: seg.docs[i]!,
+      doc: { len: doc.len, tf: new Map([...doc.tf].filter(([t]) => [...t].length > 1)) },
+    }));
+    await objects.put(key, asVersion1(encodeLexSegment(docs)));
+  }
+
+  const b = device(objects); // another process, after the deploy
+  const hits = await b.engine.search('ns', '猫', 5, { schedule: b.schedule });
+  expect(hits.map((h) => h.id)).toEqual([session.id]);
+  await b.drain();
+  // The rebuild wrote segments in the current format, with the new tokens.
+  const rebuilt = (await listAll(objects, 'ns/ns/x/g/')).filter(
+    (k) => k.endsWith('.lex') && !lex.includes(k),
+  );
+  expect(rebuilt.length).toBeGreaterThan(0);
+  for (const key of rebuilt)
+    expect(decodeLexSegment((await objects.get(key))!.body).postingsOf('猫')).not.toBeNull();
+});
+
+it('records and segments of format version 1 do not decode', () => {
+  const key = { id: 's', c: 1, r: 1 };
+  const doc = { len: 1, tf: new Map([['x', 1]]) };
+  expect(decodeLexRecord(encodeLexRecord(key, doc)).doc.tf.get('x')).toBe(1);
+  expect(() => decodeLexRecord(asVersion1(encodeLexRecord(key, doc)))).toThrow(CorruptIndexError);
+  expect(() => decodeLexSegment(asVersion1(encodeLexSegment([{ key, doc }])))).toThrow(
+    CorruptIndexError,
+  );
+});
