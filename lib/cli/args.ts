@@ -27,8 +27,19 @@ export function parse(argv: string[], options: Options): Parsed {
     });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
-    // A negative number is not an option: say what it is (`session cleanup -1`).
-    const negative = argv.find((a) => /^-\d/.test(a));
+    // A negative number is not an option: say what it is (`session cleanup -1`, `--days -3`), when the
+    // error is about it (`'-1'` for `-12`; the option before it for a value), not about another argument.
+    const error = err as Error & { code?: string };
+    const quoted = /'(-[^']*)'/.exec(error.message)?.[1];
+    const end = argv.indexOf('--');
+    const options = end < 0 ? argv : argv.slice(0, end);
+    const negative = options.find(
+      (a, i) =>
+        /^-\d/.test(a) &&
+        quoted !== undefined &&
+        (a.startsWith(quoted) ||
+          (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && options[i - 1] === quoted)),
+    );
     if (negative !== undefined)
       throw new UsageError(`${negative} is a negative number: counts and days are 0 or more`);
     throw new UsageError(

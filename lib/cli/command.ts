@@ -20,7 +20,7 @@ export interface CommandContext {
   json: boolean;
   /** The client for SATCHEL_URL / SATCHEL_TOKEN (made on first use: `--help` needs none). */
   client(): SatchelClient;
-  /** Terminal width for tables (80 when stdout is not a terminal... or wider when it is). */
+  /** Terminal width for tables: the terminal's columns, or 100 when stdout is not a terminal. */
   width: number;
   print(text: string): void;
   printJson(value: unknown): void;

@@ -88,7 +88,11 @@ export function clientFrom(io: CliIO): SatchelClient {
   const token = io.env.SATCHEL_TOKEN?.trim() || undefined;
   if (token !== undefined && !HEADER_VALUE.test(token))
     throw new UsageError(
-      'SATCHEL_TOKEN is not a valid token: it holds a line break or another control character',
+      `SATCHEL_TOKEN is not a valid token: it holds ${
+        /[^\t\x20-\x7e\x80-\u{10ffff}]/u.test(token)
+          ? 'a line break or another control character'
+          : 'a character an HTTP header cannot carry (beyond Latin-1, such as €)'
+      }`,
     );
   return new SatchelClient({
     url,

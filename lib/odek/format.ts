@@ -68,7 +68,9 @@ export function parseOdekFile(text: string): OdekFileResult {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { ok: false, reason: `not JSON: ${(err as Error).message}` };
+    // Only where: the engine's message quotes the text around it, which may be part of a secret.
+    const at = /at position (\d+)/.exec((err as Error).message)?.[1];
+    return { ok: false, reason: `not JSON${at ? ` (at character ${at})` : ''}` };
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     return { ok: false, reason: 'not an odek session: not a JSON object' };

@@ -100,7 +100,8 @@ export async function importOdekFile(
       notes: [...notes, `replaced: it differed in ${difference}`, ...kept],
     };
   } catch (err) {
-    if (SatchelApiError.is(err))
+    // A refused token fails every file alike: the import stops, with one error (exit 1).
+    if (SatchelApiError.is(err) && err.status !== 401 && err.status !== 403)
       return { ...base, status: 'failed', reason: describeApiError(err) };
     throw err;
   }

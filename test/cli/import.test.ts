@@ -99,7 +99,7 @@ describe('import', () => {
       );
     expect(by('broken')).toMatchObject({
       status: 'failed',
-      reason: expect.stringMatching(/^not JSON: /),
+      reason: expect.stringMatching(/^not JSON( \(at character \d+\))?$/),
     });
     expect(by('robot')).toMatchObject({
       status: 'failed',
@@ -142,7 +142,7 @@ describe('import', () => {
     expect(text.stdout).toContain(
       `skipped    ${join(dir, 'index.json')}: odek's own file, not a session\n`,
     );
-    expect(text.stdout).toContain(`failed     ${join(dir, 'broken.json')}: not JSON: `);
+    expect(text.stdout).toContain(`failed     ${join(dir, 'broken.json')}: not JSON`);
     expect(text.stdout).toMatch(
       /Imported 8 files: 0 created, 6 unchanged, 0 replaced, 2 failed\n$/,
     );

@@ -106,7 +106,7 @@ describe('odek session files', () => {
   });
 
   it.each([
-    ['{"id": ', /^not JSON: /],
+    ['{"id": ', /^not JSON( \(at character \d+\))?$/],
     ['[1, 2]', /^not an odek session: not a JSON object$/],
     ['"text"', /^not an odek session: not a JSON object$/],
     [JSON.stringify({ task: 'no id', messages: [] }), /^not an odek session: id: /],
