@@ -88,3 +88,45 @@ describe('import', () => {
     expect(r.stdout + r.stderr).not.toContain('sk-proj-');
   });
 });
+
+describe('import of files that share an id', () => {
+  it('refuses every one of them, the same way each run, and imports the rest', async () => {
+    const dir = join(work, 'same-id');
+    mkdirSync(dir);
+    const original = oldFormat('same-id-1');
+    writeFileSync(join(dir, 'same-id-1.json'), JSON.stringify(original));
+    writeFileSync(
+      join(dir, 'same-id-1.bak.json'),
+      JSON.stringify({ ...original, task: 'an older task' }),
+    );
+    writeFileSync(join(dir, 'other.json'), JSON.stringify(oldFormat('same-id-other')));
+    for (const run of [1, 2]) {
+      const r = await satchel(['import', '--json', dir], env());
+      expect(r.code).toBe(4);
+      const report = JSON.parse(r.stdout);
+      expect(report).toMatchObject({ created: run === 1 ? 1 : 0, failed: 2 });
+      const failed = report.results.filter((x: { status: string }) => x.status === 'failed');
+      expect(failed.map((x: { source: string; reason: string }) => [x.source, x.reason])).toEqual([
+        [join(dir, 'same-id-1.bak.json'), expect.stringMatching(/same-id-1\.json has the same id/)],
+        [
+          join(dir, 'same-id-1.json'),
+          expect.stringMatching(/same-id-1\.bak\.json has the same id/),
+        ],
+      ]);
+    }
+    const got = await satchel(['session', 'show', 'same-id-1'], env());
+    expect(got.code).toBe(1);
+    expect(got.stderr).toContain('Not Found');
+  });
+
+  it('imports copies with the same bytes as one session', async () => {
+    const dir = join(work, 'same-bytes');
+    mkdirSync(dir);
+    const text = JSON.stringify(oldFormat('same-bytes-1'));
+    writeFileSync(join(dir, 'a.json'), text);
+    writeFileSync(join(dir, 'b.json'), text);
+    const r = await satchel(['import', '--json', dir], env());
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ created: 1, unchanged: 1, failed: 0 });
+  });
+});

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SatchelApiError } from '../../client/errors.js';
@@ -72,12 +72,14 @@ without them gets the time of the import; a replace with --overwrite keeps the s
 and stamps updated_at with its own time). Refs stored beyond the file's are kept and named in the report.
 Derived again by the server: turns and episode_taint_tracked.
 Left out: top-level fields odek does not define (named per file; the session is still imported).
+Files that share an id but differ (a backup copy next to the original) all fail, none imported: keep one.
 
   --overwrite        replace sessions that exist with different content
   --concurrency N    files in flight at once (default 8)
   --json             {"created","unchanged","replaced","failed","skipped","results":[{source,id,status,reason,notes}]}
 
-Exit code 4 when any file failed (each is listed with its reason), 5 when a path cannot be read.`,
+Exit code 4 when any file failed (each is listed with its reason), 5 when a path cannot be read,
+1 when the server refuses the token (the import stops at once).`,
   options: { overwrite: { type: 'boolean' }, ...CONCURRENCY_OPTION },
   async run(ctx) {
     if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
@@ -87,6 +89,7 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
     if (files.length === 0)
       throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
     const client = ctx.client();
+    const shared = await sharedIds(files, concurrency);
     const tally: Record<ImportStatus, number> = {
       created: 0,
       unchanged: 0,
@@ -98,9 +101,11 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
     const progress = new Progress(ctx.json ? QUIET : ctx.io.stderr, files.length, 'import');
     try {
       await eachLimit(files, concurrency, async (file) => {
-        let outcome: ImportOutcome;
+        let outcome: ImportOutcome | undefined = shared.get(file);
         try {
-          outcome = await importOdekFile(client, file, await readFile(file, 'utf8'), { overwrite });
+          outcome ??= await importOdekFile(client, file, await readFile(file, 'utf8'), {
+            overwrite,
+          });
         } catch (err) {
           if (!isFileError(err)) throw err;
           outcome = {
@@ -258,6 +263,43 @@ async function writeAtomically(file: string, text: string): Promise<string> {
     throw err;
   }
   return file;
+}
+
+/**
+ * The files whose id another file of this import with other bytes also has (a backup copy next to the
+ * original), each as its failed outcome: all of them are refused, so the run never races two versions of
+ * one session (which one was stored, and which one then differed, could change from run to run). Files
+ * that cannot be read or parsed here are left to the import, which reports them.
+ */
+async function sharedIds(
+  files: string[],
+  concurrency: number,
+): Promise<Map<string, ImportOutcome>> {
+  const byId = new Map<string, { file: string; digest: string }[]>();
+  await eachLimit(files, concurrency, async (file) => {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    let id: unknown;
+    try {
+      id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    } catch {
+      return;
+    }
+    if (typeof id !== 'string') return;
+    const digest = createHash('sha256').update(text).digest('hex');
+    byId.set(id, [...(byId.get(id) ?? []), { file, digest }]);
+  });
+  const refused = new Map<string, ImportOutcome>();
+  for (const [id, copies] of byId) {
+    if (new Set(copies.map((c) => c.digest)).size < 2) continue;
+    const same = copies.map((c) => c.file);
+    same.sort((a, b) => a.localeCompare(b));
+    for (const file of same) {
+      const others = same.filter((f) => f !== file).join(', ');
+      const reason = `${others} has the same id: import one file per id (none of them was imported)`;
+      refused.set(file, { source: file, id, status: 'failed', reason, notes: [] });
+    }
+  }
+  return refused;
 }
 
 function concurrencyOf(ctx: CommandContext): number {
