@@ -464,8 +464,6 @@ export class WriteLoop {
       }
       if (!outcome.lost) {
         if (outcome.committed) {
-          // Earlier attempts whose answer was lost can no longer land: this one moved the object on.
-          this.ruledOut(run, tries, partsOf(this.deps.cache.get(key)));
           run.finished = true;
           this.finish(ns, mark, outcome.committed);
         }
@@ -893,7 +891,10 @@ export class WriteLoop {
     }
   }
 
-  /** After a commit: earlier attempts, and those of runs before (`dropLeft`), can no longer land. */
+  /**
+   * After a commit: earlier attempts, and those of runs before (`dropLeft`), can no longer land. `named`:
+   * the parts the committed object names (never the cache's copy, which a delete meanwhile leaves empty).
+   */
   private ruledOut(run: GroupRun, tries: readonly Tried[], named: Set<string>): void {
     this.discardUnlanded(run, tries, null, named);
     this.dropLeft(run, named);
@@ -977,6 +978,9 @@ export class WriteLoop {
     // The parts the replaced object named are no longer read by anyone who reads the session now.
     const kept = partsOf(sealed);
     for (const k of partsOf(cached)) if (!kept.has(k)) this.discard(run, k);
+    // Earlier attempts whose answer was lost can no longer land: this one moved the object on. What
+    // it names is `kept`, never the cache's copy (which a delete meanwhile leaves empty).
+    this.ruledOut(run, run.tries, kept);
     if (sealed.folded) run.schedule(this.sweepParts(run));
     const { records: _r, members: _m, ...committed } = tried;
     return { lost: false, committed: { ...committed, landedAt } };

@@ -1,0 +1,115 @@
+// The parts a commit rules out (`ruledOut`: those of lost attempts whose PUT could still have landed) are
+// spared when the committed object names them. Until 2026-12-04 (not released) that was read from the
+// cache's copy, which a delete of any session of the process during the PUT leaves empty: a segment a
+// delayed PUT had made live was deleted, and the session named a missing part (its whole reads failed).
+import { expect, it } from 'vitest';
+import { decodeStored } from '../../lib/model/codec.js';
+import { keys } from '../../lib/model/keys.js';
+import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
+import { SessionStore } from '../../lib/sessions/store.js';
+import { tempLocalStore } from '../support/temp-store.js';
+import {
+  StorageUnavailableError,
+  type ObjectStore,
+  type PutOptions,
+} from '../../lib/storage/port.js';
+
+const ns = 'lp';
+
+class Faults implements ObjectStore {
+  readonly name: string;
+  holdCas = false;
+  refusePart = false;
+  held?: { key: string; body: Uint8Array; options: PutOptions };
+  beforeCas?: () => Promise<void>;
+  constructor(readonly inner: ObjectStore) {
+    this.name = inner.name;
+  }
+  get(key: string) {
+    return this.inner.get(key);
+  }
+  list(prefix: string, o?: { cursor?: string; limit?: number }) {
+    return this.inner.list(prefix, o);
+  }
+  delete(k: string | string[]) {
+    return this.inner.delete(k);
+  }
+  async put(key: string, body: Uint8Array, options?: PutOptions) {
+    if (options?.ifMatch && key.includes('/sessions/')) {
+      if (this.holdCas) {
+        // The PUT is delayed in the network: no answer now, it lands later (`release`).
+        this.holdCas = false;
+        this.refusePart = true;
+        this.held = { key, body, options };
+        throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
+      }
+      if (this.beforeCas && options.ifMatch !== this.held?.options.ifMatch) {
+        const f = this.beforeCas;
+        this.beforeCas = undefined;
+        await f();
+      }
+    }
+    if (key.includes('/b/') && this.refusePart) {
+      this.refusePart = false;
+      throw new StorageUnavailableError('refused');
+    }
+    return this.inner.put(key, body, options);
+  }
+  release() {
+    const h = this.held!;
+    return this.inner.put(h.key, h.body, h.options);
+  }
+}
+
+function open(objects: ObjectStore) {
+  const pipeline = defaultPipeline({ maxSessionBytes: 4 * 1024 * 1024 });
+  return new SessionStore(objects, {
+    pipeline,
+    audit: new AuditLog(objects, pipeline.redactText),
+    splitBytes: 4096,
+    segmentBytes: 512,
+  });
+}
+const user = (content: string) => ({ role: 'user' as const, content });
+
+it('a part kept for the next commit is not deleted while the live object names it', async () => {
+  const objects = tempLocalStore('lp');
+  const faults = new Faults(objects);
+  const store = open(faults);
+  const id = 'keep';
+  await store.create(ns, { id, task: 't', messages: [user('h0 ' + 'x'.repeat(4200))] });
+  await store.create(ns, { id: 'other', task: 'other', messages: [user('o')] });
+  await store.append(ns, id, { messages: [user('a0')] }, undefined); // folds: base + delta
+  await store.settled();
+
+  // Run A: its segment-sealing commit is delayed (no answer); its next attempt's part is refused.
+  faults.holdCas = true;
+  await expect(
+    store.append(ns, id, { messages: [user('seg-msg ' + 'y'.repeat(700))] }, undefined),
+  ).rejects.toThrow();
+  await store.settled(); // checkLeft -> dropUnnamed: object still at the etag: parts kept in leftParts
+  await new Promise((r) => setTimeout(r, 100));
+  await store.settled();
+
+  // The delayed PUT lands now: the live object names the lost attempt's segment.
+  await faults.release();
+  const landed = decodeStored((await objects.get(keys.session(ns, id)))!.body, id);
+  expect(landed.segs?.length).toBeGreaterThan(0);
+
+  // Run B: a small append on it (keeps the segment). Meanwhile another session is deleted in this process.
+  faults.beforeCas = () => store.delete(ns, 'other');
+  await store.append(ns, id, { messages: [user('b0')] }, undefined);
+  await store.settled();
+  await new Promise((r) => setTimeout(r, 100));
+  await store.settled();
+
+  const now = decodeStored((await objects.get(keys.session(ns, id)))!.body, id);
+  const missing: string[] = [];
+  for (const k of [now.base!.key, ...(now.segs ?? []).map((s) => s.key)])
+    if (!(await objects.get(k))) missing.push(k);
+  expect(missing, 'parts the live object names that were deleted').toEqual([]);
+  const fresh = open(objects);
+  const s = await fresh.get(ns, id);
+  expect(s.messages.map((m) => String(m.content).slice(0, 7))).toContain('seg-msg');
+});
