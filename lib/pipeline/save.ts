@@ -506,7 +506,10 @@ function redactJson(
  * nothing in it changed (then the string is redacted as it stands, as binary media are).
  */
 function inlineText(value: string, text: TextFn, field: string | undefined): string | undefined {
-  const url = value.startsWith('data:') ? /^data:[^,]*;base64,/i.exec(value) : null;
+  // Images, sound and video (nearly all inline media) are not decoded: a file of text never says so.
+  const url = value.startsWith('data:')
+    ? /^data:(?!image|audio|video)[^,]*;base64,/i.exec(value)
+    : null;
   if (!url && !(field && BASE64_FIELDS.has(field))) return undefined;
   const head = url ? url[0] : '';
   let decoded: string;

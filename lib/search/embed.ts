@@ -208,8 +208,9 @@ export class LocalEmbedder implements Embedder {
   readonly calibrated = false;
   static readonly DIMS = 256;
 
+  /** v2 (2026-12-04): the tokenizer's new tokens (LEX_V 2), so vectors stored before are made again. */
   space(): string {
-    return `local/hash-v1/${LocalEmbedder.DIMS}`;
+    return `local/hash-v2/${LocalEmbedder.DIMS}`;
   }
 
   available(): boolean {

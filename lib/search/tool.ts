@@ -63,7 +63,7 @@ export async function runSessionSearch(
     case 'find': {
       // Whole words only: a query with none ("", "the", "?") is an error, not a match of every task.
       const wanted = queryTokens(input.query ?? '');
-      if (!wanted.length) return { error: 'find needs words to look for' };
+      if (!wanted.length) return { error: 'find needs a word' };
       return { sessions: await findByTask(sessions, ns, wanted, limit, ctx) };
     }
     case 'search': {

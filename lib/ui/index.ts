@@ -157,7 +157,7 @@ export function pageScript(
 ): string {
   const body = functions.map((f, i) => {
     const text = f.toString();
-    return /^(async\s*)?function\s*\*?\s*[\w$]/.test(text)
+    return /^(async )?function\*? ?[\w$]/.test(text)
       ? text
       : `var ${f.name || `_${i}`}=${text};`;
   });

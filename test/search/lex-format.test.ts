@@ -5,6 +5,7 @@
 // answered from the session objects and the index is rebuilt. Before the bump an old segment was read as is.
 import { expect, it } from 'vitest';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
+import { LocalEmbedder } from '../../lib/search/embed.js';
 import { SearchEngine } from '../../lib/search/engine.js';
 import {
   CorruptIndexError,
@@ -90,4 +91,10 @@ it('records and segments of format version 1 do not decode', () => {
   expect(() => decodeLexSegment(asVersion1(encodeLexSegment([{ key, doc }])))).toThrow(
     CorruptIndexError,
   );
+});
+
+it("the built-in embedder's space changed with the tokens it hashes", () => {
+  // Its vectors are hashed from the same tokens: stored under the old space name, a Thai session's vector
+  // would be compared with query vectors of other features until the session was written again.
+  expect(new LocalEmbedder().space()).toBe('local/hash-v2/256');
 });
