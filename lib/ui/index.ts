@@ -157,9 +157,7 @@ export function pageScript(
 ): string {
   const body = functions.map((f, i) => {
     const text = f.toString();
-    return /^(async )?function\*? ?[\w$]/.test(text)
-      ? text
-      : `var ${f.name || `_${i}`}=${text};`;
+    return /^(async )?function\*? ?[\w$]/.test(text) ? text : `var ${f.name || `_${i}`}=${text};`;
   });
   return `"use strict";var __name=function(f){return f};(function(){\n${body.join('\n')}\n(${entry})();\n})();\n`;
 }
