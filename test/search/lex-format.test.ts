@@ -4,9 +4,7 @@
 // lib/search/segment.ts) went from 1 to 2: an older segment or record does not decode, so the query is
 // answered from the session objects and the index is rebuilt. Before the bump an old segment was read as is.
 import { expect, it } from 'vitest';
-import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { LocalEmbedder } from '../../lib/search/embed.js';
-import { SearchEngine } from '../../lib/search/engine.js';
 import {
   CorruptIndexError,
   decodeLexRecord,
@@ -14,28 +12,9 @@ import {
   encodeLexRecord,
   encodeLexSegment,
 } from '../../lib/search/segment.js';
-import { SessionStore } from '../../lib/sessions/store.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import type { ObjectStore } from '../../lib/storage/port.js';
-
-function device(objects: ObjectStore) {
-  const sessions = new SessionStore(objects, {
-    pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }),
-  });
-  const engine = new SearchEngine(sessions, null, { freshnessMs: 0 });
-  sessions.addListener(engine);
-  const running = new Set<Promise<unknown>>();
-  const schedule = (w: Promise<unknown>) => {
-    const p = w.catch(() => undefined);
-    running.add(p);
-    void p.finally(() => running.delete(p));
-  };
-  const drain = async () => {
-    while (running.size) await Promise.all([...running]);
-  };
-  return { sessions, engine, schedule, drain };
-}
+import { searchProcess } from '../support/search-process.js';
 
 /** The bytes with the format version of their JSON (a record's, or a segment's header) set to 1. */
 function asVersion1(bytes: Uint8Array): Uint8Array {
@@ -48,16 +27,16 @@ function asVersion1(bytes: Uint8Array): Uint8Array {
 
 it('a lexical index stored by the older tokenizer is not trusted, and is rebuilt', async () => {
   const objects = new MemoryStore();
-  const a = device(objects);
+  const a = searchProcess(objects);
   const { session } = await a.sessions.create(
     'ns',
     { task: '宠物', messages: [{ role: 'user', content: '我的猫很可爱' }] },
     { schedule: a.schedule },
   );
-  await a.drain();
+  await a.settle();
   expect((await a.engine.search('ns', '猫', 5)).map((h) => h.id)).toEqual([session.id]);
   await a.engine.lexical.compact('ns');
-  await a.drain();
+  await a.settle();
   const lex = (await listAll(objects, 'ns/ns/x/g/')).filter((k) => k.endsWith('.lex'));
   expect(lex.length).toBeGreaterThan(0);
   // What the older tokenizer stored: no unigram inside a longer CJK run, format version 1.
@@ -70,10 +49,10 @@ it('a lexical index stored by the older tokenizer is not trusted, and is rebuilt
     await objects.put(key, asVersion1(encodeLexSegment(docs)));
   }
 
-  const b = device(objects); // another process, after the deploy
+  const b = searchProcess(objects); // another process, after the deploy
   const hits = await b.engine.search('ns', '猫', 5, { schedule: b.schedule });
   expect(hits.map((h) => h.id)).toEqual([session.id]);
-  await b.drain();
+  await b.settle(2);
   // The rebuild wrote segments in the current format, with the new tokens.
   const rebuilt = (await listAll(objects, 'ns/ns/x/g/')).filter(
     (k) => k.endsWith('.lex') && !lex.includes(k),

@@ -16,6 +16,7 @@ import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { listAll } from '../../lib/storage/prefix.js';
+import { PassThrough } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 import {
   StorageUnavailableError,
@@ -25,25 +26,13 @@ import {
 
 const ns = 'fo';
 
-class Faults implements ObjectStore {
-  readonly name: string;
+/** Holds a session CAS back (no answer now; `release` lands it), then refuses the next part PUT. */
+class Faults extends PassThrough {
   holdCas = false;
   refusePart = false;
   held?: { key: string; body: Uint8Array; options: PutOptions };
   beforeCas?: () => Promise<void>;
-  constructor(readonly inner: ObjectStore) {
-    this.name = inner.name;
-  }
-  get(key: string) {
-    return this.inner.get(key);
-  }
-  list(prefix: string, o?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, o);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  async put(key: string, body: Uint8Array, options?: PutOptions) {
+  override async put(key: string, body: Uint8Array, options?: PutOptions) {
     if (options?.ifMatch && key.includes('/sessions/')) {
       if (this.holdCas) {
         // The PUT is delayed in the network: no answer now, it lands later (`release`).
@@ -62,7 +51,7 @@ class Faults implements ObjectStore {
       this.refusePart = false;
       throw new StorageUnavailableError('refused');
     }
-    return this.inner.put(key, body, options);
+    return super.put(key, body, options);
   }
   release() {
     const h = this.held!;
@@ -70,6 +59,9 @@ class Faults implements ObjectStore {
   }
 }
 
+const user = (content: string) => ({ role: 'user' as const, content });
+
+/** A session store that splits sessions at 4 KiB (512 B segments). */
 function open(objects: ObjectStore) {
   const pipeline = defaultPipeline({ maxSessionBytes: 4 * 1024 * 1024 });
   return new SessionStore(objects, {
@@ -79,16 +71,25 @@ function open(objects: ObjectStore) {
     segmentBytes: 512,
   });
 }
-const user = (content: string) => ({ role: 'user' as const, content });
 
-it('a failed write leaves no part of its lost attempt behind a live session', async () => {
-  const objects = tempLocalStore('fo');
+/**
+ * A store over a fresh local folder behind the fault store, holding session `id` split (base + delta, the
+ * split at 4 KiB) and, when asked, a second session `other`.
+ */
+async function splitSession(id: string, other = false) {
+  const objects = tempLocalStore(ns);
   const faults = new Faults(objects);
   const store = open(faults);
-  const id = 'orphan';
   await store.create(ns, { id, task: 'orphan parts', messages: [user('h0 ' + 'x'.repeat(4200))] });
+  if (other) await store.create(ns, { id: 'other', task: 'other', messages: [user('o')] });
   await store.append(ns, id, { messages: [user('a0')] }, undefined); // folds: base + delta
   await store.settled();
+  return { objects, faults, store };
+}
+
+it('a failed write leaves no part of its lost attempt behind a live session', async () => {
+  const id = 'orphan';
+  const { objects, faults, store } = await splitSession(id);
   expect(decodeStored((await objects.get(keys.session(ns, id)))!.body, id).base).toBeDefined();
 
   // An append that seals a segment: its commit's answer is lost (it did not land), and the next attempt's
@@ -120,14 +121,8 @@ it('a failed write leaves no part of its lost attempt behind a live session', as
 });
 
 it('a part kept for the next commit is not deleted while the live object names it', async () => {
-  const objects = tempLocalStore('lp');
-  const faults = new Faults(objects);
-  const store = open(faults);
   const id = 'keep';
-  await store.create(ns, { id, task: 't', messages: [user('h0 ' + 'x'.repeat(4200))] });
-  await store.create(ns, { id: 'other', task: 'other', messages: [user('o')] });
-  await store.append(ns, id, { messages: [user('a0')] }, undefined); // folds: base + delta
-  await store.settled();
+  const { objects, faults, store } = await splitSession(id, true);
 
   // Run A: its segment-sealing commit is delayed (no answer); its next attempt's part is refused.
   faults.holdCas = true;
