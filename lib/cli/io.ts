@@ -164,6 +164,14 @@ export function idempotencyKeyOption(value: string | undefined): string | undefi
   return value;
 }
 
+/**
+ * An option and its value for a printed command: `--name=value` when the value starts with `-`, which
+ * parseArgs refuses as a separate word ("argument is ambiguous"), else the two words.
+ */
+export function optionWords(name: string, value: string): string[] {
+  return value.startsWith('-') ? [`${name}=${value}`] : [name, value];
+}
+
 /** A word quoted for a POSIX shell, so a printed command can be pasted back as it is. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;

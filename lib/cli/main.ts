@@ -55,7 +55,9 @@ Exit codes: 0 done · 1 the server answered an error · 2 bad command line · 3 
 
 /** Runs one command line (without `node` and the script) and returns its exit code. */
 export async function main(argv: string[], io: CliIO): Promise<number> {
-  const json = argv.includes('--json');
+  // Only an option: a `--json` after `--` is text (a message, a task), not a request for JSON errors.
+  const end = argv.indexOf('--');
+  const json = (end < 0 ? argv : argv.slice(0, end)).includes('--json');
   if (
     argv.length === 0 ||
     (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help'))

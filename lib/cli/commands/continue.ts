@@ -1,7 +1,14 @@
 import { SatchelApiError } from '../../client/errors.js';
 import { externalRefs, stringOpt } from '../args.js';
 import type { Command } from '../command.js';
-import { AdvisedError, EXIT, idempotencyKeyOption, keyedWrite, shellQuote } from '../io.js';
+import {
+  AdvisedError,
+  EXIT,
+  idempotencyKeyOption,
+  keyedWrite,
+  optionWords,
+  shellQuote,
+} from '../io.js';
 import {
   NO_SESSIONS_ADVICE,
   REF_HELP,
@@ -41,9 +48,8 @@ ${REF_HELP}
     const again = [
       'satchel',
       'continue',
-      ...(given !== undefined ? ['--id', given] : []),
-      '--idempotency-key',
-      key,
+      ...(given !== undefined ? optionWords('--id', given) : []),
+      ...optionWords('--idempotency-key', key),
       ...refArgs(ctx.args.values),
       '--', // a message that starts with '-' stays the message
       message,

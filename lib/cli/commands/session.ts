@@ -2,7 +2,14 @@ import { integerArg, externalRefs, stringOpt, type Options } from '../args.js';
 import type { Command } from '../command.js';
 import { SatchelApiError } from '../../client/errors.js';
 import { newSessionId } from '../../model/ids.js';
-import { AdvisedError, EXIT, idempotencyKeyOption, keyedWrite, UsageError } from '../io.js';
+import {
+  AdvisedError,
+  EXIT,
+  idempotencyKeyOption,
+  keyedWrite,
+  optionWords,
+  UsageError,
+} from '../io.js';
 import { sessionTable, transcript } from '../render.js';
 import type { SessionSummary } from '../../client/types.js';
 
@@ -120,7 +127,18 @@ that landed. Give your own with --idempotency-key to make a rerun of the whole c
     const keep = integerArg(n, '<n>', 2);
     const key =
       idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
-    const again = ['satchel', 'session', 'trim', id, String(keep), '--idempotency-key', key];
+    // An id that starts with '-' goes after `--`, where it is not taken for an option.
+    const again = id.startsWith('-')
+      ? [
+          'satchel',
+          'session',
+          'trim',
+          ...optionWords('--idempotency-key', key),
+          '--',
+          id,
+          String(keep),
+        ]
+      : ['satchel', 'session', 'trim', id, String(keep), ...optionWords('--idempotency-key', key)];
     const out = await keyedWrite(ctx.client().trim(id, keep, { idempotencyKey: key }), again);
     if (ctx.json) ctx.printJson(out);
     else
@@ -183,13 +201,13 @@ ${REF_HELP}
     // Chosen here when not given, so that a create whose answer was lost can name the session it made.
     const id = given ?? newSessionId();
     const client = ctx.client();
-    const again = ['satchel', 'session', 'create', '--id', id];
+    const again = ['satchel', 'session', 'create', ...optionWords('--id', id)];
     for (const [name, value] of [
       ['--system', system],
       ['--model', model],
       ['--provider', provider],
     ] as const)
-      if (value !== undefined) again.push(name, value);
+      if (value !== undefined) again.push(...optionWords(name, value));
     again.push(...refArgs(ctx.args.values), '--', task);
     const made = client.create({
       task,
@@ -247,7 +265,7 @@ ${REF_HELP}
     const key =
       idempotencyKeyOption(stringOpt(ctx.args.values, 'idempotency-key')) ?? crypto.randomUUID();
     const refs = externalRefs(ctx.args.values);
-    const again = ['satchel', 'session', 'append', '--idempotency-key', key];
+    const again = ['satchel', 'session', 'append', ...optionWords('--idempotency-key', key)];
     if (role !== 'user') again.push('--role', role);
     again.push(...refArgs(ctx.args.values), '--', id, content); // a message may start with '-'
     const receipt = await keyedWrite(
@@ -280,7 +298,7 @@ export function refArgs(values: Record<string, unknown>): string[] {
     : typeof given === 'string'
       ? [given]
       : [];
-  return list.flatMap((v) => ['--external-ref', v]);
+  return list.flatMap((v) => optionWords('--external-ref', v));
 }
 
 /** A session id given on the command line: an empty one would name the session list. */
