@@ -45,5 +45,6 @@ function fnv32(s: string): string {
  * `\/` and `%XX` escapes undone; text parts scanned run together. 4 (2026-12-04): `\u00XX` escapes undone
  * too; known values searched in the views, and form-encoded (`+`); every field of a rule fingerprinted.
  * 5 (2026-12-04): inline files whose bytes are text (`data:` URLs, base64 fields) redacted as that text.
+ * 6 (2026-12-04): such files also in base64url and UTF-16, `DATA:`, and whatever media type they name.
  */
-const WALK = '\nwalk:5';
+const WALK = '\nwalk:6';

@@ -502,25 +502,52 @@ function redactJson(
 
 /**
  * An inline file whose bytes are text (a `.env` as a `data:` URL, a base64 `file_data` or `data` field),
- * redacted as text and encoded again, whatever its media type says; undefined when it is no such file or
- * nothing in it changed (then the string is redacted as it stands, as binary media are).
+ * redacted as text and encoded again as it came (UTF-8 or UTF-16 with its byte order mark, base64 or
+ * base64url), whatever its media type says; undefined when it is no such file or nothing in it changed
+ * (then the string is redacted as it stands, as binary media are). Its first 12 bytes tell binary media
+ * (a PNG, JPEG, WebP, MP3 or MP4 header holds control bytes) before anything more is decoded.
  */
 function inlineText(value: string, text: TextFn, field: string | undefined): string | undefined {
-  // Images, sound and video (nearly all inline media) are not decoded: a file of text never says so.
-  const url = value.startsWith('data:')
-    ? /^data:(?!image|audio|video)[^,]*;base64,/i.exec(value)
-    : null;
+  const url = /^data:[^,]*;base64,/i.exec(value);
   if (!url && !(field && BASE64_FIELDS.has(field))) return undefined;
   const head = url ? url[0] : '';
+  const body = value.slice(head.length);
+  const std = body.replace(/-/g, '+').replace(/_/g, '/'); // base64url
   let decoded: string;
+  let order: string | undefined; // UTF-16's byte order mark
   try {
-    decoded = strictText(fromBase64(value.slice(head.length)));
+    const start = atob(std.slice(0, 16));
+    order = /^(\xff\xfe|\xfe\xff)/.exec(start)?.[0];
+    if (!order && CONTROL.test(start)) return undefined;
+    decoded = order ? utf16(atob(std), order) : strictText(fromBase64(std));
   } catch {
     return undefined; // not base64, or not UTF-8
   }
-  if (/[\0-\x08\x0e-\x1a\x1c-\x1f]/.test(decoded)) return undefined; // binary that happens to decode
+  if (CONTROL.test(decoded)) return undefined; // binary that happens to decode
   const redacted = text(decoded);
-  return redacted === decoded ? undefined : text(head) + toBase64(utf8(redacted));
+  if (redacted === decoded) return undefined;
+  const out = order ? btoa(utf16(redacted, order, true)) : toBase64(utf8(redacted));
+  return (
+    text(head) +
+    (std === body ? out : out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''))
+  );
+}
+
+const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
+
+/**
+ * UTF-16 bytes (a binary string, as `atob` gives) as text or, with `encode`, text as UTF-16 bytes, in the
+ * byte order its mark (`order`) gives.
+ */
+function utf16(s: string, order: string, encode?: boolean): string {
+  const swap = (t: string) => (order < '\xff' ? t : t.replace(/([^])([^])/g, '$2$1'));
+  return encode
+    ? swap(
+        s.replace(/[^]/g, (c) => String.fromCharCode(c.charCodeAt(0) >> 8, c.charCodeAt(0) & 255)),
+      )
+    : swap(s).replace(/[^][^]?/g, (p) =>
+        String.fromCharCode((p.charCodeAt(0) << 8) | p.charCodeAt(1)),
+      );
 }
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */

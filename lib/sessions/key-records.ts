@@ -382,14 +382,15 @@ function keyRecordsDay(ns: string, id: string, day: number): string {
 /**
  * Whether the object `name` (in a day's folder) may hold the record of key claim `k` of the session
  * `incarnation` names: a pack of that session whose name holds the key's short hash, a record stored
- * alone (`<hash>-<incarnation>.json`, before packs), or (`legacy`) one named without its session.
+ * alone (`<hash>-<incarnation>.json`, before packs). Records named without their session (`<hash>.json`,
+ * written until 2026-12-02) were read until 2026-12-04 and are not any more.
  */
-function mayHold(name: string, k: string, incarnation: string, legacy: boolean): boolean {
+function mayHold(name: string, k: string, incarnation: string): boolean {
   const base = name.slice(name.lastIndexOf('/') + 1, -'.json'.length);
   const hash = hashOf(k);
   return base.startsWith(`${PACK_MARK}${incarnation}_`)
     ? base.split('_').includes(hash.slice(0, SHORT_HASH))
-    : base === `${hash}-${incarnation}` || (legacy && base === hash);
+    : base === `${hash}-${incarnation}`;
 }
 
 /**
@@ -428,18 +429,11 @@ export async function lookUpKeyRecord(
   const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
   const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
   const listed = await Promise.all(days.map((d) => listAll(objects, keyRecordsDay(ns, id, d))));
-  const legacy = day <= LEGACY_NAMES_UNTIL;
-  const names = listed.flat().filter((name) => mayHold(name, k, incarnation, legacy));
+  const names = listed.flat().filter((name) => mayHold(name, k, incarnation));
   const found = await Promise.all(names.map((name) => objects.get(name)));
   const records = found.map((f) => f && parseKeyRecord(f.body, k));
   return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
 }
-
-/**
- * The last day (in 24 h windows since 1970) on which a record named without its session's creation time
- * may still count: 2026-12-04, two days after the last Satchel that named them so.
- */
-const LEGACY_NAMES_UNTIL = 20_791;
 
 /** Days of stored-out records to delete: from `from` (every day before `to` when unknown) up to `to`. */
 export interface DaySweep {

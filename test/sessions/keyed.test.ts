@@ -438,14 +438,14 @@ for (const [backend, make] of [
 }
 
 describe('stored-out records from before their names held the session creation time', () => {
-  it('are still found until 2026-12-04, and not looked for after', async () => {
+  it('are found under their session only: names without it (before 2026-12-02) are read no more', async () => {
     const objects = tempLocalStore('legacy');
     const k = 'k:' + (await sha256Hex('legacy-key'));
     const at = Date.parse('2026-12-02T09:00:00Z');
     const record: WriteRecord = { k, at, r: { revision: 7 } };
-    const day = Math.floor(at / RETENTION_MS);
+    const folder = `${keys.keyRecords(ns, 'old')}${Math.floor(at / RETENTION_MS)}/`;
     await objects.put(
-      `${keys.keyRecords(ns, 'old')}${day}/${k.slice(2)}.json`,
+      `${folder}${k.slice(2)}.json`,
       new TextEncoder().encode(JSON.stringify(record)),
     );
     const created = incarnationOf({
@@ -453,10 +453,10 @@ describe('stored-out records from before their names held the session creation t
       satchel: { writes: [], i: 'a1' },
     });
     expect(created).toBe('a1');
-    const found = await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null);
-    expect(found).toEqual(record);
-    // Under the name with the session's token the same record is found; the old name is not read after
-    // 2026-12-04.
+    expect(
+      await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null),
+    ).toBeUndefined();
+    // Under the name with the session's token the same record is found, by that session only.
     const later = Date.parse('2026-12-05T08:00:00Z');
     const moved = { ...record, at: later - 60_000 };
     await objects.put(
