@@ -164,24 +164,36 @@ const zodUtilUsedOnly: Plugin = {
  * zod's errors for a schema built wrongly (`.extend()` over refinements, a discriminated union with a
  * repeated value, `.pick()` of a missing key, an async schema parsed synchronously), thrown where a
  * schema is made or misused, never for bad input (that is a ZodError's issues, in Satchel's problem
- * JSON): in the Worker bundles, each such `throw new Error(<text>)` in zod's schemas and helpers modules
- * throws the place it comes from instead (`zod v4/core/util.js:460`, which the installed zod's source
- * explains). Satchel makes its schemas as its modules load, so one made wrongly fails every Worker test.
- * Applied by the plugins that load those modules (one `onLoad` per module); the build fails if a module
- * has none left (zod's source changed). This saved 205 B of the R2-only bundle (gzip) on 2026-12-04.
+ * JSON): in the Worker bundles, each such `throw new Error(<text>)`, or `super(<text>)` of an error class,
+ * in zod's schemas, helpers, checks and core modules throws the place it comes from instead
+ * (`zod v4/core/util.js:460`, which the installed zod's source explains). Satchel makes its schemas as its
+ * modules load, so one made wrongly fails every Worker test. Applied by the plugins that load those
+ * modules (one `onLoad` per module); the build fails if a module has none left (zod's source changed).
+ * This saved 205 B of the R2-only bundle (gzip) on 2026-12-04, and 69 B more with checks and core.
  */
 function shortZodThrows(source: string, path: string): string {
   const file = path.slice(path.lastIndexOf('v4')).replace(/\\/g, '/');
   let n = 0;
   const out = source.split('\n').map((line, i) =>
-    line.replace(/throw new Error\((?:"[^"]*"|`[^`]*`)\);/, () => {
+    line.replace(/(throw new Error|super)\((?:"[^"]*"|`[^`]*`)\);/, (_, call: string) => {
       n++;
-      return `throw new Error("zod ${file}:${i + 1}");`;
+      return `${call}("zod ${file}:${i + 1}");`;
     }),
   );
   if (n === 0) throw new Error(`short-zod-throws: no throw found in ${path}`);
   return out.join('\n');
 }
+
+/** shortZodThrows for zod's modules that no other plugin loads: its error classes and its checks. */
+const zodErrorSources: Plugin = {
+  name: 'zod-error-sources',
+  setup(b) {
+    b.onLoad({ filter: /zod[\\/]v4[\\/]core[\\/](core|checks)\.js$/ }, (args) => ({
+      contents: shortZodThrows(readFileSync(args.path, 'utf8'), args.path),
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * zod's English messages name each string format in words (`Invalid ISO datetime`), from a table of 31.
@@ -341,6 +353,7 @@ export async function buildWorker(
       noZodJit,
       noZodMemoizer,
       zodUtilUsedOnly,
+      zodErrorSources,
       dedentedPage,
       compactStyle,
       usedZodFormats,

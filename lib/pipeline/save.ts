@@ -1,7 +1,13 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
-import { NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
+import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
 import { fromBase64, strictText, toBase64, utf8 } from '../model/bytes.js';
-import { BASE64_FIELDS, PARTS_FIELD, textOfParts, type ContentPart } from '../model/parts.js';
+import {
+  BASE64_FIELDS,
+  metadataSchema,
+  PARTS_FIELD,
+  textOfParts,
+  type ContentPart,
+} from '../model/parts.js';
 import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
@@ -258,7 +264,16 @@ function redactSession(
   next.model = text(next.model);
   next.provider = text(next.provider);
   next.external_refs = redactRefs(next.external_refs, text);
-  if (next.metadata) next.metadata = redactJson(next.metadata, text, hit) as Record<string, string>;
+  const sent = next.metadata;
+  if (sent) next.metadata = redactJson(sent, text, hit) as Record<string, string>;
+  // A secret's placeholder can be longer than it (`"token": "x"`): metadata within its limits as sent must
+  // be stored within them too, or a GET-then-PUT of the session would be refused. Stored metadata is
+  // redacted already (unchanged here), so a write that leaves it as it was is never refused.
+  if (
+    JSON.stringify(sent) !== JSON.stringify(next.metadata) &&
+    !metadataSchema.safeParse(next.metadata).success
+  )
+    throw badRequest(`metadata is over its limits with its secrets replaced by ${PLACEHOLDER}`);
   return messages;
 }
 

@@ -115,6 +115,47 @@ describe('session metadata', () => {
     });
   });
 
+  it('that its placeholders would take over 8 KiB is 400 and writes nothing; at the limit it round-trips', async () => {
+    const app = await makeApp();
+    // Short values under secret-sounding keys: each grows to the placeholder as it is redacted.
+    const names = ['secret', 'password', 'token', 'api_key', 'passwd', 'client_secret'];
+    const secrets = Object.fromEntries(names.map((k) => [k, 'p4']));
+    const sized = (bytes: number) => {
+      const m = { ...secrets, note: '' };
+      m.note = 'n'.repeat(bytes - Buffer.byteLength(JSON.stringify(m)));
+      return m;
+    };
+    const probe = await app.call('POST', '/v1/sessions', {
+      body: { task: 'm', metadata: sized(200) },
+    });
+    expect(Object.values(probe.json.metadata).filter((v) => v === '[REDACTED]')).toHaveLength(6);
+    const growth = Buffer.byteLength(JSON.stringify(probe.json.metadata)) - 200;
+    expect(growth).toBe(6 * 8);
+    const before = await listAll(app.objects, 'ns/alice/sessions/');
+    const over = await app.call('POST', '/v1/sessions', {
+      body: { task: 'meta', metadata: sized(8192 - growth + 1) },
+    });
+    expect(over.status).toBe(400);
+    expect(over.headers.get('content-type')).toContain('application/problem+json');
+    expect(over.json.detail).toContain('[REDACTED]');
+    expect(await listAll(app.objects, 'ns/alice/sessions/')).toEqual(before);
+    const made = await app.call('POST', '/v1/sessions', {
+      body: { task: 'meta', metadata: sized(8192 - growth) },
+    });
+    expect(made.status).toBe(201);
+    expect(Buffer.byteLength(JSON.stringify(made.json.metadata))).toBe(8192);
+    const got = await app.call('GET', `/v1/sessions/${made.json.id}`);
+    const put = await app.call('PUT', `/v1/sessions/${made.json.id}`, {
+      body: got.json,
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
+    expect(put.status).toBe(200);
+    const added = await app.call('POST', `/v1/sessions/${made.json.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'still writable' }] },
+    });
+    expect(added.status).toBe(200);
+  });
+
   it('is set on create and PUT, returned by GET and list, filtered through the manifest, redacted', async () => {
     const app = await makeApp();
     const a = await app.call('POST', '/v1/sessions', {
