@@ -527,14 +527,14 @@ function inlineText(value: string, text: TextFn, field: string | undefined): str
   if (!url && !(field && BASE64_FIELDS.has(field))) return undefined;
   const head = url ? url[0] : '';
   const body = value.slice(head.length);
-  const std = body.replace(/-/g, '+').replace(/_/g, '/'); // base64url
+  const std = (b64: string) => b64.replace(/-/g, '+').replace(/_/g, '/'); // from base64url
   let decoded: string;
   let order: string | undefined; // UTF-16's byte order mark
   try {
-    const start = atob(std.slice(0, 16));
+    const start = atob(std(body.slice(0, 16)));
     order = /^(\xff\xfe|\xfe\xff)/.exec(start)?.[0];
     if (!order && CONTROL.test(start)) return undefined;
-    decoded = order ? utf16(atob(std), order) : strictText(fromBase64(std));
+    decoded = order ? utf16(atob(std(body)), order) : strictText(fromBase64(std(body)));
   } catch {
     return undefined; // not base64, or not UTF-8
   }
@@ -544,7 +544,7 @@ function inlineText(value: string, text: TextFn, field: string | undefined): str
   const out = order ? btoa(utf16(redacted, order, true)) : toBase64(utf8(redacted));
   return (
     text(head) +
-    (std === body ? out : out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''))
+    (/[-_]/.test(body) ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out)
   );
 }
 
