@@ -356,7 +356,8 @@ const SENSITIVE_KEY = new RegExp(
   'i',
 );
 
-type TextFn = (s: string, quiet?: boolean) => string;
+/** Redacts `s`; `quiet`: its secrets are counted elsewhere. `of`: the string `s` was decoded from. */
+type TextFn = (s: string, quiet?: boolean, of?: string) => string;
 
 /**
  * A redacted copy of one message: content, reasoning, tool calls, and every other field, its name
@@ -376,7 +377,8 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
     else if (key === 'tool_calls' && Array.isArray(value)) {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
     } else {
-      const walk: TextFn = key === PARTS_FIELD ? (s) => text(s, own.has(s)) : text;
+      // An inline file in a part's own text is counted with the content too.
+      const walk: TextFn = key === PARTS_FIELD ? (s, _, of) => text(s, own.has(of ?? s)) : text;
       out[text(key)] = redactJson(value, walk, hit, SENSITIVE_KEY.test(key));
     }
   }
@@ -539,7 +541,7 @@ function inlineText(value: string, text: TextFn, field: string | undefined): str
     return undefined; // not base64, or not UTF-8
   }
   if (CONTROL.test(decoded)) return undefined; // binary that happens to decode
-  const redacted = text(decoded);
+  const redacted = text(decoded, false, value);
   if (redacted === decoded) return undefined;
   const out = order ? btoa(utf16(redacted, order, true)) : toBase64(utf8(redacted));
   return (

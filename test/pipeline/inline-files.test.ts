@@ -146,6 +146,14 @@ describe('inline text files in other encodings and labels', () => {
     expect(stored).not.toContain(STRIPE);
   });
 
+  it('a data: URL as a text part is counted once: the content is the same text', async () => {
+    const app = await makeApp();
+    const made = await save(app, [{ type: 'text', text: `data:text/plain;base64,${b64(DOTENV)}` }]);
+    expect(made.headers.get('satchel-redactions')).toBe('2');
+    const [part] = made.json.messages[0].content;
+    expect(unb64(part.text.split(',')[1])).toContain('GITHUB_TOKEN=[REDACTED');
+  });
+
   it('real media headers are told binary from their first bytes and stored byte for byte', async () => {
     const app = await makeApp();
     // Binary media are not searched for secrets (only files of text are decoded), as before.
