@@ -40,7 +40,11 @@ export function toBase64(bytes: Uint8Array): string {
  * function: 17 ms for 1 MiB on Node 20 against 244.
  */
 export function fromBase64(b64: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(b64);
+  return bytesOf(atob(b64));
+}
+
+/** The bytes of a binary string (one character per byte, as `atob` gives). */
+export function bytesOf(binary: string): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;

@@ -47,8 +47,18 @@ export function toPublicContent<M extends Record<string, unknown>>(message: M): 
   return { ...rest, content: parts } as unknown as M;
 }
 
-/** Fields whose string is base64 by their name (OpenAI's `file_data`, Anthropic's `source.data`, …). */
-export const BASE64_FIELDS = new Set(['data', 'file_data', 'image_data', 'b64_json']);
+/**
+ * Fields whose string is base64 by their name (OpenAI's `file_data`, Anthropic's `source.data`, an MCP
+ * resource's `blob`, Bedrock's `bytes`, …).
+ */
+export const BASE64_FIELDS = new Set([
+  'data',
+  'file_data',
+  'image_data',
+  'b64_json',
+  'blob',
+  'bytes',
+]);
 
 /** Refuses (413) a message list that carries inline media over MAX_INLINE_MEDIA_BYTES in any part. */
 export function assertInlineMedia(messages: readonly Record<string, unknown>[]): void {
@@ -70,7 +80,7 @@ export function assertInlineMedia(messages: readonly Record<string, unknown>[]):
 /** The longest inline-media string in a part: `data:` URLs anywhere, and base64 fields by name. */
 function largestInline(value: unknown, key: string | undefined): number {
   if (typeof value === 'string') {
-    return value.startsWith('data:') || (key !== undefined && BASE64_FIELDS.has(key))
+    return /^data:/i.test(value) || (key !== undefined && BASE64_FIELDS.has(key))
       ? value.length
       : 0;
   }

@@ -46,5 +46,7 @@ function fnv32(s: string): string {
  * too; known values searched in the views, and form-encoded (`+`); every field of a rule fingerprinted.
  * 5 (2026-12-04): inline files whose bytes are text (`data:` URLs, base64 fields) redacted as that text.
  * 6 (2026-12-04): such files also in base64url and UTF-16, `DATA:`, and whatever media type they name.
+ * 7 (2026-12-04): `data:` URLs anywhere in a string; UTF-8 with control characters, UTF-16 without a
+ * byte order mark, Latin-1; MCP `blob` and Bedrock `bytes` fields.
  */
-const WALK = '\nwalk:6';
+const WALK = '\nwalk:7';

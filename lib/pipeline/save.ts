@@ -1,6 +1,6 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
-import { fromBase64, strictText, toBase64, utf8 } from '../model/bytes.js';
+import { bytesOf, strictText, toBase64, utf8 } from '../model/bytes.js';
 import {
   BASE64_FIELDS,
   metadataSchema,
@@ -147,8 +147,16 @@ function applyPipeline(
   const version = rulesVersion;
   let redactions = 0;
   // `quiet`: what it finds was counted already (the same text elsewhere).
-  const text = (s: string, quiet?: boolean) => {
-    const r = redactor.redact(s);
+  const text: TextFn = (s, quiet) => {
+    // Inline files anywhere in the text (a `data:` URL in a message, a ref's uri), redacted as theirs.
+    const r = redactor.redact(
+      /data:/i.test(s)
+        ? s.replace(
+            /data:[^,\s]{0,256};base64,[\w+/=-]+/gi,
+            (m) => inlineText(m, (t) => text(t, quiet)) ?? m,
+          )
+        : s,
+    );
     if (!quiet) redactions += r.count;
     return r.text;
   };
@@ -173,7 +181,7 @@ function applyPipeline(
   const sources = [...new Set(taint.sources.map((s) => text(s, true)))];
 
   // 3. Redact the rest, on copies.
-  const messages = redactSession(next, trusted, text, hit);
+  const messages = redactSession(next, previous, trusted, text, hit);
   next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
   next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
   next.episode_taint_tracked = true;
@@ -252,6 +260,7 @@ function trustedPrefix(
 /** Redacts the messages after the trusted prefix and the free-text fields, on copies. */
 function redactSession(
   next: StoredSession,
+  previous: StoredSession | null,
   trusted: number,
   text: (s: string) => string,
   hit: () => void,
@@ -266,11 +275,13 @@ function redactSession(
   next.external_refs = redactRefs(next.external_refs, text);
   const sent = next.metadata;
   if (sent) next.metadata = redactJson(sent, text, hit) as Record<string, string>;
-  // A secret's placeholder can be longer than it (`"token": "x"`): metadata within its limits as sent must
-  // be stored within them too, or a GET-then-PUT of the session would be refused. Stored metadata is
-  // redacted already (unchanged here), so a write that leaves it as it was is never refused.
+  // A secret's placeholder can be longer than it (`"token": "x"`): metadata that the caller sets within
+  // its limits must be stored within them too, or a GET-then-PUT of the session would be refused.
+  // Metadata the write leaves as stored is not checked (new rules may grow it, but that is no caller's).
+  const json = JSON.stringify(sent);
   if (
-    JSON.stringify(sent) !== JSON.stringify(next.metadata) &&
+    json !== JSON.stringify(next.metadata) &&
+    json !== JSON.stringify(previous?.metadata) &&
     !metadataSchema.safeParse(next.metadata).success
   )
     throw badRequest(`metadata is over its limits with its secrets replaced by ${PLACEHOLDER}`);
@@ -356,8 +367,8 @@ const SENSITIVE_KEY = new RegExp(
   'i',
 );
 
-/** Redacts `s`; `quiet`: its secrets are counted elsewhere. `of`: the string `s` was decoded from. */
-type TextFn = (s: string, quiet?: boolean, of?: string) => string;
+/** Redacts `s`; `quiet`: its secrets are counted elsewhere. */
+type TextFn = (s: string, quiet?: boolean) => string;
 
 /**
  * A redacted copy of one message: content, reasoning, tool calls, and every other field, its name
@@ -377,8 +388,7 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
     else if (key === 'tool_calls' && Array.isArray(value)) {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
     } else {
-      // An inline file in a part's own text is counted with the content too.
-      const walk: TextFn = key === PARTS_FIELD ? (s, _, of) => text(s, own.has(of ?? s)) : text;
+      const walk: TextFn = key === PARTS_FIELD ? (s) => text(s, own.has(s)) : text;
       out[text(key)] = redactJson(value, walk, hit, SENSITIVE_KEY.test(key));
     }
   }
@@ -505,7 +515,12 @@ function redactJson(
     if (!str || text(value) === value) hit();
     return PLACEHOLDER;
   }
-  if (str) return inlineText(value, text, field) ?? text(value);
+  // Bare base64 by its field's name; a `data:` URL, in any string, is `text`'s.
+  if (str)
+    return (
+      (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
+      text(value)
+    );
   if (Array.isArray(value))
     return value.map((v) => redactJson(v, text, hit, secret, depth + 1, field));
   if (value && typeof value === 'object') {
@@ -518,46 +533,64 @@ function redactJson(
 }
 
 /**
- * An inline file whose bytes are text (a `.env` as a `data:` URL, a base64 `file_data` or `data` field),
- * redacted as text and encoded again as it came (UTF-8 or UTF-16 with its byte order mark, base64 or
- * base64url), whatever its media type says; undefined when it is no such file or nothing in it changed
- * (then the string is redacted as it stands, as binary media are). Its first 12 bytes tell binary media
- * (a PNG, JPEG, WebP, MP3 or MP4 header holds control bytes) before anything more is decoded.
+ * An inline file (a `data:…;base64,` URL, or bare base64 in a field such as `file_data`) whose bytes are
+ * text, whatever media type it names, redacted as that text and encoded again as it came: UTF-8 (with
+ * its byte order mark, if any), UTF-16 (by its mark, or by the zero bytes of ASCII in it), or else
+ * Latin-1 / Windows-1252; base64 or base64url. Undefined when it is no such file or nothing in it
+ * changed (then the string is redacted as it stands, as binary media are). Its first 12 bytes tell
+ * binary media (a PNG, JPEG, GIF, WebP, MP3 or MP4 header holds control bytes) before anything more is
+ * decoded; valid UTF-8 after such a start is text (a terminal log's BEL included), and a UTF-16 or
+ * Latin-1 reading, which any bytes give, is text only without control characters.
  */
-function inlineText(value: string, text: TextFn, field: string | undefined): string | undefined {
+function inlineText(value: string, text: (s: string) => string): string | undefined {
   const url = /^data:[^,]*;base64,/i.exec(value);
-  if (!url && !(field && BASE64_FIELDS.has(field))) return undefined;
   const head = url ? url[0] : '';
   const body = value.slice(head.length);
-  const std = (b64: string) => b64.replace(/-/g, '+').replace(/_/g, '/'); // from base64url
+  const std = (b64: string) => atob(b64.replace(/-/g, '+').replace(/_/g, '/')); // base64url too
   let decoded: string;
-  let order: string | undefined; // UTF-16's byte order mark
+  let kind = 0; // 0 UTF-8, 1 UTF-16LE, 2 UTF-16BE, 3 Latin-1
   try {
-    const start = atob(std(body.slice(0, 16)));
-    order = /^(\xff\xfe|\xfe\xff)/.exec(start)?.[0];
-    if (!order && CONTROL.test(start)) return undefined;
-    decoded = order ? utf16(atob(std(body)), order) : strictText(fromBase64(std(body)));
+    const start = std(body.slice(0, 16));
+    kind = /^(\xff\xfe|([^\0]\0){4})/.test(start)
+      ? 1
+      : /^(\xfe\xff|(\0[^\0]){4})/.test(start)
+        ? 2
+        : 0;
+    if (!kind && CONTROL.test(start)) return undefined;
+    const bin = std(body);
+    try {
+      decoded = kind
+        ? utf16(bin, kind)
+        : (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
+    } catch {
+      decoded = bin; // not UTF-8
+      kind = 3;
+    }
   } catch {
-    return undefined; // not base64, or not UTF-8
+    return undefined; // not base64
   }
-  if (CONTROL.test(decoded)) return undefined; // binary that happens to decode
-  const redacted = text(decoded, false, value);
+  if (kind && CONTROL.test(decoded)) return undefined; // binary
+  const redacted = text(decoded);
   if (redacted === decoded) return undefined;
-  const out = order ? btoa(utf16(redacted, order, true)) : toBase64(utf8(redacted));
-  return (
-    text(head) +
-    (/[-_]/.test(body) ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out)
-  );
+  const out =
+    kind === 3
+      ? btoa(redacted)
+      : kind
+        ? btoa(utf16(redacted, kind, true))
+        : toBase64(utf8(redacted));
+  // base64url: by its alphabet, or unpadded without either alphabet's own characters
+  const web = /[-_]/.test(body) || (body.length % 4 > 0 && !/[+/=]/.test(body));
+  return text(head) + (web ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out);
 }
 
 const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
 
 /**
- * UTF-16 bytes (a binary string, as `atob` gives) as text or, with `encode`, text as UTF-16 bytes, in the
- * byte order its mark (`order`) gives.
+ * UTF-16 bytes (a binary string, as `atob` gives) as text or, with `encode`, text as UTF-16 bytes, in
+ * `order` (1 little-endian, 2 big-endian).
  */
-function utf16(s: string, order: string, encode?: boolean): string {
-  const swap = (t: string) => (order < '\xff' ? t : t.replace(/([^])([^])/g, '$2$1'));
+function utf16(s: string, order: number, encode?: boolean): string {
+  const swap = (t: string) => (order > 1 ? t : t.replace(/([^])([^])/g, '$2$1'));
   return encode
     ? swap(
         s.replace(/[^]/g, (c) => String.fromCharCode(c.charCodeAt(0) >> 8, c.charCodeAt(0) & 255)),

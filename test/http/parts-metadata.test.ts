@@ -156,6 +156,27 @@ describe('session metadata', () => {
     expect(added.status).toBe(200);
   });
 
+  it('that the caller leaves as stored is not checked: an append after new rules redact it is stored', async () => {
+    const V = 'r7x9q2'; // "[REDACTED]" is 4 bytes longer
+    const metadata: Record<string, string> = { runner: V, note: '' };
+    metadata.note = 'n'.repeat(8192 - Buffer.byteLength(JSON.stringify(metadata)));
+    const first = await makeApp();
+    const made = await first.call('POST', '/v1/sessions', { body: { task: 'meta', metadata } });
+    expect(made.status).toBe(201);
+    await first.sessions.settled();
+    // The same folder served again with the value configured as a secret: the rules changed, not the caller.
+    const again = await makeApp({
+      objects: first.objects,
+      env: { SATCHEL_REDACT_VALUES: JSON.stringify([V]) },
+    });
+    const added = await again.call('POST', `/v1/sessions/${made.json.id}/messages`, {
+      body: { messages: [{ role: 'user', content: 'still writable?' }] },
+    });
+    expect(added.status, added.text).toBe(200);
+    const got = await again.call('GET', `/v1/sessions/${made.json.id}`);
+    expect(got.json.metadata.runner).toBe('[REDACTED]');
+  });
+
   it('is set on create and PUT, returned by GET and list, filtered through the manifest, redacted', async () => {
     const app = await makeApp();
     const a = await app.call('POST', '/v1/sessions', {

@@ -3,33 +3,8 @@
 // 2026-12-04: the rules ran on the base64 text, never on the file, so every key in it reached the bucket
 // and the API answered `redactions: 0`.
 import { describe, expect, it } from 'vitest';
-import { listAll } from '../../lib/storage/prefix.js';
-import { text } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
-
-const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
-const GITHUB = 'ghp_' + rep('Zq8xW3vN5', 36);
-const STRIPE = 'sk_live_' + rep('51HxYzAbCdEf', 40);
-const DOTENV = `NODE_ENV=production\nGITHUB_TOKEN=${GITHUB}\nSTRIPE_SECRET_KEY=${STRIPE}\n`;
-const b64 = (s: string | Uint8Array) => Buffer.from(s).toString('base64');
-const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
-
-/** Every stored object, with every base64 run in it decoded, as one text: what a bucket reader sees. */
-async function bucketText(app: Awaited<ReturnType<typeof makeApp>>): Promise<string> {
-  await app.sessions.settled();
-  const keys = await listAll(app.objects, '');
-  const bodies = await Promise.all(keys.map(async (k) => text((await app.objects.get(k))!.body)));
-  const all = bodies.join('\n');
-  return all + [...all.matchAll(/[A-Za-z0-9+/]{40,}={0,2}/g)].map((m) => unb64(m[0])).join('\n');
-}
-
-async function save(app: Awaited<ReturnType<typeof makeApp>>, content: unknown[]) {
-  const made = await app.call('POST', '/v1/sessions', {
-    body: { task: 'why does prod crash?', messages: [{ role: 'user', content }] },
-  });
-  expect(made.status).toBe(201);
-  return made;
-}
+import { b64, bucketText, DOTENV, GITHUB, save, STRIPE, unb64 } from '../support/inline-files.js';
 
 describe('inline text files in content parts', () => {
   it('a data: URL of a text file is stored with its keys redacted, still a data: URL of the file', async () => {

@@ -1,0 +1,113 @@
+// Inline text files in the encodings and places the review of 2026-12-04 found stored as sent: a control
+// character anywhere in a text file (a terminal log's BEL), Latin-1, UTF-16LE without a byte order mark,
+// a `data:` URL inside a message's text or as a ref's uri, base64 in an MCP `blob` or Bedrock `bytes`;
+// and the encoding they come back in (a UTF-8 byte order mark, base64url without `-` or `_`).
+import { describe, expect, it } from 'vitest';
+import { makeApp } from '../http/helpers.js';
+import { b64, bucketText, DOTENV, GITHUB, save, STRIPE } from '../support/inline-files.js';
+
+const HEAD = 'data:text/plain;base64,';
+const file = (bytes: Buffer | string) => [
+  { type: 'text', text: 'here is the file' },
+  { type: 'file', file: { filename: 'notes.txt', file_data: HEAD + b64(bytes) } },
+];
+
+async function expectNoSecrets(content: unknown, extra?: Record<string, unknown>) {
+  const app = await makeApp();
+  await save(app, content, extra);
+  const stored = await bucketText(app);
+  expect(stored).not.toContain(GITHUB);
+  expect(stored).not.toContain(STRIPE);
+}
+
+describe('inline text files are redacted in every encoding and place', () => {
+  it('with control characters: a terminal log (BEL, backspaces), a DOS file ending in Ctrl-Z', async () => {
+    const crlf = DOTENV.replace(/\n/g, '\r\n');
+    await expectNoSecrets(
+      file(`\x1b]0;alice@host: ~/app\x07alice@host:~/app$ cat .env\r\n${crlf}`),
+    );
+    await expectNoSecrets(file(`build log\nDownloading... 10%\x08\x08\x0820%\n${DOTENV}`));
+    await expectNoSecrets(file(crlf + '\x1a'));
+  });
+
+  it('Latin-1 / Windows-1252, and UTF-16LE without a byte order mark', async () => {
+    await expectNoSecrets(file(Buffer.from(`# Paramètres de production\n${DOTENV}`, 'latin1')));
+    await expectNoSecrets(file(Buffer.from(DOTENV, 'utf16le')));
+  });
+
+  it('a data: URL inside message text, or as an external ref uri', async () => {
+    await expectNoSecrets(`here is my env: ${HEAD}${b64(DOTENV)} why does it fail?`);
+    await expectNoSecrets('see ref', {
+      external_refs: [{ kind: 'file', uri: HEAD + b64(DOTENV) }],
+    });
+  });
+
+  it('base64 in an MCP embedded resource `blob` and a Bedrock document `source.bytes`', async () => {
+    await expectNoSecrets([
+      { type: 'text', text: 'tool output' },
+      {
+        type: 'resource',
+        resource: { uri: 'file:///app/.env', mimeType: 'text/plain', blob: b64(DOTENV) },
+      },
+      {
+        type: 'document',
+        document: { format: 'txt', name: 'env', source: { bytes: b64(DOTENV) } },
+      },
+    ]);
+  });
+});
+
+describe('inline files come back in the encoding they were sent in', () => {
+  async function roundTrip(files: string[]) {
+    const app = await makeApp();
+    const made = await save(app, [
+      { type: 'text', text: 'files' },
+      ...files.map((file_data) => ({ type: 'file', file: { filename: '.env', file_data } })),
+    ]);
+    const got = await app.call('GET', `/v1/sessions/${made.json.id}`);
+    const outs: string[] = got.json.messages[0].content.slice(1).map((p: any) => p.file.file_data);
+    return { outs, redactions: made.headers.get('satchel-redactions') };
+  }
+
+  it('a UTF-8 file with a byte order mark keeps it; UTF-16LE without one stays without', async () => {
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(DOTENV)]);
+    const wide = Buffer.from(DOTENV, 'utf16le');
+    const { outs, redactions } = await roundTrip([HEAD + b64(bom), HEAD + b64(wide)]);
+    expect(redactions).toBe('4');
+    const bytes = Buffer.from(outs[0]!.slice(HEAD.length), 'base64');
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(bytes.subarray(3).toString('utf8')).toMatch(
+      /^NODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/,
+    );
+    const back = Buffer.from(outs[1]!.slice(HEAD.length), 'base64');
+    expect(back.toString('utf16le')).toMatch(/^NODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/);
+  });
+
+  it('unpadded base64url with neither "-" nor "_" in it comes back as base64url', async () => {
+    const sent = [0, 1, 2, 3, 4, 5].map((i) =>
+      Buffer.from(`# notes${'x'.repeat(i)}\n${DOTENV}`).toString('base64url'),
+    );
+    for (const s of sent) expect(s).not.toMatch(/[-_=]/);
+    const { outs } = await roundTrip(sent);
+    for (const [i, out] of outs.entries()) {
+      expect(Buffer.from(out, 'base64url').toString('utf8')).toContain('GITHUB_TOKEN=[REDACTED');
+      // Unpadded input of a length that is not a multiple of 4 can only be base64url.
+      if (sent[i]!.length % 4 !== 0) expect(out).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
+  });
+
+  it('a DATA: URL over 1 MiB in a part is refused with 413, as a data: one is', async () => {
+    const app = await makeApp();
+    const big = 'QUJD'.repeat(300_000); // 1.2 MB of base64
+    for (const scheme of ['data', 'DATA']) {
+      const url = `${scheme}:image/png;base64,${big}`;
+      const res = await app.call('POST', '/v1/sessions', {
+        body: {
+          task: 't',
+          messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+        },
+      });
+      expect(res.status).toBe(413);
+    }
+  });
+});

@@ -1,0 +1,46 @@
+// Shared by the inline-file redaction tests: secrets, a `.env` holding them, and what a bucket reader sees.
+import { expect } from 'vitest';
+import { listAll } from '../../lib/storage/prefix.js';
+import { text } from '../../lib/storage/port.js';
+import { makeApp } from '../http/helpers.js';
+
+export type App = Awaited<ReturnType<typeof makeApp>>;
+
+const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+export const GITHUB = 'ghp_' + rep('Zq8xW3vN5', 36);
+export const STRIPE = 'sk_live_' + rep('51HxYzAbCdEf', 40);
+export const DOTENV = `NODE_ENV=production\nGITHUB_TOKEN=${GITHUB}\nSTRIPE_SECRET_KEY=${STRIPE}\n`;
+export const b64 = (s: string | Uint8Array) => Buffer.from(s).toString('base64');
+export const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
+
+/**
+ * Every stored object as one text, with every base64 or base64url run in it decoded as UTF-8, Latin-1
+ * and UTF-16LE (at both byte alignments): what a bucket reader can read.
+ */
+export async function bucketText(app: App): Promise<string> {
+  await app.sessions.settled();
+  const keys = await listAll(app.objects, '');
+  const bodies = await Promise.all(keys.map(async (k) => text((await app.objects.get(k))!.body)));
+  const all = bodies.join('\n');
+  const runs = [...all.matchAll(/[A-Za-z0-9+/_-]{40,}={0,2}/g)].map((m) =>
+    Buffer.from(m[0].replace(/-/g, '+').replace(/_/g, '/'), 'base64'),
+  );
+  return [
+    all,
+    ...runs.flatMap((b) => [
+      b.toString('utf8'),
+      b.toString('latin1'),
+      b.toString('utf16le'),
+      b.subarray(1).toString('utf16le'),
+    ]),
+  ].join('\n');
+}
+
+/** Creates a session whose one user message has `content` (and the session `extra` fields): 201. */
+export async function save(app: App, content: unknown, extra: Record<string, unknown> = {}) {
+  const made = await app.call('POST', '/v1/sessions', {
+    body: { task: 'why does prod crash?', messages: [{ role: 'user', content }], ...extra },
+  });
+  expect(made.status, made.text).toBe(201);
+  return made;
+}
