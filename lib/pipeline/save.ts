@@ -123,6 +123,27 @@ function userTurns(messages: readonly Message[], from: number): number {
   return n;
 }
 
+/**
+ * The pipeline's redaction of a string, inline files in it included (a `data:` URL in a message's text,
+ * a ref's uri: `inlineText`), counting what it finds unless `quiet` (it was counted already: the same
+ * text elsewhere).
+ */
+function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
+  const text: TextFn = (s, quiet) => {
+    const r = redactor.redact(
+      /data:/i.test(s)
+        ? s.replace(
+            /data:[^,\s]{0,256};base64,[\w+/=-]+/gi,
+            (m) => inlineText(m, (t) => text(t, quiet)) ?? m,
+          )
+        : s,
+    );
+    if (!quiet) count(r.count);
+    return r.text;
+  };
+  return text;
+}
+
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
 export function createSavePipeline(options: PipelineOptions): SavePipeline {
   return {
@@ -146,20 +167,7 @@ function applyPipeline(
   // the scan record names the rules only: the next write trusts it instead of scanning everything again.
   const version = rulesVersion;
   let redactions = 0;
-  // `quiet`: what it finds was counted already (the same text elsewhere).
-  const text: TextFn = (s, quiet) => {
-    // Inline files anywhere in the text (a `data:` URL in a message, a ref's uri), redacted as theirs.
-    const r = redactor.redact(
-      /data:/i.test(s)
-        ? s.replace(
-            /data:[^,\s]{0,256};base64,[\w+/=-]+/gi,
-            (m) => inlineText(m, (t) => text(t, quiet)) ?? m,
-          )
-        : s,
-    );
-    if (!quiet) redactions += r.count;
-    return r.text;
-  };
+  const text = redactingText(redactor, (n) => (redactions += n));
   const hit = () => void redactions++;
 
   // 1. What is already proven scanned: a prefix identical to the stored one, under the same rules.
