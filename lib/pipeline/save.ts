@@ -131,7 +131,8 @@ function userTurns(messages: readonly Message[], from: number): number {
 function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   const text: TextFn = (s, quiet) => {
     const r = redactor.redact(
-      /data:/i.test(s)
+      // A plain search first (`data:`, `Data:`, `DATA:`), not a case-blind regex over every string.
+      s.includes('ata:') || s.includes('ATA:')
         ? s.replace(
             /data:[^,\s]{0,256};base64,[\w+/=-]+/gi,
             (m) => inlineText(m, (t) => text(t, quiet)) ?? m,
