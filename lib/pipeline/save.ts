@@ -130,13 +130,23 @@ function userTurns(messages: readonly Message[], from: number): number {
  */
 function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   const text: TextFn = (s, quiet) => {
+    const inline = (m: string) => {
+      // Wrapped base64 (a `base64` tool's 76 characters a line, PEM's 64) goes on past a line break only
+      // after a whole line (a multiple of 4, 60 or more): text after the URL stays text.
+      const lines = m.split('\n');
+      let n = 1;
+      for (let b64 = lines[0]!.slice(lines[0]!.indexOf(',') + 1); n < lines.length; n++) {
+        b64 = b64.replace(/\r$/, '');
+        if (b64.length < 60 || b64.length % 4) break;
+        b64 = lines[n]!;
+      }
+      const url = lines.slice(0, n).join('\n');
+      return (inlineText(url, (t) => text(t, quiet)) ?? url) + m.slice(url.length);
+    };
+    // Parameters may hold blanks (`; charset=utf-8`), never a colon: each try ends at the next `data:`.
     const r = redactor.redact(
-      // A plain search first (`data:`, `Data:`, `DATA:`), not a case-blind regex over every string.
-      s.includes('ata:') || s.includes('ATA:')
-        ? s.replace(
-            /data:[^,\s]{0,256};base64,[\w+/=-]+/gi,
-            (m) => inlineText(m, (t) => text(t, quiet)) ?? m,
-          )
+      /;base64,/i.test(s)
+        ? s.replace(/data:[^,:]{0,4096};base64,[\w+/=-]*(?:\r?\n[\w+/=-]+)*/gi, inline)
         : s,
     );
     if (!quiet) count(r.count);
@@ -588,7 +598,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
         ? btoa(utf16(redacted, kind, true))
         : toBase64(utf8(redacted));
   // base64url: by its alphabet, or unpadded without either alphabet's own characters
-  const web = /[-_]/.test(body) || (body.length % 4 > 0 && !/[+/=]/.test(body));
+  const web = /[-_]/.test(body) || (body.replace(/\s/g, '').length % 4 > 0 && !/[+/=]/.test(body));
   return text(head) + (web ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out);
 }
 

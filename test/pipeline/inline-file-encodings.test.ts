@@ -57,6 +57,57 @@ describe('inline text files are redacted in every encoding and place', () => {
   });
 });
 
+// The second review: a `data:` URL with a blank or over 256 characters in its parameters, in mixed case,
+// or with its base64 wrapped in lines was stored with its secrets (or, wrapped, all but its first line).
+describe('data: URLs in every form a sender writes them', () => {
+  it('parameters with blanks or 300 characters long, and a scheme in mixed case', async () => {
+    await expectNoSecrets(
+      file('x')
+        .slice(0, 1)
+        .concat(
+          [
+            'data:text/plain; charset=utf-8;base64,',
+            `data:text/plain;name=${'production-settings-'.repeat(14)}.env;base64,`,
+            'DAta:text/plain;base64,',
+            'daTa:TEXT/PLAIN;BASE64,',
+          ].map((head) => ({
+            type: 'file',
+            file: { filename: '.env', file_data: head + b64(DOTENV) },
+          })),
+        ),
+    );
+  });
+
+  it('base64 wrapped at 76 or 64 characters (LF or CRLF), whole or inside message text', async () => {
+    const wrap = (width: number, eol: string) =>
+      b64(DOTENV)
+        .match(new RegExp(`.{1,${width}}`, 'g'))!
+        .join(eol);
+    const app = await makeApp();
+    const made = await save(app, [
+      { type: 'text', text: `my env:\n${HEAD}${wrap(76, '\r\n')}\nwhy does it fail?` },
+      { type: 'file', file: { filename: '.env', file_data: HEAD + wrap(76, '\n') + '\n' } },
+      { type: 'file', file: { filename: '.env', file_data: HEAD + wrap(64, '\r\n') } },
+    ]);
+    expect(made.headers.get('satchel-redactions')).toBe('6');
+    expect(await bucketText(app)).not.toContain(GITHUB);
+    // What a reader gets when it decodes each URL whole, line breaks skipped: a key split across lines
+    // shows only so.
+    const [part, ...files] = made.json.messages[0].content;
+    const text: string = part.text;
+    expect(text.startsWith(`my env:\n${HEAD}`)).toBe(true);
+    expect(text.endsWith('\nwhy does it fail?')).toBe(true);
+    const urls = [text.slice(`my env:\n`.length, -'\nwhy does it fail?'.length)].concat(
+      files.map((f: any) => f.file.file_data),
+    );
+    for (const url of urls) {
+      const file = Buffer.from(url.slice(HEAD.length).replace(/\s/g, ''), 'base64').toString();
+      expect(file).toMatch(/^NODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/);
+      expect(file).not.toContain(STRIPE);
+    }
+  });
+});
+
 describe('inline files come back in the encoding they were sent in', () => {
   async function roundTrip(files: string[]) {
     const app = await makeApp();
