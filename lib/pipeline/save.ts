@@ -130,11 +130,12 @@ function userTurns(messages: readonly Message[], from: number): number {
  */
 function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   const text: TextFn = (s, quiet) => {
-    const inline = (m: string) => {
+    const inline = (m: string, at: number) => {
       // Wrapped base64 (a `base64` tool's 76 characters a line, PEM's 64) goes on past a line break only
-      // after a whole line (a multiple of 4, 60 or more): text after the URL stays text.
+      // after a whole line (a multiple of 4, 60 or more), so text after the URL stays text; a URL that
+      // is the whole string takes every line.
       const lines = m.split('\n');
-      let n = 1;
+      let n = !at && !s.slice(m.length).trim() ? lines.length : 1;
       for (let b64 = lines[0]!.slice(lines[0]!.indexOf(',') + 1); n < lines.length; n++) {
         b64 = b64.replace(/\r$/, '');
         if (b64.length < 60 || b64.length % 4) break;

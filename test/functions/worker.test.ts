@@ -391,6 +391,57 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(good.status).toBe(201);
   });
 
+  it('redacts inline text files (UTF-8, UTF-16, Latin-1, base64url, wrapped) and checks dates in workerd', async () => {
+    // The Worker bundles leave out zod's patterns for formats lib/ does not name (scripts/build.ts): the
+    // one it names, `z.iso.datetime` (a ref's created_at), still validates.
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('25[0-5]'); // zod's IPv4 pattern
+    const mf = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    const headers = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+    const token = 'ghp_' + 'Zq8xW3vN5'.repeat(4);
+    const env = `# Paramètres\nGITHUB_TOKEN=${token}\n`;
+    const files = [
+      Buffer.from(env).toString('base64url'),
+      'data:text/plain;base64,' + Buffer.from('\ufeff' + env, 'utf16le').toString('base64'),
+      'DATA:text/plain; charset=latin1;base64,' + Buffer.from(env, 'latin1').toString('base64'),
+      'data:text/plain;base64,' + Buffer.from(env).toString('base64').replace(/.{8}/g, '$&\r\n'),
+    ];
+    const ref = (created_at: string) => [{ kind: 'file', uri: 'file:///a', created_at }];
+    const post = (external_refs: unknown) =>
+      mf.dispatchFetch('http://w/v1/sessions', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          task: 'env',
+          external_refs,
+          messages: [
+            {
+              role: 'user',
+              content: files.map((file_data) => ({ type: 'file', file: { file_data } })),
+            },
+          ],
+        }),
+      });
+    expect((await post(ref('yesterday'))).status).toBe(400);
+    const made = await post(ref('2026-12-04T10:00:00Z'));
+    expect(made.status).toBe(201);
+    expect(made.headers.get('satchel-redactions')).toBe('4');
+    const { id } = (await made.json()) as { id: string };
+    const stored = await (await mf.getR2Bucket('BUCKET')).get(`ns/edge/sessions/${id}.json`);
+    const session = JSON.parse(await stored!.text()) as {
+      messages: { content_parts: { file: { file_data: string } }[] }[];
+    };
+    const [web, wide, latin, wrapped] = session.messages[0]!.content_parts.map(
+      (p) => p.file.file_data,
+    );
+    const body = (url: string) => Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
+    expect(Buffer.from(web!, 'base64url').toString()).toBe(
+      '# Paramètres\nGITHUB_TOKEN=[REDACTED]\n',
+    );
+    expect(body(wide!).toString('utf16le')).toBe('\ufeff# Paramètres\nGITHUB_TOKEN=[REDACTED]\n');
+    expect(body(latin!).toString('latin1')).toBe('# Paramètres\nGITHUB_TOKEN=[REDACTED]\n');
+    expect(body(wrapped!).toString()).toBe('# Paramètres\nGITHUB_TOKEN=[REDACTED]\n');
+  });
+
   it('holds no S3 client, is under 120 KB gzip, and refuses SATCHEL_STORAGE=s3', async () => {
     // A SigV4 signing constant: only the AWS SDK carries it.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('x-amz-content-sha256');
