@@ -28,10 +28,11 @@ export function useAsciiText(decode: (body: Uint8Array) => string | undefined): 
   asciiText = decode;
 }
 
-/** Standard base64 of bytes. */
+/** Standard base64 of bytes (a binary string made 8 KiB at a time: a character at a time is slower). */
 export function toBase64(bytes: Uint8Array): string {
   let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
+  for (let i = 0; i < bytes.length; i += 8192)
+    binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
   return btoa(binary);
 }
 

@@ -130,30 +130,69 @@ function userTurns(messages: readonly Message[], from: number): number {
  */
 function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   const text: TextFn = (s, quiet) => {
-    const inline = (m: string, at: number) => {
-      // Wrapped base64 (a `base64` tool's 76 characters a line, PEM's 64) goes on past a line break only
-      // after a whole line (a multiple of 4, 60 or more), so text after the URL stays text; a URL that
-      // is the whole string takes every line.
-      const lines = m.split('\n');
-      let n = !at && !s.slice(m.length).trim() ? lines.length : 1;
-      for (let b64 = lines[0]!.slice(lines[0]!.indexOf(',') + 1); n < lines.length; n++) {
-        b64 = b64.replace(/\r$/, '');
-        if (b64.length < 60 || b64.length % 4) break;
-        b64 = lines[n]!;
-      }
-      const url = lines.slice(0, n).join('\n');
-      return (inlineText(url, (t) => text(t, quiet)) ?? url) + m.slice(url.length);
-    };
-    // Parameters may hold blanks (`; charset=utf-8`), never a colon: each try ends at the next `data:`.
+    const file = (t: string) => text(t, quiet);
     const r = redactor.redact(
       /;base64,/i.test(s)
-        ? s.replace(/data:[^,:]{0,4096};base64,[\w+/=-]*(?:\r?\n[\w+/=-]+)*/gi, inline)
+        ? s.replace(INLINE_URL, (m, at: number) =>
+            inlineUrl(m, !at && !s.slice(m.length).trim(), file),
+          )
         : s,
     );
     if (!quiet) count(r.count);
     return r.text;
   };
   return text;
+}
+
+/**
+ * A `data:…;base64,` URL in text. Its parameters may hold blanks (`; charset=utf-8`) and a colon only
+ * before a slash (`name=C:\\x.env`), so each try ends at the next `data:`; its base64 may be
+ * percent-encoded (`%2B`) and wrapped (LF, CRLF, CR, or those escaped in JSON text, then indentation).
+ * Only single characters repeat inside a line (a repeated alternation overflows the regex stack on a
+ * long line); lines repeat as groups.
+ */
+const INLINE_URL =
+  /data:(?:[^,:]|:(?=[\\/])){0,4096};base64,[\w+/=%-]*(?:(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*[\w+/=%-]+)*/gi;
+
+/**
+ * A data: URL found in text (`m`) with its file redacted (`inlineText`), and what follows it in `m` as it
+ * was. Wrapped base64 (a `base64` tool's 76 characters a line, PEM's 64) takes the next line only after
+ * a line of the first one's width (60 to 120 characters, a multiple of 4), and only a line of that width
+ * or a shorter last one that ends whole (a multiple of 4), so a word on the line after the URL stays text;
+ * a URL that is the whole string (`whole`) takes every line. When that reading does not decode as text,
+ * the URL without its last line is tried.
+ */
+function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
+  const start = m.indexOf(',') + 1;
+  const cuts = [...m.slice(start).matchAll(/(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*/g)];
+  const lines = [start, ...cuts.map((c) => start + c.index + c[0].length)].map((from, i) => ({
+    from,
+    to: i < cuts.length ? start + cuts[i]!.index : m.length,
+  }));
+  const size = (i: number) => lines[i]!.to - lines[i]!.from;
+  const width = size(0);
+  let n = 1;
+  if (whole) n = lines.length;
+  else if (width >= 60 && width <= 120 && width % 4 === 0)
+    while (
+      n < lines.length &&
+      size(n - 1) === width &&
+      (size(n) === width || (n === lines.length - 1 && size(n) % 4 === 0))
+    )
+      n++;
+  for (; n > 0; n--) {
+    const b64 = lines
+      .slice(0, n)
+      .map((l) => m.slice(l.from, l.to))
+      .join('')
+      .replace(/%2b/gi, '+')
+      .replace(/%2f/gi, '/')
+      .replace(/%3d/gi, '=');
+    const out = inlineText(m.slice(0, start) + b64, file);
+    if (out !== undefined || n === 1 || size(n - 1) === width)
+      return (out ?? m.slice(0, lines[n - 1]!.to)) + m.slice(lines[n - 1]!.to);
+  }
+  return m;
 }
 
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
@@ -423,7 +462,8 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   if (Array.isArray(parts) && typeof out.content === 'string') {
     const joined = textOfParts(parts);
     if (joined !== out.content) {
-      if (text(joined, true) === joined) out.content = joined;
+      // A data: URL may run on from one part into the next: only the content shows its file whole.
+      if (text(joined, true) === joined && !/;base64,/i.test(joined)) out.content = joined;
       else out[PARTS_FIELD] = withText(parts, out.content);
     }
     const flat = textOfParts(out[PARTS_FIELD] as ContentPart[], '');
@@ -580,7 +620,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
     const bin = std(body);
     try {
       decoded = kind
-        ? utf16(bin, kind)
+        ? fromUtf16(bin, kind > 1)
         : (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
     } catch {
       decoded = bin; // not UTF-8
@@ -593,11 +633,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
   const redacted = text(decoded);
   if (redacted === decoded) return undefined;
   const out =
-    kind === 3
-      ? btoa(redacted)
-      : kind
-        ? btoa(utf16(redacted, kind, true))
-        : toBase64(utf8(redacted));
+    kind === 3 ? btoa(redacted) : toBase64(kind ? toUtf16(redacted, kind > 1) : utf8(redacted));
   // base64url: by its alphabet, or unpadded without either alphabet's own characters
   const web = /[-_]/.test(body) || (body.replace(/\s/g, '').length % 4 > 0 && !/[+/=]/.test(body));
   return text(head) + (web ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out);
@@ -605,19 +641,28 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
 
 const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
 
-/**
- * UTF-16 bytes (a binary string, as `atob` gives) as text or, with `encode`, text as UTF-16 bytes, in
- * `order` (1 little-endian, 2 big-endian).
- */
-function utf16(s: string, order: number, encode?: boolean): string {
-  const swap = (t: string) => (order > 1 ? t : t.replace(/([^])([^])/g, '$2$1'));
-  return encode
-    ? swap(
-        s.replace(/[^]/g, (c) => String.fromCharCode(c.charCodeAt(0) >> 8, c.charCodeAt(0) & 255)),
-      )
-    : swap(s).replace(/[^][^]?/g, (p) =>
-        String.fromCharCode((p.charCodeAt(0) << 8) | p.charCodeAt(1)),
-      );
+/** UTF-16 bytes (a binary string, as `atob` gives) as text, little-endian unless `be`. */
+function fromUtf16(bin: string, be: boolean): string {
+  const units = new Uint16Array(bin.length >> 1);
+  for (let i = 0; i < units.length; i++) {
+    const [a, b] = [bin.charCodeAt(2 * i), bin.charCodeAt(2 * i + 1)];
+    units[i] = be ? (a << 8) | b : a | (b << 8);
+  }
+  let text = '';
+  for (let i = 0; i < units.length; i += 8192)
+    text += String.fromCharCode(...units.subarray(i, i + 8192));
+  return text;
+}
+
+/** Text as UTF-16 bytes, little-endian unless `be`. */
+function toUtf16(text: string, be: boolean): Uint8Array {
+  const out = new Uint8Array(text.length * 2);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out[2 * i + +be] = c & 255;
+    out[2 * i + +!be] = c >> 8;
+  }
+  return out;
 }
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */

@@ -4,9 +4,19 @@
 // and the encoding they come back in (a UTF-8 byte order mark, base64url without `-` or `_`).
 import { describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
-import { b64, bucketText, DOTENV, GITHUB, save, STRIPE } from '../support/inline-files.js';
+import {
+  b64,
+  bucketText,
+  DOTENV,
+  fileOf,
+  GITHUB,
+  roundTrip,
+  save,
+  STRIPE,
+  wrap,
+} from '../support/inline-files.js';
 
-const HEAD = 'data:text/plain;base64,';
+import { HEAD } from '../support/inline-files.js';
 const file = (bytes: Buffer | string) => [
   { type: 'text', text: 'here is the file' },
   { type: 'file', file: { filename: 'notes.txt', file_data: HEAD + b64(bytes) } },
@@ -105,6 +115,58 @@ describe('data: URLs in every form a sender writes them', () => {
       expect(file).toMatch(/^NODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/);
       expect(file).not.toContain(STRIPE);
     }
+  });
+});
+
+// The third review: a word on the line after a data: URL was read as base64 (the file stored as sent,
+// counted 0, or the word swallowed); a colon in the parameters, a CR or tab-indented wrap, wrapped base64
+// in JSON-escaped text, percent-encoded base64 and a URL split across two text parts kept secrets.
+describe('data: URLs among other text', () => {
+  async function expectRedacted(sent: unknown, tail?: string) {
+    const { content, redactions, stored } = await roundTrip(sent);
+    expect(stored).not.toContain(GITHUB);
+    expect(stored).not.toContain(STRIPE);
+    const text = typeof content === 'string' ? content : JSON.stringify(content);
+    const url = text.slice(text.indexOf(HEAD) + HEAD.length);
+    expect(fileOf(decodeURIComponent(url.replace(/\\[rn]/g, '')))).not.toContain(STRIPE);
+    expect(redactions).toBe('2');
+    if (tail) expect(text.endsWith(tail)).toBe(true);
+  }
+
+  it('a word or a rule on the line after the URL stays text; so does a heredoc end', async () => {
+    await expectRedacted(
+      `here is my env: ${HEAD}${b64(DOTENV)}\nwhy does it fail?`,
+      '\nwhy does it fail?',
+    );
+    await expectRedacted(`$ cat <<EOF > .env.b64\n${HEAD}${b64(DOTENV + '#')}\nEOF`, '\nEOF');
+    await expectRedacted(`${HEAD}${b64(DOTENV)}\nthanks`, '\nthanks');
+    await expectRedacted(`env: ${HEAD}${b64(DOTENV)}\n---\nmore`, '\n---\nmore');
+    const f76 = '# production settings'.padEnd(30, '.') + DOTENV; // 171 bytes: 3 lines of 76
+    const f64 = DOTENV + '###'; // 144 bytes: 3 lines of 64
+    expect([b64(f76).length % 76, b64(f64).length % 64]).toEqual([0, 0]);
+    await expectRedacted(`env:\r\n${HEAD}${wrap(b64(f76), 76, '\r\n')}\r\nThanks`, '\r\nThanks');
+    await expectRedacted(`env:\n${HEAD}${wrap(b64(f64), 64, '\n')}\nThanks`, '\nThanks');
+  });
+
+  it('a colon in the parameters, CR or tab-indented lines, JSON-escaped line breaks, %2B', async () => {
+    await expectRedacted(
+      `see data:text/plain;name=C:\\app\\.env;base64,${b64(DOTENV)} end`,
+      ' end',
+    );
+    await expectRedacted(`env: ${HEAD}${wrap(b64(DOTENV), 76, '\r')} end`, ' end');
+    await expectRedacted(`env:\n  ${HEAD}${wrap(b64(DOTENV), 76, '\n\t')}\nend`, '\nend');
+    await expectRedacted(
+      JSON.stringify({ path: '.env', content: HEAD + wrap(b64(DOTENV), 76, '\n') }),
+    );
+    await expectRedacted(`see ${HEAD}${encodeURIComponent(b64('~~~\n' + DOTENV))} end`, ' end');
+  });
+
+  it('a URL split across two text parts is stored whole, its secrets redacted', async () => {
+    const url = HEAD + b64(DOTENV);
+    await expectRedacted([
+      { type: 'text', text: `env: ${url.slice(0, HEAD.length + 60)}` },
+      { type: 'text', text: url.slice(HEAD.length + 60) },
+    ]);
   });
 });
 

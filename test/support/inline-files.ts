@@ -44,3 +44,32 @@ export async function save(app: App, content: unknown, extra: Record<string, unk
   expect(made.status, made.text).toBe(201);
   return made;
 }
+
+export const HEAD = 'data:text/plain;base64,';
+/** `s` in lines of `width` characters joined by `eol`, as `base64` and PEM wrap it. */
+export const wrap = (s: string, width: number, eol: string) =>
+  s.match(new RegExp(`.{1,${width}}`, 'g'))!.join(eol);
+
+/** Saves `content` as one user message: what GET answers for it, the redactions header, the bucket. */
+export async function roundTrip(content: unknown) {
+  const app = await makeApp();
+  const made = await save(app, content);
+  const got = await app.call('GET', `/v1/sessions/${made.json.id}`);
+  expect(got.status).toBe(200);
+  return {
+    content: got.json.messages[0].content,
+    redactions: made.headers.get('satchel-redactions'),
+    stored: await bucketText(app),
+  };
+}
+
+/**
+ * The file a reader gets from a URL's base64: blanks skipped, each run up to a padding `=` decoded on its
+ * own (a line stored as sent after a re-encoded one starts a run of its own).
+ */
+export const fileOf = (base64: string) =>
+  base64
+    .replace(/\s/g, '')
+    .split(/=+/)
+    .map((run) => Buffer.from(run, 'base64').toString('latin1'))
+    .join('');
