@@ -130,14 +130,7 @@ function userTurns(messages: readonly Message[], from: number): number {
  */
 function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   const text: TextFn = (s, quiet) => {
-    const file = (t: string) => text(t, quiet);
-    const r = redactor.redact(
-      /;base64,/i.test(s)
-        ? s.replace(INLINE_URL, (m, at: number) =>
-            inlineUrl(m, !at && !s.slice(m.length).trim(), file),
-          )
-        : s,
-    );
+    const r = redactor.redact(/;base64,/i.test(s) ? inlineUrls(s, (t) => text(t, quiet)) : s);
     if (!quiet) count(r.count);
     return r.text;
   };
@@ -145,54 +138,67 @@ function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
 }
 
 /**
- * A `data:…;base64,` URL in text. Its parameters may hold blanks (`; charset=utf-8`) and a colon only
- * before a slash (`name=C:\\x.env`), so each try ends at the next `data:`; its base64 may be
- * percent-encoded (`%2B`) and wrapped (LF, CRLF, CR, or those escaped in JSON text, then indentation).
- * Only single characters repeat inside a line (a repeated alternation overflows the regex stack on a
- * long line); lines repeat as groups.
+ * `s` with the file of each `data:…;base64,` URL in it redacted (`inlineUrl`). A URL's parameters may
+ * hold blanks (`; charset=utf-8`) and a colon only before a slash or backslash (`name=C:\\x.env`), so
+ * each try ends at the next `data:`; its base64 may be percent-encoded (`%2B`) and wrapped (LF, CRLF, CR,
+ * or those escaped in JSON text, then indentation). Lines are followed one regex call at a time (one
+ * regex over every line overflowed its stack on millions of short lines).
  */
-const INLINE_URL =
-  /data:(?:[^,:]|:(?=[\\/])){0,4096};base64,[\w+/=%-]*(?:(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*[\w+/=%-]+)*/gi;
+function inlineUrls(s: string, file: (t: string) => string): string {
+  const head = /data:(?:[^,:]|:(?=[\\/])){0,4096};base64,/gi;
+  const run = /[\w+/=%-]*/y;
+  const wrap = /(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*(?=[\w+/=%-])/y;
+  let out = '';
+  let last = 0;
+  for (let found = head.exec(s); found; found = head.exec(s)) {
+    let end = head.lastIndex;
+    for (;;) {
+      run.lastIndex = end;
+      run.exec(s);
+      wrap.lastIndex = end = run.lastIndex;
+      if (!wrap.exec(s)) break;
+      end = wrap.lastIndex;
+    }
+    const whole = !found.index && !s.slice(end).trim();
+    out += s.slice(last, found.index) + inlineUrl(s.slice(found.index, end), whole, file);
+    last = head.lastIndex = end;
+  }
+  return out + s.slice(last);
+}
 
 /**
- * A data: URL found in text (`m`) with its file redacted (`inlineText`), and what follows it in `m` as it
- * was. Wrapped base64 (a `base64` tool's 76 characters a line, PEM's 64) takes the next line only after
- * a line of the first one's width (60 to 120 characters, a multiple of 4), and only a line of that width
- * or a shorter last one that ends whole (a multiple of 4), so a word on the line after the URL stays text;
- * a URL that is the whole string (`whole`) takes every line. When that reading does not decode as text,
- * the URL without its last line is tried.
+ * A data: URL found in text (`m`: its parameters, then base64 lines) with its file redacted
+ * (`inlineText`), and what follows it in `m` as it was. Wrapped base64 (a `base64` tool's 76 characters
+ * a line, PEM's 64) takes the next line only after a line of the first one's width (60 to 120
+ * characters, a multiple of 4), and only a line of that width or a last one that ends whole (a multiple
+ * of 4), so a word on the line after the URL stays text; a URL that is the whole string (`whole`) takes
+ * every line. When that reading does not decode as text, the URL without its last line is tried.
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
   const start = m.indexOf(',') + 1;
-  const cuts = [...m.slice(start).matchAll(/(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*/g)];
-  const lines = [start, ...cuts.map((c) => start + c.index + c[0].length)].map((from, i) => ({
-    from,
-    to: i < cuts.length ? start + cuts[i]!.index : m.length,
-  }));
-  const size = (i: number) => lines[i]!.to - lines[i]!.from;
-  const width = size(0);
-  let n = 1;
-  if (whole) n = lines.length;
-  else if (width >= 60 && width <= 120 && width % 4 === 0)
-    while (
-      n < lines.length &&
-      size(n - 1) === width &&
-      (size(n) === width || (n === lines.length - 1 && size(n) % 4 === 0))
-    )
-      n++;
-  for (; n > 0; n--) {
-    const b64 = lines
-      .slice(0, n)
-      .map((l) => m.slice(l.from, l.to))
-      .join('')
-      .replace(/%2b/gi, '+')
-      .replace(/%2f/gi, '/')
-      .replace(/%3d/gi, '=');
-    const out = inlineText(m.slice(0, start) + b64, file);
-    if (out !== undefined || n === 1 || size(n - 1) === width)
-      return (out ?? m.slice(0, lines[n - 1]!.to)) + m.slice(lines[n - 1]!.to);
-  }
-  return m;
+  const breaks = /(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*/g;
+  breaks.lastIndex = start;
+  let cut = breaks.exec(m);
+  let end = cut ? cut.index : m.length; // where the lines taken end
+  let before = -1; // where they ended before the last one was taken
+  const width = end - start;
+  if (whole || (width >= 60 && width <= 120 && width % 4 === 0))
+    for (let size = width; cut && (whole || size === width);) {
+      const from = breaks.lastIndex;
+      const next = breaks.exec(m);
+      const to = next ? next.index : m.length;
+      size = to - from;
+      if (!whole && size !== width && (next || size % 4)) break;
+      [before, end, cut] = [end, to, next];
+    }
+  const decode = (to: number) => {
+    const b64 = m.slice(start, to).replace(breaks, '');
+    const plain = b64.replace(/%2b/gi, '+').replace(/%2f/gi, '/').replace(/%3d/gi, '=');
+    return inlineText(m.slice(0, start) + plain, file);
+  };
+  let out = decode(end);
+  if (out === undefined && before >= 0 && (out = decode(before)) !== undefined) end = before;
+  return (out ?? m.slice(0, end)) + m.slice(end);
 }
 
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
