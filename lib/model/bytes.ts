@@ -50,3 +50,27 @@ export function bytesOf(binary: string): Uint8Array<ArrayBuffer> {
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;
 }
+
+/** UTF-16 bytes (a binary string, as `atob` gives) as text, little-endian unless `be`. */
+export function fromUtf16(bin: string, be: boolean): string {
+  const units = new Uint16Array(bin.length >> 1);
+  for (let i = 0; i < units.length; i++) {
+    const [a, b] = [bin.charCodeAt(2 * i), bin.charCodeAt(2 * i + 1)];
+    units[i] = be ? (a << 8) | b : a | (b << 8);
+  }
+  let text = '';
+  for (let i = 0; i < units.length; i += 8192)
+    text += String.fromCharCode(...units.subarray(i, i + 8192));
+  return text;
+}
+
+/** Text as UTF-16 bytes, little-endian unless `be`. */
+export function toUtf16(text: string, be: boolean): Uint8Array {
+  const out = new Uint8Array(text.length * 2);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out[2 * i + +be] = c & 255;
+    out[2 * i + +!be] = c >> 8;
+  }
+  return out;
+}

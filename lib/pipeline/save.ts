@@ -1,6 +1,6 @@
 import type { ExternalRef, Message, StoredSession } from '../model/session.js';
 import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
-import { bytesOf, strictText, toBase64, utf8 } from '../model/bytes.js';
+import { bytesOf, fromUtf16, strictText, toBase64, toUtf16, utf8 } from '../model/bytes.js';
 import {
   BASE64_FIELDS,
   metadataSchema,
@@ -646,30 +646,6 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
 }
 
 const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
-
-/** UTF-16 bytes (a binary string, as `atob` gives) as text, little-endian unless `be`. */
-function fromUtf16(bin: string, be: boolean): string {
-  const units = new Uint16Array(bin.length >> 1);
-  for (let i = 0; i < units.length; i++) {
-    const [a, b] = [bin.charCodeAt(2 * i), bin.charCodeAt(2 * i + 1)];
-    units[i] = be ? (a << 8) | b : a | (b << 8);
-  }
-  let text = '';
-  for (let i = 0; i < units.length; i += 8192)
-    text += String.fromCharCode(...units.subarray(i, i + 8192));
-  return text;
-}
-
-/** Text as UTF-16 bytes, little-endian unless `be`. */
-function toUtf16(text: string, be: boolean): Uint8Array {
-  const out = new Uint8Array(text.length * 2);
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    out[2 * i + +be] = c & 255;
-    out[2 * i + +!be] = c >> 8;
-  }
-  return out;
-}
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */
 function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalRef[] {
