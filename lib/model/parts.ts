@@ -20,13 +20,18 @@ export type ContentPart = z.output<typeof contentPartSchema>;
 export const MAX_INLINE_MEDIA_BYTES = 1024 * 1024;
 
 /** The text of a list of parts, as odek's string `content`: the text of each text-bearing part, by lines. */
-export function textOfParts(parts: readonly ContentPart[], separator = '\n'): string {
+export function textOfParts(parts: readonly ContentPart[]): string {
+  return textsOfParts(parts).join('\n');
+}
+
+/** The text of each text-bearing part, in order. */
+export function textsOfParts(parts: readonly ContentPart[]): string[] {
   const texts: string[] = [];
   for (const p of parts) {
     const value = p.type === 'refusal' ? p['refusal'] : p['text'];
     if (typeof value === 'string') texts.push(value);
   }
-  return texts.join(separator);
+  return texts;
 }
 
 /** A message as sent, in stored form: array content becomes its text, the parts kept beside it. */

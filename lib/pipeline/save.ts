@@ -6,6 +6,7 @@ import {
   metadataSchema,
   PARTS_FIELD,
   textOfParts,
+  textsOfParts,
   type ContentPart,
 } from '../model/parts.js';
 import { MAX_JSON_DEPTH } from '../model/requests.js';
@@ -137,17 +138,20 @@ function redactingText(redactor: Redactor, count: (n: number) => void): TextFn {
   return text;
 }
 
+/** A line break in a URL's base64, also escaped as JSON text has it (`\\n`, `\\r\\n`). */
+const LINE_BREAK = String.raw`(?:(?:\\r)?\\n|\r?\n|\r)`;
+
 /**
  * `s` with the file of each `data:…;base64,` URL in it redacted (`inlineUrl`). A URL's parameters may
- * hold blanks (`; charset=utf-8`) and a colon only before a slash or backslash (`name=C:\\x.env`), so
- * each try ends at the next `data:`; its base64 may be percent-encoded (`%2B`) and wrapped (LF, CRLF, CR,
- * or those escaped in JSON text, then indentation). Lines are followed one regex call at a time (one
- * regex over every line overflowed its stack on millions of short lines).
+ * hold blanks (`; charset=utf-8`) and a colon only after `=` and a drive letter (`name=C:\\x.env`), so
+ * each try ends at the next `data:` (`data:/srv`, `data:\\x` too); its base64 may be percent-encoded
+ * (`%2B`) and wrapped (LF, CRLF, CR, or those escaped in JSON text, then indentation). Lines are followed
+ * one regex call at a time (one regex over every line overflowed its stack on millions of short lines).
  */
 function inlineUrls(s: string, file: (t: string) => string): string {
-  const head = /data:(?:[^,:]|:(?=[\\/])){0,4096};base64,/gi;
+  const head = /data:(?:[^,:]|(?<==[A-Za-z]):(?=[\\/])){0,4096};base64,/gi;
   const run = /[\w+/=%-]*/y;
-  const wrap = /(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*(?=[\w+/=%-])/y;
+  const wrap = new RegExp(LINE_BREAK + String.raw`[ \t]*(?=[\w+/=%-])`, 'y');
   let out = '';
   let last = 0;
   for (let found = head.exec(s); found; found = head.exec(s)) {
@@ -176,7 +180,7 @@ function inlineUrls(s: string, file: (t: string) => string): string {
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
   const start = m.indexOf(',') + 1;
-  const breaks = /(?:(?:\\r)?\\n|\r?\n|\r)[ \t]*/g;
+  const breaks = new RegExp(LINE_BREAK + String.raw`[ \t]*`, 'g');
   breaks.lastIndex = start;
   let cut = breaks.exec(m);
   let end = cut ? cut.index : m.length; // where the lines taken end
@@ -466,13 +470,15 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   // secret, the parts carry it redacted (their line breaks go with their layout).
   const parts = out[PARTS_FIELD] as ContentPart[] | undefined;
   if (Array.isArray(parts) && typeof out.content === 'string') {
-    const joined = textOfParts(parts);
+    const texts = textsOfParts(parts);
+    const joined = texts.join('\n');
     if (joined !== out.content) {
       // A data: URL may run on from one part into the next: only the content shows its file whole.
-      if (text(joined, true) === joined && !/;base64,/i.test(joined)) out.content = joined;
+      const inUrl = texts.some((t, i) => i < texts.length - 1 && URL_TO_END.test(t));
+      if (text(joined, true) === joined && !inUrl) out.content = joined;
       else out[PARTS_FIELD] = withText(parts, out.content);
     }
-    const flat = textOfParts(out[PARTS_FIELD] as ContentPart[], '');
+    const flat = runTogether(textsOfParts(out[PARTS_FIELD] as ContentPart[]), text);
     const redacted = text(flat);
     if (redacted !== flat) {
       out.content = redacted;
@@ -480,6 +486,47 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
     }
   }
   return out as Message;
+}
+
+/** A part that ends inside a `data:` URL's base64 (its lines may go on in the next part). */
+const URL_TO_END = /;base64,[\w+/=%\r\n\t-]*$/i;
+
+/** Parts' text run together at most at this many boundaries looked at one by one (`runTogether`). */
+const MAX_SPLIT_ENDS = 4096;
+
+/**
+ * The parts' text run together, as a key streamed in pieces reads, with a line break where a secret
+ * ends at a part's end and the next part's word would run on into it (`ghp_…` + `thanks` matches no
+ * rule): the last 256 characters before each such boundary are redacted alone, and the boundary is
+ * kept where a secret reaches it that the text run on across it does not show. Up to `MAX_SPLIT_ENDS`
+ * boundaries a message.
+ */
+function runTogether(texts: string[], text: TextFn): string {
+  const flat = texts.join('');
+  const word = /[\w+/=-]/;
+  const ends: number[] = [];
+  for (let k = 0, at = 0; k < texts.length - 1 && ends.length < MAX_SPLIT_ENDS; k++) {
+    at += texts[k]!.length;
+    // Only a boundary inside a word, with a part boundary in the 256 characters before it (a secret
+    // within one part is found in that part's own text).
+    const inWord = word.test(flat[at - 1] ?? '') && word.test(flat[at]!);
+    if (inWord && at - texts[k]!.length > Math.max(0, at - 256)) ends.push(at);
+  }
+  // From the last boundary back, so the text run on after one has the line breaks kept after it.
+  let tail = '';
+  let to = flat.length;
+  for (const at of ends.reverse()) {
+    const window = flat.slice(Math.max(0, at - 256), at);
+    if (!text(window, true).endsWith(PLACEHOLDER)) continue;
+    // Not where the text run on finds a secret across the boundary (a key's first piece looks like a
+    // shorter key): the characters either side of it are left there.
+    const next = flat.slice(at, to) + tail;
+    const across = window.slice(-8) + next.slice(0, 8);
+    if (!text(window + next.slice(0, 256), true).includes(across)) continue;
+    tail = '\n' + next;
+    to = at;
+  }
+  return flat.slice(0, to) + tail;
 }
 
 /**
