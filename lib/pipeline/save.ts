@@ -729,7 +729,6 @@ function hash64(s: string): string {
   return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
 }
 
-/** The caller's metadata with every key and value redacted (see `putOwn`). */
 /**
  * Sets `key` as an own property of `out`. Keys that redact to the same text (two secrets used as keys) are
  * told apart with a number (`[REDACTED] 2`), and `__proto__` (from JSON.parse, which makes it an own key)
