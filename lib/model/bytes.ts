@@ -64,13 +64,14 @@ export function fromUtf16(bin: string, be: boolean): string {
   return text;
 }
 
-/** Text as UTF-16 bytes, little-endian unless `be`. */
-export function toUtf16(text: string, be: boolean): Uint8Array {
-  const out = new Uint8Array(text.length * 2);
+/** Text as UTF-16 bytes, little-endian unless `be`, then the bytes of `tail` (a binary string). */
+export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
+  const out = new Uint8Array(text.length * 2 + tail.length);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     out[2 * i + +be] = c & 255;
     out[2 * i + +!be] = c >> 8;
   }
+  for (let i = 0; i < tail.length; i++) out[text.length * 2 + i] = tail.charCodeAt(i);
   return out;
 }

@@ -164,6 +164,11 @@ function inlineUrls(s: string, file: (t: string) => string): string {
       end = wrap.lastIndex;
     }
     const whole = !found.index && !s.slice(end).trim();
+    // A URL that is the whole string, its base64 in groups with blanks between (decoders skip them).
+    if (!found.index && !whole && /^[\w+/=%\s-]*$/.test(s.slice(end))) {
+      const spaced = inlineUrl(s, true, file);
+      if (spaced !== s) return spaced;
+    }
     out += s.slice(last, found.index) + inlineUrl(s.slice(found.index, end), whole, file);
     last = head.lastIndex = end;
   }
@@ -662,6 +667,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
   const std = (b64: string) => atob(b64.replace(/-/g, '+').replace(/_/g, '/')); // base64url too
   let decoded: string;
   let kind = 0; // 0 UTF-8, 1 UTF-16LE, 2 UTF-16BE, 3 Latin-1
+  let odd = ''; // a UTF-16 file's last byte when it has an odd number: stored as sent
   try {
     const start = std(body.slice(0, 16));
     kind = /^(\xff\xfe|([^\0]\0){4})/.test(start)
@@ -672,6 +678,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
     if (!kind && CONTROL.test(start)) return undefined;
     const bin = std(body);
     try {
+      if (kind) odd = bin.slice(bin.length & ~1);
       decoded = kind
         ? fromUtf16(bin, kind > 1)
         : (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
@@ -686,7 +693,9 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
   const redacted = text(decoded);
   if (redacted === decoded) return undefined;
   const out =
-    kind === 3 ? btoa(redacted) : toBase64(kind ? toUtf16(redacted, kind > 1) : utf8(redacted));
+    kind === 3
+      ? btoa(redacted)
+      : toBase64(kind ? toUtf16(redacted, kind > 1, odd) : utf8(redacted));
   // base64url: by its alphabet, or unpadded without either alphabet's own characters
   const web = /[-_]/.test(body) || (body.replace(/\s/g, '').length % 4 > 0 && !/[+/=]/.test(body));
   return text(head) + (web ? out.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') : out);

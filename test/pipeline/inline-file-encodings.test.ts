@@ -13,6 +13,7 @@ import {
   roundTrip,
   save,
   STRIPE,
+  unb64,
   wrap,
 } from '../support/inline-files.js';
 
@@ -116,6 +117,26 @@ describe('data: URLs in every form a sender writes them', () => {
       expect(file).not.toContain(STRIPE);
     }
   });
+
+  it('a file whose base64 has blanks inside its lines (groups of 4, of 76) is read whole', async () => {
+    for (const [size, blank] of [
+      [4, ' '],
+      [76, ' '],
+      [8, '\t'],
+      [4, '  '],
+    ] as const) {
+      const spaced = wrap(b64(`# a long enough first line of notes\n${DOTENV}`), size, blank);
+      const data = HEAD + spaced;
+      await expectNoSecrets([{ type: 'file', file: { filename: 'notes.txt', file_data: data } }]);
+      await expectNoSecrets(HEAD + spaced);
+    }
+    // A word after a URL in its string is still not read as base64.
+    const { content } = await roundTrip(HEAD + b64(DOTENV) + ' thanks');
+    expect(content).toMatch(/ thanks$/);
+    expect(unb64(content.slice(HEAD.length, -' thanks'.length))).toContain(
+      'GITHUB_TOKEN=[REDACTED]',
+    );
+  });
 });
 
 // The third review: a word on the line after a data: URL was read as base64 (the file stored as sent,
@@ -194,6 +215,29 @@ describe('inline files come back in the encoding they were sent in', () => {
     );
     const back = Buffer.from(outs[1]!.slice(HEAD.length), 'base64');
     expect(back.toString('utf16le')).toMatch(/^NODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/);
+  });
+
+  it('a UTF-16 file with an odd number of bytes keeps its last byte', async () => {
+    const le = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(DOTENV, 'utf16le'),
+      Buffer.from('!'),
+    ]);
+    const be = Buffer.from(le.subarray(0, -1)).swap16();
+    const { outs, redactions } = await roundTrip(
+      [le, Buffer.concat([be, Buffer.from('?')])].map((b) => HEAD + b64(b)),
+    );
+    expect(redactions).toBe('4');
+    for (const [i, out] of outs.entries()) {
+      const bytes = Buffer.from(out.slice(HEAD.length), 'base64');
+      expect(bytes.length % 2).toBe(1);
+      expect(String.fromCharCode(bytes.at(-1)!)).toBe('!?'[i]);
+      const wide = Buffer.from(bytes.subarray(0, -1));
+      const text = (i ? wide.swap16() : wide).toString('utf16le');
+      expect(text).toMatch(
+        /^\ufeffNODE_ENV=production\nGITHUB_TOKEN=\[REDACTED\]\nSTRIPE_SECRET_KEY=\[REDACTED\]\n$/,
+      );
+    }
   });
 
   it('unpadded base64url with neither "-" nor "_" in it comes back as base64url', async () => {
