@@ -181,7 +181,8 @@ function inlineUrls(s: string, file: (t: string) => string): string {
  * a line, PEM's 64) takes the next line only after a line of the first one's width (60 to 120
  * characters, a multiple of 4), and only a line of that width or a last one that ends whole (a multiple
  * of 4), so a word on the line after the URL stays text; a URL that is the whole string (`whole`) takes
- * every line. When that reading does not decode as text, the URL without its last line is tried.
+ * every line. When that reading does not decode as text (UTF-8 or UTF-16), the URL without its last line
+ * is tried, and a Latin-1 reading only when neither is UTF-8.
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
   const start = m.indexOf(',') + 1;
@@ -200,13 +201,18 @@ function inlineUrl(m: string, whole: boolean, file: (t: string) => string): stri
       if (!whole && size !== width && (next || size % 4)) break;
       [before, end, cut] = [end, to, next];
     }
-  const decode = (to: number) => {
+  const decode = (to: number, strict: boolean) => {
     const b64 = m.slice(start, to).replace(breaks, '');
     const plain = b64.replace(/%2b/gi, '+').replace(/%2f/gi, '/').replace(/%3d/gi, '=');
-    return inlineText(m.slice(0, start) + plain, file);
+    return inlineText(m.slice(0, start) + plain, file, strict);
   };
-  let out = decode(end);
-  if (out === undefined && before >= 0 && (out = decode(before)) !== undefined) end = before;
+  let out = decode(end, before >= 0);
+  if (out == null && before >= 0) {
+    // Not UTF-8 with the last line, or nothing to redact: a word after the URL may have made it so.
+    const latin = out === null;
+    if ((out = decode(before, true)) != null) end = before;
+    else if (latin && out === null) out = decode(end, false); // not UTF-8 either way: Latin-1
+  }
   return (out ?? m.slice(0, end)) + m.slice(end);
 }
 
@@ -658,9 +664,14 @@ function redactJson(
  * changed (then the string is redacted as it stands, as binary media are). Its first 12 bytes tell
  * binary media (a PNG, JPEG, GIF, WebP, MP3 or MP4 header holds control bytes) before anything more is
  * decoded; valid UTF-8 after such a start is text (a terminal log's BEL included), and a UTF-16 or
- * Latin-1 reading, which any bytes give, is text only without control characters.
+ * Latin-1 reading, which any bytes give, is text only without control characters. Null instead of that
+ * reading when `strict`.
  */
-function inlineText(value: string, text: (s: string) => string): string | undefined {
+function inlineText(
+  value: string,
+  text: (s: string) => string,
+  strict = false,
+): string | undefined | null {
   const url = /^data:[^,]*;base64,/i.exec(value);
   const head = url ? url[0] : '';
   const body = value.slice(head.length);
@@ -683,6 +694,7 @@ function inlineText(value: string, text: (s: string) => string): string | undefi
         ? fromUtf16(bin, kind > 1)
         : (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
     } catch {
+      if (strict) return null;
       decoded = bin; // not UTF-8
       kind = 3;
     }

@@ -167,6 +167,9 @@ describe('data: URLs among other text', () => {
     expect([b64(f76).length % 76, b64(f64).length % 64]).toEqual([0, 0]);
     await expectRedacted(`env:\r\n${HEAD}${wrap(b64(f76), 76, '\r\n')}\r\nThanks`, '\r\nThanks');
     await expectRedacted(`env:\n${HEAD}${wrap(b64(f64), 64, '\n')}\nThanks`, '\nThanks');
+    // Words that decode to bytes that are no UTF-8 but hold no control character either (a Latin-1 reading).
+    for (const word of ['then', 'help', 'whyy', 'okay'])
+      await expectRedacted(`env:\n${HEAD}${wrap(b64(f64), 64, '\n')}\n${word}`, `\n${word}`);
   });
 
   it('a colon in the parameters, CR or tab-indented lines, JSON-escaped line breaks, %2B', async () => {
