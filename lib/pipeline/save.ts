@@ -143,13 +143,14 @@ const LINE_BREAK = String.raw`(?:(?:\\r)?\\n|\r?\n|\r)`;
 
 /**
  * `s` with the file of each `data:…;base64,` URL in it redacted (`inlineUrl`). A URL's parameters may
- * hold blanks (`; charset=utf-8`) and a colon only after `=` and a drive letter (`name=C:\\x.env`), so
- * each try ends at the next `data:` (`data:/srv`, `data:\\x` too); its base64 may be percent-encoded
- * (`%2B`) and wrapped (LF, CRLF, CR, or those escaped in JSON text, then indentation). Lines are followed
- * one regex call at a time (one regex over every line overflowed its stack on millions of short lines).
+ * hold blanks (`; charset=utf-8`) and a colon before a slash or backslash (`name=C:\\x.env`,
+ * `src=s3://b/.env`), but not a `data:`'s, so each try ends at the next `data:` (`data:/srv` too); its
+ * base64 may be percent-encoded (`%2B`) and wrapped (LF, CRLF, CR, or those escaped in JSON text, then
+ * indentation). Lines are followed one regex call at a time (one regex over every line overflowed its
+ * stack on millions of short lines).
  */
 function inlineUrls(s: string, file: (t: string) => string): string {
-  const head = /data:(?:[^,:]|(?<==[A-Za-z]):(?=[\\/])){0,4096};base64,/gi;
+  const head = /data:(?:[^,:]|(?<!data):(?=[\\/])){0,4096};base64,/gi;
   const run = /[\w+/=%-]*/y;
   const wrap = new RegExp(LINE_BREAK + String.raw`[ \t]*(?=[\w+/=%-])`, 'y');
   let out = '';
@@ -502,42 +503,47 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
 /** A part that ends inside a `data:` URL's base64 (its lines may go on in the next part). */
 const URL_TO_END = /;base64,[\w+/=%\r\n\t-]*$/i;
 
-/** Parts' text run together at most at this many boundaries looked at one by one (`runTogether`). */
-const MAX_SPLIT_ENDS = 4096;
+/** Characters `runTogether` redacts around part boundaries, at most, in one message (about 2 s of work). */
+const MAX_SPLIT_WINDOWS = 1 << 25;
 
 /**
  * The parts' text run together, as a key streamed in pieces reads, with a line break where a secret
- * ends at a part's end and the next part's word would run on into it (`ghp_…` + `thanks` matches no
- * rule): the last 256 characters before each such boundary are redacted alone, and the boundary is
- * kept where a secret reaches it that the text run on across it does not show. Up to `MAX_SPLIT_ENDS`
- * boundaries a message.
+ * starts or ends at a boundary inside a word (`ghp_…` + `thanks`, `see` + `ghp_…`: the run-on text matches
+ * no rule): the 256 characters on either side of such a boundary are redacted alone, and it is kept where
+ * a secret reaches it that the text run on across it does not show (a key's first piece may look like a
+ * shorter key). Boundaries are looked at from the last back, so the text after one has the line breaks
+ * kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about 65,000 boundaries).
  */
 function runTogether(texts: string[], text: TextFn): string {
   const flat = texts.join('');
   const word = /[\w+/=-]/;
   const ends: number[] = [];
-  for (let k = 0, at = 0; k < texts.length - 1 && ends.length < MAX_SPLIT_ENDS; k++) {
+  for (let k = 0, at = 0; k < texts.length - 1; k++) {
     at += texts[k]!.length;
-    // Only a boundary inside a word, with a part boundary in the 256 characters before it (a secret
-    // within one part is found in that part's own text).
-    const inWord = word.test(flat[at - 1] ?? '') && word.test(flat[at]!);
-    if (inWord && at - texts[k]!.length > Math.max(0, at - 256)) ends.push(at);
+    // A secret within one part was found in that part's own text: only a boundary with a short part on
+    // either side, neither the first nor the last part, can split one.
+    const short =
+      (k > 0 && texts[k]!.length < 256) || (k < texts.length - 2 && texts[k + 1]!.length < 256);
+    if (short && word.test(flat[at - 1] ?? '') && word.test(flat[at] ?? '')) ends.push(at);
   }
-  // From the last boundary back, so the text run on after one has the line breaks kept after it.
-  let tail = '';
+  const tail: string[] = [];
+  let after = ''; // the first 256 characters after `to`, line breaks kept included
   let to = flat.length;
-  for (const at of ends.reverse()) {
-    const window = flat.slice(Math.max(0, at - 256), at);
-    if (!text(window, true).endsWith(PLACEHOLDER)) continue;
-    // Not where the text run on finds a secret across the boundary (a key's first piece looks like a
-    // shorter key): the characters either side of it are left there.
-    const next = flat.slice(at, to) + tail;
-    const across = window.slice(-8) + next.slice(0, 8);
-    if (!text(window + next.slice(0, 256), true).includes(across)) continue;
-    tail = '\n' + next;
+  let budget = MAX_SPLIT_WINDOWS;
+  for (let i = ends.length - 1; i >= 0 && budget > 0; i--, budget -= 512) {
+    const at = ends[i]!;
+    const left = flat.slice(Math.max(0, at - 256), at);
+    const right = (flat.slice(at, Math.min(to, at + 256)) + after).slice(0, 256);
+    if (!text(left, true).endsWith(PLACEHOLDER) && !text(right, true).startsWith(PLACEHOLDER))
+      continue;
+    // The words either side of the boundary, still there when the text is run on across it.
+    const across = /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
+    if (!text(left + right, true).includes(across)) continue;
+    tail.push(flat.slice(at, to), '\n');
+    after = ('\n' + right).slice(0, 256);
     to = at;
   }
-  return flat.slice(0, to) + tail;
+  return flat.slice(0, to) + tail.reverse().join('');
 }
 
 /**

@@ -3,6 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { b64, DOTENV, GITHUB, HEAD, roundTrip, STRIPE } from '../support/inline-files.js';
 
 const t = (text: string) => ({ type: 'text', text });
+const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+const pieces = (s: string, n: number) => s.match(new RegExp(`[^]{1,${n}}`, 'g'))!;
+/** The bucket's text with part separators and line breaks taken out: a key stored in pieces reads whole. */
+const glued = (stored: string) =>
+  stored
+    .replace(/"\}?,\{"type":"(?:text|refusal)","(?:text|refusal)":"/g, '')
+    .replace(/\\n|\n/g, '');
 const MENTION = 'note: the prefix is data:text/plain;base64, then the file';
 
 describe('a key split across text parts', () => {
@@ -33,6 +40,75 @@ describe('a key split across text parts', () => {
     for (const piece of pieces.slice(1, 3)) expect(r.stored).not.toContain(piece);
     expect(r.redactions).toBe('1');
   });
+
+  it('is redacted when another split key starts just after the word that follows it (review)', async () => {
+    const other = GITHUB.replace('Zq', 'Yy');
+    const sent = [
+      [
+        ' ' + GITHUB.slice(0, 20),
+        GITHUB.slice(20),
+        'or',
+        ' ' + STRIPE.slice(0, 20),
+        STRIPE.slice(20),
+        '.',
+      ],
+      [' ', ...pieces(GITHUB, 4), 'and', ' ', ...pieces(other, 4), ' done'],
+    ];
+    for (const parts of sent) {
+      const r = await roundTrip(parts.map(t));
+      expect(glued(r.stored)).not.toContain(GITHUB.slice(4, 30));
+      expect(r.redactions).toBe('2');
+    }
+  });
+
+  it('is redacted after a long streamed reply of 4,200 in-word boundaries (review)', async () => {
+    const reply = Array<string>(4200).fill('ab');
+    const r = await roundTrip([...reply, ' ', ...pieces(GITHUB, 4), 'thanks'].map(t));
+    expect(glued(r.stored)).not.toContain(GITHUB.slice(4, 30));
+    expect(r.redactions).toBe('1');
+  });
+
+  it('is redacted when a word runs on into its first piece (review)', async () => {
+    const r = await roundTrip(['see', GITHUB.slice(0, 20), GITHUB.slice(20), ' ok'].map(t));
+    expect(glued(r.stored)).not.toContain(GITHUB.slice(4));
+    expect(r.redactions).toBe('1');
+  });
+
+  // Rules with a lookbehind (Telegram's digits before `:AA`, Mailchimp's hex before `-us12`), empty,
+  // refusal and image parts between the pieces, and keys either side of the 256-character window.
+  const TG = '123456789:AA' + rep('Zq8xW3vN5bPz_-', 33);
+  const MC = rep('0123456789abcdef', 32) + '-us12';
+  const cases: Record<string, unknown[]> = {
+    telegram: ['bot ', TG.slice(0, 10), TG.slice(10, 30), TG.slice(30), 'ok', ' fine'],
+    'telegram digits alone': ['123456789', ':AA' + TG.slice(12, 30), TG.slice(30), 'ok'],
+    mailchimp: [' ', MC.slice(0, 20), MC.slice(20, 34), MC.slice(34), 'ok', ' fine'],
+    'empty parts': [' ', GITHUB.slice(0, 20), '', GITHUB.slice(20), '', 'thanks', ' ok'],
+    refusal: [
+      { type: 'refusal', refusal: ' ' + GITHUB.slice(0, 20) },
+      { type: 'refusal', refusal: GITHUB.slice(20) },
+      'thanks',
+    ],
+    'image between': [
+      ' ' + GITHUB.slice(0, 20),
+      { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+      GITHUB.slice(20),
+      'thanks',
+      ' ok',
+    ],
+    'past the window': ['a'.repeat(300) + ' ' + GITHUB.slice(0, 20), GITHUB.slice(20), 'thanks'],
+    'at the window edge': [
+      ' ' + 'b'.repeat(234) + ' ' + GITHUB.slice(0, 20),
+      GITHUB.slice(20),
+      'thanks',
+    ],
+  };
+  for (const [name, parts] of Object.entries(cases))
+    it(`is redacted once: ${name}`, async () => {
+      const r = await roundTrip(parts.map((p) => (typeof p === 'string' ? t(p) : p)));
+      expect(r.redactions).toBe('1');
+      for (const key of [GITHUB, TG.slice(12), MC])
+        expect(glued(r.stored)).not.toContain(key.slice(4, 30));
+    });
 
   it('keeps the parts as sent when none holds a secret run on', async () => {
     const parts = ['ghp_', 'is how a GitHub token starts', 'sk_live_', 'a Stripe key'].map(t);
@@ -76,9 +152,16 @@ describe('a data: URL after text that mentions data: paths', () => {
       expect(r.content.endsWith(' ' + listing)).toBe(true);
     });
 
-  it('still reads a file named with a drive letter in its parameters', async () => {
-    const r = await roundTrip(`data:text/plain;name=C:\\app\\.env;base64,${b64(DOTENV)}`);
-    expect(r.stored).not.toContain(GITHUB);
-    expect(r.redactions).toBe('2');
-  });
+  const named = [
+    'name=C:\\app\\.env',
+    'name="C:\\app\\.env"',
+    "name='C:\\app\\.env'",
+    'name=s3://bucket/.env',
+  ];
+  for (const param of [...named, 'src=https://x.example/a/.env', 'name=file:///home/u/.env'])
+    it(`still reads a file whose parameters hold a colon before a slash: ${param} (review)`, async () => {
+      const r = await roundTrip(`see data:text/plain;${param};base64,${b64(DOTENV)} end`);
+      expect(r.stored).not.toContain(GITHUB);
+      expect(r.redactions).toBe('2');
+    });
 });
