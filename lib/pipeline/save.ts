@@ -502,6 +502,8 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
 
 /** A part that ends inside a `data:` URL's base64 (its lines may go on in the next part). */
 const URL_TO_END = /;base64,[\w+/=%\r\n\t-]*$/i;
+/** A part that may continue a URL's base64. */
+const BASE64_RUN = /^[\w+/=%\r\n\t-]*$/;
 
 /** Characters `runTogether` redacts around part boundaries, at most, in one message (about 2 s of work). */
 const MAX_SPLIT_WINDOWS = 1 << 25;
@@ -511,20 +513,29 @@ const MAX_SPLIT_WINDOWS = 1 << 25;
  * starts or ends at a boundary inside a word (`ghp_…` + `thanks`, `see` + `ghp_…`: the run-on text matches
  * no rule): the 256 characters on either side of such a boundary are redacted alone, and it is kept where
  * a secret reaches it that the text run on across it does not show (a key's first piece may look like a
- * shorter key). Boundaries are looked at from the last back, so the text after one has the line breaks
- * kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about 65,000 boundaries).
+ * shorter key), and where a URL's base64 ends. Boundaries are looked at from the last back, so the text
+ * after one has the line breaks kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about
+ * 65,000 boundaries).
  */
 function runTogether(texts: string[], text: TextFn): string {
   const flat = texts.join('');
   const word = /[\w+/=-]/;
   const ends: number[] = [];
+  const urlEnds = new Set<number>();
+  let inUrl = false; // the text so far ends inside a data: URL's base64
   for (let k = 0, at = 0; k < texts.length - 1; k++) {
-    at += texts[k]!.length;
+    const part = texts[k]!;
+    at += part.length;
+    inUrl = /;base64,/i.test(part) ? URL_TO_END.test(part) : inUrl && BASE64_RUN.test(part);
+    if (!word.test(flat[at - 1] ?? '') || !word.test(flat[at] ?? '')) continue;
+    // A URL's base64 streamed in parts ends before the first part that cannot continue it (`then …`):
+    // run on, that part's word would be read as more base64, and the file would not decode.
+    if (inUrl && !BASE64_RUN.test(texts[k + 1]!)) urlEnds.add(at);
     // A secret within one part was found in that part's own text: only a boundary with a short part on
     // either side, neither the first nor the last part, can split one.
     const short =
-      (k > 0 && texts[k]!.length < 256) || (k < texts.length - 2 && texts[k + 1]!.length < 256);
-    if (short && word.test(flat[at - 1] ?? '') && word.test(flat[at] ?? '')) ends.push(at);
+      (k > 0 && part.length < 256) || (k < texts.length - 2 && texts[k + 1]!.length < 256);
+    if (short || urlEnds.has(at)) ends.push(at);
   }
   const tail: string[] = [];
   let after = ''; // the first 256 characters after `to`, line breaks kept included
@@ -534,11 +545,13 @@ function runTogether(texts: string[], text: TextFn): string {
     const at = ends[i]!;
     const left = flat.slice(Math.max(0, at - 256), at);
     const right = (flat.slice(at, Math.min(to, at + 256)) + after).slice(0, 256);
-    if (!text(left, true).endsWith(PLACEHOLDER) && !text(right, true).startsWith(PLACEHOLDER))
-      continue;
-    // The words either side of the boundary, still there when the text is run on across it.
-    const across = /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
-    if (!text(left + right, true).includes(across)) continue;
+    if (!urlEnds.has(at)) {
+      if (!text(left, true).endsWith(PLACEHOLDER) && !text(right, true).startsWith(PLACEHOLDER))
+        continue;
+      // The words either side of the boundary, still there when the text is run on across it.
+      const across = /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
+      if (!text(left + right, true).includes(across)) continue;
+    }
     tail.push(flat.slice(at, to), '\n');
     after = ('\n' + right).slice(0, 256);
     to = at;

@@ -139,6 +139,38 @@ describe('a part that mentions ;base64,', () => {
   });
 });
 
+describe('a data: URL streamed in parts, then a word', () => {
+  it('is redacted when the word runs on into its base64 (review)', async () => {
+    const url = HEAD + b64(DOTENV);
+    const cut = HEAD.length + 20;
+    const glued = [
+      url.slice(0, cut),
+      url.slice(cut),
+      'then ',
+      GITHUB.slice(0, 20),
+      GITHUB.slice(20),
+      'thanks',
+    ];
+    const streamed = [...pieces(url, 8), 'Please review it'];
+    for (const parts of [glued, streamed]) {
+      const r = await roundTrip(parts.map(t));
+      expect(r.stored).not.toContain(STRIPE);
+      expect(r.stored).not.toContain(GITHUB);
+      expect(r.redactions).toBe(parts === glued ? '3' : '2');
+    }
+  });
+
+  it('keeps the parts as sent when the file holds no secret', async () => {
+    const parts = [
+      ...pieces(HEAD + b64('NODE_ENV=production\nPORT=8080\n'), 8),
+      'Please review it',
+    ].map(t);
+    const r = await roundTrip(parts);
+    expect(r.content).toEqual(parts);
+    expect(r.redactions).toBe('0');
+  });
+});
+
 describe('a data: URL after text that mentions data: paths', () => {
   // The URL head once let a colon before a slash anywhere in its parameters, so each `data:/srv/x` tried
   // up to 4 KiB on: 4 MB of them took 5.4 s to save. A colon is now only a drive letter's (`=C:\`).
