@@ -149,10 +149,20 @@ const LINE_BREAK = String.raw`(?:(?:\\r)?\\n|\r?\n|\r)`;
  * indentation). Lines are followed one regex call at a time (one regex over every line overflowed its
  * stack on millions of short lines).
  */
+/** Whether `b64` is base64 in 3 or more groups between blanks, of one width (a multiple of 4) but the last. */
+function spacedGroups(b64: string): boolean {
+  const groups = b64.trim().split(/\s+/);
+  const width = groups[0]!.length;
+  const last = groups.pop()!.length;
+  return (
+    groups.length > 1 && width % 4 === 0 && last <= width && groups.every((g) => g.length === width)
+  );
+}
+
 function inlineUrls(s: string, file: (t: string) => string): string {
   const head = /data:(?:[^,:]|(?<!data):(?=[\\/])){0,4096};base64,/gi;
   const run = /[\w+/=%-]*/y;
-  const wrap = new RegExp(LINE_BREAK + String.raw`[ \t]*(?=[\w+/=%-])`, 'y');
+  const wrap = new RegExp(LINE_BREAK + String.raw`[ \t]*(?!data:)(?=[\w+/=%-])`, 'iy'); // not the next URL
   let out = '';
   let last = 0;
   for (let found = head.exec(s); found; found = head.exec(s)) {
@@ -165,8 +175,14 @@ function inlineUrls(s: string, file: (t: string) => string): string {
       end = wrap.lastIndex;
     }
     const whole = !found.index && !s.slice(end).trim();
-    // A URL that is the whole string, its base64 in groups with blanks between (decoders skip them).
-    if (!found.index && !whole && /^[\w+/=%\s-]*$/.test(s.slice(end))) {
+    // A URL that is the whole string, its base64 in groups with blanks between (decoders skip them):
+    // three or more, all of one width (a multiple of 4) but a shorter last one, so a word after it stays.
+    if (
+      !found.index &&
+      !whole &&
+      /^[\w+/=%\s-]*$/.test(s.slice(end)) &&
+      spacedGroups(s.slice(head.lastIndex))
+    ) {
       const spaced = inlineUrl(s, true, file);
       if (spaced !== s) return spaced;
     }
@@ -180,9 +196,9 @@ function inlineUrls(s: string, file: (t: string) => string): string {
  * A data: URL found in text (`m`: its parameters, then base64 lines) with its file redacted
  * (`inlineText`), and what follows it in `m` as it was. Wrapped base64 (a `base64` tool's 76 characters
  * a line, PEM's 64) takes the next line only after a line of the first one's width (60 to 120
- * characters, a multiple of 4), and only a line of that width or a last one that ends whole (a multiple
- * of 4), so a word on the line after the URL stays text; a URL that is the whole string (`whole`) takes
- * every line. When that reading does not decode as text (UTF-8 or UTF-16), the URL without its last line
+ * characters, a multiple of 4), and only a line of that width or a shorter one that ends whole (a
+ * multiple of 4), its last, so a word on the line after the URL stays text; a URL that is the whole
+ * string (`whole`) takes every line. When that reading does not decode as text (UTF-8 or UTF-16), the URL without its last line
  * is tried, and a Latin-1 reading only when neither is UTF-8.
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
@@ -199,7 +215,7 @@ function inlineUrl(m: string, whole: boolean, file: (t: string) => string): stri
       const next = breaks.exec(m);
       const to = next ? next.index : m.length;
       size = to - from;
-      if (!whole && size !== width && (next || size % 4)) break;
+      if (!whole && size !== width && size % 4) break;
       [before, end, cut] = [end, to, next];
     }
   const decode = (to: number, strict: boolean) => {
@@ -502,6 +518,13 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
 
 /** A part that ends inside a `data:` URL's base64 (its lines may go on in the next part). */
 const URL_TO_END = /;base64,[\w+/=%\r\n\t-]*$/i;
+/** A character a key or base64 may hold. */
+const WORD = /[\w+/=-]/;
+
+/** The words either side of a boundary (up to 8 characters each), as one. */
+const across = (left: string, right: string) =>
+  /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
+
 /** A part that may continue a URL's base64. */
 const BASE64_RUN = /^[\w+/=%\r\n\t-]*$/;
 
@@ -519,18 +542,28 @@ const MAX_SPLIT_WINDOWS = 1 << 25;
  */
 function runTogether(texts: string[], text: TextFn): string {
   const flat = texts.join('');
-  const word = /[\w+/=-]/;
   const ends: number[] = [];
-  const urlEnds = new Set<number>();
-  let inUrl = false; // the text so far ends inside a data: URL's base64
+  const urlEnds = new Map<number, number>(); // a boundary where a URL may end: where its `data:` is
+  let url = -1; // the `data:` of the URL the text so far ends inside, or -1
   for (let k = 0, at = 0; k < texts.length - 1; k++) {
     const part = texts[k]!;
-    at += part.length;
-    inUrl = /;base64,/i.test(part) ? URL_TO_END.test(part) : inUrl && BASE64_RUN.test(part);
-    if (!word.test(flat[at - 1] ?? '') || !word.test(flat[at] ?? '')) continue;
-    // A URL's base64 streamed in parts ends before the first part that cannot continue it (`then …`):
-    // run on, that part's word would be read as more base64, and the file would not decode.
-    if (inUrl && !BASE64_RUN.test(texts[k + 1]!)) urlEnds.add(at);
+    const seen = flat.slice(Math.max(0, at - 7), (at += part.length)); // `;base64,` split across parts too
+    if (/;base64,/i.test(seen)) {
+      const found = URL_TO_END.exec(seen);
+      const head = at - seen.length + (found?.index ?? 0);
+      const before = flat
+        .slice(Math.max(0, head - 4200), head)
+        .toLowerCase()
+        .lastIndexOf('data:');
+      url = found && before >= 0 ? Math.max(0, head - 4200) + before : -1;
+    } else if (!BASE64_RUN.test(part)) url = -1;
+    if (!WORD.test(flat[at - 1] ?? '') || !WORD.test(flat[at] ?? '')) continue;
+    // A URL's base64 streamed in parts ends where padding ends it, or at the first part that cannot go on
+    // with it (`then more`): run on, that part's word would be read as more base64.
+    if (url >= 0 && (flat[at - 1] === '=' || !BASE64_RUN.test(texts[k + 1]!))) {
+      urlEnds.set(at, url);
+      if (flat[at - 1] === '=') url = -1;
+    }
     // A secret within one part was found in that part's own text: only a boundary with a short part on
     // either side, neither the first nor the last part, can split one.
     const short =
@@ -541,16 +574,24 @@ function runTogether(texts: string[], text: TextFn): string {
   let after = ''; // the first 256 characters after `to`, line breaks kept included
   let to = flat.length;
   let budget = MAX_SPLIT_WINDOWS;
-  for (let i = ends.length - 1; i >= 0 && budget > 0; i--, budget -= 512) {
+  for (let i = ends.length - 1; i >= 0; i--) {
     const at = ends[i]!;
     const left = flat.slice(Math.max(0, at - 256), at);
     const right = (flat.slice(at, Math.min(to, at + 256)) + after).slice(0, 256);
-    if (!urlEnds.has(at)) {
+    const start = urlEnds.get(at);
+    if (start !== undefined) {
+      // Not where the next part's first word goes on with the base64 (`AAAA thanks`): the URL with it
+      // decodes, and its file is redacted.
+      const run = /^[\w+/=%-]*/.exec(right)![0];
+      const url = flat.slice(start, at) + run;
+      if (flat[at - 1] !== '=' && !/^[\w+/=%-]*:/.test(right) && text(url, true) !== url) continue;
+    } else {
+      if (budget <= 0) continue;
+      budget -= 512;
       if (!text(left, true).endsWith(PLACEHOLDER) && !text(right, true).startsWith(PLACEHOLDER))
         continue;
       // The words either side of the boundary, still there when the text is run on across it.
-      const across = /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
-      if (!text(left + right, true).includes(across)) continue;
+      if (!text(left + right, true).includes(across(left, right))) continue;
     }
     tail.push(flat.slice(at, to), '\n');
     after = ('\n' + right).slice(0, 256);
@@ -699,7 +740,7 @@ function inlineText(
   let kind = 0; // 0 UTF-8, 1 UTF-16LE, 2 UTF-16BE, 3 Latin-1
   let odd = ''; // a UTF-16 file's last byte when it has an odd number: stored as sent
   try {
-    const start = std(body.slice(0, 16));
+    const start = std(body.slice(0, 64).replace(/\s/g, '').slice(0, 16));
     kind = /^(\xff\xfe|([^\0]\0){4})/.test(start)
       ? 1
       : /^(\xfe\xff|(\0[^\0]){4})/.test(start)
