@@ -198,8 +198,8 @@ function inlineUrls(s: string, file: (t: string) => string): string {
  * a line, PEM's 64) takes the next line only after a line of the first one's width (60 to 120
  * characters, a multiple of 4), and only a line of that width or a shorter one that ends whole (a
  * multiple of 4), its last, so a word on the line after the URL stays text; a URL that is the whole
- * string (`whole`) takes every line. When that reading does not decode as text (UTF-8 or UTF-16), the URL without its last line
- * is tried, and a Latin-1 reading only when neither is UTF-8.
+ * string (`whole`) takes every line. When that reading does not decode as text (UTF-8 or UTF-16), the
+ * URL without its last line is tried, and a Latin-1 reading only when neither is UTF-8.
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
   const start = m.indexOf(',') + 1;
