@@ -516,8 +516,11 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   return out as Message;
 }
 
+/** A character of a URL's base64: base64url's too, `%2B`'s, and the line breaks that wrap it. */
+const B64_CHAR = String.raw`[\w+/=%\r\n\t-]`;
+
 /** A part that ends inside a `data:` URL's base64 (its lines may go on in the next part). */
-const URL_TO_END = /;base64,[\w+/=%\r\n\t-]*$/i;
+const URL_TO_END = new RegExp(`;base64,${B64_CHAR}*$`, 'i');
 /** A character a key or base64 may hold. */
 const WORD = /[\w+/=-]/;
 
@@ -526,7 +529,7 @@ const across = (left: string, right: string) =>
   /[\w+/=-]{0,8}$/.exec(left)![0] + /^[\w+/=-]{0,8}/.exec(right)![0];
 
 /** A part that may continue a URL's base64. */
-const BASE64_RUN = /^[\w+/=%\r\n\t-]*$/;
+const BASE64_RUN = new RegExp(`^${B64_CHAR}*$`);
 
 /** Characters `runTogether` redacts around part boundaries, at most, in one message (about 2 s of work). */
 const MAX_SPLIT_WINDOWS = 1 << 25;

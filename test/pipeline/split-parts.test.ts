@@ -1,26 +1,28 @@
 // Secrets split across a message's text parts, through HTTP: what a bucket reader sees.
 import { describe, expect, it } from 'vitest';
-import { b64, DOTENV, GITHUB, HEAD, roundTrip, STRIPE } from '../support/inline-files.js';
+import {
+  b64,
+  DOTENV,
+  GITHUB,
+  glued,
+  HEAD,
+  pieces,
+  rep,
+  roundTrip,
+  STRIPE,
+  t,
+} from '../support/inline-files.js';
 
-const t = (text: string) => ({ type: 'text', text });
-const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
-const pieces = (s: string, n: number) => s.match(new RegExp(`[^]{1,${n}}`, 'g'))!;
-/** The bucket's text with part separators and line breaks taken out: a key stored in pieces reads whole. */
-const glued = (stored: string) =>
-  stored
-    .replace(/"\}?,\{"type":"(?:text|refusal)","(?:text|refusal)":"/g, '')
-    .replace(/\\n|\n/g, '');
 const MENTION = 'note: the prefix is data:text/plain;base64, then the file';
 
 describe('a key split across text parts', () => {
   it('is redacted when a part follows that would run on into its last piece (review)', async () => {
-    const pieces = [GITHUB.slice(0, 20), GITHUB.slice(20)];
+    const halves = [GITHUB.slice(0, 20), GITHUB.slice(20)];
     for (const next of ['thanks', MENTION, '42', 'and-more']) {
-      const r = await roundTrip([...pieces, next].map(t));
+      const r = await roundTrip([...halves, next].map(t));
       expect(r.stored, next).not.toContain(GITHUB.slice(0, 20));
       expect(r.stored, next).not.toContain(GITHUB.slice(20));
       expect(r.redactions, next).toBe('1');
-      expect(r.content, next).toContainEqual(expect.objectContaining({ type: 'text' }));
     }
   });
 

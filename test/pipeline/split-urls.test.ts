@@ -3,19 +3,19 @@
 // on with the base64 or whose `;base64,` is split, a URL end past the window budget, padding then a glued
 // word, a short last line before a line of text, and a short word after a whole-string URL.
 import { describe, expect, it } from 'vitest';
-import { b64, DOTENV, GITHUB, HEAD, roundTrip, STRIPE, wrap } from '../support/inline-files.js';
-
-const t = (text: string) => ({ type: 'text', text });
-const pieces = (s: string, n: number) => s.match(new RegExp(`[^]{1,${n}}`, 'g'))!;
-/** The parts' texts run together, as GET answers them. */
-const runOn = (c: unknown) =>
-  Array.isArray(c) ? c.map((p: { text?: string }) => p.text ?? '').join('') : String(c);
-/** The file a reader decodes from the first data: URL in `s` (base64 or base64url, blanks skipped), as Latin-1. */
-const fileIn = (s: string) => {
-  const m = /;base64,([\w+/=\s-]*)/.exec(s)!;
-  const b64 = m[1]!.replace(/\s/g, '').replace(/-/g, '+').replace(/_/g, '/');
-  return Buffer.from(b64, 'base64').toString('latin1');
-};
+import {
+  b64,
+  DOTENV,
+  fileIn,
+  GITHUB,
+  HEAD,
+  pieces,
+  roundTrip,
+  runOn,
+  STRIPE,
+  t,
+  wrap,
+} from '../support/inline-files.js';
 
 const KEY_TAIL = STRIPE.slice(-24); // 24 chars of the live key, no rule's placeholder
 

@@ -6,7 +6,7 @@ import { makeApp } from '../http/helpers.js';
 
 export type App = Awaited<ReturnType<typeof makeApp>>;
 
-const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+export const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
 export const GITHUB = 'ghp_' + rep('Zq8xW3vN5', 36);
 export const STRIPE = 'sk_live_' + rep('51HxYzAbCdEf', 40);
 export const DOTENV = `NODE_ENV=production\nGITHUB_TOKEN=${GITHUB}\nSTRIPE_SECRET_KEY=${STRIPE}\n`;
@@ -73,3 +73,22 @@ export const fileOf = (base64: string) =>
     .split(/=+/)
     .map((run) => Buffer.from(run, 'base64').toString('latin1'))
     .join('');
+
+/** A text content part. */
+export const t = (text: string) => ({ type: 'text', text });
+/** `s` in pieces of `n` characters, as a stream delivers it. */
+export const pieces = (s: string, n: number) => s.match(new RegExp(`[^]{1,${n}}`, 'g'))!;
+/** The parts' texts run together, as GET answers them. */
+export const runOn = (c: unknown) =>
+  Array.isArray(c) ? c.map((p: { text?: string }) => p.text ?? '').join('') : String(c);
+/** The bucket's text with part separators and line breaks taken out: a key stored in pieces reads whole. */
+export const glued = (stored: string) =>
+  stored
+    .replace(/"\}?,\{"type":"(?:text|refusal)","(?:text|refusal)":"/g, '')
+    .replace(/\\n|\n/g, '');
+/** The file a reader decodes from the first data: URL in `s` (base64 or base64url, blanks skipped), as Latin-1. */
+export const fileIn = (s: string) => {
+  const m = /;base64,([\w+/=\s-]*)/.exec(s)!;
+  const b64 = m[1]!.replace(/\s/g, '').replace(/-/g, '+').replace(/_/g, '/');
+  return Buffer.from(b64, 'base64').toString('latin1');
+};
