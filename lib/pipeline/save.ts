@@ -506,7 +506,13 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       if (text(joined, true) === joined && !inUrl) out.content = joined;
       else out[PARTS_FIELD] = withText(parts, out.content);
     }
-    const flat = runTogether(textsOfParts(out[PARTS_FIELD] as ContentPart[]), text);
+    const own = textsOfParts(out[PARTS_FIELD] as ContentPart[]);
+    const kept = Array.isArray(sent) ? keysRunOn(textsOfParts(sent), own, text) : own;
+    if (kept !== own) {
+      out[PARTS_FIELD] = withTexts(out[PARTS_FIELD] as ContentPart[], kept);
+      out.content = kept.join('\n');
+    }
+    const flat = runTogether(kept, text);
     const redacted = text(flat);
     if (redacted !== flat) {
       out.content = redacted;
@@ -601,6 +607,56 @@ function runTogether(texts: string[], text: TextFn): string {
     to = at;
   }
   return flat.slice(0, to) + tail.reverse().join('');
+}
+
+/** Characters `keysRunOn` redacts at part boundaries, at most, in one message (8,192 boundaries). */
+const MAX_RUN_ON_WINDOWS = 1 << 22;
+
+/**
+ * `own` (the parts' texts, each redacted alone) without what a secret took from the parts after the one
+ * it started in: where a part's own redaction reached its end inside a word (`password=hun`, a Stripe key
+ * whose first 30 characters are a key alone), the key may go on in the next parts (`ter2`). There the sent
+ * text either side of the boundary is redacted as one, and the characters it takes from the next parts
+ * (their text as sent) are removed from them: the part's placeholder stands for the whole key. Only at the
+ * boundaries `runTogether` looks at (a short part on either side). `own` itself when nothing was taken.
+ */
+function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
+  if (sent.length !== own.length) return own; // the parts were joined into one
+  let out = own;
+  let budget = MAX_RUN_ON_WINDOWS;
+  for (let k = 0; k < sent.length - 1 && budget > 0; k++) {
+    const part = sent[k]!;
+    const next = sent[k + 1]!;
+    if (own[k] === part || !own[k]!.endsWith(PLACEHOLDER)) continue;
+    if (!WORD.test(part.at(-1) ?? '') || !WORD.test(next[0] ?? '')) continue;
+    if (!((k > 0 && part.length < 256) || (k < sent.length - 2 && next.length < 256))) continue;
+    let right = '';
+    for (let j = k + 1; j < sent.length && right.length < 256; j++) right += sent[j];
+    right = right.slice(0, 256);
+    budget -= 512;
+    const alone = text(right, true);
+    const together = text(part.slice(-256) + right, true);
+    let same = 0; // the characters at the end that the key did not reach
+    while (same < alone.length && alone.at(-1 - same) === together.at(-1 - same)) same++;
+    let taken = alone.length - same;
+    if (taken <= 0 || alone.slice(0, taken).includes(PLACEHOLDER)) continue;
+    if (out === own) out = own.slice();
+    for (let j = k + 1; j < sent.length && taken > 0 && out[j] === sent[j]; j++) {
+      const cut = Math.min(taken, out[j]!.length);
+      out[j] = out[j]!.slice(cut);
+      taken -= cut;
+    }
+  }
+  return out;
+}
+
+/** `parts` with the text of each text-bearing part from `texts`, in order. */
+function withTexts(parts: ContentPart[], texts: string[]): ContentPart[] {
+  let i = 0;
+  return parts.map((p) => {
+    const field = p.type === 'refusal' ? 'refusal' : 'text';
+    return typeof p[field] === 'string' ? { ...p, [field]: texts[i++] } : p;
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   pieces,
   rep,
   roundTrip,
+  runOn,
   STRIPE,
   t,
 } from '../support/inline-files.js';
@@ -70,6 +71,22 @@ describe('a key split across text parts', () => {
     expect(r.redactions).toBe('1');
   });
 
+  it('is redacted whole when a part alone already matched a shorter key at its end', async () => {
+    // The first part, alone, is a Stripe key (30 characters); the key goes on in the next part.
+    let r = await roundTrip([' ' + STRIPE.slice(0, 30), STRIPE.slice(30), 'ok', ' x'].map(t));
+    expect(glued(r.stored)).not.toContain(STRIPE.slice(30));
+    expect(r.redactions).toBe('1');
+    expect(runOn(r.content)).toBe(' [REDACTED] x');
+    r = await roundTrip(['password=hunter2', 'more', ' ok'].map(t));
+    expect(r.stored).not.toContain('more');
+    expect(runOn(r.content)).toBe('password=[REDACTED] ok');
+    // The parts keep their layout: the ones the key took are left empty.
+    expect(r.content).toEqual([t('password=[REDACTED]'), t(''), t(' ok')]);
+    // A part that ends a secret at a word's end, and a next part that starts a new word, stay as sent.
+    r = await roundTrip(['password=hunter2', ' more', ' ok'].map(t));
+    expect(runOn(r.content)).toBe('password=[REDACTED] more ok');
+  });
+
   it('is redacted when a word runs on into its first piece (review)', async () => {
     const r = await roundTrip(['see', GITHUB.slice(0, 20), GITHUB.slice(20), ' ok'].map(t));
     expect(glued(r.stored)).not.toContain(GITHUB.slice(4));
@@ -126,9 +143,9 @@ describe('a part that mentions ;base64,', () => {
       '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx',
       'yz\n-----END RSA PRIVATE KEY-----',
     ];
-    const without = await roundTrip(pem.map(t));
     const r = await roundTrip([...pem, MENTION].map(t));
-    expect(r.content).toEqual([...without.content, t(MENTION)]);
+    // The key's body runs on into the second part (`…AxY` + `yz`): its rest goes with the placeholder.
+    expect(r.content).toEqual([t('[REDACTED]'), t(''), t(MENTION)]);
   });
 
   it('still carries a data: URL split between two parts as the redacted content', async () => {
