@@ -110,3 +110,16 @@ export const metadataSchema = z
     `at most ${METADATA_MAX_BYTES} bytes in all`,
   );
 export type Metadata = z.output<typeof metadataSchema>;
+
+/**
+ * Metadata a PUT may send back: what GET answered can be over the limits (rules added since redacted more
+ * of it: a placeholder longer than its secret), so the limits are the write pipeline's to hold, for
+ * metadata that is not the stored one. At most twice the limits here: a body cannot grow the store.
+ */
+export const storedMetadataSchema = z
+  .record(z.string().min(1).max(512), z.string())
+  .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
+  .refine(
+    (m) => utf8(JSON.stringify(m)).byteLength <= 2 * METADATA_MAX_BYTES,
+    `at most ${METADATA_MAX_BYTES} bytes in all`,
+  );

@@ -1,6 +1,6 @@
 // A namespace import, not `{ z }`: bundlers can then drop what is unused.
 import * as z from 'zod';
-import { metadataSchema } from './parts.js';
+import { metadataSchema, storedMetadataSchema } from './parts.js';
 import { externalRefInputSchema, messageInputSchema as messageSchema, rfc3339 } from './session.js';
 
 /** What clients send: the request bodies of the API, shared by the server's routes and the client. */
@@ -44,7 +44,8 @@ export const replaceBodySchema = z.object({
   sandbox: z.boolean().optional(),
   untrusted_ingested: z.boolean().optional(),
   episode_untrusted: z.boolean().optional(),
-  metadata: metadataSchema.optional(),
+  // Within its limits unless it is the stored metadata: the save pipeline checks (`redactSession`).
+  metadata: storedMetadataSchema.optional(),
 });
 export type ReplaceBody = z.output<typeof replaceBodySchema>;
 

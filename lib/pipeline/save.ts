@@ -372,16 +372,22 @@ function redactSession(
   next.external_refs = redactRefs(next.external_refs, text);
   const sent = next.metadata;
   if (sent) next.metadata = redactJson(sent, text, hit) as Record<string, string>;
-  // A secret's placeholder can be longer than it (`"token": "x"`): metadata that the caller sets within
-  // its limits must be stored within them too, or a GET-then-PUT of the session would be refused.
-  // Metadata the write leaves as stored is not checked (new rules may grow it, but that is no caller's).
+  // Metadata the write leaves as stored is not checked: new rules may have grown it past its limits, but
+  // that is no caller's doing, and what GET answered can be PUT back. Other metadata must be within them
+  // as sent (a PUT's body schema lets the stored metadata through), and as stored: a secret's placeholder
+  // can be longer than it (`"token": "x"`), and a GET-then-PUT of the session must not be refused.
   const json = JSON.stringify(sent);
-  if (
-    json !== JSON.stringify(next.metadata) &&
-    json !== JSON.stringify(previous?.metadata) &&
-    !metadataSchema.safeParse(next.metadata).success
-  )
-    throw badRequest(`metadata is over its limits with its secrets replaced by ${PLACEHOLDER}`);
+  if (sent && json !== JSON.stringify(previous?.metadata)) {
+    const own = metadataSchema.safeParse(sent);
+    if (!own.success) {
+      const message = own.error.issues[0]!.message;
+      throw badRequest(`the body is not valid: metadata: ${message}`, [
+        { path: 'metadata', message },
+      ]);
+    }
+    if (json !== JSON.stringify(next.metadata) && !metadataSchema.safeParse(next.metadata).success)
+      throw badRequest(`metadata is over its limits with its secrets replaced by ${PLACEHOLDER}`);
+  }
   return messages;
 }
 

@@ -175,6 +175,24 @@ describe('session metadata', () => {
     expect(added.status, added.text).toBe(200);
     const got = await again.call('GET', `/v1/sessions/${made.json.id}`);
     expect(got.json.metadata.runner).toBe('[REDACTED]');
+    const grown = Buffer.byteLength(JSON.stringify(got.json.metadata));
+    expect(grown).toBe(8196);
+    // What GET answers can be PUT back as it is (the metadata is the stored one)…
+    const put = await again.call('PUT', `/v1/sessions/${made.json.id}`, {
+      body: got.json,
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
+    expect(put.status, put.text).toBe(200);
+    // …but metadata changed by the caller is held to the limits: 400, and nothing is written.
+    const changed = await again.call('PUT', `/v1/sessions/${made.json.id}`, {
+      body: { ...got.json, metadata: { ...got.json.metadata, runner: 'another value' } },
+      headers: { 'if-match': put.headers.get('etag')! },
+    });
+    expect(changed.status).toBe(400);
+    expect(changed.headers.get('content-type')).toContain('application/problem+json');
+    expect(changed.json.detail).toContain('8192 bytes');
+    const after = await again.call('GET', `/v1/sessions/${made.json.id}`);
+    expect(after.headers.get('etag')).toBe(put.headers.get('etag'));
   });
 
   it('is set on create and PUT, returned by GET and list, filtered through the manifest, redacted', async () => {
