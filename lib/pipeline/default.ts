@@ -47,6 +47,9 @@ function fnv32(s: string): string {
  * 5 (2026-12-04): inline files whose bytes are text (`data:` URLs, base64 fields) redacted as that text.
  * 6 (2026-12-04): such files also in base64url and UTF-16, `DATA:`, and whatever media type they name.
  * 7 (2026-12-04): `data:` URLs anywhere in a string; UTF-8 with control characters, UTF-16 without a
- * byte order mark, Latin-1; MCP `blob` and Bedrock `bytes` fields.
+ * byte order mark, Latin-1; MCP `blob` and Bedrock `bytes` fields. 8 (2026-12-05): keys split across text
+ * parts where a word runs on into a piece, or where a part alone matched a shorter key; `data:` URLs
+ * streamed in parts, in groups with blanks, or with colons in their parameters; UTF-16 without a byte
+ * order mark whose first characters are not ASCII.
  */
-const WALK = '\nwalk:7';
+const WALK = '\nwalk:8';

@@ -801,7 +801,7 @@ function inlineText(
   const head = url ? url[0] : '';
   const body = value.slice(head.length);
   const std = (b64: string) => atob(b64.replace(/-/g, '+').replace(/_/g, '/')); // base64url too
-  let decoded: string;
+  let decoded = '';
   let kind = 0; // 0 UTF-8, 1 UTF-16LE, 2 UTF-16BE, 3 Latin-1
   let odd = ''; // a UTF-16 file's last byte when it has an odd number: stored as sent
   try {
@@ -811,17 +811,24 @@ function inlineText(
       : /^(\xfe\xff|(\0[^\0]){4})/.test(start)
         ? 2
         : 0;
-    if (!kind && CONTROL.test(start)) return undefined;
+    if (!kind && CONTROL.test(start)) {
+      // Binary media, or UTF-16 whose first characters are not ASCII (`、`): the zeros of its ASCII tell.
+      const sample = body.slice(0, 8192).replace(/\s/g, '');
+      kind = wideOrder(std(sample.slice(0, sample.length & ~3)));
+      if (!kind) return undefined;
+    }
     const bin = std(body);
     try {
-      if (kind) odd = bin.slice(bin.length & ~1);
-      decoded = kind
-        ? fromUtf16(bin, kind > 1)
-        : (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
+      if (!kind) decoded = (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
     } catch {
-      if (strict) return null;
+      kind = wideOrder(bin); // UTF-16 that starts with no ASCII (`設定`)
+      if (!kind && strict) return null;
       decoded = bin; // not UTF-8
-      kind = 3;
+      kind ||= 3;
+    }
+    if (kind === 1 || kind === 2) {
+      odd = bin.slice(bin.length & ~1);
+      decoded = fromUtf16(bin, kind > 1);
     }
   } catch {
     return undefined; // not base64
@@ -839,6 +846,22 @@ function inlineText(
 }
 
 const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
+
+/**
+ * 1 (UTF-16LE) or 2 (UTF-16BE) when the zero bytes among the first 8 KiB of `bin` (a binary string) fall
+ * on one side of their pairs, as the ASCII in UTF-16 text puts them (one character in 16 at least), else 0.
+ */
+function wideOrder(bin: string): number {
+  let even = 0;
+  let odd = 0;
+  const n = Math.min(bin.length, 8192) & ~1;
+  for (let i = 0; i < n; i += 2) {
+    if (bin.charCodeAt(i) === 0) even++;
+    if (bin.charCodeAt(i + 1) === 0) odd++;
+  }
+  const enough = Math.max(2, n / 32);
+  return odd >= enough && even * 8 <= odd ? 1 : even >= enough && odd * 8 <= even ? 2 : 0;
+}
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */
 function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalRef[] {

@@ -46,6 +46,18 @@ describe('inline text files are redacted in every encoding and place', () => {
     await expectNoSecrets(file(Buffer.from(DOTENV, 'utf16le')));
   });
 
+  it('UTF-16 without a byte order mark whose first characters are not ASCII (CJK, a Japanese comma)', async () => {
+    for (const first of ['設定ファイル（本番）\n', '# 設定\n', '、設定\n', '一二三\n']) {
+      const le = Buffer.from(first + DOTENV, 'utf16le');
+      await expectNoSecrets(file(le));
+      await expectNoSecrets(file(Buffer.from(le).swap16()));
+    }
+    // It is stored as it came: UTF-16, no mark added, CJK kept.
+    const { content } = await roundTrip(file(Buffer.from('設定\n' + DOTENV, 'utf16le')));
+    const back = Buffer.from(content[1].file.file_data.slice(HEAD.length), 'base64');
+    expect(back.toString('utf16le')).toMatch(/^設定\nNODE_ENV=production\nGITHUB_TOKEN=\[REDACTED/);
+  });
+
   it('a data: URL inside message text, or as an external ref uri', async () => {
     await expectNoSecrets(`here is my env: ${HEAD}${b64(DOTENV)} why does it fail?`);
     await expectNoSecrets('see ref', {
