@@ -201,10 +201,11 @@ export class WebhookReceiver {
     let claim = await readMarker(sessions.objects, markerKey);
     if (claim) onClaim(claim.marker.session || undefined);
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
-    const fresh = await hookSessionId(d.name, d.delivery, this.now());
-    // The delivery's own session: today's id, or the one an earlier attempt made on another day (or,
-    // before 2026-12-04, named `hook-<name>-<hash>`); they end with the same hash.
-    const own = (id: string) => id.endsWith(fresh.slice(8));
+    const fresh = await hookSessionId(d.hook.secret, d.name, d.delivery, this.now());
+    const legacy = await legacyHex(d.name, d.delivery);
+    // The delivery's own session: today's id, or the one an earlier attempt made on another day; they
+    // end with the same hex. Or one a claim of an earlier Satchel names (see `legacyHex`).
+    const own = (id: string) => id.endsWith(fresh.slice(8)) || id.endsWith(legacy);
     const base: WriteContext = {
       device: `webhook:${d.name}`,
       ...(ctx.schedule ? { schedule: ctx.schedule } : {}),
@@ -365,15 +366,28 @@ async function wrapperNonce(d: VerifiedDelivery): Promise<string> {
 
 /**
  * The id of the session a `new` hook creates for a delivery, in the form of every new session's id
- * (`YYYYMMDD-` and 32 hex): the date of `nowMs`, and hex from the hook and the delivery id, so that two
- * attempts on one day agree (the claim settles one across midnight, and later attempts follow it).
+ * (`YYYYMMDD-` and 32 hex): the date of `nowMs`, and hex from an HMAC of the hook and the delivery id
+ * under the hook's secret, so that two attempts on one day agree (the claim settles one across
+ * midnight, and later attempts follow it) while nobody without the secret can tell the id in advance
+ * and create a session there for the delivery to land in.
  */
 export async function hookSessionId(
+  secret: string,
   name: string,
   delivery: string,
   nowMs: number,
 ): Promise<string> {
-  return `${idDay(new Date(nowMs))}-${(await sha256Hex(`${name}\n${delivery}`)).slice(0, 32)}`;
+  const mac = await hmacSha256(secret, utf8(`session\n${name}\n${delivery}`));
+  return `${idDay(new Date(nowMs))}-${toHex(mac).slice(0, 32)}`;
+}
+
+/**
+ * The hex an earlier Satchel gave a delivery's own session (a plain hash of the hook and delivery ids:
+ * `YYYYMMDD-<hex>` from 2026-12-04, `hook-<name>-<hex>` before), so that a claim one of them made is
+ * still the delivery's own. New claims never use it: anyone could compute it.
+ */
+async function legacyHex(name: string, delivery: string): Promise<string> {
+  return (await sha256Hex(`${name}\n${delivery}`)).slice(0, 32);
 }
 
 /** The key of a delivery's marker. */
