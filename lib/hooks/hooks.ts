@@ -203,8 +203,7 @@ export class WebhookReceiver {
     if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     const fresh = await hookSessionId(d.hook.secret, d.name, d.delivery, this.now());
     const legacy = await legacyHex(d.name, d.delivery);
-    // The delivery's own session: today's id, or the one an earlier attempt made on another day; they
-    // end with the same hex. Or one a claim of an earlier Satchel names (see `legacyHex`).
+    // Today's id or an earlier day's (the same hex), or one an earlier Satchel's claim names (`legacyHex`).
     const own = (id: string) => id.endsWith(fresh.slice(8)) || id.endsWith(legacy);
     const base: WriteContext = {
       device: `webhook:${d.name}`,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { strictText } from '../model/bytes.js';
+import { hasLoneSurrogate, strictText } from '../model/bytes.js';
 import {
   badRequest,
   payloadTooLarge,
@@ -44,6 +44,15 @@ export async function readJson<S extends z.ZodType>(
   }
   const unsafe = unsafeJson(value, MAX_JSON_DEPTH);
   if (unsafe) throw badRequest(unsafe);
+  // Valid UTF-8 bytes hold no lone surrogate: only an escape can make one, so most bodies skip the walk.
+  const lone = /\\u[dD][89a-fA-F]/.test(raw) ? loneSurrogatePath(value) : null;
+  if (lone !== null) {
+    const message =
+      'a lone UTF-16 surrogate escape (such as \\ud800 without its pair) is not Unicode text';
+    throw badRequest(`the body is not valid: ${lone || '(body)'}: ${message}`, [
+      { path: lone, message },
+    ]);
+  }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = zodErrors(parsed.error);
@@ -107,6 +116,30 @@ export async function readBodyBytes(
     at += chunk.byteLength;
   }
   return all;
+}
+
+/**
+ * The path (`messages[2].content`, as in `errors[].path`) of the first string or key holding a surrogate
+ * with no partner, or null: such text has no UTF-8 form, and stored it would make strict JSON readers
+ * refuse the whole session or listing. Iterative, like `unsafeJson`.
+ */
+export function loneSurrogatePath(value: unknown): string | null {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (hasLoneSurrogate(v)) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, child] of Object.entries(v).reverse()) {
+        const at = path ? `${path}.${k}` : k;
+        if (hasLoneSurrogate(k)) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return null;
 }
 
 /**

@@ -75,3 +75,20 @@ export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
   for (let i = 0; i < tail.length; i++) out[text.length * 2 + i] = tail.charCodeAt(i);
   return out;
 }
+
+/**
+ * A UTF-16 surrogate with no partner (from a JSON escape such as `"\ud800"`, or a cut between the two
+ * halves of an emoji): it has no UTF-8 form, and strict JSON readers (jq, serde_json, Go's) refuse a
+ * document holding its escape. Matched code unit by code unit (no `u` flag).
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether `s` holds a surrogate with no partner. */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE_SURROGATE.test(s);
+}
+
+/** `s` with every surrogate that has no partner replaced by U+FFFD, as a UTF-8 encoder would. */
+export function wellFormed(s: string): string {
+  return LONE_SURROGATE.test(s) ? s.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD') : s;
+}

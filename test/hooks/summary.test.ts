@@ -127,6 +127,25 @@ describe('webhook summaries: other payloads', () => {
     expect(s.text).toBe(`Webhook deploys: deploy.finished\n\n${JSON.stringify(value, null, 2)}`);
   });
 
+  it('a lone surrogate (an escape in the payload, or a cut between the halves of an emoji) becomes U+FFFD', () => {
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    const body =
+      '{"action":"created","comment":{"body":"half \\ud83d, \\ud83d\\ude00 whole"},"issue":{"number":7,"title":"t"}}';
+    const { value, raw } = parsePayload(enc(body), 'application/json');
+    const s = summarize({ hook: 'ci', event: 'issue_comment', value, raw }, redact);
+    expect(s.text).toContain('half \uFFFD, \u{1F600} whole');
+    expect(lone.test(s.text)).toBe(false);
+    // Pretty JSON of other payloads writes such a string as its escape: ASCII, which stays as it is.
+    const other = parsePayload(enc('{"type":"x","note":"half \\ud83d"}'), undefined);
+    expect(summarize({ hook: 'd', ...other }, redact).text).toContain('"note": "half \\ud83d"');
+    // The title is cut at TITLE_MAX_CHARS - 1 characters: here between the emoji's two halves.
+    const type =
+      'a'.repeat(TITLE_MAX_CHARS - 2 - 'Webhook deploys: '.length) + '\u{1F600} and more';
+    const cut = summarize({ hook: 'deploys', value: { type }, raw: '' }, redact);
+    expect(cut.title.endsWith('a\uFFFD…')).toBe(true);
+    expect(lone.test(cut.title)).toBe(false);
+  });
+
   it('a body that is not JSON is shown as text', () => {
     const { value, raw } = parsePayload(enc('build 17 failed'), 'text/plain');
     expect(value).toBeUndefined();

@@ -154,6 +154,26 @@ describe('HTTP: bad input', async () => {
       400,
     ],
     [
+      'a lone surrogate escape in a string',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '{"task":"cut emoji \\ud83d here"}',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+    ],
+    [
+      'append: a lone low surrogate escape in a key',
+      'POST',
+      '/v1/sessions/existing/messages',
+      {
+        raw: '{"messages":[{"role":"user","content":"x","\\udc00":1}]}',
+        headers: { 'content-type': 'application/json' },
+      },
+      400,
+    ],
+    [
       'append: empty messages',
       'POST',
       '/v1/sessions/existing/messages',
@@ -270,6 +290,28 @@ describe('HTTP: bad input', async () => {
     });
     expect(unset.status).toBe(200);
     expect((await app.call('GET', `/v1/sessions/${app.id}`)).text).not.toContain('88Xq#2');
+  });
+
+  it('a lone surrogate escape is refused with the path of its string; an escaped pair (an emoji) is text', async () => {
+    const app = await setup();
+    const before = await app.snapshot();
+    const lone = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      raw: '{"messages":[{"role":"user","content":"ok"},{"role":"user","content":"half \\uD83D"}]}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(lone.status).toBe(400);
+    expect(lone.json.errors).toEqual([
+      { path: 'messages[1].content', message: expect.stringMatching(/lone UTF-16 surrogate/) },
+    ]);
+    expect(lone.json.detail).toMatch(/^the body is not valid: messages\[1\]\.content: /);
+    expect(await app.snapshot()).toEqual(before);
+    const pair = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      raw: '{"messages":[{"role":"user","content":"smile \\ud83d\\ude00 and \\\\ud800 as text"}]}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(pair.status).toBe(200);
+    const got = await app.call('GET', `/v1/sessions/${app.id}`);
+    expect(got.json.messages.at(-1).content).toBe('smile \u{1F600} and \\ud800 as text');
   });
 
   for (const [name, method, path, init, status] of cases) {
