@@ -114,10 +114,10 @@ export class WebhookReceiver {
       satchel: header('x-satchel-signature'),
     };
     if (signatures.github === undefined && signatures.satchel === undefined)
-      throw unauthorized('send X-Hub-Signature-256 or X-Satchel-Signature');
+      throw unauthorized('send X-Hub-Signature-256 or X-Satchel-Signature', HOOK_CHALLENGE);
     const body = await readBody();
     const checked = await verifySignature(hook.secret, signatures, body, this.now());
-    if (!checked.ok) throw unauthorized(checked.reason);
+    if (!checked.ok) throw unauthorized(checked.reason, HOOK_CHALLENGE);
     const deliveryHeader =
       header('x-satchel-delivery') !== undefined ? 'X-Satchel-Delivery' : 'X-GitHub-Delivery';
     const sent = header(deliveryHeader.toLowerCase());
@@ -388,6 +388,9 @@ export async function hookSessionId(
 async function legacyHex(name: string, delivery: string): Promise<string> {
   return (await sha256Hex(`${name}\n${delivery}`)).slice(0, 32);
 }
+
+/** A hook's 401 challenge: it takes a signature of the body (webhooks.md), not a bearer token. */
+const HOOK_CHALLENGE = 'Satchel-Signature realm="satchel-hooks"';
 
 /** The key of a delivery's marker. */
 async function markerKeyOf(d: VerifiedDelivery): Promise<string> {

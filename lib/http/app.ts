@@ -150,6 +150,7 @@ function apiCors(origins: string[]) {
       'Satchel-Redactions',
       'Satchel-Dropped-Groups',
       'Satchel-Dropped-First-User-Message',
+      'WWW-Authenticate',
     ],
     maxAge: 600,
   });

@@ -58,7 +58,9 @@ export function bearerAuth<E extends { Variables: AuthVariables }>(
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw unauthorized('send Authorization: Bearer <token>');
     const caller = await resolveToken(tokens, match[1]!);
-    if (!caller) throw unauthorized('the token is not known');
+    // RFC 6750 §3.1: a token that was sent but is not accepted is `invalid_token`.
+    if (!caller)
+      throw unauthorized('the token is not known', 'Bearer realm="satchel", error="invalid_token"');
     c.set('caller', caller);
     return next();
   };

@@ -42,9 +42,10 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
-    const { retryAfter, allow } = err.extra;
+    const { retryAfter, allow, challenge } = err.extra;
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     if (allow) headers.allow = allow;
+    if (challenge) headers['www-authenticate'] = challenge;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', {
       route: c.req.routePath,

@@ -242,12 +242,20 @@ export const problem = (
 ): ResponseSpec => ({ description, schema: problemSchema, ...(headers ? { headers } : {}) });
 export const P = {
   body: problem(
-    'Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8, or a failed ' +
+    'Malformed JSON, JSON nested deeper than 128 levels, invalid UTF-8 (or a lone surrogate ' +
+      'escape), or a failed ' +
       'validation (`errors` names each field), or a malformed header.',
   ),
   query: problem('A query parameter is not valid (`errors` names it).'),
   id: problem('The id cannot be a session id.'),
-  token: problem('No `Authorization: Bearer` token, or an unknown one.'),
+  token: problem('No `Authorization: Bearer` token, or an unknown one.', {
+    'WWW-Authenticate': {
+      description:
+        '`Bearer realm="satchel"`, with `error="invalid_token"` when the token sent is not known.',
+      required: true,
+      schema: { type: 'string', pattern: '^Bearer realm="satchel"' },
+    },
+  }),
   readOnly: problem('The token is read-only.'),
   session: problem("No session with this id in the token's namespace."),
   stale: problem("`If-Match` does not match the session's revision."),

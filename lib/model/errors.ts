@@ -28,7 +28,13 @@ export class SatchelError extends Error {
   constructor(
     readonly kind: ErrorKind,
     detail: string,
-    readonly extra: { errors?: FieldError[]; retryAfter?: number; allow?: string } = {},
+    readonly extra: {
+      errors?: FieldError[];
+      retryAfter?: number;
+      allow?: string;
+      /** `WWW-Authenticate` of a 401: how to authenticate (RFC 9110 §11.6.1). */
+      challenge?: string;
+    } = {},
   ) {
     super(detail);
     this.name = 'SatchelError';
@@ -49,8 +55,9 @@ export class SatchelError extends Error {
 /** The input is malformed or fails validation; `errors` names the fields. */
 export const badRequest = (detail: string, errors?: FieldError[]) =>
   new SatchelError('invalid', detail, errors ? { errors } : {});
-/** No caller could be identified. */
-export const unauthorized = (detail: string) => new SatchelError('unauthenticated', detail);
+/** No caller could be identified; `challenge` is the 401's `WWW-Authenticate` (a bearer token's by default). */
+export const unauthorized = (detail: string, challenge = 'Bearer realm="satchel"') =>
+  new SatchelError('unauthenticated', detail, { challenge });
 /** The caller may not do this. */
 export const forbidden = (detail: string) => new SatchelError('forbidden', detail);
 /** The session (or route) does not exist. */

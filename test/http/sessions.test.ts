@@ -409,6 +409,35 @@ describe('HTTP: auth and namespaces', () => {
     expect((await call('GET', '/v1/health', { token: null })).status).toBe(200);
   });
 
+  it('a 401 says how to authenticate: WWW-Authenticate Bearer, invalid_token for a token not known', async () => {
+    const { call } = await makeApp();
+    const none = await call('GET', '/v1/sessions', { token: null });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="satchel"');
+    const unknown = await call('GET', '/v1/sessions', { token: 'tok_nobody_0123456789' });
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers.get('www-authenticate')).toBe(
+      'Bearer realm="satchel", error="invalid_token"',
+    );
+    // A webhook takes a signature of its body, not a token: its 401 asks for that.
+    const hooked = await makeApp({
+      env: {
+        SATCHEL_HOOKS: JSON.stringify({
+          ci: { secret: 'ci-secret-0123456789', namespace: 'alice', session: 'new' },
+        }),
+      },
+    });
+    const unsigned = await hooked.call('POST', '/v1/hooks/ci', {
+      token: null,
+      raw: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.headers.get('www-authenticate')).toBe(
+      'Satchel-Signature realm="satchel-hooks"',
+    );
+  });
+
   it('a read-only token reads but every write is 403 and writes nothing', async () => {
     const { call, objects, background } = await makeApp();
     const { json } = await call('POST', '/v1/sessions', { body: { task: 't' } });

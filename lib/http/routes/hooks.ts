@@ -38,7 +38,14 @@ export const receiveWebhook = route(
         schema: hookAcceptedSchema,
       },
       400: problem('A delivery header is not 1-255 visible ASCII characters.'),
-      401: problem('No signature header, or a bad or stale signature.'),
+      401: problem('No signature header, or a bad or stale signature.', {
+        'WWW-Authenticate': {
+          description:
+            '`Satchel-Signature realm="satchel-hooks"`: the body\'s signature is asked for.',
+          required: true,
+          schema: { type: 'string', pattern: '^Satchel-Signature ' },
+        },
+      }),
       404: problem('No webhook with this name.'),
       413: P.tooLarge,
       503: problem(
