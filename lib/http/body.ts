@@ -47,8 +47,7 @@ export async function readJson<S extends z.ZodType>(
   // Valid UTF-8 bytes hold no lone surrogate: only an escape can make one, so most bodies skip the walk.
   const lone = /\\u[dD][89a-fA-F]/.test(raw) ? loneSurrogatePath(value) : null;
   if (lone !== null) {
-    const message =
-      'a lone UTF-16 surrogate escape (such as \\ud800 without its pair) is not Unicode text';
+    const message = 'a lone UTF-16 surrogate escape (half a pair) is not Unicode text';
     throw badRequest(`the body is not valid: ${lone || '(body)'}: ${message}`, [
       { path: lone, message },
     ]);

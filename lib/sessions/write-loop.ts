@@ -624,7 +624,7 @@ export class WriteLoop {
       if (
         previous.k === claims.keyed &&
         req.fingerprint !== undefined &&
-        otherRequest(previous, req.fingerprint)
+        otherRequest(previous, req.fingerprint, req.ctx.op ?? req.op)
       ) {
         throw unprocessable('this Idempotency-Key was used for a different request');
       }

@@ -297,10 +297,13 @@ export async function fingerprintOf(key: string, request: unknown): Promise<Fing
 }
 
 /**
- * Whether `record` (the one the request's key left) was made by another request. A record without `g` (a
- * Satchel of 2026-12-02 or before wrote `f`, of the request alone; none of those counts after 2026-12-04)
- * is taken for the same request.
+ * Whether `record` (the one the request's key left) was made by another request: another body, or
+ * another operation `op` (the audit's: a `continue` appends the same body an append of its message
+ * would). A record without `g` (a Satchel of 2026-12-02 or before wrote `f`, of the request alone; none
+ * of those counts after 2026-12-04) is taken for the same request.
  */
-export function otherRequest(record: WriteRecord, fp: Fingerprint): boolean {
-  return record.g !== undefined && record.g !== fp.g;
+export function otherRequest(record: WriteRecord, fp: Fingerprint, op: string): boolean {
+  return (
+    (record.g !== undefined && record.g !== fp.g) || (record.a !== undefined && record.a.o !== op)
+  );
 }

@@ -79,4 +79,30 @@ describe('keyed trim and pop', () => {
     const p2 = await app.call('POST', `/v1/sessions/${id}/pop`, { body: { count: 3 }, headers: h });
     expect(p2.status).toBe(422);
   });
+
+  it('a key used for an append is 422 on a continue of the same message, and the other way round', async () => {
+    const app = await makeApp();
+    const id = (await app.call('POST', '/v1/sessions', { body: { task: 't' } })).json.id;
+    const append = (key: string) =>
+      app.call('POST', `/v1/sessions/${id}/messages`, {
+        body: { messages: [{ role: 'user', content: 'hello' }] },
+        headers: { 'idempotency-key': key },
+      });
+    const cont = (key: string) =>
+      app.call('POST', `/v1/sessions/${id}/continue`, {
+        body: { message: 'hello' },
+        headers: { 'idempotency-key': key },
+      });
+    expect((await append('k-append')).status).toBe(200);
+    const c = await cont('k-append');
+    expect(c.status).toBe(422);
+    expect(c.headers.get('content-type')).toBe('application/problem+json');
+    expect((await cont('k-continue')).status).toBe(200);
+    const again = await cont('k-continue');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await append('k-continue')).status).toBe(422);
+    const s = (await app.call('GET', `/v1/sessions/${id}`)).json;
+    expect(s.messages.map((m: { content: string }) => m.content)).toEqual(['hello', 'hello']);
+  });
 });
