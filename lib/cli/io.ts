@@ -78,6 +78,10 @@ export function clientFrom(io: CliIO): SatchelClient {
       'SATCHEL_URL is not a URL (http[s]://host[:port]; a password in it must be percent-encoded)',
     );
   }
+  // `localhost:8787` parses, as the scheme `localhost:`: a host and port without a scheme, which holds
+  // no password, so the URL meant can be shown.
+  if (/^[a-z0-9.-]+:\d{1,5}(\/[^@]*)?$/i.test(url))
+    throw new UsageError(`SATCHEL_URL needs its scheme: http://${url} (or https://${url})`);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
   // Neither is echoed: both may hold a secret.

@@ -44,7 +44,7 @@ Usage: satchel <command> [options]
 
 ${COMMANDS.map((c) => `  ${c.name.padEnd(16)} ${c.summary}`).join('\n')}
 
-Every command takes --help and --json.
+Every command takes --help and --json. satchel --version prints the version.
 
 Environment:
   SATCHEL_URL     the server (default ${DEFAULT_URL})
@@ -52,6 +52,9 @@ Environment:
 
 Exit codes: 0 done · 1 the server answered an error · 2 bad command line · 3 server unreachable ·
 4 import or export finished with failures · 5 a local file could not be read or written`;
+
+/** The `satchel` package's version (packages/client/package.json; test/cli/cli.test.ts keeps them equal). */
+export const VERSION = '0.1.0';
 
 /** Runs one command line (without `node` and the script) and returns its exit code. */
 export async function main(argv: string[], io: CliIO): Promise<number> {
@@ -64,6 +67,10 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   ) {
     (argv.length === 0 ? io.stderr : io.stdout).write(OVERVIEW + '\n');
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
+  }
+  if (argv.length === 1 && ['--version', '-V', 'version'].includes(argv[0]!)) {
+    io.stdout.write(`satchel ${VERSION}\n`);
+    return EXIT.ok;
   }
   const found = findCommand(argv);
   if (!found) return unknownCommand(argv, io, json);

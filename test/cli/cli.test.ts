@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { SatchelClient } from '../../lib/client/index.js';
+import { VERSION } from '../../lib/cli/main.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { satchel } from './run.js';
@@ -594,6 +596,17 @@ describe('errors and exit codes', () => {
     expect(json.stdout).toBe('');
   });
 
+  it('--version prints the version of the satchel package', async () => {
+    const pkg = JSON.parse(readFileSync('packages/client/package.json', 'utf8')) as {
+      version: string;
+    };
+    expect(VERSION).toBe(pkg.version);
+    for (const flag of ['--version', '-V', 'version']) {
+      const r = await satchel([flag], {});
+      expect(r).toEqual({ code: 0, stdout: `satchel ${pkg.version}\n`, stderr: '' });
+    }
+  });
+
   it('2: unknown commands and options, bad SATCHEL_URL', async () => {
     const unknown = await satchel(['sessions', 'list'], {});
     expect(unknown.code).toBe(2);
@@ -608,6 +621,14 @@ describe('errors and exit codes', () => {
     const url = await satchel(['session', 'list'], { SATCHEL_URL: 'not a url' });
     expect(url.code).toBe(2);
     expect(url.stderr).toContain('SATCHEL_URL is not a URL');
+    // A host and port without the scheme parse as the scheme `localhost:`: the URL meant is shown.
+    const bare = await satchel(['session', 'list'], { SATCHEL_URL: 'localhost:8787' });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain(
+      'SATCHEL_URL needs its scheme: http://localhost:8787 (or https://localhost:8787)',
+    );
+    const ftp = await satchel(['session', 'list'], { SATCHEL_URL: 'ftp://example.com' });
+    expect(ftp.stderr).toContain('SATCHEL_URL must be http or https, not ftp:');
     const json = await satchel(['session', 'trim', 'x', '--json'], env('edit'));
     expect(JSON.parse(json.stderr)).toMatchObject({ error: 'usage' });
   });
