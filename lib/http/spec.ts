@@ -250,8 +250,7 @@ export const P = {
   id: problem('The id cannot be a session id.'),
   token: problem('No `Authorization: Bearer` token, or an unknown one.', {
     'WWW-Authenticate': {
-      description:
-        '`Bearer realm="satchel"`, with `error="invalid_token"` when the token sent is not known.',
+      description: 'A bearer token is asked for (RFC 6750).',
       required: true,
       schema: { type: 'string', pattern: '^Bearer realm="satchel"' },
     },

@@ -63,7 +63,7 @@ export interface SatchelConfig {
    * appear, like `redactValues`, without being part of the rules' fingerprint (services.ts).
    */
   secrets?: string[];
-  /** The embeddings service (`SATCHEL_EMBEDDINGS_*`); absent: the built-in local embedder. */
+  /** The embeddings service (`SATCHEL_EMBEDDINGS_*`); absent: search is lexical (configuration.md). */
   embeddings?: EmbeddingsConfig;
   /** Signed webhooks by name (`SATCHEL_HOOKS`); empty when unset. */
   hooks: ReadonlyMap<string, HookConfig>;
@@ -406,7 +406,7 @@ function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string
   return [...new Set(values.filter((v): v is string => !!v && looksLikeKey(v)))];
 }
 
-/** Parses `namespace[/device]=token[:ro]` entries, comma-separated. */
+/** Parses `namespace[/device]=token[:ro|:rw]` entries, comma-separated. */
 export async function parseTokens(spec: string): Promise<TokenEntry[]> {
   const entries = spec
     .split(',')
@@ -419,8 +419,9 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
       throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} is not namespace[/device]=token[:ro]`);
     const who = entry.slice(0, eq);
     let token = entry.slice(eq + 1);
+    // `:rw` says what no suffix means (read and write); it is not part of the token.
     const readOnly = token.endsWith(':ro');
-    if (readOnly) token = token.slice(0, -3);
+    if (readOnly || token.endsWith(':rw')) token = token.slice(0, -3);
     const [namespace, device, extra] = who.split('/');
     if (!namespace || !isValidNamespace(namespace) || extra !== undefined || device === '') {
       throw new ConfigError(
@@ -482,8 +483,9 @@ export function parseHooks(value: string | undefined): ReadonlyMap<string, HookC
     const { secret, namespace, session, ...rest } = (
       typeof entry === 'object' && entry !== null ? entry : {}
     ) as Record<string, unknown>;
-    if (typeof secret !== 'string' || secret === '')
-      throw new ConfigError(`${where}: secret must be a non-empty string`);
+    // Whoever guesses it can sign deliveries, and tell the id of a `new` session before it exists.
+    if (typeof secret !== 'string' || secret.length < 16)
+      throw new ConfigError(`${where}: secret must be a string of 16 characters or more`);
     if (typeof namespace !== 'string' || !isValidNamespace(namespace))
       throw new ConfigError(`${where}: namespace must be 1-64 of [A-Za-z0-9._-]`);
     if (

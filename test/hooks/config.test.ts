@@ -74,6 +74,11 @@ describe('SATCHEL_HOOKS', () => {
       /unknown field "sessoin"/,
     ],
     ['a string entry', JSON.stringify({ ci: secret }), /secret must be/],
+    [
+      'a secret of 15 characters',
+      JSON.stringify({ ci: { secret: 'x'.repeat(15), namespace: 'a', session: 'new' } }),
+      /secret must be a string of 16 characters or more/,
+    ],
   ])(
     '%s is a ConfigError naming SATCHEL_HOOKS, never the secret',
     async (_name, value, message) => {

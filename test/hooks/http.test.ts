@@ -10,10 +10,10 @@ import { makeApp, TOKENS } from '../http/helpers.js';
 import { githubPayloads } from './payloads.js';
 
 const SECRETS = {
-  ci: 'ci-hook-secret-1',
-  alerts: 'alerts-secret-2',
-  fixed: 'fixed-secret-3',
-  bobs: 'bob-secret-4',
+  ci: 'ci-hook-secret-0001',
+  alerts: 'alerts-hook-secret-2',
+  fixed: 'fixed-hook-secret-3',
+  bobs: 'bob-hook-secret-004',
 };
 const HOOKS = {
   ci: { secret: SECRETS.ci, namespace: 'alice', session: 'new' },

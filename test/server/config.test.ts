@@ -56,6 +56,33 @@ describe('configuration errors name what is wrong', () => {
     expect(await refusal(env)).toMatch(message);
   });
 
+  it('SATCHEL_TOKENS: `:rw` is the default scope written out, not three characters of the token', async () => {
+    const config = await loadConfig(
+      { SATCHEL_TOKENS: 'alice=tok_alice_0123:rw,bob=tok_bob_4567:ro' },
+      'local',
+    );
+    const digest = async (t: string) =>
+      new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(t)));
+    expect(config.tokens).toEqual([
+      {
+        namespace: 'alice',
+        device: 'device-1',
+        readOnly: false,
+        digest: await digest('tok_alice_0123'),
+      },
+      {
+        namespace: 'bob',
+        device: 'device-2',
+        readOnly: true,
+        digest: await digest('tok_bob_4567'),
+      },
+    ]);
+    // The same token with and without `:rw` is one token listed twice.
+    expect(await refusal({ SATCHEL_TOKENS: 'a=tok_same_0123:rw,b=tok_same_0123' })).toMatch(
+      /entries 1 and 2 have the same token/,
+    );
+  });
+
   it('S3 with another credential source of the SDK (a profile) is accepted', async () => {
     const config = await loadConfig({ ...S3, AWS_PROFILE: 'work' }, 'local');
     expect(config.storage.kind).toBe('s3');

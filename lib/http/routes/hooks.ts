@@ -40,8 +40,7 @@ export const receiveWebhook = route(
       400: problem('A delivery header is not 1-255 visible ASCII characters.'),
       401: problem('No signature header, or a bad or stale signature.', {
         'WWW-Authenticate': {
-          description:
-            '`Satchel-Signature realm="satchel-hooks"`: the body\'s signature is asked for.',
+          description: 'A signature is asked for (webhooks.md).',
           required: true,
           schema: { type: 'string', pattern: '^Satchel-Signature ' },
         },
