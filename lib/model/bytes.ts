@@ -77,18 +77,15 @@ export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
 }
 
 /**
- * A UTF-16 surrogate with no partner (from a JSON escape such as `"\ud800"`, or a cut between the two
- * halves of an emoji): it has no UTF-8 form, and strict JSON readers (jq, serde_json, Go's) refuse a
- * document holding its escape. Matched code unit by code unit (no `u` flag).
+ * Whether `s` holds a UTF-16 surrogate with no partner (from a JSON escape such as `"\ud800"`, or a cut
+ * between the two halves of an emoji): it has no UTF-8 form, and strict JSON readers (jq, serde_json,
+ * Go's) refuse a document holding its escape. Node 20 and workerd have `isWellFormed` (ES2024).
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether `s` holds a surrogate with no partner. */
 export function hasLoneSurrogate(s: string): boolean {
-  return LONE_SURROGATE.test(s);
+  return !s.isWellFormed();
 }
 
 /** `s` with every surrogate that has no partner replaced by U+FFFD, as a UTF-8 encoder would. */
 export function wellFormed(s: string): string {
-  return LONE_SURROGATE.test(s) ? s.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD') : s;
+  return s.toWellFormed();
 }

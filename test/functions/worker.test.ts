@@ -98,10 +98,25 @@ async function exercise(mf: Miniflare, backend: RegExp) {
   });
   expect(bad.status).toBe(400);
   expect(bad.headers.get('content-type')).toBe('application/problem+json');
-  expect(
-    (await mf.dispatchFetch('http://w/v1/sessions', { headers: { authorization: 'Bearer wrong' } }))
-      .status,
-  ).toBe(401);
+  // Half an emoji's surrogate pair (workerd's String.prototype.isWellFormed finds it); the pair is text.
+  for (const [task, status] of [
+    ['cut \\ud83d', 400],
+    ['whole \\ud83d\\ude00', 201],
+  ] as const) {
+    const sent = await mf.dispatchFetch('http://w/v1/sessions', {
+      method: 'POST',
+      headers: auth,
+      body: `{"task":"${task}"}`,
+    });
+    expect(sent.status).toBe(status);
+  }
+  const wrong = await mf.dispatchFetch('http://w/v1/sessions', {
+    headers: { authorization: 'Bearer wrong' },
+  });
+  expect(wrong.status).toBe(401);
+  expect(wrong.headers.get('www-authenticate')).toBe(
+    'Bearer realm="satchel", error="invalid_token"',
+  );
   // The API description, without a token: the document the build made, the same as the Node server's.
   const doc = await mf.dispatchFetch('http://w/openapi.json');
   expect(doc.status).toBe(200);
