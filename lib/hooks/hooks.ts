@@ -9,7 +9,7 @@ import type { Message } from '../model/session.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
 import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { hmacSha256, verifySignature } from './signature.js';
-import { parsePayload, summarize } from './summary.js';
+import { parsePayload, summarize, SUMMARY_MAX_BYTES } from './summary.js';
 
 /** One webhook: its HMAC secret, the namespace it writes into, and which session it continues. */
 export interface HookConfig {
@@ -88,6 +88,11 @@ export interface WebhookOptions {
    * rule): the save pipeline's `redactText`, so that the configured secret values count too.
    */
   redact: (text: string) => string;
+  /**
+   * `SATCHEL_MAX_SESSION_BYTES`: a summary takes at most a quarter of it (and 16 KiB), so that a delivery
+   * acknowledged with 202 always fits a session, whatever the payload's size.
+   */
+  maxSessionBytes?: number;
 }
 
 /** Receives the configured webhooks: verification before the response, storage after it. */
@@ -273,7 +278,12 @@ export class WebhookReceiver {
   /** The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt). */
   private async messageOf(d: VerifiedDelivery) {
     const { value, raw } = parsePayload(d.body, d.contentType);
-    const summary = summarize({ hook: d.name, event: d.event, value, raw }, this.options.redact);
+    const quarter = Math.floor((this.options.maxSessionBytes ?? Infinity) / 4);
+    const summary = summarize(
+      { hook: d.name, event: d.event, value, raw },
+      this.options.redact,
+      Math.min(SUMMARY_MAX_BYTES, quarter),
+    );
     const message: Message = {
       role: 'user',
       content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),

@@ -112,6 +112,7 @@ export function buildServices(options: ServiceOptions): Services {
     deliver,
     log,
     redact: pipeline.redactText,
+    maxSessionBytes: config.maxSessionBytes,
   });
   return {
     config,

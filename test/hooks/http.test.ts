@@ -266,6 +266,31 @@ describe('POST /v1/hooks/{name}: verification', () => {
     );
   });
 
+  it.each([4096, 2048])(
+    'with SATCHEL_MAX_SESSION_BYTES=%i a payload past it is stored cut short, not acknowledged and lost',
+    async (cap) => {
+      const { hook, background, session, call } = await setup({
+        SATCHEL_MAX_SESSION_BYTES: String(cap),
+      });
+      const made = await call('POST', '/v1/sessions', {
+        body: { id: 'ops-log', task: 'ops', messages: [{ role: 'user', content: 'first' }] },
+      });
+      expect(made.status).toBe(201);
+      const body = JSON.stringify({ type: 'big', text: 'z'.repeat(6000) });
+      const res = await hook('fixed', body, satchel(SECRETS.fixed, body, 'big-1'));
+      expect(res.status).toBe(202);
+      await background.drain();
+      const s = await session('ops-log');
+      expect(s.messages).toHaveLength(2);
+      // A summary takes at most a quarter of the cap: the note says how much of the payload it shows.
+      const stored = new TextEncoder().encode(s.messages[1].content).byteLength;
+      expect(stored).toBeLessThanOrEqual(cap / 4 + 200);
+      expect(s.messages[1].content).toMatch(
+        /\[satchel\] truncated: the first \d+ of \d+ bytes are shown/,
+      );
+    },
+  );
+
   it('a delivery id that is not visible ASCII is 400', async () => {
     const { hook } = await setup();
     const body = note(1);
