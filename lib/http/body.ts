@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { hasLoneSurrogate, strictText } from '../model/bytes.js';
+import { strictText } from '../model/bytes.js';
 import {
   badRequest,
   payloadTooLarge,
@@ -47,7 +47,7 @@ export async function readJson<S extends z.ZodType>(
   // Valid UTF-8 bytes hold no lone surrogate: only an escape can make one, so most bodies skip the walk.
   const lone = /\\u[dD][89a-fA-F]/.test(raw) ? loneSurrogatePath(value) : null;
   if (lone !== null) {
-    const message = 'a lone UTF-16 surrogate escape (half a pair) is not Unicode text';
+    const message = 'a lone UTF-16 surrogate is not Unicode text';
     throw badRequest(`the body is not valid: ${lone || '(body)'}: ${message}`, [
       { path: lone, message },
     ]);
@@ -127,13 +127,15 @@ export function loneSurrogatePath(value: unknown): string | null {
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
     if (typeof v === 'string') {
-      if (hasLoneSurrogate(v)) return path;
+      if (!v.isWellFormed()) return path;
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, child] of Object.entries(v).reverse()) {
-        const at = path ? `${path}.${k}` : k;
-        if (hasLoneSurrogate(k)) return at;
+        // The path is sent back in the 400: a key's lone half is shown as U+FFFD there.
+        const key = k.toWellFormed();
+        const at = path ? `${path}.${key}` : key;
+        if (key !== k) return at;
         stack.push([child, at]);
       }
     }

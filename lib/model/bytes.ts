@@ -77,15 +77,11 @@ export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
 }
 
 /**
- * Whether `s` holds a UTF-16 surrogate with no partner (from a JSON escape such as `"\ud800"`, or a cut
- * between the two halves of an emoji): it has no UTF-8 form, and strict JSON readers (jq, serde_json,
- * Go's) refuse a document holding its escape. Node 20 and workerd have `isWellFormed` (ES2024).
+ * `s` with every UTF-16 surrogate that has no partner (from a JSON escape such as `"\ud800"`, or a cut
+ * between the two halves of an emoji) replaced by U+FFFD, as a UTF-8 encoder would: such a half has no
+ * UTF-8 form, and strict JSON readers (jq, serde_json, Go's) refuse a document holding its escape.
+ * Node 20 and workerd have `toWellFormed` and `isWellFormed` (ES2024).
  */
-export function hasLoneSurrogate(s: string): boolean {
-  return !s.isWellFormed();
-}
-
-/** `s` with every surrogate that has no partner replaced by U+FFFD, as a UTF-8 encoder would. */
 export function wellFormed(s: string): string {
   return s.toWellFormed();
 }

@@ -305,6 +305,15 @@ describe('HTTP: bad input', async () => {
     ]);
     expect(lone.json.detail).toMatch(/^the body is not valid: messages\[1\]\.content: /);
     expect(await app.snapshot()).toEqual(before);
+    // A key's lone half is named as U+FFFD: the 400 itself stays Unicode for a strict JSON reader.
+    const key = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
+      raw: '{"messages":[{"role":"user","content":"x","metadata":{"a\\udc00b":1}}]}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(key.status).toBe(400);
+    expect(key.json.errors[0].path).toBe('messages[0].metadata.a\uFFFDb');
+    expect(key.text).not.toMatch(/\\ud[89a-f]/i);
+    expect(await app.snapshot()).toEqual(before);
     const pair = await app.call('POST', `/v1/sessions/${app.id}/messages`, {
       raw: '{"messages":[{"role":"user","content":"smile \\ud83d\\ude00 and \\\\ud800 as text"}]}',
       headers: { 'content-type': 'application/json' },
