@@ -1,4 +1,4 @@
-import { text as decode, utf8, wellFormed } from '../model/bytes.js';
+import { text as decode, utf8 } from '../model/bytes.js';
 import { utf8Length } from '../pipeline/cap.js';
 import { PLACEHOLDER } from '../model/session.js';
 import { redactJsonValue } from '../pipeline/save.js';
@@ -99,11 +99,11 @@ export function summarize(
   // times the budget would cost its size in redaction for 16 KiB shown.
   const head = full.text.slice(0, maxBytes + REDACT_MARGIN);
   const total = head === full.text ? undefined : utf8Length(full.text);
-  // A payload's `"\ud83d"` escape, or a cut between an emoji's halves, would be a lone surrogate: it
-  // becomes U+FFFD, as in any UTF-8 text, so that the stored session stays Unicode (see readJson).
+  // A payload's `"\ud83d"` escape, or a cut between an emoji's halves, would be a lone surrogate (no
+  // UTF-8 form; strict JSON readers refuse its escape): it becomes U+FFFD, as readJson's 400 explains.
   return {
-    title: wellFormed(oneLine(counted(full.title), TITLE_MAX_CHARS)),
-    text: wellFormed(truncateUtf8(counted(head), maxBytes, total)),
+    title: oneLine(counted(full.title), TITLE_MAX_CHARS).toWellFormed(),
+    text: truncateUtf8(counted(head), maxBytes, total).toWellFormed(),
     redactions,
   };
 }

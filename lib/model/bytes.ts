@@ -75,13 +75,3 @@ export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
   for (let i = 0; i < tail.length; i++) out[text.length * 2 + i] = tail.charCodeAt(i);
   return out;
 }
-
-/**
- * `s` with every UTF-16 surrogate that has no partner (from a JSON escape such as `"\ud800"`, or a cut
- * between the two halves of an emoji) replaced by U+FFFD, as a UTF-8 encoder would: such a half has no
- * UTF-8 form, and strict JSON readers (jq, serde_json, Go's) refuse a document holding its escape.
- * Node 20 and workerd have `toWellFormed` and `isWellFormed` (ES2024).
- */
-export function wellFormed(s: string): string {
-  return s.toWellFormed();
-}
