@@ -69,6 +69,10 @@ export const DEFAULT_URL = 'http://127.0.0.1:8787';
 /** The client for SATCHEL_URL and SATCHEL_TOKEN. */
 export function clientFrom(io: CliIO): SatchelClient {
   const url = io.env.SATCHEL_URL?.trim() || DEFAULT_URL;
+  // A host and port without a scheme (`localhost:8787` parses as the scheme `localhost:`, `127.0.0.1:8787`
+  // does not parse): it holds no password, so the URL meant can be shown.
+  if (/^[a-z0-9.-]+:\d{1,5}(\/[^@]*)?$/i.test(url))
+    throw new UsageError(`SATCHEL_URL needs its scheme: http://${url} (or https://${url})`);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -78,10 +82,6 @@ export function clientFrom(io: CliIO): SatchelClient {
       'SATCHEL_URL is not a URL (http[s]://host[:port]; a password in it must be percent-encoded)',
     );
   }
-  // `localhost:8787` parses, as the scheme `localhost:`: a host and port without a scheme, which holds
-  // no password, so the URL meant can be shown.
-  if (/^[a-z0-9.-]+:\d{1,5}(\/[^@]*)?$/i.test(url))
-    throw new UsageError(`SATCHEL_URL needs its scheme: http://${url} (or https://${url})`);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
   // Neither is echoed: both may hold a secret.

@@ -130,7 +130,8 @@ export function chatClient(
 export function parseCompletion(text: string): ChatReply {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    // Half an emoji's pair (`"\ud83d"`, a reply cut mid-character) becomes U+FFFD: it has no UTF-8 form.
+    body = JSON.parse(text, (_k, v: unknown) => (typeof v === 'string' ? v.toWellFormed() : v));
   } catch {
     throw new ModelError('invalid', 'the model endpoint answered with something that is not JSON');
   }

@@ -68,7 +68,11 @@ function requestSecrets(header: string | undefined): string[] {
   } catch {
     // not base64 of JSON: refused below
   }
-  if (Array.isArray(parsed) && parsed.every((v) => typeof v === 'string') && parsed.length <= 100) {
+  if (
+    Array.isArray(parsed) &&
+    parsed.every((v) => typeof v === 'string' && v.isWellFormed()) &&
+    parsed.length <= 100
+  ) {
     // A shorter value would not be redacted (it would destroy ordinary text): refused, not ignored. An
     // empty one (an unset variable in the caller's list) names no secret: it is left out.
     const values = parsed.filter((v) => v.trim() !== '');
