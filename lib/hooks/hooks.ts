@@ -225,12 +225,12 @@ export class WebhookReceiver {
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
     const { summary, message } = await this.messageOf(d);
-    const ctxFor: WriteContext = {
+    const deliver = this.sender(d, message, {
       ...base,
       idempotencyKey: `webhook:${d.name}:${d.delivery}`,
       op: 'continue',
       ...(summary.redactions ? { redacted: summary.redactions } : {}),
-    };
+    });
     // A target `latest` chose is one that existed; when it answers 404 it was deleted since, and
     // re-creating it would bring a deleted session back. The delivery moves to its own session instead.
     const ownOrFixed = (id: string) => own(id) || id === d.hook.session;
@@ -254,14 +254,14 @@ export class WebhookReceiver {
       if (progress.stored) {
         onStored();
         // An earlier attempt stored the message: only its turn may be owed. A 404: the session was deleted.
-        await this.options.deliver(ns, id, message, ctxFor, progress).catch((err: unknown) => {
+        await deliver(id, progress).catch((err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
         });
         await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
         return { session: id, duplicate: false };
       }
       if (own(id)) await this.createIfMissing(ns, id, summary.title, base);
-      const stored = await this.deliverOnce(ns, id, message, ctxFor, summary.title, {
+      const stored = await this.deliverOnce(ns, id, deliver, base, summary.title, {
         mayCreate: ownOrFixed(id),
         progress,
       });
@@ -275,14 +275,34 @@ export class WebhookReceiver {
     }
   }
 
+  /**
+   * Appends (or continues with) a delivery's message. The summary's budget counts UTF-8 bytes of text, the
+   * cap the stored JSON (where a control character takes 6 bytes) with the session's own fields: when the
+   * cap still refuses the message, one made with an eighth of the budget goes instead, at worst the
+   * truncation note alone (the same bytes on every attempt). Not when the message is stored and the cap
+   * refused the model's reply: that failure is the delivery's, and a redelivery runs the turn again.
+   */
+  private sender(d: VerifiedDelivery, message: Message, ctx: WriteContext) {
+    const ns = d.hook.namespace;
+    return (id: string, progress: DeliveryProgress) => {
+      let stored = progress.stored;
+      const watched = { ...progress, onStored: () => ((stored = true), progress.onStored()) };
+      return this.options.deliver(ns, id, message, ctx, watched).catch(async (err: unknown) => {
+        if (stored || !SatchelError.is(err, 'too_large')) throw err;
+        const { message: small } = await this.messageOf(d, 8);
+        return this.options.deliver(ns, id, small, ctx, progress);
+      });
+    };
+  }
+
   /** The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt). */
-  private async messageOf(d: VerifiedDelivery) {
+  private async messageOf(d: VerifiedDelivery, part = 1) {
     const { value, raw } = parsePayload(d.body, d.contentType);
     const quarter = Math.floor((this.options.maxSessionBytes ?? Infinity) / 4);
     const summary = summarize(
       { hook: d.name, event: d.event, value, raw },
       this.options.redact,
-      Math.min(SUMMARY_MAX_BYTES, quarter),
+      Math.floor(Math.min(SUMMARY_MAX_BYTES, quarter) / part),
     );
     const message: Message = {
       role: 'user',
@@ -315,13 +335,13 @@ export class WebhookReceiver {
   private async deliverOnce(
     ns: string,
     id: string,
-    message: Message,
+    deliver: (id: string, progress: DeliveryProgress) => Promise<unknown>,
     ctx: WriteContext,
     title: string,
     { mayCreate, progress }: { mayCreate: boolean; progress: DeliveryProgress },
   ): Promise<boolean> {
     try {
-      await this.options.deliver(ns, id, message, ctx, progress);
+      await deliver(id, progress);
       return true;
     } catch (err) {
       // The key is already recorded for another body: this delivery's message is stored, in the form an
@@ -331,7 +351,7 @@ export class WebhookReceiver {
       if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
       try {
-        await this.options.deliver(ns, id, message, ctx, progress);
+        await deliver(id, progress);
       } catch (again) {
         if (!SatchelError.is(again, 'key_reused')) throw again;
       }

@@ -118,11 +118,12 @@ export async function configFrom(
     storage,
     tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
     port: parseIntVar(env.PORT, 'PORT', 8787, 0, 65535),
+    // At least 4 KiB: a session's own fields and the write records of a keyed write take about 1 KiB.
     maxSessionBytes: parseIntVar(
       env.SATCHEL_MAX_SESSION_BYTES,
       'SATCHEL_MAX_SESSION_BYTES',
       33554432,
-      1024,
+      4096,
       2 ** 31,
     ),
     maxBodyBytes: parseIntVar(

@@ -139,6 +139,32 @@ describe('webhooks with a model configured', () => {
     expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('done');
   });
 
+  it('a reply the size cap refuses fails the delivery (logged, redelivery runs the turn): no shorter message is sent', async () => {
+    // The cap refuses the reply, not the message: a shorter message (the fallback for a message the cap
+    // refuses) would be a key reuse, counted as stored, and the delivery marked done with no reply.
+    const { app, deliver, messages, marker } = await setup(
+      [{ reply: 'r'.repeat(6000) }, { reply: 'short' }],
+      { env: { SATCHEL_MAX_SESSION_BYTES: '8192' } },
+    );
+    const body = JSON.stringify({ type: 'deploy.failed', service: 'api' });
+    await deliver(body, 'd-big-reply');
+    await app.background.drain();
+    const first = await messages();
+    expect(first.map((m) => m.role)).toEqual(['user']);
+    expect(first[0]!.content).toContain('deploy.failed');
+    expect(await marker('d-big-reply')).toBe('stored');
+    expect(app.logs.find('webhook delivery failed', 'warn')).toEqual([
+      expect.objectContaining({ error: expect.stringContaining('no reply was stored') }),
+    ]);
+    await deliver(body, 'd-big-reply');
+    await app.background.drain();
+    expect((await messages()).map((m) => [m.role, m.content.slice(0, 5)])).toEqual([
+      ['user', first[0]!.content.slice(0, 5)],
+      ['assistant', 'short'],
+    ]);
+    expect(await marker('d-big-reply')).toBe('done');
+  });
+
   it('a redelivery more than 24 h after a failed turn runs the turn; the message is still stored once', async () => {
     // Only the clock moves: the message's Idempotency-Key record no longer counts after 24 h.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2026-11-02T08:00:00Z') });

@@ -266,7 +266,7 @@ describe('POST /v1/hooks/{name}: verification', () => {
     );
   });
 
-  it.each([4096, 2048])(
+  it.each([8192, 4096])(
     'with SATCHEL_MAX_SESSION_BYTES=%i a payload past it is stored cut short, not acknowledged and lost',
     async (cap) => {
       const { hook, background, session, call } = await setup({
@@ -290,6 +290,53 @@ describe('POST /v1/hooks/{name}: verification', () => {
       );
     },
   );
+
+  // The budget counts UTF-8 bytes of text; the cap counts stored JSON, where a control character of a
+  // text body takes 6 bytes (`\u0001`): the summary of 6,000 of them was 1.5 caps and refused after the
+  // 202 (review). The cap's refusal now sends an eighth of the budget instead.
+  it.each([8192, 4096])(
+    'SATCHEL_MAX_SESSION_BYTES=%i: a text body of control characters is stored after its 202',
+    async (cap) => {
+      const { hook, background, session, call, logs } = await setup({
+        SATCHEL_MAX_SESSION_BYTES: String(cap),
+      });
+      const made = await call('POST', '/v1/sessions', {
+        body: { id: 'ops-log', task: 'ops', messages: [{ role: 'user', content: 'first' }] },
+      });
+      expect(made.status).toBe(201);
+      const body = '\u0001'.repeat(6000);
+      const headers = { ...satchel(SECRETS.fixed, body, 'ctl-1'), 'content-type': 'text/plain' };
+      expect((await hook('fixed', body, headers)).status).toBe(202);
+      await background.drain();
+      expect(logs.find('webhook delivery failed')).toEqual([]);
+      const s = await session('ops-log');
+      expect(s.messages).toHaveLength(2);
+      expect(s.messages[1].content).toMatch(/source="webhook:fixed"/);
+      expect(s.messages[1].content).toMatch(
+        /\[satchel\] truncated: the first \d+ of \d+ bytes are shown/,
+      );
+      // A redelivery finds it stored (its key's record holds the shorter message).
+      expect((await hook('fixed', body, headers)).status).toBe(202);
+      await background.drain();
+      expect((await session('ops-log')).messages).toHaveLength(2);
+      expect(logs.find('webhook delivery failed')).toEqual([]);
+    },
+  );
+
+  it('SATCHEL_MAX_SESSION_BYTES=4096: a `new` hook stores a payload of control characters', async () => {
+    const { hook, background, session, logs } = await setup({ SATCHEL_MAX_SESSION_BYTES: '4096' });
+    const body = '\u0002'.repeat(5000);
+    const headers = { ...satchel(SECRETS.ci, body, 'ctl-new-1'), 'content-type': 'text/plain' };
+    const res = await hook('ci', body, headers);
+    expect(res.status).toBe(202);
+    await background.drain();
+    expect(logs.find('webhook delivery failed')).toEqual([]);
+    const s = await session(res.json.session);
+    expect(s.messages).toHaveLength(1);
+    expect(s.messages[0].content).toMatch(
+      /\[satchel\] truncated: the first \d+ of \d+ bytes are shown/,
+    );
+  });
 
   it('a delivery id that is not visible ASCII is 400', async () => {
     const { hook } = await setup();

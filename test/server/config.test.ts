@@ -28,6 +28,12 @@ describe('configuration errors name what is wrong', () => {
     [{ SATCHEL_MODEL: 'gpt-x' }, /SATCHEL_MODEL_URL is not/],
     [{ SATCHEL_LOG: 'verbose' }, /SATCHEL_LOG must be json, pretty or off/],
     [{ PORT: '80a' }, /PORT must be an integer/],
+    // A session's fields and a keyed write's records take about 1 KiB: under 4 KiB a webhook's message
+    // could be refused after its 202 (review).
+    [
+      { SATCHEL_MAX_SESSION_BYTES: '2048' },
+      /SATCHEL_MAX_SESSION_BYTES must be an integer from 4096/,
+    ],
     // Also without a model or an embeddings service, where nothing reads them yet (first-hour review).
     [{ SATCHEL_MODEL_TIMEOUT_MS: 'abc' }, /SATCHEL_MODEL_TIMEOUT_MS must be an integer/],
     [{ SATCHEL_CONTINUE_WAIT_MS: '-1' }, /SATCHEL_CONTINUE_WAIT_MS/],
