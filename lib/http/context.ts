@@ -60,7 +60,7 @@ export function writeContext(c: Context<Env>): WriteContext {
  * least `MIN_KNOWN_VALUE` characters. They are redacted from everything this request stores, in every
  * encoding, and never stored themselves.
  */
-function requestSecrets(header: string | undefined): string[] {
+export function requestSecrets(header: string | undefined): string[] {
   if (!header) return [];
   let parsed: unknown;
   try {

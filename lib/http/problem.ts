@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { SatchelError, type ErrorKind, type FieldError } from '../model/errors.js';
 import { describeError, type Logger } from '../model/log.js';
 import { StorageUnavailableError } from '../storage/port.js';
+import { requestSecrets, type Env } from './context.js';
 
 /** An RFC 9457 problem document. */
 export interface Problem {
@@ -42,6 +43,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
+    if (status < 500) redactQuoted(c as Context<Env>, problem);
     const { retryAfter, allow, challenge } = err.extra;
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     if (allow) headers.allow = allow;
@@ -72,6 +74,28 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     };
   }
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
+}
+
+/**
+ * A 4xx may quote the request: a key in a field's path or in zod's "Unrecognized key" message. Its
+ * secrets are redacted there as in stored text, with the request's own `Satchel-Secrets` values: an
+ * answer is read where a log keeps it (a CI job's output, a proxy).
+ */
+function redactQuoted(c: Context<Env>, problem: Problem): void {
+  const redact = c.var.services?.redact;
+  if (!redact) return;
+  let known: string[] | undefined;
+  try {
+    known = requestSecrets(c.req.header('satchel-secrets'));
+  } catch {
+    // A malformed header: its own 400 quotes none of it.
+  }
+  const quoted = (s: string) => redact(s, known);
+  problem.detail = quoted(problem.detail);
+  problem.errors &&= problem.errors.map((e) => ({
+    path: quoted(e.path),
+    message: quoted(e.message),
+  }));
 }
 
 /** Each domain error kind as an HTTP status and its title: the one place HTTP meets the domain. */

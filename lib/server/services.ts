@@ -45,6 +45,8 @@ export interface Services {
   webhooks: WebhookReceiver;
   background: Background;
   log: Logger;
+  /** The save pipeline's redaction of a text, with a request's own secret values. */
+  redact: SavePipeline['redactText'];
   /** ServiceOptions.answersAfterBackground. */
   answersAfterBackground: boolean;
 }
@@ -123,6 +125,7 @@ export function buildServices(options: ServiceOptions): Services {
     webhooks,
     background,
     log,
+    redact: pipeline.redactText,
     answersAfterBackground: options.answersAfterBackground === true,
   };
 }
