@@ -176,6 +176,14 @@ export class SearchEngine implements SessionListener {
       void stored.finally(release).catch(() => undefined); // storeNewest reports its failures
       schedule(stored);
     }
+    // Text this write removed leaves the index's objects too, not only its results: its older versions go.
+    if (removesText(change, receipt, ctx))
+      schedule(
+        (doc ?? Promise.resolve())
+          .then(() => this.records.flush(cacheKey))
+          .then(() => this.lexical.prune(ns, key))
+          .catch((err) => this.onError('lexical index not pruned', err)),
+      );
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.
     if (!change.held && this.embedder?.available()) {
@@ -881,4 +889,14 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
 
 function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
+}
+
+/**
+ * Whether a write removed text its session's older versions hold: anything but a create or an append
+ * that changed nothing before it (no drop by the size cap, no request secrets redacting old text again).
+ */
+function removesText(change: WriteChange, receipt: WriteReceipt, ctx: WriteContext): boolean {
+  if (change.op === 'create') return false;
+  const appended = change.op === 'append' || change.op === 'continue';
+  return !appended || receipt.dropped_groups > 0 || !!ctx.knownValues?.length;
 }

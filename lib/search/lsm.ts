@@ -120,6 +120,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     Infinity,
     true,
   );
+  /** Per namespace: by id, the version a prune keeps with those after it (and erases those before). */
+  private readonly pruneFrom = new Map<string, Map<string, DocKey>>();
   private readonly compactAfter: number;
   private readonly mergeWidth: number;
   private readonly segmentDocs: number;
@@ -258,7 +260,23 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * Calls made while a purge of the namespace waits are folded into one (a cleanup of many sessions).
    */
   purge(ns: string, ids: Iterable<string>): Promise<void> {
-    return this.purges.add(ns, ids);
+    const ids_ = [...ids];
+    for (const id of ids_) this.pruneFrom.get(ns)?.delete(id); // deleted: no version stays
+    return this.purges.add(ns, ids_);
+  }
+
+  /**
+   * After a write that removed text (a trim, a pop, a replace, secrets redacted again, the size cap's
+   * drops): erases the session's versions before `from` as a purge does, so that the removed text leaves
+   * every object, not only the results. `from` and the versions after it stay, whatever the manifest
+   * lists yet; another incarnation of the id is left to the manifest's rule, as in a purge.
+   */
+  prune(ns: string, from: DocKey): Promise<void> {
+    let byId = this.pruneFrom.get(ns);
+    if (!byId) this.pruneFrom.set(ns, (byId = new Map()));
+    const had = byId.get(from.id);
+    if (!had || had.c !== from.c || had.r < from.r) byId.set(from.id, from);
+    return this.purges.add(ns, [from.id]);
   }
 
   /** Deletes every object of this index in a namespace (a change of embedding space). */
@@ -533,7 +551,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {
     const state = this.states.get(ns);
     if (state) {
-      for (const id of ids) state.fresh.delete(id);
+      for (const id of ids) {
+        // A prune's own version, or a later one, stays in memory too.
+        const [fresh, from] = [state.fresh.get(id), this.pruneFrom.get(ns)?.get(id)];
+        if (!(fresh && from && fresh.key.c === from.c && fresh.key.r >= from.r))
+          state.fresh.delete(id);
+      }
       state.version++;
     }
     for (let attempt = 0; ; attempt++) {
@@ -555,8 +578,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     // A live version (the id was created again after its delete) stays; every other version goes.
     const live = new Map<string, DocKey>();
     for (const e of await this.entries(ns)) if (ids.has(e.id)) live.set(e.id, keyOf(e));
+    const pruned = new Map(this.pruneFrom.get(ns));
     const doomed = (key: DocKey) => {
       if (!ids.has(key.id)) return false;
+      const from = pruned.get(key.id);
+      if (from && from.c === key.c) return key.r < from.r;
       const keep = live.get(key.id);
       return !keep || keep.c !== key.c || keep.r !== key.r;
     };
@@ -604,6 +630,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     garbage.push(...roots.filter((r) => r.seq < standing).map((r) => r.key));
     garbage.push(...this.unreferenced(segmentKeys, refs, standing));
     if (garbage.length > 0) await this.store.delete(garbage);
+    const byId = this.pruneFrom.get(ns);
+    for (const [id, from] of pruned) if (ids.has(id) && byId?.get(id) === from) byId.delete(id);
     return true;
   }
 

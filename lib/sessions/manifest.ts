@@ -190,6 +190,14 @@ export class Manifest {
    * Per namespace: the ids waiting for the next purge, and the purges queued one after another. The ids of
    * a purge that failed (storage) join the namespace's next one.
    */
+  /** Per namespace: by id, the time of the version a scrub keeps (older versions' entries go). */
+  private readonly scrubFrom = new Map<string, Map<string, number>>();
+  private readonly scrubs = new Batcher<string>(
+    (ns, ids) => runExclusive(this.compacting, ns, () => this.scrubOnce(ns, ids)),
+    0,
+    Infinity,
+    true,
+  );
   private readonly purges = new Batcher<string>(
     (ns, ids) => runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
     0,
@@ -408,9 +416,30 @@ export class Manifest {
     return this.purges.add(ns, ids);
   }
 
-  private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {
+  /**
+   * After a write whose entry no longer holds text an older version's did (a replaced task or metadata,
+   * secrets redacted again): rewrites the pages that hold an older entry of `id` without it and erases
+   * the older versions' log records, so the text leaves every object. Only once the write's own log record
+   * is stored (`at`: its entry's time): the entries before it go, never the newest.
+   */
+  scrub(ns: string, id: string, at: number): Promise<void> {
+    let byId = this.scrubFrom.get(ns);
+    if (!byId) this.scrubFrom.set(ns, (byId = new Map()));
+    byId.set(id, Math.max(byId.get(id) ?? -Infinity, at));
+    return this.scrubs.add(ns, [id]);
+  }
+
+  private async scrubOnce(ns: string, ids: Set<string>): Promise<void> {
+    const byId = this.scrubFrom.get(ns) ?? new Map<string, number>();
+    const from = new Map([...ids].map((id) => [id, byId.get(id) ?? -Infinity]));
+    await this.purgeOnce(ns, ids, from);
+    for (const [id, at] of from) if (byId.get(id) === at) byId.delete(id);
+  }
+
+  /** `from`: a scrub's, by id the time before which entries go (no delete, no tombstone). */
+  private async purgeOnce(ns: string, ids: Set<string>, from?: Map<string, number>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const done = await this.tryPurge(ns, ids).catch((err) => {
+      const done = await this.tryPurge(ns, ids, from).catch((err) => {
         if (err instanceof ManifestMoved) return false; // a compactor removed what we listed
         throw err;
       });
@@ -422,7 +451,11 @@ export class Manifest {
   }
 
   /** One attempt; false when another compactor won the root's sequence number. */
-  private async tryPurge(ns: string, ids: Set<string>): Promise<boolean> {
+  private async tryPurge(
+    ns: string,
+    ids: Set<string>,
+    from?: Map<string, number>,
+  ): Promise<boolean> {
     const startedAt = this.now();
     let snap: Snapshot | null;
     try {
@@ -442,7 +475,7 @@ export class Manifest {
     // Every log record listed, covered or not: a covered one still holds its entry until it is
     // collected.
     const { records, unreadable } = await this.listedLogRecords(listing);
-    const until = eraseUntil(snap, ids, records);
+    const until = from ? new Map<string, number>() : eraseUntil(snap, ids, records);
     // An id created again with a time not after its delete's (an import of an older session): its object
     // names the version that stays, which no tombstone may hide.
     const again = new Map<string, ManifestEntry>();
@@ -450,10 +483,10 @@ export class Manifest {
       const e = await this.readSummary(ns, id);
       if (e && e.at <= until.get(id)!) again.set(id, e);
     });
-    const doomed = (id: string, at: number, e?: ManifestEntry) => {
-      // false for an id not purged (undefined)
-      return !sameVersion(again.get(id), e) && at <= until.get(id)!;
-    };
+    const doomed = (id: string, at: number, e?: ManifestEntry) =>
+      from
+        ? at < from.get(id)! && e !== undefined // a scrub's: older puts only
+        : !sameVersion(again.get(id), e) && at <= until.get(id)!; // false for an id not purged (undefined)
     // The successor of the root it builds on (see compactOnce).
     const seq = root.seq + 1;
     const pages = await this.pagesWithout(ns, seq, root, doomed);

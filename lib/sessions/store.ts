@@ -1010,11 +1010,20 @@ export class SessionStore {
       // A log record that cannot be stored is healed from the write's pending marker, which stays.
       const entry = entryOf(newest.session, newest.receipt.bytes);
       const logKey = keys.log(ns, entry.at, newest.writeId);
+      const scrub = this.scrubDue(ns, entry, items);
       const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
         () => true,
         (err) => void this.onError('log record not stored; the marker heals it', err),
       );
       const [stored, auditStored] = await Promise.all([logged, audited]);
+      // Text the entry no longer holds leaves the manifest's older entries too, once this one is logged.
+      if (scrub && stored)
+        scheduleFor(
+          items.flatMap(({ committed }) => committed.writes),
+          this.manifest
+            .scrub(ns, entry.id, entry.at)
+            .catch((err) => this.onError('manifest not scrubbed of an older version', err)),
+        );
       for (const item of items) {
         item.logged = stored === true;
         item.settled = item.logged && auditStored === true;
@@ -1029,6 +1038,22 @@ export class SessionStore {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Whether a batch's newest entry may no longer hold text of an older version's: a replace or an import,
+   * or request secrets redacting old text again, unless the entry this process last listed has the same
+   * task, model, provider and metadata.
+   */
+  private scrubDue(ns: string, entry: ManifestEntry, items: PendingCommit[]): boolean {
+    const due = items.some(
+      ({ committed: c }) =>
+        c.op === 'replace' || c.op === 'import' || c.writes.some((w) => w.ctx.knownValues?.length),
+    );
+    if (!due) return false;
+    const texts = (e: ManifestEntry) => JSON.stringify([e.task, e.model, e.provider, e.metadata]);
+    const before = this.manifest.listed(ns, entry.id);
+    return !before || texts(before) !== texts(entry);
   }
 
   /**

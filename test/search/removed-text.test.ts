@@ -1,0 +1,137 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeApp } from '../http/helpers.js';
+
+// Text a trim, a pop or a replace removes leaves every object, not only the results (review): the lexical
+// index's older versions (records and the segments holding them) and the manifest's older entries (log
+// records and pages holding a replaced task) went only with a delete, or at a major compaction that a
+// quiet namespace may never run.
+
+type App = Awaited<ReturnType<typeof makeApp>>;
+const NS = 'alice';
+
+/** Every file of the store holding one of `needles`, as `path: needle`. */
+function holders(dir: string, needles: string[]): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const full = join(d, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else {
+        const body = readFileSync(full, 'latin1');
+        for (const n of needles)
+          if (body.includes(n)) found.push(`${full.slice(dir.length)}: ${n}`);
+      }
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+let n = 0;
+/** A word no other text holds, whole in the index (letters only). */
+const word = () =>
+  `zqv${'bcdfghjklm'[n++ % 10]}${Math.random()
+    .toString(36)
+    .replace(/[^a-z]/g, '')}x`;
+
+const search = async (app: App, query: string) =>
+  (
+    (await app.call('POST', '/v1/session_search', { body: { action: 'search', query } })).json
+      .results as { id: string }[]
+  ).map((r) => r.id);
+
+/** A session whose text is in a segment of the index and whose entry is in a page of the manifest. */
+async function indexed(app: App, task: string, messages: unknown[]): Promise<string> {
+  const made = await app.call('POST', '/v1/sessions', { body: { task, messages } });
+  expect(made.status).toBe(201);
+  await app.background.drain();
+  await app.search.lexical.compact(NS, true);
+  await app.sessions.manifest.compact(NS, true);
+  await app.background.drain();
+  return made.json.id as string;
+}
+
+describe('text a write removes leaves every stored object', () => {
+  it('trim and pop: the dropped messages leave the index', async () => {
+    const app = await makeApp();
+    const [trimmed, popped] = [word(), word()];
+    const id = await indexed(app, 'a task', [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: `first ${trimmed} question` },
+      { role: 'assistant', content: `the ${trimmed} answer` },
+      { role: 'user', content: 'second question' },
+      { role: 'assistant', content: 'second answer' },
+      { role: 'user', content: `pasted ${popped} here` },
+    ]);
+    expect(await search(app, trimmed)).toEqual([id]);
+    expect(holders(app.dir, [trimmed, popped])).not.toEqual([]);
+    const popRes = await app.call('POST', `/v1/sessions/${id}/pop`, { body: { count: 1 } });
+    expect(popRes.status).toBe(200);
+    await app.background.drain();
+    expect(holders(app.dir, [popped])).toEqual([]);
+    const trim = await app.call('POST', `/v1/sessions/${id}/trim`, { body: { keep: 3 } });
+    expect(trim.json.dropped).toBe(2);
+    await app.background.drain();
+    expect(holders(app.dir, [trimmed])).toEqual([]);
+    // What stays is still found, at once and after a compaction.
+    expect(await search(app, 'second')).toEqual([id]);
+    await app.search.lexical.compact(NS, true);
+    expect(await search(app, 'second')).toEqual([id]);
+    expect(await search(app, trimmed)).toEqual([]);
+  });
+
+  it('PUT: a replaced task and replaced text leave the manifest and the index', async () => {
+    const app = await makeApp();
+    const [oldTask, oldText] = [word(), word()];
+    const id = await indexed(app, `fix ${oldTask}`, [
+      { role: 'user', content: `about ${oldText}` },
+    ]);
+    const got = await app.call('GET', `/v1/sessions/${id}`);
+    const put = await app.call('PUT', `/v1/sessions/${id}`, {
+      body: { ...got.json, task: 'fix another', messages: [{ role: 'user', content: 'about it' }] },
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
+    expect(put.status).toBe(200);
+    await app.background.drain();
+    expect(holders(app.dir, [oldTask, oldText])).toEqual([]);
+    const list = (await app.call('GET', '/v1/sessions')).json.sessions;
+    expect(list.map((s: { id: string; task: string }) => [s.id, s.task])).toEqual([
+      [id, 'fix another'],
+    ]);
+    expect(await search(app, 'about')).toEqual([id]);
+  });
+
+  it('a pop with Satchel-Secrets: the secret leaves the index and the manifest, not only the session', async () => {
+    const app = await makeApp();
+    const leaked = `Leaked${word()}9k`;
+    const id = await indexed(app, `deploy with ${leaked}`, [
+      { role: 'user', content: `the password is ${leaked}` },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'thanks' },
+    ]);
+    expect(holders(app.dir, [leaked, leaked.toLowerCase()])).not.toEqual([]);
+    const headers = { 'satchel-secrets': Buffer.from(JSON.stringify([leaked])).toString('base64') };
+    const p = await app.call('POST', `/v1/sessions/${id}/pop`, { body: { count: 1 }, headers });
+    expect(p.status).toBe(200);
+    await app.background.drain();
+    expect(holders(app.dir, [leaked, leaked.toLowerCase()])).toEqual([]);
+    expect((await app.call('GET', '/v1/sessions')).json.sessions).toHaveLength(1);
+  });
+
+  it('an append leaves the older versions alone (nothing was removed)', async () => {
+    const app = await makeApp();
+    const kept = word();
+    const id = await indexed(app, 'a task', [{ role: 'user', content: `keep ${kept}` }]);
+    const segments = () => holders(app.dir, [kept]).filter((h) => h.includes('/x/g/'));
+    const before = segments();
+    expect(before).not.toEqual([]);
+    const res = await app.call('POST', `/v1/sessions/${id}/messages`, {
+      body: { messages: [{ role: 'assistant', content: 'noted' }] },
+    });
+    expect(res.status).toBe(200);
+    await app.background.drain();
+    expect(segments()).toEqual(before);
+  });
+});
