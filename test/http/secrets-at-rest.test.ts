@@ -161,8 +161,12 @@ describe('no secret from a request reaches any stored object', () => {
     await exercise(app);
     const all = await listAll(objects, '');
     expect(all.length).toBeGreaterThan(5);
+    // A LIST is no snapshot: an index's garbage (an older root or segment) may go before its GET.
     const bodies = await Promise.all(
-      all.map(async (k) => k + '\n' + text((await objects.get(k))!.body)),
+      all.map(async (k) => {
+        const found = await objects.get(k);
+        return found ? k + '\n' + text(found.body) : '';
+      }),
     );
     assertClean(bodies.join('\n'), 'the bucket');
   });
