@@ -362,7 +362,7 @@ export function decodeStored(body: Uint8Array, key: string): StoredObjectForm {
   const parts = obj?.[PARTS_DELTA_FIELD];
   const delta = (parts ?? obj?.[DELTA_FIELD]) as
     { base?: BaseRef; segs?: SegRef[]; bytes?: number; dir?: unknown } | undefined;
-  if (delta === undefined) return { session: parseSession(raw, key) };
+  if (delta === undefined) return { session: parseSession(raw, key, true) };
   // Refs written since 2026-12-03 are rows, `[key, messages, json, revision?]`.
   const row = (r: unknown) =>
     Array.isArray(r) ? { key: r[0], messages: r[1], json: r[2], revision: r[3] } : r;
@@ -458,8 +458,32 @@ function parseJson(body: Uint8Array, key: string): unknown {
   }
 }
 
-function parseSession(raw: unknown, key: string): StoredSession {
-  const parsed = storedSessionSchema.safeParse(raw);
+function parseSession(raw: unknown, key: string, whole = false): StoredSession {
+  // An odek file at its key (a bucket filled from odek's folder) may hold null optional message fields.
+  let parsed = storedSessionSchema.safeParse(raw);
+  if (!parsed.success && raw && typeof raw === 'object')
+    parsed = storedSessionSchema.safeParse(withoutNullFields(raw as Record<string, unknown>));
   if (!parsed.success) throw corrupt(`the object at ${key} is not a valid session`);
-  return parsed.data;
+  const session = parsed.data;
+  // An older odek file has no `turns`: the number of its user messages, as the contract counts them.
+  if (whole && (raw as { turns?: unknown }).turns === undefined)
+    session.turns = session.messages.filter((m) => m.role === 'user').length;
+  return session;
+}
+
+/** Optional message fields a writer may leave as null (a Go nil without `omitempty`, an SDK's dump). */
+const NULLABLE_MESSAGE_FIELDS = ['name', 'tool_call_id', 'tool_calls', 'reasoning_content'];
+
+/** The file with its messages' null optional fields read as absent (as `content: null` reads as ""). */
+export function withoutNullFields(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(raw.messages)) return raw;
+  const messages = raw.messages.map((m: unknown) => {
+    if (!m || typeof m !== 'object' || Array.isArray(m)) return m;
+    const nulls = NULLABLE_MESSAGE_FIELDS.filter((k) => (m as Record<string, unknown>)[k] === null);
+    if (nulls.length === 0) return m;
+    const copy = { ...(m as Record<string, unknown>) };
+    for (const k of nulls) delete copy[k];
+    return copy;
+  });
+  return { ...raw, messages };
 }

@@ -6,7 +6,7 @@ import type {
   ReplaceInput,
   Session,
 } from '../client/types.js';
-import { SESSION_FIELDS } from '../model/codec.js';
+import { SESSION_FIELDS, withoutNullFields } from '../model/codec.js';
 import { externalRefInputSchema, storedSessionSchema } from '../model/session.js';
 import { createBodySchema } from '../model/requests.js';
 import type { ExternalRef, StoredSession } from '../model/session.js';
@@ -44,23 +44,6 @@ export type OdekSession = z.output<typeof odekFileSchema>;
 
 // `metadata` is Satchel's (v1.1), which an export writes: an import carries it.
 const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel', 'metadata']);
-
-/** Optional message fields a writer may leave as null (a Go nil without `omitempty`, an SDK's dump). */
-const NULLABLE_MESSAGE_FIELDS = ['name', 'tool_call_id', 'tool_calls', 'reasoning_content'];
-
-/** The file with its messages' null optional fields read as absent (as `content: null` reads as ""). */
-function withoutNullFields(raw: Record<string, unknown>): Record<string, unknown> {
-  if (!Array.isArray(raw.messages)) return raw;
-  const messages = raw.messages.map((m: unknown) => {
-    if (!m || typeof m !== 'object' || Array.isArray(m)) return m;
-    const nulls = NULLABLE_MESSAGE_FIELDS.filter((k) => (m as Record<string, unknown>)[k] === null);
-    if (nulls.length === 0) return m;
-    const copy = { ...(m as Record<string, unknown>) };
-    for (const k of nulls) delete copy[k];
-    return copy;
-  });
-  return { ...raw, messages };
-}
 
 /** Parses one odek session file's text. */
 export function parseOdekFile(text: string): OdekFileResult {

@@ -11,6 +11,7 @@ import {
 } from '../storage/sequenced.js';
 import { Batcher, runExclusive, SingleFlight } from '../storage/concurrency.js';
 import { unattended, type Schedule } from '../model/context.js';
+import { SatchelError } from '../model/errors.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
 
@@ -366,7 +367,14 @@ export class Manifest {
       if (key.endsWith('.json')) ids.push(key.slice(prefix.length, -'.json'.length));
     }
     const entries = (
-      await mapLimit(ids, this.concurrency, (id) => this.readSummary(ns, id))
+      await mapLimit(ids, this.concurrency, (id) =>
+        this.readSummary(ns, id).catch((err: unknown) => {
+          // An object that is no session (a half-copied file) is left out, not the whole namespace: a
+          // GET of its id still answers that it is corrupt.
+          if (SatchelError.is(err, 'corrupt')) return null;
+          throw err;
+        }),
+      )
     ).filter((e): e is ManifestEntry => e !== null);
     // The deletes it covers stay known as tombstones: a log record of an older version that lands
     // after this root (writes answer before their log records) must not bring the session back.

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeApp } from '../http/helpers.js';
+import { newFormat, oldFormat } from '../support/odek-files.js';
+
+/**
+ * Contract, Stored format: "One compact JSON object per session ..., compatible with odek's session file, so
+ * files move both ways between odek and this store"; docs/design.md: "a session stored whole is exactly that
+ * file at its key". These put odek files at their keys (ns/<ns>/sessions/<id>.json) in a namespace that has
+ * no manifest yet (a bucket seeded from odek's folder, or restored from a copy of the session objects).
+ */
+describe('odek session files at their keys', () => {
+  const seed = async (files: Record<string, string>) => {
+    const app = await makeApp();
+    mkdirSync(join(app.dir, 'ns/alice/sessions'), { recursive: true });
+    for (const [id, body] of Object.entries(files))
+      writeFileSync(join(app.dir, `ns/alice/sessions/${id}.json`), body);
+    return app;
+  };
+
+  // `satchel import` took these as odek files (a writer may leave optional fields null: a Go nil without
+  // `omitempty`, an SDK's dump); at their key they read as corrupt, 500 (review).
+  it('an odek file whose messages hold null optional fields is served, not 500 Corrupt Stored Object', async () => {
+    const file = {
+      ...oldFormat('nulls'),
+      messages: [
+        {
+          role: 'user',
+          content: 'hello',
+          name: null,
+          tool_call_id: null,
+          tool_calls: null,
+          reasoning_content: null,
+        },
+      ],
+    };
+    const app = await seed({ nulls: JSON.stringify(file) });
+    const res = await app.call('GET', '/v1/sessions/nulls');
+    expect(res.status).toBe(200);
+    expect(res.json.messages[0]).toEqual({ role: 'user', content: 'hello' });
+    const more = await app.call('POST', '/v1/sessions/nulls/messages', {
+      body: { messages: [{ role: 'assistant', content: 'hi' }] },
+    });
+    expect(more.status).toBe(200);
+    expect(more.json.turns).toBe(1);
+  });
+
+  // The manifest's rebuild reads every session object: one that did not decode made every list 500 (review).
+  it('one unreadable session object does not make the whole namespace list 500', async () => {
+    const app = await seed({
+      good: JSON.stringify(newFormat('good')),
+      bad: JSON.stringify(newFormat('bad')).slice(0, 100), // truncated (a half-copied file)
+    });
+    const res = await app.call('GET', '/v1/sessions');
+    expect(res.status).toBe(200);
+    expect(res.json.sessions.map((s: { id: string }) => s.id)).toContain('good');
+  });
+
+  it('latest and session_search list are not 500 either', async () => {
+    const app = await seed({
+      good: JSON.stringify(newFormat('good')),
+      bad: JSON.stringify({
+        ...oldFormat('bad'),
+        messages: [{ role: 'user', content: 'x', name: null }],
+      }),
+    });
+    const latest = await app.call('GET', '/v1/sessions/latest');
+    expect(latest.status).toBe(200);
+    const tool = await app.call('POST', '/v1/session_search', { body: { action: 'list' } });
+    expect(tool.status).toBe(200);
+  });
+
+  // Contract: "`turns` = number of `user` messages". An old odek file has no `turns`: it was served as 0.
+  it('an old odek file without `turns` is served with turns = its number of user messages', async () => {
+    const file = oldFormat('old'); // one user message, no `turns` field
+    const app = await seed({ old: JSON.stringify(file) });
+    const res = await app.call('GET', '/v1/sessions/old');
+    expect(res.status).toBe(200);
+    const users = file.messages.filter((m) => m.role === 'user').length;
+    expect(users).toBe(1);
+    expect(res.json.turns).toBe(users);
+    const list = await app.call('GET', '/v1/sessions');
+    expect(list.json.sessions[0].turns).toBe(users);
+  });
+});
