@@ -397,7 +397,7 @@ export class SessionStore {
     const times = importedTimes(body, this.now());
     const draft: StoredSession = {
       id,
-      created_at: times.created_at ?? nowIso,
+      created_at: times.created_at ?? times.updated_at ?? nowIso,
       updated_at: times.updated_at ?? times.created_at ?? nowIso,
       model: body.model ?? '',
       provider: body.provider ?? '',

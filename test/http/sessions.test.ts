@@ -79,11 +79,19 @@ describe('HTTP: sessions', () => {
       created_at: '2024-03-02T10:00:00Z',
       updated_at: '2024-03-02T10:05:00Z',
     });
+    // Only `updated_at`: created then too, never after its last update (it was created now; review).
+    const half = await call('POST', '/v1/sessions', {
+      body: { task: 'imported', updated_at: '2024-03-01T09:00:00Z' },
+    });
+    expect(half.json).toMatchObject({
+      created_at: '2024-03-01T09:00:00Z',
+      updated_at: '2024-03-01T09:00:00Z',
+    });
     const fresh = (await call('POST', '/v1/sessions', { body: { task: 'new' } })).json;
     expect(Date.parse(fresh.created_at)).toBeGreaterThan(Date.parse('2026-01-01T00:00:00Z'));
     expect(
       (await call('GET', '/v1/sessions')).json.sessions.map((s: { id: string }) => s.id),
-    ).toEqual([fresh.id, old.id]);
+    ).toEqual([fresh.id, old.id, half.json.id]);
     // The next write moves updated_at to now; created_at stays.
     const appended = (
       await call('POST', `/v1/sessions/${old.id}/messages`, {
