@@ -40,7 +40,8 @@ export const replaceBodySchema = z.object({
   model: z.string().max(256).optional(),
   provider: z.string().max(256).optional(),
   messages: z.array(messageSchema),
-  external_refs: z.array(externalRefInputSchema).nullable().optional(),
+  // A GET's body sent back: its refs may hold fields an odek file gave them, which are left out.
+  external_refs: z.array(externalRefInputSchema.strip()).nullable().optional(),
   sandbox: z.boolean().optional(),
   untrusted_ingested: z.boolean().optional(),
   episode_untrusted: z.boolean().optional(),

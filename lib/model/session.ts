@@ -121,8 +121,11 @@ const refUri = z
   // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\0-\x1f\x7f-\x9f]/.test(s), 'uri must not contain control characters');
 
-/** An external ref as a client sends it (`created_by`, `read_only`, `created_at` optional). */
-export const externalRefInputSchema = z.object({
+/**
+ * An external ref as a client sends it (`created_by`, `read_only`, `created_at` optional); another field
+ * is a 400, as a misspelled `readonly` would be lost (a PUT leaves it out: a GET may show fields of odek's).
+ */
+export const externalRefInputSchema = z.strictObject({
   kind: refKind,
   uri: refUri,
   created_by: z.string().min(1).max(128).optional(),
