@@ -582,8 +582,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const doomed = (key: DocKey) => {
       if (!ids.has(key.id)) return false;
       const from = pruned.get(key.id);
-      if (from && from.c === key.c) return key.r < from.r;
       const keep = live.get(key.id);
+      // A prune's rule only while the manifest lists its incarnation: deleted since, every version goes.
+      if (from && from.c === key.c && keep?.c === from.c) return key.r < from.r;
       return !keep || keep.c !== key.c || keep.r !== key.r;
     };
     const records = listed.filter((k) => {
