@@ -6,12 +6,14 @@ import { makeApp } from '../test/http/helpers.js';
 import { LocalStore } from '../lib/storage/local.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 
-function counting(): { store: ObjectStore; n: Record<string, number> } {
+type Counts = Record<'get' | 'put' | 'delete' | 'list' | 'head', number>;
+
+function counting(): { store: ObjectStore; n: Counts } {
   const inner = new LocalStore(mkdtempSync(join(tmpdir(), 'cost-')));
-  const n: Record<string, number> = { get: 0, put: 0, delete: 0, list: 0, head: 0 };
+  const n: Counts = { get: 0, put: 0, delete: 0, list: 0, head: 0 };
   const store: ObjectStore = {
     name: inner.name,
-    get: (k, o) => (n.get++, inner.get(k, o as never)),
+    get: (k) => (n.get++, inner.get(k)),
     put: (k, b, o) => (n.put++, inner.put(k, b, o)),
     delete: (k) => (n.delete++, inner.delete(k)),
     list: (p, o) => (n.list++, inner.list(p, o)),
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
   await app.sessions.manifest.compact('alice', true);
   await app.background.drain();
   const measure = async (what: string, op: (id: string) => Promise<unknown>) => {
-    for (const k of Object.keys(n)) n[k] = 0;
+    for (const k of Object.keys(n) as (keyof Counts)[]) n[k] = 0;
     for (const id of ids.slice(0, 20)) {
       await op(id);
       await app.background.drain();
