@@ -79,6 +79,14 @@ async function main(): Promise<void> {
       headers: { 'if-match': g.headers.get('etag')! },
     });
   });
+  let made = 0;
+  const secrets = Buffer.from(JSON.stringify(['s3cret-value-1234'])).toString('base64');
+  await measure('create+secrets', () =>
+    app.call('POST', '/v1/sessions', {
+      body: { id: `made-${made++}`, task: 'new', messages: [] },
+      headers: { 'satchel-secrets': secrets },
+    }),
+  );
 }
 
 await main();

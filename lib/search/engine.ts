@@ -896,7 +896,8 @@ function round(x: number): number {
  * that changed nothing before it (no drop by the size cap, no request secrets redacting old text again).
  */
 function removesText(change: WriteChange, receipt: WriteReceipt, ctx: WriteContext): boolean {
-  if (change.op === 'create') return false;
+  // A first version (a create, or an import of a new id) has no older one.
+  if (change.op === 'create' || receipt.revision <= 1) return false;
   const appended = change.op === 'append' || change.op === 'continue';
   return !appended || receipt.dropped_groups > 0 || !!ctx.knownValues?.length;
 }

@@ -1050,7 +1050,7 @@ export class SessionStore {
       ({ committed: c }) =>
         c.op === 'replace' || c.op === 'import' || c.writes.some((w) => w.ctx.knownValues?.length),
     );
-    if (!due) return false;
+    if (!due || entry.revision <= 1) return false; // a first version (an import of a new id) has none older
     const texts = (e: ManifestEntry) => JSON.stringify([e.task, e.model, e.provider, e.metadata]);
     const before = this.manifest.listed(ns, entry.id);
     return !before || texts(before) !== texts(entry);
