@@ -260,16 +260,17 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    * Calls made while a purge of the namespace waits are folded into one (a cleanup of many sessions).
    */
   purge(ns: string, ids: Iterable<string>): Promise<void> {
-    const ids_ = [...ids];
-    for (const id of ids_) this.pruneFrom.get(ns)?.delete(id); // deleted: no version stays
-    return this.purges.add(ns, ids_);
+    const deleted = [...ids];
+    for (const id of deleted) this.pruneFrom.get(ns)?.delete(id); // no version stays
+    return this.purges.add(ns, deleted);
   }
 
   /**
    * After a write that removed text (a trim, a pop, a replace, secrets redacted again, the size cap's
    * drops): erases the session's versions before `from` as a purge does, so that the removed text leaves
-   * every object, not only the results. `from` and the versions after it stay, whatever the manifest
-   * lists yet; another incarnation of the id is left to the manifest's rule, as in a purge.
+   * every object, not only the results. `from` and the versions after it stay while the manifest lists
+   * that incarnation (deleted since: every version goes); another incarnation of the id is left to the
+   * manifest's rule, as in a purge.
    */
   prune(ns: string, from: DocKey): Promise<void> {
     let byId = this.pruneFrom.get(ns);
