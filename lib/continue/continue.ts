@@ -1,5 +1,7 @@
 import type { DeliveryProgress, RequestContext, Schedule } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
+import { randomHex } from '../model/ids.js';
+import { chain } from '../pipeline/save.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
 import type { Logger } from '../model/log.js';
@@ -202,19 +204,25 @@ export class Continuer {
   ): Promise<ContinueOutcome> {
     const { sessions } = this.options;
     const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
+    // What keys the reply's digest in the turn's write record: the Idempotency-Key (never stored) when
+    // there is one, so that whoever reads the bucket cannot test guesses at a reply removed since.
+    const salt = turnKey ?? randomHex(16);
+    const replay = async (r: object): Promise<ContinueOutcome> => ({
+      answer: answerOf(stored.receipt, r, await this.replyOf(ns, id, r, salt)),
+      replayed: true,
+    });
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
       stored.replayed && turnKey
         ? await sessions.keyedRecord(ns, id, stored.session, turnKey)
         : undefined;
-    if (earlier)
-      return { answer: answerOf(stored.receipt, receiptOf(earlier, id)), replayed: true };
+    if (earlier) return replay(receiptOf(earlier, id));
     const lease = await this.takeLease(leases, ns, id, stored.receipt.revision);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
       const done = turnKey ? await sessions.keyedRecord(ns, id, session, turnKey) : undefined;
-      if (done) return { answer: answerOf(stored.receipt, receiptOf(done, id)), replayed: true };
+      if (done) return await replay(receiptOf(done, id));
       // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
       const own = stored.replayed ? message : ownStored(stored.session);
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
@@ -239,13 +247,12 @@ export class Continuer {
           redacted: 0, // the user message's write counted them
           op: 'continue',
           idempotencyKey: turnKey,
-          receiptExtras: (s) => ({ reply: replyOf(s) }),
+          receiptExtras: (s) => ({ rd: chain(salt, s.messages.slice(-1)) }),
         },
       );
-      const record = saved.replayed
-        ? saved.receipt
-        : { ...saved.receipt, reply: replyOf(saved.session) };
-      return { answer: answerOf(stored.receipt, record), replayed: saved.replayed };
+      if (saved.replayed) return await replay(saved.receipt);
+      const reply = saved.session.messages.at(-1)?.content ?? '';
+      return { answer: answerOf(stored.receipt, saved.receipt, reply), replayed: false };
     } finally {
       await leases
         .release(lease)
@@ -253,6 +260,27 @@ export class Continuer {
           this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
         );
     }
+  }
+
+  /**
+   * The reply a replayed turn's receipt names, read from the session (whole: a replay is rare, and a copy
+   * at hand may be partial); undefined when a later write removed it.
+   *
+   * A turn's write record keeps its reply's digest (`rd`), not its text: the turn's final message is the
+   * last of the write that stored it, and a replay answers the newest message with that digest. A trim,
+   * pop, replace or rescan that removes the reply thus leaves no copy of it in the record, in the object
+   * or in a pack of records stored out (docs/design.md "Text a write removes").
+   */
+  private async replyOf(
+    ns: string,
+    id: string,
+    receipt: object,
+    salt: string,
+  ): Promise<string | undefined> {
+    const { rd, reply } = receipt as { rd?: unknown; reply?: unknown };
+    if (typeof reply === 'string') return reply; // a record of a Satchel before 2026-12-05
+    const { messages } = await this.options.sessions.get(ns, id);
+    return messages.findLast((m) => chain(salt, [m]) === rd)?.content;
   }
 
   private async takeLease(
@@ -303,9 +331,16 @@ export class Continuer {
   }
 }
 
-/** The continue's answer: the turn write's receipt, counting what both writes redacted and dropped, and the reply. */
-export function answerOf(user: WriteReceipt, turn: object): ContinueAnswer {
-  const r = turn as unknown as WriteReceipt & { reply?: unknown };
+/**
+ * The continue's answer: the turn write's receipt, counting what both writes redacted and dropped, and
+ * the reply (left out when a later write removed it from the session).
+ */
+export function answerOf(
+  user: WriteReceipt,
+  turn: object,
+  reply: string | undefined,
+): ContinueAnswer {
+  const r = turn as WriteReceipt;
   return {
     id: r.id,
     revision: r.revision,
@@ -317,13 +352,8 @@ export function answerOf(user: WriteReceipt, turn: object): ContinueAnswer {
     untrusted_ingested: r.untrusted_ingested,
     episode_untrusted: r.episode_untrusted,
     model_turn: true,
-    reply: typeof r.reply === 'string' ? r.reply : '',
+    reply,
   };
-}
-
-/** The reply as stored: the turn's final assistant message is the last message of the write that stored it. */
-function replyOf(saved: StoredSession): string {
-  return saved.messages.at(-1)?.content ?? '';
 }
 
 /** How long `latest`'s choice for an Idempotency-Key holds: as long as the key's write record. */

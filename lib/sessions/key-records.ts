@@ -335,10 +335,7 @@ export function storeOut(
   };
 }
 
-/**
- * A stored-out record read back: the record of key claim `k` in a pack (an array of records) or a record
- * stored alone (before packs), or null when the object holds none.
- */
+/** A stored-out record read back: the record of key claim `k` in a pack, or null when it holds none. */
 export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null {
   try {
     const parsed: unknown = JSON.parse(text(body));
@@ -381,16 +378,16 @@ function keyRecordsDay(ns: string, id: string, day: number): string {
 
 /**
  * Whether the object `name` (in a day's folder) may hold the record of key claim `k` of the session
- * `incarnation` names: a pack of that session whose name holds the key's short hash, a record stored
- * alone (`<hash>-<incarnation>.json`, before packs). Records named without their session (`<hash>.json`,
- * written until 2026-12-02) were read until 2026-12-04 and are not any more.
+ * `incarnation` names: a pack of that session whose name holds the key's short hash. Records stored alone
+ * (`<hash>-<incarnation>.json` and `<hash>.json`, written until 2026-12-02) were read until 2026-12-05,
+ * when none of them could count any more.
  */
 function mayHold(name: string, k: string, incarnation: string): boolean {
   const base = name.slice(name.lastIndexOf('/') + 1, -'.json'.length);
-  const hash = hashOf(k);
-  return base.startsWith(`${PACK_MARK}${incarnation}_`)
-    ? base.split('_').includes(hash.slice(0, SHORT_HASH))
-    : base === `${hash}-${incarnation}`;
+  return (
+    base.startsWith(`${PACK_MARK}${incarnation}_`) &&
+    base.split('_').includes(hashOf(k).slice(0, SHORT_HASH))
+  );
 }
 
 /**

@@ -147,7 +147,7 @@ describe('continue with a model', () => {
     ]);
   });
 
-  it('a long reply is kept in its write record too, and the cap makes room for both', async () => {
+  it('a long reply is stored once: its write record keeps only a digest, and the cap counts it once', async () => {
     const cap = 16_000;
     const reply = 'r'.repeat(4000);
     const { app, call, create } = await setup([{ reply }], {
@@ -158,19 +158,21 @@ describe('continue with a model', () => {
     const res = await call('POST', `/v1/sessions/${id}/continue`, { body: { message: 'go on' } });
     expect(res.status).toBe(200);
     expect(res.json.reply).toBe(reply);
-    // The messages alone would fit: the reply's copy in the record is what needs the room.
-    expect(res.json.dropped_groups).toBeGreaterThan(0);
-    const stored = (await app.objects.get(keys.session('alice', id)))!.body.byteLength;
-    expect(res.json.bytes).toBe(stored);
-    expect(stored).toBeLessThanOrEqual(cap);
+    // The messages fit, and the record adds no copy of the reply (until 2026-12-05 it did, and the cap
+    // dropped older groups to make room for it).
+    expect(res.json.dropped_groups).toBe(0);
+    const object = (await app.objects.get(keys.session('alice', id)))!.body;
+    expect(res.json.bytes).toBe(object.byteLength);
+    expect(object.byteLength).toBeLessThanOrEqual(cap);
+    expect(new TextDecoder().decode(object).split(reply)).toHaveLength(2);
     const session = (await call('GET', `/v1/sessions/${id}`)).json;
     expect(session.messages.at(-1)).toEqual({ role: 'assistant', content: reply });
   });
 
   it('a reply the cap cannot hold: 413 that says the message was stored and no reply was', async () => {
-    // The reply and its copy in the write record do not fit under the cap together.
+    // The reply alone does not fit under the cap.
     const cap = 16_000;
-    const { call, create } = await setup([{ reply: 'r'.repeat(9000) }], {
+    const { call, create } = await setup([{ reply: 'r'.repeat(17_000) }], {
       SATCHEL_MAX_SESSION_BYTES: String(cap),
     });
     const id = await create();
@@ -528,17 +530,26 @@ describe('continue: exactly once with Idempotency-Key', () => {
       headers: { 'idempotency-key': 'k-1' },
     });
     await call('POST', `/v1/sessions/${sessionId}/continue`, { body: { message: 'q2' } });
-    // Trim away the first turn: the replay does not depend on the messages.
+    const other = await another();
+    const repeat = () =>
+      other.call('POST', `/v1/sessions/${sessionId}/continue`, {
+        body: { message: 'q1' },
+        headers: { 'idempotency-key': 'k-1' },
+      });
+    const again = await repeat();
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(first.json);
+    expect(again.json.reply).toBe('the first reply');
+    // Trim the first turn away: the repeat still answers the turn's receipt (the model is not called
+    // again), without the reply, which no object holds any more.
     expect(
       (await call('POST', `/v1/sessions/${sessionId}/trim`, { body: { keep: 2 } })).status,
     ).toBe(200);
-    const other = await another();
-    const again = await other.call('POST', `/v1/sessions/${sessionId}/continue`, {
-      body: { message: 'q1' },
-      headers: { 'idempotency-key': 'k-1' },
-    });
-    expect(again.status).toBe(200);
-    expect(again.json).toEqual(first.json);
+    const trimmed = await repeat();
+    expect(trimmed.status).toBe(200);
+    const { reply: _, ...receipt } = first.json;
+    expect(trimmed.json).toEqual(receipt);
+    expect(trimmed.headers.get('idempotent-replayed')).toBe('true');
     expect(chat.requests).toHaveLength(2);
   });
 

@@ -143,7 +143,7 @@ describe('webhooks with a model configured', () => {
     // The cap refuses the reply, not the message: a shorter message (the fallback for a message the cap
     // refuses) would be a key reuse, counted as stored, and the delivery marked done with no reply.
     const { app, deliver, messages, marker } = await setup(
-      [{ reply: 'r'.repeat(6000) }, { reply: 'short' }],
+      [{ reply: 'r'.repeat(9000) }, { reply: 'short' }],
       { env: { SATCHEL_MAX_SESSION_BYTES: '8192' } },
     );
     const body = JSON.stringify({ type: 'deploy.failed', service: 'api' });

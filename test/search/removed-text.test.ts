@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
+import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 // Text a trim, a pop or a replace removes leaves every object, not only the results (review): the lexical
 // index's older versions (records and the segments holding them) and the manifest's older entries (log
@@ -10,6 +11,8 @@ import { makeApp } from '../http/helpers.js';
 
 type App = Awaited<ReturnType<typeof makeApp>>;
 const NS = 'alice';
+const servers: ChatServer[] = [];
+afterAll(async () => Promise.all(servers.map((s) => s.close())));
 
 /** Every file of the store holding one of `needles`, as `path: needle`. */
 function holders(dir: string, needles: string[]): string[] {
@@ -118,6 +121,51 @@ describe('text a write removes leaves every stored object', () => {
     await app.background.drain();
     expect(holders(app.dir, [leaked, leaked.toLowerCase()])).toEqual([]);
     expect((await app.call('GET', '/v1/sessions')).json.sessions).toHaveLength(1);
+  });
+
+  it("a continue's reply trimmed away leaves its write record, in the object and in packs", async () => {
+    // The turn's write record kept the reply's text for a replay, in the object and, once later keyed
+    // writes pushed it out, in a pack under k/: a trim or pop left it there for 24 h.
+    const secret = word();
+    const chat = await startChatServer({ reply: `the answer is ${secret}` });
+    servers.push(chat);
+    const app = await makeApp({
+      env: { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'test-model', SATCHEL_MODEL_KEY: 'mk' },
+    });
+    const made = await app.call('POST', '/v1/sessions', {
+      body: { task: 'a task', messages: [{ role: 'system', content: 'sys' }] },
+    });
+    const id = made.json.id as string;
+    const ask = () =>
+      app.call('POST', `/v1/sessions/${id}/continue`, {
+        body: { message: 'what is it?' },
+        headers: { 'idempotency-key': 'ask-1' },
+      });
+    const first = await ask();
+    expect(first.json.reply).toBe(`the answer is ${secret}`);
+    for (let i = 0; i < 30; i++) {
+      const res = await app.call('POST', `/v1/sessions/${id}/messages`, {
+        body: { messages: [{ role: 'user', content: `note ${i}` }] },
+        headers: { 'idempotency-key': `note-${i}` },
+      });
+      expect(res.status).toBe(200);
+    }
+    await app.background.drain();
+    const packs = () => holders(app.dir, ['"k:']).filter((h) => h.includes(`/k/${id}/`));
+    expect(packs()).not.toEqual([]);
+    expect((await ask()).json.reply).toBe(`the answer is ${secret}`); // from a pack
+    const trim = await app.call('POST', `/v1/sessions/${id}/trim`, { body: { keep: 5 } });
+    expect(trim.status).toBe(200);
+    await app.background.drain();
+    expect(holders(app.dir, [secret])).toEqual([]);
+    expect(packs()).not.toEqual([]);
+    // The repeat still answers the turn (the model is not called again), without the reply.
+    const again = await ask();
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.json).toMatchObject({ model_turn: true, revision: first.json.revision });
+    expect(again.json).not.toHaveProperty('reply');
+    expect(chat.requests).toHaveLength(1);
   });
 
   it('an append leaves the older versions alone (nothing was removed)', async () => {

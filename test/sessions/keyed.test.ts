@@ -437,35 +437,29 @@ for (const [backend, make] of [
   });
 }
 
-describe('stored-out records from before their names held the session creation time', () => {
-  it('are found under their session only: names without it (before 2026-12-02) are read no more', async () => {
+describe('stored-out records named before packs', () => {
+  it('records stored alone (before packs, until 2026-12-02) are read no more; a pack by its session only', async () => {
     const objects = tempLocalStore('legacy');
     const k = 'k:' + (await sha256Hex('legacy-key'));
-    const at = Date.parse('2026-12-02T09:00:00Z');
-    const record: WriteRecord = { k, at, r: { revision: 7 } };
-    const folder = `${keys.keyRecords(ns, 'old')}${Math.floor(at / RETENTION_MS)}/`;
-    await objects.put(
-      `${folder}${k.slice(2)}.json`,
-      new TextEncoder().encode(JSON.stringify(record)),
-    );
     const created = incarnationOf({
       created_at: '2026-12-01T10:00:00.000Z',
       satchel: { writes: [], i: 'a1' },
     });
     expect(created).toBe('a1');
-    expect(
-      await lookUpKeyRecord(objects, ns, 'old', created, k, at + 60_000, null),
-    ).toBeUndefined();
-    // Under the name with the session's token the same record is found, by that session only.
-    const later = Date.parse('2026-12-05T08:00:00Z');
-    const moved = { ...record, at: later - 60_000 };
-    await objects.put(
-      `${keys.keyRecords(ns, 'old')}${Math.floor(moved.at / RETENTION_MS)}/${k.slice(2)}-${created}.json`,
-      new TextEncoder().encode(JSON.stringify(moved)),
-    );
-    expect(await lookUpKeyRecord(objects, ns, 'old', created, k, later, null)).toEqual(moved);
+    // Stored as a Satchel of 2026-12-01 and 2026-12-02 named them (none of them can count after
+    // 2026-12-03, 24 h after the last), here with a time a lookup would still count.
+    const now = Date.parse('2026-12-05T08:00:00Z');
+    const record: WriteRecord = { k, at: now - 60_000, r: { revision: 7 } };
+    const folder = `${keys.keyRecords(ns, 'old')}${Math.floor(record.at / RETENTION_MS)}/`;
+    const body = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+    await objects.put(`${folder}${k.slice(2)}.json`, body(record));
+    await objects.put(`${folder}${k.slice(2)}-${created}.json`, body(record));
+    expect(await lookUpKeyRecord(objects, ns, 'old', created, k, now, null)).toBeUndefined();
+    // A pack holding it is found, by that session only.
+    await objects.put(`${folder}p-${created}_${k.slice(2, 10)}.json`, body([record]));
+    expect(await lookUpKeyRecord(objects, ns, 'old', created, k, now, null)).toEqual(record);
     const other = 'b2'; // a session created again under the id
-    expect(await lookUpKeyRecord(objects, ns, 'old', other, k, later, null)).toBeUndefined();
+    expect(await lookUpKeyRecord(objects, ns, 'old', other, k, now, null)).toBeUndefined();
   });
 });
 
