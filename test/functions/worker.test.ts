@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { build } from 'esbuild';
 import { bakedOpenApi, buildWorker, bundleSize } from '../../scripts/build.js';
 import { captureLines } from '../support/logs.js';
+import { startChatServer } from '../support/chat-server.js';
 import { docsPage } from '../../lib/http/docs.js';
 import { apiDocument } from '../../lib/http/routes/index.js';
 import { renderPage } from '../../lib/ui/page.js';
@@ -300,6 +301,52 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(deleted.status).toBe(204);
     expect((await bucket.list({ prefix: `ns/edge/b/${id}/` })).objects).toEqual([]);
     expect(await bucket.get(`ns/edge/sessions/${id}.json`)).toBeNull();
+  });
+
+  it("continues with a model: a repeat is answered from the turn's record, without the reply once it is popped", async () => {
+    const chat = await startChatServer({ reply: 'the edge reply' });
+    try {
+      const mf = start(r2Only, {
+        SATCHEL_TOKENS: 'edge/worker=tok_worker',
+        SATCHEL_MODEL_URL: chat.url,
+        SATCHEL_MODEL: 'test-model',
+      });
+      const auth = { authorization: 'Bearer tok_worker', 'content-type': 'application/json' };
+      const created = await mf.dispatchFetch('http://w/v1/sessions', {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ task: 't', messages: [{ role: 'system', content: 'sys' }] }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      const ask = async () => {
+        const res = await mf.dispatchFetch(`http://w/v1/sessions/${id}/continue`, {
+          method: 'POST',
+          headers: { ...auth, 'idempotency-key': 'edge-1' },
+          body: JSON.stringify({ message: 'hello' }),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const first = await ask();
+      expect(first).toMatchObject({
+        status: 200,
+        body: { model_turn: true, reply: 'the edge reply', revision: 3 },
+      });
+      expect(await ask()).toEqual(first);
+      const pop = await mf.dispatchFetch(`http://w/v1/sessions/${id}/pop`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ count: 1 }),
+      });
+      expect(pop.status).toBe(200);
+      const { reply: _, ...receipt } = first.body;
+      expect(await ask()).toEqual({ status: 200, body: receipt });
+      expect(chat.requests).toHaveLength(1);
+      const bucket = await mf.getR2Bucket('BUCKET');
+      const stored = await (await bucket.get(`ns/edge/sessions/${id}.json`))!.text();
+      expect(stored).not.toContain('the edge reply');
+    } finally {
+      await chat.close();
+    }
   });
 
   it('serves the session browser as the source renders it (the build compacts its templates)', async () => {
