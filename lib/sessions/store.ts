@@ -1010,7 +1010,7 @@ export class SessionStore {
       // A log record that cannot be stored is healed from the write's pending marker, which stays.
       const entry = entryOf(newest.session, newest.receipt.bytes);
       const logKey = keys.log(ns, entry.at, newest.writeId);
-      const scrub = this.scrubDue(ns, entry, items);
+      const scrub = scrubDue(items);
       const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
         () => true,
         (err) => void this.onError('log record not stored; the marker heals it', err),
@@ -1038,22 +1038,6 @@ export class SessionStore {
     } finally {
       release();
     }
-  }
-
-  /**
-   * Whether a batch's newest entry may no longer hold text of an older version's: a replace or an import,
-   * or request secrets redacting old text again, unless the entry this process last listed has the same
-   * task, model, provider and metadata.
-   */
-  private scrubDue(ns: string, entry: ManifestEntry, items: PendingCommit[]): boolean {
-    const due = items.some(
-      ({ committed: c }) =>
-        c.op === 'replace' || c.op === 'import' || c.writes.some((w) => w.ctx.knownValues?.length),
-    );
-    if (!due || entry.revision <= 1) return false; // a first version (an import of a new id) has none older
-    const texts = (e: ManifestEntry) => JSON.stringify([e.task, e.model, e.provider, e.metadata]);
-    const before = this.manifest.listed(ns, entry.id);
-    return !before || texts(before) !== texts(entry);
   }
 
   /**
@@ -1143,6 +1127,26 @@ interface PendingCommit {
 }
 
 /** The manifest entry of a stored session. */
+/**
+ * Whether a batch of commits may leave text of an older version in the manifest's older entries: a
+ * replace, an import or request secrets redacting old text again that changed the task, model, provider
+ * or metadata of the version it replaced (each such change scrubs the entries before it, so the older
+ * ones hold what that version held). Until 2026-12-05 this compared with the entry this process last
+ * listed, which another process's change in between left out (its text stayed in the manifest's pages).
+ */
+function scrubDue(items: PendingCommit[]): boolean {
+  const texts = (s?: StoredSession) =>
+    JSON.stringify([s?.task, s?.model, s?.provider, s?.metadata]);
+  return items.some(
+    ({ committed: c }) =>
+      (c.op === 'replace' ||
+        c.op === 'import' ||
+        c.writes.some((w) => w.ctx.knownValues?.length)) &&
+      c.session.revision > 1 && // a first version (an import of a new id) has none older
+      (!c.prior || texts(c.prior) !== texts(c.session)),
+  );
+}
+
 function entryOf(s: StoredSession, bytes: number): ManifestEntry {
   const { id, task, turns, model, provider, created_at, updated_at, sandbox } = s;
   return {

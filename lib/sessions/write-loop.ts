@@ -141,6 +141,8 @@ export interface Committed {
   held?: number;
   /** A tick (ExistenceChecks) taken once it landed; unset when a re-read found that it had landed. */
   landedAt?: number;
+  /** The version it replaced, as this write read it (its text fields tell whether the manifest is scrubbed). */
+  prior?: StoredSession;
 }
 
 export interface WriteLoopDeps {
@@ -694,6 +696,7 @@ export class WriteLoop {
       op: first.ctx.op ?? first.op,
       added: Math.max(0, session.messages.length - cur.messages.length),
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
+      prior: cur,
       ...(sealed.held !== undefined ? { held: sealed.held } : {}),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
+import { LocalStore } from '../../lib/storage/local.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 // Text a trim, a pop or a replace removes leaves every object, not only the results (review): the lexical
@@ -104,6 +105,35 @@ describe('text a write removes leaves every stored object', () => {
       [id, 'fix another'],
     ]);
     expect(await search(app, 'about')).toEqual([id]);
+  });
+
+  it('a task another process renamed leaves the manifest when this one renames it back (review)', async () => {
+    // The scrub was decided by the entry this process last listed: another process's rename in between
+    // was never compared, and its task stayed in a manifest page.
+    const a = await makeApp();
+    const b = await makeApp({ objects: new LocalStore(a.dir) });
+    const drain = async () => {
+      for (const app of [a, b, a]) await app.background.drain();
+    };
+    const secret = word();
+    const id = (await a.call('POST', '/v1/sessions', { body: { task: 'fix alpha' } })).json.id;
+    await drain();
+    expect((await a.call('GET', '/v1/sessions')).json.sessions[0].task).toBe('fix alpha');
+    const rename = async (app: App, task: string) => {
+      const got = await app.call('GET', `/v1/sessions/${id}`);
+      const put = await app.call('PUT', `/v1/sessions/${id}`, {
+        body: { ...got.json, task },
+        headers: { 'if-match': got.headers.get('etag')! },
+      });
+      expect(put.status).toBe(200);
+      await drain();
+    };
+    await rename(b, `fix ${secret}`);
+    await b.sessions.manifest.compact(NS, true); // a page holds B's entry
+    await drain();
+    expect(holders(a.dir, [secret]).some((h) => h.includes('/m/g/'))).toBe(true);
+    await rename(a, 'fix alpha');
+    expect(holders(a.dir, [secret])).toEqual([]);
   });
 
   it('a pop with Satchel-Secrets: the secret leaves the index and the manifest, not only the session', async () => {
