@@ -207,10 +207,19 @@ export class Continuer {
     // What keys the reply's digest in the turn's write record: the Idempotency-Key (never stored) when
     // there is one, so that whoever reads the bucket cannot test guesses at a reply removed since.
     const salt = turnKey ?? randomHex(16);
-    const replay = async (r: object): Promise<ContinueOutcome> => ({
-      answer: answerOf(stored.receipt, r, await this.replyOf(ns, id, r, salt)),
-      replayed: true,
-    });
+    // A turn's write record keeps its reply's digest (`rd`), not its text: the turn's final message is
+    // the last of the write that stored it, and a replay answers the newest message of the session (read
+    // whole: a replay is rare, and a copy at hand may be partial) with that digest; none when a later
+    // write removed it. A trim, pop, replace or rescan that removes the reply thus leaves no copy of it
+    // in the record, in the object or in a pack of records stored out (docs/design.md "Continue").
+    const replay = async (r: object): Promise<ContinueOutcome> => {
+      const { rd, reply } = r as { rd?: unknown; reply?: unknown };
+      const found =
+        typeof reply === 'string' // a record of a Satchel before 2026-12-05 17:40 UTC
+          ? reply
+          : (await sessions.get(ns, id)).messages.findLast((m) => chain(salt, [m]) === rd)?.content;
+      return { answer: answerOf(stored.receipt, r, found), replayed: true };
+    };
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier =
       stored.replayed && turnKey
@@ -249,6 +258,7 @@ export class Continuer {
           idempotencyKey: turnKey,
           receiptExtras: (s) => ({ rd: chain(salt, s.messages.slice(-1)) }),
         },
+        stored.session.satchel?.['i'], // the session its message went to
       );
       if (saved.replayed) return await replay(saved.receipt);
       const reply = saved.session.messages.at(-1)?.content ?? '';
@@ -260,27 +270,6 @@ export class Continuer {
           this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
         );
     }
-  }
-
-  /**
-   * The reply a replayed turn's receipt names, read from the session (whole: a replay is rare, and a copy
-   * at hand may be partial); undefined when a later write removed it.
-   *
-   * A turn's write record keeps its reply's digest (`rd`), not its text: the turn's final message is the
-   * last of the write that stored it, and a replay answers the newest message with that digest. A trim,
-   * pop, replace or rescan that removes the reply thus leaves no copy of it in the record, in the object
-   * or in a pack of records stored out (docs/design.md "Text a write removes").
-   */
-  private async replyOf(
-    ns: string,
-    id: string,
-    receipt: object,
-    salt: string,
-  ): Promise<string | undefined> {
-    const { rd, reply } = receipt as { rd?: unknown; reply?: unknown };
-    if (typeof reply === 'string') return reply; // a record of a Satchel before 2026-12-05
-    const { messages } = await this.options.sessions.get(ns, id);
-    return messages.findLast((m) => chain(salt, [m]) === rd)?.content;
   }
 
   private async takeLease(

@@ -176,9 +176,9 @@ export const parameters = {
     in: 'header',
     required: false,
     description:
-      'Delivery id (1-255 visible ASCII): a redelivery is a no-op. Without it or ' +
-      '`X-GitHub-Delivery`, the SHA-256 of what the signature covers (`<t>.<raw body>` with ' +
-      '`X-Satchel-Signature`): a request sent again is a redelivery, one signed again is not.',
+      'Delivery id (1-255 visible ASCII); a redelivery is a no-op. Without it (or ' +
+      '`X-GitHub-Delivery`), the hash of what the signature covers: a request sent again is a ' +
+      'redelivery, one signed again is not.',
     schema: z.string(),
   },
   GitHubDelivery: {

@@ -449,12 +449,16 @@ export class SessionStore {
   /**
    * Appends a model turn (assistant and tool messages) and records the model and provider it used, in one
    * write that lands after whatever is stored. A repeated Idempotency-Key returns the first turn's record.
+   * `incarnation`: the token (`satchel.i`, which every create writes) of the session the turn answers; a
+   * session deleted and created again under the id meanwhile is another one, and the turn is not stored
+   * in it (`not_found`, as when the session was deleted). Until 2026-12-05 it was stored there.
    */
   async appendTurn(
     ns: string,
     id: string,
     turn: { messages: Message[]; model: string; provider: string },
-    ctx: WriteContext = {},
+    ctx: WriteContext,
+    incarnation: unknown,
   ): Promise<WriteResult> {
     // No fingerprint: a repeat of a turn is never "a different request", whatever the model said.
     return this.mutate({
@@ -462,12 +466,15 @@ export class SessionStore {
       ns,
       id,
       ctx,
-      build: (cur) => ({
-        ...cur,
-        model: turn.model,
-        provider: turn.provider,
-        messages: [...cur.messages, ...turn.messages],
-      }),
+      build: (cur) => {
+        if (cur.satchel?.['i'] !== incarnation) throw notFound(`session ${id} does not exist`);
+        return {
+          ...cur,
+          model: turn.model,
+          provider: turn.provider,
+          messages: [...cur.messages, ...turn.messages],
+        };
+      },
     });
   }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
@@ -53,5 +54,43 @@ describe('a delete and a turn in flight', () => {
     await app.call('POST', `/v1/sessions/s-leased/continue`, { body: { message: 'A' } });
     await second;
     expect(chat.maxConcurrent).toBe(1);
+  });
+
+  it('a turn whose session was deleted and created again is not stored in the new session (review)', async () => {
+    // The turn was appended to whatever session the id held when the model answered: the new session got
+    // a stranger's reply (quoting the deleted session's text) and its model and provider.
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-recreated-')));
+    const secret = `zqv${Math.random()
+      .toString(36)
+      .replace(/[^a-z]/g, '')}x`;
+    let other: Awaited<ReturnType<typeof makeApp>>;
+    const chat = await startChatServer(async (req) => {
+      expect((await other.call('DELETE', '/v1/sessions/s-re')).status).toBe(204);
+      await other.background.drain();
+      const again = await other.call('POST', '/v1/sessions', {
+        body: { id: 's-re', task: 'fresh', messages: [{ role: 'system', content: 'new' }] },
+      });
+      expect(again.status).toBe(201);
+      return { reply: `you asked: ${req.body.messages.at(-1)!.content}` };
+    });
+    servers.push(chat);
+    const env = { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'turn-model' };
+    const app = await makeApp({ env, objects: store });
+    other = await makeApp({ objects: store });
+    await app.call('POST', '/v1/sessions', {
+      body: { id: 's-re', task: 'old', messages: [{ role: 'system', content: 'old' }] },
+    });
+    const res = await app.call('POST', '/v1/sessions/s-re/continue', {
+      body: { message: `the code is ${secret}` },
+    });
+    expect(res.status).toBe(404);
+    expect(res.json.detail).toBe('session s-re does not exist');
+    for (const a of [app, other, app]) await a.background.drain();
+    const now = (await other.call('GET', '/v1/sessions/s-re')).json;
+    expect(now.messages).toEqual([{ role: 'system', content: 'new' }]);
+    expect(now.model).toBe('');
+    const files = await listAll(store, '');
+    const bodies = await Promise.all(files.map(async (k) => (await store.get(k))!.body));
+    expect(bodies.filter((b) => Buffer.from(b).toString('latin1').includes(secret))).toEqual([]);
   });
 });

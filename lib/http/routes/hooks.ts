@@ -16,10 +16,9 @@ export const receiveWebhook = route(
     tag: 'webhooks',
     summary: 'A signed webhook that continues a session',
     description:
-      'Verified over the raw body before anything is read into a session (no bearer token). ' +
-      'The payload (any body) is stored after the response as one user message wrapped as ' +
-      'untrusted content, so the session becomes `untrusted_ingested`; a redelivery of the ' +
-      'same delivery id is a no-op.',
+      'The signature is checked over the raw body first (no bearer token). The payload (any ' +
+      'body) is stored after the 202 as one user message wrapped as untrusted content ' +
+      '(`untrusted_ingested`); a redelivery is a no-op.',
     auth: 'signature',
     rawBody:
       'The payload as the sender sends it (JSON or not); the signature covers its exact ' +

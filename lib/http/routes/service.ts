@@ -18,8 +18,8 @@ export const health = route(
     tag: 'service',
     summary: 'Liveness, storage and embeddings state',
     description:
-      'Always 200 within 2 s: `status` is `degraded` when storage does not answer within 1.5 s or ' +
-      'answers with an error. Needs no token, so it shows no secrets and no local paths.',
+      'Always 200 within 2 s; `status` is `degraded` when storage errs or does not answer ' +
+      'within 1.5 s. Needs no token: it shows no secrets or local paths.',
     auth: 'none',
     responses: { 200: { description: 'The service state.', schema: healthSchema } },
   },

@@ -478,10 +478,9 @@ export const popMessages = route(
     tag: 'sessions',
     summary: 'Remove the newest messages',
     description:
-      "An agent framework's popItem: removes the last `count` messages (default 1) in one " +
-      'write that lands after whatever is stored, or only at `If-Match`. Answers the write ' +
-      'receipt and the removed messages, oldest first (none on a replay). Popping an empty ' +
-      'session writes nothing.',
+      'Removes the last `count` messages (default 1) in one write after whatever is stored, or ' +
+      'only at `If-Match`; answers the receipt and the removed messages, oldest first (none on ' +
+      'a replay). An empty session: nothing is written.',
     auth: 'bearer',
     scope: 'write',
     parameters: ['SessionId', 'IfMatch', 'IdempotencyKey'],
