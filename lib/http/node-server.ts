@@ -18,7 +18,13 @@ export function createNodeServer(
     ...(hostname !== undefined ? { hostname } : {}),
     errorHandler: (err) => problem(err instanceof RequestError),
   });
-  return createServer(listener).on('clientError', answerUnparsed);
+  // Host names are case-insensitive: @hono/node-server compares the URL's (lower-cased) hostname with the
+  // Host as sent, and answered 400 to `Host: LOCALHOST:8787` (curl keeps the case the user typed).
+  return createServer((req, res) => {
+    const host = req.headers.host;
+    if (host) req.headers.host = host.toLowerCase();
+    return listener(req, res);
+  }).on('clientError', answerUnparsed);
 }
 
 /**
