@@ -89,13 +89,20 @@ const LONG_SPLIT = new RegExp(`,(?=(?:${REF_KEYS.join('|')})=)`);
 export function parseExternalRef(value: string, flag = '--external-ref'): ExternalRefInput {
   const bad = (why: string) => new UsageError(`${flag} ${JSON.stringify(value)}: ${why}`);
   const fields: Record<string, string> = {};
-  if (LONG_FORM.test(value) && /(?:^|,)uri=/.test(value)) {
+  if (LONG_FORM.test(value) && value.includes(',')) {
     for (const part of value.split(LONG_SPLIT)) {
       const eq = part.indexOf('=');
       const key = part.slice(0, eq);
       if (key in fields) throw bad(`${key} given twice`);
       fields[key] = part.slice(eq + 1);
     }
+    // A misspelled field (`readonly=true`, `url=…`) would be folded into the field before it: a name
+    // within two edits of a field's is refused (a uri may hold other `,name=` pairs).
+    for (const [, name] of Object.values(fields)
+      .join(',')
+      .matchAll(/,([A-Za-z_-]{3,})=/g))
+      if (REF_KEYS.some((k) => editDistance(name!.toLowerCase(), k) <= 2))
+        throw bad(`${name} is not a field (${REF_KEYS.join(', ')}); write a comma in a uri as %2C`);
   } else {
     const eq = value.indexOf('=');
     if (eq <= 0) throw bad('expected kind=uri or kind=…,uri=…[,created_by=…][,read_only=true]');
@@ -137,4 +144,20 @@ export function externalRefs(values: Parsed['values']): ExternalRefInput[] {
       ? [given]
       : [];
   return list.map((v) => parseExternalRef(v));
+}
+
+/** Levenshtein distance of two short strings. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(
+        row[j]! + 1,
+        next[j - 1]! + 1,
+        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    row = next;
+  }
+  return row[b.length]!;
 }
