@@ -55,7 +55,9 @@ async function banner(url: string): Promise<void> {
       : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
   };
   const msg = `satchel listening on ${url}`;
-  if ((config.log ?? (isTTY ? 'pretty' : 'json')) !== 'pretty') return log.info(msg, fields);
+  // As JSON in a JSON log; as text otherwise, also with SATCHEL_LOG=off (which silences the per-request
+  // log): open mode is announced at start whatever the log.
+  if ((config.log ?? (isTTY ? 'pretty' : 'json')) === 'json') return log.info(msg, fields);
   console.log(msg);
   for (const [k, v] of Object.entries(fields)) console.log(`  ${`${k}:`.padEnd(15)} ${v}`);
 }

@@ -85,6 +85,15 @@ describe('functions/node.ts at start', () => {
     expectOneLine(runs[5]!, /sha256: needs 64 hex digits/);
   });
 
+  it('SATCHEL_LOG=off: the start banner still says where it listens and that no token is needed (review)', async () => {
+    // The banner went through the request log, which `off` silences: open mode started without a word.
+    const run = await runNode({ SATCHEL_LOG: 'off' }, async () => undefined);
+    expect(run.stdout).toMatch(/^satchel listening on http:\/\/127\.0\.0\.1:\d+\n/);
+    expect(run.stdout).toContain(
+      'none (SATCHEL_TOKENS is not set): namespace "default", loopback only',
+    );
+  });
+
   it('a port in use: one line naming the port', async () => {
     busy = createServer();
     const port = await new Promise<number>((ok) =>
