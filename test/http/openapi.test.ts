@@ -101,6 +101,22 @@ describe('the document is OpenAPI 3.1 in shape', () => {
     }
   });
 
+  it('every operation that takes an Idempotency-Key declares its 422 (review: trim and pop did not)', () => {
+    const keyed = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) =>
+          ((op.parameters ?? []) as { $ref?: string }[]).some((p) =>
+            p.$ref?.endsWith('/IdempotencyKey'),
+          ),
+        )
+        .map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses ?? {})] as const),
+    );
+    expect(keyed.map(([op]) => op)).toEqual(
+      expect.arrayContaining(['post /v1/sessions/{id}/trim', 'post /v1/sessions/{id}/pop']),
+    );
+    for (const [op, statuses] of keyed) expect(statuses, op).toContain('422');
+  });
+
   it('every $ref resolves, and no schema keeps a $schema, $id or $defs of its own', () => {
     const refs: string[] = [];
     walk(doc, (node) => {
@@ -494,6 +510,14 @@ const cases: Record<string, () => Promise<Res>> = {
     }),
   'POST /v1/sessions/{id}/pop 413': () => send(app, 'POST', '/v1/sessions/any/pop', { body: big }),
   'POST /v1/sessions/{id}/pop 415': () => send(app, 'POST', '/v1/sessions/any/pop', asText),
+  'POST /v1/sessions/{id}/pop 422': async () => {
+    const id = await fresh();
+    const headers = { 'idempotency-key': 'openapi-pop-1' };
+    expect((await app.call('POST', `/v1/sessions/${id}/pop`, { headers, body: {} })).status).toBe(
+      200,
+    );
+    return send(app, 'POST', `/v1/sessions/${id}/pop`, { headers, body: { count: 2 } });
+  },
   'POST /v1/sessions/{id}/pop 503': () =>
     send(downApp, 'POST', `/v1/sessions/${downId}/pop`, { body: {} }),
   'POST /v1/sessions/{id}/trim 200': async () =>
@@ -514,6 +538,18 @@ const cases: Record<string, () => Promise<Res>> = {
   'POST /v1/sessions/{id}/trim 413': () =>
     send(app, 'POST', '/v1/sessions/any/trim', { body: big }),
   'POST /v1/sessions/{id}/trim 415': () => send(app, 'POST', '/v1/sessions/any/trim', asText),
+  'POST /v1/sessions/{id}/trim 422': async () => {
+    const messages = ['sys', 'a', 'b', 'c'].map((content, i) => ({
+      role: i ? 'user' : 'system',
+      content,
+    }));
+    const id = (await app.call('POST', '/v1/sessions', { body: { task: 't', messages } })).json.id;
+    const headers = { 'idempotency-key': 'openapi-trim-1' };
+    const trim = (keep: number) =>
+      app.call('POST', `/v1/sessions/${id}/trim`, { headers, body: { keep } });
+    expect((await trim(2)).status).toBe(200);
+    return send(app, 'POST', `/v1/sessions/${id}/trim`, { headers, body: { keep: 3 } });
+  },
   'POST /v1/sessions/{id}/trim 503': () =>
     send(downApp, 'POST', `/v1/sessions/${downId}/trim`, { body: { keep: 2 } }),
 
