@@ -640,7 +640,15 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       return this.goneAlready(ns, id);
     }
-    const stored = decodeStored(found.body, key).session;
+    // A corrupt object (a half-copied file: GET answers 500) is deleted too, unless `If-Match` names a
+    // revision it cannot show or a cleanup asks (it never lists one): nothing else could remove it.
+    let stored: StoredSession;
+    try {
+      stored = decodeStored(found.body, key).session;
+    } catch (err) {
+      if (!SatchelError.is(err, 'corrupt') || cutoff < Infinity) throw err;
+      stored = { revision: -1, updated_at: '' } as StoredSession;
+    }
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
     if (!revisionMatches(expected, stored.revision)) {
       await this.manifest.clearPending(pending);
@@ -699,7 +707,9 @@ export class SessionStore {
   private async confirmDeleted(key: string, stored: StoredSession, err: unknown): Promise<void> {
     if (!StorageUnavailableError.is(err)) throw err;
     const now = await this.objects.get(key).catch(() => Promise.reject(err));
-    if (now && incarnationIn(now.body) === incarnationOf(stored)) throw err;
+    // An object there that is no session (a corrupt one this delete was for) counts as not deleted.
+    const was = incarnationOf(stored);
+    if (now && (incarnationIn(now.body) ?? was) === was) throw err;
   }
 
   /**

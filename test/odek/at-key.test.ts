@@ -57,6 +57,21 @@ describe('odek session files at their keys', () => {
     expect(res.json.sessions.map((s: { id: string }) => s.id)).toContain('good');
   });
 
+  // A DELETE read the object first and answered 500 too: nothing could remove it but the bucket (review).
+  it('a DELETE removes an unreadable session object; one with If-Match of a revision is 412', async () => {
+    const app = await seed({ bad: JSON.stringify(newFormat('bad')).slice(0, 100) });
+    expect((await app.call('GET', '/v1/sessions/bad')).status).toBe(500);
+    const conditional = await app.call('DELETE', '/v1/sessions/bad', {
+      headers: { 'if-match': '"3"' },
+    });
+    expect(conditional.status).toBe(412);
+    const del = await app.call('DELETE', '/v1/sessions/bad');
+    expect(del.status, JSON.stringify(del.json)).toBe(204);
+    expect((await app.call('GET', '/v1/sessions/bad')).status).toBe(404);
+    const again = await app.call('POST', '/v1/sessions', { body: { id: 'bad', task: 'again' } });
+    expect(again.status).toBe(201);
+  });
+
   it('latest and session_search list are not 500 either', async () => {
     const app = await seed({
       good: JSON.stringify(newFormat('good')),
