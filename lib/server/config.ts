@@ -429,7 +429,11 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
         `SATCHEL_TOKENS entry ${i + 1}: namespace must be 1-64 of [A-Za-z0-9._-]`,
       );
     }
-    if (!token) throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1} has an empty token`);
+    // What a client can send after `Bearer ` (RFC 6750's token68 is narrower; any visible ASCII is read).
+    if (!/^[!-~]+$/.test(token))
+      throw new ConfigError(
+        `SATCHEL_TOKENS entry ${i + 1}: a token is 1 or more visible ASCII characters, no spaces`,
+      );
     let digest: Uint8Array;
     if (token.startsWith('sha256:')) {
       const hex = token.slice(7);

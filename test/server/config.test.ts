@@ -44,6 +44,13 @@ describe('configuration errors name what is wrong', () => {
       { SATCHEL_TOKENS: `alice/laptop=tok_a_0123456789,bob/${'d'.repeat(129)}=tok_b_0123456789` },
       /SATCHEL_TOKENS entry 2: the device label is over 128 characters/,
     ],
+    // A token no client can send after `Bearer ` was accepted, then answered 401 forever (review).
+    [
+      { SATCHEL_TOKENS: 'alice=tok a 123456' },
+      /SATCHEL_TOKENS entry 1: a token is 1 or more visible ASCII characters, no spaces/,
+    ],
+    [{ SATCHEL_TOKENS: 'alice=tok_b_\u00e9\u00e9_123456' }, /SATCHEL_TOKENS entry 1: a token is/],
+    [{ SATCHEL_TOKENS: 'alice=' }, /SATCHEL_TOKENS entry 1: a token is/],
     // Auth takes the first entry that matches: bob's token would open alice's namespace (review).
     [
       { SATCHEL_TOKENS: 'alice/laptop=tok_shared_123,bob/ci=tok_shared_123' },
