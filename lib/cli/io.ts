@@ -84,6 +84,11 @@ export function clientFrom(io: CliIO): SatchelClient {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`SATCHEL_URL must be http or https, not ${parsed.protocol}`);
+  // The API's paths start with /v1 already: `…/v1` answered "no route for GET /v1/v1/sessions".
+  if (/\/v1\/?$/.test(parsed.pathname))
+    throw new UsageError(
+      `SATCHEL_URL is the server's root, without /v1: ${parsed.origin}${parsed.pathname.replace(/\/v1\/?$/, '')}`,
+    );
   // Neither is echoed: both may hold a secret.
   if (parsed.username || parsed.password)
     throw new UsageError(
