@@ -25,7 +25,12 @@ export async function readJson<S extends z.ZodType>(
   // so with Origin: only a request from outside a browser (curl) is taken without a body.
   const browser =
     c.req.header('origin') !== undefined || c.req.header('sec-fetch-mode') !== undefined;
-  if (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0))
+  // A compressed body is not decoded: 415 (RFC 9110 15.5.16), where it was 400 "not valid UTF-8".
+  const coding = c.req.header('content-encoding') ?? 'identity';
+  if (
+    coding !== 'identity' ||
+    (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0))
+  )
     throw unsupportedMediaType('send the body as application/json');
   const raw = await readLimited(c.req.raw, maxBytes);
   if (!json) {

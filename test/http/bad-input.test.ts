@@ -125,6 +125,17 @@ describe('HTTP: bad input', async () => {
       415,
     ],
     ['no content type', 'POST', '/v1/sessions', { raw: '{"task":"t"}' }, 415],
+    [
+      // Not decoded: it was 400 "the body is not valid UTF-8" for a gzip body (review).
+      'a compressed body (Content-Encoding: gzip)',
+      'POST',
+      '/v1/sessions',
+      {
+        raw: '{"task":"t"}',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      },
+      415,
+    ],
     ['oversized body', 'POST', '/v1/sessions', { body: { task: 'x'.repeat(5000) } }, 413],
     [
       'deep JSON',
