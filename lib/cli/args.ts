@@ -96,12 +96,12 @@ export function parseExternalRef(value: string, flag = '--external-ref'): Extern
       if (key in fields) throw bad(`${key} given twice`);
       fields[key] = part.slice(eq + 1);
     }
-    // A misspelled field (`readonly=true`, `url=…`) would be folded into the field before it: a name
-    // within two edits of a field's is refused (a uri may hold other `,name=` pairs).
+    // A misspelled field (`readonly=true`, `url=…`, `created-by=…`) would be folded into the field before
+    // it: a name one edit from a field's is refused (a uri may hold other `,name=` pairs: `,line=42`).
     for (const [, name] of Object.values(fields)
       .join(',')
       .matchAll(/,([A-Za-z_-]{3,})=/g))
-      if (REF_KEYS.some((k) => editDistance(name!.toLowerCase(), k) <= 2))
+      if (REF_KEYS.some((k) => editDistance(name!.toLowerCase(), k) <= 1))
         throw bad(`${name} is not a field (${REF_KEYS.join(', ')}); write a comma in a uri as %2C`);
   } else {
     const eq = value.indexOf('=');

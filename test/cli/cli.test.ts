@@ -255,7 +255,7 @@ describe('create, trim, delete', () => {
         '--external-ref',
         'github_issue=https://github.com/acme/app/issues/9?x=1',
         '--external-ref',
-        'kind=doc,uri=https://wiki/a,b=c,created_by=alice,read_only=true',
+        'kind=doc,uri=https://wiki/a,b=c,line=42,created_by=alice,read_only=true',
       ],
       env('edit'),
     );
@@ -275,7 +275,8 @@ describe('create, trim, delete', () => {
         created_by: 'cli',
         read_only: false,
       },
-      { kind: 'doc', uri: 'https://wiki/a,b=c', created_by: 'alice', read_only: true },
+      // `,line=` is two edits from `kind`: a uri's pair, not a misspelled field (review).
+      { kind: 'doc', uri: 'https://wiki/a,b=c,line=42', created_by: 'alice', read_only: true },
     ]);
     const json = await satchel(
       ['session', 'create', 'with id', '--id', 'my-own.id', '--json'],
@@ -298,6 +299,7 @@ describe('create, trim, delete', () => {
     // A misspelled field was folded into the uri (read_only lost) or the kind (review, 2026-12-05).
     ['kind=jira,uri=https://j/1,readonly=true', /readonly is not a field \(kind, uri, /],
     ['kind=github,url=https://g/1', /url is not a field/],
+    ['kind=doc,uri=x,created-by=me', /created-by is not a field/],
   ])('refuses --external-ref %j, naming the flag (exit 2)', async (value, message) => {
     const r = await satchel(['session', 'create', 'x', '--external-ref', value], env('edit'));
     expect(r.code).toBe(2);
