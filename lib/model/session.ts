@@ -16,23 +16,29 @@ export const PLACEHOLDER = '[REDACTED]';
 /**
  * An RFC 3339 time as a client sends it, stored in UTC (the contract's "Times are RFC 3339 UTC"): an
  * offset is turned into `Z` at the same instant, its fractional digits kept as sent (odek's files may carry
- * more than milliseconds); a `Z` time is kept exactly.
+ * more than milliseconds); a `Z` time is kept exactly (`t` and `z` as upper case).
  */
-export const rfc3339 = z.iso.datetime({ offset: true }).transform((v, ctx) => {
-  if (v.endsWith('Z')) return v;
-  const fraction = /\.\d+/.exec(v)?.[0] ?? '';
-  const utc = new Date(v).toISOString();
-  // An offset that moves the time past year 9999 or before year 0 (a six-digit year in ISO form).
-  if (utc.length !== 24) {
-    ctx.issues.push({
-      code: 'custom',
-      message: 'the UTC time is outside years 0000-9999',
-      input: v,
-    });
-    return z.NEVER;
-  }
-  return utc.slice(0, 19) + fraction + 'Z';
-});
+export const rfc3339 = z
+  .preprocess(
+    // RFC 3339 5.6 allows `t` and `z` in lower case; zod's check takes upper case only.
+    (v) => (typeof v === 'string' ? v.toUpperCase() : v),
+    z.iso.datetime({ offset: true }),
+  )
+  .transform((v, ctx) => {
+    if (v.endsWith('Z')) return v;
+    const fraction = /\.\d+/.exec(v)?.[0] ?? '';
+    const utc = new Date(v).toISOString();
+    // An offset that moves the time past year 9999 or before year 0 (a six-digit year in ISO form).
+    if (utc.length !== 24) {
+      ctx.issues.push({
+        code: 'custom',
+        message: 'the UTC time is outside years 0000-9999',
+        input: v,
+      });
+      return z.NEVER;
+    }
+    return utc.slice(0, 19) + fraction + 'Z';
+  });
 
 /**
  * The instant of an RFC 3339 time in epoch ms, the digits past the millisecond kept as a fraction (to the

@@ -129,6 +129,23 @@ describe('HTTP: sessions', () => {
     expect(edge.json.errors).toContainEqual(expect.objectContaining({ path: 'created_at' }));
   });
 
+  it('times in lower case (RFC 3339 allows `t` and `z`) are taken and stored in upper case (review)', async () => {
+    const { call } = await makeApp();
+    const created = await call('POST', '/v1/sessions', {
+      body: {
+        task: 'lower case',
+        created_at: '2025-01-01t10:00:00z',
+        updated_at: '2025-01-02t10:00:00.5+01:00',
+      },
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const got = (await call('GET', `/v1/sessions/${created.json.id}`)).json;
+    expect(got).toMatchObject({
+      created_at: '2025-01-01T10:00:00Z',
+      updated_at: '2025-01-02T09:00:00.5Z',
+    });
+  });
+
   it('create with no system message adds none; with an existing id is 409', async () => {
     const { call } = await makeApp();
     const a = await call('POST', '/v1/sessions', {
