@@ -31,7 +31,9 @@ export async function readJson<S extends z.ZodType>(
     coding !== 'identity' ||
     (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0))
   )
-    throw unsupportedMediaType('send the body as application/json');
+    throw unsupportedMediaType(
+      `send the body as application/json${coding === 'identity' ? '' : ', uncompressed'}`,
+    );
   const raw = await readLimited(c.req.raw, maxBytes);
   if (!json) {
     // No body at all (`curl -X POST` of a pop): `{}`, where every field is optional.

@@ -452,6 +452,19 @@ describe('HTTP: bad input', async () => {
     expect(await app.snapshot()).toEqual(before);
   });
 
+  it('a compressed body is 415 saying to send it uncompressed; Content-Encoding: identity is read (review)', async () => {
+    const app = await makeApp();
+    const send = (coding: string) =>
+      app.call('POST', '/v1/sessions', {
+        raw: '{"task":"t"}',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      });
+    const gzip = await send('gzip');
+    expect(gzip.status).toBe(415);
+    expect(gzip.json.detail).toBe('send the body as application/json, uncompressed');
+    expect((await send('identity')).status).toBe(201);
+  });
+
   it('tool-call arguments nested deeper than a request may be are redacted as text, not a 500 (review)', async () => {
     const app = await makeApp();
     const key = 'sk-proj-' + 'a1B2c3D4e5'.repeat(4);
