@@ -1153,7 +1153,6 @@ interface PendingCommit {
   settled: boolean;
 }
 
-/** The manifest entry of a stored session. */
 /**
  * Whether a batch of commits may leave text of an older version in the manifest's older entries: a
  * replace, an import or request secrets redacting old text again that changed the task, model, provider
@@ -1174,6 +1173,7 @@ function scrubDue(items: PendingCommit[]): boolean {
   );
 }
 
+/** The manifest entry of a stored session. */
 function entryOf(s: StoredSession, bytes: number): ManifestEntry {
   const { id, task, turns, model, provider, created_at, updated_at, sandbox } = s;
   return {
