@@ -5,7 +5,7 @@ import { unattended, type RequestContext, type Schedule } from '../model/context
 import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
-import { incarnationOf } from '../sessions/key-records.js';
+import { stateOf } from '../sessions/key-records.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type {
   SessionListener,
@@ -81,7 +81,7 @@ interface PendingRecord {
   key: DocKey;
   doc: Promise<LexDoc | null>;
   schedule: Schedule;
-  /** The session's `incarnationOf`, for the check that it still exists once the record landed... */
+  /** The version's `stateOf`, for the check that its session still exists once the record landed... */
   incarnation: string;
   /** ...and a tick taken after its commit landed (ExistenceChecks). */
   since: number;
@@ -164,7 +164,7 @@ export class SearchEngine implements SessionListener {
     this.lastDocs.delete(cacheKey);
     const schedule = ctx.schedule ?? unattended;
     // No document: the version lags, and a query or a compaction builds it from the session object.
-    const incarnation = incarnationOf(session);
+    const incarnation = stateOf(session);
     // The commit has landed: a commit on another incarnation after this tick proves this one gone.
     const since = this.sessions.existence.tick();
     if (doc) {
@@ -177,7 +177,7 @@ export class SearchEngine implements SessionListener {
       schedule(stored);
     }
     // Text this write removed leaves the index's objects too, not only its results: its older versions go.
-    if (removesText(change, receipt, ctx))
+    if (session.satchel?.['x'] === session.revision)
       schedule(
         (doc ?? Promise.resolve())
           .then(() => this.records.flush(cacheKey))
@@ -889,15 +889,4 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
 
 function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
-}
-
-/**
- * Whether a write removed text its session's older versions hold: anything but a create or an append
- * that changed nothing before it (no drop by the size cap, no request secrets redacting old text again).
- */
-function removesText(change: WriteChange, receipt: WriteReceipt, ctx: WriteContext): boolean {
-  // A first version (a create, or an import of a new id) has no older one.
-  if (change.op === 'create' || receipt.revision <= 1) return false;
-  const appended = change.op === 'append' || change.op === 'continue';
-  return !appended || receipt.dropped_groups > 0 || !!ctx.knownValues?.length;
 }

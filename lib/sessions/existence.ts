@@ -1,7 +1,7 @@
 import type { ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { listedExists } from '../storage/prefix.js';
-import { incarnationIn } from './key-records.js';
+import { incarnationIn, stateOf } from './key-records.js';
 
 /** An object is there, but its incarnation cannot be read. */
 const UNREAD = Symbol('unread');
@@ -9,16 +9,34 @@ const UNREAD = Symbol('unread');
 /** The longest a hold keeps a session's checks waiting (its records' PUTs are bounded well within it). */
 const HOLD_MAX_MS = 10_000;
 
+/**
+ * What a check finds of a record's session: true while the object holds it with no text removed since the
+ * record's version, 'stale' when a later write removed text (the record goes, the session stays), false
+ * when it is gone.
+ */
+export type Found = boolean | 'stale';
+
+/**
+ * A record's session `mine` (its incarnation, or `stateOf` its version: then a later write that removed
+ * text makes the record stale) against the object's `found` (`stateOf`, or null: no object).
+ */
+function verdict(found: string | null, mine: string): Found {
+  const [i, x] = found?.split('/') ?? [];
+  const [j, y] = mine.split('/');
+  return i === j && (y === undefined || x === y || 'stale');
+}
+
 interface Waiter {
   /** When the record's PUT answered, on this process's `tick` order. */
   landed: number;
+  /** The record's session: its incarnation, or its version's `stateOf`. */
   incarnation: string;
   /**
    * A record named by its incarnation, which a session created again under the id would take for its own:
    * an object whose incarnation cannot be read does not count as its session.
    */
   strict: boolean;
-  done: (exists: boolean) => void;
+  done: (found: Found) => void;
   fail: (err: unknown) => void;
 }
 
@@ -76,7 +94,8 @@ export class ExistenceChecks {
 
   /**
    * Whether the object at `key` still holds session `incarnation` now that a record of it has landed
-   * (called once the record's PUT answered). Rejects when the HEAD (or GET) fails. `strict`: an object
+   * (called once the record's PUT answered): `verdict`'s answer, for `incarnation` as an incarnation or
+   * as the `stateOf` the record's version. Rejects when the HEAD (or GET) fails. `strict`: an object
    * whose incarnation cannot be read (not a session object) does not count (a record named by its
    * incarnation, which a session created again under the id would otherwise take for its own). `since`: a tick
    * after a commit of this incarnation landed (the record's own commit), when known.
@@ -85,11 +104,11 @@ export class ExistenceChecks {
     key: string,
     incarnation: string,
     { strict = false, since }: { strict?: boolean; since?: number | undefined } = {},
-  ): Promise<boolean> {
+  ): Promise<Found> {
     const landed = this.tick();
     if (this.knownGone(key, incarnation, since ?? landed)) return Promise.resolve(false);
     const now = this.lingerMs <= 0 || this.urgent > 0;
-    return new Promise<boolean>((done, fail) => {
+    return new Promise<Found>((done, fail) => {
       const waiter = { landed, incarnation, strict, done, fail };
       const w = this.waiting.get(key);
       if (w) w.waiters.push(waiter);
@@ -136,12 +155,13 @@ export class ExistenceChecks {
    * Once `after` settles (the PUTs of what `erase` deletes: landed, failed, or with their answer lost),
    * runs `erase` unless the object at `key` still holds session `incarnation` (`strict` and `since` as
    * for `confirm`): records or parts of that session that a delete may have listed before
-   * they landed. The next commit of this process to the session usually answers; else a HEAD or a GET.
+   * they landed (`gone`), or, for a version's `stateOf`, records that a later write's prune or scrub may
+   * have missed. The next commit of this process to the session usually answers; else a HEAD or a GET.
    */
   async eraseUnlessLive(
     key: string,
     incarnation: string,
-    erase: () => Promise<unknown>,
+    erase: (gone: boolean) => Promise<unknown>,
     {
       strict = false,
       since,
@@ -149,7 +169,8 @@ export class ExistenceChecks {
     }: { strict?: boolean; since?: number | undefined; after?: Promise<unknown> } = {},
   ): Promise<void> {
     await after?.catch(() => undefined);
-    if (!(await this.confirm(key, incarnation, { strict, since }))) await erase();
+    const found = await this.confirm(key, incarnation, { strict, since });
+    if (found !== true) await erase(!found);
   }
 
   /**
@@ -158,7 +179,7 @@ export class ExistenceChecks {
    */
   knownGone(key: string, incarnation: string, since: number): boolean {
     const proof = this.proofs.get(key);
-    return !!proof && proof.sent > since && proof.incarnation !== incarnation;
+    return !!proof && proof.sent > since && !verdict(proof.incarnation, incarnation);
   }
 
   /** Keeps `work` (a check and what it erases) for `flush` to wait for; returns it. */
@@ -188,10 +209,11 @@ export class ExistenceChecks {
 
   /**
    * A conditional PUT of the object at `key`, sent at `sent` (a `tick` taken before it), landed on an
-   * object of session `incarnation` (`If-Match`), or created it (`If-None-Match: *`, a new incarnation):
-   * every check whose record landed before it is answered (`etag`: the storage etag it got, which a
-   * later check's HEAD compares). A record of that incarnation: the session
-   * exists. A record of another: its session was deleted before the PUT (only a create gives a session a
+   * object of session `incarnation` (`If-Match`), or created it (`If-None-Match: *`, a new incarnation),
+   * leaving `stateOf` the version it stored (`incarnation`): every check whose record landed before it is
+   * answered (`etag`: the storage etag it got, which a later check's HEAD compares). A record of that
+   * incarnation: the session exists (its record is stale when text was removed since its version). A
+   * record of another: its session was deleted before the PUT (only a create gives a session a
    * new incarnation), so the record must go. Returns a tick taken now, after the PUT landed (`Committed.landedAt`).
    */
   proven(key: string, incarnation: string, sent: number, etag: string): number {
@@ -203,7 +225,7 @@ export class ExistenceChecks {
     if (!w) return landed;
     const left: Waiter[] = [];
     for (const waiter of w.waiters) {
-      if (waiter.landed < sent) waiter.done(waiter.incarnation === incarnation);
+      if (waiter.landed < sent) waiter.done(verdict(incarnation, waiter.incarnation));
       else left.push(waiter);
     }
     w.waiters = left;
@@ -258,7 +280,7 @@ export class ExistenceChecks {
       return (await listedExists(this.objects, key)) ? UNREAD : null;
     }
     const live = await this.objects.get(key);
-    return live ? (incarnationIn(live.body) ?? UNREAD) : null;
+    return live ? (incarnationIn(live.body, stateOf) ?? UNREAD) : null;
   }
 
   private async list(key: string): Promise<void> {
@@ -272,9 +294,7 @@ export class ExistenceChecks {
         w.waiters.some((x) => x.strict),
       );
       for (const waiter of w.waiters)
-        waiter.done(
-          found === UNREAD ? !waiter.strict : found !== null && found === waiter.incarnation,
-        );
+        waiter.done(found === UNREAD ? !waiter.strict : verdict(found, waiter.incarnation));
     } catch (err) {
       for (const waiter of w.waiters) waiter.fail(err);
     }

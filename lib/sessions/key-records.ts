@@ -354,12 +354,12 @@ export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null 
  * when it is not one: read from the parsed JSON alone, without checking every message against the schema
  * as a session read does (this runs after records stored in the background, on objects up to 256 KiB).
  */
-export function incarnationIn(body: Uint8Array): string | undefined {
+export function incarnationIn(body: Uint8Array, of = incarnationOf): string | undefined {
   try {
     const raw = JSON.parse(text(body)) as Record<string, unknown>;
     const session = ('id' in raw ? raw : raw['session']) as Partial<StoredSession> | undefined;
     return typeof session?.created_at === 'string'
-      ? incarnationOf(session as Pick<StoredSession, 'created_at' | 'satchel'>)
+      ? of(session as Pick<StoredSession, 'created_at' | 'satchel'>)
       : undefined;
   } catch {
     return undefined;
@@ -401,6 +401,14 @@ export function incarnationOf(session: Pick<StoredSession, 'created_at' | 'satch
   const ms = Date.parse(session.created_at);
   return Number.isFinite(ms) ? ms.toString(36) : '0';
 }
+
+/**
+ * What the existence checks compare a record's session with (existence.ts): its incarnation and, after a
+ * `/`, the revision of the newest write that removed text (`satchel.x`, 0 for none), which a log or index
+ * record of an older version must not outlive (docs/design.md, "Text a write removes").
+ */
+export const stateOf = (session: Pick<StoredSession, 'created_at' | 'satchel'>): string =>
+  `${incarnationOf(session)}/${session.satchel?.['x'] ?? 0}`;
 
 /**
  * The stored-out record of key claim `k` that a retry at `now` may still replay (none without a request

@@ -43,6 +43,7 @@ import { StorageUnavailableError, type ObjectStore } from '../storage/port.js';
 import {
   filtersOf,
   incarnationIn,
+  stateOf,
   incarnationOf,
   liveFilters,
   lookUpKeyRecord,
@@ -1080,14 +1081,16 @@ export class SessionStore {
     auditKey?: string,
   ): Promise<void> {
     if (logKey === undefined && auditKey === undefined) return;
-    const erase = () =>
+    // Stale (a later write removed text this version holds; its scrub may have run before the log
+    // record landed): the log record goes, the audit record stays.
+    const erase = (gone: boolean) =>
       Promise.all([
         logKey !== undefined && this.manifest.dropLog(ns, logKey),
-        auditKey !== undefined && this.objects.delete(auditKey),
+        gone && auditKey !== undefined && this.objects.delete(auditKey),
       ]);
     try {
       const key = keys.session(ns, session.id);
-      await this.existence.eraseUnlessLive(key, incarnationOf(session), erase, { since: landedAt });
+      await this.existence.eraseUnlessLive(key, stateOf(session), erase, { since: landedAt });
     } catch (err) {
       this.onError('records of a deleted session not erased', err);
     }

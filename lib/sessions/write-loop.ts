@@ -39,6 +39,7 @@ import {
   StoredKeyRecords,
   type StoreOutPlan,
   sweepDue,
+  stateOf,
   sweepKeyRecords,
   type DaySweep,
   type KeyFilter,
@@ -306,7 +307,7 @@ export class WriteLoop {
         const sent = this.deps.existence.tick();
         ({ etag } = await objects.put(key, sealed.body, { ifNoneMatch: '*' }));
         // No object was there when it landed: records of a session under the id before it are its.
-        landedAt = this.deps.existence.proven(key, incarnationOf(session), sent, etag);
+        landedAt = this.deps.existence.proven(key, stateOf(session), sent, etag);
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
         if (mayHaveLanded(err)) state = 'unknown';
@@ -743,14 +744,27 @@ export class WriteLoop {
       newMessages: newTail(cur.messages, draft.messages),
       ...(first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {}),
       ...(cached.held !== undefined ? { held: cached.held } : {}),
+      // The records' growth, and the mark of text removed (below): `,"x":` and the revision.
       reserve: (at) =>
         recordGrowth(
           records,
           { ...at, redactions: at.redactions + before },
           audit(at),
           first.ctx.receiptExtras?.(at.session),
-        ),
+        ) + `,"x":${draft.revision}`.length,
     });
+    // A write that removes text its session's older versions hold (anything but an append that changed
+    // nothing before it: no group dropped by the cap, no request secrets redacting old text again) marks
+    // the session with its revision (`satchel.x`): the search index prunes the older versions, and a log
+    // or index record of one that lands after that goes (existence.ts, docs/design.md).
+    const op = first.ctx.op ?? first.op;
+    if (
+      draft.revision > 1 &&
+      ((op !== 'append' && op !== 'continue') ||
+        saved.dropped_groups ||
+        first.ctx.knownValues?.length)
+    )
+      saved.session.satchel = { ...saved.session.satchel!, x: draft.revision };
     // The cap judges a group as one append: it refuses only when the newest message would go, and may drop
     // a member's messages (one that can never fit) with history to make room for a later member. Each
     // member then runs on its own (`commitLoop`), where the cap answers for it alone (this error is never
@@ -922,7 +936,7 @@ export class WriteLoop {
   private async commit(
     run: GroupRun,
     cached: CachedSession,
-    /** `cached`'s (`incarnationOf`): what the PUT proves when it lands. */
+    /** `cached`'s (`incarnationOf`). */
     incarnation: string,
     sealed: Encoded,
     tried: Omit<
@@ -938,7 +952,7 @@ export class WriteLoop {
       const epoch = this.deps.cache.epoch; // a delete meanwhile: no copy is kept
       const { etag } = await this.deps.objects.put(run.key, sealed.body, { ifMatch: cached.etag });
       // The object the PUT was conditional on existed when it landed, after every record landed before.
-      landedAt = this.deps.existence.proven(run.key, incarnation, sent, etag);
+      landedAt = this.deps.existence.proven(run.key, stateOf(session), sent, etag);
       const { encoded, base, segs } = sealed;
       // A partial copy keeps a GET's bytes of the parts its object still names.
       const raw = sealed.held !== undefined ? rawNamed(cached.raw, { base, segs }) : undefined;

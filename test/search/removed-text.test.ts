@@ -136,6 +136,47 @@ describe('text a write removes leaves every stored object', () => {
     expect(holders(a.dir, [secret])).toEqual([]);
   });
 
+  it("another process's records of an older version that land after a replace drained go (the audit record stays)", async () => {
+    // A's create answered; its log and index records were still on their way when B replaced the session
+    // and B's prune and scrub ran: they landed after, holding the replaced task and text, and stayed until
+    // a compaction. A's check after them reads the object's mark of text removed (`satchel.x`).
+    const a = await makeApp();
+    const b = await makeApp({ objects: new LocalStore(a.dir) });
+    const [task, text] = [word(), word()];
+    const made = await a.call('POST', '/v1/sessions', {
+      body: { task: `fix ${task}`, messages: [{ role: 'user', content: `about ${text}` }] },
+    });
+    const id = made.json.id as string;
+    const got = await b.call('GET', `/v1/sessions/${id}`);
+    const put = await b.call('PUT', `/v1/sessions/${id}`, {
+      body: { ...got.json, task: 'fix another', messages: [{ role: 'user', content: 'about it' }] },
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
+    expect(put.status).toBe(200);
+    await b.background.drain();
+    expect(holders(a.dir, [task, text])).toEqual([]);
+    await a.background.drain(); // A's records land now, after B's prune and scrub
+    expect(holders(a.dir, [task, text])).toEqual([]);
+    for (const app of [a, b]) {
+      expect(
+        (await app.call('GET', '/v1/sessions')).json.sessions.map((s: { task: string }) => s.task),
+      ).toEqual(['fix another']);
+      expect(await search(app, text)).toEqual([]);
+      expect(await search(app, 'about')).toEqual([id]);
+    }
+    // One audit record per write, A's create included.
+    const audit = join(a.dir, 'ns', NS, 'audit', id);
+    const records = readdirSync(audit, { recursive: true }).filter((f) =>
+      String(f).endsWith('.json'),
+    );
+    const ops = records.flatMap((f) =>
+      [JSON.parse(readFileSync(join(audit, String(f)), 'utf8'))]
+        .flat()
+        .map((r: { op: string }) => r.op),
+    );
+    expect(ops.sort()).toEqual(['create', 'replace']);
+  });
+
   it('a pop with Satchel-Secrets: the secret leaves the index and the manifest, not only the session', async () => {
     const app = await makeApp();
     const leaked = `Leaked${word()}9k`;

@@ -156,6 +156,42 @@ describe('existence checks after background records', () => {
     expect(await record).toBe(false);
   });
 
+  it("a record of a version older than a write that removed text (`satchel.x`) is 'stale', by a GET or by a commit", async () => {
+    // Another process's trim, pop or replace pruned the index and scrubbed the manifest before this
+    // process's log or index record of an older version landed: that record goes, the session stays.
+    const { objects, checks } = await setUp(60_000, false);
+    const removed = (x: number) =>
+      new TextEncoder().encode(
+        JSON.stringify({
+          id: 's1',
+          created_at: '2026-12-01T00:00:00Z',
+          satchel: { i: '0a0a0a0a', x },
+        }),
+      );
+    await objects.put(KEY, removed(5));
+    const older = checks.confirm(KEY, '0a0a0a0a/0');
+    const same = checks.confirm(KEY, '0a0a0a0a/5');
+    const key = checks.confirm(KEY, '0a0a0a0a', { strict: true }); // a keyed record: the incarnation alone
+    const other = checks.confirm(KEY, '0b0b0b0b/5');
+    await checks.flush();
+    expect([await older, await same, await key, await other]).toEqual(['stale', true, true, false]);
+    // This process's own commit answers the same, with no request.
+    const before = objects.lists;
+    const waiting = [checks.confirm(KEY, '0a0a0a0a/5'), checks.confirm(KEY, '0a0a0a0a/7')];
+    checks.proven(KEY, '0a0a0a0a/7', checks.tick(), 'e');
+    expect(await Promise.all(waiting)).toEqual(['stale', true]);
+    expect(objects.lists).toBe(before);
+    // Only a gone session's records are erased as gone: a stale one's audit record stays (store.ts).
+    const erased: boolean[] = [];
+    const erase = async (gone: boolean) => void erased.push(gone);
+    const stale = checks.eraseUnlessLive(KEY, '0a0a0a0a/0', erase);
+    const live = checks.eraseUnlessLive(KEY, '0a0a0a0a/5', erase);
+    const gone = checks.eraseUnlessLive(KEY, '0c0c0c0c/5', erase);
+    await checks.flush();
+    await Promise.all([stale, live, gone]);
+    expect(erased.sort()).toEqual([false, true]);
+  });
+
   it('a drain holds them to run at once: a check that arrives during it does not wait', async () => {
     const { objects, checks } = await setUp(60_000);
     const background = new Background(createLogger({ quiet: true }));
