@@ -65,13 +65,15 @@ export const receiveWebhook = route(
     const claim = new Promise<string | undefined>((resolve) => (claimed = resolve));
     let stored = false;
     const processed = webhooks.process(delivery, { schedule }, claimed, () => (stored = true));
+    const unstored = () =>
+      new StorageUnavailableError('the webhook delivery could not be stored; send it again');
     if (c.var.services.answersAfterBackground) {
-      if ((await processed) === null && !stored)
-        throw new StorageUnavailableError(
-          'the webhook delivery could not be stored; send it again',
-        );
+      if ((await processed) === null && !stored) throw unstored();
     } else schedule(processed);
     const session = await webhooks.plannedSession(delivery, claim);
+    // A `new` hook's answer waits for the claim that names its session: when that failed (storage),
+    // nothing was stored, and the sender is told to send it again rather than that it was accepted.
+    if (!session && delivery.hook.session === 'new') throw unstored();
     return c.json(
       { accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) },
       202,
