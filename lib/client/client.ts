@@ -257,7 +257,14 @@ export class SatchelClient {
    * receipt and the removed messages, oldest first. Keyed like an append, so a retry pops nothing twice.
    */
   async pop(id: string, count = 1, options: WriteOptions = {}): Promise<PopResult> {
-    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options)));
+    const answer = await this.request(
+      this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options),
+    );
+    const out = json<PopResult>(answer);
+    // A retry after a lost answer is a replay: the messages that pop removed are kept nowhere (removed
+    // text leaves every object), so `popped` is empty, and `replayed` says why.
+    const replayed = answer.response.headers.get('idempotent-replayed') === 'true';
+    return replayed ? { ...out, replayed } : out;
   }
 
   /**
@@ -381,9 +388,7 @@ export class SatchelClient {
     const url = this.url + spec.path;
     const init = this.init(spec);
     const signal = spec.call?.signal;
-    // An upload gets a second per 256 KiB beyond its time (fetch does not tell how it progresses).
-    const upload =
-      Math.floor((typeof init.body === 'string' ? init.body.length : 0) / 262_144) * 1000;
+    const upload = uploadAllowanceMs(init.body);
     const perAttempt = (spec.turn ? this.continueTimeoutMs : this.timeoutMs) + upload;
     const deadline = Date.now() + this.deadlineMs + perAttempt - this.timeoutMs;
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
@@ -411,8 +416,15 @@ export class SatchelClient {
           continue;
         }
         if (bytes) return { response, bytes, url: withoutCredentials(url), lost };
-        if (isRetryableStatus(response.status) && attempt < this.policy.retries) {
+        const satchels = /problem\+json/i.test(response.headers.get('content-type') ?? '');
+        // A continue that meets a model turn under way (its own first attempt's, when that one's answer
+        // was lost) is asked to come back after Retry-After with the same key: it then gets that turn.
+        const turnBusy =
+          spec.turn && response.status === 409 && response.headers.has('retry-after');
+        if ((isRetryableStatus(response.status) || turnBusy) && attempt < this.policy.retries) {
           const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
+          // A gateway's 503 (not Satchel's problem) may come while Satchel still works on the write.
+          lost ||= !satchels;
           if (wait !== undefined && wait < deadline - Date.now()) {
             await response.body?.cancel().catch(() => undefined);
             await this.pause(wait, signal);
@@ -425,7 +437,7 @@ export class SatchelClient {
           retryAfterSeconds(response),
           // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
           lost,
-          /problem\+json/i.test(response.headers.get('content-type') ?? ''),
+          satchels,
         );
         throw error;
       } finally {
@@ -536,6 +548,15 @@ interface Answer {
   url: string;
   /** An earlier attempt got no answer: it may have taken effect too. */
   lost: boolean;
+}
+
+/**
+ * The time an upload gets beyond `timeoutMs` (fetch does not tell how it progresses): a second per
+ * 256 KiB, counted in the UTF-8 bytes sent, not in characters.
+ */
+export function uploadAllowanceMs(body: unknown): number {
+  const sent = typeof body === 'string' ? new TextEncoder().encode(body).byteLength : 0;
+  return Math.floor(sent / 262_144) * 1000;
 }
 
 function json<T>(answer: Answer): T {

@@ -47,7 +47,11 @@ export type SessionSummary = z.output<typeof sessionSummarySchema>;
 /** A stored message as GET shows it: `content` is the array of parts again when it was sent as one. */
 export type Message = Session['messages'][number];
 /** `pop`: the receipt and the messages removed, as stored, oldest first. */
-export type PopResult = WriteReceipt & { popped: Message[] };
+/**
+ * `pop`: the receipt and the messages removed, oldest first. `replayed`: the call's first attempt popped
+ * (its answer was lost) and this is the server's replay, which names nothing popped (`popped` is empty).
+ */
+export type PopResult = WriteReceipt & { popped: Message[]; replayed?: true };
 /** One page of `GET /v1/sessions`. */
 export type SessionPage = z.output<typeof sessionPageSchema>;
 export type WriteReceipt = z.output<typeof writeReceiptSchema>;

@@ -290,7 +290,9 @@ export const replaceSession = route(
       writeContext(c),
     );
     markReplay(c, result);
-    c.header('ETag', etag(result.session.revision));
+    // A replay's ETag is its write's revision (the first result's), also when the session has moved on
+    // since: a next replace based on it is then a 412, never an overwrite of what was written after.
+    c.header('ETag', etag(result.receipt.revision));
     return c.json(publicSession(result.session));
   },
   // 428 before the body is read: a PUT without the revision it replaces is refused whatever it carries.
