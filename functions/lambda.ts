@@ -56,10 +56,43 @@ export const handler = async (
       isBase64Encoded: false,
     };
   const { handler: inner, background } = app;
-  const result = await inner(withoutReadBody(event), context);
+  const { event: routed, stage } = withoutStage(withoutReadBody(event));
+  const result = await inner(routed, context);
   await background.drain();
+  // A (Content-)Location the API answers is a path from the root it routes on: under a named stage's.
+  const headers = (result as { headers?: Record<string, string> }).headers ?? {};
+  for (const name of ['location', 'content-location'])
+    if (stage && headers[name]?.startsWith('/')) headers[name] = stage + headers[name];
   return result;
 };
+
+/**
+ * An HTTP API (payload 2.0) event through a named stage carries the stage in its path
+ * (`/prod/v1/health`, `requestContext.stage: "prod"`); the API routes on the path without it, as through
+ * the `$default` stage and function URLs. Answers the event to route and the prefix taken off ('' for none).
+ */
+function withoutStage<E extends object>(event: E): { event: E; stage: string } {
+  const e = event as {
+    rawPath?: string;
+    requestContext?: { stage?: string; http?: { path?: string } };
+  };
+  const name = e.requestContext?.stage;
+  const stage = name && name !== '$default' ? `/${name}` : '';
+  if (!stage || !e.rawPath?.startsWith(stage + '/')) return { event, stage: '' };
+  const http = e.requestContext!.http;
+  const path = (p?: string) => (p?.startsWith(stage + '/') ? p.slice(stage.length) : p);
+  return {
+    event: {
+      ...event,
+      rawPath: path(e.rawPath),
+      requestContext: {
+        ...e.requestContext,
+        ...(http ? { http: { ...http, path: path(http.path) } } : {}),
+      },
+    },
+    stage,
+  };
+}
 
 /** A GET or HEAD with a body (which Node serves, ignoring it) without it: Hono cannot build that request. */
 function withoutReadBody<E extends object>(event: E): E {

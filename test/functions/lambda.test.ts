@@ -165,6 +165,27 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(JSON.parse(again.body).messages).toHaveLength(1);
   });
 
+  it('answers through a named stage: its path carries the stage, and so do the Locations answered (review)', async () => {
+    // An HTTP API's named stage puts itself in rawPath (`/prod/v1/health`): every request was a 404.
+    const staged = (method: string, path: string, body?: unknown) => {
+      const e = event(method, `/prod${path}`, body);
+      return { ...e, requestContext: { ...e.requestContext, stage: 'prod' } };
+    };
+    expect((await handler(staged('GET', '/v1/health'), {})).statusCode).toBe(200);
+    const created = await handler(staged('POST', '/v1/sessions', { task: 'staged' }), {});
+    expect(created.statusCode).toBe(201);
+    const { id } = JSON.parse(created.body) as { id: string };
+    expect(created.headers.location).toBe(`/prod/v1/sessions/${id}`);
+    const read = await handler(staged('GET', `/v1/sessions/${id}`), {});
+    expect(JSON.parse(read.body)).toMatchObject({ id, task: 'staged' });
+    // The $default stage, and a path that does not start with the stage, route as sent.
+    const other = event('GET', '/v1/health');
+    expect(
+      (await handler({ ...other, requestContext: { ...other.requestContext, stage: 'prod' } }, {}))
+        .statusCode,
+    ).toBe(200);
+  });
+
   it('answers a GET that carries a body as Node does (review: Hono refused it with a text/plain 400)', async () => {
     const read = await handler(
       { ...event('GET', '/v1/sessions?limit=1'), body: '{}', isBase64Encoded: false },
