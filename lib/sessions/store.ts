@@ -1157,9 +1157,9 @@ interface PendingCommit {
 }
 
 /**
- * Whether a batch of commits may leave text of an older version in the manifest's older entries: a
- * replace, an import or request secrets redacting old text again that changed the task, model, provider
- * or metadata of the version it replaced (each such change scrubs the entries before it, so the older
+ * Whether a batch of commits may leave text of an older version in the manifest's older entries: a write
+ * that removed text (a replace, an import, request secrets or a rescan redacting old text again; marked
+ * `satchel.x`) that changed the task, model, provider or metadata of the version it replaced (each such change scrubs the entries before it, so the older
  * ones hold what that version held). Until 2026-12-05 this compared with the entry this process last
  * listed, which another process's change in between left out (its text stayed in the manifest's pages).
  */
@@ -1168,10 +1168,8 @@ function scrubDue(items: PendingCommit[]): boolean {
     JSON.stringify([s?.task, s?.model, s?.provider, s?.metadata]);
   return items.some(
     ({ committed: c }) =>
-      (c.op === 'replace' ||
-        c.op === 'import' ||
-        c.writes.some((w) => w.ctx.knownValues?.length)) &&
-      c.session.revision > 1 && // a first version (an import of a new id) has none older
+      // A write that removed text (`satchel.x`: never a first version) and changed what entries hold.
+      c.session.satchel?.['x'] === c.session.revision &&
       (!c.prior || texts(c.prior) !== texts(c.session)),
   );
 }

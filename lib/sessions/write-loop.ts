@@ -754,7 +754,8 @@ export class WriteLoop {
         ) + `,"x":${draft.revision}`.length,
     });
     // A write that removes text its session's older versions hold (anything but an append that changed
-    // nothing before it: no group dropped by the cap, no request secrets redacting old text again) marks
+    // nothing before it: no group dropped by the cap, no request secrets redacting old text again, no
+    // rescan under new rules or configured secrets, `scanOf`, that redacted something) marks
     // the session with its revision (`satchel.x`): the search index prunes the older versions, and a log
     // or index record of one that lands after that goes (existence.ts, docs/design.md).
     const op = first.ctx.op ?? first.op;
@@ -762,7 +763,8 @@ export class WriteLoop {
       draft.revision > 1 &&
       ((op !== 'append' && op !== 'continue') ||
         saved.dropped_groups ||
-        first.ctx.knownValues?.length)
+        first.ctx.knownValues?.length ||
+        (saved.redactions && scanOf(cur) !== scanOf(saved.session)))
     )
       saved.session.satchel = { ...saved.session.satchel!, x: draft.revision };
     // The cap judges a group as one append: it refuses only when the newest message would go, and may drop
@@ -1370,4 +1372,9 @@ const SETTLED_MAX = 4096;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The rules and configured secrets a session was last scanned under (`satchel.scan.v`, save.ts). */
+function scanOf(session: StoredSession): unknown {
+  return (session.satchel?.['scan'] as { v?: unknown } | undefined)?.v;
 }

@@ -177,6 +177,33 @@ describe('text a write removes leaves every stored object', () => {
     expect(ops.sort()).toEqual(['create', 'replace']);
   });
 
+  it('a secret a rescan redacts under new SATCHEL_REDACT_VALUES leaves the index and the manifest (review)', async () => {
+    // The next append after the operator adds a leaked value rescans the session and redacts it; the
+    // index's segment and the manifest's page kept it, since only request secrets counted as removing.
+    for (const messages of [[{ role: 'user', content: 'the password is SECRET ok' }], []]) {
+      const before = await makeApp();
+      const secret = `Qz${word()}pass`;
+      const body = JSON.parse(
+        JSON.stringify({ task: 'rotate SECRET today', messages }).replace(/SECRET/g, secret),
+      );
+      const id = await indexed(before, body.task, body.messages);
+      expect(holders(before.dir, [secret, secret.toLowerCase()])).not.toEqual([]);
+      const after = await makeApp({
+        objects: new LocalStore(before.dir),
+        env: { SATCHEL_REDACT_VALUES: JSON.stringify([secret]) },
+      });
+      const res = await after.call('POST', `/v1/sessions/${id}/messages`, {
+        body: { messages: [{ role: 'user', content: 'thanks' }] },
+      });
+      expect(res.json.redactions).toBeGreaterThan(0);
+      expect((await after.call('GET', `/v1/sessions/${id}`)).json.task).toBe(
+        'rotate [REDACTED] today',
+      );
+      await after.background.drain();
+      expect(holders(before.dir, [secret, secret.toLowerCase()])).toEqual([]);
+    }
+  });
+
   it('a pop with Satchel-Secrets: the secret leaves the index and the manifest, not only the session', async () => {
     const app = await makeApp();
     const leaked = `Leaked${word()}9k`;

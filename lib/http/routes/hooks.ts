@@ -46,9 +46,7 @@ export const receiveWebhook = route(
       }),
       404: problem('No webhook with this name.'),
       413: P.tooLarge,
-      503: problem(
-        'Storage unavailable; on Lambda, which answers after storing, also a delivery not stored.',
-      ),
+      503: problem('Storage unavailable: the delivery was not stored; send it again.'),
     },
   },
   async (c) => {
