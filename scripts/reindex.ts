@@ -9,6 +9,7 @@ import { listAll } from '../lib/storage/prefix.js';
 import { LocalStore } from '../lib/storage/local.js';
 import type { ObjectStore } from '../lib/storage/port.js';
 import { S3Store } from '../lib/storage/s3.js';
+import { reindex } from '../lib/search/reindex.js';
 
 const config = await loadConfig(process.env, 'local');
 const objects: ObjectStore =
@@ -35,7 +36,7 @@ if (namespaces.length === 0) {
 }
 for (const ns of namespaces) {
   const t0 = performance.now();
-  const { sessions } = await search.reindex(ns);
+  const { sessions } = await reindex(search, ns);
   console.log(
     `${ns}: ${sessions} sessions reindexed in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );

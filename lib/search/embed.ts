@@ -208,9 +208,9 @@ export class LocalEmbedder implements Embedder {
   readonly calibrated = false;
   static readonly DIMS = 256;
 
-  /** v2 (2026-12-04): the tokenizer's new tokens (LEX_V 2), so vectors stored before are made again. */
+  /** v3 (2026-12-05): the tokenizer's new tokens (LEX_V 3), so vectors stored before are made again. */
   space(): string {
-    return `local/hash-v2/${LocalEmbedder.DIMS}`;
+    return `local/hash-v3/${LocalEmbedder.DIMS}`;
   }
 
   available(): boolean {

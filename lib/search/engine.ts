@@ -107,10 +107,11 @@ export class SearchEngine implements SessionListener {
   private readonly records: Batcher<PendingRecord>;
   private readonly onError: (what: string, err: unknown) => void;
   private readonly lsmOptions: NonNullable<SearchOptions['lsm']>;
-  private readonly embedder: Embedder | null;
+  /** Public for `reindex` (reindex.ts). */
+  readonly embedder: Embedder | null;
 
   constructor(
-    private readonly sessions: SessionStore,
+    readonly sessions: SessionStore,
     embedder: Embedder | null,
     options: SearchOptions = {},
   ) {
@@ -334,15 +335,6 @@ export class SearchEngine implements SessionListener {
       );
   }
 
-  /** Rebuilds the namespace's indexes from the session objects alone (`npm run reindex`, corruption). */
-  async reindex(ns: string): Promise<{ sessions: number }> {
-    await this.sessions.manifest.rebuild(ns);
-    await this.lexical.compact(ns, true);
-    const vectors = this.embedder?.available() && (await this.vectors(ns));
-    if (vectors) await vectors.compact(ns, true);
-    return { sessions: (await this.sessions.manifest.view(ns)).entries.length };
-  }
-
   /** Embeddings state for /v1/health. */
   health() {
     return this.embedder
@@ -433,7 +425,8 @@ export class SearchEngine implements SessionListener {
     // could only match its [REDACTED] placeholder anyway).
     const text = this.sessions.pipeline.redactText(query);
     try {
-      const vectors = await this.vectors(ns, text);
+      // Urgent: a space still unknown is learned from the query itself, ahead of queued saves.
+      const vectors = await this.vectors(ns, text, true);
       if (!vectors) return [];
       const [res, [q]] = await Promise.all([
         vectors.resolve(ns, live, false, schedule),
@@ -452,11 +445,13 @@ export class SearchEngine implements SessionListener {
    * SATCHEL_EMBEDDINGS_DIMS the space is the first answer's: `probe` (the embedder keeps its vector) or a
    * word is embedded first.
    */
-  private async vectors(
+  /** The vector index of the embedder's space (learned first when unknown), or null without one. */
+  async vectors(
     ns: string,
     probe = 'satchel',
+    urgent?: boolean,
   ): Promise<LsmIndex<Float32Array, VecSegment> | null> {
-    if (this.embedder?.space() === null) await this.embedder.embed([probe]);
+    if (this.embedder?.space() === null) await this.embedder.embed([probe], urgent);
     const space = this.embedder?.space();
     if (!space) return null;
     let hash = this.spaceHashes.get(space);
@@ -849,8 +844,7 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
   // result); when no text holds any, the stems (`failure` → `failur`) by their first four letters.
   const words = [
     ...new Set(
-      query
-        .toLowerCase()
+      lower(query)
         .split(/[^\p{L}\p{N}_]+/u)
         .filter((w) => w.length > 1),
     ),
@@ -862,9 +856,9 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
   for (const probes of [words, stems]) {
     for (const t of [session.task, ...messageTexts(session.messages)]) {
       if ((budget -= t.length) < 0) break;
-      const lower = t.toLowerCase();
+      const low = lower(t);
       let count = 0;
-      for (const w of probes) if (lower.includes(w)) count++;
+      for (const w of probes) if (low.includes(w)) count++;
       if (count > bestCount) {
         best = t;
         bestCount = count;
@@ -873,18 +867,25 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
     if (bestCount > 0) break;
     budget = 512 * 1024;
   }
-  const lower = best.toLowerCase();
+  const low = lower(best);
   let at = -1;
   for (const word of [...words, ...stems]) {
-    at = lower.indexOf(word);
+    at = low.indexOf(word);
     if (at >= 0) break;
   }
   const start = Math.max(0, (at < 0 ? 0 : at) - 80);
+  // A cut through a surrogate pair leaves half a character: U+FFFD instead (docs/api.md, "Unicode").
   const piece = best
     .slice(start, start + 200)
+    .toWellFormed()
     .replace(/\s+/g, ' ')
     .trim();
   return (start > 0 ? '…' : '') + piece + (start + 200 < best.length ? '…' : '');
+}
+
+/** Lower case with the offsets of `s` (İ alone lowers to two code units), for a snippet's cut. */
+function lower(s: string): string {
+  return s.replace(/\u0130/g, 'I').toLowerCase();
 }
 
 function round(x: number): number {

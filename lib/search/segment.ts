@@ -29,9 +29,10 @@ export class CorruptIndexError extends Error {
  * The lexical format's version, in records and segments: bumped whenever the tokenizer gives a document
  * other tokens. An older record or segment does not decode (CorruptIndexError), so it is built again from
  * the session objects (a record) or the index is rebuilt (a segment). 2: CJK unigrams, Thai/Lao/Khmer/Myanmar
- * words, full case folding (2026-12).
+ * words, full case folding (2026-12). 3: identifiers' whole forms stemmed, plural acronyms whole, vowel
+ * signs of Indic and Southeast Asian scripts kept (2026-12-05).
  */
-const LEX_V = 2;
+const LEX_V = 3;
 
 /** A lexical record: one session version's document (JSON). */
 export function encodeLexRecord(key: DocKey, doc: LexDoc): Uint8Array {

@@ -18,7 +18,8 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
-const WORD = /[\p{L}\p{N}_]+/gu;
+/** A word: letters with their marks (vowel signs are letters' parts), digits, `_`. */
+const WORD = /[\p{L}\p{M}\p{N}_]+/gu;
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 /** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
@@ -27,6 +28,12 @@ const PLAIN = /^[a-z0-9]+$/;
 const CJK = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]+)/u;
 /** Scripts written without spaces between words, and not CJK: split into words before marks are folded. */
 const UNSPACED = /[\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
+/**
+ * The marks folded away: those on a Latin, Greek, Cyrillic, Hebrew or Arabic letter (accents, as NFKD
+ * decomposes them; Hebrew points, Arabic harakat). Not every mark: in Indic and Southeast Asian scripts
+ * the marks are vowels (दाल, दिल and दल are three words), and Japanese voicing marks tell が from か.
+ */
+const ACCENTS = /(?<=[\p{sc=Latn}\p{sc=Grek}\p{sc=Cyrl}\p{sc=Hebr}\p{sc=Arab}])\p{M}+/gu;
 let words: Intl.Segmenter | undefined;
 
 /** Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too). */
@@ -43,7 +50,7 @@ export function tokenize(text: string, doc = false): string[] {
           ).join(' '),
         )
         .normalize('NFKD')
-        .replace(/\p{M}+/gu, '')
+        .replace(ACCENTS, '')
         .normalize('NFC')
         .replace(/ı/g, 'i')
         .replace(/ß/g, 'ss')
@@ -67,12 +74,13 @@ export function queryTokens(text: string): string[] {
 
 function word(run: string, out: string[]): void {
   const parts = run
-    .split(/_+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u)
+    .split(/_+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})(?!\p{Lu}s$)/u)
     .filter(Boolean);
   const whole = run.toLowerCase().replace(/^_+|_+$/g, '');
   if (parts.length > 1) {
-    // An identifier: the whole of it, and each part.
-    if (whole) out.push(whole);
+    // An identifier: the whole of it (stemmed as the same word in lower case is: `PowerShell` and
+    // `powershell` meet), and each part. A plural acronym (`APIs`, `GPUs`) is one word.
+    if (whole) term(whole, out);
     for (const p of parts) term(p.toLowerCase(), out);
   } else if (whole) term(whole, out);
 }

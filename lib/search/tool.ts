@@ -88,7 +88,7 @@ export async function runSessionSearch(
         session = await sessions.get(ns, id);
       } catch (err) {
         if (SatchelError.is(err, 'not_found') || SatchelError.is(err, 'invalid'))
-          return { error: `no session with id ${id.slice(0, 128)}` };
+          return { error: `no session with id ${id.slice(0, 128).toWellFormed()}` };
         throw err;
       }
       const messages = session.messages

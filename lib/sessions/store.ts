@@ -1159,9 +1159,10 @@ interface PendingCommit {
 /**
  * Whether a batch of commits may leave text of an older version in the manifest's older entries: a write
  * that removed text (a replace, an import, request secrets or a rescan redacting old text again; marked
- * `satchel.x`) that changed the task, model, provider or metadata of the version it replaced (each such change scrubs the entries before it, so the older
- * ones hold what that version held). Until 2026-12-05 this compared with the entry this process last
- * listed, which another process's change in between left out (its text stayed in the manifest's pages).
+ * `satchel.x`) that changed the task, model, provider or metadata of the version it replaced (each such
+ * change scrubs the entries before it, so the older ones hold what that version held). Until 2026-12-05
+ * this compared with the entry this process last listed, which another process's change in between left
+ * out (its text stayed in the manifest's pages).
  */
 function scrubDue(items: PendingCommit[]): boolean {
   const texts = (s?: StoredSession) =>

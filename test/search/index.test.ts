@@ -11,6 +11,7 @@ import { LocalStore } from '../../lib/storage/local.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
+import { reindex } from '../../lib/search/reindex.js';
 
 /** One "process": a session store and its search engine over shared storage, with its own background. */
 function device(
@@ -273,7 +274,7 @@ describe('search index in the bucket', () => {
     );
     await d.drain();
     for (const k of await listAll(objects, 'ns/ns/x/')) await objects.delete(k);
-    const out = await device(objects).engine.reindex('ns');
+    const out = await reindex(device(objects).engine, 'ns');
     expect(out.sessions).toBe(1);
     expect((await listAll(objects, 'ns/ns/x/g/')).length).toBeGreaterThan(0);
     expect(ids(await device(objects).search('ns', 'postgres vacuum'))).toEqual([session.id]);

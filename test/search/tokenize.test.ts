@@ -18,6 +18,27 @@ describe('tokenize', () => {
     for (const q of queryTokens('ERR_OSSL_EVP_UNSUPPORTED')) expect(t).toContain(q);
   });
 
+  it('folds accents, Hebrew points and Arabic harakat, but not vowel signs or voicing marks (review)', () => {
+    expect(tokenize('Tiếng Việt Ελληνικά ёлка')).toEqual(tokenize('tieng viet ελληνικα елка'));
+    expect(tokenize('كَتَبَ')).toEqual(tokenize('كتب'));
+    // Marks that are vowels: three Hindi words, not one; Thai "good" and "watch"; Japanese が and か.
+    expect(tokenize('मुझे दाल पसंद है')).toEqual(['मुझे', 'दाल', 'पसंद', 'है']);
+    expect(new Set([tokenize('दाल')[0], tokenize('दिल')[0], tokenize('दल')[0]]).size).toBe(3);
+    expect(tokenize('ดี')).not.toEqual(tokenize('ดู'));
+    expect(tokenize('がっこう')).not.toEqual(tokenize('かっこう'));
+  });
+
+  it("stems an identifier's whole form as the lower-case word, and keeps plural acronyms whole (review)", () => {
+    for (const [camel, lower] of [
+      ['PowerShell', 'powershell'],
+      ['WebSockets', 'websockets'],
+      ['DevOps', 'devops'],
+    ])
+      expect(tokenize(camel!)).toContain(tokenize(lower!)[0]);
+    expect(tokenize('the APIs and GPUs and LLMs')).toEqual(tokenize('the api and gpu and llm'));
+    expect(tokenize('XMLHttpRequest')).toEqual(expect.arrayContaining(['xml', 'http', 'request']));
+  });
+
   it('turns CJK runs into bigrams, and mixed text into both', () => {
     expect(tokenize('東京都')).toEqual(['東京', '京都']);
     expect(tokenize('こんにちは')).toContain('にち');
