@@ -99,7 +99,7 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
   ],
   ContinueAnswer: [
     continueAnswerSchema,
-    'A write receipt plus `model_turn` and, after a model turn, `reply`.',
+    'The write receipt, `model_turn`, and `reply` after a model turn.',
   ],
   PopResult: [popResultSchema, 'The write receipt and the removed messages, oldest first.'],
   TrimResult: [trimResultSchema, 'Message counts before and after a trim.'],

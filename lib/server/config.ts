@@ -469,9 +469,7 @@ export function parseHooks(value: string | undefined): ReadonlyMap<string, HookC
   try {
     parsed = JSON.parse(value);
   } catch {
-    throw new ConfigError(
-      'SATCHEL_HOOKS must be JSON: {"name": {"secret", "namespace", "session"}}',
-    );
+    parsed = null; // not JSON: the same answer as JSON that is not an object
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(

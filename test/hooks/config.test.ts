@@ -34,7 +34,7 @@ describe('SATCHEL_HOOKS', () => {
   });
 
   it.each([
-    ['not JSON', '{ci:', /must be JSON/],
+    ['not JSON', '{ci:', /must be a JSON object/],
     ['an array', '[]', /must be a JSON object/],
     [
       'a bad name',
