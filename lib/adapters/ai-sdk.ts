@@ -165,7 +165,8 @@ function textOf(message: UIMessage): string {
 function taskOf(messages: readonly UIMessage[]): string {
   const first = messages.find((m) => m.role === 'user');
   const text = first ? textOf(first).trim() : '';
-  return text ? text.slice(0, 200) : 'AI SDK chat';
+  // Cut on whole characters: half an emoji (a lone surrogate) is refused by the server, for every save.
+  return text ? Array.from(text).slice(0, 200).join('') : 'AI SDK chat';
 }
 
 async function sha256Hex(text: string): Promise<string> {

@@ -79,23 +79,28 @@ export class SatchelSession implements Session {
   }
 
   /**
-   * Removes the newest item and returns it (undefined when there is none): a read, then a pop of the
-   * message based on the revision read (a write in between: read again, at most 5 times). A message that
-   * holds several items (a response's function calls; another writer's text with tool calls) is
-   * rewritten without its last item instead (a PUT based on that revision).
+   * Removes the newest item and returns it (undefined when there is none): a read, then a write based on
+   * the revision read (a write in between: read again, at most 5 times). The newest message that holds
+   * items is the one changed; messages after it that hold none (an empty reply another writer stored)
+   * stay. A message that holds that item alone is popped (or, with such messages after it, removed by a
+   * PUT); one that holds several (a response's function calls; another writer's text with tool calls)
+   * loses its last item in place, its other fields kept (`withoutLastItem`).
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     try {
       const popped = await onRevision(this.client, this.id, async ({ session, etag }) => {
-        const last = session.messages[session.messages.length - 1];
-        if (!last) return undefined;
-        const items = toItems(last);
-        if (items.length <= 1) await this.client.pop(this.id, 1, { ifMatch: etag });
+        const { messages } = session;
+        const k = messages.findLastIndex((m) => toItems(m).length > 0);
+        if (k < 0) return undefined;
+        const items = toItems(messages[k]!);
+        if (k === messages.length - 1 && items.length === 1)
+          await this.client.pop(this.id, 1, { ifMatch: etag });
         else {
-          const messages = [...session.messages.slice(0, -1), ...toMessages(items.slice(0, -1))];
-          await this.client.replace(this.id, { ...session, messages }, { ifMatch: etag });
+          const kept = withoutLastItem(messages[k]!);
+          const next = [...messages.slice(0, k), ...(kept ? [kept] : []), ...messages.slice(k + 1)];
+          await this.client.replace(this.id, { ...session, messages: next }, { ifMatch: etag });
         }
-        // Known before the pop: a retry after a lost answer is a replay, which names nothing popped.
+        // Known before the write: a retry after a lost answer is a replay, which names nothing popped.
         return items[items.length - 1];
       });
       return popped ?? undefined;
@@ -128,7 +133,7 @@ export function toMessages(items: AgentInputItem[]): MessageInput[] {
         role: 'assistant',
         content: '',
         tool_calls: calls.map(toolCallOf),
-        [ITEM_FIELD]: calls,
+        [ITEM_FIELD]: calls.map(withoutArguments),
       });
     calls = [];
   };
@@ -142,6 +147,15 @@ export function toMessages(items: AgentInputItem[]): MessageInput[] {
   }
   flush();
   return out;
+}
+
+/**
+ * A function call as ITEM_FIELD keeps it: without `arguments`, which the tool call holds (where the server
+ * redacts them as JSON: a secret under a key such as `"password": 918273645` is caught there, not in a
+ * copy stored as plain text); `toItems` puts them back.
+ */
+function withoutArguments(item: Item): Item {
+  return without(item, 'arguments') as Item;
 }
 
 function toolCallOf(item: Item) {
@@ -173,7 +187,7 @@ export function toMessage(agentItem: AgentInputItem): MessageInput {
         role: 'assistant',
         content: '',
         tool_calls: [toolCallOf(item)],
-        [ITEM_FIELD]: item,
+        [ITEM_FIELD]: withoutArguments(item),
       };
     case 'function_call_result':
       return {
@@ -197,14 +211,39 @@ export function toMessage(agentItem: AgentInputItem): MessageInput {
 }
 
 /**
+ * A message without its last item (`toItems`' order: reasoning, text, then the function calls), its
+ * other fields as they are; null when that was its only item (the message goes).
+ */
+function withoutLastItem(message: Message): Message | null {
+  if (toItems(message).length <= 1) return null;
+  const calls = message.tool_calls ?? [];
+  if (calls.length === 0) return { ...message, content: '' }; // reasoning, then text: the text goes
+  const stored = message[ITEM_FIELD];
+  return {
+    ...message,
+    tool_calls: calls.slice(0, -1),
+    ...(Array.isArray(stored) ? { [ITEM_FIELD]: stored.slice(0, -1) } : {}),
+  };
+}
+
+/**
  * The items of a stored message: the one it carries, or, for a message another writer stored (odek, the
  * CLI, continue), its equivalent: text, one function call per tool call, a tool result, reasoning.
  */
 export function toItems(message: Message): AgentInputItem[] {
   const stored = message[ITEM_FIELD];
-  if (Array.isArray(stored)) return stored.map((item) => ({ ...(item as Item) }) as AgentInputItem);
+  // A function call's arguments are its tool call's (stored once, redacted as JSON).
+  const withArguments = (item: Item): AgentInputItem => {
+    const call = message.tool_calls?.find((c) => c.id === String(item.callId));
+    return (
+      item.type === 'function_call' && !('arguments' in item) && call
+        ? { ...item, arguments: call.function.arguments }
+        : { ...item }
+    ) as AgentInputItem;
+  };
+  if (Array.isArray(stored)) return stored.map((item) => withArguments(item as Item));
   if (stored && typeof stored === 'object') {
-    const item = { ...(stored as Item) };
+    const item = withArguments(stored as Item) as Item;
     if (isMessageItem(item) && !('content' in item)) item.content = message.content;
     return [item as AgentInputItem];
   }

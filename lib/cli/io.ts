@@ -188,6 +188,6 @@ export function shellQuote(word: string): string {
 
 /** What to say of an error answer that is not Satchel's problem JSON (a proxy's or gateway's page). */
 export function notSatchel(err: SatchelApiError): string {
-  const said = err.detail ? ` (${err.detail.slice(0, 120)})` : '';
+  const said = err.detail ? ` (${err.detail.slice(0, 120).toWellFormed()})` : '';
   return `the answer ${err.status} ${err.title}${said} is not Satchel's`;
 }
