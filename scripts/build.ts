@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -15,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -447,6 +449,7 @@ export async function buildWorker(
   options: { s3?: boolean } = {},
 ): Promise<string> {
   const { openApiSchemaJson } = await import('../lib/http/openapi.js');
+  const ui = await buildUiAssets(join(dirname(outfile), 'assets'));
   const result = await build({
     entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
     outfile,
@@ -469,7 +472,9 @@ export async function buildWorker(
       compactStyle,
       usedZodFormats,
       bakedOpenApi(openApiSchemaJson()),
+      edgeUi,
     ],
+    define: { SATCHEL_UI_ASSETS: JSON.stringify(ui) },
     logLevel: 'warning',
     write: false,
   });
@@ -487,6 +492,67 @@ export async function buildWorker(
   mkdirSync(dirname(outfile), { recursive: true });
   writeFileSync(outfile, renamed.code!);
   return outfile;
+}
+
+/**
+ * In the Worker bundles, the session browser's routes are lib/ui/edge.ts: the pages only, their script,
+ * stylesheet and icon being Workers static assets (`buildUiAssets`).
+ */
+const edgeUi: Plugin = {
+  name: 'edge-ui',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/ui\/index\.js$/ }, (args) => {
+      if (!/lib[\\/]http[\\/]app\.ts$/.test(args.importer)) return undefined;
+      return { path: join(root, 'lib', 'ui', 'edge.ts') };
+    });
+  },
+};
+
+/**
+ * The session browser's script, stylesheet and icon as Workers static assets, in `dist/assets/ui/`
+ * (wrangler.toml `[assets]` uploads the folder, and Cloudflare serves them before the Worker runs): the
+ * script as a minified bundle of lib/ui/index.ts makes it (its functions' minified text), the stylesheet
+ * on one line. Answers the URLs the pages name, versioned by their text. Out of the Worker's code, the
+ * page script no longer counts against its bundle budget (about 9 KB gzip of the R2-only bundle).
+ */
+export async function buildUiAssets(dir = join(root, 'dist', 'assets')): Promise<PageAssetsUrls> {
+  const tmp = mkdtempSync(join(tmpdir(), 'satchel-ui-'));
+  const outfile = join(tmp, 'ui.cjs');
+  try {
+    await build({
+      entryPoints: [join(root, 'lib', 'ui', 'index.ts')],
+      outfile,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'es2022',
+      minify: true,
+      legalComments: 'none',
+      plugins: [compactStyle],
+      logLevel: 'warning',
+    });
+    const ui = createRequire(import.meta.url)(outfile) as {
+      clientScript(): string;
+      STYLE: string;
+    };
+    const { ICON, fingerprint } = await import('../lib/ui/shell.js');
+    const script = ui.clientScript();
+    mkdirSync(join(dir, 'ui'), { recursive: true });
+    writeFileSync(join(dir, 'ui', 'app.js'), script);
+    writeFileSync(join(dir, 'ui', 'app.css'), ui.STYLE);
+    writeFileSync(join(dir, 'ui', 'app.svg'), ICON);
+    return {
+      script: `/ui/app.js?v=${fingerprint(script)}`,
+      style: `/ui/app.css?v=${fingerprint(ui.STYLE)}`,
+    };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+interface PageAssetsUrls {
+  script: string;
+  style: string;
 }
 
 /** The Lambda bundle: one ES module for Node 20 with the handler as `handler`. */

@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { Hono } from 'hono/tiny';
 import {
   $,
   api,
@@ -84,49 +83,18 @@ import {
   wrapperPattern,
 } from './client.js';
 import { renderPage, type PageAssets } from './page.js';
+import { fingerprint, ICON, secure, shellRoutes, type UiOptions } from './shell.js';
 import { STYLE } from './style.js';
+
+export { UI_CSP, type UiOptions } from './shell.js';
+/** The stylesheet (scripts/build.ts writes it as a Workers static asset). */
+export { STYLE };
 
 /**
  * The session browser: `GET /ui` (sessions list and search) and `GET /ui/sessions/{id}` (a transcript),
  * server-rendered shells plus one client script and one stylesheet, all served here, nothing from
  * elsewhere, so it works offline and inside a Worker. The page talks only to the public /v1 API.
  */
-
-export interface UiOptions {
-  /** Redirect `GET /` to `/ui` (default true). */
-  redirectRoot?: boolean;
-}
-
-/**
- * Strict: scripts and styles from this origin only, no inline script or style, no framing, no plugins;
- * Trusted Types with no policy, so a string can never reach innerHTML or a script sink in this page.
- */
-export const UI_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ');
-
-const ICON =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">' +
-  '<rect x="2" y="5" width="12" height="9" rx="2" fill="#1f56b3"/>' +
-  '<path d="M5 5V3.5A1.5 1.5 0 0 1 6.5 2h3A1.5 1.5 0 0 1 11 3.5V5" stroke="#1f56b3" stroke-width="1.5" ' +
-  'fill="none"/></svg>';
-
-/** FNV-1a of a text, as 8 hex digits: the asset URLs' version, so they can be cached for good. */
-function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
 
 interface Asset {
   body: string;
@@ -272,13 +240,6 @@ function built() {
   return assets;
 }
 
-function secure(c: Context): void {
-  c.header('Content-Security-Policy', UI_CSP);
-  c.header('X-Content-Type-Options', 'nosniff');
-  c.header('Referrer-Policy', 'no-referrer');
-  c.header('X-Frame-Options', 'DENY');
-}
-
 /** Serves an asset; a request naming its current version may cache it for a year. */
 function sendAsset(c: Context, asset: Asset) {
   secure(c);
@@ -291,26 +252,19 @@ function sendAsset(c: Context, asset: Asset) {
 }
 
 /**
- * The browser's routes, as a Hono app to mount at the root: `app.route('/', uiRoutes())`. A path added here
- * goes into the browser's pattern in lib/http/app.ts too (its other methods answer 405 by it), and into the
- * 405 test in test/http/bad-input.test.ts.
+ * The browser's routes, as a Hono app to mount at the root: `app.route('/', uiRoutes())`: the pages, and
+ * the script, stylesheet and icon they name (in the Worker bundles, Workers static assets: lib/ui/edge.ts).
  */
 export function uiRoutes(options: UiOptions = {}) {
-  const redirectRoot = options.redirectRoot ?? true;
-  const ui = new Hono();
-  const page = (view: 'list' | 'session') => (c: Context) => {
-    secure(c);
-    c.header('Cache-Control', 'no-cache');
-    return c.html(built().pages[view]);
-  };
-  if (redirectRoot) ui.get('/', (c) => c.redirect('/ui', 302));
-  ui.get('/ui', page('list'));
-  ui.get('/ui/', (c) => c.redirect('/ui', 301));
-  ui.get('/ui/sessions/:id', page('session'));
-  ui.get('/ui/app.js', (c) => sendAsset(c, built().script));
-  ui.get('/ui/app.css', (c) => sendAsset(c, built().style));
-  ui.get('/ui/app.svg', (c) =>
-    sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }),
+  return shellRoutes(
+    options,
+    (view) => built().pages[view],
+    (ui) => {
+      ui.get('/ui/app.js', (c) => sendAsset(c, built().script));
+      ui.get('/ui/app.css', (c) => sendAsset(c, built().style));
+      ui.get('/ui/app.svg', (c) =>
+        sendAsset(c, { body: ICON, type: 'image/svg+xml', version: 'icon' }),
+      );
+    },
   );
-  return ui;
 }

@@ -44,6 +44,8 @@ function start(script: string, bindings: Record<string, unknown>, r2 = true) {
     modules: true,
     modulesRoot: dirname(script),
     compatibilityDate: '2026-04-01',
+    // The browser's script and stylesheet: Workers static assets, served before the Worker runs.
+    assets: { directory: join(dirname(script), 'assets'), routerConfig: { has_user_worker: true } },
     ...(r2 ? { r2Buckets: ['BUCKET'] } : {}),
     bindings,
   });
@@ -370,6 +372,17 @@ describe('the R2-only Workers bundle under miniflare', () => {
         .replace(/\s*([;{}])\s*/g, '$1')
         .trim();
     expect(css).toBe(rules(STYLE));
+    // The script and stylesheet are Workers static assets the build writes beside the bundle, not in its
+    // code: the page script's text is not in the bundle (it was about 9 KB of its gzip size).
+    const assetsDir = join(dirname(r2Only), 'assets', 'ui');
+    const js = await (await mf.dispatchFetch('http://w/ui/app.js')).text();
+    expect(js).toBe(readFileSync(join(assetsDir, 'app.js'), 'utf8'));
+    expect(css).toBe(readFileSync(join(assetsDir, 'app.css'), 'utf8'));
+    expect(js).toContain('Live updates paused');
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('Live updates paused');
+    // The pages name the assets' current versions.
+    const page = await (await mf.dispatchFetch('http://w/ui')).text();
+    expect(page).toMatch(/src="\/ui\/app\.js\?v=[0-9a-f]{8}"/);
   });
 
   it('leaves out only Hono helpers the app never calls (app.mount, c.req.parseBody)', () => {

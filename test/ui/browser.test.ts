@@ -1,10 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildUiAssets } from '../../scripts/build.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import {
@@ -732,22 +731,12 @@ describe('session browser: actions', () => {
 
 describe('session browser: the script as the Worker serves it', () => {
   it('runs when minified and bundled: the list and a transcript render, nothing fails', async () => {
-    // The Worker bundle is minified, so the functions of lib/ui/client.ts get short names there; the
-    // served script must still hold together. Bundle lib/ui/index.ts the same way and serve its script.
+    // The Workers serve the page script as a static asset the build writes (buildUiAssets: a minified
+    // bundle of lib/ui/index.ts makes it, so the functions of lib/ui/client.ts get short names there);
+    // it must still hold together. Build it so and serve it here.
     const dir = mkdtempSync(join(tmpdir(), 'satchel-ui-min-'));
-    const outfile = join(dir, 'ui.cjs');
-    await build({
-      entryPoints: [new URL('../../lib/ui/index.ts', import.meta.url).pathname],
-      outfile,
-      bundle: true,
-      format: 'cjs',
-      platform: 'node',
-      target: 'es2022',
-      minify: true,
-      logLevel: 'warning',
-    });
-    const { clientScript } = createRequire(import.meta.url)(outfile) as { clientScript(): string };
-    const script = clientScript();
+    await buildUiAssets(dir);
+    const script = readFileSync(join(dir, 'ui', 'app.js'), 'utf8');
     rmSync(dir, { recursive: true, force: true });
     expect(script).not.toContain('function sessionBrowser'); // really minified
     const api = apiClient(openServer.url, null);

@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorker } from '../../scripts/build.js';
 import { apiClient, launchBrowser, openPage, richSession, signIn, visibleText } from './browser.js';
 
-// The session browser served by the R2-only Workers bundle, built as for deployment (esbuild, then terser's
-// renaming) and run in miniflare's workerd, in Chromium: the page's script is the bundle's own function text,
-// so a build step that broke it would show here and nowhere else (test/ui/browser.test.ts runs the sources).
+// The session browser served by the R2-only Workers bundle, built as for deployment and run in miniflare's
+// workerd with its static assets (the page's script, stylesheet and icon, which the build writes to
+// `assets/` beside the bundle: a minified bundle's function text), in Chromium: a build step that broke
+// them would show here and nowhere else (test/ui/browser.test.ts runs the sources).
 const TOKEN = 'tok_ui_worker_0123456789';
 let browser: Browser;
 let mf: Miniflare;
@@ -25,6 +26,8 @@ beforeAll(async () => {
     modules: true,
     modulesRoot: dirname(script),
     compatibilityDate: '2026-04-01',
+    // The page's script, stylesheet and icon: Workers static assets, as wrangler.toml deploys them.
+    assets: { directory: join(dirname(script), 'assets'), routerConfig: { has_user_worker: true } },
     r2Buckets: ['BUCKET'],
     bindings: { SATCHEL_TOKENS: `edge=${TOKEN}` },
     host: '127.0.0.1',
