@@ -100,8 +100,14 @@ interface ApiOptions {
   /** An Idempotency-Key, so that sending the request again does not write twice. */
   key?: string;
 }
-/** Tool results by the id of the call they answer, with their index in the transcript. */
-type ResultsByCall = Map<string, { m: Message; i: number }[]>;
+/**
+ * Tool results under the call they answer, with their index in the transcript (`of`), and those indexes
+ * (`under`: not shown on their own).
+ */
+interface ResultsByCall {
+  of: Map<ToolCall, { m: Message; i: number }[]>;
+  under: Set<number>;
+}
 type Child = Node | string | number | null | undefined | false;
 
 /** What the sessions list keeps between events. */
@@ -114,8 +120,8 @@ interface ListState {
   /** The newest updated_at seen: the live loop's updated_after. */
   newest: string | null;
   searching: boolean;
-  /** Sessions changed while the first page was not on screen. */
-  pending: number;
+  /** The ids of sessions changed while the first page was not on screen. */
+  pending: Set<string>;
   polling: boolean;
   /** The last live-update poll got no answer (the page says its updates are paused). */
   pollFailing: boolean;
@@ -456,6 +462,7 @@ export function wireSignIn(): void {
     storeToken(candidate);
     input.value = '';
     signedIn(false);
+    $('main').focus(); // the form that held focus is hidden now
     form.dispatchEvent(new CustomEvent('signedin', { detail: a }));
   });
 }
@@ -508,7 +515,7 @@ export function wrapperPattern(): RegExp {
 
 /** Message text: untrusted-content wrappers as labelled blocks, redactions marked, nothing interpreted. */
 export function richText(text: string): HTMLElement {
-  const box = h('div', { class: 'text' });
+  const box = h('div', { class: 'text', dir: 'auto' }); // Hebrew or Arabic text reads right to left
   // Most messages hold neither a wrapper nor a redaction: one text node, no regex run.
   if (!text.includes('<untrusted_content_')) {
     box.appendChild(text.includes('[REDACTED]') ? redactions(text) : document.createTextNode(text));
@@ -540,7 +547,7 @@ export function untrustedBlock(source: string, content: string): HTMLElement {
       'Untrusted content · source: ',
       h('code', null, source || '(none)'),
     ),
-    h('div', { class: 'text' }, redactions(content)),
+    h('div', { class: 'text', dir: 'auto' }, redactions(content)),
   );
 }
 
@@ -629,7 +636,7 @@ export async function listView(): Promise<void> {
     pageIndex: 0,
     newest: null,
     searching: false,
-    pending: 0,
+    pending: new Set(),
     pollFailing: false,
     polling: false,
   };
@@ -651,7 +658,7 @@ export function sessionRow(s: Summary, fresh?: 'new' | 'updated'): HTMLTableRowE
     h(
       'td',
       { class: 'task' },
-      h('a', { href: sessionHref(s.id) }, s.task || '(no task)'),
+      h('a', { href: sessionHref(s.id), dir: 'auto' }, s.task || '(no task)'),
       h('span', { class: 'sid' }, s.id),
       ...badges(s),
       fresh ? h('span', { class: 'badge fresh' }, fresh) : null,
@@ -687,7 +694,7 @@ export function renderList(st: ListState, a: Answer): void {
   $<HTMLButtonElement>('next').disabled = !st.cursors[st.pageIndex + 1];
   $('page-label').textContent = `Page ${st.pageIndex + 1}`;
   if (st.pageIndex === 0) {
-    st.pending = 0;
+    st.pending.clear();
     show($('pending'), false);
   }
 }
@@ -765,8 +772,12 @@ export function searchHitItem(hit: SearchHit, words: string[]): HTMLLIElement {
   return h(
     'li',
     { 'data-id': hit.id },
-    h('a', { href: sessionHref(hit.id), class: 'task' }, highlight(hit.task || '(no task)', words)),
-    h('p', { class: 'snippet' }, highlight(hit.snippet, words)),
+    h(
+      'a',
+      { href: sessionHref(hit.id), class: 'task', dir: 'auto' },
+      highlight(hit.task || '(no task)', words),
+    ),
+    h('p', { class: 'snippet', dir: 'auto' }, highlight(hit.snippet, words)),
     h(
       'span',
       { class: 'note' },
@@ -830,8 +841,10 @@ export function highlight(text: string, words: string[]): DocumentFragment {
 
 /** Live updates: one turn of the sync loop, GET /v1/sessions?updated_after=<newest seen>. */
 export async function pollChanges(st: ListState): Promise<void> {
-  if (st.polling || document.hidden) return;
+  // Not while signed out: a poll without a token would only answer 401 again.
+  if (st.polling || document.hidden || $('content').hidden) return;
   st.polling = true;
+  const token = storedToken();
   try {
     const a = await api(
       'GET',
@@ -839,7 +852,9 @@ export async function pollChanges(st: ListState): Promise<void> {
         ? `/v1/sessions?limit=100&updated_after=${encodeURIComponent(st.newest)}`
         : `/v1/sessions?limit=${st.pageSize}`,
     );
-    if (a.status === 401) return needSignIn('The token is no longer accepted.');
+    // Only the token this poll sent is refused: one signed in meanwhile stays.
+    if (a.status === 401)
+      return void (storedToken() === token && needSignIn('The token is no longer accepted.'));
     if (a.status === 0 || a.status >= 500) {
       st.pollFailing = true;
       return status(
@@ -864,9 +879,9 @@ export async function pollChanges(st: ListState): Promise<void> {
       $<HTMLButtonElement>('next').disabled = !st.cursors[1];
       showChanges(st, changed);
     } else {
-      st.pending += changed.length;
+      for (const c of changed) st.pending.add(c.id); // a session changed twice counts once
       const b = $('pending');
-      b.textContent = `${plural(st.pending, 'session')} changed: show the newest`;
+      b.textContent = `${plural(st.pending.size, 'session')} changed: show the newest`;
       show(b, true);
     }
   } finally {
@@ -939,6 +954,13 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   }
   say($('error'), '');
   st.session = got.json as Session;
+  // `latest` (or any alias) names the session shown from now on: its writes need its id, and the
+  // address names it, so a reload shows the same session.
+  if (st.id !== st.session.id) {
+    st.id = st.session.id;
+    st.path = apiPath(st.id);
+    history.replaceState(null, '', sessionHref(st.id));
+  }
   st.etag = got.etag;
   st.raw = got.text;
   renderSession(st, st.session);
@@ -971,7 +993,8 @@ export function renderFacts(s: Session, raw: string): void {
   fact('Model', [s.model, s.provider].filter(Boolean).join(' · ') || '—');
   fact('Turns', String(s.turns));
   fact('Messages', String(s.messages.length));
-  fact('Size', fmtBytes(utf8Bytes(raw)));
+  // The session as read (the list's size is the stored object's, which the size cap counts).
+  fact('Size as read', fmtBytes(utf8Bytes(raw)));
   fact('Created', timeEl(s.created_at));
   fact('Updated', timeEl(s.updated_at));
   fact('Revision', String(s.revision));
@@ -988,16 +1011,19 @@ export function renderMetadata(metadata: Record<string, string> | undefined): vo
 
 /** Tool results that answer a call in this transcript, by call id; they are shown under their call. */
 export function resultsByCall(messages: Message[]): ResultsByCall {
-  const callIds = new Set<string>();
-  for (const m of messages) for (const c of m.tool_calls ?? []) callIds.add(c.id);
-  const results: ResultsByCall = new Map();
+  // A result answers the nearest call before it with its id: many agents number calls per turn
+  // (`call_0` on every turn), so an id alone names several calls.
+  const latest = new Map<string, ToolCall>();
+  const of: ResultsByCall['of'] = new Map();
+  const under = new Set<number>();
   messages.forEach((m, i) => {
-    if (m.role !== 'tool' || !m.tool_call_id || !callIds.has(m.tool_call_id)) return;
-    const list = results.get(m.tool_call_id) ?? [];
-    list.push({ m, i });
-    results.set(m.tool_call_id, list);
+    for (const c of m.tool_calls ?? []) latest.set(c.id, c);
+    const call = m.role === 'tool' && m.tool_call_id ? latest.get(m.tool_call_id) : undefined;
+    if (!call) return;
+    of.set(call, [...(of.get(call) ?? []), { m, i }]);
+    under.add(i);
   });
-  return results;
+  return { of, under };
 }
 
 /**
@@ -1017,7 +1043,7 @@ export function renderMessages(st: SessionState, messages: Message[]): void {
     for (let n = 0; next < messages.length && n < maxItems;) {
       const i = next++;
       const m = messages[i]!;
-      if (m.role === 'tool' && m.tool_call_id && results.has(m.tool_call_id)) continue; // under its call
+      if (results.under.has(i)) continue; // under its call
       frag.appendChild(messageItem(m, i, results));
       if ((++n & 15) === 0 && performance.now() > until) break;
     }
@@ -1092,14 +1118,14 @@ export function capMarkerItem(
       h('span', null, `#${i + 1}`),
     ),
     h('p', { class: 'cap' }, `${removed} removed by the size cap.`),
-    h('div', { class: 'text' }, text),
+    h('div', { class: 'text', dir: 'auto' }, text),
   );
 }
 
 /** An assistant's tool call: name, id, pretty arguments (collapsible), and the results under it. */
 export function toolCallBlock(call: ToolCall, results: ResultsByCall): HTMLDetailsElement {
   const args = prettyArgs(call.function?.arguments ?? '');
-  const pre = (t: string) => h('pre', { class: 'text' }, redactions(t));
+  const pre = (t: string) => h('pre', { class: 'text', dir: 'auto' }, redactions(t));
   const box = h(
     'details',
     { class: 'tool-call', open: true },
@@ -1114,18 +1140,20 @@ export function toolCallBlock(call: ToolCall, results: ResultsByCall): HTMLDetai
     ),
     isLong(args.text) ? folded('Arguments', args.text, 'fold', pre) : pre(args.text),
   );
-  for (const r of results.get(call.id) ?? []) {
-    const t = contentText(r.m.content).text;
+  for (const r of results.of.get(call) ?? []) {
+    const { text: t, extra } = contentText(r.m.content);
     box.appendChild(
       h(
         'div',
         { class: 'tool-result', id: `m${r.i + 1}` },
         h('div', { class: 'tool-result-head' }, `Result #${r.i + 1}`),
         isLong(t) ? folded('Tool result', t) : richText(t),
+        // Parts other than text (an image a tool returned), as a message's are.
+        ...extra.map((kind) => h('p', { class: 'note' }, `[${kind} part, not shown]`)),
       ),
     );
   }
-  if (!results.has(call.id))
+  if (!results.of.has(call))
     box.appendChild(h('p', { class: 'note' }, 'No result stored for this call.'));
   return box;
 }
@@ -1230,11 +1258,14 @@ export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
 
 /** Disables the button while the work runs, so a double click writes once. */
 export async function busyWhile(button: HTMLButtonElement, work: () => Promise<void>) {
-  button.disabled = true;
+  // Marked busy, not disabled: disabling the focused button drops keyboard focus to the page, and
+  // `disabled` stays what the page's state says (a trim needs its preview first).
+  if (button.getAttribute('aria-busy') === 'true') return;
+  button.setAttribute('aria-busy', 'true');
   try {
     await work();
   } finally {
-    button.disabled = false;
+    button.removeAttribute('aria-busy');
   }
 }
 

@@ -175,7 +175,7 @@ function SessionView(): string {
 /** The session's task, badges, facts, metadata and refs. */
 function SessionHeader(): string {
   return `
-  <h1 id="task" tabindex="-1">
+  <h1 id="task" tabindex="-1" dir="auto">
     Session
   </h1>
   <p id="badges"></p>

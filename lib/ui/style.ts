@@ -24,7 +24,7 @@ h1{font-size:1.35rem;margin:.2rem 0 .6rem;overflow-wrap:anywhere}
 h2{font-size:1.1rem;margin:1.4rem 0 .5rem}
 button,.button{font:inherit;font-size:14px;padding:.35rem .8rem;border:1px solid #9aa3b5;
   border-radius:5px;background:#fff;color:var(--fg);cursor:pointer}
-button:disabled{opacity:.55;cursor:default}
+button:disabled{opacity:.55;cursor:default}button[aria-busy=true]{opacity:.7;cursor:progress}
 button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
 button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
 input,textarea{font:inherit;padding:.35rem .5rem;border:1px solid #9aa3b5;border-radius:5px;
@@ -44,7 +44,7 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:13px;color:var(--muted);font-weight:600}
 td.num{text-align:right;white-space:nowrap}
-.task a{font-weight:600;overflow-wrap:anywhere}
+.task a,a.task{font-weight:600;overflow-wrap:anywhere}
 .sid{display:block;color:var(--muted);font:12px ui-monospace,monospace;overflow-wrap:anywhere}
 .badge{display:inline-block;font-size:12px;line-height:1.4;padding:0 .4rem;border-radius:9px;
   margin:.1rem .25rem 0 0;border:1px solid var(--line);background:var(--soft);color:var(--fg)}
@@ -60,9 +60,9 @@ ol.results{padding-left:1.4rem}ol.results li{margin:.2rem 0 .9rem}
 mark{background:#ffe98a;color:inherit;padding:0 .1em}
 mark.redacted{background:#2b2f3a;color:#fff;border-radius:3px;padding:0 .25em;
   font:12px ui-monospace,monospace}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.4rem 0;
-  font-size:14px}
-dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+dl.facts{display:grid;grid-template-columns:minmax(0,max-content) minmax(0,1fr);gap:.1rem .8rem;
+  margin:.4rem 0;font-size:14px}
+dl.facts dt{color:var(--muted);overflow-wrap:anywhere}dl.facts dd{margin:0;overflow-wrap:anywhere}
 h2.sub{font-size:.95rem;margin:.6rem 0 .1rem}
 dl.metadata dt code{color:var(--fg);overflow-wrap:anywhere}
 ol.transcript{list-style:none;padding:0;margin:0}
@@ -83,7 +83,7 @@ li.msg.cap-marker{border-style:dashed;border-left-color:var(--warn);background:#
 .untrusted .text{white-space:pre-wrap}
 .tool-call{margin:.4rem 0 .2rem;border:1px solid #c9bfe0;border-radius:6px;background:#faf8fe}
 .tool-call>summary,.fold>summary,.reasoning>summary{cursor:pointer;padding:.25rem .5rem;
-  font-size:13px}
+  font-size:13px;overflow-wrap:anywhere}
 .tool-call pre{margin:0;padding:.3rem .6rem}
 .tool-result{margin:.2rem .5rem .5rem 1.2rem;padding:.3rem .6rem;border-left:3px solid #7a4fb3;
   background:#fff}

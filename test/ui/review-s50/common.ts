@@ -1,0 +1,24 @@
+// Shared setup for the review s50c (test/ui/review-s50) browser tests: a real Satchel server on a temp local folder (as
+// test/ui does) and Debian's Chromium through puppeteer-core (test/ui/browser.ts).
+export { apiClient, launchBrowser, openPage, signIn, visibleText, tabTo } from '../browser.js';
+export { startSatchelServer, type RunningServer } from '../../support/satchel-server.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How far the page reaches past the viewport's width (0 when nothing makes it scroll sideways). */
+export async function sideways(
+  page: import('puppeteer-core').Page,
+): Promise<{ overflow: number; widest: string[] }> {
+  return page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const widest = Array.from(document.querySelectorAll('body *'))
+      .filter(
+        (e) => (e as HTMLElement).offsetParent !== null && e.getBoundingClientRect().right > w + 1,
+      )
+      .map(
+        (e) =>
+          `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${e.className ? '.' + String(e.className).replace(/ /g, '.') : ''} → ${Math.round(e.getBoundingClientRect().right)}px`,
+      );
+    return { overflow: document.documentElement.scrollWidth - w, widest };
+  });
+}
