@@ -12,7 +12,7 @@ import {
 
 // The list's live-update loop keeps running while the page shows the sign-in form (after the token was
 // rotated away), sending GET /v1/sessions?updated_after=… with no token every poll; each 401 runs
-// needSignIn again. What a user sees:
+// needSignIn again. What a user saw (until 2026-12-05):
 // 1. They paste a wrong token; the form says why ("That token was not accepted. The server answered
 //    401: …"). A moment later (the next poll) that reason is replaced by "The token is no longer
 //    accepted.", which is not what happened.
