@@ -49,7 +49,8 @@ const KNOWN = new Set<string>([...SESSION_FIELDS, 'satchel', 'metadata']);
 export function parseOdekFile(text: string): OdekFileResult {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // A byte order mark (a Windows editor's UTF-8) is not part of the JSON.
+    raw = JSON.parse(text.replace(/^\ufeff/, ''));
   } catch (err) {
     // Only where: the engine's message quotes the text around it, which may be part of a secret.
     const at = /at position (\d+)/.exec((err as Error).message)?.[1];

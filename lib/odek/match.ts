@@ -115,6 +115,9 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
     }
     return null;
   }
+  // A number or boolean under a key that names a secret is stored as the placeholder string.
+  if (stored === PLACEHOLDER && (typeof file === 'number' || typeof file === 'boolean'))
+    return null;
   return Object.is(file, stored) ? null : path || '(value)';
 }
 

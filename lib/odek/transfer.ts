@@ -148,5 +148,12 @@ async function pipelineNotes(
     notes.push(
       `size cap: ${record.dropped_groups} oldest message group${record.dropped_groups > 1 ? 's' : ''} dropped`,
     );
+  // With the system prompt alone over the cap, the first user message is not stored (a create's
+  // Satchel-Dropped-First-User-Message): the file had one, the session has none.
+  const users = (ms: readonly { role: string }[]) => ms.filter((m) => m.role === 'user').length;
+  if (users(file.messages) > 0 && users(stored.messages) === 0)
+    notes.push(
+      'size cap: the first user message was not stored (with the system prompt, over the cap)',
+    );
   return notes;
 }
