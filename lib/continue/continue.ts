@@ -259,6 +259,7 @@ export class Continuer {
           receiptExtras: (s) => ({ rd: chain(salt, s.messages.slice(-1)) }),
         },
         stored.session.satchel?.['i'], // the session its message went to
+        stored.replayed ? undefined : own, // still there (a repeat sent the raw text: not compared)
       );
       if (saved.replayed) return await replay(saved.receipt);
       const reply = saved.session.messages.at(-1)?.content ?? '';

@@ -17,6 +17,7 @@ import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import {
   badRequest,
+  conflict,
   notFound,
   preconditionFailed,
   SatchelError,
@@ -460,6 +461,8 @@ export class SessionStore {
     turn: { messages: Message[]; model: string; provider: string },
     ctx: WriteContext,
     incarnation: unknown,
+    /** The message the turn answers, as stored: a pop, trim or PUT that removed it meanwhile refuses it. */
+    question?: Pick<Message, 'role' | 'content'>,
   ): Promise<WriteResult> {
     // No fingerprint: a repeat of a turn is never "a different request", whatever the model said.
     return this.mutate({
@@ -469,6 +472,15 @@ export class SessionStore {
       ctx,
       build: (cur) => {
         if (cur.satchel?.['i'] !== incarnation) throw notFound(`session ${id} does not exist`);
+        // A reply to a message the session no longer holds answers nothing in it (a partial copy, whose
+        // older messages are absent, cannot tell: the turn goes in).
+        const held = (m: Message | undefined) =>
+          !m || (m.role === question!.role && m.content === question!.content);
+        if (question && !cur.messages.some(held))
+          throw conflict(
+            `the message this turn answered was removed from session ${id} while the model ran ` +
+              '(a pop, trim or replace); the reply was not stored',
+          );
         return {
           ...cur,
           model: turn.model,
