@@ -71,6 +71,11 @@ export interface SaveOutput {
   sources: string[];
   /** Messages scanned by this write (the rest were proven unchanged). */
   scanned: number;
+  /**
+   * Of `redactions`, those in each message (by its index in `next` as sent; unset for messages not
+   * scanned): a group commit's members each count their own (lib/sessions/write-loop.ts).
+   */
+  byMessage: number[];
 }
 
 export interface SavePipeline {
@@ -278,7 +283,12 @@ function applyPipeline(
   const sources = [...new Set(taint.sources.map((s) => text(s, true)))];
 
   // 3. Redact the rest, on copies.
-  const messages = redactSession(next, previous, trusted, text, hit);
+  const byMessage: number[] = [];
+  let seen = redactions;
+  const messages = redactSession(next, previous, trusted, text, hit, (i) => {
+    byMessage[i] = redactions - seen;
+    seen = redactions;
+  });
   next.untrusted_ingested = next.untrusted_ingested || taint.untrustedIngested;
   next.episode_untrusted = next.episode_untrusted || taint.episodeUntrusted;
   next.episode_taint_tracked = true;
@@ -314,6 +324,7 @@ function applyPipeline(
     head_dropped: cap.headDropped,
     sources,
     scanned: messages.length - trusted,
+    byMessage,
   };
 }
 
@@ -361,10 +372,14 @@ function redactSession(
   trusted: number,
   text: (s: string) => string,
   hit: () => void,
+  /** Told after each message is redacted. */
+  done: (i: number) => void,
 ): Message[] {
   const messages = next.messages.slice();
-  for (let i = trusted; i < messages.length; i++)
+  for (let i = trusted; i < messages.length; i++) {
     messages[i] = redactMessage(messages[i]!, text, hit);
+    done(i);
+  }
   next.messages = messages;
   next.task = text(next.task);
   next.model = text(next.model);
@@ -454,6 +469,7 @@ export const corePipeline: SavePipeline = {
       head_dropped: false,
       sources: [],
       scanned: next.messages.length,
+      byMessage: [],
     };
   },
 };

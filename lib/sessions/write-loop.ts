@@ -55,6 +55,7 @@ import {
   otherRequest,
   keepWrites,
   receiptOf,
+  ownRedactions,
   recordGrowth,
   seal,
   sealDelta,
@@ -714,7 +715,7 @@ export class WriteLoop {
         throw err;
       });
     if (outcome.lost) reopen();
-    else for (const { m } of built) m.result = fulfilled({ session, receipt, replayed: false });
+    else answerMembers(built, session, receipt, records);
     if (!outcome.lost) this.afterLanded(run, incarnation, plan.ahead, sweep);
     return outcome;
   }
@@ -773,6 +774,19 @@ export class WriteLoop {
     // an answer).
     if (built.length > 1 && saved.dropped_groups > 0) throw payloadTooLarge('group over the cap');
     const receipt = makeReceipt(saved.session, 0, saved.redactions + before, saved.dropped_groups);
+    // A group's members share the revision, not the count: each has the secrets of its own messages and
+    // request (the commit's total told every member, and its audit record, of the others' secrets); what
+    // no member's messages held (older text a rescan redacted) goes with the first.
+    if (built.length > 1) {
+      let at = cur.messages.length;
+      const own = built.map(({ m, added }) => {
+        let n = m.req.ctx.redacted ?? 0;
+        for (const end = at + added; at < end; at++) n += saved.byMessage[at] ?? 0;
+        return n;
+      });
+      own[0]! += receipt.redactions - own.reduce((a, b) => a + b, 0);
+      records.forEach((r, i) => ownRedactions.set(r, own[i]!));
+    }
     built.forEach(({ m, added }, i) => {
       const fields = [m.req.ctx, added, saved.session.messages.length, saved.sources] as const;
       records[i]!.a = this.auditFields(m.req.ctx.op ?? m.req.op, ...fields);
@@ -1377,4 +1391,21 @@ function sleep(ms: number): Promise<void> {
 /** The rules and configured secrets a session was last scanned under (`satchel.scan.v`, save.ts). */
 function scanOf(session: StoredSession): unknown {
   return (session.satchel?.['scan'] as { v?: unknown } | undefined)?.v;
+}
+
+/**
+ * Each member's answer once the commit landed: the commit's receipt, with the member's own redaction
+ * count (`ownRedactions`) in a group.
+ */
+function answerMembers(
+  built: { m: Member }[],
+  session: StoredSession,
+  receipt: WriteReceipt,
+  records: WriteRecord[],
+): void {
+  built.forEach(({ m }, i) => {
+    const own = ownRedactions.get(records[i]!);
+    const mine = own === undefined ? receipt : { ...receipt, redactions: own };
+    m.result = fulfilled({ session, receipt: mine, replayed: false });
+  });
 }

@@ -266,6 +266,12 @@ export function sealDelta(
 
 const CLOSE = new Uint8Array([125]); // }
 
+/**
+ * A group commit member's own redaction count (the secrets of its own messages and request), which its
+ * record's receipt holds instead of the commit's: set by the write loop (`saveAndEncode`).
+ */
+export const ownRedactions = new WeakMap<WriteRecord, number>();
+
 /** Stores the receipt in the records until the encoded bookkeeping's size (which holds it) settles. */
 function settle(
   session: StoredSession,
@@ -277,7 +283,11 @@ function settle(
   let tail = encodeTail(session);
   for (let i = 0; i < 4; i++) {
     receipt.bytes = coreBytes + tail.byteLength;
-    for (const record of records) record.r = compactReceipt({ ...receipt, ...extra }, record.at);
+    for (const record of records) {
+      const own = ownRedactions.get(record);
+      const r = { ...receipt, ...extra, ...(own !== undefined ? { redactions: own } : {}) };
+      record.r = compactReceipt(r, record.at);
+    }
     const again = encodeTail(session);
     if (again.byteLength === tail.byteLength) return again;
     tail = again;
