@@ -303,9 +303,21 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
   return {
     url: url.href.replace(/\/+$/, ''),
     model: env.SATCHEL_EMBEDDINGS_MODEL,
-    ...(env.SATCHEL_EMBEDDINGS_KEY ? { key: env.SATCHEL_EMBEDDINGS_KEY } : {}),
+    ...(env.SATCHEL_EMBEDDINGS_KEY
+      ? { key: sendableKey(env.SATCHEL_EMBEDDINGS_KEY, 'SATCHEL_EMBEDDINGS_KEY') }
+      : {}),
     ...(env.SATCHEL_EMBEDDINGS_DIMS ? { dims: embeddingsDims(env)! } : {}),
   };
+}
+
+/**
+ * A key sent as `Authorization: Bearer <key>`: visible ASCII, no spaces (a pasted curly dash or a line
+ * break made every call fail as "could not be reached", with nothing said at start).
+ */
+function sendableKey(key: string, name: string): string {
+  if (!/^[\x21-\x7e]+$/.test(key))
+    throw new ConfigError(`${name} must be visible ASCII with no spaces (it is sent in a header)`);
+  return key;
 }
 
 /**
@@ -346,7 +358,9 @@ function parseModel(env: Env): ModelConfig {
   return {
     url: `${url.origin}${url.pathname.replace(/\/+$/, '')}${url.search}`,
     model: env.SATCHEL_MODEL!,
-    ...(env.SATCHEL_MODEL_KEY ? { key: env.SATCHEL_MODEL_KEY } : {}),
+    ...(env.SATCHEL_MODEL_KEY
+      ? { key: sendableKey(env.SATCHEL_MODEL_KEY, 'SATCHEL_MODEL_KEY') }
+      : {}),
     provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
     ...modelLimits(env),
   };
@@ -363,7 +377,9 @@ function modelLimits(env: Env): Pick<ModelConfig, 'timeoutMs' | 'contextBytes' |
       'SATCHEL_MODEL_TIMEOUT_MS',
       120_000,
       100,
-      3_600_000,
+      // Node's fetch gives up on an answer after 300 s (undici's header and body timeouts) whatever the
+      // deadline: a longer one could not be kept.
+      300_000,
     ),
     contextBytes: parseIntVar(
       env.SATCHEL_MODEL_CONTEXT_BYTES,
@@ -394,7 +410,8 @@ const looksLikeKey = (v: string) => v.length >= 12 && /\d/.test(v) && /[a-z]/i.t
 function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string[] {
   const tokens = (env.SATCHEL_TOKENS ?? '').split(',').map((entry) => {
     const token = entry.trim();
-    return token.slice(token.indexOf('=') + 1).replace(/:ro$/, '');
+    // The token without its `:ro` or `:rw` (parseTokens): with it, the value never appears in any text.
+    return token.slice(token.indexOf('=') + 1).replace(/:r[ow]$/, '');
   });
   const values = [
     env.SATCHEL_MODEL_KEY,

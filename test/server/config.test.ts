@@ -94,6 +94,37 @@ describe('configuration errors name what is wrong', () => {
     expect(await refusal({ SATCHEL_TOKENS: 'a=tok_same_0123:rw,b=tok_same_0123' })).toMatch(
       /entries 1 and 2 have the same token/,
     );
+    // And it is redacted as the token (review s50f: the secret was `<token>:rw`, found in no text, so a
+    // `:rw` token was stored and logged in clear).
+    expect(config.secrets).toEqual(expect.arrayContaining(['tok_alice_0123', 'tok_bob_4567']));
+    expect(config.secrets?.some((v) => v.endsWith(':rw') || v.endsWith(':ro'))).toBe(false);
+  });
+
+  it('model and embeddings keys must be sendable in a header; the model timeout at most 300 s (review)', async () => {
+    // A pasted curly dash or a line break: every call failed as "could not be reached", nothing said at start.
+    const model = { SATCHEL_MODEL_URL: 'https://m.example', SATCHEL_MODEL: 'm' };
+    for (const key of ['sk-abc\u2013def', 'sk-abc\ndef', 'sk abc'])
+      expect(await refusal({ ...model, SATCHEL_MODEL_KEY: key })).toMatch(
+        /SATCHEL_MODEL_KEY must be visible ASCII with no spaces/,
+      );
+    const embeddings = {
+      SATCHEL_EMBEDDINGS_URL: 'https://e.example',
+      SATCHEL_EMBEDDINGS_MODEL: 'e',
+    };
+    expect(await refusal({ ...embeddings, SATCHEL_EMBEDDINGS_KEY: 'k\u00e9y-0123' })).toMatch(
+      /SATCHEL_EMBEDDINGS_KEY must be visible ASCII/,
+    );
+    expect(
+      (await loadConfig({ ...model, SATCHEL_MODEL_KEY: 'sk-ok_0123' }, 'local')).model?.key,
+    ).toBe('sk-ok_0123');
+    // Node's fetch gives up on an answer after 300 s: a longer deadline could not be kept.
+    expect(await refusal({ SATCHEL_MODEL_TIMEOUT_MS: '330000' })).toMatch(
+      /SATCHEL_MODEL_TIMEOUT_MS/,
+    );
+    expect(
+      (await loadConfig({ ...model, SATCHEL_MODEL_TIMEOUT_MS: '300000' }, 'local')).model
+        ?.timeoutMs,
+    ).toBe(300_000);
   });
 
   it('S3 with another credential source of the SDK (a profile) is accepted', async () => {
