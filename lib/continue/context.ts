@@ -1,5 +1,6 @@
 import { groupsOf, jsonBytes } from '../pipeline/cap.js';
 import type { Message } from '../model/session.js';
+import { toChatMessage } from './model.js';
 
 /**
  * What a model turn sees of its session: pure functions over the stored messages. The stored session is
@@ -7,16 +8,18 @@ import type { Message } from '../model/session.js';
  */
 
 /**
- * Fits messages into `budgetBytes` (the sum of each message's JSON size): a leading system message always
- * stays, then the newest groups that fit, whole (an assistant message with tool calls and its results is
- * one group, never split). The newest group is kept even when it alone is over the budget, since a
- * request without the question is useless; the model then rejects it if it is too large. Tool results
- * whose call is not in front of them are left out: chat APIs refuse them.
+ * Fits messages into `budgetBytes` (the sum of each message's JSON size as the model request carries it,
+ * `toChatMessage`: reasoning, parts and unknown fields are not sent, so they are not counted): a leading
+ * system message always stays, then the newest groups that fit, whole (an assistant message with tool
+ * calls and its results is one group, never split). The newest group is kept even when it alone is
+ * over the budget, since a request without the question is useless; the model then rejects it if it is
+ * too large. Tool results whose call is not in front of them are left out: chat APIs refuse them.
  */
 export function fitContext(messages: Message[], budgetBytes: number): Message[] {
   const head = messages[0]?.role === 'system' ? 1 : 0;
-  let used = head ? jsonBytes(messages[0]) : 0;
-  const sizes = messages.map(jsonBytes);
+  const sent = (m: Message) => jsonBytes(toChatMessage(m));
+  let used = head ? sent(messages[0]!) : 0;
+  const sizes = messages.map(sent);
   const groups = groupsOf(messages, head).filter((g) => messages[g.start]!.role !== 'tool');
   let first = groups.length;
   for (let i = groups.length - 1; i >= 0; i--) {

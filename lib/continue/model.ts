@@ -1,5 +1,6 @@
 import { randomHex } from '../model/ids.js';
 import type { Message } from '../model/session.js';
+import { textOfParts, type ContentPart } from '../model/parts.js';
 
 /** An OpenAI-compatible chat endpoint for continue. The key is sent to `url` only and never logged. */
 export interface ModelConfig {
@@ -139,7 +140,12 @@ export function parseCompletion(text: string): ChatReply {
     Record<string, unknown> | undefined;
   if (typeof message !== 'object' || message === null)
     throw new ModelError('invalid', 'the model answered without a message');
-  const content = typeof message.content === 'string' ? message.content : '';
+  // Text as a string, or as parts (some providers answer `[{type: "text", text}]`); an OpenAI refusal
+  // (`content: null, refusal: "…"`) is the reply's text too. Until 2026-12-05 both became an empty reply.
+  const parts = Array.isArray(message.content) ? (message.content as ContentPart[]) : undefined;
+  const said =
+    typeof message.content === 'string' ? message.content : parts ? textOfParts(parts) : '';
+  const content = said || (typeof message.refusal === 'string' ? message.refusal : '');
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   const tool_calls: ToolCall[] = [];
   for (const call of calls) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fitContext, ownMessageLast } from '../../lib/continue/context.js';
+import { toChatMessage } from '../../lib/continue/model.js';
 import { jsonBytes } from '../../lib/pipeline/cap.js';
 import type { Message } from '../../lib/model/session.js';
 
@@ -21,7 +22,8 @@ const result = (id: string, size = 10): Message => ({
   content: 'r'.repeat(size),
   tool_call_id: id,
 });
-const bytes = (...ms: Message[]) => ms.reduce((n, m) => n + jsonBytes(m), 0);
+/** What the model request carries of the messages (the budget counts that, not what is stored). */
+const bytes = (...ms: Message[]) => ms.reduce((n, m) => n + jsonBytes(toChatMessage(m)), 0);
 
 describe('fitContext', () => {
   const cases: { name: string; messages: Message[]; budget: number; want: Message[] }[] = [
@@ -67,6 +69,24 @@ describe('fitContext', () => {
       messages: [sys, u(1, 5), a(1, 500), u(2)],
       budget: bytes(sys, u(1, 5), u(2)) + 10,
       want: [sys, u(2)],
+    },
+    {
+      // Review s50f: 45 KB of reasoning per assistant message pushed out the session's first messages,
+      // though the request carries none of it (nor parts, nor unknown fields).
+      name: 'what the request does not carry (reasoning, unknown fields) is not counted',
+      messages: [
+        sys,
+        u(1),
+        { ...a(1), reasoning_content: 'r'.repeat(50_000), extra: 'x'.repeat(9_000) },
+        u(2),
+      ],
+      budget: bytes(sys, u(1), a(1), u(2)),
+      want: [
+        sys,
+        u(1),
+        { ...a(1), reasoning_content: 'r'.repeat(50_000), extra: 'x'.repeat(9_000) },
+        u(2),
+      ],
     },
     {
       name: 'the newest message stays even alone over the budget',

@@ -241,6 +241,24 @@ describe('runTool', () => {
 });
 
 describe('parseCompletion', () => {
+  it('reads a refusal, and text sent as parts (review s50f: both became an empty reply)', () => {
+    const of = (message: object) =>
+      parseCompletion(JSON.stringify({ choices: [{ message }] })).content;
+    expect(of({ role: 'assistant', content: null, refusal: 'I cannot help with that.' })).toBe(
+      'I cannot help with that.',
+    );
+    expect(
+      of({
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'second' },
+        ],
+      }),
+    ).toBe('first\nsecond');
+    expect(of({ role: 'assistant', content: 'plain', refusal: null })).toBe('plain');
+  });
+
   it('reads text, tool calls (object arguments re-encoded, missing ids made up) and reasoning', () => {
     const reply = parseCompletion(
       JSON.stringify({
