@@ -30,7 +30,7 @@ import { runTurn, type SearchFn } from './turn.js';
  * The continue operation: store the user message first (the normal append, through the save pipeline),
  * then, when a model is configured, run one model turn under the session's lease and store the turn's
  * messages in one more append. Exactly once: with an Idempotency-Key `K` the user message is appended
- * with `K` and the turn with `K#turn`, whose write record keeps the reply; a repeat finds those records
+ * with `K` and the turn with `K turn`, whose write record keeps the reply; a repeat finds those records
  * and answers the first result without calling the model. A repeat after a failed turn (502, 409, a
  * crash) stores nothing twice and runs the missing turn.
  */
@@ -203,7 +203,12 @@ export class Continuer {
     { model, leases }: { model: ModelConfig; leases: Leases },
   ): Promise<ContinueOutcome> {
     const { sessions } = this.options;
-    const turnKey = ctx.idempotencyKey !== undefined ? `${ctx.idempotencyKey}#turn` : undefined;
+    const key = ctx.idempotencyKey;
+    // The turn's own key: with a space, which no client's key holds (visible ASCII, no spaces), so no
+    // request's key is ever a turn's (`K#turn` was: a continue keyed `K#turn` after one keyed `K` was
+    // answered as that turn, and an append keyed `K#turn` swallowed continue `K`'s reply). A repeat looks
+    // for a turn stored before 2026-12-05 under `K#turn` too (`turnRecord`).
+    const turnKey = key !== undefined ? `${key} turn` : undefined;
     // What keys the reply's digest in the turn's write record: the Idempotency-Key (never stored) when
     // there is one, so that whoever reads the bucket cannot test guesses at a reply removed since.
     const salt = turnKey ?? randomHex(16);
@@ -212,26 +217,34 @@ export class Continuer {
     // whole: a replay is rare, and a copy at hand may be partial) with that digest; none when a later
     // write removed it. A trim, pop, replace or rescan that removes the reply thus leaves no copy of it
     // in the record, in the object or in a pack of records stored out (docs/design.md "Continue").
-    const replay = async (r: object): Promise<ContinueOutcome> => {
+    const replay = async ([r, keyed]: [object, string]): Promise<ContinueOutcome> => {
       const { rd, reply } = r as { rd?: unknown; reply?: unknown };
       const found =
         typeof reply === 'string' // a record of a Satchel before 2026-12-05 17:40 UTC
           ? reply
-          : (await sessions.get(ns, id)).messages.findLast((m) => chain(salt, [m]) === rd)?.content;
+          : (await sessions.get(ns, id)).messages.findLast((m) => chain(keyed, [m]) === rd)
+              ?.content;
       return { answer: answerOf(stored.receipt, r, found), replayed: true };
     };
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
-    const earlier =
-      stored.replayed && turnKey
-        ? await sessions.keyedRecord(ns, id, stored.session, turnKey)
-        : undefined;
-    if (earlier) return replay(receiptOf(earlier, id));
+    // The turn's receipt and the key that salted its digest; a turn stored before 2026-12-05 under
+    // `K#turn` only for a repeat (the message's record found), in the 24 h such a record is kept.
+    const turnRecord = async (session: StoredSession): Promise<[object, string] | undefined> => {
+      if (!key) return undefined;
+      for (const k of stored.replayed ? [turnKey!, `${key}#turn`] : [turnKey!]) {
+        const found = await sessions.keyedRecord(ns, id, session, k);
+        if (found) return [receiptOf(found, id), k];
+      }
+      return undefined;
+    };
+    const earlier = stored.replayed ? await turnRecord(stored.session) : undefined;
+    if (earlier) return replay(earlier);
     const lease = await this.takeLease(leases, ns, id, stored.receipt.revision);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
-      const done = turnKey ? await sessions.keyedRecord(ns, id, session, turnKey) : undefined;
-      if (done) return await replay(receiptOf(done, id));
+      const done = await turnRecord(session);
+      if (done) return await replay(done);
       // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
       const own = stored.replayed ? message : ownStored(stored.session);
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
@@ -261,7 +274,7 @@ export class Continuer {
         stored.session.satchel?.['i'], // the session its message went to
         stored.replayed ? undefined : own, // still there (a repeat sent the raw text: not compared)
       );
-      if (saved.replayed) return await replay(saved.receipt);
+      if (saved.replayed) return await replay([saved.receipt, salt]);
       const reply = saved.session.messages.at(-1)?.content ?? '';
       return { answer: answerOf(stored.receipt, saved.receipt, reply), replayed: false };
     } finally {
