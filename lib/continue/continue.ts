@@ -263,7 +263,7 @@ export class Continuer {
       const saved = await sessions.appendTurn(
         ns,
         id,
-        { messages: turn, ...use },
+        { messages: turn, ...use, read: { model: session.model, provider: session.provider } },
         {
           ...ctx,
           redacted: 0, // the user message's write counted them

@@ -458,7 +458,13 @@ export class SessionStore {
   async appendTurn(
     ns: string,
     id: string,
-    turn: { messages: Message[]; model: string; provider: string },
+    /** `read`: the model and provider the session named when the turn began. */
+    turn: {
+      messages: Message[];
+      model: string;
+      provider: string;
+      read?: { model: string; provider: string };
+    },
     ctx: WriteContext,
     incarnation: unknown,
     /** The message the turn answers, as stored: a pop, trim or PUT that removed it meanwhile refuses it. */
@@ -481,10 +487,12 @@ export class SessionStore {
             `the message this turn answered was removed from session ${id} while the model ran ` +
               '(a pop, trim or replace); the reply was not stored',
           );
+        // A model or provider another write set while the model ran stays (the next turn uses it).
+        const kept =
+          turn.read && (cur.model !== turn.read.model || cur.provider !== turn.read.provider);
         return {
           ...cur,
-          model: turn.model,
-          provider: turn.provider,
+          ...(kept ? {} : { model: turn.model, provider: turn.provider }),
           messages: [...cur.messages, ...turn.messages],
         };
       },

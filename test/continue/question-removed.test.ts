@@ -1,7 +1,7 @@
 // A continue's turn answers the message it stored: when a pop, trim or replace removed that message while
 // the model ran, the reply is not stored after whatever the session then holds (it answered nothing there;
 // helper-107's variant, left at stop 49), and the answer says so (409). A write that keeps the message (a
-// rename by GET and PUT) does not stop the turn.
+// rename by GET and PUT) does not stop the turn, and a model or provider it set stays.
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
 import { makeApp } from '../http/helpers.js';
@@ -53,6 +53,27 @@ describe('a continue whose message goes while the model runs', () => {
     expect(res.json.detail).toMatch(/removed .* while the model ran.*not stored/);
     const stored = (await app.call('GET', `/v1/sessions/${id}`)).json;
     expect(stored.messages.map((m: { content: string }) => m.content)).toEqual(['earlier', 'ok']);
+  });
+
+  it('a PUT of another model while the model ran: the turn keeps it (review s50f: it put back the old one)', async () => {
+    const { app, id } = await setUp(async (other, sid) => {
+      const got = await other.call('GET', `/v1/sessions/${sid}`);
+      const put = await other.call('PUT', `/v1/sessions/${sid}`, {
+        body: { ...got.json, model: 'gpt-new', provider: 'new-provider' },
+        headers: { 'if-match': got.headers.get('etag')! },
+      });
+      expect(put.status).toBe(200);
+    });
+    const res = await app.call('POST', `/v1/sessions/${id}/continue`, {
+      body: { message: 'the question' },
+    });
+    expect(res.status).toBe(200);
+    const stored = (await app.call('GET', `/v1/sessions/${id}`)).json;
+    expect([stored.model, stored.provider, stored.messages.at(-1).content]).toEqual([
+      'gpt-new',
+      'new-provider',
+      'the reply',
+    ]);
   });
 
   it('a rename by GET and PUT keeps the message: the reply is stored after it', async () => {
