@@ -193,6 +193,49 @@ export class Continuer {
     });
   }
 
+  /**
+   * The record of a turn of Idempotency-Key `key` and the key that salted its digest: under `K turn`;
+   * for a repeat (`repeat`: the message's record was found) also under `K#turn`, a turn stored before
+   * 2026-12-05, in the 24 h such a record is kept.
+   */
+  private async storedTurn(
+    ns: string,
+    id: string,
+    session: StoredSession,
+    key: string,
+    repeat: boolean,
+  ): Promise<[object, string] | undefined> {
+    for (const k of repeat ? [`${key} turn`, `${key}#turn`] : [`${key} turn`]) {
+      const found = await this.options.sessions.keyedRecord(ns, id, session, k);
+      if (found) return [receiptOf(found, id), k];
+    }
+    return undefined;
+  }
+
+  /**
+   * A repeat's answer from its turn's record. The record keeps its reply's digest (`rd`, salted with the
+   * turn's key), not its text: the turn's final message is the last of the write that stored it, and a
+   * replay answers the newest message of the session (read whole: a replay is rare, and a copy at hand
+   * may be partial) with that digest; none when a later write removed it. A trim, pop, replace or rescan
+   * that removes the reply thus leaves no copy of it in the record, in the object or in a pack of records
+   * stored out (docs/design.md "Continue").
+   */
+  private async replayTurn(
+    ns: string,
+    id: string,
+    stored: WriteResult,
+    [r, keyed]: [object, string],
+  ): Promise<ContinueOutcome> {
+    const { rd, reply } = r as { rd?: unknown; reply?: unknown };
+    const found =
+      typeof reply === 'string' // a record of a Satchel before 2026-12-05 17:40 UTC
+        ? reply
+        : (await this.options.sessions.get(ns, id)).messages.findLast(
+            (m) => chain(keyed, [m]) === rd,
+          )?.content;
+    return { answer: answerOf(stored.receipt, r, found), replayed: true };
+  }
+
   /** The model turn after the stored user message, under the session's lease. */
   private async turn(
     ns: string,
@@ -207,36 +250,15 @@ export class Continuer {
     // The turn's own key: with a space, which no client's key holds (visible ASCII, no spaces), so no
     // request's key is ever a turn's (`K#turn` was: a continue keyed `K#turn` after one keyed `K` was
     // answered as that turn, and an append keyed `K#turn` swallowed continue `K`'s reply). A repeat looks
-    // for a turn stored before 2026-12-05 under `K#turn` too (`turnRecord`).
+    // for a turn stored before 2026-12-05 under `K#turn` too (`storedTurn`).
     const turnKey = key !== undefined ? `${key} turn` : undefined;
     // What keys the reply's digest in the turn's write record: the Idempotency-Key (never stored) when
     // there is one, so that whoever reads the bucket cannot test guesses at a reply removed since.
     const salt = turnKey ?? randomHex(16);
-    // A turn's write record keeps its reply's digest (`rd`), not its text: the turn's final message is
-    // the last of the write that stored it, and a replay answers the newest message of the session (read
-    // whole: a replay is rare, and a copy at hand may be partial) with that digest; none when a later
-    // write removed it. A trim, pop, replace or rescan that removes the reply thus leaves no copy of it
-    // in the record, in the object or in a pack of records stored out (docs/design.md "Continue").
-    const replay = async ([r, keyed]: [object, string]): Promise<ContinueOutcome> => {
-      const { rd, reply } = r as { rd?: unknown; reply?: unknown };
-      const found =
-        typeof reply === 'string' // a record of a Satchel before 2026-12-05 17:40 UTC
-          ? reply
-          : (await sessions.get(ns, id)).messages.findLast((m) => chain(keyed, [m]) === rd)
-              ?.content;
-      return { answer: answerOf(stored.receipt, r, found), replayed: true };
-    };
+    const replay = (found: [object, string]) => this.replayTurn(ns, id, stored, found);
+    const turnRecord = (session: StoredSession) =>
+      key === undefined ? undefined : this.storedTurn(ns, id, session, key, stored.replayed);
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
-    // The turn's receipt and the key that salted its digest; a turn stored before 2026-12-05 under
-    // `K#turn` only for a repeat (the message's record found), in the 24 h such a record is kept.
-    const turnRecord = async (session: StoredSession): Promise<[object, string] | undefined> => {
-      if (!key) return undefined;
-      for (const k of stored.replayed ? [turnKey!, `${key}#turn`] : [turnKey!]) {
-        const found = await sessions.keyedRecord(ns, id, session, k);
-        if (found) return [receiptOf(found, id), k];
-      }
-      return undefined;
-    };
     const earlier = stored.replayed ? await turnRecord(stored.session) : undefined;
     if (earlier) return replay(earlier);
     const lease = await this.takeLease(leases, ns, id, stored.receipt.revision);

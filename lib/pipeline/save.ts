@@ -35,6 +35,11 @@ export interface SaveInput {
    */
   newMessages?: number;
   /**
+   * A PUT or an import (not an append): the write is refused when the cap would drop every message it
+   * changed or added, wherever they lie, not only its newest message.
+   */
+  replaced?: boolean;
+  /**
    * Set when `next` and `previous` are partial copies: their messages before this index are absent
    * (undefined), unchanged from what is stored. The pipeline then works from the scan record, the stored
    * flags and `previousBytes` alone, and throws `NeedsWholeSession` when it cannot (a rescan, the cap's
@@ -249,10 +254,8 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
 }
 
 /** One pass of the full pipeline over a write. */
-function applyPipeline(
-  options: PipelineOptions,
-  { next, previous, previousBytes, knownValues, newMessages = 0, held = 0, reserve }: SaveInput,
-): SaveOutput {
+function applyPipeline(options: PipelineOptions, input: SaveInput): SaveOutput {
+  const { next, previous, previousBytes, knownValues, newMessages = 0, held = 0, reserve } = input;
   const { maxSessionBytes, rulesVersion } = options;
   const redactor = knownValues?.length
     ? options.redactor.withKnownValues(knownValues)
@@ -303,6 +306,7 @@ function applyPipeline(
     maxSessionBytes,
     held,
     reserve: reserve?.({ session: next, sources, redactions, maxBytes: maxSessionBytes }) ?? 0,
+    replaced: input.replaced === true,
   });
   if (cap.moved) {
     // The prefix moved: the digest is recomputed over what is stored.
@@ -422,6 +426,8 @@ function applySizeCap(
     maxSessionBytes: number;
     held: number;
     reserve: number;
+    /** A PUT or an import: what it changed may lie before messages it sent as stored. */
+    replaced: boolean;
   },
 ): { dropped: number; headDropped: boolean; moved: boolean } {
   const { trusted, previousBytes, newMessages, version, maxSessionBytes, reserve } = o;
@@ -444,8 +450,15 @@ function applySizeCap(
     const fixed = jsonBytes({ ...next, messages: [], satchel: { ...next.satchel, scan } });
     const capped = capMessages(next.messages, fixed + reserve, maxSessionBytes);
     if (!capped.fits) throw refuseHead(next, fixed, reserve, maxSessionBytes);
-    if (newMessages > 0 && capped.messages.at(-1) !== messages.at(-1)) {
-      throw refuseNew(messages.slice(-newMessages), maxSessionBytes);
+    // Refused when nothing the write brings survives: an append's newest message, or every message a PUT
+    // changed or added (an edit in the middle is new content too; until 2026-12-05 only the last message
+    // counted, so a PUT whose one edit the cap dropped answered 200 with it gone). Messages sent as
+    // stored are not new.
+    if (newMessages > 0 && capped.messages !== next.messages) {
+      const fresh = o.replaced ? changed(messages, previous, newMessages) : messages.slice(-1);
+      const kept = new Set(capped.messages);
+      if (fresh.length > 0 && !fresh.some((m) => kept.has(m)))
+        throw refuseNew(o.replaced ? fresh : messages.slice(-newMessages), maxSessionBytes);
     }
     headDropped = capped.headCut;
     if (capped.messages !== next.messages) {
@@ -456,6 +469,24 @@ function applySizeCap(
     }
   }
   return { dropped, headDropped, moved };
+}
+
+/**
+ * What a PUT changed or added among its last `n` messages (those after the prefix it shares with the
+ * stored session by identity): not the ones it starts or ends with as they are stored (the same JSON at
+ * the same place from the start, or from the end).
+ */
+function changed(messages: Message[], previous: StoredSession | null, n: number): Message[] {
+  const stored = previous?.messages ?? [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  let end = messages.length;
+  let from = end - n;
+  while (end > from && stored.length - (messages.length - end) > 0) {
+    if (!same(messages[end - 1], stored[stored.length - (messages.length - end) - 1])) break;
+    end--;
+  }
+  while (from < end && from < stored.length && same(messages[from], stored[from])) from++;
+  return messages.slice(from, end);
 }
 
 /** The core pipeline alone (no redaction, no cap): for unit tests of the store. */

@@ -743,6 +743,7 @@ export class WriteLoop {
       previous: cur,
       previousBytes: cached.bytes,
       newMessages: newTail(cur.messages, draft.messages),
+      replaced: ['replace', 'import'].includes(first.ctx.op ?? first.op),
       ...(first.ctx.knownValues ? { knownValues: first.ctx.knownValues } : {}),
       ...(cached.held !== undefined ? { held: cached.held } : {}),
       // The records' growth, and the mark of text removed (below): `,"x":` and the revision.
