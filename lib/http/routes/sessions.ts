@@ -119,8 +119,8 @@ export const listSessions = route(
     tag: 'sessions',
     summary: 'List session metadata, newest first',
     description:
-      'Ordered by `updated_at`, newest first; `next_cursor` pages on. A page walk stays ' +
-      'consistent while sessions change.',
+      'Ordered by `updated_at`, newest first; `next_cursor` pages on. A walk never shows a ' +
+      'session twice; one written during the walk moves above its cursor (list `updated_after` for it).',
     auth: 'bearer',
     parameters: ['Limit', 'Cursor', 'UpdatedAfter', 'Metadata'],
     responses: {
