@@ -343,6 +343,7 @@ export class Continuer {
         search,
         ...(schedule ? { schedule } : {}),
         signal: AbortSignal.timeout(model!.timeoutMs),
+        contextBytes: model!.contextBytes,
       });
       return turn.messages;
     } catch (err) {

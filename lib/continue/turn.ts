@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Schedule } from '../model/context.js';
 import { sessionSearchTool } from '../search/tool.js';
 import { type Message } from '../model/session.js';
+import { jsonBytes, utf8Length } from '../pipeline/cap.js';
 import { sessionSearchBodySchema } from '../model/requests.js';
 import { ModelError, toChatMessage, type ChatFn, type ToolCall } from './model.js';
 
@@ -39,6 +40,12 @@ export interface TurnOptions {
   /** Aborts the whole turn (every round and tool call) at its deadline. */
   signal: AbortSignal;
   maxRounds?: number;
+  /**
+   * The model request's budget (SATCHEL_MODEL_CONTEXT_BYTES): a tool result that would take the request
+   * past it (and past 4 KiB) is answered as an error asking for less, not sent whole (a `get` of a
+   * session with long messages made every later round's request too large for the model).
+   */
+  contextBytes?: number;
 }
 
 export interface TurnResult {
@@ -78,7 +85,16 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
     for (const call of reply.tool_calls) {
       const result = await runTool(call, options);
       if (options.signal.aborted) throw new ModelError('timeout', 'the model turn ran out of time');
-      added.push({ role: 'tool', content: JSON.stringify(result), tool_call_id: call.id });
+      let content = JSON.stringify(result);
+      const room =
+        (options.contextBytes ?? Infinity) - jsonBytes([...context, ...added].map(toChatMessage));
+      if (utf8Length(content) > Math.max(room, 4096))
+        content = JSON.stringify({
+          error:
+            `the result is ${utf8Length(content)} bytes, more than this turn's context can hold ` +
+            `(${Math.max(room, 0)} bytes left): ask for less (a narrower query, a smaller limit)`,
+        });
+      added.push({ role: 'tool', content, tool_call_id: call.id });
     }
   }
 }

@@ -115,6 +115,30 @@ describe('runTurn', () => {
     expect(second.slice(3).map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
   });
 
+  it('a tool result the context budget cannot hold is an error asking for less (review s50f)', async () => {
+    // A `get` of a session with long messages was sent whole: every later round's request was far over
+    // SATCHEL_MODEL_CONTEXT_BYTES, too large for the model.
+    const { chat, requests } = scripted(
+      calls(['c1', 'session_search', '{"action":"get","id":"big"}']),
+      calls(['c2', 'session_search', '{"action":"list","limit":3}']),
+      text('Done.'),
+    );
+    const big = { messages: [{ role: 'user', content: 'x'.repeat(50_000) }] };
+    const out = await runTurn(context, {
+      chat,
+      model: 'm1',
+      ns: 'alice',
+      search: async (_ns, args) => (args.action === 'get' ? big : { results: [] }),
+      signal: signal(),
+      contextBytes: 8192,
+    });
+    const [first, second] = out.messages.filter((m) => m.role === 'tool');
+    expect(JSON.parse(first!.content).error).toMatch(/more than this turn's context can hold/);
+    expect(JSON.parse(second!.content)).toEqual({ results: [] }); // a small result goes whole
+    const sizes = requests.map((r) => JSON.stringify(r.messages).length);
+    expect(Math.max(...sizes)).toBeLessThan(8192);
+  });
+
   it('unknown tools and bad arguments become error results; the loop goes on', async () => {
     const { chat } = scripted(
       calls(
