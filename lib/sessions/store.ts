@@ -248,7 +248,8 @@ export class SessionStore {
         req.expected === undefined &&
         !req.ctx.knownValues &&
         !req.ctx.receiptExtras &&
-        !req.ctx.op,
+        !req.ctx.op &&
+        !req.alone,
       16,
     );
   }
@@ -435,6 +436,7 @@ export class SessionStore {
       expected,
       ctx,
       fingerprint,
+      alone: !!body.external_refs?.length,
       build: (cur, nowIso) => ({
         ...cur,
         messages: [...cur.messages, ...body.messages],

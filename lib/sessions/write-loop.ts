@@ -97,6 +97,11 @@ export interface WriteRequest {
   fingerprint?: Fingerprint;
   /** The next state from the current one; null when there is nothing to write. */
   build: (cur: StoredSession, nowIso: string) => StoredSession | null;
+  /**
+   * Never in a group commit: an append with external refs, whose redactions the pipeline counts for the
+   * whole commit (a group's members each count only their messages' and their request's).
+   */
+  alone?: boolean;
 }
 
 export interface WriteResult {
@@ -529,7 +534,10 @@ export class WriteLoop {
 
   /** Our own earlier attempt landed although its answer was lost: finish it, as a first write. */
   private finishLanded(run: GroupRun, tries: Tried[], cached: CachedSession, landed: Tried): void {
-    for (const m of landed.members) m.result = fulfilled(landed);
+    // Each member's own redaction count, as a commit answered at once gives it (`answerMembers`).
+    landed.members.forEach((m, i) => {
+      m.result = fulfilled({ ...landed, receipt: ownReceipt(landed.receipt, landed.records[i]!) });
+    });
     const named = partsOf(cached);
     for (const k of landed.replaced) if (!named.has(k)) this.discard(run, k);
     // The other attempts can no longer land: the object moved past them with this one.
@@ -1405,8 +1413,12 @@ function answerMembers(
   records: WriteRecord[],
 ): void {
   built.forEach(({ m }, i) => {
-    const own = ownRedactions.get(records[i]!);
-    const mine = own === undefined ? receipt : { ...receipt, redactions: own };
-    m.result = fulfilled({ session, receipt: mine, replayed: false });
+    m.result = fulfilled({ session, receipt: ownReceipt(receipt, records[i]!), replayed: false });
   });
+}
+
+/** The commit's receipt with a group member's own redaction count, when it has one. */
+function ownReceipt(receipt: WriteReceipt, record: WriteRecord): WriteReceipt {
+  const own = ownRedactions.get(record);
+  return own === undefined ? receipt : { ...receipt, redactions: own };
 }
