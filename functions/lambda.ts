@@ -67,17 +67,21 @@ export const handler = async (
 };
 
 /**
- * An HTTP API (payload 2.0) event through a named stage carries the stage in its path
- * (`/prod/v1/health`, `requestContext.stage: "prod"`); the API routes on the path without it, as through
- * the `$default` stage and function URLs. Answers the event to route and the prefix taken off ('' for none).
+ * An HTTP API (payload 2.0) event through a named stage of the API's own endpoint
+ * (`<api>.execute-api.<region>.amazonaws.com`) carries the stage in its path (`/prod/v1/health`,
+ * `requestContext.stage: "prod"`); the API routes on the path without it, as through the `$default`
+ * stage, a custom domain and function URLs. Answers the event to route and the prefix taken off ('' for none).
  */
 function withoutStage<E extends object>(event: E): { event: E; stage: string } {
   const e = event as {
     rawPath?: string;
-    requestContext?: { stage?: string; http?: { path?: string } };
+    requestContext?: { stage?: string; domainName?: string; http?: { path?: string } };
   };
   const name = e.requestContext?.stage;
-  const stage = name && name !== '$default' ? `/${name}` : '';
+  // Only the API's own endpoint puts the stage in the path: through a custom domain's API mapping the
+  // path has none, whatever the stage is named (one named `v1` is not the API's `/v1`).
+  const own = /\.execute-api\.[a-z0-9-]+\.amazonaws\.com$/.test(e.requestContext?.domainName ?? '');
+  const stage = own && name && name !== '$default' ? `/${name}` : '';
   if (!stage || !e.rawPath?.startsWith(stage + '/')) return { event, stage: '' };
   const http = e.requestContext!.http;
   const path = (p?: string) => (p?.startsWith(stage + '/') ? p.slice(stage.length) : p);

@@ -167,9 +167,10 @@ describe('Lambda entry (API Gateway v2)', () => {
 
   it('answers through a named stage: its path carries the stage, and so do the Locations answered (review)', async () => {
     // An HTTP API's named stage puts itself in rawPath (`/prod/v1/health`): every request was a 404.
+    const domainName = 'abc123.execute-api.us-east-1.amazonaws.com';
     const staged = (method: string, path: string, body?: unknown) => {
       const e = event(method, `/prod${path}`, body);
-      return { ...e, requestContext: { ...e.requestContext, stage: 'prod' } };
+      return { ...e, requestContext: { ...e.requestContext, stage: 'prod', domainName } };
     };
     expect((await handler(staged('GET', '/v1/health'), {})).statusCode).toBe(200);
     const created = await handler(staged('POST', '/v1/sessions', { task: 'staged' }), {});
@@ -178,12 +179,24 @@ describe('Lambda entry (API Gateway v2)', () => {
     expect(created.headers.location).toBe(`/prod/v1/sessions/${id}`);
     const read = await handler(staged('GET', `/v1/sessions/${id}`), {});
     expect(JSON.parse(read.body)).toMatchObject({ id, task: 'staged' });
-    // The $default stage, and a path that does not start with the stage, route as sent.
+    // A path that does not start with the stage routes as sent; so does any path through a custom
+    // domain, whose API mapping puts no stage in it, even for a stage named like the API's `/v1` (review).
     const other = event('GET', '/v1/health');
-    expect(
-      (await handler({ ...other, requestContext: { ...other.requestContext, stage: 'prod' } }, {}))
-        .statusCode,
-    ).toBe(200);
+    const at = (stage: string, domain: string) => ({
+      ...other,
+      requestContext: { ...other.requestContext, stage, domainName: domain },
+    });
+    expect((await handler(at('prod', domainName), {})).statusCode).toBe(200);
+    expect((await handler(at('v1', 'api.example.com'), {})).statusCode).toBe(200);
+    const post = event('POST', '/v1/sessions', { task: 'custom domain' });
+    const mapped = await handler(
+      {
+        ...post,
+        requestContext: { ...post.requestContext, stage: 'v1', domainName: 'api.example.com' },
+      },
+      {},
+    );
+    expect(mapped.headers.location).toMatch(/^\/v1\/sessions\//);
   });
 
   it('answers a GET that carries a body as Node does (review: Hono refused it with a text/plain 400)', async () => {
