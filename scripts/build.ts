@@ -742,6 +742,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (what === 'worker') {
     report(await buildWorker());
     report(await buildWorker(join(root, 'dist', 'worker-r2.js'), { s3: false }));
+    // The session browser's static assets beside them (not in the bundles' size).
+    for (const asset of ['app.js', 'app.css']) report(join(root, 'dist', 'assets', 'ui', asset));
   } else if (what === 'lambda') {
     const bundle = await buildLambda();
     report(bundle);

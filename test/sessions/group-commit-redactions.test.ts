@@ -11,50 +11,55 @@ import { makeApp } from '../http/helpers.js';
 
 const SECRET = `AKIA${'Q'.repeat(15)}3`; // an AWS access key id shape the redactor always takes
 
+type Call = Awaited<ReturnType<typeof makeApp>>['call'];
+
+/**
+ * Eight keyed appends to session `id` at once (the first runs alone, the rest queue behind it and go out
+ * as one commit); `body(i)` is the i-th's body. Answers them in order, each 200.
+ */
+async function eight(call: Call, id: string, body: (i: number) => object) {
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      call('POST', `/v1/sessions/${id}/messages`, {
+        body: body(i),
+        headers: { 'idempotency-key': `${id}-${i}` },
+      }),
+    ),
+  );
+  for (const a of answers) expect(a.status).toBe(200);
+  return answers;
+}
+
+const note = (i: number, secret = i === 5) => ({
+  messages: [
+    { role: 'user', content: secret ? `note-five my key is ${SECRET}` : `plain note ${i}` },
+  ],
+});
+
 describe('group commit receipts', () => {
+  const own = (i: number) => (i === 5 ? 1 : 0); // only append 5 sent a secret
+  const sharedWith5 = (answers: { json: { revision: number } }[]) =>
+    answers.filter((a, i) => i !== 5 && a.json.revision === answers[5]!.json.revision);
+
   it('a plain append grouped with a secret-bearing one answers redactions: 0', async () => {
     const { call, sessions } = await makeApp();
     expect((await call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } })).status).toBe(
       201,
     );
-    // Many appends at once: the first runs alone, the rest queue behind it and go out as one commit.
-    const sends = Array.from({ length: 8 }, (_, i) =>
-      call('POST', '/v1/sessions/g/messages', {
-        body: {
-          messages: [
-            { role: 'user', content: i === 5 ? `my key is ${SECRET}` : `plain note ${i}` },
-          ],
-        },
-        headers: { 'idempotency-key': `k-${i}` },
-      }),
-    );
-    const answers = await Promise.all(sends);
-    for (const a of answers) expect(a.status).toBe(200);
-    // The secret was redacted once, by append 5.
-    expect(answers[5]!.json.redactions).toBe(1);
-    const session = (await call('GET', '/v1/sessions/g')).json;
-    expect(JSON.stringify(session)).not.toContain(SECRET);
+    const answers = await eight(call, 'g', (i) => note(i));
+    expect(JSON.stringify((await call('GET', '/v1/sessions/g')).json)).not.toContain(SECRET);
     // Precondition of the bug: some plain append shared a commit (a revision) with append 5.
-    const shared = answers.filter(
-      (a, i) => i !== 5 && a.json.revision === answers[5]!.json.revision,
-    );
-    expect(shared.length).toBeGreaterThan(0);
-    // Every plain append redacted nothing.
-    const plain = answers.filter((_, i) => i !== 5).map((a) => a.json.redactions);
-    expect(plain).toEqual(plain.map(() => 0));
+    expect(sharedWith5(answers).length).toBeGreaterThan(0);
+    expect(answers.map((a) => a.json.redactions)).toEqual(answers.map((_, i) => own(i)));
     // A repeat answers each member's own count, from its write record.
     for (const i of [3, 5]) {
       const again = await call('POST', '/v1/sessions/g/messages', {
-        body: {
-          messages: [
-            { role: 'user', content: i === 5 ? `my key is ${SECRET}` : `plain note ${i}` },
-          ],
-        },
-        headers: { 'idempotency-key': `k-${i}` },
+        body: note(i),
+        headers: { 'idempotency-key': `g-${i}` },
       });
       expect([again.headers.get('idempotent-replayed'), again.json.redactions]).toEqual([
         'true',
-        i === 5 ? 1 : 0,
+        own(i),
       ]);
     }
     // The audit log counts the one redaction once.
@@ -74,7 +79,7 @@ describe('group commit receipts', () => {
       // The commit holding append 5's message lands, and its answer is lost (once).
       if (
         lost === 0 &&
-        key.endsWith('/sessions/g.json') &&
+        key.endsWith('/sessions/l.json') &&
         opts?.ifMatch &&
         text(body).includes('note-five')
       ) {
@@ -84,31 +89,13 @@ describe('group commit receipts', () => {
       return r;
     };
     const { call, sessions } = await makeApp({ objects });
-    expect((await call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } })).status).toBe(
+    expect((await call('POST', '/v1/sessions', { body: { id: 'l', task: 'group' } })).status).toBe(
       201,
     );
-    const sends = Array.from({ length: 8 }, (_, i) =>
-      call('POST', '/v1/sessions/g/messages', {
-        body: {
-          messages: [
-            {
-              role: 'user',
-              content: i === 5 ? `note-five my key is ${SECRET}` : `plain note ${i}`,
-            },
-          ],
-        },
-        headers: { 'idempotency-key': `k-${i}` },
-      }),
-    );
-    const answers = await Promise.all(sends);
-    for (const a of answers) expect(a.status).toBe(200);
+    const answers = await eight(call, 'l', (i) => note(i));
     expect(lost).toBe(1);
-    // Precondition: append 5 shared its (lost-answer) commit with other members.
-    const shared = answers.filter(
-      (a, i) => i !== 5 && a.json.revision === answers[5]!.json.revision,
-    );
-    expect(shared.length).toBeGreaterThan(0);
-    expect(answers.map((a) => a.json.redactions)).toEqual(answers.map((_, i) => (i === 5 ? 1 : 0)));
+    expect(sharedWith5(answers).length).toBeGreaterThan(0); // append 5's lost-answer commit was a group's
+    expect(answers.map((a) => a.json.redactions)).toEqual(answers.map((_, i) => own(i)));
     await sessions.settled();
   });
 
@@ -118,23 +105,10 @@ describe('group commit receipts', () => {
     expect((await call('POST', '/v1/sessions', { body: { id: 'r', task: 'refs' } })).status).toBe(
       201,
     );
-    const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        call('POST', '/v1/sessions/r/messages', {
-          body: {
-            messages: [{ role: 'user', content: `plain note ${i}` }],
-            ...(i === 5
-              ? { external_refs: [{ kind: 'url', uri: `https://example.com/?k=${SECRET}` }] }
-              : {}),
-          },
-          headers: { 'idempotency-key': `r-${i}` },
-        }),
-      ),
-    );
-    expect(answers.map((a) => a.json.redactions)).toEqual(answers.map((_, i) => (i === 5 ? 1 : 0)));
-    expect(
-      answers.filter((a, i) => i !== 5 && a.json.revision === answers[5]!.json.revision),
-    ).toEqual([]);
+    const ref = { external_refs: [{ kind: 'url', uri: `https://example.com/?k=${SECRET}` }] };
+    const answers = await eight(call, 'r', (i) => ({ ...note(i, false), ...(i === 5 ? ref : {}) }));
+    expect(answers.map((a) => a.json.redactions)).toEqual(answers.map((_, i) => own(i)));
+    expect(sharedWith5(answers)).toEqual([]);
     await sessions.settled();
   });
 });
