@@ -14,7 +14,7 @@ const HOLD_MAX_MS = 10_000;
  * record's version, 'stale' when a later write removed text (the record goes, the session stays), false
  * when it is gone.
  */
-export type Found = boolean | 'stale';
+type Found = boolean | 'stale';
 
 /**
  * A record's session `mine` (its incarnation, or `stateOf` its version: then a later write that removed
