@@ -4,6 +4,7 @@ import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   apiClient,
+  oneSession,
   openPage,
   sideways,
   signIn,
@@ -74,15 +75,7 @@ describe('focus-lost-after-append', () => {
 
 describe('focus-lost-after-sign-in', () => {
   it('moves focus into the page after signing in with the keyboard', async () => {
-    const api = apiClient(srv.url, T['focus-lost-after-sign-in']);
-    expect(
-      (
-        await api('POST', '/v1/sessions', {
-          task: 'one',
-          messages: [{ role: 'user', content: 'hi' }],
-        })
-      ).status,
-    ).toBe(201);
+    await oneSession(srv.url, T['focus-lost-after-sign-in']);
     const { page } = await openPage(browser);
     await page.goto(`${srv.url}/ui`);
     await page.waitForSelector('#signin', { visible: true });

@@ -1,8 +1,8 @@
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
-  apiClient,
   launchBrowser,
+  oneSession,
   openPage,
   signIn,
   sleep,
@@ -30,15 +30,7 @@ let srv: RunningServer;
 beforeAll(async () => {
   browser = await launchBrowser();
   srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `p/laptop=${OLD},p/phone=${NEW}` } });
-  const api = apiClient(srv.url, OLD);
-  expect(
-    (
-      await api('POST', '/v1/sessions', {
-        task: 'one',
-        messages: [{ role: 'user', content: 'hi' }],
-      })
-    ).status,
-  ).toBe(201);
+  await oneSession(srv.url, OLD);
 });
 afterAll(async () => {
   await browser?.close();
