@@ -208,9 +208,9 @@ export class LocalEmbedder implements Embedder {
   readonly calibrated = false;
   static readonly DIMS = 256;
 
-  /** v3 (2026-12-05): the tokenizer's new tokens (LEX_V 3), so vectors stored before are made again. */
+  /** v4 (2026-12-05): the tokenizer's new tokens (LEX_V 4), so vectors stored before are made again. */
   space(): string {
-    return `local/hash-v3/${LocalEmbedder.DIMS}`;
+    return `local/hash-v4/${LocalEmbedder.DIMS}`;
   }
 
   available(): boolean {

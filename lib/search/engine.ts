@@ -38,7 +38,7 @@ import {
   LexSegment,
   VecSegment,
 } from './segment.js';
-import { queryTokens } from './tokenize.js';
+import { parseQuery, tokensHeld } from './tokenize.js';
 
 /**
  * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
@@ -352,7 +352,8 @@ export class SearchEngine implements SessionListener {
     ctx: RequestContext = {},
   ): Promise<SearchHit[]> {
     const schedule = ctx.schedule ?? unattended;
-    const wanted = queryTokens(query);
+    const parsed = parseQuery(query);
+    const wanted = parsed.tokens;
     if (wanted.length === 0) return [];
     const live = (
       await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })
@@ -371,7 +372,7 @@ export class SearchEngine implements SessionListener {
 
     const byId = entriesById(live);
     const need = wanted.length === 1 ? 1 : 2;
-    const lexical = rankLexical(lex, wanted, CANDIDATES, need);
+    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [
       { ids: lexical.map((h) => h.id), weight: 1 },
@@ -600,15 +601,17 @@ function readForSearch(
 // ---- ranking (pure) ----
 
 /**
- * BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds. The
- * best `limit`, and with `need` also the best `limit` of those that hold at least `need` of them (the
- * sessions that qualify), best first: those must not be cut by sessions that rank higher on one token.
+ * BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds (an
+ * identifier's whole form counting for its `parts` too). The best `limit`, and with `need` also the best
+ * `limit` of those that hold at least `need` of them (the sessions that qualify), best first: those must
+ * not be cut by sessions that rank higher on one token.
  */
 export function rankLexical(
   res: Resolved<LexDoc, LexSegment>,
   query: string[],
   limit = Infinity,
   need = 0,
+  parts: ReadonlyMap<string, string[]> = new Map(),
   k1 = 1.2,
   b = 0.75,
 ): LexHit[] {
@@ -631,9 +634,11 @@ export function rankLexical(
     });
     for (const f of fresh) if (f.doc.tf.has(term)) df++;
     if (df === 0) continue;
+    // An identifier's whole form counts, and scores, for its parts too.
+    const counts = 1 + (parts.get(term)?.length ?? 0);
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
     const weight = (tf: number, len: number) =>
-      (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
+      (counts * idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
     lists.forEach((p, si) => {
       if (!p) return;
       const mask = masks[si]!;
@@ -644,7 +649,7 @@ export function rankLexical(
         const di = p.docs[k]!;
         if (mask[di] !== 1) continue;
         sc[di]! += weight(p.tfs[k]!, lens[di]!);
-        mt[di]!++;
+        mt[di]! += counts;
       }
     });
     for (const f of fresh) {
@@ -652,7 +657,7 @@ export function rankLexical(
       if (!tf) continue;
       const had = freshScores.get(f.id) ?? { score: 0, matched: 0 };
       had.score += weight(tf, f.doc.len);
-      had.matched++;
+      had.matched += counts;
       freshScores.set(f.id, had);
     }
   }
@@ -806,7 +811,8 @@ export async function deepSearch(
   limit: number,
   concurrency = 16,
 ): Promise<SearchHit[]> {
-  const wanted = queryTokens(query);
+  const parsed = parseQuery(query);
+  const wanted = parsed.tokens;
   if (wanted.length === 0) return [];
   const need = wanted.length === 1 ? 1 : 2;
   const hits: (SearchHit & { at: number })[] = [];
@@ -819,7 +825,7 @@ export async function deepSearch(
       if (!session) continue;
       // The same document the lexical index holds, so DeepSearch and the index agree on what matches.
       const tokens = lexDocOf(session).tf;
-      const found = wanted.filter((t) => tokens.has(t)).length;
+      const found = tokensHeld(parsed, (t) => tokens.has(t));
       if (found < need) continue;
       if (found === wanted.length) strong++;
       hits.push({

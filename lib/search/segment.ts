@@ -30,9 +30,10 @@ export class CorruptIndexError extends Error {
  * other tokens. An older record or segment does not decode (CorruptIndexError), so it is built again from
  * the session objects (a record) or the index is rebuilt (a segment). 2: CJK unigrams, Thai/Lao/Khmer/Myanmar
  * words, full case folding (2026-12). 3: identifiers' whole forms stemmed, plural acronyms whole, vowel
- * signs of Indic and Southeast Asian scripts kept (2026-12-05).
+ * signs of Indic and Southeast Asian scripts kept (2026-12-05). 4: a plural acronym is its singular (`PRs`
+ * is `pr`, 2026-12-05).
  */
-const LEX_V = 3;
+const LEX_V = 4;
 
 /** A lexical record: one session version's document (JSON). */
 export function encodeLexRecord(key: DocKey, doc: LexDoc): Uint8Array {

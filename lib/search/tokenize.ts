@@ -36,8 +36,11 @@ const UNSPACED = /[\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
 const ACCENTS = /(?<=[\p{sc=Latn}\p{sc=Grek}\p{sc=Cyrl}\p{sc=Hebr}\p{sc=Arab}])\p{M}+/gu;
 let words: Intl.Segmenter | undefined;
 
-/** Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too). */
-export function tokenize(text: string, doc = false): string[] {
+/**
+ * Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too).
+ * `wholes` collects each identifier's whole-form token with the part tokens it stands for.
+ */
+export function tokenize(text: string, doc = false, wholes?: Map<string, string[]>): string[] {
   const out: string[] = [];
   // Accent and case folding only where there is something to fold (most agent text is ASCII).
   const folded = ASCII.test(text)
@@ -61,27 +64,57 @@ export function tokenize(text: string, doc = false): string[] {
     else if (CJK.test(run))
       run
         .split(CJK)
-        .forEach((part, i) => (i % 2 ? cjkBigrams(part, out, doc) : part && word(part, out)));
-    else word(run, out);
+        .forEach((part, i) =>
+          i % 2 ? cjkBigrams(part, out, doc) : part && word(part, out, wholes),
+        );
+    else word(run, out, wholes);
   }
   return out;
 }
 
 /** The distinct tokens of a query, in order. */
 export function queryTokens(text: string): string[] {
-  return [...new Set(tokenize(text))];
+  return parseQuery(text).tokens;
 }
 
-function word(run: string, out: string[]): void {
+/**
+ * A query: its distinct tokens, and for each identifier typed in it, the part tokens its whole form stands
+ * for. A text holding `powershell` holds what the query `PowerShell` asks for (its whole form), though not
+ * the tokens `power` and `shell`.
+ */
+export interface Query {
+  tokens: string[];
+  parts: ReadonlyMap<string, string[]>;
+}
+
+export function parseQuery(text: string): Query {
+  const parts = new Map<string, string[]>();
+  return { tokens: [...new Set(tokenize(text, false, parts))], parts };
+}
+
+/** How many of the query's tokens a text holds (`has`), a part counted where its whole form is held. */
+export function tokensHeld(query: Query, has: (token: string) => boolean): number {
+  const wholes = [...query.parts].filter(([whole]) => has(whole));
+  return query.tokens.filter((t) => has(t) || wholes.some(([, parts]) => parts.includes(t))).length;
+}
+
+/** A plural acronym (`APIs`, `PRs`): the word is its singular, so `PR` finds `PRs` as `api` finds `APIs`. */
+const PLURAL_ACRONYM = /^\p{Lu}{2,}s$/u;
+const lowerWord = (w: string) => (PLURAL_ACRONYM.test(w) ? w.slice(0, -1) : w).toLowerCase();
+
+function word(run: string, out: string[], wholes?: Map<string, string[]>): void {
   const parts = run
     .split(/_+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})(?!\p{Lu}s$)/u)
     .filter(Boolean);
-  const whole = run.toLowerCase().replace(/^_+|_+$/g, '');
+  const whole = lowerWord(run.replace(/^_+|_+$/g, ''));
   if (parts.length > 1) {
     // An identifier: the whole of it (stemmed as the same word in lower case is: `PowerShell` and
     // `powershell` meet), and each part. A plural acronym (`APIs`, `GPUs`) is one word.
+    const at = out.length;
     if (whole) term(whole, out);
-    for (const p of parts) term(p.toLowerCase(), out);
+    const kept = out.length > at;
+    for (const p of parts) term(lowerWord(p), out);
+    if (wholes && kept) wholes.set(out[at]!, out.slice(at + 1));
   } else if (whole) term(whole, out);
 }
 

@@ -4,7 +4,7 @@ import { randomHex } from '../model/ids.js';
 import type { SessionSummary, StoredSession } from '../model/session.js';
 import { summaryOf, type SessionStore } from '../sessions/store.js';
 import { deepSearch, type SearchEngine, type SearchHit } from './engine.js';
-import { queryTokens, tokenize } from './tokenize.js';
+import { parseQuery, tokenize, tokensHeld, type Query } from './tokenize.js';
 
 /**
  * The `session_search` agent tool (odek's semantics): `list`, `search`, `get`, `find`. Tool-level errors
@@ -62,8 +62,8 @@ export async function runSessionSearch(
     }
     case 'find': {
       // Whole words only: a query with none ("", "the", "?") is an error, not a match of every task.
-      const wanted = queryTokens(input.query ?? '');
-      if (!wanted.length) return { error: 'find needs a word' };
+      const wanted = parseQuery(input.query ?? '');
+      if (!wanted.tokens.length) return { error: 'find needs a word' };
       return { sessions: await findByTask(sessions, ns, wanted, limit, ctx) };
     }
     case 'search': {
@@ -137,14 +137,15 @@ export function wrapUntrusted(
 async function findByTask(
   sessions: SessionStore,
   ns: string,
-  wanted: string[],
+  wanted: Query,
   limit: number,
   ctx: RequestContext,
 ): Promise<SessionSummary[]> {
   const out: SessionSummary[] = [];
   for (const s of (await sessions.manifest.view(ns, ctx.schedule)).entries) {
     const tokens = new Set(tokenize(s.task, true));
-    if (wanted.every((t) => tokens.has(t)) && out.push(summaryOf(s)) >= limit) break;
+    const all = tokensHeld(wanted, (t) => tokens.has(t)) === wanted.tokens.length;
+    if (all && out.push(summaryOf(s)) >= limit) break;
   }
   return out;
 }
