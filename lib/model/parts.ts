@@ -19,19 +19,32 @@ export type ContentPart = z.output<typeof contentPartSchema>;
 /** Inline media (a `data:` URL or base64 field) larger than this is refused with 413: send a URL or file id. */
 export const MAX_INLINE_MEDIA_BYTES = 1024 * 1024;
 
-/** The text of a list of parts, as odek's string `content`: the text of each text-bearing part, by lines. */
-export function textOfParts(parts: readonly ContentPart[]): string {
-  return textsOfParts(parts).join('\n');
+/**
+ * The text of a list of parts, as odek's string `content`: the text of each text-bearing part, by lines.
+ * `reasoning`: a reasoning part's too, as content was until 2026-12-05 (a stored form written then).
+ */
+export function textOfParts(parts: readonly ContentPart[], reasoning = false): string {
+  return textsOfParts(parts, reasoning).join('\n');
 }
 
 /** The text of each text-bearing part, in order. */
-export function textsOfParts(parts: readonly ContentPart[]): string[] {
+export function textsOfParts(parts: readonly ContentPart[], reasoning = false): string[] {
   const texts: string[] = [];
   for (const p of parts) {
-    const value = p.type === 'refusal' ? p['refusal'] : p['text'];
+    const field = textFieldOf(p) ?? (reasoning ? 'text' : null);
+    const value = field && p[field];
     if (typeof value === 'string') texts.push(value);
   }
   return texts;
+}
+
+/**
+ * The field of a part whose text is the message's content: a refusal's `refusal`, another part's `text`.
+ * None for a reasoning part (the AI SDK's `{type: "reasoning", text}`): the model's thinking is not its
+ * reply, and odek reads `content` as the reply (and keeps thinking in `reasoning_content`).
+ */
+export function textFieldOf(p: ContentPart): 'text' | 'refusal' | null {
+  return p.type === 'refusal' ? 'refusal' : p.type === 'reasoning' ? null : 'text';
 }
 
 /** A message as sent, in stored form: array content becomes its text, the parts kept beside it. */

@@ -6,6 +6,7 @@ import {
   metadataSchema,
   PARTS_FIELD,
   textOfParts,
+  textFieldOf,
   textsOfParts,
   type ContentPart,
 } from '../model/parts.js';
@@ -707,8 +708,8 @@ function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
 function withTexts(parts: ContentPart[], texts: string[]): ContentPart[] {
   let i = 0;
   return parts.map((p) => {
-    const field = p.type === 'refusal' ? 'refusal' : 'text';
-    return typeof p[field] === 'string' ? { ...p, [field]: texts[i++] } : p;
+    const field = textFieldOf(p);
+    return field && typeof p[field] === 'string' ? { ...p, [field]: texts[i++] } : p;
   });
 }
 
@@ -719,8 +720,8 @@ function withTexts(parts: ContentPart[], texts: string[]): ContentPart[] {
 function withText(parts: ContentPart[], text: string): ContentPart[] {
   let first = true;
   return parts.flatMap((p) => {
-    const field = p.type === 'refusal' ? 'refusal' : 'text';
-    if (typeof p[field] !== 'string') return [p];
+    const field = textFieldOf(p);
+    if (!field || typeof p[field] !== 'string') return [p];
     if (!first) return [];
     first = false;
     return [{ ...p, [field]: text }];

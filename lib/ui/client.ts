@@ -590,24 +590,34 @@ export function body(text: string, label: string): Node {
   return isLong(text) ? folded(label, text) : richText(text);
 }
 
-/** A message's text-bearing parts joined, and the kinds of its other parts (images, audio: not shown). */
-export function contentText(content: unknown): { text: string; extra: string[] } {
-  if (typeof content === 'string') return { text: content, extra: [] };
+/**
+ * A message's text-bearing parts joined, its reasoning parts' text, and the kinds of its other parts
+ * (images, audio: not shown).
+ */
+export function contentText(content: unknown): {
+  text: string;
+  extra: string[];
+  reasoning: string;
+} {
+  if (typeof content === 'string') return { text: content, extra: [], reasoning: '' };
   if (Array.isArray(content)) {
     const texts: string[] = [];
+    const thoughts: string[] = [];
     const extra: string[] = [];
     for (const p of content) {
-      // The server's rule (textOfParts in lib/model/parts.ts): a part's text, a refusal's refusal.
+      // The server's rule (textOfParts in lib/model/parts.ts): a part's text, a refusal's refusal; a
+      // reasoning part's text is not the content.
       const part = (p ?? {}) as { type?: unknown; text?: unknown; refusal?: unknown };
       const value = part.type === 'refusal' ? part.refusal : part.text;
-      if (typeof value === 'string') texts.push(value);
-      else extra.push(String(part.type ?? 'unknown'));
+      if (typeof value !== 'string') extra.push(String(part.type ?? 'unknown'));
+      else (part.type === 'reasoning' ? thoughts : texts).push(value);
     }
-    return { text: texts.join('\n'), extra };
+    return { text: texts.join('\n'), extra, reasoning: thoughts.join('\n') };
   }
   return {
     text: content === null || content === undefined ? '' : JSON.stringify(content),
     extra: [],
+    reasoning: '',
   };
 }
 
@@ -1063,7 +1073,7 @@ export function renderMessages(st: SessionState, messages: Message[]): void {
 
 /** One transcript item: its head, its text, other parts, reasoning and tool calls with their results. */
 export function messageItem(m: Message, i: number, results: ResultsByCall): HTMLLIElement {
-  const { text, extra } = contentText(m.content);
+  const { text, extra, reasoning } = contentText(m.content);
   if (m.role === 'system' && text.startsWith('[satchel] ')) {
     const cap = capMarker(text);
     if (cap !== null) return capMarkerItem(text, cap, i);
@@ -1083,7 +1093,8 @@ export function messageItem(m: Message, i: number, results: ResultsByCall): HTML
   );
   if (text) li.appendChild(body(text, m.role === 'tool' ? 'Tool result' : 'Long message'));
   for (const kind of extra) li.appendChild(h('p', { class: 'note' }, `[${kind} part, not shown]`));
-  if (m.reasoning_content) li.appendChild(folded('Reasoning', m.reasoning_content, 'reasoning'));
+  for (const thought of [reasoning, m.reasoning_content])
+    if (thought) li.appendChild(folded('Reasoning', thought, 'reasoning'));
   for (const call of m.tool_calls ?? []) li.appendChild(toolCallBlock(call, results));
   return li;
 }
