@@ -108,7 +108,9 @@ describe.each(stores)('on the %s', (_name, open) => {
     expect(fits.json.dropped_groups).toBe(0);
     expect(fits.json.bytes).toBe(await stored(id));
     expect(fits.json.bytes).toBeLessThanOrEqual(CAP);
-    expect(fits.json.bytes).toBeGreaterThan(CAP - 200);
+    // Within the record's room, less an earlier write's record (about 140 bytes) this write may drop once the
+    // audit compactor has covered it (background work: under load it may have run by now, or not).
+    expect(fits.json.bytes).toBeGreaterThan(CAP - 400);
     // One more does not fit: the oldest group after the head goes, and the object stays under the cap.
     const over = await app.call('POST', `/v1/sessions/${id}/messages`, {
       body: { messages: [{ role: 'user', content: 'v'.repeat(600) }] },
