@@ -534,7 +534,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const { seq, startedAt, refs, listed, roots, records, rebuild } = o;
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
     const rootsOfIndex = this.roots(ns);
-    if (!(await rootsOfIndex.tryWrite(root))) return; // another compactor won this sequence number
+    if (!(await rootsOfIndex.tryWrite(root))) {
+      // Another compactor (or a purge) won this sequence number: the segments written for it are orphans
+      // no root will name, and may hold a session a purge has just erased from every other segment.
+      await this.dropSegments(refs.filter((r) => seqOfName(r.base) === seq));
+      return;
+    }
     this.written.set(ns, 0);
     const next = await this.load(ns, this.states.get(ns) ?? null);
     await this.collect(
@@ -617,15 +622,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       if (kept.length > 0) refs.push(await this.writeSegment(ns, seq, kept, ref.major));
     }
     const garbage = [...records];
-    // The root that stands after the purge: a new one without the documents, or the current one when
-    // none of its segments holds them.
-    let standing = state.seq;
-    if (changed) {
-      const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
-      if (!(await this.roots(ns).tryWrite(root))) return false;
-      standing = seq;
-      await this.load(ns, this.states.get(ns) ?? null);
+    // The root that stands after the purge: a new one, even when none of its segments holds the documents
+    // (a compaction that read their records before they went, and writes its segments now, then loses its
+    // root's sequence number to this one).
+    const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
+    if (!(await this.roots(ns).tryWrite(root))) {
+      await this.dropSegments(changed ? refs.filter((r) => seqOfName(r.base) === seq) : []);
+      return false;
     }
+    const standing = seq;
+    await this.load(ns, this.states.get(ns) ?? null);
     // No older root is kept, and no segment the standing root does not reference (of a seq we know
     // about), even when nothing was rewritten: an older root kept for its readers may still name a
     // segment that holds a deleted document (a compaction left the session out while its record waited).
@@ -743,6 +749,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       if (!referenced.has(base)) garbage.push(k);
     }
     if (garbage.length > 0) await this.store.delete(garbage);
+  }
+
+  /** Deletes segments this process wrote for a root that lost its sequence number (best effort). */
+  private async dropSegments(refs: RootSegment[]): Promise<void> {
+    const keys = refs.flatMap((r) => this.kind.segmentExts.map((ext) => r.base + ext));
+    if (keys.length > 0) await this.store.delete(keys).catch(() => undefined);
   }
 
   private async writeSegment(

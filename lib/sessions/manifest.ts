@@ -43,6 +43,25 @@ export interface ManifestEntry
   revision: number;
   /** Ordering time in ms: the session's updated_at for upserts, the deletion time for deletes. */
   at: number;
+  /**
+   * The session's incarnation (`satchel.i`, since 2026-12-05): which session the id held, where an import
+   * can keep a deleted session's `created_at`. Entries written before lack it.
+   */
+  i?: string;
+}
+
+/** What a pin keeps of the session created again under a deleted id: its incarnation (created_at before). */
+function pinOf(e: ManifestEntry): string {
+  return e.i ?? e.created_at;
+}
+
+/**
+ * Whether `e` is the version of the session a pin keeps. A pin written before 2026-12-05 is a created_at
+ * (an ISO time), which an import of the deleted session's file shares: it matches by that, as before.
+ */
+function pinned(pin: string | undefined, e: ManifestEntry): boolean {
+  if (pin === undefined) return false;
+  return pin === e.i || (pin.includes('T') && pin === e.created_at);
 }
 
 type LogRecord =
@@ -387,7 +406,7 @@ export class Manifest {
       const session = live.get(id);
       if (session && session.at > at) return;
       tombstones.set(id, Math.max(tombstones.get(id) ?? -Infinity, at));
-      if (session) keeps.set(id, session.created_at);
+      if (session) keeps.set(id, pinOf(session));
     };
     for (const { r } of (await this.listedLogRecords(listing)).records)
       if (r.op === 'del') remember(r.id, r.at);
@@ -484,6 +503,16 @@ export class Manifest {
     // collected.
     const { records, unreadable } = await this.listedLogRecords(listing);
     const until = from ? new Map<string, number>() : eraseUntil(snap, ids, records);
+    // A delete this view cannot see (its log record was not stored, its answer was lost): the purge was
+    // asked for because the object went. Its missing object says so; no time of its own, so as of now.
+    if (!from)
+      await mapLimit(
+        [...ids].filter((id) => !until.has(id)),
+        this.concurrency,
+        async (id) => {
+          if (!(await this.readSummary(ns, id))) until.set(id, Infinity);
+        },
+      );
     // An id created again with a time not after its delete's (an import of an older session): its object
     // names the version that stays, which no tombstone may hide.
     const again = new Map<string, ManifestEntry>();
@@ -508,7 +537,7 @@ export class Manifest {
         erasedLogs.push(x.key);
     }
     const { tombstones, keeps } = mergedTombstones(root, until, startedAt);
-    for (const [id, e] of again) keeps.set(id, e.created_at);
+    for (const [id, e] of again) keeps.set(id, pinOf(e));
     const covered = [...new Set([...root.covered, ...erasedLogs])];
     const written = await this.writeRoot(
       ns,
@@ -689,8 +718,7 @@ export class Manifest {
           continue;
         }
         const deletedAt = tombstones.get(id);
-        if (deletedAt !== undefined && deletedAt >= at && keeps.get(id) !== r.entry.created_at)
-          continue;
+        if (deletedAt !== undefined && deletedAt >= at && !pinned(keeps.get(id), r.entry)) continue;
         changes.set(id, { entry: r.entry });
       } else changes.set(id, { deletedAt: at });
     }
@@ -744,7 +772,7 @@ export class Manifest {
       if (deletedAt >= entry.at) {
         again.set(id, entry);
         tombstones.set(id, deletedAt);
-        keeps.set(id, entry.created_at);
+        keeps.set(id, pinOf(entry));
       } else {
         tombstones.delete(id);
         keeps.delete(id);
@@ -763,7 +791,7 @@ export class Manifest {
       deletedAt === undefined ||
       deletedAt < entry.at ||
       sameVersion(snap.again.get(entry.id), entry) ||
-      snap.keeps.get(entry.id) === entry.created_at
+      pinned(snap.keeps.get(entry.id), entry)
     );
   }
 
@@ -852,7 +880,7 @@ export class Manifest {
       }
       // An id created again: a major compaction leaves its other versions out; its delete stays as a pin,
       // which hides a late log record of the deleted session but not the live one.
-      for (const [id, e] of snap.again) keeps.set(id, e.created_at);
+      for (const [id, e] of snap.again) keeps.set(id, pinOf(e));
       let pages: PageRef[];
       let keptTombstones: [string, number][];
       if (vanished || snap.again.size > 0 || minor + 1 > Math.max(8, major)) {
@@ -874,7 +902,13 @@ export class Manifest {
         deletions(keptTombstones, keeps),
         listing.logs,
       );
-      if (!written) return; // another compactor won this sequence number; its pages are orphans it cannot see
+      if (!written) {
+        // Another compactor (or a purge) won this sequence number: the pages written for it are orphans no
+        // root will name, and may hold a session a purge has just erased from every other page.
+        const own = pages.filter((p) => !root.pages.includes(p)).map((p) => p.key);
+        if (own.length > 0) await this.store.delete(own);
+        return;
+      }
       inForce = written;
     } else if (leftovers < this.compactAfter) return;
     await this.collectGarbage(ns, snap, inForce);
@@ -1100,7 +1134,8 @@ export class Manifest {
 
 /** Whether `e` is the version `k` of a session (its object's, when created again). */
 function sameVersion(k: ManifestEntry | undefined, e: ManifestEntry | undefined): boolean {
-  return !!k && e?.created_at === k.created_at && e.revision === k.revision && e.task === k.task;
+  if (!k || !e || (e.i !== undefined && k.i !== undefined && e.i !== k.i)) return false;
+  return e.created_at === k.created_at && e.revision === k.revision && e.task === k.task;
 }
 
 /** Newest first: updated_at descending, then id descending. */

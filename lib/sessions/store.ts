@@ -656,12 +656,12 @@ export class SessionStore {
     await this.settledSession(ns, id);
     // An id that looks like a secret gets no marker (a key holding it) before its object is found.
     if (this.looksSecret(id, ctx) && !(await objectExists(this.objects, key)))
-      return this.goneAlready(ns, id);
+      return this.goneAlready(ns, id, ctx);
     const pending = await this.manifest.markPending(ns, id, writeId);
     const found = await this.objects.get(key);
     if (!found) {
       await this.manifest.clearPending(pending);
-      return this.goneAlready(ns, id);
+      return this.goneAlready(ns, id, ctx);
     }
     // A corrupt object (a half-copied file: GET answers 500) is deleted too, unless `If-Match` names a
     // revision it cannot show or a cleanup asks (it never lists one): nothing else could remove it.
@@ -692,7 +692,15 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       throw notFound(`session ${id} was updated since`);
     }
-    await this.objects.delete(key).catch((err: unknown) => this.confirmDeleted(key, stored, err));
+    await this.objects.delete(key).catch(async (err: unknown) => {
+      try {
+        await this.confirmDeleted(key, stored, err);
+      } catch (unsure) {
+        if (StorageUnavailableError.is(unsure) && unsure.mayHaveLanded)
+          this.confirmLater(ns, id, stored, ctx);
+        throw unsure;
+      }
+    });
     this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
@@ -704,6 +712,21 @@ export class SessionStore {
       // the id meanwhile keeps its own.
       deleteParts(this.objects, ns, id, { records: true, now: this.now() }),
     ]);
+    if (logged.status === 'fulfilled') {
+      await this.afterDelete(ns, id, ctx);
+      // Its task leaves the manifest's pages and log records too; a cleanup's deletes share one purge.
+      (ctx.schedule ?? unattended)(
+        this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
+      );
+    } else {
+      this.onError('delete log record not stored', logged.reason);
+      this.purgeUnlogged(ns, id, ctx);
+    }
+    return erased.status === 'rejected' ? erased.reason : undefined;
+  }
+
+  /** The listeners' work after a delete (the search indexes erase the session). */
+  private async afterDelete(ns: string, id: string, ctx: WriteContext): Promise<void> {
     for (const l of this.listeners) {
       try {
         await l.afterDelete?.(ns, id, ctx);
@@ -711,24 +734,35 @@ export class SessionStore {
         this.onError('a listener failed after a delete', err);
       }
     }
-    // Its task leaves the manifest's pages and log records too; a cleanup's deletes share one purge.
+  }
+
+  /**
+   * Erasing for a delete no log record tells of (it failed, or the delete's answer was lost): the manifest's
+   * purge first (it finds the object missing and writes the tombstone), then the indexes', whose view of
+   * what is live comes from the manifest.
+   */
+  private purgeUnlogged(ns: string, id: string, ctx: WriteContext): void {
     (ctx.schedule ?? unattended)(
-      this.manifest.purge(ns, [id]).catch((err) => this.onError('manifest not purged', err)),
+      this.manifest
+        .purge(ns, [id])
+        .catch((err) => this.onError('manifest not purged', err))
+        .then(() => this.afterDelete(ns, id, ctx)),
     );
-    if (logged.status === 'rejected') this.onError('delete log record not stored', logged.reason);
-    return erased.status === 'rejected' ? erased.reason : undefined;
   }
 
   /**
    * A delete that finds no object: it erases what an earlier delete left when its erasing failed after the
-   * object went (its answer said so), then answers 404 (503 while that erasing fails).
+   * object went (its answer said so, or was lost), then answers 404 (503 while that erasing fails).
    */
-  private async goneAlready(ns: string, id: string): Promise<never> {
+  private async goneAlready(ns: string, id: string, ctx: WriteContext): Promise<never> {
     await deleteParts(this.objects, ns, id, { records: true, now: this.now() }).catch(
       (err: unknown) => {
         throw notErased(id, err);
       },
     );
+    // Still listed (settled: a delete without a log record is not seen): that delete's erasing never ran.
+    const view = await this.manifest.view(ns, unattended, { settled: true }).catch(() => null);
+    if (view?.entries.some((e) => e.id === id)) this.purgeUnlogged(ns, id, ctx);
     throw notFound(`session ${id} does not exist`);
   }
 
@@ -746,6 +780,31 @@ export class SessionStore {
   }
 
   /**
+   * A delete whose answer was lost and whose object could not be read again (it answered 503): read again a
+   * few times in the background, and when the object is gone after all, erase what holds copies of it
+   * (a delete of the id from another process does the same: `goneAlready`).
+   */
+  private confirmLater(ns: string, id: string, stored: StoredSession, ctx: WriteContext): void {
+    const key = keys.session(ns, id);
+    const was = incarnationOf(stored);
+    const check = async () => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+        const read = await this.objects.get(key).then(
+          (found) => ({ found }),
+          () => null,
+        );
+        if (!read) continue; // still unreadable
+        if (read.found && (incarnationIn(read.found.body) ?? was) === was) return; // not deleted
+        this.cache.forget(key);
+        await deleteParts(this.objects, ns, id, { records: true, now: this.now() });
+        return this.purgeUnlogged(ns, id, ctx);
+      }
+    };
+    (ctx.schedule ?? unattended)(check().catch((err) => this.onError('delete not confirmed', err)));
+  }
+
+  /**
    * Deletes every session whose updated_at is older than `days` days (0: all of them). When some
    * deletes fail, the others still run, and the answer says how many went (503): a retry finds only
    * what is left. The ids of deleted sessions whose records could not all be erased are in that answer:
@@ -757,6 +816,7 @@ export class SessionStore {
     const doomed = view.entries.filter((e) => e.at < cutoff);
     const failures: unknown[] = [];
     const left: string[] = [];
+    const unsure: string[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
       this.deleteObject(ns, e.id, ctx, undefined, cutoff).then(
         (why) => {
@@ -764,17 +824,24 @@ export class SessionStore {
           return 1;
         },
         (err: unknown) => {
-          if (!SatchelError.is(err, 'not_found')) failures.push(err);
+          // Its delete's answer was lost and the object could not be read again: a delete of the id
+          // tells (204 or 404, and either erases what is left), where this cleanup no longer lists it.
+          if (StorageUnavailableError.is(err) && err.mayHaveLanded) unsure.push(e.id);
+          else if (!SatchelError.is(err, 'not_found')) failures.push(err);
           return 0;
         },
       ),
     );
     const deleted = results.reduce((a: number, b: number) => a + b, 0);
-    if (failures.length === 0 && left.length === 0) return { deleted };
+    if (failures.length + left.length + unsure.length === 0) return { deleted };
     if (failures.length === doomed.length) throw failures[0];
     const said = [`cleanup deleted ${deleted} of ${doomed.length} sessions`];
     if (failures.length)
       said.push(`${failures.length} could not be deleted (${errorText(failures[0])}): try again`);
+    if (unsure.length)
+      said.push(
+        `${unsure.length} may have been deleted (storage did not answer): delete each again: ${unsure.join(', ')}`,
+      );
     if (left.length)
       said.push(`${left.length} deleted keep records: delete each again: ${left.join(', ')}`);
     throw unavailable(said.join('; '), 1);
@@ -1207,6 +1274,7 @@ function entryOf(s: StoredSession, bytes: number): ManifestEntry {
     episode_untrusted: s.episode_untrusted,
     revision: s.revision,
     at: instantOf(updated_at) || 0,
+    i: incarnationOf(s),
   };
 }
 

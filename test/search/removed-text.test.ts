@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
+import { holders } from '../support/holders.js';
 
 // Text a trim, a pop or a replace removes leaves every object, not only the results (review): the lexical
 // index's older versions (records and the segments holding them) and the manifest's older entries (log
@@ -14,24 +15,6 @@ type App = Awaited<ReturnType<typeof makeApp>>;
 const NS = 'alice';
 const servers: ChatServer[] = [];
 afterAll(async () => Promise.all(servers.map((s) => s.close())));
-
-/** Every file of the store holding one of `needles`, as `path: needle`. */
-function holders(dir: string, needles: string[]): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const full = join(d, name);
-      if (statSync(full).isDirectory()) walk(full);
-      else {
-        const body = readFileSync(full, 'latin1');
-        for (const n of needles)
-          if (body.includes(n)) found.push(`${full.slice(dir.length)}: ${n}`);
-      }
-    }
-  };
-  walk(dir);
-  return found;
-}
 
 let n = 0;
 /** A word no other text holds, whole in the index (letters only). */

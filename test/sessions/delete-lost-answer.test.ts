@@ -1,0 +1,97 @@
+// Before 2026-12-05 a DELETE whose object DELETE landed but whose answer was lost, and whose read again
+// failed too, answered 503 (true: it could not tell), but nothing erased the session's copies afterwards:
+// the client's retry found no object and answered 404 without running the search indexes' purge or the
+// manifest's, and a cleanup's retry no longer listed the session. Its task and text stayed in index
+// segments and manifest pages. Now the delete reads the object again in the background and, once it is
+// gone, erases them; a DELETE that finds no object for an id the manifest still lists erases them too; and
+// a cleanup names such sessions ("may have been deleted: delete each again").
+import { describe, expect, it } from 'vitest';
+import { makeApp } from '../http/helpers.js';
+import { StorageUnavailableError } from '../../lib/storage/port.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { holders } from '../support/holders.js';
+import { tempDir, word } from './unlogged-common.js';
+
+class LosesDeleteAnswer extends LocalStore {
+  armed = false;
+  failNextGet = false;
+  override async delete(keys: string | string[]) {
+    const k = typeof keys === 'string' ? keys : undefined;
+    await super.delete(keys);
+    if (this.armed && k?.includes('/sessions/')) {
+      this.armed = false;
+      this.failNextGet = true;
+      throw new StorageUnavailableError(`delete ${k}: no answer`, undefined, {
+        mayHaveLanded: true,
+      });
+    }
+  }
+  override async get(key: string) {
+    if (this.failNextGet && key.includes('/sessions/')) {
+      this.failNextGet = false;
+      throw new StorageUnavailableError(`get ${key}: no answer`);
+    }
+    return super.get(key);
+  }
+}
+
+describe('a DELETE whose storage answer was lost (review s51b)', () => {
+  it('the retry (404) still erases the task and text from the index and the manifest', async () => {
+    const dir = tempDir('lostdel');
+    const objects = new LosesDeleteAnswer(dir);
+    const app = await makeApp({ objects });
+    const secretWord = word();
+    const made = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: `task ${secretWord}`,
+        messages: [{ role: 'user', content: `about ${secretWord}` }],
+      },
+    });
+    expect(made.status).toBe(201);
+    const id = made.json.id as string;
+    await app.background.drain();
+    // Its text in segments and pages too.
+    await app.search.lexical.compact('alice', true);
+    await app.sessions.manifest.compact('alice', true);
+    await app.background.drain();
+    expect(holders(dir, [secretWord]).length).toBeGreaterThan(1);
+
+    objects.armed = true;
+    const first = await app.call('DELETE', `/v1/sessions/${id}`);
+    expect(first.status).toBe(503); // storage did not answer: the client retries
+    await app.background.drain();
+    const retry = await app.call('DELETE', `/v1/sessions/${id}`);
+    expect([204, 404]).toContain(retry.status);
+    await app.background.drain();
+    expect((await app.call('GET', `/v1/sessions/${id}`)).status).toBe(404);
+    // Deleted means gone: nothing in the bucket holds its text once the retry answered and drained.
+    expect(holders(dir, [secretWord])).toEqual([]);
+  });
+
+  it('cleanup: it names the session, and its text leaves the index and the manifest', async () => {
+    const dir = tempDir('lostclean');
+    const objects = new LosesDeleteAnswer(dir);
+    const app = await makeApp({ objects });
+    const secretWord = word();
+    const made = await app.call('POST', '/v1/sessions', {
+      body: {
+        task: `task ${secretWord}`,
+        messages: [{ role: 'user', content: `about ${secretWord}` }],
+      },
+    });
+    expect(made.status).toBe(201);
+    await app.background.drain();
+    await app.search.lexical.compact('alice', true);
+    await app.sessions.manifest.compact('alice', true);
+    await app.background.drain();
+
+    objects.armed = true;
+    const first = await app.call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
+    expect(first.status).toBe(503); // "try again"
+    await app.background.drain();
+    const retry = await app.call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
+    expect(retry.status).toBe(200);
+    await app.background.drain();
+    expect(holders(dir, [secretWord])).toEqual([]);
+  });
+});
