@@ -1,4 +1,8 @@
-/** Maps with at most `limit` calls in flight, keeping order. */
+/**
+ * Maps with at most `limit` calls in flight, keeping order. When a call fails, no further item is taken,
+ * and it rejects with that (the first) failure once the calls in flight have settled: as with
+ * `settleAll`, nothing is still on its way when it answers.
+ */
 export async function mapLimit<T, R>(
   items: T[],
   limit: number,
@@ -6,13 +10,19 @@ export async function mapLimit<T, R>(
 ): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
+  let failure: { err: unknown } | undefined;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (!failure && next < items.length) {
       const i = next++;
-      out[i] = await fn(items[i]!);
+      try {
+        out[i] = await fn(items[i]!);
+      } catch (err) {
+        failure ??= { err };
+      }
     }
   });
   await Promise.all(workers);
+  if (failure) throw failure.err;
   return out;
 }
 

@@ -132,7 +132,7 @@ export class LocalStore implements ObjectStore {
     });
     let renamed = false;
     try {
-      return await this.locked(key, async () => {
+      const written = await this.locked(key, async () => {
         const current = await stat(path, { bigint: true }).catch((err) =>
           isNotFound(err) ? null : Promise.reject(err),
         );
@@ -155,6 +155,9 @@ export class LocalStore implements ObjectStore {
         }
         return { etag: statTag(info) };
       });
+      // The new name is durable once its folder is (after the lock: it only has to precede the answer).
+      await syncDir(dirname(path));
+      return written;
     } catch (err) {
       // Renamed: the object is in place, whatever failed after (the write is answered as maybe landed).
       if (renamed && !PreconditionFailedError.is(err))
@@ -191,12 +194,20 @@ export class LocalStore implements ObjectStore {
   async delete(keys: string | string[]): Promise<void> {
     for (const key of Array.isArray(keys) ? keys : [keys]) {
       const path = this.path(key);
-      await this.locked(key, () =>
-        unlink(path).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err))),
+      const removed = await this.locked(key, () =>
+        unlink(path).then(
+          () => true,
+          (err) => (isNotFound(err) ? false : Promise.reject(err)),
+        ),
       ).catch((err: unknown) => {
         // The lock's own files too (a read-only disk refuses its hard link).
         throw folderError('delete', err);
       });
+      // A removed name is gone for good once its folder is synced (a missing key changed nothing).
+      if (removed)
+        await syncDir(dirname(path)).catch((err: unknown) => {
+          throw folderError('delete', err);
+        });
       await this.prune(dirname(path));
     }
   }
@@ -324,9 +335,12 @@ export class LocalStore implements ObjectStore {
       `${TEMP_MARK}${process.pid}-${randomBytes(8).toString('hex')}`,
     );
     let handle;
+    // The highest folder mkdir made (of any attempt): it and those below it are new names to make durable.
+    let made: string | undefined;
     for (let attempt = 0; ; attempt++) {
       try {
-        await mkdir(dirname(path), { recursive: true });
+        const first = await mkdir(dirname(path), { recursive: true });
+        if (first !== undefined && (made === undefined || first.length < made.length)) made = first;
         handle = await open(temp, 'wx');
         break;
       } catch (err) {
@@ -338,6 +352,7 @@ export class LocalStore implements ObjectStore {
     try {
       await handle.writeFile(body);
       await handle.sync();
+      if (made !== undefined) await syncCreated(made, dirname(path));
       const info = await handle.stat({ bigint: true });
       return { path: temp, mtimeNs: info.mtimeNs };
     } catch (err) {
@@ -348,16 +363,24 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** In-process queue per key, then the cross-process lock file around `fn`. */
+  /**
+   * In-process queue per key, then the cross-process lock file around `fn`. Both waits together end at
+   * one deadline, lockTimeoutMs after the call came in: then StorageUnavailableError. A call that gives
+   * up in the queue leaves its place to those behind it, who still wait for those ahead of it.
+   */
   private async locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(key) ?? Promise.resolve();
+    const deadline = Date.now() + this.lockTimeoutMs;
+    const previous = this.locks.get(key);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
-    const chained = previous.then(() => mine);
+    const chained = (previous ?? Promise.resolve()).then(() => mine);
     this.locks.set(key, chained);
-    await previous;
     try {
-      const lockFile = await this.acquire(key);
+      if (previous && !(await until(previous, deadline)))
+        throw new StorageUnavailableError(
+          `writes of this process to ${key} waited for more than ${this.lockTimeoutMs} ms`,
+        );
+      const lockFile = await this.acquire(key, deadline);
       try {
         return await fn();
       } finally {
@@ -365,17 +388,22 @@ export class LocalStore implements ObjectStore {
       }
     } finally {
       release();
-      if (this.locks.get(key) === chained) this.locks.delete(key);
+      // Once those ahead are done too (at once unless this call gave up in the queue).
+      void chained.then(() => {
+        if (this.locks.get(key) === chained) this.locks.delete(key);
+      });
     }
   }
 
-  /** Takes the key's lock file: a hard link to this process's owner file. Returns the lock's path. */
-  private async acquire(key: string): Promise<string> {
+  /**
+   * Takes the key's lock file: a hard link to this process's owner file. Returns the lock's path. Held by
+   * another process past `deadline`: StorageUnavailableError.
+   */
+  private async acquire(key: string, deadline: number): Promise<string> {
     const lockFile = join(
       this.lockDir,
       createHash('sha256').update(key).digest('hex').slice(0, 40),
     );
-    const started = Date.now();
     let wait = 1;
     for (;;) {
       const owner = await this.ownerFile();
@@ -391,14 +419,15 @@ export class LocalStore implements ObjectStore {
       }
       if (missing) this.owner = undefined;
       else if (await this.breakIfStale(lockFile)) continue;
-      if (Date.now() - started > this.lockTimeoutMs) {
+      if (Date.now() >= deadline) {
         const holder = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
         throw new StorageUnavailableError(
           `the lock of ${key} is held by ${holder ? `process ${holder.pid}` : 'another process'} ` +
             `for more than ${this.lockTimeoutMs} ms`,
         );
       }
-      await new Promise((r) => setTimeout(r, wait * (0.5 + Math.random())));
+      const pause = Math.min(wait * (0.5 + Math.random()), deadline - Date.now());
+      await new Promise((r) => setTimeout(r, pause));
       wait = Math.min(wait * 2, 20);
     }
   }
@@ -461,6 +490,47 @@ export class LocalStore implements ObjectStore {
     });
     return this.owner;
   }
+}
+
+/** Whether `ahead` settles before `deadline` (a time in ms since the epoch). */
+async function until(ahead: Promise<void>, deadline: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(r, deadline - Date.now(), false)));
+  try {
+    return await Promise.race([ahead.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Makes a folder's entries durable (a rename, a new file or folder, an unlink in it): fsync of the folder
+ * itself. A folder that is gone has nothing left to keep; a platform that cannot open or fsync a folder
+ * (Windows) is not asked.
+ */
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  let handle;
+  try {
+    handle = await open(dir, 'r');
+  } catch (err) {
+    if (isNotFound(err)) return;
+    throw err;
+  }
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * After `mkdir -p` made `top` and the folders below it down to `leaf`: fsyncs the parent of each (the
+ * leaf's own entries are synced by the write that follows).
+ */
+async function syncCreated(top: string, leaf: string): Promise<void> {
+  for (let dir = leaf; dir.length > top.length; dir = dirname(dir)) await syncDir(dirname(dir));
+  await syncDir(dirname(top));
 }
 
 /** The etag: inode, size and nanosecond mtime, in base 36. */

@@ -390,26 +390,41 @@ export class S3Store implements ObjectStore {
       );
       return;
     }
-    for (let i = 0; i < all.length; i += 1000) {
-      const batch = all.slice(i, i + 1000);
-      const out = await this.attempt(
-        `DELETE ${batch.length} keys`,
-        (ctx) =>
-          this.client.send(
-            new DeleteObjectsCommand({
-              Bucket: this.bucket,
-              Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-            }),
-            {
-              abortSignal: ctx.signal,
-            },
-          ),
-        true,
-      );
-      const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
-      if (failed.length > 0)
-        throw new Error(`delete failed for ${failed.length} keys: ${failed[0]?.Code ?? 'unknown'}`);
-    }
+    for (let i = 0; i < all.length; i += 1000) await this.deleteBatch(all.slice(i, i + 1000));
+  }
+
+  /**
+   * One DeleteObjects of up to 1000 keys. It answers 200 with an `<Error>` per key it did not delete: a
+   * missing key is no error; a transient code (InternalError, SlowDown, ...) has only those keys sent
+   * again, through withRetry; any other code (AccessDenied) fails the call with StorageUnavailableError.
+   */
+  private async deleteBatch(batch: string[]): Promise<void> {
+    let left = batch;
+    await this.attempt(
+      `DELETE ${batch.length} keys`,
+      async (ctx) => {
+        const out = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: left.map((Key) => ({ Key })), Quiet: true },
+          }),
+          { abortSignal: ctx.signal },
+        );
+        const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+        if (failed.length === 0) return;
+        const error = new KeysNotDeletedError(
+          failed.map((e) => e.Code ?? 'unknown'),
+          failed.length,
+        );
+        if (!error.transient) throw new StorageUnavailableError(`DELETE: ${error.message}`, error);
+        // Keys the answer does not name (or names wrongly) are sent again too: never dropped.
+        const named = new Set(failed.map((e) => e.Key));
+        const again = left.filter((k) => named.has(k));
+        left = again.length === failed.length ? again : left;
+        throw error;
+      },
+      true,
+    );
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
@@ -638,8 +653,40 @@ function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
 
+/**
+ * The per-key error codes of a DeleteObjects answer that mean "try again": S3's 5xx codes and its
+ * throttling, a request that took too long, a conflicting operation in progress.
+ */
+const TRANSIENT_KEY_CODES = new Set([
+  'InternalError',
+  'ServiceUnavailable',
+  'SlowDown',
+  'RequestTimeout',
+  'OperationAborted',
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequests',
+]);
+
+/**
+ * Keys a DeleteObjects answer (a 200) says were not deleted, and their codes. Transient (retried by
+ * withRetry) when every code is one of TRANSIENT_KEY_CODES.
+ */
+class KeysNotDeletedError extends Error {
+  readonly transient: boolean;
+  /** The status of the answer that named them: the backend answered (retry.ts reads it). */
+  readonly $metadata = { httpStatusCode: 200 };
+  constructor(codes: string[], count: number) {
+    const shown = [...new Set(codes)].map((c) => (/^[A-Za-z]{1,64}$/.test(c) ? c : 'unknown'));
+    super(`${count} key${count === 1 ? '' : 's'} not deleted: ${shown.slice(0, 3).join(', ')}`);
+    this.name = 'KeysNotDeletedError';
+    this.transient = codes.every((c) => TRANSIENT_KEY_CODES.has(c));
+  }
+}
+
 /** 5xx, SlowDown/throttling, and errors that never got an HTTP answer (network, timeouts). */
 export function isTransient(err: unknown): boolean {
+  if (err instanceof KeysNotDeletedError) return err.transient;
   const status = statusOf(err);
   const name = (err as { name?: string; Code?: string }).name ?? '';
   if (name === 'SlowDown' || name === 'ThrottlingException' || name === 'RequestTimeout')
