@@ -692,15 +692,9 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       throw notFound(`session ${id} was updated since`);
     }
-    await this.objects.delete(key).catch(async (err: unknown) => {
-      try {
-        await this.confirmDeleted(key, stored, err);
-      } catch (unsure) {
-        if (StorageUnavailableError.is(unsure) && unsure.mayHaveLanded)
-          this.confirmLater(ns, id, stored, ctx);
-        throw unsure;
-      }
-    });
+    await this.objects
+      .delete(key)
+      .catch((err: unknown) => this.confirmDeleted(ns, id, stored, err, ctx));
     this.cache.forget(key);
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
     // The object is gone: everything that erases its copies runs, whatever fails. A log record that
@@ -771,9 +765,19 @@ export class SessionStore {
    * object is gone, or holds a session created again under the id (another incarnation): the delete
    * happened. Otherwise, or when the object cannot be read, rethrows `err`.
    */
-  private async confirmDeleted(key: string, stored: StoredSession, err: unknown): Promise<void> {
+  private async confirmDeleted(
+    ns: string,
+    id: string,
+    stored: StoredSession,
+    err: unknown,
+    ctx: WriteContext,
+  ): Promise<void> {
     if (!StorageUnavailableError.is(err)) throw err;
-    const now = await this.objects.get(key).catch(() => Promise.reject(err));
+    const now = await this.objects.get(keys.session(ns, id)).catch(() => {
+      // Unknown: the delete may have landed. Find out in the background, and erase then.
+      if (err.mayHaveLanded) this.confirmLater(ns, id, stored, ctx);
+      return Promise.reject(err);
+    });
     // An object there that is no session (a corrupt one this delete was for) counts as not deleted.
     const was = incarnationOf(stored);
     if (now && (incarnationIn(now.body) ?? was) === was) throw err;
