@@ -1,5 +1,5 @@
 import { getRequestListener, RequestError } from '@hono/node-server';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { typeFor } from './problem.js';
 import '../model/bytes-node.js';
@@ -8,7 +8,7 @@ import '../model/bytes-node.js';
  * The Node HTTP server of an app's `fetch` (functions/node.ts, and the tests' servers). A request Node
  * parses but that names no URL (a malformed Host header or request target) never reaches the app: it is
  * answered here, 400 problem+json like every other error (@hono/node-server's own answer is an empty
- * text/plain 400).
+ * text/plain 400), and so is an HTTP/1.1 request without Host or with an Expect it cannot meet (417).
  */
 export function createNodeServer(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -20,11 +20,28 @@ export function createNodeServer(
   });
   // Host names are case-insensitive: @hono/node-server compares the URL's (lower-cased) hostname with the
   // Host as sent, and answered 400 to `Host: LOCALHOST:8787` (curl keeps the case the user typed).
-  return createServer((req, res) => {
+  // An HTTP/1.1 request without Host, and an Expect other than 100-continue, are answered here too: Node's
+  // own answers (an empty 400 and 417) are no problem+json.
+  return createServer({ requireHostHeader: false }, (req, res) => {
     const host = req.headers.host;
     if (host) req.headers.host = host.toLowerCase();
+    else if (req.httpVersion === '1.1') return send(res, 400, 'the request has no Host header');
     return listener(req, res);
-  }).on('clientError', answerUnparsed);
+  })
+    .on('checkExpectation', (_req, res) => send(res, 417, 'only Expect: 100-continue is supported'))
+    .on('clientError', answerUnparsed);
+}
+
+/** A problem+json answer written to Node's response (requests that never reach the app). */
+function send(res: ServerResponse, status: 400 | 417, detail: string): void {
+  const title = status === 400 ? 'Bad Request' : 'Expectation Failed';
+  const body = JSON.stringify({ type: typeFor(status), title, status, detail });
+  res.writeHead(status, {
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.end(body);
 }
 
 /**

@@ -72,6 +72,26 @@ export function parseMetadataFilter(
   return pairs.size ? [...pairs] : undefined;
 }
 
+/** The parameters of `GET /v1/sessions` besides the metadata filter. */
+const LIST_PARAMS = new Set(['limit', 'cursor', 'updated_after']);
+
+/**
+ * 400 for a list parameter given twice or one the list does not know (a misspelled `updated_afer` would
+ * otherwise be ignored and answer every session, as a second `limit` would answer the first's page).
+ */
+export function assertListParams(queries: Record<string, string[]>): void {
+  for (const [name, values] of Object.entries(queries)) {
+    if (name.startsWith('metadata')) continue; // parseMetadataFilter's
+    const known = LIST_PARAMS.has(name);
+    if (known && values.length === 1) continue;
+    const shown = name.slice(0, 64).toWellFormed();
+    const detail = known
+      ? `${shown}: given ${values.length} times; give it once`
+      : `${shown}: not a parameter of this list (limit, cursor, updated_after, metadata.<key>)`;
+    throw badRequest(detail, [{ path: shown, message: detail }]);
+  }
+}
+
 /**
  * Whether an RFC 3339-shaped time names a real instant. `Date.parse` answers NaN for most that do not
  * (month 13, minute 60, a leap second, an offset of 24 hours), which would make `updated_after` keep

@@ -754,9 +754,10 @@ export class SessionStore {
         throw notErased(id, err);
       },
     );
-    // Still listed (settled: a delete without a log record is not seen): that delete's erasing never ran.
-    const view = await this.manifest.view(ns, unattended, { settled: true }).catch(() => null);
-    if (view?.entries.some((e) => e.id === id)) this.purgeUnlogged(ns, id, ctx);
+    // A pending marker of the id: a write without its log record, maybe a delete whose erasing never ran
+    // (its answer was lost). One LIST, and nothing written for an id that never existed.
+    const marked = await this.objects.list(keys.pending(ns, id, ''), { limit: 1 }).catch(() => null);
+    if (marked?.objects.length) this.purgeUnlogged(ns, id, ctx);
     throw notFound(`session ${id} does not exist`);
   }
 

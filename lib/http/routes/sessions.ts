@@ -30,6 +30,7 @@ import {
 } from '../context.js';
 import {
   param,
+  assertListParams,
   parseLimit,
   parseMetadataFilter,
   parseUpdatedAfter,
@@ -131,6 +132,7 @@ export const listSessions = route(
     },
   },
   async (c) => {
+    assertListParams(c.req.queries());
     const limit = parseLimit(c.req.query('limit'));
     const cursor = c.req.query('cursor');
     const updatedAfter = parseUpdatedAfter(c.req.query('updated_after'));
