@@ -51,13 +51,12 @@ export async function readJson<S extends z.ZodType>(
   }
   const unsafe = unsafeJson(value, MAX_JSON_DEPTH);
   if (unsafe) throw badRequest(unsafe);
-  // Valid UTF-8 bytes hold no lone surrogate: only an escape can make one, so most bodies skip the walk.
-  const lone = /\\u[dD][89a-fA-F]/.test(raw) ? loneSurrogatePath(value) : null;
-  if (lone !== null) {
-    const message = 'a lone UTF-16 surrogate is not Unicode text';
-    throw badRequest(`the body is not valid: ${lone || '(body)'}: ${message}`, [
-      { path: lone, message },
-    ]);
+  // Valid UTF-8 bytes hold no lone surrogate: only an escape can make one; a number past a double's range
+  // needs an exponent of 3 digits or 309 digits in a row: most bodies skip the walk.
+  const bad = /\\u[dD][89a-fA-F]|[eE]\+?\d{3}|\d{309}/.test(raw) ? badLeaf(value) : null;
+  if (bad !== null) {
+    const { path, message } = bad;
+    throw badRequest(`the body is not valid: ${path || '(body)'}: ${message}`, [{ path, message }]);
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -124,17 +123,23 @@ export async function readBodyBytes(
   return all;
 }
 
+const LONE = 'a lone UTF-16 surrogate is not Unicode text';
+
 /**
- * The path (`messages[2].content`, as in `errors[].path`) of the first string or key holding a surrogate
- * with no partner, or null: such text has no UTF-8 form, and stored it would make strict JSON readers
- * refuse the whole session or listing. Iterative, like `unsafeJson`.
+ * The path (`messages[2].content`, as in `errors[].path`) of the first value that cannot be stored as sent,
+ * with why, or null: a string or key holding a surrogate with no partner (such text has no UTF-8 form, and
+ * stored it would make strict JSON readers refuse the whole session or listing), or a number past a
+ * double's range (`1e400` parses as Infinity, which JSON stores as null: until 2026-12-05 it was taken so).
+ * Iterative, like `unsafeJson`.
  */
-export function loneSurrogatePath(value: unknown): string | null {
+export function badLeaf(value: unknown): { path: string; message: string } | null {
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
     if (typeof v === 'string') {
-      if (!v.isWellFormed()) return path;
+      if (!v.isWellFormed()) return { path, message: LONE };
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return { path, message: 'a number past the range of a double' };
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
     } else if (typeof v === 'object' && v !== null) {
@@ -142,7 +147,7 @@ export function loneSurrogatePath(value: unknown): string | null {
         // The path is sent back in the 400: a key's lone half is shown as U+FFFD there.
         const key = k.toWellFormed();
         const at = path ? `${path}.${key}` : key;
-        if (key !== k) return at;
+        if (key !== k) return { path: at, message: LONE };
         stack.push([child, at]);
       }
     }
