@@ -20,9 +20,11 @@ import type {
   CleanupResult,
   ContinueAnswer,
   ContinueInput,
+  Created,
   CreateSessionInput,
   Health,
   ListQuery,
+  PipelineCounts,
   PopResult,
   ReplaceInput,
   Session,
@@ -136,21 +138,22 @@ export class SatchelClient {
   /**
    * `POST /v1/sessions`. Without `id`, the client picks one in the server's format (`YYYYMMDD-` + 32 hex),
    * so that a retry after a lost answer cannot create a second session: a 409 on a retry of an id this
-   * call generated is its own first attempt, and the stored session is returned.
+   * call generated is its own first attempt, and the stored session is returned. `pipeline`: what the
+   * save pipeline did (redactions, the size cap), from the answer's headers.
    */
-  async create(body: CreateSessionInput, call?: CallOptions): Promise<Tagged> {
+  async create(body: CreateSessionInput, call?: CallOptions): Promise<Created> {
     const generated = body.id === undefined;
     const id = body.id ?? newSessionId();
     try {
-      return tagged(
-        await this.request({
-          method: 'POST',
-          path: '/v1/sessions',
-          body: { ...body, id },
-          call,
-          headers: secretsHeader(call),
-        }),
-      );
+      const answer = await this.request({
+        method: 'POST',
+        path: '/v1/sessions',
+        body: { ...body, id },
+        call,
+        headers: secretsHeader(call),
+      });
+      const pipeline = pipelineCounts(answer.response.headers);
+      return { ...tagged(answer), ...(pipeline ? { pipeline } : {}) };
     } catch (err) {
       // An id this client generated is nobody else's: the session is the lost attempt's.
       if (generated && isAfterLost(err, 409)) return this.get(id, call);
@@ -176,6 +179,7 @@ export class SatchelClient {
     const qs = params.toString();
     return json(
       await this.request({ method: 'GET', path: `/v1/sessions${qs ? `?${qs}` : ''}`, call }),
+      (v) => Array.isArray(v.sessions) && v.sessions.every(isSummary),
     );
   }
 
@@ -249,7 +253,10 @@ export class SatchelClient {
 
   /** `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op. */
   async append(id: string, body: AppendInput, options: WriteOptions = {}): Promise<WriteReceipt> {
-    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)));
+    return json(
+      await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)),
+      isReceipt,
+    );
   }
 
   /**
@@ -260,7 +267,7 @@ export class SatchelClient {
     const answer = await this.request(
       this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options),
     );
-    const out = json<PopResult>(answer);
+    const out = json<PopResult>(answer, (v) => isReceipt(v) && Array.isArray(v.popped));
     // A retry after a lost answer is a replay: the messages that pop removed are kept nowhere (removed
     // text leaves every object), so `popped` is empty, and `replayed` says why.
     const replayed = answer.response.headers.get('idempotent-replayed') === 'true';
@@ -293,7 +300,10 @@ export class SatchelClient {
     options: WriteOptions = {},
   ): Promise<ContinueAnswer> {
     const spec = this.keyed(`/v1/sessions/${seg(id)}/continue`, body, options);
-    return json(await this.request({ ...spec, turn: true }));
+    return json(
+      await this.request({ ...spec, turn: true }),
+      (v) => isReceipt(v) && typeof v.model_turn === 'boolean',
+    );
   }
 
   /**
@@ -301,7 +311,10 @@ export class SatchelClient {
    * append, so a retry whose first attempt landed answers that attempt's counts.
    */
   async trim(id: string, keep: number, options: WriteOptions = {}): Promise<TrimResult> {
-    return json(await this.request(this.keyed(`/v1/sessions/${seg(id)}/trim`, { keep }, options)));
+    return json(
+      await this.request(this.keyed(`/v1/sessions/${seg(id)}/trim`, { keep }, options)),
+      (v) => typeof v.before === 'number' && typeof v.after === 'number',
+    );
   }
 
   /**
@@ -319,7 +332,7 @@ export class SatchelClient {
       body: { older_than_days: olderThanDays },
       call,
     });
-    const out = json<CleanupResult>(answer);
+    const out = json<CleanupResult>(answer, (v) => typeof v.deleted === 'number');
     return answer.lost ? { ...out, uncounted: true } : out;
   }
 
@@ -327,6 +340,8 @@ export class SatchelClient {
   async audit(id: string, call?: CallOptions): Promise<AuditRecord[]> {
     const out = json<{ records: AuditRecord[] }>(
       await this.request({ method: 'GET', path: `/v1/sessions/${seg(id)}/audit`, call }),
+      (v) =>
+        Array.isArray(v.records) && v.records.every((r) => isObject(r) && isRevision(r.revision)),
     );
     return out.records;
   }
@@ -338,6 +353,10 @@ export class SatchelClient {
   ): Promise<SessionSearchResults[A] | SessionSearchError> {
     return json(
       await this.request({ method: 'POST', path: '/v1/session_search', body: input, call }),
+      (v) =>
+        typeof v.error === 'string' ||
+        Array.isArray(v[input.action === 'search' ? 'results' : 'sessions']) ||
+        (input.action === 'get' && typeof v.count === 'number'),
     );
   }
 
@@ -559,24 +578,66 @@ export function uploadAllowanceMs(body: unknown): number {
   return Math.floor(sent / 262_144) * 1000;
 }
 
-function json<T>(answer: Answer): T {
+/**
+ * A success's JSON object. `shape` checks the few fields callers rely on, so that another JSON service at
+ * the URL (a health endpoint answering `{"status":"ok"}` to every path) is a SatchelResponseError, not an
+ * `undefined` further on. Not a validation of every field: the server's schemas are not bundled here.
+ */
+function json<T>(answer: Answer, shape?: (value: Record<string, unknown>) => boolean): T {
   let value: unknown;
   try {
     value = JSON.parse(decodeBody(new Uint8Array(answer.bytes)));
   } catch {
     throw new SatchelResponseError(answer.url, answer.response.status);
   }
-  if (value === null || typeof value !== 'object')
+  if (!isObject(value) || (shape && !shape(value)))
     throw new SatchelResponseError(answer.url, answer.response.status);
   return value as T;
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isRevision(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+/** A session's summary, as a list page holds them. */
+function isSummary(value: unknown): boolean {
+  return isObject(value) && typeof value.id === 'string' && typeof value.task === 'string';
+}
+
+/** A write receipt: the session's id and its new revision. */
+function isReceipt(value: Record<string, unknown>): boolean {
+  return typeof value.id === 'string' && isRevision(value.revision);
+}
+
+/** A session as the API answers it: its id, revision and messages. */
+function isSession(value: Record<string, unknown>): boolean {
+  return (
+    typeof value.id === 'string' && isRevision(value.revision) && Array.isArray(value.messages)
+  );
+}
+
 function tagged(answer: Answer): Tagged {
-  const session = json<Session>(answer);
+  const session = json<Session>(answer, isSession);
   return { session, etag: answer.response.headers.get('etag') ?? `"${session.revision}"` };
 }
 
-/** A 409 to a retried create or a 404 to a retried delete: maybe the first attempt's own effect. */
+/** A create's pipeline counts from its headers; undefined when they are missing or malformed. */
+function pipelineCounts(headers: Headers): PipelineCounts | undefined {
+  const count = (name: string) => {
+    const value = headers.get(name)?.trim();
+    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+  const redactions = count('satchel-redactions');
+  const dropped = count('satchel-dropped-groups');
+  if (redactions === undefined || dropped === undefined) return undefined;
+  const first = headers.get('satchel-dropped-first-user-message')?.trim().toLowerCase() === 'true';
+  return { redactions, dropped_groups: dropped, dropped_first_user_message: first };
+}
+
 /** The server answered `status` after an attempt that got no answer: maybe that attempt's doing. */
 function isAfterLost(err: unknown, status: number): boolean {
   return SatchelApiError.is(err) && err.status === status && err.afterLostAttempt;

@@ -82,6 +82,25 @@ export interface Tagged {
   etag: string;
 }
 
+/**
+ * What the save pipeline did to a create, from its 201's `Satchel-Redactions`, `Satchel-Dropped-Groups` and
+ * `Satchel-Dropped-First-User-Message` headers.
+ */
+export interface PipelineCounts {
+  redactions: number;
+  dropped_groups: number;
+  /** With the system prompt, the first user message was over the size cap and is not stored. */
+  dropped_first_user_message: boolean;
+}
+
+/**
+ * A created session. `pipeline` is there when the answer carried the counts: not when the session was a
+ * lost attempt's, read back, nor when something in between dropped the headers.
+ */
+export interface Created extends Tagged {
+  pipeline?: PipelineCounts;
+}
+
 export interface ListQuery {
   /** 1-100 (server default 20). */
   limit?: number;

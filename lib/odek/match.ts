@@ -31,8 +31,12 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
   }
   const refs = refsDiffer(file.external_refs, stored.external_refs);
   if (refs) return refs;
-  // odek's own files have no metadata: only a file that carries some (an export) is compared on it.
-  const metadata = file.metadata && differsAt(file.metadata, stored.metadata ?? {}, 'metadata');
+  // odek's own files have no metadata: only a file that carries some (an export) is compared on it. An
+  // empty `{}` is none: the create and the replace do not send it, so it could never match.
+  const metadata =
+    file.metadata &&
+    Object.keys(file.metadata).length > 0 &&
+    differsAt(file.metadata, stored.metadata ?? {}, 'metadata');
   if (metadata) return metadata;
   // Sticky flags: the store may have set one from the messages, but never clears one.
   for (const flag of ['sandbox', 'untrusted_ingested', 'episode_untrusted'] as const) {

@@ -1,6 +1,6 @@
 import type { SatchelClient } from '../client/client.js';
-import { SatchelApiError } from '../client/errors.js';
-import type { Session } from '../client/types.js';
+import { SatchelApiError, SatchelConnectionError } from '../client/errors.js';
+import type { AuditRecord, PipelineCounts, Session } from '../client/types.js';
 import {
   createBody,
   odekFileText,
@@ -35,7 +35,25 @@ export interface ImportOutcome {
   notes: string[];
 }
 
-/** Imports one odek file's text. Throws only when the server cannot be reached (SatchelConnectionError). */
+/**
+ * The server could not be reached while a file was imported, or answered with a page that is not
+ * Satchel's (a gateway's 504): the import cannot go on. `mayHaveWritten`: a create or replace of the
+ * file was sent and may have been stored.
+ */
+export class ImportInterrupted extends Error {
+  constructor(
+    readonly error: Error,
+    readonly mayHaveWritten: boolean,
+  ) {
+    super(error.message);
+    this.name = 'ImportInterrupted';
+  }
+}
+
+/**
+ * Imports one odek file's text. Throws a refused token (401, 403) as it came, and ImportInterrupted when
+ * the server cannot be reached or what answered is not Satchel.
+ */
 export async function importOdekFile(
   client: SatchelClient,
   source: string,
@@ -45,66 +63,89 @@ export async function importOdekFile(
   const parsed = parseOdekFile(text);
   if (!parsed.ok) return { source, status: 'failed', reason: parsed.reason, notes: [] };
   const { session, unknownFields } = parsed;
+  const base = { source, id: session.id, notes: fileNotes(session, unknownFields) };
+  let wrote = false;
+  try {
+    return await importSession(client, session, base, options, () => (wrote = true));
+  } catch (err) {
+    if (SatchelApiError.is(err) && err.fromSatchel) {
+      // A refused token fails every file alike: the import stops, with one error (exit 1).
+      if (err.status === 401 || err.status === 403) throw err;
+      return { ...base, status: 'failed', reason: describeApiError(err) };
+    }
+    // A gateway's page, not Satchel's: whether a write reached Satchel is unknown, as after no answer.
+    if (SatchelApiError.is(err)) throw new ImportInterrupted(err, wrote);
+    if (SatchelConnectionError.is(err))
+      throw new ImportInterrupted(err, wrote && err.mayHaveLanded !== false);
+    throw err;
+  }
+}
+
+/** What the file itself has that the import cannot carry. */
+function fileNotes(session: OdekSession, unknownFields: string[]): string[] {
   const times = unkeptTimes(session);
-  const notes = [
+  const many = unknownFields.length > 1;
+  return [
     ...(unknownFields.length
-      ? [
-          `not imported: field${unknownFields.length > 1 ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`,
-        ]
+      ? [`not imported: field${many ? 's' : ''} ${unknownFields.join(', ')} (not odek's)`]
       : []),
     ...(times.length
       ? [`${times.join(' and ')} not kept (not an RFC 3339 time with an offset)`]
       : []),
   ];
-  const base = { source, id: session.id, notes };
+}
+
+/** The create, and after a 409 the comparison (and with `overwrite` the replace). `writing` before each write. */
+async function importSession(
+  client: SatchelClient,
+  session: OdekSession,
+  base: { source: string; id: string; notes: string[] },
+  options: { overwrite?: boolean },
+  writing: () => void,
+): Promise<ImportOutcome> {
+  const { notes } = base;
   // A create whose attempt got no answer and whose retry met the id (409): maybe its own session.
   let lostCreate = false;
   try {
-    try {
-      const created = await client.create(createBody(session));
-      return {
-        ...base,
-        status: 'created',
-        notes: [...notes, ...(await pipelineNotes(client, session, created.session))],
-      };
-    } catch (err) {
-      if (!(SatchelApiError.is(err) && err.status === 409)) throw err;
-      lostCreate = err.afterLostAttempt;
-    }
-    const stored = await client.get(session.id);
-    const difference = firstDifference(session, stored.session);
-    const extra = storedOnlyRefs(session, stored.session);
-    const kept = extra
-      ? [
-          `the stored session keeps ${extra} external ref${extra > 1 ? 's' : ''} the file lacks ` +
-            '(refs are add-only: no import or replace drops one)',
-        ]
-      : [];
-    if (difference === null && lostCreate && stored.session.revision === 1) {
-      // The file's content at revision 1, after an attempt of this create got no answer: it made it.
-      const made = await pipelineNotes(client, session, stored.session);
-      return { ...base, status: 'created', notes: [...notes, ...made] };
-    }
-    if (difference === null) return { ...base, status: 'unchanged', notes: [...notes, ...kept] };
-    if (!options.overwrite) {
-      return {
-        ...base,
-        status: 'failed',
-        reason: `exists with different content (${difference}); --overwrite replaces it`,
-      };
-    }
-    await client.replace(session.id, replaceBody(session), { ifMatch: stored.etag });
+    writing();
+    const created = await client.create(createBody(session));
+    const made = created.pipeline
+      ? countNotes(created.pipeline)
+      : await auditNotes(client, session, created.session);
+    return { ...base, status: 'created', notes: [...notes, ...made] };
+  } catch (err) {
+    if (!(SatchelApiError.is(err) && err.fromSatchel && err.status === 409)) throw err;
+    lostCreate = err.afterLostAttempt;
+  }
+  const stored = await client.get(session.id);
+  const difference = firstDifference(session, stored.session);
+  const extra = storedOnlyRefs(session, stored.session);
+  const kept = extra
+    ? [
+        `the stored session keeps ${extra} external ref${extra > 1 ? 's' : ''} the file lacks ` +
+          '(refs are add-only: no import or replace drops one)',
+      ]
+    : [];
+  if (difference === null && lostCreate && stored.session.revision === 1) {
+    // The file's content at revision 1, after an attempt of this create got no answer: it made it.
+    const made = await auditNotes(client, session, stored.session);
+    return { ...base, status: 'created', notes: [...notes, ...made] };
+  }
+  if (difference === null) return { ...base, status: 'unchanged', notes: [...notes, ...kept] };
+  if (!options.overwrite) {
     return {
       ...base,
-      status: 'replaced',
-      notes: [...notes, `replaced: it differed in ${difference}`, ...kept],
+      status: 'failed',
+      reason: `exists with different content (${difference}); --overwrite replaces it`,
     };
-  } catch (err) {
-    // A refused token fails every file alike: the import stops, with one error (exit 1).
-    if (SatchelApiError.is(err) && err.status !== 401 && err.status !== 403)
-      return { ...base, status: 'failed', reason: describeApiError(err) };
-    throw err;
   }
+  writing();
+  await client.replace(session.id, replaceBody(session), { ifMatch: stored.etag });
+  return {
+    ...base,
+    status: 'replaced',
+    notes: [...notes, `replaced: it differed in ${difference}`, ...kept],
+  };
 }
 
 /** The session as odek file text, and its file name (`<id>.json`, as odek names them). */
@@ -122,11 +163,30 @@ export function describeApiError(err: SatchelApiError): string {
   return `${err.status} ${err.title}: ${err.detail}${fields ? ` (${fields})` : ''}`;
 }
 
+/** The notes for what the save pipeline did, from a create's counts. */
+function countNotes(counts: PipelineCounts): string[] {
+  const notes: string[] = [];
+  const { redactions, dropped_groups: dropped } = counts;
+  if (redactions > 0) notes.push(`${redactions} secret${redactions > 1 ? 's' : ''} redacted`);
+  if (dropped > 0)
+    notes.push(`size cap: ${dropped} oldest message group${dropped > 1 ? 's' : ''} dropped`);
+  if (counts.dropped_first_user_message)
+    notes.push(
+      'size cap: the first user message was not stored (with the system prompt, over the cap)',
+    );
+  return notes;
+}
+
+/** Said of a session this import created when the audit read that would say what the pipeline did fails. */
+const PIPELINE_UNKNOWN = 'what the save pipeline changed could not be read';
+
 /**
- * What the save pipeline did to an imported session. The create answers the session, not a receipt, so
- * the counts come from its audit record, read only when the stored session differs from the file.
+ * What the save pipeline did to a session this import created, when the create's answer did not say (its
+ * answer was lost, or came without the counts): from its audit record, read only when the stored session
+ * differs from the file. The session is created whatever this read meets: a failed read, or a record not
+ * there yet (another instance stores it after answering), is a note, never the file's failure.
  */
-async function pipelineNotes(
+async function auditNotes(
   client: SatchelClient,
   file: OdekSession,
   stored: Session,
@@ -139,21 +199,21 @@ async function pipelineNotes(
       stored.external_refs.map((r) => r.uri),
     );
   if (untouched) return [];
-  const record = (await client.audit(stored.id)).find((r) => r.revision === stored.revision);
-  if (!record) return [];
-  const notes: string[] = [];
-  if (record.redactions > 0)
-    notes.push(`${record.redactions} secret${record.redactions > 1 ? 's' : ''} redacted`);
-  if (record.dropped_groups > 0)
-    notes.push(
-      `size cap: ${record.dropped_groups} oldest message group${record.dropped_groups > 1 ? 's' : ''} dropped`,
-    );
-  // With the system prompt alone over the cap, the first user message is not stored (a create's
-  // Satchel-Dropped-First-User-Message): the file had one, the session has none.
+  // With the system prompt alone over the cap, the first user message is not stored: the file had one,
+  // the session has none.
   const users = (ms: readonly { role: string }[]) => ms.filter((m) => m.role === 'user').length;
-  if (users(file.messages) > 0 && users(stored.messages) === 0)
-    notes.push(
-      'size cap: the first user message was not stored (with the system prompt, over the cap)',
-    );
-  return notes;
+  const headDropped = users(file.messages) > 0 && users(stored.messages) === 0;
+  let record: AuditRecord | undefined;
+  try {
+    record = (await client.audit(stored.id)).find((r) => r.revision === stored.revision);
+  } catch (err) {
+    if (!SatchelApiError.is(err) && !SatchelConnectionError.is(err)) throw err;
+    return [`${PIPELINE_UNKNOWN} (${err.message})`];
+  }
+  if (!record) return [`${PIPELINE_UNKNOWN} (its audit record is not there yet)`];
+  return countNotes({
+    redactions: record.redactions,
+    dropped_groups: record.dropped_groups,
+    dropped_first_user_message: headDropped,
+  });
 }

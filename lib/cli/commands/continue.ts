@@ -1,6 +1,7 @@
 import { SatchelApiError } from '../../client/errors.js';
 import { externalRefs, stringOpt } from '../args.js';
 import type { Command } from '../command.js';
+import { inert } from '../render.js';
 import {
   AdvisedError,
   EXIT,
@@ -86,7 +87,8 @@ ${REF_HELP}
       throw err;
     }
     if (ctx.json) ctx.printJson(answer);
-    else if (answer.model_turn) ctx.print(`${answer.reply ?? ''}\n`);
+    // The reply is stored session text, steerable by what the model read: inert, as `session show`.
+    else if (answer.model_turn) ctx.print(`${inert(answer.reply ?? '')}\n`);
     else
       ctx.print(
         `Stored in session ${answer.id} (revision ${answer.revision}); ` +

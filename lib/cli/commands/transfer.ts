@@ -1,10 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  open,
+  readdir,
+  rename,
+  rm,
+  stat,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
+import type { SatchelClient } from '../../client/client.js';
 import { SatchelApiError } from '../../client/errors.js';
 import {
   describeApiError,
   exportOdekFile,
+  ImportInterrupted,
   importOdekFile,
   type ImportOutcome,
   type ImportStatus,
@@ -12,8 +23,9 @@ import {
 import { integerArg, stringOpt } from '../args.js';
 import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
-import { EXIT, LocalFileError, UsageError } from '../io.js';
+import { EXIT, LocalFileError, LostWriteError, notSatchel, UsageError } from '../io.js';
 import { Progress } from '../progress.js';
+import { inert } from '../render.js';
 import { sessionIdArg } from './session.js';
 
 /** `satchel import` and `satchel export`: odek session files in, odek session files out. */
@@ -79,7 +91,8 @@ Files that share an id but differ (a backup copy next to the original) all fail,
   --json             {"created","unchanged","replaced","failed","skipped","results":[{source,id,status,reason,notes}]}
 
 Exit code 4 when any file failed (each is listed with its reason), 5 when a path cannot be read,
-1 when the server refuses the token (the import stops at once).`,
+1 when the server refuses the token (the import stops at once), 3 when the server stops answering (the
+files that may have been imported are named; rerunning the import is safe).`,
   options: { overwrite: { type: 'boolean' }, ...CONCURRENCY_OPTION },
   async run(ctx) {
     if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
@@ -89,7 +102,7 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
     if (files.length === 0)
       throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
     const client = ctx.client();
-    const shared = await sharedIds(files, concurrency);
+    const { refused, read } = await sharedIds(files, concurrency);
     const tally: Record<ImportStatus, number> = {
       created: 0,
       unchanged: 0,
@@ -97,53 +110,103 @@ Exit code 4 when any file failed (each is listed with its reason), 5 when a path
       failed: 0,
     };
     const results: ImportOutcome[] = [];
+    // Files whose create or replace got no answer (or a gateway's page): they may have been imported.
+    const inFlight: string[] = [];
     // With --json, stderr holds only the JSON error: no progress lines.
     const progress = new Progress(ctx.json ? QUIET : ctx.io.stderr, files.length, 'import');
     try {
       await eachLimit(files, concurrency, async (file) => {
-        let outcome: ImportOutcome | undefined = shared.get(file);
-        try {
-          outcome ??= await importOdekFile(client, file, await readFile(file, 'utf8'), {
-            overwrite,
-          });
-        } catch (err) {
-          if (!isFileError(err)) throw err;
-          outcome = {
-            source: file,
-            status: 'failed',
-            reason: `cannot read: ${(err as Error).message}`,
-            notes: [],
-          };
-        }
+        const outcome =
+          refused.get(file) ??
+          (await importFile(client, file, read.get(file), overwrite).catch((err: unknown) => {
+            if (err instanceof ImportInterrupted && err.mayHaveWritten) inFlight.push(file);
+            throw err;
+          }));
         results.push(outcome);
         tally[outcome.status]++;
         progress.tick(counts(tally));
       });
     } catch (err) {
       progress.abort();
+      const landed = inFlight.length ? `; may have been imported: ${inFlight.join(', ')}` : '';
       if (!ctx.json)
         ctx.io.stderr.write(
-          `import stopped after ${results.length} of ${files.length} files (${counts(tally)})\n`,
+          inert(
+            `import stopped after ${results.length} of ${files.length} files (${counts(tally)})${landed}\n`,
+          ),
         );
-      throw err;
+      throw importStopped(err, inFlight, ctx.args.positionals, overwrite);
     }
     results.sort((a, b) => a.source.localeCompare(b.source));
     if (ctx.json) ctx.printJson({ ...tally, skipped, results });
-    else {
-      for (const s of skipped) ctx.print(`skipped    ${s}: odek's own file, not a session\n`);
-      for (const r of results) {
-        if (r.status === 'failed')
-          ctx.print(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`);
-        else if (r.status === 'replaced' || r.notes.length)
-          ctx.print(`${r.status.padEnd(10)} ${r.id} (${r.notes.map(noteText).join('; ')})\n`);
-      }
-      ctx.print(
-        `Imported ${files.length} file${files.length === 1 ? '' : 's'}: ${counts(tally, true)}\n`,
-      );
-    }
+    else printImport(ctx, files.length, tally, skipped, results);
     return tally.failed ? EXIT.partial : EXIT.ok;
   },
 };
+
+/** One file's import: its text (read already when it can be read only once), then the server. */
+async function importFile(
+  client: SatchelClient,
+  file: string,
+  read: Source | undefined,
+  overwrite: boolean,
+): Promise<ImportOutcome> {
+  const source = read ?? (await readSource(file));
+  if ('reason' in source)
+    return { source: file, status: 'failed', reason: source.reason, notes: [] };
+  return importOdekFile(client, file, source.text, { overwrite });
+}
+
+/**
+ * What an import that cannot go on throws: after a create or replace that may have been stored, the
+ * files it may have imported and the rerun (an import is idempotent: what it made is then unchanged);
+ * else the error as it came (no answer at all: "Is the server running?"; a gateway's page).
+ */
+function importStopped(
+  err: unknown,
+  inFlight: string[],
+  paths: string[],
+  overwrite: boolean,
+): unknown {
+  if (!(err instanceof ImportInterrupted)) return err;
+  const cause = SatchelApiError.is(err.error) ? new Error(notSatchel(err.error)) : err.error;
+  if (inFlight.length === 0) return err.error;
+  const again = [
+    'satchel',
+    'import',
+    ...(overwrite ? ['--overwrite'] : []),
+    ...(paths.some((p) => p.startsWith('-')) ? ['--'] : []),
+    ...paths,
+  ];
+  const many = inFlight.length > 1;
+  return new LostWriteError(
+    cause,
+    again,
+    inert(
+      `${inFlight.join(', ')} may have been imported (${many ? 'their writes' : 'its write'} got no ` +
+        "answer of Satchel's). Rerunning the import is safe: a session it made is then unchanged:",
+    ),
+  );
+}
+
+/** The import's report for people: what was skipped, what failed or has notes, and the counts. */
+function printImport(
+  ctx: CommandContext,
+  total: number,
+  tally: Record<ImportStatus, number>,
+  skipped: string[],
+  results: ImportOutcome[],
+): void {
+  // File names, ids, reasons and field names come from the files: inert, as stored text is.
+  for (const s of skipped) ctx.print(inert(`skipped    ${s}: odek's own file, not a session\n`));
+  for (const r of results) {
+    if (r.status === 'failed')
+      ctx.print(inert(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`));
+    else if (r.status === 'replaced' || r.notes.length)
+      ctx.print(inert(`${r.status.padEnd(10)} ${r.id} (${r.notes.map(noteText).join('; ')})\n`));
+  }
+  ctx.print(`Imported ${total} file${total === 1 ? '' : 's'}: ${counts(tally, true)}\n`);
+}
 
 export const exportCommand: Command = {
   name: 'export',
@@ -172,9 +235,7 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     for (const id of positionals.slice(0, -1)) sessionIdArg(id);
     const concurrency = concurrencyOf(ctx);
     const client = ctx.client();
-    const ids: string[] = [];
-    if (all) for await (const s of client.listAll()) ids.push(s.id);
-    else ids.push(...new Set(positionals.slice(0, -1)));
+    const ids = all ? await everySession(client) : [...new Set(positionals.slice(0, -1))];
     await makeFolder(folder);
     const files: string[] = [];
     const failed: { id: string; reason: string }[] = [];
@@ -185,7 +246,8 @@ Exit code 4 when any session failed (each is listed with its reason).`,
           const { name, text } = await exportOdekFile(client, id);
           files.push(await writeAtomically(path.join(folder, name), text));
         } catch (err) {
-          if (!SatchelApiError.is(err)) throw err;
+          // A gateway's page (not Satchel's problem) stops the export as no answer does (exit 3).
+          if (!SatchelApiError.is(err) || !err.fromSatchel) throw err;
           failed.push({ id, reason: describeApiError(err) });
         }
         progress.tick(
@@ -214,6 +276,28 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     return failed.length ? EXIT.partial : EXIT.ok;
   },
 };
+
+/** How often `export --all` lists what was written while it listed, at most. */
+const CATCH_UP_ROUNDS = 5;
+
+/**
+ * The ids of every session, for `export --all`. A session written while the walk ran moves above its
+ * cursor, and the walk does not show it (docs/api.md): after the walk, the sessions updated since it began
+ * (less 60 s for clocks apart) are listed until a list brings no id not seen yet.
+ */
+async function everySession(client: SatchelClient): Promise<string[]> {
+  const seen = new Set<string>();
+  let since = Date.now() - 60_000;
+  for await (const s of client.listAll()) seen.add(s.id);
+  for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+    const began = Date.now();
+    const before = seen.size;
+    for await (const s of client.listAll({ updated_after: new Date(since) })) seen.add(s.id);
+    if (seen.size === before) break;
+    since = began - 60_000;
+  }
+  return [...seen];
+}
 
 /** odek's own files in its sessions folder (the ids `index` and `latest` are reserved for them). */
 const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
@@ -265,19 +349,53 @@ async function writeAtomically(file: string, text: string): Promise<string> {
   return file;
 }
 
+/** A file's text, or why it cannot be read. */
+type Source = { text: string; regular: boolean } | { reason: string };
+
+/**
+ * Reads one file whole. Any failure is the file's (a permission, a folder named *.json, a file too large
+ * for a string): the import lists it as failed and goes on.
+ */
+async function readSource(file: string): Promise<Source> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, 'r');
+    const regular = (await handle.stat()).isFile();
+    return { text: await handle.readFile('utf8'), regular };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      reason:
+        code === 'ERR_FS_FILE_TOO_LARGE' || code === 'ERR_STRING_TOO_LONG'
+          ? `cannot read: too large to read whole (${message})`
+          : `cannot read: ${message}`,
+    };
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
 /**
  * The files whose id another file of this import with other bytes also has (a backup copy next to the
  * original), each as its failed outcome: all of them are refused, so the run never races two versions of
  * one session (which one was stored, and which one then differed, could change from run to run). Files
- * that cannot be read or parsed here are left to the import, which reports them.
+ * that cannot be parsed here are left to the import, which reports them. `read`: what the import must
+ * not read again, the text of a file that can be read only once (a pipe: /dev/stdin, `<(…)`) and why a
+ * file could not be read; a regular file is read again, so that an import does not hold every file.
  */
 async function sharedIds(
   files: string[],
   concurrency: number,
-): Promise<Map<string, ImportOutcome>> {
+): Promise<{ refused: Map<string, ImportOutcome>; read: Map<string, Source> }> {
   const byId = new Map<string, { file: string; digest: string }[]>();
+  const read = new Map<string, Source>();
   await eachLimit(files, concurrency, async (file) => {
-    const text = await readFile(file, 'utf8').catch(() => '');
+    const source = await readSource(file);
+    if (!('text' in source) || !source.regular) read.set(file, source);
+    if (!('text' in source)) return;
+    // A byte order mark is not part of the JSON (parseOdekFile drops it too), nor of the content.
+    const text = source.text.replace(/^\ufeff/, '');
     let id: unknown;
     try {
       id = (JSON.parse(text) as { id?: unknown } | null)?.id;
@@ -299,7 +417,7 @@ async function sharedIds(
       refused.set(file, { source: file, id, status: 'failed', reason, notes: [] });
     }
   }
-  return refused;
+  return { refused, read };
 }
 
 function concurrencyOf(ctx: CommandContext): number {
@@ -325,12 +443,4 @@ export function noteText(note: string): string {
     return `imported without ${many ? 'fields' : 'field'} ${unknown[1]}: odek does not define ${many ? 'them' : 'it'}`;
   }
   return note.replace(/^replaced: /, '');
-}
-
-function isFileError(err: unknown): boolean {
-  return (
-    err instanceof Error &&
-    typeof (err as NodeJS.ErrnoException).code === 'string' &&
-    typeof (err as NodeJS.ErrnoException).syscall === 'string'
-  );
 }
