@@ -850,7 +850,7 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
   // result); when no text holds any, the stems (`failure` → `failur`) by their first four letters.
   const words = [
     ...new Set(
-      lower(query)
+      fold(query)
         .split(/[^\p{L}\p{N}_]+/u)
         .filter((w) => w.length > 1),
     ),
@@ -862,7 +862,7 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
   for (const probes of [words, stems]) {
     for (const t of [session.task, ...messageTexts(session.messages)]) {
       if ((budget -= t.length) < 0) break;
-      const low = lower(t);
+      const low = fold(t);
       let count = 0;
       for (const w of probes) if (low.includes(w)) count++;
       if (count > bestCount) {
@@ -873,7 +873,7 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
     if (bestCount > 0) break;
     budget = 512 * 1024;
   }
-  const low = lower(best);
+  const low = fold(best);
   let at = -1;
   for (const word of [...words, ...stems]) {
     at = low.indexOf(word);
@@ -892,6 +892,25 @@ function snippetFor(session: StoredSession, query: string, wanted: string[]): st
 /** Lower case with the offsets of `s` (İ alone lowers to two code units), for a snippet's cut. */
 function lower(s: string): string {
   return s.replace(/\u0130/g, 'I').toLowerCase();
+}
+
+/** Precomposed Latin, Greek and Cyrillic letters, whose accents the tokenizer folds too. */
+const ACCENTED = /[\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF\u1E00-\u1EFF\u1F00-\u1FFF]/g;
+
+/**
+ * `s` lower-cased with accents folded (`Café` → `cafe`), of the same length, so that an offset in it is one
+ * in `s`: a snippet finds `café` for the query `cafe`, as search does. A letter whose folded form is not one
+ * code unit stays as it is.
+ */
+function fold(s: string): string {
+  if (/^[\x00-\x7f]*$/.test(s)) return s.toLowerCase();
+  const folded = lower(
+    s.replace(ACCENTED, (c) => {
+      const base = c.normalize('NFD').replace(/\p{M}+/gu, '');
+      return base.length === 1 ? base : c;
+    }),
+  );
+  return folded.length === s.length ? folded : lower(s);
 }
 
 function round(x: number): number {

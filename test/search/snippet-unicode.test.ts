@@ -30,6 +30,18 @@ describe('snippets', () => {
     expect(await snippets(app, 'İSTANBUL')).toEqual([expect.stringContaining('İSTANBUL')]);
   });
 
+  it('hold a match found by accent folding, not the text before it (until 2026-12-05 they did not)', async () => {
+    const app = await makeApp();
+    const before = 'Notes from the week, in no particular order. '.repeat(8);
+    const content = `${before}Je bois un café au lait près de la gare à Zürich chaque matin.`;
+    await app.call('POST', '/v1/sessions', {
+      body: { task: 'habits', messages: [{ role: 'user', content }] },
+    });
+    await app.background.drain();
+    expect(await snippets(app, 'cafe zurich')).toEqual([expect.stringContaining('café au lait')]);
+    expect(await snippets(app, 'CAFÉ')).toEqual([expect.stringContaining('café au lait')]);
+  });
+
   it('never hold half an emoji, whichever end of the window falls inside a pair', async () => {
     const app = await makeApp();
     for (const pad of ['', 'a']) {
