@@ -1,5 +1,5 @@
 import type { SatchelClient } from '../client/client.js';
-import { SatchelApiError, SatchelConnectionError } from '../client/errors.js';
+import { SatchelApiError, SatchelConnectionError, SatchelResponseError } from '../client/errors.js';
 import type { AuditRecord, PipelineCounts, Session } from '../client/types.js';
 import {
   createBody,
@@ -74,7 +74,9 @@ export async function importOdekFile(
       return { ...base, status: 'failed', reason: describeApiError(err) };
     }
     // A gateway's page, not Satchel's: whether a write reached Satchel is unknown, as after no answer.
-    if (SatchelApiError.is(err)) throw new ImportInterrupted(err, wrote);
+    // So is a success that is not Satchel's answer (another JSON service, a proxy's own 200).
+    if (SatchelApiError.is(err) || SatchelResponseError.is(err))
+      throw new ImportInterrupted(err, wrote);
     if (SatchelConnectionError.is(err))
       throw new ImportInterrupted(err, wrote && err.mayHaveLanded !== false);
     throw err;

@@ -527,11 +527,13 @@ type TextFn = (s: string, quiet?: boolean) => string;
  */
 function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
   const out: Record<string, unknown> = {};
-  // Parts whose text is the content: a secret in a part's text counts once, with the content.
+  // Parts whose text is the content: a secret in a part's text counts once, with the content (a reasoning
+  // part's text is not the content, but was in a form stored before 2026-12-05).
   const sent = (m as Record<string, unknown>)[PARTS_FIELD] as ContentPart[] | undefined;
+  const older = Array.isArray(sent) && textOfParts(sent) !== m.content;
   const own = new Set<unknown>(
-    Array.isArray(sent) && textOfParts(sent) === m.content
-      ? sent.map((p) => p.text ?? p.refusal)
+    Array.isArray(sent) && (!older || textOfParts(sent, true) === m.content)
+      ? textsOfParts(sent, older)
       : [],
   );
   for (const [key, value] of Object.entries(m)) {
@@ -572,8 +574,31 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out.content = redacted;
       out[PARTS_FIELD] = withText(parts, redacted);
     }
+    out[PARTS_FIELD] = thoughtsRunTogether(out[PARTS_FIELD] as ContentPart[], text);
   }
   return out as Message;
+}
+
+/**
+ * A key streamed in pieces across reasoning parts (not the content, so not scanned with it): their text run
+ * together is scanned too, and when only that shows a secret, the first of them holds it redacted and the
+ * others go, as `withText` does for the content's parts.
+ */
+function thoughtsRunTogether(parts: ContentPart[], text: TextFn): ContentPart[] {
+  const thoughts = parts.flatMap((p) =>
+    textFieldOf(p) === null && typeof p['text'] === 'string' ? [p['text'] as string] : [],
+  );
+  if (thoughts.length < 2) return parts;
+  const flat = runTogether(thoughts, text);
+  const redacted = text(flat);
+  if (redacted === flat) return parts;
+  let first = true;
+  return parts.flatMap((p) => {
+    if (textFieldOf(p) !== null || typeof p['text'] !== 'string') return [p];
+    if (!first) return [];
+    first = false;
+    return [{ ...p, text: redacted }];
+  });
 }
 
 /** A character of a URL's base64: base64url's too, `%2B`'s, and the line breaks that wrap it. */

@@ -622,16 +622,20 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       if (kept.length > 0) refs.push(await this.writeSegment(ns, seq, kept, ref.major));
     }
     const garbage = [...records];
-    // The root that stands after the purge: a new one, even when none of its segments holds the documents
-    // (a compaction that read their records before they went, and writes its segments now, then loses its
-    // root's sequence number to this one).
-    const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
-    if (!(await this.roots(ns).tryWrite(root))) {
-      await this.dropSegments(changed ? refs.filter((r) => seqOfName(r.base) === seq) : []);
-      return false;
+    // The root that stands after the purge: a new one without the documents, or the current one when none
+    // of its segments holds them; for a deleted session a new one always (a compaction that read its
+    // records before they went, and writes its segments now, then loses its root's sequence number to this
+    // one). Not for a prune (text a write removed), which runs after many writes of a live session.
+    let standing = state.seq;
+    if (changed || [...ids].some((id) => !live.has(id))) {
+      const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
+      if (!(await this.roots(ns).tryWrite(root))) {
+        await this.dropSegments(changed ? refs.filter((r) => seqOfName(r.base) === seq) : []);
+        return false;
+      }
+      standing = seq;
+      await this.load(ns, this.states.get(ns) ?? null);
     }
-    const standing = seq;
-    await this.load(ns, this.states.get(ns) ?? null);
     // No older root is kept, and no segment the standing root does not reference (of a seq we know
     // about), even when nothing was rewritten: an older root kept for its readers may still name a
     // segment that holds a deleted document (a compaction left the session out while its record waited).

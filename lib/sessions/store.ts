@@ -756,7 +756,9 @@ export class SessionStore {
     );
     // A pending marker of the id: a write without its log record, maybe a delete whose erasing never ran
     // (its answer was lost). One LIST, and nothing written for an id that never existed.
-    const marked = await this.objects.list(keys.pending(ns, id, ''), { limit: 1 }).catch(() => null);
+    const marked = await this.objects
+      .list(keys.pending(ns, id, ''), { limit: 1 })
+      .catch(() => null);
     if (marked?.objects.length) this.purgeUnlogged(ns, id, ctx);
     throw notFound(`session ${id} does not exist`);
   }

@@ -50,6 +50,15 @@ it('import: exit 3, not a crash', async () => {
   expect(JSON.parse(r.stderr)).toMatchObject({ error: 'connection' });
 }, 60_000);
 
+it("import: names the file whose create another service's success answered as maybe imported", async () => {
+  // The create was sent: whether it reached a Satchel behind that answer is unknown (review s51f).
+  const file = join(work, 'two.json');
+  writeFileSync(file, JSON.stringify({ id: 'two', task: 'a task', messages: [] }));
+  const r = await satchelProcess(['import', file], { SATCHEL_URL: url });
+  expect(r.code).toBe(3);
+  expect(r.stderr).toContain(`may have been imported: ${file}`);
+}, 60_000);
+
 it('the client throws SatchelResponseError for each answer the CLI reads', async () => {
   const c = new SatchelClient({ url });
   const calls = [
