@@ -8,7 +8,8 @@ export interface Rule {
   id: string;
   /**
    * Lowercase ASCII literals (matched case-insensitively). The rule runs only where one occurs: its
-   * pattern is executed with `lastIndex` set to the keyword's first character.
+   * pattern is executed with `lastIndex` set to the keyword's first character. Like a global regex, a rule
+   * resumes after its last match in a text: a keyword inside that match does not run the rule again.
    */
   keywords: string[];
   /** Must carry the `y` (sticky) flag, plus `i` where case does not matter. Matches from the keyword on. */

@@ -18,6 +18,15 @@ const raw = String.raw;
 
 /** Where an unquoted value ends: whitespace, quotes, separators, closing brackets, a backslash, the end. */
 const VALUE_END = raw`(?=[\s"'\x60,;&)\]}>\\]|$)`;
+/**
+ * A value run longer than a rule takes: `max + 1` characters of `chars`, none of which can end the value.
+ * Placed before a rule's value, it matches where the value could not (with no secret captured), so that
+ * the engine resumes after it: a keyword repeated inside one long run (`pwd=pwd=…`, `apikey:apikey:…`)
+ * is then examined once per `max` characters, not once per keyword with the whole window scanned again.
+ */
+const tooLong = (chars: string, max: number) => raw`${chars}{${max + 1}}`;
+/** No character that ends a value (`VALUE_END`) or a quoted value: a run of these is one value or none. */
+const NON_END = raw`[^\s"'\x60,;&)\]}>\\]`;
 /** Characters of an unquoted value (no brackets: `f(x)`, `${VAR}`, `<your-key>`, `[REDACTED]` never match). */
 const UNQUOTED_CHAR = raw`[^\s"'\x60,;&()<>\[\]{}\\]`;
 /** An identifier without digits (`request_token`, `accessToken`, `$TOKEN`). */
@@ -96,7 +105,8 @@ function assignment(
   const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
   const source =
     raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
-    raw`(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})`;
+    // No value is longer than 512 characters (QUOTED_VALUE, UNQUOTED_VALUE, PASSWORD_VALUE).
+    raw`(?:${tooLong(NON_END, 512)}|(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE}))`;
   return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
 }
 
@@ -255,7 +265,8 @@ export const rules: Rule[] = [
   {
     id: 'pinecone-api-key',
     keywords: ['pcsk_'],
-    pattern: /pcsk_[A-Za-z0-9_]{40,120}(?![A-Za-z0-9_])/y,
+    // The body stops at the next keyword, so repeated keywords cannot make the scans quadratic.
+    pattern: /pcsk_(?:(?!pcsk_)[A-Za-z0-9_]){40,120}(?![A-Za-z0-9_])/y,
     boundary: true,
     entropy: 3,
   },
@@ -1323,7 +1334,12 @@ export const rules: Rule[] = [
     // `Cookie:` / `Set-Cookie:` headers (HTTP dumps, JSON, devtools): each cookie's value, not attributes.
     id: 'http-cookie',
     keywords: ['cookie'],
-    pattern: /cookie(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?([^\r\n"'\\]{1,8192})/iy,
+    // The pairs stop where another such header starts on the same line: the engine resumes after a match.
+    pattern: new RegExp(
+      raw`cookie(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
+        raw`((?:(?!cookie(?:\\?["'])?[ \t]{0,16}:)[^\r\n"'\\]){1,8192})`,
+      'iy',
+    ),
     group: 1,
     each: COOKIE_PAIR,
     minLength: 8,
@@ -1334,7 +1350,12 @@ export const rules: Rule[] = [
     // `curl -b "a=b; c=d"`, `--cookie 'a=b'`.
     id: 'curl-cookie',
     keywords: ['-b', '--cookie'],
-    pattern: /(?:-b|--cookie)(?:[ \t]{1,8}|=)["']?([^"'\r\n]{1,8192})/y,
+    // The pairs stop at another `-b` or `--cookie` of the same command: the engine resumes after a match.
+    pattern: new RegExp(
+      raw`(?:-b|--cookie)(?:[ \t]{1,8}|=)["']?` +
+        raw`((?:(?!(?<![A-Za-z0-9])(?:-b|--cookie)(?:[ \t]|=))[^"'\r\n]){1,8192})`,
+      'y',
+    ),
     group: 1,
     boundary: true,
     each: COOKIE_PAIR,
@@ -1363,7 +1384,8 @@ export const rules: Rule[] = [
       raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
         raw`(?<!public|websocket|idempotency|cache|ssh|(?<![a-z])id)` +
         raw`(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
-        raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-])`,
+        raw`(?:${tooLong('[A-Za-z0-9._~+/=:-]', 4096)}|` +
+        raw`(?![$%{<[])([A-Za-z0-9._~+/=:-]{16,4096})(?![A-Za-z0-9._~+/=:-]))`,
       'iy',
     ),
     group: 1,
