@@ -3,7 +3,7 @@ import type { Message } from '../model/session.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
- * prompt, if first, and the first user message right after it) stays; after it, whole
+ * prompt, if first, and the first user message: `headOf`) stays; after it, whole
  * groups are dropped oldest first (an assistant message with tool calls plus its tool results, or any other
  * single message); one system marker right after the head counts every group removed so far. When the
  * head fits but the head plus the marker does not, the head stays whole and the marker is left out (odek's
@@ -62,7 +62,7 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
   const previouslyDropped = all.reduce((n, m) => n + markerCount(m), 0);
   const messages = all.filter((m) => !isMarker(m));
   const sizes = allSizes.filter((_, i) => !isMarker(all[i]));
-  const headEnd = headLength(messages);
+  const headEnd = headOf(messages, sizes, fixedBytes, maxBytes);
   const bodyStart = headEnd;
   const groups = groupsOf(messages, bodyStart);
   const head = messages.slice(0, headEnd);
@@ -118,11 +118,29 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
 
 /**
- * The head: the system prompt (if first) and the first user message when it comes right after it. A
- * session whose first user message comes later (after a greeting, or after an agent's own tool rounds)
- * has only the system prompt as its head: what comes before that message are groups like any other, so
- * they go first, and a head that ran to that message could hold the whole session and lose it all.
+ * The head, as a length: the system prompt (if first) and the first user message, with what comes between
+ * them (an assistant's greeting) when all of that fits under the cap; then only groups after the first user
+ * message are dropped, and the marker follows it (until 2026-12-05 a first user message after a greeting
+ * was dropped as an ordinary group, though the head was small). When it does not fit (an agent's own tool
+ * rounds before any user message), `headLength`'s rule: the system prompt, and the first user message only
+ * when it comes right after it; what comes before a later one are groups, so they go first, rather than a
+ * head that holds the whole session and loses it all.
  */
+function headOf(
+  messages: Message[],
+  sizes: number[],
+  fixedBytes: number,
+  maxBytes: number,
+): number {
+  const start = messages[0]?.role === 'system' ? 1 : 0;
+  const user = messages.findIndex((m, i) => i >= start && m.role === 'user');
+  const short = headLength(messages);
+  if (user < short) return short;
+  const bytes = sizes.slice(0, user + 1).reduce((a, b) => a + b, 0);
+  return fixedBytes + arrayBytes(user + 1, bytes) <= maxBytes ? user + 1 : short;
+}
+
+/** The system prompt (if first) and the first user message when it comes right after it. */
 export function headLength(messages: Message[]): number {
   const end = messages[0]?.role === 'system' ? 1 : 0;
   return messages[end]?.role === 'user' ? end + 1 : end;
