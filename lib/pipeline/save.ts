@@ -782,8 +782,9 @@ export function redactArguments(
 ): string {
   let changed = false;
   try {
+    const exact = exactNumbers(args);
     const walked = redactJson(
-      JSON.parse(args),
+      JSON.parse(exact.json),
       (s) => {
         const r = text(s);
         if (r !== s) changed = true;
@@ -794,7 +795,7 @@ export function redactArguments(
         hit();
       },
     );
-    return changed ? JSON.stringify(walked) : args;
+    return changed ? exact.restore(JSON.stringify(walked)) : args;
   } catch {
     // Not JSON, or JSON nested deeper than a request may be: redacted as text.
     const redacted = text(args);
@@ -815,6 +816,28 @@ export function redactJsonValue(
   hit: () => void = () => undefined,
 ): unknown {
   return redactJson(value, text, hit);
+}
+
+/** A JSON string or number token. */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * JSON text whose numbers that a parse and serialisation would change (past 2^53, `1.50`, `-0`, `1e400`)
+ * stand as marker strings, and `restore`, which puts them back as they were in serialised JSON: tool
+ * arguments re-serialised after redaction keep every number as sent (the contract redacts strings only;
+ * until 2026-12-05 a snowflake id next to a redacted token came back rounded).
+ */
+function exactNumbers(text: string): { json: string; restore: (json: string) => string } {
+  const kept: string[] = [];
+  const tag = Math.random().toString(36).slice(2, 10); // a string sent as the marker is not taken for one
+  const json = text.replace(JSON_TOKEN, (t) => {
+    if (t[0] === '"' || JSON.stringify(Number(t)) === t) return t;
+    kept.push(t);
+    return `"\\u0000${tag}:${kept.length - 1}\\u0000"`;
+  });
+  if (kept.length === 0) return { json, restore: (out) => out };
+  const marker = new RegExp(`"\\\\u0000${tag}:(\\d+)\\\\u0000"`, 'g');
+  return { json, restore: (out) => out.replace(marker, (m, i: string) => kept[Number(i)] ?? m) };
 }
 
 /**
