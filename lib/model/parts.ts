@@ -114,13 +114,23 @@ function largestInline(value: unknown, key: string | undefined): number {
 const METADATA_MAX_KEYS = 64;
 const METADATA_MAX_BYTES = 8 * 1024;
 
-/** A session's own metadata: string keys to string values, at most 64 keys and 8 KiB (JSON) in all. */
+/**
+ * The UTF-8 bytes of metadata's keys and values, as the contract's "8 KiB in all" counts them (until
+ * 2026-12-05 its JSON text was counted: quotes, colons and escapes too).
+ */
+function metadataBytes(m: Record<string, string>): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(m)) n += utf8(k).byteLength + utf8(v).byteLength;
+  return n;
+}
+
+/** A session's own metadata: string keys to string values, at most 64 keys and 8 KiB in all. */
 export const metadataSchema = z
   .record(z.string().min(1).max(256), z.string())
   .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
   .refine(
-    (m) => utf8(JSON.stringify(m)).byteLength <= METADATA_MAX_BYTES,
-    `at most ${METADATA_MAX_BYTES} bytes in all`,
+    (m) => metadataBytes(m) <= METADATA_MAX_BYTES,
+    `at most ${METADATA_MAX_BYTES} bytes of keys and values in all`,
   );
 export type Metadata = z.output<typeof metadataSchema>;
 
@@ -133,6 +143,6 @@ export const storedMetadataSchema = z
   .record(z.string().min(1).max(512), z.string())
   .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
   .refine(
-    (m) => utf8(JSON.stringify(m)).byteLength <= 2 * METADATA_MAX_BYTES,
-    `at most ${METADATA_MAX_BYTES} bytes in all`,
+    (m) => metadataBytes(m) <= 2 * METADATA_MAX_BYTES,
+    `at most ${METADATA_MAX_BYTES} bytes of keys and values in all`,
   );
