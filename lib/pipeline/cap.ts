@@ -3,7 +3,7 @@ import type { Message } from '../model/session.js';
 
 /**
  * The size cap: the serialised session must stay within `maxBytes`. The protected head (the system
- * prompt, if first, and the first user message: `headOf`) stays; after it, whole
+ * prompt, if first, and the first user message: `layout`) stays; after it, whole
  * groups are dropped oldest first (an assistant message with tool calls plus its tool results, or any other
  * single message); one system marker right after the head counts every group removed so far. When the
  * head fits but the head plus the marker does not, the head stays whole and the marker is left out (odek's
@@ -62,18 +62,19 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
   const previouslyDropped = all.reduce((n, m) => n + markerCount(m), 0);
   const messages = all.filter((m) => !isMarker(m));
   const sizes = allSizes.filter((_, i) => !isMarker(all[i]));
-  const headEnd = headOf(messages, sizes, fixedBytes, maxBytes);
-  const bodyStart = headEnd;
-  const groups = groupsOf(messages, bodyStart);
-  const head = messages.slice(0, headEnd);
-  const headBytes = sizes.slice(0, headEnd).reduce((a, b) => a + b, 0);
+  const { head: headAt, groups } = layout(messages);
+  const head = headAt.map((i) => messages[i]!);
+  const headBytes = headAt.reduce((a, i) => a + sizes[i]!, 0);
+  // The marker goes right after the head's last message (the first user message, or the system prompt).
+  const anchor = headAt.length ? headAt[headAt.length - 1]! : -1;
 
   // Drop groups oldest first until the rest fits together with the marker.
   let keptFrom = 0;
   let bodyBytes = groups.reduce((a, g) => a + g.bytes(sizes), 0);
-  let bodyCount = messages.length - bodyStart;
+  let bodyCount = messages.length - headAt.length;
   const fits = (markerBytes: number, extra: number) =>
-    fixedBytes + arrayBytes(headEnd + bodyCount + extra, headBytes + bodyBytes + markerBytes) <=
+    fixedBytes +
+      arrayBytes(headAt.length + bodyCount + extra, headBytes + bodyBytes + markerBytes) <=
     maxBytes;
   while (keptFrom < groups.length) {
     const dropped = previouslyDropped + keptFrom;
@@ -85,9 +86,22 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
   }
   const dropped = keptFrom;
   const totalDropped = previouslyDropped + dropped;
-  const body = groups.slice(keptFrom).flatMap((g) => messages.slice(g.start, g.start + g.length));
+  // What stays, in the session's order (messages kept between the system prompt and the first user message
+  // stay before it), with the marker after the head.
+  const keep = new Set(headAt);
+  for (const g of groups.slice(keptFrom))
+    for (let i = g.start; i < g.start + g.length; i++) keep.add(i);
+  const inOrder = (marker?: Message) => {
+    const out: Message[] = marker && anchor < 0 ? [marker] : [];
+    messages.forEach((m, i) => {
+      if (!keep.has(i)) return;
+      out.push(m);
+      if (marker && i === anchor) out.push(marker);
+    });
+    return out;
+  };
   const marker = markerMessage(totalDropped);
-  const withMarker = [...head, marker, ...body];
+  const withMarker = inOrder(marker);
   if (
     fixedBytes + arrayBytes(withMarker.length, headBytes + jsonBytes(marker) + bodyBytes) <=
       maxBytes &&
@@ -95,15 +109,15 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
   ) {
     return { messages: withMarker, dropped, headCut: false, fits: true };
   }
-  if (fixedBytes + arrayBytes(head.length + body.length, headBytes + bodyBytes) <= maxBytes) {
+  if (fixedBytes + arrayBytes(keep.size, headBytes + bodyBytes) <= maxBytes) {
     // The marker would not fit: omit it.
-    return { messages: [...head, ...body], dropped, headCut: false, fits: true };
+    return { messages: inOrder(), dropped, headCut: false, fits: true };
   }
   // The head alone is too large: the first user message goes (a group, so the marker counts it) and the
   // system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
   // does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
   const kept = messages[0]?.role === 'system' ? [messages[0]] : [];
-  const userGone = groupCount(messages.slice(kept.length, headEnd));
+  const userGone = groupCount(head.slice(kept.length));
   const n = totalDropped + userGone;
   const marked = kept.length && n ? [...kept, markerMessage(n)] : kept;
   const under = (ms: Message[]) => fixedBytes + jsonBytes(ms) <= maxBytes;
@@ -118,32 +132,19 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets
 
 /**
- * The head, as a length: the system prompt (if first) and the first user message, with what comes between
- * them (an assistant's greeting) when all of that fits under the cap; then only groups after the first user
- * message are dropped, and the marker follows it (until 2026-12-05 a first user message after a greeting
- * was dropped as an ordinary group, though the head was small). When it does not fit (an agent's own tool
- * rounds before any user message), `headLength`'s rule: the system prompt, and the first user message only
- * when it comes right after it; what comes before a later one are groups, so they go first, rather than a
- * head that holds the whole session and loses it all.
+ * The protected head, as indexes: the system prompt (if first) and the first user message, wherever it is
+ * (after an assistant's greeting, a second system message or an agent's own tool rounds); and the groups
+ * that may go, oldest first: those between the two, then those after the first user message (until
+ * 2026-12-05 a first user message that did not come right after the system prompt was a group like any).
  */
-function headOf(
-  messages: Message[],
-  sizes: number[],
-  fixedBytes: number,
-  maxBytes: number,
-): number {
+function layout(messages: Message[]): { head: number[]; groups: Group[] } {
   const start = messages[0]?.role === 'system' ? 1 : 0;
   const user = messages.findIndex((m, i) => i >= start && m.role === 'user');
-  const short = headLength(messages);
-  if (user < short) return short;
-  const bytes = sizes.slice(0, user + 1).reduce((a, b) => a + b, 0);
-  return fixedBytes + arrayBytes(user + 1, bytes) <= maxBytes ? user + 1 : short;
-}
-
-/** The system prompt (if first) and the first user message when it comes right after it. */
-export function headLength(messages: Message[]): number {
-  const end = messages[0]?.role === 'system' ? 1 : 0;
-  return messages[end]?.role === 'user' ? end + 1 : end;
+  const system = start ? [0] : [];
+  if (user < 0) return { head: system, groups: groupsOf(messages, start) };
+  // A group never runs over a user message (tool results follow their call), so none spans the two ranges.
+  const between = groupsOf(messages.slice(0, user), start);
+  return { head: [...system, user], groups: [...between, ...groupsOf(messages, user + 1)] };
 }
 
 interface Group {

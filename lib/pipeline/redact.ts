@@ -367,7 +367,10 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): num
     eachSecret(rule, rule.each, secret, from, ranges);
     return end;
   }
-  if (!accepted(rule, secret)) return end;
+  // A value the checks reject is resumed after only up to a keyword of the rule that follows a separator
+  // inside it: that may start a secret (`password=changeme,redis.password=<key>`: the first value runs on
+  // over the second, and until that was seen the second was never read).
+  if (!accepted(rule, secret)) return nextKeyword(rule, text, start, end);
   const to = from + secret.length;
   if (rule.extendBack) {
     const max = rule.extendBackMax ?? 64;
@@ -379,6 +382,34 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): num
   }
   ranges.push(from, to);
   return end;
+}
+
+/**
+ * Characters after which a keyword inside a rejected value may start another secret (`,` in
+ * `password=changeme,redis.password=…`); not those that glue a keyword to the one before it in a run of
+ * them (`api_key=api_key=`, `x-key:x-key:`, `sk-proj-sk-proj-`), which would be read again at each.
+ */
+const SEPARATOR = /[\s,;.&|"'`(){}[\]<>_]/;
+
+/**
+ * Where, in `text` between `start` and `end`, the first keyword of `rule` begins that may start another
+ * secret: after a separator, or a word's keyword after a capital (`PGPASSWORD=`); else `end`.
+ */
+function nextKeyword(rule: Rule, text: string, start: number, end: number): number {
+  const low = text.slice(start, end).toLowerCase();
+  const starts = (k: number, word: boolean) =>
+    SEPARATOR.test(low[k - 1]!) || (word && /[A-Z]/.test(text[start + k - 1]!));
+  let first = end;
+  for (const keyword of rule.keywords) {
+    const kw = keyword.toLowerCase();
+    const word = /^[a-z]/.test(kw);
+    for (let k = low.indexOf(kw, 1); k > 0 && start + k < first; k = low.indexOf(kw, k + 1))
+      if (starts(k, word)) {
+        first = start + k;
+        break;
+      }
+  }
+  return first;
 }
 
 /** The value checks every secret passes: length, entropy, placeholders, documented examples. */

@@ -2,7 +2,8 @@
 // prompt: a second system message or an assistant's greeting before it made it an ordinary group, dropped
 // oldest first (turns 0, no Satchel-Dropped-First-User-Message), though the head was a hundred bytes. The
 // contract protects the system prompt and the first user message, and drops the first user message only
-// when the head alone exceeds the cap. Now the head runs to the first user message when that fits.
+// when the head alone exceeds the cap. Now the head is those two wherever the first user message is; the
+// groups between them go first (they are the oldest), then those after it.
 import { expect, it } from 'vitest';
 import { makeApp } from './helpers.js';
 
@@ -27,9 +28,13 @@ it('a second system message before the first user message does not unprotect it'
   expect(created.status).toBe(201);
   // The head (system prompt + first user message) is ~100 bytes, far under 8192: it is not cut...
   expect(created.headers.get('satchel-dropped-first-user-message')).toBeNull();
-  // ...so the first user message is still there, with the marker right after it.
-  expect(created.json.messages).toContainEqual(first);
-  expect(created.json.messages[3].content).toMatch(/^\[satchel\] \d+ (earlier )?message groups? /);
+  // ...so the first user message is still there, with the marker right after it (the second system
+  // message, the oldest group, went first).
+  const at = created.json.messages.findIndex((m: { role: string }) => m.role === 'user');
+  expect(created.json.messages[at]).toEqual(first);
+  expect(created.json.messages[at + 1].content).toMatch(
+    /^\[satchel\] \d+ (earlier )?message groups? /,
+  );
   expect(created.json.turns).toBe(1);
 });
 

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   capMessages,
   groupsOf,
-  headLength,
   isMarker,
   jsonBytes,
   markerText,
@@ -30,6 +29,8 @@ const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, to
 
 /** Bytes of `{"messages":[...]}` plus `fixed`: what the cap bounds. */
 const total = (messages: Message[], fixed: number) => fixed + jsonBytes(messages);
+
+const markerMsg = (n: number): Message => ({ role: 'system', content: markerText(n) });
 
 describe('utf8Length', () => {
   it('equals the encoded length, surrogate pairs and lone surrogates included', () => {
@@ -161,7 +162,7 @@ describe('size cap', () => {
     ]);
   });
 
-  it("an agent's tool rounds before the first user message go oldest first, never the whole session (review)", () => {
+  it("an agent's tool rounds before the first user message go oldest first, the question kept (review)", () => {
     const rounds = Array.from({ length: 40 }, (_, i) => [
       asst('', [`c${i}`]),
       tool(`c${i}`, 'r'.repeat(100)),
@@ -169,8 +170,11 @@ describe('size cap', () => {
     const out = capMessages([sys, ...rounds, user('the question'), asst('the answer')], 20, 2000);
     expect(out.headCut).toBe(false);
     expect(out.messages[0]).toEqual(sys);
-    expect(out.messages[1]!.content).toBe(markerText(out.dropped));
-    expect(out.messages.slice(-2)).toEqual([user('the question'), asst('the answer')]);
+    // The head is the system prompt and the first user message: the marker follows the question.
+    const q = out.messages.findIndex((m) => m.role === 'user');
+    expect(out.messages[q]).toEqual(user('the question'));
+    expect(out.messages[q + 1]!.content).toBe(markerText(out.dropped));
+    expect(out.messages.at(-1)).toEqual(asst('the answer'));
   });
 
   it('markers elsewhere (an earlier version put one at 0, then a second) become one, counting all', () => {
@@ -186,16 +190,24 @@ describe('size cap', () => {
     expect(out.messages.slice(0, 2)).toEqual([user('x'), marker(5 + out.dropped)]);
   });
 
-  it('head and groups: system + first user; assistant with tool calls takes its results', () => {
+  it('groups: an assistant with tool calls takes its results', () => {
     const messages = [sys, user('a'), asst('', ['1']), tool('1', 'r'), user('b')];
-    expect(headLength(messages)).toBe(2);
     expect(groupsOf(messages, 2).map((g) => [g.start, g.length])).toEqual([
       [2, 2],
       [4, 1],
     ]);
-    expect(headLength([user('x'), asst('y')])).toBe(1);
-    expect(headLength([asst('hello'), user('x'), asst('y')])).toBe(0);
-    expect(headLength([sys, asst('y'), user('x')])).toBe(1);
+  });
+
+  it('the head is the system prompt and the first user message, wherever it is (contract review)', () => {
+    const greeting = asst('Hello! How can I help you today?');
+    const big = (c: string) => asst(c.repeat(300));
+    const out = capMessages([sys, greeting, user('x'), big('a'), big('b'), big('c')], 20, 800);
+    expect(out.headCut).toBe(false);
+    // The greeting is the oldest group: it goes first; the first user message stays, the marker after it.
+    expect(out.messages.slice(0, 3)).toEqual([sys, user('x'), markerMsg(out.dropped)]);
+    // Dropped or not, what stays keeps its order: a greeting kept stays before the first user message.
+    const all = [sys, greeting, user('x'), big('a'), big('b')];
+    expect(capMessages(all, 20, 900).messages).toEqual(all);
   });
 
   it('property: never over the cap, head kept when it fits, no orphan tool results, marker count right', () => {

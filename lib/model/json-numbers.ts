@@ -1,0 +1,38 @@
+/**
+ * Each number token of JSON text outside its strings, with where it starts. A scan, not a regular
+ * expression: a backtracking one overflows V8's stack on a string of some millions of characters (a 10 MB
+ * message), which made a body a 500 and large tool arguments be redacted as plain text.
+ */
+export function* jsonNumbers(text: string): Generator<[token: string, at: number]> {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 92 /* \ */) i += 2;
+        else {
+          i++;
+          if (d === 34) break;
+        }
+      }
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < n && isNumberChar(text.charCodeAt(j))) j++;
+      yield [text.slice(i, j), i];
+      i = j;
+    } else i++;
+  }
+}
+
+/** A digit, `.`, `e`, `E`, `+` or `-`. */
+function isNumberChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
+}
+
+/** Whether parsing and serialising the number token `t` gives it back (`1.50`, `-0`, 2^64 do not). */
+export function roundTrips(t: string): boolean {
+  return JSON.stringify(Number(t)) === t;
+}
