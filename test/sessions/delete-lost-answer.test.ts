@@ -35,27 +35,30 @@ class LosesDeleteAnswer extends LocalStore {
   }
 }
 
+/** A session whose text is in index segments and manifest pages too, on a store that loses a delete's answer. */
+async function seeded(label: string) {
+  const dir = tempDir(label);
+  const objects = new LosesDeleteAnswer(dir);
+  const app = await makeApp({ objects });
+  const secretWord = word();
+  const made = await app.call('POST', '/v1/sessions', {
+    body: {
+      task: `task ${secretWord}`,
+      messages: [{ role: 'user', content: `about ${secretWord}` }],
+    },
+  });
+  expect(made.status).toBe(201);
+  await app.background.drain();
+  await app.search.lexical.compact('alice', true);
+  await app.sessions.manifest.compact('alice', true);
+  await app.background.drain();
+  expect(holders(dir, [secretWord]).length).toBeGreaterThan(1);
+  return { dir, objects, app, secretWord, id: made.json.id as string };
+}
+
 describe('a DELETE whose storage answer was lost (review s51b)', () => {
   it('the retry (404) still erases the task and text from the index and the manifest', async () => {
-    const dir = tempDir('lostdel');
-    const objects = new LosesDeleteAnswer(dir);
-    const app = await makeApp({ objects });
-    const secretWord = word();
-    const made = await app.call('POST', '/v1/sessions', {
-      body: {
-        task: `task ${secretWord}`,
-        messages: [{ role: 'user', content: `about ${secretWord}` }],
-      },
-    });
-    expect(made.status).toBe(201);
-    const id = made.json.id as string;
-    await app.background.drain();
-    // Its text in segments and pages too.
-    await app.search.lexical.compact('alice', true);
-    await app.sessions.manifest.compact('alice', true);
-    await app.background.drain();
-    expect(holders(dir, [secretWord]).length).toBeGreaterThan(1);
-
+    const { dir, objects, app, secretWord, id } = await seeded('lostdel');
     objects.armed = true;
     const first = await app.call('DELETE', `/v1/sessions/${id}`);
     expect(first.status).toBe(503); // storage did not answer: the client retries
@@ -69,25 +72,12 @@ describe('a DELETE whose storage answer was lost (review s51b)', () => {
   });
 
   it('cleanup: it names the session, and its text leaves the index and the manifest', async () => {
-    const dir = tempDir('lostclean');
-    const objects = new LosesDeleteAnswer(dir);
-    const app = await makeApp({ objects });
-    const secretWord = word();
-    const made = await app.call('POST', '/v1/sessions', {
-      body: {
-        task: `task ${secretWord}`,
-        messages: [{ role: 'user', content: `about ${secretWord}` }],
-      },
-    });
-    expect(made.status).toBe(201);
-    await app.background.drain();
-    await app.search.lexical.compact('alice', true);
-    await app.sessions.manifest.compact('alice', true);
-    await app.background.drain();
-
+    const { dir, objects, app, secretWord, id } = await seeded('lostclean');
     objects.armed = true;
     const first = await app.call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
-    expect(first.status).toBe(503); // "try again"
+    expect(first.status).toBe(503);
+    expect(first.json.detail).toContain(`may have been deleted`);
+    expect(first.json.detail).toContain(id);
     await app.background.drain();
     const retry = await app.call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
     expect(retry.status).toBe(200);

@@ -5,7 +5,7 @@ import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { Stoppable } from '../support/stoppable-store.js';
 
 const ns = 'model';
 
@@ -60,29 +60,8 @@ type Op = {
   n: number;
 };
 
-/**
- * The bucket as one process sees it: once `stopped`, the log and audit records it starts never land (the
- * process died after its commit), while everything it sent before has.
- */
-class Stoppable implements ObjectStore {
-  readonly name = 'stoppable';
-  stopped = false;
-  constructor(private readonly inner: ObjectStore) {}
-  get(key: string) {
-    return this.inner.get(key);
-  }
-  put(key: string, body: Uint8Array, options?: PutOptions) {
-    if (this.stopped && (key.includes('/m/l/') || key.includes('/audit/')))
-      return new Promise<never>(() => undefined);
-    return this.inner.put(key, body, options);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, options);
-  }
-}
+/** A process that stops after its commit: its log and audit records never land. */
+const logsAndAudit = (key: string) => key.includes('/m/l/') || key.includes('/audit/');
 
 const RACING_COMPACTORS: Op[] = [
   ...[0, 0, 0].map(() => ({ kind: 'create' as const, device: 0, pick: 0, n: 1 })),
@@ -144,7 +123,7 @@ describe('manifest model check', () => {
           const options = opts(0);
           // Each device is a process: `crash` stops one right after a commit (its log and audit records
           // never land; its standing marker stays) and starts a new one in its place.
-          const wrappers = skews.map(() => new Stoppable(objects));
+          const wrappers = skews.map(() => new Stoppable(objects, logsAndAudit));
           const devices = skews.map((skew, i) => new SessionStore(wrappers[i]!, opts(skew)));
           const ids: string[] = [];
           let next = 0;
@@ -172,7 +151,7 @@ describe('manifest model check', () => {
               await dev
                 .append(ns, id, { messages: [{ role: 'user', content: 'x' }] }, undefined)
                 .catch((e) => expect(e.kind).toBe('not_found'));
-              wrappers[o.device] = new Stoppable(objects);
+              wrappers[o.device] = new Stoppable(objects, logsAndAudit);
               devices[o.device] = new SessionStore(wrappers[o.device]!, opts(skews[o.device]!));
             } else if (o.kind === 'idle') await dev.settled().then(() => dev.retireMarkers());
             else if (o.kind === 'stale') {

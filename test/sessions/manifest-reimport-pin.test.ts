@@ -7,39 +7,18 @@
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import type { ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { Stoppable } from '../support/stoppable-store.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { text } from '../../lib/model/bytes.js';
 
 const ns = 'ri';
-
-/** One process's view of the bucket: once `stopped`, its manifest roots and pages never land (it died). */
-class Dying implements ObjectStore {
-  readonly name = 'dying';
-  stopped = false;
-  constructor(private readonly inner: ObjectStore) {}
-  get(key: string) {
-    return this.inner.get(key);
-  }
-  put(key: string, body: Uint8Array, options?: PutOptions) {
-    if (this.stopped && (key.includes('/m/r/') || key.includes('/m/g/')))
-      return new Promise<never>(() => undefined);
-    return this.inner.put(key, body, options);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: { cursor?: string; limit?: number }) {
-    return this.inner.list(prefix, options);
-  }
-}
 
 describe('deleted, then imported again with the same created_at', () => {
   it('list shows the imported session, never the deleted version', async () => {
     let clock = Date.parse('2026-12-05T10:00:00.000Z');
     const objects = new MemoryStore();
     const opts = { now: () => clock, manifest: { compactAfter: 3, pageSize: 4 } };
-    const dying = new Dying(objects);
+    const dying = new Stoppable(objects, (key) => key.includes('/m/r/') || key.includes('/m/g/'));
     const a = new SessionStore(dying, opts);
     const created_at = '2026-12-05T09:00:00.000Z';
     // The odek file as exported earlier (the user keeps it), imported first.
