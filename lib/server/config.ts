@@ -530,7 +530,8 @@ function parseIntVar(
   max: number,
 ): number {
   if (value === undefined || value === '') return fallback;
-  const n = Number(value);
+  // Decimal digits only: Number() also takes `0x50`, `1e6` and `0b1`, which nobody means in a port or a size.
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max)
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
   return n;

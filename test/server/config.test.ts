@@ -28,6 +28,9 @@ describe('configuration errors name what is wrong', () => {
     [{ SATCHEL_MODEL: 'gpt-x' }, /SATCHEL_MODEL_URL is not/],
     [{ SATCHEL_LOG: 'verbose' }, /SATCHEL_LOG must be json, pretty or off/],
     [{ PORT: '80a' }, /PORT must be an integer/],
+    // Decimal digits only: Number() took these as 80 and 1,000,000 until 2026-12-05 (review s51g).
+    [{ PORT: '0x50' }, /PORT must be an integer/],
+    [{ SATCHEL_MAX_BODY_BYTES: '1e6' }, /SATCHEL_MAX_BODY_BYTES must be an integer/],
     // A session's fields and a keyed write's records take about 1 KiB: under 4 KiB a webhook's message
     // could be refused after its 202 (review).
     [
