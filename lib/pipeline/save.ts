@@ -586,21 +586,19 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
  * others go, as `withText` does for the content's parts.
  */
 function thoughtsRunTogether(parts: ContentPart[], text: TextFn): ContentPart[] {
-  const thoughts = parts.flatMap((p) =>
-    textFieldOf(p) === null && typeof p['text'] === 'string' ? [p['text'] as string] : [],
-  );
+  const thoughts = parts.flatMap((p) => {
+    const t = thoughtOf(p);
+    return t ? [p[t] as string] : [];
+  });
   if (thoughts.length < 2) return parts;
   const flat = runTogether(thoughts, text);
   const redacted = text(flat);
-  if (redacted === flat) return parts;
-  let first = true;
-  return parts.flatMap((p) => {
-    if (textFieldOf(p) !== null || typeof p['text'] !== 'string') return [p];
-    if (!first) return [];
-    first = false;
-    return [{ ...p, text: redacted }];
-  });
+  return redacted === flat ? parts : withText(parts, redacted, thoughtOf);
 }
+
+/** A reasoning part's text field (what `textFieldOf` leaves out), or null. */
+const thoughtOf = (p: ContentPart): 'text' | null =>
+  textFieldOf(p) === null && typeof p['text'] === 'string' ? 'text' : null;
 
 /** A character of a URL's base64: base64url's too, `%2B`'s, and the line breaks that wrap it. */
 const B64_CHAR = String.raw`[\w+/=%\r\n\t-]`;
@@ -743,10 +741,14 @@ function withTexts(parts: ContentPart[], texts: string[]): ContentPart[] {
  * `parts` with their text as one: the first text-bearing part holds `text`, the others go (with their
  * other fields). Rare, and safe first: a secret split across parts is worth more than their layout.
  */
-function withText(parts: ContentPart[], text: string): ContentPart[] {
+function withText(
+  parts: ContentPart[],
+  text: string,
+  fieldOf: (p: ContentPart) => 'text' | 'refusal' | null = textFieldOf,
+): ContentPart[] {
   let first = true;
   return parts.flatMap((p) => {
-    const field = textFieldOf(p);
+    const field = fieldOf(p);
     if (!field || typeof p[field] !== 'string') return [p];
     if (!first) return [];
     first = false;

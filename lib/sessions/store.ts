@@ -781,9 +781,7 @@ export class SessionStore {
       if (err.mayHaveLanded) this.confirmLater(ns, id, stored, ctx);
       return Promise.reject(err);
     });
-    // An object there that is no session (a corrupt one this delete was for) counts as not deleted.
-    const was = incarnationOf(stored);
-    if (now && (incarnationIn(now.body) ?? was) === was) throw err;
+    if (now && sameSession(now.body, stored)) throw err;
   }
 
   /**
@@ -793,7 +791,6 @@ export class SessionStore {
    */
   private confirmLater(ns: string, id: string, stored: StoredSession, ctx: WriteContext): void {
     const key = keys.session(ns, id);
-    const was = incarnationOf(stored);
     const check = async () => {
       for (let attempt = 0; attempt < 3; attempt++) {
         await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
@@ -802,7 +799,7 @@ export class SessionStore {
           () => null,
         );
         if (!read) continue; // still unreadable
-        if (read.found && (incarnationIn(read.found.body) ?? was) === was) return; // not deleted
+        if (read.found && sameSession(read.found.body, stored)) return; // not deleted
         this.cache.forget(key);
         await deleteParts(this.objects, ns, id, { records: true, now: this.now() });
         return this.purgeUnlogged(ns, id, ctx);
@@ -1272,6 +1269,15 @@ function scrubDue(items: PendingCommit[]): boolean {
 }
 
 /** The manifest entry of a stored session. */
+/**
+ * Whether a stored object's bytes hold the session `stored` was read from (not one created again under its
+ * id); an object that is no session (a corrupt one a delete was for) counts as the same.
+ */
+function sameSession(body: Uint8Array, stored: StoredSession): boolean {
+  const was = incarnationOf(stored);
+  return (incarnationIn(body) ?? was) === was;
+}
+
 function entryOf(s: StoredSession, bytes: number): ManifestEntry {
   const { id, task, turns, model, provider, created_at, updated_at, sandbox } = s;
   return {

@@ -93,6 +93,11 @@ describe('reasoning parts', () => {
       await signIn(page, token);
       await page.waitForSelector('#m1 .reasoning');
       await page.click('#m1 .reasoning > summary');
+      // The fold's text is put in when it opens: wait for it (a loaded machine renders it later).
+      await page.waitForFunction(
+        () => document.querySelector('#m1 .reasoning')?.textContent?.includes('recall it'),
+        { timeout: 10_000 },
+      );
       const shown = await page.$eval('#m1', (e) => {
         const fold = e.querySelector('.reasoning')!;
         const rest = e.cloneNode(true) as HTMLElement;
