@@ -14,7 +14,8 @@ import {
   VecSegment,
   type LexSegment,
 } from '../lib/search/segment.js';
-import { queryTokens, tokenize } from '../lib/search/tokenize.js';
+import { parseQuery, queryTokens, tokenize } from '../lib/search/tokenize.js';
+import { nearWords } from '../lib/search/words.js';
 import type { LexDoc } from '../lib/search/docs.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -127,6 +128,66 @@ const fused = (weight: number) => (text: string) =>
   ])
     .slice(0, 100)
     .map((h) => h.id);
+// The built-in local embedder's near words (words.ts): what the engine does without an embeddings service.
+const vocabulary = new Set<string>();
+for (const set of docTokens.values()) for (const t of set) vocabulary.add(t);
+let nearCalls = 0;
+let nearMs = 0;
+const withNear = (text: string) => {
+  const q = parseQuery(text);
+  const t = performance.now();
+  const near = nearWords(lexRes, q.tokens, (term) => vocabulary.has(term));
+  nearMs += performance.now() - t;
+  nearCalls++;
+  return rankLexical(lexRes, q.tokens, Infinity, 0, q.parts, near)
+    .slice(0, 100)
+    .map((h) => h.id);
+};
+
+/**
+ * The same queries as a hurried user types them: each word of 5 letters or more, with probability 1/4,
+ * gets one typo (a letter dropped, doubled, changed to a neighbour on the keyboard, or two swapped), from
+ * a fixed seed so every run types the same.
+ */
+const KEYS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
+function neighbour(c: string, r: () => number): string {
+  const row = KEYS.find((k) => k.includes(c));
+  if (!row) return c;
+  const i = row.indexOf(c);
+  const choices = [row[i - 1], row[i + 1]].filter((x): x is string => !!x);
+  return choices[Math.floor(r() * choices.length)]!;
+}
+function mistyped(text: string, r: () => number): string {
+  return text.replace(/[a-z]{5,}/g, (w) => {
+    if (r() >= 0.25) return w;
+    const i = 1 + Math.floor(r() * (w.length - 2));
+    switch (Math.floor(r() * 4)) {
+      case 0:
+        return w.slice(0, i) + w.slice(i + 1);
+      case 1:
+        return w.slice(0, i) + w[i] + w.slice(i);
+      case 2:
+        return w.slice(0, i) + neighbour(w[i]!, r) + w.slice(i + 1);
+      default:
+        return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+    }
+  });
+}
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const typoRandom = seeded(20261206);
+const typed = new Map(queries.map((q) => [q.text, mistyped(q.text, typoRandom)]));
+const typoWords = [...typed].reduce(
+  (n, [a, b]) => n + a.split(/\s+/).filter((w, i) => w !== b.split(/\s+/)[i]).length,
+  0,
+);
+
 /** odek's DeepSearch rule: sessions with ≥ 2 distinct query tokens (or the only one), by distinct count. */
 const deepRank = (text: string) => {
   const q = queryTokens(text);
@@ -148,6 +209,14 @@ const results = {
     bm25.search(queryTokens(text), 100).map((s) => s.id),
   ),
   lexical_index_path: evaluate(lexicalRank),
+  // The default without an embeddings service: query words the index lacks go to their near words.
+  lexical_with_local_near_words: evaluate(withNear),
+  mistyped_queries: {
+    how: 'each query word of 5+ letters mistyped with probability 1/4 (one drop, double, neighbour key or swap; seed 20261206)',
+    words_mistyped: typoWords,
+    lexical_exact_words: evaluate((text) => lexicalRank(typed.get(text)!)),
+    lexical_with_local_near_words: evaluate((text) => withNear(typed.get(text)!)),
+  },
   deepsearch_rule: evaluate(deepRank),
   local_embedder_alone: evaluate(vectorRank),
   // The test embeddings server answers the same hashing vectors, so these are the hybrid with it too.
@@ -170,6 +239,7 @@ const results = {
     minisearch: 0.316,
   },
   index_ms: Math.round(indexMs),
+  near_words_ms_per_query: +(nearMs / nearCalls).toFixed(2),
 };
 console.log(JSON.stringify(results, null, 2));
 writeFileSync(join(here, 'results.eval.json'), JSON.stringify(results, null, 2) + '\n');

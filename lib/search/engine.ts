@@ -25,6 +25,7 @@ import {
   type LexDoc,
 } from './docs.js';
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
+import { nearWords, WORD_SPACE, type NearWord } from './words.js';
 import { LsmIndex, type IndexKind, type IndexSegment, type Resolved } from './lsm.js';
 import {
   decodeF32,
@@ -62,6 +63,11 @@ export interface SearchOptions {
   localVectorWeight?: number;
   /** Cosine similarity from a real model above which a session qualifies without a lexical match. */
   minVectorScore?: number;
+  /**
+   * Without a calibrated embedder (no embeddings service), a query word no session holds is matched to the
+   * index's near words by the built-in local embedder's word vectors (words.ts). Default true.
+   */
+  localWords?: boolean;
   /** Sessions read at once by DeepSearch and snippet building. */
   concurrency?: number;
   /** A search reuses the namespace's session list this long (other devices' writes show up within it). */
@@ -122,6 +128,7 @@ export class SearchEngine implements SessionListener {
       vectorWeight: options.vectorWeight ?? 1,
       localVectorWeight: options.localVectorWeight ?? 0,
       minVectorScore: options.minVectorScore ?? 0.5,
+      localWords: options.localWords ?? true,
       concurrency: options.concurrency ?? 16,
       freshnessMs: options.freshnessMs ?? 1000,
     };
@@ -337,9 +344,20 @@ export class SearchEngine implements SessionListener {
 
   /** Embeddings state for /v1/health. */
   health() {
-    return this.embedder
-      ? this.embedder.state()
+    if (this.embedder) return this.embedder.state();
+    return this.options.localWords
+      ? {
+          configured: false,
+          space: WORD_SPACE,
+          state: 'ok' as const,
+          search: 'lexical, local word vectors',
+        }
       : { configured: false, space: null, state: 'off' as const, search: 'lexical' };
+  }
+
+  /** Whether a query's words no session holds go to the local embedder's near words. */
+  private get localWords(): boolean {
+    return this.options.localWords && !this.embedder?.calibrated;
   }
 
   // ---- searching ----
@@ -372,7 +390,10 @@ export class SearchEngine implements SessionListener {
 
     const byId = entriesById(live);
     const need = wanted.length === 1 ? 1 : 2;
-    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts);
+    const near = this.localWords
+      ? nearWords(lex, wanted, holder(lex))
+      : new Map<string, NearWord[]>();
+    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, near);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [
       { ids: lexical.map((h) => h.id), weight: 1 },
@@ -394,6 +415,8 @@ export class SearchEngine implements SessionListener {
     const fused = (
       lists.length === 1 ? lexical.map((h) => ({ id: h.id, score: h.score })) : fuse(lists)
     ).filter((h) => qualified.has(h.id));
+    // A near word that stood in for a typed one is what a snippet can show.
+    const snippetWords = [...wanted, ...[...near.values()].flat().map((w) => w.term)];
     const out: SearchHit[] = [];
     for (let i = 0; i < fused.length && out.length < limit;) {
       const batch = fused.slice(i, i + limit - out.length);
@@ -406,7 +429,7 @@ export class SearchEngine implements SessionListener {
           id: e.id,
           task: session.task,
           score: round(lists.length === 1 ? (bm25.get(h.id) ?? h.score) : h.score),
-          snippet: snippetFor(session, query, wanted),
+          snippet: snippetFor(session, query, snippetWords),
           updated_at: session.updated_at,
         };
       });
@@ -612,6 +635,7 @@ export function rankLexical(
   limit = Infinity,
   need = 0,
   parts: ReadonlyMap<string, string[]> = new Map(),
+  near: ReadonlyMap<string, NearWord[]> = new Map(),
   k1 = 1.2,
   b = 0.75,
 ): LexHit[] {
@@ -624,43 +648,66 @@ export function rankLexical(
   // Distinct query tokens a document holds: a query may have thousands (4,096 characters).
   const matched = res.segments.map((s) => new Uint16Array(s.docs.length));
   const freshScores = new Map<string, { score: number; matched: number }>();
-  for (const term of new Set(query)) {
-    const lists = res.segments.map((seg) => seg.postingsOf(term));
-    let df = 0;
-    lists.forEach((p, si) => {
-      if (!p) return;
-      const mask = masks[si]!;
-      for (let k = 0; k < p.docs.length; k++) df += mask[p.docs[k]!]!;
-    });
-    for (const f of fresh) if (f.doc.tf.has(term)) df++;
-    if (df === 0) continue;
+  for (const token of new Set(query)) {
+    // A word no session holds is scored by the near words standing in for it (words.ts), counted once.
+    const variants = near.get(token) ?? [{ term: token, weight: 1 }];
+    const once =
+      variants.length > 1 ? res.segments.map((sg) => new Uint8Array(sg.docs.length)) : null;
+    const freshOnce = new Set<string>();
     // An identifier's whole form counts, and scores, for its parts too.
-    const counts = 1 + (parts.get(term)?.length ?? 0);
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    const weight = (tf: number, len: number) =>
-      (counts * idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
-    lists.forEach((p, si) => {
-      if (!p) return;
-      const mask = masks[si]!;
-      const lens = res.segments[si]!.lens;
-      const sc = scores[si]!;
-      const mt = matched[si]!;
-      for (let k = 0; k < p.docs.length; k++) {
-        const di = p.docs[k]!;
-        if (mask[di] !== 1) continue;
-        sc[di]! += weight(p.tfs[k]!, lens[di]!);
-        mt[di]! += counts;
+    const counts = 1 + (parts.get(token)?.length ?? 0);
+    for (const { term, weight: factor } of variants) {
+      const lists = res.segments.map((seg) => seg.postingsOf(term));
+      let df = 0;
+      lists.forEach((p, si) => {
+        if (!p) return;
+        const mask = masks[si]!;
+        for (let k = 0; k < p.docs.length; k++) df += mask[p.docs[k]!]!;
+      });
+      for (const f of fresh) if (f.doc.tf.has(term)) df++;
+      if (df === 0) continue;
+      const idf = factor * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const weight = (tf: number, len: number) =>
+        (counts * idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
+      lists.forEach((p, si) => {
+        if (!p) return;
+        const mask = masks[si]!;
+        const lens = res.segments[si]!.lens;
+        const sc = scores[si]!;
+        const mt = matched[si]!;
+        const seen = once?.[si];
+        for (let k = 0; k < p.docs.length; k++) {
+          const di = p.docs[k]!;
+          if (mask[di] !== 1) continue;
+          sc[di]! += weight(p.tfs[k]!, lens[di]!);
+          if (seen?.[di]) continue;
+          if (seen) seen[di] = 1;
+          mt[di]! += counts;
+        }
+      });
+      for (const f of fresh) {
+        const tf = f.doc.tf.get(term);
+        if (!tf) continue;
+        const had = freshScores.get(f.id) ?? { score: 0, matched: 0 };
+        had.score += weight(tf, f.doc.len);
+        if (!freshOnce.has(f.id)) had.matched += counts;
+        freshOnce.add(f.id);
+        freshScores.set(f.id, had);
       }
-    });
-    for (const f of fresh) {
-      const tf = f.doc.tf.get(term);
-      if (!tf) continue;
-      const had = freshScores.get(f.id) ?? { score: 0, matched: 0 };
-      had.score += weight(tf, f.doc.len);
-      had.matched += counts;
-      freshScores.set(f.id, had);
     }
   }
+  return bestHits(res, scores, matched, freshScores, limit, need);
+}
+
+/** The best `limit` hits, and the best `limit` of those holding `need` tokens, best first. */
+function bestHits(
+  res: Resolved<LexDoc, LexSegment>,
+  scores: Float64Array[],
+  matched: Uint16Array[],
+  freshScores: Map<string, { score: number; matched: number }>,
+  limit: number,
+  need: number,
+): LexHit[] {
   const order = (x: LexHit, y: LexHit) => x.score - y.score || (x.id < y.id ? 1 : -1);
   const top = new TopK<LexHit>(limit, order);
   const strong = new TopK<LexHit>(need > 1 ? limit : 0, order);
@@ -767,6 +814,16 @@ function liveView(res: Resolved<LexDoc, LexSegment>) {
   const view = { masks, fresh, avg: total / res.live.size || 1 };
   liveViews.set(res, view);
   return view;
+}
+
+/** Whether any live session of the resolution holds `term`. */
+function holder(res: Resolved<LexDoc, LexSegment>): (term: string) => boolean {
+  const { masks, fresh } = liveView(res);
+  return (term) =>
+    res.segments.some((seg, si) => {
+      const p = seg.postingsOf(term);
+      return !!p && p.docs.some((di) => masks[si]![di] === 1);
+    }) || fresh.some((f) => f.doc.tf.has(term));
 }
 
 /** Cosine (vectors are unit length) over the live vectors, best `limit`. */

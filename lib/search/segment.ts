@@ -116,6 +116,11 @@ export class LexSegment {
     );
   }
 
+  /** The segment's terms, sorted. */
+  get terms(): readonly string[] {
+    return this.termList;
+  }
+
   /** The postings of a term: doc indexes and term frequencies, in doc order. */
   postingsOf(term: string): { docs: Uint32Array; tfs: Uint32Array } | null {
     const i = this.indexOf(term);

@@ -41,7 +41,7 @@ describe('GET /v1/health tells the whole truth, quickly', () => {
     expect(res.json).toMatchObject({
       status: 'ok',
       storage: { backend: 'local', ok: true, latency_ms: expect.any(Number) },
-      embeddings: { configured: false, state: 'off' },
+      embeddings: { configured: false, space: 'local/words-v1', state: 'ok' },
       model: { configured: false },
     });
     expect(res.text).not.toContain(app.dir);
