@@ -287,6 +287,8 @@ function scanner(
   // Per rule, the last match of this scan, [from, to): a keyword inside it is not run again (below).
   const from = new Int32Array(compiled.length);
   const to = new Int32Array(compiled.length);
+  // Per rule with `requires`, where the next such character is at or after the last keyword (2^31-1: none).
+  const next = new Int32Array(compiled.length);
   return {
     scan(text, ranges) {
       // Locals, not closure variables: V8 then optimises this loop the same way every time.
@@ -299,6 +301,7 @@ function scanner(
       const n = text.length;
       from.fill(0);
       to.fill(0);
+      next.fill(-1);
       for (let i = 0; i < n; i++) {
         const c = text.charCodeAt(i);
         if (c >= ALPHABET) {
@@ -314,6 +317,14 @@ function scanner(
           // Like a global regex, a rule resumes after its last match: a keyword inside that match (a run of
           // `cookie: a=x` or `sk-ant-sk-ant-…`) would rescan the same window, up to 8 KB per keyword.
           if (start >= from[r]! && start < to[r]!) continue;
+          const needs = compiled[r]!.requires;
+          if (needs) {
+            if (next[r]! < start) {
+              const k = text.indexOf(needs.char, start);
+              next[r] = k < 0 ? 0x7fffffff : k;
+            }
+            if (next[r]! - start > needs.within) continue;
+          }
           const end = runRule(compiled[r]!, text, start, ranges);
           if (end > start) {
             from[r] = start;

@@ -32,6 +32,12 @@ export interface Rule {
    */
   extendBack?: RegExp;
   extendBackMax?: number;
+  /**
+   * A character every match holds within `within` characters of the keyword's start (`@` in
+   * `scheme://user:password@host`): where the next one is farther, the pattern is not run. Keeps a text
+   * of keywords without it (`://://://…`) linear: the pattern's backtracking never starts.
+   */
+  requires?: { char: string; within: number };
   /** The character before the keyword must be one of these (e.g. `?&` for URL query parameters). */
   after?: string;
   /**

@@ -880,6 +880,8 @@ export const rules: Rule[] = [
     // `scheme://user:password@host`: only the password is redacted.
     id: 'url-credentials',
     keywords: ['://'],
+    // `://` (3), the user (256), `:` (1), the password (256), then the `@`.
+    requires: { char: '@', within: 516 },
     pattern: new RegExp(
       raw`:\/\/[^\s:@/?#"'<>[\]\\]{0,256}:(?!\$\{|\{\{|<)` +
         raw`((?:[^\s/?#@"'<>[\]\\]|[/?#@[\]](?=[^\s"'<>\\@]{0,256}@[A-Za-z0-9[])){1,256})` +
@@ -1446,6 +1448,8 @@ export const rules: Rule[] = [
     // `mysql -uroot -pS3cret`, `mysqldump -p'…'` (the password is glued to `-p`).
     id: 'mysql-password-flag',
     keywords: ['mysql', 'mariadb'],
+    // `mariadb` (7), a suffix (10), a blank (1), then the `-p` within 200.
+    requires: { char: '-', within: 218 },
     pattern: new RegExp(
       raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p` +
         raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
@@ -1459,6 +1463,8 @@ export const rules: Rule[] = [
     // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`.
     id: 'cli-password-short-flag',
     keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
+    // `docker login` (12), then the flag's `-` within 201.
+    requires: { char: '-', within: 213 },
     pattern: new RegExp(
       raw`(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|` +
         raw`docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
