@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { jsonNumbers, roundTrips } from '../model/json-numbers.js';
+import { inexactInteger } from '../model/json-numbers.js';
 import type { z } from 'zod';
 import { strictText } from '../model/bytes.js';
 import {
@@ -130,17 +130,6 @@ export async function readBodyBytes(
 }
 
 const LONE = 'a lone UTF-16 surrogate is not Unicode text';
-
-/**
- * The first integer of JSON text (outside its strings) of 16 digits or more that JavaScript's JSON would
- * store as other digits (`12345678901234567890` as `12345678901234567000`, 2^64 as `18446744073709552000`),
- * or null: Satchel keeps JSON as sent (unknown message fields, content parts). Until 2026-12-05 it was
- * taken so.
- */
-export function inexactInteger(raw: string): string | null {
-  for (const [t] of jsonNumbers(raw)) if (/^-?\d{16,}$/.test(t) && !roundTrips(t)) return t;
-  return null;
-}
 
 /**
  * The path (`messages[2].content`, as in `errors[].path`) of the first value that cannot be stored as sent,

@@ -36,3 +36,20 @@ function isNumberChar(c: number): boolean {
 export function roundTrips(t: string): boolean {
   return JSON.stringify(Number(t)) === t;
 }
+
+/**
+ * The first integer of JSON text (outside its strings) of 16 digits or more that JavaScript's JSON would
+ * store as other digits (`12345678901234567890` as `12345678901234567000`, 2^64 as `18446744073709552000`),
+ * or null: Satchel keeps JSON as sent (unknown message fields, content parts). Until 2026-12-05 it was
+ * taken so.
+ */
+export function inexactInteger(raw: string): string | null {
+  for (const [t] of jsonNumbers(raw)) if (/^-?\d{16,}$/.test(t) && !roundTrips(t)) return t;
+  return null;
+}
+
+/** The first number of JSON text past a double's range (`1e400`: JSON.parse makes it Infinity), or null. */
+export function overflowingNumber(raw: string): string | null {
+  for (const [t] of jsonNumbers(raw)) if (!Number.isFinite(Number(t))) return t;
+  return null;
+}
