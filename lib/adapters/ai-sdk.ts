@@ -4,6 +4,7 @@ import type { UIMessage } from 'ai';
 import type { CallOptions, Message, MessageInput, SatchelClient } from '../client/index.js';
 import { appendOrCreate, isStatus, onRevision, without, type SessionDefaults } from './append.js';
 import { toUIParts } from './parts.js';
+import { sha256Hex } from './sha256.js';
 
 /** The extra message field that keeps a UIMessage's own fields (id, metadata…) beside its parts. */
 export const UI_MESSAGE_FIELD = 'ai_sdk_message';
@@ -20,8 +21,10 @@ export interface SaveOptions extends SessionDefaults {
 }
 
 export interface SaveResult {
-  /** How many messages this call appended (0: nothing was new, and no request was made). */
+  /** How many messages this call appended (0 with no `replaced`: nothing was new, and nothing written). */
   appended: number;
+  /** 1 when a stored message was replaced by its continued form (see `saveUIMessages`); absent otherwise. */
+  replaced?: number;
 }
 
 /** The chat's messages as UIMessages, oldest first; `[]` for a chat not stored yet. One GET. */
@@ -43,9 +46,12 @@ export async function loadUIMessages<M extends UIMessage = UIMessage>(
  * Appends the messages that are not stored yet (by id), as one request whose Idempotency-Key is made from
  * the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. Messages
  * already stored are not rewritten (appends only, so writers never overwrite each other), but for one:
- * the newest stored message, when it comes back changed under its id (the AI SDK continues an assistant
- * message after a client-side tool result or an approval), is replaced together with the new ones in one
- * PUT based on the revision read.
+ * the newest of `messages` whose id is known, when it comes back changed under its id (the AI SDK
+ * continues an assistant message after a client-side tool result or an approval, as the last of
+ * `messages`, also when another device has added turns since), is replaced by id together with the new
+ * ones in one PUT based on the revision read. A message list with an empty or repeated id (replies of a
+ * `toUIMessageStreamResponse` without `generateMessageId` all have the id "") is refused with a TypeError,
+ * and so is a change to an older known message, which a save cannot store: both before any write.
  */
 export async function saveUIMessages(
   client: SatchelClient,
@@ -53,25 +59,59 @@ export async function saveUIMessages(
   messages: readonly UIMessage[],
   options: SaveOptions = {},
 ): Promise<SaveResult> {
+  assertIds(messages);
   const knownList = options.known
     ? options.known.map((k) => (typeof k === 'string' ? { id: k } : k))
     : await loadUIMessages(client, chatId);
-  const known = new Set(knownList.map((m) => m.id));
+  const known = new Map(knownList.map((m) => [m.id, m] as const));
   const fresh = messages.filter((m) => !known.has(m.id));
-  const newest = knownList[knownList.length - 1];
-  const continued =
-    newest && 'parts' in newest
-      ? messages.find((m) => m.id === newest.id && !sameJson(m, newest))
-      : undefined;
+  const continued = continuedOf(messages, known);
   if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
-  const key = `ai-sdk-${await sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
+  const key = `ai-sdk-${sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
   await appendOrCreate(client, chatId, fresh.map(fromUIMessage), key, {
     ...options,
     task: options.task ?? taskOf(messages),
     metadata: { framework: 'ai-sdk', ...options.metadata },
   });
   return { appended: fresh.length };
+}
+
+/** Every id a non-empty string, none twice: ids decide what is stored already and what is replaced. */
+function assertIds(messages: readonly UIMessage[]): void {
+  const seen = new Set<string>();
+  for (const m of messages) {
+    if (typeof m?.id !== 'string' || m.id === '')
+      throw new TypeError(
+        'saveUIMessages: every message needs a non-empty id (give toUIMessageStreamResponse a generateMessageId)',
+      );
+    if (seen.has(m.id))
+      throw new TypeError('saveUIMessages: two messages have the same id; each needs its own');
+    seen.add(m.id);
+  }
+}
+
+/**
+ * The message continued under its id: the newest of `messages` whose id is known, when the known one
+ * (given with its content) differs from it. Any other known message that changed cannot be stored by a
+ * save (appends only): a TypeError rather than an answer that leaves it out unsaid.
+ */
+function continuedOf(
+  messages: readonly UIMessage[],
+  known: ReadonlyMap<string, { id: string } | UIMessage>,
+): UIMessage | undefined {
+  const changed = (m: UIMessage) => {
+    const k = known.get(m.id);
+    return k !== undefined && 'parts' in k && !sameJson(m, k);
+  };
+  const newest = messages.findLastIndex((m) => known.has(m.id));
+  if (messages.some((m, i) => i !== newest && changed(m)))
+    throw new TypeError(
+      'saveUIMessages: a stored message other than the newest changed under its id; ' +
+        'a save appends (and replaces a continued newest one): change older ones with client.replace',
+    );
+  const last = messages[newest];
+  return last && changed(last) ? last : undefined;
 }
 
 /**
@@ -92,13 +132,14 @@ async function continueNewest(
     const ids = new Set(stored.map((u) => u?.id));
     const after = fresh.filter((m) => !ids.has(m.id) && m.id !== continued.id);
     const at = stored.findIndex((u) => u?.id === continued.id);
-    if (at >= 0 && sameJson(stored[at], continued) && after.length === 0) return { appended: 0 };
+    const same = at >= 0 && sameJson(stored[at], continued);
+    if (same && after.length === 0) return { appended: 0 };
     const messages: MessageInput[] = session.messages.slice();
     if (at >= 0) messages[at] = fromUIMessage(continued);
     else after.unshift(continued);
     messages.push(...after.map(fromUIMessage));
     await client.replace(chatId, { ...session, messages }, { ...call, ifMatch: etag });
-    return { appended: after.length };
+    return at >= 0 && !same ? { appended: after.length, replaced: 1 } : { appended: after.length };
   });
   // Deleted meanwhile: saved as a new chat.
   return saved ?? saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
@@ -167,9 +208,4 @@ function taskOf(messages: readonly UIMessage[]): string {
   const text = first ? textOf(first).trim() : '';
   // Cut on whole characters: half an emoji (a lone surrogate) is refused by the server, for every save.
   return text ? Array.from(text).slice(0, 200).join('') : 'AI SDK chat';
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }

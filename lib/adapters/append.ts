@@ -15,8 +15,9 @@ export interface SessionDefaults {
  * Appends messages as one keyed request. A session that does not exist yet is created empty first, then
  * the append is sent again under the same key: creating it with the messages would store them twice
  * when a create's answer is lost and its retry meets the session it made. A 409 to the create is another
- * writer's session, which the append then joins. A session this call made for an append the server refuses
- * (a 4xx: nothing of it was stored) is deleted again, if it is still as made.
+ * writer's session, which the append then joins (or, after a lost answer, maybe its own: `createEmpty`).
+ * A session this call made for an append the server refuses (a 4xx: nothing of it was stored) is deleted
+ * again, if it is still as made.
  */
 export async function appendOrCreate(
   client: SatchelClient,
@@ -35,16 +36,7 @@ export async function appendOrCreate(
       if (!isStatus(err, 404)) throw err;
     }
   }
-  let made: Tagged | null = null;
-  try {
-    made = await client.create({
-      id,
-      task: defaults.task,
-      ...(defaults.metadata ? { metadata: defaults.metadata } : {}),
-    });
-  } catch (err) {
-    if (!isStatus(err, 409)) throw err;
-  }
+  const made = await createEmpty(client, id, defaults);
   try {
     return await client.append(id, { messages }, call);
   } catch (err) {
@@ -54,6 +46,31 @@ export async function appendOrCreate(
     }
     throw err;
   }
+}
+
+/**
+ * Creates the session empty (the secrets sent with it too: its task and metadata are redacted as stored,
+ * also when the append after it never arrives). Its ETag, or null when the session is another writer's
+ * (a 409). A 409 after an attempt that got no answer may be this create's own session: it is taken as
+ * made when the read finds it still as a create leaves it (revision 1, no messages), so a refused first
+ * append deletes it as it would after an answered create (`If-Match` keeps a session changed since).
+ */
+async function createEmpty(
+  client: SatchelClient,
+  id: string,
+  defaults: SessionDefaults & { task: string },
+): Promise<Tagged | null> {
+  const call = defaults.secrets ? { secrets: defaults.secrets } : {};
+  try {
+    const metadata = defaults.metadata ? { metadata: defaults.metadata } : {};
+    return await client.create({ id, task: defaults.task, ...metadata }, call);
+  } catch (err) {
+    if (!isStatus(err, 409)) throw err;
+    if (!(err as SatchelApiError).afterLostAttempt) return null;
+  }
+  // A read that fails leaves it as another writer's: kept, whatever the append's answer.
+  const read = await client.get(id).catch(() => null);
+  return read && read.session.revision === 1 && read.session.messages.length === 0 ? read : null;
 }
 
 /**

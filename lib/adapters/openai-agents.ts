@@ -1,6 +1,7 @@
 // A Satchel-backed `Session` for the OpenAI Agents SDK (`@openai/agents`): `run(agent, input, { session })`.
 import type { AgentInputItem, Session } from '@openai/agents';
 import { newSessionId } from '../model/ids.js';
+import { newKey } from '../client/client.js';
 import type { Message, MessageInput, SatchelClient } from '../client/index.js';
 import { textOfParts } from '../model/parts.js';
 import { appendOrCreate, isStatus, onRevision, without, type SessionDefaults } from './append.js';
@@ -71,7 +72,7 @@ export class SatchelSession implements Session {
       this.client,
       this.id,
       toMessages(items),
-      crypto.randomUUID(),
+      newKey(), // not crypto.randomUUID: that needs a secure context (an https page)
       this.defaults,
       this.missing,
     );

@@ -643,14 +643,21 @@ function isAfterLost(err: unknown, status: number): boolean {
   return SatchelApiError.is(err) && err.status === status && err.afterLostAttempt;
 }
 
-/** A session id as a path segment; an empty one would name the session list. */
+/**
+ * A session id as a path segment. An empty one would name the session list, and `.` or `..` (which
+ * encodeURIComponent leaves as they are) are resolved by fetch as the path's own segments: another route.
+ */
 function seg(id: string): string {
   if (typeof id !== 'string' || id === '') throw new TypeError('a session id must not be empty');
+  if (id === '.' || id === '..') throw new TypeError('a session id must not be "." or ".."');
   return encodeURIComponent(id);
 }
 
-/** A fresh Idempotency-Key, a v4 UUID from getRandomValues: crypto.randomUUID needs a secure context. */
-function newKey(): string {
+/**
+ * A fresh Idempotency-Key, a v4 UUID from getRandomValues: crypto.randomUUID needs a secure context (an
+ * https page), getRandomValues does not. The adapters use it too.
+ */
+export function newKey(): string {
   const h = randomHex(16);
   const variant = '89ab'[parseInt(h[16]!, 16) & 3]!;
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20)}`;

@@ -52,7 +52,9 @@ describe('saveUIMessages: an assistant message continued under the same id', () 
         { type: 'text', text: 'You are in Oslo.', state: 'done' },
       ],
     };
-    await saveUIMessages(client, 'ai-continued', [user, continued], { known: history });
+    expect(
+      await saveUIMessages(client, 'ai-continued', [user, continued], { known: history }),
+    ).toEqual({ appended: 0, replaced: 1 });
     expect(await loadUIMessages(client, 'ai-continued')).toEqual([user, continued]);
     // onFinish running twice (or a retry with the stale history) writes nothing more.
     expect(
@@ -67,7 +69,7 @@ describe('saveUIMessages: an assistant message continued under the same id', () 
     const history2 = await loadUIMessages(client, 'ai-continued');
     expect(
       await saveUIMessages(client, 'ai-continued', [user, again, next], { known: history2 }),
-    ).toEqual({ appended: 1 });
+    ).toEqual({ appended: 1, replaced: 1 });
     expect(
       await saveUIMessages(client, 'ai-continued', [user, again, next], { known: history2 }),
     ).toEqual({ appended: 0 });
