@@ -39,7 +39,7 @@ import {
   LexSegment,
   VecSegment,
 } from './segment.js';
-import { parseQuery, tokensHeld } from './tokenize.js';
+import { parseQuery, tokenize, tokensHeld } from './tokenize.js';
 
 /**
  * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
@@ -391,7 +391,7 @@ export class SearchEngine implements SessionListener {
     const byId = entriesById(live);
     const need = wanted.length === 1 ? 1 : 2;
     const near = this.localWords
-      ? nearWords(lex, wanted, holder(lex))
+      ? nearWords(lex, wanted, holder(lex, parsed.parts), typedInCapitals(query))
       : new Map<string, NearWord[]>();
     const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, near);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
@@ -649,11 +649,12 @@ export function rankLexical(
   const matched = res.segments.map((s) => new Uint16Array(s.docs.length));
   const freshScores = new Map<string, { score: number; matched: number }>();
   for (const token of new Set(query)) {
-    // A word no session holds is scored by the near words standing in for it (words.ts), counted once.
+    // A word no session holds is scored by the near words standing in for it (words.ts): a session
+    // counts, and scores, once for it, by the best of them it holds.
     const variants = near.get(token) ?? [{ term: token, weight: 1 }];
-    const once =
-      variants.length > 1 ? res.segments.map((sg) => new Uint8Array(sg.docs.length)) : null;
-    const freshOnce = new Set<string>();
+    const group =
+      variants.length > 1 ? res.segments.map((sg) => new Float64Array(sg.docs.length)) : null;
+    const freshGroup = new Map<string, number>();
     // An identifier's whole form counts, and scores, for its parts too.
     const counts = 1 + (parts.get(token)?.length ?? 0);
     for (const { term, weight: factor } of variants) {
@@ -673,27 +674,35 @@ export function rankLexical(
         if (!p) return;
         const mask = masks[si]!;
         const lens = res.segments[si]!.lens;
-        const sc = scores[si]!;
+        const sc = group ? group[si]! : scores[si]!;
         const mt = matched[si]!;
-        const seen = once?.[si];
         for (let k = 0; k < p.docs.length; k++) {
           const di = p.docs[k]!;
           if (mask[di] !== 1) continue;
-          sc[di]! += weight(p.tfs[k]!, lens[di]!);
-          if (seen?.[di]) continue;
-          if (seen) seen[di] = 1;
-          mt[di]! += counts;
+          const w = weight(p.tfs[k]!, lens[di]!);
+          if (!group) {
+            sc[di]! += w;
+            mt[di]! += counts;
+          } else if (w > sc[di]!) sc[di] = w;
         }
       });
       for (const f of fresh) {
         const tf = f.doc.tf.get(term);
-        if (!tf) continue;
-        const had = freshScores.get(f.id) ?? { score: 0, matched: 0 };
-        had.score += weight(tf, f.doc.len);
-        if (!freshOnce.has(f.id)) had.matched += counts;
-        freshOnce.add(f.id);
-        freshScores.set(f.id, had);
+        if (tf) freshGroup.set(f.id, Math.max(freshGroup.get(f.id) ?? 0, weight(tf, f.doc.len)));
       }
+    }
+    group?.forEach((g, si) => {
+      for (let di = 0; di < g.length; di++)
+        if (g[di]! > 0) {
+          scores[si]![di]! += g[di]!;
+          matched[si]![di]! += counts;
+        }
+    });
+    for (const [id, w] of freshGroup) {
+      const had = freshScores.get(id) ?? { score: 0, matched: 0 };
+      had.score += w;
+      had.matched += counts;
+      freshScores.set(id, had);
     }
   }
   return bestHits(res, scores, matched, freshScores, limit, need);
@@ -816,14 +825,28 @@ function liveView(res: Resolved<LexDoc, LexSegment>) {
   return view;
 }
 
-/** Whether any live session of the resolution holds `term`. */
-function holder(res: Resolved<LexDoc, LexSegment>): (term: string) => boolean {
+/**
+ * Whether any live session of the resolution holds `term`, or, for an identifier's part, its whole form (a
+ * session holding `powershell` holds what `PowerShell` asks for: its parts are not misspellings).
+ */
+function holder(
+  res: Resolved<LexDoc, LexSegment>,
+  parts: ReadonlyMap<string, string[]>,
+): (term: string) => boolean {
   const { masks, fresh } = liveView(res);
-  return (term) =>
+  const holds = (term: string) =>
     res.segments.some((seg, si) => {
       const p = seg.postingsOf(term);
       return !!p && p.docs.some((di) => masks[si]![di] === 1);
     }) || fresh.some((f) => f.doc.tf.has(term));
+  return (term) =>
+    holds(term) || [...parts].some(([whole, ps]) => ps.includes(term) && holds(whole));
+}
+
+/** The tokens of the words typed in capitals (`ENFILE`, `EACCES`): codes, which have no near words. */
+function typedInCapitals(query: string): Set<string> {
+  const codes = query.match(/(?<![\p{L}\p{N}_])\p{Lu}[\p{Lu}\p{N}_]+(?![\p{L}\p{N}_])/gu) ?? [];
+  return new Set(tokenize(codes.join(' ')));
 }
 
 /** Cosine (vectors are unit length) over the live vectors, best `limit`. */

@@ -23,23 +23,44 @@ export const WORD_SPACE = 'local/words-v1';
 const NEAR_COSINE = 0.7;
 /** Shorter words are left exact: one edit away from `log` are `fog`, `lot`, `loc`, ... */
 const MIN_LENGTH = 4;
+/** Longer letter runs are not words a person misspells (a DNA read, a base32 blob). */
+const MAX_LENGTH = 20;
 const PER_WORD = 3;
 /** A query may hold hundreds of words (4,096 characters): the first 8 unheld ones are looked up. */
 const MAX_PROBES = 8;
+/** Terms a probe compares closely at most, whatever the vocabulary holds. */
+const MAX_CHECKS = 4096;
 /** Only words of letters: numbers, versions and codes one digit apart are different things. */
 const LETTERS = /^\p{L}+$/u;
 /** CJK text is indexed as character bigrams, not words: near bigrams mean nothing. */
 const CJK = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]/u;
 
-/** The query's tokens that no live session holds, each with up to 3 near words that live sessions hold. */
+/**
+ * Whether a token is a word near words are for: 4 to 20 letters, not CJK, and of more than a third as
+ * many distinct letters as it is long (a run of few letters, `acgtacgtgtca`, is data, and any two such
+ * runs share most n-grams).
+ */
+export function wordLike(t: string): boolean {
+  if (t.length < MIN_LENGTH || t.length > MAX_LENGTH || !LETTERS.test(t) || CJK.test(t))
+    return false;
+  return new Set(t).size * 3 > t.length;
+}
+
+/**
+ * The query's tokens that no live session holds (`held`), each with up to 3 near words that live sessions
+ * hold; none for `exact` tokens (codes typed in capitals: `ENFILE` is not a misspelled `EMFILE`), and never
+ * another of the query's tokens (one stored word would count for two).
+ */
 export function nearWords(
   res: Resolved<LexDoc, LexSegment>,
   tokens: readonly string[],
   held: (term: string) => boolean,
+  exact: ReadonlySet<string> = new Set(),
 ): Map<string, NearWord[]> {
   const out = new Map<string, NearWord[]>();
+  const asked = new Set(tokens);
   const wanted = tokens
-    .filter((t) => t.length >= MIN_LENGTH && LETTERS.test(t) && !CJK.test(t) && !held(t))
+    .filter((t) => !exact.has(t) && wordLike(t) && !held(t))
     .slice(0, MAX_PROBES);
   if (wanted.length === 0) return out;
   const fresh: string[] = [];
@@ -47,27 +68,58 @@ export function nearWords(
     if ('doc' in ref) for (const t of ref.doc.tf.keys()) fresh.push(t);
   for (const token of wanted) {
     const probe = new Probe(token);
-    const best = new Map<string, number>();
+    const best = new Best(PER_WORD + 5);
+    let checks = 0;
     const consider = (term: string) => {
-      if (best.has(term)) return;
+      if (checks >= MAX_CHECKS || asked.has(term) || best.has(term) || !wordLike(term)) return;
+      checks++;
+      nearWork.checks++;
       const weight = probe.nearness(term);
-      if (weight > 0) best.set(term, weight);
+      if (weight > 0) best.offer(term, weight);
     };
     for (const seg of res.segments) {
       const { masks, lengths } = signaturesOf(seg);
       const terms = seg.terms;
-      for (let i = 0; i < terms.length; i++)
+      for (let i = 0; i < terms.length && checks < MAX_CHECKS; i++)
         if (probe.mayBeNear(masks[i]!, lengths[i]!)) consider(terms[i]!);
     }
     for (const term of fresh) if (probe.mayBeNear(letterMask(term), term.length)) consider(term);
-    const near: NearWord[] = [];
-    for (const [term, weight] of [...best].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) {
-      if (near.length === PER_WORD) break;
-      if (held(term)) near.push({ term, weight }); // a term whose sessions are all gone is left
-    }
+    // A term whose sessions are all gone is left.
+    const near = best
+      .sorted()
+      .filter((w) => held(w.term))
+      .slice(0, PER_WORD);
     if (near.length) out.set(token, near);
   }
   return out;
+}
+
+/** Terms the probes compared closely since a test set it to 0 (a deterministic measure of the work). */
+export const nearWork = { checks: 0 };
+
+/** The best few terms by weight (ties: the first in term order), without sorting every candidate. */
+class Best {
+  private readonly items: NearWord[] = [];
+  constructor(private readonly k: number) {}
+
+  has(term: string): boolean {
+    return this.items.some((w) => w.term === term);
+  }
+
+  offer(term: string, weight: number): void {
+    const better = (a: NearWord, b: NearWord) =>
+      a.weight > b.weight || (a.weight === b.weight && a.term < b.term);
+    const item = { term, weight };
+    if (this.items.length === this.k && !better(item, this.items[this.k - 1]!)) return;
+    let i = this.items.length;
+    while (i > 0 && better(item, this.items[i - 1]!)) i--;
+    this.items.splice(i, 0, item);
+    if (this.items.length > this.k) this.items.pop();
+  }
+
+  sorted(): NearWord[] {
+    return [...this.items];
+  }
 }
 
 /**
