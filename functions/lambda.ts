@@ -1,22 +1,30 @@
 // Lambda entry (API Gateway HTTP API v2 and function URLs): S3 storage; background work is drained
 // before the handler returns, since a frozen function would otherwise stall it.
+import { gzipSync } from 'node:zlib';
 import { handle } from 'hono/aws-lambda';
 import { ConfigError, createServerLogger, loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { configurationProblem } from '../lib/http/problem.js';
+import { configurationProblem, typeFor } from '../lib/http/problem.js';
+import type { Logger } from '../lib/model/log.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
 
 /**
- * A synchronous invocation answers at most 6 MB (the response's JSON, the body escaped in it): a session
- * over that could be stored in appends but never read back. The default cap on Lambda leaves room for the
- * escaping and the envelope; a larger one stops the function at init.
+ * A synchronous invocation answers at most 6 MB: the result's JSON, the body a JSON string in it, where a
+ * body's `"` and `\` take 4 bytes for the 2 they take stored, so a session near 3 MiB of escaped JSON
+ * can already be over (review s52c). An answer over it goes gzip-compressed (`fitted`): base64 of at most
+ * the body's size plus a little, so every session under the 4 MiB default reaches a client that accepts
+ * gzip. A cap over 5 MiB stops the function at init.
  */
 const LAMBDA_SESSION_BYTES = 4 * 1024 * 1024;
 const LAMBDA_MAX_SESSION_BYTES = 5 * 1024 * 1024;
+/** AWS's limit on a synchronous invocation's result (its JSON), in bytes. */
+const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024;
 
 const ready = (async () => {
-  const env = { SATCHEL_MAX_SESSION_BYTES: String(LAMBDA_SESSION_BYTES), ...process.env };
+  // An empty value means unset, as everywhere else: the Lambda default, not the Node server's 32 MiB.
+  const env = { ...process.env };
+  if (!env.SATCHEL_MAX_SESSION_BYTES) env.SATCHEL_MAX_SESSION_BYTES = String(LAMBDA_SESSION_BYTES);
   const config = await loadConfig(env, 's3');
   if (config.storage.kind !== 's3') throw new ConfigError('on Lambda, SATCHEL_STORAGE must be s3');
   if (config.maxSessionBytes > LAMBDA_MAX_SESSION_BYTES)
@@ -32,7 +40,7 @@ const ready = (async () => {
     shortLived: true,
     answersAfterBackground: true,
   });
-  return { handler: handle(built.app), background: built.background };
+  return { handler: handle(built.app), background: built.background, log };
 })();
 // A configuration error is logged once, at init, and answers every request (below); it must not end the
 // init as an unhandled rejection, which fails each invocation with no word of the cause.
@@ -55,7 +63,7 @@ export const handler = async (
       body: JSON.stringify(configurationProblem(app.message)),
       isBase64Encoded: false,
     };
-  const { handler: inner, background } = app;
+  const { handler: inner, background, log } = app;
   const { event: routed, stage } = withoutStage(withoutReadBody(event));
   const result = await inner(routed, context);
   await background.drain();
@@ -63,8 +71,121 @@ export const handler = async (
   const headers = (result as { headers?: Record<string, string> }).headers ?? {};
   for (const name of ['location', 'content-location'])
     if (stage && headers[name]?.startsWith('/')) headers[name] = stage + headers[name];
-  return result;
+  return fitted(result as LambdaResult, routed, log) as typeof result;
 };
+
+interface LambdaResult {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: string;
+  isBase64Encoded?: boolean;
+}
+
+/**
+ * The result, within the 6 MB AWS answers (else AWS answers a bare 502 and the function's work is lost to
+ * the caller): as it is when it fits; gzip-compressed when it does not and the request accepts gzip (the
+ * ETag stays the session's revision); otherwise a problem that says so, and that a write was carried out.
+ */
+function fitted(result: LambdaResult, event: object, log: Logger): LambdaResult {
+  const body = result.body ?? '';
+  // A UTF-16 unit takes at most 6 bytes in JSON (`\u0001`): a body well under the limit fits unmeasured.
+  if (body.length * 6 + 64 * 1024 <= LAMBDA_ANSWER_BYTES) return result;
+  const size = Buffer.byteLength(JSON.stringify(result));
+  if (size <= LAMBDA_ANSWER_BYTES) return result;
+  const headers = result.headers ?? {};
+  const gzip = acceptsGzip(headerOf(event, 'accept-encoding')) && !headers['content-encoding'];
+  let zippedSize: number | undefined;
+  if (gzip) {
+    const raw = Buffer.from(body, result.isBase64Encoded ? 'base64' : 'utf8');
+    const { 'content-length': _length, ...kept } = headers;
+    const vary = kept.vary ? `${kept.vary}, Accept-Encoding` : 'Accept-Encoding';
+    const zipped: LambdaResult = {
+      ...result,
+      headers: { ...kept, 'content-encoding': 'gzip', vary },
+      body: gzipSync(raw).toString('base64'),
+      isBase64Encoded: true,
+    };
+    zippedSize = Buffer.byteLength(JSON.stringify(zipped));
+    if (zippedSize <= LAMBDA_ANSWER_BYTES) return zipped;
+  }
+  const method = methodOf(event);
+  log.warn('answer too large for Lambda', {
+    method,
+    status: result.statusCode,
+    bytes: size,
+    gzip: zippedSize,
+  });
+  return tooLarge(result, method, size, zippedSize, gzip);
+}
+
+/** The problem answered instead of a result over Lambda's limit (a write's ETag and Location kept). */
+function tooLarge(
+  result: LambdaResult,
+  method: string,
+  size: number,
+  zippedSize: number | undefined,
+  gzip: boolean,
+): LambdaResult {
+  const status = gzip ? 500 : 406;
+  const done =
+    method !== 'GET' && method !== 'HEAD' && result.statusCode < 300
+      ? `the ${method} was carried out (${result.statusCode}), but its answer `
+      : 'this answer ';
+  const detail = gzip
+    ? `${done}takes ${size} bytes in Lambda's response (${zippedSize} gzip-compressed), over the ` +
+      `${LAMBDA_ANSWER_BYTES} a Lambda can answer: read it through the Node server or a Worker`
+    : `${done}takes ${size} bytes in Lambda's response, over the ${LAMBDA_ANSWER_BYTES} a Lambda can ` +
+      'answer: ask for it gzip-compressed (Accept-Encoding: gzip; curl --compressed)';
+  const {
+    'content-length': _length,
+    'content-encoding': _coding,
+    etag,
+    ...kept
+  } = result.headers ?? {};
+  // The revision a write made stays named; a read's is not this answer's.
+  if (etag && !done.startsWith('this')) kept.etag = etag;
+  kept.vary = kept.vary ? `${kept.vary}, Accept-Encoding` : 'Accept-Encoding';
+  const problem = {
+    type: typeFor(status),
+    title: gzip ? 'Answer Too Large' : 'Not Acceptable',
+    status,
+    detail,
+  };
+  return {
+    statusCode: status,
+    headers: { ...kept, 'content-type': 'application/problem+json' },
+    body: JSON.stringify(problem),
+    isBase64Encoded: false,
+  };
+}
+
+/**
+ * Whether a content coding of gzip is acceptable (RFC 9110 12.5.3): with no Accept-Encoding any coding is;
+ * else `gzip` (or `x-gzip`), or `*` when gzip is not named, with a q above 0.
+ */
+function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  let star = false;
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (name === 'gzip' || name === 'x-gzip') return weight > 0;
+    if (name === '*') star = weight > 0;
+  }
+  return star;
+}
+
+function headerOf(event: object, name: string): string | undefined {
+  const headers = (event as { headers?: Record<string, string | undefined> }).headers ?? {};
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+function methodOf(event: object): string {
+  const e = event as { httpMethod?: string; requestContext?: { http?: { method?: string } } };
+  return (e.requestContext?.http?.method ?? e.httpMethod ?? '').toUpperCase();
+}
 
 /**
  * An HTTP API (payload 2.0) event through a named stage of the API's own endpoint
@@ -100,13 +221,8 @@ function withoutStage<E extends object>(event: E): { event: E; stage: string } {
 
 /** A GET or HEAD with a body (which Node serves, ignoring it) without it: Hono cannot build that request. */
 function withoutReadBody<E extends object>(event: E): E {
-  const e = event as {
-    body?: unknown;
-    httpMethod?: string;
-    requestContext?: { http?: { method?: string } };
-  };
-  const method = (e.requestContext?.http?.method ?? e.httpMethod ?? '').toUpperCase();
-  if ((method === 'GET' || method === 'HEAD') && e.body != null)
+  const method = methodOf(event);
+  if ((method === 'GET' || method === 'HEAD') && (event as { body?: unknown }).body != null)
     return { ...event, body: undefined };
   return event;
 }

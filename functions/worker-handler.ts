@@ -34,7 +34,14 @@ export function workerHandler(s3?: {
     const config = await configFrom(vars, 'r2', s3?.config);
     let objects: ObjectStore;
     if (config.storage.kind === 's3') objects = await s3!.open(config.storage.s3);
-    else if (config.storage.kind === 'r2' && env.BUCKET) objects = new R2Store(env.BUCKET);
+    else if (config.storage.kind === 'r2' && isBucket(env.BUCKET))
+      objects = new R2Store(env.BUCKET);
+    else if (env.BUCKET !== undefined)
+      throw new ConfigError(
+        `BUCKET is ${varText(env.BUCKET) === undefined ? 'a binding' : 'a var'}, not an R2 binding: bind ` +
+          'the bucket under [[r2_buckets]] with binding = "BUCKET" (and no BUCKET under [vars]), ' +
+          'or set SATCHEL_STORAGE=s3',
+      );
     else throw new ConfigError('bind an R2 bucket as BUCKET, or set SATCHEL_STORAGE=s3');
     // An isolate has 128 MB: keep the session cache small there. No open mode: without SATCHEL_TOKENS
     // every request is 401 saying so (wrangler dev without .dev.vars).
@@ -60,6 +67,16 @@ export function workerHandler(s3?: {
       return app.fetch(request, env, ctx);
     },
   };
+}
+
+/**
+ * An R2 binding: an object with the bucket's methods. A var named BUCKET (the bucket's name under [vars],
+ * or a JSON table) is truthy too, but wrapping it would fail every request on `get is not a function`.
+ */
+function isBucket(v: unknown): v is R2BucketLike {
+  if (typeof v !== 'object' || v === null) return false;
+  const b = v as Record<string, unknown>;
+  return ['get', 'head', 'put', 'list', 'delete'].every((m) => typeof b[m] === 'function');
 }
 
 /**

@@ -171,8 +171,7 @@ export function parseOrigins(value: string | undefined): string[] {
 export function s3Config(env: Env): S3Config {
   if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
   checkS3Credentials(env);
-  if (env.S3_ENDPOINT && !/^https?:\/\/[^\s/]/.test(env.S3_ENDPOINT))
-    throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
+  if (env.S3_ENDPOINT) checkS3Endpoint(env.S3_ENDPOINT);
   return {
     ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
     region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
@@ -187,6 +186,28 @@ export function s3Config(env: Env): S3Config {
     ...(env.AWS_SECRET_ACCESS_KEY ? { secretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
     ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
   };
+}
+
+/**
+ * `S3_ENDPOINT`: a URL the storage client can send to (a port out of range, a space in the host or an
+ * unclosed IPv6 bracket would pass a prefix check, then fail every request as storage trouble). The keys
+ * have their own variables: `user:password@` is refused, as are a query and a fragment, which the client
+ * would not keep. The message never repeats the value (it may hold a secret).
+ */
+function checkS3Endpoint(value: string): void {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    // refused below
+  }
+  if (!url || !/^https?:\/\/[^\s/]/.test(value) || /\s$/.test(value))
+    throw new ConfigError('S3_ENDPOINT must be an http(s) URL, e.g. http://127.0.0.1:9000');
+  if (url.username || url.password || value.includes('?') || value.includes('#'))
+    throw new ConfigError(
+      'S3_ENDPOINT must be an http(s) URL without user:password@ (the keys go in AWS_ACCESS_KEY_ID and ' +
+        'AWS_SECRET_ACCESS_KEY), ?query or #fragment',
+    );
 }
 
 /**

@@ -120,6 +120,10 @@ interface ListState {
   /** The newest updated_at seen: the live loop's updated_after. */
   newest: string | null;
   searching: boolean;
+  /** The search asked last: the answer of an earlier one (or of one cleared) is dropped. */
+  searchTurn: number;
+  /** Live-update polls so far: every 12th reads the first page again (`pollChanges`). */
+  polls: number;
   /** The ids of sessions changed while the first page was not on screen. */
   pending: Set<string>;
   polling: boolean;
@@ -158,7 +162,7 @@ export function sessionBrowser(): void {
   $('signout').addEventListener('click', () => {
     storeToken(null);
     clear($('content'));
-    location.assign('/ui');
+    location.assign(fromRoot('/ui'));
   });
   // Back after signing out brings the page back from the browser's cache, as it was: load it again, so
   // that it asks for the token instead of showing what the signed-in page showed.
@@ -324,9 +328,19 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/**
+ * A root path (`/ui`, `/v1/sessions`) where this server has it on this host: under the prefix of its root
+ * there ('' at the host's root, `/prod` for Lambda behind a named API Gateway stage), found from the way
+ * up to it the page names (the body's data-root, lib/ui/page.ts).
+ */
+export function fromRoot(path: string): string {
+  const root = new URL(document.body.getAttribute('data-root') || '/', location.href).pathname;
+  return root.replace(/\/$/, '') + path;
+}
+
 /** The transcript page of a session. */
 export function sessionHref(id: string): string {
-  return `/ui/sessions/${encodeURIComponent(id)}`;
+  return fromRoot(`/ui/sessions/${encodeURIComponent(id)}`);
 }
 
 /** A session's API path. */
@@ -364,7 +378,7 @@ export function problemText(a: Answer): string {
 // ------------------------------------------------------------------------------------------------
 // The API
 
-/** One call to the public API; never throws (status 0 when the server cannot be reached). */
+/** One call to the public API (`path` from its root); never throws (status 0 when the server cannot be reached). */
 export async function api(method: string, path: string, opts: ApiOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = {};
   const bearer = opts.auth === undefined ? storedToken() : opts.auth;
@@ -374,7 +388,7 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   if (opts.key) headers['idempotency-key'] = opts.key;
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(fromRoot(path), {
       method,
       headers,
       cache: 'no-store',
@@ -646,6 +660,8 @@ export async function listView(): Promise<void> {
     pageIndex: 0,
     newest: null,
     searching: false,
+    searchTurn: 0,
+    polls: 0,
     pending: new Set(),
     pollFailing: false,
     polling: false,
@@ -739,6 +755,7 @@ export function wireSearch(st: ListState): void {
 /** Back from search results to the list's first page. */
 export function endSearch(st: ListState): void {
   st.searching = false;
+  st.searchTurn++; // an answer still on its way is not shown
   $<HTMLInputElement>('q').value = '';
   show($('results'), false);
   show($('list-wrap'), true);
@@ -755,9 +772,12 @@ export async function runSearch(st: ListState, query: string): Promise<void> {
   show($('clear-search'), true);
   show($('list-wrap'), false);
   st.searching = true;
+  const turn = ++st.searchTurn;
   const a = await api('POST', '/v1/session_search', {
     body: { action: 'search', query, limit: 20 },
   });
+  // A newer search (or the list again) was asked for meanwhile: its heading is on screen, not this answer.
+  if (turn !== st.searchTurn) return;
   clear(resultList);
   if (a.status === 401) {
     heading.textContent = 'Sign in to search';
@@ -878,17 +898,21 @@ export async function pollChanges(st: ListState): Promise<void> {
     }
     // Oldest first, so the newest ends on top.
     const changed = ((a.json?.sessions ?? []) as Summary[]).slice().reverse();
-    if (changed.length === 0) return;
+    const onTop = () => st.pageIndex === 0 && !st.searching;
+    // A session deleted elsewhere never comes in updated_after: every 12th poll on page 1 (30 s by
+    // default) reads the page again, which drops its row.
+    const refresh = onTop() && ++st.polls % 12 === 0;
+    if (changed.length === 0 && !refresh) return;
     noteNewest(st, changed);
     // Rows pushed off page 1 must start page 2, so "Older" needs the cursor after the new last row: a
     // cursor is opaque, so ask for page 1 again (with any newer change in it, page 2 repeats a row).
-    const onTop = () => st.pageIndex === 0 && !st.searching;
     const first = onTop() ? await api('GET', `/v1/sessions?limit=${st.pageSize}`) : a;
     if (first.status === 200 && onTop()) {
       st.cursors = [null, first.json?.next_cursor ?? null];
       $<HTMLButtonElement>('next').disabled = !st.cursors[1];
-      showChanges(st, changed);
-    } else {
+      if (changed.length) showChanges(st, changed);
+      dropGone(st, (first.json?.sessions ?? []) as Summary[]);
+    } else if (changed.length) {
       for (const c of changed) st.pending.add(c.id); // a session changed twice counts once
       const b = $('pending');
       b.textContent = `${plural(st.pending.size, 'session')} changed: show the newest`;
@@ -897,6 +921,26 @@ export async function pollChanges(st: ListState): Promise<void> {
   } finally {
     st.polling = false;
   }
+}
+
+/**
+ * Makes the first page on screen the first page as `list` (just read) has it, when rows on screen are not
+ * in it (deleted elsewhere): those go, the rows after them move up, marks of new or updated kept.
+ */
+export function dropGone(st: ListState, list: Summary[]): void {
+  const ids = new Set(list.map((s) => s.id));
+  const gone = Array.from(st.rows.children).filter(
+    (r) => !ids.has(r.getAttribute('data-id') ?? ''),
+  );
+  if (gone.length === 0) return;
+  for (const row of gone) row.remove();
+  for (const s of list)
+    st.rows.appendChild(
+      st.rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`) ?? sessionRow(s),
+    );
+  show($('empty'), list.length === 0);
+  show($('sessions-table'), list.length > 0);
+  status(`The list was refreshed: ${plural(gone.length, 'session')} no longer on this page.`);
 }
 
 /** Puts changed sessions on top of the first page, marked new or updated; the page keeps its size. */
@@ -920,7 +964,7 @@ export function showChanges(st: ListState, changed: Summary[]): void {
 export async function sessionView(): Promise<void> {
   let id: string;
   try {
-    id = decodeURIComponent(location.pathname.slice('/ui/sessions/'.length));
+    id = decodeURIComponent(location.pathname.slice(fromRoot('/ui/sessions/').length));
   } catch {
     // A mangled link (`%ZZ`): no session has that address.
     $('task').textContent = 'Session not found';
@@ -1311,7 +1355,11 @@ export function wireContinue(st: SessionState): void {
     say(st.msg, 'Running the turn…');
     // The same message again after a turn that did not finish: the same request, under its key.
     const again = st.owed?.message === message ? st.owed : undefined;
-    const key = again?.key ?? crypto.randomUUID();
+    // getRandomValues, not randomUUID: a plain-http page (no secure context) has no randomUUID.
+    const fresh = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
+      b.toString(16).padStart(2, '0'),
+    ).join('');
+    const key = again?.key ?? fresh;
     const ifMatch = again ? again.ifMatch : st.etag;
     void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
       const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch, key });
@@ -1417,7 +1465,7 @@ export function wireDelete(st: SessionState): void {
       const a = await api('DELETE', st.path, { ifMatch: st.etag });
       if (!outcome(st, a, 204)) return;
       setFlash(`Deleted session ${st.id}.`);
-      location.assign('/ui');
+      location.assign(fromRoot('/ui'));
     });
   });
 }

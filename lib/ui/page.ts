@@ -26,6 +26,21 @@ function compact(html: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
+/**
+ * The way from a view's page up to the server's root, as a relative URL: the list is `<root>/ui`, a
+ * transcript `<root>/ui/sessions/<id>`. The page names everything relative to it, and the client reads it
+ * (the body's data-root), so the browser works where the server's root is not the host's: Lambda behind a
+ * named API Gateway stage serves `/ui` at `/prod/ui`, and `/ui/app.js` without the stage is not its own.
+ */
+function rootOf(view: 'list' | 'session'): string {
+  return view === 'list' ? './' : '../../';
+}
+
+/** A root path (`/ui/app.js?v=…`) relative to the view's page. */
+function fromRoot(view: 'list' | 'session', path: string): string {
+  return path.startsWith('/') ? rootOf(view) + path.slice(1) : path;
+}
+
 /** The document around every view: head, skip link, top bar, sign-in, status and error boxes. */
 function Layout(
   view: 'list' | 'session',
@@ -33,6 +48,7 @@ function Layout(
   assets: PageAssets,
   children: string,
 ): string {
+  const at = (path: string) => esc(fromRoot(view, path));
   return `
 <html lang="en">
   <head>
@@ -40,16 +56,16 @@ function Layout(
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="referrer" content="no-referrer">
     <title>${esc(title)}</title>
-    <link rel="icon" href="/ui/app.svg" type="image/svg+xml">
-    <link rel="stylesheet" href="${esc(assets.style)}">
-    <script src="${esc(assets.script)}" defer></script>
+    <link rel="icon" href="${at('/ui/app.svg')}" type="image/svg+xml">
+    <link rel="stylesheet" href="${at(assets.style)}">
+    <script src="${at(assets.script)}" defer></script>
   </head>
-  <body data-view="${view}">
+  <body data-view="${view}" data-root="${rootOf(view)}">
     <a class="skip" href="#main">
       Skip to content
     </a>
     <header class="top">
-      <a class="brand" href="/ui">
+      <a class="brand" href="${at('/ui')}">
         Satchel sessions
       </a>
       <div class="row">
@@ -59,7 +75,7 @@ function Layout(
         <button type="button" id="signout" hidden>
           Sign out
         </button>
-        <a href="/docs">API docs</a>
+        <a href="${at('/docs')}">API docs</a>
       </div>
     </header>
     <main id="main" tabindex="-1">
@@ -153,7 +169,7 @@ function ListView(): string {
 function SessionView(): string {
   return `
   <p>
-    <a href="/ui">← All sessions</a>
+    <a href="${fromRoot('session', '/ui')}">← All sessions</a>
   </p>
   ${SessionHeader()}
   <section aria-labelledby="transcript-h">

@@ -382,7 +382,7 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(readFileSync(r2Only, 'utf8')).not.toContain('Live updates paused');
     // The pages name the assets' current versions.
     const page = await (await mf.dispatchFetch('http://w/ui')).text();
-    expect(page).toMatch(/src="\/ui\/app\.js\?v=[0-9a-f]{8}"/);
+    expect(page).toMatch(/src="\.\/ui\/app\.js\?v=[0-9a-f]{8}"/);
   });
 
   it('leaves out only Hono helpers the app never calls (app.mount, c.req.parseBody)', () => {

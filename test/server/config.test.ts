@@ -148,7 +148,7 @@ describe('the start banner', () => {
       {
         ...S3,
         ...KEYS,
-        S3_ENDPOINT: 'http://user:pw@127.0.0.1:9000',
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
         S3_PREFIX: 'team',
         SATCHEL_TOKENS: 'alice/laptop=tok_banner_secret_0123,bob=tok_banner_bob_0123',
         SATCHEL_MODEL_URL: 'https://models.example/v1?key=q-secret',

@@ -130,3 +130,38 @@ describe('continue when the model fails (502)', () => {
     }
   });
 });
+
+// A page served over plain http from a host that is not loopback has no secure context, so no
+// crypto.randomUUID: until 2026-12-06 the page's continue threw there and sent nothing (review s52b).
+describe('continue without a secure context', () => {
+  it('sends the message under a key made with getRandomValues', async () => {
+    const srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `r2=${TOKEN}` } });
+    const api = apiClient(srv.url, TOKEN);
+    const created = await api('POST', '/v1/sessions', {
+      task: 'continue on a plain-http page',
+      messages: [{ role: 'user', content: 'first' }],
+    });
+    const id = created.json.id as string;
+    const { page } = await openPage(browser);
+    try {
+      await page.evaluateOnNewDocument(() => {
+        delete (Crypto.prototype as { randomUUID?: unknown }).randomUUID;
+      });
+      await page.goto(`${srv.url}/ui/sessions/${id}`);
+      await signIn(page, TOKEN);
+      await page.waitForSelector('#actions', { visible: true });
+      expect(await page.evaluate(() => typeof crypto.randomUUID)).toBe('undefined');
+      await page.type('#continue-text', 'stored from plain http');
+      await page.click('#continue-btn');
+      await page.waitForFunction(
+        () => !document.getElementById('action-msg')!.textContent!.includes('Running the turn'),
+        { timeout: 20_000 },
+      );
+      const stored = await api('GET', `/v1/sessions/${id}`);
+      expect(JSON.stringify(stored.json.messages)).toContain('stored from plain http');
+    } finally {
+      await page.close();
+      await srv.close();
+    }
+  });
+});

@@ -820,9 +820,9 @@ describe('session browser: safety', () => {
         const handlers = Array.from(app.querySelectorAll('*')).filter((el) =>
           Array.from(el.attributes).some((a) => a.name.startsWith('on')),
         );
+        // The page's own links: from the root, or relative to the page (./ui, ../../ui: review s52c).
         const jsLinks = Array.from(document.querySelectorAll('a')).filter(
-          (a) =>
-            !a.getAttribute('href')?.startsWith('/') && !a.getAttribute('href')?.startsWith('#'),
+          (a) => !/^(\/|#|\.\.?\/)/.test(a.getAttribute('href') ?? ''),
         );
         return {
           xss: (window as unknown as { __xss?: unknown }).__xss ?? null,
