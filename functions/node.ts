@@ -35,7 +35,12 @@ const open = config.tokens === null;
 const hostname = open ? '127.0.0.1' : process.env.HOST || '0.0.0.0';
 const isTTY = Boolean(process.stdout.isTTY);
 const log = createServerLogger(config, { isTTY });
-const { app, background, sessions } = createApp({ config, objects, allowOpen: true, log });
+const { app, background, sessions, webhooks } = createApp({
+  config,
+  objects,
+  allowOpen: true,
+  log,
+});
 
 const server = createNodeServer(app.fetch, hostname);
 server.listen(config.port, hostname, () => {
@@ -76,7 +81,8 @@ let stopping = false;
  * writes finish (log, audit and index records), removes this process's idle pending markers, then exits:
  * at most 10 s after the signal. An open request that outlasts it (a continue waiting on its model, up to
  * SATCHEL_MODEL_TIMEOUT_MS) has its connection closed: an orchestrator's grace period (Docker 10 s,
- * Kubernetes 30 s) must not end in SIGKILL, before the drain ran.
+ * Kubernetes 30 s) must not end in SIGKILL, before the drain ran. Webhook deliveries whose work (a model
+ * turn) is still running then are logged as failed, so that the operator redelivers them.
  */
 const stop = () => {
   if (stopping) return;
@@ -89,6 +95,9 @@ const stop = () => {
     .then(() => background.drain())
     .then(() => sessions.retireMarkers());
   void Promise.race([finish, limit]).finally(() => {
+    webhooks.abandon(
+      'server stopping before the delivery was stored or its model turn ended; redeliver',
+    );
     server.closeAllConnections();
     process.exit(0);
   });

@@ -1,3 +1,4 @@
+import { groupEnd } from '../model/cap-marker.js';
 import { groupsOf, jsonBytes } from '../pipeline/cap.js';
 import type { Message } from '../model/session.js';
 import { toChatMessage } from './model.js';
@@ -13,9 +14,12 @@ import { toChatMessage } from './model.js';
  * system message always stays, then the newest groups that fit, whole (an assistant message with tool
  * calls and its results is one group, never split). The newest group is kept even when it alone is
  * over the budget, since a request without the question is useless; the model then rejects it if it is
- * too large. Tool results whose call is not in front of them are left out: chat APIs refuse them.
+ * too large. Tool results whose call is not in front of them are left out: chat APIs refuse them. A tool
+ * call with no result after it (an agent stopped mid call, a client's append of the call alone) gets one
+ * that says so (`answerToolCalls`), counted in the budget: chat APIs refuse the call without it.
  */
-export function fitContext(messages: Message[], budgetBytes: number): Message[] {
+export function fitContext(stored: Message[], budgetBytes: number): Message[] {
+  const messages = answerToolCalls(stored);
   const head = messages[0]?.role === 'system' ? 1 : 0;
   const sent = (m: Message) => jsonBytes(toChatMessage(m));
   let used = head ? sent(messages[0]!) : 0;
@@ -54,4 +58,32 @@ export function ownMessageLast(
   }
   if (at < 0 || at === messages.length - 1) return messages;
   return [...messages.slice(0, at), ...messages.slice(at + 1), messages[at]!];
+}
+
+/** The result a tool call that has none in the session gets in the model request (never stored). */
+export const NO_TOOL_RESULT = JSON.stringify({
+  error: 'no result was recorded for this tool call',
+});
+
+/**
+ * The messages with a result for every tool call: after an assistant message's calls and the results
+ * that follow it, one `NO_TOOL_RESULT` per call id with none among them. OpenAI-compatible APIs refuse a
+ * request whose tool calls are not each answered right after (a continue of such a session was a 502
+ * every time); the calls are kept, so the model still sees what was attempted.
+ */
+export function answerToolCalls(messages: Message[]): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; i < messages.length;) {
+    const end = groupEnd(messages, i);
+    out.push(...messages.slice(i, end));
+    const answered = new Set(messages.slice(i + 1, end).map((m) => m.tool_call_id));
+    const calls = messages[i]!.role === 'assistant' ? (messages[i]!.tool_calls ?? []) : [];
+    for (const { id } of calls) {
+      if (answered.has(id)) continue;
+      answered.add(id);
+      out.push({ role: 'tool', content: NO_TOOL_RESULT, tool_call_id: id });
+    }
+    i = end;
+  }
+  return out;
 }

@@ -137,11 +137,12 @@ export class Continuer {
       const receipt = makeReceipt(session, 0, 0, 0);
       // Its turn is owed only while the session holds the message with no reply after it: a turn stored
       // since (whose record may be past its 24 h), or the session deleted and created again, trimmed or
-      // popped since, owes none.
-      if (!awaitsReply(session.messages, message) || !model || !leases)
+      // popped since, owes none. The turn answers the message as stored (maybe its shorter form).
+      const owed = awaitingReply(session.messages, message);
+      if (!owed || !model || !leases)
         return { answer: { ...receipt, model_turn: false }, replayed: true };
       const stored = { session, receipt, replayed: true };
-      return this.turnAfter(ns, id, message, stored, ctx, { model, leases });
+      return this.turnAfter(ns, id, owed, stored, ctx, { model, leases });
     }
     const stored = await sessions.append(
       ns,
@@ -398,11 +399,24 @@ function parseChoice(body: Uint8Array, nowMs: number): string | null {
   return null;
 }
 
-/** True when `messages` hold `own` (its last copy) with no assistant message after it. */
-function awaitsReply(messages: Message[], own: Message): boolean {
-  const at = messages.findLastIndex((m) => m.role === 'user' && m.content === own.content);
-  return at >= 0 && !messages.slice(at + 1).some((m) => m.role === 'assistant');
+/**
+ * The stored copy of a webhook's message `own` (its last copy) when no assistant message follows it; else
+ * undefined. Found by its text, or else by its untrusted-content opening tag, whose nonce is fixed per
+ * delivery (lib/hooks): the message may be stored in the shorter form the size cap made the hook send,
+ * or in the form an earlier version of the summary gave it.
+ */
+function awaitingReply(messages: Message[], own: Message): Message | undefined {
+  const user = (test: (m: Message) => boolean) =>
+    messages.findLastIndex((m) => m.role === 'user' && test(m));
+  let at = user((m) => m.content === own.content);
+  const tag = WRAPPER_OPENING.exec(own.content)?.[0];
+  if (at < 0 && tag) at = user((m) => m.content.startsWith(tag));
+  if (at < 0 || messages.slice(at + 1).some((m) => m.role === 'assistant')) return undefined;
+  return messages[at];
 }
+
+/** The opening line of Satchel's untrusted-content wrapper (contract v1.1), the nonce included. */
+const WRAPPER_OPENING = /^<untrusted_content_[0-9a-f]{16} source="[^"\n]*">\n/;
 
 /** This continue's user message as its append stored it (the last message), if the cap kept it. */
 function ownStored(saved: StoredSession): Message | undefined {

@@ -89,10 +89,21 @@ export class ModelError extends Error {
   }
 }
 
-/** A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key. */
+/**
+ * The most bytes a model's answer is read to: a chat completion is a few KiB to a few hundred (a reply of
+ * 128k tokens is about 512 KiB); a longer body is a broken or hostile endpoint, answered as an invalid
+ * answer (502) before it fills the memory (a Worker has 128 MB).
+ */
+export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
+ * An answer over `maxAnswerBytes` is a ModelError('invalid').
+ */
 export function chatClient(
   endpoint: { url: string; key?: string },
   fetchFn: typeof fetch = fetch,
+  maxAnswerBytes = MODEL_ANSWER_MAX_BYTES,
 ): ChatFn {
   // `{url}/chat/completions`, with the URL's query (Azure OpenAI's `?api-version=`) after that path.
   const target = new URL(endpoint.url);
@@ -103,7 +114,7 @@ export function chatClient(
       accept: 'application/json',
     };
     if (endpoint.key) headers.authorization = `Bearer ${endpoint.key}`;
-    let text: string;
+    let text: string | undefined;
     let status: number;
     try {
       const res = await fetchFn(target.href, {
@@ -113,7 +124,9 @@ export function chatClient(
         signal,
       });
       status = res.status;
-      text = await res.text();
+      // An error's body is never read: its text is not shown (see above).
+      if (status < 200 || status > 299) await res.body?.cancel().catch(() => undefined);
+      else text = await readAtMost(res, maxAnswerBytes);
     } catch (err) {
       if (signal.aborted) throw new ModelError('timeout', 'the model did not answer in time');
       throw new ModelError(
@@ -123,8 +136,36 @@ export function chatClient(
     }
     if (status < 200 || status > 299)
       throw new ModelError('status', `the model endpoint answered HTTP ${status}`, status);
+    if (text === undefined)
+      throw new ModelError(
+        'invalid',
+        `the model endpoint answered more than ${maxAnswerBytes} bytes`,
+      );
     return parseCompletion(text);
   };
+}
+
+/** A response's body as UTF-8 text, read to `limit` bytes at most: undefined (and cancelled) past it. */
+async function readAtMost(res: Response, limit: number): Promise<string | undefined> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > limit || !res.body) {
+    await res.body?.cancel().catch(() => undefined);
+    return res.body ? undefined : '';
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let read = 0;
+  let out = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out + decoder.decode();
+    read += value.byteLength;
+    if (read > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    out += decoder.decode(value, { stream: true });
+  }
 }
 
 /** The assistant message of a chat completion body; ModelError('invalid') when it is not one. */

@@ -1,5 +1,12 @@
 import { sha256Hex, toHex } from '../model/digest.js';
-import { badRequest, notFound, SatchelError, unauthorized, unavailable } from '../model/errors.js';
+import {
+  badRequest,
+  notFound,
+  SatchelError,
+  unauthorized,
+  unavailable,
+  unprocessable,
+} from '../model/errors.js';
 import type { DeliveryProgress, RequestContext } from '../model/context.js';
 import { describeError, type Logger } from '../model/log.js';
 import { wrapUntrusted } from '../search/tool.js';
@@ -66,6 +73,8 @@ export interface DeliveryOutcome {
   session: string;
   /** True when the delivery was already stored and nothing was written. */
   duplicate: boolean;
+  /** True when the delivery id was already used for another payload: nothing was written (logged). */
+  refused?: boolean;
 }
 
 /**
@@ -75,7 +84,15 @@ export interface DeliveryOutcome {
 export interface DeliveryMarker {
   session: string;
   state: 'claimed' | 'stored' | 'done';
+  /**
+   * SHA-256 (hex) of the delivery's raw body, so that the same id sent with another payload is told from
+   * a redelivery. Absent in a marker written before 2026-12-06: that delivery keeps the append key it was
+   * given then (`appendKey`).
+   */
+  digest?: string;
 }
+
+type Claim = { marker: DeliveryMarker; etag: string };
 
 export interface WebhookOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -98,6 +115,10 @@ export interface WebhookOptions {
 /** Receives the configured webhooks: verification before the response, storage after it. */
 export class WebhookReceiver {
   private readonly now: () => number;
+  /** Deliveries whose work is running (after their 202 on Node and Workers), for `abandon`. */
+  private readonly running = new Set<VerifiedDelivery>();
+  /** Deliveries whose id the marker holds for another payload (`plannedSession` answers 422 for them). */
+  private readonly refused = new WeakSet<VerifiedDelivery>();
 
   constructor(private readonly options: WebhookOptions) {
     this.now = options.now ?? Date.now;
@@ -154,14 +175,38 @@ export class WebhookReceiver {
     d: VerifiedDelivery,
     claimed: Promise<string | undefined>,
   ): Promise<string | undefined> {
-    if (d.hook.session !== 'new') return d.hook.session === 'latest' ? undefined : d.hook.session;
-    return claimed;
+    const fixed = d.hook.session === 'latest' ? undefined : d.hook.session;
+    const session = d.hook.session === 'new' ? await claimed : fixed;
+    // Known here when the answer waited for the marker (a `new` hook's claim, or Lambda's whole work).
+    if (this.refused.has(d))
+      throw unprocessable(
+        `delivery ${JSON.stringify(d.delivery)} of webhook ${d.name} was already received with another ` +
+          'payload, and nothing was stored: a redelivery must send the same body. Send this payload ' +
+          'under a new delivery id.',
+      );
+    return session;
+  }
+
+  /**
+   * Logs every delivery whose work is still running as failed, with `why`: for a process that stops
+   * before that work ends (functions/node.ts), so that the operator knows what to redeliver.
+   */
+  abandon(why: string): void {
+    for (const d of this.running)
+      this.options.log.warn('webhook delivery failed', {
+        hook: d.name,
+        delivery: d.delivery,
+        error: why,
+      });
+    this.running.clear();
   }
 
   /**
    * Stores one delivery, exactly once: a done marker makes a redelivery a no-op; a claimed one sends a
    * retry to the session first chosen; the append's idempotency key makes a retry after a crash a no-op
-   * inside the session. Never throws: a failure is logged (a redelivery retries it) and gives null.
+   * inside the session. A marker whose digest is not this body's is another payload under a reused id:
+   * refused, logged (`webhook delivery refused`), nothing written. Never throws: a failure is logged (a
+   * redelivery retries it) and gives null.
    * `onClaim` hears the session the delivery's marker names once it is read or claimed (undefined when
    * the work fails before), so that the 202 can name it.
    */
@@ -173,8 +218,19 @@ export class WebhookReceiver {
     onStored: () => void = () => undefined,
   ): Promise<DeliveryOutcome | null> {
     const markerKey = await markerKeyOf(d);
+    this.running.add(d);
     try {
       const outcome = await this.store(d, markerKey, ctx, onClaim, onStored);
+      if (outcome.refused) {
+        // Not a redelivery, and not stored: the sender's ids repeat (a counter reset, two senders).
+        this.options.log.warn('webhook delivery refused', {
+          hook: d.name,
+          delivery: d.delivery,
+          session: outcome.session,
+          error: 'the delivery id was already used for another payload; send it under a new id',
+        });
+        return outcome;
+      }
       this.options.log.info('webhook delivered', {
         hook: d.name,
         session: outcome.session,
@@ -190,6 +246,7 @@ export class WebhookReceiver {
       });
       return null;
     } finally {
+      this.running.delete(d);
       onClaim(undefined); // no-op once the claim was heard
     }
   }
@@ -203,9 +260,6 @@ export class WebhookReceiver {
   ): Promise<DeliveryOutcome> {
     const { sessions } = this.options;
     const ns = d.hook.namespace;
-    let claim = await readMarker(sessions.objects, markerKey);
-    if (claim) onClaim(claim.marker.session || undefined);
-    if (claim?.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     const fresh = await hookSessionId(d.hook.secret, d.name, d.delivery, this.now());
     const legacy = await legacyHex(d.name, d.delivery);
     // Today's id or an earlier day's (the same hex), or one an earlier Satchel's claim names (`legacyHex`).
@@ -214,20 +268,13 @@ export class WebhookReceiver {
       device: `webhook:${d.name}`,
       ...(ctx.schedule ? { schedule: ctx.schedule } : {}),
     };
-    if (!claim) {
-      claim = await claimMarker(
-        sessions.objects,
-        markerKey,
-        await this.chooseSession(d.hook, fresh, ctx),
-        this.now(),
-      );
-      onClaim(claim.marker.session || undefined);
-      if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
-    }
+    const first = await this.claim(d, markerKey, fresh, ctx, onClaim);
+    if ('outcome' in first) return first.outcome;
+    let claim: Claim = first;
     const { summary, message } = await this.messageOf(d);
     const deliver = this.sender(d, message, {
       ...base,
-      idempotencyKey: `webhook:${d.name}:${d.delivery}`,
+      idempotencyKey: appendKey(d, claim.marker),
       op: 'continue',
       ...(summary.redactions ? { redacted: summary.redactions } : {}),
     });
@@ -241,13 +288,13 @@ export class WebhookReceiver {
         onStored: async () => {
           onStored();
           // Best effort: without it, a redelivery within 24 h still finds the message by its key.
-          claim = await markStored(sessions.objects, markerKey, claim!, this.now()).catch((err) => {
+          claim = await markStored(sessions.objects, markerKey, claim, this.now()).catch((err) => {
             this.options.log.warn('webhook marker not marked stored', {
               hook: d.name,
               marker: markerKey,
               error: describeError(err),
             });
-            return claim!;
+            return claim;
           });
         },
       };
@@ -257,7 +304,7 @@ export class WebhookReceiver {
         await deliver(id, progress).catch((err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
         });
-        await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
+        await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
       if (own(id)) await this.createIfMissing(ns, id, summary.title, base);
@@ -267,12 +314,47 @@ export class WebhookReceiver {
       });
       if (stored) {
         onStored();
-        await finishMarker(sessions.objects, markerKey, claim.etag, id, this.now());
+        await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
-      claim = await claimMarker(sessions.objects, markerKey, fresh, this.now(), claim.etag);
+      const moved: DeliveryMarker = { ...claim.marker, session: fresh, state: 'claimed' };
+      claim = await claimMarker(sessions.objects, markerKey, moved, this.now(), claim.etag);
       if (claim.marker.state === 'done') return { session: claim.marker.session, duplicate: true };
     }
+  }
+
+  /**
+   * The delivery's claim: its marker as read, else one this attempt writes (create-only) for the session
+   * it chooses. The outcome instead when there is nothing to do: the delivery is done, or its id is held
+   * for another payload (a marker's digest differs from this body's: not a redelivery, refused).
+   */
+  private async claim(
+    d: VerifiedDelivery,
+    markerKey: string,
+    fresh: string,
+    ctx: RequestContext,
+    onClaim: (session: string | undefined) => void,
+  ): Promise<Claim | { outcome: DeliveryOutcome }> {
+    const { objects } = this.options.sessions;
+    const digest = await sha256Hex(d.body);
+    let claim = await readMarker(objects, markerKey);
+    if (!claim) {
+      const session = await this.chooseSession(d.hook, fresh, ctx);
+      claim = await claimMarker(
+        objects,
+        markerKey,
+        { session, state: 'claimed', digest },
+        this.now(),
+      );
+    }
+    const { session, state } = claim.marker;
+    // A marker an earlier Satchel wrote has no digest: any body is taken for a redelivery, as then.
+    const refused = claim.marker.digest !== undefined && claim.marker.digest !== digest;
+    if (refused) this.refused.add(d); // before the claim is heard: a `new` hook's answer then says 422
+    onClaim(session || undefined);
+    if (refused) return { outcome: { session, duplicate: false, refused: true } };
+    if (state === 'done') return { outcome: { session, duplicate: true } };
+    return claim;
   }
 
   /**
@@ -344,8 +426,9 @@ export class WebhookReceiver {
       await deliver(id, progress);
       return true;
     } catch (err) {
-      // The key is already recorded for another body: this delivery's message is stored, in the form an
-      // earlier version of the summary (or of the wrapper) gave it.
+      // The key is already recorded for another body: this delivery's message is stored, in the other
+      // form (the shorter one, or the full one) or the one an earlier version of the summary gave it. No
+      // request can send the key (`appendKey`), and another payload under this id was refused before.
       if (SatchelError.is(err, 'key_reused')) return true;
       if (!SatchelError.is(err, 'not_found')) throw err;
       if (!mayCreate) return false;
@@ -432,43 +515,58 @@ export function parseMarker(body: string): DeliveryMarker {
   try {
     const m = JSON.parse(body) as Partial<DeliveryMarker>;
     if (typeof m.session === 'string' && ['claimed', 'stored', 'done'].includes(m.state!))
-      return { session: m.session, state: m.state! };
+      return {
+        session: m.session,
+        state: m.state!,
+        ...(typeof m.digest === 'string' ? { digest: m.digest } : {}),
+      };
   } catch {
     // fall through
   }
   return { session: '', state: 'done' };
 }
 
-async function readMarker(
-  objects: ObjectStore,
-  key: string,
-): Promise<{ marker: DeliveryMarker; etag: string } | null> {
+async function readMarker(objects: ObjectStore, key: string): Promise<Claim | null> {
   const found = await objects.get(key);
   return found ? { marker: parseMarker(text(found.body)), etag: found.etag } : null;
 }
 
-function markerBody(session: string, state: DeliveryMarker['state'], nowMs: number): Uint8Array {
-  return utf8(JSON.stringify({ session, state, at: new Date(nowMs).toISOString() }));
+function markerBody({ session, state, digest }: DeliveryMarker, nowMs: number): Uint8Array {
+  const at = new Date(nowMs).toISOString();
+  return utf8(JSON.stringify({ session, state, ...(digest !== undefined ? { digest } : {}), at }));
 }
 
 /**
- * Claims a delivery for `session`: create-only (`from` absent: the first attempt picks its session), or
- * moving a claim to another session (If-Match on `from`). When another attempt wrote the marker first,
- * its marker decides: done, or claimed for the session it chose.
+ * The Idempotency-Key of a delivery's append (and, with ` turn` after it, of its model turn): with
+ * spaces, which no client's key holds (visible ASCII), so that no request can take it first. Until
+ * 2026-12-06 it was `webhook:{name}:{delivery}`, a key any client could send: an append under it made
+ * the delivery's own append a 422 that was taken for "already stored". A delivery whose marker an earlier
+ * Satchel wrote (no digest) keeps that key, under which its message may be stored already.
+ */
+function appendKey(d: VerifiedDelivery, marker: DeliveryMarker): string {
+  return marker.digest === undefined
+    ? `webhook:${d.name}:${d.delivery}`
+    : `webhook ${d.name} ${d.delivery}`;
+}
+
+/**
+ * Claims a delivery (`marker`, state `claimed`): create-only (`from` absent: the first attempt picks its
+ * session), or moving a claim to another session (If-Match on `from`). When another attempt wrote the
+ * marker first, its marker decides: done, or claimed for the session it chose.
  */
 async function claimMarker(
   objects: ObjectStore,
   key: string,
-  session: string,
+  marker: DeliveryMarker,
   nowMs: number,
   from?: string,
-): Promise<{ marker: DeliveryMarker; etag: string }> {
+): Promise<Claim> {
   try {
-    const { etag } = await objects.put(key, markerBody(session, 'claimed', nowMs), {
+    const { etag } = await objects.put(key, markerBody(marker, nowMs), {
       ...(from === undefined ? { ifNoneMatch: '*' } : { ifMatch: from }),
       contentType: 'application/json',
     });
-    return { marker: { session, state: 'claimed' }, etag };
+    return { marker, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
     // The other claim may not have landed yet (S3 answers 409 to a conditional PUT that races one in
@@ -489,20 +587,20 @@ async function claimMarker(
 async function markStored(
   objects: ObjectStore,
   key: string,
-  claim: { marker: DeliveryMarker; etag: string },
+  claim: Claim,
   nowMs: number,
-): Promise<{ marker: DeliveryMarker; etag: string }> {
-  const session = claim.marker.session;
+): Promise<Claim> {
+  const marker: DeliveryMarker = { ...claim.marker, state: 'stored' };
   try {
-    const { etag } = await objects.put(key, markerBody(session, 'stored', nowMs), {
+    const { etag } = await objects.put(key, markerBody(marker, nowMs), {
       ifMatch: claim.etag,
       contentType: 'application/json',
     });
-    return { marker: { session, state: 'stored' }, etag };
+    return { marker, etag };
   } catch (err) {
     if (!PreconditionFailedError.is(err)) throw err;
     const now = await readMarker(objects, key);
-    return now && sameStored(now.marker, session) ? now : claim;
+    return now && sameStored(now.marker, marker.session) ? now : claim;
   }
 }
 
@@ -511,20 +609,21 @@ function sameStored(marker: DeliveryMarker, session: string): boolean {
 }
 
 /**
- * If-Match on the claim. When it fails, another attempt changed the marker: it finished or moved the
- * delivery, or marked it `stored` for this session (two attempts stored the message at once), which this
- * `done` then replaces.
+ * Marks the claim done for its session (If-Match on it). When that fails, another attempt changed the
+ * marker: it finished or moved the delivery, or marked it `stored` for this session (two attempts stored
+ * the message at once), which this `done` then replaces.
  */
 async function finishMarker(
   objects: ObjectStore,
   key: string,
-  etag: string,
-  session: string,
+  claim: Claim,
   nowMs: number,
 ): Promise<void> {
+  const marker: DeliveryMarker = { ...claim.marker, state: 'done' };
+  let etag = claim.etag;
   for (let tries = 0; ; tries++) {
     try {
-      await objects.put(key, markerBody(session, 'done', nowMs), {
+      await objects.put(key, markerBody(marker, nowMs), {
         ifMatch: etag,
         contentType: 'application/json',
       });
@@ -532,7 +631,7 @@ async function finishMarker(
     } catch (err) {
       if (!PreconditionFailedError.is(err)) throw err;
       const now = tries === 0 ? await readMarker(objects, key) : null;
-      if (!now || !sameStored(now.marker, session)) return;
+      if (!now || !sameStored(now.marker, marker.session)) return;
       etag = now.etag;
     }
   }
