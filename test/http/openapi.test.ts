@@ -599,6 +599,13 @@ const cases: Record<string, () => Promise<Res>> = {
       headers: { 'content-type': 'application/json', 'x-satchel-signature': 't=1,v1=00' },
     }),
   'POST /v1/hooks/{name} 404': () => send(app, 'POST', '/v1/hooks/nope', signed('{}')),
+  // A `new` hook's answer waits for the claim: the delivery id's second payload is refused.
+  'POST /v1/hooks/{name} 422': async () => {
+    const first = signed('{"event":"one"}', { 'x-satchel-delivery': 'openapi-reused' });
+    expect((await send(app, 'POST', '/v1/hooks/ci', first)).status).toBe(202);
+    const other = signed('{"event":"two"}', { 'x-satchel-delivery': 'openapi-reused' });
+    return send(app, 'POST', '/v1/hooks/ci', other);
+  },
   'POST /v1/hooks/{name} 503': () =>
     send(downApp, 'POST', '/v1/hooks/ci', signed('{}', { 'x-satchel-delivery': 'openapi-down' })),
   'POST /v1/hooks/{name} 413': () =>

@@ -46,6 +46,10 @@ export const receiveWebhook = route(
       }),
       404: problem('No webhook with this name.'),
       413: P.tooLarge,
+      422: problem(
+        'The delivery id was used before for another payload (where the answer waits for the work: ' +
+          'a `new` hook, Lambda); nothing was written.',
+      ),
       503: problem('Storage unavailable: the delivery was not stored; send it again.'),
     },
   },
