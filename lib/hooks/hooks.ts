@@ -379,10 +379,10 @@ export class WebhookReceiver {
 
   /** The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt). */
   private async messageOf(d: VerifiedDelivery, part = 1) {
-    const { value, raw } = parsePayload(d.body, d.contentType);
+    const { value, raw, restore } = parsePayload(d.body, d.contentType);
     const quarter = Math.floor((this.options.maxSessionBytes ?? Infinity) / 4);
     const summary = summarize(
-      { hook: d.name, event: d.event, value, raw },
+      { hook: d.name, event: d.event, value, raw, restore },
       this.options.redact,
       Math.floor(Math.min(SUMMARY_MAX_BYTES, quarter) / part),
     );

@@ -1,3 +1,4 @@
+import { exactNumbers } from '../model/json-numbers.js';
 import { text as decode, utf8 } from '../model/bytes.js';
 import { utf8Length } from '../pipeline/cap.js';
 import { PLACEHOLDER } from '../model/session.js';
@@ -46,6 +47,8 @@ export interface PayloadInput {
   value: unknown;
   /** The body as text (invalid UTF-8 replaced), shown when it does not parse. */
   raw: string;
+  /** Puts back numbers a parse would change (past 2^53, `1.50`), which `value` holds as markers. */
+  restore?: (text: string) => string;
 }
 
 /**
@@ -55,7 +58,7 @@ export interface PayloadInput {
 export function parsePayload(
   body: Uint8Array,
   contentType: string | undefined,
-): { value: unknown; raw: string } {
+): { value: unknown; raw: string; restore: (text: string) => string } {
   const raw = decode(body);
   let json = raw;
   if (
@@ -64,10 +67,12 @@ export function parsePayload(
     json = new URLSearchParams(raw).get('payload') ?? '';
   }
   try {
-    return { value: JSON.parse(json) as unknown, raw };
+    // A 64-bit id would be shown rounded: numbers a parse would change stay as sent (exactNumbers).
+    const exact = exactNumbers(json);
+    return { value: JSON.parse(exact.json) as unknown, raw, restore: exact.restore };
   } catch {
     // Not JSON (or nested past what the parser takes): the text itself is the payload.
-    return { value: undefined, raw };
+    return { value: undefined, raw, restore: (text) => text };
   }
 }
 
@@ -94,7 +99,9 @@ export function summarize(
   }
   const described =
     input.event !== undefined && isObject(value) ? describeGitHub(input.event, value) : null;
-  const full = described ?? describeOther({ ...input, value }, maxBytes);
+  const shown = described ?? describeOther({ ...input, value }, maxBytes);
+  const restore = input.restore ?? ((text: string) => text);
+  const full = { title: restore(shown.title), text: restore(shown.text) };
   // Redacted up to the budget and a margin longer than any secret a rule matches, not whole: a body many
   // times the budget would cost its size in redaction for 16 KiB shown.
   const head = full.text.slice(0, maxBytes + REDACT_MARGIN);

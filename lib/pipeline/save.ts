@@ -12,7 +12,7 @@ import {
 } from '../model/parts.js';
 import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
-import { jsonNumbers, roundTrips } from '../model/json-numbers.js';
+import { exactNumbers } from '../model/json-numbers.js';
 import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
 
@@ -819,32 +819,6 @@ export function redactJsonValue(
   hit: () => void = () => undefined,
 ): unknown {
   return redactJson(value, text, hit);
-}
-
-/**
- * JSON text whose numbers that a parse and serialisation would change (past 2^53, `1.50`, `-0`, `1e400`)
- * stand as marker strings, and `restore`, which puts them back as they were in serialised JSON: tool
- * arguments re-serialised after redaction keep every number as sent (the contract redacts strings only;
- * until 2026-12-05 a snowflake id next to a redacted token came back rounded).
- */
-function exactNumbers(text: string): { json: string; restore: (json: string) => string } {
-  const kept: string[] = [];
-  const tag = Math.random().toString(36).slice(2, 10); // a string sent as the marker is not taken for one
-  const pieces: string[] = [];
-  let from = 0;
-  for (const [t, at] of jsonNumbers(text)) {
-    if (roundTrips(t)) continue;
-    pieces.push(text.slice(from, at), `"\\u0000${tag}:${kept.length}\\u0000"`);
-    kept.push(t);
-    from = at + t.length;
-  }
-  if (kept.length === 0) return { json: text, restore: (out) => out };
-  pieces.push(text.slice(from));
-  const marker = new RegExp(`"\\\\u0000${tag}:(\\d+)\\\\u0000"`, 'g');
-  return {
-    json: pieces.join(''),
-    restore: (out) => out.replace(marker, (m, i: string) => kept[Number(i)] ?? m),
-  };
 }
 
 /**
