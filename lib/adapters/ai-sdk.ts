@@ -102,7 +102,7 @@ function continuedOf(
 ): UIMessage | undefined {
   const changed = (m: UIMessage) => {
     const k = known.get(m.id);
-    return k !== undefined && 'parts' in k && !sameJson(m, k);
+    return k !== undefined && 'parts' in k && !matchesStored(m, k);
   };
   const newest = messages.findLastIndex((m) => known.has(m.id));
   if (messages.some((m, i) => i !== newest && changed(m)))
@@ -132,7 +132,7 @@ async function continueNewest(
     const ids = new Set(stored.map((u) => u?.id));
     const after = fresh.filter((m) => !ids.has(m.id) && m.id !== continued.id);
     const at = stored.findIndex((u) => u?.id === continued.id);
-    const same = at >= 0 && sameJson(stored[at], continued);
+    const same = at >= 0 && matchesStored(continued, stored[at]);
     if (same && after.length === 0) return { appended: 0 };
     const messages: MessageInput[] = session.messages.slice();
     if (at >= 0) messages[at] = fromUIMessage(continued);
@@ -143,6 +143,53 @@ async function continueNewest(
   });
   // Deleted meanwhile: saved as a new chat.
   return saved ?? saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
+}
+
+/** What the server stores in place of a secret (lib/model/session.ts; the client imports no server code). */
+const REDACTED = '[REDACTED]';
+
+/**
+ * Whether the client's copy of a message is the stored one, but for what redaction changed: a stored
+ * string's `[REDACTED]` stands for any non-empty run of the client's text (the client keeps its secrets;
+ * the server never stores them), a stored `[REDACTED]` for a number too. A difference redaction explains
+ * is not an edit: until 2026-12-06 an older message holding a key made every later save a TypeError.
+ */
+function matchesStored(client: unknown, stored: unknown): boolean {
+  if (typeof stored === 'string' && stored.includes(REDACTED)) {
+    if (stored === REDACTED && typeof client === 'number') return true;
+    return typeof client === 'string' && redactedFrom(client, stored.split(REDACTED));
+  }
+  if (Array.isArray(client))
+    return (
+      Array.isArray(stored) &&
+      client.length === stored.length &&
+      client.every((v, i) => matchesStored(v, stored[i]))
+    );
+  if (!isRecord(client) || !isRecord(stored)) return sameJson(client, stored);
+  const kc = Object.keys(client).filter((k) => client[k] !== undefined);
+  const ks = Object.keys(stored).filter((k) => stored[k] !== undefined);
+  return kc.length === ks.length && kc.every((k) => matchesStored(client[k], stored[k]));
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Whether `text` is `pieces` joined by non-empty runs: each piece between found at its first place after
+ * the one before (the first place leaves the most room for the rest), so linear, with no backtracking.
+ */
+function redactedFrom(text: string, pieces: string[]): boolean {
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (!text.startsWith(first) || !text.endsWith(last)) return false;
+  let at = first.length;
+  for (const piece of pieces.slice(1, -1)) {
+    const found = text.indexOf(piece, at + 1);
+    if (found < 0) return false;
+    at = found + piece.length;
+  }
+  return text.length - last.length >= at + 1;
 }
 
 /** Deep equality of JSON values, whatever the order of object keys. */

@@ -43,7 +43,7 @@ describe('secrets given to an adapter, when the append after its create does not
       secrets: [secret],
     }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(Error); // the save failed, as it should
-    await new Promise((r) => setTimeout(r, 300));
+    await server.drain(); // the records written after the create, too
     expect(holders(server.dir, [secret])).toEqual([]);
   });
 
@@ -60,7 +60,7 @@ describe('secrets given to an adapter, when the append after its create does not
       .addItems([{ role: 'user', content: 'hello' }])
       .catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(Error);
-    await new Promise((r) => setTimeout(r, 300));
+    await server.drain(); // the records written after the create, too
     expect(holders(server.dir, [secret])).toEqual([]);
   });
 });

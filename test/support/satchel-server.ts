@@ -18,6 +18,8 @@ export interface RunningServer {
   logs: CapturedLogs;
   /** Stops the server; with `keepDir`, its folder stays for a server started again on it. */
   close(keepDir?: boolean): Promise<void>;
+  /** Waits for the server's background work (log, audit and index records) to finish. */
+  drain(): Promise<void>;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function startSatchelServer(
     port,
     dir,
     logs,
+    drain: () => background.drain(),
     close: async (keepDir = false) => {
       await new Promise<void>((resolve) => {
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
