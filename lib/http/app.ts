@@ -5,7 +5,7 @@ import { buildServices, type ServiceOptions, type Services } from '../server/ser
 import { uiRoutes } from '../ui/index.js';
 import { accessLog } from './access-log.js';
 import { bearerAuth, requireWrite } from './auth.js';
-import { InvalidBodyAnswer, readJson } from './body.js';
+import { readJson } from './body.js';
 import type { Env } from './context.js';
 import { problemResponse } from './problem.js';
 import { routes } from './routes/index.js';
@@ -73,16 +73,10 @@ function register(app: Hono<Env>, r: Route): void {
     ...(spec.scope === 'write' ? [requireWrite] : []),
     async (c: Context<Env>) => {
       r.before?.(c);
-      let body: unknown;
-      try {
-        body = spec.body
-          ? await readJson(c, spec.body, c.var.services.config.maxBodyBytes, spec.invalidBody)
-          : undefined;
-      } catch (err) {
-        if (err instanceof InvalidBodyAnswer) return c.json(err.answer);
-        throw err;
-      }
-      return r.handler(c, body as never);
+      const body = spec.body
+        ? await readJson(c, spec.body, c.var.services.config.maxBodyBytes)
+        : undefined;
+      return r.handler(c, body);
     },
   ];
   app.on(spec.method.toUpperCase(), path, ...(handlers as [never]));

@@ -19,7 +19,6 @@ export async function readJson<S extends z.ZodType>(
   c: Context,
   schema: S,
   maxBytes: number,
-  invalid?: (errors: FieldError[]) => Record<string, unknown>,
 ): Promise<z.output<S>> {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
@@ -68,7 +67,6 @@ export async function readJson<S extends z.ZodType>(
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = zodErrors(parsed.error);
-    if (invalid) throw new InvalidBodyAnswer(invalid(errors));
     throw badRequest(
       `the body is not valid: ${errors
         .map((e) => `${e.path || '(body)'}: ${e.message}`)
@@ -78,13 +76,6 @@ export async function readJson<S extends z.ZodType>(
     );
   }
   return parsed.data;
-}
-
-/** A body that fails its route's schema, answered 200 with `answer` (RouteSpec.invalidBody). */
-export class InvalidBodyAnswer extends Error {
-  constructor(readonly answer: Record<string, unknown>) {
-    super('the body is answered by its route');
-  }
 }
 
 /** Turns zod issues into the contract's `errors: [{path, message}]`, paths like `messages[2].role`. */

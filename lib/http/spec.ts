@@ -1,4 +1,3 @@
-import type { FieldError } from '../model/errors.js';
 import * as z from 'zod';
 import { problemSchema } from '../model/responses.js';
 import type { Context } from 'hono';
@@ -45,11 +44,6 @@ export interface RouteSpec<B extends z.ZodType = z.ZodType> {
   parameters?: ParameterName[];
   /** The JSON request body, validated by this very schema before the handler runs. */
   body?: B;
-  /**
-   * JSON that fails `body` is answered 200 with this instead of a 400 problem (the session_search tool: a
-   * call of the wrong shape is the tool's `{error}`, as the contract's tool-level errors are).
-   */
-  invalidBody?: (errors: FieldError[]) => Record<string, unknown>;
   /** A raw request body of any type instead (a webhook payload, whose signature covers its bytes). */
   rawBody?: string;
   responses: Record<number, ResponseSpec>;

@@ -564,12 +564,8 @@ const cases: Record<string, () => Promise<Res>> = {
     await fresh();
     return send(app, 'POST', '/v1/session_search', { body: { action: 'list', limit: 3 } });
   },
-  // A call of the wrong shape (`{query: 'no action'}`) is the tool's {error} with 200; only non-JSON is 400.
   'POST /v1/session_search 400': () =>
-    send(app, 'POST', '/v1/session_search', {
-      raw: '{"action": "list"',
-      headers: { 'content-type': 'application/json' },
-    }),
+    send(app, 'POST', '/v1/session_search', { body: { query: 'no action' } }),
   'POST /v1/session_search 401': () =>
     send(app, 'POST', '/v1/session_search', { ...noToken, body: { action: 'list' } }),
   'POST /v1/session_search 413': () =>

@@ -5,6 +5,8 @@ import { namespaceOf, requestContext } from '../context.js';
 import { bodyErrors, P, route } from '../spec.js';
 
 /** The session_search agent tool. */
+
+/** The session_search agent tool. */
 export const sessionSearch = route(
   {
     method: 'post',
@@ -16,20 +18,9 @@ export const sessionSearch = route(
       '`list`: newest sessions; `find`: sessions whose task matches `query`; `search`: ' +
       'ranked sessions whose messages match `query`; `get`: the last 100 user/assistant ' +
       'messages of `id`, wrapped as untrusted content. `limit` ≤ 0 is 5, at most 20. ' +
-      'Tool-level errors (unknown action, empty query, unknown id, arguments of the wrong type or ' +
-      'shape) are 200 ' +
-      'with `{"error"}`; a body that is not JSON is 400.',
+      'Tool-level errors (unknown action, empty query, unknown id) are 200 with `{"error"}`.',
     auth: 'bearer',
     body: sessionSearchBodySchema,
-    // Until 2026-12-06 a call of the wrong shape (`"action": 5`, `"limit": "5"`) was a 400 problem.
-    invalidBody: (errors) => ({
-      error:
-        'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, ' +
-        `"limit"?}: ${errors
-          .map((e) => `${e.path || '(body)'}: ${e.message}`)
-          .slice(0, 3)
-          .join('; ')}`,
-    }),
     responses: {
       200: { description: 'The tool result.', schema: sessionSearchResultSchema },
       ...bodyErrors,
