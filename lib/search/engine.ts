@@ -39,7 +39,7 @@ import {
   LexSegment,
   VecSegment,
 } from './segment.js';
-import { parseQuery, tokenize, tokensHeld } from './tokenize.js';
+import { parseQuery, tokenize, tokensHeld, type Query } from './tokenize.js';
 
 /**
  * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
@@ -390,10 +390,7 @@ export class SearchEngine implements SessionListener {
 
     const byId = entriesById(live);
     const need = wanted.length === 1 ? 1 : 2;
-    const near = this.localWords
-      ? nearWords(lex, wanted, holder(lex, parsed.parts), typedInCapitals(query))
-      : new Map<string, NearWord[]>();
-    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, near);
+    const { lexical, near } = this.rankWords(lex, parsed, query, need);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [
       { ids: lexical.map((h) => h.id), weight: 1 },
@@ -436,6 +433,22 @@ export class SearchEngine implements SessionListener {
       for (const hit of hits) if (hit) out.push(hit);
     }
     return out;
+  }
+
+  /**
+   * BM25 of the query as typed; only a query with a word no live session holds looks for near words (and
+   * is ranked again with them), so one whose words are all held costs nothing more.
+   */
+  private rankWords(lex: Resolved<LexDoc, LexSegment>, parsed: Query, query: string, need: number) {
+    const absent = new Set<string>();
+    const wanted = parsed.tokens;
+    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, undefined, absent);
+    if (!this.localWords || absent.size === 0)
+      return { lexical, near: new Map<string, NearWord[]>() };
+    const held = absentHolder(lex, wanted, absent, parsed.parts);
+    const near = nearWords(lex, wanted, held, typedInCapitals(query));
+    if (near.size === 0) return { lexical, near };
+    return { lexical: rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, near), near };
   }
 
   private async rankVectors(
@@ -636,6 +649,7 @@ export function rankLexical(
   need = 0,
   parts: ReadonlyMap<string, string[]> = new Map(),
   near: ReadonlyMap<string, NearWord[]> = new Map(),
+  absent?: Set<string>,
   k1 = 1.2,
   b = 0.75,
 ): LexHit[] {
@@ -659,14 +673,11 @@ export function rankLexical(
     const counts = 1 + (parts.get(token)?.length ?? 0);
     for (const { term, weight: factor } of variants) {
       const lists = res.segments.map((seg) => seg.postingsOf(term));
-      let df = 0;
-      lists.forEach((p, si) => {
-        if (!p) return;
-        const mask = masks[si]!;
-        for (let k = 0; k < p.docs.length; k++) df += mask[p.docs[k]!]!;
-      });
-      for (const f of fresh) if (f.doc.tf.has(term)) df++;
-      if (df === 0) continue;
+      const df = liveDf(lists, masks, fresh, term);
+      if (df === 0) {
+        if (variants.length === 1 && term === token) absent?.add(token);
+        continue;
+      }
       const idf = factor * Math.log(1 + (n - df + 0.5) / (df + 0.5));
       const weight = (tf: number, len: number) =>
         (counts * idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg));
@@ -804,6 +815,23 @@ const liveViews = new WeakMap<
   { masks: Uint8Array[]; fresh: { id: string; doc: LexDoc }[]; avg: number }
 >();
 
+/** How many live documents hold `term`: its postings in each segment (`lists`), and the fresh ones. */
+function liveDf(
+  lists: ({ docs: Uint32Array } | null)[],
+  masks: Uint8Array[],
+  fresh: { doc: LexDoc }[],
+  term: string,
+): number {
+  let df = 0;
+  lists.forEach((p, si) => {
+    if (!p) return;
+    const mask = masks[si]!;
+    for (let k = 0; k < p.docs.length; k++) df += mask[p.docs[k]!]!;
+  });
+  for (const f of fresh) if (f.doc.tf.has(term)) df++;
+  return df;
+}
+
 /** Which segment documents are live, the documents outside segments, and the mean length: once per resolution. */
 function liveView(res: Resolved<LexDoc, LexSegment>) {
   const had = liveViews.get(res);
@@ -826,19 +854,25 @@ function liveView(res: Resolved<LexDoc, LexSegment>) {
 }
 
 /**
- * Whether any live session of the resolution holds `term`, or, for an identifier's part, its whole form (a
- * session holding `powershell` holds what `PowerShell` asks for: its parts are not misspellings).
+ * Whether a live session holds `term`: for the query's own tokens, what the ranking found (`absent`: no
+ * session holds it), no postings read again; for an identifier's part, also its whole form (a session
+ * holding `powershell` holds what `PowerShell` asks for: its parts are not misspellings).
  */
-function holder(
+function absentHolder(
   res: Resolved<LexDoc, LexSegment>,
+  query: readonly string[],
+  absent: ReadonlySet<string>,
   parts: ReadonlyMap<string, string[]>,
 ): (term: string) => boolean {
   const { masks, fresh } = liveView(res);
+  const asked = new Set(query);
   const holds = (term: string) =>
-    res.segments.some((seg, si) => {
-      const p = seg.postingsOf(term);
-      return !!p && p.docs.some((di) => masks[si]![di] === 1);
-    }) || fresh.some((f) => f.doc.tf.has(term));
+    asked.has(term)
+      ? !absent.has(term)
+      : res.segments.some((seg, si) => {
+          const p = seg.postingsOf(term);
+          return !!p && p.docs.some((di) => masks[si]![di] === 1);
+        }) || fresh.some((f) => f.doc.tf.has(term));
   return (term) =>
     holds(term) || [...parts].some(([whole, ps]) => ps.includes(term) && holds(whole));
 }
