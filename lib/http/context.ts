@@ -92,22 +92,38 @@ export function etag(revision: number): string {
 }
 
 /**
- * Parses If-Match: `*` is any revision; a list of tags matches when any one does (RFC 9110 13.1.1); a tag
- * that is not a revision can never match.
+ * Parses If-Match: `*` is any revision; a list of tags matches when any one does (RFC 9110 13.1.1). A tag is
+ * opaque: it matches only as the server wrote it (`"7"`, weak `W/"7"`, or the bare `7`), so `"07"` is not
+ * `"7"`; a tag that is not a revision, or a field that is not a list of tags as a whole (`"1"x`), never
+ * matches (until 2026-12-06 the digits of any quoted piece did: review s52g).
  */
 export function parseIfMatch(header: string | undefined): ExpectedRevision | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === '*') return 'any';
-  const revisions = entityTags(header)
-    .map((tag) => /^(?:W\/)?"(\d{1,15})"$|^(\d{1,15})$/.exec(tag))
+  const revisions = (entityTags(header) ?? [])
+    .map((tag) => /^(?:W\/)?"(0|[1-9]\d{0,14})"$|^(0|[1-9]\d{0,14})$/.exec(tag))
     .flatMap((m) => (m ? [Number(m[1] ?? m[2])] : []));
   if (revisions.length === 0) return 'unmatchable';
   return revisions.length === 1 ? revisions[0]! : revisions;
 }
 
-/** The tags of an If-Match or If-None-Match list: a quoted tag may hold a comma (`"9,3"` is one tag). */
-function entityTags(header: string): string[] {
-  return header.match(/(?:W\/)?"[^"]*"|[^\s,]+/g) ?? [];
+/**
+ * The tags of an If-Match or If-None-Match list (a quoted tag may hold a comma: `"9,3"` is one tag;
+ * empty elements and blanks around commas are allowed), or null when the field is not such a list.
+ */
+function entityTags(header: string): string[] | null {
+  const tags: string[] = [];
+  const element = /[ \t]*(?:((?:W\/)?"[^"]*")|([^\s,"]+))?[ \t]*(,|$)/y;
+  element.lastIndex = 0;
+  while (element.lastIndex < header.length) {
+    const at = element.lastIndex;
+    const m = element.exec(header);
+    if (!m) return null;
+    const tag = m[1] ?? m[2];
+    if (tag !== undefined) tags.push(tag);
+    if (m[3] === '' || element.lastIndex === at) break;
+  }
+  return tags;
 }
 
 /**
@@ -143,7 +159,9 @@ export function sendSession(
 /** Whether an `If-None-Match` header holds the revision's tag (`*`, or the tag, weak or strong). */
 export function noneMatch(header: string, revision: number): boolean {
   const tag = etag(revision);
-  return header.trim() === '*' || entityTags(header).some((t) => t.replace(/^W\//, '') === tag);
+  return (
+    header.trim() === '*' || (entityTags(header) ?? []).some((t) => t.replace(/^W\//, '') === tag)
+  );
 }
 
 /** Bodies above this many bytes are streamed in pieces rather than joined. */
