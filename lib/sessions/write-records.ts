@@ -195,11 +195,26 @@ const RECEIPT_DEFAULTS = {
   episode_untrusted: false,
 };
 
-/** The receipt (with any extras) a write record of session `id` keeps, whole again. */
+/** A receipt's fields in the order a write answers them (makeReceipt), so a replay's JSON is the same. */
+const RECEIPT_ORDER = [
+  'id',
+  'revision',
+  'turns',
+  'updated_at',
+  'bytes',
+  'redactions',
+  'dropped_groups',
+  'untrusted_ingested',
+  'episode_untrusted',
+] as const;
+
+/** The receipt (with any extras) a write record of session `id` keeps, whole again, in its fields' order. */
 export function receiptOf(record: WriteRecord, id: string): WriteReceipt & Record<string, unknown> {
   const updated_at = new Date(record.at).toISOString();
-  return { id, updated_at, ...RECEIPT_DEFAULTS, ...record.r } as WriteReceipt &
-    Record<string, unknown>;
+  const all: Record<string, unknown> = { id, updated_at, ...RECEIPT_DEFAULTS, ...record.r };
+  const out: Record<string, unknown> = {};
+  for (const k of RECEIPT_ORDER) if (k in all) out[k] = all[k];
+  return Object.assign(out, all) as WriteReceipt & Record<string, unknown>;
 }
 
 /** The receipt of a write that stored `s`; `bytes` is filled in by `seal`. */
