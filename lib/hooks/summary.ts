@@ -83,9 +83,10 @@ export function summarize(
   maxBytes = SUMMARY_MAX_BYTES,
 ): EventSummary {
   let redactions = 0;
-  const counted = (text: string) => {
+  // `quiet`: what it finds is counted by the caller (redactJsonValue's hit).
+  const counted = (text: string, quiet = false) => {
     const out = redact(text);
-    if (out !== text) redactions += placeholders(out) - placeholders(text);
+    if (out !== text && !quiet) redactions += placeholders(out) - placeholders(text);
     return out;
   };
   // Every string of the payload whole, before fields are cut; then the text built from them (the

@@ -147,6 +147,29 @@ export function isPlaceholder(value: string): boolean {
   return false;
 }
 
+/**
+ * Whether a value under a name that says secret (`password`, `api_key`) only stands in for one: wholly a
+ * reference or a placeholder (`${DB_PASSWORD}`, `$DB_PASSWORD`, `{{ secrets.X }}`, `%PASS%`,
+ * `<your-password>`, `***`, `null`, `process.env.X`, `getpass()`), never a value that merely holds such a
+ * shape: `$uperS3cretPa55`, `W41t...F0r1tNow`, `xXxXxDragon1987`, `MyExample#Pw2024` are passwords (until
+ * 2026-12-06 isPlaceholder's substring shapes kept them: review s52f).
+ */
+export function isStandIn(value: string): boolean {
+  const v = value.trim().replace(/^["'`]|["'`]$/g, '');
+  if (v.length === 0 || v === PLACEHOLDER || DOCUMENTED_EXAMPLES.includes(v)) return true;
+  if (WORD_PLACEHOLDER.test(v) || PUBLIC_ID.test(v)) return true;
+  if (/^(x+|\*+|\.+|-+|_+|#+|•+|<[^<>]*>|\[[^[\]]*\])$/i.test(v)) return true;
+  if (
+    /^(\$\{[^{}]+\}|\$\([^()]+\)|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_]\w*%|\{\{[^{}]*\}\}|\{%[^{}]*%\})$/.test(
+      v,
+    )
+  )
+    return true;
+  // Code that reads it from elsewhere: `process.env.X`, `os.getenv("X")`, `getpass()`.
+  if (CODE_REFERENCE.test(v) && /^[\w.$[\]'"()\s-]+$/.test(v)) return true;
+  return /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:\s*["'][\w .:/-]*["']\s*)?\)$/.test(v);
+}
+
 /** Counts of each UTF-16 unit while `shannonEntropy` runs (all zero between calls), and their order. */
 const unitCounts = new Int32Array(0x10000);
 const unitsSeen: number[] = [];

@@ -13,7 +13,7 @@ import {
 import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { exactNumbers } from '../model/json-numbers.js';
-import { isPlaceholder, PLACEHOLDER, type Redactor } from './redact.js';
+import { isStandIn, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
 
 /**
@@ -543,7 +543,8 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out[key] = value.map((call: ToolCall) => redactToolCall(call, text, hit));
     } else {
       const walk: TextFn = key === PARTS_FIELD ? (s) => text(s, own.has(s)) : text;
-      out[text(key)] = redactJson(value, walk, hit, SENSITIVE_KEY.test(key));
+      // Two names that redact alike (two tokens) keep both values: `[REDACTED] 2` (review s52f).
+      putOwn(out, text(key), redactJson(value, walk, hit, SENSITIVE_KEY.test(key)));
     }
   }
   // The parts are redacted one by one, and their text is the content, unless a secret was split across
@@ -837,7 +838,7 @@ function redactJson(
   const str = typeof value === 'string';
   // Under a secret-sounding key a string goes whole (whatever the rules found in it: counted once), and so
   // does a number (`{"password": 73910264}`).
-  if (secret && (str ? !isPlaceholder(value) : typeof value === 'number')) {
+  if (secret && (str ? !isStandIn(value) : typeof value === 'number')) {
     if (!str || text(value) === value) hit();
     return PLACEHOLDER;
   }
@@ -851,11 +852,29 @@ function redactJson(
     return value.map((v) => redactJson(v, text, hit, secret, depth + 1, field));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      putOwn(out, text(k), redactJson(v, text, hit, secret || SENSITIVE_KEY.test(k), depth + 1, k));
+    for (const [k, v] of Object.entries(value)) {
+      const under = secret || SENSITIVE_KEY.test(k);
+      const red = redactJson(v, text, hit, under, depth + 1, k);
+      putOwn(out, text(k), typeof red === 'string' && !under ? withName(k, red, text, hit) : red);
+    }
     return out;
   }
   return value;
+}
+
+/**
+ * A string value redacted again as `name: value`, as a header line: rules that know a secret by its header
+ * name (`Cookie:`, `Ocp-Apim-Subscription-Key:`, `x-functions-key:`) see both when a tool's arguments hold
+ * headers as an object (`{"headers": {"Cookie": "…"}}`), which until 2026-12-06 kept such values (review
+ * s52f). Short values only: a header's value is, a file's content is not.
+ */
+function withName(name: string, value: string, text: TextFn, hit: () => void): string {
+  if (value.length > 4096 || name.length > 256) return value;
+  const head = `${name}: `;
+  const pair = text(head + value, true);
+  if (pair === head + value || !pair.startsWith(head)) return value;
+  hit();
+  return pair.slice(head.length);
 }
 
 /**
