@@ -122,8 +122,8 @@ export const publicMessageSchema = messageSchema.extend({
   content: z.union([z.string(), z.array(contentPartSchema)]),
 });
 
-const refKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'kind must be 1-64 of [a-z0-9_-]');
-const refUri = z
+export const refKind = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'kind must be 1-64 of [a-z0-9_-]');
+export const refUri = z
   .string()
   .min(1, 'uri must not be empty')
   .refine((s) => utf8(s).byteLength <= 2048, 'uri must be at most 2048 bytes')

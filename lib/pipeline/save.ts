@@ -1,4 +1,10 @@
-import type { ExternalRef, Message, StoredSession } from '../model/session.js';
+import {
+  refKind,
+  refUri,
+  type ExternalRef,
+  type Message,
+  type StoredSession,
+} from '../model/session.js';
 import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
 import { bytesOf, fromUtf16, strictText, toBase64, toUtf16, utf8 } from '../model/bytes.js';
 import {
@@ -390,7 +396,7 @@ function redactSession(
   next.task = text(next.task);
   next.model = text(next.model);
   next.provider = text(next.provider);
-  next.external_refs = redactRefs(next.external_refs, text);
+  next.external_refs = redactRefs(next.external_refs, text, previous?.external_refs ?? []);
   const sent = next.metadata;
   if (sent) next.metadata = redactJson(sent, text, hit) as Record<string, string>;
   // Metadata the write leaves as stored is not checked: new rules may have grown it past its limits, but
@@ -960,8 +966,13 @@ function wideOrder(bin: string): number {
 }
 
 /** Redacts ref uris (and labels), then deduplicates again: two raw uris may redact to the same one. */
-function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalRef[] {
+function redactRefs(
+  refs: ExternalRef[],
+  text: (s: string) => string,
+  stored: readonly ExternalRef[],
+): ExternalRef[] {
   const out: ExternalRef[] = [];
+  const kept = new Set(stored.map((r) => JSON.stringify(r)));
   for (const ref of refs) {
     const r = {
       ...ref,
@@ -969,6 +980,17 @@ function redactRefs(refs: ExternalRef[], text: (s: string) => string): ExternalR
       kind: text(ref.kind),
       created_by: text(ref.created_by),
     };
+    // As metadata: a new ref must stay within the stored format with its secrets replaced (a kind that
+    // is a secret, a uri at its limit), so that what GET answers can be PUT back (review s52f).
+    if (!kept.has(JSON.stringify(ref)) && (r.kind !== ref.kind || r.uri !== ref.uri)) {
+      const bad = refKind.safeParse(r.kind).error ?? refUri.safeParse(r.uri).error;
+      if (bad)
+        throw badRequest(
+          `an external ref is over its limits with its secrets replaced by ${PLACEHOLDER}: ` +
+            bad.issues[0]!.message,
+          [{ path: 'external_refs', message: bad.issues[0]!.message }],
+        );
+    }
     if (!out.some((o) => o.kind === r.kind && o.uri === r.uri && o.created_by === r.created_by))
       out.push(r);
   }
