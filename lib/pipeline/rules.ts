@@ -114,6 +114,23 @@ function assignment(
 const KEY_SEP = raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
 
 /**
+ * A word in either case, letter by letter (`[Aa][Ww][Ss]`), for patterns that must stay case-sensitive
+ * elsewhere: under the `i` flag `[A-Z]` (even `\p{Lu}`) matches every letter.
+ */
+const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+
+/**
+ * Blanks alone between a name and its value, as a command line writes them (`aws configure set
+ * aws_secret_access_key <key>`, review s52f), where KEY_SEP needs `=` or `:`. Taken only before a value
+ * that has an upper-case and a lower-case letter within its first `n` characters: a random base64 key lacks
+ * either about once in a billion, while prose (`the aws_secret_access_key field`), lower-case hex (a git
+ * SHA) and `$VARS` have no such mix. The pattern must then be case-sensitive (see anyCase).
+ */
+const BLANK_SEP = (n: number) =>
+  raw`[ \t]{1,16}(?:\\?["'\x60])?` +
+  raw`(?=[A-Za-z0-9\/+]{0,${n - 1}}[A-Z])(?=[A-Za-z0-9\/+]{0,${n - 1}}[a-z])`;
+
+/**
  * Keywords of an assignment rule: each word followed by what can come next in `<key>["']? <sep>` (a quote,
  * `]`, a blank, `=` or `:`), so that `"key"` inside a tool schema or `token_count` never wakes the rule.
  */
@@ -281,9 +298,12 @@ export const rules: Rule[] = [
   {
     id: 'aws-secret-access-key',
     keywords: ['secret_access_key', 'secretaccesskey', 'secret-access-key'],
+    // `=` or `:` after the name, or blanks alone before a key of both cases (`aws configure set
+    // aws_secret_access_key <key>`, `rclone config create … secret_access_key <key>`: BLANK_SEP).
     pattern: new RegExp(
-      raw`secret[_-]?access[_-]?key${KEY_SEP}([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
-      'iy',
+      raw`${anyCase('secret')}[_-]?${anyCase('access')}[_-]?${anyCase('key')}` +
+        raw`(?:${KEY_SEP}|${BLANK_SEP(40)})([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
+      'y',
     ),
     group: 1,
     entropy: 3,
@@ -1154,9 +1174,13 @@ export const rules: Rule[] = [
       'securitytoken',
       'security-token',
     ],
+    // `=` or `:` after the name; blanks alone (`aws configure set aws_session_token <token>`: BLANK_SEP)
+    // after the AWS names only, `aws_session_token` and `aws_security_token`.
     pattern: new RegExp(
-      raw`(?:session|security)[_-]?token${KEY_SEP}([A-Za-z0-9+/]{100,4096}={0,2})`,
-      'iy',
+      raw`(?:(?:${anyCase('session')}|${anyCase('security')})[_-]?${anyCase('token')}${KEY_SEP}` +
+        raw`|(?<=${anyCase('aws')}_)(?:${anyCase('session')}|${anyCase('security')})_${anyCase('token')}` +
+        raw`${BLANK_SEP(100)})([A-Za-z0-9+/]{100,4096}={0,2})`,
+      'y',
     ),
     group: 1,
     entropy: 3,

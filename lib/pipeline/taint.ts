@@ -1,3 +1,4 @@
+import { PARTS_FIELD, textFieldOf, type ContentPart } from '../model/parts.js';
 import type { Message } from '../model/session.js';
 
 /**
@@ -77,7 +78,7 @@ export function scanTaint(messages: Message[]): TaintScan {
   let untrustedIngested = false;
   let episodeUntrusted = false;
   for (const m of messages) {
-    for (const text of [m.content, m.reasoning_content ?? '']) {
+    for (const text of textsOf(m)) {
       for (const label of wrapperLabels(text)) {
         if (!isEngineLabel(label)) {
           untrustedIngested = true;
@@ -92,6 +93,28 @@ export function scanTaint(messages: Message[]): TaintScan {
     }
   }
   return { untrustedIngested, episodeUntrusted, sources: [...sources] };
+}
+
+/**
+ * The texts of a message a wrapper can be in: `content`, `reasoning_content`, and the text of its reasoning
+ * parts (the AI SDK's `{type: "reasoning", text}`), which since 2026-12-05 is not in `content` (docs/api.md
+ * "Parts"); until review s52f a wrapper there set neither flag.
+ */
+function textsOf(m: Message): string[] {
+  const texts = [m.content, m.reasoning_content ?? ''];
+  const parts = (m as Record<string, unknown>)[PARTS_FIELD];
+  if (!Array.isArray(parts)) return texts;
+  for (const p of parts as unknown[]) {
+    if (!p || typeof p !== 'object') continue;
+    const part = p as ContentPart;
+    if (
+      typeof part.type === 'string' &&
+      textFieldOf(part) === null &&
+      typeof part['text'] === 'string'
+    )
+      texts.push(part['text']);
+  }
+  return texts;
 }
 
 /** MCP tools (`server__tool`), network and delegation tools, and shell commands with a network effect. */

@@ -204,6 +204,11 @@ interface Kind {
   custom?: ((g: Gen) => { context: string; text: string; secrets: string[] })[];
   /** Only these named contexts (e.g. values with characters YAML or TOML would quote differently). */
   only?: string[];
+  /**
+   * Its own PRNG stream (the corpus seed XOR this number), not the shared one: a kind added later leaves
+   * the values of every other case as they were.
+   */
+  stream?: number;
 }
 
 const kinds: Kind[] = [];
@@ -213,6 +218,9 @@ const token = (kind: string, names: string[], value: Value) =>
 const keyed = (kind: string, names: string[], value: Value) => kinds.push({ kind, names, value });
 const custom = (kind: string, ...places: Kind['custom'] & {}) =>
   kinds.push({ kind, names: [], value: () => '', custom: places });
+/** A custom kind on its own PRNG stream (Kind.stream). */
+const customOwn = (kind: string, stream: number, ...places: Kind['custom'] & {}) =>
+  kinds.push({ kind, names: [], value: () => '', custom: places, stream });
 const c = (context: string, text: string, ...secrets: string[]) => ({ context, text, secrets });
 
 // AI providers
@@ -320,6 +328,46 @@ custom(
         `${JSON.stringify(json, null, 4)}`,
       s,
       t,
+    );
+  },
+);
+customOwn(
+  // Blanks alone between the name and the value (review s52f: the rules needed `=` or `:`).
+  'aws-cli-configure-set',
+  0x5a52,
+  (g) => {
+    const s = g.chars(B64, 40);
+    const command = `aws configure set aws_secret_access_key ${s} --profile ci`;
+    return c('tool-args', JSON.stringify({ command, timeout: 30 }), s);
+  },
+  (g) => {
+    const [a, s, t] = [
+      `ASIA${g.chars(BASE32, 16)}`,
+      g.chars(B64, 40),
+      `AQoDYXdzE${g.chars(B64, g.int(200, 400))}`,
+    ];
+    return c(
+      'shell',
+      `$ aws configure set aws_access_key_id ${a}\n` +
+        `$ aws configure set aws_secret_access_key ${s}\n` +
+        `$ aws configure set aws_session_token ${t}\n` +
+        `$ aws sts get-caller-identity`,
+      a,
+      s,
+      t,
+    );
+  },
+  (g) => {
+    const s = g.chars(B64, 40);
+    return c('shell', `$ aws configure set profile.ci.aws_secret_access_key "${s}"`, s);
+  },
+  (g) => {
+    const s = g.chars(B64, 40);
+    return c(
+      'shell',
+      `$ rclone config create backup s3 provider AWS access_key_id AKIA${g.chars(BASE32, 16)} ` +
+        `secret_access_key ${s} region eu-west-1`,
+      s,
     );
   },
 );
@@ -1897,6 +1945,25 @@ miss(
   ],
   () => ['prose', 'The API key is stored in Vault and the secret is mounted at /run/secrets/api.'],
   () => ['prose', 'The primary key is (tenant_id, id) and the sort key is created_at.'],
+  // Blanks after an AWS name (review s52f): no key of both cases follows.
+  () => [
+    'aws-cli',
+    'Set the aws_secret_access_key field in ~/.aws/credentials, then run aws configure list.',
+  ],
+  () => [
+    'aws-cli',
+    '$ aws configure set aws_secret_access_key "$AWS_SECRET_ACCESS_KEY" --profile ci\n' +
+      '$ aws configure set aws_session_token ${AWS_SESSION_TOKEN} --profile ci',
+  ],
+  () => ['aws-cli', '$ aws configure get aws_secret_access_key --profile ci'],
+  () => [
+    'git',
+    '$ git log --oneline -S secret_access_key 3f9c2a7d1e8b4c6f0a5d9e2b7c1f4a8d6e3b0c9f',
+  ],
+  () => [
+    'aws-docs',
+    'aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  ],
 );
 miss(
   'random-looking-non-secrets',
@@ -2015,9 +2082,10 @@ miss(
 
 /** Builds the corpus. The same seed always gives the same corpus. */
 export function secretCorpus(seed = 0x5ec12e7): SecretCorpus {
-  const g = new Gen(seed);
+  const shared = new Gen(seed);
   const positives: PositiveCase[] = [];
   for (const k of kinds) {
+    const g = k.stream === undefined ? shared : new Gen(seed ^ k.stream);
     if (k.custom) {
       // Each custom context at least twice (fresh values), so that a kind is not judged on one sample.
       const rounds = Math.max(2, Math.ceil(6 / k.custom.length));
@@ -2039,6 +2107,7 @@ export function secretCorpus(seed = 0x5ec12e7): SecretCorpus {
     });
   }
   const nearMisses: NearMissCase[] = [];
+  const g = shared;
   for (const m of misses) {
     for (const make of m.texts) {
       // Generators that draw from the PRNG run three times (fresh values); fixed texts once.
