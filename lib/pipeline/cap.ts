@@ -8,7 +8,8 @@ import type { Message } from '../model/session.js';
  * single message); one system marker right after the head counts every group removed so far. When the
  * head fits but the head plus the marker does not, the head stays whole and the marker is left out (odek's
  * behaviour). If the head alone is too large, the first user message goes too (the system prompt and
- * `task` stay); when even they do not fit, the write is refused.
+ * `task` stay) and the other groups are fitted the same way behind the system prompt and the marker (the
+ * marker first when there is no system prompt); when even they do not fit, the write is refused.
  */
 
 export { isMarker, markerText };
@@ -62,16 +63,46 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
   const previouslyDropped = all.reduce((n, m) => n + markerCount(m), 0);
   const messages = all.filter((m) => !isMarker(m));
   const sizes = allSizes.filter((_, i) => !isMarker(all[i]));
-  const { head: headAt, groups } = layout(messages);
-  const head = headAt.map((i) => messages[i]!);
+  const { head, groups } = layout(messages);
+  const room = { messages, sizes, groups, fixedBytes, maxBytes };
+  const whole = fitGroups(room, head, previouslyDropped);
+  if (whole) return { ...whole, headCut: false, fits: true };
+  // The head alone is too large: the first user message goes (a group, so the marker counts it) and the
+  // rest is fitted as usual behind the system prompt, with the marker after it when that fits too (until
+  // 2026-12-06 every other group went with it, though they fitted). When the system prompt alone does not
+  // fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
+  const system = messages[0]?.role === 'system' ? [0] : [];
+  const userGone = groupCount(head.slice(system.length).map((i) => messages[i]!));
+  const cut = fitGroups(room, system, previouslyDropped + userGone);
+  const headCut = userGone > 0;
+  if (cut) return { messages: cut.messages, dropped: cut.dropped + userGone, headCut, fits: true };
+  const kept = system.map((i) => messages[i]!);
+  return { messages: kept, dropped: groups.length + userGone, headCut, fits: false };
+}
+
+/**
+ * The normal path: with `headAt` kept, drops `groups` oldest first until the rest fits together with one
+ * marker after the head (counting `previouslyDropped` and this write's drops); when the head fits but the
+ * head plus the marker does not, the head alone without the marker. Undefined when the head alone is over.
+ */
+function fitGroups(
+  room: {
+    messages: Message[];
+    sizes: number[];
+    groups: Group[];
+    fixedBytes: number;
+    maxBytes: number;
+  },
+  headAt: number[],
+  previouslyDropped: number,
+): { messages: Message[]; dropped: number } | undefined {
+  const { messages, sizes, groups, fixedBytes, maxBytes } = room;
   const headBytes = headAt.reduce((a, i) => a + sizes[i]!, 0);
   // The marker goes right after the head's last message (the first user message, or the system prompt).
   const anchor = headAt.length ? headAt[headAt.length - 1]! : -1;
-
-  // Drop groups oldest first until the rest fits together with the marker.
   let keptFrom = 0;
   let bodyBytes = groups.reduce((a, g) => a + g.bytes(sizes), 0);
-  let bodyCount = messages.length - headAt.length;
+  let bodyCount = groups.reduce((a, g) => a + g.length, 0);
   const fits = (markerBytes: number, extra: number) =>
     fixedBytes +
       arrayBytes(headAt.length + bodyCount + extra, headBytes + bodyBytes + markerBytes) <=
@@ -84,8 +115,7 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
     bodyCount -= groups[keptFrom]!.length;
     keptFrom++;
   }
-  const dropped = keptFrom;
-  const totalDropped = previouslyDropped + dropped;
+  const totalDropped = previouslyDropped + keptFrom;
   // What stays, in the session's order (messages kept between the system prompt and the first user message
   // stay before it), with the marker after the head.
   const keep = new Set(headAt);
@@ -101,32 +131,11 @@ export function capMessages(all: Message[], fixedBytes: number, maxBytes: number
     return out;
   };
   const marker = markerMessage(totalDropped);
-  const withMarker = inOrder(marker);
-  if (
-    fixedBytes + arrayBytes(withMarker.length, headBytes + jsonBytes(marker) + bodyBytes) <=
-      maxBytes &&
-    totalDropped > 0
-  ) {
-    return { messages: withMarker, dropped, headCut: false, fits: true };
-  }
-  if (fixedBytes + arrayBytes(keep.size, headBytes + bodyBytes) <= maxBytes) {
-    // The marker would not fit: omit it.
-    return { messages: inOrder(), dropped, headCut: false, fits: true };
-  }
-  // The head alone is too large: the first user message goes (a group, so the marker counts it) and the
-  // system prompt stays whole, with the marker after it when that fits too. When the system prompt alone
-  // does not fit, nothing can be stored: `fits` is false (the contract keeps the system prompt and `task`).
-  const kept = messages[0]?.role === 'system' ? [messages[0]] : [];
-  const userGone = groupCount(head.slice(kept.length));
-  const n = totalDropped + userGone;
-  const marked = kept.length && n ? [...kept, markerMessage(n)] : kept;
-  const under = (ms: Message[]) => fixedBytes + jsonBytes(ms) <= maxBytes;
-  return {
-    messages: under(marked) ? marked : kept,
-    dropped: dropped + userGone,
-    headCut: userGone > 0,
-    fits: under(kept),
-  };
+  if (totalDropped > 0 && fits(jsonBytes(marker), 1))
+    return { messages: inOrder(marker), dropped: keptFrom };
+  // The marker would not fit: omit it.
+  if (fits(0, 0)) return { messages: inOrder(), dropped: keptFrom };
+  return undefined;
 }
 
 const arrayBytes = (count: number, total: number) => total + Math.max(0, count - 1) + 2; // commas, brackets

@@ -96,10 +96,11 @@ describe('size cap', () => {
   it('drops the first user message only when the head alone is over; the system prompt is never cut', () => {
     const big = [sys, user('u'.repeat(2000)), asst('a')];
     const headless = capMessages(big, 20, 400);
-    // The assistant message and the first user message went: two groups, which the marker counts.
+    // Only the first user message went (one group, which the marker counts); the assistant message fits
+    // and stays (until 2026-12-06 every group went with it: review s52f).
     expect(headless).toEqual({
-      messages: [sys, { role: 'system', content: markerText(2) }],
-      dropped: 2,
+      messages: [sys, { role: 'system', content: markerText(1) }, asst('a')],
+      dropped: 1,
       headCut: true,
       fits: true,
     });
@@ -127,8 +128,12 @@ describe('size cap', () => {
     expect(once.messages[2]!.content).toBe(markerText(1));
     const grown = [sys, user('u'.repeat(900)), ...once.messages.slice(2)];
     const cut = capMessages(grown, 20, 400);
-    expect(cut.messages).toEqual([sys, { role: 'system', content: markerText(3) }]);
-    expect(cut.dropped).toBe(2);
+    expect(cut.messages).toEqual([
+      sys,
+      { role: 'system', content: markerText(2) },
+      asst('y'.repeat(100)),
+    ]);
+    expect(cut.dropped).toBe(1);
   });
 
   it('keeps the head whole and omits the marker when the head fits but the head plus a marker does not', () => {
