@@ -466,7 +466,11 @@ function applySizeCap(
       const fresh = o.replaced ? changed(messages, previous, newMessages) : messages.slice(-1);
       const kept = new Set(capped.messages);
       if (fresh.length > 0 && !fresh.some((m) => kept.has(m)))
-        throw refuseNew(o.replaced ? fresh : messages.slice(-newMessages), maxSessionBytes);
+        throw refuseNew(
+          o.replaced ? fresh : messages.slice(-newMessages),
+          maxSessionBytes,
+          fixed + reserve,
+        );
     }
     headDropped = capped.headCut;
     if (capped.messages !== next.messages) {
@@ -1030,12 +1034,16 @@ function putOwn(out: Record<string, unknown>, key: string, value: unknown): void
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
-function refuseNew(added: Message[], maxSessionBytes: number): Error {
+function refuseNew(added: Message[], maxSessionBytes: number, besides: number): Error {
   const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
-  return refuse(
-    added.length === 1 ? 'the new message' : `the ${added.length} new messages`,
-    bytes,
-    maxSessionBytes,
+  const what = added.length === 1 ? 'the new message' : `the ${added.length} new messages`;
+  // Said when it is why (review s52f): under a small cap the session's other fields and the write records
+  // it keeps for 24 h (idempotency keys) can take the room a small message would fit in.
+  if (besides < maxSessionBytes / 4) return refuse(what, bytes, maxSessionBytes);
+  return payloadTooLarge(
+    `${what} (${bytes} bytes) cannot be stored in a session of at most ${maxSessionBytes} bytes ` +
+      `(SATCHEL_MAX_SESSION_BYTES) beside its head, its other fields and the write records it keeps for ` +
+      `24 hours (${besides} bytes without the head; Idempotency-Key records among them): nothing was written`,
   );
 }
 
