@@ -147,6 +147,13 @@ export function isPlaceholder(value: string): boolean {
   return false;
 }
 
+/** Whole references to a secret kept elsewhere, as a value under a secret-sounding name (isStandIn). */
+const STAND_IN_REFERENCE = new RegExp(
+  String.raw`^(?:\$\{\{[^{}]*\}\}|op://\S+|arn:aws[\w-]*:(?:secretsmanager|ssm):\S+|` +
+    String.raw`!(?:Ref|Sub|GetAtt|ImportValue|FindInMap|vault|Secret|env_var|ENV)\s+[\w.:/-]+|` +
+    String.raw`@Microsoft\.KeyVault\([^()]*\)|(?:vault:|ref\+)\S+|#\{[^{}]+\}|%\(\w+\)s)$`,
+);
+
 /**
  * Whether a value under a name that says secret (`password`, `api_key`) only stands in for one: wholly a
  * reference or a placeholder (`${DB_PASSWORD}`, `$DB_PASSWORD`, `{{ secrets.X }}`, `%PASS%`,
@@ -165,6 +172,9 @@ export function isStandIn(value: string): boolean {
     )
   )
     return true;
+  // Whole references to a secret manager or template (review s52h): `${{ secrets.X }}`, 1Password,
+  // AWS Secrets Manager or SSM, CloudFormation, Azure Key Vault, Vault, `#{X}`, `%(x)s`.
+  if (STAND_IN_REFERENCE.test(v)) return true;
   // Code that reads it from elsewhere: `process.env.X`, `os.getenv("X")`, `getpass()`.
   if (CODE_REFERENCE.test(v) && /^[\w.$[\]'"()\s-]+$/.test(v)) return true;
   return /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:\s*["'][\w .:/-]*["']\s*)?\)$/.test(v);

@@ -470,6 +470,7 @@ function applySizeCap(
           o.replaced ? fresh : messages.slice(-newMessages),
           maxSessionBytes,
           fixed + reserve,
+          (next.satchel?.writes ?? []).some((w) => w.k.startsWith('k:')),
         );
     }
     headDropped = capped.headCut;
@@ -799,8 +800,8 @@ export function redactArguments(
     const exact = exactNumbers(args);
     const walked = redactJson(
       JSON.parse(exact.json),
-      (s) => {
-        const r = text(s);
+      (s, quiet) => {
+        const r = text(s, quiet);
         if (r !== s) changed = true;
         return r;
       },
@@ -862,10 +863,13 @@ function redactJson(
     return value.map((v) => redactJson(v, text, hit, secret, depth + 1, field));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
+    // Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line.
+    const inHeaders = field !== undefined && /headers$/i.test(field);
     for (const [k, v] of Object.entries(value)) {
       const under = secret || SENSITIVE_KEY.test(k);
       const red = redactJson(v, text, hit, under, depth + 1, k);
-      putOwn(out, text(k), typeof red === 'string' && !under ? withName(k, red, text, hit) : red);
+      const header = !under && typeof red === 'string' && (inHeaders || /^(set-)?cookie$/i.test(k));
+      putOwn(out, text(k), header ? withName(k, red, text, hit) : red);
     }
     return out;
   }
@@ -873,10 +877,10 @@ function redactJson(
 }
 
 /**
- * A string value redacted again as `name: value`, as a header line: rules that know a secret by its header
- * name (`Cookie:`, `Ocp-Apim-Subscription-Key:`, `x-functions-key:`) see both when a tool's arguments hold
- * headers as an object (`{"headers": {"Cookie": "…"}}`), which until 2026-12-06 kept such values (review
- * s52f). Short values only: a header's value is, a file's content is not.
+ * A header's value (in an object under a `…headers` field, or named `Cookie`) redacted again as `name:
+ * value`, as its line: rules that know a secret by its header name (`Cookie:`, `Ocp-Apim-Subscription-Key:`,
+ * `x-functions-key:`) see both, where until 2026-12-06 such values were kept (review s52f). Not every field:
+ * `{"object-key": "uploads/report.pdf"}` is data (review s52h). Short values only.
  */
 function withName(name: string, value: string, text: TextFn, hit: () => void): string {
   if (value.length > 4096 || name.length > 256) return value;
@@ -986,7 +990,11 @@ function redactRefs(
     };
     // As metadata: a new ref must stay within the stored format with its secrets replaced (a kind that
     // is a secret, a uri at its limit), so that what GET answers can be PUT back (review s52f).
-    if (!kept.has(JSON.stringify(ref)) && (r.kind !== ref.kind || r.uri !== ref.uri)) {
+    // A stored ref a later write redacts (a request's Satchel-Secrets, new rules) cannot be refused: a kind
+    // that became a placeholder is `redacted`, a kind of the stored format, so GET-then-PUT still works.
+    if (kept.has(JSON.stringify(ref)) && r.kind !== ref.kind && !refKind.safeParse(r.kind).success)
+      r.kind = 'redacted';
+    else if (!kept.has(JSON.stringify(ref)) && (r.kind !== ref.kind || r.uri !== ref.uri)) {
       const bad = refKind.safeParse(r.kind).error ?? refUri.safeParse(r.uri).error;
       if (bad)
         throw badRequest(
@@ -1034,7 +1042,12 @@ function putOwn(out: Record<string, unknown>, key: string, value: unknown): void
 }
 
 /** 413 for a write none of whose new content fits under the cap: nothing is written, nothing lost silently. */
-function refuseNew(added: Message[], maxSessionBytes: number, besides: number): Error {
+function refuseNew(
+  added: Message[],
+  maxSessionBytes: number,
+  besides: number,
+  keyed: boolean,
+): Error {
   const bytes = added.reduce((n, m) => n + jsonBytes(m), 0);
   const what = added.length === 1 ? 'the new message' : `the ${added.length} new messages`;
   // Said when it is why (review s52f): under a small cap the session's other fields and the write records
@@ -1042,8 +1055,9 @@ function refuseNew(added: Message[], maxSessionBytes: number, besides: number): 
   if (besides < maxSessionBytes / 4) return refuse(what, bytes, maxSessionBytes);
   return payloadTooLarge(
     `${what} (${bytes} bytes) cannot be stored in a session of at most ${maxSessionBytes} bytes ` +
-      `(SATCHEL_MAX_SESSION_BYTES) beside its head, its other fields and the write records it keeps for ` +
-      `24 hours (${besides} bytes without the head; Idempotency-Key records among them): nothing was written`,
+      `(SATCHEL_MAX_SESSION_BYTES) beside its head, its other fields (task, metadata, refs) and the write ` +
+      `records it keeps for 24 hours (${besides} bytes without the head` +
+      `${keyed ? '; Idempotency-Key records among them' : ''}): nothing was written`,
   );
 }
 
