@@ -5,28 +5,13 @@
 // group goes that would have fitted", docs/design.md). Now the rest is fitted as usual behind the system
 // prompt and the marker (newest groups kept), and the marker and the receipt count every group removed.
 import { describe, expect, it } from 'vitest';
-import { capMessages, isMarker, jsonBytes, markerText } from '../../lib/pipeline/cap.js';
+import { capMessages, isMarker, markerText } from '../../lib/pipeline/cap.js';
 import type { Message } from '../../lib/model/session.js';
+import { asst, tool, total, user } from '../support/cap-messages.js';
 import { makeApp } from '../http/helpers.js';
 
 const sys: Message = { role: 'system', content: 'sys' };
-const user = (c: string): Message => ({ role: 'user', content: c });
-const asst = (c: string, calls: string[] = []): Message => ({
-  role: 'assistant',
-  content: c,
-  ...(calls.length
-    ? {
-        tool_calls: calls.map((id) => ({
-          id,
-          type: 'function',
-          function: { name: 'f', arguments: '{}' },
-        })),
-      }
-    : {}),
-});
-const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, tool_call_id: id });
 const marker = (n: number): Message => ({ role: 'system', content: markerText(n) });
-const total = (messages: Message[], fixed: number) => fixed + jsonBytes(messages);
 
 describe('a head over the cap loses its first user message, not the groups that fit after it', () => {
   it('over HTTP: the small reply and follow-up stay, the marker counts the first user message', async () => {

@@ -9,26 +9,9 @@ import {
   utf8Length,
 } from '../../lib/pipeline/cap.js';
 import type { Message } from '../../lib/model/session.js';
+import { asst, tool, total, user } from '../support/cap-messages.js';
 
 const sys: Message = { role: 'system', content: 'system prompt' };
-const user = (c: string): Message => ({ role: 'user', content: c });
-const asst = (c: string, calls: string[] = []): Message => ({
-  role: 'assistant',
-  content: c,
-  ...(calls.length
-    ? {
-        tool_calls: calls.map((id) => ({
-          id,
-          type: 'function',
-          function: { name: 'f', arguments: '{}' },
-        })),
-      }
-    : {}),
-});
-const tool = (id: string, c: string): Message => ({ role: 'tool', content: c, tool_call_id: id });
-
-/** Bytes of `{"messages":[...]}` plus `fixed`: what the cap bounds. */
-const total = (messages: Message[], fixed: number) => fixed + jsonBytes(messages);
 
 const markerMsg = (n: number): Message => ({ role: 'system', content: markerText(n) });
 
