@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { s3Env } from '../support/s3.js';
 import { captureConsole } from '../support/logs.js';
 
 // Review s52c: the Lambda cap (4 MiB by default) counts the stored JSON, where `"` and `\` take 2 bytes;
@@ -74,16 +75,9 @@ async function filled(content: (i: number) => string): Promise<{ id: string; byt
 }
 
 beforeAll(async () => {
-  const s3 = inject('s3');
   Object.assign(process.env, {
     SATCHEL_TOKENS: 'lam/fn=tok_lambda_6mb_0123',
-    S3_ENDPOINT: s3.endpoint,
-    S3_REGION: s3.region,
-    S3_BUCKET: s3.bucket,
-    S3_PREFIX: `s52c-lambda-${Date.now()}`,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_ACCESS_KEY_ID: s3.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ...s3Env('s52c-lambda'),
     SATCHEL_LOG: 'json',
   });
   handler = (await import('../../functions/lambda.js')).handler as never;

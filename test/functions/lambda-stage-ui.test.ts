@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { s3Env } from '../support/s3.js';
 import { captureConsole } from '../../test/support/logs.js';
 
 // Review s52c: through a named stage of the API's own execute-api endpoint, functions/lambda.ts takes the
@@ -32,16 +33,9 @@ function event(method: string, path: string) {
 }
 
 beforeAll(async () => {
-  const s3 = inject('s3');
   Object.assign(process.env, {
     SATCHEL_TOKENS: 'lam/fn=tok_lambda_stage_0123',
-    S3_ENDPOINT: s3.endpoint,
-    S3_REGION: s3.region,
-    S3_BUCKET: s3.bucket,
-    S3_PREFIX: `s52c-stage-${Date.now()}`,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_ACCESS_KEY_ID: s3.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ...s3Env('s52c-stage'),
     SATCHEL_LOG: 'off',
   });
   handler = (await import('../../functions/lambda.js')).handler as never;

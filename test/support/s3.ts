@@ -20,3 +20,17 @@ export function openTestS3(label = 'test', options: { sdk?: boolean } = {}): S3S
     ...(options.sdk ? {} : { wire: nodeWire }),
   });
 }
+
+/** The S3_* and AWS_* settings of the run's radosgw under a fresh `prefix`, for an entry (Lambda) read from env. */
+export function s3Env(prefix: string): Record<string, string> {
+  const s3 = inject('s3');
+  return {
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_BUCKET: s3.bucket,
+    S3_PREFIX: `${prefix}-${Date.now()}`,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}

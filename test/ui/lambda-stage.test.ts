@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3Env } from '../support/s3.js';
 import { captureConsole } from '../support/logs.js';
 import { apiClient, launchBrowser, openPage, signIn, visibleText } from './browser.js';
 
@@ -84,16 +85,9 @@ function startGateway(): Promise<Server> {
 }
 
 beforeAll(async () => {
-  const s3 = inject('s3');
   Object.assign(process.env, {
     SATCHEL_TOKENS: `stage/ui=${TOKEN}`,
-    S3_ENDPOINT: s3.endpoint,
-    S3_REGION: s3.region,
-    S3_BUCKET: s3.bucket,
-    S3_PREFIX: `s52c-stage-ui-${Date.now()}`,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_ACCESS_KEY_ID: s3.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ...s3Env('s52c-stage-ui'),
     SATCHEL_LOG: 'json',
   });
   handler = (await import('../../functions/lambda.js')).handler as never;
