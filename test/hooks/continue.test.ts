@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { keys } from '../../lib/model/keys.js';
@@ -9,13 +8,13 @@ import type { Env } from '../../lib/server/config.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { StorageUnavailableError, text, type ObjectStore } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
+import { signedDelivery } from '../support/hook-delivery.js';
 import { startChatServer, type ChatServer, type Step } from '../support/chat-server.js';
 
 // Webhooks when a model is configured: the delivery is a continue (message, then one model turn), still
 // exactly once per delivery, and a redelivery after a failed turn runs the missing turn.
 const SECRET = 'hook-with-model-secret';
 const HOOKS = { ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' } };
-const hmac = (data: string) => createHmac('sha256', SECRET).update(data).digest('hex');
 
 const servers: ChatServer[] = [];
 afterEach(async () => {
@@ -57,18 +56,8 @@ async function setup(steps: Step[], options: { put?: PutHook; env?: Env } = {}) 
     },
     ...(options.put ? { objects: hookedStore(options.put) } : {}),
   });
-  const deliver = (body: string, delivery: string) => {
-    const t = Math.floor(Date.now() / 1000);
-    return app.call('POST', '/v1/hooks/ops', {
-      token: null,
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'x-satchel-signature': `t=${t},v1=${hmac(`${t}.${body}`)}`,
-        'x-satchel-delivery': delivery,
-      },
-    });
-  };
+  const deliver = (body: string, delivery: string) =>
+    app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, delivery));
   const messages = async () =>
     (await app.call('GET', '/v1/sessions/ops-log')).json.messages as {
       role: string;

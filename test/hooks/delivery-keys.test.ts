@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { keys } from '../../lib/model/keys.js';
 import { text, utf8 } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
+import { signedDelivery } from '../support/hook-delivery.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 // Review s52a: a webhook's Idempotency-Key (`webhook:<name>:<delivery>` until 2026-12-06) was one any
@@ -11,7 +11,6 @@ import { startChatServer, type ChatServer } from '../support/chat-server.js';
 // be left unstored with nothing telling the sender or the operator.
 
 const SECRET = 'ops-hook-secret-0123456789';
-const hmac = (data: string) => createHmac('sha256', SECRET).update(data).digest('hex');
 
 const servers: ChatServer[] = [];
 afterEach(async () => {
@@ -27,18 +26,8 @@ async function setup(
     env: { SATCHEL_HOOKS: JSON.stringify(hooks), ...options.env },
     ...(options.answersAfterBackground ? { answersAfterBackground: true } : {}),
   });
-  const deliver = (body: string, delivery: string) => {
-    const t = Math.floor(Date.now() / 1000);
-    return app.call('POST', '/v1/hooks/ops', {
-      token: null,
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'x-satchel-signature': `t=${t},v1=${hmac(`${t}.${body}`)}`,
-        'x-satchel-delivery': delivery,
-      },
-    });
-  };
+  const deliver = (body: string, delivery: string) =>
+    app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, delivery));
   const contents = async (id = 'ops-log') =>
     ((await app.call('GET', `/v1/sessions/${id}`)).json.messages as { content: string }[]).map(
       (m) => m.content,

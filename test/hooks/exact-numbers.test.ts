@@ -2,11 +2,11 @@
 // with other digits (`12345678901234567890` as `12345678901234567000`), `1.50` as `1.5`, in the stored
 // message (stop 51's left item). Now numbers a parse would change stay as sent, in the JSON shown and in
 // a summary's fields, and the message is the same bytes on every attempt.
-import { createHmac } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { parsePayload, summarize } from '../../lib/hooks/summary.js';
 import { utf8 } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
+import { signedDelivery } from '../support/hook-delivery.js';
 
 const SECRET = 'ci-hook-secret-0123456789';
 
@@ -22,17 +22,7 @@ it('a payload keeps its numbers as sent in the stored message', async () => {
   const body =
     '{"type":"build","build_id":12345678901234567890,"cost":1.50,"run":{"id":-9223372036854775808},' +
     '"password":98765432109876543210}';
-  const t = Math.floor(Date.now() / 1000);
-  const sig = createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex');
-  const res = await app.call('POST', '/v1/hooks/ci', {
-    token: null,
-    raw: body,
-    headers: {
-      'content-type': 'application/json',
-      'x-satchel-signature': `t=${t},v1=${sig}`,
-      'x-satchel-delivery': 'exact-1',
-    },
-  });
+  const res = await app.call('POST', '/v1/hooks/ci', signedDelivery(SECRET, body, 'exact-1'));
   expect(res.status).toBe(202);
   const stored = (await app.call('GET', '/v1/sessions/ci-log')).json;
   const text = JSON.stringify(stored.messages);

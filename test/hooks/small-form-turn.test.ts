@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/model/digest.js';
 import { keys } from '../../lib/model/keys.js';
 import { text } from '../../lib/storage/port.js';
 import { makeApp } from '../http/helpers.js';
+import { signedDelivery } from '../support/hook-delivery.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 // Review s52a: with a model configured, a delivery whose message only fit as the shorter (eighth-budget)
@@ -12,7 +12,6 @@ import { startChatServer, type ChatServer } from '../support/chat-server.js';
 // delivery done.
 const SECRET = 'ops-hook-secret-0123456789';
 const HOOKS = { ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' } };
-const hmac = (data: string) => createHmac('sha256', SECRET).update(data).digest('hex');
 
 const servers: ChatServer[] = [];
 afterEach(async () => {
@@ -32,18 +31,8 @@ describe('webhook with a model, payload stored in its shorter form (review s52a)
       },
     });
     const body = '\u0001'.repeat(6000); // 6 bytes each in stored JSON: the full summary is refused
-    const send = () => {
-      const t = Math.floor(Date.now() / 1000);
-      return app.call('POST', '/v1/hooks/ops', {
-        token: null,
-        raw: body,
-        headers: {
-          'content-type': 'text/plain',
-          'x-satchel-signature': `t=${t},v1=${hmac(`${t}.${body}`)}`,
-          'x-satchel-delivery': 'ctl-1',
-        },
-      });
-    };
+    const send = () =>
+      app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, 'ctl-1', 'text/plain'));
     expect((await send()).status).toBe(202);
     await app.background.drain();
     const first = (await app.call('GET', '/v1/sessions/ops-log')).json.messages;
