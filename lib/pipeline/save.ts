@@ -93,6 +93,8 @@ export interface SaveOutput {
 
 export interface SavePipeline {
   apply(input: SaveInput): SaveOutput;
+  /** The size cap it holds sessions to (unset: none): the store keeps its bookkeeping well under it. */
+  readonly maxSessionBytes?: number;
   /**
    * Redacts a free-form string with the same rules (audit records, ids), and a request's own secret
    * values (`Satchel-Secrets`) when given.
@@ -258,6 +260,7 @@ export function createSavePipeline(options: PipelineOptions): SavePipeline {
       (known?.length ? options.redactor.withKnownValues(known) : options.redactor).redact(text)
         .text,
     apply: (input) => applyPipeline(options, input),
+    maxSessionBytes: options.maxSessionBytes,
   };
 }
 

@@ -152,6 +152,7 @@ export function configuredPipeline(
   const finder = createRedactor([], { knownValues: secrets });
   return {
     redactText: base.redactText,
+    maxSessionBytes: base.maxSessionBytes,
     apply: (input) =>
       base.apply(
         resentSecret(finder, input)

@@ -303,7 +303,9 @@ export interface StoreOutPlan {
  * writer that keeps the session (`warm`: it held it before this write) stores them alongside its commit
  * and drops them in its next write, as long as the object holds at most twice KEYED_PUSH_AT (a write
  * that drops some, or while some are being stored (`storing`), keeps the others in the object, to go with
- * the next batch).
+ * the next batch). `budget` bounds the bytes they take in the object as well (an eighth of the size cap:
+ * under the smallest caps, 24 records took the room of the messages, and a session stopped taking keyed
+ * appends): past it, the object keeps only the newest that fit in half of it.
  */
 export function storeOut(
   writes: WriteRecord[],
@@ -312,18 +314,26 @@ export function storeOut(
   stored: (record: WriteRecord) => boolean = () => false,
   warm = false,
   storing: (record: WriteRecord) => boolean = () => false,
+  budget = Infinity,
 ): StoreOutPlan {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
-  if (keyed.length <= KEYED_PUSH_AT) return { kept: writes, leaving: [], store: [], ahead: [] };
+  const sizes = budget === Infinity ? null : keyed.map(recordBytes);
+  const bytes = sizes?.reduce((a, b) => a + b, 0) ?? 0;
+  const over = bytes > budget;
+  if (keyed.length <= KEYED_PUSH_AT && !over)
+    return { kept: writes, leaving: [], store: [], ahead: [] };
   const own = new Set(fresh);
   const older = keyed
-    .slice(0, keyed.length - KEYED_KEEP)
+    .slice(0, keyed.length - (over ? newestWithin(sizes!, budget / 2) : KEYED_KEEP))
     .filter((w) => !own.has(w))
     .slice(0, KEYED_OUT_MAX);
   const live = (w: WriteRecord) => w.at > now - RETENTION_MS;
   const free = older.filter((w) => !live(w) || stored(w));
   const rest = older.filter((w) => live(w) && !stored(w));
-  const later = warm && keyed.length - free.length <= 2 * KEYED_PUSH_AT;
+  const staying = over
+    ? bytes - free.reduce((n, w) => n + sizes![keyed.indexOf(w)]!, 0) <= 2 * budget
+    : keyed.length - free.length <= 2 * KEYED_PUSH_AT;
+  const later = warm && staying;
   const leaving = new Set(later ? free : older);
   return {
     kept: writes.filter((w) => !leaving.has(w)),
@@ -333,6 +343,21 @@ export function storeOut(
     // one) for the next batch: one pack each.
     ahead: later && free.length === 0 && !rest.some(storing) ? rest : [],
   };
+}
+
+/** A record's bytes in the object (its JSON, with the comma before it). */
+function recordBytes(record: WriteRecord): number {
+  return utf8(JSON.stringify(record)).length + 1;
+}
+
+/** How many of the newest records (`sizes` oldest first) fit in `room` bytes, at most KEYED_KEEP. */
+function newestWithin(sizes: number[], room: number): number {
+  let n = 0;
+  for (let left = room; n < KEYED_KEEP && n < sizes.length; n++) {
+    left -= sizes[sizes.length - 1 - n]!;
+    if (left < 0) break;
+  }
+  return n;
 }
 
 /** A stored-out record read back: the record of key claim `k` in a pack, or null when it holds none. */

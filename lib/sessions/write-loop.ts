@@ -820,7 +820,9 @@ export class WriteLoop {
     const { writes, wp } = keepWrites(cur, records, now, (k) => this.settled.has(k));
     const stored = (r: WriteRecord) => this.keyRecords.has(run.ns, run.id, incarnation, r);
     const storing = (r: WriteRecord) => this.keyRecords.storingNow(run.ns, run.id, incarnation, r);
-    const plan = storeOut(writes, records, now, stored, run.warm, storing);
+    // Keyed records take at most an eighth of the cap in the object (`storeOut`).
+    const budget = (this.deps.pipeline.maxSessionBytes ?? Infinity) / 8;
+    const plan = storeOut(writes, records, now, stored, run.warm, storing, budget);
     const { kept, leaving } = plan;
     const satchel = { ...cur.satchel, writes: kept, ...(wp ? { wp } : {}) };
     const before = filtersOf(cur.satchel);

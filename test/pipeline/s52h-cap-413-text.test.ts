@@ -21,4 +21,9 @@ it('a 413 does not blame Idempotency-Key records a session never had', async () 
   });
   expect(r.status).toBe(413);
   expect(r.json.detail).not.toMatch(/Idempotency-Key/);
+  // What takes the room is said (review s52f): the head, the other fields and the write records.
+  expect(r.json.detail).toMatch(
+    /its other fields \(task, metadata, refs\) and the write records it keeps/,
+  );
+  expect(r.json.detail).toMatch(/for 24 hours \(\d+ bytes without the head\)/);
 });
