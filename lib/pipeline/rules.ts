@@ -69,16 +69,16 @@ const UNQUOTED_VALUE = unquotedValue(raw`${UNQUOTED_CHAR}{1,512}`);
 
 /**
  * A password typed by a person: symbols and brackets inside (`p*[~x`, `a{b}c`), commas between characters
- * (`abc,def,ghi!`), `&` unless a URL parameter follows; never ending on a closing bracket or a comma, so
- * `f(password=abc1)` keeps its `)`.
+ * (`abc,def,ghi!`, up to three in a row: `GDSqo,,[0PvUc`), `&` unless a URL parameter follows; never
+ * ending on a closing bracket or a comma, so `f(password=abc1)` keeps its `)`.
  */
 const PASSWORD_RUN =
-  raw`(?:[^\s"'\x60,;&\\]|,(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
+  raw`(?:[^\s"'\x60,;&\\]|,{1,3}(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
   raw`[^\s"'\x60,;&\\)\]}>]`;
 const PASSWORD_VALUE = unquotedValue(
   // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
   raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
-  raw`(?:[;)}\]]|,(?=[\s,]|$))`,
+  raw`(?:[;)}\]]|,{1,3}(?=\s|$))`,
 );
 
 /**

@@ -764,6 +764,10 @@ pos('generic-key', 'storage:\n  accountKey: ', b64(fake(B62, 64)), '\n');
 pos('generic-pass', 'all:\n  vars:\n    ansible_become_pass: ', password(), '\n');
 pos('generic-pat', '{"azureDevopsPat": "', fake('abcdefghijklmnopqrstuvwxyz234567', 52), '"}');
 pos('generic-password', '2026-03-04 INFO admin password: ', 'abc,def,ghi!', ' was set');
+// Commas in a row inside a typed password (left at stop 52: the value ended at `,,` and, an identifier
+// before it, was kept whole).
+pos('generic-password', 'password=', 'GDSqo,,[0PvUc', '');
+pos('generic-pass', 'DB_PASS=', 'a1,,,b2', ' ok');
 pos(
   'url-credentials',
   'CELERY_BROKER_URL=amqp://worker:',
