@@ -666,6 +666,28 @@ describe('the key filters', () => {
     expect(first.store).toEqual(many.slice(0, 32));
     expect(first.kept).toEqual(many.slice(32));
   });
+
+  it('keep within a byte budget: past it, only the newest that fit in half of it stay', async () => {
+    const keyed = await Promise.all(Array.from({ length: 6 }, (_, i) => record(i)));
+    const size = JSON.stringify(keyed[0]).length + 1;
+    // Within the budget (or without one) nothing leaves below 24 records.
+    expect(storeOut(keyed, [], 2_000, undefined, false, undefined, 6 * size + 6).store).toEqual([]);
+    expect(storeOut(keyed, [], 2_000).store).toEqual([]);
+    // Past it: the newest two fit in half of a budget of five records; the four older ones leave.
+    const over = storeOut(keyed, [], 2_000, undefined, false, undefined, 5 * size);
+    expect(over.store).toEqual(keyed.slice(0, 4));
+    expect(over.kept).toEqual(keyed.slice(4));
+    // Never the write's own, even when they alone are over it.
+    const own = storeOut(keyed, keyed.slice(2), 2_000, undefined, false, undefined, size);
+    expect(own.store).toEqual(keyed.slice(0, 2));
+    expect(own.kept).toEqual(keyed.slice(2));
+    // A warm writer stores them after its commit while what stays is within twice the budget.
+    const warm = storeOut(keyed, [], 2_000, () => false, true, undefined, 5 * size);
+    expect([warm.store, warm.ahead]).toEqual([[], keyed.slice(0, 4)]);
+    expect(warm.kept).toEqual(keyed);
+    const tight = storeOut(keyed, [], 2_000, () => false, true, undefined, 2 * size);
+    expect([tight.store, tight.ahead]).toEqual([keyed.slice(0, 5), []]);
+  });
 });
 
 // Found by review of the first version (each failed there): a group commit storing its own members'
