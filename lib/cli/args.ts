@@ -96,19 +96,23 @@ export function parseExternalRef(value: string, flag = '--external-ref'): Extern
       if (key in fields) throw bad(`${key} given twice`);
       fields[key] = part.slice(eq + 1);
     }
-    // A misspelled field (`readonly=true`, `url=…`, `created-by=…`) would be folded into the field before
-    // it: a name one edit from a field's is refused (a uri may hold other `,name=` pairs: `,line=42`).
-    for (const [, name] of Object.values(fields)
-      .join(',')
-      .matchAll(/,([A-Za-z_-]{3,})=/g))
-      if (REF_KEYS.some((k) => editDistance(name!.toLowerCase(), k) <= 1))
-        throw bad(`${name} is not a field (${REF_KEYS.join(', ')}); write a comma in a uri as %2C`);
   } else {
     const eq = value.indexOf('=');
     if (eq <= 0) throw bad('expected kind=uri or kind=…,uri=…[,created_by=…][,read_only=true]');
     fields.kind = value.slice(0, eq);
     fields.uri = value.slice(eq + 1);
   }
+  // A misspelled field (`readonly=true`, `url=…`, `created-by=…`) would be folded into the field before
+  // it, and so would any field after the short form's uri (`kind=uri,read_only=true`: review s53d): a name
+  // one edit from a field's is refused (a uri may hold other `,name=` pairs: `,line=42`).
+  for (const [, name] of Object.values(fields)
+    .join(',')
+    .matchAll(/,([A-Za-z_-]{3,})=/g))
+    if (REF_KEYS.some((k) => editDistance(name!.toLowerCase(), k) <= 1))
+      throw bad(
+        `${name} is not a field (${REF_KEYS.join(', ')}), nor part of a uri after kind=: name every ` +
+          'field (kind=…,uri=…,read_only=true), and write a comma in a uri as %2C',
+      );
   if (!fields.kind) throw bad('kind is missing');
   if (!fields.uri) throw bad('uri is missing');
   let readOnly: boolean | undefined;

@@ -103,11 +103,19 @@ export function createBody(session: OdekSession): CreateSessionInput {
 
 /**
  * The file's own times, when they are RFC 3339 times the create route takes (older files may lack them);
- * RFC 3339 allows a lower-case `t` and `z`, read as upper-case.
+ * RFC 3339 allows a lower-case `t` and `z`, read as upper-case. An `updated_at` the import cannot read (or
+ * lacks) beside a `created_at` it can is the time of the import (review s53d: sent alone, `created_at`
+ * became `updated_at` too, and a session imported a minute ago listed as months old, for a cleanup to
+ * take); one it cannot read beside an `updated_at` it can is that `updated_at` (the route's rule).
  */
-function timesOf(session: OdekSession): { created_at?: string; updated_at?: string } {
+function timesOf(
+  session: OdekSession,
+  now = Date.now(),
+): { created_at?: string; updated_at?: string } {
   const created = fileTime(session.created_at);
-  const updated = fileTime(session.updated_at);
+  const updated =
+    fileTime(session.updated_at) ??
+    (created && new Date(Math.max(now, Date.parse(created))).toISOString());
   return {
     ...(created ? { created_at: created } : {}),
     ...(updated ? { updated_at: updated } : {}),
