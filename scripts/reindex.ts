@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
-import { createLogger } from '../lib/model/log.js';
+import { createLogger, describeError } from '../lib/model/log.js';
 import { listAll } from '../lib/storage/prefix.js';
 import { LocalStore } from '../lib/storage/local.js';
 import type { ObjectStore } from '../lib/storage/port.js';
@@ -36,9 +36,15 @@ if (namespaces.length === 0) {
 }
 for (const ns of namespaces) {
   const t0 = performance.now();
-  const { sessions } = await reindex(search, ns);
+  const { sessions, vectors, vectorsError } = await reindex(search, ns);
+  const lag =
+    vectors !== 'lagging'
+      ? ''
+      : `; vectors lag (embeddings service unavailable${
+          vectorsError ? `: ${describeError(vectorsError)}` : ''
+        }): a search's compaction builds them`;
   console.log(
-    `${ns}: ${sessions} sessions reindexed in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `${ns}: ${sessions} sessions reindexed in ${((performance.now() - t0) / 1000).toFixed(1)} s${lag}`,
   );
 }
 await background.drain();

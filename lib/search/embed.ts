@@ -10,8 +10,11 @@ export interface Embedder {
   space(): string | null;
   /** False while the service is cooling down after a failure: search goes lexical, saves go on. */
   available(): boolean;
-  /** `urgent` (a search's query): ahead of the saves' texts waiting for a request. */
-  embed(texts: string[], urgent?: boolean): Promise<Float32Array[]>;
+  /**
+   * `urgent` (a search's query): ahead of the saves' texts waiting for a request. A blank text, or one the
+   * service refused alone, gets zeros (no vector) without failing the others.
+   */
+  embed(texts: string[], urgent?: boolean, options?: EmbedOptions): Promise<Float32Array[]>;
   /** Whether its similarity scores are meaningful on their own (a real model), not just for ranking. */
   readonly calibrated: boolean;
   state(): {
@@ -23,11 +26,30 @@ export interface Embedder {
   };
 }
 
+export interface EmbedOptions {
+  /** The texts' namespace: vectors are cached per namespace, so one never learns what another embedded. */
+  ns?: string;
+  /** A save's text: dropped at once (EmbeddingsUnavailableError) while the save texts waiting are at the cap. */
+  save?: boolean;
+}
+
 export class EmbeddingsUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'EmbeddingsUnavailableError';
   }
+}
+
+/** A bad-request answer (400, 413, 422): the inputs may be at fault, not the service. */
+class RefusedError extends EmbeddingsUnavailableError {}
+
+interface Waiting {
+  text: string;
+  key: string;
+  urgent: boolean;
+  save: boolean;
+  resolve: (v: Float32Array) => void;
+  reject: (e: unknown) => void;
 }
 
 export interface HttpEmbedderOptions {
@@ -39,7 +61,9 @@ export interface HttpEmbedderOptions {
   cooldownMs?: number;
   /** Inputs per request. */
   batchSize?: number;
-  /** Vectors kept in process, by a digest of their text. */
+  /** Save texts waiting for a request at most (default 4 batches); more are dropped, their vectors lag. */
+  maxWaitingSaves?: number;
+  /** Vectors kept in process, by namespace and a digest of their text. */
   cacheEntries?: number;
   fetch?: typeof fetch;
   now?: () => number;
@@ -48,21 +72,21 @@ export interface HttpEmbedderOptions {
 
 /**
  * An OpenAI-compatible `POST {url}/embeddings` client: bearer key, a 10 s timeout, requests batched
- * (calls made within the same tick share one request), a bounded cache, and after any failure no call
- * at all for 30 s.
+ * (calls made within the same tick share one request; queries in a request of their own), a bounded
+ * cache, a bounded queue of save texts, and after a failure (network, 429, 5xx, an answer it cannot use)
+ * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs.
  */
 export class HttpEmbedder implements Embedder {
   readonly calibrated = true;
   private dims: number | null;
   private cooldownUntil = 0;
   private readonly cache = new Map<string, Float32Array>();
-  private queue: {
-    text: string;
-    digest: string;
-    resolve: (v: Float32Array) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
+  private queue: Waiting[] = [];
+  /** Save texts in `queue`. */
+  private saves = 0;
   private flushing = false;
+  /** Whether the service ever answered vectors: a refusal of every input is then the inputs' fault. */
+  private accepted = false;
   /** HTTP requests made (tests and benchmarks read it). */
   calls = 0;
 
@@ -89,25 +113,37 @@ export class HttpEmbedder implements Embedder {
     };
   }
 
-  async embed(texts: string[], urgent = false): Promise<Float32Array[]> {
+  async embed(
+    texts: string[],
+    urgent = false,
+    options: EmbedOptions = {},
+  ): Promise<Float32Array[]> {
     if (!this.available())
       throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
+    const save = !urgent && options.save === true;
     return Promise.all(
       texts.map(async (text) => {
+        // Services refuse an empty input (a 400 for the whole batch): a blank text has no vector.
+        if (!text.trim()) return this.none();
         // A synchronous digest: calls made in one tick reach the queue in that tick, so they share a request.
-        const digest = textDigest(text);
-        const hit = this.cache.get(digest);
+        const key = `${options.ns ?? ''}/${textDigest(text)}`;
+        const hit = this.cache.get(key);
         if (hit) {
-          this.cache.delete(digest);
-          this.cache.set(digest, hit);
+          this.cache.delete(key);
+          this.cache.set(key, hit);
           return hit;
         }
+        if (save && this.saves >= (this.options.maxWaitingSaves ?? 4 * this.batchSize()))
+          throw new EmbeddingsUnavailableError(
+            'too many save texts wait for the embeddings service',
+          );
         return new Promise<Float32Array>((resolve, reject) => {
           // A query waits for the request in flight at most, never for a backlog of saves (each of which
           // may take the whole timeout).
-          const entry = { text, digest, resolve, reject };
+          const entry = { text, key, urgent, save, resolve, reject };
           if (urgent) this.queue.unshift(entry);
           else this.queue.push(entry);
+          if (save) this.saves++;
           if (!this.flushing) {
             this.flushing = true;
             setTimeout(() => void this.flush(), 0);
@@ -118,21 +154,25 @@ export class HttpEmbedder implements Embedder {
   }
 
   private async flush(): Promise<void> {
-    const batchSize = this.options.batchSize ?? 64;
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, batchSize);
+      // The queries waiting go alone: a search does not wait for a request of large save texts.
+      let n = 0;
+      while (n < this.queue.length && n < this.batchSize() && this.queue[n]!.urgent) n++;
+      const batch = this.queue.splice(0, n || this.batchSize());
+      for (const b of batch) if (b.save) this.saves--;
       if (!this.available()) {
         for (const b of batch)
           b.reject(new EmbeddingsUnavailableError('embeddings are cooling down after a failure'));
         continue;
       }
       try {
-        const vectors = await this.request(batch.map((b) => b.text));
-        batch.forEach((b, i) => {
-          const v = vectors[i]!;
-          this.remember(b.digest, v);
-          b.resolve(v);
-        });
+        const refused: Waiting[] = [];
+        const split = { accepted: 0, refused };
+        await this.send(batch, split);
+        // Only inputs refused while others were taken are theirs to blame: zeros, not asked again.
+        if (refused.length > 0 && !split.accepted && !this.accepted)
+          throw new EmbeddingsUnavailableError('embeddings service refused every input');
+        for (const b of refused) b.resolve(this.none());
       } catch (err) {
         this.cooldownUntil = this.now() + (this.options.cooldownMs ?? 30_000);
         this.options.onError?.(err);
@@ -142,8 +182,48 @@ export class HttpEmbedder implements Embedder {
     this.flushing = false;
   }
 
+  /**
+   * One request for `batch`; refused as a bad request, its halves, down to single inputs (`refused`).
+   * Two inputs refused alone before any was taken: the service is at fault, not them (it throws).
+   */
+  private async send(
+    batch: Waiting[],
+    split: { accepted: number; refused: Waiting[] },
+  ): Promise<void> {
+    try {
+      const vectors = await this.request(batch.map((b) => b.text));
+      split.accepted++;
+      this.accepted = true;
+      batch.forEach((b, i) => {
+        this.remember(b.key, vectors[i]!);
+        b.resolve(vectors[i]!);
+      });
+    } catch (err) {
+      if (!(err instanceof RefusedError)) throw err;
+      if (batch.length === 1) {
+        split.refused.push(batch[0]!);
+        if (!split.accepted && !this.accepted && split.refused.length >= 2) throw err;
+        return;
+      }
+      const half = Math.ceil(batch.length / 2);
+      await this.send(batch.slice(0, half), split);
+      await this.send(batch.slice(half), split);
+    }
+  }
+
+  /** Every failure (network, timeout, status, an answer it cannot use) as EmbeddingsUnavailableError. */
   private async request(input: string[]): Promise<Float32Array[]> {
     this.calls++;
+    try {
+      return await this.requestOnce(input);
+    } catch (err) {
+      if (err instanceof EmbeddingsUnavailableError) throw err;
+      const name = err instanceof Error ? err.name : 'Error';
+      throw new EmbeddingsUnavailableError(`embeddings request failed (${name})`, { cause: err });
+    }
+  }
+
+  private async requestOnce(input: string[]): Promise<Float32Array[]> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
     const body: Record<string, unknown> = {
@@ -161,14 +241,20 @@ export class HttpEmbedder implements Embedder {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
       },
     );
-    if (!res.ok) throw new EmbeddingsUnavailableError(`embeddings service answered ${res.status}`);
-    const json = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
-    const data = json.data;
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      const Refused = [400, 413, 422].includes(res.status)
+        ? RefusedError
+        : EmbeddingsUnavailableError;
+      throw new Refused(`embeddings service answered ${res.status}`);
+    }
+    const json = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] } | null;
+    const data = json?.data;
     if (!Array.isArray(data) || data.length !== input.length)
       throw new EmbeddingsUnavailableError('embeddings answer has the wrong number of vectors');
     const out = new Array<Float32Array>(input.length);
     data.forEach((d, i) => {
-      const at = typeof d.index === 'number' ? d.index : i;
+      const at = typeof d?.index === 'number' ? d.index : i;
       if (!Number.isInteger(at) || at < 0 || at >= input.length || out[at])
         throw new EmbeddingsUnavailableError('embeddings answer has a wrong or repeated index');
       if (
@@ -188,8 +274,17 @@ export class HttpEmbedder implements Embedder {
     return out;
   }
 
-  private remember(digest: string, v: Float32Array): void {
-    this.cache.set(digest, v);
+  /** No vector: zeros (of no length while the dimensions are unknown). */
+  private none(): Float32Array {
+    return new Float32Array(this.dims ?? 0);
+  }
+
+  private batchSize(): number {
+    return this.options.batchSize ?? 64;
+  }
+
+  private remember(key: string, v: Float32Array): void {
+    this.cache.set(key, v);
     while (this.cache.size > (this.options.cacheEntries ?? 2048))
       this.cache.delete(this.cache.keys().next().value!);
   }

@@ -78,6 +78,11 @@ export interface SearchOptions {
    * stored (the others would be superseded at once). 0 on Workers and Lambda.
    */
   recordLingerMs?: number;
+  /**
+   * Whether a save's background work embeds its session (default true). False on short-lived runtimes
+   * (Lambda answers only once it is done): the vector lags, and the compaction a search schedules makes it.
+   */
+  embedOnSave?: boolean;
   onError?: (what: string, err: unknown) => void;
 }
 
@@ -108,7 +113,10 @@ export class SearchEngine implements SessionListener {
   private readonly lastDocs = new Map<string, { key: DocKey; doc: Promise<LexDoc | null> }>();
   /** The key-prefix hash of each embedding space. */
   private readonly spaceHashes = new Map<string, string>();
-  private readonly options: Required<Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs'>>;
+  private readonly options: Required<
+    Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs' | 'embedOnSave'>
+  >;
+  private readonly embedOnSave: boolean;
   /** Index records waiting per session: a burst of appends stores the newest version's only. */
   private readonly records: Batcher<PendingRecord>;
   private readonly onError: (what: string, err: unknown) => void;
@@ -132,6 +140,7 @@ export class SearchEngine implements SessionListener {
       concurrency: options.concurrency ?? 16,
       freshnessMs: options.freshnessMs ?? 1000,
     };
+    this.embedOnSave = options.embedOnSave ?? true;
     this.onError = options.onError ?? (() => undefined);
     this.records = new Batcher(
       (_, items) => this.storeNewest([...items]),
@@ -194,23 +203,34 @@ export class SearchEngine implements SessionListener {
       );
     // The embedded text starts with the messages a partial copy lacks: its vector lags the same way, and
     // the vector index's compaction builds it from the session object.
-    if (!change.held && this.embedder?.available()) {
-      schedule(
-        (async () => {
-          await afterResponse();
-          const doc = embeddingTextOf(session);
-          const vectors = await this.vectors(ns, doc);
-          if (!vectors) return;
-          const [v] = await this.embedder!.embed([doc]);
-          const checked = { incarnation, since, schedule, what: 'vector record' };
-          await vectors
-            .put(ns, key, v!, schedule)
-            .finally(() => this.eraseIfGone(vectors, ns, key, checked));
-        })().catch((err) => {
-          if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector not stored', err);
-        }),
-      );
-    }
+    if (!change.held && this.embedOnSave && this.embedder?.available())
+      this.embedLater(ns, session, { incarnation, since, schedule, what: 'vector record' });
+  }
+
+  /** The saved version's vector, stored in the background (when the service cannot take it, it lags). */
+  private embedLater(
+    ns: string,
+    session: StoredSession,
+    checked: { incarnation: string; since: number; schedule: Schedule; what: string },
+  ): void {
+    const key = docKeyOf(session);
+    // Only its text waits for the service, not the session.
+    let source: StoredSession | null = session;
+    checked.schedule(
+      (async () => {
+        await afterResponse();
+        const doc = embeddingTextOf(source!);
+        source = null;
+        const vectors = await this.vectors(ns, doc);
+        if (!vectors) return;
+        const [v] = await this.embedder!.embed([doc], false, { ns, save: true });
+        await vectors
+          .put(ns, key, v!, checked.schedule)
+          .finally(() => this.eraseIfGone(vectors, ns, key, checked));
+      })().catch((err) => {
+        if (!(err instanceof EmbeddingsUnavailableError)) this.onError('vector not stored', err);
+      }),
+    );
   }
 
   /**
@@ -330,11 +350,12 @@ export class SearchEngine implements SessionListener {
         .then(() => this.lexical.purge(ns, [id]))
         .catch((err) => this.onError('lexical index not purged', err)),
     );
-    // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well.
+    // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well: from
+    // the space the namespace's vectors are in, with no call to the embeddings service.
     if (this.embedder)
       schedule(
         (async () => {
-          const vectors = await this.vectors(ns);
+          const vectors = await this.storedVectors(ns);
           if (!vectors) return;
           await vectors.remove(ns, id);
           await vectors.purge(ns, [id]);
@@ -467,7 +488,7 @@ export class SearchEngine implements SessionListener {
       if (!vectors) return [];
       const [res, [q]] = await Promise.all([
         vectors.resolve(ns, live, false, schedule),
-        this.embedder.embed([text], true),
+        this.embedder.embed([text], true, { ns }),
       ]);
       return rankVectors(res, q!, CANDIDATES);
     } catch (err) {
@@ -480,46 +501,27 @@ export class SearchEngine implements SessionListener {
   /**
    * The vector index of the namespace's current embedding space; a new space drops the old one. Without
    * SATCHEL_EMBEDDINGS_DIMS the space is the first answer's: `probe` (the embedder keeps its vector) or a
-   * word is embedded first.
+   * word is embedded first. Null without an embedder (or while the space is unknown).
    */
-  /** The vector index of the embedder's space (learned first when unknown), or null without one. */
   async vectors(
     ns: string,
     probe = 'satchel',
     urgent?: boolean,
   ): Promise<LsmIndex<Float32Array, VecSegment> | null> {
-    if (this.embedder?.space() === null) await this.embedder.embed([probe], urgent);
+    if (this.embedder?.space() === null) await this.embedder.embed([probe], urgent, { ns });
     const space = this.embedder?.space();
     if (!space) return null;
     let hash = this.spaceHashes.get(space);
     if (!hash) this.spaceHashes.set(space, (hash = (await sha256Hex(space)).slice(0, 12)));
-    let index = this.vectorIndexes.get(space);
-    if (!index) {
-      const dims = Number(space.split('/').pop());
-      index = new LsmIndex(
-        this.objects,
-        vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)),
-        (n) => indexKeys.vectors(n, hash),
-        async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries,
-        { ...this.lsmOptions, recordGraceMs: 0 },
-      );
-      this.vectorIndexes.set(space, index);
-    }
+    const index = this.vectorIndex(space, hash);
     if (this.spaceChecked.get(ns) !== space) {
-      const metaKey = indexKeys.vectorsMeta(ns);
-      const found = await this.objects.get(metaKey);
-      let meta: { space?: string; hash?: string } = {};
-      try {
-        meta = found ? JSON.parse(text(found.body)) : {};
-      } catch {
-        meta = {};
-      }
+      const meta = await this.vectorsMeta(ns);
       if (meta.space !== space) {
         // A new model or dimension count: the old vectors mean nothing in this space.
         if (meta.hash && meta.hash !== hash)
           await deletePrefix(this.objects, indexKeys.vectors(ns, meta.hash));
         await this.objects.put(
-          metaKey,
+          indexKeys.vectorsMeta(ns),
           utf8(
             JSON.stringify({
               v: 1,
@@ -532,6 +534,44 @@ export class SearchEngine implements SessionListener {
         );
       }
       this.spaceChecked.set(ns, space);
+    }
+    return index;
+  }
+
+  /**
+   * The vector index the namespace's vectors are stored in (`x/vectors_meta.json` says which), with no
+   * call to the embedder: what a purge erases, whether or not this process knows its space yet.
+   */
+  async storedVectors(ns: string): Promise<LsmIndex<Float32Array, VecSegment> | null> {
+    const { space, hash } = await this.vectorsMeta(ns);
+    const dims = Number(space?.split('/').pop());
+    if (!space || !hash || !/^[0-9a-f]{12}$/.test(hash) || !(dims > 0)) return null;
+    return this.vectorIndex(space, hash);
+  }
+
+  private async vectorsMeta(ns: string): Promise<{ space?: string; hash?: string }> {
+    const found = await this.objects.get(indexKeys.vectorsMeta(ns));
+    try {
+      const meta = found ? JSON.parse(text(found.body)) : {};
+      return typeof meta === 'object' && meta !== null ? meta : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** The index of the vectors of one space (`hash`: its key prefix), one per process. */
+  private vectorIndex(space: string, hash: string): LsmIndex<Float32Array, VecSegment> {
+    let index = this.vectorIndexes.get(space);
+    if (!index) {
+      const dims = Number(space.split('/').pop());
+      index = new LsmIndex(
+        this.objects,
+        vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)),
+        (n) => indexKeys.vectors(n, hash),
+        async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries,
+        { ...this.lsmOptions, recordGraceMs: 0 },
+      );
+      this.vectorIndexes.set(space, index);
     }
     return index;
   }
@@ -554,13 +594,17 @@ export class SearchEngine implements SessionListener {
     });
     const wanted = texts.flatMap((t, i) => (t === null ? [] : [i]));
     try {
-      const vectors = await this.embedder.embed(wanted.map((i) => texts[i]!));
+      // A blank text (or one the service refused alone) gets zeros: no vector, and done, not asked again.
+      const vectors = await this.embedder.embed(
+        wanted.map((i) => texts[i]!),
+        false,
+        { ns },
+      );
       const out: (Float32Array | null)[] = entries.map(() => null);
       wanted.forEach((i, k) => (out[i] = vectors[k]!));
       return out;
     } catch (err) {
-      if (err instanceof EmbeddingsUnavailableError || (err as Error).name === 'TimeoutError')
-        return entries.map(() => null);
+      if (err instanceof EmbeddingsUnavailableError) return entries.map(() => null);
       throw err;
     }
   }
@@ -894,7 +938,8 @@ export function rankVectors(
     const v = 'doc' in ref ? ref.doc : res.segments[ref.si]!.row(ref.di);
     let dot = 0;
     for (let k = 0; k < v.length; k++) dot += v[k]! * q[k]!;
-    out.push({ id, score: dot });
+    // Zeros: the session has no vector (no text to embed), so no rank either.
+    if (dot !== 0 || v.some((x) => x !== 0)) out.push({ id, score: dot });
   }
   return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit);
 }

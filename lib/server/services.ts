@@ -87,7 +87,8 @@ export function buildServices(options: ServiceOptions): Services {
         ? new HttpEmbedder({ ...config.embeddings, onError: onEmbeddingsError })
         : null;
   const search = new SearchEngine(sessions, embedder, {
-    ...(options.shortLived ? { recordLingerMs: 0 } : {}),
+    // A short-lived runtime's save does not wait for the embeddings service: a search's compaction embeds.
+    ...(options.shortLived ? { recordLingerMs: 0, embedOnSave: false } : {}),
     onError: (what, err) => log.warn(what, { error: describeError(err) }),
   });
   sessions.addListener(search);
