@@ -56,7 +56,7 @@ it('the create body: a missing updated_at is the import time too; an unreadable 
   const now = Date.now();
   const a = createBody({ ...base, created_at: '2026-03-02T09:00:00Z' } as never);
   expect(a.created_at).toBe('2026-03-02T09:00:00Z');
-  expect(Date.parse(a.updated_at!)).toBeGreaterThanOrEqual(now);
+  expect(Date.parse(String(a.updated_at))).toBeGreaterThanOrEqual(now);
   const b = createBody({
     ...base,
     created_at: 'yesterday',
