@@ -42,7 +42,7 @@ const { app, background, sessions, webhooks } = createApp({
   log,
 });
 
-const server = createNodeServer(app.fetch, hostname);
+const server = createNodeServer(app.fetch, hostname, log);
 server.listen(config.port, hostname, () => {
   void banner(`http://${hostname}:${(server.address() as AddressInfo).port}`);
 });

@@ -26,10 +26,11 @@ export function createApp(options: AppOptions) {
   const auth = bearerAuth<Env>(config.tokens ?? (options.allowOpen ? null : []));
 
   app.onError((err, c) => problemResponse(c, err, log));
-  // Browser apps on the configured origins may call the API; a preflight is answered before auth.
-  if (config.corsOrigins.length > 0) app.use('/v1/*', apiCors(config.corsOrigins));
   app.notFound((c) => notFoundOrNotAllowed(c, log));
+  // First: every answer gets its line, a preflight's too.
   app.use('*', accessLog(log));
+  // Browser apps on the configured origins may call the API; a preflight is answered before auth.
+  if (config.corsOrigins.length > 0) app.use('/v1/*', apiCors(config.corsOrigins, isPreflight));
   app.use('*', async (c, next) => {
     c.set('services', services);
     return next();
@@ -112,6 +113,20 @@ function isOpen(method: string, path: string): boolean {
   return route ? route.open : here.some((p) => p.open);
 }
 
+/**
+ * A CORS preflight: an OPTIONS with `Origin` and `Access-Control-Request-Method`, to a path the API
+ * serves. Any other OPTIONS is routed like any other method (404, or 405 with `Allow`).
+ */
+function isPreflight(c: Context): boolean {
+  const h = (name: string) => c.req.header(name) !== undefined;
+  return (
+    c.req.method === 'OPTIONS' &&
+    h('origin') &&
+    h('access-control-request-method') &&
+    pathPatterns.some((p) => p.pattern.test(c.req.path))
+  );
+}
+
 /** 405 with `Allow` for a known path with another method; 404 otherwise. */
 function notFoundOrNotAllowed(c: Context<Env>, log: Services['log']): Response {
   // `/v1/sessions/latest` is GET's only: the other methods of `/v1/sessions/{id}` do not take it.
@@ -152,9 +167,13 @@ export const CORS_ALLOW = [
 /**
  * CORS for the configured origins: the API's request headers allowed, its response headers exposed.
  * What hono/cors does for a list of origins without credentials (its other options, a function origin
- * among them, cost the Worker bundle about 300 B gzip, which it does not have).
+ * among them, cost the Worker bundle about 300 B gzip, which it does not have). `preflight` says which
+ * requests are answered 204 here (hono/cors: every OPTIONS).
  */
-export function apiCors(origins: string[]): MiddlewareHandler {
+export function apiCors(
+  origins: string[],
+  preflight = (c: Context) => c.req.method === 'OPTIONS',
+): MiddlewareHandler {
   const expose = CORS_EXPOSE.join(',');
   const allowHeaders = CORS_ALLOW.join(',');
   return async (c, next) => {
@@ -162,7 +181,7 @@ export function apiCors(origins: string[]): MiddlewareHandler {
     const origin = c.req.header('origin') ?? '';
     if (origins.includes(origin)) h.set('Access-Control-Allow-Origin', origin);
     h.set('Access-Control-Expose-Headers', expose);
-    if (c.req.method === 'OPTIONS') {
+    if (preflight(c)) {
       h.append('Vary', 'Origin');
       h.set('Access-Control-Max-Age', '600');
       h.set('Access-Control-Allow-Methods', 'GET,POST,PUT,DELETE');

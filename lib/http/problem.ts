@@ -39,7 +39,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
         method: c.req.method,
         route: c.req.routePath,
         kind: err.kind,
-        error: err.message,
+        error: withoutIds(err.message),
       });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
@@ -49,10 +49,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     if (allow) headers.allow = allow;
     if (challenge) headers['www-authenticate'] = challenge;
   } else if (StorageUnavailableError.is(err)) {
-    log.error('storage unavailable', {
-      route: c.req.routePath,
-      error: describeError(err.cause ?? err),
-    });
+    log.error('storage unavailable', { route: c.req.routePath, error: storageFailure(err) });
     problem = {
       type: typeFor(503),
       title: 'Service Unavailable',
@@ -64,7 +61,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     log.error('unhandled error', {
       method: c.req.method,
       route: c.req.routePath,
-      error: describeError(err),
+      error: withoutIds(describeError(err)),
     });
     problem = {
       type: typeFor(500),
@@ -74,6 +71,39 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     };
   }
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
+}
+
+/**
+ * A 5xx's message as the log may hold it (docs/configuration.md: never a raw id): an object key (it
+ * holds the namespace and the session id: `the object at ns/a/sessions/<id>.json is not valid JSON`)
+ * becomes `<key>`, and the ids a delete's or a cleanup's 503 names become `<id>` and `<ids>`. The answer
+ * keeps them: the caller sent those ids or may read them.
+ */
+function withoutIds(message: string): string {
+  return message
+    .replace(/[^\s(),;'"]*\bns\/[^\s(),;'"]*/g, '<key>')
+    .replace(/\bsession \S+ is gone\b/g, 'session <id> is gone')
+    .replace(/(delete each again: )[^;]*/g, '$1<ids>');
+}
+
+/**
+ * A storage failure as the log holds it: the error's own words without object keys, and of its cause
+ * (a file system or S3 error, whose text names the folder's path or a key) only the code or name.
+ */
+function storageFailure(err: StorageUnavailableError): string {
+  const cause = err.cause as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  let text = err.message;
+  // The retry's words end with its last error's (`…failed after 3 attempts in 8012 ms: <its message>`).
+  const said = typeof cause?.message === 'string' ? text.indexOf(cause.message.slice(0, 200)) : -1;
+  if (said > 0) text = text.slice(0, said).replace(/:\s*$/, '');
+  text = withoutIds(text);
+  const code =
+    typeof cause?.code === 'string'
+      ? cause.code
+      : typeof cause?.name === 'string' && cause.name !== 'Error'
+        ? cause.name
+        : undefined;
+  return code && !text.includes(code) ? `${text} (${code})` : text;
 }
 
 /**
