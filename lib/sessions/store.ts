@@ -647,6 +647,7 @@ export class SessionStore {
     ctx: WriteContext,
     expected?: ExpectedRevision,
     cutoff = Infinity,
+    again = 0,
   ): Promise<unknown> {
     assertSessionId(id);
     const key = keys.session(ns, id);
@@ -716,7 +717,26 @@ export class SessionStore {
       this.onError('delete log record not stored', logged.reason);
       this.purgeUnlogged(ns, id, ctx);
     }
+    // A commit whose `If-Match` was checked before the DELETE can land after it on radosgw (its conditional
+    // PUT is not atomic with a DELETE): the session is back, with the records of that write. It is
+    // deleted again, records and all: the commit came first (review s53c; docs/design.md, "Deleting").
+    if (again < 2 && (await this.cameBack(key, stored)))
+      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch((err: unknown) => {
+        if (!SatchelError.is(err, 'not_found')) throw err;
+      });
     return erased.status === 'rejected' ? erased.reason : undefined;
+  }
+
+  /** Whether the key holds the deleted session again (its incarnation: not a session created since). */
+  private async cameBack(key: string, deleted: StoredSession): Promise<boolean> {
+    if (deleted.revision < 0) return false;
+    const found = await this.objects.get(key).catch(() => null);
+    if (!found) return false;
+    try {
+      return incarnationOf(decodeStored(found.body, key).session) === incarnationOf(deleted);
+    } catch {
+      return false;
+    }
   }
 
   /** The listeners' work after a delete (the search indexes erase the session). */
