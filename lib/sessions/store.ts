@@ -721,9 +721,11 @@ export class SessionStore {
     // PUT is not atomic with a DELETE): the session is back, with the records of that write. It is
     // deleted again, records and all: the commit came first (review s53c; docs/design.md, "Deleting").
     if (again < 2 && (await this.cameBack(key, stored)))
-      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch((err: unknown) => {
-        if (!SatchelError.is(err, 'not_found')) throw err;
-      });
+      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch(
+        (err: unknown) => {
+          if (!SatchelError.is(err, 'not_found')) throw err;
+        },
+      );
     return erased.status === 'rejected' ? erased.reason : undefined;
   }
 
