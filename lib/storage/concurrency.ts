@@ -90,6 +90,9 @@ export async function runExclusive(
  * Folds calls per key into batches: items added while a batch of the key waits join it, and the batches
  * of one key run one after another (a cleanup's many deletes become a few purges, not one each).
  */
+/** How many times a Batcher with `carryFailed` runs a failed batch again on its own (1 s to about 2 min). */
+const RETRIES = 7;
+
 export class Batcher<T> {
   private readonly waiting = new Map<
     string,
@@ -98,18 +101,26 @@ export class Batcher<T> {
   private readonly chains = new Map<string, Promise<void>>();
   /** With `carryFailed`: the items of the key's batches that failed, for its next batch. */
   private readonly failed = new Map<string, Set<T>>();
+  /** With `carryFailed`: per key, the retries made since its last batch that ran, and the one waiting. */
+  private readonly retries = new Map<
+    string,
+    { n: number; timer?: ReturnType<typeof setTimeout> }
+  >();
 
   /**
    * `lingerMs`: how long a batch waits for more items before it runs (when none of its key is running);
    * `flush` ends the wait at once, and so does an `add` that leaves a waiting batch with `fullAt` items.
    * `carryFailed`: the items of a batch that fails join the key's next batch (a purge that failed is run
-   * again with the next one), until one that holds them succeeds.
+   * again with the next one), until one that holds them succeeds; when no other batch of the key comes,
+   * they run again on their own after `retryMs`, doubling, RETRIES times at most (a purge that failed
+   * while storage was down waited for the namespace's next delete: in a quiet namespace, for ever).
    */
   constructor(
     private readonly runBatch: (key: string, items: Set<T>) => Promise<void>,
     private readonly lingerMs = 0,
     private readonly fullAt = Infinity,
     private readonly carryFailed = false,
+    private readonly retryMs = 1000,
   ) {}
 
   /** Adds items to the key's waiting batch (or a new one); resolves when that batch has run. */
@@ -137,15 +148,21 @@ export class Batcher<T> {
       .then(() => this.linger(batch.flushed, flushedEarly))
       .then(() => {
         this.waiting.delete(key); // later calls form the next batch
-        return this.runBatch(key, batch.items).catch((err: unknown) => {
-          if (this.carryFailed) {
-            // Into the key's batch already waiting (a delete that came while this one ran), else the next.
-            const next = this.waiting.get(key)?.items ?? this.failed.get(key) ?? new Set<T>();
-            for (const item of batch.items) next.add(item);
-            if (!this.waiting.has(key)) this.failed.set(key, next);
-          }
-          throw err;
-        });
+        return this.runBatch(key, batch.items).then(
+          () => void (this.carryFailed && !this.failed.has(key) && this.retries.delete(key)),
+          (err: unknown) => {
+            if (this.carryFailed) {
+              // Into the key's batch already waiting (a delete that came while this one ran), else the next.
+              const next = this.waiting.get(key)?.items ?? this.failed.get(key) ?? new Set<T>();
+              for (const item of batch.items) next.add(item);
+              if (!this.waiting.has(key)) {
+                this.failed.set(key, next);
+                this.retryLater(key);
+              }
+            }
+            throw err;
+          },
+        );
       });
     this.waiting.set(key, batch);
     this.chains.set(key, batch.done);
@@ -155,6 +172,23 @@ export class Batcher<T> {
         if (this.chains.get(key) === batch.done) this.chains.delete(key);
       });
     return batch.done;
+  }
+
+  /** The failed items of `key` run again on their own, unless another batch of the key takes them first. */
+  private retryLater(key: string): void {
+    const state = this.retries.get(key) ?? { n: 0 };
+    if (state.timer || this.retryMs <= 0 || state.n >= RETRIES) return;
+    state.timer = setTimeout(
+      () => {
+        delete state.timer;
+        if (this.failed.has(key)) void this.add(key, []).catch(() => undefined);
+      },
+      this.retryMs * 2 ** state.n,
+    );
+    state.n++;
+    // A process with nothing else to do does not wait for it (a CLI, a test's end).
+    (state.timer as { unref?: () => void }).unref?.();
+    this.retries.set(key, state);
   }
 
   /** Runs the waiting batch of `key` (of every key without one) without lingering; resolves when run. */
