@@ -62,13 +62,20 @@ export function shellRoutes(
 ): Hono {
   const ui = new Hono();
   const send = (view: 'list' | 'session') => (c: Context) => {
+    // `/ui/` and `/ui/sessions/{id}/` reach here too (the router takes a trailing slash): the page names its
+    // assets relative to itself, which from there would be `/ui/ui/app.js` (review s53e). Redirected
+    // relative (`../ui`), so that a path prefix (an API Gateway stage) stays.
+    const { pathname, search } = new URL(c.req.url);
+    if (pathname.endsWith('/')) {
+      const last = pathname.slice(0, -1).split('/').pop()!;
+      return c.redirect(`../${last}${search}`, 301);
+    }
     secure(c);
     c.header('Cache-Control', 'no-cache');
     return c.html(page(view));
   };
   if (options.redirectRoot ?? true) ui.get('/', (c) => c.redirect('/ui', 302));
   ui.get('/ui', send('list'));
-  ui.get('/ui/', (c) => c.redirect('/ui', 301));
   ui.get('/ui/sessions/:id', send('session'));
   assets?.(ui);
   return ui;
