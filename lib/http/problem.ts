@@ -83,6 +83,7 @@ function withoutIds(message: string): string {
   return message
     .replace(/[^\s(),;'"]*\bns\/[^\s(),;'"]*/g, '<key>')
     .replace(/\bsession \S+ is gone\b/g, 'session <id> is gone')
+    .replace(/\bsession \S+ may have been stored\b/g, 'session <id> may have been stored')
     .replace(/(delete each again: )[^;]*/g, '$1<ids>');
 }
 

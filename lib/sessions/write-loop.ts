@@ -29,6 +29,7 @@ import {
   type ObjectStore,
 } from '../storage/port.js';
 import { settleAll } from '../storage/concurrency.js';
+import { defaultRetryPolicy } from '../storage/retry.js';
 import { deleteParts } from './parts.js';
 import {
   addToFilters,
@@ -158,8 +159,17 @@ export interface WriteLoopDeps {
   pipeline: SavePipeline;
   markers: Pick<StandingMarkers, 'begin'>;
   now: () => number;
-  /** How long a write keeps retrying against concurrent writers before answering `unavailable`. */
+  /**
+   * How long a write keeps retrying against concurrent writers before answering `unavailable`: the time
+   * of its attempts lost to another writer's commit (a precondition failure), not of those storage failed.
+   */
   maxContentionMs: number;
+  /**
+   * How long a write keeps trying again when storage failed its commits without saying whether they landed
+   * (no other writer moved the object): the storage's own deadline for one call (8 s by default,
+   * `defaultRetryPolicy`). It then answers that the write may have been stored.
+   */
+  storageDeadlineMs?: number;
   /** Sessions of at least this many bytes are stored as a base and a delta; 0 stores every one whole. */
   splitBytes: number;
   /** A delta is sealed into a segment once its messages pass this many bytes (`segmentSize` by default). */
@@ -231,6 +241,8 @@ type Tried = Committed & {
   replaced: string[];
   /** The etag its PUT was conditional on. */
   ifMatch: string;
+  /** A read showed that it did not land and never will (`discardUnlanded`). */
+  ruledOut?: boolean;
   /** The session it was written on (`incarnationOf`). */
   incarnation: string;
   /** The parts this attempt stored, which nothing names unless the attempt landed. */
@@ -317,11 +329,7 @@ export class WriteLoop {
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
         if (mayHaveLanded(err)) state = 'unknown';
-        const ours = state === 'unknown' ? await this.ownObject(key, 'w:' + writeId) : null;
-        if (!ours && PreconditionFailedError.is(err))
-          throw conflict(`session ${draft.id} already exists`);
-        if (!ours) throw err;
-        etag = ours;
+        etag = await this.createFailed(key, draft.id, 'w:' + writeId, err, state === 'unknown');
       }
       // A copy cached under the id (a session deleted elsewhere) is not this one's, cached or not.
       cache.drop(key);
@@ -398,7 +406,9 @@ export class WriteLoop {
     try {
       await this.commitLoop(run);
     } catch (err) {
-      for (const m of members) m.result ??= rejected(err);
+      run.unknown ||= run.tries.some((t) => t.uncertain); // an attempt may have landed: the marker stays
+      // A write that may have been stored never answers as one that was not (a "try again" stores it twice).
+      for (const m of members) m.result ??= rejected(mayBeStored(run, m) ? maybeStored(m) : err);
     } finally {
       if (!run.finished) {
         mark.end(!run.unknown);
@@ -424,7 +434,7 @@ export class WriteLoop {
     cached ??= read;
     let fromCache = read === null;
     const tries = run.tries;
-    const deadline = this.deps.now() + this.deps.maxContentionMs;
+    const clock: Clock = { contended: 0, began: 0 };
     for (let attempt = 0; ; attempt++) {
       const open = members.filter((m) => !m.result);
       this.discardKeyRecordsOfDeleted(run, cached);
@@ -447,13 +457,8 @@ export class WriteLoop {
       if (!fromCache) for (const t of tries) if (hiddenIn(t, cached.session)) hidden(run, t);
       this.discardUnlanded(run, tries, cached);
       const left = members.filter((m) => !m.result);
-      if (left.length === 0) return;
-      if (attempt > 0 && this.deps.now() > deadline) {
-        run.unknown = tries.some((t) => t.uncertain); // a delayed PUT may still land: keep the marker
-        const busy = unavailable('too many concurrent writers on this session; try again', 1);
-        for (const m of left) m.result = rejected(busy);
-        return;
-      }
+      if (left.length === 0 || this.gaveUp(run, left, clock)) return;
+      clock.began = this.deps.now();
       let outcome: Attempt;
       try {
         outcome = await this.attempt(run, cached, left, fromCache);
@@ -479,6 +484,7 @@ export class WriteLoop {
         return;
       }
       tries.push(outcome.tried);
+      clock.last = outcome.tried;
       if (!outcome.tried.uncertain)
         await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
       // It may have landed: read before anything else, so that a landed write is never refused.
@@ -488,6 +494,32 @@ export class WriteLoop {
       });
       fromCache = false;
     }
+  }
+
+  /**
+   * Ends a run whose attempts keep being lost, answering `left` (true): past the contention deadline,
+   * which counts the attempts lost to another writer's commit; or once storage has failed attempts in a
+   * row, each still able to land (a re-read found the object at the etag it was conditional on), for
+   * as long as one storage call may take. A member whose attempt may have landed is told so.
+   */
+  private gaveUp(run: GroupRun, left: Member[], clock: Clock): boolean {
+    const now = this.deps.now();
+    const last = clock.last;
+    clock.last = undefined;
+    if (last?.uncertain && !last.ruledOut) clock.stalledSince ??= clock.began;
+    else if (last) {
+      clock.contended += now - clock.began;
+      clock.stalledSince = undefined;
+    }
+    const limit = this.deps.storageDeadlineMs ?? STORAGE_DEADLINE_MS;
+    const stalled = clock.stalledSince !== undefined && now - clock.stalledSince >= limit;
+    if (!stalled && clock.contended <= this.deps.maxContentionMs) return false;
+    run.unknown = run.tries.some((t) => t.uncertain); // a delayed PUT may still land: keep the marker
+    const busy = stalled
+      ? unavailable('storage did not answer this write in time; try again', 2)
+      : unavailable('too many concurrent writers on this session; try again', 1);
+    for (const m of left) m.result = rejected(mayBeStored(run, m) ? maybeStored(m) : busy);
+    return true;
   }
 
   /**
@@ -567,6 +599,7 @@ export class WriteLoop {
         for (const k of t.written) if (!named.has(k)) this.discard(run, k);
         t.written = [];
         t.unanswered = false; // ruled out: it can no longer land
+        t.ruledOut = true;
       }
   }
 
@@ -1192,12 +1225,35 @@ export class WriteLoop {
     return { o: op, d, n: added, m: messages, ...(sources.length ? { s: sources } : {}) };
   }
 
-  /** The etag of the session object at `key` when its write records hold `claim` (our own write); else null. */
-  private async ownObject(key: string, claim: string): Promise<string | null> {
-    const found = await this.deps.objects.get(key);
-    if (!found) return null;
+  /**
+   * After a create's PUT of session `id` failed with `err`: the etag of the object when it is the create's
+   * own after all (`claim` in its write records: it landed, its answer lost); else the create's answer,
+   * thrown. When it may have landed (`uncertain`) and the object cannot tell (its read failed, or there
+   * is none yet while a PUT that got no answer may still land), the answer says so and names the id: a
+   * create sent again without it would store a second session.
+   */
+  private async createFailed(
+    key: string,
+    id: string,
+    claim: string,
+    err: unknown,
+    uncertain: boolean,
+  ): Promise<string> {
+    const refused = () =>
+      PreconditionFailedError.is(err) ? conflict(`session ${id} already exists`) : err;
+    if (!uncertain) throw refused();
+    const maybe = unavailable(
+      `storage did not confirm this create: session ${id} may have been stored; read it before ` +
+        'creating it again, or create it again with this id (a second create of an id is 409 and stores nothing)',
+      2,
+    );
+    const found = await this.deps.objects.get(key).catch(() => {
+      throw maybe;
+    });
+    if (!found) throw noAnswer(err) ? maybe : refused();
     const session = decodeStored(found.body, key).session;
-    return session.satchel?.writes.some((w) => w.k === claim) ? found.etag : null;
+    if (session.satchel?.writes.some((w) => w.k === claim)) return found.etag;
+    throw refused(); // another session's: this create-only PUT never landed
   }
 }
 
@@ -1359,6 +1415,38 @@ function hidden(run: GroupRun, t: Tried): void {
   );
   // Over whatever the read answered them: a 412 (`If-Match`) may come from this very write.
   for (const m of t.members) m.result = rejected(err);
+}
+
+/** How a run's lost attempts went (`WriteLoop.gaveUp`). */
+interface Clock {
+  /** The time spent on attempts lost to another writer's commit (the contention deadline counts it). */
+  contended: number;
+  /** When the first of the attempts in a row that storage failed, each still able to land, began. */
+  stalledSince?: number;
+  /** When the latest attempt began; `last`: what it tried, when it was lost (until `gaveUp` counts it). */
+  began: number;
+  last?: Tried;
+}
+
+/** How long a write tries again after commits storage failed unseen, by default (`storageDeadlineMs`). */
+const STORAGE_DEADLINE_MS = defaultRetryPolicy.deadlineMs ?? 8000;
+
+/** True when an attempt that held `m` may have landed or may still land: no read has ruled it out. */
+function mayBeStored(run: GroupRun, m: Member): boolean {
+  return run.tries.some((t) => t.uncertain && !t.ruledOut && t.members.includes(m));
+}
+
+/**
+ * The answer of a write that may have been stored, when the run ends without knowing (storage failed
+ * or stopped answering after an attempt whose answer was lost): sending it again without its key could
+ * store it twice (docs/api.md).
+ */
+function maybeStored(m: Member): SatchelError {
+  const next =
+    m.req.ctx.idempotencyKey !== undefined
+      ? 'send it again with the same Idempotency-Key, which stores it at most once'
+      : 'read the session before sending it again';
+  return unavailable(`storage did not confirm this write: it may have been stored; ${next}`, 2);
 }
 
 /**
