@@ -697,9 +697,32 @@ export class SessionStore {
       .delete(key)
       .catch((err: unknown) => this.confirmDeleted(ns, id, stored, err, ctx));
     this.cache.forget(key);
+    const erased = await this.eraseCopies(ns, id, stored, ctx, writeId);
+    // A commit whose `If-Match` was checked before the DELETE can land after it on radosgw (its conditional
+    // PUT is not atomic with a DELETE): the session is back, with the records of that write. It is
+    // deleted again, records and all: the commit came first (review s53c; docs/design.md, "Deleting").
+    if (again < 2 && (await this.cameBack(key, stored)))
+      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch(
+        (err: unknown) => {
+          if (!SatchelError.is(err, 'not_found')) throw err;
+        },
+      );
+    return erased;
+  }
+
+  /**
+   * After a session object's DELETE: everything that erases its copies runs, whatever fails. A log record
+   * that could not be stored is healed from the pending marker, which then stays. Gives why erasing its
+   * records failed (undefined when they all went).
+   */
+  private async eraseCopies(
+    ns: string,
+    id: string,
+    stored: StoredSession,
+    ctx: WriteContext,
+    writeId: string,
+  ): Promise<unknown> {
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
-    // The object is gone: everything that erases its copies runs, whatever fails. A log record that
-    // could not be stored is healed from the pending marker, which then stays.
     const [logged, erased] = await Promise.allSettled([
       this.manifest.recordDelete(ns, id, at, writeId),
       // A large session's bases (they hold its messages too; a fold racing this delete deletes its own),
@@ -717,15 +740,6 @@ export class SessionStore {
       this.onError('delete log record not stored', logged.reason);
       this.purgeUnlogged(ns, id, ctx);
     }
-    // A commit whose `If-Match` was checked before the DELETE can land after it on radosgw (its conditional
-    // PUT is not atomic with a DELETE): the session is back, with the records of that write. It is
-    // deleted again, records and all: the commit came first (review s53c; docs/design.md, "Deleting").
-    if (again < 2 && (await this.cameBack(key, stored)))
-      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch(
-        (err: unknown) => {
-          if (!SatchelError.is(err, 'not_found')) throw err;
-        },
-      );
     return erased.status === 'rejected' ? erased.reason : undefined;
   }
 
