@@ -50,13 +50,19 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     if (challenge) headers['www-authenticate'] = challenge;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', { route: c.req.routePath, error: storageFailure(err) });
+    const limited = platformLimit(err);
     problem = {
       type: typeFor(503),
       title: 'Service Unavailable',
       status: 503,
-      detail: 'storage is unreachable; try again shortly',
+      // Storage answered; the Worker may not ask it more in this request (review s53e): "try again" is
+      // not the answer (docs/deploy.md, "Cloudflare's request limits per invocation").
+      detail: limited
+        ? "this request reached Cloudflare's limit on requests per Worker invocation (50 fetches on the " +
+          'Free plan, 1,000 R2 binding operations): see docs/deploy.md'
+        : 'storage is unreachable; try again shortly',
     };
-    headers['retry-after'] = '2';
+    if (!limited) headers['retry-after'] = '2';
   } else {
     log.error('unhandled error', {
       method: c.req.method,
@@ -85,6 +91,14 @@ function withoutIds(message: string): string {
     .replace(/\bsession \S+ is gone\b/g, 'session <id> is gone')
     .replace(/\bsession \S+ may have been stored\b/g, 'session <id> may have been stored')
     .replace(/(delete each again: )[^;]*/g, '$1<ids>');
+}
+
+/** Whether a storage failure is workerd refusing more subrequests in this invocation. */
+function platformLimit(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (/Too many (?:subrequests|API requests by single Worker invocation)/i.test(e.message))
+      return true;
+  return false;
 }
 
 /**
