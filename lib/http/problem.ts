@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { SatchelError, type ErrorKind, type FieldError } from '../model/errors.js';
-import { describeError, type Logger } from '../model/log.js';
+import { describeError, withoutIds, type Logger } from '../model/log.js';
 import { StorageUnavailableError } from '../storage/port.js';
 import { requestSecrets, type Env } from './context.js';
 
@@ -67,7 +67,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     log.error('unhandled error', {
       method: c.req.method,
       route: c.req.routePath,
-      error: withoutIds(describeError(err)),
+      error: describeError(err),
     });
     problem = {
       type: typeFor(500),
@@ -77,20 +77,6 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     };
   }
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
-}
-
-/**
- * A 5xx's message as the log may hold it (docs/configuration.md: never a raw id): an object key (it
- * holds the namespace and the session id: `the object at ns/a/sessions/<id>.json is not valid JSON`)
- * becomes `<key>`, and the ids a delete's or a cleanup's 503 names become `<id>` and `<ids>`. The answer
- * keeps them: the caller sent those ids or may read them.
- */
-function withoutIds(message: string): string {
-  return message
-    .replace(/[^\s(),;'"]*\bns\/[^\s(),;'"]*/g, '<key>')
-    .replace(/\bsession \S+ is gone\b/g, 'session <id> is gone')
-    .replace(/\bsession \S+ may have been stored\b/g, 'session <id> may have been stored')
-    .replace(/(delete each again: )[^;]*/g, '$1<ids>');
 }
 
 /** Whether a storage failure is workerd refusing more subrequests in this invocation. */

@@ -87,7 +87,21 @@ export function describeError(err: unknown): string {
   // Bounded, not cut short: the logger cuts a field only after redacting it (a secret cut in two
   // would no longer match its rule, and half of it would be logged).
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.slice(0, 64 * 1024);
+  return withoutIds(text.slice(0, 64 * 1024));
+}
+
+/**
+ * A 5xx's message as the log may hold it (docs/configuration.md: never a raw id): an object key (it
+ * holds the namespace and the session id: `the object at ns/a/sessions/<id>.json is not valid JSON`)
+ * becomes `<key>`, and the ids a delete's or a cleanup's 503 names become `<id>` and `<ids>`. The answer
+ * keeps them: the caller sent those ids or may read them.
+ */
+export function withoutIds(message: string): string {
+  return message
+    .replace(/[^\s(),;'"]*\bns\/[^\s(),;'"]*/g, '<key>')
+    .replace(/\bsession \S+ is gone\b/g, 'session <id> is gone')
+    .replace(/\bsession \S+ may have been stored\b/g, 'session <id> may have been stored')
+    .replace(/(delete each again: )[^;]*/g, '$1<ids>');
 }
 
 /** A logged string field's longest form, cut after redaction. */

@@ -221,7 +221,7 @@ export class SearchEngine implements SessionListener {
         await afterResponse();
         const doc = embeddingTextOf(source!);
         source = null;
-        const vectors = await this.vectors(ns, doc);
+        const vectors = await this.vectors(ns, doc, false, true);
         if (!vectors) return;
         const [v] = await this.embedder!.embed([doc], false, { ns, save: true });
         await vectors
@@ -490,6 +490,9 @@ export class SearchEngine implements SessionListener {
         vectors.resolve(ns, live, false, schedule),
         this.embedder.embed([text], true, { ns }),
       ]);
+      // A query the service refused (zeros: no vector) ranks nothing: the answer is the lexical one
+      // (review s53f: every session scored 0 and came back by id, fused with BM25).
+      if (!q!.some((x) => x !== 0)) return [];
       return rankVectors(res, q!, CANDIDATES);
     } catch (err) {
       if (!(err instanceof EmbeddingsUnavailableError))
@@ -507,8 +510,11 @@ export class SearchEngine implements SessionListener {
     ns: string,
     probe = 'satchel',
     urgent?: boolean,
+    save?: boolean,
   ): Promise<LsmIndex<Float32Array, VecSegment> | null> {
-    if (this.embedder?.space() === null) await this.embedder.embed([probe], urgent, { ns });
+    // A save's text as the probe waits in the save texts' bounded queue (review s53f).
+    if (this.embedder?.space() === null)
+      await this.embedder.embed([probe], urgent, { ns, ...(save ? { save } : {}) });
     const space = this.embedder?.space();
     if (!space) return null;
     let hash = this.spaceHashes.get(space);
