@@ -445,7 +445,10 @@ export class SatchelClient {
           // A gateway's 503 (not Satchel's problem) may come while Satchel still works on the write.
           lost ||= !satchels;
           if (wait !== undefined && wait < deadline - Date.now()) {
-            await response.body?.cancel().catch(() => undefined);
+            // Satchel's own 503 for a write storage did not confirm: the retry may meet what it did.
+            if (satchels && response.status === 503)
+              lost ||= /may have been stored/.test(await response.text().catch(() => ''));
+            else await response.body?.cancel().catch(() => undefined);
             await this.pause(wait, signal);
             continue;
           }

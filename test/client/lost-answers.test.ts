@@ -192,3 +192,27 @@ describe('the upload allowance', () => {
     expect(uploadAllowanceMs(undefined)).toBe(0);
   });
 });
+
+// Review s53c's follow-up (2026-12-06): the server now answers a write that storage did not confirm
+// with a 503 saying it may have been stored. A create retried after one met its own session (409), which
+// the client threw at the caller: the session it created looked like someone else's.
+it("a create retried after Satchel's may-have-been-stored 503 gives the session it made", async () => {
+  const maybe = () =>
+    new Response(
+      JSON.stringify({
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        detail:
+          'storage did not confirm this create: session x may have been stored; read it first',
+      }),
+      { status: 503, headers: { 'content-type': 'application/problem+json', 'retry-after': '0' } },
+    );
+  const { client } = await lostAnswer(0, { answer: maybe });
+  const { session } = await client.create({
+    task: 'notes',
+    messages: [{ role: 'user', content: 'a' }],
+  });
+  expect(session.task).toBe('notes');
+  expect((await client.list()).sessions.map((s) => s.id)).toEqual([session.id]);
+});
