@@ -65,20 +65,44 @@ export const handler = async (
     };
   const { handler: inner, background, log } = app;
   const { event: routed, stage } = withoutStage(withoutReadBody(event));
-  const result = await inner(routed, context);
+  const result = singleValued((await inner(routed, context)) as LambdaResult);
   await background.drain();
   // A (Content-)Location the API answers is a path from the root it routes on: under a named stage's.
-  const headers = (result as { headers?: Record<string, string> }).headers ?? {};
+  const headers = result.headers ?? {};
   for (const name of ['location', 'content-location'])
     if (stage && headers[name]?.startsWith('/')) headers[name] = stage + headers[name];
-  return fitted(result as LambdaResult, routed, log) as typeof result;
+  return fitted(result, routed, log) as Awaited<ReturnType<typeof inner>>;
 };
 
 interface LambdaResult {
   statusCode: number;
   headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
   body?: string;
   isBase64Encoded?: boolean;
+}
+
+/**
+ * The result with its headers in `headers` (API Gateway takes either form for payload 1.0): Hono answers a
+ * payload 1.0 event in `multiValueHeaders`, which the 6 MB handling below and the stage prefix did not see
+ * (review s53g: a gzip answer kept the uncompressed Content-Length, a 406 lost the write's ETag).
+ * `Set-Cookie` stays multi-valued (its values cannot be joined).
+ */
+function singleValued(result: LambdaResult): LambdaResult {
+  const { multiValueHeaders: multi, ...rest } = result;
+  if (!multi) return result;
+  const headers: Record<string, string> = { ...result.headers };
+  const cookies: Record<string, string[]> = {};
+  for (const [name, values] of Object.entries(multi)) {
+    const key = name.toLowerCase();
+    if (key === 'set-cookie') cookies[key] = values;
+    else headers[key] = values.join(', ');
+  }
+  return {
+    ...rest,
+    headers,
+    ...(Object.keys(cookies).length ? { multiValueHeaders: cookies } : {}),
+  };
 }
 
 /**
