@@ -317,12 +317,14 @@ export function storeOut(
   budget = Infinity,
 ): StoreOutPlan {
   const keyed = writes.filter((w) => w.k.startsWith('k:'));
-  const sizes = budget === Infinity ? null : keyed.map(recordBytes);
+  const own = new Set(fresh);
+  // This write's own records are measured as they are now (their audit fields come after): not kept.
+  const sizes =
+    budget === Infinity ? null : keyed.map((w) => (own.has(w) ? jsonBytes(w) : recordBytes(w)));
   const bytes = sizes?.reduce((a, b) => a + b, 0) ?? 0;
   const over = bytes > budget;
   if (keyed.length <= KEYED_PUSH_AT && !over)
     return { kept: writes, leaving: [], store: [], ahead: [] };
-  const own = new Set(fresh);
   const older = keyed
     .slice(0, keyed.length - (over ? newestWithin(sizes!, budget / 2) : KEYED_KEEP))
     .filter((w) => !own.has(w))
@@ -345,8 +347,17 @@ export function storeOut(
   };
 }
 
+/** Records' sizes, kept while the records are (a warm writer's object keeps its records from write to write). */
+const recordSizes = new WeakMap<WriteRecord, number>();
+
 /** A record's bytes in the object (its JSON, with the comma before it). */
 function recordBytes(record: WriteRecord): number {
+  let n = recordSizes.get(record);
+  if (n === undefined) recordSizes.set(record, (n = jsonBytes(record)));
+  return n;
+}
+
+function jsonBytes(record: WriteRecord): number {
   return utf8(JSON.stringify(record)).length + 1;
 }
 
