@@ -394,20 +394,17 @@ export class SearchEngine implements SessionListener {
     const parsed = parseQuery(query);
     const wanted = parsed.tokens;
     if (wanted.length === 0) return [];
-    const view = await this.sessions.manifest.view(ns, schedule, {
-      maxAgeMs: this.options.freshnessMs,
-    });
-    const live = view.entries;
+    const live = (
+      await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })
+    ).entries;
     if (live.length === 0) return [];
-    // A view up to `freshnessMs` old may hold a session deleted since (by another process): the hits are
-    // checked against the manifest as it is now, read alongside the ranking (review s53h: its task and
-    // snippet came back after its DELETE had answered). Null when it cannot be read: no filter then.
-    const now = view.cached
-      ? this.sessions.manifest.view(ns, schedule).then(
-          (v) => new Set(v.entries.map((e) => e.id)),
-          () => null,
-        )
-      : null;
+    // The ranking's view may be up to `freshnessMs` old: a session deleted since (by another process) is
+    // left out of the hits by the manifest as it is now, read alongside the ranking (review s53h: its task
+    // and snippet came back after its DELETE had answered). Null when it cannot be read: no filter then.
+    const now = this.sessions.manifest.view(ns, schedule).then(
+      (v) => new Set(v.entries.map((e) => e.id)),
+      () => null,
+    );
     let lex: Resolved<LexDoc, LexSegment>;
     try {
       lex = await this.lexical.resolve(ns, live, true, schedule);

@@ -110,8 +110,6 @@ interface Page {
 /** A namespace's sessions, newest first. */
 export interface ManifestView {
   entries: ManifestEntry[];
-  /** Set when `maxAgeMs` let an earlier view stand (no request was made): it may miss a recent delete. */
-  cached?: true;
 }
 
 export interface ManifestOptions {
@@ -324,7 +322,7 @@ export class Manifest {
     // enough (search: other devices' writes show up within that time, this process's at once).
     const recent = this.recent.get(ns);
     if (options.maxAgeMs && recent && this.now() - recent.at < options.maxAgeMs)
-      return { entries: recent.entries, cached: true };
+      return { entries: recent.entries };
     const listedAt = this.now();
     const writes = this.localWrites.get(ns) ?? 0;
     return this.withSnapshot(
