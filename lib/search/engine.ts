@@ -398,13 +398,6 @@ export class SearchEngine implements SessionListener {
       await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })
     ).entries;
     if (live.length === 0) return [];
-    // The ranking's view may be up to `freshnessMs` old: a session deleted since (by another process) is
-    // left out of the hits by the manifest as it is now, read alongside the ranking (review s53h: its task
-    // and snippet came back after its DELETE had answered). Null when it cannot be read: no filter then.
-    const now = this.sessions.manifest.view(ns, schedule).then(
-      (v) => new Set(v.entries.map((e) => e.id)),
-      () => null,
-    );
     let lex: Resolved<LexDoc, LexSegment>;
     try {
       lex = await this.lexical.resolve(ns, live, true, schedule);
@@ -443,11 +436,9 @@ export class SearchEngine implements SessionListener {
     // A near word that stood in for a typed one is what a snippet can show.
     const snippetWords = [...wanted, ...[...near.values()].flat().map((w) => w.term)];
     const out: SearchHit[] = [];
-    const still = await now;
     for (let i = 0; i < fused.length && out.length < limit;) {
-      const slice = fused.slice(i, i + limit - out.length);
-      i += slice.length;
-      const batch = slice.filter((h) => !still || still.has(h.id));
+      const batch = fused.slice(i, i + limit - out.length);
+      i += batch.length;
       const hits = await mapLimit(batch, this.options.concurrency, async (h) => {
         const e = byId.get(h.id)!;
         const session = await readForSearch(this.sessions, ns, e);
