@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { S3Store, type S3Timeouts } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 import { makeApp } from '../http/helpers.js';
-import { startNetProxy, type NetProxy, type Plan, type Req } from '../support/net-proxy.js';
+import {
+  startFaultProxy,
+  type FaultPlan as Plan,
+  type FaultProxy as NetProxy,
+  type ProxiedRequest as Req,
+} from '../support/fault-proxy.js';
 
 // Review s53c: a write whose commit PUT may have landed (its answer lost, or still held by a stalled
 // server) and that then failed answered as if nothing had been stored: the generic 503 "storage is
@@ -14,7 +19,7 @@ import { startNetProxy, type NetProxy, type Plan, type Req } from '../support/ne
 let proxy: NetProxy;
 let plan: Plan | undefined;
 beforeAll(async () => {
-  proxy = await startNetProxy(inject('s3').endpoint, (r) => plan?.(r));
+  proxy = await startFaultProxy(inject('s3').endpoint, (r) => plan?.(r));
 });
 afterAll(async () => {
   plan = undefined;

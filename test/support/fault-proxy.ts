@@ -7,6 +7,9 @@
  *   without the answer (the request landed, its response is lost);
  * - `error`: answers 500 or 503 itself with an S3 error body (not forwarded);
  * - `delayMs`: waits before forwarding (combines with any of the above);
+ * - `hang`: neither forwards nor answers, the connection left open, until `releaseHung()` closes it;
+ * - `hold`: holds the request until `releaseHeld()`, then forwards it even when its client has given up
+ *   (a stalled server that works through its backlog later: review s53c);
  * - `pause()` / `resume()`: holds all traffic, like a server stopped with SIGSTOP: requests that arrive are
  *   held, answers on their way are held, and on resume the held requests are forwarded even when their
  *   client has given up meanwhile (a paused server works through its backlog when it continues).
@@ -26,7 +29,7 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import { mulberry32 } from './prng.js';
 
-export type FaultAction = 'pass' | 'drop' | 'lose-answer' | 'error';
+export type FaultAction = 'pass' | 'drop' | 'lose-answer' | 'error' | 'hang' | 'hold';
 
 export interface Fault {
   action?: FaultAction;
@@ -71,6 +74,10 @@ export interface FaultProxy {
   resume(): void;
   /** Resolves when no request is being handled (held ones included). */
   idle(): Promise<void>;
+  /** Closes the connections of the requests `hang` left open. */
+  releaseHung(): void;
+  /** Forwards the requests `hold` kept; resolves when they are done. */
+  releaseHeld(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,6 +92,8 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
   let idleWaiters: (() => void)[] = [];
   const log: ProxyLogEntry[] = [];
   const sockets = new Set<Socket>();
+  let hung: Socket[] = [];
+  let held: { go: () => void; done: Promise<void> }[] = [];
 
   const settle = () => {
     busy--;
@@ -119,6 +128,23 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
       req.socket.destroy();
       return;
     }
+    if (action === 'hang') {
+      hung.push(req.socket);
+      return;
+    }
+    if (action === 'hold') {
+      let go!: () => void;
+      let finished!: () => void;
+      const released = new Promise<void>((r) => (go = r));
+      held.push({ go, done: new Promise<void>((r) => (finished = r)) });
+      await released;
+      try {
+        await answerWith(await forward(target, agent, req, body));
+      } finally {
+        finished();
+      }
+      return;
+    }
     if (action === 'error') {
       const status = fault.status ?? 503;
       const code = status === 500 ? 'InternalError' : 'ServiceUnavailable';
@@ -131,18 +157,23 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
       return;
     }
     const answer = await forward(target, agent, req, body);
-    entry.upstreamStatus = answer.status;
     if (action === 'lose-answer') {
+      entry.upstreamStatus = answer.status;
       req.socket.destroy();
       return;
     }
-    await gate;
-    if (req.socket.destroyed || res.destroyed) {
-      entry.clientGone = true;
-      return;
+    await answerWith(answer);
+
+    async function answerWith(a: Awaited<ReturnType<typeof forward>>): Promise<void> {
+      entry.upstreamStatus = a.status;
+      await gate;
+      if (req.socket.destroyed || res.destroyed) {
+        entry.clientGone = true;
+        return;
+      }
+      res.writeHead(a.status, a.headers);
+      res.end(a.body);
     }
-    res.writeHead(answer.status, answer.headers);
-    res.end(answer.body);
   };
 
   const server = createServer((req, res) => {
@@ -183,8 +214,20 @@ export async function startFaultProxy(upstream: string, plan?: FaultPlan): Promi
         ? Promise.resolve()
         : new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
+    releaseHung() {
+      for (const s of hung) s.destroy();
+      hung = [];
+    },
+    async releaseHeld() {
+      const now = held;
+      held = [];
+      for (const h of now) h.go();
+      await Promise.all(now.map((h) => h.done));
+    },
     async close() {
       proxy.resume();
+      proxy.releaseHung();
+      await proxy.releaseHeld();
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       agent.destroy();
