@@ -51,46 +51,55 @@ describe('save texts waiting for the embeddings service', () => {
     await Promise.allSettled([first, query, ...saves]);
   });
 
-  it('a burst of saves on a slow service: the queue stays within its bound, every save answers', async () => {
-    stub = await startOpenAiStub(64);
-    stub.delayMs = 300; // slow, never failing
-    const config = await loadConfig(
-      {
-        SATCHEL_EMBEDDINGS_URL: stub.url,
-        SATCHEL_EMBEDDINGS_MODEL: 'text-embedding-3-small',
-        SATCHEL_EMBEDDINGS_DIMS: '64',
-      },
-      'local',
-    );
-    const embedder = new HttpEmbedder({ ...config.embeddings!, batchSize: 4 });
-    const waiting = embedder as unknown as { queue: unknown[] };
-    const objects = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-queue-')));
-    const app = createApp({ config, objects, allowOpen: true, log: captureLogs(), embedder });
-    let most = 0;
-    for (let wave = 0; wave < 4; wave++) {
-      const made = await Promise.all(
-        Array.from({ length: 20 }, async (_, i) => {
-          const res = await app.app.fetch(
-            new Request('http://localhost/v1/sessions', {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
-                task: `incident ${wave}-${i}`,
-                messages: [{ role: 'user', content: `pager ${wave} ${i} `.repeat(50) }],
-              }),
-            }),
-          );
-          return res.status;
-        }),
+  // The second case: review s53f. Without DIMS a save's text was the space's probe, sent without the save
+  // flag: until the service had answered once, every save's text waited, with no bound (56 of 16 here).
+  it.each([
+    ['with DIMS', { SATCHEL_EMBEDDINGS_DIMS: '64' }, 300],
+    ['without DIMS (the save text is the first probe)', {}, 1500],
+  ])(
+    'a burst of saves on a slow service, %s: the queue stays within its bound',
+    async (_, env, delayMs) => {
+      stub = await startOpenAiStub(64);
+      stub.delayMs = delayMs; // slow, never failing
+      const config = await loadConfig(
+        {
+          SATCHEL_EMBEDDINGS_URL: stub.url,
+          SATCHEL_EMBEDDINGS_MODEL: 'text-embedding-3-small',
+          ...env,
+        },
+        'local',
       );
-      expect(made.every((s) => s === 201)).toBe(true);
-      await new Promise((r) => setTimeout(r, 20));
-      most = Math.max(most, waiting.queue.length);
-    }
-    expect(most).toBeGreaterThan(0);
-    expect(most).toBeLessThanOrEqual(16);
-    stub.delayMs = 0;
-    await app.background.drain();
-    expect(waiting.queue).toHaveLength(0);
-  });
+      // batchSize 4: the bound is 4 batches, 16 texts.
+      const embedder = new HttpEmbedder({ ...config.embeddings!, batchSize: 4 });
+      const waiting = embedder as unknown as { queue: unknown[] };
+      const objects = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-queue-')));
+      const app = createApp({ config, objects, allowOpen: true, log: captureLogs(), embedder });
+      let most = 0;
+      for (let wave = 0; wave < 4; wave++) {
+        const made = await Promise.all(
+          Array.from({ length: 20 }, async (_, i) => {
+            const res = await app.app.fetch(
+              new Request('http://localhost/v1/sessions', {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  task: `incident ${wave}-${i}`,
+                  messages: [{ role: 'user', content: `pager ${wave} ${i} `.repeat(50) }],
+                }),
+              }),
+            );
+            return res.status;
+          }),
+        );
+        expect(made.every((s) => s === 201)).toBe(true);
+        await new Promise((r) => setTimeout(r, 20));
+        most = Math.max(most, waiting.queue.length);
+      }
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(16);
+      stub.delayMs = 0;
+      await app.background.drain();
+      expect(waiting.queue).toHaveLength(0);
+    },
+  );
 });
