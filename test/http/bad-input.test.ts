@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp } from './helpers.js';
+import { unreachableS3 } from '../support/s3.js';
 
 /** Every bad input: a clear 4xx problem+json, never a 500, and nothing written. */
 describe('HTTP: bad input', async () => {
@@ -538,16 +539,7 @@ describe('HTTP: bad input', async () => {
 
 describe('HTTP: storage unreachable', () => {
   it('answers 503 problem+json with Retry-After, never a 500', async () => {
-    const { S3Store } = await import('../../lib/storage/s3.js');
-    const objects = new S3Store({
-      endpoint: 'http://127.0.0.1:9',
-      region: 'us-east-1',
-      bucket: 'nowhere',
-      forcePathStyle: true,
-      accessKeyId: 'a',
-      secretAccessKey: 'b',
-      retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-    });
+    const objects = unreachableS3();
     const app = await makeApp({ objects });
     for (const [method, path, body] of [
       ['GET', '/v1/sessions', undefined],

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
 import { StorageUnavailableError } from '../../lib/storage/port.js';
-import { S3Store } from '../../lib/storage/s3.js';
+import { unreachableS3 } from '../support/s3.js';
 import { PassThrough } from '../support/search-process.js';
 import { makeApp } from './helpers.js';
 
@@ -32,15 +32,7 @@ describe('storage failures in the log', () => {
   });
 
   it('unreachable S3: the words and the cause code, never the key', async () => {
-    const objects = new S3Store({
-      endpoint: 'http://127.0.0.1:9',
-      region: 'us-east-1',
-      bucket: 'nowhere',
-      forcePathStyle: true,
-      accessKeyId: 'a',
-      secretAccessKey: 'b',
-      retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-    });
+    const objects = unreachableS3();
     const app = await makeApp({ objects });
     expect((await app.call('GET', `/v1/sessions/${ID}`)).status).toBe(503);
     const [line] = app.logs.find('storage unavailable', 'error');

@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
 import { PassThrough } from '../support/search-process.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import { S3Store } from '../../lib/storage/s3.js';
+import { unreachableS3 } from '../support/s3.js';
 import type { PutOptions } from '../../lib/storage/port.js';
 
 // docs/configuration.md, SATCHEL_LOG: "never ... a raw id; an error line names a storage failure's words and
@@ -17,15 +17,7 @@ import type { PutOptions } from '../../lib/storage/port.js';
 const ID = 'client-acme-merger-plan';
 
 it("a background storage failure's warn line names no key and no session id", async () => {
-  const dead = new S3Store({
-    endpoint: 'http://127.0.0.1:9',
-    region: 'us-east-1',
-    bucket: 'nowhere',
-    forcePathStyle: true,
-    accessKeyId: 'a',
-    secretAccessKey: 'b',
-    retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-  });
+  const dead = unreachableS3();
   const down = { on: false };
   // The session objects stay reachable; every other object (index, log, audit records) is on an S3 that
   // refuses connections: S3Store's own error text.

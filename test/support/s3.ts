@@ -34,3 +34,16 @@ export function s3Env(prefix: string): Record<string, string> {
     AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
   };
 }
+
+/** An S3 adapter on a port where nothing listens (connections refused), with quick retries. */
+export function unreachableS3(): S3Store {
+  return new S3Store({
+    endpoint: 'http://127.0.0.1:9',
+    region: 'us-east-1',
+    bucket: 'nowhere',
+    forcePathStyle: true,
+    accessKeyId: 'a',
+    secretAccessKey: 'b',
+    retry: { attempts: 2, baseMs: 1, maxMs: 2 },
+  });
+}
