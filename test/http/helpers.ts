@@ -85,3 +85,19 @@ export async function makeApp(
   };
   return { ...built, dir, objects, call, logs };
 }
+
+/**
+ * Waits until an app's background work has settled: its drain, the session store's records and the search
+ * engine's lingering index records, a few times over (one round's work can schedule the next's).
+ */
+export async function settleAll(app: {
+  background: { drain(): Promise<void> };
+  sessions: { settled(): Promise<void> };
+  search: { flushRecords(): Promise<void> };
+}): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    await app.background.drain();
+    await app.sessions.settled();
+    await app.search.flushRecords();
+  }
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { makeApp } from '../http/helpers.js';
+import { makeApp, settleAll } from '../http/helpers.js';
 import { startOpenAiStub, type OpenAiStub } from '../support/openai-embeddings-stub.js';
 
 let stub: OpenAiStub | undefined;
@@ -19,14 +19,6 @@ afterEach(async () => {
 });
 
 type App = Awaited<ReturnType<typeof makeApp>>;
-async function drain(app: App) {
-  for (let i = 0; i < 4; i++) {
-    await app.background.drain();
-    await app.sessions.settled();
-    await app.search.flushRecords();
-  }
-}
-
 /** The vector objects (records, segment tables) that name the session. */
 async function vectorObjectsOf(app: App, id: string): Promise<string[]> {
   const out: string[] = [];
@@ -67,7 +59,7 @@ describe('a delete in a process whose embeddings service fails', () => {
         expect(made.status).toBe(201);
         ids.push(made.json.id as string);
       }
-      await drain(first);
+      await settleAll(first);
       if (c.compacted) await (await first.search.vectors('alice'))!.compact('alice', true);
       const [gone, kept] = ids as [string, string];
       expect((await vectorObjectsOf(first, gone)).length).toBeGreaterThan(0);
@@ -84,7 +76,7 @@ describe('a delete in a process whose embeddings service fails', () => {
         });
         expect(res.json).toEqual({ deleted: 2 });
       }
-      await drain(second);
+      await settleAll(second);
       expect(await vectorObjectsOf(second, gone)).toEqual([]);
       if (c.how === 'DELETE')
         expect((await vectorObjectsOf(second, kept)).length).toBeGreaterThan(0);

@@ -14,7 +14,7 @@ import { HttpEmbedder } from '../../lib/search/embed.js';
 import { loadConfig } from '../../lib/server/config.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { makeApp } from '../http/helpers.js';
+import { makeApp, settleAll } from '../http/helpers.js';
 import { captureLogs } from '../support/logs.js';
 import { startOpenAiStub, type OpenAiStub } from '../support/openai-embeddings-stub.js';
 
@@ -29,18 +29,6 @@ const env = (url: string) => ({
   SATCHEL_EMBEDDINGS_MODEL: 'text-embedding-3-small',
   SATCHEL_EMBEDDINGS_DIMS: '64',
 });
-
-async function settle(app: {
-  background: { drain(): Promise<void> };
-  sessions: { settled(): Promise<void> };
-  search: { flushRecords(): Promise<void> };
-}) {
-  for (let i = 0; i < 4; i++) {
-    await app.background.drain();
-    await app.sessions.settled();
-    await app.search.flushRecords();
-  }
-}
 
 describe('an empty embedding text', () => {
   it('is never sent; the other sessions get their vectors, and the empty one does not lag', async () => {
@@ -65,7 +53,7 @@ describe('an empty embedding text', () => {
       }),
     ]);
     expect(made.map((m) => m.status)).toEqual([201, 201, 201, 201]);
-    await settle(app);
+    await settleAll(app);
 
     const sent = stub.requests.flatMap((r) => r.input);
     expect(sent.filter((t) => t.trim() === '')).toEqual([]);
@@ -78,7 +66,7 @@ describe('an empty embedding text', () => {
       body: { action: 'search', query: 'postgres vacuum' },
     });
     expect(found.json.results.map((h: { id: string }) => h.id)).toEqual([made[2]!.json.id]);
-    await settle(app);
+    await settleAll(app);
     const vectors = (await app.search.vectors('alice'))!;
     const live = (await app.sessions.manifest.view('alice')).entries;
     expect(live).toHaveLength(4);
@@ -107,17 +95,17 @@ describe('an empty embedding text', () => {
       task: 'postgres vacuum stalls',
       messages: [{ role: 'user', content: 'autovacuum is stuck' }],
     });
-    await settle(app);
+    await settleAll(app);
     const e = await call('/v1/sessions', { task: '' });
     expect([a.status, e.status]).toEqual([201, 201]);
-    await settle(app);
+    await settleAll(app);
     const rounds: { sentBlank: boolean; state: string }[] = [];
     for (let round = 0; round < 3; round++) {
       clock.t += 31_000;
       const before = stub.requests.length;
       const res = await call('/v1/session_search', { action: 'search', query: 'postgres vacuum' });
       expect(res.status).toBe(200);
-      await settle(app);
+      await settleAll(app);
       rounds.push({
         sentBlank: stub.requests.slice(before).some((r) => r.input.some((t) => t.trim() === '')),
         state: embedder.state().state,

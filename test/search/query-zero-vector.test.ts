@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { makeApp } from '../http/helpers.js';
+import { makeApp, settleAll } from '../http/helpers.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { startOpenAiStub, type OpenAiStub } from '../support/openai-embeddings-stub.js';
 
@@ -18,18 +18,6 @@ afterEach(async () => {
   await stub?.close();
   stub = undefined;
 });
-
-async function settle(app: {
-  background: { drain(): Promise<void> };
-  sessions: { settled(): Promise<void> };
-  search: { flushRecords(): Promise<void> };
-}) {
-  for (let i = 0; i < 4; i++) {
-    await app.background.drain();
-    await app.sessions.settled();
-    await app.search.flushRecords();
-  }
-}
 
 it('a query refused by the embeddings service answers as the lexical search does', async () => {
   stub = await startOpenAiStub(64);
@@ -63,10 +51,10 @@ it('a query refused by the embeddings service answers as the lexical search does
   ];
   for (const body of sessions)
     expect((await app.call('POST', '/v1/sessions', { body })).status).toBe(201);
-  await settle(app);
+  await settleAll(app);
   // Vectors are built (the search's compaction too).
   await app.call('POST', '/v1/session_search', { body: { action: 'search', query: 'kafka' } });
-  await settle(app);
+  await settleAll(app);
   expect(stub.requests.length).toBeGreaterThan(0);
 
   const withZeroQuery = await app.call('POST', '/v1/session_search', {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpEmbedder, EmbeddingsUnavailableError } from '../../lib/search/embed.js';
 import { reindex } from '../../lib/search/reindex.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { makeApp, TOKENS } from '../http/helpers.js';
+import { makeApp, TOKENS, settleAll } from '../http/helpers.js';
 import { refusedUrl, startOpenAiStub, type OpenAiStub } from '../support/openai-embeddings-stub.js';
 
 let stub: OpenAiStub | undefined;
@@ -19,14 +19,6 @@ afterEach(async () => {
 });
 
 type App = Awaited<ReturnType<typeof makeApp>>;
-async function drain(app: App) {
-  for (let i = 0; i < 4; i++) {
-    await app.background.drain();
-    await app.sessions.settled();
-    await app.search.flushRecords();
-  }
-}
-
 const env = (url: string, dims: string | undefined) => ({
   SATCHEL_EMBEDDINGS_URL: url,
   SATCHEL_EMBEDDINGS_MODEL: 'text-embedding-3-small',
@@ -47,7 +39,7 @@ async function populated(s: OpenAiStub, dims: string | undefined): Promise<App> 
     });
     expect(made.status).toBe(201);
   }
-  await drain(server);
+  await settleAll(server);
   return server;
 }
 
