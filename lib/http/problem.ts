@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { SatchelError, type ErrorKind, type FieldError } from '../model/errors.js';
 import { describeError, withoutIds, type Logger } from '../model/log.js';
-import { StorageUnavailableError } from '../storage/port.js';
+import { isPlatformLimit, StorageUnavailableError } from '../storage/port.js';
 import { requestSecrets, type Env } from './context.js';
 
 /** An RFC 9457 problem document. */
@@ -50,7 +50,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     if (challenge) headers['www-authenticate'] = challenge;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', { route: c.req.routePath, error: storageFailure(err) });
-    const limited = platformLimit(err);
+    const limited = isPlatformLimit(err);
     problem = {
       type: typeFor(503),
       title: 'Service Unavailable',
@@ -77,14 +77,6 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     };
   }
   return new Response(JSON.stringify(problem), { status: problem.status, headers });
-}
-
-/** Whether a storage failure is workerd refusing more subrequests in this invocation. */
-function platformLimit(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
-    if (/Too many (?:subrequests|API requests by single Worker invocation)/i.test(e.message))
-      return true;
-  return false;
 }
 
 /**

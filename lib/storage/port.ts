@@ -125,6 +125,18 @@ export class PreconditionFailedError extends Error {
 }
 
 /** The backend could not be reached or kept failing after bounded retries. Maps to HTTP 503. */
+/**
+ * Whether `err` (or one of its causes) is workerd refusing more subrequests in this invocation (Cloudflare's
+ * limit per request: 50 fetches on the Free plan, 1,000 binding operations): no retry within the request
+ * can succeed.
+ */
+export function isPlatformLimit(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (/Too many (?:subrequests|API requests by single Worker invocation)/i.test(e.message))
+      return true;
+  return false;
+}
+
 export class StorageUnavailableError extends Error {
   readonly [UNAVAILABLE] = true;
   /**

@@ -1,7 +1,9 @@
 import {
   assertSafeKey,
   DEFAULT_PING_DEADLINE_MS,
+  isPlatformLimit,
   PreconditionFailedError,
+  StorageUnavailableError,
   type ListOptions,
   type ListPage,
   type ObjectStore,
@@ -142,13 +144,19 @@ export class R2Store implements ObjectStore {
     write = false,
   ): Promise<T> {
     // The binding throws on transient internal errors; preconditions come back as null, not errors.
+    // Cloudflare's limit of operations per invocation is not retried: every attempt would meet it.
     return withRetry(
       what,
       op,
-      (err) => !PreconditionFailedError.is(err) && !(err instanceof TypeError),
+      (err) =>
+        !PreconditionFailedError.is(err) && !(err instanceof TypeError) && !isPlatformLimit(err),
       this.retry,
       undefined,
       { write },
-    );
+    ).catch((err: unknown) => {
+      if (isPlatformLimit(err) && !StorageUnavailableError.is(err))
+        throw new StorageUnavailableError(`${what}: ${(err as Error).message}`, err);
+      throw err;
+    });
   }
 }

@@ -5,10 +5,14 @@
 import { expect, it } from 'vitest';
 import { makeApp } from './helpers.js';
 import { R2Store, type R2BucketLike } from '../../lib/storage/r2.js';
+import { StorageUnavailableError } from '../../lib/storage/port.js';
 
 it("a request past the Worker's subrequest limit says so, without Retry-After", async () => {
-  const refuse = () =>
-    Promise.reject(new Error('Too many API requests by single Worker invocation.'));
+  let calls = 0;
+  const refuse = () => {
+    calls++;
+    return Promise.reject(new Error('Too many API requests by single Worker invocation.'));
+  };
   const bucket = { get: refuse, head: refuse, put: refuse, delete: refuse, list: refuse };
   const objects = new R2Store(bucket as unknown as R2BucketLike, {
     retry: { attempts: 2, baseMs: 1, maxMs: 1, attemptTimeoutMs: 500, deadlineMs: 1000 },
@@ -18,6 +22,11 @@ it("a request past the Worker's subrequest limit says so, without Retry-After", 
   expect(r.status).toBe(503);
   expect(r.json.detail).toMatch(/Cloudflare's limit on requests per Worker invocation/);
   expect(r.headers.get('retry-after')).toBeNull();
+  // The adapter does not retry it (every attempt in the invocation would meet the limit): one call.
+  calls = 0;
+  const err = await objects.get('ns/a/sessions/x.json').catch((e: unknown) => e);
+  expect(StorageUnavailableError.is(err)).toBe(true);
+  expect(calls).toBe(1);
   // Any other storage failure keeps its answer.
   const down = () => Promise.reject(new Error('internal error'));
   const other = new R2Store(
