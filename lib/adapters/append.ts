@@ -52,7 +52,7 @@ export async function appendOrCreate(
  * Creates the session empty (the secrets sent with it too: its task and metadata are redacted as stored,
  * also when the append after it never arrives). Its ETag, or null when the session is another writer's
  * (a 409). A 409 after an attempt that got no answer may be this create's own session: it is taken as
- * made when the read finds it still as a create leaves it (revision 1, no messages), so a refused first
+ * made when the read finds it still as a create leaves it (updated_at at created_at, no messages), so a refused first
  * append deletes it as it would after an answered create (`If-Match` keeps a session changed since).
  */
 async function createEmpty(
@@ -70,7 +70,10 @@ async function createEmpty(
   }
   // A read that fails leaves it as another writer's: kept, whatever the append's answer.
   const read = await client.get(id).catch(() => null);
-  return read && read.session.revision === 1 && read.session.messages.length === 0 ? read : null;
+  // As a create leaves it: every later write moves updated_at past created_at (a create starts above
+  // the revisions of a session deleted under the id, so its revision is not always 1).
+  const s = read?.session;
+  return s && s.created_at === s.updated_at && s.messages.length === 0 ? read : null;
 }
 
 /**

@@ -128,8 +128,8 @@ async function importSession(
           '(refs are add-only: no import or replace drops one)',
       ]
     : [];
-  if (difference === null && lostCreate && stored.session.revision === 1) {
-    // The file's content at revision 1, after an attempt of this create got no answer: it made it.
+  if (difference === null && lostCreate && (await asCreated(client, stored.session))) {
+    // The file's content as a create left it, after an attempt of this create got no answer: it made it.
     const made = await auditNotes(client, session, stored.session);
     return { ...base, status: 'created', notes: [...notes, ...made] };
   }
@@ -148,6 +148,19 @@ async function importSession(
     status: 'replaced',
     notes: [...notes, `replaced: it differed in ${difference}`, ...kept],
   };
+}
+
+/**
+ * Whether the stored session is as its create left it (no write since): revision 1, or, for an id that
+ * held a session deleted before (the new one starts above its revisions), an audit record of a create or
+ * import at its revision. Unknown (the audit unreadable, or its record not there yet) is false.
+ */
+async function asCreated(client: SatchelClient, stored: Session): Promise<boolean> {
+  if (stored.revision === 1) return true;
+  const records = await client.audit(stored.id).catch(() => []);
+  return records.some(
+    (r) => r.revision === stored.revision && (r.op === 'create' || r.op === 'import'),
+  );
 }
 
 /** The session as odek file text, and its file name (`<id>.json`, as odek names them). */

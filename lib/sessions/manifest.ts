@@ -64,8 +64,14 @@ function pinned(pin: string | undefined, e: ManifestEntry): boolean {
   return pin === e.i || (pin.includes('T') && pin === e.created_at);
 }
 
+/**
+ * `first`: the entry's incarnation began with the writes this record covers (a create among them). Its
+ * revision is above 1 when a session was deleted under the id before (`RevisionFloors`); records written
+ * before 2026-12-06 lack it, and a first version there is revision 1.
+ */
 type LogRecord =
-  { v: 1; op: 'put'; entry: ManifestEntry } | { v: 1; op: 'del'; id: string; at: number };
+  | { v: 1; op: 'put'; entry: ManifestEntry; first?: true }
+  | { v: 1; op: 'del'; id: string; at: number };
 
 interface PageRef {
   key: string;
@@ -265,9 +271,19 @@ export class Manifest {
   }
 
   /** Records a successful session write (create or update); answers the log record's key. */
-  async recordPut(ns: string, entry: ManifestEntry, writeId: string): Promise<string> {
+  async recordPut(
+    ns: string,
+    entry: ManifestEntry,
+    writeId: string,
+    first = false,
+  ): Promise<string> {
     const key = keys.log(ns, entry.at, writeId);
-    const record: LogRecord = { v: 1, op: 'put', entry };
+    const record: LogRecord = {
+      v: 1,
+      op: 'put',
+      entry,
+      ...(first ? { first: true as const } : {}),
+    };
     this.wrote(ns);
     await putOwn(this.store, key, utf8(JSON.stringify(record)));
     this.wrote(ns);
@@ -713,7 +729,7 @@ export class Manifest {
       if (at < knownAt) continue;
       if (r.op === 'put') {
         // A create after a delete from a device whose clock is behind: only the object can tell.
-        if (r.entry.revision <= 1 && (dels.get(id) ?? -Infinity) >= at) {
+        if ((r.first || r.entry.revision <= 1) && (dels.get(id) ?? -Infinity) >= at) {
           toVerify.add(id);
           continue;
         }

@@ -51,6 +51,7 @@ import {
 } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
+import { RevisionFloors } from './revision-floor.js';
 import { ExistenceChecks } from './existence.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
@@ -193,6 +194,8 @@ export class SessionStore {
   private readonly queue: GroupQueue<WriteRequest, WriteResult>;
   private readonly writes: WriteLoop;
   private readonly markers: StandingMarkers;
+  /** The highest revision of the sessions deleted under each id: one created again starts above it. */
+  private readonly floors: RevisionFloors;
   /** Commits whose log and audit records (and listeners) are still to run, batched per session. */
   private readonly records: Batcher<PendingCommit>;
   /** The checks after background records that the session still exists (shared with the search index). */
@@ -215,6 +218,7 @@ export class SessionStore {
       RECORD_BATCH_FULL,
     );
     this.existence = new ExistenceChecks(objects, options.existenceLingerMs ?? 0);
+    this.floors = new RevisionFloors(objects);
     this.markers = new StandingMarkers(objects, {
       now: this.now,
       ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
@@ -416,7 +420,10 @@ export class SessionStore {
       ...(body.metadata ? { metadata: body.metadata } : {}),
     };
     assertInlineMedia(draft.messages);
-    return this.writes.create(ns, draft, ctx);
+    // An id the caller chose may have held sessions deleted since: this one starts above their revisions,
+    // so no tag of theirs matches it. A generated id is new (it carries its time and random bits).
+    const floor = body.id !== undefined ? () => this.floors.read(ns, id) : undefined;
+    return this.writes.create(ns, draft, ctx, floor);
   }
 
   /** Appends messages (and refs); without `expected` the append lands after whatever is stored. */
@@ -659,7 +666,10 @@ export class SessionStore {
     if (this.looksSecret(id, ctx) && !(await objectExists(this.objects, key)))
       return this.goneAlready(ns, id, ctx);
     const pending = await this.manifest.markPending(ns, id, writeId);
-    const found = await this.objects.get(key);
+    const [found, floor] = await Promise.all([
+      this.objects.get(key),
+      this.floors.read(ns, id).catch(() => 0),
+    ]);
     if (!found) {
       await this.manifest.clearPending(pending);
       return this.goneAlready(ns, id, ctx);
@@ -667,6 +677,7 @@ export class SessionStore {
     // A corrupt object (a half-copied file: GET answers 500) is deleted too, unless `If-Match` names a
     // revision it cannot show or a cleanup asks (it never lists one): nothing else could remove it.
     let stored: StoredSession;
+    let unreadable = 0; // the revision the manifest lists for an object that cannot be read
     try {
       stored = decodeStored(found.body, key).session;
     } catch (err) {
@@ -678,6 +689,7 @@ export class SessionStore {
         .catch(() => ({ entries: [] as ManifestEntry[] }));
       const listed = view.entries.find((e) => e.id === id);
       stored = { revision: -1, updated_at: listed?.updated_at ?? '' } as StoredSession;
+      unreadable = listed?.revision ?? 0;
     }
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
     if (!revisionMatches(expected, stored.revision)) {
@@ -693,6 +705,13 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       throw notFound(`session ${id} was updated since`);
     }
+    // Before the object goes: a create under the id, which needs the key free, then starts above it.
+    await this.floors
+      .raise(ns, id, Math.max(floor, stored.revision, unreadable))
+      .catch(async (err: unknown) => {
+        await this.manifest.clearPending(pending);
+        throw err;
+      });
     await this.objects
       .delete(key)
       .catch((err: unknown) => this.confirmDeleted(ns, id, stored, err, ctx));
@@ -1168,7 +1187,9 @@ export class SessionStore {
       const entry = entryOf(newest.session, newest.receipt.bytes);
       const logKey = keys.log(ns, entry.at, newest.writeId);
       const scrub = scrubDue(items);
-      const logged = this.manifest.recordPut(ns, entry, newest.writeId).then(
+      // A create among them: the entry's incarnation began with this process's commits, after any delete.
+      const first = items.some((i) => i.committed.first);
+      const logged = this.manifest.recordPut(ns, entry, newest.writeId, first).then(
         () => true,
         (err) => void this.onError('log record not stored; the marker heals it', err),
       );

@@ -151,6 +151,8 @@ export interface Committed {
   landedAt?: number;
   /** The version it replaced, as this write read it (its text fields tell whether the manifest is scrubbed). */
   prior?: StoredSession;
+  /** Set by a create: `session` is the first version of its incarnation. */
+  first?: true;
 }
 
 export interface WriteLoopDeps {
@@ -288,8 +290,17 @@ export class WriteLoop {
     this.keyRecords = new StoredKeyRecords(deps.objects, deps.existence);
   }
 
-  /** Creates a session object create-only; `conflict` when the id is taken. */
-  async create(ns: string, draft: StoredSession, ctx: WriteContext): Promise<WriteResult> {
+  /**
+   * Creates a session object create-only; `conflict` when the id is taken. `floor`: the highest revision
+   * of the sessions deleted under a chosen id (`RevisionFloors`, read alongside the pending marker's PUT):
+   * the session starts above it.
+   */
+  async create(
+    ns: string,
+    draft: StoredSession,
+    ctx: WriteContext,
+    floor?: () => Promise<number>,
+  ): Promise<WriteResult> {
     const { objects, pipeline, cache, now } = this.deps;
     const writeId = randomHex(12);
     const key = keys.session(ns, draft.id);
@@ -300,6 +311,8 @@ export class WriteLoop {
     // 'unknown': the create may have landed without its log record, so the marker must stay.
     let state: 'open' | 'unknown' | 'finished' = 'open';
     try {
+      const above = floor?.();
+      if (above) draft.revision = (await above) + 1;
       const op = ctx.op ?? 'create';
       const saved = pipeline.apply({
         next: draft,
@@ -341,7 +354,8 @@ export class WriteLoop {
       const added = session.messages.length;
       state = 'finished';
       const writes = [{ record, ctx }];
-      this.finish(ns, mark, { session, receipt, writeId, op, added, writes, landedAt });
+      const first = true;
+      this.finish(ns, mark, { session, receipt, writeId, op, added, writes, landedAt, first });
       return { session, receipt, replayed: false, headDropped: saved.head_dropped };
     } finally {
       if (state !== 'finished') mark.end(state === 'open');

@@ -40,16 +40,29 @@ async function status(client: SatchelClient, id: string): Promise<number | false
 }
 
 describe('an adapter whose create answer was lost, then whose first append is refused', () => {
-  it('AI SDK: the empty session it made is deleted as when the create was answered', async () => {
+  /** An AI SDK save of one message over the cap to `id`, its create's answer lost: the session after it. */
+  async function refusedFirstSave(id: string): Promise<number | false> {
     const { fetch: losing, lost } = losingFirstCreate();
     const client = clientOn(losing);
-    const id = 'lost-create-refused';
     const refused = await saveUIMessages(client, id, [
       { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(6_000) }] },
     ]).catch((e: unknown) => e);
     expect(lost()).toBe(true);
     expect(SatchelApiError.is(refused) && refused.status).toBe(413);
-    expect(await status(client, id)).toBe(404);
+    return status(client, id);
+  }
+
+  it('AI SDK: the empty session it made is deleted as when the create was answered', async () => {
+    expect(await refusedFirstSave('lost-create-refused')).toBe(404);
+  });
+
+  it('the same for an id that held a session deleted before (the new one starts above revision 1)', async () => {
+    const id = 'lost-create-reused';
+    const plain = new SatchelClient({ url: server.url });
+    await plain.create({ id, task: 'before' });
+    await plain.append(id, { messages: [{ role: 'user', content: 'earlier' }] });
+    await plain.delete(id);
+    expect(await refusedFirstSave(id)).toBe(404);
   });
 
   it('Agents SDK: the same', async () => {

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 import { startFlakyProxy } from '../client/flaky-proxy.js';
 import { oldFormat } from '../support/odek-files.js';
+import { SatchelClient } from '../../lib/client/index.js';
 import { satchel } from './run.js';
 
 let server: RunningServer;
@@ -62,5 +63,28 @@ describe('import whose create answer was lost', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('1 created');
     expect(r.stdout).toContain('redacted');
+  });
+
+  it('says created too for an id whose earlier session was deleted (the new one starts above revision 1)', async () => {
+    const id = 'lost-import-2';
+    const client = new SatchelClient({ url: server.url });
+    await client.create({ id, task: 'before' });
+    await client.append(id, { messages: [{ role: 'user', content: 'earlier' }] });
+    await client.delete(id);
+    const own = mkdtempSync(join(tmpdir(), 'review-cli-lost-import-'));
+    writeFileSync(join(own, `${id}.json`), JSON.stringify(oldFormat(id)));
+    let posts = 0;
+    const p = await startFlakyProxy(server.url, (_n, req) =>
+      req.method === 'POST' && posts++ === 0 ? 'forward-then-drop' : 'forward',
+    );
+    try {
+      const r = await satchel(['import', own], { SATCHEL_URL: p.url });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('1 created');
+    } finally {
+      await p.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+    expect((await client.get(id)).session.revision).toBe(3);
   });
 });

@@ -151,8 +151,12 @@ class DocServer {
     while (Date.now() < deadline) {
       if (this.exited) throw new Error(`the server block exited before answering:\n${this.output}`);
       try {
+        // Its own line too: a port another test's server took meanwhile (the free port is picked before
+        // the server starts) answers the health check as well (seen once in a full run).
         const res = await fetch(`${url}/v1/health`);
-        if (res.ok) return;
+        const port = new URL(url).port;
+        if (res.ok && new RegExp(`listening on http://[^\\s:]+:${port}\\b`).test(this.output))
+          return;
       } catch {
         // not listening yet
       }

@@ -12,22 +12,22 @@ describe('deleted means gone (local folder)', () => {
     const b = await makeApp(); // a server that read the session, so holds it in its cache
     const a = await makeApp({ objects: new LocalStore(b.dir), shortLived: true }); // a function
     const id = 'created-again';
-    const create = async (word: string) => {
+    const create = async (word: string, revision: number) => {
       const res = await a.call('POST', '/v1/sessions', {
         body: { id, task: `task ${word}`, messages: [{ role: 'user', content: `text ${word}` }] },
       });
       expect(res.status).toBe(201);
-      expect(res.json.revision).toBe(1);
+      expect(res.json.revision).toBe(revision);
       await a.background.drain();
     };
     const search = async (app: typeof a, word: string) =>
       (await app.call('POST', '/v1/session_search', { body: { action: 'search', query: word } }))
         .json.results as { id: string; task: string }[];
-    await create('zqoldwordx');
+    await create('zqoldwordx', 1);
     expect((await b.call('GET', `/v1/sessions/${id}`)).json.task).toBe('task zqoldwordx');
     expect((await a.call('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
     await a.background.drain();
-    await create('zqnewwordx'); // revision 1 again, as the copy b holds
+    await create('zqnewwordx', 2); // above the deleted session's revision, which the copy b holds
     expect(await search(b, 'zqnewwordx')).toEqual([
       expect.objectContaining({ id, task: 'task zqnewwordx' }),
     ]);
