@@ -351,16 +351,16 @@ export class SearchEngine implements SessionListener {
         .catch((err) => this.onError('lexical index not purged', err)),
     );
     // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well: from
-    // the space the namespace's vectors are in, with no call to the embeddings service.
-    if (this.embedder)
-      schedule(
-        (async () => {
-          const vectors = await this.storedVectors(ns);
-          if (!vectors) return;
-          await vectors.remove(ns, id);
-          await vectors.purge(ns, [id]);
-        })().catch((err) => this.onError('vector index not purged', err)),
-      );
+    // the space the namespace's vectors are in, with no call to the embeddings service, also when none is
+    // configured now (vectors an earlier configuration stored; until 2026-12-06 they stayed).
+    schedule(
+      (async () => {
+        const vectors = await this.storedVectors(ns);
+        if (!vectors) return;
+        await vectors.remove(ns, id);
+        await vectors.purge(ns, [id]);
+      })().catch((err) => this.onError('vector index not purged', err)),
+    );
   }
 
   /** Embeddings state for /v1/health. */

@@ -34,15 +34,18 @@ async function vectorObjectsOf(app: App, id: string): Promise<string[]> {
 }
 
 const cases = [
-  { how: 'DELETE', dims: undefined, compacted: false },
-  { how: 'DELETE', dims: undefined, compacted: true },
-  { how: 'DELETE', dims: '64', compacted: true },
-  { how: 'cleanup', dims: undefined, compacted: true },
+  { how: 'DELETE', dims: undefined, compacted: false, unset: false },
+  { how: 'DELETE', dims: undefined, compacted: true, unset: false },
+  { how: 'DELETE', dims: '64', compacted: true, unset: false },
+  { how: 'cleanup', dims: undefined, compacted: true, unset: false },
+  // The deployment no longer configures a service at all (until 2026-12-06 its deletes left the vectors).
+  { how: 'DELETE', dims: undefined, compacted: false, unset: true },
+  { how: 'cleanup', dims: '64', compacted: true, unset: true },
 ] as const;
 
-describe('a delete in a process whose embeddings service fails', () => {
+describe('a delete in a process whose embeddings service fails, or is no longer configured', () => {
   for (const c of cases)
-    it(`erases the session's vectors (${c.how}, DIMS ${c.dims ?? 'unset'}, ${c.compacted ? 'in a segment' : 'a record'})`, async () => {
+    it(`erases the session's vectors (${c.how}, DIMS ${c.dims ?? 'unset'}, ${c.compacted ? 'in a segment' : 'a record'}${c.unset ? ', service no longer configured' : ''})`, async () => {
       stub = await startOpenAiStub(64);
       const objects = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-del-vec-')));
       const env = {
@@ -66,7 +69,7 @@ describe('a delete in a process whose embeddings service fails', () => {
 
       // The server restarts while the embeddings provider has an outage.
       stub.mode = 'fail';
-      const second = await makeApp({ env, objects });
+      const second = await makeApp({ env: c.unset ? {} : env, objects });
       const before = stub.requests.length;
       if (c.how === 'DELETE') {
         expect((await second.call('DELETE', `/v1/sessions/${gone}`)).status).toBe(204);
