@@ -149,8 +149,10 @@ export interface ListOptions {
 }
 
 /**
- * A create's own times (an import keeps the original session's): never in the future (5 minutes of
- * clock skew allowed), and updated_at not before created_at.
+ * A create's own times (an import keeps the original session's): never in the future, and updated_at not
+ * before created_at. A time up to 5 minutes ahead (the sending device's clock) is stored as this server's
+ * now: kept as sent, it stayed the namespace's newest for minutes, so `latest` answered it and a sync
+ * loop's `updated_after` passed over the real writes after it (review s54b; until 2026-12-06).
  */
 function importedTimes(
   body: CreateBody,
@@ -171,9 +173,10 @@ function importedTimes(
       { path: 'updated_at', message: 'before created_at' },
     ]);
   }
+  const kept = (value: string) => (Date.parse(value) > now ? new Date(now).toISOString() : value);
   return {
-    ...(body.created_at ? { created_at: body.created_at } : {}),
-    ...(body.updated_at ? { updated_at: body.updated_at } : {}),
+    ...(body.created_at ? { created_at: kept(body.created_at) } : {}),
+    ...(body.updated_at ? { updated_at: kept(body.updated_at) } : {}),
   };
 }
 
