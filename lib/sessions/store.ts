@@ -270,6 +270,7 @@ export class SessionStore {
   async settled(): Promise<void> {
     await this.records.flush();
     await this.existence.flush();
+    await this.markers.settled();
   }
 
   /** The same for one session's writes (read-your-writes, delete). */
