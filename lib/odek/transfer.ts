@@ -151,16 +151,16 @@ async function importSession(
 }
 
 /**
- * Whether the stored session is as its create left it (no write since): revision 1, or, for an id that
- * held a session deleted before (the new one starts above its revisions), an audit record of a create or
- * import at its revision. Unknown (the audit unreadable, or its record not there yet) is false.
+ * Whether the stored session, which holds the file's content, can be this run's lost create: at revision 1
+ * it is; above (an id that held a session deleted before starts above its revisions), unless its audit
+ * shows a write after a create or import. An audit that cannot be read, or whose record is not there yet,
+ * rules nothing out (auditNotes then says what could not be read), as at revision 1.
  */
 async function asCreated(client: SatchelClient, stored: Session): Promise<boolean> {
   if (stored.revision === 1) return true;
-  const records = await client.audit(stored.id).catch(() => []);
-  return records.some(
-    (r) => r.revision === stored.revision && (r.op === 'create' || r.op === 'import'),
-  );
+  const records = await client.audit(stored.id).catch(() => null);
+  const record = records?.find((r) => r.revision === stored.revision);
+  return !record || record.op === 'create' || record.op === 'import';
 }
 
 /** The session as odek file text, and its file name (`<id>.json`, as odek names them). */

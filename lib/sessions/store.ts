@@ -51,7 +51,7 @@ import {
 } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
-import { RevisionFloors } from './revision-floor.js';
+import { FLOOR_MARGIN, RevisionFloors } from './revision-floor.js';
 import { ExistenceChecks } from './existence.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
@@ -426,7 +426,8 @@ export class SessionStore {
     assertInlineMedia(draft.messages);
     // An id the caller chose may have held sessions deleted since: this one starts above their revisions,
     // so no tag of theirs matches it. A generated id is new (it carries its time and random bits).
-    const floor = body.id !== undefined ? () => this.floors.read(ns, id) : undefined;
+    const floor =
+      body.id !== undefined ? () => this.floors.read(ns, id).then((f) => f.value) : undefined;
     return this.writes.create(ns, draft, ctx, floor);
   }
 
@@ -672,8 +673,11 @@ export class SessionStore {
     const pending = await this.manifest.markPending(ns, id, writeId);
     const [found, floor] = await Promise.all([
       this.objects.get(key),
-      this.floors.read(ns, id).catch(() => 0),
-    ]);
+      this.floors.read(ns, id),
+    ]).catch(async (err: unknown) => {
+      await this.manifest.clearPending(pending);
+      throw err;
+    });
     if (!found) {
       await this.manifest.clearPending(pending);
       return this.goneAlready(ns, id, ctx);
@@ -710,12 +714,13 @@ export class SessionStore {
       throw notFound(`session ${id} was updated since`);
     }
     // Before the object goes: a create under the id, which needs the key free, then starts above it.
-    await this.floors
-      .raise(ns, id, Math.max(floor, stored.revision, unreadable))
-      .catch(async (err: unknown) => {
-        await this.manifest.clearPending(pending);
-        throw err;
-      });
+    // Above what it read by a margin: writes that land before the DELETE are answered, then deleted too.
+    // An unreadable object's revision is the one listed for it, or at least the floor it was created above.
+    const reached = stored.revision < 0 ? Math.max(unreadable, floor.value) : stored.revision;
+    await this.floors.raise(ns, id, reached + FLOOR_MARGIN, floor).catch(async (err: unknown) => {
+      await this.manifest.clearPending(pending);
+      throw err;
+    });
     await this.objects
       .delete(key)
       .catch((err: unknown) => this.confirmDeleted(ns, id, stored, err, ctx));

@@ -27,7 +27,7 @@ describe('deleted means gone (local folder)', () => {
     expect((await b.call('GET', `/v1/sessions/${id}`)).json.task).toBe('task zqoldwordx');
     expect((await a.call('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
     await a.background.drain();
-    await create('zqnewwordx', 2); // above the deleted session's revision, which the copy b holds
+    await create('zqnewwordx', 1002); // above the deleted session's floor (the copy b holds revision 1)
     expect(await search(b, 'zqnewwordx')).toEqual([
       expect.objectContaining({ id, task: 'task zqnewwordx' }),
     ]);

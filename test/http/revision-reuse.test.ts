@@ -32,8 +32,10 @@ describe.each(stores)('an id created again after its delete (%s)', (_, make) => 
 
     const again = await laptop.call('POST', '/v1/sessions', { body: { id, task: 'new' } });
     expect(again.status).toBe(201);
-    expect(again.headers.get('etag')).toBe('"4"');
-    expect(again.json.revision).toBe(4);
+    // Above the floor: the revision the delete read plus a margin (FLOOR_MARGIN) for writes landing
+    // before its DELETE.
+    expect(again.headers.get('etag')).toBe('"1004"');
+    expect(again.json.revision).toBe(1004);
     for (const tag of ['"1"', '"2"', '"3"']) {
       const read = await phone.call('GET', `/v1/sessions/${id}`, {
         ...as,
@@ -55,19 +57,19 @@ describe.each(stores)('an id created again after its delete (%s)', (_, make) => 
     expect(append.status).toBe(412);
     expect((await phone.call('DELETE', `/v1/sessions/${id}`, ifMatch)).status).toBe(412);
     const now = await laptop.call('GET', `/v1/sessions/${id}`);
-    expect(now.json).toMatchObject({ task: 'new', revision: 4, messages: [] });
+    expect(now.json).toMatchObject({ task: 'new', revision: 1004, messages: [] });
 
     // Its own tags work as any session's; a second delete raises the floor again, from another process.
     const grown = await laptop.call('POST', `/v1/sessions/${id}/messages`, {
-      headers: { 'if-match': '"4"' },
+      headers: { 'if-match': '"1004"' },
       body: say('three'),
     });
-    expect(grown.json.revision).toBe(5);
+    expect(grown.json.revision).toBe(1005);
     expect((await phone.call('DELETE', `/v1/sessions/${id}`, as)).status).toBe(204);
     await phone.background.drain();
     const fresh = await makeApp({ objects: laptop.objects }); // nothing of it in memory
     const third = await fresh.call('POST', '/v1/sessions', { body: { id, task: 'third' } });
-    expect(third.json.revision).toBe(6);
+    expect(third.json.revision).toBe(2006);
     // A generated id is new: it starts at 1.
     const other = await fresh.call('POST', '/v1/sessions', { body: { task: 'other' } });
     expect(other.json.revision).toBe(1);
