@@ -172,11 +172,11 @@ export class Continuer {
     return this.turn(ns, id, message, stored, ctx, use).catch((err: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
       // cap cannot hold (413) says so too; it is the save pipeline's detail, which says nothing was written.
-      const revision = stored.receipt.revision;
+      const revision = storedAs(stored.receipt);
       if (SatchelError.is(err, 'too_large'))
         err.message = err.message.replace(
           'nothing was written',
-          `your message was stored (revision ${revision}) and no reply was stored`,
+          `your message was stored (${revision}) and no reply was stored`,
         );
       // Storage unreachable, or the write loop's own 503s (the contention deadline, a write that may have
       // been stored): their "try again" would store the message twice without the key.
@@ -186,7 +186,7 @@ export class Continuer {
         ? err.message.replace(/; (try again|read the session before sending it again)$/, '')
         : 'storage is unreachable';
       throw unavailable(
-        `${why}; your message was stored (revision ${revision}), and whether a model turn was stored ` +
+        `${why}; your message was stored (${revision}), and whether a model turn was stored ` +
           'for it is unknown. Retry with the same Idempotency-Key: a stored turn is answered, not run ' +
           'again (without one, a retry stores the message again).',
         (busy && err.extra.retryAfter) || 1,
@@ -262,7 +262,7 @@ export class Continuer {
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier = stored.replayed ? await turnRecord(stored.session) : undefined;
     if (earlier) return replay(earlier);
-    const lease = await this.takeLease(leases, ns, id, stored.receipt.revision);
+    const lease = await this.takeLease(leases, ns, id, storedAs(stored.receipt));
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
@@ -280,7 +280,7 @@ export class Continuer {
         ns,
         context,
         use.model,
-        stored.receipt.revision,
+        storedAs(stored.receipt),
         ctx.schedule,
       );
       const saved = await sessions.appendTurn(
@@ -313,7 +313,7 @@ export class Continuer {
     leases: Leases,
     ns: string,
     id: string,
-    revision: number,
+    revision: string,
   ): Promise<Lease> {
     try {
       return await leases.take(keys.lease(ns, id));
@@ -321,7 +321,7 @@ export class Continuer {
       if (!LeaseBusyError.is(err)) throw err;
       throw conflict(
         `another continue is running a model turn on session ${id}; your message was stored ` +
-          `(revision ${revision}) but no turn ran for it. ` +
+          `(${revision}) but no turn ran for it. ` +
           'Retry with the same Idempotency-Key after Retry-After (without one, a retry stores the message again).',
         err.retryAfter,
       );
@@ -332,7 +332,7 @@ export class Continuer {
     ns: string,
     context: Message[],
     modelName: string,
-    revision: number,
+    revision: string,
     schedule?: Schedule,
   ): Promise<Message[]> {
     const { model, search, log } = this.options;
@@ -351,7 +351,7 @@ export class Continuer {
       if (!ModelError.is(err)) throw err;
       log.warn('model turn failed', { kind: err.kind, status: err.status });
       throw badGateway(
-        `${err.message}; your message was stored (revision ${revision}) and no reply was stored. ` +
+        `${err.message}; your message was stored (${revision}) and no reply was stored. ` +
           'Retry with the same Idempotency-Key to run the turn without storing the message again.',
       );
     }
@@ -422,4 +422,21 @@ const WRAPPER_OPENING = /^<untrusted_content_[0-9a-f]{16} source="[^"\n]*">\n/;
 function ownStored(saved: StoredSession): Message | undefined {
   const last = saved.messages.at(-1);
   return last?.role === 'user' ? last : undefined;
+}
+
+/**
+ * How the message was stored, for the answers of a turn that failed after it ("revision 7; the size cap
+ * removed 2 older message groups to make room for it"): they carry no receipt, and what storing the
+ * message dropped is acknowledged history gone (until 2026-12-06 they did not say so: review s54c).
+ */
+function storedAs(receipt: WriteReceipt): string {
+  const said = [`revision ${receipt.revision}`];
+  const n = receipt.dropped_groups;
+  if (n)
+    said.push(
+      `the size cap removed ${n} older message group${n > 1 ? 's' : ''} to make room for it`,
+    );
+  const r = receipt.redactions;
+  if (r) said.push(`${r} secret${r > 1 ? 's' : ''} in it redacted`);
+  return said.join('; ');
 }

@@ -569,8 +569,16 @@ export class SessionStore {
       op: 'trim',
       ns,
       id,
-      // Its write record keeps the counts, for a replay (one without them answers the session as it is).
-      ctx: { ...ctx, receiptExtras: () => ({ trimmed: [before, after] }) },
+      // Its write record keeps the counts, for a replay (one without them answers the session as it is):
+      // `after` as stored, since the size cap may drop more than the trim did (the trim's own record can
+      // outgrow what it freed; until 2026-12-06 the answer counted only the trim's cut: review s54c).
+      ctx: {
+        ...ctx,
+        receiptExtras: (saved) => {
+          after = saved.messages.length;
+          return { trimmed: [before, after] };
+        },
+      },
       expected,
       fingerprint: await this.fingerprint(ctx, ['trim', keep]),
       build: (cur) => {
