@@ -1059,7 +1059,7 @@ function refuseNew(
   return payloadTooLarge(
     `${what} (${bytes} bytes) cannot be stored in a session of at most ${maxSessionBytes} bytes ` +
       `(SATCHEL_MAX_SESSION_BYTES) beside its head, its other fields (task, metadata, refs) and the write ` +
-      `records it keeps for 24 hours (${besides} bytes without the head` +
+      `records it keeps (${besides} bytes without the head` +
       `${keyed ? '; Idempotency-Key records among them' : ''}): nothing was written`,
   );
 }

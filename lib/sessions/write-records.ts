@@ -69,18 +69,24 @@ export async function keyedWrite(
 
 /**
  * The records kept after adding one: keyed ones for the retention window (at most 1,000; `storeOut` in
- * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed; and the
- * unkeyed ones that this pruned by count.
+ * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed, fewer
+ * when they pass `unkeyedBytes` with the added one (never the added one); and the unkeyed ones pruned.
  */
 function pruneWrites(
   writes: WriteRecord[],
   added: WriteRecord,
   now: number,
+  unkeyedBytes: number,
 ): { kept: WriteRecord[]; pruned: WriteRecord[] } {
   const cutoff = now - RETENTION_MS;
   const keyed = writes.filter((w) => w.k.startsWith('k:') && w.at > cutoff);
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
-  const left = Math.max(0, unkeyed.length - (UNKEYED_WRITES_MAX - 1));
+  let left = Math.max(0, unkeyed.length - (UNKEYED_WRITES_MAX - 1));
+  if (unkeyedBytes < Infinity) {
+    let total = added.k.startsWith('w:') ? jsonBytes(added) : 0;
+    for (let i = left; i < unkeyed.length; i++) total += jsonBytes(unkeyed[i]);
+    for (; left < unkeyed.length && total > unkeyedBytes; left++) total -= jsonBytes(unkeyed[left]);
+  }
   const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(left), added];
   return { kept: all.sort((a, b) => a.at - b.at), pruned: unkeyed.slice(0, left) };
 }
@@ -105,7 +111,8 @@ export function pruneMark(satchel: StoredSession['satchel']): PruneMark | null {
 
 /**
  * The records a write leaves (`writes`, with `added` and the old ones pruned) and the mark it must store
- * (`wp`, null for none). Unkeyed records of this process's writes whose log and audit records are stored
+ * (`wp`, null for none). `unkeyedBytes`: what the unkeyed records may take in the object (a small cap's
+ * share; Infinity counts them only). Unkeyed records of this process's writes whose log and audit records are stored
  * (`settled`) leave first: they answer nothing any more (docs/design.md "The session object"). Records
  * pruned by count raise the mark, so that a reader never takes a missing record for a write that did
  * not land.
@@ -115,11 +122,12 @@ export function keepWrites(
   added: readonly WriteRecord[],
   now: number,
   settled: (k: string) => boolean,
+  unkeyedBytes = Infinity,
 ): { writes: WriteRecord[]; wp: PruneMark | null } {
   let wp = pruneMark(satchel);
   let writes = (satchel?.writes ?? []).filter((w) => !(w.k.startsWith('w:') && settled(w.k)));
   for (const record of added) {
-    const { kept, pruned } = pruneWrites(writes, record, now);
+    const { kept, pruned } = pruneWrites(writes, record, now, unkeyedBytes);
     writes = kept;
     for (const p of pruned)
       wp = [Math.max(wp?.[0] ?? 0, revisionOf(p)), Math.max(wp?.[1] ?? 0, p.at)];

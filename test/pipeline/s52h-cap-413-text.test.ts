@@ -25,5 +25,5 @@ it('a 413 does not blame Idempotency-Key records a session never had', async () 
   expect(r.json.detail).toMatch(
     /its other fields \(task, metadata, refs\) and the write records it keeps/,
   );
-  expect(r.json.detail).toMatch(/for 24 hours \(\d+ bytes without the head\)/);
+  expect(r.json.detail).toMatch(/records it keeps \(\d+ bytes without the head\)/);
 });
