@@ -132,9 +132,16 @@ const CODE_REFERENCE = new RegExp(
     String.raw`exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)`,
 );
 
+/** A value without its surrounding blanks and a quote at either end. */
+const bare = (value: string) => value.trim().replace(/^["'`]|["'`]$/g, '');
+
 /** True for references and placeholders that are not secrets themselves. */
 export function isPlaceholder(value: string): boolean {
-  const v = value.trim().replace(/^["'`]|["'`]$/g, '');
+  return placeholderIn(bare(value));
+}
+
+/** isPlaceholder of a value already bare. */
+function placeholderIn(v: string): boolean {
   if (v.length === 0) return true;
   if (v.includes(PLACEHOLDER)) return true;
   if (isExampleValue(v) || PUBLIC_ID.test(v) || REFERENCE.test(v)) return true;
@@ -183,6 +190,8 @@ export function isStandIn(value: string): boolean {
 /** Counts of each UTF-16 unit while `shannonEntropy` runs (all zero between calls), and their order. */
 const unitCounts = new Int32Array(0x10000);
 const unitsSeen: number[] = [];
+/** `p * log2(p)` for p = count / length, per count, for one length (NaN: not yet); the same terms, once. */
+let terms = new Float64Array(0);
 
 /** Shannon entropy of `s`, in bits per character. */
 export function shannonEntropy(s: string): number {
@@ -195,10 +204,16 @@ export function shannonEntropy(s: string): number {
     unitCounts[c] = n + 1;
   }
   let h = 0;
+  if (terms.length !== s.length + 1) terms = new Float64Array(s.length + 1).fill(NaN);
   // In the order of first occurrence, as a Map iterates: the same sum, to the last bit.
   for (const c of unitsSeen) {
-    const p = unitCounts[c]! / s.length;
-    h -= p * Math.log2(p);
+    const n = unitCounts[c]!;
+    let term = terms[n]!;
+    if (term !== term) {
+      const p = n / s.length;
+      term = terms[n] = p * Math.log2(p);
+    }
+    h -= term;
     unitCounts[c] = 0;
   }
   unitsSeen.length = 0;
@@ -226,6 +241,37 @@ function buildAutomaton(rules: Rule[]): Automaton {
   return scanner(table, hasOutput, classes, outputs, compiled);
 }
 
+/**
+ * A rule as the scan runs it: `indexed` is its pattern with the d flag (a group's position), and `seen` the
+ * last value the checks ran on in the scan under way, `ok` their verdict (the same value again, a header on
+ * every line of a log, is checked once: the checks depend on the rule and the value alone).
+ */
+interface Compiled extends Rule {
+  indexed?: RegExp;
+  seen?: string;
+  ok?: boolean;
+}
+
+/** Whether capture group `n` of a regex source is inside a lookahead or lookbehind (or is not found). */
+function inLookaround(source: string, n: number): boolean {
+  const open: boolean[] = []; // per open parenthesis: inside a lookaround
+  let groups = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[')
+      for (i++; i < source.length && source[i] !== ']'; i++) i += +(source[i] === '\\');
+    else if (c === ')') open.pop();
+    else if (c === '(') {
+      const head = source.slice(i, i + 4);
+      const inside = /^\(\?<?[=!]/.test(head) || open[open.length - 1] === true;
+      if (!head.startsWith('(?') || /^\(\?<[^=!]/.test(head)) if (++groups === n) return inside;
+      open.push(inside);
+    }
+  }
+  return true;
+}
+
 /** Keyword outputs of a trie state: the rule and the keyword's length. */
 type Outputs = { rule: number; length: number }[][];
 
@@ -233,21 +279,25 @@ type Outputs = { rule: number; length: number }[][];
 function keywordTrie(
   rules: Rule[],
   classes: { of: Uint8Array },
-): { compiled: Rule[]; children: Map<number, number>[]; outputs: Outputs } {
+): { compiled: Compiled[]; children: Map<number, number>[]; outputs: Outputs } {
   // Trie of keywords; state 0 is the root.
   const children: Map<number, number>[] = [new Map()];
   const depth: number[] = [0];
   const outputs: Outputs = [[]];
-  const compiled: Rule[] = rules.slice();
+  const compiled: Compiled[] = [];
   rules.forEach((rule, ruleIndex) => {
     if (!rule.pattern.sticky) throw new Error(`rule ${rule.id}: pattern needs the y flag`);
-    // Group positions come from the d flag; it costs only on matches, which are rare.
-    if ((rule.group ?? 0) > 0 && !rule.pattern.hasIndices)
-      rule = { ...rule, pattern: new RegExp(rule.pattern.source, rule.pattern.flags + 'd') };
+    const { source, flags } = rule.pattern;
+    const group = rule.group ?? 0;
+    // Group positions come from the d flag, which makes every match cost about twice as much (in hostile
+    // text matches are not rare): `runRule` finds the group in the match instead, and runs `indexed` only
+    // where its value occurs there twice. A group in a lookaround may lie outside the match: d alone.
+    const indexed = group > 0 ? new RegExp(source, flags.replace('d', '') + 'd') : undefined;
+    const alone = indexed && inLookaround(source, group);
+    compiled[ruleIndex] = { ...rule, pattern: alone ? indexed! : rule.pattern, indexed };
     if (rule.each && !(rule.each.global && rule.each.hasIndices)) {
       throw new Error(`rule ${rule.id}: each needs the g and d flags`);
     }
-    compiled[ruleIndex] = rule;
     for (const keyword of rule.keywords) {
       if (!keyword || keyword !== keyword.toLowerCase() || /[^\x00-\x7f]/.test(keyword)) {
         throw new Error(
@@ -315,7 +365,7 @@ function scanner(
   hasOutput: Uint8Array,
   classes: { of: Uint8Array; shift: number },
   outputs: Outputs,
-  compiled: Rule[],
+  compiled: Compiled[],
 ): Automaton {
   // Per rule, the last match of this scan, [from, to): a keyword inside it is not run again (below).
   const from = new Int32Array(compiled.length);
@@ -365,6 +415,11 @@ function scanner(
           }
         }
       }
+      // A value may be a slice of the text: kept, it would keep the whole text alive.
+      if (checked.length > 0) {
+        for (const rule of checked) rule.seen = undefined;
+        checked.length = 0;
+      }
       return hits;
     },
   };
@@ -387,12 +442,14 @@ function charClasses(rules: Rule[]): { of: Uint8Array; width: number; shift: num
 
 /**
  * What the rules' patterns did since a test set these to 0: how many times one ran, and how many characters
- * their matches covered (a deterministic measure of the scan's work; wall time is for bench/).
+ * their matches covered (a deterministic measure of the scan's work; wall time is for bench/); how many
+ * times the value checks ran (not for a value checked just before), a pattern ran again for its group's
+ * position, and how many characters of rejected values were searched for a keyword again.
  */
-export const ruleWork = { runs: 0, matched: 0 };
+export const ruleWork = { runs: 0, matched: 0, checks: 0, reruns: 0, rescanned: 0 };
 
 /** Runs `rule` at a keyword that starts at `start`; returns where its match ends (-1: no match). */
-function runRule(rule: Rule, text: string, start: number, ranges: number[]): number {
+function runRule(rule: Compiled, text: string, start: number, ranges: number[]): number {
   const before = start > 0 ? text.charCodeAt(start - 1) : -1;
   if (rule.boundary && before >= 0 && before < ALPHABET && WORD[before] === 1) return -1;
   if (rule.after !== undefined && (before < 0 || !rule.after.includes(text[start - 1]!))) return -1;
@@ -406,15 +463,15 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): num
   const group = rule.group ?? 0;
   const secret = m[group];
   if (secret === undefined || secret.length === 0) return end;
-  let from = group === 0 ? m.index : m.indices![group]![0];
   if (rule.each) {
-    eachSecret(rule, rule.each, secret, from, ranges);
+    eachSecret(rule, rule.each, secret, groupStart(rule, text, m, secret), ranges);
     return end;
   }
   // A value the checks reject is resumed after only up to a keyword of the rule that follows a separator
   // inside it: that may start a secret (`password=changeme,redis.password=<key>`: the first value runs on
   // over the second, and until that was seen the second was never read).
   if (!accepted(rule, secret)) return nextKeyword(rule, text, start, end);
+  let from = groupStart(rule, text, m, secret);
   const to = from + secret.length;
   if (rule.extendBack) {
     const max = rule.extendBackMax ?? 64;
@@ -429,17 +486,44 @@ function runRule(rule: Rule, text: string, start: number, ranges: number[]): num
 }
 
 /**
+ * Where the secret, `m[rule.group]`, starts in `text`: where it occurs in the match, when it occurs there
+ * once (a group outside lookarounds is inside the match); else from the d flag's indices, the pattern run
+ * again at the same place (the same match).
+ */
+function groupStart(rule: Compiled, text: string, m: RegExpExecArray, secret: string): number {
+  const group = rule.group ?? 0;
+  if (group === 0) return m.index;
+  if (m.indices) return m.indices[group]![0];
+  const at = m[0].indexOf(secret);
+  if (m[0].indexOf(secret, at + 1) < 0) return m.index + at;
+  ruleWork.reruns++;
+  const re = rule.indexed!;
+  re.lastIndex = m.index;
+  return re.exec(text)!.indices![group]![0];
+}
+
+/**
  * Characters after which a keyword inside a rejected value may start another secret (`,` in
  * `password=changeme,redis.password=…`); not those that glue a keyword to the one before it in a run of
  * them (`api_key=api_key=`, `x-key:x-key:`, `sk-proj-sk-proj-`), which would be read again at each.
  */
 const SEPARATOR = /[\s,;.&|"'`(){}[\]<>_]/;
+/** ASCII characters after which a keyword may start another secret: SEPARATOR's, and capitals. */
+const STARTS = new Uint8Array(ALPHABET).map(
+  (_, c) => +/[A-Z]/.test(String.fromCharCode(c)) || +SEPARATOR.test(String.fromCharCode(c)),
+);
 
 /**
  * Where, in `text` between `start` and `end`, the first keyword of `rule` begins that may start another
  * secret: after a separator, or a word's keyword after a capital (`PGPASSWORD=`); else `end`.
  */
 function nextKeyword(rule: Rule, text: string, start: number, end: number): number {
+  // Most rejected values hold neither (`signature=x`, `pwd=pwd=…`), nor a character outside ASCII (its
+  // lower case may differ in length): no keyword in them starts a secret, and none is searched for.
+  let k = start;
+  while (k < end && text.charCodeAt(k) < ALPHABET && STARTS[text.charCodeAt(k)] === 0) k++;
+  if (k === end) return end;
+  ruleWork.rescanned += end - start;
   const low = text.slice(start, end).toLowerCase();
   const starts = (k: number, word: boolean) =>
     SEPARATOR.test(low[k - 1]!) || (word && /[A-Z]/.test(text[start + k - 1]!));
@@ -456,19 +540,36 @@ function nextKeyword(rule: Rule, text: string, start: number, end: number): numb
   return first;
 }
 
+/** The rules with a value checked in the scan under way (`seen`, forgotten at its end). */
+const checked: Compiled[] = [];
+
+/** The value checks every secret passes (`check`), run once for a value checked just before. */
+function accepted(rule: Compiled, secret: string): boolean {
+  if (secret !== rule.seen) {
+    if (rule.seen === undefined) checked.push(rule);
+    ruleWork.checks++;
+    rule.ok = check(rule, secret);
+    rule.seen = secret;
+  }
+  return rule.ok!;
+}
+
 /** The value checks every secret passes: length, entropy, placeholders, documented examples. */
-function accepted(rule: Rule, secret: string): boolean {
+function check(rule: Rule, secret: string): boolean {
   if (rule.minLength !== undefined && secret.length < rule.minLength) return false;
   if (rule.entropy !== undefined && shannonEntropy(secret) < rule.entropy) return false;
-  if (rule.placeholders && isPlaceholder(secret)) return false;
+  const v = rule.placeholders ? bare(secret) : undefined;
+  if (v !== undefined && placeholderIn(v)) return false;
   if (rule.not?.test(secret)) return false;
+  // placeholderIn found neither the stand-in nor an example in it: nor would the checks below.
+  if (v === secret) return true;
   if (secret === PLACEHOLDER || secret.startsWith(PLACEHOLDER)) return false;
   return !isExampleValue(secret);
 }
 
 /** Several secrets in one match (the pairs of a `Cookie:` header): each group-1 match of `each` is one. */
 function eachSecret(
-  rule: Rule,
+  rule: Compiled,
   each: RegExp,
   region: string,
   offset: number,
@@ -547,28 +648,27 @@ function windowViews(
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */
 function apply(text: string, ranges: number[]): Redaction {
-  const pairs: [number, number][] = [];
-  for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i]!, ranges[i + 1]!]);
-  pairs.sort((a, b) => a[0] - b[0]);
+  // The scan finds them mostly in order of their start (not always: keywords of several lengths, the
+  // decoded views, `extendBack`): sorted, an index per pair, only when out of order.
+  let pairs = ranges;
+  for (let i = 2; i < ranges.length; i += 2) {
+    if (ranges[i]! < ranges[i - 2]!) {
+      pairs = [...Array(ranges.length / 2).keys()]
+        .sort((a, b) => ranges[2 * a]! - ranges[2 * b]!)
+        .flatMap((k) => [ranges[2 * k]!, ranges[2 * k + 1]!]);
+      break;
+    }
+  }
+  const mark = PLACEHOLDER;
   let out = '';
   let at = 0;
   let count = 0;
-  let open: [number, number] | null = null;
-  for (const pair of pairs) {
-    if (open && pair[0] <= open[1]) {
-      open[1] = Math.max(open[1], pair[1]);
-      continue;
-    }
-    if (open) {
-      out += text.slice(at, open[0]) + PLACEHOLDER;
-      at = open[1];
-      count++;
-    }
-    open = [pair[0], pair[1]];
-  }
-  if (open) {
-    out += text.slice(at, open[0]) + PLACEHOLDER;
-    at = open[1];
+  for (let i = 0; i < pairs.length;) {
+    const from = pairs[i]!;
+    let to = pairs[i + 1]!;
+    for (i += 2; i < pairs.length && pairs[i]! <= to; i += 2) to = Math.max(to, pairs[i + 1]!);
+    out += text.slice(at, from) + mark;
+    at = to;
     count++;
   }
   return { text: out + text.slice(at), count };
