@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { publicSession } from '../../model/codec.js';
 import {
   appendBodySchema,
@@ -16,7 +17,7 @@ import {
   sessionPageSchema,
   trimResultSchema,
 } from '../../model/responses.js';
-import { sessionSchema, writeReceiptSchema } from '../../model/session.js';
+import { sessionSchema, writeReceiptSchema, type WriteReceipt } from '../../model/session.js';
 import {
   etag,
   markReplay,
@@ -61,6 +62,13 @@ const createReport = {
   },
 };
 
+/** What the save pipeline did, for a create or replace, which answer the session rather than a receipt. */
+function report(c: Context, receipt: WriteReceipt, headDropped: boolean | undefined): void {
+  c.header('Satchel-Redactions', String(receipt.redactions));
+  c.header('Satchel-Dropped-Groups', String(receipt.dropped_groups));
+  if (headDropped) c.header('Satchel-Dropped-First-User-Message', 'true');
+}
+
 /** Create a session. */
 export const createSession = route(
   {
@@ -102,10 +110,7 @@ export const createSession = route(
     const created = await c.var.services.sessions.create(namespaceOf(c), body, writeContext(c));
     const { session, receipt } = created;
     c.header('ETag', etag(session.revision));
-    // What the save pipeline did, since a create answers the session rather than a receipt.
-    c.header('Satchel-Redactions', String(receipt.redactions));
-    c.header('Satchel-Dropped-Groups', String(receipt.dropped_groups));
-    if (created.headDropped) c.header('Satchel-Dropped-First-User-Message', 'true');
+    report(c, receipt, created.headDropped);
     c.header('Location', `/v1/sessions/${session.id}`);
     return c.json(publicSession(session), 201);
   },
@@ -270,7 +275,7 @@ export const replaceSession = route(
       200: {
         description: 'The session as stored.',
         schema: sessionSchema,
-        headers: { ...etagHeader(), ...replayed },
+        headers: { ...etagHeader(), ...replayed, ...createReport },
       },
       ...bodyErrors,
       401: P.token,
@@ -295,6 +300,8 @@ export const replaceSession = route(
     // A replay's ETag is its write's revision (the first result's), also when the session has moved on
     // since: a next replace based on it is then a 412, never an overwrite of what was written after.
     c.header('ETag', etag(result.receipt.revision));
+    // The cap may drop older groups to make room (a PUT that grows metadata too): said as for a create.
+    report(c, result.receipt, result.headDropped);
     return c.json(publicSession(result.session));
   },
   // 428 before the body is read: a PUT without the revision it replaces is refused whatever it carries.
