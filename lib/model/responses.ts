@@ -56,6 +56,8 @@ export const trimResultSchema = z.object({
   before: z.number().int().nonnegative(),
   after: z.number().int().nonnegative(),
   dropped: z.number().int().nonnegative(),
+  /** Groups the size cap dropped beside the trim (its own write record can take more room than it freed). */
+  dropped_groups: z.number().int().nonnegative(),
 });
 
 export const cleanupResultSchema = z.object({ deleted: z.number().int().nonnegative() });

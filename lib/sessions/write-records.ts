@@ -23,6 +23,8 @@ import type { ReserveInput } from '../pipeline/save.js';
 
 const KEYED_WRITES_MAX = 1000;
 const UNKEYED_WRITES_MAX = 16;
+/** Unkeyed records younger than this (a pending marker's staleness) are never pruned by bytes. */
+const UNKEYED_YOUNG_MS = 15 * 60_000;
 
 /** What identifies one write in `satchel.writes`: its own id, and its Idempotency-Key's hash when it has one. */
 export interface WriteClaims {
@@ -70,7 +72,8 @@ export async function keyedWrite(
 /**
  * The records kept after adding one: keyed ones for the retention window (at most 1,000; `storeOut` in
  * key-records.ts then moves all but the newest 8 to 24 out of the object), the last 16 unkeyed, fewer
- * when they pass `unkeyedBytes` with the added one (never the added one); and the unkeyed ones pruned.
+ * when they pass `unkeyedBytes` with the added one (never the added one, nor one younger than 15 min);
+ * and the unkeyed ones pruned.
  */
 function pruneWrites(
   writes: WriteRecord[],
@@ -83,9 +86,14 @@ function pruneWrites(
   const unkeyed = writes.filter((w) => w.k.startsWith('w:'));
   let left = Math.max(0, unkeyed.length - (UNKEYED_WRITES_MAX - 1));
   if (unkeyedBytes < Infinity) {
+    // Only records older than a marker's staleness go by bytes: a younger one may still answer its
+    // writer's re-read after a lost answer, or the compactor's restoring of its audit record (until then
+    // the count alone bounds them, as before; review s54d).
+    const old = now - UNKEYED_YOUNG_MS;
     let total = added.k.startsWith('w:') ? jsonBytes(added) : 0;
     for (let i = left; i < unkeyed.length; i++) total += jsonBytes(unkeyed[i]);
-    for (; left < unkeyed.length && total > unkeyedBytes; left++) total -= jsonBytes(unkeyed[left]);
+    for (; left < unkeyed.length && total > unkeyedBytes && unkeyed[left]!.at < old; left++)
+      total -= jsonBytes(unkeyed[left]);
   }
   const all = [...keyed.slice(-(KEYED_WRITES_MAX - 1)), ...unkeyed.slice(left), added];
   return { kept: all.sort((a, b) => a.at - b.at), pruned: unkeyed.slice(0, left) };

@@ -329,7 +329,13 @@ describe('create, trim, delete', () => {
       stderr: '',
     });
     const again = await satchel(['session', 'trim', session.id, '3', '--json'], env('edit'));
-    expect(JSON.parse(again.stdout)).toEqual({ id: session.id, before: 3, after: 3, dropped: 0 });
+    expect(JSON.parse(again.stdout)).toEqual({
+      id: session.id,
+      before: 3,
+      after: 3,
+      dropped: 0,
+      dropped_groups: 0,
+    });
     expect((await satchel(['session', 'trim', session.id, '1'], env('edit'))).code).toBe(2);
     expect((await satchel(['session', 'trim', session.id], env('edit'))).code).toBe(2);
     const missing = await satchel(['session', 'trim', 'no-such-session', '3'], env('edit'));

@@ -189,7 +189,7 @@ describe('a retry after a lost answer says what the lost attempt did', () => {
     const p = await startFlakyProxy(server.url, (n) => (n === 0 ? 'forward-then-drop' : 'forward'));
     closers.push(p.close);
     const out = await new SatchelClient({ url: p.url, retry: fast }).trim(id, 2);
-    expect(out).toEqual({ id, before: 5, after: 2, dropped: 3 });
+    expect(out).toEqual({ id, before: 5, after: 2, dropped: 3, dropped_groups: 0 });
     expect(p.seen).toHaveLength(2);
     expect(p.seen[1]!.headers['idempotency-key']).toBe(p.seen[0]!.headers['idempotency-key']);
     expect((await direct.get(id)).session.messages).toHaveLength(2);

@@ -117,7 +117,7 @@ describe('client against a real server', () => {
     });
 
     const trimmed = await client.trim(id, 2);
-    expect(trimmed).toEqual({ id, before: 4, after: 2, dropped: 2 });
+    expect(trimmed).toEqual({ id, before: 4, after: 2, dropped: 2, dropped_groups: 0 });
     const audit = await client.audit(id);
     expect(audit.map((r) => r.op)).toEqual([
       'create',

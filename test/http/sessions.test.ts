@@ -379,7 +379,13 @@ describe('HTTP: sessions', () => {
     });
     const trimmed = await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 2 } });
     expect(trimmed.status).toBe(200);
-    expect(trimmed.json).toEqual({ id: json.id, before: 4, after: 2, dropped: 2 });
+    expect(trimmed.json).toEqual({
+      id: json.id,
+      before: 4,
+      after: 2,
+      dropped: 2,
+      dropped_groups: 0,
+    });
     expect((await call('POST', `/v1/sessions/${json.id}/trim`, { body: { keep: 1 } })).status).toBe(
       400,
     );

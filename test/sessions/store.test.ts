@@ -11,6 +11,7 @@ import { CountingStore } from '../../lib/storage/counting.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { StorageUnavailableError, text } from '../../lib/storage/port.js';
 import { PassThrough } from '../support/search-process.js';
+import { LoseCommit } from '../support/lose-commit.js';
 
 const ns = 'alice';
 const user = (content: string): Message => ({ role: 'user', content });
@@ -299,32 +300,18 @@ describe('session operations', () => {
     // with fewer writes since, the re-read still finds it and answers its receipt.
     type Meanwhile = (other: SessionStore, objects: MemoryStore) => Promise<void>;
     const lost = async (meanwhile: Meanwhile, expected?: number) => {
-      let then: (() => Promise<void>) | undefined;
-      class LoseCommit extends PassThrough {
-        override async put(
-          k: string,
-          body: Uint8Array,
-          options?: Parameters<MemoryStore['put']>[2],
-        ) {
-          const put = await this.inner.put(k, body, options);
-          const t = k.endsWith('/sessions/s.json') && options?.ifMatch ? then : undefined;
-          if (!t) return put;
-          then = undefined;
-          await t();
-          throw new StorageUnavailableError('no answer', undefined, { mayHaveLanded: true });
-        }
-      }
       const objects = new MemoryStore();
       const other = new SessionStore(objects);
-      const lossy = new SessionStore(new LoseCommit(objects));
+      const losing = new LoseCommit(objects);
+      const lossy = new SessionStore(losing);
       await other.create(ns, { task: 'hidden record', id: 's' });
       await lossy.get(ns, 's');
-      then = () => meanwhile(other, objects);
+      losing.then = () => meanwhile(other, objects);
       const answer = await lossy.append(ns, 's', { messages: [user('once')] }, expected).then(
         (r) => ({ revision: r.receipt.revision }),
         (e: { kind?: string; message?: string }) => ({ kind: e.kind, message: e.message }),
       );
-      expect(then).toBeUndefined();
+      expect(losing.then).toBeUndefined();
       const stored = (await other.get(ns, 's')).messages.map((m) => m.content);
       expect(stored.filter((c) => c === 'once')).toEqual(['once']);
       return answer;

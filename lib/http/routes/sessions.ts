@@ -477,7 +477,8 @@ export const trimSession = route(
     );
     markReplay(c, out);
     if (out.receipt) c.header('ETag', etag(out.receipt.revision));
-    return c.json({ id: out.id, before: out.before, after: out.after, dropped: out.dropped });
+    const { id, before, after, dropped } = out;
+    return c.json({ id, before, after, dropped, dropped_groups: out.receipt?.dropped_groups ?? 0 });
   },
 );
 
