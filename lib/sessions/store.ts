@@ -679,56 +679,37 @@ export class SessionStore {
     if (this.looksSecret(id, ctx) && !(await objectExists(this.objects, key)))
       return this.goneAlready(ns, id, ctx);
     const pending = await this.manifest.markPending(ns, id, writeId);
+    // Nothing is deleted before the DELETE below: a refusal on the way takes the marker back.
+    const refuse = async (err: unknown): Promise<never> => {
+      await this.manifest.clearPending(pending);
+      throw err;
+    };
     const [found, floor] = await Promise.all([
       this.objects.get(key),
       this.floors.read(ns, id),
-    ]).catch(async (err: unknown) => {
-      await this.manifest.clearPending(pending);
-      throw err;
-    });
+    ]).catch(refuse);
     if (!found) {
       await this.manifest.clearPending(pending);
       return this.goneAlready(ns, id, ctx);
     }
-    // A corrupt object (a half-copied file: GET answers 500) is deleted too, unless `If-Match` names a
-    // revision it cannot show or a cleanup asks (it never lists one): nothing else could remove it.
-    let stored: StoredSession;
-    let unreadable = 0; // the revision the manifest lists for an object that cannot be read
-    try {
-      stored = decodeStored(found.body, key).session;
-    } catch (err) {
-      if (!SatchelError.is(err, 'corrupt') || cutoff < Infinity) throw err;
-      // Its delete is logged after the version the manifest lists, whose time may be ahead of this clock.
-      // (Settled: it leaves this delete's own marker to its log record, not to a read of this object.)
-      const view = await this.manifest
-        .view(ns, unattended, { settled: true })
-        .catch(() => ({ entries: [] as ManifestEntry[] }));
-      const listed = view.entries.find((e) => e.id === id);
-      stored = { revision: -1, updated_at: listed?.updated_at ?? '' } as StoredSession;
-      unreadable = listed?.revision ?? 0;
-    }
+    const { stored, listed } = await this.toDelete(ns, id, found.body, cutoff).catch(refuse);
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
-    if (!revisionMatches(expected, stored.revision)) {
-      await this.manifest.clearPending(pending);
-      throw preconditionFailed(
-        stored.revision < 0
-          ? 'the stored session is unreadable and shows no revision: delete it without If-Match'
-          : revisionMismatch(expected!, stored.revision),
+    if (!revisionMatches(expected, stored.revision))
+      await refuse(
+        preconditionFailed(
+          stored.revision < 0
+            ? 'the stored session is unreadable and shows no revision: delete it without If-Match'
+            : revisionMismatch(expected!, stored.revision),
+        ),
       );
-    }
     // A cleanup's session updated since its view (no longer older than its cutoff) stays.
-    if (Date.parse(stored.updated_at) >= cutoff) {
-      await this.manifest.clearPending(pending);
-      throw notFound(`session ${id} was updated since`);
-    }
+    if (Date.parse(stored.updated_at) >= cutoff)
+      await refuse(notFound(`session ${id} was updated since`));
     // Before the object goes: a create under the id, which needs the key free, then starts above it.
     // Above what it read by a margin: writes that land before the DELETE are answered, then deleted too.
     // An unreadable object's revision is the one listed for it, or at least the floor it was created above.
-    const reached = stored.revision < 0 ? Math.max(unreadable, floor.value) : stored.revision;
-    await this.floors.raise(ns, id, reached + FLOOR_MARGIN, floor).catch(async (err: unknown) => {
-      await this.manifest.clearPending(pending);
-      throw err;
-    });
+    const reached = stored.revision < 0 ? Math.max(listed, floor.value) : stored.revision;
+    await this.floors.raise(ns, id, reached + FLOOR_MARGIN, floor).catch(refuse);
     await this.objects
       .delete(key)
       .catch((err: unknown) => this.confirmDeleted(ns, id, stored, err, ctx));
@@ -744,6 +725,32 @@ export class SessionStore {
         },
       );
     return erased;
+  }
+
+  /**
+   * The session a delete is about to remove, from its object. A corrupt object (a half-copied file: GET
+   * answers 500) is deleted too, unless `If-Match` names a revision it cannot show or a cleanup asks (it
+   * never lists one): nothing else could remove it. `listed`: the revision the manifest lists for it.
+   */
+  private async toDelete(
+    ns: string,
+    id: string,
+    body: Uint8Array,
+    cutoff: number,
+  ): Promise<{ stored: StoredSession; listed: number }> {
+    try {
+      return { stored: decodeStored(body, keys.session(ns, id)).session, listed: 0 };
+    } catch (err) {
+      if (!SatchelError.is(err, 'corrupt') || cutoff < Infinity) throw err;
+      // Its delete is logged after the version the manifest lists, whose time may be ahead of this clock.
+      // (Settled: it leaves this delete's own marker to its log record, not to a read of this object.)
+      const view = await this.manifest
+        .view(ns, unattended, { settled: true })
+        .catch(() => ({ entries: [] as ManifestEntry[] }));
+      const entry = view.entries.find((e) => e.id === id);
+      const stored = { revision: -1, updated_at: entry?.updated_at ?? '' } as StoredSession;
+      return { stored, listed: entry?.revision ?? 0 };
+    }
   }
 
   /**
