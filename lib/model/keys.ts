@@ -22,7 +22,7 @@ export const keys = {
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
   /** Keyed write records stored out of the session object (`<key hash>.json`, create-only). */
   keyRecords: (ns: string, id: string) => `ns/${ns}/k/${id}/`,
-  /** The highest revision of the sessions deleted under an id (`RevisionFloors`), by a digest of the id. */
+  /** A bound above the revisions of the sessions deleted under an id (`RevisionFloors`), by a digest of the id. */
   revisionFloor: (ns: string, idHash: string) => `ns/${ns}/rev/${idHash}.json`,
   /** The session's continue lease: at most one model turn runs on a session at a time. */
   lease: (ns: string, id: string) => `ns/${ns}/lease/${id}.json`,

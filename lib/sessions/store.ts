@@ -197,7 +197,7 @@ export class SessionStore {
   private readonly queue: GroupQueue<WriteRequest, WriteResult>;
   private readonly writes: WriteLoop;
   private readonly markers: StandingMarkers;
-  /** The highest revision of the sessions deleted under each id: one created again starts above it. */
+  /** A bound above the revisions of the sessions deleted under each id: one created again starts above it. */
   private readonly floors: RevisionFloors;
   /** Commits whose log and audit records (and listeners) are still to run, batched per session. */
   private readonly records: Batcher<PendingCommit>;
