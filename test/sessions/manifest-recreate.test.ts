@@ -2,7 +2,8 @@
 // GET asks for an id that does not exist, and after the whole m/ prefix is deleted (docs/design.md, "The
 // manifest", "Ordering, deletes and clocks", "How each crash point heals"). Found by a review helper.
 import { describe, expect, it } from 'vitest';
-import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import type { SessionStoreOptions } from '../../lib/sessions/store.js';
+import { storeProcess } from '../support/store-process.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { text, type ListOptions, type PutOptions } from '../../lib/storage/port.js';
@@ -28,20 +29,12 @@ class Faulty extends MemoryStore {
   }
 }
 
-/** A process: its store, a request context whose background work `drain` awaits. */
+/** A process (`storeProcess`) that lists the namespace's tasks. */
 function proc(objects: Faulty, opts: Partial<SessionStoreOptions> = {}) {
-  const work: Promise<unknown>[] = [];
-  const ctx = { schedule: (w: Promise<unknown>) => void work.push(w.catch(() => undefined)) };
-  const store = new SessionStore(objects, { onError: () => undefined, markerIdleMs: 0, ...opts });
-  const drain = async () => {
-    for (let i = 0; i < 5; i++) {
-      while (work.length > 0) await Promise.all(work.splice(0));
-      await store.settled();
-    }
-    await store.retireMarkers();
-  };
-  const tasks = async () => (await store.list(ns, { limit: 20 }, ctx)).sessions.map((s) => s.task);
-  return { store, ctx, drain, tasks };
+  const p = storeProcess(objects, opts);
+  const tasks = async () =>
+    (await p.store.list(ns, { limit: 20 }, p.ctx)).sessions.map((s) => s.task);
+  return { ...p, tasks };
 }
 
 /** A device a minute ahead creates x1, lists (a root with a page holding it), and deletes it. */

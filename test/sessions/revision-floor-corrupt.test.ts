@@ -7,26 +7,16 @@
  * create under the id starts inside the corrupt life's revisions: its tags match the new session.
  */
 import { describe, expect, it } from 'vitest';
-import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import type { SessionStoreOptions } from '../../lib/sessions/store.js';
+import { storeProcess } from '../support/store-process.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
 import { keys } from '../../lib/model/keys.js';
 import { utf8 } from '../../lib/storage/port.js';
 
 const ns = 'ns';
 
-function proc(objects: MemoryStore, opts: Partial<SessionStoreOptions> = {}) {
-  const work: Promise<unknown>[] = [];
-  const ctx = { schedule: (w: Promise<unknown>) => void work.push(w.catch(() => undefined)) };
-  const store = new SessionStore(objects, { onError: () => undefined, markerIdleMs: 0, ...opts });
-  const drain = async () => {
-    for (let i = 0; i < 5; i++) {
-      while (work.length > 0) await Promise.all(work.splice(0));
-      await store.settled();
-    }
-    await store.retireMarkers();
-  };
-  return { store, ctx, drain };
-}
+const proc = (objects: MemoryStore, opts: Partial<SessionStoreOptions> = {}) =>
+  storeProcess(objects, opts);
 
 const say = (content: string) => [{ role: 'user' as const, content }];
 
