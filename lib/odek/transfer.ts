@@ -128,9 +128,15 @@ async function importSession(
           '(refs are add-only: no import or replace drops one)',
       ]
     : [];
-  if (difference === null && lostCreate && (await asCreated(client, stored.session))) {
-    // The file's content as a create left it, after an attempt of this create got no answer: it made it.
-    const made = await auditNotes(client, session, stored.session);
+  // The file's content as a create left it, after an attempt of this create got no answer: it made it.
+  // At revision 1 it is; above (an id that held a session deleted before starts above its revisions),
+  // unless its audit shows a later write (read once, for this and for the notes).
+  const audited =
+    difference === null && lostCreate && stored.session.revision !== 1
+      ? await auditAt(client, stored.session)
+      : undefined;
+  if (difference === null && lostCreate && (!audited || asCreated(audited))) {
+    const made = await auditNotes(client, session, stored.session, audited);
     return { ...base, status: 'created', notes: [...notes, ...made] };
   }
   if (difference === null) return { ...base, status: 'unchanged', notes: [...notes, ...kept] };
@@ -150,17 +156,26 @@ async function importSession(
   };
 }
 
+/** The stored session's audit record at its revision (undefined: not there yet), or why it could not be read. */
+type Audited = { record?: AuditRecord | undefined } | { failed: string };
+
+async function auditAt(client: SatchelClient, stored: Session): Promise<Audited> {
+  try {
+    return { record: (await client.audit(stored.id)).find((r) => r.revision === stored.revision) };
+  } catch (err) {
+    if (!SatchelApiError.is(err) && !SatchelConnectionError.is(err)) throw err;
+    return { failed: err.message };
+  }
+}
+
 /**
- * Whether the stored session, which holds the file's content, can be this run's lost create: at revision 1
- * it is; above (an id that held a session deleted before starts above its revisions), unless its audit
- * shows a write after a create or import. An audit that cannot be read, or whose record is not there yet,
- * rules nothing out (auditNotes then says what could not be read), as at revision 1.
+ * Whether a session above revision 1 holding the file's content can be this run's lost create: unless its
+ * audit shows a write other than a create or import at its revision. An audit that cannot be read, or whose
+ * record is not there yet, rules nothing out (auditNotes then says what could not be read).
  */
-async function asCreated(client: SatchelClient, stored: Session): Promise<boolean> {
-  if (stored.revision === 1) return true;
-  const records = await client.audit(stored.id).catch(() => null);
-  const record = records?.find((r) => r.revision === stored.revision);
-  return !record || record.op === 'create' || record.op === 'import';
+function asCreated(audited: Audited): boolean {
+  if ('failed' in audited || !audited.record) return true;
+  return audited.record.op === 'create' || audited.record.op === 'import';
 }
 
 /** The session as odek file text, and its file name (`<id>.json`, as odek names them). */
@@ -205,6 +220,7 @@ async function auditNotes(
   client: SatchelClient,
   file: OdekSession,
   stored: Session,
+  audited?: Audited,
 ): Promise<string[]> {
   const untouched =
     file.task === stored.task &&
@@ -218,13 +234,9 @@ async function auditNotes(
   // the session has none.
   const users = (ms: readonly { role: string }[]) => ms.filter((m) => m.role === 'user').length;
   const headDropped = users(file.messages) > 0 && users(stored.messages) === 0;
-  let record: AuditRecord | undefined;
-  try {
-    record = (await client.audit(stored.id)).find((r) => r.revision === stored.revision);
-  } catch (err) {
-    if (!SatchelApiError.is(err) && !SatchelConnectionError.is(err)) throw err;
-    return [`${PIPELINE_UNKNOWN} (${err.message})`];
-  }
+  const read = audited ?? (await auditAt(client, stored));
+  if ('failed' in read) return [`${PIPELINE_UNKNOWN} (${read.failed})`];
+  const { record } = read;
   if (!record) return [`${PIPELINE_UNKNOWN} (its audit record is not there yet)`];
   return countNotes({
     redactions: record.redactions,

@@ -290,8 +290,9 @@ export class SessionStore {
 
   /**
    * The session at `revision` of the incarnation created at `createdMs`: the cached copy when it is exactly
-   * that, else storage; null when gone. Revisions restart at 1 when an id is created again, so a copy cached
-   * before a delete (by another process) can carry the revision asked for: the creation time tells them apart.
+   * that, else storage; null when gone. A copy cached before a delete (by another process) can carry the
+   * revision asked for (sessions created again before 2026-12-06 restarted at 1, and a create racing a delete
+   * can start below its floor): the creation time tells them apart.
    */
   async getAt(
     ns: string,
