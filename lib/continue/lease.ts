@@ -1,15 +1,15 @@
 import { randomHex } from '../model/ids.js';
-import { encodeLease, parseLease } from '../model/lease.js';
+import { encodeLease, leaseLeft, parseLease } from '../model/lease.js';
 import {
   PreconditionFailedError,
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
 
-export { encodeLease, parseLease };
+export { encodeLease, leaseLeft, parseLease };
 
 /**
- * A lease in the bucket: one small object per key, `{"owner","expires_at"}`, so that one holder at a time
+ * A lease in the bucket: one small object per key, `{"owner","expires_at","ttl_ms"}`, so that one holder at a time
  * does something (one model turn per session) across processes, functions and devices, with nothing but
  * conditional writes:
  * - take: create-only (`If-None-Match: *`); when the object exists and has expired, replace it with
@@ -20,9 +20,11 @@ export { encodeLease, parseLease };
  *   lease a taker has just written; a lease of ours about to expire is marked expired instead, with
  *   `If-Match` on the version read, so the next taker replaces it at once;
  * - a take whose PUT landed with its answer lost finds its own owner when it reads the lease: it holds it;
- * - a holder that crashed leaves its lease until `expires_at`; the next taker then takes it over.
- * Expiry compares the holder's clock with the taker's, so `ttlMs` must exceed the holder's work by more
- * than the clocks may differ.
+ * - a holder that crashed leaves its lease until it expires; the next taker then takes it over.
+ * A lease expires `ttl_ms` after storage wrote it, by storage's clock (`leaseLeft`): the holder counts
+ * from before its PUT by its own, so machines' clocks need not agree. Where the backend does not tell an
+ * object's age, and for leases stored without `ttl_ms`, expiry compares the holder's `expires_at` with
+ * the taker's clock, and `ttlMs` must then exceed the holder's work by more than the clocks may differ.
  */
 
 export interface LeaseOptions {
@@ -93,18 +95,17 @@ export class Leases {
       const mine: Lease = { key, owner, expiresAt: this.now() + this.options.ttlMs };
       if (await this.tryPut(mine, { ifNoneMatch: '*' })) return mine;
       const found = await this.objects.get(key);
-      let heldUntil = 0;
+      let live = 0;
       if (found) {
         const held = parseLease(found.body);
         if (held?.owner === owner) return { key, owner, expiresAt: held.expiresAt };
-        heldUntil = held?.expiresAt ?? 0;
+        live = leaseLeft(found, this.now());
         // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
-        if (heldUntil <= this.now() && (await this.tryPut(mine, { ifMatch: found.etag })))
-          return mine;
+        if (live <= 0 && (await this.tryPut(mine, { ifMatch: found.etag }))) return mine;
       }
       const left = deadline - this.now();
       if (left <= 0) {
-        const seconds = Math.ceil((heldUntil - this.now()) / 1000);
+        const seconds = Math.ceil(live / 1000);
         throw new LeaseBusyError(key, Math.max(1, Math.min(MAX_RETRY_AFTER_S, seconds)));
       }
       // Equal jitter: half the backoff fixed, half random, so waiters spread out.
@@ -132,7 +133,9 @@ export class Leases {
     condition: { ifNoneMatch: '*' } | { ifMatch: string },
   ): Promise<boolean> {
     try {
-      await this.objects.put(lease.key, encodeLease(lease), {
+      // A released lease (expires_at at 0) is expired whatever its age.
+      const stored = lease.expiresAt === 0 ? lease : { ...lease, ttlMs: this.options.ttlMs };
+      await this.objects.put(lease.key, encodeLease(stored), {
         ...condition,
         contentType: 'application/json',
       });

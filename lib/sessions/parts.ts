@@ -1,6 +1,6 @@
 import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
-import { parseLease } from '../model/lease.js';
+import { leaseLeft } from '../model/lease.js';
 import type { ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
@@ -48,7 +48,7 @@ export async function deleteParts(
   const all = [...parts!, ...records.flat()];
   // A live lease is its turn's, still running: that turn releases it (and a continue of a session created
   // again under the id meanwhile waits for it, as for any turn). One nobody holds any more goes.
-  if (leased && !((parseLease(leased.body)?.expiresAt ?? 0) > now)) all.push(lease);
+  if (leased && leaseLeft(leased, now) <= 0) all.push(lease);
   if (!all.length) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);

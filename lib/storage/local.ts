@@ -116,6 +116,8 @@ export class LocalStore implements ObjectStore {
       return {
         body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
         etag: statTag(info),
+        // Written (its temporary file) after its put began, by this machine's clock.
+        age: Date.now() - Number(info.mtimeNs / 1_000_000n),
       };
     } catch (err) {
       throw folderError('read', err);

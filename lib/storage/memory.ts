@@ -14,13 +14,21 @@ import {
 /** In-memory adapter, for unit tests of code above the port. Not a proof that storage works. */
 export class MemoryStore implements ObjectStore {
   readonly name = 'memory';
-  private readonly objects = new Map<string, StoredObject>();
+  private readonly objects = new Map<string, { body: Uint8Array; etag: string; at: number }>();
   private counter = 0;
+  private readonly now: () => number;
+
+  /** `now`: the store's own clock, which objects' `age` is read by (default Date.now). */
+  constructor(options: { now?: () => number } = {}) {
+    this.now = options.now ?? Date.now;
+  }
 
   async get(key: string): Promise<StoredObject | null> {
     assertSafeKey(key);
     const found = this.objects.get(key);
-    return found ? { body: found.body.slice(), etag: found.etag } : null;
+    return found
+      ? { body: found.body.slice(), etag: found.etag, age: this.now() - found.at }
+      : null;
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
@@ -30,7 +38,7 @@ export class MemoryStore implements ObjectStore {
     if (options.ifMatch !== undefined && current?.etag !== options.ifMatch)
       throw new PreconditionFailedError(key);
     const etag = `m${++this.counter}`;
-    this.objects.set(key, { body: body.slice(), etag });
+    this.objects.set(key, { body: body.slice(), etag, at: this.now() });
     return { etag };
   }
 

@@ -10,6 +10,13 @@
 export interface StoredObject {
   body: Uint8Array;
   etag: string;
+  /**
+   * How long ago the object was written, in ms, by storage's own clock where the backend tells: S3 the
+   * answer's `Date` less the object's `Last-Modified` (whole seconds each), R2 the binding's `uploaded`,
+   * a local folder the file's modification time (one machine's clock). Never more than the time since
+   * the write was sent (up to a second more on S3). Undefined when the backend does not tell.
+   */
+  age?: number;
 }
 
 /** Preconditions for a write; at most one of the two is set. */

@@ -21,7 +21,9 @@ import {
 
 /** The part of the Workers R2 binding this adapter uses (structural, so lib/ needs no Workers types). */
 export interface R2BucketLike {
-  get(key: string): Promise<{ etag: string; arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  get(
+    key: string,
+  ): Promise<{ etag: string; uploaded: Date; arrayBuffer(): Promise<ArrayBuffer> } | null>;
   head(key: string): Promise<{ etag: string } | null>;
   put(
     key: string,
@@ -66,7 +68,9 @@ export class R2Store implements ObjectStore {
     assertSafeKey(key);
     return this.attempt(`GET ${key}`, async () => {
       const found = await this.bucket.get(key);
-      return found ? { body: new Uint8Array(await found.arrayBuffer()), etag: found.etag } : null;
+      if (!found) return null;
+      const body = new Uint8Array(await found.arrayBuffer());
+      return { body, etag: found.etag, age: Date.now() - found.uploaded.getTime() };
     });
   }
 

@@ -258,12 +258,23 @@ export class S3Store implements ObjectStore {
           onData: this.progress(ctx),
         });
         if (res.status === 404 && isMissingKey(wireError(res))) return null;
-        return { body: succeeded(res).body, etag: unquote(res.header('etag') ?? '') };
+        const { body } = succeeded(res);
+        const age = ageOf(res.header('date'), res.header('last-modified'));
+        return { body, etag: unquote(res.header('etag') ?? ''), ...age };
       }
       try {
-        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), {
-          abortSignal: ctx.signal,
-        });
+        const command = new GetObjectCommand({ Bucket: this.bucket, Key });
+        let date: string | undefined;
+        // The answer's Date, which the SDK's output leaves out.
+        command.middlewareStack.add(
+          (next) => async (args) => {
+            const result = await next(args);
+            date = (result.response as { headers?: Record<string, string> }).headers?.date;
+            return result;
+          },
+          { step: 'deserialize' },
+        );
+        const out = await this.client.send(command, { abortSignal: ctx.signal });
         const body = out.Body!;
         // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length, capped.
         const stream = body as {
@@ -274,7 +285,8 @@ export class S3Store implements ObjectStore {
           stream.on('data', (chunk) => arrived(chunk.byteLength));
         } else
           ctx.extend(this.transferAllowance(Math.min(out.ContentLength ?? 0, MAX_DECLARED_BYTES)));
-        return { body: await body.transformToByteArray(), etag: unquote(out.ETag ?? '') };
+        const bytes = await body.transformToByteArray();
+        return { body: bytes, etag: unquote(out.ETag ?? ''), ...ageOf(date, out.LastModified) };
       } catch (err) {
         if (isMissingKey(err)) return null;
         throw err;
@@ -702,4 +714,14 @@ export function isTransient(err: unknown): boolean {
       (err as Error).message ?? '',
     )
   );
+}
+
+/**
+ * An object's age by storage's clock: the answer's `Date` less the object's `Last-Modified` (both whole
+ * seconds), or nothing when either is missing or unreadable.
+ */
+function ageOf(date: string | undefined, modified: string | Date | undefined): { age?: number } {
+  const now = date ? Date.parse(date) : NaN;
+  const at = modified instanceof Date ? modified.getTime() : modified ? Date.parse(modified) : NaN;
+  return Number.isFinite(now) && Number.isFinite(at) ? { age: now - at } : {};
 }

@@ -27,6 +27,32 @@ function fakeClock(start = 1_000_000) {
   };
 }
 
+/**
+ * The store with storage's clock made the test's: objects' `age` counts from their last write by `clock`
+ * (a lease expires by storage's clock; the adapters' own ages are the conformance suite's).
+ */
+class StorageClock extends PassThrough {
+  private readonly written = new Map<string, number>();
+  constructor(
+    inner: ObjectStore,
+    private readonly clock: { now: () => number },
+  ) {
+    super(inner);
+  }
+  override async get(key: string) {
+    const found = await this.inner.get(key);
+    const at = this.written.get(key);
+    return found && at !== undefined ? { ...found, age: this.clock.now() - at } : found;
+  }
+  override async put(key: string, body: Uint8Array, options?: PutOptions) {
+    const done = await this.inner.put(key, body, options);
+    this.written.set(key, this.clock.now());
+    return done;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 for (const [name, make] of [
   ['memory', () => new MemoryStore()],
   ['local folder', () => new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-lease-')))],
@@ -40,7 +66,7 @@ for (const [name, make] of [
       const lease = await leases.take(KEY);
       expect(lease.expiresAt).toBe(clock.now() + 60_000);
       const stored = parseLease((await objects.get(KEY))!.body);
-      expect(stored).toEqual({ owner: lease.owner, expiresAt: lease.expiresAt });
+      expect(stored).toEqual({ owner: lease.owner, expiresAt: lease.expiresAt, ttlMs: 60_000 });
       await leases.release(lease);
       expect(await objects.get(KEY)).toBeNull();
       const again = await leases.take(KEY);
@@ -113,12 +139,12 @@ for (const [name, make] of [
     });
 
     it('release leaves a lease that was taken over after ours expired', async () => {
-      const objects = make();
       const clock = fakeClock();
+      const objects = new StorageClock(make(), clock);
       const a = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
       const b = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
       const mine = await a.take(KEY);
-      clock.advance(1001);
+      clock.advance(2001); // its ttl and the second storage ages may read more than they are
       const theirs = await b.take(KEY);
       await a.release(mine);
       expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(theirs.owner);
@@ -145,8 +171,8 @@ for (const [name, make] of [
 
     it('release never deletes a lease taken over between its read and its delete (review)', async () => {
       // A turn ran past its lease; another continue takes it over while the holder releases.
-      const objects = make();
       const clock = fakeClock();
+      const objects = new StorageClock(make(), clock);
       let takeover: (() => Promise<unknown>) | undefined;
       class TakenAfterRead extends PassThrough {
         override async get(key: string) {
@@ -174,6 +200,53 @@ for (const [name, make] of [
       clock.advance(10_001);
       await c.release(await c.take(KEY));
       expect(await objects.get(KEY)).toBeNull();
+    });
+
+    it("a holder whose clock is minutes behind keeps its lease: expiry is by storage's clock (review s54b)", async () => {
+      // Before: the taker compared the holder's expires_at with its own clock and took the lease over
+      // at once, and a second model turn ran while the first still did.
+      const objects = make();
+      const behind = new Leases(objects, {
+        ttlMs: 60_000,
+        waitMs: 0,
+        now: () => Date.now() - 180_000,
+      });
+      await behind.take(KEY);
+      const taker = new Leases(objects, { ttlMs: 60_000, waitMs: 300 });
+      const err = await taker.take(KEY).catch((e: unknown) => e);
+      expect(LeaseBusyError.is(err)).toBe(true);
+      expect((err as LeaseBusyError).retryAfter).toBe(5);
+    });
+
+    it("a crashed holder whose clock ran an hour ahead is taken over once its lease has lived its ttl by storage's clock", async () => {
+      // Before: its expires_at lay an hour ahead of the taker's clock, and the session's continues
+      // answered 409 for that hour.
+      const objects = make();
+      const ahead = new Leases(objects, {
+        ttlMs: 1000,
+        waitMs: 0,
+        now: () => Date.now() + 3_600_000,
+      });
+      const crashed = await ahead.take(KEY);
+      const taker = new Leases(objects, { ttlMs: 1000, waitMs: 8000 });
+      const started = Date.now();
+      const lease = await taker.take(KEY);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      const stored = parseLease((await objects.get(KEY))!.body)!;
+      expect(stored.owner).toBe(lease.owner);
+      expect(stored.owner).not.toBe(crashed.owner);
+    });
+
+    it('a lease stored without ttl_ms (before 2026-12-06) still expires by its expires_at', async () => {
+      const objects = make();
+      await objects.put(KEY, encodeLease({ owner: 'old', expiresAt: Date.now() + 60_000 }), {
+        ifNoneMatch: '*',
+      });
+      const busy = await new Leases(objects, { ttlMs: 1000, waitMs: 0 }).take(KEY).catch((e) => e);
+      expect(LeaseBusyError.is(busy)).toBe(true);
+      await sleep(1);
+      const later = new Leases(objects, { ttlMs: 1000, waitMs: 0, now: () => Date.now() + 61_000 });
+      expect((await later.take(KEY)).owner).not.toBe('old');
     });
 
     for (const how of ['the retry found it taken', 'the adapter gave up'] as const)

@@ -67,6 +67,26 @@ export function describeConformance(name: string, open: () => ObjectStore | Prom
       expect(await store.get(prefix + 'nothing')).toBeNull();
     });
 
+    it("get tells the object's age since its last write, by storage's clock (continue leases expire by it)", async () => {
+      const { store, prefix } = await fresh();
+      const key = prefix + 'aged.json';
+      // Whole seconds on S3 (Date less Last-Modified): an age may read up to a second more than it is.
+      const atMost = (sent: number) => Date.now() - sent + 1000;
+      const sent = Date.now();
+      await store.put(key, utf8('{}'));
+      const first = (await store.get(key))!;
+      expect(first.age).toBeTypeOf('number');
+      expect(first.age!).toBeLessThanOrEqual(atMost(sent));
+      await new Promise((r) => setTimeout(r, 2200));
+      const later = (await store.get(key))!;
+      expect(later.age!).toBeGreaterThanOrEqual(2000);
+      expect(later.age!).toBeLessThanOrEqual(atMost(sent));
+      // A new write starts it again (not the object's first creation).
+      const again = Date.now();
+      await store.put(key, utf8('{"v":2}'), { ifMatch: later.etag });
+      expect((await store.get(key))!.age!).toBeLessThanOrEqual(atMost(again));
+    });
+
     it('of 10 concurrent create-only writes to one key exactly one wins', async () => {
       const { store, prefix } = await fresh();
       const results = await Promise.allSettled(
