@@ -16,6 +16,12 @@ import type { ObjectStore } from '../lib/storage/port.js';
 type WorkerEnv = VarEnv & { BUCKET?: R2BucketLike };
 
 /**
+ * The most sessions one cleanup deletes in a Worker: a delete costs about 19 storage operations with its
+ * background work, and an invocation may make 1,000 R2 binding operations (docs/deploy.md).
+ */
+const CLEANUP_BATCH = 32;
+
+/**
  * The handler; `s3` (reading the S3 settings and opening the store) is absent in the R2-only bundle, which
  * then refuses SATCHEL_STORAGE=s3.
  */
@@ -46,7 +52,14 @@ export function workerHandler(s3?: {
     // An isolate has 128 MB: keep the session cache small there. No open mode: without SATCHEL_TOKENS
     // every request is 401 saying so (wrangler dev without .dev.vars).
     const log = createServerLogger(config);
-    return createApp({ config, objects, log, cacheBytes: 24 * 1024 * 1024, shortLived: true }).app;
+    return createApp({
+      config,
+      objects,
+      log,
+      cacheBytes: 24 * 1024 * 1024,
+      shortLived: true,
+      cleanupBatch: CLEANUP_BATCH,
+    }).app;
   }
 
   return {

@@ -320,7 +320,8 @@ export class SatchelClient {
   /**
    * `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all).
    * `deleted` counts the answered attempt's deletions; `uncounted: true` says an earlier attempt got no
-   * answer, so sessions it deleted are not in that count.
+   * answer, so sessions it deleted are not in that count. `remaining`: the server deleted a batch (a
+   * Worker deletes at most 32 per call) and left that many for the next call.
    */
   async cleanup(
     olderThanDays: number,

@@ -60,7 +60,11 @@ export const trimResultSchema = z.object({
   dropped_groups: z.number().int().nonnegative(),
 });
 
-export const cleanupResultSchema = z.object({ deleted: z.number().int().nonnegative() });
+export const cleanupResultSchema = z.object({
+  deleted: z.number().int().nonnegative(),
+  /** Sessions older than the cutoff this call left for the next (a Worker deletes at most 32 per call). */
+  remaining: z.number().int().positive().optional(),
+});
 
 /** One write as the audit log records it (strings redacted). */
 export const auditRecordSchema = z.object({

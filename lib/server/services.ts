@@ -33,6 +33,8 @@ export interface ServiceOptions {
    * that its message was stored, and a delivery that could not be stored answers 503 instead.
    */
   answersAfterBackground?: boolean;
+  /** SessionStoreOptions.cleanupBatch: Workers, whose requests have a budget of storage operations. */
+  cleanupBatch?: number;
 }
 
 /** Everything a request may use, built once per process from a config object and a store. */
@@ -70,6 +72,7 @@ export function buildServices(options: ServiceOptions): Services {
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
       audit: new AuditLog(objects, pipeline.redactText),
+      ...(options.cleanupBatch ? { cleanupBatch: options.cleanupBatch } : {}),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });
   const background = new Background(log);

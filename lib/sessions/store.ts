@@ -137,6 +137,12 @@ export interface SessionStoreOptions {
    * Node server waits 2 s; Workers and Lambda do not wait (their drain would).
    */
   existenceLingerMs?: number;
+  /**
+   * The most sessions one cleanup deletes; the rest are left for the next call, and its answer says how
+   * many (`remaining`). Workers set it: a request there has a budget of storage operations
+   * (docs/deploy.md). Default: no limit.
+   */
+  cleanupBatch?: number;
   now?: () => number;
 }
 
@@ -204,6 +210,7 @@ export class SessionStore {
   /** The checks after background records that the session still exists (shared with the search index). */
   readonly existence: ExistenceChecks;
   private readonly now: () => number;
+  private readonly cleanupBatch: number;
 
   constructor(
     readonly objects: ObjectStore,
@@ -215,6 +222,7 @@ export class SessionStore {
     this.onError = options.onError ?? (() => undefined);
     this.cache = new SessionCache(options.cacheBytes ?? 64 * 1024 * 1024);
     this.now = options.now ?? Date.now;
+    this.cleanupBatch = options.cleanupBatch ?? Infinity;
     this.records = new Batcher(
       (_, items) => this.recordBatch([...items]),
       options.recordLingerMs ?? 100,
@@ -889,15 +897,22 @@ export class SessionStore {
   }
 
   /**
-   * Deletes every session whose updated_at is older than `days` days (0: all of them). When some
-   * deletes fail, the others still run, and the answer says how many went (503): a retry finds only
-   * what is left. The ids of deleted sessions whose records could not all be erased are in that answer:
-   * no longer listed, they are erased by a delete of each.
+   * Deletes every session whose updated_at is older than `days` days (0: all of them), oldest first, at
+   * most `cleanupBatch` of them: `remaining` (when some are left) says how many the next call will find.
+   * When some deletes fail, the others still run, and the answer says how many went (503): a retry finds
+   * only what is left. The ids of deleted sessions whose records could not all be erased are in that
+   * answer: no longer listed, they are erased by a delete of each.
    */
-  async cleanup(ns: string, days: number, ctx: WriteContext = {}): Promise<{ deleted: number }> {
+  async cleanup(
+    ns: string,
+    days: number,
+    ctx: WriteContext = {},
+  ): Promise<{ deleted: number; remaining?: number }> {
     const cutoff = days === 0 ? Infinity : this.now() - days * 86_400_000;
     const view = await this.manifest.view(ns, ctx.schedule);
-    const doomed = view.entries.filter((e) => e.at < cutoff);
+    const older = view.entries.filter((e) => e.at < cutoff).sort((a, b) => a.at - b.at);
+    const doomed = older.slice(0, this.cleanupBatch);
+    const remaining = older.length - doomed.length;
     const failures: unknown[] = [];
     const left: string[] = [];
     const unsure: string[] = [];
@@ -917,9 +932,11 @@ export class SessionStore {
       ),
     );
     const deleted = results.reduce((a: number, b: number) => a + b, 0);
-    if (failures.length + left.length + unsure.length === 0) return { deleted };
+    if (failures.length + left.length + unsure.length === 0)
+      return remaining ? { deleted, remaining } : { deleted };
     if (failures.length === doomed.length) throw failures[0];
     const said = [`cleanup deleted ${deleted} of ${doomed.length} sessions`];
+    if (remaining) said.push(`${remaining} more are left for the next cleanup`);
     if (failures.length)
       said.push(`${failures.length} could not be deleted (${errorText(failures[0])}): try again`);
     if (unsure.length)

@@ -28,13 +28,26 @@ export interface RunningServer {
  * and `dir` start it again where one was stopped with `close(true)` (a restart, new tokens).
  */
 export async function startSatchelServer(
-  options: { env?: Env; objects?: ObjectStore; port?: number; dir?: string } = {},
+  options: {
+    env?: Env;
+    objects?: ObjectStore;
+    port?: number;
+    dir?: string;
+    /** ServiceOptions.cleanupBatch, as a Worker sets it. */
+    cleanupBatch?: number;
+  } = {},
 ): Promise<RunningServer> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'satchel-server-'));
   const config = await loadConfig({ ...options.env }, 'local');
   const objects = options.objects ?? new LocalStore(dir);
   const logs = captureLogs();
-  const { app, background } = createApp({ config, objects, allowOpen: true, log: logs });
+  const { app, background } = createApp({
+    config,
+    objects,
+    allowOpen: true,
+    log: logs,
+    ...(options.cleanupBatch ? { cleanupBatch: options.cleanupBatch } : {}),
+  });
   const server = createNodeServer(app.fetch, '127.0.0.1');
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -154,18 +154,32 @@ export const cleanup: Command = {
   summary: 'delete sessions not updated for <days> days',
   help: `satchel session cleanup <days> [--json]
 
-Deletes every session not updated in the last <days> days. 0 deletes every session of the namespace.`,
+Deletes every session not updated in the last <days> days. 0 deletes every session of the namespace.
+A server that deletes a batch per call (a Worker) is called again until none is left.`,
   options: {},
   async run(ctx) {
     const days = integerArg(exactlyOne(ctx.args.positionals, '<days>'), '<days>', 0);
-    const out = await ctx.client().cleanup(days);
-    if (ctx.json) ctx.printJson(out);
+    const client = ctx.client();
+    let out = await client.cleanup(days);
+    const total = { ...out };
+    // Again while some are left and fewer each time (sessions written meanwhile could keep it going).
+    for (let before = Infinity; out.remaining && out.remaining < before;) {
+      before = out.remaining;
+      out = await client.cleanup(days);
+      total.deleted += out.deleted;
+      if (out.uncounted) total.uncounted = true;
+    }
+    if (out.remaining) total.remaining = out.remaining;
+    else delete total.remaining;
+    if (ctx.json) ctx.printJson(total);
     else
       ctx.print(
-        `Deleted ${plural(out.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}` +
-          (out.uncounted
-            ? ' (an earlier attempt got no answer: sessions it deleted are not counted)\n'
-            : '\n'),
+        `Deleted ${plural(total.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}` +
+          (total.uncounted
+            ? ' (an earlier attempt got no answer: sessions it deleted are not counted)'
+            : '') +
+          (total.remaining ? `; ${total.remaining} more are left: run it again` : '') +
+          '\n',
       );
     return EXIT.ok;
   },

@@ -204,7 +204,10 @@ export const cleanupSessions = route(
     scope: 'write',
     body: cleanupBodySchema,
     responses: {
-      200: { description: 'How many sessions were deleted.', schema: cleanupResultSchema },
+      200: {
+        description: 'How many sessions were deleted, and how many were left for the next call.',
+        schema: cleanupResultSchema,
+      },
       ...bodyErrors,
       401: P.token,
       403: P.readOnly,
