@@ -124,7 +124,11 @@ export class Leases {
     const held = found && parseLease(found.body);
     if (!found || held?.owner !== lease.owner) return;
     const margin = Math.min(RELEASE_MARGIN_MS, this.options.ttlMs / 4);
-    if (held.expiresAt - this.now() > margin) await this.objects.delete(lease.key);
+    // What is left by its own clock, and by storage's: a clock stepped back during the turn (NTP) must not
+    // make a lease that takers already see expired look live here (review s55a).
+    const now = this.now();
+    if (Math.min(held.expiresAt - now, leaseLeft(found, now)) > margin)
+      await this.objects.delete(lease.key);
     else await this.tryPut({ ...lease, expiresAt: 0 }, { ifMatch: found.etag });
   }
 

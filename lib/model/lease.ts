@@ -45,10 +45,10 @@ export function parseLease(body: Uint8Array): StoredLease | null {
 }
 
 /**
- * Storage tells an object's age in whole seconds (S3's Last-Modified and Date): an age read as `a` may be
- * up to a second more than it is.
+ * Storage tells an object's age in whole seconds (S3's Last-Modified and Date) or coarser (a local folder
+ * on a filesystem with 2 s file times, FAT): an age read as `a` may be up to two seconds more than it is.
  */
-const AGE_GRAIN_MS = 1000;
+const AGE_GRAIN_MS = 2000;
 
 /**
  * How long the lease read as `found` still lives, in ms; expired at 0 or less (so is one that is no lease,

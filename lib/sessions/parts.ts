@@ -1,7 +1,7 @@
 import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
-import { leaseLeft } from '../model/lease.js';
-import type { ObjectStore } from '../storage/port.js';
+import { encodeLease, leaseLeft } from '../model/lease.js';
+import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
 
@@ -48,11 +48,18 @@ export async function deleteParts(
   const all = [...parts!, ...records.flat()];
   // A live lease is its turn's, still running: that turn releases it (and a continue of a session created
   // again under the id meanwhile waits for it, as for any turn). One nobody holds any more goes.
-  if (leased && leaseLeft(leased, now) <= 0) all.push(lease);
-  if (!all.length) return;
+  const expired = leased && leaseLeft(leased, now) <= 0 ? leased : null;
+  if (!all.length && !expired) return;
   const key = keys.session(ns, id);
   const found = await objects.get(key);
-  if (!found) return objects.delete(all);
+  if (!found) {
+    // Taken first, as a continue takes an expired lease (If-Match on the version read): a continue of a
+    // session created again under the id that takes it over before that leaves it be, and one that comes
+    // after waits for this delete's DELETE (a plain DELETE of the lease read could land after a takeover).
+    if (expired && (await holdForDelete(objects, lease, expired.etag, now))) all.push(lease);
+    if (all.length) await objects.delete(all);
+    return;
+  }
   let form: ReturnType<typeof decodeStored>;
   try {
     form = decodeStored(found.body, key);
@@ -65,4 +72,24 @@ export async function deleteParts(
   const before = Math.max(now - PART_GRACE_MS, Date.parse(form.session.created_at));
   const gone = parts!.filter((k) => !named.has(k) && partTime(ns, id, k) < before);
   if (gone.length) await objects.delete(gone);
+}
+
+/** How long a delete holds an expired lease it is about to delete: far longer than its DELETE may take. */
+const DELETE_HOLD_MS = 60_000;
+
+/** Replaces an expired lease with one of the delete's own, unless it changed since read: true when held. */
+async function holdForDelete(
+  objects: ObjectStore,
+  key: string,
+  etag: string,
+  now: number,
+): Promise<boolean> {
+  const mine = { owner: 'delete', expiresAt: now + DELETE_HOLD_MS, ttlMs: DELETE_HOLD_MS };
+  try {
+    await objects.put(key, encodeLease(mine), { ifMatch: etag, contentType: 'application/json' });
+    return true;
+  } catch (err) {
+    if (PreconditionFailedError.is(err)) return false; // taken over meanwhile: its turn's now
+    throw err;
+  }
 }

@@ -144,7 +144,7 @@ for (const [name, make] of [
       const a = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
       const b = new Leases(objects, { ttlMs: 1000, waitMs: 0, ...clock });
       const mine = await a.take(KEY);
-      clock.advance(2001); // its ttl and the second storage ages may read more than they are
+      clock.advance(3001); // its ttl and the two seconds storage ages may read more than they are
       const theirs = await b.take(KEY);
       await a.release(mine);
       expect(parseLease((await objects.get(KEY))!.body)!.owner).toBe(theirs.owner);
@@ -186,7 +186,7 @@ for (const [name, make] of [
       const a = new Leases(new TakenAfterRead(objects), { ttlMs: 60_000, waitMs: 0, ...clock });
       const b = new Leases(objects, { ttlMs: 60_000, waitMs: 0, ...clock });
       const mine = await a.take(KEY);
-      clock.advance(61_000);
+      clock.advance(62_001); // past its ttl and the two seconds storage ages may read more
       let theirs: { owner: string } | undefined;
       takeover = async () => (theirs = await b.take(KEY));
       await a.release(mine);
