@@ -147,10 +147,14 @@ interface SessionState {
   /** Bumped on every render, so the chunks of an older render stop. */
   renders: number;
   /**
-   * A continue whose turn did not finish (502, 409, 503, 413 after the message was stored): sent again
-   * with the same key and If-Match, the message is not stored twice and the missing turn runs.
+   * A continue whose turn did not finish (an answer saying "your message was stored (") or whose answer
+   * was lost (no answer, 5xx): sent again with the same key and If-Match, the message is not stored
+   * twice and the missing turn runs. Dropped on success, on 412, 404 and the other refusals, and when a
+   * load shows another session under the id (another created_at).
    */
   owed?: { message: string; key: string; ifMatch: string | null };
+  /** The last load answered 404: the write controls come back (probed again) once a load finds it. */
+  gone?: boolean;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -635,13 +639,25 @@ export function contentText(content: unknown): {
   };
 }
 
-/** Tool call arguments as indented JSON, or as stored when they are not JSON. */
+/**
+ * Tool call arguments as indented JSON when that says exactly what is stored, else as stored. Parsing
+ * rewrites what it cannot hold (a repeated key keeps its last value, 12345678901234567890 becomes
+ * 12345678901234567000, 1e999 null, "\u0041" A, integer-like keys move first): the indented form is
+ * shown only when it reads back, whitespace aside, as the stored text (until 2026-12-06 it always was).
+ */
 export function prettyArgs(args: string): { text: string; json: boolean } {
+  let value: unknown;
   try {
-    return { text: JSON.stringify(JSON.parse(args), null, 2), json: true };
+    value = JSON.parse(args);
   } catch {
     return { text: args, json: false };
   }
+  // The stored text without the whitespace between tokens (strings kept whole).
+  const bare = args.replace(/"(?:[^"\\]|\\[\s\S])*"|[ \t\n\r]+/g, (t) => (t[0] === '"' ? t : ''));
+  return {
+    text: bare === JSON.stringify(value) ? JSON.stringify(value, null, 2) : args,
+    json: true,
+  };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -680,7 +696,7 @@ export async function listView(): Promise<void> {
 export function sessionRow(s: Summary, fresh?: 'new' | 'updated'): HTMLTableRowElement {
   return h(
     'tr',
-    { 'data-id': s.id, class: fresh ? 'fresh' : '' },
+    { 'data-id': s.id, 'data-created': s.created_at, class: fresh ? 'fresh' : '' },
     h(
       'td',
       { class: 'task' },
@@ -928,16 +944,17 @@ export async function pollChanges(st: ListState): Promise<void> {
  * in it (deleted elsewhere): those go, the rows after them move up, marks of new or updated kept.
  */
 export function dropGone(st: ListState, list: Summary[]): void {
-  const ids = new Set(list.map((s) => s.id));
+  // By id and creation: a row of a session deleted and created again under its id is gone too.
+  const ids = new Set(list.map((s) => `${s.id}\n${s.created_at}`));
   const gone = Array.from(st.rows.children).filter(
-    (r) => !ids.has(r.getAttribute('data-id') ?? ''),
+    (r) => !ids.has(`${r.getAttribute('data-id')}\n${r.getAttribute('data-created')}`),
   );
   if (gone.length === 0) return;
   for (const row of gone) row.remove();
-  for (const s of list)
-    st.rows.appendChild(
-      st.rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`) ?? sessionRow(s),
-    );
+  for (const s of list) {
+    const row = `tr[data-id="${CSS.escape(s.id)}"][data-created="${CSS.escape(s.created_at)}"]`;
+    st.rows.appendChild(st.rows.querySelector(row) ?? sessionRow(s));
+  }
   show($('empty'), list.length === 0);
   show($('sessions-table'), list.length > 0);
   status(`The list was refreshed: ${plural(gone.length, 'session')} no longer on this page.`);
@@ -951,7 +968,9 @@ export function showChanges(st: ListState, changed: Summary[]): void {
   for (const s of changed) {
     const old = st.rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`);
     old?.remove();
-    st.rows.insertBefore(sessionRow(s, old ? 'updated' : 'new'), st.rows.firstChild);
+    // A session deleted and created again under its id is another session: new, not updated.
+    const same = old?.getAttribute('data-created') === s.created_at;
+    st.rows.insertBefore(sessionRow(s, same ? 'updated' : 'new'), st.rows.firstChild);
   }
   while (st.rows.children.length > st.pageSize) st.rows.lastElementChild?.remove();
   status(`${plural(changed.length, 'session')} changed just now.`);
@@ -1002,12 +1021,20 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   const got = a ?? (await api('GET', st.path));
   status('');
   if (got.status === 401) return needSignIn('The token is no longer accepted.');
+  if (got.status === 404) forget(st);
   if (got.status !== 200) {
     $('task').textContent = got.status === 404 ? 'Session not found' : 'Could not load the session';
     return fail(problemText(got));
   }
   say($('error'), '');
-  st.session = got.json as Session;
+  const loaded = got.json as Session;
+  // Another session (deleted and created again under the id): a turn owed to the old one is not its.
+  if (st.session && st.session.created_at !== loaded.created_at) st.owed = undefined;
+  st.session = loaded;
+  if (st.gone) {
+    st.gone = false;
+    void probeWrites(); // hidden when it was not found
+  }
   // `latest` (or any alias) names the session shown from now on: its writes need its id, and the
   // address names it, so a reload shows the same session.
   if (st.id !== st.session.id) {
@@ -1025,10 +1052,31 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   void loadAudit(st);
 }
 
+/**
+ * A session not found (deleted elsewhere): nothing of what was shown stays, its transcript, facts,
+ * refs and audit log, nor the controls that would act on it (until 2026-12-06 they stayed under "Session
+ * not found", and Download JSON downloaded the deleted session).
+ */
+export function forget(st: SessionState): void {
+  st.session = null;
+  st.etag = null;
+  st.raw = '';
+  st.owed = undefined;
+  st.previewKeep = null;
+  st.gone = true;
+  st.renders++; // the chunks of a render still under way stop, and so does an audit load
+  document.title = 'Session not found · Satchel';
+  for (const id of ['messages', 'facts', 'badges', 'metadata', 'refs', 'audit', 'trim-out'])
+    clear($(id));
+  $('transcript-h').textContent = 'Transcript';
+  for (const id of ['actions', 'metadata-wrap', 'download', 'delete-confirm']) show($(id), false);
+}
+
 /** The header (task, badges, facts, metadata), the transcript and the refs. */
 export function renderSession(st: SessionState, s: Session): void {
   document.title = `${s.task || s.id} · Satchel`;
   $('task').textContent = s.task || '(no task)';
+  show($('download'), true);
   renderFacts(s, st.raw);
   const b = $('badges');
   clear(b);
@@ -1238,7 +1286,9 @@ export function renderRefs(refs: Ref[]): void {
 
 /** The audit log as a timeline: device, operation, revision, redactions, dropped groups. */
 export async function loadAudit(st: SessionState): Promise<void> {
+  const render = st.renders;
   const a = await api('GET', `${st.path}/audit`);
+  if (render !== st.renders) return; // the session was loaded again (or not found) meanwhile
   const list = $('audit');
   clear(list);
   if (a.status !== 200)
@@ -1340,7 +1390,7 @@ export function wireAppend(st: SessionState): void {
       box.value = '';
       await loadSession(st);
       const red = a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : '';
-      say(st.msg, `Appended: now at revision ${a.json?.revision}${red}.`);
+      say(st.msg, `Appended: now at revision ${a.json?.revision}${red}${capNote(a.json, ', ')}.`);
     });
   });
 }
@@ -1363,18 +1413,7 @@ export function wireContinue(st: SessionState): void {
     const ifMatch = again ? again.ifMatch : st.etag;
     void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
       const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch, key });
-      if ([502, 409, 503, 413].includes(a.status) && /stored/.test(String(a.json?.detail ?? ''))) {
-        // The message was stored, its turn was not: show it, and offer the turn again.
-        st.owed = { message, key, ifMatch };
-        await loadSession(st);
-        return say(
-          st.msg,
-          `Your message was stored; the model turn did not finish. ${problemText(a)} ` +
-            'Press Continue again to run the turn: the message is sent with the same key, so it is ' +
-            'not stored twice.',
-          true,
-        );
-      }
+      if (a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }))) return;
       if (!outcome(st, a)) return;
       st.owed = undefined;
       box.value = '';
@@ -1382,13 +1421,62 @@ export function wireContinue(st: SessionState): void {
       say(
         st.msg,
         a.json?.model_turn
-          ? 'The model replied; its reply is shown below as it was stored.'
-          : 'Your message was stored. No model is configured on this server, so there is no reply.',
+          ? `The model replied; its reply is shown below as it was stored${capNote(a.json, ' (', ')')}.`
+          : `Your message was stored${capNote(a.json, ' (', ')')}. No model is configured on this ` +
+              'server, so there is no reply.',
       );
       const last = $('messages').lastElementChild as HTMLElement | null;
       last?.scrollIntoView({ block: 'nearest' });
     });
   });
+}
+
+/**
+ * What the size cap dropped for a write (its receipt's dropped_groups), as "<before>the size cap removed 2
+ * older message groups<after>"; '' when it dropped nothing.
+ */
+export function capNote(
+  receipt: { dropped_groups?: unknown } | null,
+  before = '',
+  after = '',
+): string {
+  const n = Number(receipt?.dropped_groups ?? 0);
+  return n > 0 ? `${before}the size cap removed ${plural(n, 'older message group')}${after}` : '';
+}
+
+/**
+ * A continue that did not succeed: true when this answer is handled here. Only the server's own words
+ * "your message was stored (" say the message is in the session and its turn is owed (502, 503, a 409
+ * lease, a 413 reply); the word "stored" alone is in "cannot be stored" and "the reply was not stored"
+ * too (until 2026-12-06 those offered "Press Continue again" for a message that was not stored).
+ */
+export async function continueFailed(
+  st: SessionState,
+  a: Answer,
+  sent: SessionState['owed'],
+): Promise<boolean> {
+  if (String(a.json?.detail ?? '').includes('your message was stored (')) {
+    st.owed = sent; // sent again with the same key and If-Match: not stored twice, and the turn runs
+    await loadSession(st);
+    say(
+      st.msg,
+      `Your message was stored; the model turn did not finish. ${problemText(a)} ` +
+        'Press Continue again to run the turn: the message is sent with the same key, so it is ' +
+        'not stored twice.',
+      true,
+    );
+    return true;
+  }
+  // No answer, or the server's own failure: the message may be stored; the same request again cannot
+  // store it twice. Refused before it ran (sign-in, scope, rate): whatever was owed still is. Else
+  // (412, 404, 409, 413, 400) what was owed is not any more: another session, or the message is gone.
+  if (a.status === 0 || a.status >= 500) st.owed = sent;
+  else if (![401, 403, 429].includes(a.status)) st.owed = undefined;
+  if (a.status !== 409) return false;
+  // The reply was not stored (the message was removed while the model ran): show the session as it is.
+  await loadSession(st);
+  say(st.msg, problemText(a), true);
+  return true;
 }
 
 /** Trim: a preview of what would be dropped first, then the trim of exactly that keep count. */
@@ -1408,11 +1496,32 @@ export function wireTrim(st: SessionState): void {
       if (!outcome(st, a)) return;
       st.previewKeep = null;
       clear($('trim-out'));
+      const button = $<HTMLButtonElement>('trim-btn');
+      const focused = document.activeElement === button;
       await loadSession(st);
-      const dropped = plural(Number(a.json?.dropped ?? 0), 'message');
-      say(st.msg, `Trimmed: ${dropped} dropped, ${a.json?.after} kept.`);
+      // Loading disables Trim (a new preview is needed): focus would fall to the page from under it.
+      if (focused) $('trim-keep').focus();
+      say(st.msg, trimmed(a.json));
     });
   });
+}
+
+/**
+ * What a trim did, from its answer {before, after, dropped, dropped_groups}. When the size cap dropped
+ * groups too, the count of messages differs by more than the trim's cut and a marker message came in, so
+ * before and after are said as they are (until 2026-12-06 it said "7 messages dropped" when 8 went).
+ */
+export function trimmed(
+  r: { before?: number; after?: number; dropped_groups?: number } | null,
+): string {
+  const before = Number(r?.before ?? 0);
+  const after = Number(r?.after ?? 0);
+  const cap = capNote(r);
+  if (!cap) return `Trimmed: ${plural(before - after, 'message')} dropped, ${after} kept.`;
+  return (
+    `Trimmed: the session went from ${plural(before, 'message')} to ${after}, and ${cap} ` +
+    'the preview kept.'
+  );
 }
 
 /** Shows what a trim to the typed keep count would drop, and enables Trim when it drops anything. */
