@@ -320,7 +320,8 @@ export class SatchelClient {
   /**
    * `POST /v1/sessions/cleanup`: delete sessions not updated for `olderThanDays` days (0: all).
    * `deleted` counts the answered attempt's deletions; `uncounted: true` says an earlier attempt got no
-   * answer, so sessions it deleted are not in that count. `remaining`: the server deleted a batch (a
+   * answer or a 5xx (a cleanup that deleted some and failed for others), so sessions it deleted are not
+   * in that count. `remaining`: the server deleted a batch (a
    * Worker deletes at most 32 per call) and left that many for the next call.
    */
   async cleanup(
@@ -334,7 +335,8 @@ export class SatchelClient {
       call,
     });
     const out = json<CleanupResult>(answer, (v) => typeof v.deleted === 'number');
-    return answer.lost ? { ...out, uncounted: true } : out;
+    // An attempt before it that got no answer or a 503 may have deleted some (review s55d).
+    return answer.lost || answer.redone ? { ...out, uncounted: true } : out;
   }
 
   /** `GET /v1/sessions/{id}/audit`: the session's audit records, oldest first. */
@@ -413,6 +415,7 @@ export class SatchelClient {
     const deadline = Date.now() + this.deadlineMs + perAttempt - this.timeoutMs;
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
+    let redone = false;
     for (let attempt = 0; ; attempt++) {
       const limit = new AttemptLimit(signal, Math.min(perAttempt, deadline - Date.now()));
       try {
@@ -427,6 +430,7 @@ export class SatchelClient {
           if (signal?.aborted) throw err;
           // A refused connection, or a name that did not resolve, sent nothing.
           lost ||= limit.timedOut || !neverSent(err);
+          redone ||= lost;
           const left = deadline - Date.now();
           const wait = backoffDelay(attempt, this.policy);
           const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
@@ -435,7 +439,7 @@ export class SatchelClient {
           await this.pause(wait, signal);
           continue;
         }
-        if (bytes) return { response, bytes, url: withoutCredentials(url), lost };
+        if (bytes) return { response, bytes, url: withoutCredentials(url), lost, redone };
         const satchels = /problem\+json/i.test(response.headers.get('content-type') ?? '');
         // A continue that meets a model turn under way (its own first attempt's, when that one's answer
         // was lost) is asked to come back after Retry-After with the same key: it then gets that turn.
@@ -443,6 +447,7 @@ export class SatchelClient {
           spec.turn && response.status === 409 && response.headers.has('retry-after');
         if ((isRetryableStatus(response.status) || turnBusy) && attempt < this.policy.retries) {
           const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
+          redone ||= response.status >= 500;
           // A gateway's 503 (not Satchel's problem) may come while Satchel still works on the write.
           lost ||= !satchels;
           if (wait !== undefined && wait < deadline - Date.now()) {
@@ -571,6 +576,8 @@ interface Answer {
   url: string;
   /** An earlier attempt got no answer: it may have taken effect too. */
   lost: boolean;
+  /** An earlier attempt got no answer or a 5xx, and may have done part of its work (a cleanup's deletes). */
+  redone: boolean;
 }
 
 /**

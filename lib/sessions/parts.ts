@@ -1,7 +1,12 @@
 import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
-import { encodeLease, leaseLeft } from '../model/lease.js';
-import { PreconditionFailedError, type ObjectStore } from '../storage/port.js';
+import { randomHex } from '../model/ids.js';
+import { encodeLease, leaseLeft, parseLease } from '../model/lease.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  type ObjectStore,
+} from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
 
@@ -53,11 +58,12 @@ export async function deleteParts(
   const key = keys.session(ns, id);
   const found = await objects.get(key);
   if (!found) {
+    if (all.length) await objects.delete(all);
     // Taken first, as a continue takes an expired lease (If-Match on the version read): a continue of a
     // session created again under the id that takes it over before that leaves it be, and one that comes
     // after waits for this delete's DELETE (a plain DELETE of the lease read could land after a takeover).
-    if (expired && (await holdForDelete(objects, lease, expired.etag, now))) all.push(lease);
-    if (all.length) await objects.delete(all);
+    if (expired && (await holdForDelete(objects, lease, expired.etag, now)))
+      await objects.delete(lease);
     return;
   }
   let form: ReturnType<typeof decodeStored>;
@@ -84,12 +90,21 @@ async function holdForDelete(
   etag: string,
   now: number,
 ): Promise<boolean> {
-  const mine = { owner: 'delete', expiresAt: now + DELETE_HOLD_MS, ttlMs: DELETE_HOLD_MS };
+  const owner = `delete-${randomHex(8)}`;
+  const mine = { owner, expiresAt: now + DELETE_HOLD_MS, ttlMs: DELETE_HOLD_MS };
   try {
     await objects.put(key, encodeLease(mine), { ifMatch: etag, contentType: 'application/json' });
     return true;
   } catch (err) {
-    if (PreconditionFailedError.is(err)) return false; // taken over meanwhile: its turn's now
-    throw err;
+    const unsure = PreconditionFailedError.is(err)
+      ? err.afterLostAnswer // a retry after a lost answer meets its own write as a 412
+      : StorageUnavailableError.is(err) && err.mayHaveLanded;
+    if (!unsure) {
+      if (PreconditionFailedError.is(err)) return false; // taken over meanwhile: its turn's now
+      throw err;
+    }
+    // The hold may have landed: it is this delete's when the lease names its owner (review s55d).
+    const read = await objects.get(key);
+    return read !== null && parseLease(read.body)?.owner === owner;
   }
 }

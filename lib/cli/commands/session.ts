@@ -165,7 +165,19 @@ A server that deletes a batch per call (a Worker) is called again until none is 
     // Again while some are left and fewer each time (sessions written meanwhile could keep it going).
     for (let before = Infinity; out.remaining && out.remaining < before;) {
       before = out.remaining;
-      out = await client.cleanup(days);
+      try {
+        out = await client.cleanup(days);
+      } catch (err) {
+        // What the calls before it deleted was acknowledged: it is printed before the error (review s55d).
+        const partial = { deleted: total.deleted, remaining: before, uncounted: true as const };
+        if (ctx.json) ctx.printJson(partial);
+        else
+          ctx.print(
+            `Deleted ${plural(partial.deleted, 'session')}, then a call failed (sessions it deleted are ` +
+              `not counted); up to ${before} more are left: run it again\n`,
+          );
+        throw err;
+      }
       total.deleted += out.deleted;
       if (out.uncounted) total.uncounted = true;
     }
@@ -176,7 +188,7 @@ A server that deletes a batch per call (a Worker) is called again until none is 
       ctx.print(
         `Deleted ${plural(total.deleted, 'session')}${days === 0 ? '' : ` not updated in ${plural(days, 'day')}`}` +
           (total.uncounted
-            ? ' (an earlier attempt got no answer: sessions it deleted are not counted)'
+            ? ' (an earlier attempt got no answer or failed: sessions it deleted are not counted)'
             : '') +
           (total.remaining ? `; ${total.remaining} more are left: run it again` : '') +
           '\n',
