@@ -44,10 +44,16 @@ export type Deliver = (
   progress?: DeliveryProgress,
 ) => Promise<unknown>;
 
-/** The delivery without a model: append the message through the save pipeline (nothing when stored). */
+/**
+ * The delivery without a model: append the message through the save pipeline (nothing when stored). The
+ * marker then says `stored` before `done`, as with a model: a redelivery after a failed `done` finds the
+ * message stored and writes nothing, also when the session was deleted since (review s55b, finding 5).
+ */
 export function appendMessage(sessions: SessionStore): Deliver {
   return async (ns, id, message, ctx, progress) => {
-    if (!progress?.stored) await sessions.append(ns, id, { messages: [message] }, undefined, ctx);
+    if (progress?.stored) return;
+    await sessions.append(ns, id, { messages: [message] }, undefined, ctx);
+    await progress?.onStored();
   };
 }
 
@@ -59,14 +65,22 @@ export interface VerifiedDelivery {
   name: string;
   hook: HookConfig;
   /**
-   * `X-Satchel-Delivery` or `X-GitHub-Delivery`, else `sha256:<hex of what the signature covers>`
-   * (`<t>.<raw body>` with the Satchel scheme, the raw body with GitHub's).
+   * `X-Satchel-Delivery` or `X-GitHub-Delivery`, else `hmac:<hex>`: an HMAC-SHA256 of what the signature
+   * covers (`<t>.<raw body>` with the Satchel scheme, the raw body with GitHub's) under a key made from the
+   * hook's secret (`macHex`). Until 2026-12-06 it was `sha256:<hex>`, a plain hash: whoever read it in a log
+   * could test guesses at the secrets the stored message shows redacted (review s55b, finding 2).
    */
   delivery: string;
   /** `X-GitHub-Event`, when sent. */
   event?: string;
   contentType?: string;
   body: Uint8Array<ArrayBuffer>;
+}
+
+/** A delivery whose work failed (logged); `unknown` when its message may have been stored all the same. */
+export interface DeliveryFailure {
+  failed: true;
+  unknown: boolean;
 }
 
 export interface DeliveryOutcome {
@@ -85,9 +99,11 @@ export interface DeliveryMarker {
   session: string;
   state: 'claimed' | 'stored' | 'done';
   /**
-   * SHA-256 (hex) of the delivery's raw body, so that the same id sent with another payload is told from
-   * a redelivery. Absent in a marker written before 2026-12-06: that delivery keeps the append key it was
-   * given then (`appendKey`).
+   * HMAC-SHA256 (hex) of the delivery's raw body under a key made from the hook's secret (`macHex`), so
+   * that the same id sent with another payload is told from a redelivery, while whoever reads the bucket
+   * cannot test guesses at the payload's redacted secrets. A plain SHA-256 in a marker written before
+   * 2026-12-06 (compared as such). Absent in a marker written before 2026-12-06: that delivery keeps the
+   * append key it was given then (`appendKey`).
    */
   digest?: string;
 }
@@ -159,7 +175,7 @@ export class WebhookReceiver {
       hook,
       // Without a delivery header: the same signed request sent again is a redelivery; with the Satchel
       // scheme, a new signing (a new `t`) of the same body is another delivery, not one to drop.
-      delivery: sent ?? `sha256:${await sha256Hex(checked.signed)}`,
+      delivery: sent ?? `hmac:${await macHex(hook.secret, 'delivery', checked.signed)}`,
       ...(event ? { event } : {}),
       ...(contentType ? { contentType } : {}),
       body,
@@ -206,7 +222,7 @@ export class WebhookReceiver {
    * retry to the session first chosen; the append's idempotency key makes a retry after a crash a no-op
    * inside the session. A marker whose digest is not this body's is another payload under a reused id:
    * refused, logged (`webhook delivery refused`), nothing written. Never throws: a failure is logged (a
-   * redelivery retries it) and gives null.
+   * redelivery retries it) and gives a DeliveryFailure.
    * `onClaim` hears the session the delivery's marker names once it is read or claimed (undefined when
    * the work fails before), so that the 202 can name it.
    */
@@ -216,7 +232,7 @@ export class WebhookReceiver {
     onClaim: (session: string | undefined) => void = () => undefined,
     /** Told once the delivery's message is stored (by this attempt or an earlier one), before its turn. */
     onStored: () => void = () => undefined,
-  ): Promise<DeliveryOutcome | null> {
+  ): Promise<DeliveryOutcome | DeliveryFailure> {
     const markerKey = await markerKeyOf(d);
     this.running.add(d);
     try {
@@ -239,12 +255,10 @@ export class WebhookReceiver {
       return outcome;
     } catch (err) {
       // The marker key names the delivery without repeating a header into the log.
-      this.options.log.warn('webhook delivery failed', {
-        hook: d.name,
-        marker: markerKey,
-        error: describeError(err),
-      });
-      return null;
+      const error = describeError(err);
+      this.options.log.warn('webhook delivery failed', { hook: d.name, marker: markerKey, error });
+      // The session write ended without storage's answer (write-loop.ts `maybeStored`).
+      return { failed: true, unknown: error.includes('it may have been stored') };
     } finally {
       this.running.delete(d);
       onClaim(undefined); // no-op once the claim was heard
@@ -336,7 +350,7 @@ export class WebhookReceiver {
     onClaim: (session: string | undefined) => void,
   ): Promise<Claim | { outcome: DeliveryOutcome }> {
     const { objects } = this.options.sessions;
-    const digest = await sha256Hex(d.body);
+    const digest = await macHex(d.hook.secret, 'digest', d.body);
     let claim = await readMarker(objects, markerKey);
     if (!claim) {
       const session = await this.chooseSession(d.hook, fresh, ctx);
@@ -347,9 +361,10 @@ export class WebhookReceiver {
         this.now(),
       );
     }
-    const { session, state } = claim.marker;
-    // A marker an earlier Satchel wrote has no digest: any body is taken for a redelivery, as then.
-    const refused = claim.marker.digest !== undefined && claim.marker.digest !== digest;
+    const { session, state, digest: held } = claim.marker;
+    // A marker an earlier Satchel wrote has no digest: any body is taken for a redelivery, as then. One
+    // written before 2026-12-06 holds a plain SHA-256 of the body.
+    const refused = !!held && held !== digest && held !== (await sha256Hex(d.body));
     if (refused) this.refused.add(d); // before the claim is heard: a `new` hook's answer then says 422
     onClaim(session || undefined);
     if (refused) return { outcome: { session, duplicate: false, refused: true } };
@@ -422,22 +437,27 @@ export class WebhookReceiver {
     title: string,
     { mayCreate, progress }: { mayCreate: boolean; progress: DeliveryProgress },
   ): Promise<boolean> {
+    // The key is already recorded for another body: this delivery's message is stored, in the other form
+    // (the shorter one, or the full one) or the one an earlier version of the summary gave it. No request
+    // can send the key (`appendKey`), and another payload under this id was refused before. Its turn may
+    // be owed (the `stored` PUT and the turn failed): it goes on as stored, the continue finding the message
+    // by its tag (until 2026-12-06 it was marked done, the turn never run: review s55b, finding 4).
+    const once = () =>
+      deliver(id, progress).catch(async (err: unknown) => {
+        if (!SatchelError.is(err, 'key_reused')) throw err;
+        await progress.onStored();
+        await deliver(id, { ...progress, stored: true }).catch((again: unknown) => {
+          if (!SatchelError.is(again, 'not_found')) throw again; // deleted since: no turn is owed
+        });
+      });
     try {
-      await deliver(id, progress);
+      await once();
       return true;
     } catch (err) {
-      // The key is already recorded for another body: this delivery's message is stored, in the other
-      // form (the shorter one, or the full one) or the one an earlier version of the summary gave it. No
-      // request can send the key (`appendKey`), and another payload under this id was refused before.
-      if (SatchelError.is(err, 'key_reused')) return true;
       if (!SatchelError.is(err, 'not_found')) throw err;
       if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
-      try {
-        await deliver(id, progress);
-      } catch (again) {
-        if (!SatchelError.is(again, 'key_reused')) throw again;
-      }
+      await once();
       return true;
     }
   }
@@ -500,6 +520,14 @@ export async function hookSessionId(
  */
 async function legacyHex(name: string, delivery: string): Promise<string> {
   return (await sha256Hex(`${name}\n${delivery}`)).slice(0, 32);
+}
+
+/**
+ * HMAC-SHA256 (hex) of `data` under a key made from the hook's secret for one `use`, never the secret
+ * itself: what it gives (kept in a marker, answered, logged) is no signature of anything.
+ */
+async function macHex(secret: string, use: string, data: Uint8Array<ArrayBuffer>): Promise<string> {
+  return toHex(await hmacSha256(`${use}\n${secret}`, data));
 }
 
 /** A hook's 401 challenge: it takes a signature of the body (webhooks.md), not a bearer token. */

@@ -1,6 +1,7 @@
 import { hookAcceptedSchema } from '../../model/responses.js';
 import { readBodyBytes } from '../body.js';
 import { scheduler } from '../context.js';
+import { unavailable } from '../../model/errors.js';
 import { StorageUnavailableError } from '../../storage/port.js';
 import { param } from '../params.js';
 import { P, problem, route } from '../spec.js';
@@ -50,7 +51,9 @@ export const receiveWebhook = route(
         'The delivery id was used before for another payload (where the answer waits for the work: ' +
           'a `new` hook, Lambda); nothing was written.',
       ),
-      503: problem('Storage unavailable: the delivery was not stored; send it again.'),
+      503: problem(
+        'Storage unavailable: the delivery was not stored, or (Lambda) it may have been; send it again.',
+      ),
     },
   },
   async (c) => {
@@ -61,7 +64,8 @@ export const receiveWebhook = route(
     );
     // Verified: answer now, store after the response (the process on Node, waitUntil on Workers). Lambda
     // answers only after its background work anyway: there the 202 waits for the message to be stored,
-    // and a delivery that could not be stored answers 503, so the sender sends it again.
+    // and a delivery that could not be stored answers 503, so the sender sends it again; one whose write
+    // lost storage's answer says that it may have been stored (until 2026-12-06: that it was not).
     const schedule = scheduler(c);
     let claimed!: (session: string | undefined) => void;
     const claim = new Promise<string | undefined>((resolve) => (claimed = resolve));
@@ -70,7 +74,15 @@ export const receiveWebhook = route(
     const unstored = () =>
       new StorageUnavailableError('the webhook delivery could not be stored; send it again');
     if (c.var.services.answersAfterBackground) {
-      if ((await processed) === null && !stored) throw unstored();
+      const done = await processed;
+      if ('failed' in done && !stored)
+        throw done.unknown
+          ? unavailable(
+              'the delivery may have been stored; send it again with the same delivery id, which ' +
+                'stores it at most once',
+              2,
+            )
+          : unstored();
     } else schedule(processed);
     const session = await webhooks.plannedSession(delivery, claim);
     // A `new` hook's answer waits for the claim that names its session: when that failed (storage),
