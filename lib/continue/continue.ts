@@ -1,10 +1,10 @@
-import type { DeliveryProgress, RequestContext, Schedule } from '../model/context.js';
+import type { DeliveryProgress, RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import { randomHex } from '../model/ids.js';
 import { chain } from '../pipeline/save.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
-import type { Logger } from '../model/log.js';
+import { describeError, type Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
 import { makeReceipt } from '../sessions/write-records.js';
@@ -63,7 +63,7 @@ export interface ContinuerOptions {
   chat?: ChatFn;
 }
 
-/** Lease time beyond the turn's deadline: storing the turn, and clocks that differ between processes. */
+/** Lease time beyond the turn's deadline: storing the turn (leases expire by storage's clock). */
 const LEASE_MARGIN_MS = 30_000;
 
 /** Runs continues; built once per app. */
@@ -135,10 +135,15 @@ export class Continuer {
     if (progress?.stored) {
       const session = await sessions.get(ns, id);
       const receipt = makeReceipt(session, 0, 0, 0);
-      // Its turn is owed only while the session holds the message with no reply after it: a turn stored
-      // since (whose record may be past its 24 h), or the session deleted and created again, trimmed or
-      // popped since, owes none. The turn answers the message as stored (maybe its shorter form).
-      const owed = awaitingReply(session.messages, message);
+      // Its turn is owed while the session holds the message (the session deleted and created again,
+      // trimmed or popped since owes none) and no turn of its own is stored. While the message's keyed
+      // record is kept, so is its turn's (written later), which `turn` looks for: another delivery's
+      // reply after the message answers that one, not this (until 2026-12-06 it counted as this one's,
+      // review s55b). Past the record's 24 h, a reply after the message is taken for its turn. The turn
+      // answers the message as stored (maybe its shorter form).
+      const key = ctx.idempotencyKey;
+      const recorded = !!key && !!(await sessions.keyedRecord(ns, id, session, key));
+      const owed = heldMessage(session.messages, message, !recorded);
       if (!owed || !model || !leases)
         return { answer: { ...receipt, model_turn: false }, replayed: true };
       const stored = { session, receipt, replayed: true };
@@ -169,10 +174,16 @@ export class Continuer {
     ctx: WriteContext,
     use: { model: ModelConfig; leases: Leases },
   ): Promise<ContinueOutcome> {
-    return this.turn(ns, id, message, stored, ctx, use).catch((err: unknown) => {
+    return this.turn(ns, id, message, stored, ctx, use).catch((thrown: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
       // cap cannot hold (413) says so too; it is the save pipeline's detail, which says nothing was written.
+      const err = foreseen(thrown, this.options.log);
       const revision = storedAs(stored.receipt);
+      const retry = retryAdvice(ctx.idempotencyKey, ': a stored turn is answered, not run again');
+      // A 404: the session was deleted since the message was stored, and maybe created again under its
+      // id, which the store's "session X does not exist" denied (review s55b).
+      if (SatchelError.is(err, 'not_found'))
+        err.message = `session ${id} was deleted since your message was stored; the reply was not stored`;
       if (SatchelError.is(err, 'too_large'))
         err.message = err.message.replace(
           'nothing was written',
@@ -187,8 +198,7 @@ export class Continuer {
         : 'storage is unreachable';
       throw unavailable(
         `${why}; your message was stored (${revision}), and whether a model turn was stored ` +
-          'for it is unknown. Retry with the same Idempotency-Key: a stored turn is answered, not run ' +
-          'again (without one, a retry stores the message again).',
+          `for it is unknown. ${retry}`,
         (busy && err.extra.retryAfter) || 1,
       );
     });
@@ -262,27 +272,33 @@ export class Continuer {
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier = stored.replayed ? await turnRecord(stored.session) : undefined;
     if (earlier) return replay(earlier);
-    const lease = await this.takeLease(leases, ns, id, storedAs(stored.receipt));
+    const lease = await this.takeLease(leases, ns, id, stored, key);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
       const done = await turnRecord(session);
       if (done) return await replay(done);
-      // The stored (redacted) form of our message when this call stored it; the raw text on a repeat.
-      const own = stored.replayed ? message : ownStored(stored.session);
+      // The stored (redacted) form of our message: as this call stored it, or on a repeat as the session
+      // holds it, sent or redacted, or last if nothing was written since. A repeat whose message a pop,
+      // trim or replace removed is refused as its first try was, before the model runs (until 2026-12-06
+      // it stored a reply to a message the session no longer held: review s55c).
+      const forms = [
+        message.content,
+        sessions.pipeline.redactText(message.content, ctx.knownValues),
+      ];
+      const own = stored.replayed
+        ? (session.messages.findLast((m) => m.role === 'user' && forms.includes(m.content)) ??
+          (session.revision === stored.receipt.revision ? session.messages.at(-1) : undefined))
+        : ownStored(stored.session);
+      if (!own && stored.replayed)
+        throw conflict(`your message was removed from session ${id} since; nothing was stored`);
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
       // The session's model and provider, when it names them (odek's "model used"); else the configured ones.
       const use = {
         model: session.model || model.model,
         provider: session.provider || model.provider,
       };
-      const turn = await this.runTurn(
-        ns,
-        context,
-        use.model,
-        storedAs(stored.receipt),
-        ctx.schedule,
-      );
+      const turn = await this.runTurn(ns, context, use.model, storedAs(stored.receipt), ctx);
       const saved = await sessions.appendTurn(
         ns,
         id,
@@ -295,7 +311,7 @@ export class Continuer {
           receiptExtras: (s) => ({ rd: chain(salt, s.messages.slice(-1)) }),
         },
         stored.session.satchel?.['i'], // the session its message went to
-        stored.replayed ? undefined : own, // still there (a repeat sent the raw text: not compared)
+        own, // still there
       );
       if (saved.replayed) return await replay([saved.receipt, salt]);
       const reply = saved.session.messages.at(-1)?.content ?? '';
@@ -313,16 +329,19 @@ export class Continuer {
     leases: Leases,
     ns: string,
     id: string,
-    revision: string,
+    stored: WriteResult,
+    key: string | undefined,
   ): Promise<Lease> {
     try {
       return await leases.take(keys.lease(ns, id));
     } catch (err) {
       if (!LeaseBusyError.is(err)) throw err;
+      // On a repeat, the turn running may be this message's own (its first request's): "no turn ran for
+      // it" was untrue then (review s55b). This request ran none.
       throw conflict(
         `another continue is running a model turn on session ${id}; your message was stored ` +
-          `(${revision}) but no turn ran for it. ` +
-          'Retry with the same Idempotency-Key after Retry-After (without one, a retry stores the message again).',
+          `(${storedAs(stored.receipt)}); this request ran no turn for it. ` +
+          retryAdvice(key, ' after Retry-After'),
         err.retryAfter,
       );
     }
@@ -333,7 +352,7 @@ export class Continuer {
     context: Message[],
     modelName: string,
     revision: string,
-    schedule?: Schedule,
+    { schedule, idempotencyKey }: WriteContext,
   ): Promise<Message[]> {
     const { model, search, log } = this.options;
     try {
@@ -352,7 +371,7 @@ export class Continuer {
       log.warn('model turn failed', { kind: err.kind, status: err.status });
       throw badGateway(
         `${err.message}; your message was stored (${revision}) and no reply was stored. ` +
-          'Retry with the same Idempotency-Key to run the turn without storing the message again.',
+          retryAdvice(idempotencyKey, ' to run the turn without storing the message again'),
       );
     }
   }
@@ -400,19 +419,43 @@ function parseChoice(body: Uint8Array, nowMs: number): string | null {
 }
 
 /**
- * The stored copy of a webhook's message `own` (its last copy) when no assistant message follows it; else
- * undefined. Found by its text, or else by its untrusted-content opening tag, whose nonce is fixed per
- * delivery (lib/hooks): the message may be stored in the shorter form the size cap made the hook send,
- * or in the form an earlier version of the summary gave it.
+ * The stored copy of a webhook's message `own` (its last copy); undefined when the session holds none, or
+ * (`unanswered`) an assistant message follows it. Found by its text, or else by its untrusted-content
+ * opening tag, whose nonce is fixed per delivery (lib/hooks): the message may be stored in the shorter
+ * form the size cap made the hook send, or in the form an earlier version of the summary gave it.
  */
-function awaitingReply(messages: Message[], own: Message): Message | undefined {
+function heldMessage(messages: Message[], own: Message, unanswered: boolean): Message | undefined {
   const user = (test: (m: Message) => boolean) =>
     messages.findLastIndex((m) => m.role === 'user' && test(m));
   let at = user((m) => m.content === own.content);
   const tag = WRAPPER_OPENING.exec(own.content)?.[0];
   if (at < 0 && tag) at = user((m) => m.content.startsWith(tag));
-  if (at < 0 || messages.slice(at + 1).some((m) => m.role === 'assistant')) return undefined;
+  if (at < 0 || (unanswered && messages.slice(at + 1).some((m) => m.role === 'assistant')))
+    return undefined;
   return messages[at];
+}
+
+/**
+ * A failure after the message was stored as an answer can tell it: anything unforeseen (a bug, an
+ * unreadable object) becomes a 503, which the caller makes say that the message is stored, never a 500
+ * that hides it (until 2026-12-06 a TypeError was: review s55b).
+ */
+function foreseen(err: unknown, log: Logger): SatchelError | StorageUnavailableError {
+  if (StorageUnavailableError.is(err) || (SatchelError.is(err) && err.kind !== 'corrupt'))
+    return err;
+  log.error('continue failed', { error: describeError(err) });
+  return unavailable('continue failed');
+}
+
+/**
+ * What a retry of a continue whose message is stored does: with the request's Idempotency-Key, `keyed`
+ * follows "Retry with the same Idempotency-Key"; without one it stores the message again (until
+ * 2026-12-06 the 502 told a request without a key to retry with "the same" one: review s55b).
+ */
+function retryAdvice(key: string | undefined, keyed: string): string {
+  return key === undefined
+    ? 'Without an Idempotency-Key, a retry stores the message again.'
+    : `Retry with the same Idempotency-Key${keyed}.`;
 }
 
 /** The opening line of Satchel's untrusted-content wrapper (contract v1.1), the nonce included. */

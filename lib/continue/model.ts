@@ -184,6 +184,10 @@ export function parseCompletion(text: string): ChatReply {
   // Text as a string, or as parts (some providers answer `[{type: "text", text}]`); an OpenAI refusal
   // (`content: null, refusal: "…"`) is the reply's text too. Until 2026-12-05 both became an empty reply.
   const parts = Array.isArray(message.content) ? (message.content as ContentPart[]) : undefined;
+  // A part that is not an object (`[null]`) is no chat completion: until 2026-12-06 it threw a TypeError,
+  // answered as a 500 after the continue's message was stored (review s55b).
+  if (parts?.some((p) => typeof p !== 'object' || !p))
+    throw new ModelError('invalid', 'the model answered a part that is not an object');
   const said =
     typeof message.content === 'string' ? message.content : parts ? textOfParts(parts) : '';
   const content = said || (typeof message.refusal === 'string' ? message.refusal : '');

@@ -92,7 +92,7 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
         content = JSON.stringify({
           error:
             `the result is ${utf8Length(content)} bytes, more than this turn's context can hold ` +
-            `(${Math.max(room, 0)} bytes left): ask for less (a narrower query, a smaller limit)`,
+            `(${Math.max(room, 0)} bytes left): ask for less`,
         });
       added.push({ role: 'tool', content, tool_call_id: call.id });
     }

@@ -71,7 +71,9 @@ ${REF_HELP}
       if (!SatchelApiError.is(err)) throw err;
       if (err.status === 404 && given === undefined)
         throw new AdvisedError(err, NO_SESSIONS_ADVICE);
-      if (err.status === 502 || err.status === 409) {
+      // Only when the message was stored: a 409 saying it was removed meanwhile offers no repeat.
+      const stored = err.detail.includes('your message was stored (');
+      if ((err.status === 502 || err.status === 409) && stored) {
         // The server's advice speaks HTTP ("retry with the same Idempotency-Key"); this is how, here.
         const detail = err.detail.replace(/\s*Retry with the same Idempotency-Key.*$/s, '');
         const when =
