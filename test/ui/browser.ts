@@ -206,3 +206,22 @@ export function richSession(task = 'Fix the flaky deploy pipeline') {
     ],
   };
 }
+
+/** Opens a session's page at `url` (a server's), signed in with `token`, once its write controls show. */
+export async function openSessionPage(page: Page, url: string, id: string, token: string) {
+  await page.goto(`${url}/ui/sessions/${encodeURIComponent(id)}`);
+  await signIn(page, token);
+  await page.waitForSelector('#actions', { visible: true });
+}
+
+/** A session of about 3.3 KB: one more message of 1,800 bytes makes a 5,000-byte cap drop older groups. */
+export function nearCapMessages() {
+  return [
+    { role: 'system', content: 'sys' },
+    { role: 'user', content: 'u0' },
+    ...Array.from({ length: 4 }, (_, i) => ({
+      role: 'assistant',
+      content: `a${i} ${'x'.repeat(800)}`,
+    })),
+  ];
+}

@@ -5,7 +5,7 @@ import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import { apiClient, launchBrowser, nearCapMessages, openPage, openSessionPage } from './browser.js';
 
 const TOKEN = 'tok_s55c_continue_0123456789';
 let browser: Browser;
@@ -26,11 +26,8 @@ function serve(env: Record<string, string> = {}, chat?: ChatServer): Promise<Run
   });
 }
 
-async function openSession(page: Page, srv: RunningServer, id: string): Promise<void> {
-  await page.goto(`${srv.url}/ui/sessions/${encodeURIComponent(id)}`);
-  await signIn(page, TOKEN);
-  await page.waitForSelector('#actions', { visible: true });
-}
+const openSession = (page: Page, srv: RunningServer, id: string) =>
+  openSessionPage(page, srv.url, id, TOKEN);
 
 /** The action message once it differs from `before` and is not the running note. */
 async function nextMessage(page: Page, before: string): Promise<string> {
@@ -247,14 +244,7 @@ describe('a continue near the size cap', () => {
   it('says what the size cap removed to store the message (the answer’s dropped_groups)', async () => {
     const srv = await serve({ SATCHEL_MAX_SESSION_BYTES: '5000' }); // no model: the message alone
     const api = apiClient(srv.url, TOKEN);
-    const messages = [
-      { role: 'system', content: 'sys' },
-      { role: 'user', content: 'u0' },
-      ...Array.from({ length: 4 }, (_, i) => ({
-        role: 'assistant',
-        content: `a${i} ${'x'.repeat(800)}`,
-      })),
-    ];
+    const messages = nearCapMessages();
     expect(
       (await api('POST', '/v1/sessions', { id: 'near-cap', task: 'cap', messages })).status,
     ).toBe(201);

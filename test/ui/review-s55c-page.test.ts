@@ -4,7 +4,14 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import {
+  apiClient,
+  launchBrowser,
+  nearCapMessages,
+  openPage,
+  openSessionPage,
+  signIn,
+} from './browser.js';
 
 const TOKEN = 'tok_s55c_page_0123456789';
 let browser: Browser;
@@ -18,11 +25,8 @@ afterAll(async () => {
 const serve = (env: Record<string, string> = {}) =>
   startSatchelServer({ env: { SATCHEL_TOKENS: `s55c=${TOKEN}`, ...env } });
 
-async function openSession(page: Page, srv: RunningServer, id: string): Promise<void> {
-  await page.goto(`${srv.url}/ui/sessions/${encodeURIComponent(id)}`);
-  await signIn(page, TOKEN);
-  await page.waitForSelector('#actions', { visible: true });
-}
+const openSession = (page: Page, srv: RunningServer, id: string) =>
+  openSessionPage(page, srv.url, id, TOKEN);
 
 const text = (page: Page, selector: string) =>
   page.$eval(selector, (e) => (e as HTMLElement).innerText);
@@ -84,14 +88,7 @@ describe('writes near the size cap', () => {
   it('an append whose write made the size cap drop older groups says so', async () => {
     const srv = await serve({ SATCHEL_MAX_SESSION_BYTES: '5000' });
     const api = apiClient(srv.url, TOKEN);
-    const messages = [
-      { role: 'system', content: 'sys' },
-      { role: 'user', content: 'u0' },
-      ...Array.from({ length: 4 }, (_, i) => ({
-        role: 'assistant',
-        content: `a${i} ${'x'.repeat(800)}`,
-      })),
-    ];
+    const messages = nearCapMessages();
     expect(
       (await api('POST', '/v1/sessions', { id: 'near-cap', task: 'cap', messages })).status,
     ).toBe(201);
