@@ -9,8 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Leases, LeaseBusyError } from '../../lib/continue/lease.js';
 import { keys } from '../../lib/model/keys.js';
 import { encodeLease, parseLease } from '../../lib/model/lease.js';
-import { S3Store } from '../../lib/storage/s3.js';
-import { nodeWire } from '../../lib/storage/s3-node.js';
+import { openTestS3 } from '../support/s3.js';
 import { makeApp } from '../http/helpers.js';
 import { startFaultProxy, type FaultPlan, type FaultProxy } from '../support/fault-proxy.js';
 
@@ -26,25 +25,15 @@ afterAll(async () => {
   await proxy.close();
 });
 
-function store(prefix: string) {
-  const s3 = inject('s3');
-  return new S3Store({
+const store = (label: string) =>
+  openTestS3(label, {
     endpoint: proxy.url,
-    region: s3.region,
-    bucket: s3.bucket,
-    forcePathStyle: true,
-    accessKeyId: s3.accessKeyId,
-    secretAccessKey: s3.secretAccessKey,
-    prefix,
     timeouts: { connectMs: 500, requestMs: 1000, deadlineMs: 3000 },
-    wire: nodeWire,
   });
-}
 
 describe('a delete whose lease hold PUT landed with its answer lost', () => {
   it('still deletes the lease (it is its own), so a session created again can take it', async () => {
-    const prefix = `s55d-hold-${Math.random().toString(36).slice(2, 8)}/`;
-    const objects = store(prefix);
+    const objects = store('s55d-hold');
     const app = await makeApp({ objects });
     const created = await app.call('POST', '/v1/sessions', {
       body: { id: 'held1', task: 'lease hold' },

@@ -1,16 +1,20 @@
 import { inject } from 'vitest';
-import { S3Store } from '../../lib/storage/s3.js';
+import { S3Store, type S3Timeouts } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 
 /**
  * An S3 adapter on the run's radosgw, under a fresh prefix so test files never see each other's keys. Its
  * object requests go over `nodeWire`, as in the Node and Lambda entries; `{ sdk: true }` sends everything
- * through the SDK, as on Workers.
+ * through the SDK, as on Workers. `endpoint`: another way to it (a fault proxy), with `timeouts` of its own.
  */
-export function openTestS3(label = 'test', options: { sdk?: boolean } = {}): S3Store {
+export function openTestS3(
+  label = 'test',
+  options: { sdk?: boolean; endpoint?: string; timeouts?: S3Timeouts } = {},
+): S3Store {
   const s3 = inject('s3');
   return new S3Store({
-    endpoint: s3.endpoint,
+    endpoint: options.endpoint ?? s3.endpoint,
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     region: s3.region,
     bucket: s3.bucket,
     forcePathStyle: true,
