@@ -388,24 +388,26 @@ const compactStyle: Plugin = {
 };
 
 /**
- * The OpenAPI document's JSON Schemas are a function of the zod schemas alone (no configuration, no
- * request), so the Worker bundles carry them as made at build time instead of making them in the Worker:
- * lib/http/openapi-json.ts becomes them, and zod's JSON Schema converter
- * (zod/v4/core/json-schema-processors.js and to-json-schema.js), which only that module calls, becomes
- * stubs that throw. The rest of the document is assembled in the Worker from the routes' specs, whose texts
- * the bundle holds anyway: until 2026-12-04 the whole document was baked, and those texts were in the
- * bundle twice (baking the schemas alone saved 2,246 B more: 119,861 -> 117,615 B gzip). The schemas' own JSON Schema methods would reach those stubs, and so would zod's
- * getters of a schema's bounds (`.minLength`, `.maxValue`, `.format`, `.isInt`, …); lib/ and functions/
- * call none of them (test/functions/worker.test.ts checks the methods, and that the Workers answer
- * /openapi.json and /docs exactly as the Node server does; a getter would throw in the Worker tests). This saved 2,114 B of the R2-only bundle (gzip) on 2026-12-04.
+ * The OpenAPI document and the /docs page are functions of the routes' specs alone (no configuration, no
+ * request), so the Worker bundles serve them as Workers static assets the build writes
+ * (`buildReferenceAssets`), and lib/http/routes/reference.ts, which makes them, becomes
+ * lib/http/routes/reference-edge.ts there: neither the document's generator nor the page's is in the
+ * Worker's code (7.8 KB gzip of the R2-only bundle on 2026-12-06: 120,016 -> about 112,200 B; from
+ * 2026-12-04 the bundles baked only the document's JSON Schemas and assembled the rest in the Worker).
+ * zod's JSON Schema converter (zod/v4/core/json-schema-processors.js and to-json-schema.js), which only
+ * the document's generator calls, becomes stubs that throw. The schemas' own JSON Schema methods would
+ * reach those stubs, and so would zod's getters of a schema's bounds (`.minLength`, `.maxValue`,
+ * `.format`, `.isInt`, …); lib/ and functions/ call none of them (test/functions/worker.test.ts checks the
+ * methods, and that the Workers answer /openapi.json and /docs exactly as the Node server does; a getter
+ * would throw in the Worker tests).
  */
-export const bakedOpenApi = (schemas: unknown): Plugin => ({
-  name: 'baked-openapi',
+export const edgeReference: Plugin = {
+  name: 'edge-reference',
   setup(b) {
-    b.onLoad({ filter: /lib[\\/]http[\\/]openapi-json\.ts$/ }, () => ({
-      contents: `const d = ${JSON.stringify(schemas)}; export const schemaJson = () => d;`,
-      loader: 'js',
-    }));
+    b.onResolve({ filter: /^\.\/reference\.js$/ }, (args) => {
+      if (!/lib[\\/]http[\\/]routes[\\/]index\.ts$/.test(args.importer)) return undefined;
+      return { path: join(root, 'lib', 'http', 'routes', 'reference-edge.ts') };
+    });
     b.onLoad(
       { filter: /zod[\\/]v4[\\/]core[\\/](json-schema-processors|to-json-schema)\.js$/ },
       (args) => {
@@ -414,7 +416,7 @@ export const bakedOpenApi = (schemas: unknown): Plugin => ({
         const names = [...source.matchAll(/^export (?:const|function) (\w+)/gm)].map((m) => m[1]!);
         const aliases = [...source.matchAll(/^export \{ (\w+) as (\w+) \};/gm)];
         if (!names.includes(args.path.includes('processors') ? 'toJSONSchema' : 'processSchema'))
-          throw new Error(`baked-openapi: zod's JSON Schema exports not found in ${args.path}`);
+          throw new Error(`edge-reference: zod's JSON Schema exports not found in ${args.path}`);
         // Each throws when called; the two that zod calls to make a schema's methods (its `~standard`
         // getter makes them on read) make methods that throw. Getters of zod that read a schema's checks
         // through `aggregateChecks` (`.minLength`, `.maxValue`, …) throw too, rather than answer null.
@@ -429,7 +431,20 @@ export const bakedOpenApi = (schemas: unknown): Plugin => ({
       },
     );
   },
-});
+};
+
+/**
+ * The OpenAPI document and the /docs page as Workers static assets: `openapi.json` and `docs.html` in
+ * `dir` (Cloudflare serves `docs.html` at /docs, and miniflare does as the Worker tests run it).
+ */
+export async function buildReferenceAssets(dir = join(root, 'dist', 'assets')): Promise<void> {
+  const { apiDocument } = await import('../lib/http/routes/index.js');
+  const { docsPage } = await import('../lib/http/docs.js');
+  const doc = apiDocument();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'openapi.json'), JSON.stringify(doc));
+  writeFileSync(join(dir, 'docs.html'), docsPage(doc));
+}
 
 /**
  * A Workers bundle: one ES module for workerd. `s3: true` (the default) is functions/worker.ts, with the
@@ -448,8 +463,8 @@ export async function buildWorker(
   outfile = join(root, 'dist', 'worker.js'),
   options: { s3?: boolean } = {},
 ): Promise<string> {
-  const { openApiSchemaJson } = await import('../lib/http/openapi.js');
   const ui = await buildUiAssets(join(dirname(outfile), 'assets'));
+  await buildReferenceAssets(join(dirname(outfile), 'assets'));
   const result = await build({
     entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
     outfile,
@@ -471,7 +486,7 @@ export async function buildWorker(
       dedentedPage,
       compactStyle,
       usedZodFormats,
-      bakedOpenApi(openApiSchemaJson()),
+      edgeReference,
       edgeUi,
     ],
     define: { SATCHEL_UI_ASSETS: JSON.stringify(ui) },

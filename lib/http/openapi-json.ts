@@ -3,8 +3,8 @@ import * as z from 'zod';
 /**
  * The JSON Schemas of the OpenAPI document, from zod: the named component schemas (referring to each
  * other by component name) and each shared parameter's schema. The one part of the document that needs
- * zod's JSON Schema converter: the Worker builds bake its result (scripts/build.ts), and openapi.ts
- * assembles the rest from the routes' specs there too.
+ * zod's JSON Schema converter. The Worker bundles serve the whole document as a static asset the build
+ * writes (scripts/build.ts `buildReferenceAssets`): neither this module nor the converter is in them.
  */
 export function schemaJson(
   inputs: Record<string, [z.ZodType, string]>,

@@ -118,8 +118,8 @@ const outputSchemas: Record<string, [z.ZodType, string]> = {
 
 const refTo = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** What `schemaJson` makes of this document's schemas (the Worker builds bake it: scripts/build.ts). */
-export function openApiSchemaJson(): ReturnType<typeof schemaJson> {
+/** What `schemaJson` makes of this document's schemas. */
+function openApiSchemaJson(): ReturnType<typeof schemaJson> {
   return schemaJson(inputSchemas, outputSchemas, parameters);
 }
 

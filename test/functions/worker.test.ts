@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { build } from 'esbuild';
-import { bakedOpenApi, buildWorker, bundleSize } from '../../scripts/build.js';
+import { buildWorker, bundleSize, edgeReference } from '../../scripts/build.js';
 import { captureLines } from '../support/logs.js';
 import { startChatServer } from '../support/chat-server.js';
 import { docsPage } from '../../lib/http/docs.js';
@@ -34,7 +34,7 @@ afterAll(async () => {
 /** What the Workers write (their log lines): kept, printed only when a test fails. */
 const workerd = captureLines();
 
-function start(script: string, bindings: Record<string, unknown>, r2 = true) {
+function start(script: string, bindings: Record<string, unknown>, r2 = true, assets = true) {
   const mf = new Miniflare({
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on('data', (d: Buffer) => workerd.add(d.toString()));
@@ -45,7 +45,14 @@ function start(script: string, bindings: Record<string, unknown>, r2 = true) {
     modulesRoot: dirname(script),
     compatibilityDate: '2026-04-01',
     // The browser's script and stylesheet: Workers static assets, served before the Worker runs.
-    assets: { directory: join(dirname(script), 'assets'), routerConfig: { has_user_worker: true } },
+    ...(assets
+      ? {
+          assets: {
+            directory: join(dirname(script), 'assets'),
+            routerConfig: { has_user_worker: true },
+          },
+        }
+      : {}),
     ...(r2 ? { r2Buckets: ['BUCKET'] } : {}),
     bindings,
   });
@@ -385,6 +392,34 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(page).toMatch(/src="\.\/ui\/app\.js\?v=[0-9a-f]{8}"/);
   });
 
+  it('serves the OpenAPI document and /docs as static assets, without their generators in its code', async () => {
+    // The build writes them beside the bundle (checked against the Node server's in `exercise` above).
+    const dir = join(dirname(r2Only), 'assets');
+    expect(JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8'))).toEqual(apiDocument());
+    expect(readFileSync(join(dir, 'docs.html'), 'utf8')).toBe(docsPage(apiDocument()));
+    const code = readFileSync(r2Only, 'utf8');
+    // The document's description and the page's markup are in the assets only.
+    expect(code).not.toContain(apiDocument().info.description.slice(0, 40));
+    expect(code).not.toContain('<nav><h2>Operations');
+    expect(docsPage(apiDocument())).toContain('<nav><h2>Operations');
+    // A Worker deployed without its assets says so, and still answers the methods these paths refuse.
+    const bare = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' }, true, false);
+    for (const path of ['/openapi.json', '/docs']) {
+      const res = await bare.dispatchFetch(`http://w${path}`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/static assets/);
+      const post = await bare.dispatchFetch(`http://w${path}`, { method: 'POST' });
+      expect(post.status).toBe(405);
+    }
+    const withAssets = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' });
+    expect(
+      (await withAssets.dispatchFetch('http://w/openapi.json', { method: 'POST' })).status,
+    ).toBe(405);
+    const docs = await withAssets.dispatchFetch('http://w/docs');
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
   it('leaves out only Hono helpers the app never calls (app.mount, c.req.parseBody)', () => {
     // scripts/build.ts replaces them with stubs that throw; a use of either must bring them back.
     const sources = ['lib', 'functions'].flatMap((dir) =>
@@ -428,7 +463,7 @@ describe('the R2-only Workers bundle under miniflare', () => {
       platform: 'neutral',
       mainFields: ['module', 'main'],
       write: false,
-      plugins: [bakedOpenApi({})],
+      plugins: [edgeReference],
     });
     const code = Buffer.from(out.outputFiles[0]!.text).toString('base64');
     const mod = (await import(`data:text/javascript;base64,${code}`)) as { default: unknown[] };

@@ -1,6 +1,6 @@
-import { docsPage } from '../docs.js';
 import { openApiDocument, type OpenApiDocument } from '../openapi.js';
 import { route, type Route } from '../spec.js';
+import { serveReference } from './reference.js';
 import { receiveWebhook } from './hooks.js';
 import { sessionSearch } from './search.js';
 import { health } from './service.js';
@@ -35,7 +35,7 @@ export const routes: readonly Route[] = [
       auth: 'none',
       responses: { 200: { description: 'OpenAPI 3.1.' } },
     },
-    (c) => c.json(apiDocument()),
+    (c) => serveReference(c, routes, false),
   ),
   route(
     {
@@ -47,7 +47,7 @@ export const routes: readonly Route[] = [
       auth: 'none',
       responses: { 200: { description: 'HTML.', html: true } },
     },
-    (c) => c.html(docsPage(apiDocument())),
+    (c) => serveReference(c, routes, true),
   ),
   createSession,
   listSessions,
