@@ -1,10 +1,7 @@
 import { randomHex } from '../model/ids.js';
 import { encodeLease, leaseLeft, parseLease } from '../model/lease.js';
-import {
-  PreconditionFailedError,
-  StorageUnavailableError,
-  type ObjectStore,
-} from '../storage/port.js';
+import { putNamed } from '../storage/create-only.js';
+import type { ObjectStore } from '../storage/port.js';
 
 export { encodeLease, leaseLeft, parseLease };
 
@@ -132,24 +129,20 @@ export class Leases {
     else await this.tryPut({ ...lease, expiresAt: 0 }, { ifMatch: found.etag });
   }
 
-  private async tryPut(
+  /** False when taken by someone else (or, for a release, not marked: it changed since read). */
+  private tryPut(
     lease: Lease,
     condition: { ifNoneMatch: '*' } | { ifMatch: string },
   ): Promise<boolean> {
-    try {
-      // A released lease (expires_at at 0) is expired whatever its age.
-      const stored = lease.expiresAt === 0 ? lease : { ...lease, ttlMs: this.options.ttlMs };
-      await this.objects.put(lease.key, encodeLease(stored), {
-        ...condition,
-        contentType: 'application/json',
-      });
-      return true;
-    } catch (err) {
-      // Taken by someone else, or by this take when an earlier answer was lost: the read that follows
-      // tells. So does it when this PUT's own answer was lost (it may have landed).
-      if (PreconditionFailedError.is(err)) return false;
-      if (StorageUnavailableError.is(err) && err.mayHaveLanded) return false;
-      throw err;
-    }
+    // A released lease (expires_at at 0) is expired whatever its age.
+    const stored = lease.expiresAt === 0 ? lease : { ...lease, ttlMs: this.options.ttlMs };
+    // One whose answer was lost is ours when the lease read back names our owner.
+    return putNamed(
+      this.objects,
+      lease.key,
+      encodeLease(stored),
+      { ...condition, contentType: 'application/json' },
+      (body) => parseLease(body)?.owner === lease.owner,
+    );
   }
 }

@@ -2,11 +2,8 @@ import { decodeStored } from '../model/codec.js';
 import { keys } from '../model/keys.js';
 import { randomHex } from '../model/ids.js';
 import { encodeLease, leaseLeft, parseLease } from '../model/lease.js';
-import {
-  PreconditionFailedError,
-  StorageUnavailableError,
-  type ObjectStore,
-} from '../storage/port.js';
+import { putNamed } from '../storage/create-only.js';
+import type { ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
 
@@ -84,7 +81,7 @@ export async function deleteParts(
 const DELETE_HOLD_MS = 60_000;
 
 /** Replaces an expired lease with one of the delete's own, unless it changed since read: true when held. */
-async function holdForDelete(
+function holdForDelete(
   objects: ObjectStore,
   key: string,
   etag: string,
@@ -92,19 +89,13 @@ async function holdForDelete(
 ): Promise<boolean> {
   const owner = `delete-${randomHex(8)}`;
   const mine = { owner, expiresAt: now + DELETE_HOLD_MS, ttlMs: DELETE_HOLD_MS };
-  try {
-    await objects.put(key, encodeLease(mine), { ifMatch: etag, contentType: 'application/json' });
-    return true;
-  } catch (err) {
-    const unsure = PreconditionFailedError.is(err)
-      ? err.afterLostAnswer // a retry after a lost answer meets its own write as a 412
-      : StorageUnavailableError.is(err) && err.mayHaveLanded;
-    if (!unsure) {
-      if (PreconditionFailedError.is(err)) return false; // taken over meanwhile: its turn's now
-      throw err;
-    }
-    // The hold may have landed: it is this delete's when the lease names its owner (review s55d).
-    const read = await objects.get(key);
-    return read !== null && parseLease(read.body)?.owner === owner;
-  }
+  // Taken over meanwhile (412): its turn's now. A hold whose answer was lost is this delete's when the
+  // lease read back names its owner (review s55d).
+  return putNamed(
+    objects,
+    key,
+    encodeLease(mine),
+    { ifMatch: etag, contentType: 'application/json' },
+    (stored) => parseLease(stored)?.owner === owner,
+  );
 }

@@ -28,6 +28,7 @@ import {
   StorageUnavailableError,
   type ObjectStore,
 } from '../storage/port.js';
+import { mayHaveLanded } from '../storage/create-only.js';
 import { settleAll } from '../storage/concurrency.js';
 import { defaultRetryPolicy } from '../storage/retry.js';
 import { deleteParts } from './parts.js';
@@ -1492,12 +1493,6 @@ function hiddenIn(t: Tried, cur: StoredSession): boolean {
 function noAnswer(err: unknown): boolean {
   if (PreconditionFailedError.is(err)) return err.noAnswer;
   return StorageUnavailableError.is(err) && err.noAnswer;
-}
-
-/** True when a failed write may still have happened (its answer was lost, or the adapter cannot tell). */
-function mayHaveLanded(err: unknown): boolean {
-  if (PreconditionFailedError.is(err)) return err.afterLostAnswer;
-  return StorageUnavailableError.is(err) && err.mayHaveLanded;
 }
 
 /** How many settled writes a process remembers (`WriteLoop.settled`); one forgotten is pruned by count. */
