@@ -108,7 +108,8 @@ export interface DeliveryMarker {
   digest?: string;
 }
 
-type Claim = { marker: DeliveryMarker; etag: string };
+/** A delivery's marker as read or written; `found` when an earlier attempt wrote it (a redelivery). */
+type Claim = { marker: DeliveryMarker; etag: string; found?: boolean };
 
 export interface WebhookOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -257,8 +258,8 @@ export class WebhookReceiver {
       // The marker key names the delivery without repeating a header into the log.
       const error = describeError(err);
       this.options.log.warn('webhook delivery failed', { hook: d.name, marker: markerKey, error });
-      // The session write ended without storage's answer (write-loop.ts `maybeStored`).
-      return { failed: true, unknown: error.includes('it may have been stored') };
+      // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
+      return { failed: true, unknown: SatchelError.is(err) && err.extra.maybeStored === true };
     } finally {
       this.running.delete(d);
       onClaim(undefined); // no-op once the claim was heard
@@ -321,6 +322,17 @@ export class WebhookReceiver {
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
+      // A `new` hook's session holds its delivery alone: one deleted after an earlier attempt made it
+      // (marker left `claimed`: its `stored` PUT failed too, or the process stopped) stays deleted.
+      if (
+        first.found &&
+        d.hook.session === 'new' &&
+        own(id) &&
+        (await sessions.deletedUnder(ns, id))
+      ) {
+        await finishMarker(sessions.objects, markerKey, claim, this.now());
+        return { session: id, duplicate: true };
+      }
       if (own(id)) await this.createIfMissing(ns, id, summary.title, base);
       const stored = await this.deliverOnce(ns, id, deliver, base, summary.title, {
         mayCreate: ownOrFixed(id),
@@ -351,8 +363,9 @@ export class WebhookReceiver {
   ): Promise<Claim | { outcome: DeliveryOutcome }> {
     const { objects } = this.options.sessions;
     const digest = await macHex(d.hook.secret, 'digest', d.body);
-    let claim = await readMarker(objects, markerKey);
-    if (!claim) {
+    let claim: Claim | null = await readMarker(objects, markerKey);
+    if (claim) claim = { ...claim, found: true };
+    else {
       const session = await this.chooseSession(d.hook, fresh, ctx);
       claim = await claimMarker(
         objects,
@@ -479,7 +492,11 @@ export class WebhookReceiver {
       );
     } catch (err) {
       // 409: an earlier attempt of this delivery (or a concurrent one) created it.
-      if (!SatchelError.is(err, 'conflict')) throw err;
+      if (SatchelError.is(err, 'conflict')) return;
+      // A create whose answer was lost holds no message: the delivery is not stored (yet).
+      throw SatchelError.is(err) && err.extra.maybeStored
+        ? unavailable('storage did not confirm the session the delivery goes to', 2)
+        : err;
     }
   }
 }

@@ -34,6 +34,8 @@ export class SatchelError extends Error {
       allow?: string;
       /** `WWW-Authenticate` of a 401: how to authenticate (RFC 9110 §11.6.1). */
       challenge?: string;
+      /** A write whose storage answer was lost: it may have been stored (`unconfirmed`). */
+      maybeStored?: boolean;
     } = {},
   ) {
     super(detail);
@@ -80,6 +82,9 @@ export const preconditionRequired = (detail: string) =>
 /** Storage is unreachable or too contended: try again after `retryAfter` seconds. */
 export const unavailable = (detail: string, retryAfter = 1) =>
   new SatchelError('unavailable', detail, { retryAfter });
+/** A write whose storage answer was lost, which may have been stored (a 503 that says so). */
+export const unconfirmed = (detail: string) =>
+  new SatchelError('unavailable', detail, { retryAfter: 2, maybeStored: true });
 /** An upstream the request depends on (the continue model) failed or timed out. */
 export const badGateway = (detail: string) => new SatchelError('upstream_failed', detail);
 /** A known path asked with a method it does not serve. */

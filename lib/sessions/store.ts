@@ -363,6 +363,18 @@ export class SessionStore {
   }
 
   /**
+   * True when a session lived under `id` and was deleted, and none lives there now: the id's revision
+   * floor, which only a delete that found the object raises, is set, and the object is absent.
+   */
+  async deletedUnder(ns: string, id: string): Promise<boolean> {
+    const [floor, live] = await Promise.all([
+      this.floors.read(ns, id),
+      objectExists(this.objects, keys.session(ns, id)),
+    ]);
+    return floor.value > 0 && !live;
+  }
+
+  /**
    * The most recently updated session, whole. A listed session whose object is gone (deleted in the
    * bucket behind Satchel's back, or a delete that crashed before its log record) is skipped, and its
    * delete is recorded in the background so the manifest heals.

@@ -16,6 +16,7 @@ import {
   SatchelError,
   preconditionFailed,
   unavailable,
+  unconfirmed,
   unprocessable,
 } from '../model/errors.js';
 import { randomHex } from '../model/ids.js';
@@ -1263,10 +1264,9 @@ export class WriteLoop {
     const refused = () =>
       PreconditionFailedError.is(err) ? conflict(`session ${id} already exists`) : err;
     if (!uncertain) throw refused();
-    const maybe = unavailable(
+    const maybe = unconfirmed(
       `storage did not confirm this create: session ${id} may have been stored; read it before ` +
         'creating it again, or create it again with this id (a second create of an id is 409 and stores nothing)',
-      2,
     );
     const found = await this.deps.objects.get(key).catch(() => {
       throw maybe;
@@ -1430,7 +1430,7 @@ function newTail(cur: readonly unknown[], next: readonly unknown[]): number {
 function hidden(run: GroupRun, t: Tried): void {
   run.unknown = true; // the marker stays
   t.unanswered = false;
-  const err = unavailable(
+  const err = unconfirmed(
     'storage lost the answer to this write and later writes hid its record: it may have been stored; ' +
       'read the session before sending it again',
   );
@@ -1467,7 +1467,7 @@ function maybeStored(m: Member): SatchelError {
     m.req.ctx.idempotencyKey !== undefined
       ? 'send it again with the same Idempotency-Key, which stores it at most once'
       : 'read the session before sending it again';
-  return unavailable(`storage did not confirm this write: it may have been stored; ${next}`, 2);
+  return unconfirmed(`storage did not confirm this write: it may have been stored; ${next}`);
 }
 
 /**

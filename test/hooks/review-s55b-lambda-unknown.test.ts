@@ -20,7 +20,11 @@ const HOOKS = { ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' } 
  * A local store that loses the answer to the first session write holding a webhook's message (it lands)
  * and then fails every request while `outage.down`.
  */
-function losingStore(outage: { down: boolean }): ObjectStore {
+function losingStore(
+  outage: { down: boolean },
+  loses = (key: string, body: Uint8Array) =>
+    key.includes('/sessions/') && text(body).includes('untrusted_content'),
+): ObjectStore {
   const inner = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-s55b-')));
   let lost = false;
   const gate = (write: boolean) => {
@@ -33,7 +37,7 @@ function losingStore(outage: { down: boolean }): ObjectStore {
     put: async (k, b, o) => {
       gate(true);
       const out = await inner.put(k, b, o);
-      if (!lost && k.includes('/sessions/') && text(b).includes('untrusted_content')) {
+      if (!lost && loses(k, b)) {
         lost = outage.down = true;
         throw new StorageUnavailableError('injected: answer lost', undefined, {
           mayHaveLanded: true,
@@ -84,6 +88,40 @@ describe('Lambda webhook whose append landed with its answer lost (review s55b, 
       expect((await send()).status).toBe(202);
       await settleAll(app);
       expect(await messages()).toHaveLength(1);
+    },
+  );
+});
+
+describe('Lambda webhook of a `new` hook whose session create landed with its answer lost', () => {
+  it(
+    'answers 503 that the delivery was not stored (the create holds no message); a redelivery stores it once',
+    { timeout: 60_000 },
+    async () => {
+      const outage = { down: false };
+      const hooks = { ops: { secret: SECRET, namespace: 'alice', session: 'new' } };
+      const app = await makeApp({
+        // The create of the delivery's own session: a session object without the message.
+        objects: losingStore(
+          outage,
+          (k, b) => k.includes('/sessions/') && !text(b).includes('untrusted_content'),
+        ),
+        answersAfterBackground: true,
+        env: { SATCHEL_HOOKS: JSON.stringify(hooks) },
+      });
+      const send = () =>
+        app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, '{"type":"x"}', 'lost-2'));
+      const res = await send();
+      outage.down = false;
+      expect(res.status).toBe(503);
+      // The write that lost its answer stored no message: the answer does not say it may have been.
+      expect(res.json.detail).not.toMatch(/may have been stored/);
+      expect(res.json.detail).toMatch(/try again/);
+      await settleAll(app);
+      const again = await send();
+      expect(again.status).toBe(202);
+      await settleAll(app);
+      const got = await app.call('GET', `/v1/sessions/${again.json.session}`);
+      expect(got.json.messages).toHaveLength(1);
     },
   );
 });
