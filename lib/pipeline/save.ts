@@ -96,8 +96,8 @@ export interface SavePipeline {
   /** The size cap it holds sessions to (unset: none): the store keeps its bookkeeping well under it. */
   readonly maxSessionBytes?: number;
   /**
-   * Redacts a free-form string with the same rules (audit records, ids), and a request's own secret
-   * values (`Satchel-Secrets`) when given.
+   * Redacts a free-form string with the same rules, as a message's text (the files in its `data:` URLs
+   * too; audit records, ids), and a request's own secret values (`Satchel-Secrets`) when given.
    */
   redactText(text: string, knownValues?: string[]): string;
 }
@@ -256,9 +256,13 @@ function inlineUrl(m: string, whole: boolean, file: (t: string) => string): stri
 /** The full pipeline: redaction, taint flags, sticky fields and the size cap. */
 export function createSavePipeline(options: PipelineOptions): SavePipeline {
   return {
+    // As a message's text is redacted, with the files inside its `data:` URLs (a continue's repeat finds
+    // its stored message by this form).
     redactText: (text, known) =>
-      (known?.length ? options.redactor.withKnownValues(known) : options.redactor).redact(text)
-        .text,
+      redactingText(
+        known?.length ? options.redactor.withKnownValues(known) : options.redactor,
+        () => {},
+      )(text),
     apply: (input) => applyPipeline(options, input),
     maxSessionBytes: options.maxSessionBytes,
   };

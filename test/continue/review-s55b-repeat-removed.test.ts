@@ -92,4 +92,28 @@ describe('review s55c: a repeat of a continue whose message was removed', () => 
       content: 'deploy with [REDACTED] now',
     });
   });
+
+  // Stop 55's left item (the continue fixer's): the pipeline redacts the file inside a `data:` URL and
+  // encodes it again, which redacting the message as plain text does not, so the repeat did not find its
+  // message once another write had come after it, and answered 409 "removed" though the session held it.
+  it('a repeat whose message holds a data: URL the pipeline rewrote runs its turn after it', async () => {
+    const { chat, other, id, ask, contents } = await setUp();
+    chat.script({ status: 500 });
+    const file = Buffer.from(`aws_access_key_id = ${AWS_KEY}\n`).toString('base64');
+    const message = `use this config: data:text/plain;base64,${file} please`;
+    expect((await ask(message, 'k-file')).status).toBe(502);
+    const stored = (await contents()).at(-1) as string;
+    expect(stored).not.toContain(file); // rewritten: the file's key redacted
+    expect(stored).not.toBe(message);
+    const note = { messages: [{ role: 'user', content: 'a note from the phone' }] };
+    expect((await other.call('POST', `/v1/sessions/${id}/messages`, { body: note })).status).toBe(
+      200,
+    );
+    chat.script({ reply: 'configured' });
+    const again = await ask(message, 'k-file');
+    // Before: 409 "your message was removed from session … since".
+    expect([again.status, again.json.reply]).toEqual([200, 'configured']);
+    expect((await contents()).slice(-3)).toEqual([stored, 'a note from the phone', 'configured']);
+    expect(chat.requests[1]!.body.messages.at(-1)).toMatchObject({ role: 'user', content: stored });
+  });
 });
