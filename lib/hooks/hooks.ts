@@ -322,14 +322,7 @@ export class WebhookReceiver {
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
-      // A `new` hook's session holds its delivery alone: one deleted after an earlier attempt made it
-      // (marker left `claimed`: its `stored` PUT failed too, or the process stopped) stays deleted.
-      if (
-        first.found &&
-        d.hook.session === 'new' &&
-        own(id) &&
-        (await sessions.deletedUnder(ns, id))
-      ) {
+      if (first.found && own(id) && (await this.ownDeleted(d, id))) {
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: true };
       }
@@ -473,6 +466,14 @@ export class WebhookReceiver {
       await once();
       return true;
     }
+  }
+
+  /**
+   * A `new` hook's session holds its delivery alone: one deleted after an earlier attempt made it (the
+   * marker left `claimed`: its `stored` PUT failed too, or the process stopped) stays deleted.
+   */
+  private async ownDeleted(d: VerifiedDelivery, id: string): Promise<boolean> {
+    return d.hook.session === 'new' && this.options.sessions.deletedUnder(d.hook.namespace, id);
   }
 
   private async createIfMissing(

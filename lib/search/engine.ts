@@ -6,6 +6,7 @@ import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { deletePrefix } from '../storage/prefix.js';
 import { stateOf } from '../sessions/key-records.js';
+import { eraseRetried } from '../sessions/existence.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
 import type {
   SessionListener,
@@ -343,23 +344,39 @@ export class SearchEngine implements SessionListener {
   afterDelete(ns: string, id: string, ctx: WriteContext): void {
     this.lastDocs.delete(`${ns}/${id}`);
     const schedule = ctx.schedule ?? unattended;
+    // The purge runs whatever happens to the steps before it (it deletes the id's records too), and is run
+    // again when it fails (LsmIndex.purge); until 2026-12-06 a failed flush or listing of the records
+    // skipped it, retries and all, and the text stayed in the segments of a quiet namespace (review s56a).
     schedule(
       this.records
         .flush(`${ns}/${id}`)
+        .catch((err) => this.onError('lexical index record not stored before a delete', err))
         .then(() => this.lexical.remove(ns, id))
+        .catch((err) =>
+          this.onError('lexical index records not removed; the purge erases them', err),
+        )
         .then(() => this.lexical.purge(ns, [id]))
         .catch((err) => this.onError('lexical index not purged', err)),
     );
     // Vectors are numbers only (their segments' tables hold ids and versions), but they go as well: from
     // the space the namespace's vectors are in, with no call to the embeddings service, also when none is
-    // configured now (vectors an earlier configuration stored; until 2026-12-06 they stayed).
+    // configured now (vectors an earlier configuration stored; until 2026-12-06 they stayed). The space is
+    // read again (1 s, 2 s, 4 s …) when that read fails.
+    const purgeVectors = async (vectors: LsmIndex<Float32Array, VecSegment> | null) => {
+      if (!vectors) return;
+      await vectors
+        .remove(ns, id)
+        .catch((err) =>
+          this.onError('vector index records not removed; the purge erases them', err),
+        );
+      await vectors.purge(ns, [id]).catch((err) => this.onError('vector index not purged', err));
+    };
     schedule(
-      (async () => {
-        const vectors = await this.storedVectors(ns);
-        if (!vectors) return;
-        await vectors.remove(ns, id);
-        await vectors.purge(ns, [id]);
-      })().catch((err) => this.onError('vector index not purged', err)),
+      eraseRetried(
+        () => this.storedVectors(ns).then(purgeVectors),
+        (err, last) =>
+          this.onError(`vector index not purged (its space unread${last ? ', gave up' : ''})`, err),
+      ),
     );
   }
 

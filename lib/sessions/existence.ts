@@ -9,6 +9,41 @@ const UNREAD = Symbol('unread');
 /** The longest a hold keeps a session's checks waiting (its records' PUTs are bounded well within it). */
 const HOLD_MAX_MS = 10_000;
 
+/** How many times background erasing that failed runs again on its own (1 s, 2 s, 4 s …: about 2 min). */
+export const ERASE_RETRIES = 7;
+
+/**
+ * Background erasing that must not end at one failed request (review s56a: a failed listing, check or
+ * log record before a purge or scrub left the text for good in a quiet namespace): runs `work` now, or
+ * after the first delay when `later`, and while it fails, again after 1 s, 2 s, 4 s … (`ERASE_RETRIES`
+ * times at most, as a failed purge is run again: Batcher), on timers that never hold a process open.
+ * `failed` hears each failure (`last`: no attempt follows). Resolves after the first attempt: true when
+ * it succeeded, so that a drain waits for that attempt only.
+ */
+export function eraseRetried(
+  work: () => Promise<unknown>,
+  failed: (err: unknown, last: boolean) => void,
+  { later = false, delayMs = 1000 }: { later?: boolean; delayMs?: number } = {},
+): Promise<boolean> {
+  const attempt = (n: number): Promise<boolean> =>
+    work().then(
+      () => true,
+      (err: unknown) => {
+        const last = n >= ERASE_RETRIES;
+        failed(err, last);
+        if (!last) wait(n, () => void attempt(n + 1));
+        return false;
+      },
+    );
+  const wait = (n: number, then: () => void) => {
+    const timer = setTimeout(then, delayMs * 2 ** n);
+    (timer as { unref?: () => void }).unref?.();
+  };
+  if (!later) return attempt(0);
+  wait(0, () => void attempt(1));
+  return Promise.resolve(false);
+}
+
 /**
  * What a check finds of a record's session: true while the object holds it with no text removed since the
  * record's version, 'stale' when a later write removed text (the record goes, the session stays), false
@@ -85,6 +120,8 @@ export class ExistenceChecks {
   constructor(
     private readonly objects: ObjectStore,
     private readonly lingerMs: number,
+    /** Hears a check and its erasing that failed for good (every retry of `eraseUnlessLive` failed). */
+    private readonly onError: (what: string, err: unknown) => void = () => undefined,
   ) {}
 
   /** The next point in this process's order of storage answers and requests. */
@@ -157,6 +194,9 @@ export class ExistenceChecks {
    * for `confirm`): records or parts of that session that a delete may have listed before
    * they landed (`gone`), or, for a version's `stateOf`, records that a later write's prune or scrub may
    * have missed. The next commit of this process to the session usually answers; else a HEAD or a GET.
+   * When the check or the erasing fails, this rejects, and both run again in the background after 1 s,
+   * 2 s, 4 s … (`eraseRetried`; until 2026-12-06 nothing asked again, and a record that landed after a
+   * delete's listing stayed for good: index compactions collect only records a segment covers).
    */
   async eraseUnlessLive(
     key: string,
@@ -169,8 +209,16 @@ export class ExistenceChecks {
     }: { strict?: boolean; since?: number | undefined; after?: Promise<unknown> } = {},
   ): Promise<void> {
     await after?.catch(() => undefined);
-    const found = await this.confirm(key, incarnation, { strict, since });
-    if (found !== true) await erase(!found);
+    const once = async () => {
+      const found = await this.confirm(key, incarnation, { strict, since });
+      if (found !== true) await erase(!found);
+    };
+    let first: unknown;
+    const done = await eraseRetried(once, (err, last) => {
+      if (first === undefined) first = err ?? new Error('check failed');
+      else if (last) this.onError('a record of a deleted or replaced version not erased', err);
+    });
+    if (!done) throw first;
   }
 
   /**

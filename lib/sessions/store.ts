@@ -52,7 +52,7 @@ import {
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
 import { FLOOR_MARGIN, RevisionFloors } from './revision-floor.js';
-import { ExistenceChecks } from './existence.js';
+import { eraseRetried, ExistenceChecks } from './existence.js';
 import { decodeCursor, encodeCursor, type ListPosition } from './cursor.js';
 import { GroupQueue } from './key-queue.js';
 import { StandingMarkers } from './markers.js';
@@ -228,7 +228,9 @@ export class SessionStore {
       options.recordLingerMs ?? 100,
       RECORD_BATCH_FULL,
     );
-    this.existence = new ExistenceChecks(objects, options.existenceLingerMs ?? 0);
+    this.existence = new ExistenceChecks(objects, options.existenceLingerMs ?? 0, (what, err) =>
+      this.onError(what, err),
+    );
     this.floors = new RevisionFloors(objects);
     this.markers = new StandingMarkers(objects, {
       now: this.now,
@@ -901,7 +903,13 @@ export class SessionStore {
         if (!read) continue; // still unreadable
         if (read.found && sameSession(read.found.body, stored)) return; // not deleted
         this.cache.forget(key);
-        await deleteParts(this.objects, ns, id, { records: true, now: this.now() });
+        // The purges run whatever happens to the parts' erasing, which runs again when it fails (until
+        // 2026-12-06 one failure here skipped both, and the text stayed: review s56a).
+        await eraseRetried(
+          () => deleteParts(this.objects, ns, id, { records: true, now: this.now() }),
+          (err, last) =>
+            this.onError(`parts of a deleted session not erased${last ? ' (gave up)' : ''}`, err),
+        );
         return this.purgeUnlogged(ns, id, ctx);
       }
     };
@@ -1252,10 +1260,9 @@ export class SessionStore {
       if (scrub && stored)
         scheduleFor(
           items.flatMap(({ committed }) => committed.writes),
-          this.manifest
-            .scrub(ns, entry.id, entry.at)
-            .catch((err) => this.onError('manifest not scrubbed of an older version', err)),
+          this.scrubOlder(ns, entry),
         );
+      else if (scrub) this.relogThenScrub(ns, newest, entry, newest.writeId, first);
       for (const item of items) {
         item.logged = stored === true;
         item.settled = item.logged && auditStored === true;
@@ -1270,6 +1277,47 @@ export class SessionStore {
     } finally {
       release();
     }
+  }
+
+  /** The manifest's scrub of the entries older than `entry` (text a write removed). */
+  private scrubOlder(ns: string, entry: ManifestEntry): Promise<void> {
+    return this.manifest
+      .scrub(ns, entry.id, entry.at)
+      .catch((err) => this.onError('manifest not scrubbed of an older version', err));
+  }
+
+  /**
+   * A write that removed text whose log record was refused: the scrub waits for its log record (the
+   * entries before it go, never the newest), so the record is stored again in the background after 1 s,
+   * 2 s, 4 s … (`eraseRetried`), checked as any record is (a delete, or a later removal, may have come
+   * meanwhile), then the scrub runs; when every attempt fails, the scrub runs all the same (settled views
+   * then miss the session until its marker heals). Until 2026-12-06 no scrub ran, and the older entries'
+   * text stayed in the manifest's pages (review s56a).
+   */
+  private relogThenScrub(
+    ns: string,
+    newest: Committed,
+    entry: ManifestEntry,
+    writeId: string,
+    first: boolean,
+  ): void {
+    const logKey = keys.log(ns, entry.at, writeId);
+    const relog = async () => {
+      await this.manifest.recordPut(ns, entry, writeId, first);
+      void this.existence.follow(this.eraseIfDeleted(ns, newest, logKey));
+      void this.scrubOlder(ns, entry);
+    };
+    void eraseRetried(
+      relog,
+      (err, last) => {
+        this.onError(
+          `log record of a write that removed text not stored${last ? ' (gave up)' : ''}`,
+          err,
+        );
+        if (last) void this.scrubOlder(ns, entry);
+      },
+      { later: true },
+    );
   }
 
   /**
