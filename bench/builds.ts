@@ -1,7 +1,7 @@
 /**
  * `npm run bench:builds`: the deployable bundles' sizes and the Worker's cold start under miniflare.
  *
- * - Sizes: dist/worker.js (R2 + S3), dist/worker-r2.js (R2 only), dist/lambda/index.mjs and its zip, in
+ * - Sizes: dist/worker/worker.js (R2 + S3), dist/worker/worker-r2.js (R2 only), dist/lambda/index.mjs and its zip, in
  *   bytes and gzip at zlib's default level (what `wrangler deploy` reports as "gzip").
  * - Cold start: `new Miniflare()` with the bundle (R2 binding, tokens set) until the first `/v1/health`
  *   response has been read, RUNS times per bundle, one at a time; also split into "ready" (workerd up,
@@ -97,13 +97,13 @@ writeFileSync(baseline, "export default { fetch() { return new Response('ok'); }
 const kb = (n: number) => ({ value: n, unit: 'bytes', kib: Math.round((n / 1024) * 10) / 10 });
 const sizes = {
   workerWithS3: {
-    file: 'dist/worker.js',
+    file: 'dist/worker/worker.js',
     bytes: kb(bundleSize(withS3).bytes),
     gzip: kb(bundleSize(withS3).gzip),
     target: 'gzip under 250 KB',
   },
   workerR2Only: {
-    file: 'dist/worker-r2.js',
+    file: 'dist/worker/worker-r2.js',
     bytes: kb(bundleSize(r2Only).bytes),
     gzip: kb(bundleSize(r2Only).gzip),
     target: 'gzip under 120 KB',

@@ -106,7 +106,7 @@ export async function configFrom(
   else if (kind === 's3') {
     if (!s3)
       throw new ConfigError(
-        'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker.js); this one is R2-only',
+        'SATCHEL_STORAGE=s3 needs the R2+S3 bundle (dist/worker/worker.js); this one is R2-only',
       );
     storage = { kind, s3: s3(env) };
   } else

@@ -14,8 +14,8 @@ import { apiDocument } from '../../lib/http/routes/index.js';
 import { renderPage } from '../../lib/ui/page.js';
 import { STYLE } from '../../lib/ui/style.js';
 
-// Both Workers bundles, built as for deployment, answering inside miniflare's workerd: dist/worker.js
-// (R2 and S3) and dist/worker-r2.js (R2 only).
+// Both Workers bundles, built as for deployment, answering inside miniflare's workerd: dist/worker/worker.js
+// (R2 and S3) and dist/worker/worker-r2.js (R2 only).
 let withS3: string;
 let r2Only: string;
 const instances: Miniflare[] = [];
