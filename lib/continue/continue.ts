@@ -85,20 +85,22 @@ export class Continuer {
   /**
    * The session `continue` on `latest` goes to. With an Idempotency-Key the first request's choice is kept
    * in a create-only object for 24 h (like a webhook's claim), so a repeat goes to the same session even
-   * when another one has become the latest since; without a key, simply the latest.
+   * when another one has become the latest since; without a key, simply the latest. `unpin` deletes the
+   * choice this request stored: `run` calls it when the message was refused (review s56c: a 413, 412 or
+   * 422 left the choice, so a corrected retry under the key went to a session no longer the latest).
    */
   async latest(
     ns: string,
     idempotencyKey: string | undefined,
     ctx: RequestContext = {},
-  ): Promise<string> {
+  ): Promise<{ id: string; unpin?: () => Promise<void> }> {
     const { sessions, objects } = this.options;
     const resolve = async () => (await sessions.latest(ns, ctx)).id;
-    if (idempotencyKey === undefined) return resolve();
+    if (idempotencyKey === undefined) return { id: await resolve() };
     const key = keys.latestChoice(ns, await sha256Hex(idempotencyKey));
     const found = await objects.get(key);
     const earlier = found ? parseChoice(found.body, Date.now()) : null;
-    if (earlier) return earlier;
+    if (earlier) return { id: earlier };
     const id = await resolve();
     const body = utf8(JSON.stringify({ session: id, at: new Date().toISOString() }));
     try {
@@ -107,12 +109,12 @@ export class Continuer {
         ...(found ? { ifMatch: found.etag } : { ifNoneMatch: '*' }),
         contentType: 'application/json',
       });
-      return id;
+      return { id, unpin: () => objects.delete(key) };
     } catch (err) {
       if (!PreconditionFailedError.is(err)) throw err;
       // The same request, at the same moment, elsewhere: go where it went.
       const winner = await objects.get(key);
-      return (winner && parseChoice(winner.body, Date.now())) || id;
+      return { id: (winner && parseChoice(winner.body, Date.now())) || id };
     }
   }
 
@@ -128,6 +130,7 @@ export class Continuer {
     ifMatch: ExpectedRevision | undefined,
     ctx: WriteContext,
     progress?: DeliveryProgress,
+    unpin?: () => Promise<void>,
   ): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
     const leases = this.leases;
@@ -149,16 +152,23 @@ export class Continuer {
       const stored = { session, receipt, replayed: true };
       return this.turnAfter(ns, id, owed, stored, ctx, { model, leases });
     }
-    const stored = await sessions.append(
-      ns,
-      id,
-      {
-        messages: [message],
-        ...(body.external_refs ? { external_refs: body.external_refs } : {}),
-      },
-      ifMatch,
-      { ...ctx, op: 'continue' },
-    );
+    const stored = await sessions
+      .append(
+        ns,
+        id,
+        {
+          messages: [message],
+          ...(body.external_refs ? { external_refs: body.external_refs } : {}),
+        },
+        ifMatch,
+        { ...ctx, op: 'continue' },
+      )
+      .catch(async (err: unknown) => {
+        // Not stored: `latest`'s choice for the key goes too (it stays when the write may have landed).
+        if (unpin && !(SatchelError.is(err) && err.extra.maybeStored))
+          await unpin().catch(() => undefined);
+        throw err;
+      });
     if (!model || !leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
     await progress?.onStored();

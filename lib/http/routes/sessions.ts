@@ -431,9 +431,11 @@ export const continueSession = route(
     const { continuer } = c.var.services;
     const ns = namespaceOf(c);
     const ctx = writeContext(c);
-    let id = param(c, 'id');
-    if (id === 'latest') id = await continuer.latest(ns, ctx.idempotencyKey, ctx);
-    const out = await continuer.run(ns, id, body, parseIfMatch(c.req.header('if-match')), ctx);
+    const named = param(c, 'id');
+    const { id, unpin } =
+      named === 'latest' ? await continuer.latest(ns, ctx.idempotencyKey, ctx) : { id: named };
+    const ifMatch = parseIfMatch(c.req.header('if-match'));
+    const out = await continuer.run(ns, id, body, ifMatch, ctx, undefined, unpin);
     markReplay(c, out);
     c.header('ETag', etag(out.answer.revision));
     return c.json(out.answer);
