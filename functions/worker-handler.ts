@@ -38,6 +38,10 @@ export function workerHandler(s3?: {
       if (text !== undefined) vars[name] = text;
     }
     const config = await configFrom(vars, 'r2', s3?.config);
+    if (config.storage.kind === 'local')
+      throw new ConfigError(
+        "SATCHEL_STORAGE=local is the Node server's folder: on Workers use r2 or s3",
+      );
     let objects: ObjectStore;
     if (config.storage.kind === 's3') objects = await s3!.open(config.storage.s3);
     else if (config.storage.kind === 'r2' && isBucket(env.BUCKET))

@@ -1,7 +1,8 @@
 /**
  * `tsx test/support/radosgw-cli.ts` (or `npm run radosgw`): starts a private radosgw, prints the env lines
  * to reach it on stdout (progress goes to stderr), and keeps it running until SIGINT/SIGTERM.
- *   eval "$(npx tsx test/support/radosgw-cli.ts | head -6)"   # or copy the lines into another shell
+ *   npx tsx test/support/radosgw-cli.ts > rgw.env &     # then, once rgw.env holds its lines:
+ *   set -a; . ./rgw.env; set +a                        # (`eval "$(… | head -6)"` never returns: it runs on)
  */
 import { startRadosgw } from './radosgw.js';
 
