@@ -124,9 +124,9 @@ function metadataBytes(m: Record<string, string>): number {
   return n;
 }
 
-/** A session's own metadata: string keys to string values, at most 64 keys and 8 KiB in all. */
+/** A session's own metadata: string keys (not empty) to string values, at most 64 keys and 8 KiB in all. */
 export const metadataSchema = z
-  .record(z.string().min(1).max(256), z.string())
+  .record(z.string().min(1), z.string())
   .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
   .refine(
     (m) => metadataBytes(m) <= METADATA_MAX_BYTES,

@@ -228,6 +228,21 @@ describe('session metadata', () => {
     for (const body of await storedTexts(app)) expect(body).not.toContain(AWS_KEY);
   });
 
+  it('takes a key of any length within the 8 KiB (review s56b: keys over 256 characters were 400)', async () => {
+    const app = await makeApp();
+    const key = `k${'e'.repeat(299)}`;
+    const res = await app.call('POST', '/v1/sessions', {
+      body: { task: 'x', metadata: { [key]: 'v' } },
+    });
+    expect(res.status).toBe(201);
+    const got = await app.call('GET', `/v1/sessions/${res.json.id}`);
+    expect(got.json.metadata).toEqual({ [key]: 'v' });
+    const empty = await app.call('POST', '/v1/sessions', {
+      body: { task: 'x', metadata: { '': 'v' } },
+    });
+    expect(empty.status).toBe(400);
+  });
+
   it('refuses more than 64 keys', async () => {
     const app = await makeApp();
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
