@@ -469,11 +469,14 @@ export class WebhookReceiver {
   }
 
   /**
-   * A `new` hook's session holds its delivery alone: one deleted after an earlier attempt made it (the
-   * marker left `claimed`: its `stored` PUT failed too, or the process stopped) stays deleted.
+   * A `new` hook's session holds its delivery alone: one that was written after its create (revision 1,
+   * the delivery's own create: only the message follows it) and then deleted held the message, and stays
+   * deleted (the marker was left `claimed`: its `stored` PUT failed too, or the process stopped). One
+   * deleted at its create's revision never held it (the append failed, the sender was told so): the
+   * session is made again under its id, with the message (review s56e).
    */
   private async ownDeleted(d: VerifiedDelivery, id: string): Promise<boolean> {
-    return d.hook.session === 'new' && this.options.sessions.deletedUnder(d.hook.namespace, id);
+    return d.hook.session === 'new' && this.options.sessions.deletedUnder(d.hook.namespace, id, 1);
   }
 
   private async createIfMissing(

@@ -140,7 +140,7 @@ export type Metadata = z.output<typeof metadataSchema>;
  * metadata that is not the stored one. At most twice the limits here: a body cannot grow the store.
  */
 export const storedMetadataSchema = z
-  .record(z.string().min(1).max(512), z.string())
+  .record(z.string().min(1), z.string())
   .refine((m) => Object.keys(m).length <= METADATA_MAX_KEYS, `at most ${METADATA_MAX_KEYS} keys`)
   .refine(
     (m) => metadataBytes(m) <= 2 * METADATA_MAX_BYTES,

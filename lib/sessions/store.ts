@@ -365,15 +365,16 @@ export class SessionStore {
   }
 
   /**
-   * True when a session lived under `id` and was deleted, and none lives there now: the id's revision
-   * floor, which only a delete that found the object raises, is set, and the object is absent.
+   * True when a session lived under `id`, was written past revision `past` and deleted, and none lives
+   * there now: the id's revision floor, which only a delete that found the object raises (to the revision
+   * it read and FLOOR_MARGIN), is above `past` and the margin, and the object is absent.
    */
-  async deletedUnder(ns: string, id: string): Promise<boolean> {
+  async deletedUnder(ns: string, id: string, past = 0): Promise<boolean> {
     const [floor, live] = await Promise.all([
       this.floors.read(ns, id),
       objectExists(this.objects, keys.session(ns, id)),
     ]);
-    return floor.value > 0 && !live;
+    return floor.value > past + FLOOR_MARGIN && !live;
   }
 
   /**

@@ -237,6 +237,14 @@ describe('session metadata', () => {
     expect(res.status).toBe(201);
     const got = await app.call('GET', `/v1/sessions/${res.json.id}`);
     expect(got.json.metadata).toEqual({ [key]: 'v' });
+    // Sent back as GET answered it, and set by a PUT (review s56e: the PUT's own schema kept a 512 limit).
+    const long = `k${'e'.repeat(599)}`;
+    const put = await app.call('PUT', `/v1/sessions/${res.json.id}`, {
+      body: { ...got.json, metadata: { ...got.json.metadata, [long]: 'w' } },
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
+    expect(put.status).toBe(200);
+    expect((await app.call('GET', `/v1/sessions/${res.json.id}`)).json.metadata[long]).toBe('w');
     const empty = await app.call('POST', '/v1/sessions', {
       body: { task: 'x', metadata: { '': 'v' } },
     });
