@@ -35,7 +35,7 @@ const open = config.tokens === null;
 const hostname = open ? '127.0.0.1' : process.env.HOST || '0.0.0.0';
 const isTTY = Boolean(process.stdout.isTTY);
 const log = createServerLogger(config, { isTTY });
-const { app, background, sessions, webhooks } = createApp({
+const { app, background, sessions, webhooks, continuer } = createApp({
   config,
   objects,
   allowOpen: true,
@@ -75,19 +75,25 @@ server.on('error', (err: NodeJS.ErrnoException) => {
 });
 /** How long a stop waits, from the signal, for open requests and the work after answered writes. */
 const GRACE_MS = 10_000;
+/** How long before GRACE_MS model turns still running are cut off: to release their leases and answer. */
+const TURN_CUTOFF_MS = 2000;
 let stopping = false;
 /**
  * Stops taking requests and, alongside the requests still open, lets the work that follows answered
  * writes finish (log, audit and index records), removes this process's idle pending markers, then exits:
- * at most 10 s after the signal. An open request that outlasts it (a continue waiting on its model, up to
- * SATCHEL_MODEL_TIMEOUT_MS) has its connection closed: an orchestrator's grace period (Docker 10 s,
- * Kubernetes 30 s) must not end in SIGKILL, before the drain ran. Webhook deliveries whose work (a model
- * turn) is still running then are logged as failed, so that the operator redelivers them.
+ * at most 10 s after the signal. A model turn still running 8 s after it (a continue or a webhook delivery
+ * waiting on its model, up to SATCHEL_MODEL_TIMEOUT_MS) is cut off: it releases its session's lease (which
+ * would otherwise block the session's continues, on any server, for the turn timeout + 30 s: review s56d)
+ * and answers 502, its message stored; a delivery's failure is logged, to be redelivered. An open request
+ * that outlasts the 10 s has its connection closed: an orchestrator's grace period (Docker 10 s, Kubernetes
+ * 30 s) must not end in SIGKILL, before the drain ran. Webhook deliveries whose work is still running then
+ * are logged as failed, so that the operator redelivers them.
  */
 const stop = () => {
   if (stopping) return;
   stopping = true;
   const limit = new Promise((r) => setTimeout(r, GRACE_MS).unref());
+  setTimeout(() => continuer.stopTurns(), GRACE_MS - TURN_CUTOFF_MS).unref();
   const closed = new Promise((r) => server.close(r));
   server.closeIdleConnections(); // kept-alive connections with no request would hold close() open
   // The work of requests that end meanwhile is drained once they have all ended.

@@ -70,6 +70,8 @@ const LEASE_MARGIN_MS = 30_000;
 export class Continuer {
   private readonly leases: Leases | undefined;
   private readonly chat: ChatFn | undefined;
+  /** Aborted by `stopTurns`: cuts off every model turn of this process. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: ContinuerOptions) {
     const { model } = options;
@@ -80,6 +82,17 @@ export class Continuer {
       });
       this.chat = options.chat ?? chatClient(model);
     }
+  }
+
+  /**
+   * Cuts off the model turns running here, and any that starts after (a Node server's stop,
+   * functions/node.ts): each releases its session's lease and answers 502, its message stored and no reply.
+   * Until 2026-12-06 a stop closed their connections and left their leases live until they expired (the
+   * turn timeout + 30 s), so the retry the CLI printed, and a webhook's redelivery, answered 409 after a
+   * restart while no turn ran anywhere (review s56d).
+   */
+  stopTurns(): void {
+    this.stopping.abort();
   }
 
   /**
@@ -372,15 +385,21 @@ export class Continuer {
         ns,
         search,
         ...(schedule ? { schedule } : {}),
-        signal: AbortSignal.timeout(model!.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(model!.timeoutMs), this.stopping.signal]),
         contextBytes: model!.contextBytes,
       });
       return turn.messages;
     } catch (err) {
       if (!ModelError.is(err)) throw err;
-      log.warn('model turn failed', { kind: err.kind, status: err.status });
+      // Cut off by `stopTurns` (the chat client calls any abort a timeout).
+      const stopped = err.kind === 'timeout' && this.stopping.signal.aborted;
+      log.warn(stopped ? 'model turn cut off: the server is stopping' : 'model turn failed', {
+        kind: err.kind,
+        status: err.status,
+      });
+      const why = stopped ? 'the server is stopping and cut the model turn off' : err.message;
       throw badGateway(
-        `${err.message}; your message was stored (${revision}) and no reply was stored. ` +
+        `${why}; your message was stored (${revision}) and no reply was stored. ` +
           retryAdvice(idempotencyKey, ' to run the turn without storing the message again'),
       );
     }

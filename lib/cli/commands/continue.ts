@@ -76,10 +76,14 @@ ${REF_HELP}
       if ((err.status === 502 || err.status === 409) && stored) {
         // The server's advice speaks HTTP ("retry with the same Idempotency-Key"); this is how, here.
         const detail = err.detail.replace(/\s*Retry with the same Idempotency-Key.*$/s, '');
+        // No "in about N s" after Retry-After: that is when to ask again, not when the other turn (or the
+        // lease a stopped server left) ends (until 2026-12-06 it said 5 s of a lease with 150 s left).
         const when =
           err.status === 409
-            ? `once the other turn is done${err.retryAfter ? ` (in about ${err.retryAfter} s)` : ''}`
-            : 'when the model is reachable again';
+            ? 'once the other turn is done'
+            : /^the server is stopping/.test(detail)
+              ? 'when the server is back'
+              : 'when the model is reachable again';
         throw new AdvisedError(
           err,
           `To run the turn ${when} without storing the message twice:\n  ${again.map(shellQuote).join(' ')}`,
