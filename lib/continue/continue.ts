@@ -67,6 +67,9 @@ export interface ContinuerOptions {
 const LEASE_MARGIN_MS = 30_000;
 
 /** Runs continues; built once per app. */
+/** A continue's refusals of its message (4xx): what a repeat of the request would meet too. */
+const REFUSALS = new Set(['invalid', 'too_large', 'stale', 'key_reused', 'not_found']);
+
 export class Continuer {
   private readonly leases: Leases | undefined;
   private readonly chat: ChatFn | undefined;
@@ -177,8 +180,10 @@ export class Continuer {
         { ...ctx, op: 'continue' },
       )
       .catch(async (err: unknown) => {
-        // Not stored: `latest`'s choice for the key goes too (it stays when the write may have landed).
-        if (unpin && !(SatchelError.is(err) && err.extra.maybeStored))
+        // Refused (a 4xx: the same request sent again would be refused too), `latest`'s choice for the key
+        // goes. It stays after a storage failure: a repeat of this request running at once may have stored
+        // the message in the chosen session, and a retry must go there (review s56e).
+        if (unpin && SatchelError.is(err) && REFUSALS.has(err.kind))
           await unpin().catch(() => undefined);
         throw err;
       });
