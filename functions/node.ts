@@ -93,7 +93,15 @@ const stop = () => {
   if (stopping) return;
   stopping = true;
   const limit = new Promise((r) => setTimeout(r, GRACE_MS).unref());
-  setTimeout(() => continuer.stopTurns(), GRACE_MS - TURN_CUTOFF_MS).unref();
+  const abandon = () =>
+    webhooks.abandon(
+      'server stopping before the delivery was stored or its model turn ended; redeliver',
+    );
+  const cutOff = () => {
+    webhooks.stopping('server stopping before the model turn ended; redeliver');
+    continuer.stopTurns();
+  };
+  setTimeout(cutOff, GRACE_MS - TURN_CUTOFF_MS).unref();
   const closed = new Promise((r) => server.close(r));
   server.closeIdleConnections(); // kept-alive connections with no request would hold close() open
   // The work of requests that end meanwhile is drained once they have all ended.
@@ -101,9 +109,7 @@ const stop = () => {
     .then(() => background.drain())
     .then(() => sessions.retireMarkers());
   void Promise.race([finish, limit]).finally(() => {
-    webhooks.abandon(
-      'server stopping before the delivery was stored or its model turn ended; redeliver',
-    );
+    abandon();
     server.closeAllConnections();
     process.exit(0);
   });

@@ -73,8 +73,13 @@ const REFUSALS = new Set(['invalid', 'too_large', 'stale', 'key_reused', 'not_fo
 export class Continuer {
   private readonly leases: Leases | undefined;
   private readonly chat: ChatFn | undefined;
-  /** Aborted by `stopTurns`: cuts off every model turn of this process. */
-  private readonly stopping = new AbortController();
+  /**
+   * The running turns' own signals, which `stopTurns` fires, and whether it was called. Not one
+   * process-long AbortController: on Workers an I/O object made in one request cannot be used in another
+   * (a turn's signal combined with one made in an earlier request failed its model call).
+   */
+  private readonly turns = new Set<AbortController>();
+  private stopped = false;
 
   constructor(private readonly options: ContinuerOptions) {
     const { model } = options;
@@ -95,7 +100,8 @@ export class Continuer {
    * restart while no turn ran anywhere (review s56d).
    */
   stopTurns(): void {
-    this.stopping.abort();
+    this.stopped = true;
+    for (const turn of this.turns) turn.abort();
   }
 
   /**
@@ -383,6 +389,11 @@ export class Continuer {
     { schedule, idempotencyKey }: WriteContext,
   ): Promise<Message[]> {
     const { model, search, log } = this.options;
+    // The turn's own signal, fired by its timeout or by `stopTurns`.
+    const turnSignal = new AbortController();
+    const timer = setTimeout(() => turnSignal.abort(), model!.timeoutMs);
+    this.turns.add(turnSignal);
+    if (this.stopped) turnSignal.abort();
     try {
       const turn = await runTurn(context, {
         chat: this.chat!,
@@ -390,14 +401,14 @@ export class Continuer {
         ns,
         search,
         ...(schedule ? { schedule } : {}),
-        signal: AbortSignal.any([AbortSignal.timeout(model!.timeoutMs), this.stopping.signal]),
+        signal: turnSignal.signal,
         contextBytes: model!.contextBytes,
       });
       return turn.messages;
     } catch (err) {
       if (!ModelError.is(err)) throw err;
       // Cut off by `stopTurns` (the chat client calls any abort a timeout).
-      const stopped = err.kind === 'timeout' && this.stopping.signal.aborted;
+      const stopped = err.kind === 'timeout' && this.stopped;
       log.warn(stopped ? 'model turn cut off: the server is stopping' : 'model turn failed', {
         kind: err.kind,
         status: err.status,
@@ -407,6 +418,9 @@ export class Continuer {
         `${why}; your message was stored (${revision}) and no reply was stored. ` +
           retryAdvice(idempotencyKey, ' to run the turn without storing the message again'),
       );
+    } finally {
+      clearTimeout(timer);
+      this.turns.delete(turnSignal);
     }
   }
 }

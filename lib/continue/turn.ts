@@ -83,8 +83,10 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
     if (last)
       throw new ModelError('invalid', `the model still called tools after ${maxRounds} rounds`);
     for (const call of reply.tool_calls) {
-      const result = await runTool(call, options);
-      if (options.signal.aborted) throw new ModelError('timeout', 'the model turn ran out of time');
+      // A tool call (a search, which may wait on the embeddings service) ends the turn when the signal
+      // fires, not when the call returns (review s56f: a stopping server's cut-off waited for it); the
+      // call finishes on its own, its result unused.
+      const result = await untilAborted(runTool(call, options), options.signal);
       let content = JSON.stringify(result);
       const room =
         (options.contextBytes ?? Infinity) - jsonBytes([...context, ...added].map(toChatMessage));
@@ -97,6 +99,19 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
       added.push({ role: 'tool', content, tool_call_id: call.id });
     }
   }
+}
+
+/** `work`'s result, or the turn's timeout as soon as `signal` fires (before or while `work` runs). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const late = () => new ModelError('timeout', 'the model turn ran out of time');
+  if (signal.aborted) return (work.catch(() => undefined), Promise.reject(late()));
+  let stop!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(late());
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  work.catch(() => undefined); // its failure after the abort is nobody's
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', stop));
 }
 
 /** One tool call's result. Bad calls are results too (`{"error": …}`), as odek's tools answer them. */

@@ -108,8 +108,7 @@ export interface DeliveryMarker {
   digest?: string;
 }
 
-/** A delivery's marker as read or written; `found` when an earlier attempt wrote it (a redelivery). */
-type Claim = { marker: DeliveryMarker; etag: string; found?: boolean };
+type Claim = { marker: DeliveryMarker; etag: string };
 
 export interface WebhookOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -136,6 +135,7 @@ export class WebhookReceiver {
   private readonly running = new Set<VerifiedDelivery>();
   /** Deliveries whose id the marker holds for another payload (`plannedSession` answers 422 for them). */
   private readonly refused = new WeakSet<VerifiedDelivery>();
+  private stopReason: string | undefined;
 
   constructor(private readonly options: WebhookOptions) {
     this.now = options.now ?? Date.now;
@@ -208,6 +208,14 @@ export class WebhookReceiver {
    * Logs every delivery whose work is still running as failed, with `why`: for a process that stops
    * before that work ends (functions/node.ts), so that the operator knows what to redeliver.
    */
+  /**
+   * The server is stopping (functions/node.ts, as it cuts model turns off): a delivery that fails from now
+   * on is logged with its id and `why`, as `abandon` logs one still running at the end.
+   */
+  stopping(why: string): void {
+    this.stopReason = why;
+  }
+
   abandon(why: string): void {
     for (const d of this.running)
       this.options.log.warn('webhook delivery failed', {
@@ -257,7 +265,19 @@ export class WebhookReceiver {
     } catch (err) {
       // The marker key names the delivery without repeating a header into the log.
       const error = describeError(err);
-      this.options.log.warn('webhook delivery failed', { hook: d.name, marker: markerKey, error });
+      // A stopping server cut its turn off: logged as `abandon` logs a delivery, for redelivery.
+      if (this.stopReason)
+        this.options.log.warn('webhook delivery failed', {
+          hook: d.name,
+          delivery: d.delivery,
+          error: this.stopReason,
+        });
+      else
+        this.options.log.warn('webhook delivery failed', {
+          hook: d.name,
+          marker: markerKey,
+          error,
+        });
       // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
       return { failed: true, unknown: SatchelError.is(err) && err.extra.maybeStored === true };
     } finally {
@@ -322,10 +342,6 @@ export class WebhookReceiver {
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
-      if (first.found && own(id) && (await this.ownDeleted(d, id))) {
-        await finishMarker(sessions.objects, markerKey, claim, this.now());
-        return { session: id, duplicate: true };
-      }
       if (own(id)) await this.createIfMissing(ns, id, summary.title, base);
       const stored = await this.deliverOnce(ns, id, deliver, base, summary.title, {
         mayCreate: ownOrFixed(id),
@@ -356,9 +372,8 @@ export class WebhookReceiver {
   ): Promise<Claim | { outcome: DeliveryOutcome }> {
     const { objects } = this.options.sessions;
     const digest = await macHex(d.hook.secret, 'digest', d.body);
-    let claim: Claim | null = await readMarker(objects, markerKey);
-    if (claim) claim = { ...claim, found: true };
-    else {
+    let claim = await readMarker(objects, markerKey);
+    if (!claim) {
       const session = await this.chooseSession(d.hook, fresh, ctx);
       claim = await claimMarker(
         objects,
@@ -466,17 +481,6 @@ export class WebhookReceiver {
       await once();
       return true;
     }
-  }
-
-  /**
-   * A `new` hook's session holds its delivery alone: one that was written after its create (revision 1,
-   * the delivery's own create: only the message follows it) and then deleted held the message, and stays
-   * deleted (the marker was left `claimed`: its `stored` PUT failed too, or the process stopped). One
-   * deleted at its create's revision never held it (the append failed, the sender was told so): the
-   * session is made again under its id, with the message (review s56e).
-   */
-  private async ownDeleted(d: VerifiedDelivery, id: string): Promise<boolean> {
-    return d.hook.session === 'new' && this.options.sessions.deletedUnder(d.hook.namespace, id, 1);
   }
 
   private async createIfMissing(

@@ -365,19 +365,6 @@ export class SessionStore {
   }
 
   /**
-   * True when a session lived under `id`, was written past revision `past` and deleted, and none lives
-   * there now: the id's revision floor, which only a delete that found the object raises (to the revision
-   * it read and FLOOR_MARGIN), is above `past` and the margin, and the object is absent.
-   */
-  async deletedUnder(ns: string, id: string, past = 0): Promise<boolean> {
-    const [floor, live] = await Promise.all([
-      this.floors.read(ns, id),
-      objectExists(this.objects, keys.session(ns, id)),
-    ]);
-    return floor.value > past + FLOOR_MARGIN && !live;
-  }
-
-  /**
    * The most recently updated session, whole. A listed session whose object is gone (deleted in the
    * bucket behind Satchel's back, or a delete that crashed before its log record) is skipped, and its
    * delete is recorded in the background so the manifest heals.
