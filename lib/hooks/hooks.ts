@@ -266,18 +266,13 @@ export class WebhookReceiver {
       // The marker key names the delivery without repeating a header into the log.
       const error = describeError(err);
       // A stopping server cut its turn off: logged as `abandon` logs a delivery, for redelivery.
-      if (this.stopReason)
-        this.options.log.warn('webhook delivery failed', {
-          hook: d.name,
-          delivery: d.delivery,
-          error: this.stopReason,
-        });
-      else
-        this.options.log.warn('webhook delivery failed', {
-          hook: d.name,
-          marker: markerKey,
-          error,
-        });
+      const stop = this.stopReason;
+      this.options.log.warn(
+        'webhook delivery failed',
+        stop
+          ? { hook: d.name, delivery: d.delivery, error: stop }
+          : { hook: d.name, marker: markerKey, error },
+      );
       // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
       return { failed: true, unknown: SatchelError.is(err) && err.extra.maybeStored === true };
     } finally {
