@@ -13,6 +13,16 @@ import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 const SECRET = 'stop-turns-hook-secret';
 const servers: ChatServer[] = [];
+
+/** A hook on session ops-log with the chat server as its model. */
+const hookEnv = (chat: ChatServer) => ({
+  SATCHEL_HOOKS: JSON.stringify({
+    ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
+  }),
+  SATCHEL_MODEL_URL: chat.url,
+  SATCHEL_MODEL: 'test-model',
+  SATCHEL_CONTINUE_WAIT_MS: '200',
+});
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
@@ -21,14 +31,7 @@ it("a webhook delivery's turn cut off by stopTurns releases the lease; its redel
   const chat = await startChatServer({ hang: true });
   servers.push(chat);
   const app = await makeApp({
-    env: {
-      SATCHEL_HOOKS: JSON.stringify({
-        ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
-      }),
-      SATCHEL_MODEL_URL: chat.url,
-      SATCHEL_MODEL: 'test-model',
-      SATCHEL_CONTINUE_WAIT_MS: '200',
-    },
+    env: hookEnv(chat),
   });
   const body = JSON.stringify({ type: 'deploy.failed', service: 'api' });
   const deliver = () => app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, 'd-stop'));
@@ -55,14 +58,7 @@ it("a webhook delivery's turn cut off by stopTurns releases the lease; its redel
   chat.script({ reply: 'looking into it' });
   const later = await makeApp({
     objects: app.objects,
-    env: {
-      SATCHEL_HOOKS: JSON.stringify({
-        ops: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
-      }),
-      SATCHEL_MODEL_URL: chat.url,
-      SATCHEL_MODEL: 'test-model',
-      SATCHEL_CONTINUE_WAIT_MS: '200',
-    },
+    env: hookEnv(chat),
   });
   expect(
     (await later.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, 'd-stop'))).status,
