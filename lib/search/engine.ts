@@ -344,17 +344,15 @@ export class SearchEngine implements SessionListener {
   afterDelete(ns: string, id: string, ctx: WriteContext): void {
     this.lastDocs.delete(`${ns}/${id}`);
     const schedule = ctx.schedule ?? unattended;
-    // The purge runs whatever happens to the steps before it (it deletes the id's records too), and is run
-    // again when it fails (LsmIndex.purge); until 2026-12-06 a failed flush or listing of the records
-    // skipped it, retries and all, and the text stayed in the segments of a quiet namespace (review s56a).
+    // The purge erases the id's records with its segments' documents (LsmIndex.purge), and is run again
+    // when it fails. It runs whatever happens to the flush before it: until 2026-12-06 a failed flush or
+    // listing of the records skipped it, retries and all, and the text stayed in the segments of a quiet
+    // namespace (review s56a). The records are not deleted by prefix before it: a purge keeps the live
+    // version of an id created again since the delete, a deletion by prefix took its records too.
     schedule(
       this.records
         .flush(`${ns}/${id}`)
         .catch((err) => this.onError('lexical index record not stored before a delete', err))
-        .then(() => this.lexical.remove(ns, id))
-        .catch((err) =>
-          this.onError('lexical index records not removed; the purge erases them', err),
-        )
         .then(() => this.lexical.purge(ns, [id]))
         .catch((err) => this.onError('lexical index not purged', err)),
     );
@@ -362,18 +360,12 @@ export class SearchEngine implements SessionListener {
     // the space the namespace's vectors are in, with no call to the embeddings service, also when none is
     // configured now (vectors an earlier configuration stored; until 2026-12-06 they stayed). The space is
     // read again (1 s, 2 s, 4 s …) when that read fails.
-    const purgeVectors = async (vectors: LsmIndex<Float32Array, VecSegment> | null) => {
-      if (!vectors) return;
-      await vectors
-        .remove(ns, id)
-        .catch((err) =>
-          this.onError('vector index records not removed; the purge erases them', err),
-        );
-      await vectors.purge(ns, [id]).catch((err) => this.onError('vector index not purged', err));
-    };
     schedule(
       eraseRetried(
-        () => this.storedVectors(ns).then(purgeVectors),
+        async () =>
+          (await this.storedVectors(ns))
+            ?.purge(ns, [id])
+            .catch((err) => this.onError('vector index not purged', err)),
         (err, last) =>
           this.onError(`vector index not purged (its space unread${last ? ', gave up' : ''})`, err),
       ),

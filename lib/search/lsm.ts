@@ -179,13 +179,6 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     await this.store.delete(this.recordKey(ns, key));
   }
 
-  /** Forgets a deleted session's records (its documents in segments go at the next major compaction). */
-  async remove(ns: string, id: string): Promise<void> {
-    const state = this.states.get(ns);
-    if (state?.fresh.delete(id)) state.version++;
-    await deletePrefix(this.store, indexKeys.records(this.prefix(ns), id));
-  }
-
   /**
    * The documents for the live entries. Lagging ones are fetched from their records (or built from the
    * session objects when `build`) as long as there are at most `maxSyncFetch`; beyond that, or when the

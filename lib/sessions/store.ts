@@ -839,17 +839,19 @@ export class SessionStore {
    * object went (its answer said so, or was lost), then answers 404 (503 while that erasing fails).
    */
   private async goneAlready(ns: string, id: string, ctx: WriteContext): Promise<never> {
-    await deleteParts(this.objects, ns, id, { records: true, now: this.now() }).catch(
-      (err: unknown) => {
-        throw notErased(id, err);
-      },
-    );
     // A pending marker of the id: a write without its log record, maybe a delete whose erasing never ran
-    // (its answer was lost). One LIST, and nothing written for an id that never existed.
-    const marked = await this.objects
-      .list(keys.pending(ns, id, ''), { limit: 1 })
-      .catch(() => null);
+    // (its answer was lost). One LIST, and nothing written for an id that never existed. The purges start
+    // whatever happens to the parts' erasing (until 2026-12-06 a failure there answered 503 first, and
+    // they waited for a retry the client might never make: review s56e).
+    const [erased, marked] = await Promise.all([
+      deleteParts(this.objects, ns, id, { records: true, now: this.now() }).then(
+        () => null,
+        (err: unknown) => ({ err }),
+      ),
+      this.objects.list(keys.pending(ns, id, ''), { limit: 1 }).catch(() => null),
+    ]);
     if (marked?.objects.length) this.purgeUnlogged(ns, id, ctx);
+    if (erased) throw notErased(id, erased.err);
     throw notFound(`session ${id} does not exist`);
   }
 

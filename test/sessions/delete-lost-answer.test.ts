@@ -7,31 +7,42 @@
 // a cleanup names such sessions ("may have been deleted: delete each again").
 import { describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
-import { StorageUnavailableError } from '../../lib/storage/port.js';
+import { StorageUnavailableError, type ListOptions } from '../../lib/storage/port.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { holders } from '../support/holders.js';
 import { tempDir, word } from './unlogged-common.js';
 
 class LosesDeleteAnswer extends LocalStore {
   armed = false;
-  failNextGet = false;
+  /** How many reads of the session object fail after the lost answer. */
+  failGetsAfter = 1;
+  failGets = 0;
+  /** How many listings of audit records fail. */
+  failAuditLists = 0;
   override async delete(keys: string | string[]) {
     const k = typeof keys === 'string' ? keys : undefined;
     await super.delete(keys);
     if (this.armed && k?.includes('/sessions/')) {
       this.armed = false;
-      this.failNextGet = true;
+      this.failGets = this.failGetsAfter;
       throw new StorageUnavailableError(`delete ${k}: no answer`, undefined, {
         mayHaveLanded: true,
       });
     }
   }
   override async get(key: string) {
-    if (this.failNextGet && key.includes('/sessions/')) {
-      this.failNextGet = false;
+    if (this.failGets > 0 && key.includes('/sessions/')) {
+      this.failGets--;
       throw new StorageUnavailableError(`get ${key}: no answer`);
     }
     return super.get(key);
+  }
+  override async list(prefix: string, options?: ListOptions) {
+    if (this.failAuditLists > 0 && prefix.includes('/audit/')) {
+      this.failAuditLists--;
+      throw new StorageUnavailableError(`list ${prefix}: no answer`);
+    }
+    return super.list(prefix, options);
   }
 }
 
@@ -82,6 +93,24 @@ describe('a DELETE whose storage answer was lost (review s51b)', () => {
     const retry = await app.call('POST', '/v1/sessions/cleanup', { body: { older_than_days: 0 } });
     expect(retry.status).toBe(200);
     await app.background.drain();
+    expect(holders(dir, [secretWord])).toEqual([]);
+  });
+
+  it('a retry that finds no object still starts the purges when erasing the parts fails (review s56e)', async () => {
+    const { dir, objects, app, secretWord, id } = await seeded('lostgone');
+    // The object goes, its answer is lost, and every read of it fails until the background gave up.
+    objects.failGetsAfter = 4;
+    objects.armed = true;
+    expect((await app.call('DELETE', `/v1/sessions/${id}`)).status).toBe(503);
+    await app.background.drain();
+    expect(objects.failGets).toBe(0);
+    expect(holders(dir, [secretWord]).length).toBeGreaterThan(0); // nothing erased it yet
+    // The retry finds no object, and its listing of the audit records fails: 503 again, true.
+    objects.failAuditLists = 1;
+    const retry = await app.call('DELETE', `/v1/sessions/${id}`);
+    expect(retry.status).toBe(503);
+    await app.background.drain();
+    // Before the fix nothing was erased until a retry the client might never make.
     expect(holders(dir, [secretWord])).toEqual([]);
   });
 });
