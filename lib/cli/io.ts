@@ -181,6 +181,14 @@ export function optionWords(name: string, value: string): string[] {
   return value.startsWith('-') ? [`${name}=${value}`] : [name, value];
 }
 
+/**
+ * A printed command's positional words: after `--` when one of them starts with `-` (where it is not taken
+ * for an option), as they are otherwise (docs/cli.md's examples).
+ */
+export function positionalWords(...words: string[]): string[] {
+  return words.some((w) => w.startsWith('-')) ? ['--', ...words] : words;
+}
+
 /** A word quoted for a POSIX shell, so a printed command can be pasted back as it is. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;

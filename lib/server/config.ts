@@ -288,7 +288,7 @@ export function describeConfig(config: SatchelConfig): Record<string, string> {
     : 'none (continue stores the message only)';
   out.embeddings = config.embeddings
     ? `${config.embeddings.model} at ${publicUrl(config.embeddings.url)}`
-    : 'none (lexical search)';
+    : 'none (lexical search, local word vectors)';
   out.hooks = config.hooks.size ? [...config.hooks.keys()].join(', ') : 'none';
   return out;
 }

@@ -466,7 +466,7 @@ describe('continue: what to do next', () => {
       'To run the turn when the model is reachable again without storing the message twice:',
     );
     expect(command).toBe(
-      `  satchel continue --id ${session.id} --idempotency-key retry-me-1 -- 'what'\\''s next?'`,
+      `  satchel continue --id ${session.id} --idempotency-key retry-me-1 'what'\\''s next?'`,
     );
     chat.script({ reply: 'Ship it.' });
     const again = await satchel(

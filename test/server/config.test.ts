@@ -180,7 +180,7 @@ describe('the start banner', () => {
       storage: 'local folder data',
       auth: expect.stringContaining('SATCHEL_TOKENS is not set'),
       model: 'none (continue stores the message only)',
-      embeddings: 'none (lexical search)',
+      embeddings: 'none (lexical search, local word vectors)',
       hooks: 'none',
     });
   });

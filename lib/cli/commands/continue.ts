@@ -8,6 +8,7 @@ import {
   idempotencyKeyOption,
   keyedWrite,
   optionWords,
+  positionalWords,
   shellQuote,
 } from '../io.js';
 import {
@@ -52,8 +53,7 @@ ${REF_HELP}
       ...(given !== undefined ? optionWords('--id', given) : []),
       ...optionWords('--idempotency-key', key),
       ...refArgs(ctx.args.values),
-      '--', // a message that starts with '-' stays the message
-      message,
+      ...positionalWords(message), // a message that starts with '-' stays the message
     ];
     let answer;
     try {

@@ -8,6 +8,7 @@ import {
   idempotencyKeyOption,
   keyedWrite,
   optionWords,
+  positionalWords,
   UsageError,
 } from '../io.js';
 import { sessionTable, transcript } from '../render.js';
@@ -234,7 +235,7 @@ ${REF_HELP}
       ['--provider', provider],
     ] as const)
       if (value !== undefined) again.push(...optionWords(name, value));
-    again.push(...refArgs(ctx.args.values), '--', task);
+    again.push(...refArgs(ctx.args.values), ...positionalWords(task));
     const made = client.create({
       task,
       id,
@@ -293,7 +294,7 @@ ${REF_HELP}
     const refs = externalRefs(ctx.args.values);
     const again = ['satchel', 'session', 'append', ...optionWords('--idempotency-key', key)];
     if (role !== 'user') again.push('--role', role);
-    again.push(...refArgs(ctx.args.values), '--', id, content); // a message may start with '-'
+    again.push(...refArgs(ctx.args.values), ...positionalWords(id, content)); // a message may start with '-'
     const receipt = await keyedWrite(
       ctx
         .client()
