@@ -836,10 +836,16 @@ function isRoot(v: unknown): v is Root {
   );
 }
 
+/**
+ * A record key's document key. Its created-at part is 13 digits, more after the year 2286, and zeros then a
+ * negative number before 1970 (`indexKeys.record` pads `-14182940000` to `0-14182940000`): until 2026-12-06
+ * only 13 digits were read, and a session created before 1970 kept its records through every purge and
+ * prune (review s57c).
+ */
 function parseRecordKey(key: string, prefix: string, ext: string): DocKey | null {
-  const m = /^d\/([^/]+)\/(\d{13})-(\d+)/.exec(key.slice(prefix.length));
+  const m = /^d\/([^/]+)\/(\d{13,}|0*-\d+)-(\d+)/.exec(key.slice(prefix.length));
   if (!m || !key.endsWith(ext)) return null;
-  return { id: m[1]!, c: Number(m[2]), r: Number(m[3]) };
+  return { id: m[1]!, c: Number(m[2]!.replace(/^0+(?=-)/, '')), r: Number(m[3]) };
 }
 
 /**
