@@ -567,7 +567,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     }
   }
 
-  /** One attempt; false when another compactor won the root's sequence number. */
+  /** One attempt; false when another compactor won the root's sequence number, or wrote one after the listing. */
   private async tryPurge(ns: string, ids: Set<string>): Promise<boolean> {
     const startedAt = this.now();
     const p = this.prefix(ns);
@@ -598,6 +598,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       throw err;
     }
     if (state.corrupt) return this.rebuildForPurge(ns);
+    // A root written after the listing (another process's compaction): its segments are not in the
+    // listing, so they would outlive the purge with the text (review s57c). List again.
+    if (state.seq > Math.max(0, ...roots.map((r) => r.seq))) return false;
     const seq = Math.max(state.seq, ...roots.map((r) => r.seq), ...segmentKeys.map(seqOfName)) + 1;
     const refs: RootSegment[] = [];
     let changed = false;
