@@ -677,9 +677,7 @@ export class WriteLoop {
       // Attempts of one write share their key and may share a millisecond: the revision tells them apart.
       const revision = (previous.r as { revision?: number }).revision;
       const mine = tries.findLast(
-        (t) =>
-          t.receipt.revision === revision &&
-          t.records.some((r) => r.k === previous.k && r.at === previous.at),
+        (t) => t.receipt.revision === revision && this.holds(t, cur, previous),
       );
       if (mine) return { landed: mine };
       if (
@@ -696,6 +694,28 @@ export class WriteLoop {
       throw preconditionFailed(revisionMismatch(req.expected!, cur.revision));
     }
     return null;
+  }
+
+  /**
+   * Whether `cur` holds attempt `t`'s records (`previous` among them), so that it is this attempt that
+   * landed: every keyed one with its time and fingerprint, and every unkeyed one (its key is this
+   * process's own), unless records of its revision may have been pruned. Another server's write with the
+   * same Idempotency-Key, built on the same revision in the same millisecond, holds the key only: until
+   * 2026-12-06 that was taken for this attempt, and the requests grouped with it were answered stored
+   * (review s57b). One with the same body as a lone keyed attempt cannot be told from it (the answer is
+   * the same; its log and audit records are written once more, under the same names).
+   */
+  private holds(t: Tried, cur: StoredSession, previous: WriteRecord): boolean {
+    if (!t.records.some((r) => r.k === previous.k && r.at === previous.at)) return false;
+    const writes = cur.satchel?.writes ?? [];
+    const pruned = !unkeyedKept(cur.satchel, t.receipt.revision);
+    return t.records.every((r, i) => {
+      if (r.k.startsWith('w:')) return pruned || writes.some((w) => w.k === r.k && w.at === r.at);
+      const m = t.members[i]!;
+      const found =
+        r.k === previous.k ? previous : (findClaim(cur, m.claims, this.deps.now()) ?? m.storedOut);
+      return found?.k === r.k && found.at === r.at && found.g === r.g;
+    });
   }
 
   /** Builds, runs the pipeline, seals and PUTs once; `lost` when another writer changed the object first. */
