@@ -305,12 +305,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   /** Loads the newest root and its segments (reusing the segments `prev` already holds). */
   private async load(ns: string, prev: State<D, S> | null): Promise<State<D, S>> {
     const checkedAt = this.now();
-    const roots = await this.roots(ns).list();
-    const rootKey = roots[roots.length - 1]?.key ?? null;
+    let rootKey: string | null = null;
     let root: Root = { v: 1, seq: 0, built_at: 0, segments: [] };
     let segments: S[] = [];
     let corrupt = false;
-    if (rootKey) {
+    for (let attempt = 0; ; attempt++) {
+      rootKey = (await this.roots(ns).list()).at(-1)?.key ?? null;
+      if (!rootKey) break;
       try {
         root = await this.readRoot(rootKey);
         const had = new Map(prev?.refs.map((r, i) => [r.base, prev.segments[i]!]));
@@ -319,12 +320,18 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
           8,
           async (ref) => had.get(ref.base) ?? this.readSegment(ref.base),
         );
+        break;
       } catch (err) {
         if (!(err instanceof CorruptIndexError)) throw err;
+        // Another process's purge or compaction deleted what the root names since it was listed: a newer
+        // root stands, and is read instead (until 2026-12-06 the index counted as corrupt, and was rebuilt
+        // from every session object: review s57c).
+        if (attempt < 3 && (await this.roots(ns).list()).at(-1)?.key !== rootKey) continue;
         // Unreadable: answer from records and session objects until the rebuild (scheduled by resolve) lands.
         root = { v: 1, seq: root.seq, built_at: 0, segments: [] };
         segments = [];
         corrupt = true;
+        break;
       }
     }
     const state: State<D, S> = {
