@@ -109,8 +109,10 @@ export function summarize(
   const total = head === full.text ? undefined : utf8Length(full.text);
   // A payload's `"\ud83d"` escape, or a cut between an emoji's halves, would be a lone surrogate (no
   // UTF-8 form; strict JSON readers refuse its escape): it becomes U+FFFD, as readJson's 400 explains.
+  // The title is redacted as sent and again as one line (a secret whose name and value only its joined
+  // lines put together), before it is cut: a cut secret may be too short for its rule (review s57d).
   return {
-    title: oneLine(counted(full.title), TITLE_MAX_CHARS).toWellFormed(),
+    title: oneLine(counted(oneLine(counted(full.title), Infinity)), TITLE_MAX_CHARS).toWellFormed(),
     text: truncateUtf8(counted(head), maxBytes, total).toWellFormed(),
     redactions,
   };

@@ -50,6 +50,7 @@ function fnv32(s: string): string {
  * byte order mark, Latin-1; MCP `blob` and Bedrock `bytes` fields. 8 (2026-12-05): keys split across text
  * parts where a word runs on into a piece, or where a part alone matched a shorter key; `data:` URLs
  * streamed in parts, in groups with blanks, or with colons in their parameters; UTF-16 without a byte
- * order mark whose first characters are not ASCII.
+ * order mark whose first characters are not ASCII. 9 (2026-12-06): `pass`/`pwd` names and name/value
+ * pairs in JSON; `\u`-escaped and wrapped-base64 forms of known values.
  */
-const WALK = '\nwalk:8';
+const WALK = '\nwalk:9';

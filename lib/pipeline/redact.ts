@@ -69,6 +69,13 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
         find(view, found);
         for (const i of found) ranges.push(at[i]!);
       });
+      // Known values' base64 forms across the line breaks of wrapped base64 (`base64` wraps at 76).
+      if (forms)
+        unwrappedViews(text, (view, at) => {
+          const found: number[] = [];
+          find(view, found);
+          for (const i of found) ranges.push(at[i]!);
+        });
       return ranges.length === 0 ? { text, count: 0 } : apply(text, ranges);
     },
   };
@@ -646,6 +653,82 @@ function windowViews(
   }
 }
 
+/** A line's base64 (either alphabet, padded or not). */
+const BASE64_RUN = /[A-Za-z0-9+/_-]*={0,2}/y;
+
+/** Whether `text` from `start` to `end` is base64 (BASE64_RUN). */
+function base64Between(text: string, start: number, end: number): boolean {
+  BASE64_RUN.lastIndex = start;
+  BASE64_RUN.exec(text);
+  return BASE64_RUN.lastIndex === end;
+}
+
+/**
+ * Calls `scan` with each run of wrapped base64 in `text` with its line breaks taken out, and each view
+ * position's (and the end's) position in the text: two or more whole lines (after their indentation) of
+ * one width (60 to 120, a multiple of 4: `base64` writes 76, PEM and `openssl` 64) and a last one no
+ * longer, as inlineUrl reads a `data:` URL's lines; line breaks real or escaped in JSON text. A known
+ * value's base64 that runs over a line break is found there (until 2026-12-06 it was kept, review s57d).
+ * One pass over the lines, most of them told by their length alone; nothing is built without such runs.
+ */
+function unwrappedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
+  let nl = text.indexOf('\n');
+  let esc = text.indexOf('\\n');
+  if (text.length < 128 || (nl < 0 && esc < 0)) return;
+  let lines: number[] = []; // [start, end) of the lines of the run being gathered
+  let width = 0;
+  const flush = () => {
+    if (lines.length >= 4) unwrapped(text, lines, scan);
+    lines = [];
+  };
+  for (let from = 0; from >= 0;) {
+    if (nl >= 0 && nl < from) nl = text.indexOf('\n', from);
+    if (esc >= 0 && esc < from) esc = text.indexOf('\\n', from);
+    const real = nl >= 0 && (esc < 0 || nl < esc);
+    const at = real ? nl : esc < 0 ? text.length : esc; // the line break
+    const cr = real ? +(text[at - 1] === '\r') : 2 * +(at >= 2 && text.startsWith('\\r', at - 2));
+    const end = Math.max(from, at - cr);
+    if (!lines.length && end - from < 60) {
+      from = at === text.length ? -1 : at + (real ? 1 : 2); // too short to start a run: the common case
+      continue;
+    }
+    let start = from;
+    while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+    const n = end - start;
+    const first = n >= 60 && n <= 120 && n % 4 === 0;
+    if ((lines.length ? n > 0 && n <= width : first) && base64Between(text, start, end)) {
+      if (!lines.length) width = n;
+      lines.push(start, end);
+      if (n < width) flush();
+    } else {
+      flush();
+      if (first && base64Between(text, start, end)) lines.push(start, end);
+      width = n;
+    }
+    from = at === text.length ? -1 : at + (real ? 1 : 2);
+  }
+  flush();
+}
+
+/** The view of one run of lines (`unwrappedViews`): their text joined, and where each character was. */
+function unwrapped(
+  text: string,
+  lines: number[],
+  scan: (view: string, at: Int32Array) => void,
+): void {
+  let size = 0;
+  for (let i = 0; i < lines.length; i += 2) size += lines[i + 1]! - lines[i]!;
+  const at = new Int32Array(size + 1);
+  let view = '';
+  let n = 0;
+  for (let i = 0; i < lines.length; i += 2) {
+    view += text.slice(lines[i]!, lines[i + 1]!);
+    for (let k = lines[i]!; k < lines[i + 1]!; k++) at[n++] = k;
+  }
+  at[n] = lines[lines.length - 1]!;
+  scan(view, at);
+}
+
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */
 function apply(text: string, ranges: number[]): Redaction {
   // The scan finds them mostly in order of their start (not always: keywords of several lengths, the
@@ -697,12 +780,18 @@ function knownForms(values: string[]): string[] {
     forms.add(hex.toUpperCase());
     const encoded = encodeURIComponent(value);
     if (encoded !== value) forms.add(encoded);
-    // A value with `"` or `\` inside JSON text (a tool's output), and inside JSON in a JSON string.
+    // A value with `"` or `\` inside JSON text (a tool's output), and inside JSON in a JSON string; with
+    // every character outside ASCII as `\uXXXX` too, as Python's json.dumps, `jq -a` and PHP write it
+    // (either case of hex digits; until 2026-12-06 such a value was kept, review s57d).
     const escaped = JSON.stringify(value).slice(1, -1);
-    if (escaped !== value) {
-      forms.add(escaped);
-      forms.add(JSON.stringify(escaped).slice(1, -1));
-    }
+    const unit = (c: string) => c.charCodeAt(0).toString(16).padStart(4, '0');
+    const ascii = escaped.replace(/[^\0-\x7f]/g, (c) => '\\u' + unit(c));
+    const upper = escaped.replace(/[^\0-\x7f]/g, (c) => '\\u' + unit(c).toUpperCase());
+    for (const form of new Set([escaped, ascii, upper]))
+      if (form !== value) {
+        forms.add(form);
+        forms.add(JSON.stringify(form).slice(1, -1));
+      }
     // Inside a longer base64 text the value can start at any of three byte alignments.
     for (let pad = 0; pad < 3; pad++) {
       const b64 = toBase64(new Uint8Array([...new Uint8Array(pad), ...bytes]));

@@ -44,10 +44,26 @@ const NOT_PLACEHOLDER =
   raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|` +
   raw`any|unknown|object|optional|secretstr)${VALUE_END})`;
 
-/** A quoted value: no leading/trailing blank, no newline, no backslash; the closing quote must follow. */
+/** A value quoted with `q` (a plain quote, not after a backslash), to the same quote: see QUOTED_VALUE. */
+function quotedWith(q: string): string {
+  const edge = raw`(?:[^\s${q}\\]|\\[^\n])`; // the first and last character: no blank
+  return (
+    raw`(?<=(?<!\\)${q})${NOT_PLACEHOLDER}(?![,+;()])` +
+    raw`${edge}(?:(?:[^${q}\n\\]|\\[^\n]){0,510}${edge})?(?=${q})`
+  );
+}
+
+/**
+ * A quoted value: no leading/trailing blank, no newline; the closing quote must follow. After a plain quote
+ * the value runs to the same quote, and may hold the other two and escapes (`\"`, `\\`, `\u00e4`: a JSON,
+ * Python or shell value `Lm2"Zx9`, `Zx9\q`, `pässwort` as json.dumps writes it; until 2026-12-06 a value
+ * with any of them was kept whole, review s57d). After an escaped quote (JSON inside a JSON string) the
+ * value holds no quote and no backslash, as before.
+ */
 const QUOTED_VALUE =
-  raw`(?<=["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
-  raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60])`;
+  raw`(?:${quotedWith('"')}|${quotedWith("'")}|${quotedWith('\x60')}|` +
+  raw`(?<=\\["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
+  raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60]))`;
 
 /**
  * An unquoted value. Code references are skipped: dotted names without digits (`process.env.API_KEY`,
@@ -166,6 +182,24 @@ const NOT_SECRET_KEY_NAMES =
   'composite|unique|shard|bucket|blob|license_?file|sign|cursor|page|next|prev|pk|fk|instrumentation|' +
   'dedupe|' +
   'redis|lock|queue|local_?storage|session_?storage|react|list|dict|sort_?by|group_?by|message';
+
+/** A line break, real or escaped in JSON text (`\n`, `\r\n`). */
+const LINE_BREAK = raw`(?:\r?\n|(?:\\r)?\\n)`;
+/** A line of base64 in a PEM block. */
+const PEM_LINE = '[A-Za-z0-9+/=]{1,128}';
+
+/**
+ * Before `value` (a lookbehind): a `name` or `key` field (`ParameterKey` too) whose value ends in a word of
+ * save.ts SENSITIVE_KEY (`DB_PASSWORD`, `X-Api-Key`, `SMTP_PASS`), then a comma or a line break. Every
+ * run is bounded and each is closed by a character the next cannot take: the lookbehind cannot backtrack
+ * more than a few hundred steps.
+ */
+const PAIR_NAME =
+  raw`(?<=(?:name|key)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?[A-Za-z0-9_./-]{0,64}` +
+  raw`(?:password|passwd|passphrase|secret|token|credentials?|auth|authorization|apikey|secret_key_base|` +
+  raw`(?<![A-Za-z0-9])pass|[_-]pwd|(?:api|access|private|secret|signing|master|encryption|client|account)` +
+  raw`[_-]?key)(?:\\?["'])?[ \t]{0,16}(?:,[ \t]{0,16})?(?:${LINE_BREAK}[ \t]{0,64})?` +
+  raw`(?:\\?["'])?(?:parameter)?)`;
 
 /** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
 const COOKIE_PAIR = new RegExp(
@@ -894,6 +928,20 @@ export const rules: Rule[] = [
       'y',
     ),
   },
+  {
+    // The key material before an END line, without its BEGIN (a key read in two chunks: the second holds
+    // the primes). Group 1, in the lookbehind: whole lines of base64 (real or `\n` escaped line breaks),
+    // the first at the text's start, a line's or a quote's.
+    id: 'private-key-block-tail',
+    keywords: ['-----end'],
+    pattern: new RegExp(
+      raw`(?<=(?:^|[\r\n"'\x60]|\\n)(${PEM_LINE}(?:${LINE_BREAK}${PEM_LINE}){0,255})${LINE_BREAK})` +
+        raw`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`,
+      'y',
+    ),
+    group: 1,
+    minLength: 16,
+  },
 
   // ------------------------------------------------------------------------------------ URLs and HTTP
   {
@@ -1615,6 +1663,19 @@ export const rules: Rule[] = [
     group: 1,
     entropy: 3,
     not: NAMESPACED,
+    placeholders: true,
+  },
+  {
+    // A secret-sounding name and its value in sibling fields (PAIR_NAME): Kubernetes `env` (`- name:
+    // DB_PASSWORD` then `value: …`, YAML or JSON), ECS task definitions, HAR headers, CloudFormation.
+    id: 'name-value-pair',
+    keywords: ['value:', 'value"', "value'", 'value\\'],
+    pattern: assignment([], {
+      key: SEPARATOR_AHEAD('value') + PAIR_NAME + 'value',
+      unquoted: PASSWORD_VALUE,
+    }),
+    group: 1,
+    minLength: 4,
     placeholders: true,
   },
   {

@@ -527,15 +527,36 @@ export const corePipeline: SavePipeline = {
 
 /**
  * Names whose values are secrets whatever they look like, by how the name ends (any case): the words of
- * the text rules (`password`, `passwd`, `passphrase`, `pwd`, `pass` as a word, `secret`, `token`,
- * `credentials`, `auth`, `authorization`) and names of keys (`secret_key`, `signingKey`, `API_KEY`,
- * `apikey`); not `key` or `keys` alone (a lookup), nor keys that name no secret (`public_key`, `sortKey`).
+ * the text rules (`password`, `passwd`, `passphrase`, `secret`, `token`, `credentials`, `auth`,
+ * `authorization`) and names of keys (`secret_key`, `signingKey`, `API_KEY`, `apikey`, Rails'
+ * `secret_key_base`); not `key` or `keys` alone (a lookup), nor keys that name no secret (`public_key`,
+ * `sortKey`). Names ending in `pass` or `pwd` as a word are PASS_NAME's.
  */
 const SENSITIVE_KEY = new RegExp(
   String.raw`(?:password|passwd|passphrase|secret|token|credentials?|authorization|auth|apikey|` +
-    String.raw`(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)$`,
+    String.raw`secret_key_base|(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)$`,
   'i',
 );
+
+/** Whether a value under the name `key` is a secret whatever it looks like (SENSITIVE_KEY). */
+const sensitiveKey = (key: string) => SENSITIVE_KEY.test(key);
+
+/**
+ * Names ending in the word `pass` or `pwd` (`pass`, `DB_PASS`, `smtp_pass`, `userPass`, `MYSQL_PWD`; not
+ * `bypass`, nor `pwd` alone, a shell's directory): a pass count too (`first_pass: 2`), so their string
+ * values go whole where the text rules find a secret in `name="value"` (`generic-pass`, which redacts the
+ * same pair in a tool's output). Until 2026-12-06 tool-call arguments and metadata kept them (review s57d).
+ */
+const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd|PWD))$/;
+
+/** Whether `value` under the name `key` (PASS_NAME's) is a secret by the text rules; counted when it is. */
+function passValue(key: string, value: string, text: TextFn, hit: () => void): boolean {
+  if (!PASS_NAME.test(key) || key.length > 256 || value.length > 4096) return false;
+  const pair = `${key}=${JSON.stringify(value)}`;
+  if (text(pair, true) === pair) return false;
+  hit();
+  return true;
+}
 
 /** Redacts `s`; `quiet`: its secrets are counted elsewhere. */
 type TextFn = (s: string, quiet?: boolean) => string;
@@ -562,7 +583,7 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
     } else {
       const walk: TextFn = key === PARTS_FIELD ? (s) => text(s, own.has(s)) : text;
       // Two names that redact alike (two tokens) keep both values: `[REDACTED] 2` (review s52f).
-      putOwn(out, text(key), redactJson(value, walk, hit, SENSITIVE_KEY.test(key)));
+      putOwn(out, text(key), redactJson(value, walk, hit, sensitiveKey(key)));
     }
   }
   // The parts are redacted one by one, and their text is the content, unless a secret was split across
@@ -872,26 +893,56 @@ function redactJson(
     const out: Record<string, unknown> = {};
     // Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line.
     const inHeaders = field !== undefined && /headers$/i.test(field);
+    const pair = pairOf(value as Record<string, unknown>);
     for (const [k, v] of Object.entries(value)) {
-      const under = secret || SENSITIVE_KEY.test(k);
+      // A pair's value is read under the pair's name (`{"name": "DB_PASSWORD", "value": …}`).
+      const name = pair?.field === k ? pair.name : k;
+      const under = secret || sensitiveKey(k) || (name !== k && sensitiveKey(name));
+      if (!under && typeof v === 'string' && passValue(k, v, text, hit)) {
+        putOwn(out, text(k), PLACEHOLDER);
+        continue;
+      }
       const red = redactJson(v, text, hit, under, depth + 1, k);
-      const header = !under && typeof red === 'string' && (inHeaders || /^(set-)?cookie$/i.test(k));
-      putOwn(out, text(k), header ? withName(k, red, text, hit) : red);
+      const header = inHeaders || /^(set-)?cookie$/i.test(name);
+      const named = !under && typeof red === 'string' && (header || name !== k);
+      putOwn(out, text(k), named ? withName(name, red, text, hit, header ? ': ' : '=') : red);
     }
     return out;
   }
   return value;
 }
 
+/** Fields naming a pair's name, and its value's (Kubernetes and ECS `env`, HAR, CloudFormation, SSM). */
+const PAIR_NAME = ['name', 'Name', 'key', 'Key', 'ParameterKey'];
+const PAIR_VALUE = ['value', 'Value', 'ParameterValue'];
+
+/**
+ * A name/value pair, as Kubernetes (`env: [{name, value}]`), ECS task definitions, HAR (`headers: [{name,
+ * value}]`) and CloudFormation write a variable or a header: its name, and the field holding its value.
+ * Until 2026-12-06 the value was read alone, without the name that says it is a secret (review s57d).
+ */
+function pairOf(o: Record<string, unknown>): { name: string; field: string } | undefined {
+  const name = PAIR_NAME.find((k) => typeof o[k] === 'string');
+  const field = name && PAIR_VALUE.find((k) => Object.hasOwn(o, k));
+  return field ? { name: o[name!] as string, field } : undefined;
+}
+
 /**
  * A header's value (in an object under a `…headers` field, or named `Cookie`) redacted again as `name:
  * value`, as its line: rules that know a secret by its header name (`Cookie:`, `Ocp-Apim-Subscription-Key:`,
  * `x-functions-key:`) see both, where until 2026-12-06 such values were kept (review s52f). Not every field:
- * `{"object-key": "uploads/report.pdf"}` is data (review s52h). Short values only.
+ * `{"object-key": "uploads/report.pdf"}` is data (review s52h). A name/value pair's value (`pairOf`) is
+ * read as `NAME=value`, the variable it sets (`GITHUB_PAT=…`). Short values only.
  */
-function withName(name: string, value: string, text: TextFn, hit: () => void): string {
+function withName(
+  name: string,
+  value: string,
+  text: TextFn,
+  hit: () => void,
+  separator = ': ',
+): string {
   if (value.length > 4096 || name.length > 256) return value;
-  const head = `${name}: `;
+  const head = name + separator;
   const pair = text(head + value, true);
   if (pair === head + value || !pair.startsWith(head)) return value;
   hit();

@@ -484,6 +484,31 @@ pos(
   '',
 );
 
+pos(
+  'private-key-block-tail',
+  'read_file deploy.pem (offset 14):\n',
+  `${pemBody(6)}\n${fake(B64, 20)}==`,
+  '\n-----END RSA PRIVATE KEY-----\n',
+);
+pos(
+  'private-key-block-tail',
+  '{"content": "',
+  `${pemBody(4, '\\n')}\\n${fake(B64, 24)}`,
+  '\\n-----END PRIVATE KEY-----"}',
+);
+pos(
+  'name-value-pair',
+  '        env:\n        - name: DB_PASSWORD\n          value: ',
+  `${fake(B62, 12)}#${fake(B62, 6)}`,
+  '\n        - name: LOG_LEVEL\n          value: info\n',
+);
+pos(
+  'name-value-pair',
+  '"environment": [{"name": "STRIPE_API_KEY", "value": "',
+  fake(B62, 28),
+  '"}]',
+);
+
 // URLs and HTTP
 pos(
   'url-credentials',
