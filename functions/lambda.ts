@@ -1,5 +1,6 @@
 // Lambda entry (API Gateway HTTP API v2 and function URLs): S3 storage; background work is drained
-// before the handler returns, since a frozen function would otherwise stall it.
+// before the handler returns, since a frozen function would otherwise stall it, up to the invocation's
+// deadline (lambda-time.ts). Events are checked before hono's adapter reads them (lambda-event.ts).
 import { gzipSync } from 'node:zlib';
 import { handle } from 'hono/aws-lambda';
 import { ConfigError, createServerLogger, loadConfig } from '../lib/server/config.js';
@@ -8,6 +9,16 @@ import { configurationProblem, typeFor } from '../lib/http/problem.js';
 import type { Logger } from '../lib/model/log.js';
 import { S3Store } from '../lib/storage/s3.js';
 import { nodeWire } from '../lib/storage/s3-node.js';
+import {
+  asSent,
+  headerOf,
+  methodOf,
+  prepared,
+  withoutReadBody,
+  withoutStage,
+  type Refusal,
+} from './lambda-event.js';
+import { deadlineOf, drainBy, TURN_MARGIN_MS } from './lambda-time.js';
 
 /**
  * A synchronous invocation answers at most 6 MB: the result's JSON, the body a JSON string in it, where a
@@ -20,6 +31,14 @@ const LAMBDA_SESSION_BYTES = 4 * 1024 * 1024;
 const LAMBDA_MAX_SESSION_BYTES = 5 * 1024 * 1024;
 /** AWS's limit on a synchronous invocation's result (its JSON), in bytes. */
 const LAMBDA_ANSWER_BYTES = 6 * 1024 * 1024;
+
+/**
+ * The most sessions one cleanup deletes on Lambda; the rest are left for the next call (`remaining`), as
+ * on Workers. About 19 storage requests each, 8 at a time: at 40 ms a request a batch takes 2-4 s, well
+ * within API Gateway's 30 s (until 2026-12-06 a cleanup deleted them all in one call: a few hundred
+ * passed it, and the function's timeout cut a delete between its object and its records, review s57a).
+ */
+const LAMBDA_CLEANUP_BATCH = 32;
 
 const ready = (async () => {
   // An empty value means unset, as everywhere else: the Lambda default, not the Node server's 32 MiB.
@@ -39,14 +58,23 @@ const ready = (async () => {
     log,
     shortLived: true,
     answersAfterBackground: true,
+    cleanupBatch: LAMBDA_CLEANUP_BATCH,
   });
-  return { handler: handle(built.app), background: built.background, log };
+  // The app as the adapter calls it: a method a Request cannot carry (TRACE) is put back (`asSent`).
+  const app = {
+    fetch: (request: Request, env: { event?: object }) =>
+      built.app.fetch(asSent(request, env.event && sentMethods.get(env.event)), env),
+  } as unknown as typeof built.app;
+  return { handler: handle(app), background: built.background, continuer: built.continuer, log };
 })();
 // A configuration error is logged once, at init, and answers every request (below); it must not end the
 // init as an unhandled rejection, which fails each invocation with no word of the cause.
 ready.catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(`satchel: ${err.message}`);
 });
+
+/** The methods of events sent on as GET because a Request cannot carry them (lambda-event.ts). */
+const sentMethods = new WeakMap<object, string>();
 
 export const handler = async (
   event: Parameters<ReturnType<typeof handle>>[0],
@@ -63,16 +91,88 @@ export const handler = async (
       body: JSON.stringify(configurationProblem(app.message)),
       isBase64Encoded: false,
     };
-  const { handler: inner, background, log } = app;
-  const { event: routed, stage } = withoutStage(withoutReadBody(event));
-  const result = singleValued((await inner(routed, context)) as LambdaResult);
-  await background.drain();
+  const { handler: inner, background, continuer, log } = app;
+  const started = performance.now();
+  const checked = prepared(withoutReadBody(event));
+  if ('status' in checked) return refused(checked, event, log, started) as never;
+  const { event: routed, stage } = withoutStage(checked.event);
+  if (checked.method !== undefined) sentMethods.set(routed, checked.method);
+  // Answered by the invocation's deadline: a model turn ends in time for its 502, the drain at it.
+  const deadline = deadlineOf(context);
+  continuer.turnsEndBy = deadline === undefined ? undefined : deadline - TURN_MARGIN_MS;
+  const adapted = await unlogged(() => inner(routed, context));
+  if ('failed' in adapted)
+    return refused(unread(adapted.failed, log), event, log, started) as never;
+  const result = singleValued(adapted.result as LambdaResult);
+  const method = methodOf(event).toUpperCase();
+  await drainBy(background, deadline, log, { method, status: result.statusCode });
   // A (Content-)Location the API answers is a path from the root it routes on: under a named stage's.
   const headers = result.headers ?? {};
   for (const name of ['location', 'content-location'])
     if (stage && headers[name]?.startsWith('/')) headers[name] = stage + headers[name];
   return fitted(result, routed, log) as Awaited<ReturnType<typeof inner>>;
 };
+
+/**
+ * The adapter's answer, or what it failed on when it could make no Request of the event: it answers that
+ * itself (a text/plain 400 "Invalid request") after `console.error` of undici's error, which quotes the
+ * header value it refused (a bearer token reached the log, review s57a). That call comes in the
+ * synchronous part of the adapter's, during which console.error is held here and that line kept out.
+ */
+async function unlogged<T>(call: () => Promise<T>): Promise<{ result: T } | { failed: unknown }> {
+  let failed: { error: unknown } | undefined;
+  const print = console.error;
+  console.error = (...args: unknown[]) => {
+    if (args[0] === 'Error processing request:') failed = { error: args[1] };
+    else print(...args);
+  };
+  let pending: Promise<T>;
+  try {
+    pending = call();
+  } finally {
+    console.error = print;
+  }
+  const result = await pending;
+  return failed ? { failed: failed.error } : { result };
+}
+
+/** The refusal of an event the checks passed but the adapter still could not read (no message kept). */
+function unread(error: unknown, log: Logger): Refusal | { status: 500; detail: string } {
+  log.warn('the adapter could make no request of the event', {
+    error: error instanceof Error ? error.name : typeof error,
+  });
+  return error instanceof TypeError
+    ? {
+        status: 400,
+        detail: 'the request could not be read: a header, the method or the URL is malformed',
+      }
+    : { status: 500, detail: 'the request could not be read' };
+}
+
+/** A request answered before the app, as problem+json, with its access-log line (route `-`). */
+function refused(
+  refusal: { status: 400 | 500; detail: string },
+  event: object,
+  log: Logger,
+  started: number,
+): LambdaResult {
+  const { status, detail } = refusal;
+  const sent = methodOf(event);
+  const method = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/.test(sent) ? sent : '-';
+  log.info('request', {
+    method,
+    route: '-',
+    status,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+  });
+  const title = status === 400 ? 'Bad Request' : 'Internal Server Error';
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/problem+json' },
+    body: JSON.stringify({ type: typeFor(status), title, status, detail }),
+    isBase64Encoded: false,
+  };
+}
 
 interface LambdaResult {
   statusCode: number;
@@ -132,7 +232,7 @@ function fitted(result: LambdaResult, event: object, log: Logger): LambdaResult 
     zippedSize = Buffer.byteLength(JSON.stringify(zipped));
     if (zippedSize <= LAMBDA_ANSWER_BYTES) return zipped;
   }
-  const method = methodOf(event);
+  const method = methodOf(event).toUpperCase();
   log.warn('answer too large for Lambda', {
     method,
     status: result.statusCode,
@@ -198,55 +298,4 @@ function acceptsGzip(header: string | undefined): boolean {
     if (name === '*') star = weight > 0;
   }
   return star;
-}
-
-function headerOf(event: object, name: string): string | undefined {
-  const headers = (event as { headers?: Record<string, string | undefined> }).headers ?? {};
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
-  return undefined;
-}
-
-function methodOf(event: object): string {
-  const e = event as { httpMethod?: string; requestContext?: { http?: { method?: string } } };
-  return (e.requestContext?.http?.method ?? e.httpMethod ?? '').toUpperCase();
-}
-
-/**
- * An HTTP API (payload 2.0) event through a named stage of the API's own endpoint
- * (`<api>.execute-api.<region>.amazonaws.com`) carries the stage in its path (`/prod/v1/health`,
- * `requestContext.stage: "prod"`); the API routes on the path without it, as through the `$default`
- * stage, a custom domain and function URLs. Answers the event to route and the prefix taken off ('' for none).
- */
-function withoutStage<E extends object>(event: E): { event: E; stage: string } {
-  const e = event as {
-    rawPath?: string;
-    requestContext?: { stage?: string; domainName?: string; http?: { path?: string } };
-  };
-  const name = e.requestContext?.stage;
-  // Only the API's own endpoint puts the stage in the path: through a custom domain's API mapping the
-  // path has none, whatever the stage is named (one named `v1` is not the API's `/v1`).
-  const own = /\.execute-api\.[a-z0-9-]+\.amazonaws\.com$/.test(e.requestContext?.domainName ?? '');
-  const stage = own && name && name !== '$default' ? `/${name}` : '';
-  if (!stage || !e.rawPath?.startsWith(stage + '/')) return { event, stage: '' };
-  const http = e.requestContext!.http;
-  const path = (p?: string) => (p?.startsWith(stage + '/') ? p.slice(stage.length) : p);
-  return {
-    event: {
-      ...event,
-      rawPath: path(e.rawPath),
-      requestContext: {
-        ...e.requestContext,
-        ...(http ? { http: { ...http, path: path(http.path) } } : {}),
-      },
-    },
-    stage,
-  };
-}
-
-/** A GET or HEAD with a body (which Node serves, ignoring it) without it: Hono cannot build that request. */
-function withoutReadBody<E extends object>(event: E): E {
-  const method = methodOf(event);
-  if ((method === 'GET' || method === 'HEAD') && (event as { body?: unknown }).body != null)
-    return { ...event, body: undefined };
-  return event;
 }

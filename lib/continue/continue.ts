@@ -80,6 +80,12 @@ export class Continuer {
    */
   private readonly turns = new Set<AbortController>();
   private stopped = false;
+  /**
+   * When a model turn must end at the latest (ms since the epoch), besides the model timeout: set by a
+   * runtime stopped at a time limit of its own (the Lambda entry, per invocation), so that a turn cut off
+   * answers its 502 "your message was stored" before the runtime stops (review s57a).
+   */
+  turnsEndBy: number | undefined;
 
   constructor(private readonly options: ContinuerOptions) {
     const { model } = options;
@@ -391,7 +397,9 @@ export class Continuer {
     const { model, search, log } = this.options;
     // The turn's own signal, fired by its timeout or by `stopTurns`.
     const turnSignal = new AbortController();
-    const timer = setTimeout(() => turnSignal.abort(), model!.timeoutMs);
+    const left = this.turnsEndBy === undefined ? Infinity : this.turnsEndBy - Date.now();
+    const ms = Math.max(0, Math.min(model!.timeoutMs, left));
+    const timer = setTimeout(() => turnSignal.abort(), ms);
     this.turns.add(turnSignal);
     if (this.stopped) turnSignal.abort();
     try {
@@ -413,7 +421,12 @@ export class Continuer {
         kind: err.kind,
         status: err.status,
       });
-      const why = stopped ? 'the server is stopping and cut the model turn off' : err.message;
+      const why = stopped
+        ? 'the server is stopping and cut the model turn off'
+        : err.kind === 'timeout' && ms < model!.timeoutMs
+          ? `the model did not answer in the ${Math.round(ms / 100) / 10} s this request had left ` +
+            "before the runtime's time limit"
+          : err.message;
       throw badGateway(
         `${why}; your message was stored (${revision}) and no reply was stored. ` +
           retryAdvice(idempotencyKey, ' to run the turn without storing the message again'),

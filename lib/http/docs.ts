@@ -6,7 +6,8 @@ import type { OpenApiDocument, Operation } from './openapi.js';
  * bodies, responses and the document's examples, then every schema as a table of fields. An error that
  * many operations answer the same way (401, 503, …) is described once, in "Shared errors", and each
  * operation links to it instead of repeating the row. Readable at 390 px: tables scroll on their own,
- * long paths and code wrap.
+ * long paths and code wrap. Its link to the OpenAPI document is relative to the page: under an API
+ * Gateway stage `/prod/docs` links `/prod/openapi.json` (review s57a: `/openapi.json` was outside the API).
  */
 
 /** An error row repeated by at least this many operations is shown once, under "Shared errors". */
@@ -291,7 +292,7 @@ ${STYLE}
 </style></head><body>
 <h1>${esc(doc.info.title)} API <small>v${esc(doc.info.version)}</small></h1>
 <p>${prose(doc.info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${esc(doc.openapi)}).</p>
+<p>Machine-readable: <a href="./openapi.json">openapi.json</a> (OpenAPI ${esc(doc.openapi)}).</p>
 <nav><h2>Operations</h2><ul>${nav}</ul></nav>
 <h2 id="shared-errors">Shared errors</h2>
 <p>Answers that many operations give in the same way (every error body is \
