@@ -97,7 +97,6 @@ it('a continue cut off by SIGTERM says its message is stored; its printed comman
     'slow-1',
     '--idempotency-key',
     'stop-lease-key-1',
-    '--',
     'hello slow',
   ];
   expect(await cut).toEqual({
