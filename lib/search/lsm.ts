@@ -310,6 +310,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     let segments: S[] = [];
     let corrupt = false;
     for (let attempt = 0; ; attempt++) {
+      // Each attempt from nothing: a root read before its segment went is not kept when none stands now.
+      root = { v: 1, seq: 0, built_at: 0, segments: [] };
+      segments = [];
       rootKey = (await this.roots(ns).list()).at(-1)?.key ?? null;
       if (!rootKey) break;
       try {

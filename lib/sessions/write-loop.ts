@@ -702,13 +702,21 @@ export class WriteLoop {
    * process's own), unless records of its revision may have been pruned. Another server's write with the
    * same Idempotency-Key, built on the same revision in the same millisecond, holds the key only: until
    * 2026-12-06 that was taken for this attempt, and the requests grouped with it were answered stored
-   * (review s57b). One with the same body as a lone keyed attempt cannot be told from it (the answer is
-   * the same; its log and audit records are written once more, under the same names).
+   * (review s57b); nor may the object hold records of that commit this attempt did not make (another
+   * server grouped the same request with others: review s57e). Another server's same request alone in
+   * its commit cannot be told from this attempt (the answer is the same; its log and audit records are
+   * written once more, under the same names).
    */
   private holds(t: Tried, cur: StoredSession, previous: WriteRecord): boolean {
     if (!t.records.some((r) => r.k === previous.k && r.at === previous.at)) return false;
     const writes = cur.satchel?.writes ?? [];
-    const pruned = !unkeyedKept(cur.satchel, t.receipt.revision);
+    // A commit's records share its time and revision: one there that this attempt did not make is another
+    // server's, which grouped the same keyed request with others (review s57e).
+    const ours = new Set(t.records.map((r) => r.k));
+    const revision = t.receipt.revision;
+    if (writes.some((w) => w.at === previous.at && !ours.has(w.k) && revisionOf(w) === revision))
+      return false;
+    const pruned = !unkeyedKept(cur.satchel, revision);
     return t.records.every((r, i) => {
       if (r.k.startsWith('w:')) return pruned || writes.some((w) => w.k === r.k && w.at === r.at);
       const m = t.members[i]!;
@@ -1546,4 +1554,9 @@ function answerMembers(
 function ownReceipt(receipt: WriteReceipt, record: WriteRecord): WriteReceipt {
   const own = ownRedactions.get(record);
   return own === undefined ? receipt : { ...receipt, redactions: own };
+}
+
+/** The revision a write record's receipt names. */
+function revisionOf(w: WriteRecord): number | undefined {
+  return (w.r as { revision?: number }).revision;
 }

@@ -142,3 +142,88 @@ describe('one Idempotency-Key, two bodies, two servers at once', () => {
     60_000,
   );
 });
+
+// Review s57e (fixed 2026-12-06; failed on the code before the fix): the mirror case. A lone keyed append
+// on A lost its PUT to B's group commit of the same request with another client's unkeyed append, on the
+// same revision in the same millisecond. A's re-read found every record of its own attempt (the key's) and
+// took B's commit for its own: it answered its own receipt (turns, bytes of a version without B's other
+// message) and ran its after-commit work for a version never stored. A commit's records share its time and
+// revision: one there that A did not make now says the commit is another's, and A answers it as a replay.
+describe('a lone keyed append on A, the same request grouped with another on B', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('A answers what is stored at its revision (not its own never-stored version)', async () => {
+    const real = Date.now.bind(Date);
+    let skew = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => real() + skew);
+    const shared = tempLocalStore('group-theirs');
+    const gateA = new Gate(shared);
+    const gateB = new Gate(shared);
+    const a = await makeApp({ objects: gateA });
+    const b = await makeApp({ objects: gateB });
+    await a.call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } });
+    const send = (app: typeof a, content: string, key?: string) =>
+      app.call('POST', '/v1/sessions/g/messages', {
+        body: { messages: [{ role: 'user', content }] },
+        ...(key ? { headers: { 'idempotency-key': key } } : {}),
+      });
+    await send(a, 'warm a');
+    await send(b, 'warm b');
+    await send(a, 'warm a2'); // A's cache at the same revision as B's
+    await send(b, 'warm b2');
+    skew = -60_000; // every writer now stamps previous + 1 ms
+
+    let aReached!: () => void;
+    const aAtPut = new Promise<void>((r) => (aReached = r));
+    let releaseA!: () => void;
+    const aMayPut = new Promise<void>((r) => (releaseA = r));
+    let fromA: ReturnType<typeof send> | undefined;
+
+    // A's lone k: its PUT (built on x's revision) waits until B's group has landed.
+    gateA.rules.push({
+      when: (t) => t.includes('"zebra-k"') && t.includes('"x"'),
+      then: async () => {
+        aReached();
+        await aMayPut;
+      },
+    });
+    // B: x commits after k and u queued behind it (one group on B); that group's PUT waits for A to have
+    // built its own k on x's revision, then lands, then A's PUT goes (412: re-read).
+    gateB.rules.push(
+      { when: (t) => t.includes('"x"'), then: () => new Promise((r) => setTimeout(r, 80)) },
+      {
+        when: (t) => t.includes('"zebra-k"') && t.includes('"quokka-u"'),
+        then: async () => {
+          fromA = send(a, 'zebra-k', 'the-key');
+          await aAtPut;
+        },
+      },
+    );
+    const bx = send(b, 'x');
+    await new Promise((r) => setTimeout(r, 20));
+    const [rx, rk, ru] = await Promise.all([
+      bx,
+      send(b, 'zebra-k', 'the-key'),
+      send(b, 'quokka-u'),
+    ]);
+    releaseA();
+    const ra = await fromA!;
+    skew = 0;
+    await settleAll(a);
+    await settleAll(b);
+    const stored = (await b.call('GET', '/v1/sessions/g')).json;
+    const contents = stored.messages.map((m: { content: string }) => m.content);
+    // The precondition of the scenario: B's group stored k and u together, once each.
+    expect([rx.status, rk.status, ru.status, ra.status]).toEqual([200, 200, 200, 200]);
+    expect(contents.filter((c: string) => c === 'zebra-k').length).toBe(1);
+    expect(rk.json.revision).toBe(ru.json.revision);
+    // A's answer for k: the revision B's group stored. It must tell that revision's truth.
+    expect(ra.json.revision).toBe(rk.json.revision);
+    const atRevision = stored.revision === rk.json.revision ? stored : null;
+    expect(atRevision).not.toBeNull();
+    expect({ turns: ra.json.turns, bytes: ra.json.bytes }).toEqual({
+      turns: rk.json.turns,
+      bytes: rk.json.bytes,
+    });
+  }, 60_000);
+});
