@@ -37,12 +37,18 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
   const known = knownForms(values);
   // Every form at once: where one starts, the longest there (one regex pass is about twice as fast as an
   // indexOf per form). A lookahead, stepped one character on, finds forms that overlap too.
-  const forms = known.length
-    ? new RegExp(
-        `(?=(${known.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')}))`,
-        'g',
-      )
-    : undefined;
+  const formsOf = (list: string[]) =>
+    list.length
+      ? new RegExp(
+          `(?=(${list.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')}))`,
+          'g',
+        )
+      : undefined;
+  const forms = formsOf(known);
+  // Only forms of base64's characters can run over a line break of wrapped base64 (unwrappedViews).
+  const wrapped = known.filter((f) => /^[A-Za-z0-9+/_=-]+$/.test(f));
+  const wrappedForms = formsOf(wrapped);
+  const breaks = crossings(wrapped);
   return {
     withKnownValues: (more) =>
       more.length === 0
@@ -51,12 +57,12 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
     redact(text: string): Redaction {
       const ranges: number[] = [];
       // Known values' forms in `view`, as [start, end) pairs.
-      const find = (view: string, found: number[]) => {
-        if (!forms) return;
-        forms.lastIndex = 0;
-        for (let m = forms.exec(view); m; m = forms.exec(view)) {
+      const find = (view: string, found: number[], re = forms) => {
+        if (!re) return;
+        re.lastIndex = 0;
+        for (let m = re.exec(view); m; m = re.exec(view)) {
           found.push(m.index, m.index + m[1]!.length);
-          forms.lastIndex = m.index + 1;
+          re.lastIndex = m.index + 1;
         }
       };
       automaton.scan(text, ranges);
@@ -70,10 +76,10 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
         for (const i of found) ranges.push(at[i]!);
       });
       // Known values' base64 forms across the line breaks of wrapped base64 (`base64` wraps at 76).
-      if (forms)
-        unwrappedViews(text, (view, at) => {
+      if (wrappedForms)
+        unwrappedViews(text, breaks, (view, at) => {
           const found: number[] = [];
-          find(view, found);
+          find(view, found, wrappedForms);
           for (const i of found) ranges.push(at[i]!);
         });
       return ranges.length === 0 ? { text, count: 0 } : apply(text, ranges);
@@ -139,8 +145,17 @@ const CODE_REFERENCE = new RegExp(
     String.raw`exports\.|module\.exports|getenv\(|get_secret|getSecret|functions?\b)`,
 );
 
-/** A value without its surrounding blanks and a quote at either end. */
-const bare = (value: string) => value.trim().replace(/^["'`]|["'`]$/g, '');
+/**
+ * A value without its surrounding blanks and a quote (plain or escaped, once or twice) at either end,
+ * with JSON's escapes of `<`, `>`, `&` read (Go writes `\u003cpassword\u003e`): a stand-in written with
+ * escapes, `\"${DB_PASSWORD}\"`, is one as its unescaped form is (until 2026-12-06 it was redacted,
+ * review s57f).
+ */
+function bare(value: string): string {
+  const v = value.trim().replace(/^\\{0,3}["'`]|\\{0,3}["'`]$/g, '');
+  if (!v.includes('\\u00')) return v;
+  return v.replace(/\\u00(3c|3e|26)/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
 
 /** True for references and placeholders that are not secrets themselves. */
 export function isPlaceholder(value: string): boolean {
@@ -671,14 +686,18 @@ function base64Between(text: string, start: number, end: number): boolean {
  * value's base64 that runs over a line break is found there (until 2026-12-06 it was kept, review s57d).
  * One pass over the lines, most of them told by their length alone; nothing is built without such runs.
  */
-function unwrappedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
+function unwrappedViews(
+  text: string,
+  breaks: Crossings,
+  scan: (view: string, at: Int32Array) => void,
+): void {
   let nl = text.indexOf('\n');
   let esc = text.indexOf('\\n');
   if (text.length < 128 || (nl < 0 && esc < 0)) return;
   let lines: number[] = []; // [start, end) of the lines of the run being gathered
   let width = 0;
   const flush = () => {
-    if (lines.length >= 4) unwrapped(text, lines, scan);
+    if (lines.length >= 4) unwrapped(text, lines, breaks, scan);
     lines = [];
   };
   for (let from = 0; from >= 0;) {
@@ -710,23 +729,81 @@ function unwrappedViews(text: string, scan: (view: string, at: Int32Array) => vo
   flush();
 }
 
-/** The view of one run of lines (`unwrappedViews`): their text joined, and where each character was. */
+/**
+ * What a form can look like at a line break it runs over (`unwrappedViews`): `reach`, one less than the
+ * longest form; the 4 characters any form can end a line with (`tails`) or start the next one with
+ * (`heads`). A form of 8 or more characters across a break has one or the other there.
+ */
+interface Crossings {
+  reach: number;
+  heads: Set<number>;
+  tails: Set<number>;
+}
+
+/** The 4 characters of `s` from `at` as one number (they are ASCII: base64's), without a copy. */
+const four = (s: string, at: number) =>
+  ((s.charCodeAt(at) << 21) | (s.charCodeAt(at + 1) << 14) | (s.charCodeAt(at + 2) << 7)) +
+  s.charCodeAt(at + 3);
+
+function crossings(forms: string[]): Crossings {
+  const out: Crossings = { reach: 0, heads: new Set(), tails: new Set() };
+  for (const f of forms) {
+    out.reach = Math.max(out.reach, f.length - 1);
+    for (let k = 1; k + 4 <= f.length; k++) out.heads.add(four(f, k));
+    for (let k = 4; k < f.length; k++) out.tails.add(four(f, k - 4));
+  }
+  return out;
+}
+
+/**
+ * The views of one run of lines (`unwrappedViews`): at each line break a form can run over (`Crossings`),
+ * the lines' text joined `reach` either side of it, and where each view position (and the end) was. Only
+ * there: until 2026-12-06 the whole run was copied and searched again, and wrapped base64 with known values
+ * redacted two to four times slower (review s57f).
+ */
 function unwrapped(
   text: string,
   lines: number[],
+  breaks: Crossings,
   scan: (view: string, at: Int32Array) => void,
 ): void {
-  let size = 0;
-  for (let i = 0; i < lines.length; i += 2) size += lines[i + 1]! - lines[i]!;
-  const at = new Int32Array(size + 1);
-  let view = '';
-  let n = 0;
-  for (let i = 0; i < lines.length; i += 2) {
-    view += text.slice(lines[i]!, lines[i + 1]!);
-    for (let k = lines[i]!; k < lines[i + 1]!; k++) at[n++] = k;
+  for (let j = 2; j < lines.length; j += 2) {
+    const end = lines[j - 1]!;
+    const start = lines[j]!;
+    const crossed =
+      (end - lines[j - 2]! >= 4 && breaks.tails.has(four(text, end - 4))) ||
+      (lines[j + 1]! - start >= 4 && breaks.heads.has(four(text, start)));
+    if (crossed) windowAt(text, lines, j, breaks.reach, scan);
   }
-  at[n] = lines[lines.length - 1]!;
-  scan(view, at);
+}
+
+/** The view `reach` either side of the line break before line `j / 2` of `lines` (`unwrapped`). */
+function windowAt(
+  text: string,
+  lines: number[],
+  j: number,
+  reach: number,
+  scan: (view: string, at: Int32Array) => void,
+): void {
+  const pieces: number[] = []; // [start, end) in the text, in order
+  for (let i = j - 2, left = reach; i >= 0 && left > 0; i -= 2) {
+    const a = Math.max(lines[i]!, lines[i + 1]! - left);
+    pieces.unshift(a, lines[i + 1]!);
+    left -= lines[i + 1]! - a;
+  }
+  for (let i = j, left = reach; i < lines.length && left > 0; i += 2) {
+    const b = Math.min(lines[i + 1]!, lines[i]! + left);
+    pieces.push(lines[i]!, b);
+    left -= b - lines[i]!;
+  }
+  const at: number[] = [];
+  let view = '';
+  for (let i = 0; i < pieces.length; i += 2) {
+    view += text.slice(pieces[i]!, pieces[i + 1]!);
+    for (let k = pieces[i]!; k < pieces[i + 1]!; k++) at.push(k);
+  }
+  at.push(pieces[pieces.length - 1]!);
+  scan(view, Int32Array.from(at));
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */

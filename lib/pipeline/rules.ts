@@ -44,26 +44,41 @@ const NOT_PLACEHOLDER =
   raw`|(?:null|nil|none|true|false|undefined|string|number|boolean|bool|str|bytes|int|` +
   raw`any|unknown|object|optional|secretstr)${VALUE_END})`;
 
+/**
+ * Code between two string literals, not a value: another quote and a concatenation (`'" + new_pw + "'`,
+ * PHP's `" . $s . "`, SQL's `' || x || '`, VB's `" & x & "`). Until 2026-12-06 a value after `password = '`
+ * could run over it to the next `'` (review s57f).
+ */
+const CONCATENATION = raw`["'\x60][ \t]{0,16}(?:\+|\|\||\.{1,2}[ \t$]|&[ \t])`;
+
 /** A value quoted with `q` (a plain quote, not after a backslash), to the same quote: see QUOTED_VALUE. */
 function quotedWith(q: string): string {
   const edge = raw`(?:[^\s${q}\\]|\\[^\n])`; // the first and last character: no blank
   return (
-    raw`(?<=(?<!\\)${q})${NOT_PLACEHOLDER}(?![,+;()])` +
+    raw`(?<=(?<!\\)${q})${NOT_PLACEHOLDER}(?![,+;()])(?!${CONCATENATION})` +
     raw`${edge}(?:(?:[^${q}\n\\]|\\[^\n]){0,510}${edge})?(?=${q})`
   );
 }
+
+/**
+ * An escape of JSON inside a JSON string (`\\\"`, `\\\\`, `\\u00e4`: a quote, a backslash, a letter
+ * outside ASCII one level down), and a value's first or last character there (review s57f).
+ */
+const ESCAPED_TWICE = raw`\\\\(?:\\[^\n]|u[0-9A-Fa-f]{4})`;
+const ESCAPED_EDGE = raw`(?:[^\s"'\x60\\]|${ESCAPED_TWICE})`;
 
 /**
  * A quoted value: no leading/trailing blank, no newline; the closing quote must follow. After a plain quote
  * the value runs to the same quote, and may hold the other two and escapes (`\"`, `\\`, `\u00e4`: a JSON,
  * Python or shell value `Lm2"Zx9`, `Zx9\q`, `pässwort` as json.dumps writes it; until 2026-12-06 a value
  * with any of them was kept whole, review s57d). After an escaped quote (JSON inside a JSON string) the
- * value holds no quote and no backslash, as before.
+ * value holds no plain quote or backslash, but escapes one level down (ESCAPED_TWICE; until 2026-12-06 a
+ * value with any was kept whole, review s57f).
  */
 const QUOTED_VALUE =
   raw`(?:${quotedWith('"')}|${quotedWith("'")}|${quotedWith('\x60')}|` +
   raw`(?<=\\["'\x60])${NOT_PLACEHOLDER}(?![,+;()])` +
-  raw`[^\s"'\x60\\](?:[^"'\x60\n\\]{0,510}[^\s"'\x60\\])?(?=\\?["'\x60]))`;
+  raw`${ESCAPED_EDGE}(?:(?:[^"'\x60\n\\]|${ESCAPED_TWICE}){0,510}${ESCAPED_EDGE})?(?=\\?["'\x60]))`;
 
 /**
  * An unquoted value. Code references are skipped: dotted names without digits (`process.env.API_KEY`,
@@ -187,19 +202,33 @@ const NOT_SECRET_KEY_NAMES =
 const LINE_BREAK = raw`(?:\r?\n|(?:\\r)?\\n)`;
 /** A line of base64 in a PEM block. */
 const PEM_LINE = '[A-Za-z0-9+/=]{1,128}';
+/** Before a PEM line: an indentation (YAML's `tls.key: |`), or a line number and a tab (`cat -n`). */
+const PEM_PREFIX = raw`[ \t]{0,64}(?:[0-9]{1,9}\t)?`;
 
 /**
  * Before `value` (a lookbehind): a `name` or `key` field (`ParameterKey` too) whose value ends in a word of
  * save.ts SENSITIVE_KEY (`DB_PASSWORD`, `X-Api-Key`, `SMTP_PASS`), then a comma or a line break. Every
  * run is bounded and each is closed by a character the next cannot take: the lookbehind cannot backtrack
- * more than a few hundred steps.
+ * more than a few hundred steps. Group 1 holds the word when it names a password or a secret, and is unset
+ * for names of tokens, auth settings and keys (PAIR_TOKEN_VALUE).
  */
 const PAIR_NAME =
   raw`(?<=(?:name|key)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?[A-Za-z0-9_./-]{0,64}` +
-  raw`(?:password|passwd|passphrase|secret|token|credentials?|auth|authorization|apikey|secret_key_base|` +
-  raw`(?<![A-Za-z0-9])pass|[_-]pwd|(?:api|access|private|secret|signing|master|encryption|client|account)` +
-  raw`[_-]?key)(?:\\?["'])?[ \t]{0,16}(?:,[ \t]{0,16})?(?:${LINE_BREAK}[ \t]{0,64})?` +
-  raw`(?:\\?["'])?(?:parameter)?)`;
+  raw`(?:(password|passwd|passphrase|secret|credentials?|secret_key_base|(?<![A-Za-z0-9])pass|[_-]pwd)|` +
+  raw`token|auth|authorization|apikey|` +
+  raw`(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)` +
+  raw`(?:\\?["'])?[ \t]{0,16}(?:,[ \t]{0,16})?(?:${LINE_BREAK}[ \t]{0,64})?(?:\\?["'])?(?:parameter)?)`;
+
+/**
+ * After PAIR_NAME's `value`: under a name of a token, an auth setting or a key (group 1 unset: a
+ * backreference to it matches nothing, `(?=\1)` holds and `(?!\1)` fails), only a token-like value, as the
+ * same name written directly gets (`generic-token`, `AUTH=`: 8 characters, a digit or 20, and a letter). A
+ * setting's word stays (`SMTP_AUTH` `login`, `ENABLE_TOKEN` `enabled`): until 2026-12-06 every name went
+ * as a password did (review s57f). Under a password's name (group 1 set) any value, as before.
+ */
+const PAIR_TOKEN_VALUE =
+  raw`(?:(?!\1)|(?=\1)(?=(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?` +
+  raw`(?=[^\s"'\x60\\]{8})(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})(?=[^\s"'\x60]{0,255}[A-Za-z])))`;
 
 /** One `name=value` pair of a cookie string (group 1: the value); not attributes, not analytics ids. */
 const COOKIE_PAIR = new RegExp(
@@ -931,11 +960,13 @@ export const rules: Rule[] = [
   {
     // The key material before an END line, without its BEGIN (a key read in two chunks: the second holds
     // the primes). Group 1, in the lookbehind: whole lines of base64 (real or `\n` escaped line breaks),
-    // the first at the text's start, a line's or a quote's.
+    // the first at the text's start, a line's or a quote's; each line indented or numbered as `cat -n` and
+    // read tools print it (PEM_PREFIX; until 2026-12-06 such a tail was kept, review s57f).
     id: 'private-key-block-tail',
     keywords: ['-----end'],
     pattern: new RegExp(
-      raw`(?<=(?:^|[\r\n"'\x60]|\\n)(${PEM_LINE}(?:${LINE_BREAK}${PEM_LINE}){0,255})${LINE_BREAK})` +
+      raw`(?<=(?:^|[\r\n"'\x60]|\\n)${PEM_PREFIX}` +
+        raw`(${PEM_LINE}(?:${LINE_BREAK}${PEM_PREFIX}${PEM_LINE}){0,255})${LINE_BREAK}${PEM_PREFIX})` +
         raw`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`,
       'y',
     ),
@@ -1671,10 +1702,10 @@ export const rules: Rule[] = [
     id: 'name-value-pair',
     keywords: ['value:', 'value"', "value'", 'value\\'],
     pattern: assignment([], {
-      key: SEPARATOR_AHEAD('value') + PAIR_NAME + 'value',
+      key: SEPARATOR_AHEAD('value') + PAIR_NAME + 'value' + PAIR_TOKEN_VALUE,
       unquoted: PASSWORD_VALUE,
     }),
-    group: 1,
+    group: 2,
     minLength: 4,
     placeholders: true,
   },

@@ -542,12 +542,13 @@ const SENSITIVE_KEY = new RegExp(
 const sensitiveKey = (key: string) => SENSITIVE_KEY.test(key);
 
 /**
- * Names ending in the word `pass` or `pwd` (`pass`, `DB_PASS`, `smtp_pass`, `userPass`, `MYSQL_PWD`; not
- * `bypass`, nor `pwd` alone, a shell's directory): a pass count too (`first_pass: 2`), so their string
- * values go whole where the text rules find a secret in `name="value"` (`generic-pass`, which redacts the
- * same pair in a tool's output). Until 2026-12-06 tool-call arguments and metadata kept them (review s57d).
+ * Names ending in the word `pass` or `pwd` (`pass`, `DB_PASS`, `smtp_pass`, `userPass`, `MYSQL_PWD`,
+ * `dbPwd`; not `bypass`, nor `pwd` alone, a shell's directory): a pass count too (`first_pass: 2`), so their
+ * string values go whole where the text rules find a secret in `name="value"` (`generic-pass`, which
+ * redacts the same pair in a tool's output). Until 2026-12-06 tool-call arguments and metadata kept them
+ * (review s57d), and camelCase `…Pwd` names until review s57f.
  */
-const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd|PWD))$/;
+const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd|PWD)|[a-z0-9]Pwd)$/;
 
 /** Whether `value` under the name `key` (PASS_NAME's) is a secret by the text rules; counted when it is. */
 function passValue(key: string, value: string, text: TextFn, hit: () => void): boolean {
