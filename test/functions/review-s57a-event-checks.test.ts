@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureConsole } from '../support/logs.js';
+import { httpApiEvent, type LambdaResult } from '../support/lambda-events.js';
 import { s3Env } from '../support/s3.js';
 
 // Review s57a, items 3 and 4: events hono/aws-lambda turns into a Request badly.
@@ -11,13 +12,7 @@ import { s3Env } from '../support/s3.js';
 // - A non-ASCII Idempotency-Key (`clé-1`) was percent-encoded by the adapter (`cl%C3%A9-1`), a valid key:
 //   two keys named one write, where the Node server answers 400. X-Satchel-Delivery likewise.
 
-type Result = {
-  statusCode: number;
-  headers: Record<string, string>;
-  multiValueHeaders?: Record<string, string[]>;
-  body: string;
-};
-let handler: (event: unknown, context: unknown) => Promise<Result>;
+let handler: (event: unknown, context: unknown) => Promise<LambdaResult>;
 const TOKEN = 'tok_s57a_event_checks_0123456789';
 const HOOK_SECRET = 's57a-hook-secret-0123456789';
 const HOST = 'abc.lambda-url.us-east-1.on.aws';
@@ -27,27 +22,7 @@ afterAll(() => logged.restore());
 
 /** A payload 2.0 event (function URL / HTTP API `$default`). */
 function v2(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {
-      host: HOST,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    requestContext: {
-      domainName: HOST,
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
-      requestId: 'r',
-      routeKey: '$default',
-      stage: '$default',
-      timeEpoch: Date.now(),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    isBase64Encoded: false,
-  };
+  return httpApiEvent(method, path, { host: HOST, body, headers });
 }
 
 beforeAll(async () => {
@@ -61,7 +36,7 @@ beforeAll(async () => {
   handler = (await import('../../functions/lambda.js')).handler as never;
 });
 
-const problem = (r: Result) => JSON.parse(r.body) as { status: number; detail: string };
+const problem = (r: LambdaResult) => JSON.parse(r.body) as { status: number; detail: string };
 
 describe('Lambda: events the adapter cannot make a Request of', () => {
   it('a header value holding NUL: 400 problem+json with its access line, the value in no log', async () => {

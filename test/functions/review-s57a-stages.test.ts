@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureConsole } from '../support/logs.js';
+import { httpApiEvent, type LambdaResult } from '../support/lambda-events.js';
 import { s3Env } from '../support/s3.js';
 
 // Review s57a, item 2: stages of an API Gateway API's own endpoint.
@@ -10,13 +11,7 @@ import { s3Env } from '../support/s3.js';
 // - The stage's root without a slash (`/prod`) was a 404, where `/prod/` redirects to `/prod/ui`.
 // - The /docs page linked `/openapi.json`, outside the API under a stage.
 
-type Result = {
-  statusCode: number;
-  headers: Record<string, string>;
-  multiValueHeaders?: Record<string, string[]>;
-  body: string;
-};
-let handler: (event: unknown, context: unknown) => Promise<Result>;
+let handler: (event: unknown, context: unknown) => Promise<LambdaResult>;
 const TOKEN = 'tok_s57a_stages_0123456789';
 const HOST = 'abc123.execute-api.us-east-1.amazonaws.com';
 const logged = captureConsole();
@@ -57,22 +52,11 @@ function v1(method: string, path: string, body?: string) {
 
 /** An HTTP API (payload 2.0) event through stage `prod` of the endpoint `host`: the stage in its path. */
 function v2(method: string, path: string, host = HOST) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: { host, authorization: `Bearer ${TOKEN}` },
-    requestContext: {
-      domainName: host,
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
-      requestId: 'r',
-      routeKey: '$default',
-      stage: 'prod',
-      timeEpoch: Date.now(),
-    },
-    isBase64Encoded: false,
-  };
+  return httpApiEvent(method, path, {
+    host,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    stage: 'prod',
+  });
 }
 
 describe('Lambda through a named stage', () => {

@@ -7,6 +7,7 @@ import { ANSWER_MARGIN_MS, TURN_MARGIN_MS } from '../../functions/lambda-time.js
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { captureConsole } from '../support/logs.js';
+import { httpApiEvent, type LambdaResult } from '../support/lambda-events.js';
 import { s3Env } from '../support/s3.js';
 
 // Review s57a, item 1: nothing bounded a Lambda invocation's time, which Lambda stops at the function's
@@ -20,8 +21,7 @@ import { s3Env } from '../support/s3.js';
 // - A continue's model turn ran to SATCHEL_MODEL_TIMEOUT_MS (120 s by default) whatever the invocation
 //   had left: Lambda stopped it mid-turn, with no "message stored" 502 and its lease left (a retry: 409).
 
-type Result = { statusCode: number; headers: Record<string, string>; body: string };
-let handler: (event: unknown, context: unknown) => Promise<Result>;
+let handler: (event: unknown, context: unknown) => Promise<LambdaResult>;
 let proxy: FaultProxy;
 let chat: ChatServer;
 let prefix: string;
@@ -34,29 +34,13 @@ const HOST = 'abc.lambda-url.us-east-1.on.aws';
 const logged = captureConsole();
 afterAll(() => logged.restore());
 
-/** A payload 2.0 event (function URL) of namespace `ns`. */
+/** A payload 2.0 event of namespace `ns`'s token. */
 function v2(ns: keyof typeof TOKENS, method: string, path: string, body?: unknown) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {
-      host: HOST,
-      authorization: `Bearer ${TOKENS[ns]}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    requestContext: {
-      domainName: HOST,
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
-      requestId: 'r',
-      routeKey: '$default',
-      stage: '$default',
-      timeEpoch: Date.now(),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    isBase64Encoded: false,
-  };
+  return httpApiEvent(method, path, {
+    host: HOST,
+    body,
+    headers: { authorization: `Bearer ${TOKENS[ns]}` },
+  });
 }
 
 /** A Lambda context whose invocation has `ms` left. */
@@ -137,7 +121,7 @@ describe('Lambda: an invocation answers within its time', () => {
     const answered = () =>
       logged.find('request').some((r) => r.method === 'DELETE' && r.status === 204);
     proxy.setPlan(() => (answered() ? { action: 'hold' } : undefined));
-    let r: Result;
+    let r: LambdaResult;
     try {
       // An invocation at its deadline already (no time left beyond the margin to answer). Until
       // 2026-12-06 it answered once storage gave the held requests up (8 s), saying nothing.

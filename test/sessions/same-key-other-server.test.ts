@@ -12,7 +12,7 @@ import { PassThrough } from '../support/search-process.js';
 import { openTestS3 } from '../support/s3.js';
 import type { PutOptions } from '../../lib/storage/port.js';
 
-/** Server A's view of the folder: a conditional PUT of session `g` whose body `when` matches waits for `then`. */
+/** A server's view of the folder: a conditional PUT of session `g` whose body `when` matches waits for `then`. */
 class Gate extends PassThrough {
   rules: { when: (text: string) => boolean; then: () => Promise<void> }[] = [];
   override async put(k: string, body: Uint8Array, options?: PutOptions) {
@@ -23,6 +23,31 @@ class Gate extends PassThrough {
     }
     return this.inner.put(k, body, options);
   }
+}
+
+/**
+ * Two servers (A through `gateA`, B through `gateB`) on one folder, session `g` made and written from
+ * both; `skew` sets both clocks (a minute behind: every write then stamps previous + 1 ms, as while the
+ * session's updated_at is ahead of their clocks).
+ */
+async function twoServers(label: string) {
+  const real = Date.now.bind(Date);
+  const clock = { skew: 0 };
+  vi.spyOn(Date, 'now').mockImplementation(() => real() + clock.skew);
+  const shared = tempLocalStore(label);
+  const gateA = new Gate(shared);
+  const gateB = new Gate(shared);
+  const a = await makeApp({ objects: gateA });
+  const b = await makeApp({ objects: gateB });
+  await a.call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } });
+  const send = (app: typeof a, content: string, key?: string) =>
+    app.call('POST', '/v1/sessions/g/messages', {
+      body: { messages: [{ role: 'user', content }] },
+      ...(key ? { headers: { 'idempotency-key': key } } : {}),
+    });
+  await send(a, 'warm a');
+  await send(b, 'warm b');
+  return { a, b, gateA, gateB, send, clock };
 }
 
 // A client's keyed append is queued on server A behind a running write, in one group commit with another
@@ -36,24 +61,8 @@ describe('a keyed retry through another server, grouped with an unkeyed append o
   afterEach(() => vi.restoreAllMocks());
 
   it('every 200 unkeyed append is stored', async () => {
-    const real = Date.now.bind(Date);
-    let skew = 0;
-    // Both servers' clocks: right for the warm-up, then a minute behind the session's last write (made by
-    // a device whose clock is a minute ahead): every write then stamps `updated_at` = previous + 1 ms.
-    vi.spyOn(Date, 'now').mockImplementation(() => real() + skew);
-    const shared = tempLocalStore('group-mine');
-    const gate = new Gate(shared);
-    const a = await makeApp({ objects: gate });
-    const b = await makeApp({ objects: shared });
-    await a.call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } });
-    const send = (app: typeof a, content: string, key?: string) =>
-      app.call('POST', '/v1/sessions/g/messages', {
-        body: { messages: [{ role: 'user', content }] },
-        ...(key ? { headers: { 'idempotency-key': key } } : {}),
-      });
-    await send(a, 'warm a');
-    await send(b, 'warm b');
-    skew = -60_000;
+    const { a, b, gateA: gate, send, clock } = await twoServers('group-mine');
+    clock.skew = -60_000;
     let retry: ReturnType<typeof send> | undefined;
     // x's commit waits until k and u have queued behind it (one group), and that group's commit waits until
     // the client's retry of k has been stored through B.
@@ -71,7 +80,7 @@ describe('a keyed retry through another server, grouped with an unkeyed append o
       },
     );
     const [rx, rk, ru] = await Promise.all([send(a, 'x'), send(a, 'k', 'the-key'), send(a, 'u')]);
-    skew = 0;
+    clock.skew = 0;
     const rr = await retry;
     await settleAll(a);
     await settleAll(b);
@@ -153,25 +162,10 @@ describe('a lone keyed append on A, the same request grouped with another on B',
   afterEach(() => vi.restoreAllMocks());
 
   it('A answers what is stored at its revision (not its own never-stored version)', async () => {
-    const real = Date.now.bind(Date);
-    let skew = 0;
-    vi.spyOn(Date, 'now').mockImplementation(() => real() + skew);
-    const shared = tempLocalStore('group-theirs');
-    const gateA = new Gate(shared);
-    const gateB = new Gate(shared);
-    const a = await makeApp({ objects: gateA });
-    const b = await makeApp({ objects: gateB });
-    await a.call('POST', '/v1/sessions', { body: { id: 'g', task: 'group' } });
-    const send = (app: typeof a, content: string, key?: string) =>
-      app.call('POST', '/v1/sessions/g/messages', {
-        body: { messages: [{ role: 'user', content }] },
-        ...(key ? { headers: { 'idempotency-key': key } } : {}),
-      });
-    await send(a, 'warm a');
-    await send(b, 'warm b');
+    const { a, b, gateA, gateB, send, clock } = await twoServers('group-theirs');
     await send(a, 'warm a2'); // A's cache at the same revision as B's
     await send(b, 'warm b2');
-    skew = -60_000; // every writer now stamps previous + 1 ms
+    clock.skew = -60_000; // every writer now stamps previous + 1 ms
 
     let aReached!: () => void;
     const aAtPut = new Promise<void>((r) => (aReached = r));
@@ -208,7 +202,7 @@ describe('a lone keyed append on A, the same request grouped with another on B',
     ]);
     releaseA();
     const ra = await fromA!;
-    skew = 0;
+    clock.skew = 0;
     await settleAll(a);
     await settleAll(b);
     const stored = (await b.call('GET', '/v1/sessions/g')).json;
