@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { httpApiEvent } from '../support/lambda-events.js';
 import { s3Env } from '../support/s3.js';
 import { captureConsole } from '../support/logs.js';
 
@@ -21,28 +22,11 @@ const LIMIT = 6 * 1024 * 1024; // AWS: 6,291,456 bytes for a synchronous answer
 const CAP = 4 * 1024 * 1024; // the Lambda default of SATCHEL_MAX_SESSION_BYTES
 
 function event(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {
-      host: 'fn.lambda-url.eu-west-1.on.aws',
-      authorization: 'Bearer tok_lambda_6mb_0123',
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    requestContext: {
-      domainName: 'fn.lambda-url.eu-west-1.on.aws',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
-      requestId: 'r',
-      routeKey: '$default',
-      stage: '$default',
-      timeEpoch: Date.now(),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    isBase64Encoded: false,
-  };
+  return httpApiEvent(method, path, {
+    host: 'fn.lambda-url.eu-west-1.on.aws',
+    body,
+    headers: { authorization: 'Bearer tok_lambda_6mb_0123', ...headers },
+  });
 }
 
 /** What the Lambda runtime sends back: the result object serialised as JSON. */
