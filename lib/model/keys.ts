@@ -43,8 +43,6 @@ export const indexKeys = {
   vectors: (ns: string, spaceHash: string) => `ns/${ns}/x/v/${spaceHash}/`,
   /** Which embedding space the stored vectors are in. */
   vectorsMeta: (ns: string) => `ns/${ns}/x/vectors_meta.json`,
-  /** Records of one session under an index prefix. */
-  records: (prefix: string, id: string) => `${prefix}d/${id}/`,
   /** The record of one session version (`c` = created_at ms, `r` = revision). */
   record: (prefix: string, id: string, c: number, r: number, ext: string) =>
     `${prefix}d/${id}/${pad(c, 13)}-${r}${ext}`,
