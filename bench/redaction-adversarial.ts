@@ -48,6 +48,22 @@ export const UNITS = [
   'secret: x',
   'pgpass',
   '-----BEGIN PRIVATE KEY-----',
+  // The rules of 2026-12-06 (reviews s57d, s57f): a key's tail, name/value pairs, quoted values with escapes.
+  '-----END PRIVATE KEY-----',
+  '-----END PRIVATE KEY-----\n',
+  'name: X_TOKEN\nvalue: ',
+  '{"name":"X_TOKEN","value":"a"},',
+  '{"Name":"DB_PASSWORD","Value":',
+  '"password": "a\\"b\\\\c\\u0022',
+  'password = \'" + pw + "\'',
+  'pass=',
+  'pwd: "\\"',
+  // Quoted values the checks reject, and text dense with escapes (2026-12-06: 4 to 5 MB/s before).
+  '"password": "ab"',
+  "password='ab' ",
+  '%3A',
+  '\\/',
+  '\\u0022',
 ];
 
 function fill(unit: string, size: number): string {

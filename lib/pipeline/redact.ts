@@ -270,6 +270,8 @@ function buildAutomaton(rules: Rule[]): Automaton {
  */
 interface Compiled extends Rule {
   indexed?: RegExp;
+  /** The keywords in lower case by their first character (nextKeyword). */
+  byFirst?: Map<string, { kw: string; word: boolean }[]>;
   seen?: string;
   ok?: boolean;
 }
@@ -539,7 +541,7 @@ const STARTS = new Uint8Array(ALPHABET).map(
  * Where, in `text` between `start` and `end`, the first keyword of `rule` begins that may start another
  * secret: after a separator, or a word's keyword after a capital (`PGPASSWORD=`); else `end`.
  */
-function nextKeyword(rule: Rule, text: string, start: number, end: number): number {
+function nextKeyword(rule: Compiled, text: string, start: number, end: number): number {
   // Most rejected values hold neither (`signature=x`, `pwd=pwd=…`), nor a character outside ASCII (its
   // lower case may differ in length): no keyword in them starts a secret, and none is searched for.
   let k = start;
@@ -547,19 +549,31 @@ function nextKeyword(rule: Rule, text: string, start: number, end: number): numb
   if (k === end) return end;
   ruleWork.rescanned += end - start;
   const low = text.slice(start, end).toLowerCase();
-  const starts = (k: number, word: boolean) =>
-    SEPARATOR.test(low[k - 1]!) || (word && /[A-Z]/.test(text[start + k - 1]!));
-  let first = end;
-  for (const keyword of rule.keywords) {
-    const kw = keyword.toLowerCase();
-    const word = /^[a-z]/.test(kw);
-    for (let k = low.indexOf(kw, 1); k > 0 && start + k < first; k = low.indexOf(kw, k + 1))
-      if (starts(k, word)) {
-        first = start + k;
-        break;
-      }
+  const byFirst = (rule.byFirst ??= keywordsByFirst(rule.keywords));
+  // The first place after a separator (or a word's after a capital) where one of the keywords starts.
+  for (let k = 1; k < low.length && start + k < end; k++) {
+    const list = byFirst.get(low[k]!);
+    if (list === undefined) continue;
+    const separated = SEPARATOR.test(low[k - 1]!);
+    if (!separated && !CAPITAL.test(text[start + k - 1]!)) continue;
+    for (const { kw, word } of list)
+      if ((separated || word) && low.startsWith(kw, k)) return start + k;
   }
-  return first;
+  return end;
+}
+
+const CAPITAL = /[A-Z]/;
+
+/** A rule's keywords in lower case by their first character, each with whether it starts with a letter. */
+function keywordsByFirst(keywords: string[]): Map<string, { kw: string; word: boolean }[]> {
+  const byFirst = new Map<string, { kw: string; word: boolean }[]>();
+  for (const keyword of keywords) {
+    const kw = keyword.toLowerCase();
+    const list = byFirst.get(kw[0]!) ?? [];
+    list.push({ kw, word: /^[a-z]/.test(kw) });
+    byFirst.set(kw[0]!, list);
+  }
+  return byFirst;
 }
 
 /** The rules with a value checked in the scan under way (`seen`, forgotten at its end). */
@@ -607,8 +621,43 @@ function eachSecret(
   }
 }
 
-/** JSON's escaped slash, and escapes of ASCII characters: percent (`%3A`, `%2f`) and JSON's (`\u0026`). */
-const ESCAPE = /\\\/|(?:%|\\u00)[0-7][0-9a-f]/gi;
+/**
+ * The length of an escape at `i` in `s`, or 0: JSON's escaped slash, and escapes of ASCII characters,
+ * percent (`%3A`, `%2f`) and JSON's (`\u0026`): what `/\\\/|(?:%|\\u00)[0-7][0-9a-f]/i` matches there. Read
+ * character by character: text dense with escapes (`%3A` repeated) decoded at about 4 MB/s through the regex
+ * and a replace callback per escape.
+ */
+function escapeAt(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === 37) return OCTAL(s.charCodeAt(i + 1)) && HEX(s.charCodeAt(i + 2)) ? 3 : 0; // %
+  if (c !== 92) return 0; // \
+  const d = s.charCodeAt(i + 1);
+  if (d === 47) return 2; // /
+  const u = (d === 117 || d === 85) && s.charCodeAt(i + 2) === 48 && s.charCodeAt(i + 3) === 48;
+  return u && OCTAL(s.charCodeAt(i + 4)) && HEX(s.charCodeAt(i + 5)) ? 6 : 0;
+}
+const OCTAL = (c: number) => c >= 48 && c <= 55;
+const HEX = (c: number) => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102);
+
+/** The character code an escape of `length` at `i` in `s` stands for (escapeAt). */
+function unescaped(s: string, i: number, length: number): number {
+  if (length === 2) return 47; // /
+  const low = s.charCodeAt(i + length - 1) | 32;
+  return ((s.charCodeAt(i + length - 2) - 48) << 4) | (low <= 57 ? low - 48 : low - 87);
+}
+
+/** `n` character codes as a string, a chunk at a time (fromCharCode takes them as arguments). */
+function codesToString(codes: Uint16Array, n: number): string {
+  const parts: string[] = [];
+  for (let i = 0; i < n; i += 8192)
+    parts.push(
+      String.fromCharCode.apply(
+        null,
+        codes.subarray(i, Math.min(n, i + 8192)) as unknown as number[],
+      ),
+    );
+  return parts.join('');
+}
 
 /**
  * How far around an escape its views reach, in characters: past the longest keyword-to-value gap a rule
@@ -624,17 +673,21 @@ const VIEW_REACH = 4096;
  * escapes are decoded, one at a time, so one escape in a long text costs a few KB, not copies and maps of
  * the whole text.
  */
-function decodedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
+export function decodedViews(text: string, scan: (view: string, at: Int32Array) => void): void {
   // Most text has none: plain searches tell, several times faster than the regex.
   if (text.indexOf('%') < 0 && text.indexOf('\\/') < 0 && text.indexOf('\\u') < 0) return;
   let start = 0;
   let end = -1; // the window being gathered, [start, end) (a slice clamps the end)
-  for (const m of text.matchAll(ESCAPE)) {
-    if (m.index! - VIEW_REACH > end) {
+  for (let at = 0; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    const length = c === 37 || c === 92 ? escapeAt(text, at) : 0;
+    if (length === 0) continue;
+    if (at - VIEW_REACH > end) {
       if (end >= 0) windowViews(text.slice(start, end), start, scan);
-      start = Math.max(0, m.index! - VIEW_REACH);
+      start = Math.max(0, at - VIEW_REACH);
     }
-    end = m.index! + m[0].length + VIEW_REACH;
+    end = at + length + VIEW_REACH;
+    at += length - 1;
   }
   if (end >= 0) windowViews(text.slice(start, end), start, scan);
 }
@@ -647,24 +700,24 @@ function windowViews(
 ): void {
   let was: Int32Array | undefined; // where each position of `from` is in the text (none: offset + i)
   for (let round = 0; round < 3; round++) {
+    // Each decoded position's place in the text: an escape's decoded character maps to where it starts.
     const at = new Int32Array(from.length + 1);
-    let out = '';
+    const out = new Uint16Array(from.length); // codes: a string joined per escape was 5x slower
     let n = 0;
-    let last = 0;
-    const copy = (upTo: number) => {
-      for (let i = last; i <= upTo; i++) at[n++] = was ? was[i]! : offset + i;
-      out += from.slice(last, upTo);
-    };
-    from.replace(ESCAPE, (m: string, i: number) => {
-      copy(i); // the escape's decoded character maps to where the escape starts
-      out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(-2), 16));
-      last = i + m.length;
-      return m;
-    });
-    if (last === 0) return;
-    copy(from.length);
-    scan(out, (was = at.subarray(0, n)));
-    from = out;
+    let decoded = false;
+    for (let k = 0; k < from.length; n++) {
+      const c = from.charCodeAt(k);
+      const length = c === 37 || c === 92 ? escapeAt(from, k) : 0;
+      at[n] = was ? was[k]! : offset + k;
+      out[n] = length === 0 ? c : unescaped(from, k, length);
+      k += length || 1;
+      decoded ||= length > 0;
+    }
+    if (!decoded) return;
+    at[n] = was ? was[from.length]! : offset + from.length;
+    const view = codesToString(out, n);
+    scan(view, (was = at.subarray(0, n + 1)));
+    from = view;
   }
 }
 
@@ -807,15 +860,38 @@ function windowAt(
 }
 
 /** Replaces the [start, end) ranges, merged where they overlap or touch, with the placeholder. */
+/** [start, end) pairs sorted by their start. */
+function sortedPairs(ranges: number[]): number[] {
+  const n = ranges.length / 2;
+  const pairs = new Array<number>(ranges.length);
+  if (n >= PAIR_SLOTS || ranges.some((at) => at >= 2 ** 53 / PAIR_SLOTS)) {
+    const order = [...Array(n).keys()].sort((a, b) => ranges[2 * a]! - ranges[2 * b]!);
+    order.forEach(
+      (k, j) => ((pairs[2 * j] = ranges[2 * k]!), (pairs[2 * j + 1] = ranges[2 * k + 1]!)),
+    );
+    return pairs;
+  }
+  // Each pair's start and index in one number, sorted natively: a comparator called per comparison took
+  // most of the time of text dense with secrets (35,000 of them in 1 MB).
+  const keys = new Float64Array(n);
+  for (let k = 0; k < n; k++) keys[k] = ranges[2 * k]! * PAIR_SLOTS + k;
+  keys.sort();
+  for (let j = 0; j < n; j++) {
+    const k = keys[j]! % PAIR_SLOTS;
+    pairs[2 * j] = ranges[2 * k]!;
+    pairs[2 * j + 1] = ranges[2 * k + 1]!;
+  }
+  return pairs;
+}
+const PAIR_SLOTS = 2 ** 24;
+
 function apply(text: string, ranges: number[]): Redaction {
   // The scan finds them mostly in order of their start (not always: keywords of several lengths, the
   // decoded views, `extendBack`): sorted, an index per pair, only when out of order.
   let pairs = ranges;
   for (let i = 2; i < ranges.length; i += 2) {
     if (ranges[i]! < ranges[i - 2]!) {
-      pairs = [...Array(ranges.length / 2).keys()]
-        .sort((a, b) => ranges[2 * a]! - ranges[2 * b]!)
-        .flatMap((k) => [ranges[2 * k]!, ranges[2 * k + 1]!]);
+      pairs = sortedPairs(ranges);
       break;
     }
   }

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { createRedactor, decodedViews } from '../../lib/pipeline/redact.js';
+import { rules } from '../../lib/pipeline/rules.js';
+
+/**
+ * The decoded views of a text (JSON's `\/`, `\u00XX` and percent escapes undone) were built with a regex and
+ * a replace callback per escape until 2026-12-06, at about 4 MB/s on text dense with escapes (`%3A`
+ * repeated); they are read character by character now. This is the regex version, kept as the reference.
+ */
+const ESCAPE = /\\\/|(?:%|\\u00)[0-7][0-9a-f]/gi;
+function referenceViews(text: string): { view: string; at: number[] }[] {
+  const views: { view: string; at: number[] }[] = [];
+  let from = text;
+  let was: number[] | undefined;
+  for (let round = 0; round < 3; round++) {
+    const at: number[] = [];
+    let out = '';
+    let last = 0;
+    const copy = (upTo: number) => {
+      for (let i = last; i <= upTo; i++) at.push(was ? was[i]! : i);
+      out += from.slice(last, upTo);
+    };
+    from.replace(ESCAPE, (m: string, i: number) => {
+      copy(i);
+      out += m.length < 3 ? '/' : String.fromCharCode(parseInt(m.slice(-2), 16));
+      last = i + m.length;
+      return m;
+    });
+    if (last === 0) break;
+    copy(from.length);
+    views.push({ view: out, at: (was = at) });
+    from = out;
+  }
+  return views;
+}
+
+function views(text: string): { view: string; at: number[] }[] {
+  const found: { view: string; at: number[] }[] = [];
+  decodedViews(text, (view, at) => found.push({ view, at: [...at] }));
+  return found;
+}
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('decoded views', () => {
+  it('are the regex version`s views, character for character, on texts full of near-escapes', () => {
+    const pieces = [
+      '%',
+      '\\',
+      '/',
+      'u',
+      'U',
+      '0',
+      '00',
+      '2',
+      '5',
+      '7',
+      '8',
+      'f',
+      'F',
+      'g',
+      'a',
+      '%25',
+      '\\u00',
+      'é',
+      ' ',
+    ];
+    const next = random(58);
+    for (let n = 0; n < 3000; n++) {
+      let text = '';
+      const length = 1 + Math.floor(next() * 24);
+      for (let i = 0; i < length; i++) text += pieces[Math.floor(next() * pieces.length)];
+      expect(views(text), JSON.stringify(text)).toEqual(referenceViews(text));
+    }
+  });
+
+  it('decode three rounds of escapes, each mapped to where it came from', () => {
+    const text = 'x'.repeat(4000) + 'https%253A%252F%252Fhost' + '\\/'.repeat(3) + '\\u0041%41';
+    expect(views(text)).toEqual(referenceViews(text));
+  });
+
+  it('let a rule find a secret written with escapes dense around it, and redact it whole', () => {
+    const text =
+      '%3A'.repeat(2000) + 'api_key%3D' + 'sk_live_4eC39HqLyjWDarjtT1zdp7dc9' + '%3A'.repeat(2000);
+    const { text: out, count } = createRedactor(rules).redact(text);
+    expect(count).toBe(1);
+    expect(out).not.toContain('4eC39HqLyjWDarjtT1zdp7dc9');
+    expect(out.startsWith('%3A'.repeat(2000))).toBe(true);
+  });
+});
