@@ -526,6 +526,24 @@ const edgeUi: Plugin = {
 };
 
 /**
+ * The assets' `_headers` (Cloudflare's format, which wrangler uploads as the assets' configuration and
+ * miniflare reads too, not served itself): the session browser's script, stylesheet and icon get the
+ * security headers the Node server and Lambda give them (`secure` in lib/ui/shell.ts). Until 2026-12-06
+ * the Worker served them with none (review s58d). It applies to the static assets only: the pages, which
+ * the Worker renders, set their own.
+ */
+export function uiAssetHeaders(csp: string): string {
+  return [
+    '/ui/*',
+    `  Content-Security-Policy: ${csp}`,
+    '  X-Content-Type-Options: nosniff',
+    '  Referrer-Policy: no-referrer',
+    '  X-Frame-Options: DENY',
+    '',
+  ].join('\n');
+}
+
+/**
  * The session browser's script, stylesheet and icon as Workers static assets, in `dist/assets/ui/`
  * (wrangler.toml `[assets]` uploads the folder, and Cloudflare serves them before the Worker runs): the
  * script as a minified bundle of lib/ui/index.ts makes it (its functions' minified text), the stylesheet
@@ -552,9 +570,10 @@ export async function buildUiAssets(dir = join(root, 'dist', 'assets')): Promise
       clientScript(): string;
       STYLE: string;
     };
-    const { ICON, fingerprint } = await import('../lib/ui/shell.js');
+    const { ICON, UI_CSP, fingerprint } = await import('../lib/ui/shell.js');
     const script = ui.clientScript();
     mkdirSync(join(dir, 'ui'), { recursive: true });
+    writeFileSync(join(dir, '_headers'), uiAssetHeaders(UI_CSP));
     writeFileSync(join(dir, 'ui', 'app.js'), script);
     writeFileSync(join(dir, 'ui', 'app.css'), ui.STYLE);
     writeFileSync(join(dir, 'ui', 'app.svg'), ICON);

@@ -119,6 +119,8 @@ interface ListState {
   pageIndex: number;
   /** The newest updated_at seen: the live loop's updated_after. */
   newest: string | null;
+  /** The first page was read: until then (its load failed) a poll's answer is the list, not changes. */
+  listed?: boolean;
   searching: boolean;
   /** The search asked last: the answer of an earlier one (or of one cleared) is dropped. */
   searchTurn: number;
@@ -153,8 +155,11 @@ interface SessionState {
    * load shows another session under the id (another created_at).
    */
   owed?: { message: string; key: string; ifMatch: string | null };
-  /** The last load answered 404: the write controls come back (probed again) once a load finds it. */
-  gone?: boolean;
+  /**
+   * The write controls show what the scope probe answered for this token: false until a load finds the
+   * session, and again after a 404 (which hides them) or a new sign-in (another token, maybe scope).
+   */
+  probed?: boolean;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -266,7 +271,8 @@ export function show(node: HTMLElement, on: boolean): void {
 export function fmtBytes(n: number): string {
   if (!Number.isFinite(n)) return '';
   if (n < 1000) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} KB`;
+  // Below 999,950 B: above it the KB would round to "1000.0".
+  if (n < 999_950) return `${(n / 1e3).toFixed(1)} KB`;
   return `${(n / 1e6).toFixed(1)} MB`;
 }
 
@@ -713,10 +719,23 @@ export function sessionRow(s: Summary, fresh?: 'new' | 'updated'): HTMLTableRowE
   );
 }
 
-/** Moves the live loop's updated_after to the newest of these sessions. */
+/**
+ * A time's instant in epoch ms to the microsecond, by the server's rule (instantOf in lib/model/session.ts),
+ * by which the API orders sessions and filters updated_after: Date.parse stops at the millisecond.
+ */
+export function instantOfTime(time: string): number {
+  const sub = /\.\d{3}(\d{1,3})/.exec(time)?.[1];
+  return Date.parse(time) + (sub ? Number(sub) / 10 ** sub.length : 0);
+}
+
+/**
+ * Moves the live loop's updated_after to the newest of these sessions, to the microsecond (until
+ * 2026-12-06 to the millisecond: of two sessions updated within one, the later came back on every poll).
+ */
 export function noteNewest(st: ListState, list: Summary[]): void {
   for (const s of list)
-    if (!st.newest || Date.parse(s.updated_at) > Date.parse(st.newest)) st.newest = s.updated_at;
+    if (!st.newest || instantOfTime(s.updated_at) > instantOfTime(st.newest))
+      st.newest = s.updated_at;
 }
 
 /** Shows one page of the list, and the pager for it. */
@@ -728,7 +747,10 @@ export function renderList(st: ListState, a: Answer): void {
   for (const s of list) frag.appendChild(sessionRow(s));
   clear(st.rows);
   st.rows.appendChild(frag);
-  if (st.pageIndex === 0) noteNewest(st, list);
+  if (st.pageIndex === 0) {
+    noteNewest(st, list);
+    st.listed = true;
+  }
   st.cursors[st.pageIndex + 1] = a.json?.next_cursor ?? null;
   show($('empty'), list.length === 0 && st.pageIndex === 0);
   show($('sessions-table'), list.length > 0);
@@ -918,7 +940,11 @@ export async function pollChanges(st: ListState): Promise<void> {
     // A session deleted elsewhere never comes in updated_after: every 12th poll on page 1 (30 s by
     // default) reads the page again, which drops its row.
     const refresh = onTop() && ++st.polls % 12 === 0;
+    // The first page never came (a 503 as the page loaded): this answer is page 1 as it is, not what
+    // changed (until 2026-12-06 every session came in marked new).
+    if (!st.listed) return void (onTop() && renderList(st, a));
     if (changed.length === 0 && !refresh) return;
+    const before = st.newest;
     noteNewest(st, changed);
     // Rows pushed off page 1 must start page 2, so "Older" needs the cursor after the new last row: a
     // cursor is opaque, so ask for page 1 again (with any newer change in it, page 2 repeats a row).
@@ -926,7 +952,7 @@ export async function pollChanges(st: ListState): Promise<void> {
     if (first.status === 200 && onTop()) {
       st.cursors = [null, first.json?.next_cursor ?? null];
       $<HTMLButtonElement>('next').disabled = !st.cursors[1];
-      if (changed.length) showChanges(st, changed);
+      if (changed.length) showChanges(st, changed, before);
       dropGone(st, (first.json?.sessions ?? []) as Summary[]);
     } else if (changed.length) {
       for (const c of changed) st.pending.add(c.id); // a session changed twice counts once
@@ -960,17 +986,24 @@ export function dropGone(st: ListState, list: Summary[]): void {
   status(`The list was refreshed: ${plural(gone.length, 'session')} no longer on this page.`);
 }
 
-/** Puts changed sessions on top of the first page, marked new or updated; the page keeps its size. */
-export function showChanges(st: ListState, changed: Summary[]): void {
+/**
+ * Puts changed sessions on top of the first page, marked new or updated; the page keeps its size.
+ * `before` is the newest time the page had seen before this poll.
+ */
+export function showChanges(st: ListState, changed: Summary[], before: string | null): void {
   say($('error'), '');
   show($('empty'), false);
   show($('sessions-table'), true);
   for (const s of changed) {
     const old = st.rows.querySelector(`tr[data-id="${CSS.escape(s.id)}"]`);
     old?.remove();
-    // A session deleted and created again under its id is another session: new, not updated.
-    const same = old?.getAttribute('data-created') === s.created_at;
-    st.rows.insertBefore(sessionRow(s, same ? 'updated' : 'new'), st.rows.firstChild);
+    // New: another session under a row's id (deleted and created again), or one created after the
+    // newest time seen. A session created before, written to while off page 1, is updated (until
+    // 2026-12-06 it came in "new").
+    const fresh = old
+      ? old.getAttribute('data-created') !== s.created_at
+      : !before || instantOfTime(s.created_at) > instantOfTime(before);
+    st.rows.insertBefore(sessionRow(s, fresh ? 'new' : 'updated'), st.rows.firstChild);
   }
   while (st.rows.children.length > st.pageSize) st.rows.lastElementChild?.remove();
   status(`${plural(changed.length, 'session')} changed just now.`);
@@ -1009,10 +1042,10 @@ export async function sessionView(): Promise<void> {
   $('reload').addEventListener('click', () => void loadSession(st));
   $('signin-form').addEventListener('signedin', (ev) => {
     // Signed in again after a 401: the answer to GET of this session, with the new token.
-    void loadSession(st, (ev as CustomEvent<Answer>).detail).then(probeWrites);
+    st.probed = false;
+    void loadSession(st, (ev as CustomEvent<Answer>).detail);
   });
   await loadSession(st, answer);
-  if (st.session) await probeWrites();
   setInterval(refreshTimes, 30_000);
 }
 
@@ -1031,9 +1064,12 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   // Another session (deleted and created again under the id): a turn owed to the old one is not its.
   if (st.session && st.session.created_at !== loaded.created_at) st.owed = undefined;
   st.session = loaded;
-  if (st.gone) {
-    st.gone = false;
-    void probeWrites(); // hidden when it was not found
+  // The token's scope is asked once a load finds the session, whatever the loads before it answered
+  // (until 2026-12-06 only a first load that found it, or one after a 404: a Reload after a 503 showed
+  // the session with no write controls and no word why).
+  if (!st.probed) {
+    st.probed = true;
+    void probeWrites();
   }
   // `latest` (or any alias) names the session shown from now on: its writes need its id, and the
   // address names it, so a reload shows the same session.
@@ -1063,7 +1099,7 @@ export function forget(st: SessionState): void {
   st.raw = '';
   st.owed = undefined;
   st.previewKeep = null;
-  st.gone = true;
+  st.probed = false;
   st.renders++; // the chunks of a render still under way stop, and so does an audit load
   document.title = 'Session not found · Satchel';
   for (const id of ['messages', 'facts', 'badges', 'metadata', 'refs', 'audit', 'trim-out'])
@@ -1090,9 +1126,11 @@ export function renderSession(st: SessionState, s: Session): void {
 export function renderFacts(s: Session, raw: string): void {
   const facts = $('facts');
   clear(facts);
-  const fact = (k: string, v: Child) => append(facts, [h('dt', null, k), h('dd', null, v)]);
+  const fact = (k: string, ...v: Child[]) => append(facts, [h('dt', null, k), h('dd', null, ...v)]);
   fact('Id', h('code', null, s.id));
-  fact('Model', [s.model, s.provider].filter(Boolean).join(' · ') || '—');
+  // Each isolated (a bidi control in the model must not reorder the provider after it).
+  const model = [s.model, s.provider].filter(Boolean).map((v) => h('bdi', null, v));
+  fact('Model', ...(model.length ? [model[0], model[1] && ' · ', model[1]] : ['—']));
   fact('Turns', String(s.turns));
   fact('Messages', String(s.messages.length));
   // The session as read (the list's size is the stored object's, which the size cap counts).
@@ -1236,9 +1274,10 @@ export function toolCallBlock(call: ToolCall, results: ResultsByCall): HTMLDetai
       'summary',
       null,
       'Tool call ',
-      h('strong', null, call.function?.name ?? '?'),
+      // Isolated (dir): a bidi control in the name must not reorder the id or note after it.
+      h('strong', { dir: 'auto' }, call.function?.name ?? '?'),
       ' ',
-      h('code', null, call.id),
+      h('code', { dir: 'auto' }, call.id),
       args.json ? '' : ' (arguments are not JSON)',
     ),
     isLong(args.text) ? folded('Arguments', args.text, 'fold', pre) : pre(args.text),
@@ -1313,7 +1352,8 @@ export function auditItem(r: AuditRecord): HTMLLIElement {
     r.dropped_groups
       ? h('span', { class: 'hot' }, `, ${plural(r.dropped_groups, 'dropped group')}`)
       : '',
-    r.ingest_sources?.length ? `, ingested from ${r.ingest_sources.join(', ')}` : '',
+    r.ingest_sources?.length ? ', ingested from ' : '',
+    ...(r.ingest_sources ?? []).flatMap((src, i) => [i ? ', ' : '', h('bdi', null, src)]),
     r.untrusted_ingested ? h('span', { class: 'badge taint' }, 'untrusted') : '',
   );
 }
@@ -1326,7 +1366,7 @@ export async function probeWrites(): Promise<void> {
   const probe = await api('PUT', '/v1/sessions/ui-write-probe', { body: {} });
   const writable = probe.status !== 403 && probe.status !== 401;
   show($('actions'), writable);
-  if (!writable) say($('ro-note'), 'Read-only token: viewing only.');
+  say($('ro-note'), writable ? '' : 'Read-only token: viewing only.');
 }
 
 /** Says the session moved on since the page loaded it, with a button to reload it. */

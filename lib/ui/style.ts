@@ -21,7 +21,7 @@ header.top .brand{font-weight:700;text-decoration:none;color:var(--fg)}
 header.top .who{color:var(--muted);font-size:14px}
 main{max-width:1100px;margin:0 auto;padding:1rem}
 h1{font-size:1.35rem;margin:.2rem 0 .6rem;overflow-wrap:anywhere}
-h2{font-size:1.1rem;margin:1.4rem 0 .5rem}
+h2{font-size:1.1rem;margin:1.4rem 0 .5rem;overflow-wrap:anywhere}
 button,.button{font:inherit;font-size:14px;padding:.35rem .8rem;border:1px solid #9aa3b5;
   border-radius:5px;background:#fff;color:var(--fg);cursor:pointer}
 button:disabled{opacity:.55;cursor:default}button[aria-busy=true]{opacity:.7;cursor:progress}
@@ -41,7 +41,8 @@ label{font-weight:600;font-size:14px}
   border-radius:8px}
 #signin input{width:100%;margin:.3rem 0 .6rem}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;
+  overflow-wrap:anywhere}
 th{font-size:13px;color:var(--muted);font-weight:600}
 td.num{text-align:right;white-space:nowrap}
 .task a,a.task{font-weight:600;overflow-wrap:anywhere}
@@ -74,6 +75,7 @@ li.msg.role-tool{border-left-color:#7a4fb3}
 li.msg.cap-marker{border-style:dashed;border-left-color:var(--warn);background:#fff8ec}
 .msg-head{display:flex;gap:.6rem;align-items:baseline;font-size:13px;color:var(--muted);
   margin-bottom:.2rem}
+.msg-head>*{min-width:0;overflow-wrap:anywhere}
 .msg-head .role{font-weight:700;color:var(--fg);text-transform:capitalize}
 .text{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;
   font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
