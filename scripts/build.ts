@@ -532,13 +532,16 @@ const edgeUi: Plugin = {
  * the Worker served them with none (review s58d). It applies to the static assets only: the pages, which
  * the Worker renders, set their own.
  */
-export function uiAssetHeaders(csp: string): string {
+export function uiAssetHeaders(csp: string, docs: Readonly<Record<string, string>>): string {
   return [
     '/ui/*',
     `  Content-Security-Policy: ${csp}`,
     '  X-Content-Type-Options: nosniff',
     '  Referrer-Policy: no-referrer',
     '  X-Frame-Options: DENY',
+    // The /docs page (docs.html, a static asset too) gets the headers the Node server gives it.
+    '/docs*',
+    ...Object.entries(docs).map(([name, value]) => `  ${name}: ${value}`),
     '',
   ].join('\n');
 }
@@ -571,9 +574,10 @@ export async function buildUiAssets(dir = join(root, 'dist', 'assets')): Promise
       STYLE: string;
     };
     const { ICON, UI_CSP, fingerprint } = await import('../lib/ui/shell.js');
+    const { DOCS_HEADERS } = await import('../lib/http/docs.js');
     const script = ui.clientScript();
     mkdirSync(join(dir, 'ui'), { recursive: true });
-    writeFileSync(join(dir, '_headers'), uiAssetHeaders(UI_CSP));
+    writeFileSync(join(dir, '_headers'), uiAssetHeaders(UI_CSP, DOCS_HEADERS));
     writeFileSync(join(dir, 'ui', 'app.js'), script);
     writeFileSync(join(dir, 'ui', 'app.css'), ui.STYLE);
     writeFileSync(join(dir, 'ui', 'app.svg'), ICON);

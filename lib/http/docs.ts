@@ -247,6 +247,19 @@ function operationHtml(
 }
 
 /** The page. */
+/**
+ * The security headers of the /docs page on every build (the Node server and Lambda set them on the
+ * route, the Workers build's assets `_headers`): the page is static HTML with one inline stylesheet, no
+ * script and no image. Until 2026-12-06 it was served with none (review s58d).
+ */
+export const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+
 export function docsPage(doc: OpenApiDocument): string {
   const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({ path, method, op })),

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS_HEADERS } from '../../lib/http/docs.js';
 import { UI_CSP } from '../../lib/ui/shell.js';
 import { buildWorker } from '../../scripts/build.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
@@ -88,5 +89,20 @@ describe('the Worker build serves the browser assets with the security headers (
     const page = await fetch(`${url}/ui/sessions/x`);
     await page.arrayBuffer();
     expect(page.headers.get('content-security-policy')).toBe(UI_CSP);
+  });
+
+  it('/docs: its own security headers, the same from the Node server and the Worker', async () => {
+    // Before: none on either build (the page is static HTML with one inline stylesheet).
+    const expected = Object.fromEntries(
+      Object.entries(DOCS_HEADERS).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    for (const base of [node.url, url]) {
+      const res = await fetch(`${base}/docs`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('<style>');
+      expect(Object.fromEntries(HEADERS.map((h) => [h, res.headers.get(h)])), base).toEqual(
+        expected,
+      );
+    }
   });
 });

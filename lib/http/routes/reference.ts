@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { docsPage } from '../docs.js';
+import { DOCS_HEADERS, docsPage } from '../docs.js';
 import { openApiDocument } from '../openapi.js';
 import type { Route } from '../spec.js';
 
@@ -9,5 +9,7 @@ import type { Route } from '../spec.js';
 /** GET /openapi.json (`page` false) and GET /docs (`page` true). */
 export function serveReference(c: Context, routes: readonly Route[], page: boolean): Response {
   const doc = openApiDocument(routes);
-  return page ? c.html(docsPage(doc)) : c.json(doc);
+  if (!page) return c.json(doc);
+  for (const [name, value] of Object.entries(DOCS_HEADERS)) c.header(name, value);
+  return c.html(docsPage(doc));
 }
