@@ -151,14 +151,15 @@ const REDACTED = '[REDACTED]';
 /**
  * Whether the client's copy of a message is the stored one, but for what redaction changed: a stored
  * string's `[REDACTED]` stands for any non-empty run of the client's text (the client keeps its secrets;
- * the server never stores them), a stored `[REDACTED]` for a number too. A difference redaction explains
- * is not an edit: until 2026-12-06 an older message holding a key made every later save a TypeError.
+ * the server never stores them), a stored `[REDACTED]` for a number too; an inline file's bytes are read
+ * so (`sameFile`), and a field's name too (`sameFields`). A difference redaction explains is not an edit:
+ * until 2026-12-06 an older message holding a key made every later save a TypeError, and until review
+ * s58e one holding a file or a field named by a key.
  */
 function matchesStored(client: unknown, stored: unknown): boolean {
-  if (typeof stored === 'string' && stored.includes(REDACTED)) {
-    if (stored === REDACTED && typeof client === 'number') return true;
-    return typeof client === 'string' && redactedFrom(client, stored.split(REDACTED));
-  }
+  if (typeof stored === 'string' && typeof client === 'string')
+    return client === stored || redactedText(client, stored) || sameFile(client, stored);
+  if (stored === REDACTED) return typeof client === 'number';
   if (Array.isArray(client))
     return (
       Array.isArray(stored) &&
@@ -166,9 +167,65 @@ function matchesStored(client: unknown, stored: unknown): boolean {
       client.every((v, i) => matchesStored(v, stored[i]))
     );
   if (!isRecord(client) || !isRecord(stored)) return sameJson(client, stored);
+  return sameFields(client, stored);
+}
+
+/** Whether `stored` is `text` with runs of it redacted. */
+function redactedText(text: string, stored: string): boolean {
+  return stored.includes(REDACTED) && redactedFrom(text, stored.split(REDACTED));
+}
+
+/**
+ * Objects alike but for redaction: fields of one name match, and the client's other fields match, in
+ * order, the stored ones of other names, which are theirs redacted (a name that is a key is stored as
+ * `[REDACTED]`, a second such name in the object as `[REDACTED] 2`).
+ */
+function sameFields(client: Record<string, unknown>, stored: Record<string, unknown>): boolean {
   const kc = Object.keys(client).filter((k) => client[k] !== undefined);
   const ks = Object.keys(stored).filter((k) => stored[k] !== undefined);
-  return kc.length === ks.length && kc.every((k) => matchesStored(client[k], stored[k]));
+  if (kc.length !== ks.length) return false;
+  const inClient = new Set(kc);
+  const inStored = new Set(ks);
+  const renamed = ks.filter((k) => !inClient.has(k));
+  return kc
+    .filter((k) => inStored.has(k) || renamed.length > 0)
+    .every((k) => {
+      if (inStored.has(k)) return matchesStored(client[k], stored[k]);
+      const as = renamed.shift()!;
+      const named = redactedText(k, as) || redactedText(k, as.replace(/ \d+$/, ''));
+      return named && matchesStored(client[k], stored[as]);
+    });
+}
+
+/** `[REDACTED]` as the bytes of a text file: UTF-8 (or Latin-1), UTF-16LE, UTF-16BE. */
+const REDACTED_BYTES = [REDACTED, REDACTED.replace(/./g, '$&\0'), REDACTED.replace(/./g, '\0$&')];
+
+/**
+ * Whether two strings are one inline file (a `data:…;base64,` URL, or bare base64) but for redaction: the
+ * server decodes a text file, redacts it and encodes it again (no `[REDACTED]` in the stored string), so
+ * their bytes are compared, the stored file's `[REDACTED]` standing for a run of the client's.
+ */
+function sameFile(client: string, stored: string): boolean {
+  const head = /^data:[^,]*;base64,/i;
+  const hc = head.exec(client)?.[0] ?? '';
+  const hs = head.exec(stored)?.[0] ?? '';
+  if (hc !== hs && !redactedText(hc, hs)) return false;
+  const a = bytesOf(client.slice(hc.length));
+  const b = bytesOf(stored.slice(hs.length));
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    REDACTED_BYTES.some((mark) => b.includes(mark) && redactedFrom(a, b.split(mark)))
+  );
+}
+
+/** Base64 (or base64url) as a binary string; undefined when it is not base64. */
+function bytesOf(b64: string): string | undefined {
+  try {
+    return atob(b64.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    return undefined;
+  }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -46,8 +46,10 @@ import type {
  * network failure; any other 4xx or 5xx is thrown at once as a `SatchelApiError`. Every request is made
  * safe to send twice: appends, continues, pops, trims and replaces carry an `Idempotency-Key` generated
  * once per call and sent with every attempt; a create carries an id (the caller's, or one the client
- * picks); a retried delete that finds nothing succeeds; reads repeat without harm, and a cleanup retried
- * after a lost answer says its count may be short (`uncounted`).
+ * picks); a retried delete that finds nothing succeeds (after a lost answer, or a 503 saying the session
+ * went); reads repeat without harm, and a cleanup retried after a lost answer says its count may be short
+ * (`uncounted`). A keyed call's errors carry its `idempotencyKey`: give it back to repeat the call (after a
+ * continue's 502, a 503 "may have been stored") without doing it twice.
  */
 export interface ClientOptions {
   /** The server's base URL, e.g. http://127.0.0.1:8787. */
@@ -89,7 +91,10 @@ export interface CallOptions {
 export interface WriteOptions extends CallOptions {
   /** The revision (or ETag) the change was based on; a mismatch is a 412. */
   ifMatch?: number | string;
-  /** Defaults to a fresh random UUID per call, reused by that call's retries. */
+  /**
+   * Defaults to a fresh random UUID per call, reused by that call's retries. The call's errors carry it
+   * (`idempotencyKey`): pass it here to repeat a failed call without doing it twice.
+   */
   idempotencyKey?: string;
 }
 
@@ -233,7 +238,8 @@ export class SatchelClient {
   }
 
   /**
-   * `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success. With
+   * `DELETE /v1/sessions/{id}`. A 404 on a retry means the first attempt deleted it: success (after a lost
+   * answer, or a 503 whose problem says `deleted`: the session went, its leftovers not all erased). With
    * `ifMatch`, a session changed since that revision is kept (412).
    */
   async delete(id: string, call?: CallOptions & { ifMatch?: number | string }): Promise<void> {
@@ -413,6 +419,8 @@ export class SatchelClient {
     const upload = uploadAllowanceMs(init.body);
     const perAttempt = (spec.turn ? this.continueTimeoutMs : this.timeoutMs) + upload;
     const deadline = Date.now() + this.deadlineMs + perAttempt - this.timeoutMs;
+    // A keyed call's key, on its errors: the caller may repeat the call with it.
+    const key = spec.headers?.['idempotency-key'];
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
     let redone = false;
@@ -435,7 +443,7 @@ export class SatchelClient {
           const wait = backoffDelay(attempt, this.policy);
           const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
           if (attempt >= this.policy.retries || wait >= left)
-            throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost);
+            throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
           await this.pause(wait, signal);
           continue;
         }
@@ -451,9 +459,10 @@ export class SatchelClient {
           // A gateway's 503 (not Satchel's problem) may come while Satchel still works on the write.
           lost ||= !satchels;
           if (wait !== undefined && wait < deadline - Date.now()) {
-            // Satchel's own 503 for a write storage did not confirm: the retry may meet what it did.
+            // Satchel's own 503 for a write storage did not confirm, or for a delete whose session went
+            // (`deleted`; its words on servers before it): the retry may meet what it did.
             if (satchels && response.status === 503)
-              lost ||= /may have been stored/.test(await response.text().catch(() => ''));
+              lost ||= tookEffect(await response.text().catch(() => ''));
             else await response.body?.cancel().catch(() => undefined);
             await this.pause(wait, signal);
             continue;
@@ -466,6 +475,7 @@ export class SatchelClient {
           // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
           lost,
           satchels,
+          key,
         );
         throw error;
       } finally {
@@ -647,6 +657,17 @@ function pipelineCounts(headers: Headers): PipelineCounts | undefined {
   if (redactions === undefined || dropped === undefined) return undefined;
   const first = headers.get('satchel-dropped-first-user-message')?.trim().toLowerCase() === 'true';
   return { redactions, dropped_groups: dropped, dropped_first_user_message: first };
+}
+
+/**
+ * Whether a Satchel 503's body says its write took effect, or may have: a delete whose session went
+ * (`"deleted": true`, or its words before that field), a write storage did not confirm.
+ */
+function tookEffect(body: string): boolean {
+  return (
+    problemFrom(503, '', body).deleted === true ||
+    /may have been stored|is gone, but erasing/.test(body)
+  );
 }
 
 /** The server answered `status` after an attempt that got no answer: maybe that attempt's doing. */

@@ -10,16 +10,21 @@ export class SatchelApiError extends Error {
   readonly retryAfter: number | undefined;
 
   /**
-   * @param afterLostAttempt an earlier attempt of the same call got no answer, so it may have taken effect:
-   * a 409 of a create that named its id may then be that attempt's session.
+   * @param afterLostAttempt an earlier attempt of the same call may have taken effect (it got no answer,
+   * or a 503 saying the write may have been stored or the session is gone): a 409 of a create that named
+   * its id may then be that attempt's session, a delete's 404 its own doing.
    * @param fromSatchel false when the answer was not Satchel's problem JSON (an HTML error page of a proxy,
    * a gateway or the platform): then the status is theirs, and a write may or may not have reached Satchel.
+   * @param idempotencyKey the `Idempotency-Key` every attempt of a keyed call (append, continue, pop, trim,
+   * replace) sent: pass it back as `idempotencyKey` to repeat the call without doing it twice (a continue's
+   * 502 "your message was stored", a 503 "may have been stored").
    */
   constructor(
     readonly problem: Problem,
     retryAfter?: number,
     readonly afterLostAttempt = false,
     readonly fromSatchel = true,
+    readonly idempotencyKey?: string,
   ) {
     super(`${problem.status} ${problem.title}: ${problem.detail}`);
     this.name = 'SatchelApiError';
@@ -45,11 +50,14 @@ export class SatchelConnectionError extends Error {
   /**
    * @param mayHaveLanded false when no attempt can have reached the server (every one refused, or its
    * name not resolved): a write was then not stored.
+   * @param idempotencyKey a keyed call's `Idempotency-Key`, as on SatchelApiError: pass it back as
+   * `idempotencyKey` to repeat the call without doing it twice.
    */
   constructor(
     readonly url: string,
     override readonly cause: unknown,
     readonly mayHaveLanded = true,
+    readonly idempotencyKey?: string,
   ) {
     super(`cannot reach ${url}: ${describeCause(cause)}`);
     this.name = 'SatchelConnectionError';
@@ -121,6 +129,7 @@ export function problemFrom(status: number, statusText: string, body: string): P
         status: typeof parsed.status === 'number' ? parsed.status : status,
         detail: typeof parsed.detail === 'string' ? parsed.detail : '',
         ...(Array.isArray(parsed.errors) ? { errors: parsed.errors } : {}),
+        ...(parsed.deleted === true ? { deleted: true } : {}),
       };
     }
   } catch {

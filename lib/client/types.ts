@@ -62,8 +62,11 @@ export type CleanupResult = z.output<typeof cleanupResultSchema>;
 export type AuditRecord = z.output<typeof auditRecordSchema>;
 export type Health = z.output<typeof healthSchema>;
 export type SearchHit = z.output<typeof searchHitSchema>;
-/** RFC 9457 problem JSON: the body of every error. */
-export type Problem = z.output<typeof problemSchema>;
+/**
+ * RFC 9457 problem JSON: the body of every error. `deleted`: a DELETE's 503 after the session went, whose
+ * leftovers were not all erased (delete it again).
+ */
+export type Problem = z.output<typeof problemSchema> & { deleted?: true };
 
 type SearchResult = z.output<typeof sessionSearchResultSchema>;
 /** What `session_search` answers per action; any action may instead answer a tool-level `{error}`. */

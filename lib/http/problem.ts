@@ -11,6 +11,8 @@ export interface Problem {
   status: number;
   detail: string;
   errors?: FieldError[];
+  /** A delete's 503: the session is gone, but its leftovers were not all erased (delete it again). */
+  deleted?: true;
 }
 
 /**
@@ -43,6 +45,7 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
       });
     problem = { type: typeFor(status), title, status, detail: err.message };
     if (err.extra.errors) problem.errors = err.extra.errors;
+    if (err.extra.deleted) problem.deleted = true;
     if (status < 500) redactQuoted(c as Context<Env>, problem);
     const { retryAfter, allow, challenge } = err.extra;
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);

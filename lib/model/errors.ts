@@ -36,6 +36,11 @@ export class SatchelError extends Error {
       challenge?: string;
       /** A write whose storage answer was lost: it may have been stored (`unconfirmed`). */
       maybeStored?: boolean;
+      /**
+       * A delete's 503 after the session object went (its leftovers were not all erased): the problem says
+       * `"deleted": true`, so a client's retry that then meets a 404 knows the session is gone by its doing.
+       */
+      deleted?: boolean;
     } = {},
   ) {
     super(detail);

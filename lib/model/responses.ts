@@ -14,6 +14,8 @@ export const problemSchema = z.object({
   status: z.number().int(),
   detail: z.string(),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  /** A DELETE's 503 when the session went but its leftovers were not all erased: it is gone. */
+  deleted: z.literal(true).optional(),
 });
 
 /** `GET /v1/health`: always 200; `degraded` when storage does not answer. */

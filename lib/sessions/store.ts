@@ -1460,8 +1460,11 @@ export function summaryOf(e: ManifestEntry): SessionSummary {
 
 /** A delete whose object went (or was gone) but whose leftovers could not all be erased (or listed). */
 function notErased(id: string, why: unknown): SatchelError {
-  return unavailable(
+  // `deleted`: the problem says so in a field, for a client's retry that then meets a 404 (review s58e).
+  return new SatchelError(
+    'unavailable',
     `session ${id} is gone, but erasing what may be left of it failed (${errorText(why)}): delete it again`,
+    { retryAfter: 1, deleted: true },
   );
 }
 
