@@ -27,6 +27,7 @@ import {
   type PutOptions,
   type StoragePing,
   type StoredObject,
+  utf8Length,
 } from './port.js';
 import { probe } from './retry.js';
 import '../model/bytes-node.js';
@@ -35,6 +36,8 @@ const TEMP_MARK = '.tmp-';
 /** Lock files and owner files live in this folder at the root, out of every listing. */
 const LOCK_DIR = '.locks';
 const OWNER_MARK = 'owner-';
+/** The longest file or folder name, in bytes, on common file systems (ext4, APFS, NTFS in UTF-16 units). */
+const MAX_NAME_BYTES = 255;
 
 export interface LocalStoreOptions {
   /** Longest wait for a key's lock held by another process before StorageUnavailableError. Default 5000 ms. */
@@ -95,7 +98,13 @@ export class LocalStore implements ObjectStore {
 
   private path(key: string): string {
     assertSafeKey(key);
-    return join(this.root, ...key.split('/'));
+    const segments = key.split('/');
+    // A file or folder name is at most 255 bytes on common file systems: said here, without the path.
+    if (segments.some((segment) => utf8Length(segment) > MAX_NAME_BYTES))
+      throw new Error(
+        `unsafe storage key for a local folder (a segment over 255 bytes): ${JSON.stringify(key)}`,
+      );
+    return join(this.root, ...segments);
   }
 
   async get(key: string): Promise<StoredObject | null> {
@@ -622,10 +631,13 @@ function isNotFound(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** Files under `dir` for listing: temp files and the lock folder are never keys. */
+/**
+ * Files under `dir` for listing. No key has a segment starting with `.` (assertSafeKey): such files and
+ * folders (temp files, the lock folder, a `.DS_Store`) are never keys.
+ */
 async function walk(dir: string, lockDir: string, visit: (file: string) => void): Promise<void> {
   await walkAll(dir, lockDir, (file, name) => {
-    if (!name.startsWith(TEMP_MARK)) visit(file);
+    if (!name.startsWith('.')) visit(file);
   });
 }
 
@@ -644,7 +656,9 @@ async function walkAll(
   for (const entry of entries) {
     const full = join(dir, entry.name);
     if (full === lockDir) continue;
-    if (entry.isDirectory()) await walkAll(full, lockDir, visit);
-    else if (entry.isFile()) visit(full, entry.name);
+    // Temp files are written in a key's own folder, and no key's folder starts with `.`.
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith('.')) await walkAll(full, lockDir, visit);
+    } else if (entry.isFile()) visit(full, entry.name);
   }
 }

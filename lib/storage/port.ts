@@ -178,8 +178,16 @@ export class StorageUnavailableError extends Error {
 }
 
 /**
- * Rejects keys that could escape a prefix or a folder, and keys with an empty segment (`a//b`, a trailing
- * `/`): the local store would map those onto another key's file. Adapters call it on every key they touch.
+ * Rejects keys that could escape a prefix or a folder, keys with an empty segment (`a//b`, a trailing
+ * `/`): the local store would map those onto another key's file, and keys some adapter cannot keep apart
+ * or delete, so every adapter takes the same keys:
+ * - a segment starting with `.` (`.`, `..`, and the local store's own `.tmp-` files and `.locks` folder);
+ * - text that is not well-formed UTF-16 (a lone surrogate: two such keys are one file, one S3 key);
+ * - characters XML 1.0 cannot carry (controls other than tab, LF and CR, U+FFFE, U+FFFF): S3's batch
+ *   delete could never name them;
+ * - more than 1024 bytes in UTF-8 (S3's limit).
+ * Satchel's own keys never hold any of these (ids, namespaces and hook names are [A-Za-z0-9._-], not
+ * starting with `.`). Adapters call it on every key they touch.
  */
 export function assertSafeKey(key: string): void {
   if (
@@ -187,14 +195,29 @@ export function assertSafeKey(key: string): void {
     key.length > 1024 ||
     key.startsWith('/') ||
     key.includes('\\') ||
-    key.includes('\0')
+    UNSAFE_CHARACTER.test(key) ||
+    LONE_SURROGATE.test(key) ||
+    /(^|\/)(\.|\/|$)/.test(key) ||
+    utf8Length(key) > 1024
   ) {
     throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
-  for (const segment of key.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..')
-      throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
+}
+
+/** Characters XML 1.0 cannot carry (NUL included): a DeleteObjects request could not name the key. */
+const UNSAFE_CHARACTER = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/;
+/** A surrogate without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The length of well-formed `text` in UTF-8 bytes. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // 2 bytes below U+0800, 3 above; a surrogate pair (2 units) is 4 bytes.
+    if (unit >= 0x80) bytes += unit < 0x800 || (unit >= 0xd800 && unit < 0xe000) ? 1 : 2;
   }
+  return bytes;
 }
 
 /** A code unit from which JS string order and UTF-8 byte order can differ (surrogates and U+E000 on). */

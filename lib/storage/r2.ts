@@ -116,13 +116,23 @@ export class R2Store implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    const out = await this.attempt(`LIST ${prefix}`, () =>
+    const limit = Math.min(options.limit ?? 1000, 1000);
+    let out = await this.attempt(`LIST ${prefix}`, () =>
       this.bucket.list({
         prefix,
-        limit: Math.min(options.limit ?? 1000, 1000),
+        limit,
         ...(options.cursor ? { startAfter: options.cursor } : {}),
       }),
     );
+    // An empty page marked truncated is not the end: the binding's own cursor goes on from it.
+    for (let pages = 1; out.truncated && out.objects.length === 0; pages++) {
+      const cursor = out.cursor;
+      if (!cursor || pages >= 100)
+        throw new StorageUnavailableError(
+          `LIST ${prefix}: ${this.name} answered empty pages marked truncated`,
+        );
+      out = await this.attempt(`LIST ${prefix}`, () => this.bucket.list({ prefix, limit, cursor }));
+    }
     const objects = out.objects.map((o) => ({ key: o.key, size: o.size }));
     return {
       objects,

@@ -37,6 +37,11 @@ export interface AttemptContext {
    * now (a GET's Content-Length) or is large (a big PUT), so slow-but-moving transfers are not cut off.
    */
   extend(ms: number): void;
+  /**
+   * Ends this attempt at once with `err` (its signal aborted with it), as a timeout would: for an answer
+   * found unusable while it is still arriving (a body larger than any object). Retried only when transient.
+   */
+  fail(err: unknown): void;
 }
 
 export interface RetryOptions {
@@ -163,8 +168,8 @@ async function runAttempt<T>(
   const begun = Date.now();
   let budget = Math.min(attemptTimeoutMs ?? Infinity, deadline() - begun);
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let fail!: (err: unknown) => void;
-  const expired = new Promise<never>((_, reject) => (fail = reject));
+  let end!: (err: unknown) => void;
+  const expired = new Promise<never>((_, reject) => (end = reject));
   expired.catch(() => undefined);
   const arm = () => {
     if (timer !== undefined) clearTimeout(timer);
@@ -172,7 +177,7 @@ async function runAttempt<T>(
     const left = Math.max(0, begun + budget - Date.now());
     timer = setTimeout(() => {
       const err = new AttemptTimeoutError(what, budget);
-      fail(err);
+      end(err);
       controller.abort(err);
     }, left);
   };
@@ -186,6 +191,11 @@ async function runAttempt<T>(
       budget += ms;
       arm();
     },
+    fail(err) {
+      if (controller.signal.aborted) return;
+      end(err);
+      controller.abort(err);
+    },
   };
   const running = op(ctx);
   // An abandoned attempt may still reject later; that is expected and must not become unhandled.
@@ -193,9 +203,9 @@ async function runAttempt<T>(
   try {
     return await Promise.race([running, expired]);
   } catch (err) {
-    // Whatever the op threw after its signal was aborted (an AbortError), the cause is the timeout.
-    if (controller.signal.aborted && controller.signal.reason instanceof AttemptTimeoutError)
-      throw controller.signal.reason;
+    // Whatever the op threw after its signal was aborted (an AbortError), the cause is the timeout or the
+    // failure given to ctx.fail.
+    if (controller.signal.aborted) throw controller.signal.reason;
     throw err;
   } finally {
     if (timer !== undefined) clearTimeout(timer);

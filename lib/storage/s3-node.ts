@@ -137,6 +137,8 @@ function send(route: Route, s: Sent): Promise<S3WireResponse> {
         signal: req.signal,
       },
       (res) => {
+        const declared = Number(res.headers['content-length'] ?? NaN);
+        if (!Number.isNaN(declared)) req.onLength?.(declared);
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {

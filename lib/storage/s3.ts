@@ -20,6 +20,7 @@ import {
   type PutOptions,
   type StoragePing,
   type StoredObject,
+  utf8Length,
 } from './port.js';
 import {
   defaultRetryPolicy,
@@ -122,6 +123,8 @@ export interface S3WireRequest {
   signal: AbortSignal;
   /** Called as the answer's body arrives, with the size of each piece. */
   onData?: (bytes: number) => void;
+  /** Called when the answer's headers arrive, with the body's length they declare (when they do). */
+  onLength?: (bytes: number) => void;
 }
 
 export interface S3WireResponse {
@@ -134,9 +137,9 @@ export type S3Wire = (req: S3WireRequest) => Promise<S3WireResponse>;
 
 const DEFAULT_MULTIPART_THRESHOLD = 16 * 1024 * 1024;
 /**
- * The most of a GET's declared length that earns it time when its bytes cannot be counted as they arrive
- * (the SDK's body as a web stream): the largest SATCHEL_MAX_SESSION_BYTES allowed (2 GiB), far above any
- * object Satchel writes; a server claiming more cannot hold a GET for longer than that would take.
+ * The largest body a GET accepts: the largest SATCHEL_MAX_SESSION_BYTES allowed (2 GiB), far above any
+ * object Satchel writes. An answer that claims more, or sends more, fails at once (503), so no server can
+ * hold a GET (and its growing buffer) longer than this many bytes take at the slowest tolerated rate.
  */
 const MAX_DECLARED_BYTES = 2 ** 31;
 
@@ -144,10 +147,11 @@ const MAX_DECLARED_BYTES = 2 ** 31;
  * S3-compatible adapter (AWS S3, R2's S3 API, Ceph radosgw, MinIO) over @aws-sdk/client-s3.
  *
  * Preconditions use PutObject's If-Match / If-None-Match. Etags are kept unquoted inside Satchel,
- * because radosgw rejects a quoted If-Match even when it is current. A 412, a 404 NoSuchKey on a
- * conditional write (AWS's answer to If-Match on a missing key; radosgw answers 412) and AWS's 409
+ * because radosgw rejects a quoted If-Match even when it is current. A 412, a 404 NoSuchKey on an
+ * If-Match write (AWS's answer to If-Match on a missing key; radosgw answers 412) and AWS's 409
  * ConditionalRequestConflict all mean the same thing: PreconditionFailedError. A 404 with another code
- * (NoSuchBucket) is never a missing key nor a precondition failure: it is StorageUnavailableError.
+ * (NoSuchBucket), and any 404 to a create-only write, is never a precondition failure: it is
+ * StorageUnavailableError.
  * Conditional writes are always a single PUT: a multipart completion's preconditions are not honoured by
  * every backend, and radosgw returns no etag for it.
  */
@@ -242,6 +246,11 @@ export class S3Store implements ObjectStore {
 
   private full(key: string): string {
     assertSafeKey(key);
+    // S3's limit of 1024 bytes is the whole key's, the store's prefix included.
+    if (utf8Length(this.prefix + key) > 1024)
+      throw new Error(
+        `unsafe storage key (over 1024 bytes with the prefix): ${JSON.stringify(key)}`,
+      );
     return this.prefix + key;
   }
 
@@ -255,7 +264,8 @@ export class S3Store implements ObjectStore {
           key: Key,
           headers: {},
           signal: ctx.signal,
-          onData: this.progress(ctx),
+          onLength: (declared) => this.declared(ctx, key, declared),
+          onData: this.progress(ctx, key),
         });
         if (res.status === 404 && isMissingKey(wireError(res))) return null;
         const { body } = succeeded(res);
@@ -276,15 +286,19 @@ export class S3Store implements ObjectStore {
         );
         const out = await this.client.send(command, { abortSignal: ctx.signal });
         const body = out.Body!;
-        // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length, capped.
+        // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length.
         const stream = body as {
           on?: (event: 'data', chunk: (bytes: Uint8Array) => void) => unknown;
+          destroy?: () => void;
         };
+        if (out.ContentLength !== undefined && out.ContentLength > MAX_DECLARED_BYTES) {
+          stream.destroy?.();
+          throw tooLarge(key, out.ContentLength);
+        }
         if (typeof stream.on === 'function') {
-          const arrived = this.progress(ctx);
+          const arrived = this.progress(ctx, key);
           stream.on('data', (chunk) => arrived(chunk.byteLength));
-        } else
-          ctx.extend(this.transferAllowance(Math.min(out.ContentLength ?? 0, MAX_DECLARED_BYTES)));
+        } else ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
         const bytes = await body.transformToByteArray();
         return { body: bytes, etag: unquote(out.ETag ?? ''), ...ageOf(date, out.LastModified) };
       } catch (err) {
@@ -374,7 +388,10 @@ export class S3Store implements ObjectStore {
           return { etag: unquote(out.ETag ?? '') };
         } catch (err) {
           const status = statusOf(err);
-          if (conditional && (status === 412 || isMissingKey(err) || status === 409))
+          // A missing key fails only If-Match (AWS answers it 404 NoSuchKey). If-None-Match: * fails only
+          // when the key exists, so a 404 there (a code-less one from a gateway) stored nothing: 503.
+          const missing = options.ifMatch !== undefined && isMissingKey(err);
+          if (conditional && (status === 412 || missing || status === 409))
             throw new PreconditionFailedError(key);
           throw err;
         }
@@ -477,6 +494,12 @@ export class S3Store implements ObjectStore {
 
   /** A listing's page: keys without the store's prefix; StartAfter (the last key) as the cursor. */
   private page(keys: { key: string; size: number }[], truncated: boolean): ListPage {
+    // Never read as the end of the listing: without a last key there is nothing to go on from (S3 sends
+    // no such page without a delimiter).
+    if (truncated && keys.length === 0)
+      throw new StorageUnavailableError(
+        `LIST: ${this.name} answered an empty page marked truncated`,
+      );
     const objects = keys.map((o) => ({ key: o.key.slice(this.prefix.length), size: o.size }));
     // StartAfter (the last key) as the cursor keeps it readable and the same on every adapter.
     return {
@@ -510,15 +533,21 @@ export class S3Store implements ObjectStore {
   /**
    * Grants an attempt the transfer allowance of an answer's body as its bytes arrive, not as its declared
    * length: a body that keeps coming at `minBytesPerSecond` is never cut off, and one that trickles slower
-   * (whatever length it claims) runs out of time.
+   * (whatever length it claims) runs out of time. Past MAX_DECLARED_BYTES the attempt fails at once.
    */
-  private progress(ctx: AttemptContext): (bytes: number) => void {
+  private progress(ctx: AttemptContext, key: string): (bytes: number) => void {
     let received = 0;
     return (bytes) => {
       const before = this.transferAllowance(received);
       received += bytes;
-      ctx.extend(this.transferAllowance(received) - before);
+      if (received > MAX_DECLARED_BYTES) ctx.fail(tooLarge(key, received));
+      else ctx.extend(this.transferAllowance(received) - before);
     };
+  }
+
+  /** Fails the attempt at once when the answer's declared length is over MAX_DECLARED_BYTES. */
+  private declared(ctx: AttemptContext, key: string, bytes: number): void {
+    if (bytes > MAX_DECLARED_BYTES) ctx.fail(tooLarge(key, bytes));
   }
 
   /**
@@ -589,6 +618,13 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
   if (/^[A-Z_]{3,32}$/.test(code)) return { reason: 'unreachable', error: code };
   if (name === 'CredentialsProviderError') return { reason: 'denied', error: 'no credentials' };
   return { reason: 'unreachable', error: /^[A-Za-z]{1,64}$/.test(name) ? name : 'error' };
+}
+
+/** A GET's answer larger than any object: not retried (it would be again), 503. */
+function tooLarge(key: string, bytes: number): StorageUnavailableError {
+  return new StorageUnavailableError(
+    `GET ${key}: the answer's body (${bytes} bytes) is larger than any object (${MAX_DECLARED_BYTES} bytes)`,
+  );
 }
 
 function unquote(etag: string): string {
