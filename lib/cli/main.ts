@@ -17,6 +17,7 @@ import {
   shellQuote,
   UsageError,
   type CliIO,
+  type Out,
 } from './io.js';
 
 /**
@@ -239,26 +240,46 @@ function usageError(io: CliIO, message: string, json: boolean): number {
  * flushed.
  */
 export async function runFromProcess(): Promise<number> {
-  // `satchel session list | head` closes the pipe early: that is not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(EXIT.ok);
-    throw err;
-  });
+  const stdout = closable(process.stdout);
+  const stderr = closable(process.stderr);
   let code: number;
   try {
-    code = await main(process.argv.slice(2), {
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-    });
+    code = await main(process.argv.slice(2), { stdout, stderr, env: process.env });
   } catch (err) {
-    process.stderr.write(
+    stderr.write(
       `satchel: unexpected error: ${
         err instanceof Error ? (err.stack ?? err.message) : String(err)
       }\n`,
     );
     code = EXIT.internal;
   }
-  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  if (!stdout.closed)
+    await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   return code;
+}
+
+/**
+ * A process stream whose reader may go away: `satchel session list | head` closes stdout early, and
+ * `satchel import <folder> 2>&1 | head` stderr (its progress lines). That is not an error: what is written
+ * after it goes nowhere, and the command runs to its end and exits with its own code (an import with a
+ * failed file still exits 4; before review s58c one died half way through its files, exit code 1).
+ */
+function closable(stream: NodeJS.WriteStream): Out & { readonly closed: boolean } {
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    closed = true;
+  });
+  return {
+    write: (chunk: string) => (closed ? true : stream.write(chunk)),
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get columns() {
+      return stream.columns;
+    },
+    get closed() {
+      return closed;
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { toStoredContent } from '../model/parts.js';
+import { PARTS_FIELD, textFieldOf, toStoredContent, type ContentPart } from '../model/parts.js';
 import { groupCount, isMarker, markerCount } from '../model/cap-marker.js';
 import { PLACEHOLDER, type Message } from '../model/session.js';
 import type { Session } from '../client/types.js';
@@ -26,7 +26,7 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
   for (let i = 0; i < messages.length; i++) {
     // Both in the stored form: GET shows parts as `content`, a file (an export) keeps them beside it.
     const [f, s] = [messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
-    const at = differsAt(f, s, `messages[${i}]`);
+    const at = messageDiffers(f!, s!, `messages[${i}]`);
     if (at) return at;
   }
   const refs = refsDiffer(file.external_refs, stored.external_refs);
@@ -63,6 +63,162 @@ function cappedAs(file: Message[], stored: Message[]): Message[] | null {
   if (removed !== markerCount(stored[at])) return null;
   return [...file.slice(0, at), stored[at]!, ...file.slice(gapEnd)];
 }
+
+/**
+ * Where a message (stored form) differs from the stored one. A secret split across content parts (a key
+ * streamed in pieces) is redacted in their text as one: the first text part then holds the redacted text
+ * and the other text parts go (as reasoning parts do for a key split across them). So when the stored
+ * message has fewer parts than the file's, the file's parts are merged as the pipeline merges them, and
+ * the merged text (and the content) is compared with the text of the parts joined, each boundary by a line
+ * break or by nothing (`runTogether` in lib/pipeline/save.ts keeps a line break at some boundaries).
+ */
+function messageDiffers(file: Message, stored: Message, path: string): string | null {
+  const fileParts = (file as Record<string, unknown>)[PARTS_FIELD];
+  const storedParts = (stored as Record<string, unknown>)[PARTS_FIELD];
+  const plain = differsAt(file, stored, path);
+  if (!plain || !Array.isArray(fileParts) || !Array.isArray(storedParts)) return plain;
+  if (storedParts.length >= fileParts.length) return plain;
+  let found: string | null | undefined;
+  for (const merges of MERGES) {
+    const layout = mergedLayout(fileParts as ContentPart[], merges);
+    if (layout.parts.length !== storedParts.length) continue;
+    const at = mergedDiffers(file, stored, layout, storedParts as ContentPart[], path);
+    if (at === null) return null;
+    found ??= at;
+  }
+  return found ?? plain;
+}
+
+/** A reasoning part's text field: its text is not the content, but a split key is merged there too. */
+const thoughtOf = (p: ContentPart): 'text' | null =>
+  textFieldOf(p) === null && typeof p['text'] === 'string' ? 'text' : null;
+
+type FieldOf = (p: ContentPart) => 'text' | 'refusal' | null;
+
+/** The merges the pipeline may have made: of the content's parts, of the reasoning parts, of both. */
+const MERGES: FieldOf[][] = [[textFieldOf], [thoughtOf], [textFieldOf, thoughtOf]];
+
+/** A file's parts as merged: each merged part's index, field and the texts of the parts it stands for. */
+interface Layout {
+  parts: ContentPart[];
+  merged: Map<number, { field: string; texts: string[]; content: boolean }>;
+}
+
+function mergedLayout(parts: ContentPart[], merges: FieldOf[]): Layout {
+  let layout: Layout = { parts, merged: new Map() };
+  for (const fieldOf of merges) {
+    const out: ContentPart[] = [];
+    const merged = new Map<number, { field: string; texts: string[]; content: boolean }>();
+    let first: { field: string; texts: string[]; content: boolean } | undefined;
+    layout.parts.forEach((p, i) => {
+      const field = fieldOf(p);
+      const text = field ? p[field] : undefined;
+      if (field && typeof text === 'string' && first) return void first.texts.push(text);
+      if (field && typeof text === 'string')
+        first = { field, texts: [text], content: fieldOf === textFieldOf };
+      const entry = typeof text === 'string' ? first : layout.merged.get(i);
+      if (entry) merged.set(out.length, entry);
+      out.push(p);
+    });
+    layout = { parts: out, merged };
+  }
+  return layout;
+}
+
+/** Where a message differs from the stored one when its parts are merged as `layout` says. */
+function mergedDiffers(
+  file: Message,
+  stored: Message,
+  layout: Layout,
+  storedParts: ContentPart[],
+  path: string,
+): string | null {
+  const contentTexts = [...layout.merged.values()].find((m) => m.content)?.texts;
+  const [f, s] = [file, stored].map((m) => {
+    const { [PARTS_FIELD]: _parts, ...rest } = m as Record<string, unknown>;
+    return contentTexts ? { ...rest, content: '' } : rest;
+  });
+  const rest = differsAt(f, s, path);
+  if (rest) return rest;
+  if (contentTexts && !joinedMatch(contentTexts, file.content, stored.content))
+    return `${path}.content`;
+  for (let i = 0; i < layout.parts.length; i++) {
+    const at = `${path}.${PARTS_FIELD}[${i}]`;
+    const merged = layout.merged.get(i);
+    if (!merged) {
+      const differs = differsAt(layout.parts[i], storedParts[i], at);
+      if (differs) return differs;
+      continue;
+    }
+    const storedPart = storedParts[i]!;
+    const text = storedPart[merged.field];
+    // The content's parts hold the content as redacted (the file's, or the parts' text joined).
+    const own = merged.content ? file.content : merged.texts.join('\n');
+    if (typeof text !== 'string' || !joinedMatch(merged.texts, own, text))
+      return `${at}.${merged.field}`;
+    const others = differsAt(
+      { ...layout.parts[i], [merged.field]: '' },
+      { ...storedPart, [merged.field]: '' },
+      at,
+    );
+    if (others) return others;
+  }
+  return null;
+}
+
+/**
+ * True when `stored` is `text` (the file's own joined text) with secrets redacted, or the parts' `texts`
+ * joined with each boundary a line break or nothing, with secrets redacted (each placeholder some text).
+ */
+function joinedMatch(texts: string[], text: string, stored: string): boolean {
+  if (sameText(text, stored)) return true;
+  const joined = texts.join('\n');
+  const optional = new Set<number>();
+  for (let i = 0, at = 0; i < texts.length - 1; i++) optional.add((at += texts[i]!.length + 1) - 1);
+  return optionalBreaksMatch(stored.split(PLACEHOLDER), joined, optional);
+}
+
+/**
+ * `placeholdersMatch` where the characters at `optional` (line breaks between parts) may be left out: each
+ * piece is matched at the first place it fits, its line breaks taking optional ones where both are. That
+ * may miss a match (many empty parts), and it gives up after MAX_STEPS characters compared: a miss only
+ * says the session differs, never that it is unchanged when it is not.
+ */
+function optionalBreaksMatch(pieces: string[], text: string, optional: Set<number>): boolean {
+  let steps = 0;
+  const matchAt = (piece: string, from: number): number => {
+    let j = from;
+    for (let i = 0; i < piece.length; steps++) {
+      if (text[j] === piece[i]) [i, j] = [i + 1, j + 1];
+      else if (optional.has(j)) j++;
+      else return -1;
+    }
+    return j;
+  };
+  const skipToEnd = (j: number) => {
+    while (j < text.length && optional.has(j)) j++;
+    return j;
+  };
+  let pos = matchAt(pieces[0]!, 0);
+  if (pos < 0) return false;
+  if (pieces.length === 1) return skipToEnd(pos) === text.length;
+  for (let k = 1; k < pieces.length - 1; k++) {
+    let end = -1;
+    for (let from = pos; from <= text.length && end < 0 && steps < MAX_STEPS; from++)
+      end = matchAt(pieces[k]!, from);
+    if (end < 0) return false;
+    pos = end;
+  }
+  const last = pieces[pieces.length - 1]!;
+  for (let from = pos; from <= text.length && steps < MAX_STEPS; from++) {
+    const end = matchAt(last, from);
+    if (end >= 0 && skipToEnd(end) === text.length) return true;
+  }
+  return false;
+}
+
+/** Characters `optionalBreaksMatch` compares, at most, for one message (well under a second). */
+const MAX_STEPS = 1 << 25;
 
 /** True when a stored string is the file's string, or it with secrets redacted. */
 export function sameText(file: string, stored: string): boolean {
@@ -122,7 +278,8 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
   // A number or boolean under a key that names a secret is stored as the placeholder string.
   if (stored === PLACEHOLDER && (typeof file === 'number' || typeof file === 'boolean'))
     return null;
-  return Object.is(file, stored) ? null : path || '(value)';
+  // `===`, not Object.is: the store keeps a -0 as 0 (JSON), and a re-import of the same file is unchanged.
+  return file === stored ? null : path || '(value)';
 }
 
 /**

@@ -94,6 +94,28 @@ function fileNotes(session: OdekSession, unknownFields: string[]): string[] {
     ...(times.length
       ? [`${times.join(' and ')} not kept (not an RFC 3339 time with an offset)`]
       : []),
+    ...refFieldsNote(session),
+  ];
+}
+
+/** What an external ref holds beyond the fields the create and replace take. */
+const REF_FIELDS = new Set(['kind', 'uri', 'created_by', 'read_only', 'created_at']);
+
+/**
+ * The ref fields an import leaves out (a ref carries only REF_FIELDS into the store), named: the report
+ * says what was not imported rather than `created` alone (review s58c). The first few, and how many more.
+ */
+function refFieldsNote(session: OdekSession): string[] {
+  const left = session.external_refs.flatMap((ref, i) =>
+    Object.keys(ref)
+      .filter((k) => !REF_FIELDS.has(k))
+      .map((k) => `external_refs[${i}].${k}`),
+  );
+  if (left.length === 0) return [];
+  const more = left.length > 5 ? ` and ${left.length - 5} more` : '';
+  return [
+    `not imported: ${left.slice(0, 5).join(', ')}${more} ` +
+      '(a ref keeps only kind, uri, created_by, read_only and created_at)',
   ];
 }
 

@@ -211,8 +211,8 @@ function printImport(
 export const exportCommand: Command = {
   name: 'export',
   summary: 'export sessions as odek session files',
-  help: `satchel export <id>... <folder> [--json]
-satchel export --all <folder> [--json]
+  help: `satchel export <id>... <folder> [--concurrency N] [--json]
+satchel export --all <folder> [--concurrency N] [--json]
 
 Writes each session as <folder>/<id>.json in odek's format (compact JSON, odek's fields in odek's order,
 without Satchel's revision), so odek can load it and \`satchel import\` can bring it back. Existing files
@@ -361,7 +361,10 @@ async function readSource(file: string): Promise<Source> {
   try {
     handle = await open(file, 'r');
     const regular = (await handle.stat()).isFile();
-    return { text: await handle.readFile('utf8'), regular };
+    const bytes = await handle.readFile();
+    const text = utf8Text(bytes);
+    if (text === undefined) return { reason: `not UTF-8 (at byte offset ${invalidUtf8At(bytes)})` };
+    return { text, regular };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const message = err instanceof Error ? err.message : String(err);
@@ -374,6 +377,40 @@ async function readSource(file: string): Promise<Source> {
   } finally {
     await handle?.close().catch(() => undefined);
   }
+}
+
+/**
+ * A file's bytes as text, or undefined when they are not UTF-8: an odek file is UTF-8, and decoding other
+ * bytes would put U+FFFD where they were, an import of other text than the file holds (the server refuses
+ * such a body too). A byte order mark is kept (parseOdekFile drops it).
+ */
+function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (err) {
+    // Anything else (a text too long for a string) is the caller's to report.
+    if ((err as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA')
+      return undefined;
+    throw err;
+  }
+}
+
+/** Where the first byte sequence that is not UTF-8 starts (the Unicode standard's table 3-7), or -1. */
+export function invalidUtf8At(b: Uint8Array): number {
+  for (let i = 0; i < b.length;) {
+    const c = b[i]!;
+    const tail = c < 0x80 ? 0 : c < 0xc2 ? -1 : c < 0xe0 ? 1 : c < 0xf0 ? 2 : c < 0xf5 ? 3 : -1;
+    if (tail < 0) return i;
+    // The second byte's range is narrower after E0 and F0 (overlong forms), ED (surrogates), F4 (> U+10FFFF).
+    const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+    const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+    for (let k = 1; k <= tail; k++) {
+      const d = b[i + k];
+      if (d === undefined || d < (k === 1 ? low : 0x80) || d > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += tail + 1;
+  }
+  return -1;
 }
 
 /**
