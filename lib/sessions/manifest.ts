@@ -11,7 +11,7 @@ import {
 } from '../storage/sequenced.js';
 import { Batcher, runExclusive, SingleFlight } from '../storage/concurrency.js';
 import { unattended, type Schedule } from '../model/context.js';
-import { SatchelError } from '../model/errors.js';
+import { SatchelError, unavailable } from '../model/errors.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
 
@@ -189,7 +189,17 @@ interface Snapshot {
 }
 
 class CorruptManifest extends Error {}
-class ManifestMoved extends Error {}
+/** A listed manifest object is gone (`key`): another process's compaction or purge replaced the root. */
+class ManifestMoved extends Error {
+  constructor(readonly key: string) {
+    super(`manifest object ${key} is gone`);
+  }
+}
+
+/** Readings of a manifest that keeps changing under a reader before it answers 503 (at most 1.6 s of waits). */
+const MOVED_RETRIES = 10;
+/** The same object missing this many times in a row, each after a fresh LIST: the newest root is broken. */
+const MISSING_REPEATS = 3;
 
 export class Manifest {
   private readonly compactAfter: number;
@@ -212,6 +222,8 @@ export class Manifest {
   /** The last full view per namespace and when its listing started; dropped on every write by this process. */
   private readonly recent = new Map<string, { at: number; entries: ManifestEntry[] }>();
   private readonly localWrites = new Map<string, number>();
+  /** Stale markers whose heal failed in this process: how often, and when a listing may schedule it again. */
+  private readonly healRetry = new Map<string, { tries: number; at: number }>();
   /**
    * Per namespace: the ids waiting for the next purge, and the purges queued one after another. The ids of
    * a purge that failed (storage) join the namespace's next one.
@@ -653,11 +665,15 @@ export class Manifest {
     use: (s: Snapshot) => Promise<T>,
     settled = false,
   ): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+    let rebuilds = 0;
+    const moved = { count: 0, key: '', repeats: 0 };
+    for (;;) {
       try {
         const snap = await this.snapshot(ns, settled);
         if (!snap) {
-          if (attempt > 5) throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
+          if (rebuilds > 5)
+            throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
+          rebuilds++;
           await this.rebuild(ns);
           continue;
         }
@@ -666,19 +682,36 @@ export class Manifest {
         if (
           snap.uncovered.length >= this.compactAfter ||
           leftovers >= this.compactAfter ||
-          snap.stalePending.length > 0
+          snap.stalePending.some((k) => this.healDue(k))
         ) {
           schedule(this.compact(ns));
         }
         return result;
       } catch (err) {
-        // A compactor removed what we listed: list again. Corrupt: rebuild from the session objects.
-        if (err instanceof ManifestMoved && attempt < 5) continue;
-        if (err instanceof CorruptManifest || err instanceof ManifestMoved) {
+        // Corrupt: rebuild from the session objects.
+        if (err instanceof CorruptManifest && rebuilds < 6) {
+          rebuilds++;
           await this.rebuild(ns);
-          if (attempt < 6) continue;
+          continue;
         }
-        throw err;
+        if (!(err instanceof ManifestMoved)) throw err;
+        // The newest root names an object that is not there, after a fresh LIST each time: rebuild (once).
+        moved.repeats = err.key === moved.key ? moved.repeats + 1 : 1;
+        moved.key = err.key;
+        if (moved.repeats >= MISSING_REPEATS && rebuilds === 0) {
+          rebuilds++;
+          await this.rebuild(ns);
+          continue;
+        }
+        // Another process's compaction or purge (one per DELETE) replaced the root and deleted what we
+        // listed: list again after a short jittered wait, keeping what is cached (the objects are
+        // immutable). Never a rebuild for that, and never a 500: until 2026-12-06 the sixth attempt
+        // rebuilt from every session object and the seventh answered 500 (review s58b).
+        if (++moved.count > MOVED_RETRIES)
+          throw unavailable(
+            `the session list of namespace ${ns} kept changing while it was read; try again`,
+          );
+        if (moved.count > 1) await sleep(Math.random() * Math.min(250, 5 * 2 ** moved.count));
       }
     }
   }
@@ -738,16 +771,13 @@ export class Manifest {
         changes.set(id, { entry: r.entry });
       } else changes.set(id, { deletedAt: at });
     }
-    const stalePending: string[] = [];
-    const now = this.now();
-    for (const p of unlogged) {
-      const stale = now - p.at > this.stalePendingMs;
-      // Settled readers (compaction, index upkeep) leave writes still in flight to their log records.
-      if (settled && !stale) continue;
-      toVerify.add(p.id); // in flight, failed, or crashed between the session write and its log record
-      if (stale) stalePending.push(p.key);
-    }
+    const stalePending = toCheck(unlogged, this.now() - this.stalePendingMs, settled, toVerify);
+    // The newest page (nearly every listing reads it) at once, not after the objects: another process's
+    // purge (one per DELETE) may replace the root and delete it meanwhile (review s58b).
+    const first = settled ? undefined : root.pages[0];
+    const early = first && this.loadPage(first.key).catch(() => undefined);
     const again = await this.verify(ns, toVerify, changes, tombstones, keeps, dels);
+    await early;
     const snap: Snapshot = {
       listing,
       root,
@@ -874,11 +904,12 @@ export class Manifest {
     }
     const { root, listing } = snap;
     const leftovers = listing.logs.length - snap.uncovered.length;
+    // Objects read (stale markers' among them) need a root only when they changed something: a stale
+    // marker on an object that is no session adds nothing, and its marker just goes (review s58b).
     const needRoot =
       force ||
       snap.uncovered.length >= this.compactAfter ||
-      snap.stalePending.length > 0 ||
-      snap.verified > 0;
+      ((snap.stalePending.length > 0 || snap.verified > 0) && snap.changes.size > 0);
     let inForce = root;
     if (needRoot) {
       // The successor of the root it builds on, so that a compactor racing from the same root wants the
@@ -934,7 +965,7 @@ export class Manifest {
         return;
       }
       inForce = written;
-    } else if (leftovers < this.compactAfter) return;
+    } else if (leftovers < this.compactAfter && snap.stalePending.length === 0) return;
     await this.collectGarbage(ns, snap, inForce);
   }
 
@@ -945,11 +976,9 @@ export class Manifest {
     const coveredWrites = new Set(logs.map(writeIdOfLog));
     const stale = snap.listing.pending.filter((p) => snap.stalePending.includes(p.key));
     // A stale marker's write may have left more than its log record unwritten: heal that first, and
-    // keep the marker (for the next compaction) when that fails.
+    // keep the marker (for a later compaction) when that fails.
     const unhealed = new Set<string>();
-    await mapLimit(stale, 4, async (p) => {
-      await this.healStale?.(ns, p.id, p.at).catch(() => unhealed.add(p.key));
-    });
+    await mapLimit(stale, 4, (p) => this.heal(ns, p).catch(() => unhealed.add(p.key)));
     const pending = snap.listing.pending
       .filter((p) => coveredWrites.has(p.writeId) || snap.stalePending.includes(p.key))
       .filter((p) => !unhealed.has(p.key))
@@ -973,6 +1002,36 @@ export class Manifest {
     const garbage = [...logs, ...pending, ...oldRoots, ...pages];
     if (garbage.length > 0) await this.store.delete(garbage);
     for (const key of logs) this.logCache.delete(key);
+  }
+
+  /**
+   * Heals one stale marker (`healStale`). An object that is no session (a half-copied file) has nothing to
+   * restore and adds nothing to the manifest (as in verify and rebuild): the marker goes. Until 2026-12-06
+   * such a marker stayed for good, and every listing scheduled a compaction that wrote a root (review
+   * s58b). Any other failure keeps the marker, and this process waits before a listing schedules a
+   * compaction for it again (`healDue`).
+   */
+  private async heal(ns: string, p: { key: string; id: string; at: number }): Promise<void> {
+    try {
+      await this.healStale?.(ns, p.id, p.at);
+    } catch (err) {
+      if (!SatchelError.is(err, 'corrupt')) {
+        const tries = (this.healRetry.get(p.key)?.tries ?? 0) + 1;
+        this.healRetry.delete(p.key);
+        const wait = Math.min(this.stalePendingMs, 60_000 * 2 ** (tries - 1));
+        this.healRetry.set(p.key, { tries, at: this.now() + wait });
+        while (this.healRetry.size > 10_000)
+          this.healRetry.delete(this.healRetry.keys().next().value!);
+        throw err;
+      }
+    }
+    this.healRetry.delete(p.key);
+  }
+
+  /** Whether a listing that sees the stale marker `key` should schedule a compaction to heal it. */
+  private healDue(key: string): boolean {
+    const retry = this.healRetry.get(key);
+    return !retry || this.now() >= retry.at;
   }
 
   private async writePages(
@@ -1095,7 +1154,7 @@ export class Manifest {
       ).read(key);
     } catch (err) {
       if (err instanceof CorruptRootError)
-        throw err.vanished ? new ManifestMoved() : new CorruptManifest(err.message);
+        throw err.vanished ? new ManifestMoved(key) : new CorruptManifest(err.message);
       throw err;
     }
     this.rootCache.set(key, root);
@@ -1126,7 +1185,7 @@ export class Manifest {
     const cached = cache.get(key);
     if (cached) return cached;
     const found = await this.store.get(key);
-    if (!found) throw new ManifestMoved();
+    if (!found) throw new ManifestMoved(key);
     const value = parseOr(found.body, check);
     if (!value) throw new CorruptManifest(`unparsable ${what} ${key}`);
     remember(value);
@@ -1154,6 +1213,10 @@ export class Manifest {
     this.logCache.set(key, record);
     while (this.logCache.size > 20_000) this.logCache.delete(this.logCache.keys().next().value!);
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Whether `e` is the version `k` of a session (its object's, when created again). */
@@ -1286,6 +1349,27 @@ function deletions(tombstones: Iterable<[string, number]>, keeps: Map<string, st
     const keep = keeps.get(id);
     return keep === undefined ? { id, at } : { id, at, keep };
   });
+}
+
+/**
+ * Adds to `toVerify` the sessions of unlogged pending markers (a write in flight, failed, or crashed between
+ * the session write and its log record); answers the stale ones' keys (older than `staleBefore`). Settled
+ * readers (compaction, index upkeep) leave writes still in flight to their log records.
+ */
+function toCheck(
+  unlogged: { key: string; id: string; at: number }[],
+  staleBefore: number,
+  settled: boolean,
+  toVerify: Set<string>,
+): string[] {
+  const stalePending: string[] = [];
+  for (const p of unlogged) {
+    const stale = p.at < staleBefore;
+    if (settled && !stale) continue;
+    toVerify.add(p.id);
+    if (stale) stalePending.push(p.key);
+  }
+  return stalePending;
 }
 
 /** The ids of this process's unlogged writes whose markers (`own`) the listing does not show. */
