@@ -661,13 +661,11 @@ function pipelineCounts(headers: Headers): PipelineCounts | undefined {
 
 /**
  * Whether a Satchel 503's body says its write took effect, or may have: a delete whose session went
- * (`"deleted": true`, or its words before that field), a write storage did not confirm.
+ * (`"deleted": true`; not its words, which a server before that field also answered for an id that never
+ * held a session, review s58g), a write storage did not confirm.
  */
 function tookEffect(body: string): boolean {
-  return (
-    problemFrom(503, '', body).deleted === true ||
-    /may have been stored|is gone, but erasing/.test(body)
-  );
+  return problemFrom(503, '', body).deleted === true || /may have been stored/.test(body);
 }
 
 /** The server answered `status` after an attempt that got no answer: maybe that attempt's doing. */

@@ -186,6 +186,8 @@ interface Snapshot {
   stalePending: string[];
   verified: number;
   signature: string;
+  /** The newest page's read, started with the snapshot's own reads; taken by the first `top` (pageOf). */
+  firstPage?: { key: string; read: Promise<Page> };
 }
 
 class CorruptManifest extends Error {}
@@ -775,12 +777,13 @@ export class Manifest {
     // The newest page (nearly every listing reads it) at once, not after the objects: another process's
     // purge (one per DELETE) may replace the root and delete it meanwhile (review s58b).
     const first = settled ? undefined : root.pages[0];
-    const early = first && this.loadPage(first.key).catch(() => undefined);
+    const firstPage = first && { key: first.key, read: this.loadPage(first.key) };
+    firstPage?.read.catch(() => undefined); // its failure is the reader's (pageOf), if one reads it
     const again = await this.verify(ns, toVerify, changes, tombstones, keeps, dels);
-    await early;
     const snap: Snapshot = {
       listing,
       root,
+      firstPage,
       changes,
       tombstones,
       keeps,
@@ -871,7 +874,7 @@ export class Manifest {
     for (const change of snap.changes.values()) if (change.entry) consider(change.entry, false);
     const everything = query.limit >= Number.MAX_SAFE_INTEGER;
     // Every page will be read: fetch them in parallel rather than one by one below.
-    if (everything) await mapLimit(snap.root.pages, 8, (p) => this.loadPage(p.key));
+    if (everything) await mapLimit(snap.root.pages, 8, (p) => this.pageOf(snap, p.key));
     for (const next of snap.root.pages) {
       // Pages are sorted by their newest entry. Once limit+1 wanted entries are newer than anything an
       // unread page holds, no unread page can add to the answer or supersede a part of it.
@@ -880,7 +883,7 @@ export class Manifest {
         const kth = matching()[query.limit];
         if (kth && kth.at > next.maxAt) break;
       }
-      for (const e of (await this.loadPage(next.key)).entries) consider(e, true);
+      for (const e of (await this.pageOf(snap, next.key)).entries) consider(e, true);
     }
     const all = matching();
     return { entries: all.slice(0, query.limit), more: all.length > query.limit };
@@ -1160,6 +1163,18 @@ export class Manifest {
     this.rootCache.set(key, root);
     while (this.rootCache.size > 64) this.rootCache.delete(this.rootCache.keys().next().value!);
     return root;
+  }
+
+  /**
+   * A page of `snap`: the newest one's read started with the snapshot (taken once, so a reused snapshot
+   * reads again), else loadPage. Until 2026-12-06 a failed early read was dropped and the page read again
+   * with a fresh retry budget: a list waited out storage's retries twice before its 503 (review s58f).
+   */
+  private pageOf(snap: Snapshot, key: string): Promise<Page> {
+    const early = snap.firstPage;
+    if (early?.key !== key) return this.loadPage(key);
+    snap.firstPage = undefined;
+    return early.read;
   }
 
   private loadPage(key: string): Promise<Page> {

@@ -851,7 +851,14 @@ export class SessionStore {
       this.objects.list(keys.pending(ns, id, ''), { limit: 1 }).catch(() => null),
     ]);
     if (marked?.objects.length) this.purgeUnlogged(ns, id, ctx);
-    if (erased) throw notErased(id, erased.err);
+    // Not `notErased`: this call found no session, so its 503 must not say one went (`deleted`), which a
+    // client takes for its own delete's doing (until 2026-12-06 a typo'd id's delete resolved after a
+    // storage blip here, review s58g).
+    if (erased)
+      throw unavailable(
+        `session ${id} does not exist, but erasing what an earlier delete may have left of it failed ` +
+          `(${errorText(erased.err)}): delete it again`,
+      );
     throw notFound(`session ${id} does not exist`);
   }
 

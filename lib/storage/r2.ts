@@ -1,5 +1,6 @@
 import {
   assertSafeKey,
+  isSafeKey,
   DEFAULT_PING_DEADLINE_MS,
   isPlatformLimit,
   PreconditionFailedError,
@@ -133,10 +134,11 @@ export class R2Store implements ObjectStore {
         );
       out = await this.attempt(`LIST ${prefix}`, () => this.bucket.list({ prefix, limit, cursor }));
     }
-    const objects = out.objects.map((o) => ({ key: o.key, size: o.size }));
+    const listed = out.objects.map((o) => ({ key: o.key, size: o.size }));
+    // The last key listed is the cursor, kept or not; keys no call could take are left out (isSafeKey).
     return {
-      objects,
-      ...(out.truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}),
+      objects: listed.filter((o) => isSafeKey(o.key)),
+      ...(out.truncated ? { cursor: listed[listed.length - 1]!.key } : {}),
     };
   }
 

@@ -11,6 +11,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getEndpointFromInstructions } from '@smithy/core/endpoints';
 import {
   assertSafeKey,
+  isSafeKey,
   DEFAULT_PING_DEADLINE_MS,
   PreconditionFailedError,
   StorageUnavailableError,
@@ -500,11 +501,12 @@ export class S3Store implements ObjectStore {
       throw new StorageUnavailableError(
         `LIST: ${this.name} answered an empty page marked truncated`,
       );
-    const objects = keys.map((o) => ({ key: o.key.slice(this.prefix.length), size: o.size }));
-    // StartAfter (the last key) as the cursor keeps it readable and the same on every adapter.
+    const listed = keys.map((o) => ({ key: o.key.slice(this.prefix.length), size: o.size }));
+    // StartAfter (the last key listed, kept or not) as the cursor keeps it readable and the same on every
+    // adapter; keys no call could take are left out (isSafeKey).
     return {
-      objects,
-      ...(truncated && objects.length > 0 ? { cursor: objects[objects.length - 1]!.key } : {}),
+      objects: listed.filter((o) => isSafeKey(o.key)),
+      ...(truncated ? { cursor: listed[listed.length - 1]!.key } : {}),
     };
   }
 
