@@ -69,8 +69,10 @@ function cappedAs(file: Message[], stored: Message[]): Message[] | null {
  * streamed in pieces) is redacted in their text as one: the first text part then holds the redacted text
  * and the other text parts go (as reasoning parts do for a key split across them). So when the stored
  * message has fewer parts than the file's, the file's parts are merged as the pipeline merges them, and
- * the merged text (and the content) is compared with the text of the parts joined, each boundary by a line
- * break or by nothing (`runTogether` in lib/pipeline/save.ts keeps a line break at some boundaries).
+ * the merged text (and the content) is compared with the parts' text as the pipeline writes it then
+ * (`mergeMatches`): only when a placeholder there stands for text across a boundary between them. Parts
+ * merged with no secret across them (review s58g: "Hello" and "world" stored as "Hello\nworld", a text
+ * moved before an image) are a difference, as is any doubt.
  */
 function messageDiffers(file: Message, stored: Message, path: string): string | null {
   const fileParts = (file as Record<string, unknown>)[PARTS_FIELD];
@@ -78,13 +80,13 @@ function messageDiffers(file: Message, stored: Message, path: string): string | 
   const plain = differsAt(file, stored, path);
   if (!plain || !Array.isArray(fileParts) || !Array.isArray(storedParts)) return plain;
   if (storedParts.length >= fileParts.length) return plain;
-  let found: string | null | undefined;
+  let found: string | undefined;
   for (const merges of MERGES) {
     const layout = mergedLayout(fileParts as ContentPart[], merges);
     if (layout.parts.length !== storedParts.length) continue;
     const at = mergedDiffers(file, stored, layout, storedParts as ContentPart[], path);
     if (at === null) return null;
-    found ??= at;
+    if (at) found ??= at;
   }
   return found ?? plain;
 }
@@ -101,15 +103,22 @@ const MERGES: FieldOf[][] = [[textFieldOf], [thoughtOf], [textFieldOf, thoughtOf
 /** A file's parts as merged: each merged part's index, field and the texts of the parts it stands for. */
 interface Layout {
   parts: ContentPart[];
-  merged: Map<number, { field: string; texts: string[]; content: boolean }>;
+  merged: Map<number, Merged>;
+}
+
+/** A merged part: its text field, the texts of the parts it stands for, whether they are the content. */
+interface Merged {
+  field: string;
+  texts: string[];
+  content: boolean;
 }
 
 function mergedLayout(parts: ContentPart[], merges: FieldOf[]): Layout {
   let layout: Layout = { parts, merged: new Map() };
   for (const fieldOf of merges) {
     const out: ContentPart[] = [];
-    const merged = new Map<number, { field: string; texts: string[]; content: boolean }>();
-    let first: { field: string; texts: string[]; content: boolean } | undefined;
+    const merged = new Map<number, Merged>();
+    let first: Merged | undefined;
     layout.parts.forEach((p, i) => {
       const field = fieldOf(p);
       const text = field ? p[field] : undefined;
@@ -125,37 +134,42 @@ function mergedLayout(parts: ContentPart[], merges: FieldOf[]): Layout {
   return layout;
 }
 
-/** Where a message differs from the stored one when its parts are merged as `layout` says. */
+/**
+ * Where a message differs from the stored one when its parts are merged as `layout` says; undefined when
+ * its merged text is not what the pipeline writes (it did not merge them so): the parts themselves differ.
+ */
 function mergedDiffers(
   file: Message,
   stored: Message,
   layout: Layout,
   storedParts: ContentPart[],
   path: string,
-): string | null {
-  const contentTexts = [...layout.merged.values()].find((m) => m.content)?.texts;
+): string | null | undefined {
+  const contentTexts = [...layout.merged.values()].find((m) => m.content && isMerged(m))?.texts;
   const [f, s] = [file, stored].map((m) => {
     const { [PARTS_FIELD]: _parts, ...rest } = m as Record<string, unknown>;
     return contentTexts ? { ...rest, content: '' } : rest;
   });
   const rest = differsAt(f, s, path);
   if (rest) return rest;
-  if (contentTexts && !joinedMatch(contentTexts, file.content, stored.content))
-    return `${path}.content`;
+  // The content is then the merged text: the file's must be its parts' text for that (as a file's is).
+  if (
+    contentTexts &&
+    !(file.content === contentTexts.join('\n') && mergeMatches(contentTexts, stored.content, true))
+  )
+    return undefined;
   for (let i = 0; i < layout.parts.length; i++) {
     const at = `${path}.${PARTS_FIELD}[${i}]`;
     const merged = layout.merged.get(i);
-    if (!merged) {
+    if (!merged || !isMerged(merged)) {
       const differs = differsAt(layout.parts[i], storedParts[i], at);
       if (differs) return differs;
       continue;
     }
     const storedPart = storedParts[i]!;
     const text = storedPart[merged.field];
-    // The content's parts hold the content as redacted (the file's, or the parts' text joined).
-    const own = merged.content ? file.content : merged.texts.join('\n');
-    if (typeof text !== 'string' || !joinedMatch(merged.texts, own, text))
-      return `${at}.${merged.field}`;
+    if (typeof text !== 'string' || !mergeMatches(merged.texts, text, merged.content))
+      return undefined;
     const others = differsAt(
       { ...layout.parts[i], [merged.field]: '' },
       { ...storedPart, [merged.field]: '' },
@@ -166,59 +180,114 @@ function mergedDiffers(
   return null;
 }
 
+/** A group of two parts or more was merged; a group of one is its part as sent. */
+const isMerged = (m: Merged) => m.texts.length > 1;
+
 /**
- * True when `stored` is `text` (the file's own joined text) with secrets redacted, or the parts' `texts`
- * joined with each boundary a line break or nothing, with secrets redacted (each placeholder some text).
+ * True when `stored` is the parts' `texts` as the pipeline writes them when it merges them: it merges them
+ * only for a secret split across them, so a placeholder must stand for text from both sides of a boundary
+ * between parts (none, or none across a boundary: a difference, whatever the text). Each placeholder stands
+ * for some text. A boundary inside a placeholder's text or at either end of it is a line break or nothing
+ * (`runTogether` in lib/pipeline/save.ts keeps one where a secret ends at it); every other boundary is what
+ * the pipeline writes there: nothing where it ran the parts' text together (`runTogether`: the content's
+ * parts and the reasoning parts), a line break where it redacted the content whole (`withText(parts,
+ * out.content)`, the content's parts only: `content`). Gives up (a difference) after MAX_STEPS steps.
  */
-function joinedMatch(texts: string[], text: string, stored: string): boolean {
-  if (sameText(text, stored)) return true;
-  const joined = texts.join('\n');
-  const optional = new Set<number>();
-  for (let i = 0, at = 0; i < texts.length - 1; i++) optional.add((at += texts[i]!.length + 1) - 1);
-  return optionalBreaksMatch(stored.split(PLACEHOLDER), joined, optional);
+function mergeMatches(texts: string[], stored: string, content: boolean): boolean {
+  const pieces = stored.split(PLACEHOLDER);
+  if (pieces.length < 2) return false;
+  const bounds = new Map<number, number>(); // offset in the text run together → boundaries there
+  for (let k = 0, at = 0; k < texts.length - 1; k++) {
+    at += texts[k]!.length;
+    bounds.set(at, (bounds.get(at) ?? 0) + 1);
+  }
+  const flat = texts.join('');
+  const offsets = [...bounds.keys()];
+  const budget = { steps: 0 };
+  return (content ? ['', '\n'] : ['']).some((sep) =>
+    piecesMatch({ flat, bounds, offsets, sep, budget }, pieces),
+  );
+}
+
+/** The text run together, its boundaries (how many at each offset, the offsets in order) and their `sep`. */
+interface Target {
+  flat: string;
+  bounds: Map<number, number>;
+  offsets: number[];
+  sep: string;
+  budget: { steps: number };
 }
 
 /**
- * `placeholdersMatch` where the characters at `optional` (line breaks between parts) may be left out: each
- * piece is matched at the first place it fits, its line breaks taking optional ones where both are. That
- * may miss a match (many empty parts), and it gives up after MAX_STEPS characters compared: a miss only
- * says the session differs, never that it is unchanged when it is not.
+ * Whether `pieces` (the stored text split at its placeholders) match the target, one placeholder at least
+ * standing for text across a boundary. For each piece, only the first place it can end matters (the next
+ * placeholder takes any text after it), and the first it can end at after a placeholder that crossed one.
  */
-function optionalBreaksMatch(pieces: string[], text: string, optional: Set<number>): boolean {
-  let steps = 0;
-  const matchAt = (piece: string, from: number): number => {
-    let j = from;
-    for (let i = 0; i < piece.length; steps++) {
-      if (text[j] === piece[i]) [i, j] = [i + 1, j + 1];
-      else if (optional.has(j)) j++;
-      else return -1;
+function piecesMatch(t: Target, pieces: string[]): boolean {
+  let ends = matchPiece(t, pieces[0]!, 0, false, false);
+  let minEnd = Math.min(...ends); // Infinity: no match
+  let minCrossed = Infinity;
+  let next = 0; // the first of `offsets` after `minEnd`
+  for (let j = 1; j < pieces.length && minEnd !== Infinity; j++) {
+    const last = j === pieces.length - 1;
+    // A placeholder from `minEnd` to `x` crosses a boundary when one lies strictly between them.
+    while (next < t.offsets.length && t.offsets[next]! <= minEnd) next++; // `minEnd` only grows
+    const firstBound = t.offsets[next] ?? Infinity;
+    let [nextEnd, nextCrossed] = [Infinity, Infinity];
+    const piece = pieces[j]!;
+    // Each character of a piece is one of the text's or a boundary's: the last starts that far from the end.
+    const from = last ? Math.max(minEnd, t.flat.length - piece.length) : minEnd;
+    // A start after the first end found after a crossing one can only end later.
+    for (let x = from; x <= Math.min(t.flat.length, nextCrossed); x++) {
+      if (t.budget.steps++ >= MAX_STEPS) return false;
+      const crossed = minCrossed <= x || firstBound < x;
+      if ((last && !crossed) || (piece && !t.bounds.has(x) && piece[0] !== t.flat[x])) continue;
+      ends = matchPiece(t, piece, x, true, last);
+      if (ends.length === 0) continue;
+      if (last) return true;
+      const end = Math.min(...ends);
+      nextEnd = Math.min(nextEnd, end);
+      if (crossed) nextCrossed = Math.min(nextCrossed, end);
     }
-    return j;
-  };
-  const skipToEnd = (j: number) => {
-    while (j < text.length && optional.has(j)) j++;
-    return j;
-  };
-  let pos = matchAt(pieces[0]!, 0);
-  if (pos < 0) return false;
-  if (pieces.length === 1) return skipToEnd(pos) === text.length;
-  for (let k = 1; k < pieces.length - 1; k++) {
-    let end = -1;
-    for (let from = pos; from <= text.length && end < 0 && steps < MAX_STEPS; from++)
-      end = matchAt(pieces[k]!, from);
-    if (end < 0) return false;
-    pos = end;
-  }
-  const last = pieces[pieces.length - 1]!;
-  for (let from = pos; from <= text.length && steps < MAX_STEPS; from++) {
-    const end = matchAt(last, from);
-    if (end >= 0 && skipToEnd(end) === text.length) return true;
+    [minEnd, minCrossed] = [nextEnd, nextCrossed];
   }
   return false;
 }
 
-/** Characters `optionalBreaksMatch` compares, at most, for one message (well under a second). */
-const MAX_STEPS = 1 << 25;
+/**
+ * Where `piece` can end when it starts at `x` of the text run together: its characters are the text's,
+ * with each boundary's `sep` before the character after it, but a line break or nothing at a boundary next
+ * to a placeholder (at `x`, after one, and where the piece ends, before one). The last piece ends with the
+ * text, all its boundaries passed; another piece may end before boundaries (the placeholder takes them).
+ */
+function matchPiece(
+  t: Target,
+  piece: string,
+  x: number,
+  afterOne: boolean,
+  last: boolean,
+): number[] {
+  const ends: number[] = [];
+  let tail = piece.length; // where the piece's last line breaks start
+  while (tail > 0 && piece[tail - 1] === '\n') tail--;
+  const stack: [number, number, number][] = [[0, x, 0]]; // in the piece, in the text, boundaries passed
+  while (stack.length > 0 && t.budget.steps++ < MAX_STEPS) {
+    const [i, z, k] = stack.pop()!;
+    const pending = (t.bounds.get(z) ?? 0) - k;
+    if (i === piece.length && (!last || (z === t.flat.length && pending === 0))) ends.push(z);
+    if (pending > 0) {
+      const free = (afterOne && z === x) || (!last && i >= tail && piece.length - i <= pending);
+      if (free || t.sep === '') stack.push([i, z, k + 1]);
+      if ((free || t.sep === '\n') && piece[i] === '\n') stack.push([i + 1, z, k + 1]);
+    } else if (i < piece.length && z < t.flat.length && piece[i] === t.flat[z]) {
+      stack.push([i + 1, z + 1, 0]);
+    }
+  }
+  return ends;
+}
+
+/** Steps `mergeMatches` takes, at most, for one text (a few hundred milliseconds). */
+const MAX_STEPS = 1 << 23;
 
 /** True when a stored string is the file's string, or it with secrets redacted. */
 export function sameText(file: string, stored: string): boolean {
