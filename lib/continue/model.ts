@@ -188,6 +188,13 @@ export function parseCompletion(text: string): ChatReply {
   // answered as a 500 after the continue's message was stored (review s55b).
   if (parts?.some((p) => typeof p !== 'object' || !p))
     throw new ModelError('invalid', 'the model answered a part that is not an object');
+  // Content that is neither text, parts nor absent (`{text}`, `42`), or tool calls that are not a list, is
+  // no chat completion: until 2026-12-06 it became an empty reply, stored and answered 200 (review s58i).
+  const content0 = message.content;
+  if (content0 != null && typeof content0 !== 'string' && !parts)
+    throw new ModelError('invalid', 'the model answered content that is neither text nor parts');
+  if (message.tool_calls != null && !Array.isArray(message.tool_calls))
+    throw new ModelError('invalid', 'the model answered tool calls that are not a list');
   const said =
     typeof message.content === 'string' ? message.content : parts ? textOfParts(parts) : '';
   const content = said || (typeof message.refusal === 'string' ? message.refusal : '');

@@ -64,7 +64,14 @@ export function parsePayload(
   if (
     (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded'
   ) {
-    json = new URLSearchParams(raw).get('payload') ?? '';
+    const form = new URLSearchParams(raw);
+    const payload = form.get('payload');
+    // A form without `payload` (Slack's slash commands, Twilio) is its fields, read as JSON is: until
+    // 2026-12-06 it was kept as its encoded text, where `+` and `%0A` hid a private key from redaction
+    // (review s58i).
+    if (payload === null && form.size > 0)
+      return { value: formFields(form), raw, restore: (text) => text };
+    json = payload ?? '';
   }
   try {
     // A 64-bit id would be shown rounded: numbers a parse would change stay as sent (exactNumbers).
@@ -74,6 +81,19 @@ export function parsePayload(
     // Not JSON (or nested past what the parser takes): the text itself is the payload.
     return { value: undefined, raw, restore: (text) => text };
   }
+}
+
+/** A form's fields as an object (a name sent more than once: its values as a list), in the order sent. */
+function formFields(form: URLSearchParams): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<
+    string,
+    string | string[]
+  >;
+  for (const [name, value] of form) {
+    const had = fields[name];
+    fields[name] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
+  }
+  return { ...fields };
 }
 
 /** The title and text for one delivery, redacted by `redact` (the save pipeline's rules). */
