@@ -67,7 +67,7 @@ export function buildServices(options: ServiceOptions): Services {
       cacheBytes,
       // A long-lived server lets its next commit to a session answer the check after its records.
       ...(options.shortLived
-        ? { markerIdleMs: 0, recordLingerMs: 0 }
+        ? { markerIdleMs: 0, recordLingerMs: 0, groupCommit: false }
         : { existenceLingerMs: 2000 }),
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },

@@ -18,10 +18,16 @@ export class GroupQueue<R, T> {
     private readonly run: (group: R[]) => Promise<PromiseSettledResult<T>[]>,
     private readonly joinable: (req: R) => boolean,
     private readonly maxGroup = 64,
+    /** False: every request runs alone, at once, in its caller's own work (no queue). */
+    private readonly grouped = true,
   ) {}
 
   /** Runs `req` after every earlier group for the same key, in a group with the requests queued beside it. */
   submit(key: string, req: R): Promise<T> {
+    if (!this.grouped)
+      return this.run([req]).then(([r]) =>
+        r!.status === 'fulfilled' ? r!.value : Promise.reject(r!.reason),
+      );
     return new Promise<T>((resolve, reject) => {
       const entry = { req, resolve, reject };
       const queued = this.slots.get(key);

@@ -132,6 +132,13 @@ export interface SessionStoreOptions {
    */
   recordLingerMs?: number;
   /**
+   * Whether writes to one session queue in this process and go out as group commits (the default). Off on
+   * Workers and Lambda: there the queue's commits ran in the request that came first, and workerd cancels
+   * a request that waits on another request's storage work as hung (a plain 500 for writes that landed,
+   * review s58h); each request's write then races through If-Match as another process's would.
+   */
+  groupCommit?: boolean;
+  /**
    * How long the check after a background record (does the session still exist?) waits for a commit of
    * this process to answer it before it LISTs (existence.ts). 0 (the default): it LISTs at once. The
    * Node server waits 2 s; Workers and Lambda do not wait (their drain would).
@@ -268,6 +275,7 @@ export class SessionStore {
         !req.ctx.op &&
         !req.alone,
       16,
+      options.groupCommit ?? true,
     );
   }
 
