@@ -60,19 +60,26 @@ export function parsePayload(
   contentType: string | undefined,
 ): { value: unknown; raw: string; restore: (text: string) => string } {
   const raw = decode(body);
-  let json = raw;
-  if (
-    (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded'
-  ) {
-    const form = new URLSearchParams(raw);
-    const payload = form.get('payload');
-    // A form without `payload` (Slack's slash commands, Twilio) is its fields, read as JSON is: until
-    // 2026-12-06 it was kept as its encoded text, where `+` and `%0A` hid a private key from redaction
-    // (review s58i).
-    if (payload === null && form.size > 0)
-      return { value: formFields(form), raw, restore: (text) => text };
-    json = payload ?? '';
-  }
+  const isForm =
+    (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  if (!isForm) return parseJson(raw, raw);
+  // GitHub's form: its `payload` field holds the JSON. Any other form (Slack's slash commands, Twilio, a
+  // `payload` that is not JSON) is its fields, read as JSON is: until 2026-12-06 it was kept as its encoded
+  // text, where `+` and `%0A` hid a private key from redaction (reviews s58i, s58j).
+  const form = new URLSearchParams(raw);
+  const payload = form.get('payload');
+  const parsed = payload === null ? undefined : parseJson(payload, raw);
+  if (parsed?.value !== undefined) return parsed;
+  // `raw` (only its length counts then) is kept for a form read as fields, and dropped for one with none.
+  if (form.size > 0) return { value: formFields(form), raw, restore: (text) => text };
+  return { value: undefined, raw: '', restore: (text) => text };
+}
+
+/** `json` parsed (`raw` is the body as sent); `value` undefined when it is not JSON. */
+function parseJson(
+  json: string,
+  raw: string,
+): { value: unknown; raw: string; restore: (text: string) => string } {
   try {
     // A 64-bit id would be shown rounded: numbers a parse would change stay as sent (exactNumbers).
     const exact = exactNumbers(json);
