@@ -18,6 +18,8 @@ interface Held {
   key: string;
   at: number;
   ready: Promise<unknown>;
+  /** Its PUT answered: a write that takes it waits for nothing. */
+  stored?: boolean;
   inFlight: number;
   /** A write under it may have landed without its log record: never retired by this process. */
   dirty: boolean;
@@ -33,6 +35,12 @@ export interface StandingMarkersOptions {
   idleMs?: number;
   /** A marker older than this takes no new writes (the compactor heals markers older than 15 min). */
   maxAgeMs?: number;
+  /**
+   * Whether a write takes a marker whose PUT has not yet answered (and waits for it). False on Workers and
+   * Lambda: there that PUT is another request's work, and workerd cancels a request that waits on another
+   * request's storage work as hung (review s58j); such a write stores a marker of its own.
+   */
+  shareUnstored?: boolean;
 }
 
 /** The write id part of a standing marker's key starts with this (log records never do). */
@@ -73,7 +81,8 @@ export class StandingMarkers {
   begin(ns: string, id: string, schedule: Schedule = unattended): MarkedWrite {
     const slot = ns + '\0' + id;
     let held = this.current.get(slot);
-    if (!held || this.options.now() - held.at > this.maxAgeMs) {
+    const unshared = held && !held.stored && this.options.shareUnstored === false;
+    if (!held || unshared || this.options.now() - held.at > this.maxAgeMs) {
       held = this.arm(ns, id);
       this.current.set(slot, held);
     }
@@ -135,6 +144,10 @@ export class StandingMarkers {
     held.ready = this.store.put(key, new Uint8Array(0), {
       contentType: 'application/octet-stream',
     });
+    held.ready.then(
+      () => (held.stored = true),
+      () => undefined,
+    );
     this.byKey.set(key, held);
     held.ready.catch(() => {
       // Not stored (or unknown): never reuse it. A PUT whose answer was lost leaves a marker that the

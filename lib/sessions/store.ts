@@ -135,7 +135,8 @@ export interface SessionStoreOptions {
    * Whether writes to one session queue in this process and go out as group commits (the default). Off on
    * Workers and Lambda: there the queue's commits ran in the request that came first, and workerd cancels
    * a request that waits on another request's storage work as hung (a plain 500 for writes that landed,
-   * review s58h); each request's write then races through If-Match as another process's would.
+   * review s58h); each request's write then races through If-Match as another process's would, and never
+   * takes a standing marker whose PUT another request has not yet seen answered (review s58j).
    */
   groupCommit?: boolean;
   /**
@@ -242,6 +243,8 @@ export class SessionStore {
     this.markers = new StandingMarkers(objects, {
       now: this.now,
       ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
+      // Without group commit (Workers, Lambda), a write never waits for another request's marker PUT.
+      shareUnstored: options.groupCommit ?? true,
     });
     this.manifest = new Manifest(objects, (ns, id) => this.readSummary(ns, id), {
       now: this.now,
