@@ -5,13 +5,13 @@
 // workerd sees them hang and cancels them with a plain-text 500 ("...would never generate a response"),
 // although their messages landed. Contract: "never 409/500/503 for a write that landed"; every error is
 // problem+json; an append without If-Match "lands after whatever is there, never lost".
-import { Miniflare } from 'miniflare';
-import type { Readable } from 'node:stream';
+import type { Miniflare } from 'miniflare';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildWorker } from '../../scripts/build.js';
+import { startWorkerd } from '../support/workerd.js';
 
 // The R2-only bundle, built as test/functions/worker.test.ts builds it, in miniflare's workerd.
 
@@ -26,27 +26,8 @@ function bundles() {
 }
 
 const instances: Miniflare[] = [];
-function start(script: string, bindings: Record<string, unknown>, r2 = true, assets = true) {
-  const mf = new Miniflare({
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on('data', (d: Buffer) => output.push(d.toString()));
-      stderr.on('data', (d: Buffer) => output.push(d.toString()));
-    },
-    scriptPath: script,
-    modules: true,
-    modulesRoot: dirname(script),
-    compatibilityDate: '2026-04-01',
-    ...(assets
-      ? {
-          assets: {
-            directory: join(dirname(script), 'assets'),
-            routerConfig: { has_user_worker: true },
-          },
-        }
-      : {}),
-    ...(r2 ? { r2Buckets: ['BUCKET'] } : {}),
-    bindings,
-  });
+function start(script: string, bindings: Record<string, unknown>) {
+  const mf = startWorkerd(script, bindings, { output: (text) => output.push(text) });
   instances.push(mf);
   return mf;
 }

@@ -1,6 +1,5 @@
 import { createServer } from 'node:net';
-import { Miniflare } from 'miniflare';
-import type { Readable } from 'node:stream';
+import type { Miniflare } from 'miniflare';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { build } from 'esbuild';
 import { buildWorker, bundleSize, edgeReference } from '../../scripts/build.js';
 import { captureLines } from '../support/logs.js';
+import { startWorkerd } from '../support/workerd.js';
 import { startChatServer } from '../support/chat-server.js';
 import { docsPage } from '../../lib/http/docs.js';
 import { apiDocument } from '../../lib/http/routes/index.js';
@@ -35,27 +35,8 @@ afterAll(async () => {
 const workerd = captureLines();
 
 function start(script: string, bindings: Record<string, unknown>, r2 = true, assets = true) {
-  const mf = new Miniflare({
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on('data', (d: Buffer) => workerd.add(d.toString()));
-      stderr.on('data', (d: Buffer) => workerd.add(d.toString()));
-    },
-    scriptPath: script,
-    modules: true,
-    modulesRoot: dirname(script),
-    compatibilityDate: '2026-04-01',
-    // The browser's script and stylesheet: Workers static assets, served before the Worker runs.
-    ...(assets
-      ? {
-          assets: {
-            directory: join(dirname(script), 'assets'),
-            routerConfig: { has_user_worker: true },
-          },
-        }
-      : {}),
-    ...(r2 ? { r2Buckets: ['BUCKET'] } : {}),
-    bindings,
-  });
+  // The browser's script and stylesheet: Workers static assets, served before the Worker runs.
+  const mf = startWorkerd(script, bindings, { r2, assets, output: (text) => workerd.add(text) });
   instances.push(mf);
   return mf;
 }

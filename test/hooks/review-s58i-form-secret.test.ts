@@ -5,7 +5,8 @@ import { signedDelivery } from '../support/hook-delivery.js';
 // Review s58i: a form-encoded webhook (Slack, Twilio, many CI senders) whose body has no `payload` field
 // was stored as its raw URL-encoded text until 2026-12-06; the redaction rules saw `+` and `%0A` where the
 // secret has spaces and line breaks, so a private key in one of its fields was stored whole. Its fields
-// are read as JSON's are now.
+// are read as JSON's are now. Review s58j: so is a form whose `payload` field is not JSON (or is empty
+// beside other fields): until that day's fix it was still stored as its encoded text.
 const SECRET = 'form-hook-secret-0123456789';
 const HOOKS = { forms: { secret: SECRET, namespace: 'alice', session: 'form-log' } };
 const BODY_LINE =
@@ -36,4 +37,26 @@ describe('form-encoded webhook without a payload field', () => {
     // Bug: the key body is in the stored session (and in the object on disk).
     expect(stored).not.toContain(BODY_LINE.slice(0, 40));
   });
+});
+
+describe('form-encoded webhook whose payload field is not JSON', () => {
+  for (const [name, fields] of [
+    ['payload is the key itself', { payload: PEM }],
+    ['payload empty, key in another field', { payload: '', text: PEM }],
+    ['payload not JSON, key in another field', { payload: 'hello', text: PEM }],
+  ] as const) {
+    it(name, async () => {
+      const app = await makeApp({ env: { SATCHEL_HOOKS: JSON.stringify(HOOKS) } });
+      const form = new URLSearchParams(fields as Record<string, string>).toString();
+      const res = await app.call(
+        'POST',
+        '/v1/hooks/forms',
+        signedDelivery(SECRET, form, 'f-1', 'application/x-www-form-urlencoded'),
+      );
+      expect(res.status).toBe(202);
+      await app.background.drain();
+      const stored = JSON.stringify((await app.call('GET', '/v1/sessions/form-log')).json);
+      expect(stored).not.toContain(BODY_LINE.slice(0, 40));
+    });
+  }
 });
