@@ -7,9 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { putOwn } from '../../lib/storage/create-only.js';
 import { PreconditionFailedError, StorageUnavailableError, utf8 } from '../../lib/storage/port.js';
-import { S3Store } from '../../lib/storage/s3.js';
-import { nodeWire } from '../../lib/storage/s3-node.js';
 import { misbehavingServer } from '../support/misbehaving-server.js';
+import { fakeS3 } from '../support/s3.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -17,7 +16,7 @@ afterEach(async () => {
 });
 
 /** A store on a server that answers every request 404, with no body or with S3's NoSuchKey. */
-async function answering404(wire: boolean, code?: string): Promise<S3Store> {
+async function answering404(wire: boolean, code?: string): Promise<ReturnType<typeof fakeS3>> {
   const { url } = await misbehavingServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -25,16 +24,7 @@ async function answering404(wire: boolean, code?: string): Promise<S3Store> {
       res.end(code ? `<?xml version="1.0"?><Error><Code>${code}</Code></Error>` : undefined);
     });
   }, closers);
-  return new S3Store({
-    endpoint: url,
-    region: 'us-east-1',
-    bucket: 'b',
-    forcePathStyle: true,
-    accessKeyId: 'a',
-    secretAccessKey: 'b',
-    retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-    ...(wire ? { wire: nodeWire } : {}),
-  });
+  return fakeS3(url, { overWire: wire });
 }
 
 describe.each([

@@ -7,9 +7,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, utf8 } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { R2Store, type R2BucketLike } from '../../lib/storage/r2.js';
-import { S3Store } from '../../lib/storage/s3.js';
-import { nodeWire } from '../../lib/storage/s3-node.js';
 import { misbehavingServer } from '../support/misbehaving-server.js';
+import { fakeS3 } from '../support/s3.js';
 
 const mf = new Miniflare({
   modules: true,
@@ -52,16 +51,7 @@ describe('an empty listing page marked truncated', () => {
           '<NextContinuationToken>t1</NextContinuationToken></ListBucketResult>',
       );
     }, closers);
-    const store = new S3Store({
-      endpoint: url,
-      region: 'us-east-1',
-      bucket: 'b',
-      forcePathStyle: true,
-      accessKeyId: 'a',
-      secretAccessKey: 'b',
-      retry: { attempts: 2, baseMs: 1, maxMs: 2 },
-      ...(wire ? { wire: nodeWire } : {}),
-    });
+    const store = fakeS3(url, { overWire: wire });
     await expect(listAll(store, 'ns/')).rejects.toSatisfy(StorageUnavailableError.is);
   });
 });

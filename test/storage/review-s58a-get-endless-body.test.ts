@@ -5,9 +5,10 @@
 // that declares (or sends) more now fails the GET at once with StorageUnavailableError, not retried.
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailableError } from '../../lib/storage/port.js';
-import { S3Store, type S3StoreOptions } from '../../lib/storage/s3.js';
+import type { S3StoreOptions } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 import { misbehavingServer } from '../support/misbehaving-server.js';
+import { fakeS3 } from '../support/s3.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,13 +32,7 @@ describe.each([
         timers.add(timer);
         res.on('close', () => clearInterval(timer));
       }, closers);
-      const store = new S3Store({
-        endpoint: url,
-        region: 'us-east-1',
-        bucket: 'b',
-        forcePathStyle: true,
-        accessKeyId: 'a',
-        secretAccessKey: 'b',
+      const store = fakeS3(url, {
         // Generous enough that only the byte ceiling (never these bounds) can end the GET within the
         // test's time: before the fix it read on past the test's timeout.
         timeouts: { requestMs: 5000, deadlineMs: 10_000 },

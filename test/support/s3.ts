@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { S3Store, type S3Timeouts } from '../../lib/storage/s3.js';
+import { S3Store, type S3StoreOptions, type S3Timeouts } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
 
 /**
@@ -41,13 +41,27 @@ export function s3Env(prefix: string): Record<string, string> {
 
 /** An S3 adapter on a port where nothing listens (connections refused), with quick retries. */
 export function unreachableS3(): S3Store {
+  return fakeS3('http://127.0.0.1:9', { bucket: 'nowhere' });
+}
+
+/**
+ * An S3 adapter on a server of the test's own at `endpoint` (test/support/misbehaving-server.ts): path
+ * style, made-up keys, two quick attempts; `overWire` sends object requests over `nodeWire` as Node does.
+ */
+export function fakeS3(
+  endpoint: string,
+  options: Partial<S3StoreOptions> & { overWire?: boolean } = {},
+): S3Store {
+  const { overWire, ...rest } = options;
   return new S3Store({
-    endpoint: 'http://127.0.0.1:9',
+    endpoint,
     region: 'us-east-1',
-    bucket: 'nowhere',
+    bucket: 'b',
     forcePathStyle: true,
     accessKeyId: 'a',
     secretAccessKey: 'b',
     retry: { attempts: 2, baseMs: 1, maxMs: 2 },
+    ...rest,
+    ...(overWire ? { wire: nodeWire } : {}),
   });
 }
