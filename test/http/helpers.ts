@@ -6,6 +6,7 @@ import { createApp } from '../../lib/http/app.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
 import { captureLogs } from '../support/logs.js';
+import { SatchelClient } from '../../lib/client/index.js';
 
 export const TOKENS = {
   laptop: 'tok_alice_laptop_0123456789',
@@ -100,4 +101,15 @@ export async function settleAll(app: {
     await app.sessions.settled();
     await app.search.flushRecords();
   }
+}
+
+/** Satchel's client on an app of its own (makeApp, a local folder), called in process: no retries. */
+export async function inProcessClient(env: Record<string, string> = {}): Promise<SatchelClient> {
+  const app = await makeApp({ env });
+  return new SatchelClient({
+    url: 'http://localhost',
+    token: TOKENS.laptop,
+    fetch: (input, init) => app.app.fetch(new Request(input as string, init)) as Promise<Response>,
+    retry: { retries: 0 },
+  });
 }

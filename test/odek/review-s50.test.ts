@@ -2,20 +2,11 @@
 // the same file "exists with different content", a UTF-8 byte order mark made a file "not JSON", and an
 // import whose first user message the size cap left out did not say so.
 import { describe, expect, it } from 'vitest';
-import { SatchelClient } from '../../lib/client/index.js';
 import { parseOdekFile } from '../../lib/odek/format.js';
 import { importOdekFile } from '../../lib/odek/transfer.js';
-import { makeApp, TOKENS } from '../http/helpers.js';
+import { inProcessClient } from '../http/helpers.js';
 
-async function client(env: Record<string, string> = {}) {
-  const app = await makeApp({ env });
-  return new SatchelClient({
-    url: 'http://localhost',
-    token: TOKENS.laptop,
-    fetch: (input, init) => app.app.fetch(new Request(input as string, init)) as Promise<Response>,
-    retry: { retries: 0 },
-  });
-}
+const client = inProcessClient;
 
 const times = { created_at: '2025-01-10T08:00:00Z', updated_at: '2025-01-10T08:05:00Z' };
 

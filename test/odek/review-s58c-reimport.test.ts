@@ -8,19 +8,11 @@
 //   file, 1 stored"), so the file failed for good, and each --overwrite wrote a new revision.
 // - An external ref's own field (`title`) was dropped on import (a ref carries five fields) without a word.
 import { describe, expect, it } from 'vitest';
-import { SatchelClient } from '../../lib/client/index.js';
+import type { SatchelClient } from '../../lib/client/index.js';
 import { importOdekFile } from '../../lib/odek/transfer.js';
-import { makeApp, TOKENS } from '../http/helpers.js';
+import { inProcessClient } from '../http/helpers.js';
 
-async function client() {
-  const app = await makeApp();
-  return new SatchelClient({
-    url: 'http://localhost',
-    token: TOKENS.laptop,
-    fetch: (input, init) => app.app.fetch(new Request(input as string, init)) as Promise<Response>,
-    retry: { retries: 0 },
-  });
-}
+const client = inProcessClient;
 
 const times = { created_at: '2025-01-10T08:00:00Z', updated_at: '2025-01-10T09:30:00Z' };
 

@@ -8,20 +8,11 @@
 // are what the pipeline writes there (nothing where it ran the parts together, a line break where it
 // redacted the content whole).
 import { describe, expect, it } from 'vitest';
-import { SatchelClient } from '../../lib/client/index.js';
 import { firstDifference } from '../../lib/odek/match.js';
 import { importOdekFile } from '../../lib/odek/transfer.js';
-import { makeApp, TOKENS } from '../http/helpers.js';
+import { inProcessClient } from '../http/helpers.js';
 
-async function client() {
-  const app = await makeApp();
-  return new SatchelClient({
-    url: 'http://localhost',
-    token: TOKENS.laptop,
-    fetch: (input, init) => app.app.fetch(new Request(input as string, init)) as Promise<Response>,
-    retry: { retries: 0 },
-  });
-}
+const client = inProcessClient;
 
 const times = { created_at: '2025-01-10T08:00:00Z', updated_at: '2025-01-10T09:30:00Z' };
 const GH = 'ghp_' + 'aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A';
