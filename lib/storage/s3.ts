@@ -459,9 +459,28 @@ export class S3Store implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const maxKeys = Math.min(options.limit ?? 1000, 1000);
+    let from: { startAfter?: string; token?: string } = options.cursor
+      ? { startAfter: this.prefix + options.cursor }
+      : {};
+    // An empty page marked truncated (reported on versioned buckets with many delete markers) goes on with
+    // its continuation token: S3 sends one with every truncated page. A few such pages at most.
+    for (let pages = 1; ; pages++) {
+      const page = await this.listOnce(prefix, maxKeys, from);
+      if (!(page.truncated && page.keys.length === 0 && page.next && pages < EMPTY_PAGES))
+        return this.page(page.keys, page.truncated);
+      from = { token: page.next };
+    }
+  }
+
+  /** One ListObjectsV2 request: from the start, after a key, or on from a continuation token. */
+  private async listOnce(
+    prefix: string,
+    maxKeys: number,
+    from: { startAfter?: string; token?: string },
+  ): Promise<Listing> {
     const wire = await this.wired();
-    if (wire) {
-      const page = await this.attempt(`LIST ${prefix}`, async (ctx) => {
+    if (wire)
+      return this.attempt(`LIST ${prefix}`, async (ctx) => {
         const res = await wire({
           method: 'GET',
           key: '',
@@ -469,34 +488,37 @@ export class S3Store implements ObjectStore {
             'list-type': '2',
             prefix: this.prefix + prefix,
             'max-keys': String(maxKeys),
-            ...(options.cursor ? { 'start-after': this.prefix + options.cursor } : {}),
+            ...(from.startAfter ? { 'start-after': from.startAfter } : {}),
+            ...(from.token ? { 'continuation-token': from.token } : {}),
           },
           headers: {},
           signal: ctx.signal,
         });
         return parseListing(new TextDecoder().decode(succeeded(res).body));
       });
-      return this.page(page.keys, page.truncated);
-    }
     const out = await this.attempt(`LIST ${prefix}`, (ctx) =>
       this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: this.prefix + prefix,
           MaxKeys: maxKeys,
-          ...(options.cursor ? { StartAfter: this.prefix + options.cursor } : {}),
+          ...(from.startAfter ? { StartAfter: from.startAfter } : {}),
+          ...(from.token ? { ContinuationToken: from.token } : {}),
         }),
         { abortSignal: ctx.signal },
       ),
     );
-    const keys = (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0 }));
-    return this.page(keys, out.IsTruncated === true);
+    return {
+      keys: (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0 })),
+      truncated: out.IsTruncated === true,
+      ...(out.NextContinuationToken ? { next: out.NextContinuationToken } : {}),
+    };
   }
 
   /** A listing's page: keys without the store's prefix; StartAfter (the last key) as the cursor. */
   private page(keys: { key: string; size: number }[], truncated: boolean): ListPage {
-    // Never read as the end of the listing: without a last key there is nothing to go on from (S3 sends
-    // no such page without a delimiter).
+    // Never read as the end of the listing: without a last key there is nothing to go on from (list follows
+    // a few such pages by their continuation token first).
     if (truncated && keys.length === 0)
       throw new StorageUnavailableError(
         `LIST: ${this.name} answered an empty page marked truncated`,
@@ -653,14 +675,21 @@ function wireError(res: S3WireResponse): Error {
   });
 }
 
+/** A ListObjectsV2 page: its keys, whether more follow, and the token that goes on from it. */
+interface Listing {
+  keys: { key: string; size: number }[];
+  truncated: boolean;
+  next?: string;
+}
+
+/** Empty pages marked truncated a listing follows before it fails as storage unavailable. */
+const EMPTY_PAGES = 10;
+
 /**
  * A ListObjectsV2 answer: each `<Contents>`' key (XML entities decoded) and size, and whether more follow.
  * An answer that is not one (no `<ListBucketResult`) is an error, never an empty page.
  */
-export function parseListing(xml: string): {
-  keys: { key: string; size: number }[];
-  truncated: boolean;
-} {
+export function parseListing(xml: string): Listing {
   if (!xml.includes('<ListBucketResult')) throw new Error('LIST answer is not a ListBucketResult');
   const keys: { key: string; size: number }[] = [];
   for (const [, body] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
@@ -668,7 +697,12 @@ export function parseListing(xml: string): {
     if (key === undefined) throw new Error('LIST answer has an entry without a key');
     keys.push({ key: unescapeXml(key), size: Number(/<Size>(\d+)<\/Size>/.exec(body!)?.[1] ?? 0) });
   }
-  return { keys, truncated: /<IsTruncated>\s*true\s*<\/IsTruncated>/.test(xml) };
+  const next = /<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(xml)?.[1];
+  return {
+    keys,
+    truncated: /<IsTruncated>\s*true\s*<\/IsTruncated>/.test(xml),
+    ...(next ? { next: unescapeXml(next) } : {}),
+  };
 }
 
 function unescapeXml(text: string): string {
