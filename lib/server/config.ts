@@ -493,6 +493,11 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
       );
     out.push({ namespace, device: device ?? `device-${i + 1}`, readOnly, digest });
   }
+  // Set but listing no one (`,`): a server that refuses every caller, saying no tokens are configured.
+  if (out.length === 0)
+    throw new ConfigError(
+      'SATCHEL_TOKENS holds no namespace[/device]=token entry: unset it for open mode, or list at least one',
+    );
   return out;
 }
 

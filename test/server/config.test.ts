@@ -54,6 +54,10 @@ describe('configuration errors name what is wrong', () => {
     ],
     [{ SATCHEL_TOKENS: 'alice=tok_b_\u00e9\u00e9_123456' }, /SATCHEL_TOKENS entry 1: a token is/],
     [{ SATCHEL_TOKENS: 'alice=' }, /SATCHEL_TOKENS entry 1: a token is/],
+    // Set but listing no one: it was taken as zero tokens, and every caller got a 401 saying no
+    // SATCHEL_TOKENS is configured (review s59b).
+    [{ SATCHEL_TOKENS: ',' }, /SATCHEL_TOKENS holds no namespace\[\/device\]=token entry/],
+    [{ SATCHEL_TOKENS: ' , ' }, /SATCHEL_TOKENS holds no namespace\[\/device\]=token entry/],
     // Auth takes the first entry that matches: bob's token would open alice's namespace (review).
     [
       { SATCHEL_TOKENS: 'alice/laptop=tok_shared_123,bob/ci=tok_shared_123' },
