@@ -38,7 +38,7 @@ export function createNodeServer(
   // Host as sent, and answered 400 to `Host: LOCALHOST:8787` (curl keeps the case the user typed).
   // An HTTP/1.1 request without Host, and an Expect other than 100-continue, are answered here too: Node's
   // own answers (an empty 400 and 417) are no problem+json.
-  return createServer({ requireHostHeader: false }, (req, res) => {
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const started = performance.now();
     const host = req.headers.host;
     if (host) req.headers.host = host.toLowerCase();
@@ -55,6 +55,13 @@ export function createNodeServer(
       const status = answerUnparsed(err, socket);
       if (status) answered(status, performance.now());
     });
+  // A client that closes its sending side after the whole request (`nc -N`, some proxies) still reads:
+  // Node's default ended the socket at its FIN and the answer went nowhere, although a write had landed.
+  // With this, the socket closes after the last answer (Node marks it the last one). The property is
+  // Node's own (lib/_http_server.js, false by default), not in its types; test/http/half-close.test.ts
+  // fails if it stops working.
+  (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  return server;
 }
 
 function msSince(started: number): number {
