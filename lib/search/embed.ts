@@ -260,7 +260,8 @@ export class HttpEmbedder implements Embedder {
       if (
         !Array.isArray(d.embedding) ||
         d.embedding.length === 0 ||
-        !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))
+        // Finite as a float32 too: 1e39 would be Infinity in the Float32Array, and NaN once normalized.
+        !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(Math.fround(x)))
       ) {
         throw new EmbeddingsUnavailableError('embeddings answer holds a malformed vector');
       }
@@ -269,7 +270,10 @@ export class HttpEmbedder implements Embedder {
         throw new EmbeddingsUnavailableError(
           `embeddings answer has ${d.embedding.length} dimensions, not ${this.dims}`,
         );
-      out[at] = normalize(Float32Array.from(d.embedding as number[]));
+      const v = normalize(Float32Array.from(d.embedding as number[]));
+      if (!v.every(Number.isFinite))
+        throw new EmbeddingsUnavailableError('embeddings answer holds a malformed vector');
+      out[at] = v;
     });
     return out;
   }
@@ -303,9 +307,9 @@ export class LocalEmbedder implements Embedder {
   readonly calibrated = false;
   static readonly DIMS = 256;
 
-  /** v4 (2026-12-05): the tokenizer's new tokens (LEX_V 4), so vectors stored before are made again. */
+  /** v5 (2026-12-06): the tokenizer's new tokens (LEX_V 5), so vectors stored before are made again. */
   space(): string {
-    return `local/hash-v4/${LocalEmbedder.DIMS}`;
+    return `local/hash-v5/${LocalEmbedder.DIMS}`;
   }
 
   available(): boolean {

@@ -953,8 +953,9 @@ export function rankVectors(
     const v = 'doc' in ref ? ref.doc : res.segments[ref.si]!.row(ref.di);
     let dot = 0;
     for (let k = 0; k < v.length; k++) dot += v[k]! * q[k]!;
-    // Zeros: the session has no vector (no text to embed), so no rank either.
-    if (dot !== 0 || v.some((x) => x !== 0)) out.push({ id, score: dot });
+    // Zeros: the session has no vector (no text to embed), so no rank either; nor has a NaN vector
+    // (stored before 2026-12-06 from an answer beyond float32), which would disorder the sort.
+    if (Number.isFinite(dot) && (dot !== 0 || v.some((x) => x !== 0))) out.push({ id, score: dot });
   }
   return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit);
 }

@@ -31,9 +31,10 @@ export class CorruptIndexError extends Error {
  * the session objects (a record) or the index is rebuilt (a segment). 2: CJK unigrams, Thai/Lao/Khmer/Myanmar
  * words, full case folding (2026-12). 3: identifiers' whole forms stemmed, plural acronyms whole, vowel
  * signs of Indic and Southeast Asian scripts kept (2026-12-05). 4: a plural acronym is its singular (`PRs`
- * is `pr`, 2026-12-05).
+ * is `pr`, 2026-12-05). 5: the long-vowel mark ー is part of a CJK run (`サーバー` gives `サー`, `ーバ`, `バー`,
+ * not `サ`, `ー`, `バ`; 2026-12-06).
  */
-const LEX_V = 4;
+const LEX_V = 5;
 
 /** A lexical record: one session version's document (JSON). */
 export function encodeLexRecord(key: DocKey, doc: LexDoc): Uint8Array {

@@ -24,8 +24,16 @@ const WORD = /[\p{L}\p{M}\p{N}_]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 /** A lowercase word or number: no identifier parts, no CJK, nothing to fold. */
 const PLAIN = /^[a-z0-9]+$/;
+/**
+ * A CJK character: Han, kana, Hangul, and the Common and Inherited characters written only within them
+ * (their Script_Extensions): the long-vowel mark ー (and halfwidth ｰ, which NFKD makes ー; until 2026-12-06
+ * it cut サーバー into サ, ー, バ), the combining voicing marks NFC leaves (セ゚), 〆, the repeat marks 〱-〵
+ * and 〼. Not \p{scx=...} itself: that also takes combining marks used with Latin (U+0305, U+0323).
+ */
+export const CJK_CHAR =
+  /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u3006\u3031-\u3035\u303c\u3099\u309a\u30fc]/u;
 /** CJK runs; split by it, a word alternates other text (even indexes) and CJK runs (odd). */
-const CJK = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]+)/u;
+const CJK = new RegExp(`(${CJK_CHAR.source}+)`, 'u');
 /** Scripts written without spaces between words, and not CJK: split into words before marks are folded. */
 const UNSPACED = /[\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
 /**

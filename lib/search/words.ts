@@ -1,6 +1,7 @@
 import type { LexDoc } from './docs.js';
 import type { Resolved } from './lsm.js';
 import type { LexSegment } from './segment.js';
+import { CJK_CHAR } from './tokenize.js';
 
 /**
  * The built-in local embedder's word space, used when no embeddings service is configured: a word's
@@ -32,8 +33,8 @@ const MAX_PROBES = 8;
 const MAX_CHECKS = 4096;
 /** Only words of letters: numbers, versions and codes one digit apart are different things. */
 const LETTERS = /^\p{L}+$/u;
-/** CJK text is indexed as character bigrams, not words: near bigrams mean nothing. */
-const CJK = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]/u;
+/** CJK text (ー too) is indexed as character bigrams, not words: near bigrams mean nothing. */
+const CJK = CJK_CHAR;
 
 /**
  * Whether a token is a word near words are for: 4 to 20 letters, not CJK, and of more than a third as
