@@ -688,7 +688,7 @@ export class SessionStore {
     id: string,
     ctx: WriteContext,
     expected?: ExpectedRevision,
-    cutoff = Infinity,
+    chosen?: Chosen,
     again = 0,
   ): Promise<unknown> {
     assertSessionId(id);
@@ -714,7 +714,7 @@ export class SessionStore {
       await this.manifest.clearPending(pending);
       return this.goneAlready(ns, id, ctx);
     }
-    const { stored, listed } = await this.toDelete(ns, id, found.body, cutoff).catch(refuse);
+    const { stored, listed } = await this.toDelete(ns, id, found.body, chosen?.entry).catch(refuse);
     // `If-Match` holds against the revision just read (storage has no conditional DELETE everywhere).
     if (!revisionMatches(expected, stored.revision))
       await refuse(
@@ -725,7 +725,7 @@ export class SessionStore {
         ),
       );
     // A cleanup's session updated since its view (no longer older than its cutoff) stays.
-    if (Date.parse(stored.updated_at) >= cutoff)
+    if (Date.parse(stored.updated_at) >= (chosen?.cutoff ?? Infinity))
       await refuse(notFound(`session ${id} was updated since`));
     // Before the object goes: a create under the id, which needs the key free, then starts above it.
     // Above what it read by a margin: writes that land before the DELETE are answered, then deleted too.
@@ -741,7 +741,7 @@ export class SessionStore {
     // PUT is not atomic with a DELETE): the session is back, with the records of that write. It is
     // deleted again, records and all: the commit came first (review s53c; docs/design.md, "Deleting").
     if (again < 2 && (await this.cameBack(key, stored)))
-      return this.deleteObject(ns, id, ctx, undefined, Infinity, again + 1).catch(
+      return this.deleteObject(ns, id, ctx, undefined, undefined, again + 1).catch(
         (err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
         },
@@ -751,24 +751,28 @@ export class SessionStore {
 
   /**
    * The session a delete is about to remove, from its object. A corrupt object (a half-copied file: GET
-   * answers 500) is deleted too, unless `If-Match` names a revision it cannot show or a cleanup asks (it
-   * never lists one): nothing else could remove it. `listed`: the revision the manifest lists for it.
+   * answers 500) is deleted too, unless `If-Match` names a revision it cannot show: nothing else could
+   * remove it. It shows no times either: its `updated_at` is the one the manifest lists, the one a
+   * cleanup chose it by (`chosen`; until 2026-12-06 a cleanup refused it, and answered 503 "try again",
+   * or 500 once it was the only old one, on every run: review s59a). `listed`: the listed revision.
    */
   private async toDelete(
     ns: string,
     id: string,
     body: Uint8Array,
-    cutoff: number,
+    chosen?: ManifestEntry,
   ): Promise<{ stored: StoredSession; listed: number }> {
     try {
       return { stored: decodeStored(body, keys.session(ns, id)).session, listed: 0 };
     } catch (err) {
-      if (!SatchelError.is(err, 'corrupt') || cutoff < Infinity) throw err;
+      if (!SatchelError.is(err, 'corrupt')) throw err;
       // Its delete is logged after the version the manifest lists, whose time may be ahead of this clock.
       // (Settled: it leaves this delete's own marker to its log record, not to a read of this object.)
-      const view = await this.manifest
-        .view(ns, unattended, { settled: true })
-        .catch(() => ({ entries: [] as ManifestEntry[] }));
+      const view = chosen
+        ? { entries: [chosen] }
+        : await this.manifest
+            .view(ns, unattended, { settled: true })
+            .catch(() => ({ entries: [] as ManifestEntry[] }));
       const entry = view.entries.find((e) => e.id === id);
       const stored = { revision: -1, updated_at: entry?.updated_at ?? '' } as StoredSession;
       return { stored, listed: entry?.revision ?? 0 };
@@ -945,7 +949,7 @@ export class SessionStore {
     const left: string[] = [];
     const unsure: string[] = [];
     const results = await mapLimit(doomed, 8, (e) =>
-      this.deleteObject(ns, e.id, ctx, undefined, cutoff).then(
+      this.deleteObject(ns, e.id, ctx, undefined, { cutoff, entry: e }).then(
         (why) => {
           if (why !== undefined) left.push(e.id);
           return 1;
@@ -1392,6 +1396,12 @@ export class SessionStore {
     await this.existence.eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts });
     await puts;
   }
+}
+
+/** The session a cleanup chose to delete: by its manifest entry, older than `cutoff` (ms). */
+interface Chosen {
+  cutoff: number;
+  entry: ManifestEntry;
 }
 
 /** The bytes of a delta's base and segments, in order. */

@@ -48,7 +48,7 @@ import {
   type KeyFilter,
 } from './key-records.js';
 import type { AuditRecord } from './audit.js';
-import type { ExistenceChecks } from './existence.js';
+import { eraseRetried, type ExistenceChecks } from './existence.js';
 import { isWhole, partsOf, rawNamed, type CachedSession, type SessionCache } from './cache.js';
 import type { MarkedWrite, StandingMarkers } from './markers.js';
 import {
@@ -1256,11 +1256,22 @@ export class WriteLoop {
     (err: unknown): void =>
       this.deps.onError?.(what, err);
 
-  /** Deletes an object no session names any more, in the background (a leftover is swept at the next fold). */
+  /**
+   * Deletes an object no session names any more (a replaced base holds text a write removed), in the
+   * background: while its DELETE fails, again after 1 s, 2 s, 4 s … as a delete's erasing (`eraseRetried`),
+   * and the last failure is reported. The run's schedule and the drain (`SessionStore.settled`) wait for
+   * the first attempt. Until 2026-12-06 two quick attempts were all, and a quiet session kept the replaced
+   * base until its next fold's sweep (review s59a).
+   */
   private discard(run: GroupRun, key: string): void {
-    const { objects } = this.deps;
-    // Once more on a failure: a base left behind holds the session's text.
-    run.schedule(objects.delete(key).catch(() => objects.delete(key).catch(() => undefined)));
+    const { objects, existence } = this.deps;
+    const erased = eraseRetried(
+      () => objects.delete(key),
+      (err, last) => {
+        if (last) this.report('a part or record no session names not erased (gave up)')(err);
+      },
+    );
+    run.schedule(existence.follow(erased));
   }
 
   /** A write record's audit fields; the device label is redacted, since it is stored in the session. */
