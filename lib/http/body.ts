@@ -1,5 +1,12 @@
 import type { Context } from 'hono';
-import { inexactInteger } from '../model/json-numbers.js';
+import {
+  changedNumber,
+  jsonPathAt,
+  MAY_CHANGE,
+  pathText,
+  type ChangedNumber,
+} from '../model/json-numbers.js';
+import { redactJsonValue } from '../pipeline/save.js';
 import type { z } from 'zod';
 import { strictText } from '../model/bytes.js';
 import {
@@ -26,15 +33,13 @@ export async function readJson<S extends z.ZodType>(
   // so with Origin: only a request from outside a browser (curl) is taken without a body.
   const browser =
     c.req.header('origin') !== undefined || c.req.header('sec-fetch-mode') !== undefined;
-  // A compressed body is not decoded: 415 (RFC 9110 15.5.16), where it was 400 "not valid UTF-8".
-  const coding = c.req.header('content-encoding') ?? 'identity';
-  if (
-    coding !== 'identity' ||
-    (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0))
-  )
-    throw unsupportedMediaType(
-      `send the body as application/json${coding === 'identity' ? '' : ', uncompressed'}`,
-    );
+  // A compressed body is not decoded: 415 (RFC 9110 15.5.16), where it was 400 "not valid UTF-8". Codings
+  // are case-insensitive (8.4.1): `Identity`, or a list of only `identity`, is none (until 2026-12-06 415).
+  const coded = (c.req.header('content-encoding') ?? '')
+    .split(',')
+    .some((s) => !['', 'identity'].includes(s.trim().toLowerCase()));
+  if (coded || (!json && (type || browser || Number(c.req.header('content-length') || 0) > 0)))
+    throw unsupportedMediaType(`send the body as application/json${coded ? ', uncompressed' : ''}`);
   const raw = await readLimited(c.req.raw, maxBytes);
   if (!json) {
     // No body at all (`curl -X POST` of a pop): `{}`, where every field is optional.
@@ -59,11 +64,8 @@ export async function readJson<S extends z.ZodType>(
     const { path, message } = bad;
     throw badRequest(`the body is not valid: ${path || '(body)'}: ${message}`, [{ path, message }]);
   }
-  const inexact = /\d{16}/.test(raw) ? inexactInteger(raw) : null;
-  if (inexact !== null) {
-    const message = `the integer ${inexact.slice(0, 40)} is past 2^53 and would be stored rounded: send it as a string`;
-    throw badRequest(`the body is not valid: ${message}`, [{ path: '', message }]);
-  }
+  const changed = MAY_CHANGE.test(raw) ? changedNumber(raw) : null;
+  if (changed !== null) throw numberChanged(raw, value, changed);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const errors = zodErrors(parsed.error);
@@ -76,6 +78,35 @@ export async function readJson<S extends z.ZodType>(
     );
   }
   return parsed.data;
+}
+
+/**
+ * The 400 for a number JavaScript's JSON would store changed, naming its path as `badLeaf` does. The
+ * number is quoted unless stored it would be redacted (under a secret-sounding key: a numeric PIN), by the
+ * rule of redacted JSON; until 2026-12-06 it was quoted whatever its key, and only plain digits refused.
+ */
+function numberChanged(raw: string, value: unknown, { token, at, zero }: ChangedNumber): Error {
+  const where = jsonPathAt(raw, at);
+  const path = pathText(where);
+  const message = zero
+    ? 'a non-zero number below the range of a double would be stored as 0'
+    : redactedAt(value, where)
+      ? 'a number past 2^53 would be stored changed: send it as a string'
+      : `the number ${token.length > 40 ? `${token.slice(0, 40)}…` : token} is past 2^53 and would be ` +
+        `stored as ${String(Number(token))}: send it as a string`;
+  return badRequest(`the body is not valid: ${path || '(body)'}: ${message}`, [{ path, message }]);
+}
+
+/** Whether the number at `path` of a parsed body would be stored redacted (or cannot be told). */
+function redactedAt(value: unknown, path: (string | number)[]): boolean {
+  let v: unknown;
+  try {
+    v = redactJsonValue(value, (s) => s);
+  } catch {
+    return true;
+  }
+  for (const p of path) v = (v as Record<string | number, unknown> | null | undefined)?.[p];
+  return typeof v !== 'number';
 }
 
 /** Turns zod issues into the contract's `errors: [{path, message}]`, paths like `messages[2].role`. */

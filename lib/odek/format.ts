@@ -1,4 +1,10 @@
-import { inexactInteger, overflowingNumber } from '../model/json-numbers.js';
+import {
+  changedNumber,
+  jsonPathAt,
+  MAY_CHANGE,
+  overflowingNumber,
+  pathText,
+} from '../model/json-numbers.js';
 import { toStoredContent } from '../model/parts.js';
 import type * as z from 'zod';
 import type {
@@ -59,14 +65,20 @@ export function parseOdekFile(text: string): OdekFileResult {
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     return { ok: false, reason: 'not an odek session: not a JSON object' };
-  // JSON.parse rounds an integer past 2^53 and makes 1e400 Infinity (sent on, it would be stored as null):
-  // such a file is refused, as the server refuses such a body, rather than imported changed.
-  const inexact = /\d{16}/.test(text) ? inexactInteger(text) : null;
-  if (inexact !== null)
+  // JSON.parse rounds an integer past 2^53, makes 1e-400 0 and 1e400 Infinity (sent on, it would be stored
+  // as null): such a file is refused, as the server refuses such a body, rather than imported changed.
+  const changed = MAY_CHANGE.test(text) ? changedNumber(text) : null;
+  if (changed !== null) {
+    const at = `at ${pathText(jsonPathAt(text, changed.at)) || '(root)'}`;
+    const { token, zero } = changed;
     return {
       ok: false,
-      reason: `a number JavaScript cannot keep: ${inexact.slice(0, 40)} (an integer past 2^53; write it as a string)`,
+      reason: zero
+        ? `a non-zero number JavaScript reads as 0 ${at}`
+        : `a number JavaScript cannot keep ${at}: ${token.slice(0, 40)} (past 2^53, read as ` +
+          `${String(Number(token))}; write it as a string)`,
     };
+  }
   const overflow = /\d[eE]\+?\d{3}|\d{309}/.test(text) ? overflowingNumber(text) : null;
   if (overflow !== null)
     return { ok: false, reason: `a number past the range of a double: ${overflow.slice(0, 40)}` };
