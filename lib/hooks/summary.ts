@@ -2,7 +2,7 @@ import { exactNumbers } from '../model/json-numbers.js';
 import { text as decode, utf8 } from '../model/bytes.js';
 import { utf8Length } from '../pipeline/cap.js';
 import { PLACEHOLDER } from '../model/session.js';
-import { redactJsonValue } from '../pipeline/save.js';
+import { jsonText, redactJsonValue } from '../pipeline/save.js';
 /**
  * Turns a webhook payload into text an agent can read: a short account of GitHub's common events
  * (`workflow_run`, `check_run`, `issue_comment`, `push`, named by `X-GitHub-Event`), the JSON otherwise,
@@ -45,7 +45,7 @@ export interface PayloadInput {
   event?: string | undefined;
   /** The parsed payload, or undefined when the body is neither JSON nor GitHub's form encoding. */
   value: unknown;
-  /** The body as text (invalid UTF-8 replaced), shown when it does not parse. */
+  /** The body as text (invalid UTF-8 replaced; a GitHub form's `payload` decoded), shown when it does not parse. */
   raw: string;
   /** Puts back numbers a parse would change (past 2^53, `1.50`), which `value` holds as markers. */
   restore?: (text: string) => string;
@@ -68,14 +68,16 @@ export function parsePayload(
   // text, where `+` and `%0A` hid a private key from redaction (reviews s58i, s58j).
   const form = new URLSearchParams(raw);
   const payload = form.get('payload');
-  const parsed = payload === null ? undefined : parseJson(payload, raw);
+  // Its `raw` is the payload decoded, never the encoded body (review s59e: a payload the JSON walk could not
+  // take was shown as that).
+  const parsed = payload === null ? undefined : parseJson(payload, payload);
   if (parsed?.value !== undefined) return parsed;
   // `raw` (only its length counts then) is kept for a form read as fields, and dropped for one with none.
   if (form.size > 0) return { value: formFields(form), raw, restore: (text) => text };
   return { value: undefined, raw: '', restore: (text) => text };
 }
 
-/** `json` parsed (`raw` is the body as sent); `value` undefined when it is not JSON. */
+/** `json` parsed (`raw`: its text as shown when it is not JSON, then `value` undefined). */
 function parseJson(
   json: string,
   raw: string,
@@ -122,7 +124,8 @@ export function summarize(
   try {
     value = redactJsonValue(input.value, counted, () => void redactions++);
   } catch {
-    // Nested deeper than a request may be: the raw text is the payload, as for text that is not JSON.
+    // Not expected (the walk takes any depth): the text is the payload, as for text that is not JSON. For a
+    // GitHub form that is its decoded `payload`, never the encoded body.
     redactions = 0;
   }
   const described =
@@ -297,7 +300,7 @@ function describeOther(input: PayloadInput, maxBytes: number): Described {
       ? input.raw
       : input.raw.length <= 4 * maxBytes
         ? prettyJson(input.value)
-        : JSON.stringify(input.value);
+        : jsonText(input.value);
   return { title, text: `${title}\n\n${body}` };
 }
 
@@ -370,7 +373,8 @@ function prettyJson(v: unknown): string {
   try {
     return JSON.stringify(v, null, 2);
   } catch {
-    return String(v);
+    // Nested past what JSON.stringify takes (a few thousand levels): compact.
+    return jsonText(v);
   }
 }
 

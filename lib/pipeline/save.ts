@@ -16,7 +16,6 @@ import {
   textsOfParts,
   type ContentPart,
 } from '../model/parts.js';
-import { MAX_JSON_DEPTH } from '../model/requests.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { exactNumbers } from '../model/json-numbers.js';
 import { isStandIn, PLACEHOLDER, type Redactor } from './redact.js';
@@ -839,9 +838,9 @@ export function redactArguments(
         hit();
       },
     );
-    return changed ? exact.restore(JSON.stringify(walked)) : args;
+    return changed ? exact.restore(jsonText(walked)) : args;
   } catch {
-    // Not JSON, or JSON nested deeper than a request may be: redacted as text.
+    // Not JSON: redacted as text.
     const redacted = text(args);
     if (redacted === args) return args;
     try {
@@ -864,17 +863,39 @@ export function redactJsonValue(
 
 /**
  * Redacts every string key and value of a JSON value; every string under a secret-sounding key goes
- * whole, however deep (`{"password": ["x"]}`, `{"token": {"value": "y"}}`).
+ * whole, however deep (`{"password": ["x"]}`, `{"token": {"value": "y"}}`). Iterative, with a stack of its
+ * own: until 2026-12-06 it recursed and gave up past 128 levels, and tool-call arguments (or a webhook's
+ * JSON) nesting deeper inside their string were redacted as plain text, where this rule does not hold
+ * (review s59e).
  */
 function redactJson(
   value: unknown,
   text: TextFn,
   hit: () => void,
   secret = false,
-  depth = 0,
   field?: string,
 ): unknown {
-  if (depth > MAX_JSON_DEPTH) throw RangeError(); // redactArguments: text then
+  if (value === null || typeof value !== 'object')
+    return redactLeaf(value, text, secret, hit, field);
+  const walk: JsonWalk = { text, hit, stack: [] };
+  let done = open(walk, value, secret, field);
+  while (walk.stack.length > 0) {
+    const top = walk.stack[walk.stack.length - 1]!;
+    // A value just walked (not a container just opened) is its container's next entry.
+    if (done !== OPENED) settle(walk, top, done);
+    done = advance(walk, top);
+  }
+  return done;
+}
+
+/** A string or number under a secret-sounding key goes whole; other strings by their rules. */
+function redactLeaf(
+  value: unknown,
+  text: TextFn,
+  secret: boolean,
+  hit: () => void,
+  field: string | undefined,
+): unknown {
   const str = typeof value === 'string';
   // Under a secret-sounding key a string goes whole (whatever the rules found in it: counted once), and so
   // does a number (`{"password": 73910264}`).
@@ -888,29 +909,152 @@ function redactJson(
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
       text(value)
     );
-  if (Array.isArray(value))
-    return value.map((v) => redactJson(v, text, hit, secret, depth + 1, field));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    // Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line.
-    const inHeaders = field !== undefined && /headers$/i.test(field);
-    const pair = pairOf(value as Record<string, unknown>);
-    for (const [k, v] of Object.entries(value)) {
-      // A pair's value is read under the pair's name (`{"name": "DB_PASSWORD", "value": …}`).
-      const name = pair?.field === k ? pair.name : k;
-      const under = secret || sensitiveKey(k) || (name !== k && sensitiveKey(name));
-      if (!under && typeof v === 'string' && passValue(k, v, text, hit)) {
-        putOwn(out, text(k), PLACEHOLDER);
-        continue;
-      }
-      const red = redactJson(v, text, hit, under, depth + 1, k);
-      const header = inHeaders || /^(set-)?cookie$/i.test(name);
-      const named = !under && typeof red === 'string' && (header || name !== k);
-      putOwn(out, text(k), named ? withName(name, red, text, hit, header ? ': ' : '=') : red);
-    }
-    return out;
-  }
   return value;
+}
+
+/** `redactJson`'s state: its rules, and the arrays and objects it is inside, outermost first. */
+interface JsonWalk {
+  text: TextFn;
+  hit: () => void;
+  stack: JsonLevel[];
+}
+
+/** An array or object being walked: its entries, how many are done, and its redacted copy so far. */
+interface JsonLevel {
+  /** An array's items, or an object's entries. */
+  items: unknown[];
+  array: boolean;
+  at: number;
+  out: unknown[] | Record<string, unknown>;
+  /** Under a secret-sounding key; the key it is under (an array: its own). */
+  secret: boolean;
+  field: string | undefined;
+  /** Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line. */
+  inHeaders: boolean;
+  pair: { name: string; field: string } | undefined;
+  /** The entry whose value is being walked (an object's): its key, the name it is read under, and whether
+   * that is secret-sounding. */
+  key: string;
+  name: string;
+  under: boolean;
+}
+
+/** Returned by `open` and `advance` when a level was opened: no value is done yet. */
+const OPENED = Symbol('opened');
+
+/** Starts walking `value`: its redacted copy when it is a leaf, else OPENED (a level on the stack). */
+function open(walk: JsonWalk, value: unknown, secret: boolean, field: string | undefined): unknown {
+  if (value === null || typeof value !== 'object')
+    return redactLeaf(value, walk.text, secret, walk.hit, field);
+  const array = Array.isArray(value);
+  walk.stack.push({
+    items: array ? value : Object.entries(value),
+    array,
+    at: 0,
+    out: array ? [] : {},
+    secret,
+    field,
+    inHeaders: !array && field !== undefined && /headers$/i.test(field),
+    pair: array ? undefined : pairOf(value as Record<string, unknown>),
+    key: '',
+    name: '',
+    under: false,
+  });
+  return OPENED;
+}
+
+/**
+ * Walks `level`'s entries from where it is: OPENED when one is an array or object (a level above it now),
+ * else `level` is done, taken off the stack, and its copy is returned.
+ */
+function advance(walk: JsonWalk, level: JsonLevel): unknown {
+  const { text, hit } = walk;
+  while (level.at < level.items.length) {
+    const item = level.items[level.at++];
+    if (level.array) {
+      const red = open(walk, item, level.secret, level.field);
+      if (red === OPENED) return OPENED;
+      (level.out as unknown[]).push(red);
+      continue;
+    }
+    const [k, v] = item as [string, unknown];
+    // A pair's value is read under the pair's name (`{"name": "DB_PASSWORD", "value": …}`).
+    const name = level.pair?.field === k ? level.pair.name : k;
+    const under = level.secret || sensitiveKey(k) || (name !== k && sensitiveKey(name));
+    if (!under && typeof v === 'string' && passValue(k, v, text, hit)) {
+      putOwn(level.out as Record<string, unknown>, text(k), PLACEHOLDER);
+      continue;
+    }
+    level.key = k;
+    level.name = name;
+    level.under = under;
+    const red = open(walk, v, under, k);
+    if (red === OPENED) return OPENED;
+    settle(walk, level, red);
+  }
+  walk.stack.pop();
+  return level.out;
+}
+
+/** Puts `red`, the redacted value of `level`'s current entry, into its copy. */
+function settle(walk: JsonWalk, level: JsonLevel, red: unknown): void {
+  if (level.array) {
+    (level.out as unknown[]).push(red);
+    return;
+  }
+  const { key, name, under } = level;
+  const header = level.inHeaders || /^(set-)?cookie$/i.test(name);
+  const named = !under && typeof red === 'string' && (header || name !== key);
+  putOwn(
+    level.out as Record<string, unknown>,
+    walk.text(key),
+    named ? withName(name, red, walk.text, walk.hit, header ? ': ' : '=') : red,
+  );
+}
+
+/**
+ * `value` as JSON text, as JSON.stringify writes it, at any depth: JSON.stringify recurses, and throws past
+ * a few thousand levels (V8's stack), which redacted tool-call arguments and webhook payloads may hold.
+ */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+  }
+  let out = '';
+  const stack: { value: Record<string, unknown>; keys: string[] | null; at: number }[] = [];
+  let next: unknown = value;
+  let pending = true;
+  for (;;) {
+    if (pending && next !== null && typeof next === 'object') {
+      const o = next as Record<string, unknown>;
+      // As JSON.stringify: an object's keys whose values JSON has no form for are left out.
+      const keys = Array.isArray(o) ? null : Object.keys(o).filter((k) => jsonable(o[k]));
+      out += keys ? '{' : '[';
+      stack.push({ value: o, keys, at: 0 });
+    } else if (pending) out += jsonable(next) ? JSON.stringify(next) : 'null';
+    pending = false;
+    const top = stack[stack.length - 1];
+    if (!top) return out;
+    const n = top.keys ? top.keys.length : (top.value as unknown as unknown[]).length;
+    if (top.at === n) {
+      out += top.keys ? '}' : ']';
+      stack.pop();
+      continue;
+    }
+    if (top.at > 0) out += ',';
+    const k = top.keys ? top.keys[top.at]! : top.at;
+    if (top.keys) out += JSON.stringify(k) + ':';
+    next = top.value[k];
+    top.at++;
+    pending = true;
+  }
+}
+
+/** Whether JSON has a form for `v` (not undefined, a function or a symbol). */
+function jsonable(v: unknown): boolean {
+  return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
 }
 
 /** Fields naming a pair's name, and its value's (Kubernetes and ECS `env`, HAR, CloudFormation, SSM). */
