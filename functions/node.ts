@@ -44,7 +44,9 @@ const { app, background, sessions, webhooks, continuer } = createApp({
 
 const server = createNodeServer(app.fetch, hostname, log);
 server.listen(config.port, hostname, () => {
-  void banner(`http://${hostname}:${(server.address() as AddressInfo).port}`);
+  // An IPv6 address goes in brackets in a URL (http://[::1]:8787).
+  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
+  void banner(`http://${host}:${(server.address() as AddressInfo).port}`);
 });
 
 /** The start banner: where it listens, what it runs with (never a secret), whether storage answers. */

@@ -1,5 +1,10 @@
 import type { SatchelClient } from '../client/client.js';
-import { SatchelApiError, SatchelConnectionError, SatchelResponseError } from '../client/errors.js';
+import {
+  badPort,
+  SatchelApiError,
+  SatchelConnectionError,
+  SatchelResponseError,
+} from '../client/errors.js';
 import { parse } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { continueCommand } from './commands/continue.js';
@@ -175,6 +180,12 @@ function connectionMessage(err: unknown): string | undefined {
     return (
       `${err.message}. ${err.advice ?? 'The write may have been stored. To retry it without storing it twice:'}\n` +
       `  ${err.again.map(shellQuote).join(' ')}`
+    );
+  // Nothing was sent: fetch (and every browser) refuses the fetch spec's "bad ports" outright.
+  if (SatchelConnectionError.is(err) && badPort(err.cause))
+    return (
+      `${err.message}. fetch refuses port ${new URL(err.url).port} (one of its "bad ports"; ` +
+      'browsers refuse it too): start the server on another PORT and set SATCHEL_URL to match.'
     );
   if (SatchelConnectionError.is(err))
     return (

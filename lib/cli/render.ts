@@ -1,3 +1,4 @@
+import { exactJson } from '../model/exact-json.js';
 import { textOfParts, type ContentPart } from '../model/parts.js';
 import type { SearchHit, Session, SessionSummary } from '../client/types.js';
 
@@ -135,13 +136,12 @@ function clip(text: string, lines: number): string {
   );
 }
 
-/** Tool-call arguments on one line when they are short JSON, else as given. */
+/**
+ * Tool-call arguments on one line when they are JSON that reads back exactly as stored, else as stored:
+ * a JSON round trip would change numbers and keys (12345678901234567891, 1e400, 1.50, a repeated key).
+ */
 function prettyArguments(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args));
-  } catch {
-    return args;
-  }
+  return exactJson(args) ?? args;
 }
 
 /** A message's text, whether its content is a string or parts. */

@@ -3,6 +3,7 @@ import {
   problemFrom,
   SatchelApiError,
   SatchelConnectionError,
+  badPort,
   neverSent,
   SatchelResponseError,
   withoutCredentials,
@@ -436,13 +437,14 @@ export class SatchelClient {
             bytes = await readAll(response, () => limit.extend(this.timeoutMs));
         } catch (err) {
           if (signal?.aborted) throw err;
-          // A refused connection, or a name that did not resolve, sent nothing.
+          // A refused connection, a name that did not resolve, or a port fetch refuses, sent nothing.
           lost ||= limit.timedOut || !neverSent(err);
           redone ||= lost;
           const left = deadline - Date.now();
           const wait = backoffDelay(attempt, this.policy);
           const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
-          if (attempt >= this.policy.retries || wait >= left)
+          // fetch refuses a bad port every time: no use waiting to try again.
+          if (attempt >= this.policy.retries || wait >= left || badPort(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
           await this.pause(wait, signal);
           continue;

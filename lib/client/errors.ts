@@ -94,8 +94,16 @@ export function withoutCredentials(url: string): string {
 /** Failures before a request could reach the server: nothing it asked for can have happened. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
+/**
+ * True when fetch refused the URL's port before connecting: the fetch spec's "bad ports" (6000, 5060,
+ * 6665-6669, 10080, ...), which undici refuses with TypeError('fetch failed') caused by Error('bad port').
+ */
+export const badPort = (cause: unknown): boolean =>
+  ((cause as Error)?.cause as Error | undefined)?.message === 'bad port';
+
 /** True when a fetch failure says the request never reached the server (a browser's never does). */
 export function neverSent(cause: unknown): boolean {
+  if (badPort(cause)) return true;
   let at: unknown = cause;
   for (let depth = 0; depth < 4 && at instanceof Error; depth++) {
     const code = (at as { code?: unknown }).code;

@@ -83,11 +83,14 @@ export class ConfigError extends Error {
 }
 
 /** Loads the config; `defaultStorage` is the runtime's default (`local` on Node, `r2` on Workers, `s3` on Lambda). */
-export function loadConfig(
+export async function loadConfig(
   env: Env,
   defaultStorage: StorageConfig['kind'],
 ): Promise<SatchelConfig> {
-  return configFrom(env, defaultStorage, s3Config);
+  const config = await configFrom(env, defaultStorage, s3Config);
+  // Here, not in configFrom: a Worker listens on no PORT, and its bundle leaves the list out.
+  checkPort(config.port);
+  return config;
 }
 
 /**
@@ -546,6 +549,25 @@ export function parseHooks(value: string | undefined): ReadonlyMap<string, HookC
     hooks.set(name, { secret, namespace, session });
   }
   return hooks;
+}
+
+/**
+ * The fetch spec's "bad ports", space-separated: fetch (undici, so the CLI and the client) and every
+ * browser refuse them before connecting, so a server there would answer curl but never the CLI or /ui.
+ */
+const BAD_PORTS =
+  ' 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 ' +
+  '119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 ' +
+  '636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 ' +
+  '6679 6697 10080 ';
+
+/** A PORT to listen on: not one fetch and browsers refuse. */
+function checkPort(port: number): void {
+  if (BAD_PORTS.includes(` ${port} `))
+    throw new ConfigError(
+      `PORT ${port} is one of the ports fetch and browsers refuse to connect to ` +
+        '(the fetch spec\'s "bad ports"): the CLI, the client and /ui could not reach it; choose another',
+    );
 }
 
 function parseIntVar(
