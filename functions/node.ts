@@ -7,6 +7,7 @@ import {
   ConfigError,
   createServerLogger,
   describeConfig,
+  checkPort,
   loadConfig,
 } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
@@ -21,9 +22,11 @@ function refuse(message: string): never {
   process.exit(1);
 }
 
-const config = await loadConfig(process.env, 'local').catch((err: unknown) =>
-  refuse(err instanceof ConfigError ? err.message : `cannot read the configuration: ${err}`),
-);
+const config = await loadConfig(process.env, 'local')
+  .then((config) => (checkPort(config.port), config))
+  .catch((err: unknown) =>
+    refuse(err instanceof ConfigError ? err.message : `cannot read the configuration: ${err}`),
+  );
 if (config.storage.kind === 'r2')
   refuse('SATCHEL_STORAGE=r2 works only on Workers; use local or s3 here');
 const objects =
@@ -42,11 +45,12 @@ const { app, background, sessions, webhooks, continuer } = createApp({
   log,
 });
 
-const server = createNodeServer(app.fetch, hostname, log);
+// An IPv6 address goes in brackets in a URL (http://[::1]:8787): in the banner, and as the authority of a
+// request without Host (HTTP/1.0), which was answered 400 "malformed" with HOST=::1 (review s59i).
+const authority = hostname.includes(':') ? `[${hostname}]` : hostname;
+const server = createNodeServer(app.fetch, authority, log);
 server.listen(config.port, hostname, () => {
-  // An IPv6 address goes in brackets in a URL (http://[::1]:8787).
-  const host = hostname.includes(':') ? `[${hostname}]` : hostname;
-  void banner(`http://${host}:${(server.address() as AddressInfo).port}`);
+  void banner(`http://${authority}:${(server.address() as AddressInfo).port}`);
 });
 
 /** The start banner: where it listens, what it runs with (never a secret), whether storage answers. */

@@ -98,8 +98,12 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH
  * True when fetch refused the URL's port before connecting: the fetch spec's "bad ports" (6000, 5060,
  * 6665-6669, 10080, ...), which undici refuses with TypeError('fetch failed') caused by Error('bad port').
  */
-export const badPort = (cause: unknown): boolean =>
-  ((cause as Error)?.cause as Error | undefined)?.message === 'bad port';
+export function badPort(cause: unknown): boolean {
+  // Through a fetch wrapper of the caller's too (a cause or two deeper), as neverSent reads codes.
+  for (let d = 0; d < 4 && cause instanceof Error; d++, cause = cause.cause)
+    if (cause.message === 'bad port') return true;
+  return false;
+}
 
 /** True when a fetch failure says the request never reached the server (a browser's never does). */
 export function neverSent(cause: unknown): boolean {

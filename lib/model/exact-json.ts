@@ -17,5 +17,9 @@ export function exactJson(text: string): string | undefined {
   }
   // The text without the whitespace between tokens (strings kept whole).
   const bare = text.replace(/"(?:[^"\\]|\\[\s\S])*"|[ \t\n\r]+/g, (t) => (t[0] === '"' ? t : ''));
-  return bare === JSON.stringify(value) ? bare : undefined;
+  try {
+    return bare === JSON.stringify(value) ? bare : undefined;
+  } catch {
+    return undefined; // nested deeper than JSON.stringify can write (it recurses): shown as stored
+  }
 }

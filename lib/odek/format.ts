@@ -69,14 +69,14 @@ export function parseOdekFile(text: string): OdekFileResult {
   // as null): such a file is refused, as the server refuses such a body, rather than imported changed.
   const changed = MAY_CHANGE.test(text) ? changedNumber(text) : null;
   if (changed !== null) {
+    // The path, not the number: it may be a secret's (a numeric PIN under `password`), and import output
+    // ends up in terminals and CI logs (until review s59h it was quoted).
     const at = `at ${pathText(jsonPathAt(text, changed.at)) || '(root)'}`;
-    const { token, zero } = changed;
     return {
       ok: false,
-      reason: zero
+      reason: changed.zero
         ? `a non-zero number JavaScript reads as 0 ${at}`
-        : `a number JavaScript cannot keep ${at}: ${token.slice(0, 40)} (past 2^53, read as ` +
-          `${String(Number(token))}; write it as a string)`,
+        : `a number JavaScript cannot keep ${at} (past 2^53; write it as a string)`,
     };
   }
   const overflow = /\d[eE]\+?\d{3}|\d{309}/.test(text) ? overflowingNumber(text) : null;

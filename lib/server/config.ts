@@ -83,14 +83,11 @@ export class ConfigError extends Error {
 }
 
 /** Loads the config; `defaultStorage` is the runtime's default (`local` on Node, `r2` on Workers, `s3` on Lambda). */
-export async function loadConfig(
+export function loadConfig(
   env: Env,
   defaultStorage: StorageConfig['kind'],
 ): Promise<SatchelConfig> {
-  const config = await configFrom(env, defaultStorage, s3Config);
-  // Here, not in configFrom: a Worker listens on no PORT, and its bundle leaves the list out.
-  checkPort(config.port);
-  return config;
+  return configFrom(env, defaultStorage, s3Config);
 }
 
 /**
@@ -561,8 +558,12 @@ const BAD_PORTS =
   '636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 ' +
   '6679 6697 10080 ';
 
-/** A PORT to listen on: not one fetch and browsers refuse. */
-function checkPort(port: number): void {
+/**
+ * The Node server's PORT: not one fetch and browsers refuse (the entry refuses it at start). Not part of
+ * loadConfig: a Lambda or a Worker listens on no PORT (until review s59i a Lambda with PORT=6000 in its
+ * environment failed its init).
+ */
+export function checkPort(port: number): void {
   if (BAD_PORTS.includes(` ${port} `))
     throw new ConfigError(
       `PORT ${port} is one of the ports fetch and browsers refuse to connect to ` +

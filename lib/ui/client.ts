@@ -660,10 +660,15 @@ export function prettyArgs(args: string): { text: string; json: boolean } {
   }
   // The stored text without the whitespace between tokens (strings kept whole).
   const bare = args.replace(/"(?:[^"\\]|\\[\s\S])*"|[ \t\n\r]+/g, (t) => (t[0] === '"' ? t : ''));
-  return {
-    text: bare === JSON.stringify(value) ? JSON.stringify(value, null, 2) : args,
-    json: true,
-  };
+  try {
+    return {
+      text: bare === JSON.stringify(value) ? JSON.stringify(value, null, 2) : args,
+      json: true,
+    };
+  } catch {
+    // Nested deeper than JSON.stringify can write (it recurses): shown as stored (review s59h).
+    return { text: args, json: true };
+  }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ describe('client bundle', () => {
       'lib/model/errors.ts',
       'lib/model/ids.ts',
     ]);
-    expect(out.outputFiles[0]!.contents.byteLength).toBeLessThan(12_000);
+    // A tripwire well under the package's target (15 KiB gzip, `npm run bench:client`: about 4.6 KiB):
+    // 12,000 B until 2026-12-06, when walking a wrapped fetch error's causes for a bad port took it past.
+    expect(out.outputFiles[0]!.contents.byteLength).toBeLessThan(12_500);
   });
 });
