@@ -1,7 +1,9 @@
 import { sha256Hex, toHex } from '../model/digest.js';
 import {
   badRequest,
+  corrupt,
   notFound,
+  payloadTooLarge,
   SatchelError,
   unauthorized,
   unavailable,
@@ -14,7 +16,13 @@ import { idDay } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { Message } from '../model/session.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import {
+  PreconditionFailedError,
+  StorageUnavailableError,
+  text,
+  utf8,
+  type ObjectStore,
+} from '../storage/port.js';
 import { hmacSha256, verifySignature } from './signature.js';
 import { parsePayload, summarize, SUMMARY_MAX_BYTES } from './summary.js';
 
@@ -81,6 +89,21 @@ export interface VerifiedDelivery {
 export interface DeliveryFailure {
   failed: true;
   unknown: boolean;
+  /** What failed: an answer that waits for the work (Lambda) names it (`failureProblem`). */
+  error: unknown;
+  /** The session the message went to, or was going to, when the work got that far. */
+  session?: string;
+  /** The message is stored (by this attempt or an earlier one) and what follows it (a model turn) failed. */
+  turnOwed: boolean;
+  /** The message and its turn are stored: only the marker's `done` failed (a redelivery writes nothing). */
+  delivered: boolean;
+}
+
+/** How far a delivery's work got, for its DeliveryFailure. */
+interface Progress {
+  session?: string;
+  stored: boolean;
+  delivered: boolean;
 }
 
 export interface DeliveryOutcome {
@@ -244,8 +267,10 @@ export class WebhookReceiver {
   ): Promise<DeliveryOutcome | DeliveryFailure> {
     const markerKey = await markerKeyOf(d);
     this.running.add(d);
+    const at: Progress = { stored: false, delivered: false };
+    const heard = () => ((at.stored = true), onStored());
     try {
-      const outcome = await this.store(d, markerKey, ctx, onClaim, onStored);
+      const outcome = await this.store(d, markerKey, { ctx, at }, onClaim, heard);
       if (outcome.refused) {
         // Not a redelivery, and not stored: the sender's ids repeat (a counter reset, two senders).
         this.options.log.warn('webhook delivery refused', {
@@ -274,7 +299,14 @@ export class WebhookReceiver {
           : { hook: d.name, marker: markerKey, error },
       );
       // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
-      return { failed: true, unknown: SatchelError.is(err) && err.extra.maybeStored === true };
+      return {
+        failed: true,
+        unknown: SatchelError.is(err) && err.extra.maybeStored === true,
+        error: err,
+        ...(at.session !== undefined ? { session: at.session } : {}),
+        turnOwed: at.stored && !at.delivered,
+        delivered: at.delivered,
+      };
     } finally {
       this.running.delete(d);
       onClaim(undefined); // no-op once the claim was heard
@@ -284,7 +316,7 @@ export class WebhookReceiver {
   private async store(
     d: VerifiedDelivery,
     markerKey: string,
-    ctx: RequestContext,
+    { ctx, at }: { ctx: RequestContext; at: Progress },
     onClaim: (session: string | undefined) => void,
     onStored: () => void,
   ): Promise<DeliveryOutcome> {
@@ -313,6 +345,7 @@ export class WebhookReceiver {
     const ownOrFixed = (id: string) => own(id) || id === d.hook.session;
     for (;;) {
       const id = claim.marker.session;
+      at.session = id;
       const progress: DeliveryProgress = {
         stored: claim.marker.state === 'stored',
         onStored: async () => {
@@ -334,6 +367,7 @@ export class WebhookReceiver {
         await deliver(id, progress).catch((err: unknown) => {
           if (!SatchelError.is(err, 'not_found')) throw err;
         });
+        at.delivered = true;
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
@@ -344,6 +378,7 @@ export class WebhookReceiver {
       });
       if (stored) {
         onStored();
+        at.delivered = true;
         await finishMarker(sessions.objects, markerKey, claim, this.now());
         return { session: id, duplicate: false };
       }
@@ -502,6 +537,68 @@ export class WebhookReceiver {
         : err;
     }
   }
+}
+
+/**
+ * What an answer that waits for a delivery's work (Lambda) says of its failure, to throw. Each says what
+ * happened (review s59g; until then every failure before the message was stored was a 503 "storage is
+ * unreachable", and one after it, its model turn failed, the 202 of a delivery done): a message the cap
+ * refuses is 413 and a corrupt session the 500 its GET answers, both refused again on redelivery; an owed
+ * turn is its own failure's status, saying the message is stored and a redelivery runs the turn; only
+ * storage errors are 503 with `Retry-After`; a bug is the 500 of any route's.
+ */
+export function failureProblem(f: DeliveryFailure): unknown {
+  const err = f.error;
+  const at = f.session === undefined ? '' : ` in session ${f.session}`;
+  if (f.turnOwed) return turnProblem(err, at);
+  if (f.unknown)
+    return unavailable(
+      'the delivery may have been stored; send it again with the same delivery id, which stores it ' +
+        'at most once',
+      2,
+    );
+  if (StorageUnavailableError.is(err) || SatchelError.is(err, 'unavailable'))
+    return new StorageUnavailableError('the webhook delivery could not be stored; send it again');
+  if (SatchelError.is(err, 'too_large'))
+    return payloadTooLarge(
+      `the delivery's message cannot be stored${at}: ` +
+        err.message.replace(/:? ?nothing was written\.?$/, '') +
+        '; nothing was stored, and a redelivery is refused too',
+    );
+  if (SatchelError.is(err, 'corrupt'))
+    return corrupt(
+      `${f.session === undefined ? 'the session the delivery goes to' : `session ${f.session}`} ` +
+        'cannot be read: an object of it is corrupt (a GET of the session answers this 500 too); ' +
+        'nothing was stored, and a redelivery fails the same way until it is repaired or deleted',
+    );
+  if (SatchelError.is(err))
+    return new SatchelError(err.kind, `${err.message}; the delivery was not stored`, err.extra);
+  return err;
+}
+
+/** A failure after the message was stored, in its model turn: the detail says so, and how to run it. */
+function turnProblem(err: unknown, at: string): SatchelError {
+  const kind = SatchelError.is(err) ? err.kind : 'unavailable';
+  // The message was removed (a pop, trim or replace) or its session deleted while the model ran: the
+  // continue's detail says so, and no turn is owed (a redelivery stores nothing).
+  const gone =
+    SatchelError.is(err) &&
+    (kind === 'not_found' ||
+      (kind === 'conflict' && !err.message.includes('your message was stored (')));
+  if (gone) return new SatchelError(kind, `${err.message}; no model turn is owed for the delivery`);
+  // The continue's detail, up to what it says of the message (and its Idempotency-Key, which no sender has).
+  const why = SatchelError.is(err)
+    ? err.message.replace(/[;,.]? *your message was stored[\s\S]*$/, '')
+    : 'storage is unreachable';
+  const again = 'send the same delivery again (the same delivery id) to';
+  const detail =
+    kind === 'unavailable'
+      ? `${why}. The delivery's message is stored${at}, and whether a reply was stored for it is ` +
+        `unknown: ${again} finish its model turn; neither is stored twice.`
+      : `${why}. The delivery's message is stored${at} and no reply was stored: ${again} run its ` +
+        'model turn; the message is not stored again.';
+  const retryAfter = SatchelError.is(err) ? err.extra.retryAfter : 2;
+  return new SatchelError(kind, detail, retryAfter !== undefined ? { retryAfter } : {});
 }
 
 /**

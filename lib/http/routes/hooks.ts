@@ -1,10 +1,10 @@
 import { hookAcceptedSchema } from '../../model/responses.js';
 import { readBodyBytes } from '../body.js';
 import { scheduler } from '../context.js';
-import { unavailable } from '../../model/errors.js';
+import { failureProblem } from '../../hooks/hooks.js';
 import { StorageUnavailableError } from '../../storage/port.js';
 import { param } from '../params.js';
-import { P, problem, route } from '../spec.js';
+import { problem, route } from '../spec.js';
 
 /** Signed webhooks that continue a session. */
 
@@ -19,7 +19,10 @@ export const receiveWebhook = route(
     description:
       'The signature is checked over the raw body first (no bearer token). The payload (any ' +
       'body) is stored after the 202 as one user message wrapped as untrusted content ' +
-      '(`untrusted_ingested`); a redelivery is a no-op.',
+      '(`untrusted_ingested`); a redelivery is a no-op. On Lambda the answer comes after that work ' +
+      'and says how it failed: also 500 (the target session is corrupt, as its GET answers) or the ' +
+      'status of a failed model turn (502 from the model), whose detail says the message is stored ' +
+      'and that the same delivery sent again runs the turn.',
     auth: 'signature',
     rawBody:
       'The payload as the sender sends it (JSON or not); the signature covers its exact ' +
@@ -46,13 +49,18 @@ export const receiveWebhook = route(
         },
       }),
       404: problem('No webhook with this name.'),
-      413: P.tooLarge,
+      413: problem(
+        "The body is over `SATCHEL_MAX_BODY_BYTES`; or (Lambda) the delivery's message cannot be stored " +
+          "under `SATCHEL_MAX_SESSION_BYTES` (the target session's system prompt fills it): nothing was " +
+          'stored, and a redelivery is refused too.',
+      ),
       422: problem(
         'The delivery id was used before for another payload (where the answer waits for the work: ' +
           'a `new` hook, Lambda); nothing was written.',
       ),
       503: problem(
-        'Storage unavailable: the delivery was not stored, or (Lambda) it may have been; send it again.',
+        'Storage unavailable: the delivery was not stored, or (Lambda) it may have been, or its message ' +
+          'is stored and its model turn met the outage; send it again.',
       ),
     },
   },
@@ -63,31 +71,25 @@ export const receiveWebhook = route(
       readBodyBytes(c.req.raw, config.maxBodyBytes),
     );
     // Verified: answer now, store after the response (the process on Node, waitUntil on Workers). Lambda
-    // answers only after its background work anyway: there the 202 waits for the message to be stored,
-    // and a delivery that could not be stored answers 503, so the sender sends it again; one whose write
-    // lost storage's answer says that it may have been stored (until 2026-12-06: that it was not).
+    // answers only after its background work anyway: there the 202 waits for the message to be stored
+    // and its model turn to run, and a failure is answered as what it was (`failureProblem`): a storage
+    // error 503, so the sender sends it again (one whose write lost storage's answer saying that it may
+    // have been stored); a message the cap refuses 413; a failed turn that the message is stored and a
+    // redelivery runs the turn (until 2026-12-06 all were 503 "storage is unreachable", or the 202 of a
+    // delivery done: review s59g). Only the marker's `done` failing is still a 202: all is stored.
     const schedule = scheduler(c);
     let claimed!: (session: string | undefined) => void;
     const claim = new Promise<string | undefined>((resolve) => (claimed = resolve));
-    let stored = false;
-    const processed = webhooks.process(delivery, { schedule }, claimed, () => (stored = true));
-    const unstored = () =>
-      new StorageUnavailableError('the webhook delivery could not be stored; send it again');
+    const processed = webhooks.process(delivery, { schedule }, claimed);
     if (c.var.services.answersAfterBackground) {
       const done = await processed;
-      if ('failed' in done && !stored)
-        throw done.unknown
-          ? unavailable(
-              'the delivery may have been stored; send it again with the same delivery id, which ' +
-                'stores it at most once',
-              2,
-            )
-          : unstored();
+      if ('failed' in done && !done.delivered) throw failureProblem(done);
     } else schedule(processed);
     const session = await webhooks.plannedSession(delivery, claim);
     // A `new` hook's answer waits for the claim that names its session: when that failed (storage),
     // nothing was stored, and the sender is told to send it again rather than that it was accepted.
-    if (!session && delivery.hook.session === 'new') throw unstored();
+    if (!session && delivery.hook.session === 'new')
+      throw new StorageUnavailableError('the webhook delivery could not be stored; send it again');
     return c.json(
       { accepted: true, delivery: delivery.delivery, ...(session ? { session } : {}) },
       202,
