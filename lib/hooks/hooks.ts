@@ -493,11 +493,20 @@ export class WebhookReceiver {
     // can send the key (`appendKey`), and another payload under this id was refused before. Its turn may
     // be owed (the `stored` PUT and the turn failed): it goes on as stored, the continue finding the message
     // by its tag (until 2026-12-06 it was marked done, the turn never run: review s55b, finding 4).
+    // Whether this attempt stored the message: a 404 after that is a DELETE that came during the model
+    // turn, not a session yet to create (until review s59j the delivery then created the session again, or
+    // moved a `latest` delivery to its own, and stored the message and a second turn's reply: a DELETE
+    // that answered 204 undone).
+    let stored = progress.stored;
+    const watched: DeliveryProgress = {
+      ...progress,
+      onStored: async () => ((stored = true), progress.onStored()),
+    };
     const once = () =>
-      deliver(id, progress).catch(async (err: unknown) => {
+      deliver(id, watched).catch(async (err: unknown) => {
         if (!SatchelError.is(err, 'key_reused')) throw err;
-        await progress.onStored();
-        await deliver(id, { ...progress, stored: true }).catch((again: unknown) => {
+        await watched.onStored();
+        await deliver(id, { ...watched, stored: true }).catch((again: unknown) => {
           if (!SatchelError.is(again, 'not_found')) throw again; // deleted since: no turn is owed
         });
       });
@@ -506,6 +515,7 @@ export class WebhookReceiver {
       return true;
     } catch (err) {
       if (!SatchelError.is(err, 'not_found')) throw err;
+      if (stored) return true; // deleted since the message was stored: no turn is owed, nothing comes back
       if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
       await once();
