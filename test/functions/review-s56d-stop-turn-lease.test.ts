@@ -12,7 +12,7 @@
 // Now the stop cuts off the turns still running 2 s before its 10 s are up: each releases its lease and
 // answers 502 saying its message was stored; the printed command runs the turn after a restart. The CLI's
 // 409 advice no longer states Retry-After as the time the other turn ends.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +21,8 @@ import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { satchel } from '../cli/run.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
+import { listeningUrl, spawnEntry } from '../support/node-entry.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 's56d-stop-lease-'));
 const chats: ChatServer[] = [];
 const children: ChildProcess[] = [];
@@ -34,31 +34,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `npm start` on the folder `dir`, open mode, with the model at `modelUrl`. */
 async function startServer(modelUrl: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH!,
-      HOME: process.env.HOME!,
-      SATCHEL_LOG: 'json',
-      PORT: '0',
-      SATCHEL_DATA_DIR: dir,
-      SATCHEL_MODEL_URL: modelUrl,
-      SATCHEL_MODEL: 'test-model',
-      SATCHEL_CONTINUE_WAIT_MS: '300',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawnEntry({
+    SATCHEL_DATA_DIR: dir,
+    SATCHEL_MODEL_URL: modelUrl,
+    SATCHEL_MODEL: 'test-model',
+    SATCHEL_CONTINUE_WAIT_MS: '300',
   });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => void (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => void (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => void (out += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-  const listening = /listening on (http:\/\/[\d.]+:\d+)/;
-  await expect
-    .poll(() => listening.test(out) || child.exitCode !== null, { timeout: 30_000 })
-    .toBe(true);
-  const url = listening.exec(out)?.[1];
-  if (!url) throw new Error(`the server did not start: ${out}`);
+  const url = await listeningUrl(child);
   return { child, url, exited, log: () => out };
 }
 

@@ -1,17 +1,13 @@
-import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
+import { listeningUrl, spawnEntry } from '../support/node-entry.js';
 
 // Review s52a: a SIGTERM of the Node server (functions/node.ts `stop`) waits 10 s for background work and
 // then exits 0. A webhook delivery acknowledged with 202 whose model turn is still running is dropped
 // without a line saying so: webhooks.md promises "A failure after the 202 is logged (`webhook delivery
 // failed`, with the hook name); redeliver to retry", and the operator has nothing to redeliver from.
 
-const root = join(import.meta.dirname, '..', '..');
 const SECRET = 'ops-hook-secret-0123456789';
 const servers: ChatServer[] = [];
 afterEach(async () => {
@@ -22,32 +18,18 @@ describe('SIGTERM with a webhook delivery in flight (review s52a)', () => {
   it('the abandoned delivery is logged, so the operator knows to redeliver', async () => {
     const chat = await startChatServer({ hang: true });
     servers.push(chat);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME!,
-        SATCHEL_LOG: 'json',
-        PORT: '0',
-        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-s52a-')),
-        SATCHEL_MODEL_URL: chat.url,
-        SATCHEL_MODEL: 'test-model',
-        SATCHEL_HOOKS: JSON.stringify({
-          ops: { secret: SECRET, namespace: 'default', session: 'ops-log' },
-        }),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawnEntry({
+      SATCHEL_MODEL_URL: chat.url,
+      SATCHEL_MODEL: 'test-model',
+      SATCHEL_HOOKS: JSON.stringify({
+        ops: { secret: SECRET, namespace: 'default', session: 'ops-log' },
+      }),
     });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => void (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => void (out += d.toString()));
+    child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => void (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-    const started = Date.now();
-    while (!/listening on http/.test(out)) {
-      if (Date.now() - started > 30_000) throw new Error(`no start: ${out}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const url = /listening on (http:\/\/[\d.]+:\d+)/.exec(out)![1]!;
+    const url = await listeningUrl(child);
     const body = JSON.stringify({ type: 'deploy.failed', service: 'api' });
     const t = Math.floor(Date.now() / 1000);
     const sig = createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex');

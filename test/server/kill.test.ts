@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,13 +8,12 @@ import { AuditLog } from '../../lib/sessions/audit.js';
 import { SessionStore } from '../../lib/sessions/store.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { listAll } from '../../lib/storage/prefix.js';
+import { listeningUrl, spawnEntry } from '../support/node-entry.js';
 
 // Issue 12's kill -9 probe: the real server (functions/node.ts, as `npm start` runs it) is killed with
 // SIGKILL while 4 writers append, on the local folder and on radosgw; a new server on the same storage
 // then holds every acknowledged message exactly once, lists the session at its newest revision, and
 // takes writes again. Loopback only, bounded in count and time.
-
-const root = join(import.meta.dirname, '..', '..');
 
 interface Server {
   url: string;
@@ -22,33 +21,9 @@ interface Server {
 }
 
 /** Starts functions/node.ts with `env` and resolves once it listens. */
-function startServer(env: Record<string, string>): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME!,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        SATCHEL_LOG: 'json',
-        PORT: '0',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1]!, child });
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => void (out += d.toString()));
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const child = spawnEntry(env);
+  return { url: await listeningUrl(child), child };
 }
 
 async function call(url: string, method: string, path: string, body?: unknown, key?: string) {
@@ -163,7 +138,6 @@ describe('SIGTERM of the server', () => {
         ).status,
       ).toBe(200);
     // Stop at once: the last appends' log and audit records are still lingering to be batched.
-    server.child.removeAllListeners('exit'); // startServer's listener treats an exit as a failed start
     const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
     server.child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChatServer } from '../support/chat-server.js';
+import { listeningUrl, root, spawnEntry } from '../support/node-entry.js';
 
 // functions/node.ts as `npm start` runs it, in its own process: what a person sees when the configuration
 // is wrong (one line, exit code 1) and when storage is down at start (it starts, degraded).
-const root = join(import.meta.dirname, '..', '..');
 
 interface Run {
   code: number | null;
@@ -19,36 +19,22 @@ interface Run {
 /** Runs the entry with `env` (over a clean base) until it exits or `whileUp` returns. */
 function runNode(env: Record<string, string>, whileUp?: (url: string) => Promise<void>) {
   return new Promise<Run>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME!,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-entry-')),
-        SATCHEL_LOG: 'json',
-        PORT: '0',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnEntry(env);
     let stdout = '';
     let stderr = '';
-    let started = false;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stdout);
-      if (m && !started && whileUp) {
-        started = true;
-        whileUp(m[1]!).then(
-          () => child.kill('SIGTERM'),
-          (err: unknown) => {
-            child.kill('SIGKILL');
-            reject(err);
-          },
-        );
-      }
-    });
+    child.stdout.on('data', (d: Buffer) => void (stdout += d.toString()));
+    if (whileUp)
+      listeningUrl(child).then(
+        (url) =>
+          whileUp(url).then(
+            () => child.kill('SIGTERM'),
+            (err: unknown) => {
+              child.kill('SIGKILL');
+              reject(err);
+            },
+          ),
+        () => undefined, // exited before it listened: the run says why
+      );
     child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
@@ -233,15 +219,7 @@ describe('npm start', () => {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stdout);
-        if (m) resolve(m[1]!);
-      });
-      child.on('exit', (code) => reject(new Error(`npm start exited ${code}: ${stdout}`)));
-    });
+    const url = await listeningUrl(child, 60_000);
     expect((await fetch(`${url}/v1/health`)).status).toBe(200);
     const exited = new Promise((r) => child.on('exit', r));
     child.kill('SIGTERM');

@@ -3,15 +3,12 @@
 // (417), a request its parser refuses (431, 400), a malformed Host or request target (400). None had a
 // line, so a flood of them was invisible in the operator's log (review s53b). Each now gets its
 // `request` line (method when known, route `-`, status, ms), in functions/node.ts too.
-import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createNodeServer } from '../../lib/http/node-server.js';
 import { makeApp } from '../http/helpers.js';
+import { listeningUrl, spawnEntry } from '../support/node-entry.js';
 
 const servers: Server[] = [];
 afterAll(async () => {
@@ -73,25 +70,11 @@ describe('requests the Node server answers before the app', () => {
   });
 
   it('functions/node.ts logs them', async () => {
-    const root = join(import.meta.dirname, '..', '..');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME!,
-        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-s53b-')),
-        SATCHEL_LOG: 'json',
-        PORT: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnEntry();
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     try {
-      await expect
-        .poll(() => /listening on http:\/\/[\d.]+:(\d+)/.test(stdout), { timeout: 30_000 })
-        .toBe(true);
-      const port = Number(/listening on http:\/\/[\d.]+:(\d+)/.exec(stdout)![1]);
+      const port = Number(new URL(await listeningUrl(child)).port);
       expect(await raw(port, REQUESTS[0]![0])).toMatch(/^HTTP\/1\.1 400 /);
       await expect.poll(() => stdout.includes('"status":400'), { timeout: 5000 }).toBe(true);
     } finally {

@@ -1,14 +1,10 @@
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawnEntry } from '../support/node-entry.js';
 
 // Review s59c: with an IPv6 HOST, functions/node.ts printed `satchel listening on http://::1:<port>`, which
 // is not a URL (it needs brackets: http://[::1]:<port>). Runs the entry as `npm start` does, in its own
 // process, on the loopback address ::1 and any free port, and reads the banner's first line.
-const root = join(import.meta.dirname, '..', '..');
 
 /**
  * The first line functions/node.ts prints with `env`, then stops it; `then` runs with that line before the
@@ -24,18 +20,7 @@ function firstLine<T>(
   then?: (line: string) => Promise<T>,
 ): Promise<string | [string, T]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME!,
-        SATCHEL_DATA_DIR: mkdtempSync(join(tmpdir(), 'satchel-ipv6-')),
-        SATCHEL_LOG: 'pretty',
-        PORT: '0',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnEntry({ SATCHEL_LOG: 'pretty', ...env });
     let stdout = '';
     let stderr = '';
     let after: Promise<T> | undefined;
