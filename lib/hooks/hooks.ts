@@ -365,7 +365,7 @@ export class WebhookReceiver {
         onStored();
         // An earlier attempt stored the message: only its turn may be owed. A 404: the session was deleted.
         await deliver(id, progress).catch((err: unknown) => {
-          if (!SatchelError.is(err, 'not_found')) throw err;
+          if (!noTurnOwed(err)) throw err;
         });
         at.delivered = true;
         await finishMarker(sessions.objects, markerKey, claim, this.now());
@@ -507,19 +507,27 @@ export class WebhookReceiver {
         if (!SatchelError.is(err, 'key_reused')) throw err;
         await watched.onStored();
         await deliver(id, { ...watched, stored: true }).catch((again: unknown) => {
-          if (!SatchelError.is(again, 'not_found')) throw again; // deleted since: no turn is owed
+          if (!noTurnOwed(again)) throw again; // deleted or the message removed since: no turn is owed
         });
       });
+    // Deleted, or the message removed (a pop, trim or replace), since this attempt stored it: done, also
+    // on the attempt after a create (until review s59k that one's 404 failed the delivery, answered 404 on
+    // Lambda, and a removed message's 409 too).
+    const attempt = () =>
+      once().then(
+        () => true,
+        (err: unknown) => {
+          if (stored && noTurnOwed(err)) return true;
+          throw err;
+        },
+      );
     try {
-      await once();
-      return true;
+      return await attempt();
     } catch (err) {
       if (!SatchelError.is(err, 'not_found')) throw err;
-      if (stored) return true; // deleted since the message was stored: no turn is owed, nothing comes back
       if (!mayCreate) return false;
       await this.createIfMissing(ns, id, title, ctx);
-      await once();
-      return true;
+      return attempt();
     }
   }
 
@@ -586,21 +594,48 @@ export function failureProblem(f: DeliveryFailure): unknown {
   return err;
 }
 
+/** How the continue's conflict begins when another request holds the session's model-turn lease. */
+const LEASE_BUSY = 'another continue is running a model turn';
+
+/**
+ * A continue's failure after its message was stored that owes no turn: the session deleted (404), or the
+ * message removed from it (a pop, trim or replace: the 409 that is not the lease's) while the model ran.
+ */
+function noTurnOwed(err: unknown): boolean {
+  return (
+    SatchelError.is(err, 'not_found') ||
+    (SatchelError.is(err, 'conflict') &&
+      !err.message.startsWith(LEASE_BUSY) &&
+      !err.message.includes('your message was stored ('))
+  );
+}
+
 /** A failure after the message was stored, in its model turn: the detail says so, and how to run it. */
 function turnProblem(err: unknown, at: string): SatchelError {
   const kind = SatchelError.is(err) ? err.kind : 'unavailable';
   // The message was removed (a pop, trim or replace) or its session deleted while the model ran: the
-  // continue's detail says so, and no turn is owed (a redelivery stores nothing).
-  const gone =
-    SatchelError.is(err) &&
-    (kind === 'not_found' ||
-      (kind === 'conflict' && !err.message.includes('your message was stored (')));
-  if (gone) return new SatchelError(kind, `${err.message}; no model turn is owed for the delivery`);
+  // continue's detail says so, and no turn is owed (a redelivery stores nothing). `store` takes these as
+  // done; this stays for a failure of the marker's own writes after them.
+  if (noTurnOwed(err))
+    return new SatchelError(
+      kind,
+      `${(err as Error).message}; no model turn is owed for the delivery`,
+    );
+  const again = 'send the same delivery again (the same delivery id) to';
+  // A turn running on the session (maybe this delivery's own earlier attempt's: a sender that gave up on
+  // its first request): "no reply was stored ... to run its model turn" was untrue then (review s59k).
+  if (SatchelError.is(err, 'conflict') && err.message.startsWith(LEASE_BUSY))
+    return new SatchelError(
+      kind,
+      `${err.message.split(';')[0]}, maybe this delivery's own earlier attempt's. The delivery's ` +
+        `message is stored${at}: ${again} finish it after Retry-After, which runs its model turn once ` +
+        'if no reply was stored for it.',
+      err.extra.retryAfter !== undefined ? { retryAfter: err.extra.retryAfter } : {},
+    );
   // The continue's detail, up to what it says of the message (and its Idempotency-Key, which no sender has).
   const why = SatchelError.is(err)
-    ? err.message.replace(/[;,.]? *your message was stored[\s\S]*$/, '')
+    ? err.message.replace(/[;:,.]? *your message was stored[\s\S]*$/, '')
     : 'storage is unreachable';
-  const again = 'send the same delivery again (the same delivery id) to';
   const detail =
     kind === 'unavailable'
       ? `${why}. The delivery's message is stored${at}, and whether a reply was stored for it is ` +

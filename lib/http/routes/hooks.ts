@@ -21,8 +21,9 @@ export const receiveWebhook = route(
       'body) is stored after the 202 as one user message wrapped as untrusted content ' +
       '(`untrusted_ingested`); a redelivery is a no-op. On Lambda the answer comes after that work ' +
       'and says how it failed: also 500 (the target session is corrupt, as its GET answers) or the ' +
-      'status of a failed model turn (502 from the model), whose detail says the message is stored ' +
-      'and that the same delivery sent again runs the turn.',
+      'status of a failed model turn (502 from the model; 409 while another turn runs on the session, ' +
+      'maybe its own earlier attempt), whose detail says the message is stored and that the same ' +
+      'delivery sent again runs the turn (once).',
     auth: 'signature',
     rawBody:
       'The payload as the sender sends it (JSON or not); the signature covers its exact ' +
@@ -52,7 +53,8 @@ export const receiveWebhook = route(
       413: problem(
         "The body is over `SATCHEL_MAX_BODY_BYTES`; or (Lambda) the delivery's message cannot be stored " +
           "under `SATCHEL_MAX_SESSION_BYTES` (the target session's system prompt fills it): nothing was " +
-          'stored, and a redelivery is refused too.',
+          'stored, and a redelivery is refused too; or (Lambda) its model reply could not be stored ' +
+          'under it, the message stored (the detail says so).',
       ),
       422: problem(
         'The delivery id was used before for another payload (where the answer waits for the work: ' +
