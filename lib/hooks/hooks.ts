@@ -365,7 +365,7 @@ export class WebhookReceiver {
         onStored();
         // An earlier attempt stored the message: only its turn may be owed. A 404: the session was deleted.
         await deliver(id, progress).catch((err: unknown) => {
-          if (!noTurnOwed(err)) throw err;
+          if (!SatchelError.is(err, 'not_found')) throw err;
         });
         at.delivered = true;
         await finishMarker(sessions.objects, markerKey, claim, this.now());
@@ -507,7 +507,7 @@ export class WebhookReceiver {
         if (!SatchelError.is(err, 'key_reused')) throw err;
         await watched.onStored();
         await deliver(id, { ...watched, stored: true }).catch((again: unknown) => {
-          if (!noTurnOwed(again)) throw again; // deleted or the message removed since: no turn is owed
+          if (!SatchelError.is(again, 'not_found')) throw again; // deleted since: no turn is owed
         });
       });
     // Deleted, or the message removed (a pop, trim or replace), since this attempt stored it: done, also
@@ -517,8 +517,18 @@ export class WebhookReceiver {
       once().then(
         () => true,
         (err: unknown) => {
-          if (stored && noTurnOwed(err)) return true;
-          throw err;
+          if (!stored || !noTurnOwed(err)) throw err;
+          if (SatchelError.is(err, 'not_found')) return true;
+          // "Removed while the model ran": the turn again as a redelivery runs it, finding the message
+          // by its tag (a pop with Satchel-Secrets that redacted it changed its text, not removed it):
+          // no turn when it is gone, else the turn owed (until review s59m it was marked done).
+          return deliver(id, { ...watched, stored: true }).then(
+            () => true,
+            (again: unknown) => {
+              if (SatchelError.is(again, 'not_found')) return true;
+              throw again;
+            },
+          );
         },
       );
     try {

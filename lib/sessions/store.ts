@@ -515,10 +515,15 @@ export class SessionStore {
       build: (cur) => {
         if (cur.satchel?.['i'] !== incarnation) throw notFound(`session ${id} does not exist`);
         // A reply to a message the session no longer holds answers nothing in it (a partial copy, whose
-        // older messages are absent, cannot tell: the turn goes in).
+        // older messages are absent, cannot tell: the turn goes in). Every slot is tested: `some` skips a
+        // partial copy's empty ones, and its turn was refused as "removed" (review s59m).
         const held = (m: Message | undefined) =>
           !m || (m.role === question!.role && m.content === question!.content);
-        if (question && !cur.messages.some(held))
+        const holds = (all: Message[]) => {
+          for (let i = 0; i < all.length; i++) if (held(all[i])) return true;
+          return false;
+        };
+        if (question && !holds(cur.messages))
           throw conflict(
             `the message this turn answered was removed from session ${id} while the model ran ` +
               '(a pop, trim or replace); the reply was not stored',
