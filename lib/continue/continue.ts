@@ -3,7 +3,7 @@ import { sha256Hex } from '../model/digest.js';
 import { randomHex } from '../model/ids.js';
 import { chain } from '../pipeline/save.js';
 import type { ExpectedRevision } from '../model/revision.js';
-import { badGateway, conflict, SatchelError, unavailable } from '../model/errors.js';
+import { badGateway, SatchelError, unavailable } from '../model/errors.js';
 import { describeError, type Logger } from '../model/log.js';
 import { keys } from '../model/keys.js';
 import type { ExternalRefInput, Message, StoredSession, WriteReceipt } from '../model/session.js';
@@ -331,7 +331,11 @@ export class Continuer {
           (session.revision === stored.receipt.revision ? session.messages.at(-1) : undefined))
         : ownStored(stored.session);
       if (!own && stored.replayed)
-        throw conflict(`your message was removed from session ${id} since; nothing was stored`);
+        throw new SatchelError(
+          'conflict',
+          `your message was removed from session ${id} since; nothing was stored`,
+          { turn: 'removed' },
+        );
       const context = fitContext(ownMessageLast(session.messages, own), model.contextBytes);
       // The session's model and provider, when it names them (odek's "model used"); else the configured ones.
       const use = {
@@ -378,11 +382,12 @@ export class Continuer {
       if (!LeaseBusyError.is(err)) throw err;
       // On a repeat, the turn running may be this message's own (its first request's): "no turn ran for
       // it" was untrue then (review s55b). This request ran none.
-      throw conflict(
+      throw new SatchelError(
+        'conflict',
         `another continue is running a model turn on session ${id}; your message was stored ` +
           `(${storedAs(stored.receipt)}); this request ran no turn for it. ` +
           retryAdvice(key, ' after Retry-After'),
-        err.retryAfter,
+        { retryAfter: err.retryAfter, turn: 'busy' },
       );
     }
   }

@@ -604,19 +604,14 @@ export function failureProblem(f: DeliveryFailure): unknown {
   return err;
 }
 
-/** How the continue's conflict begins when another request holds the session's model-turn lease. */
-const LEASE_BUSY = 'another continue is running a model turn';
-
 /**
  * A continue's failure after its message was stored that owes no turn: the session deleted (404), or the
- * message removed from it (a pop, trim or replace: the 409 that is not the lease's) while the model ran.
+ * message removed from it (a pop, trim or replace) while the model ran (the 409 marked `removed`).
  */
 function noTurnOwed(err: unknown): boolean {
   return (
     SatchelError.is(err, 'not_found') ||
-    (SatchelError.is(err, 'conflict') &&
-      !err.message.startsWith(LEASE_BUSY) &&
-      !err.message.includes('your message was stored ('))
+    (SatchelError.is(err, 'conflict') && err.extra.turn === 'removed')
   );
 }
 
@@ -634,7 +629,7 @@ function turnProblem(err: unknown, at: string): SatchelError {
   const again = 'send the same delivery again (the same delivery id) to';
   // A turn running on the session (maybe this delivery's own earlier attempt's: a sender that gave up on
   // its first request): "no reply was stored ... to run its model turn" was untrue then (review s59k).
-  if (SatchelError.is(err, 'conflict') && err.message.startsWith(LEASE_BUSY))
+  if (SatchelError.is(err, 'conflict') && err.extra.turn === 'busy')
     return new SatchelError(
       kind,
       `${err.message.split(';')[0]}, maybe this delivery's own earlier attempt's. The delivery's ` +

@@ -41,6 +41,12 @@ export class SatchelError extends Error {
        * `"deleted": true`, so a client's retry that then meets a 404 knows the session is gone by its doing.
        */
       deleted?: boolean;
+      /**
+       * A continue's 409 after its message was stored: another request holds the session's model turn
+       * (`busy`), or the message the turn answers is no longer in the session (`removed`: a pop, trim or
+       * replace). A webhook delivery tells them apart by this, not by the detail's words.
+       */
+      turn?: 'busy' | 'removed';
     } = {},
   ) {
     super(detail);

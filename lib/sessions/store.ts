@@ -17,7 +17,6 @@ import { unattended, type RequestContext } from '../model/context.js';
 import { sha256Hex } from '../model/digest.js';
 import {
   badRequest,
-  conflict,
   notFound,
   preconditionFailed,
   SatchelError,
@@ -524,9 +523,11 @@ export class SessionStore {
           return false;
         };
         if (question && !holds(cur.messages))
-          throw conflict(
+          throw new SatchelError(
+            'conflict',
             `the message this turn answered was removed from session ${id} while the model ran ` +
               '(a pop, trim or replace); the reply was not stored',
+            { turn: 'removed' },
           );
         // A model or provider another write set while the model ran stays (the next turn uses it).
         const kept =
