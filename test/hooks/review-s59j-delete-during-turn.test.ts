@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listAll } from '../../lib/storage/prefix.js';
 import { text } from '../../lib/storage/port.js';
 import { makeApp, settleAll } from '../http/helpers.js';
-import { startChatServer, type ChatServer } from '../support/chat-server.js';
-import { signedDelivery } from '../support/hook-delivery.js';
+import { hookApp, REPLY, type App } from '../support/hook-turn.js';
 import { openTestS3 } from '../support/s3.js';
 
 // Review s59j (fixed 2026-12-06: deliverOnce takes a 404 after this attempt stored the message as a
@@ -16,16 +15,6 @@ import { openTestS3 } from '../support/s3.js';
 // session and stores everything there. The DELETE that answered 204 is undone by background work.
 // Contract v1.1: "Deleted means gone. After DELETE ... has answered and its background work has drained,
 // no object in the bucket holds the session's task or text".
-const SECRET = 'ops-hook-secret-s59j-0123456789';
-const PAYLOAD = JSON.stringify({ type: 'deploy.failed', service: 'quokkaservice' });
-const REPLY = 'wombatreply: looking into the deploy';
-
-const servers: ChatServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-type App = Awaited<ReturnType<typeof makeApp>>;
 
 /** Every object under alice's prefix (markers aside) that holds the payload or the reply. */
 async function holding(app: App): Promise<string[]> {
@@ -40,34 +29,22 @@ async function holding(app: App): Promise<string[]> {
 }
 
 async function setUp(session: string, lambda: boolean, s3 = false) {
-  let app!: App;
   const deleted: number[] = [];
-  // The model answers only once the session holding the delivery was deleted (204).
-  const deleteThenReply = async () => {
-    const listed = (await app.call('GET', '/v1/sessions')).json.sessions as { id: string }[];
-    for (const s of listed) {
-      const res = await app.call('DELETE', `/v1/sessions/${s.id}`);
-      deleted.push(res.status);
-    }
-    return { reply: REPLY };
-  };
-  const chat = await startChatServer(deleteThenReply, { reply: REPLY }, { reply: REPLY });
-  servers.push(chat);
-  const hooks = { ci: { secret: SECRET, namespace: 'alice', session } };
-  app = await makeApp({
-    ...(lambda ? { shortLived: true, answersAfterBackground: true } : {}),
+  const { app, chat, createOpsLog, send } = await hookApp({
+    session,
+    lambda,
     ...(s3 ? { objects: openTestS3('s59j') } : {}),
-    env: {
-      SATCHEL_HOOKS: JSON.stringify(hooks),
-      SATCHEL_MODEL_URL: chat.url,
-      SATCHEL_MODEL: 'test-model',
+    // The model answers only once the session holding the delivery was deleted (204).
+    during: async (app) => {
+      const listed = (await app.call('GET', '/v1/sessions')).json.sessions as { id: string }[];
+      for (const s of listed) {
+        const res = await app.call('DELETE', `/v1/sessions/${s.id}`);
+        deleted.push(res.status);
+      }
     },
   });
-  if (session === 'latest' || session === 'ops-log') {
-    const made = await app.call('POST', '/v1/sessions', { body: { task: 'ops', id: 'ops-log' } });
-    expect(made.status).toBe(201);
-  }
-  const send = () => app.call('POST', '/v1/hooks/ci', signedDelivery(SECRET, PAYLOAD, 'd-1'));
+  if (session === 'latest' || session === 'ops-log')
+    expect((await createOpsLog()).status).toBe(201);
   return { app, chat, deleted, send };
 }
 
@@ -126,33 +103,24 @@ describe('the DELETE from another process on the same store (review s59j)', () =
   for (const recreate of [false, true])
     it(`fixed-id hook, deleted${recreate ? ' and created again by its user' : ''} while the turn runs`, async () => {
       let other!: App;
-      const deleteThenReply = async () => {
-        expect((await other.call('DELETE', '/v1/sessions/ops-log')).status).toBe(204);
-        if (recreate) {
-          const made = await other.call('POST', '/v1/sessions', {
-            body: { task: 'a fresh start', id: 'ops-log' },
-          });
-          expect(made.status).toBe(201);
-        }
-        return { reply: REPLY };
-      };
-      const chat = await startChatServer(deleteThenReply, { reply: REPLY });
-      servers.push(chat);
-      const env = {
-        SATCHEL_HOOKS: JSON.stringify({
-          ci: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
-        }),
-        SATCHEL_MODEL_URL: chat.url,
-        SATCHEL_MODEL: 'test-model',
-      };
-      const app = await makeApp({ env });
+      const { app, chat, env, createOpsLog, send } = await hookApp({
+        steps: [
+          async () => {
+            expect((await other.call('DELETE', '/v1/sessions/ops-log')).status).toBe(204);
+            if (recreate) {
+              const made = await other.call('POST', '/v1/sessions', {
+                body: { task: 'a fresh start', id: 'ops-log' },
+              });
+              expect(made.status).toBe(201);
+            }
+            return { reply: REPLY };
+          },
+          { reply: REPLY },
+        ],
+      });
       other = await makeApp({ env, objects: app.objects });
-      expect(
-        (await app.call('POST', '/v1/sessions', { body: { task: 'ops', id: 'ops-log' } })).status,
-      ).toBe(201);
-      expect(
-        (await app.call('POST', '/v1/hooks/ci', signedDelivery(SECRET, PAYLOAD, 'd-2'))).status,
-      ).toBe(202);
+      expect((await createOpsLog()).status).toBe(201);
+      expect((await send('d-2')).status).toBe(202);
       await settleAll(app);
       await settleAll(other);
       const got = await other.call('GET', '/v1/sessions/ops-log');

@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { makeApp, settleAll } from '../http/helpers.js';
-import { startChatServer, type ChatServer } from '../support/chat-server.js';
-import { signedDelivery } from '../support/hook-delivery.js';
+import { describe, expect, it } from 'vitest';
+import { settleAll } from '../http/helpers.js';
+import { hookApp } from '../support/hook-turn.js';
 
 // Review s59k, finding 3 (fixed 2026-12-06 in lib/hooks/hooks.ts: noTurnOwed, the lease-busy detail). On Lambda
 // a sender that redelivers while the first attempt's model turn still
@@ -10,38 +9,15 @@ import { signedDelivery } from '../support/hook-delivery.js';
 // delivery id) to run its model turn". The running turn is this delivery's own: its reply is stored a
 // moment later, and the redelivery the detail asks for is a no-op. Before 5dc6427 the answer was 202
 // (the message is stored). "Every answer must be true ... never 409/500/503 for a write that landed".
-const SECRET = 'ops-hook-secret-s59k-0123456789';
-const PAYLOAD = JSON.stringify({ type: 'deploy.failed', service: 'quokkaservice' });
-
-const servers: ChatServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
 describe('Lambda: a redelivery while the first attempt runs its model turn (review s59k)', () => {
   it('is not answered 409 "no reply was stored ... send again to run its turn"', async () => {
-    const chat = await startChatServer(
-      { reply: 'looked at it', delayMs: 1500 },
-      { reply: 'second' },
-    );
-    servers.push(chat);
-    const app = await makeApp({
-      shortLived: true,
-      answersAfterBackground: true,
-      env: {
-        SATCHEL_HOOKS: JSON.stringify({
-          ci: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
-        }),
-        SATCHEL_MODEL_URL: chat.url,
-        SATCHEL_MODEL: 'test-model',
-        // A model turn longer than the lease wait (5 s by default); 0 here to keep the test short.
-        SATCHEL_CONTINUE_WAIT_MS: '0',
-      },
+    const { app, createOpsLog, chat, send } = await hookApp({
+      lambda: true,
+      steps: [{ reply: 'looked at it', delayMs: 1500 }, { reply: 'second' }],
+      // A model turn longer than the lease wait (5 s by default); 0 here to keep the test short.
+      env: { SATCHEL_CONTINUE_WAIT_MS: '0' },
     });
-    expect(
-      (await app.call('POST', '/v1/sessions', { body: { task: 'ops', id: 'ops-log' } })).status,
-    ).toBe(201);
-    const send = () => app.call('POST', '/v1/hooks/ci', signedDelivery(SECRET, PAYLOAD, 'd-1'));
+    expect((await createOpsLog()).status).toBe(201);
     const first = send();
     await new Promise((r) => setTimeout(r, 500)); // the first attempt's turn is running
     const second = await send();

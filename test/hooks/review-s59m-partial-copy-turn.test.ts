@@ -1,13 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { listAll } from '../../lib/storage/prefix.js';
+import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { text } from '../../lib/storage/port.js';
 import { makeApp, settleAll } from '../http/helpers.js';
-import { startChatServer, type ChatServer } from '../support/chat-server.js';
-import { signedDelivery } from '../support/hook-delivery.js';
+import { hookApp, REPLY } from '../support/hook-turn.js';
 
 // Review s59m (fixed 2026-12-06: appendTurn tests every slot; a "removed" 409 after the message was stored runs
 // the turn again as a redelivery does). appendTurn's "was the question removed?" check (lib/sessions/store.ts
@@ -19,29 +16,10 @@ import { signedDelivery } from '../support/hook-delivery.js';
 // "removed ... (a pop, trim or replace)" 409. Since c5844c2 noTurnOwed takes that 409 for "no turn owed":
 // the delivery is marked done (202, `webhook delivered`), the turn never runs, though the session holds
 // the message, unanswered.
-const SECRET = 'ops-hook-secret-s59m-0123456789';
-const PAYLOAD = JSON.stringify({ type: 'deploy.failed', service: 'quokkaservice' });
-const REPLY = 'wombatreply: looking into the deploy';
-
-const servers: ChatServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
 const big = (n: number) => ({
   role: 'user',
   content: `note ${n}: ` + 'the quick brown fox jumps over the lazy dog. '.repeat(2300),
 });
-
-async function markers(app: Awaited<ReturnType<typeof makeApp>>): Promise<string[]> {
-  const out: string[] = [];
-  for (const k of await listAll(app.objects, 'ns/alice/'))
-    if (k.includes('/hooks/')) {
-      const got = await app.objects.get(k);
-      out.push(JSON.parse(text(got!.body)).state);
-    }
-  return out;
-}
 
 describe("a large session another process writes to while the delivery's model runs (review s59m)", () => {
   for (const lambda of [true, false])
@@ -50,33 +28,21 @@ describe("a large session another process writes to while the delivery's model r
       // Another process (another Node server, Lambda container or Worker) on the same bucket.
       const other = await makeApp({ objects });
       const appends: number[] = [];
-      const othersWrite = async () => {
-        for (let i = 0; i < 4; i++)
-          appends.push(
-            (
-              await other.call('POST', '/v1/sessions/ops-log/messages', {
-                body: { messages: [big(100 + i)] },
-              })
-            ).status,
-          );
-        return { reply: REPLY };
-      };
-      const chat = await startChatServer(othersWrite, { reply: REPLY }, { reply: REPLY });
-      servers.push(chat);
-      const app = await makeApp({
+      const { app, createOpsLog, chat, send, markers } = await hookApp({
         objects,
-        ...(lambda ? { shortLived: true, answersAfterBackground: true } : {}),
-        env: {
-          SATCHEL_HOOKS: JSON.stringify({
-            ci: { secret: SECRET, namespace: 'alice', session: 'ops-log' },
-          }),
-          SATCHEL_MODEL_URL: chat.url,
-          SATCHEL_MODEL: 'test-model',
+        lambda,
+        during: async () => {
+          for (let i = 0; i < 4; i++)
+            appends.push(
+              (
+                await other.call('POST', '/v1/sessions/ops-log/messages', {
+                  body: { messages: [big(100 + i)] },
+                })
+              ).status,
+            );
         },
       });
-      expect(
-        (await app.call('POST', '/v1/sessions', { body: { task: 'ops', id: 'ops-log' } })).status,
-      ).toBe(201);
+      expect((await createOpsLog()).status).toBe(201);
       // Over 256 KiB: stored as a delta on a base.
       for (let i = 0; i < 3; i++)
         expect(
@@ -86,7 +52,7 @@ describe("a large session another process writes to while the delivery's model r
             })
           ).status,
         ).toBe(200);
-      const res = await app.call('POST', '/v1/hooks/ci', signedDelivery(SECRET, PAYLOAD, 'd-1'));
+      const res = await send();
       await settleAll(app);
       await settleAll(other);
       expect(appends).toEqual([200, 200, 200, 200]);
@@ -101,7 +67,7 @@ describe("a large session another process writes to while the delivery's model r
       const state = {
         status: res.status,
         delivered: app.logs.find('webhook delivered', 'info').length,
-        markers: await markers(app),
+        markers: await markers(),
         replied,
       };
       // Either the turn was stored, or the delivery says it failed (a redelivery runs the turn): never
