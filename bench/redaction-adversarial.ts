@@ -64,6 +64,11 @@ export const UNITS = [
   '%3A',
   '\\/',
   '\\u0022',
+  // SQL passwords (review s59l): `password '` after a verb far back on the line, `identified by '` unclosed.
+  "password 'a",
+  "create password 'ab' ",
+  "identified by 'a",
+  "IDENTIFIED WITH x BY '",
 ];
 
 function fill(unit: string, size: number): string {

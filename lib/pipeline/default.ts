@@ -51,6 +51,7 @@ function fnv32(s: string): string {
  * parts where a word runs on into a piece, or where a part alone matched a shorter key; `data:` URLs
  * streamed in parts, in groups with blanks, or with colons in their parameters; UTF-16 without a byte
  * order mark whose first characters are not ASCII. 9 (2026-12-06): `pass`/`pwd` names and name/value
- * pairs in JSON; `\u`-escaped and wrapped-base64 forms of known values.
+ * pairs in JSON; `\u`-escaped and wrapped-base64 forms of known values. 10 (2026-12-06): JSON of any
+ * depth; arrays of strings read as command lines, and header pairs in `…headers` arrays as header lines.
  */
-const WALK = '\nwalk:9';
+const WALK = '\nwalk:10';

@@ -12,6 +12,15 @@ import type { Rule } from './rule.js';
 /** Regex sources are written raw (backslashes as they are); one short name for the tag. */
 const raw = String.raw;
 
+/**
+ * Words a PostgreSQL role's `PASSWORD` follows (`WITH`, `LOGIN`, `ENCRYPTED`, other options of CREATE and
+ * ALTER ROLE): `CREATE ROLE app WITH LOGIN SUPERUSER PASSWORD 'pw'`.
+ */
+const SQL_ROLE_WORDS =
+  'with|(?:no)?(?:login|superuser|createdb|createrole|inherit|replication|bypassrls)|(?:un)?encrypted';
+/** A SQL string literal, in single or double quotes, up to 256 characters: the quote, then the value. */
+const SQL_LITERAL = raw`(['"])(?![$%{<])((?:(?!\1)[^\n]){1,256})\1`;
+
 // ---------------------------------------------------------------------------------------------------------
 // Generic `key = value` assignments (.env, shell, YAML, JSON, Python/JS/Go/Ruby/PHP code)
 // ---------------------------------------------------------------------------------------------------------
@@ -1110,6 +1119,38 @@ export const rules: Rule[] = [
     pattern:
       /(?<=(?:^|\s)login\s{1,16}\S{1,128}\s{1,16})password[ \t]{1,16}(?![$%{<])([^\s"']{3,256})/iy,
     group: 1,
+    placeholders: true,
+  },
+  {
+    // SQL that sets a password (review s59l): MySQL, MariaDB and Oracle `CREATE USER 'app'@'%' IDENTIFIED BY
+    // 'pw'`, `ALTER USER app IDENTIFIED WITH caching_sha2_password BY 'pw'`, `GRANT … IDENTIFIED BY 'pw'`.
+    id: 'sql-identified-by',
+    keywords: ['identified'],
+    pattern: new RegExp(
+      raw`identified(?:[ \t]{1,16}with[ \t]{1,16}[\w'"]{1,64})?[ \t]{1,16}by[ \t]{1,16}` +
+        raw`(?:password[ \t]{1,16})?${SQL_LITERAL}`,
+      'iy',
+    ),
+    group: 2,
+    minLength: 4,
+    placeholders: true,
+  },
+  {
+    // PostgreSQL `ALTER USER app WITH PASSWORD 'pw'`, `CREATE ROLE app LOGIN PASSWORD 'pw'`, `… ENCRYPTED
+    // PASSWORD 'pw'`: after what comes before it in CREATE and ALTER ROLE/USER (the role's name, an option,
+    // `CONNECTION LIMIT n`, `VALID UNTIL '…'`), not in prose (`the password 'field' is required`). Each
+    // lookbehind needs a blank just before `password`: a SQL verb anywhere back on the line cost 33 ms a MB
+    // of hostile `password 'a` repeated.
+    id: 'sql-password-literal',
+    keywords: ["password '", 'password "'],
+    pattern: new RegExp(
+      raw`(?<=\b(?:${SQL_ROLE_WORDS})[ \t]{1,16}|\b(?:user|role)[ \t]{1,16}[^\s;]{1,64}[ \t]{1,16}|` +
+        raw`\blimit[ \t]{1,16}-?[0-9]{1,10}[ \t]{1,16}|\buntil[ \t]{1,16}'[^'\n]{1,64}'[ \t]{1,16})` +
+        raw`password[ \t]${SQL_LITERAL}`,
+      'iy',
+    ),
+    group: 2,
+    minLength: 4,
     placeholders: true,
   },
   {

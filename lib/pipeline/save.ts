@@ -929,7 +929,8 @@ interface JsonLevel {
   /** Under a secret-sounding key; the key it is under (an array: its own). */
   secret: boolean;
   field: string | undefined;
-  /** Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line. */
+  /** Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line; an
+   * array in an array under a `…headers` field (`[["X-Api-Key", …]]`, fetch's pairs): its name and value. */
   inHeaders: boolean;
   pair: { name: string; field: string } | undefined;
   /** The entry whose value is being walked (an object's): its key, the name it is read under, and whether
@@ -947,6 +948,8 @@ function open(walk: JsonWalk, value: unknown, secret: boolean, field: string | u
   if (value === null || typeof value !== 'object')
     return redactLeaf(value, walk.text, secret, walk.hit, field);
   const array = Array.isArray(value);
+  const parent = walk.stack[walk.stack.length - 1];
+  const headers = field !== undefined && /headers$/i.test(field);
   walk.stack.push({
     items: array ? value : Object.entries(value),
     array,
@@ -954,7 +957,7 @@ function open(walk: JsonWalk, value: unknown, secret: boolean, field: string | u
     out: array ? [] : {},
     secret,
     field,
-    inHeaders: !array && field !== undefined && /headers$/i.test(field),
+    inHeaders: headers && (!array || parent?.array === true),
     pair: array ? undefined : pairOf(value as Record<string, unknown>),
     key: '',
     name: '',
@@ -993,7 +996,50 @@ function advance(walk: JsonWalk, level: JsonLevel): unknown {
     settle(walk, level, red);
   }
   walk.stack.pop();
+  if (level.array && !level.secret)
+    readTogether(level.items, level.out as unknown[], walk, level.inHeaders);
   return level.out;
+}
+
+/**
+ * An array of strings read as what it may be, where each string alone was redacted: a header pair
+ * (`["X-Api-Key", …]` in a `…headers` array) as its line `name: value`; any other as a command line (an
+ * argv: `["mysql", "-u", "root", "-p…"]`, `["deploy", "--token", …]`), each string after the ones before it.
+ * Until 2026-12-06 a flag and its value, or a header's name and value, never met a rule (review s59l).
+ * `out` (the strings redacted alone) changes only where the reading together finds more.
+ */
+function readTogether(items: unknown[], out: unknown[], walk: JsonWalk, header: boolean): void {
+  const n = items.length;
+  if (n < 2 || !items.every((s) => typeof s === 'string')) return;
+  const argv = items as string[];
+  if (header) {
+    if (n === 2 && out[1] === argv[1]) out[1] = withName(argv[0]!, argv[1]!, walk.text, walk.hit);
+    return;
+  }
+  const line = argv.join(' ');
+  // Read as one line, the strings show nothing their own readings did not: the usual case, one more scan.
+  if (walk.text(line, true) === (out as string[]).join(' ')) return;
+  for (let i = 1; i < n; i++) {
+    const value = argv[i]!;
+    if (out[i] !== value || value.length > 4096) continue;
+    const head = argvHead(argv, i);
+    const read = walk.text(head + value, true);
+    if (read === head + value || (!read.startsWith(head) && read.endsWith(value))) continue;
+    walk.hit();
+    // Found inside the value (`-p[REDACTED]`): that part; found across the strings before it too: all of it.
+    out[i] = read.startsWith(head) ? read.slice(head.length) : PLACEHOLDER;
+  }
+}
+
+/**
+ * What comes before `argv[i]` on its command line, as the rules need it: the program (`mysql`, `sqlcmd`,
+ * `redis-cli`) and the strings just before, up to about 256 characters, then a blank.
+ */
+function argvHead(argv: string[], i: number): string {
+  let before = argv[i - 1]!.slice(-256);
+  for (let j = i - 2; j >= 1 && before.length < 256; j--)
+    before = argv[j]!.slice(-256) + ' ' + before;
+  return (i > 1 ? argv[0]!.slice(0, 64) + ' ' : '') + before + ' ';
 }
 
 /** Puts `red`, the redacted value of `level`'s current entry, into its copy. */

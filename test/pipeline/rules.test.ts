@@ -802,6 +802,8 @@ pos(
 pos('authorization-header', 'Authorization: SSWS ', `00${fake(B64URL, 40)}`, '\n');
 pos('password-in-prose', 'My staging db password is ', password(), ' if you need to log in.');
 pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
+pos('sql-identified-by', "CREATE USER 'app'@'%' IDENTIFIED BY '", password(), "';");
+pos('sql-password-literal', "ALTER ROLE app WITH LOGIN PASSWORD '", password(), "';");
 
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: must come back unchanged, with a count of 0.
