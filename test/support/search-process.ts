@@ -1,7 +1,10 @@
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { SearchEngine } from '../../lib/search/engine.js';
+import { decodeLexSegment, encodeLexSegment } from '../../lib/search/segment.js';
 import { SessionStore, type SessionStoreOptions } from '../../lib/sessions/store.js';
+import { MemoryStore } from '../../lib/storage/memory.js';
 import type { ListOptions, ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import { listAll } from '../../lib/storage/prefix.js';
 
 /** A store that passes every request on: tests extend it to count, delay or fail the ones they watch. */
 export class PassThrough implements ObjectStore {
@@ -76,4 +79,59 @@ export async function createSplit(
   const messages = Array.from({ length: 30 }, (_, i) => kb(`h${i}`, marked));
   await p.sessions.append(ns, id, { messages }, undefined);
   await p.settle();
+}
+
+/** The bytes with the format version of their JSON (a record's, or a segment's header) set to `v`. */
+export function withVersion(bytes: Uint8Array, v: number): Uint8Array {
+  const out = Buffer.from(bytes);
+  const at = out.indexOf('{"v":');
+  if (at < 0) throw new Error('no format version in the bytes');
+  out.write(String(v), at + 5, 'latin1');
+  return new Uint8Array(out);
+}
+
+/**
+ * An index stored by an older tokenizer, then read by a process of today's: one session (`task`, one user
+ * message `content`) indexed and compacted, its segments rewritten with only the tokens `older` keeps and
+ * format version `v`; then another process searches `query`. Returns the ids it found and the postings of
+ * `token` in each segment the rebuild wrote (null where it lacks it), for the test to check.
+ */
+export async function olderIndexRead(o: {
+  task: string;
+  content: string;
+  older: (token: string) => boolean;
+  v: number;
+  query: string;
+  token: string;
+}): Promise<{ id: string; hits: string[]; rebuilt: unknown[] }> {
+  const objects = new MemoryStore();
+  const a = searchProcess(objects);
+  const { session } = await a.sessions.create(
+    'ns',
+    { task: o.task, messages: [{ role: 'user', content: o.content }] },
+    { schedule: a.schedule },
+  );
+  await a.settle();
+  await a.engine.lexical.compact('ns');
+  await a.settle();
+  const lex = (await listAll(objects, 'ns/ns/x/g/')).filter((k) => k.endsWith('.lex'));
+  if (lex.length === 0) throw new Error('the compaction wrote no lexical segment');
+  for (const key of lex) {
+    const seg = decodeLexSegment((await objects.get(key))!.body);
+    const docs = seg.all().map((doc, i) => ({
+      key: seg.docs[i]!,
+      doc: { len: doc.len, tf: new Map([...doc.tf].filter(([t]) => o.older(t))) },
+    }));
+    await objects.put(key, withVersion(encodeLexSegment(docs), o.v));
+  }
+  const b = searchProcess(objects); // another process, after the deploy
+  const hits = (await b.engine.search('ns', o.query, 5, { schedule: b.schedule })).map((h) => h.id);
+  await b.settle(2);
+  const rebuilt = (await listAll(objects, 'ns/ns/x/g/')).filter(
+    (k) => k.endsWith('.lex') && !lex.includes(k),
+  );
+  const postings = [];
+  for (const key of rebuilt)
+    postings.push(decodeLexSegment((await objects.get(key))!.body).postingsOf(o.token));
+  return { id: session.id, hits, rebuilt: postings };
 }
