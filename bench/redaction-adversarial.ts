@@ -69,6 +69,10 @@ export const UNITS = [
   "create password 'ab' ",
   "identified by 'a",
   "IDENTIFIED WITH x BY '",
+  // HTML character references (review s59l): decoded views of text dense with them.
+  '&quot;',
+  'password=&quot;a',
+  '&#x22;&amp;',
 ];
 
 function fill(unit: string, size: number): string {

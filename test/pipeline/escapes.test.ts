@@ -43,3 +43,45 @@ describe('rule secrets inside `\\u00XX` escapes', () => {
     }
   });
 });
+
+// A page, an XML config or an HTML-escaped log writes quotes as character references; the keyed rules end a
+// value at `&` and `;`, so `password=&quot;…&quot;` kept its password and still counted one (review s59l).
+describe('rule secrets inside HTML character references', () => {
+  it.each([
+    ['&quot; around a keyed value', 'password=&quot;Hq7vK2mP9xL4wR8t&quot;', 'Hq7vK2mP9xL4wR8t'],
+    [
+      'a JSON object in an HTML attribute',
+      '<div data-cfg="{&quot;client_secret&quot;:&quot;Hq7vK2mP9xL4wR8tN3cZ&quot;}">',
+      'Hq7vK2mP9xL4wR8tN3cZ',
+    ],
+    ['decimal references', 'api_key=&#34;Hq7vK2mP9xL4wR8tN3cZ&#34;', 'Hq7vK2mP9xL4wR8tN3cZ'],
+    ['hex references, upper case', 'db_password=&#X27;Hq7vK2mP9xL4wR8t&#X27;', 'Hq7vK2mP9xL4wR8t'],
+    [
+      'an escaped XML element',
+      '&lt;password&gt;Hq7vK2mP9xL4wR8t&lt;/password&gt;',
+      'Hq7vK2mP9xL4wR8t',
+    ],
+    [
+      'twice escaped (&amp;quot;)',
+      'token: &amp;quot;ghp_R8tN3cZ5jD1gFq7xK2mP9vL4wR8tN3cZ5j&amp;quot;',
+      'ghp_R8tN3cZ5jD1gFq7xK2mP9vL4wR8tN3cZ5j',
+    ],
+  ])('%s', (_name, text, secret) => {
+    const out = redactor.redact(text);
+    expect(out.text).not.toContain(secret);
+    expect(out.count).toBe(1);
+    // The references around the value stay as written: only the value becomes the stand-in.
+    expect(out.text).toBe(text.replace(secret, PLACEHOLDER));
+    expect(redactor.redact(out.text).count).toBe(0);
+  });
+
+  it('references alone change nothing', () => {
+    for (const s of [
+      'a &amp; b &lt; c &quot;hi&quot; &#39;x&#39; &#x2014; &#0; &#128512;',
+      'if (a &amp;&amp; b) return &quot;password&quot;;',
+      '<a href="/s?q=1&amp;page=2">next</a>',
+    ]) {
+      expect(redactor.redact(s)).toEqual({ text: s, count: 0 });
+    }
+  });
+});
