@@ -73,7 +73,7 @@ export interface ClientOptions {
   deadlineMs?: number;
   /**
    * How long one attempt of `continue` may take (default 180000 ms: the server's model turn runs up to
-   * its SATCHEL_MODEL_TIMEOUT_MS, 120 s by default); its call may take that plus `deadlineMs`.
+   * its SATCHEL_MODEL_TIMEOUT_MS, 120 s by default); its call `deadlineMs + continueTimeoutMs - timeoutMs`.
    */
   continueTimeoutMs?: number;
 }
