@@ -18,6 +18,7 @@ import {
   assertSafeKey,
   compareKeys,
   DEFAULT_PING_DEADLINE_MS,
+  isSafeKey,
   PreconditionFailedError,
   sortKeys,
   StorageUnavailableError,
@@ -234,7 +235,10 @@ export class LocalStore implements ObjectStore {
     const cursor = options.cursor;
     await walk(folder ? join(this.root, ...folder.split('/')) : this.root, this.lockDir, (file) => {
       const key = relative(this.root, file).split(sep).join('/');
-      if (key.startsWith(prefix) && (!cursor || compareKeys(key, cursor) > 0)) keys.push(key);
+      // Files no key can name (a backslash, a control character: not Satchel's) are left out, as on S3
+      // and R2 (isSafeKey); before sorting and paging, so the cursor skips them too (review s60c).
+      if (!key.startsWith(prefix) || !isSafeKey(key)) return;
+      if (!cursor || compareKeys(key, cursor) > 0) keys.push(key);
     }).catch((err: unknown) => {
       throw folderError('list', err);
     });
