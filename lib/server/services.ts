@@ -71,7 +71,12 @@ export function buildServices(options: ServiceOptions): Services {
         : { existenceLingerMs: 2000 }),
       // Manifest pages share the budget: about 500 bytes of memory per cached entry.
       manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
-      audit: new AuditLog(objects, pipeline.redactText),
+      // Workers allow 1,000 storage operations per request: a read GETs at most 250 audit objects.
+      audit: new AuditLog(
+        objects,
+        pipeline.redactText,
+        options.shortLived ? { readAtMost: 250, slicesPerRead: 2 } : {},
+      ),
       ...(options.cleanupBatch ? { cleanupBatch: options.cleanupBatch } : {}),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });

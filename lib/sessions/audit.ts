@@ -5,6 +5,7 @@ import type { WriteRecord } from '../model/session.js';
 import { keys } from '../model/keys.js';
 import { mapLimit, PendingWork } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
+import { unavailable } from '../model/errors.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
@@ -32,6 +33,19 @@ export interface AuditEntry {
 /** An audit record as stored: `w` names its write (a digest), so that a record stored twice reads once. */
 type StoredAudit = AuditRecord & { w?: string };
 
+/** A read that finds more objects than this stores their records in one and deletes them (`merge`). */
+const MERGE_AT = 32;
+
+/** How the log reads (`AuditLog`'s options). */
+export interface AuditOptions {
+  /**
+   * Objects one read may GET (short-lived runtimes: Workers allow 1,000 storage operations per request):
+   * more are merged a slice at a time, at most `slicesPerRead` slices per read. Unbounded by default.
+   */
+  readAtMost?: number;
+  slicesPerRead?: number;
+}
+
 /**
  * The audit log: create-only objects under `ns/<ns>/audit/<id>/`, so concurrent writers never lose a
  * record (there is no read-modify-write), deleted with the session. An object holds one record, or the
@@ -43,10 +57,17 @@ export class AuditLog {
   /** Records this process is storing, per session: a read of the log waits for them. */
   private readonly pending = new PendingWork();
 
+  private readonly readAtMost: number;
+  private readonly slicesPerRead: number;
+
   constructor(
     private readonly store: ObjectStore,
     private readonly redact: (s: string) => string,
-  ) {}
+    options: AuditOptions = {},
+  ) {
+    this.readAtMost = options.readAtMost ?? Infinity;
+    this.slicesPerRead = options.slicesPerRead ?? Infinity;
+  }
 
   /**
    * Stores records of one session in one object, under a key derived from the first one's write, so
@@ -87,29 +108,85 @@ export class AuditLog {
     return this.pending.settled(ns + '\0' + id);
   }
 
-  /** The session's records, oldest first, each once. */
+  /**
+   * The session's records, oldest first, each once. A read that finds more than MERGE_AT objects stores
+   * their records in one object and deletes them, so the next read GETs one: on Workers one object per
+   * write made the audit of a session with about 1,000 writes answer 503 for good (review s60b). Past
+   * `readAtMost`, the oldest are merged a slice at a time first; a read that cannot finish within
+   * `slicesPerRead` slices answers 503 after them (each read makes progress).
+   */
   async list(ns: string, id: string): Promise<AuditRecord[]> {
     await this.flushed(ns, id);
-    const all = await listAll(this.store, keys.audit(ns, id));
-    const bodies = await mapLimit(all, 16, (k) => this.store.get(k));
+    const prefix = keys.audit(ns, id);
+    let all = await listAll(this.store, prefix);
+    for (let slices = 0; all.length > this.readAtMost; slices++) {
+      if (slices === this.slicesPerRead)
+        throw unavailable(
+          `the audit of session ${id} is being merged (${all.length} objects left); try again`,
+        );
+      await this.merge(ns, id, await this.read(all.slice(0, this.readAtMost)));
+      all = await listAll(this.store, prefix);
+    }
+    const objects = await this.read(all);
+    // The answer stands whatever the merge meets; a later read merges again.
+    if (all.length > MERGE_AT) await this.merge(ns, id, objects).catch(() => {});
     const seen = new Set<string>();
     const out: AuditRecord[] = [];
-    for (const b of bodies) {
-      if (!b) continue;
-      let parsed: StoredAudit | { records: StoredAudit[] };
-      try {
-        parsed = JSON.parse(text(b.body));
-      } catch {
-        continue;
-      }
-      for (const { w, ...record } of 'records' in parsed ? parsed.records : [parsed]) {
-        if (w !== undefined && seen.has(w)) continue;
-        if (w !== undefined) seen.add(w);
-        out.push(record);
-      }
+    for (const { w, ...record } of objects.flatMap((o) => o.records)) {
+      if (w !== undefined && seen.has(w)) continue;
+      if (w !== undefined) seen.add(w);
+      out.push(record);
     }
     return out.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
   }
+
+  /** What the objects `keys` hold: none for a vanished object, undefined for one that is not records. */
+  private async read(keys: string[]): Promise<AuditObject[]> {
+    return mapLimit(keys, 16, async (key) => {
+      const b = await this.store.get(key);
+      if (!b) return { key, records: [] };
+      try {
+        const parsed = JSON.parse(text(b.body)) as StoredAudit | { records: StoredAudit[] };
+        return { key, records: 'records' in parsed ? parsed.records : [parsed] };
+      } catch {
+        return { key, records: [], unreadable: true };
+      }
+    });
+  }
+
+  /**
+   * Stores the records of `objects` in one object, then deletes those objects. The new object is named by
+   * its records (the same merge twice is one object), and a record both there and in an object left over
+   * reads once (`w`). Objects holding a record without `w` (stored before 2026-12-04) or that are not
+   * records stay. Deleted means gone: if the session is gone after the PUT, the merged object goes too (a
+   * delete removes the session object before its audit records, so one that runs after this check
+   * erases the merged object with them).
+   */
+  private async merge(ns: string, id: string, objects: AuditObject[]): Promise<void> {
+    const merged = objects.filter(
+      (o) => !o.unreadable && o.records.every((r) => r.w !== undefined),
+    );
+    if (merged.length < 2) return;
+    const records = merged.flatMap((o) => o.records);
+    records.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
+    const digest = (await sha256Hex(records.map((r) => r.w).join(','))).slice(0, 16);
+    const key = `${keys.audit(ns, id)}${stamp(records[0]?.at ?? '')}-m${digest}.json`;
+    await putOwn(this.store, key, utf8(JSON.stringify({ records })));
+    const session = keys.session(ns, id);
+    if (!(await (this.store.head ? this.store.head(session) : this.store.get(session)))) {
+      await this.store.delete(key);
+      return;
+    }
+    const drop = merged.map((o) => o.key).filter((k) => k !== key);
+    if (drop.length > 0) await this.store.delete(drop);
+  }
+}
+
+/** One audit object as read: its records, and whether it could not be read as records. */
+interface AuditObject {
+  key: string;
+  records: StoredAudit[];
+  unreadable?: boolean;
 }
 
 /** A record's time as the 13-digit milliseconds of its key. */
