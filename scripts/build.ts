@@ -22,6 +22,7 @@ import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { minify } from 'terser';
+import type * as TS from 'typescript';
 import { zip } from './zip.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -489,6 +490,7 @@ export async function buildWorker(
       compactStyle,
       usedZodFormats,
       edgeReference,
+      edgeSpecProse,
       edgeUi,
     ],
     define: { SATCHEL_UI_ASSETS: JSON.stringify(ui) },
@@ -510,6 +512,53 @@ export async function buildWorker(
   writeFileSync(outfile, renamed.code!);
   return outfile;
 }
+
+/**
+ * The routes' specs carry the OpenAPI document's prose (`summary`, `description`), which in the Worker
+ * bundles nothing reads: the document and the /docs page are static assets made from lib/ by
+ * `buildReferenceAssets`. In the specs' modules (lib/http/spec.ts, lib/http/routes/) those properties go
+ * when their value is text (a string, a template without `${…}`, or such joined with `+`), through
+ * TypeScript's parser rather than a pattern. About 2.5 KB gzip of the R2-only bundle on 2026-12-07, when
+ * fixes for Cloudflare's operation limit (review s60b) took it past its 120,000 B budget.
+ */
+export const edgeSpecProse: Plugin = {
+  name: 'edge-spec-prose',
+  setup(b) {
+    b.onLoad({ filter: /lib[\\/]http[\\/](spec|routes[\\/]\w+)\.ts$/ }, async (args) => {
+      const { default: ts } = await import('typescript');
+      const source = readFileSync(args.path, 'utf8');
+      const file = ts.createSourceFile(args.path, source, ts.ScriptTarget.Latest, true);
+      const prose = (e: TS.Expression): boolean =>
+        ts.isStringLiteral(e) ||
+        ts.isNoSubstitutionTemplateLiteral(e) ||
+        (ts.isParenthesizedExpression(e) && prose(e.expression)) ||
+        (ts.isBinaryExpression(e) &&
+          e.operatorToken.kind === ts.SyntaxKind.PlusToken &&
+          prose(e.left) &&
+          prose(e.right));
+      // [start, end) of each such property with its trailing comma, cut from the end backwards.
+      const cuts: [number, number][] = [];
+      const visit = (node: TS.Node): void => {
+        if (
+          ts.isPropertyAssignment(node) &&
+          ts.isIdentifier(node.name) &&
+          (node.name.text === 'description' || node.name.text === 'summary') &&
+          prose(node.initializer)
+        ) {
+          const end = source[node.end] === ',' ? node.end + 1 : node.end;
+          cuts.push([node.getStart(file), end]);
+          return;
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(file);
+      let contents = source;
+      for (const [start, end] of cuts.reverse())
+        contents = contents.slice(0, start) + contents.slice(end);
+      return { contents, loader: 'ts' };
+    });
+  },
+};
 
 /**
  * In the Worker bundles, the session browser's routes are lib/ui/edge.ts: the pages only, their script,

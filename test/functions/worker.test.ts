@@ -542,6 +542,8 @@ describe('the R2-only Workers bundle under miniflare', () => {
     // Nor the reading of the S3 settings (lib/server/config.ts, s3Config), which only the S3 store needs.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('S3_ENDPOINT must be an http(s) URL');
     expect(readFileSync(withS3, 'utf8')).toContain('S3_ENDPOINT must be an http(s) URL');
+    // Nor the routes' OpenAPI prose (scripts/build.ts, edgeSpecProse): the document is a static asset.
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('List session metadata, newest first');
     expect(bundleSize(r2Only).gzip).toBeLessThan(120_000);
     const mf = start(r2Only, s3Bindings(), false);
     const res = await mf.dispatchFetch('http://w/v1/health');
