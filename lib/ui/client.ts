@@ -131,6 +131,8 @@ interface ListState {
   polling: boolean;
   /** The last live-update poll got no answer (the page says its updates are paused). */
   pollFailing: boolean;
+  /** Page loads asked for: only the answer of the last one is shown (`loadPage`). */
+  loads: number;
 }
 
 /** What the transcript view keeps between events. */
@@ -148,6 +150,8 @@ interface SessionState {
   msg: HTMLElement;
   /** Bumped on every render, so the chunks of an older render stop. */
   renders: number;
+  /** Loads asked for: only the answer of the last one is shown (`loadSession`). */
+  loads: number;
   /**
    * A continue whose turn did not finish (an answer saying "your message was stored (") or whose answer
    * was lost (no answer, 5xx): sent again with the same key and If-Match, the message is not stored
@@ -189,7 +193,8 @@ export function settings(): { pollMs: number; pageSize: number } {
   const params = new URLSearchParams(location.search);
   return {
     pollMs: Math.max(250, Number(params.get('poll')) || 2500),
-    pageSize: Math.min(100, Math.max(1, Number(params.get('limit')) || 50)),
+    // Whole: the API refuses a fractional limit (400 on every load and poll until review s60a).
+    pageSize: Math.min(100, Math.max(1, Math.floor(Number(params.get('limit'))) || 50)),
   };
 }
 
@@ -532,9 +537,38 @@ export function redactions(text: string): DocumentFragment {
   return frag;
 }
 
-/** The untrusted-content wrapper the pipeline writes: a per-session nonce, a source, the content. */
-export function wrapperPattern(): RegExp {
-  return /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
+/**
+ * The untrusted-content wrappers the pipeline writes (a per-session nonce, a source, the content) in a
+ * text, in order: where each starts and ends, its source, and its content less one newline at each end.
+ */
+export function wrappers(
+  text: string,
+): { at: number; end: number; source: string; content: string }[] {
+  // Linear. Until review s60a one regex took opening, body and closing tag: from every opening without a
+  // closing tag its lazy body scanned to the end of the text, and many of them froze the tab. Now each
+  // nonce's last closing tag is known first: an opening after it is skipped without a search.
+  const lastClose = new Map<string, number>();
+  const closing = /<\/untrusted_content_([0-9a-f]{16})>/g;
+  for (let m = closing.exec(text); m; m = closing.exec(text)) lastClose.set(m[1]!, m.index);
+  const found = [];
+  const opening = /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">/g;
+  for (let m = opening.exec(text); m; m = opening.exec(text)) {
+    let from = opening.lastIndex;
+    if ((lastClose.get(m[1]!) ?? -1) < from) continue;
+    // Searched once: the text up to the closing tag is the content, and the scan goes on after it.
+    const close = `</untrusted_content_${m[1]}>`;
+    const to = text.indexOf(close, from);
+    if (text[from] === '\n') from++;
+    const end = to > from && text[to - 1] === '\n' ? to - 1 : to;
+    opening.lastIndex = to + close.length;
+    found.push({
+      at: m.index,
+      end: to + close.length,
+      source: m[2]!,
+      content: text.slice(from, end),
+    });
+  }
+  return found;
 }
 
 /** Message text: untrusted-content wrappers as labelled blocks, redactions marked, nothing interpreted. */
@@ -545,12 +579,11 @@ export function richText(text: string): HTMLElement {
     box.appendChild(text.includes('[REDACTED]') ? redactions(text) : document.createTextNode(text));
     return box;
   }
-  const wrapper = wrapperPattern();
   let last = 0;
-  for (let m = wrapper.exec(text); m; m = wrapper.exec(text)) {
-    if (m.index > last) box.appendChild(redactions(text.slice(last, m.index)));
-    box.appendChild(untrustedBlock(m[2] ?? '', m[3] ?? ''));
-    last = m.index + m[0].length;
+  for (const w of wrappers(text)) {
+    if (w.at > last) box.appendChild(redactions(text.slice(last, w.at)));
+    box.appendChild(untrustedBlock(w.source, w.content));
+    last = w.end;
   }
   if (last < text.length) box.appendChild(redactions(text.slice(last)));
   return box;
@@ -692,6 +725,7 @@ export async function listView(): Promise<void> {
     pending: new Set(),
     pollFailing: false,
     polling: false,
+    loads: 0,
   };
   $('prev').addEventListener('click', () => void loadPage(st, Math.max(0, st.pageIndex - 1)));
   $('next').addEventListener('click', () => void loadPage(st, st.pageIndex + 1));
@@ -699,6 +733,11 @@ export async function listView(): Promise<void> {
   $('signin-form').addEventListener('signedin', () => void loadPage(st, 0)); // after a 401
   renderList(st, answer);
   wireSearch(st);
+  // Back to this page from the browser's cache shows the list as it was (a session deleted since still
+  // in it, until review s60a): read the page on screen again, keeping the pager and focus where they are.
+  window.addEventListener('pageshow', (ev) => {
+    if (ev.persisted && !$('content').hidden) void loadPage(st, st.pageIndex, false);
+  });
   setInterval(() => void pollChanges(st), pollMs);
   setInterval(refreshTimes, 30_000);
 }
@@ -707,7 +746,12 @@ export async function listView(): Promise<void> {
 export function sessionRow(s: Summary, fresh?: 'new' | 'updated'): HTMLTableRowElement {
   return h(
     'tr',
-    { 'data-id': s.id, 'data-created': s.created_at, class: fresh ? 'fresh' : '' },
+    {
+      'data-id': s.id,
+      'data-created': s.created_at,
+      'data-updated': s.updated_at,
+      class: fresh ? 'fresh' : '',
+    },
     h(
       'td',
       { class: 'task' },
@@ -768,19 +812,22 @@ export function renderList(st: ListState, a: Answer): void {
   }
 }
 
-/** Loads page `index` (0 is the newest) through the cursors seen so far. */
-export async function loadPage(st: ListState, index: number): Promise<void> {
+/** Loads page `index` (0 is the newest) through the cursors seen so far; `focus` moves focus to its heading. */
+export async function loadPage(st: ListState, index: number, focus = true): Promise<void> {
   const cursor = st.cursors[index];
+  const turn = ++st.loads;
   const a = await api(
     'GET',
     `/v1/sessions?limit=${st.pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
   );
+  // A later click (Older, then Newer) asked for another page meanwhile: this answer is not the one to show.
+  if (turn !== st.loads) return;
   if (a.status === 401) return needSignIn('The token is no longer accepted.');
   // A page that did not come leaves the pager where it was.
   if (a.status !== 200) return fail(`Could not list sessions. ${problemText(a)}`);
   st.pageIndex = index;
   renderList(st, a);
-  $('sessions-h').focus();
+  if (focus) $('sessions-h').focus();
 }
 
 /** The search box: the agent tool's ranked search, in place of the list until cleared. */
@@ -958,7 +1005,7 @@ export async function pollChanges(st: ListState): Promise<void> {
       st.cursors = [null, first.json?.next_cursor ?? null];
       $<HTMLButtonElement>('next').disabled = !st.cursors[1];
       if (changed.length) showChanges(st, changed, before);
-      dropGone(st, (first.json?.sessions ?? []) as Summary[]);
+      syncFirstPage(st, (first.json?.sessions ?? []) as Summary[]);
     } else if (changed.length) {
       for (const c of changed) st.pending.add(c.id); // a session changed twice counts once
       const b = $('pending');
@@ -971,24 +1018,32 @@ export async function pollChanges(st: ListState): Promise<void> {
 }
 
 /**
- * Makes the first page on screen the first page as `list` (just read) has it, when rows on screen are not
- * in it (deleted elsewhere): those go, the rows after them move up, marks of new or updated kept.
+ * Makes the rows on screen the first page as `list` (just read) has it, in its order: a session deleted
+ * elsewhere goes, one that came in with an updated_at older than the newest seen (an import, a slow
+ * write: updated_after never returns it) comes in, and so does a session rewritten with such a stamp.
+ * Rows whose session is as shown stay, with their marks of new or updated.
  */
-export function dropGone(st: ListState, list: Summary[]): void {
-  // By id and creation: a row of a session deleted and created again under its id is gone too.
+export function syncFirstPage(st: ListState, list: Summary[]): void {
+  // By id, creation (a session deleted and created again under its id is another) and update. Until
+  // review s60a only a row gone from the page was acted on: a session stamped older never showed.
+  const keyOf = (r: Element) =>
+    ['data-id', 'data-created', 'data-updated'].map((k) => r.getAttribute(k)).join('\n');
+  const shown = Array.from(st.rows.children);
+  const keys = shown.map(keyOf);
+  const want = list.map((s) => [s.id, s.created_at, s.updated_at].join('\n'));
+  if (want.length === keys.length && want.every((k, i) => k === keys[i])) return;
+  const byKey = new Map(keys.map((k, i) => [k, shown[i]!]));
   const ids = new Set(list.map((s) => `${s.id}\n${s.created_at}`));
-  const gone = Array.from(st.rows.children).filter(
-    (r) => !ids.has(`${r.getAttribute('data-id')}\n${r.getAttribute('data-created')}`),
-  );
-  if (gone.length === 0) return;
-  for (const row of gone) row.remove();
-  for (const s of list) {
-    const row = `tr[data-id="${CSS.escape(s.id)}"][data-created="${CSS.escape(s.created_at)}"]`;
-    st.rows.appendChild(st.rows.querySelector(row) ?? sessionRow(s));
-  }
+  const gone = keys.filter((k) => !ids.has(k.slice(0, k.lastIndexOf('\n')))).length;
+  const frag = document.createDocumentFragment();
+  list.forEach((s, i) => frag.appendChild(byKey.get(want[i]!) ?? sessionRow(s)));
+  clear(st.rows);
+  st.rows.appendChild(frag);
   show($('empty'), list.length === 0);
   show($('sessions-table'), list.length > 0);
-  status(`The list was refreshed: ${plural(gone.length, 'session')} no longer on this page.`);
+  status(
+    `The list was refreshed${gone ? `: ${plural(gone, 'session')} no longer on this page` : ''}.`,
+  );
 }
 
 /**
@@ -1038,6 +1093,7 @@ export async function sessionView(): Promise<void> {
     previewKeep: null,
     msg: $('action-msg'),
     renders: 0,
+    loads: 0,
   };
   wireAppend(st);
   wireContinue(st);
@@ -1045,6 +1101,11 @@ export async function sessionView(): Promise<void> {
   wireDelete(st);
   wireDownload(st);
   $('reload').addEventListener('click', () => void loadSession(st));
+  // Back to this page from the browser's cache showed the session as it was, deleted since or not (until
+  // review s60a): load it again, as a Reload would.
+  window.addEventListener('pageshow', (ev) => {
+    if (ev.persisted && !$('content').hidden) void loadSession(st);
+  });
   $('signin-form').addEventListener('signedin', (ev) => {
     // Signed in again after a 401: the answer to GET of this session, with the new token.
     st.probed = false;
@@ -1056,7 +1117,11 @@ export async function sessionView(): Promise<void> {
 
 /** Loads (or shows the given answer for) the session, then its audit log. */
 export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
+  const turn = ++st.loads;
   const got = a ?? (await api('GET', st.path));
+  // A later load (an append's, a Reload) was asked for meanwhile: an older answer arriving last would put
+  // the older revision and its ETag back on screen (until review s60a).
+  if (turn !== st.loads) return;
   status('');
   if (got.status === 401) return needSignIn('The token is no longer accepted.');
   if (got.status === 404) forget(st);
@@ -1399,7 +1464,13 @@ export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
     show($('actions'), false);
     say(st.msg, 'This token is read-only: it cannot change sessions.', true);
   } else if (a.status === 401) needSignIn('The token is no longer accepted.');
-  else if (a.status === 0 || a.status >= 500)
+  else if (a.status === 404) {
+    // Deleted elsewhere: nothing of it stays on screen, as a Reload shows it (until review s60a it all did).
+    forget(st);
+    $('task').textContent = 'Session not found';
+    say(st.msg, `Nothing was changed. ${problemText(a)}`, true);
+    $('task').focus(); // the button pressed is hidden now
+  } else if (a.status === 0 || a.status >= 500)
     // No answer, or the server's own failure: the write may or may not have been made.
     say(st.msg, `${problemText(a)} Reload the session to see whether the change was made.`, true);
   else say(st.msg, `Nothing was changed. ${problemText(a)}`, true);

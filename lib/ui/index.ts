@@ -17,7 +17,7 @@ import {
   contentText,
   countOf,
   droppedList,
-  dropGone,
+  syncFirstPage,
   endSearch,
   exact,
   fail,
@@ -87,7 +87,7 @@ import {
   wireSearch,
   wireSignIn,
   wireTrim,
-  wrapperPattern,
+  wrappers,
 } from './client.js';
 import { renderPage, type PageAssets } from './page.js';
 import { fingerprint, ICON, secure, shellRoutes, type UiOptions } from './shell.js';
@@ -175,7 +175,7 @@ export const PAGE_FUNCTIONS: ((...args: never[]) => unknown)[] = [
   wireSignIn,
   badges,
   redactions,
-  wrapperPattern,
+  wrappers,
   richText,
   untrustedBlock,
   countOf,
@@ -198,7 +198,7 @@ export const PAGE_FUNCTIONS: ((...args: never[]) => unknown)[] = [
   matchSpans,
   highlight,
   pollChanges,
-  dropGone,
+  syncFirstPage,
   showChanges,
   sessionView,
   loadSession,

@@ -1,0 +1,132 @@
+// Review s60a, finding 3: the transcript found untrusted-content wrappers with one regex (a lazy body up to
+// a back-referenced closing tag), which scanned to the end of the text from every opening without a
+// closing tag: a tool result of many unclosed openings (a fetched page, a webhook payload) froze the tab
+// for seconds to minutes when its fold was opened (32,000 openings, 1.5 MB: 12 s; time grew with the
+// square of the size). The scan is linear now and finds exactly what the regex found.
+import fc from 'fast-check';
+import type { Browser } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wrappers } from '../../lib/ui/client.js';
+import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
+import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+
+/** What the old regex (wrapperPattern until review s60a) found: the reference for well-formed text. */
+function byRegex(text: string) {
+  const re =
+    /<untrusted_content_([0-9a-f]{16}) source="([^"\n]*)">\n?([\s\S]*?)\n?<\/untrusted_content_\1>/g;
+  return Array.from(text.matchAll(re), (m) => ({
+    at: m.index,
+    end: m.index + m[0].length,
+    source: m[2],
+    content: m[3],
+  }));
+}
+
+const A = '0123456789abcdef';
+const B = 'fedcba9876543210';
+const piece = fc.constantFrom(
+  `<untrusted_content_${A} source="webhook:github">`,
+  `<untrusted_content_${A} source="">`,
+  `<untrusted_content_${B} source="x">`,
+  `<untrusted_content_${B} source="a\nb">`,
+  `<untrusted_content_${A} source="<untrusted_content_${B}">`,
+  `<untrusted_content_${A.toUpperCase()} source="x">`,
+  `</untrusted_content_${A}>`,
+  `</untrusted_content_${B}>`,
+  `</untrusted_content_${A.slice(1)}>`,
+  '<untrusted_content_',
+  '\n',
+  '\n\n',
+  'text ',
+  '[REDACTED]',
+  '"',
+  '>',
+);
+
+describe('finding untrusted-content wrappers (review s60a)', () => {
+  it('finds what the regex found, in any mix of openings, closings and text', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        expect(wrappers(text)).toEqual(byRegex(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('takes time linear in the text, unclosed openings of one nonce or of many', () => {
+    const hex = (i: number) => i.toString(16).padStart(16, '0');
+    for (const nonce of [() => A, hex]) {
+      // 32,000 unclosed openings (1.5 MB), then a wrapper that is closed.
+      let text = '';
+      for (let i = 0; i < 32_000; i++) text += `<untrusted_content_${nonce(i)} source="x">\n`;
+      text += `<untrusted_content_${B} source="y">\nkept\n</untrusted_content_${B}>`;
+      const t0 = performance.now();
+      const found = wrappers(text);
+      // Before its fix: minutes (every opening searched to the end).
+      expect(performance.now() - t0).toBeLessThan(1000);
+      expect(found).toEqual([
+        { at: text.lastIndexOf('<untrusted'), end: text.length, source: 'y', content: 'kept' },
+      ]);
+    }
+  });
+});
+
+const TOK = 'tok_s60a_wrap_0123456789';
+let browser: Browser;
+let srv: RunningServer;
+beforeAll(async () => {
+  browser = await launchBrowser();
+  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
+});
+afterAll(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+describe('a tool result holding many unclosed wrapper openings (review s60a)', () => {
+  it('opens its fold without freezing the page', async () => {
+    const api = apiClient(srv.url, TOK);
+    const n = 32_000;
+    // 48 bytes a line: 1.5 MB of tool result.
+    const text = `<untrusted_content_${A} source="x">\n`.repeat(n);
+    const r = await api('POST', '/v1/sessions', {
+      id: 'w',
+      task: `tool result with ${n} unclosed openings`,
+      messages: [
+        { role: 'user', content: 'fetch that page' },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'fetch', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: text },
+      ],
+    });
+    expect(r.status).toBe(201);
+    const { page, errors } = await openPage(browser);
+    try {
+      await page.goto(`${srv.url}/ui/sessions/w`);
+      await signIn(page, TOK);
+      await page.waitForSelector('.tool-result details.fold summary');
+      const t0 = Date.now();
+      await page.click('.tool-result details.fold summary');
+      await page.waitForSelector('.tool-result details.fold[open] .text', { timeout: 600_000 });
+      await page.evaluate(() => 1); // the page answers again only once the scan is done
+      // Before its fix: 12 s on this machine.
+      expect(Date.now() - t0).toBeLessThan(2000);
+      const shown = await page.$eval('.tool-result details.fold[open] .text', (e) => ({
+        text: e.textContent,
+        blocks: e.querySelectorAll('.untrusted').length,
+      }));
+      expect(shown).toEqual({ text, blocks: 0 }); // no wrapper is closed: all of it as text
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+    // The POST alone took 4-13 s on a busy two-core machine: the server's own wrapper scan
+    // (lib/pipeline/taint.ts) has the same quadratic regex.
+  }, 120_000);
+});
