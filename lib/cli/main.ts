@@ -264,25 +264,51 @@ export async function runFromProcess(): Promise<number> {
     );
     code = EXIT.internal;
   }
-  if (!stdout.closed)
-    await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-  return code;
+  if (!stdout.closed) await flushed(process.stdout);
+  return lostOutput(stdout, stderr) ?? code;
 }
+
+/** Resolves once what was written to `stream` is out, or it failed (its 'error' then came too). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('error', () => resolve());
+    stream.write('', () => resolve());
+  });
+}
+
+/**
+ * Exit code 5 (a local file could not be written) when stdout failed other than by its reader going away
+ * (ENOSPC: a full disk), said in one line on stderr: the output is incomplete. Undefined otherwise, also
+ * when only stderr failed (what was lost there is progress and messages; the exit code still tells).
+ */
+function lostOutput(stdout: ClosableOut, stderr: ClosableOut): number | undefined {
+  const code = stdout.failed?.code;
+  if (stdout.failed === undefined || code === 'EPIPE') return undefined;
+  stderr.write(`satchel: cannot write to stdout: ${code ?? stdout.failed.message}\n`);
+  return EXIT.file;
+}
+
+/** A process stream as the CLI writes it: `closed` once a write failed, `failed` with that error. */
+type ClosableOut = Out & {
+  readonly closed: boolean;
+  readonly failed: NodeJS.ErrnoException | undefined;
+};
 
 /**
  * A process stream whose reader may go away: `satchel session list | head` closes stdout early, and
  * `satchel import <folder> 2>&1 | head` stderr (its progress lines). That is not an error: what is written
  * after it goes nowhere, and the command runs to its end and exits with its own code (an import with a
- * failed file still exits 4; before review s58c one died half way through its files, exit code 1).
+ * failed file still exits 4; before review s58c one died half way through its files, exit code 1). Any
+ * other failed write (a full disk) is kept for runFromProcess: rethrown from this handler, it was an
+ * uncaught exception with a stack and exit code 1 (review s60d).
  */
-function closable(stream: NodeJS.WriteStream): Out & { readonly closed: boolean } {
-  let closed = false;
+function closable(stream: NodeJS.WriteStream): ClosableOut {
+  let failed: NodeJS.ErrnoException | undefined;
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-    closed = true;
+    failed ??= err;
   });
   return {
-    write: (chunk: string) => (closed ? true : stream.write(chunk)),
+    write: (chunk: string) => (failed ? true : stream.write(chunk)),
     get isTTY() {
       return stream.isTTY;
     },
@@ -290,7 +316,10 @@ function closable(stream: NodeJS.WriteStream): Out & { readonly closed: boolean 
       return stream.columns;
     },
     get closed() {
-      return closed;
+      return failed !== undefined;
+    },
+    get failed() {
+      return failed;
     },
   };
 }

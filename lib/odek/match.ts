@@ -316,17 +316,35 @@ function placeholdersMatch(parts: string[], text: string): boolean {
   return text.length - last.length >= pos && text.endsWith(last);
 }
 
-/** Where two JSON values first differ (strings by `sameText`), or null. */
-function differsAt(file: unknown, stored: unknown, path: string): string | null {
+/** A pair of values still to compare, and the keys it hangs under when they may have been redacted. */
+type Pending = { file: unknown; stored: unknown; path: string; keys?: [string, string] };
+
+/**
+ * Where two JSON values first differ (strings by `sameText`), or null. Depth first, in order, with its own
+ * stack: tool-call arguments nest as deep as JSON.parse takes, past V8's stack (review s60d).
+ */
+export function differsAt(file: unknown, stored: unknown, path: string): string | null {
+  const stack: Pending[] = [{ file, stored, path }];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    // A key is checked where the recursion checked it: after every pair before its own. Never '' (an
+    // empty key at the top): the recursion took that for no difference and went on.
+    if (next.keys && !sameText(...next.keys)) return next.path || '(value)';
+    const at = differsHere(next, stack);
+    if (at !== null) return at;
+  }
+  return null;
+}
+
+/** Where one pair differs by itself; the pairs under it pushed to `stack` (the first on top). */
+function differsHere({ file, stored, path }: Pending, stack: Pending[]): string | null {
   if (typeof file === 'string' && typeof stored === 'string')
     return sameText(file, stored) ? null : path || '(value)';
   if (Array.isArray(file) && Array.isArray(stored)) {
     if (file.length !== stored.length)
       return `${path}: ${file.length} items in the file, ${stored.length} stored`;
-    for (let i = 0; i < file.length; i++) {
-      const at = differsAt(file[i], stored[i], `${path}[${i}]`);
-      if (at) return at;
-    }
+    for (let i = file.length - 1; i >= 0; i--)
+      stack.push({ file: file[i], stored: stored[i], path: `${path}[${i}]` });
     return null;
   }
   if (isObject(file) && isObject(stored)) {
@@ -334,13 +352,17 @@ function differsAt(file: unknown, stored: unknown, path: string): string | null 
     const storedKeys = Object.keys(stored);
     if (fileKeys.length !== storedKeys.length) return `${path || '(object)'}: fields differ`;
     const sameKeys = fileKeys.every((k) => Object.hasOwn(stored, k));
-    for (let i = 0; i < fileKeys.length; i++) {
+    for (let i = fileKeys.length - 1; i >= 0; i--) {
       // Redaction can rewrite a key (a secret used as a key): then pair the keys by position.
       const fk = fileKeys[i]!;
       const sk = sameKeys ? fk : storedKeys[i]!;
-      if (!sameKeys && !sameText(fk, sk)) return `${path ? `${path}.` : ''}${fk}`;
-      const at = differsAt(file[fk], stored[sk], `${path ? `${path}.` : ''}${fk}`);
-      if (at) return at;
+      const at = `${path ? `${path}.` : ''}${fk}`;
+      stack.push({
+        file: file[fk],
+        stored: stored[sk],
+        path: at,
+        ...(sameKeys ? {} : { keys: [fk, sk] }),
+      });
     }
     return null;
   }

@@ -99,7 +99,7 @@ export const remove: Command = {
 Deletes the session, its audit log and its search entries.`,
   options: {},
   async run(ctx) {
-    const id = exactlyOne(ctx.args.positionals, '<id>');
+    const id = sessionIdArg(exactlyOne(ctx.args.positionals, '<id>'));
     await ctx.client().delete(id);
     if (ctx.json) ctx.printJson({ deleted: id });
     else ctx.print(`Deleted session ${id}\n`);
@@ -328,18 +328,24 @@ export function refArgs(values: Record<string, unknown>): string[] {
   return list.flatMap((v) => optionWords('--external-ref', v));
 }
 
-/** A session id given on the command line: an empty one would name the session list. */
+/**
+ * A session id given on the command line: an empty one would name the session list, and `.` or `..`
+ * another route (a URL resolves them as path segments; the client refuses to send them).
+ */
 export function sessionIdArg<T extends string | undefined>(id: T, name = '<id>'): T {
   if (id === '') throw new UsageError(`${name} must not be empty`);
+  if (id === '.' || id === '..')
+    throw new UsageError(`${name} must not be "." or ".." (no session has such an id)`);
   return id;
 }
 
-/** The single positional a command needs. */
+/** The single positional a command needs (not empty). */
 export function exactlyOne(positionals: string[], name: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${name}`);
   if (positionals.length > 1)
     throw new UsageError(`expected one ${name}, got ${positionals.length} arguments`);
-  return sessionIdArg(positionals[0]!, name);
+  if (positionals[0] === '') throw new UsageError(`${name} must not be empty`);
+  return positionals[0]!;
 }
 
 /** Free text given as one quoted argument or as several words. */

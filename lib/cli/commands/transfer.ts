@@ -20,10 +20,13 @@ import {
   type ImportOutcome,
   type ImportStatus,
 } from '../../odek/transfer.js';
+import { MAX_JSON_DEPTH } from '../../model/requests.js';
+import { createBody, parseOdekFile } from '../../odek/format.js';
 import { integerArg, stringOpt } from '../args.js';
 import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, LocalFileError, LostWriteError, notSatchel, UsageError } from '../io.js';
+import { textNestedPast, valueNestedPast } from '../json-depth.js';
 import { Progress } from '../progress.js';
 import { inert } from '../render.js';
 import { sessionIdArg } from './session.js';
@@ -154,7 +157,23 @@ async function importFile(
   const source = read ?? (await readSource(file));
   if ('reason' in source)
     return { source: file, status: 'failed', reason: source.reason, notes: [] };
-  return importOdekFile(client, file, source.text, { overwrite });
+  return tooDeep(file, source.text) ?? importOdekFile(client, file, source.text, { overwrite });
+}
+
+/**
+ * A file whose session is nested deeper than the server takes, as its failed outcome: the server refuses
+ * such a body (400), and past V8's stack the client's JSON.stringify of it threw RangeError, which stopped
+ * the whole import (review s60d). Only what the import sends counts (not a top-level field odek does not
+ * define, which it leaves out); the parse runs only for text that nests that deep.
+ */
+function tooDeep(file: string, text: string): ImportOutcome | undefined {
+  if (!textNestedPast(text, MAX_JSON_DEPTH)) return undefined;
+  const parsed = parseOdekFile(text);
+  if (!parsed.ok) return undefined; // importOdekFile says why
+  const at = valueNestedPast(createBody(parsed.session), MAX_JSON_DEPTH);
+  if (at === null) return undefined;
+  const reason = `nested deeper than ${MAX_JSON_DEPTH} levels at ${at} (the server refuses such a body)`;
+  return { source: file, id: parsed.session.id, status: 'failed', reason, notes: [] };
 }
 
 /**
