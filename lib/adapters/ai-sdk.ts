@@ -43,15 +43,17 @@ export async function loadUIMessages<M extends UIMessage = UIMessage>(
 }
 
 /**
- * Appends the messages that are not stored yet (by id), as one request whose Idempotency-Key is made from
- * the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. Messages
- * already stored are not rewritten (appends only, so writers never overwrite each other), but for one:
- * the newest of `messages` whose id is known, when it comes back changed under its id (the AI SDK
- * continues an assistant message after a client-side tool result or an approval, as the last of
- * `messages`, also when another device has added turns since), is replaced by id together with the new
- * ones in one PUT based on the revision read. A message list with an empty or repeated id (replies of a
- * `toUIMessageStreamResponse` without `generateMessageId` all have the id "") is refused with a TypeError,
- * and so is a change to an older known message, which a save cannot store: both before any write.
+ * Appends the messages after the newest one stored (by id), as one request whose Idempotency-Key is made
+ * from the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. A
+ * message before that one which is not stored was removed (the size cap, a trim, a pop by another
+ * device), and a save never restores it. Messages already stored are not rewritten (appends only, so
+ * writers never overwrite each other), but for one: the newest of `messages` whose id is known, when it
+ * comes back changed under its id (the AI SDK continues an assistant message after a client-side tool
+ * result or an approval, as the last of `messages`, also when another device has added turns since), is
+ * replaced by id together with the new ones in one PUT based on the revision read. A message list with an
+ * empty or repeated id (replies of a `toUIMessageStreamResponse` without `generateMessageId` all have the
+ * id "") is refused with a TypeError, and so is a change to an older known message, which a save cannot
+ * store: both before any write.
  */
 export async function saveUIMessages(
   client: SatchelClient,
@@ -64,7 +66,9 @@ export async function saveUIMessages(
     ? options.known.map((k) => (typeof k === 'string' ? { id: k } : k))
     : await loadUIMessages(client, chatId);
   const known = new Map(knownList.map((m) => [m.id, m] as const));
-  const fresh = messages.filter((m) => !known.has(m.id));
+  // New: what follows the newest stored message. An unknown one before it was stored and removed since
+  // (the size cap, a trim, a pop); written again, it came back after the newest turn (review s60e).
+  const fresh = messages.slice(messages.findLastIndex((m) => known.has(m.id)) + 1);
   const continued = continuedOf(messages, known);
   if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
