@@ -535,7 +535,9 @@ export class SessionStore {
         return {
           ...cur,
           ...(kept ? {} : { model: turn.model, provider: turn.provider }),
-          messages: [...cur.messages, ...turn.messages],
+          // The question moves to just before its reply when others wrote after it while the model ran:
+          // [uA, uB, aA] paired B's question with A's answer for every later reader (review s60e).
+          messages: [...questionLast(cur.messages, question), ...turn.messages],
         };
       },
     });
@@ -1505,4 +1507,22 @@ function notErased(id: string, why: unknown): SatchelError {
 /** A failure in words fit for an answer: a domain error's own detail; storage's never (keys, hosts). */
 function errorText(err: unknown): string {
   return SatchelError.is(err) ? err.message : 'storage is unreachable';
+}
+
+/**
+ * The messages with the newest copy of `question` moved to the end (as they are when it is last, or not
+ * among them: a partial copy's unread slots are left where they are).
+ */
+function questionLast(
+  messages: Message[],
+  question: Pick<Message, 'role' | 'content'> | undefined,
+): Message[] {
+  if (!question) return messages;
+  const at = messages.findLastIndex(
+    (m) => m !== undefined && m.role === question.role && m.content === question.content,
+  );
+  if (at < 0 || at === messages.length - 1) return messages;
+  const moved = messages.slice(); // slice and splice keep a partial copy's holes
+  moved.push(...moved.splice(at, 1));
+  return moved;
 }

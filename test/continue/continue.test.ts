@@ -732,10 +732,11 @@ describe('continue: the turn write gives up at the contention deadline (found by
     const again = await call(`/v1/sessions/${id}/continue`, { message: 'question A' }, key);
     expect(again.status).toBe(200);
     const after = (await b.call('GET', `/v1/sessions/${id}`)).json;
+    // The question moves to just before its reply (review s60e).
     expect(after.messages.map((m: { content: string }) => m.content)).toEqual([
       sys.content,
-      'question A',
       'a note from the phone',
+      'question A',
       'reply to A, again',
     ]);
   });

@@ -82,8 +82,8 @@ describe('review s55c: a repeat of a continue whose message was removed', () => 
       'sys',
       'first',
       'ok',
+      'a note from the phone', // the question moves to just before its reply (review s60e)
       'deploy with [REDACTED] now',
-      'a note from the phone',
       'deployed',
     ]);
     // The model was asked about the stored (redacted) message, last.
@@ -113,7 +113,8 @@ describe('review s55c: a repeat of a continue whose message was removed', () => 
     const again = await ask(message, 'k-file');
     // Before: 409 "your message was removed from session … since".
     expect([again.status, again.json.reply]).toEqual([200, 'configured']);
-    expect((await contents()).slice(-3)).toEqual([stored, 'a note from the phone', 'configured']);
+    // The question moves to just before its reply (review s60e).
+    expect((await contents()).slice(-3)).toEqual(['a note from the phone', stored, 'configured']);
     expect(chat.requests[1]!.body.messages.at(-1)).toMatchObject({ role: 'user', content: stored });
   });
 });

@@ -175,13 +175,14 @@ describe('webhooks with a model configured', () => {
       await deliver(body, 'd-late');
       await app.background.drain();
       const stored = await messages();
+      // The delivery's message moves to just before its reply (review s60e).
       expect(stored.map((m) => m.role)).toEqual(['user', 'user', 'assistant']);
-      expect(stored[1]!.content).toBe('next day');
+      expect(stored[0]!.content).toBe('next day');
       expect(stored[2]!.content).toBe('a day later');
       expect(chat.requests).toHaveLength(2);
       // The model saw the delivery's message last, as the turn's own.
       const sent = (chat.requests[1]!.body as { messages: { content: string }[] }).messages;
-      expect(sent.at(-1)!.content).toBe(stored[0]!.content);
+      expect(sent.at(-1)!.content).toBe(stored[1]!.content);
       const markerKey = keys.hookDelivery('alice', 'ops', await sha256Hex('d-late'));
       expect(JSON.parse(text((await app.objects.get(markerKey))!.body)).state).toBe('done');
     } finally {
