@@ -8,6 +8,7 @@ import { HttpEmbedder, type Embedder } from '../search/embed.js';
 import { SearchEngine } from '../search/engine.js';
 import { runSessionSearch } from '../search/tool.js';
 import { AuditLog } from '../sessions/audit.js';
+import type { ManifestOptions } from '../sessions/manifest.js';
 import { SessionStore } from '../sessions/store.js';
 import type { ObjectStore } from '../storage/port.js';
 import { Background } from './background.js';
@@ -53,6 +54,9 @@ export interface Services {
   answersAfterBackground: boolean;
 }
 
+/** Workers allow 1,000 storage operations per request: a read GETs at most 250 audit objects (s60b). */
+const SHORT_AUDIT = { readAtMost: 250, slicesPerRead: 2 };
+
 /** Builds the services: session store (with audit, manifest and the save pipeline), search, continue, webhooks. */
 export function buildServices(options: ServiceOptions): Services {
   // Without a logger of the caller's, the process's own: every line through the redactor.
@@ -69,14 +73,8 @@ export function buildServices(options: ServiceOptions): Services {
       ...(options.shortLived
         ? { markerIdleMs: 0, recordLingerMs: 0, groupCommit: false }
         : { existenceLingerMs: 2000 }),
-      // Manifest pages share the budget: about 500 bytes of memory per cached entry.
-      manifest: { pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)) },
-      // Workers allow 1,000 storage operations per request: a read GETs at most 250 audit objects.
-      audit: new AuditLog(
-        objects,
-        pipeline.redactText,
-        options.shortLived ? { readAtMost: 250, slicesPerRead: 2 } : {},
-      ),
+      manifest: manifestOptions(cacheBytes, options.shortLived === true),
+      audit: new AuditLog(objects, pipeline.redactText, options.shortLived ? SHORT_AUDIT : {}),
       ...(options.cleanupBatch ? { cleanupBatch: options.cleanupBatch } : {}),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });
@@ -136,6 +134,17 @@ export function buildServices(options: ServiceOptions): Services {
     log,
     redact: pipeline.redactText,
     answersAfterBackground: options.answersAfterBackground === true,
+  };
+}
+
+/** The manifest's options: its page cache shares the session cache's memory; short-lived runtimes bound reads. */
+function manifestOptions(cacheBytes: number, shortLived: boolean): ManifestOptions {
+  return {
+    // About 500 bytes of memory per cached entry.
+    pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)),
+    // A Worker's request may make 1,000 storage operations: a reader folds a backlog of log records in
+    // slices (600 a request) rather than reading it whole, and answers 503 while over 300 (review s60b).
+    ...(shortLived ? { maxSyncLogs: 300 } : {}),
   };
 }
 

@@ -97,6 +97,18 @@ interface Root {
    */
   pins?: Pin[];
   covered: string[];
+  /**
+   * A sliced compaction's creates (`maxSyncLogs`) within EDGE_MS before the first log record it left out:
+   * a delete record left out may predate such a create only by a clock (the id created again after the
+   * delete by a device whose clock is behind), so a reader checks the id's object (see EdgeCreate).
+   */
+  edge?: EdgeCreate[];
+}
+
+/** A create a sliced compaction folded near its edge: the session's id and the create's time. */
+interface EdgeCreate {
+  id: string;
+  at: number;
 }
 
 interface Pin {
@@ -149,6 +161,14 @@ export interface ManifestOptions {
    * here (its audit records).
    */
   healStale?: (ns: string, id: string, since: number) => Promise<void>;
+  /**
+   * Short-lived runtimes (a Worker's request may make 1,000 storage operations): a reader that finds more
+   * log records than this not covered by a root reads none of them; it folds the oldest first in a sliced
+   * compaction (`catchUpLogs`), and answers 503 while more than this are left. Default: no bound.
+   */
+  maxSyncLogs?: number;
+  /** With maxSyncLogs: log records a reader folds before it answers, and a compaction's most (600). */
+  catchUpLogs?: number;
 }
 
 /** Reads the current summary of a session from its object, or null when it does not exist. */
@@ -188,9 +208,31 @@ interface Snapshot {
   signature: string;
   /** The newest page's read, started with the snapshot's own reads; taken by the first `top` (pageOf). */
   firstPage?: { key: string; read: Promise<Page> };
+  /** A sliced compaction's snapshot (sliceOf): what it left out, and the creates it read. */
+  slice?: Slice;
+}
+
+interface Slice {
+  /** The time (ms) of the oldest log record left out: every one left out is as new or newer. */
+  boundary: number;
+  /** How many uncovered log records were left out. */
+  rest: number;
+  creates: EdgeCreate[];
+}
+
+/** What a snapshot reads: a slice of the uncovered log records (compaction), or at most a bound (readers). */
+interface Scope {
+  slice?: number;
+  bound?: number;
 }
 
 class CorruptManifest extends Error {}
+/** More log records are not covered by a root than a reader may read (`maxSyncLogs`). */
+class Backlog extends Error {
+  constructor(readonly count: number) {
+    super(`${count} manifest log records are not covered by a root`);
+  }
+}
 /** A listed manifest object is gone (`key`): another process's compaction or purge replaced the root. */
 class ManifestMoved extends Error {
   constructor(readonly key: string) {
@@ -202,6 +244,11 @@ class ManifestMoved extends Error {
 const MOVED_RETRIES = 10;
 /** The same object missing this many times in a row, each after a fresh LIST: the newest root is broken. */
 const MISSING_REPEATS = 3;
+/**
+ * How far before a sliced compaction's edge its creates are remembered (Root.edge): the clocks of the
+ * processes sharing a bucket are taken to disagree by less than this.
+ */
+const EDGE_MS = 15 * 60_000;
 
 export class Manifest {
   private readonly compactAfter: number;
@@ -214,6 +261,8 @@ export class Manifest {
   private readonly settledMarkers: ManifestOptions['settledMarkers'];
   private readonly unsettledMarkers: ManifestOptions['unsettledMarkers'];
   private readonly healStale: ManifestOptions['healStale'];
+  private readonly maxSyncLogs: number | undefined;
+  private readonly catchUpLogs: number;
   private readonly rootCache = new Map<string, Root>();
   private readonly pageCache = new Map<string, Page>();
   private pageCacheEntries = 0;
@@ -260,6 +309,8 @@ export class Manifest {
     this.settledMarkers = options.settledMarkers;
     this.unsettledMarkers = options.unsettledMarkers;
     this.healStale = options.healStale;
+    this.maxSyncLogs = options.maxSyncLogs;
+    this.catchUpLogs = Math.max(1, options.catchUpLogs ?? 600);
   }
 
   /** This process committed a write in `ns`: views cached by age are out of date. */
@@ -393,9 +444,12 @@ export class Manifest {
   /** Folds log records into a new page and root, and removes what they cover. Single-flight per namespace. */
   compact(ns: string, force = false): Promise<void> {
     return this.compacting.run(ns, async () => {
+      // Bounded (a short-lived runtime): at most a slice, as a reader's catch-up folds.
+      const slice = this.maxSyncLogs === undefined ? undefined : this.catchUpLogs;
       for (let attempt = 0; ; attempt++) {
         try {
-          return await this.compactOnce(ns, force);
+          await this.compactOnce(ns, force, slice);
+          return;
         } catch (err) {
           if (err instanceof CorruptManifest) return this.rebuild(ns).then(() => undefined);
           // Another process's compaction or purge removed what we listed: list again.
@@ -576,6 +630,7 @@ export class Manifest {
       pages,
       deletions([...tombstones], keeps),
       covered,
+      root.edge, // it leaves the same records uncovered as the root it builds on
     );
     if (!written) return false;
     await this.collectPurged(ns, seq, listing, pages, erasedLogs);
@@ -668,10 +723,11 @@ export class Manifest {
     settled = false,
   ): Promise<T> {
     let rebuilds = 0;
+    let caughtUp = false;
     const moved = { count: 0, key: '', repeats: 0 };
     for (;;) {
       try {
-        const snap = await this.snapshot(ns, settled);
+        const snap = await this.snapshot(ns, settled, { bound: this.maxSyncLogs });
         if (!snap) {
           if (rebuilds > 5)
             throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
@@ -690,6 +746,19 @@ export class Manifest {
         }
         return result;
       } catch (err) {
+        // Too many log records to read in one request: fold the oldest first, once, then read again. Each
+        // request makes progress, so retries end the backlog (review s60b).
+        if (err instanceof Backlog) {
+          if (caughtUp)
+            throw unavailable(
+              `the session list of namespace ${ns} is catching up on ${err.count} writes; try again`,
+            );
+          caughtUp = true;
+          // Not behind a compaction in flight: on Workers that may be another request's work, which a
+          // request must not wait on (review s58j). Racing compactors settle on the root's seq.
+          await this.catchUp(ns);
+          continue;
+        }
         // Corrupt: rebuild from the session objects.
         if (err instanceof CorruptManifest && rebuilds < 6) {
           rebuilds++;
@@ -718,18 +787,39 @@ export class Manifest {
     }
   }
 
-  /** Lists the manifest and merges the uncovered log records and verified pending writes; null: no root. */
-  private async snapshot(ns: string, settled = false): Promise<Snapshot | null> {
+  /**
+   * Folds the oldest uncovered log records in sliced compactions, reading at most `catchUpLogs` of them (a
+   * short-lived runtime's request has a budget of storage operations).
+   */
+  private async catchUp(ns: string): Promise<void> {
+    for (let left = this.catchUpLogs; left > 0;) {
+      const { folded, rest } = await this.compactOnce(ns, true, left).catch((err: unknown) => {
+        if (err instanceof ManifestMoved) return { folded: 0, rest: 0 }; // another compactor: read again
+        throw err;
+      });
+      if (folded === 0 || rest === 0) return;
+      left -= folded;
+    }
+  }
+
+  /**
+   * Lists the manifest and merges the uncovered log records and verified pending writes; null: no root.
+   * `scope.bound`: throws Backlog, reading none, past that many uncovered records. `scope.slice`: only the
+   * oldest that many, as if the LIST had seen no other (sliceOf).
+   */
+  private async snapshot(ns: string, settled = false, scope: Scope = {}): Promise<Snapshot | null> {
     // Taken before the LIST: a write of ours logged after it began is not in the listing.
     const settledOwn = this.settledMarkers?.() ?? new Set<string>();
     // Ours not yet logged: a LIST is no snapshot, and may show neither their markers nor log records.
     const unsettledOwn = settled ? undefined : this.unsettledMarkers?.();
-    const listing = await this.listManifest(ns);
-    const newest = listing.roots[listing.roots.length - 1];
+    const full = await this.listManifest(ns);
+    const newest = full.roots[full.roots.length - 1];
     if (!newest) return null;
-    const root = await this.listedRoot(newest.key, listing);
+    const root = await this.listedRoot(newest.key, full);
     const covered = new Set(root.covered);
-    const uncovered = listing.logs.filter((k) => !covered.has(k));
+    const all = full.logs.filter((k) => !covered.has(k));
+    if (scope.bound !== undefined && all.length > scope.bound) throw new Backlog(all.length);
+    const { listing, uncovered, left } = sliceOf(full, all, scope.slice);
     const logged = new Set(listing.logs.map(writeIdOfLog));
     const unlogged = listing.pending.filter(
       (p) => !logged.has(p.writeId) && !settledOwn.has(p.key),
@@ -738,41 +828,15 @@ export class Manifest {
     const signature = `${newest.key}@${root.built_at}|${uncovered.join(',')}`;
     const cached = this.snapshots.get(ns);
     // Nothing changed since the last read and nothing needs checking against the objects: reuse it.
-    if (cached && cached.signature === signature && unlogged.length === 0 && passed.length === 0)
+    const unchanged = cached?.signature === signature && left.length === 0;
+    if (cached && unchanged && unlogged.length === 0 && passed.length === 0)
       return { ...cached, listing };
     const { tombstones, keeps } = deletionsOf(root);
     const changes: Snapshot['changes'] = new Map();
     const toVerify = new Set<string>(passed); // our own writes whose marker and log record the LIST missed
     // Log records are tiny: fetch them all at once rather than in rounds.
     const records = await mapLimit(uncovered, 64, (k) => this.loadLog(k));
-    const order = records
-      .map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i }))
-      .sort((a, b) => a.at - b.at || a.i - b.i);
-    // The newest delete per id, tombstone or uncovered record, to check a create against.
-    const dels = new Map(tombstones);
-    for (const r of records)
-      if (r.op === 'del') dels.set(r.id, Math.max(dels.get(r.id) ?? 0, r.at));
-    for (const { r, at } of order) {
-      const id = r.op === 'put' ? r.entry.id : r.id;
-      // Older than any delete we still remember: it could resurrect a deleted session. Ask the object.
-      if (at < root.built_at - this.tombstoneTtlMs / 2) {
-        toVerify.add(id);
-        continue;
-      }
-      const known = changes.get(id);
-      const knownAt = known?.entry?.at ?? known?.deletedAt ?? -Infinity;
-      if (at < knownAt) continue;
-      if (r.op === 'put') {
-        // A create after a delete from a device whose clock is behind: only the object can tell.
-        if ((r.first || r.entry.revision <= 1) && (dels.get(id) ?? -Infinity) >= at) {
-          toVerify.add(id);
-          continue;
-        }
-        const deletedAt = tombstones.get(id);
-        if (deletedAt !== undefined && deletedAt >= at && !pinned(keeps.get(id), r.entry)) continue;
-        changes.set(id, { entry: r.entry });
-      } else changes.set(id, { deletedAt: at });
-    }
+    const dels = this.merge(root, records, { changes, tombstones, keeps, toVerify });
     const stalePending = toCheck(unlogged, this.now() - this.stalePendingMs, settled, toVerify);
     // The newest page (nearly every listing reads it) at once, not after the objects: another process's
     // purge (one per DELETE) may replace the root and delete it meanwhile (review s58b).
@@ -792,9 +856,57 @@ export class Manifest {
       stalePending,
       verified: toVerify.size,
       signature,
+      ...(left.length > 0 ? { slice: sliceInfo(left, records) } : {}),
     };
-    if (toVerify.size === 0) this.snapshots.set(ns, snap);
+    // A slice is no view of the namespace: never reused.
+    if (toVerify.size === 0 && left.length === 0) this.snapshots.set(ns, snap);
     return snap;
+  }
+
+  /**
+   * Merges uncovered log records into `s.changes` (the newest per id) and the ids only their objects can
+   * settle into `s.toVerify`; answers the newest delete per id, tombstone or record.
+   */
+  private merge(
+    root: Root,
+    records: LogRecord[],
+    s: Pick<Snapshot, 'changes' | 'tombstones' | 'keeps'> & { toVerify: Set<string> },
+  ): Map<string, number> {
+    const { changes, tombstones, keeps, toVerify } = s;
+    const order = records
+      .map((r, i) => ({ r, at: r.op === 'put' ? r.entry.at : r.at, i }))
+      .sort((a, b) => a.at - b.at || a.i - b.i);
+    // The newest delete per id, tombstone or uncovered record, to check a create against.
+    const dels = new Map(tombstones);
+    for (const r of records)
+      if (r.op === 'del') dels.set(r.id, Math.max(dels.get(r.id) ?? 0, r.at));
+    const edge = new Map((root.edge ?? []).map((e) => [e.id, e.at]));
+    for (const { r, at } of order) {
+      const id = r.op === 'put' ? r.entry.id : r.id;
+      // Older than any delete we still remember: it could resurrect a deleted session. Ask the object.
+      if (at < root.built_at - this.tombstoneTtlMs / 2) {
+        toVerify.add(id);
+        continue;
+      }
+      const known = changes.get(id);
+      const knownAt = known?.entry?.at ?? known?.deletedAt ?? -Infinity;
+      if (at < knownAt) continue;
+      if (r.op === 'put') {
+        // A create after a delete from a device whose clock is behind: only the object can tell.
+        if ((r.first || r.entry.revision <= 1) && (dels.get(id) ?? -Infinity) >= at) {
+          toVerify.add(id);
+          continue;
+        }
+        const deletedAt = tombstones.get(id);
+        if (deletedAt !== undefined && deletedAt >= at && !pinned(keeps.get(id), r.entry)) continue;
+        changes.set(id, { entry: r.entry });
+      } else {
+        changes.set(id, { deletedAt: at });
+        // The same, when a sliced compaction folded the create and left this delete out (Root.edge).
+        if ((edge.get(id) ?? Infinity) <= at) toVerify.add(id);
+      }
+    }
+    return dels;
   }
 
   /**
@@ -897,20 +1009,31 @@ export class Manifest {
 
   // ---- compaction ----
 
-  private async compactOnce(ns: string, force: boolean): Promise<void> {
+  /**
+   * One compaction. `slice`: fold at most that many uncovered log records, the oldest (sliceOf). Answers
+   * how many it folded into a root it wrote, and how many it left out.
+   */
+  private async compactOnce(
+    ns: string,
+    force: boolean,
+    slice?: number,
+  ): Promise<{ folded: number; rest: number }> {
     const startedAt = this.now();
-    let snap = await this.snapshot(ns, true);
+    const scope = slice === undefined ? {} : { slice };
+    let snap = await this.snapshot(ns, true, scope);
     if (!snap) {
       await this.rebuild(ns);
-      snap = await this.snapshot(ns, true);
-      if (!snap) return;
+      snap = await this.snapshot(ns, true, scope);
+      if (!snap) return { folded: 0, rest: 0 };
     }
     const { root, listing } = snap;
+    const rest = snap.slice?.rest ?? 0;
     const leftovers = listing.logs.length - snap.uncovered.length;
     // Objects read (stale markers' among them) need a root only when they changed something: a stale
     // marker on an object that is no session adds nothing, and its marker just goes (review s58b).
     const needRoot =
       force ||
+      rest > 0 ||
       snap.uncovered.length >= this.compactAfter ||
       ((snap.stalePending.length > 0 || snap.verified > 0) && snap.changes.size > 0);
     let inForce = root;
@@ -923,28 +1046,18 @@ export class Manifest {
       const seq = root.seq + 1;
       const minor = root.pages.filter((p) => !p.major).length;
       const major = root.pages.length - minor;
-      const tombstones = new Map(snap.tombstones);
-      const keeps = new Map(snap.keeps);
-      // A delete known only from its missing object (a crashed delete) has no time of its own, and pages
-      // may hold older versions of it: only a major compaction, which drops them, can record it safely.
-      let vanished = false;
-      for (const [id, c] of snap.changes) {
-        if (c.deletedAt === undefined || snap.again.has(id)) continue;
-        keeps.delete(id); // the session a pin kept is deleted too
-        // No time of its own: as of now, so that a late log record of an older version stays hidden.
-        if (c.deletedAt === Infinity) vanished = true;
-        const at = c.deletedAt === Infinity ? startedAt : c.deletedAt;
-        tombstones.set(id, Math.max(tombstones.get(id) ?? -Infinity, at));
-      }
-      // An id created again: a major compaction leaves its other versions out; its delete stays as a pin,
-      // which hides a late log record of the deleted session but not the live one.
-      for (const [id, e] of snap.again) keeps.set(id, pinOf(e));
+      const { tombstones, keeps, vanished } = deletesAfter(snap, startedAt);
+      // A slice is built as of its edge: the records it left out are not older than its built_at by the
+      // margin that makes a reader check them against their objects, and no tombstone they may need goes.
+      const builtAt = snap.slice
+        ? Math.max(root.built_at, Math.min(startedAt, snap.slice.boundary))
+        : startedAt;
       let pages: PageRef[];
       let keptTombstones: [string, number][];
       if (vanished || snap.again.size > 0 || minor + 1 > Math.max(8, major)) {
         // Major: one dense set of pages, superseded and deleted entries gone.
         pages = await this.writePages(ns, seq, await this.everything(snap), true);
-        keptTombstones = [...tombstones].filter(([, at]) => at > startedAt - this.tombstoneTtlMs);
+        keptTombstones = [...tombstones].filter(([, at]) => at > builtAt - this.tombstoneTtlMs);
       } else {
         const changed = [...snap.changes.values()].flatMap((c) => (c.entry ? [c.entry] : []));
         pages = [...(await this.writePages(ns, seq, changed, false)), ...root.pages].sort(
@@ -955,21 +1068,24 @@ export class Manifest {
       const written = await this.writeRoot(
         ns,
         seq,
-        startedAt,
+        builtAt,
         pages,
         deletions(keptTombstones, keeps),
         listing.logs,
+        snap.slice ? edgeOf(root, snap.slice) : [],
       );
       if (!written) {
         // Another compactor (or a purge) won this sequence number: the pages written for it are orphans no
         // root will name, and may hold a session a purge has just erased from every other page.
         const own = pages.filter((p) => !root.pages.includes(p)).map((p) => p.key);
         if (own.length > 0) await this.store.delete(own);
-        return;
+        return { folded: 0, rest };
       }
       inForce = written;
-    } else if (leftovers < this.compactAfter && snap.stalePending.length === 0) return;
+    } else if (leftovers < this.compactAfter && snap.stalePending.length === 0)
+      return { folded: 0, rest };
     await this.collectGarbage(ns, snap, inForce);
+    return { folded: inForce === root ? 0 : snap.uncovered.length, rest };
   }
 
   /** Deletes what the root in force covers: log records, their pending markers, older roots and pages. */
@@ -1070,6 +1186,7 @@ export class Manifest {
     pages: PageRef[],
     deleted: Deletion[],
     covered: string[],
+    edge: EdgeCreate[] = [],
   ): Promise<Root | null> {
     const tombstones = deleted
       .filter((d) => d.keep === undefined)
@@ -1085,6 +1202,7 @@ export class Manifest {
       tombstones,
       ...(pins.length > 0 ? { pins } : {}),
       covered,
+      ...(edge.length > 0 ? { edge } : {}),
     };
     const roots = this.roots(ns);
     if (!(await roots.tryWrite(root))) return null;
@@ -1245,6 +1363,55 @@ function newestFirst(a: ManifestEntry, b: ManifestEntry): number {
   return b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
+/**
+ * The listing a sliced compaction works from: as a LIST would show it that saw only the covered log records
+ * and the oldest `count` uncovered ones (by key: by time). The others are `left` out, and so are the pending
+ * markers of their writes: they are logged, not writes to check against their objects.
+ */
+function sliceOf(
+  listing: Listing,
+  uncovered: string[],
+  count: number | undefined,
+): { listing: Listing; uncovered: string[]; left: string[] } {
+  if (count === undefined || uncovered.length <= count) return { listing, uncovered, left: [] };
+  const sorted = uncovered.slice().sort();
+  const left = sorted.slice(count);
+  const out = new Set(left);
+  const outWrites = new Set(left.map(writeIdOfLog));
+  return {
+    listing: {
+      ...listing,
+      logs: listing.logs.filter((k) => !out.has(k)),
+      pending: listing.pending.filter((p) => !outWrites.has(p.writeId)),
+    },
+    uncovered: sorted.slice(0, count),
+    left,
+  };
+}
+
+/** A sliced snapshot's Slice: its edge (the oldest record left out, `left` sorted) and its creates. */
+function sliceInfo(left: string[], records: LogRecord[]): Slice {
+  const name = left[0]!.slice(left[0]!.lastIndexOf('/') + 1);
+  const creates = records.flatMap((r) =>
+    r.op === 'put' && (r.first || r.entry.revision <= 1)
+      ? [{ id: r.entry.id, at: r.entry.at }]
+      : [],
+  );
+  return { boundary: Number(name.slice(0, 13)), rest: left.length, creates };
+}
+
+/**
+ * A sliced root's edge: the creates it and the root it builds on folded, within EDGE_MS before its
+ * boundary; an older create truly precedes every delete left out (clocks disagree by less than that).
+ */
+function edgeOf(root: Root, slice: Slice): EdgeCreate[] {
+  const from = slice.boundary - EDGE_MS;
+  const byId = new Map<string, number>();
+  for (const e of [...(root.edge ?? []), ...slice.creates])
+    if (e.at >= from) byId.set(e.id, Math.min(byId.get(e.id) ?? Infinity, e.at));
+  return [...byId].map(([id, at]) => ({ id, at }));
+}
+
 function writeIdOfLog(key: string): string {
   const name = key.slice(key.lastIndexOf('/') + 1, -'.json'.length);
   return name.slice(14);
@@ -1284,7 +1451,10 @@ function isRoot(v: unknown): v is Root {
     (r.pins === undefined ||
       (Array.isArray(r.pins) &&
         r.pins.every((p) => typeof p.id === 'string' && typeof p.keep === 'string'))) &&
-    Array.isArray(r.covered)
+    Array.isArray(r.covered) &&
+    (r.edge === undefined ||
+      (Array.isArray(r.edge) &&
+        r.edge.every((e) => typeof e.id === 'string' && typeof e.at === 'number')))
   );
 }
 
@@ -1305,6 +1475,33 @@ function isLogRecord(v: unknown): v is LogRecord {
   return r.op === 'put'
     ? isEntry(r.entry)
     : r.op === 'del' && typeof r.id === 'string' && typeof r.at === 'number';
+}
+
+/**
+ * The deletes a compaction of `snap` keeps: the root's, those of its changes, and pins of the ids created
+ * again. `vanished`: one is known only from its missing object (a crashed delete), so it has no time of
+ * its own, and pages may hold older versions of it: only a major compaction, which drops them, can record
+ * it safely.
+ */
+function deletesAfter(
+  snap: Snapshot,
+  startedAt: number,
+): { tombstones: Map<string, number>; keeps: Map<string, string>; vanished: boolean } {
+  const tombstones = new Map(snap.tombstones);
+  const keeps = new Map(snap.keeps);
+  let vanished = false;
+  for (const [id, c] of snap.changes) {
+    if (c.deletedAt === undefined || snap.again.has(id)) continue;
+    keeps.delete(id); // the session a pin kept is deleted too
+    // No time of its own: as of now, so that a late log record of an older version stays hidden.
+    if (c.deletedAt === Infinity) vanished = true;
+    const at = c.deletedAt === Infinity ? startedAt : c.deletedAt;
+    tombstones.set(id, Math.max(tombstones.get(id) ?? -Infinity, at));
+  }
+  // An id created again: a major compaction leaves its other versions out; its delete stays as a pin,
+  // which hides a late log record of the deleted session but not the live one.
+  for (const [id, e] of snap.again) keeps.set(id, pinOf(e));
+  return { tombstones, keeps, vanished };
 }
 
 /**

@@ -75,6 +75,7 @@ export interface Invocation {
   status: number;
   json: Record<string, unknown>;
   used: number;
+  retryAfter: string | null;
 }
 
 /**
@@ -104,7 +105,12 @@ export function limitedWorker(store: ObjectStore, token = 'tok_worker_limit_0123
     );
     const json = (await res.json()) as Record<string, unknown>;
     while (pending.length) await Promise.allSettled(pending.splice(0));
-    return { status: res.status, json, used: state.used };
+    return {
+      status: res.status,
+      json,
+      used: state.used,
+      retryAfter: res.headers.get('retry-after'),
+    };
   };
   return {
     call,
