@@ -62,6 +62,7 @@ export function workerHandler(s3?: {
       log,
       cacheBytes: 24 * 1024 * 1024,
       shortLived: true,
+      operationBudget: true,
       cleanupBatch: CLEANUP_BATCH,
     }).app;
   }

@@ -36,6 +36,11 @@ export interface ServiceOptions {
   answersAfterBackground?: boolean;
   /** SessionStoreOptions.cleanupBatch: Workers, whose requests have a budget of storage operations. */
   cleanupBatch?: number;
+  /**
+   * Each request may make only so many storage operations (Workers: 1,000, background included): reads of
+   * the manifest and the audit log fold a backlog a slice per request instead of reading it whole.
+   */
+  operationBudget?: boolean;
 }
 
 /** Everything a request may use, built once per process from a config object and a store. */
@@ -73,8 +78,8 @@ export function buildServices(options: ServiceOptions): Services {
       ...(options.shortLived
         ? { markerIdleMs: 0, recordLingerMs: 0, groupCommit: false }
         : { existenceLingerMs: 2000 }),
-      manifest: manifestOptions(cacheBytes, options.shortLived === true),
-      audit: new AuditLog(objects, pipeline.redactText, options.shortLived ? SHORT_AUDIT : {}),
+      manifest: manifestOptions(cacheBytes, options.operationBudget === true),
+      audit: new AuditLog(objects, pipeline.redactText, options.operationBudget ? SHORT_AUDIT : {}),
       ...(options.cleanupBatch ? { cleanupBatch: options.cleanupBatch } : {}),
       onError: (what, err) => log.warn(what, { error: describeError(err) }),
     });
@@ -137,14 +142,14 @@ export function buildServices(options: ServiceOptions): Services {
   };
 }
 
-/** The manifest's options: its page cache shares the session cache's memory; short-lived runtimes bound reads. */
-function manifestOptions(cacheBytes: number, shortLived: boolean): ManifestOptions {
+/** The manifest's options: its page cache shares the session cache's memory; a budget bounds reads. */
+function manifestOptions(cacheBytes: number, budget: boolean): ManifestOptions {
   return {
     // About 500 bytes of memory per cached entry.
     pageCacheEntries: Math.max(10_000, Math.floor(cacheBytes / 512)),
     // A Worker's request may make 1,000 storage operations: a reader folds a backlog of log records in
     // slices (600 a request) rather than reading it whole, and answers 503 while over 300 (review s60b).
-    ...(shortLived ? { maxSyncLogs: 300 } : {}),
+    ...(budget ? { maxSyncLogs: 300 } : {}),
   };
 }
 
