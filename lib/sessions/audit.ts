@@ -39,7 +39,7 @@ const MERGE_AT = 32;
 /** How the log reads (`AuditLog`'s options). */
 export interface AuditOptions {
   /**
-   * Objects one read may GET (short-lived runtimes: Workers allow 1,000 storage operations per request):
+   * Objects one read may GET (Workers, which allow 1,000 storage operations per request):
    * more are merged a slice at a time, at most `slicesPerRead` slices per read. Unbounded by default.
    */
   readAtMost?: number;
