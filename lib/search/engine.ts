@@ -1,5 +1,5 @@
 import { sha256Hex } from '../model/digest.js';
-import { SatchelError } from '../model/errors.js';
+import { SatchelError, unavailable } from '../model/errors.js';
 import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys, keys } from '../model/keys.js';
@@ -73,7 +73,20 @@ export interface SearchOptions {
   concurrency?: number;
   /** A search reuses the namespace's session list this long (other devices' writes show up within it). */
   freshnessMs?: number;
-  lsm?: { compactAfter?: number; maxSyncFetch?: number; segmentDocs?: number; mergeWidth?: number };
+  lsm?: {
+    compactAfter?: number;
+    maxSyncFetch?: number;
+    segmentDocs?: number;
+    mergeWidth?: number;
+    sliceRecords?: number;
+  };
+  /**
+   * Workers and Lambda: a request has a budget of storage operations (Workers: 1,000, waitUntil work
+   * included), so the indexes are compacted in slices (`SHORT_LIVED_LSM`), and a search whose index is
+   * too far behind to catch up within the budget answers 503 with Retry-After, not a DeepSearch of every
+   * session object.
+   */
+  shortLived?: boolean;
   /**
    * How long a session's index record waits for the versions after it: only the newest of those is
    * stored (the others would be superseded at once). 0 on Workers and Lambda.
@@ -102,6 +115,14 @@ interface PendingRecord {
 const RRF_K = 60;
 const CANDIDATES = 100;
 
+/**
+ * The index options of a short-lived runtime: a compaction reads at most 256 lagging records (about 300
+ * operations with its LISTs, roots and segments), and a search reads at most 256 more (records, or a
+ * compaction run inline), so that a search with the compaction it schedules stays well under Workers'
+ * 1,000 operations and leaves room for the manifest's reads and the results' sessions.
+ */
+export const SHORT_LIVED_LSM = { sliceRecords: 256, maxSyncFetch: 256 } as const;
+
 /** The search engine of one store: indexes, the save listener, and the query path. */
 export class SearchEngine implements SessionListener {
   readonly lexical: LsmIndex<LexDoc, LexSegment>;
@@ -115,7 +136,7 @@ export class SearchEngine implements SessionListener {
   /** The key-prefix hash of each embedding space. */
   private readonly spaceHashes = new Map<string, string>();
   private readonly options: Required<
-    Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs' | 'embedOnSave'>
+    Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs' | 'embedOnSave' | 'shortLived'>
   >;
   private readonly embedOnSave: boolean;
   /** Index records waiting per session: a burst of appends stores the newest version's only. */
@@ -150,7 +171,7 @@ export class SearchEngine implements SessionListener {
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
     const entries = async (ns: string) =>
       (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
-    this.lsmOptions = options.lsm ?? {};
+    this.lsmOptions = { ...(options.shortLived ? SHORT_LIVED_LSM : {}), ...options.lsm };
     this.lexical = new LsmIndex(
       sessions.objects,
       lexicalKind((ns, list) => this.buildLex(ns, list)),
@@ -407,16 +428,8 @@ export class SearchEngine implements SessionListener {
       await this.sessions.manifest.view(ns, schedule, { maxAgeMs: this.options.freshnessMs })
     ).entries;
     if (live.length === 0) return [];
-    let lex: Resolved<LexDoc, LexSegment>;
-    try {
-      lex = await this.lexical.resolve(ns, live, true, schedule);
-    } catch (err) {
-      this.onError('lexical index unreadable; DeepSearch', err);
-      return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
-    }
-    // The index cannot vouch for every session: scan the objects instead, while it catches up.
-    if (lex.missing.length > 0)
-      return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
+    const lex = await this.lexicalFor(ns, live, schedule);
+    if (!lex) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
     const byId = entriesById(live);
     const need = wanted.length === 1 ? 1 : 2;
@@ -463,6 +476,56 @@ export class SearchEngine implements SessionListener {
       for (const hit of hits) if (hit) out.push(hit);
     }
     return out;
+  }
+
+  /**
+   * The lexical documents of the live sessions; null when only DeepSearch can answer (the index cannot
+   * vouch for every session: unreadable, or behind). A short-lived runtime, which cannot read every session
+   * object, answers 503 while the index catches up instead.
+   */
+  private async lexicalFor(
+    ns: string,
+    live: ManifestEntry[],
+    schedule: Schedule,
+  ): Promise<Resolved<LexDoc, LexSegment> | null> {
+    const budget = this.lexical.queryBudget;
+    let lex: Resolved<LexDoc, LexSegment>;
+    try {
+      lex = await this.lexical.resolve(ns, live, true, schedule, budget !== null);
+    } catch (err) {
+      // Reading every session object would not fit a short-lived runtime's budget either.
+      if (budget !== null && live.length > budget) throw err;
+      this.onError('lexical index unreadable; DeepSearch', err);
+      return null;
+    }
+    if (lex.missing.length === 0) return lex;
+    if (budget === null) return null;
+    if (lex.behind)
+      throw unavailable(
+        `the search index is catching up on ${lex.missing.length} saved sessions: ` +
+          'try again after Retry-After',
+        1,
+      );
+    return this.withUnindexed(ns, lex);
+  }
+
+  /**
+   * The index's documents plus those of the few live sessions it could not build (read again here, as
+   * DeepSearch would read them), so that a short-lived runtime's answer leaves out none a DeepSearch finds.
+   */
+  private async withUnindexed(
+    ns: string,
+    lex: Resolved<LexDoc, LexSegment>,
+  ): Promise<Resolved<LexDoc, LexSegment>> {
+    const live = new Map(lex.live);
+    const read = await mapLimit(lex.missing, this.options.concurrency, (e) =>
+      readForSearch(this.sessions, ns, e),
+    );
+    lex.missing.forEach((e, i) => {
+      const session = read[i];
+      if (session) live.set(e.id, { doc: lexDocOf(session) });
+    });
+    return { segments: lex.segments, live, missing: [] };
   }
 
   /**

@@ -56,6 +56,11 @@ export interface Resolved<D, S> {
   live: Map<string, DocRef<D>>;
   /** Live sessions without a document at their current version (left for the background). */
   missing: ManifestEntry[];
+  /**
+   * Some of `missing` were not read at all: more lagged than a query may fetch (the index is catching up),
+   * rather than their documents could not be built.
+   */
+  behind?: boolean;
 }
 
 export interface LsmOptions {
@@ -69,6 +74,13 @@ export interface LsmOptions {
   maxSyncFetch?: number;
   /** How long a save's record may take to land before a compaction builds the document from the session. */
   recordGraceMs?: number;
+  /**
+   * Short-lived runtimes, whose requests have a budget of storage operations (Workers: 1,000): a compaction
+   * reads at most this many lagging documents, the oldest first, and the next one goes on; a save compacts
+   * once `compactAfter` records are stored (one LIST), and a query that catches up runs compactions inline
+   * within `maxSyncFetch` reads. Default: no bound (every lagging document in one compaction).
+   */
+  sliceRecords?: number;
   concurrency?: number;
   now?: () => number;
 }
@@ -127,6 +139,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly segmentDocs: number;
   private readonly maxSyncFetch: number;
   private readonly recordGraceMs: number;
+  private readonly sliceRecords: number;
   private readonly concurrency: number;
   private readonly now: () => number;
 
@@ -144,6 +157,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     this.segmentDocs = options.segmentDocs ?? 10_000;
     this.maxSyncFetch = options.maxSyncFetch ?? 512;
     this.recordGraceMs = options.recordGraceMs ?? 30_000;
+    this.sliceRecords = options.sliceRecords ?? Infinity;
     this.concurrency = options.concurrency ?? 32;
     this.now = options.now ?? Date.now;
   }
@@ -159,9 +173,19 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     } catch (err) {
       if (!PreconditionFailedError.is(err)) throw err; // the same version was recorded already
     }
+    // A short-lived runtime's isolate seldom sees `compactAfter` saves itself: the stored records tell.
+    if (this.sliceRecords !== Infinity) {
+      schedule(this.compactIfPiledUp(ns));
+      return;
+    }
     const n = (this.written.get(ns) ?? 0) + 1;
     this.written.set(ns, n);
     if (n >= this.compactAfter) schedule(this.compact(ns));
+  }
+
+  /** On a short-lived runtime (`sliceRecords`), how many lagging documents a query may read; else null. */
+  get queryBudget(): number | null {
+    return this.sliceRecords === Infinity ? null : this.maxSyncFetch;
   }
 
   /**
@@ -182,13 +206,15 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   /**
    * The documents for the live entries. Lagging ones are fetched from their records (or built from the
    * session objects when `build`) as long as there are at most `maxSyncFetch`; beyond that, or when the
-   * index is missing or corrupt, they are left in `missing` and a compaction is scheduled.
+   * index is missing or corrupt, they are left in `missing` (`behind`) and a compaction is scheduled.
+   * `catchUp` (with `sliceRecords`): first run compactions here while that leaves reads for them.
    */
   async resolve(
     ns: string,
     live: ManifestEntry[],
     build: boolean,
     schedule: Schedule,
+    catchUp = false,
   ): Promise<Resolved<D, S>> {
     let state = await this.state(ns);
     // The same manifest view and nothing new in process: the last answer still holds.
@@ -206,8 +232,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       state = await this.refresh(ns, state);
       lagging = this.lagging(state, live);
     }
-    if (lagging.length > 0 && lagging.length <= this.maxSyncFetch)
-      await this.fetch(ns, state, lagging, build);
+    let budget = this.maxSyncFetch;
+    // Too far behind for this request's reads: fold slices now, which the next request keeps.
+    while (catchUp && lagging.length > budget && budget >= this.sliceRecords) {
+      await this.compact(ns, state.corrupt);
+      budget -= this.sliceRecords;
+      state = await this.state(ns);
+      lagging = this.lagging(state, live);
+    }
+    const behind = lagging.length > budget;
+    if (lagging.length > 0 && !behind) await this.fetch(ns, state, lagging, build);
     const out = new Map<string, DocRef<D>>();
     const missing: ManifestEntry[] = [];
     let dead = 0;
@@ -228,9 +262,15 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     ) {
       schedule(this.compact(ns));
     }
-    const result = { segments: state.segments, live: out, missing };
+    const result = { segments: state.segments, live: out, missing, ...(behind ? { behind } : {}) };
     state.resolved = { live, version: state.version, result };
     return result;
+  }
+
+  /** A short-lived runtime's save: compacts once `compactAfter` records are stored (one LIST to know). */
+  private async compactIfPiledUp(ns: string): Promise<void> {
+    const page = await this.store.list(`${this.prefix(ns)}d/`, { limit: this.compactAfter });
+    if (page.objects.length >= this.compactAfter) await this.compact(ns);
   }
 
   /** Folds lagging documents into a new segment (or rewrites all when due). Single-flight per namespace. */
@@ -426,7 +466,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     // Every live document at its current version: from the segments, the records, or the sessions.
     // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the
     // namespace size.
-    const { fresh, lagging, fromSegments } = this.sourcesOf(state, live);
+    const { fresh, lagging, fromSegments } = this.sourcesOf(state, live, this.sliceRecords);
     const full = isFullCompaction(
       rebuild,
       state,
@@ -462,11 +502,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
 
   /**
    * Where each live document comes from: a fresh one held in memory, one in a segment, or a lagging
-   * one (from its record or its session).
+   * one (from its record or its session): at most `slice` of those, the oldest, and the next compaction
+   * folds the others (a root names segments, so it covers any subset of the documents).
    */
   private sourcesOf(
     state: State<D, S> | null,
     live: ManifestEntry[],
+    slice: number,
   ): {
     fresh: { key: DocKey; doc: D }[];
     lagging: number[];
@@ -481,7 +523,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
       else lagging.push(i);
     });
-    return { fresh, lagging, fromSegments };
+    if (lagging.length <= slice) return { fresh, lagging, fromSegments };
+    const oldest = lagging.sort((a, b) => live[a]!.at - live[b]!.at || a - b).slice(0, slice);
+    return { fresh, lagging: oldest, fromSegments };
   }
 
   /** Adds the lagging documents: from their records, else built from the sessions. */

@@ -109,10 +109,10 @@ it('a continue cut off by SIGTERM says its message is stored; its printed comman
   const { messages } = JSON.parse(shown.stdout) as {
     messages: { role: string; content: string }[];
   };
-  // The message once, then the other device's, then the reply (to the first message, asked last).
+  // The message once, moved after the other device's to just before its reply (review s60e).
   expect(messages.map((m) => [m.role, m.content])).toEqual([
-    ['user', 'hello slow'],
     ['user', 'me too'],
+    ['user', 'hello slow'],
     ['assistant', 'the reply'],
   ]);
   second.child.kill('SIGTERM');

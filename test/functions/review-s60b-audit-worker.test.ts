@@ -11,7 +11,10 @@ describe('the audit of a long session on Workers', () => {
   it('answers every record within the limit after at most one 503 that makes progress', async () => {
     const store = new LocalStore(tempDir('worker-audit'));
     const { call, isolate } = limitedWorker(store);
-    expect((await call('POST', '/v1/sessions', { id: 'long', task: 'a long session', messages: [] })).status).toBe(201);
+    expect(
+      (await call('POST', '/v1/sessions', { id: 'long', task: 'a long session', messages: [] }))
+        .status,
+    ).toBe(201);
     // 1,100 more writes' records, each its own object as a Worker stores them (as fast as files go).
     const log = new AuditLog(store, (s) => s);
     for (let r = 2; r <= 1101; r++) {
