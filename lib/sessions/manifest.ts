@@ -98,9 +98,9 @@ interface Root {
   pins?: Pin[];
   covered: string[];
   /**
-   * A sliced compaction's creates (`maxSyncLogs`) within EDGE_MS before the first log record it left out:
-   * a delete record left out may predate such a create only by a clock (the id created again after the
-   * delete by a device whose clock is behind), so a reader checks the id's object (see EdgeCreate).
+   * The creates sliced compactions (`maxSyncLogs`) folded while they left log records out: a delete record
+   * left out may be older than such a create by its time alone (a device whose clock is behind, an import
+   * that keeps its `updated_at`), so a reader checks the id's object for it (see EdgeCreate).
    */
   edge?: EdgeCreate[];
 }
@@ -244,11 +244,6 @@ class ManifestMoved extends Error {
 const MOVED_RETRIES = 10;
 /** The same object missing this many times in a row, each after a fresh LIST: the newest root is broken. */
 const MISSING_REPEATS = 3;
-/**
- * How far before a sliced compaction's edge its creates are remembered (Root.edge): the clocks of the
- * processes sharing a bucket are taken to disagree by less than this.
- */
-const EDGE_MS = 15 * 60_000;
 
 export class Manifest {
   private readonly compactAfter: number;
@@ -1401,14 +1396,15 @@ function sliceInfo(left: string[], records: LogRecord[]): Slice {
 }
 
 /**
- * A sliced root's edge: the creates it and the root it builds on folded, within EDGE_MS before its
- * boundary; an older create truly precedes every delete left out (clocks disagree by less than that).
+ * A sliced root's edge: every create it and the roots it builds on folded while records were left out. A
+ * create's time may be far older than a delete left out (an import keeps its own `updated_at`): until
+ * review s60f only those within 15 minutes of the boundary were kept, and such an import stayed unlisted.
+ * It is emptied by the first compaction that leaves nothing out.
  */
 function edgeOf(root: Root, slice: Slice): EdgeCreate[] {
-  const from = slice.boundary - EDGE_MS;
   const byId = new Map<string, number>();
   for (const e of [...(root.edge ?? []), ...slice.creates])
-    if (e.at >= from) byId.set(e.id, Math.min(byId.get(e.id) ?? Infinity, e.at));
+    byId.set(e.id, Math.min(byId.get(e.id) ?? Infinity, e.at));
   return [...byId].map(([id, at]) => ({ id, at }));
 }
 
