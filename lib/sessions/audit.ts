@@ -6,6 +6,7 @@ import { keys } from '../model/keys.js';
 import { mapLimit, PendingWork } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
 import { unavailable } from '../model/errors.js';
+import { incarnationIn } from './key-records.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
@@ -119,35 +120,68 @@ export class AuditLog {
     await this.flushed(ns, id);
     const prefix = keys.audit(ns, id);
     let all = await listAll(this.store, prefix);
+    // A merge keeps what it wrote only while the session is the one it was before the objects were
+    // listed: a session deleted and created again meanwhile must not get the deleted one's records.
+    const was = all.length > MERGE_AT ? await this.incarnation(ns, id) : undefined;
+    if (was !== undefined) all = await listAll(this.store, prefix);
     for (let slices = 0; all.length > this.readAtMost; slices++) {
-      if (slices === this.slicesPerRead)
+      if (slices === this.slicesPerRead || was === undefined)
         throw unavailable(
           `the audit of session ${id} is being merged (${all.length} objects left); try again`,
         );
-      await this.merge(ns, id, await this.read(all.slice(0, this.readAtMost)));
+      await this.merge(ns, id, was, await this.readAll(prefix, all.slice(0, this.readAtMost)));
       all = await listAll(this.store, prefix);
     }
-    const objects = await this.read(all);
+    const objects = await this.readAll(prefix, all);
     // The answer stands whatever the merge meets; a later read merges again.
-    if (all.length > MERGE_AT) await this.merge(ns, id, objects).catch(() => {});
+    if (was !== undefined && all.length > MERGE_AT)
+      await this.merge(ns, id, was, objects).catch(() => {});
     const seen = new Set<string>();
     const out: AuditRecord[] = [];
     for (const { w, ...record } of objects.flatMap((o) => o.records)) {
-      if (w !== undefined && seen.has(w)) continue;
-      if (w !== undefined) seen.add(w);
+      if (seen.has(w!)) continue;
+      seen.add(w!);
       out.push(record);
     }
     return out.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
   }
 
-  /** What the objects `keys` hold: none for a vanished object, undefined for one that is not records. */
+  /** The incarnation of the session object at the id, or undefined when there is none (or no session). */
+  private async incarnation(ns: string, id: string): Promise<string | undefined> {
+    const found = await this.store.get(keys.session(ns, id));
+    return found ? incarnationIn(found.body) : undefined;
+  }
+
+  /**
+   * `read`, and when an object listed is gone (another reader merged it and deleted it), the objects
+   * listed since (its merged one) too: a read racing a merge answered without those records (review
+   * s60f). Three rounds at most, then 503.
+   */
+  private async readAll(prefix: string, keys: string[]): Promise<AuditObject[]> {
+    let objects = await this.read(keys);
+    for (let round = 0; objects.some((o) => o.vanished); round++) {
+      if (round === 3)
+        throw unavailable('the audit log changed while it was read (merged elsewhere); try again');
+      const done = new Set(objects.map((o) => o.key));
+      const listed = (await listAll(this.store, prefix)).filter((k) => !done.has(k));
+      objects = [...objects.filter((o) => !o.vanished), ...(await this.read(listed))];
+    }
+    return objects;
+  }
+
+  /**
+   * What the objects `keys` hold. A record stored before 2026-12-04 names no write: it is named by its
+   * object's key and place, so that it can be merged too (until review s60f such records were never
+   * merged, and 250 of them made every Worker read of the audit answer 503).
+   */
   private async read(keys: string[]): Promise<AuditObject[]> {
     return mapLimit(keys, 16, async (key) => {
       const b = await this.store.get(key);
-      if (!b) return { key, records: [] };
+      if (!b) return { key, records: [], vanished: true };
       try {
         const parsed = JSON.parse(text(b.body)) as StoredAudit | { records: StoredAudit[] };
-        return { key, records: 'records' in parsed ? parsed.records : [parsed] };
+        const records = 'records' in parsed ? parsed.records : [parsed];
+        return { key, records: records.map((r, i) => (r.w ? r : { ...r, w: `${key}#${i}` })) };
       } catch {
         return { key, records: [], unreadable: true };
       }
@@ -157,23 +191,20 @@ export class AuditLog {
   /**
    * Stores the records of `objects` in one object, then deletes those objects. The new object is named by
    * its records (the same merge twice is one object), and a record both there and in an object left over
-   * reads once (`w`). Objects holding a record without `w` (stored before 2026-12-04) or that are not
-   * records stay. Deleted means gone: if the session is gone after the PUT, the merged object goes too (a
-   * delete removes the session object before its audit records, so one that runs after this check
-   * erases the merged object with them).
+   * reads once (`w`). Deleted means gone: unless the object at the id after the PUT is still session
+   * `was`, the merged object goes again (a delete removes the session object before its audit records,
+   * so a delete after this check erases the merged object with them; a session created again keeps only
+   * its own records, review s60f).
    */
-  private async merge(ns: string, id: string, objects: AuditObject[]): Promise<void> {
-    const merged = objects.filter(
-      (o) => !o.unreadable && o.records.every((r) => r.w !== undefined),
-    );
+  private async merge(ns: string, id: string, was: string, objects: AuditObject[]): Promise<void> {
+    const merged = objects.filter((o) => !o.unreadable && !o.vanished);
     if (merged.length < 2) return;
     const records = merged.flatMap((o) => o.records);
     records.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
     const digest = (await sha256Hex(records.map((r) => r.w).join(','))).slice(0, 16);
     const key = `${keys.audit(ns, id)}${stamp(records[0]?.at ?? '')}-m${digest}.json`;
     await putOwn(this.store, key, utf8(JSON.stringify({ records })));
-    const session = keys.session(ns, id);
-    if (!(await (this.store.head ? this.store.head(session) : this.store.get(session)))) {
+    if ((await this.incarnation(ns, id)) !== was) {
       await this.store.delete(key);
       return;
     }
@@ -187,6 +218,8 @@ interface AuditObject {
   key: string;
   records: StoredAudit[];
   unreadable?: boolean;
+  /** Listed, then gone when read (another reader merged it). */
+  vanished?: boolean;
 }
 
 /** A record's time as the 13-digit milliseconds of its key. */

@@ -12,6 +12,13 @@ import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'am';
 const id = 'long-session';
+/** The session object at the id (a merge keeps its work only while the same session is there). */
+const SESSION = JSON.stringify({
+  id,
+  created_at: '2026-12-07T00:00:00.000Z',
+  messages: [],
+  satchel: { i: 'a1' },
+});
 
 function record(revision: number): AuditRecord {
   return {
@@ -33,7 +40,7 @@ function record(revision: number): AuditRecord {
 /** A session object at its key and `n` writes' audit records, each in its own object (as on Workers). */
 async function written(label: string, n: number) {
   const store = new CountingStore(tempLocalStore(label));
-  await store.put(keys.session(ns, id), utf8('{"messages":[]}'));
+  await store.put(keys.session(ns, id), utf8(SESSION));
   const log = new AuditLog(store, (s) => s);
   for (let r = 1; r <= n; r++)
     await log.recordAll(ns, id, [{ record: record(r), writeKey: `w${r}` }]);
