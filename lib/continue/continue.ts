@@ -356,6 +356,8 @@ export class Continuer {
         },
         stored.session.satchel?.['i'], // the session its message went to
         own, // still there
+        // Where it went: a message after that with its text is another writer's (a repeat: the session now).
+        (stored.replayed ? session : stored.session).messages.length - 1,
       );
       if (saved.replayed) return await replay([saved.receipt, salt]);
       const reply = saved.session.messages.at(-1)?.content ?? '';

@@ -504,6 +504,8 @@ export class SessionStore {
     incarnation: unknown,
     /** The message the turn answers, as stored: a pop, trim or PUT that removed it meanwhile refuses it. */
     question?: Pick<Message, 'role' | 'content'>,
+    /** Where it was stored (its index then): it can only be there or earlier, never after. */
+    questionAt = Infinity,
   ): Promise<WriteResult> {
     // No fingerprint: a repeat of a turn is never "a different request", whatever the model said.
     return this.mutate({
@@ -537,7 +539,7 @@ export class SessionStore {
           ...(kept ? {} : { model: turn.model, provider: turn.provider }),
           // The question moves to just before its reply when others wrote after it while the model ran:
           // [uA, uB, aA] paired B's question with A's answer for every later reader (review s60e).
-          messages: [...questionLast(cur.messages, question), ...turn.messages],
+          messages: [...questionLast(cur.messages, question, questionAt), ...turn.messages],
         };
       },
     });
@@ -1510,17 +1512,22 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The messages with the newest copy of `question` moved to the end (as they are when it is last, or not
- * among them: a partial copy's unread slots are left where they are).
+ * The messages with the newest copy of `question` at or before `atMost` (where it was stored: appends go
+ * after it, and trims, pops and moves only take it earlier) moved to the end: as they are when it is
+ * last, or not there (a partial copy's unread slots are left where they are). A later message with the
+ * same text is another writer's, and moving it split that writer's exchange (review s60f).
  */
 function questionLast(
   messages: Message[],
   question: Pick<Message, 'role' | 'content'> | undefined,
+  atMost: number,
 ): Message[] {
   if (!question) return messages;
-  const at = messages.findLastIndex(
-    (m) => m !== undefined && m.role === question.role && m.content === question.content,
-  );
+  let at = Math.min(atMost, messages.length - 1);
+  for (; at >= 0; at--) {
+    const m = messages[at];
+    if (m !== undefined && m.role === question.role && m.content === question.content) break;
+  }
   if (at < 0 || at === messages.length - 1) return messages;
   const moved = messages.slice(); // slice and splice keep a partial copy's holes
   moved.push(...moved.splice(at, 1));
