@@ -54,4 +54,4 @@ function fnv32(s: string): string {
  * pairs in JSON; `\u`-escaped and wrapped-base64 forms of known values. 10 (2026-12-06): JSON of any
  * depth; arrays of strings read as command lines, and header pairs in `…headers` arrays as header lines.
  */
-const WALK = '\nwalk:11';
+const WALK = '\nwalk:12';

@@ -61,6 +61,13 @@ describe('rule secrets inside HTML character references', () => {
       '&lt;password&gt;Hq7vK2mP9xL4wR8t&lt;/password&gt;',
       'Hq7vK2mP9xL4wR8t',
     ],
+    // HTML5's names of punctuation, and leading zeros past four digits (review s60f).
+    ['&equals; for the =', 'password&equals;Zq8vKp3LmN7xWr2TgH5d', 'Zq8vKp3LmN7xWr2TgH5d'],
+    [
+      'references with leading zeros',
+      'password&#00061;&#00034;Zq8vKp3LmN7xWr2TgH5d&#00034;',
+      'Zq8vKp3LmN7xWr2TgH5d',
+    ],
     [
       'twice escaped (&amp;quot;)',
       'token: &amp;quot;ghp_R8tN3cZ5jD1gFq7xK2mP9vL4wR8tN3cZ5j&amp;quot;',
@@ -80,6 +87,7 @@ describe('rule secrets inside HTML character references', () => {
       'a &amp; b &lt; c &quot;hi&quot; &#39;x&#39; &#x2014; &#0; &#128512;',
       'if (a &amp;&amp; b) return &quot;password&quot;;',
       '<a href="/s?q=1&amp;page=2">next</a>',
+      'password&colon; &lt;enter your password&gt; &lowbar;&lowbar; &nbsp; &copy; &hellip;',
     ]) {
       expect(redactor.redact(s)).toEqual({ text: s, count: 0 });
     }
