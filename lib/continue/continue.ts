@@ -298,10 +298,9 @@ export class Continuer {
   ): Promise<ContinueOutcome> {
     const { sessions } = this.options;
     const key = ctx.idempotencyKey;
-    // The turn's own key: with a space, which no client's key holds (visible ASCII, no spaces), so no
-    // request's key is ever a turn's (`K#turn` was: a continue keyed `K#turn` after one keyed `K` was
-    // answered as that turn, and an append keyed `K#turn` swallowed continue `K`'s reply). A repeat looks
-    // for a turn stored before 2026-12-05 under `K#turn` too (`storedTurn`).
+    // The turn's own key: with a space, which no client's key holds, so no request's key is ever a turn's
+    // (`K#turn` was: a continue keyed `K#turn` after one keyed `K` was answered as that turn, and an append
+    // keyed `K#turn` took continue `K`'s reply). A repeat looks under `K#turn` too (`storedTurn`).
     const turnKey = key !== undefined ? `${key} turn` : undefined;
     // What keys the reply's digest in the turn's write record: the Idempotency-Key (never stored) when
     // there is one, so that whoever reads the bucket cannot test guesses at a reply removed since.
@@ -355,8 +354,7 @@ export class Continuer {
           receiptExtras: (s) => ({ rd: chain(salt, s.messages.slice(-1)) }),
         },
         stored.session.satchel?.['i'], // the session its message went to
-        own, // still there
-        // Where it went: a message after that with its text is another writer's (a repeat: the session now).
+        own, // still there, at or before where it went (a repeat: the session now)
         (stored.replayed ? session : stored.session).messages.length - 1,
       );
       if (saved.replayed) return await replay([saved.receipt, salt]);

@@ -647,8 +647,9 @@ const ENTITY_HINT = /&(?:#|[a-z]{2,6};)/i;
 
 /**
  * An HTML character reference to a printable-or-control ASCII character at `i` in `s` (`&quot;`, `&#34;`,
- * `&#x22;`, up to 8 digits, leading zeros included): its code times 16 plus its length, or 0. A page, an XML file or an HTML-escaped
- * log quotes a secret as `password=&quot;…&quot;`; the keyed rules end a value at `&` and `;` (review s59l).
+ * `&#x22;`, up to 8 digits, leading zeros included): its code times 16 plus its length, or 0. A page, an
+ * XML file or an HTML-escaped log quotes a secret as `password=&quot;…&quot;`; the keyed rules end a value
+ * at `&` and `;` (review s59l).
  */
 function htmlEntity(s: string, i: number): number {
   const d = s.charCodeAt(i + 1);
