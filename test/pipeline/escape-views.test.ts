@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, decodedViews } from '../../lib/pipeline/redact.js';
 import { rules } from '../../lib/pipeline/rules.js';
+import { mulberry32 } from '../support/prng.js';
 
 /**
  * The decoded views of a text (JSON's `\/`, `\u00XX`, percent escapes and HTML's references undone) were built with a regex and
@@ -89,16 +90,6 @@ function views(text: string): { view: string; at: number[] }[] {
   return found;
 }
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('decoded views', () => {
   it('are the regex version`s views, character for character, on texts full of near-escapes', () => {
     const pieces = [
@@ -137,7 +128,7 @@ describe('decoded views', () => {
       ';',
       'x',
     ];
-    const next = random(58);
+    const next = mulberry32(58);
     for (let n = 0; n < 3000; n++) {
       let text = '';
       const length = 1 + Math.floor(next() * 24);

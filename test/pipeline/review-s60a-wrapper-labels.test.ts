@@ -4,22 +4,13 @@
 // It now reads each nonce's last closing tag first; this checks it finds what the regex found.
 import { describe, expect, it } from 'vitest';
 import { wrapperLabels } from '../../lib/pipeline/taint.js';
+import { mulberry32 } from '../support/prng.js';
 
 /** The regex the scan used until 2026-12-07: the reference for what it finds. */
 const WRAPPER =
   /<untrusted_content_([0-9a-f]{16}) source="([^"\n]{0,256})">[\s\S]*?<\/untrusted_content_\1>/g;
 const reference = (text: string) =>
   text.includes('<untrusted_content_') ? [...text.matchAll(WRAPPER)].map((m) => m[2]!) : [];
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const A = '0123456789abcdef';
 const B = 'fedcba9876543210';
@@ -39,7 +30,7 @@ describe('wrapper labels', () => {
       '"',
       '>',
     ];
-    const next = random(60);
+    const next = mulberry32(60);
     for (let n = 0; n < 4000; n++) {
       let text = '';
       const length = 1 + Math.floor(next() * 16);

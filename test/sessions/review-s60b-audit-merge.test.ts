@@ -6,46 +6,15 @@ import { AuditLog, type AuditRecord } from '../../lib/sessions/audit.js';
 import { keys } from '../../lib/model/keys.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { utf8 } from '../../lib/storage/port.js';
 import { SatchelError } from '../../lib/model/errors.js';
+import { auditRecord, writtenAudit } from '../support/audit-records.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'am';
 const id = 'long-session';
-/** The session object at the id (a merge keeps its work only while the same session is there). */
-const SESSION = JSON.stringify({
-  id,
-  created_at: '2026-12-07T00:00:00.000Z',
-  messages: [],
-  satchel: { i: 'a1' },
-});
-
-function record(revision: number): AuditRecord {
-  return {
-    at: new Date(Date.UTC(2026, 11, 7, 0, 0, 0, revision)).toISOString(),
-    op: revision === 1 ? 'create' : 'append',
-    device: 'ci',
-    revision,
-    messages: revision,
-    messages_added: 1,
-    bytes: 100 * revision,
-    redactions: 0,
-    dropped_groups: 0,
-    ingest_sources: [],
-    untrusted_ingested: false,
-    episode_untrusted: false,
-  };
-}
-
 /** A session object at its key and `n` writes' audit records, each in its own object (as on Workers). */
-async function written(label: string, n: number) {
-  const store = new CountingStore(tempLocalStore(label));
-  await store.put(keys.session(ns, id), utf8(SESSION));
-  const log = new AuditLog(store, (s) => s);
-  for (let r = 1; r <= n; r++)
-    await log.recordAll(ns, id, [{ record: record(r), writeKey: `w${r}` }]);
-  return store;
-}
+const written = (label: string, n: number) =>
+  writtenAudit(new CountingStore(tempLocalStore(label)), ns, id, n);
 
 const objectsOf = async (store: CountingStore) => (await listAll(store, keys.audit(ns, id))).length;
 const revisions = (records: AuditRecord[]) => records.map((r) => r.revision);
@@ -84,7 +53,7 @@ describe('audit reads merge the objects they find', () => {
     expect(await objectsOf(store)).toBe(1);
     // Later writes add objects beside it; a read keeps answering each record once.
     for (let r = 81; r <= 120; r++)
-      await log.recordAll(ns, id, [{ record: record(r), writeKey: `w${r}` }]);
+      await log.recordAll(ns, id, [{ record: auditRecord(r), writeKey: `w${r}` }]);
     expect(revisions(await log.list(ns, id))).toEqual(upTo(120));
     expect(await objectsOf(store)).toBe(1);
   });

@@ -2,46 +2,19 @@
 // deleted one's records; a read racing another reader's merge answered without the records it deleted; and
 // records stored before 2026-12-04 (no `w`) were never merged, so 250 of them made every Worker read 503.
 import { describe, expect, it } from 'vitest';
-import { AuditLog, type AuditRecord } from '../../lib/sessions/audit.js';
+import { AuditLog } from '../../lib/sessions/audit.js';
 import { keys } from '../../lib/model/keys.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { utf8 } from '../../lib/storage/port.js';
 import { SatchelError } from '../../lib/model/errors.js';
+import { auditRecord, sessionObject, writtenAudit } from '../support/audit-records.js';
 import { tempLocalStore } from '../support/temp-store.js';
 
 const ns = 'am';
 const id = 's1';
-/** A session object at the id: its incarnation is `i`. */
-const session = (i: string) =>
-  utf8(
-    JSON.stringify({ id, created_at: '2026-12-07T00:00:00.000Z', messages: [], satchel: { i } }),
-  );
-
-function record(revision: number, device = 'ci'): AuditRecord {
-  return {
-    at: new Date(Date.UTC(2026, 11, 7, 0, 0, 0, revision)).toISOString(),
-    op: revision === 1 ? 'create' : 'append',
-    device,
-    revision,
-    messages: revision,
-    messages_added: 1,
-    bytes: 100 * revision,
-    redactions: 0,
-    dropped_groups: 0,
-    ingest_sources: [],
-    untrusted_ingested: false,
-    episode_untrusted: false,
-  };
-}
-
-async function written(label: string, n: number, device = 'old') {
-  const store = tempLocalStore(label);
-  await store.put(keys.session(ns, id), session('a1'));
-  const log = new AuditLog(store, (s) => s);
-  for (let r = 1; r <= n; r++)
-    await log.recordAll(ns, id, [{ record: record(r, device), writeKey: `w${r}` }]);
-  return store;
-}
+/** A session object (incarnation a1) and `n` writes' audit records by `device`, each in its own object. */
+const written = (label: string, n: number, device = 'old') =>
+  writtenAudit(tempLocalStore(label), ns, id, n, device);
 
 describe('audit merges racing other work (review s60f)', () => {
   it('A1: a merge racing a DELETE and a re-create leaves the new session only its own records', async () => {
@@ -57,11 +30,11 @@ describe('audit merges racing other work (review s60f)', () => {
         await store.delete(keys.session(ns, id));
         await store.delete(await listAll(store, keys.audit(ns, id)));
         // The client creates the id again: a new session with its own first audit record.
-        await store.put(keys.session(ns, id), session('b2'));
+        await store.put(keys.session(ns, id), sessionObject(id, 'b2'));
         await new AuditLog(store, (s) => s).recordAll(ns, id, [
           {
             record: {
-              ...record(1, 'new-device'),
+              ...auditRecord(1, 'new-device'),
               at: new Date(Date.UTC(2026, 11, 8)).toISOString(),
             },
             writeKey: 'new1',
@@ -96,9 +69,9 @@ describe('audit merges racing other work (review s60f)', () => {
 
   it('A3: on Workers, 300 records stored before 2026-12-04 (no `w`) are merged and answered', async () => {
     const store = tempLocalStore('s60f-legacy');
-    await store.put(keys.session(ns, id), session('a1'));
+    await store.put(keys.session(ns, id), sessionObject(id, 'a1'));
     for (let r = 1; r <= 300; r++) {
-      const rec = record(r);
+      const rec = auditRecord(r);
       // As stored before 2026-12-04: one record per object, no `w`.
       await store.put(
         `${keys.audit(ns, id)}${String(Date.parse(rec.at)).padStart(13, '0')}-${r.toString(16).padStart(16, '0')}.json`,

@@ -3,7 +3,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { Env } from '../../lib/server/config.js';
+import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
 
 /**
  * Driving Debian's Chromium for the session browser's tests. There is no skip: when Chromium cannot be
@@ -28,6 +30,36 @@ export async function launchBrowser(): Promise<Browser> {
         'Install it with: apt-get install -y --no-install-recommends chromium (as .ci/run does), or set CHROMIUM_PATH.',
     );
   }
+}
+
+/**
+ * One Chromium and one Satchel server (on a temporary local folder, SATCHEL_TOKENS=`tokens`, plus `env`)
+ * for a test file: registers the beforeAll that starts both and the afterAll that closes both. Read them
+ * inside a test (the getters throw before beforeAll has run).
+ */
+export function browserAndServer(tokens: string, env: Env = {}) {
+  let browser: Browser | undefined;
+  let srv: RunningServer | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    srv = await startSatchelServer({ env: { SATCHEL_TOKENS: tokens, ...env } });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await srv?.close();
+  });
+  const started = <T>(what: string, value: T | undefined): T => {
+    if (value === undefined) throw new Error(`[test/ui] no ${what}: beforeAll has not started it`);
+    return value;
+  };
+  return {
+    get browser(): Browser {
+      return started('browser', browser);
+    },
+    get srv(): RunningServer {
+      return started('server', srv);
+    },
+  };
 }
 
 export interface Watched {

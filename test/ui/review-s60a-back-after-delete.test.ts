@@ -2,22 +2,12 @@
 // session's page back from the back/forward cache as it was: transcript, write controls, the open "Delete
 // permanently" confirmation and Download (of the deleted content). A second Back showed the list from
 // before the delete, the deleted row in it. Chromium against a real Satchel server on a local folder.
-import type { Browser, Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import type { Page } from 'puppeteer-core';
+import { describe, expect, it } from 'vitest';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_back_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK}`);
 
 const rowIds = (page: Page) =>
   page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.getAttribute('data-id')));
@@ -28,7 +18,7 @@ const marked = (page: Page, name: string) =>
 
 describe('Back after deleting a session in the page (review s60a)', () => {
   it('shows "Session not found" and nothing of it, then the list without its row', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     for (const [id, task] of [
       ['kept', 'stays'],
       ['gone', 'to be deleted'],
@@ -42,9 +32,9 @@ describe('Back after deleting a session in the page (review s60a)', () => {
           })
         ).status,
       ).toBe(201);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui?limit=1&poll=60000`);
+      await page.goto(`${ui.srv.url}/ui?limit=1&poll=60000`);
       await signIn(page, TOK);
       await page.waitForSelector('#rows tr a');
       expect(await rowIds(page)).toEqual(['gone']);
@@ -92,12 +82,12 @@ describe('Back after deleting a session in the page (review s60a)', () => {
   });
 
   it('Back to the list from a session keeps the page it was on', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     for (const id of ['p1', 'p2'])
       expect((await api('POST', '/v1/sessions', { id, task: id })).status).toBe(201);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui?limit=1&poll=60000`);
+      await page.goto(`${ui.srv.url}/ui?limit=1&poll=60000`);
       await signIn(page, TOK);
       await page.waitForSelector('#rows tr a');
       await page.click('#next');

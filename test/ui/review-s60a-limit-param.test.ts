@@ -1,30 +1,19 @@
 // Review s60a, finding 6: /ui?limit=<a fraction> sent the fraction to the API, which answered 400: the
 // list never loaded, and the live loop asked for the same 400 every poll without a word.
-import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_limit_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK}`);
 
 describe('?limit= that is not a whole number (review s60a)', () => {
   it('lists the sessions, the limit rounded down as an out-of-range one is clamped', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     for (const id of ['one', 'two', 'three'])
       expect((await api('POST', '/v1/sessions', { id, task: id })).status).toBe(201);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui?limit=2.5&poll=300`);
+      await page.goto(`${ui.srv.url}/ui?limit=2.5&poll=300`);
       await signIn(page, TOK);
       await new Promise((r) => setTimeout(r, 1500));
       const state = await page.evaluate(() => ({

@@ -2,35 +2,24 @@
 // older than the newest it had shown (an import with its own updated_at, as `satchel import` sends; a
 // slow write; another server's clock a little behind), though it belongs on page 1: updated_after never
 // returns it, and the 12th poll's re-read of page 1 acted only when a row on screen was gone.
-import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_live_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK}`);
 
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 
 describe('the live list and a session stamped before the newest one shown (review s60a)', () => {
   it('shows it on page 1 once page 1 is read again (every 12th poll)', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     const make = async (id: string, body: Record<string, unknown> = {}) =>
       expect((await api('POST', '/v1/sessions', { id, task: id, ...body })).status).toBe(201);
     await make('older', { created_at: ago(120), updated_at: ago(120) });
     await make('newest');
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui?poll=250`);
+      await page.goto(`${ui.srv.url}/ui?poll=250`);
       await signIn(page, TOK);
       await page.waitForSelector('#rows tr');
       const rows = () => page.$$eval('#rows tr', (t) => t.map((r) => r.getAttribute('data-id')));

@@ -3,23 +3,13 @@
 // revision 1 back on screen after "Appended: now at revision 2": the appended message vanished, and the
 // page's If-Match went back to "1", so the next write was refused as stale. The list's pager did the same
 // (Older, then Newer: the slower answer won). A slow link is simulated by request interception.
-import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import type { HTTPRequest, Page } from 'puppeteer-core';
+import { describe, expect, it } from 'vitest';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_late_0123456789';
 const LIST = 'tok_s60a_latelist_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK},list=${LIST}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK},list=${LIST}`);
 
 /** The first request `matches` picks is answered by the server at once and delivered 1.5 s later. */
 async function delayOnce(page: Page, matches: (r: HTTPRequest) => boolean) {
@@ -38,16 +28,16 @@ async function delayOnce(page: Page, matches: (r: HTTPRequest) => boolean) {
 
 describe('a load answered after a later one (review s60a)', () => {
   it('a late Reload does not replace the newer revision on screen', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     const made = await api('POST', '/v1/sessions', {
       id: 'late',
       task: 'late answers',
       messages: [{ role: 'user', content: 'first' }],
     });
     expect(made.status).toBe(201);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui/sessions/late`);
+      await page.goto(`${ui.srv.url}/ui/sessions/late`);
       await signIn(page, TOK);
       await page.waitForSelector('#actions', { visible: true });
       await delayOnce(page, (r) => r.method() === 'GET' && r.url().endsWith('/v1/sessions/late'));
@@ -82,17 +72,17 @@ describe('a load answered after a later one (review s60a)', () => {
   });
 
   it('Older answered late, after Newer: the list shows the page asked for last', async () => {
-    const api = apiClient(srv.url, LIST);
+    const api = apiClient(ui.srv.url, LIST);
     for (const id of ['s1', 's2', 's3']) {
       expect((await api('POST', '/v1/sessions', { id, task: id })).status).toBe(201);
       await new Promise((r) => setTimeout(r, 15));
     }
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     const label = () => page.$eval('#page-label', (e) => e.textContent);
     const rowIds = () =>
       page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.getAttribute('data-id')));
     try {
-      await page.goto(`${srv.url}/ui?limit=1&poll=60000`);
+      await page.goto(`${ui.srv.url}/ui?limit=1&poll=60000`);
       await signIn(page, LIST);
       await page.waitForSelector('#rows tr');
       await page.click('#next');

@@ -4,11 +4,9 @@
 // for seconds to minutes when its fold was opened (32,000 openings, 1.5 MB: 12 s; time grew with the
 // square of the size). The scan is linear now and finds exactly what the regex found.
 import fc from 'fast-check';
-import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { wrappers } from '../../lib/ui/client.js';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 /** What the old regex (wrapperPattern until review s60a) found: the reference for well-formed text. */
 function byRegex(text: string) {
@@ -73,20 +71,11 @@ describe('finding untrusted-content wrappers (review s60a)', () => {
 });
 
 const TOK = 'tok_s60a_wrap_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK}`);
 
 describe('a tool result holding many unclosed wrapper openings (review s60a)', () => {
   it('opens its fold without freezing the page', async () => {
-    const api = apiClient(srv.url, TOK);
+    const api = apiClient(ui.srv.url, TOK);
     const n = 32_000;
     // 48 bytes a line: 1.5 MB of tool result.
     const text = `<untrusted_content_${A} source="x">\n`.repeat(n);
@@ -106,9 +95,9 @@ describe('a tool result holding many unclosed wrapper openings (review s60a)', (
       ],
     });
     expect(r.status).toBe(201);
-    const { page, errors } = await openPage(browser);
+    const { page, errors } = await openPage(ui.browser);
     try {
-      await page.goto(`${srv.url}/ui/sessions/w`);
+      await page.goto(`${ui.srv.url}/ui/sessions/w`);
       await signIn(page, TOK);
       await page.waitForSelector('.tool-result details.fold summary');
       const t0 = Date.now();

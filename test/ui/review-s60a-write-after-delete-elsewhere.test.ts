@@ -1,22 +1,11 @@
 // Review s60a, finding 5: a write answered 404 (the session was deleted elsewhere) left the transcript,
 // facts, Download and every write control on screen; only a Reload forgot them. docs/api.md ("Browser"):
 // a session deleted elsewhere shows "Session not found" and nothing of it.
-import type { Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
-import { apiClient, launchBrowser, openPage, signIn } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_w404_0123456789';
-let browser: Browser;
-let srv: RunningServer;
-beforeAll(async () => {
-  browser = await launchBrowser();
-  srv = await startSatchelServer({ env: { SATCHEL_TOKENS: `ns=${TOK}` } });
-});
-afterAll(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+const ui = browserAndServer(`ns=${TOK}`);
 
 describe('a write to a session deleted elsewhere (review s60a)', () => {
   for (const [action, act] of [
@@ -24,7 +13,7 @@ describe('a write to a session deleted elsewhere (review s60a)', () => {
     ['a delete', '#delete-yes'],
   ] as const)
     it(`${action} answered 404 shows "Session not found" and nothing of the session`, async () => {
-      const api = apiClient(srv.url, TOK);
+      const api = apiClient(ui.srv.url, TOK);
       const id = `w-${act.slice(1)}`;
       const made = await api('POST', '/v1/sessions', {
         id,
@@ -32,9 +21,9 @@ describe('a write to a session deleted elsewhere (review s60a)', () => {
         messages: [{ role: 'user', content: 'old words' }],
       });
       expect(made.status).toBe(201);
-      const { page, errors } = await openPage(browser);
+      const { page, errors } = await openPage(ui.browser);
       try {
-        await page.goto(`${srv.url}/ui/sessions/${id}`);
+        await page.goto(`${ui.srv.url}/ui/sessions/${id}`);
         await signIn(page, TOK);
         await page.waitForSelector('#actions', { visible: true });
         expect((await api('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
