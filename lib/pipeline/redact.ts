@@ -604,8 +604,45 @@ function check(rule: Rule, secret: string): boolean {
   return !isExampleValue(secret);
 }
 
+/** The named character references the decoded views undo (namedEntity), and their codes. */
+const NAMED_CODES: Record<string, number> = {
+  quot: 34,
+  apos: 39,
+  amp: 38,
+  lt: 60,
+  gt: 62,
+  equals: 61,
+  colon: 58,
+  semi: 59,
+  sol: 47,
+  bsol: 92,
+  num: 35,
+  period: 46,
+  comma: 44,
+  lowbar: 95,
+  plus: 43,
+  excl: 33,
+  quest: 63,
+  commat: 64,
+  percnt: 37,
+  dollar: 36,
+  ast: 42,
+  lpar: 40,
+  rpar: 41,
+  lsqb: 91,
+  rsqb: 93,
+  lcub: 123,
+  rcub: 125,
+  grave: 96,
+  verbar: 124,
+  tab: 9,
+};
+
 /** An HTML character reference up to its `;`, where the keyed rules end a value (htmlEntity). */
-const ENTITY_HEAD = /^&(?:[a-z]{2,6}|#[0-9]{1,8}|#x[0-9a-f]{1,8})$/i;
+const ENTITY_HEAD = new RegExp(
+  `^&(?:${Object.keys(NAMED_CODES).join('|')}|#[0-9]{1,24}|#x[0-9a-f]{1,24})$`,
+  'i',
+); // only the names the views decode: `password=&Qwxzrt` is a password (review s60g)
 
 /** Several secrets in one match (the pairs of a `Cookie:` header): each group-1 match of `each` is one. */
 function eachSecret(
@@ -634,7 +671,7 @@ function eachSecret(
 function escapeAt(s: string, i: number): number {
   const c = s.charCodeAt(i);
   if (c === 37) return OCTAL(s.charCodeAt(i + 1)) && HEX(s.charCodeAt(i + 2)) ? 3 : 0; // %
-  if (c === 38) return htmlEntity(s, i) & 15; // &
+  if (c === 38) return htmlEntity(s, i) & 31; // &
   if (c !== 92) return 0; // \
   const d = s.charCodeAt(i + 1);
   if (d === 47) return 2; // /
@@ -647,7 +684,7 @@ const ENTITY_HINT = /&(?:#|[a-z]{2,6};)/i;
 
 /**
  * An HTML character reference to a printable-or-control ASCII character at `i` in `s` (`&quot;`, `&#34;`,
- * `&#x22;`, up to 8 digits, leading zeros included): its code times 16 plus its length, or 0. A page, an
+ * `&#x22;`, up to 24 digits, leading zeros included): its code times 32 plus its length, or 0. A page, an
  * XML file or an HTML-escaped log quotes a secret as `password=&quot;…&quot;`; the keyed rules end a value
  * at `&` and `;` (review s59l).
  */
@@ -657,14 +694,14 @@ function htmlEntity(s: string, i: number): number {
   const hex = (s.charCodeAt(i + 2) | 32) === 120; // &#x
   let code = 0;
   let k = i + (hex ? 3 : 2);
-  for (const stop = k + 8; k < stop; k++) {
+  for (const stop = k + 24; k < stop; k++) {
     const c = s.charCodeAt(k);
     if (hex ? !HEX(c) : c < 48 || c > 57) break;
     const low = c | 32;
     code = code * (hex ? 16 : 10) + (low <= 57 ? low - 48 : low - 87);
   }
   if (k === i + (hex ? 3 : 2) || s.charCodeAt(k) !== 59 || code === 0 || code > 127) return 0;
-  return (code << 4) | (k + 1 - i);
+  return (code << 5) | (k + 1 - i);
 }
 
 /**
@@ -679,7 +716,7 @@ function namedEntity(s: string, i: number): number {
     const c = s.charCodeAt(i + k) | 32;
     if (c === 59 && k > 1) {
       const code = NAMED.get(word);
-      return code === undefined ? 0 : (code << 4) | (k + 1);
+      return code === undefined ? 0 : (code << 5) | (k + 1);
     }
     if (k === 7 || c < 97 || c > 122) return 0;
     word = word * 128 + c;
@@ -687,46 +724,13 @@ function namedEntity(s: string, i: number): number {
   return 0;
 }
 const packed = (name: string) => [...name].reduce((word, c) => word * 128 + c.charCodeAt(0), 0);
-const NAMED = new Map(
-  Object.entries({
-    quot: 34,
-    apos: 39,
-    amp: 38,
-    lt: 60,
-    gt: 62,
-    equals: 61,
-    colon: 58,
-    semi: 59,
-    sol: 47,
-    bsol: 92,
-    num: 35,
-    period: 46,
-    comma: 44,
-    lowbar: 95,
-    plus: 43,
-    excl: 33,
-    quest: 63,
-    commat: 64,
-    percnt: 37,
-    dollar: 36,
-    ast: 42,
-    lpar: 40,
-    rpar: 41,
-    lsqb: 91,
-    rsqb: 93,
-    lcub: 123,
-    rcub: 125,
-    grave: 96,
-    verbar: 124,
-    tab: 9,
-  }).map(([n, c]) => [packed(n), c]),
-);
+const NAMED = new Map(Object.entries(NAMED_CODES).map(([n, c]) => [packed(n), c]));
 const OCTAL = (c: number) => c >= 48 && c <= 55;
 const HEX = (c: number) => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102);
 
 /** The character code an escape of `length` at `i` in `s` stands for (escapeAt). */
 function unescaped(s: string, i: number, length: number): number {
-  if (s.charCodeAt(i) === 38) return htmlEntity(s, i) >> 4; // &
+  if (s.charCodeAt(i) === 38) return htmlEntity(s, i) >> 5; // &
   if (length === 2) return 47; // /
   const low = s.charCodeAt(i + length - 1) | 32;
   return ((s.charCodeAt(i + length - 2) - 48) << 4) | (low <= 57 ? low - 48 : low - 87);

@@ -12,7 +12,7 @@ const NAMES =
   'quot|apos|amp|lt|gt|equals|colon|semi|sol|bsol|num|period|comma|lowbar|plus|excl|quest|commat|' +
   'percnt|dollar|ast|lpar|rpar|lsqb|rsqb|lcub|rcub|grave|verbar|tab';
 const ESCAPE = new RegExp(
-  String.raw`\\\/|(?:%|\\u00)[0-7][0-9a-f]|&(?:${NAMES});|&#(?:[0-9]{1,8}|x[0-9a-f]{1,8});`,
+  String.raw`\\\/|(?:%|\\u00)[0-7][0-9a-f]|&(?:${NAMES});|&#(?:[0-9]{1,24}|x[0-9a-f]{1,24});`,
   'gi',
 );
 /** What an HTML reference ESCAPE matched stands for, or undefined past ASCII (left as written). */
