@@ -81,12 +81,12 @@ export interface SearchOptions {
     sliceRecords?: number;
   };
   /**
-   * Workers and Lambda: a request has a budget of storage operations (Workers: 1,000, waitUntil work
+   * Workers (`operationBudget`): a request has a budget of storage operations (1,000, waitUntil work
    * included), so the indexes are compacted in slices (`SHORT_LIVED_LSM`), and a search whose index is
    * too far behind to catch up within the budget answers 503 with Retry-After, not a DeepSearch of every
    * session object.
    */
-  shortLived?: boolean;
+  operationBudget?: boolean;
   /**
    * How long a session's index record waits for the versions after it: only the newest of those is
    * stored (the others would be superseded at once). 0 on Workers and Lambda.
@@ -136,7 +136,7 @@ export class SearchEngine implements SessionListener {
   /** The key-prefix hash of each embedding space. */
   private readonly spaceHashes = new Map<string, string>();
   private readonly options: Required<
-    Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs' | 'embedOnSave' | 'shortLived'>
+    Omit<SearchOptions, 'lsm' | 'onError' | 'recordLingerMs' | 'embedOnSave' | 'operationBudget'>
   >;
   private readonly embedOnSave: boolean;
   /** Index records waiting per session: a burst of appends stores the newest version's only. */
@@ -171,7 +171,7 @@ export class SearchEngine implements SessionListener {
     // Compaction folds what the manifest's log records say; writes still in flight are folded next time.
     const entries = async (ns: string) =>
       (await sessions.manifest.view(ns, undefined, { settled: true })).entries;
-    this.lsmOptions = { ...(options.shortLived ? SHORT_LIVED_LSM : {}), ...options.lsm };
+    this.lsmOptions = { ...(options.operationBudget ? SHORT_LIVED_LSM : {}), ...options.lsm };
     this.lexical = new LsmIndex(
       sessions.objects,
       lexicalKind((ns, list) => this.buildLex(ns, list)),

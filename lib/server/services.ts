@@ -101,7 +101,7 @@ export function buildServices(options: ServiceOptions): Services {
     // A short-lived runtime's save does not wait for the embeddings service: a search's compaction embeds.
     ...(options.shortLived ? { recordLingerMs: 0, embedOnSave: false } : {}),
     // Workers: a search far behind folds the index a slice per request, never a scan of every session.
-    ...(options.operationBudget ? { shortLived: true } : {}),
+    operationBudget: options.operationBudget === true,
     onError: (what, err) => log.warn(what, { error: describeError(err) }),
   });
   sessions.addListener(search);

@@ -164,7 +164,7 @@ describe('sliced compaction of the lexical index (short-lived runtimes)', () => 
     let hits: Awaited<ReturnType<ReturnType<typeof device>['search']>> | undefined;
     for (let k = 0; k < 4 && !hits; k++) {
       // A new isolate each time, its background work counted with its request.
-      const edge = device(counted, { shortLived: true });
+      const edge = device(counted, { operationBudget: true });
       counted.reset();
       try {
         hits = await edge.search('ns', 'zqrare', 5);
@@ -214,7 +214,7 @@ describe('sliced compaction of the lexical index (short-lived runtimes)', () => 
     // The reader's session list says revision 2, whose record is lost; the session is at 3 by now.
     await append('second words');
     const edge = device(objects, {
-      shortLived: true,
+      operationBudget: true,
       lsm: { maxSyncFetch: 4, sliceRecords: 4 },
       freshnessMs: 60_000,
     });
