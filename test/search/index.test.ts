@@ -2,44 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultPipeline } from '../../lib/pipeline/default.js';
-import { LocalEmbedder, type Embedder } from '../../lib/search/embed.js';
-import { SearchEngine, type SearchOptions } from '../../lib/search/engine.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { SessionStore, type WriteContext } from '../../lib/sessions/store.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import type { ObjectStore } from '../../lib/storage/port.js';
 import { openTestS3 } from '../support/s3.js';
 import { reindex } from '../../lib/search/reindex.js';
+import { searchDevice } from '../support/search-device.js';
 
-/** One "process": a session store and its search engine over shared storage, with its own background. */
-function device(
-  objects: ObjectStore,
-  options: SearchOptions = {},
-  embedder: Embedder | null = new LocalEmbedder(),
-  maxSessionBytes = 1 << 20,
-) {
-  const sessions = new SessionStore(objects, { pipeline: defaultPipeline({ maxSessionBytes }) });
-  // Tests look across "processes" at once; the 1 s freshness window has its own test below.
-  const engine = new SearchEngine(sessions, embedder, { freshnessMs: 0, ...options });
-  sessions.addListener(engine);
-  const running = new Set<Promise<unknown>>();
-  const schedule = (w: Promise<unknown>) => {
-    const p = w.catch(() => undefined);
-    running.add(p);
-    void p.finally(() => running.delete(p));
-  };
-  const ctx: WriteContext = { schedule };
-  const drain = async () => {
-    while (running.size) await Promise.all([...running]);
-  };
-  const search = async (ns: string, q: string, limit = 10) => {
-    const out = await engine.search(ns, q, limit, { schedule });
-    return out;
-  };
-  return { sessions, engine, ctx, drain, search, schedule };
-}
+const device = searchDevice;
 
 const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
 

@@ -10,38 +10,26 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SatchelError } from '../../lib/model/errors.js';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
-import { SearchEngine, type SearchOptions } from '../../lib/search/engine.js';
-import { SessionStore, type WriteContext } from '../../lib/sessions/store.js';
+import type { SearchOptions } from '../../lib/search/engine.js';
 import { CountingStore } from '../../lib/storage/counting.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
+import { searchDevice } from '../support/search-device.js';
 
-/** One process: a session store and its search engine over `objects`, with its background work. */
-function device(objects: ObjectStore, options: SearchOptions = {}) {
-  const sessions = new SessionStore(objects, {
+/** One process over `objects`: as on a short-lived runtime, no pending marker left standing for a reader. */
+const device = (objects: ObjectStore, options: SearchOptions = {}) => {
+  const d = searchDevice(objects, options, null, {
     pipeline: defaultPipeline({ maxSessionBytes: 1 << 20 }),
-    // As on a short-lived runtime: no pending marker left standing for a later reader to check.
     markerIdleMs: 0,
     recordLingerMs: 0,
   });
-  const engine = new SearchEngine(sessions, null, { freshnessMs: 0, ...options });
-  sessions.addListener(engine);
-  const running = new Set<Promise<unknown>>();
-  const schedule = (w: Promise<unknown>) => {
-    const p = w.catch(() => undefined);
-    running.add(p);
-    void p.finally(() => running.delete(p));
+  return {
+    ...d,
+    drain: d.drainAll,
+    search: (ns: string, q: string, limit = 20) => d.search(ns, q, limit),
   };
-  const ctx: WriteContext = { schedule };
-  const drain = async () => {
-    while (running.size) await Promise.all([...running]);
-    await engine.flushRecords();
-    while (running.size) await Promise.all([...running]);
-  };
-  const search = (ns: string, q: string, limit = 20) => engine.search(ns, q, limit, { schedule });
-  return { sessions, engine, ctx, drain, search };
-}
+};
 
 const dirOf = (name: string) => mkdtempSync(join(tmpdir(), `satchel-s60b-${name}-`));
 const QUERIES = [
