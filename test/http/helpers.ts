@@ -5,6 +5,7 @@ import { loadConfig, type Env } from '../../lib/server/config.js';
 import { createApp } from '../../lib/http/app.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { captureLogs } from '../support/logs.js';
 import { SatchelClient } from '../../lib/client/index.js';
 
@@ -101,6 +102,23 @@ export async function settleAll(app: {
     await app.sessions.settled();
     await app.search.flushRecords();
   }
+}
+
+/**
+ * Two sessions (tasks `one` and `two`) created in `alice` through an app over `store`, then the manifest
+ * gone (the whole `m/` prefix, docs/design.md: the next list rebuilds it from the session objects); their ids.
+ */
+export async function twoSessionsManifestGone(store: ObjectStore): Promise<string[]> {
+  const writer = await makeApp({ objects: store });
+  const ids: string[] = [];
+  for (const task of ['one', 'two']) {
+    const made = await writer.call('POST', '/v1/sessions', { body: { task } });
+    if (made.status !== 201) throw new Error(`create answered ${made.status}`);
+    ids.push(made.json.id as string);
+  }
+  await settleAll(writer);
+  await store.delete(await listAll(store, 'ns/alice/m/'));
+  return ids;
 }
 
 /** Satchel's client on an app of its own (makeApp, a local folder), called in process: no retries. */

@@ -9,8 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3Store } from '../../lib/storage/s3.js';
 import { nodeWire } from '../../lib/storage/s3-node.js';
-import { makeApp, settleAll } from '../http/helpers.js';
-import { listAll } from '../../lib/storage/prefix.js';
+import { makeApp, twoSessionsManifestGone } from '../http/helpers.js';
 import { Miniflare } from 'miniflare';
 import { R2Store, type R2BucketLike } from '../../lib/storage/r2.js';
 import { utf8 } from '../../lib/storage/port.js';
@@ -37,15 +36,7 @@ describe('a dot-file among the session objects (S3)', () => {
     });
     // Two sessions, then the manifest gone (docs/design.md: "the whole m/ prefix deleted": the first
     // list rebuilds), and a Mac's AppleDouble file copied in beside the session objects.
-    const writer = await makeApp({ objects: store });
-    const ids: string[] = [];
-    for (const task of ['one', 'two']) {
-      const made = await writer.call('POST', '/v1/sessions', { body: { task } });
-      expect(made.status).toBe(201);
-      ids.push(made.json.id as string);
-    }
-    await settleAll(writer);
-    await store.delete(await listAll(store, 'ns/alice/m/'));
+    const ids = await twoSessionsManifestGone(store);
     await raw.send(
       new PutObjectCommand({
         Bucket: s3.bucket,
@@ -73,15 +64,7 @@ describe('a dot-file among the session objects (R2, miniflare)', () => {
     try {
       const bucket = (await mf.getR2Bucket('BUCKET')) as unknown as R2BucketLike;
       const store = new R2Store(bucket);
-      const writer = await makeApp({ objects: store });
-      const ids: string[] = [];
-      for (const task of ['one', 'two']) {
-        const made = await writer.call('POST', '/v1/sessions', { body: { task } });
-        expect(made.status).toBe(201);
-        ids.push(made.json.id as string);
-      }
-      await settleAll(writer);
-      await store.delete(await listAll(store, 'ns/alice/m/'));
+      const ids = await twoSessionsManifestGone(store);
       await bucket.put(`ns/alice/sessions/._${ids[0]}.json`, utf8('Mac OS X'));
       const app = await makeApp({ objects: store });
       const res = await app.call('GET', '/v1/sessions?limit=20');

@@ -8,24 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { listAll } from '../../lib/storage/prefix.js';
-import { makeApp, settleAll } from '../http/helpers.js';
+import { makeApp, settleAll, twoSessionsManifestGone } from '../http/helpers.js';
 
 describe('local store: files with names no key can have (review s60c)', () => {
   for (const name of ['win\\copy.json', 'bad\u0001.json']) {
     it(`GET /v1/sessions rebuilds the manifest past ${JSON.stringify(name)} beside the sessions`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'satchel-s60c-'));
       const store = new LocalStore(dir);
-      const writer = await makeApp({ objects: store });
-      const ids: string[] = [];
-      for (const task of ['one', 'two']) {
-        const made = await writer.call('POST', '/v1/sessions', { body: { task } });
-        expect(made.status).toBe(201);
-        ids.push(made.json.id as string);
-      }
-      await settleAll(writer);
       // The manifest gone (the next list rebuilds it from the session objects), and the stray file.
-      await store.delete(await listAll(store, 'ns/alice/m/'));
+      const ids = await twoSessionsManifestGone(store);
       writeFileSync(join(dir, 'ns', 'alice', 'sessions', name), '{}');
       const app = await makeApp({ objects: new LocalStore(dir) });
       const res = await app.call('GET', '/v1/sessions?limit=20');

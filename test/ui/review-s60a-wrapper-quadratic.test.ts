@@ -52,18 +52,16 @@ describe('finding untrusted-content wrappers (review s60a)', () => {
     );
   });
 
-  it('takes time linear in the text, unclosed openings of one nonce or of many', () => {
+  // Its speed is measured, never asserted as a time: 32,000 unclosed openings took 7 to 12 ms through the
+  // scan (scratch script, 2026-12-07 02:44 UTC); the regex took 12 s for the same in the browser.
+  it('finds the one closed wrapper after 32,000 unclosed openings, of one nonce or of many', () => {
     const hex = (i: number) => i.toString(16).padStart(16, '0');
     for (const nonce of [() => A, hex]) {
       // 32,000 unclosed openings (1.5 MB), then a wrapper that is closed.
       let text = '';
       for (let i = 0; i < 32_000; i++) text += `<untrusted_content_${nonce(i)} source="x">\n`;
       text += `<untrusted_content_${B} source="y">\nkept\n</untrusted_content_${B}>`;
-      const t0 = performance.now();
-      const found = wrappers(text);
-      // Before its fix: minutes (every opening searched to the end).
-      expect(performance.now() - t0).toBeLessThan(1000);
-      expect(found).toEqual([
+      expect(wrappers(text)).toEqual([
         { at: text.lastIndexOf('<untrusted'), end: text.length, source: 'y', content: 'kept' },
       ]);
     }
@@ -100,12 +98,9 @@ describe('a tool result holding many unclosed wrapper openings (review s60a)', (
       await page.goto(`${ui.srv.url}/ui/sessions/w`);
       await signIn(page, TOK);
       await page.waitForSelector('.tool-result details.fold summary');
-      const t0 = Date.now();
+      // Opening it took 12 s before the fix (a frozen tab); the time is not asserted (the brief).
       await page.click('.tool-result details.fold summary');
       await page.waitForSelector('.tool-result details.fold[open] .text', { timeout: 600_000 });
-      await page.evaluate(() => 1); // the page answers again only once the scan is done
-      // Before its fix: 12 s on this machine.
-      expect(Date.now() - t0).toBeLessThan(2000);
       const shown = await page.$eval('.tool-result details.fold[open] .text', (e) => ({
         text: e.textContent,
         blocks: e.querySelectorAll('.untrusted').length,
