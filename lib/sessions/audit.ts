@@ -36,8 +36,10 @@ type StoredAudit = AuditRecord & { w?: string };
 
 /** A read that finds more objects than this stores their records in one and deletes them (`merge`). */
 const MERGE_AT = 32;
-/** The key of a merged object (`merge`). */
-const MERGED = /-m[0-9a-f]{16}\.json$/;
+/** The key of a merged object (`merge`): `-m` while it may take more records, `-f` once full. */
+const MERGED = /-[mf][0-9a-f]{16}\.json$/;
+/** The key of a full merged object, which no later merge reads or rewrites. */
+const FULL = /-f[0-9a-f]{16}\.json$/;
 
 /** How the log reads (`AuditLog`'s options). */
 export interface AuditOptions {
@@ -47,6 +49,11 @@ export interface AuditOptions {
    */
   readAtMost?: number;
   slicesPerRead?: number;
+  /**
+   * Records a merged object holds before it is full (2,048, about 600 KB): a merge takes only objects
+   * not yet full, so what it writes stays bounded however long the session's history grows.
+   */
+  fullAt?: number;
 }
 
 /**
@@ -62,6 +69,7 @@ export class AuditLog {
 
   private readonly readAtMost: number;
   private readonly slicesPerRead: number;
+  private readonly fullAt: number;
 
   constructor(
     private readonly store: ObjectStore,
@@ -70,6 +78,7 @@ export class AuditLog {
   ) {
     this.readAtMost = options.readAtMost ?? Infinity;
     this.slicesPerRead = options.slicesPerRead ?? Infinity;
+    this.fullAt = options.fullAt ?? 2048;
   }
 
   /**
@@ -124,19 +133,23 @@ export class AuditLog {
     let all = await listAll(this.store, prefix);
     // A merge keeps what it wrote only while the session is the one it was before the objects were
     // listed: a session deleted and created again meanwhile must not get the deleted one's records.
-    const was = all.length > MERGE_AT ? await this.incarnation(ns, id) : undefined;
+    const merging = open(all).length > MERGE_AT || all.length > this.readAtMost;
+    const was = merging ? await this.incarnation(ns, id) : undefined;
     if (was !== undefined) all = await listAll(this.store, prefix);
     for (let slices = 0; all.length > this.readAtMost; slices++) {
+      // Only full objects past the bound (about 500,000 writes): nothing left to merge, so read them all.
+      const slice = open(all).slice(0, this.readAtMost);
+      if (slice.length < 2) break;
       if (slices === this.slicesPerRead || was === undefined)
         throw unavailable(
           `the audit of session ${id} is being merged (${all.length} objects left); try again`,
         );
-      await this.merge(ns, id, was, await this.readAll(prefix, all.slice(0, this.readAtMost)));
+      await this.merge(ns, id, was, await this.readAll(prefix, slice));
       all = await listAll(this.store, prefix);
     }
     const objects = await this.readAll(prefix, all);
     // The answer stands whatever the merge meets; a later read merges again.
-    if (was !== undefined && all.length > MERGE_AT)
+    if (was !== undefined && open(all).length > MERGE_AT)
       await this.merge(ns, id, was, objects).catch(() => {});
     const seen = new Set<string>();
     const out: AuditRecord[] = [];
@@ -195,28 +208,40 @@ export class AuditLog {
   }
 
   /**
-   * Stores the records of `objects` in one object, then deletes those objects. The new object is named by
-   * its records (the same merge twice is one object), and a record both there and in an object left over
-   * reads once (`w`). Deleted means gone: unless the object at the id after the PUT is still session
-   * `was`, the merged object goes again (a delete removes the session object before its audit records,
-   * so a delete after this check erases the merged object with them; a session created again keeps only
-   * its own records, review s60f).
+   * Stores the records of `objects` not yet full in as few objects as hold them, `fullAt` records each
+   * (the rest in one not full), then deletes those objects. Full objects are never rewritten: when every
+   * merge rewrote all records, a session with 100,000 writes PUT about 30 MB per read (review s60f). Each
+   * new object is named by its records (the same merge twice is the same objects), and a record both there
+   * and in an object left over reads once (`w`). Deleted means gone: unless the object at the id after
+   * the PUTs is still session `was`, the new objects go again (a delete removes the session object before
+   * its audit records, so a delete after this check erases them with the rest; a session created again
+   * keeps only its own records, review s60f).
    */
   private async merge(ns: string, id: string, was: string, objects: AuditObject[]): Promise<void> {
-    const merged = objects.filter((o) => !o.unreadable && !o.vanished);
+    const merged = objects.filter((o) => !o.unreadable && !o.vanished && !FULL.test(o.key));
     if (merged.length < 2) return;
     const records = merged.flatMap((o) => o.records);
     records.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
-    const digest = (await sha256Hex(records.map((r) => r.w).join(','))).slice(0, 16);
-    const key = `${keys.audit(ns, id)}${stamp(records[0]?.at ?? '')}-m${digest}.json`;
-    await putOwn(this.store, key, utf8(JSON.stringify({ records })));
+    const made: string[] = [];
+    for (let at = 0; at < records.length; at += this.fullAt) {
+      const part = records.slice(at, at + this.fullAt);
+      const digest = (await sha256Hex(part.map((r) => r.w).join(','))).slice(0, 16);
+      const kind = part.length === this.fullAt ? 'f' : 'm';
+      made.push(`${keys.audit(ns, id)}${stamp(part[0]!.at)}-${kind}${digest}.json`);
+      await putOwn(this.store, made.at(-1)!, utf8(JSON.stringify({ records: part })));
+    }
     if ((await this.incarnation(ns, id)) !== was) {
-      await this.store.delete(key);
+      await this.store.delete(made);
       return;
     }
-    const drop = merged.map((o) => o.key).filter((k) => k !== key);
+    const drop = merged.map((o) => o.key).filter((k) => !made.includes(k));
     if (drop.length > 0) await this.store.delete(drop);
   }
+}
+
+/** The keys of objects a merge may still take (all but full merged objects). */
+function open(keys: string[]): string[] {
+  return keys.filter((k) => !FULL.test(k));
 }
 
 /** One audit object as read: its records, and whether it could not be read as records. */

@@ -58,6 +58,31 @@ describe('audit reads merge the objects they find', () => {
     expect(await objectsOf(store)).toBe(1);
   });
 
+  it('a merged object fills, and later merges neither read nor write it again (review s60f)', async () => {
+    const store = await written('audit-merge-full', 130);
+    const log = new AuditLog(store, (s) => s, { fullAt: 50 });
+    expect(revisions(await log.list(ns, id))).toEqual(upTo(130));
+    const full = (await listAll(store, keys.audit(ns, id))).filter((k) =>
+      /-f[0-9a-f]{16}\.json$/.test(k),
+    );
+    expect(full).toHaveLength(2);
+    expect(await objectsOf(store)).toBe(3); // two full, 30 records in one that takes more
+    for (let r = 131; r <= 170; r++)
+      await log.recordAll(ns, id, [{ record: auditRecord(r), writeKey: `w${r}` }]);
+    store.reset();
+    expect(revisions(await log.list(ns, id))).toEqual(upTo(170));
+    const merge = store.reset();
+    // 70 records rewritten (30 + 40) into one full object and one of 20; the 100 in full objects stay.
+    const oneRecord = JSON.stringify({ ...auditRecord(170), w: '0123456789abcdef' }).length + 1;
+    expect(merge.bytesWritten).toBeLessThan(75 * oneRecord);
+    const after = await listAll(store, keys.audit(ns, id));
+    expect(after).toEqual(expect.arrayContaining(full));
+    expect(after).toHaveLength(4);
+    store.reset();
+    expect(revisions(await log.list(ns, id))).toEqual(upTo(170));
+    expect(store.reset().get).toBe(4);
+  });
+
   it('a merge that finds the session deleted leaves no audit object behind', async () => {
     const store = await written('audit-merge-deleted', 40);
     // Deleted between the read's LIST and its merge: the session object goes first, then the records.
