@@ -40,6 +40,7 @@ import { corePipeline, type SavePipeline } from '../pipeline/save.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
 import { objectExists } from '../storage/prefix.js';
 import { StorageUnavailableError, type ObjectStore } from '../storage/port.js';
+import { AttemptTimeoutError, defaultRetryPolicy } from '../storage/retry.js';
 import {
   filtersOf,
   incarnationIn,
@@ -138,6 +139,12 @@ export interface SessionStoreOptions {
    * takes a standing marker whose PUT another request has not yet seen answered (review s58j).
    */
   groupCommit?: boolean;
+  /**
+   * How long one storage call may take (`defaultRetryPolicy`, 8 s): how long a write tries again while
+   * storage fails its commits unseen; a write waits in this process's queue behind earlier writes to its
+   * session at most three times that before it answers 503 without having been sent (tests shorten it).
+   */
+  storageDeadlineMs?: number;
   /**
    * How long the check after a background record (does the session still exist?) waits for a commit of
    * this process to answer it before it LISTs (existence.ts). 0 (the default): it LISTs at once. The
@@ -239,6 +246,7 @@ export class SessionStore {
       this.onError(what, err),
     );
     this.floors = new RevisionFloors(objects);
+    const storageDeadlineMs = options.storageDeadlineMs ?? STORAGE_DEADLINE_MS;
     this.markers = new StandingMarkers(objects, {
       now: this.now,
       ...(options.markerIdleMs !== undefined ? { idleMs: options.markerIdleMs } : {}),
@@ -259,6 +267,7 @@ export class SessionStore {
       markers: this.markers,
       now: this.now,
       maxContentionMs: options.maxContentionMs ?? 30_000,
+      storageDeadlineMs,
       splitBytes: options.splitBytes ?? 256 * 1024,
       ...(options.segmentBytes ? { segmentBytes: options.segmentBytes } : {}),
       load: (ns, id, partial) => this.load(ns, id, partial),
@@ -276,8 +285,17 @@ export class SessionStore {
         !req.ctx.receiptExtras &&
         !req.ctx.op &&
         !req.alone,
-      16,
-      options.groupCommit ?? true,
+      {
+        maxGroup: 16,
+        grouped: options.groupCommit ?? true,
+        // Writes waiting behind one storage did not answer are refused when it ends, so each answers
+        // within about one storage deadline (until 2026-12-07 the Nth write queued on silent storage
+        // answered after N x 8 s: review s61c). Storage that answers slowly gets three deadlines' wait
+        // (under the CLI's 25 s) before a queued write is refused unsent.
+        waitMs: 3 * storageDeadlineMs,
+        stalled: storageSilent,
+        refuse: (why) => notSent(why, storageDeadlineMs),
+      },
     );
   }
 
@@ -1503,6 +1521,37 @@ function notErased(id: string, why: unknown): SatchelError {
     'unavailable',
     `session ${id} is gone, but erasing what may be left of it failed (${errorText(why)}): delete it again`,
     { retryAfter: 1, deleted: true },
+  );
+}
+
+/** How long one storage call may take, by default (`SessionStoreOptions.storageDeadlineMs`). */
+const STORAGE_DEADLINE_MS = defaultRetryPolicy.deadlineMs ?? 8000;
+
+/**
+ * True when a write failed because storage did not answer it: a write loop's "may have been stored" (an
+ * attempt's answer lost, and storage no help in finding out for a storage deadline), or a storage call
+ * that got no answer. The writes queued behind it would each spend a storage deadline the same way.
+ */
+function storageSilent(reason: unknown): boolean {
+  if (SatchelError.is(reason, 'unavailable')) return reason.extra.maybeStored === true;
+  return (
+    StorageUnavailableError.is(reason) &&
+    (reason.noAnswer || reason.cause instanceof AttemptTimeoutError)
+  );
+}
+
+/**
+ * The 503 of a write refused while it waited in the session's queue: it was never sent, so unlike the
+ * write before it, it cannot have been stored (its detail must not say "may have been stored").
+ */
+function notSent(why: 'waited' | 'stalled', waitMs: number): SatchelError {
+  return unavailable(
+    why === 'stalled'
+      ? 'storage did not answer an earlier write to this session in time; this write waited behind it ' +
+          'and was not sent to storage; try again'
+      : `this write waited ${Math.round(waitMs / 1000)} s behind earlier writes to this session and ` +
+          'was not sent to storage; try again',
+    2,
   );
 }
 
