@@ -4,7 +4,7 @@ import { type ManifestEntry } from '../sessions/manifest.js';
 import { unattended, type RequestContext, type Schedule } from '../model/context.js';
 import { indexKeys, keys } from '../model/keys.js';
 import { Batcher, mapLimit } from '../storage/concurrency.js';
-import { deletePrefix } from '../storage/prefix.js';
+import { deletePrefix, objectExists } from '../storage/prefix.js';
 import { stateOf } from '../sessions/key-records.js';
 import { eraseRetried } from '../sessions/existence.js';
 import type { StoredSession, WriteReceipt } from '../model/session.js';
@@ -117,7 +117,8 @@ const CANDIDATES = 100;
 
 /**
  * The index options of a short-lived runtime: a compaction reads at most 256 lagging records (about 300
- * operations with its LISTs, roots and segments), and a search reads at most 256 more (records, or a
+ * operations with its LISTs, roots and segments, and at most 32 HEADs for the records of deleted sessions
+ * whose purge never ran: lsm.ts `ofGoneSessions`), and a search reads at most 256 more (records, or a
  * compaction run inline), so that a search with the compaction it schedules stays well under Workers'
  * 1,000 operations and leaves room for the manifest's reads and the results' sessions.
  */
@@ -177,13 +178,20 @@ export class SearchEngine implements SessionListener {
       lexicalKind((ns, list) => this.buildLex(ns, list)),
       indexKeys.lexical,
       entries,
-      this.lsmOptions,
+      { ...this.lsmOptions, sessionExists: this.sessionExists },
     );
   }
 
   private get objects(): ObjectStore {
     return this.sessions.objects;
   }
+
+  /**
+   * Whether a session's object is there (a HEAD): a compaction erases the index records of an id the
+   * manifest does not list only once it is not (a delete whose purge never ran, not a session just made).
+   */
+  private readonly sessionExists = (ns: string, id: string): Promise<boolean> =>
+    objectExists(this.objects, keys.session(ns, id));
 
   // ---- keeping the indexes up to date ----
 
@@ -647,7 +655,7 @@ export class SearchEngine implements SessionListener {
         vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)),
         (n) => indexKeys.vectors(n, hash),
         async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries,
-        { ...this.lsmOptions, recordGraceMs: 0 },
+        { ...this.lsmOptions, recordGraceMs: 0, sessionExists: this.sessionExists },
       );
       this.vectorIndexes.set(space, index);
     }

@@ -81,9 +81,22 @@ export interface LsmOptions {
    * within `maxSyncFetch` reads. Default: no bound (every lagging document in one compaction).
    */
   sliceRecords?: number;
+  /**
+   * Whether the object of session `id` is there. With it, a compaction erases the records of ids the
+   * manifest no longer lists (a delete whose purge never ran) once their object is gone; without it, they stay.
+   */
+  sessionExists?: (ns: string, id: string) => Promise<boolean>;
+  /**
+   * How old an incarnation (its record key's created-at) must be before a compaction asks whether the
+   * session of a record the manifest does not list still exists (a rebuild asks at once). Default 30 s.
+   */
+  orphanGraceMs?: number;
   concurrency?: number;
   now?: () => number;
 }
+
+/** On a short-lived runtime (`sliceRecords`), how many sessions a compaction checks for unlisted records. */
+const ORPHAN_CHECKS_PER_SLICE = 32;
 
 interface RootSegment {
   base: string;
@@ -140,6 +153,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   private readonly maxSyncFetch: number;
   private readonly recordGraceMs: number;
   private readonly sliceRecords: number;
+  private readonly sessionExists: LsmOptions['sessionExists'];
+  private readonly orphanGraceMs: number;
   private readonly concurrency: number;
   private readonly now: () => number;
 
@@ -158,6 +173,8 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     this.maxSyncFetch = options.maxSyncFetch ?? 512;
     this.recordGraceMs = options.recordGraceMs ?? 30_000;
     this.sliceRecords = options.sliceRecords ?? Infinity;
+    this.sessionExists = options.sessionExists;
+    this.orphanGraceMs = options.orphanGraceMs ?? 30_000;
     this.concurrency = options.concurrency ?? 32;
     this.now = options.now ?? Date.now;
   }
@@ -492,12 +509,22 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     if (full) refs = written;
     else {
       if (written.length === 0) {
-        await this.collect(ns, listed, roots, records, state!.refs, state!.seq, state!);
+        const o = { listed, roots, records, live, rebuilt: false };
+        await this.collect(ns, o, state!.refs, state!.seq, state!);
         return;
       }
       refs = await this.mergeTiers(ns, seq, [...written, ...state!.refs], state!, live);
     }
-    await this.writeRootAndCollect(ns, { seq, startedAt, refs, listed, roots, records, rebuild });
+    await this.writeRootAndCollect(ns, {
+      seq,
+      startedAt,
+      refs,
+      listed,
+      roots,
+      records,
+      live,
+      rebuild,
+    });
   }
 
   /**
@@ -575,10 +602,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       listed: string[];
       roots: { key: string; seq: number }[];
       records: Set<string>;
+      live: ManifestEntry[];
       rebuild: boolean;
     },
   ): Promise<void> {
-    const { seq, startedAt, refs, listed, roots, records, rebuild } = o;
+    const { seq, startedAt, refs, listed, roots, records, live, rebuild } = o;
     const root: Root = { v: 1, seq, built_at: startedAt, segments: refs };
     const rootsOfIndex = this.roots(ns);
     if (!(await rootsOfIndex.tryWrite(root))) {
@@ -589,16 +617,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     }
     this.written.set(ns, 0);
     const next = await this.load(ns, this.states.get(ns) ?? null);
-    await this.collect(
-      ns,
-      listed,
-      [...roots, { key: rootsOfIndex.keyOf(seq), seq }],
-      records,
-      refs,
-      seq,
-      next,
-      rebuild,
-    );
+    const newRoots = [...roots, { key: rootsOfIndex.keyOf(seq), seq }];
+    const c = { listed, roots: newRoots, records, live, rebuilt: rebuild };
+    await this.collect(ns, c, refs, seq, next);
   }
 
   private async purgeOnce(ns: string, ids: Set<string>): Promise<void> {
@@ -765,25 +786,40 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     }
   }
 
-  /** Deletes what the root in force makes useless: covered records, old roots, unreferenced segments. */
+  /**
+   * Deletes what the root in force makes useless: covered records, records of sessions that are gone (not
+   * in `live`, their object absent), old roots, unreferenced segments. `rebuilt`: a rebuild.
+   */
   private async collect(
     ns: string,
-    listed: string[],
-    roots: SequencedRef[],
-    records: Set<string>,
+    o: {
+      listed: string[];
+      roots: SequencedRef[];
+      records: Set<string>;
+      live: ManifestEntry[];
+      rebuilt: boolean;
+    },
     refs: RootSegment[],
     seq: number,
     state: State<D, S>,
-    rebuilt = false,
   ): Promise<void> {
+    const { listed, roots, records, rebuilt } = o;
     const p = this.prefix(ns);
     const garbage: string[] = [];
+    const unlisted = new Map<string, string[]>();
+    const liveIds = new Set(o.live.map((e) => e.id));
+    const oldest = this.now() - this.orphanGraceMs;
     for (const key of records) {
       const parsed = parseRecordKey(key, p, this.kind.recordExt);
       const have = parsed && state.newest.get(parsed.id);
       // Covered by a segment (same or newer version), or of a session that has a newer version indexed.
       if (parsed && have && !newer(parsed, have.key)) garbage.push(key);
+      // Of an id the manifest does not list: a delete whose purge never ran (a process stopped), or a
+      // session so new its log record has not landed yet. A rebuild asks at once, else after the grace.
+      else if (parsed && !liveIds.has(parsed.id) && (rebuilt || parsed.c < oldest))
+        unlisted.set(parsed.id, (unlisted.get(parsed.id) ?? []).concat(key));
     }
+    garbage.push(...(await this.ofGoneSessions(ns, unlisted)));
     // The root before this one stays for readers that just loaded it, unless this is a rebuild (after
     // corruption or on demand), which replaces everything before it.
     const { drop, keep: keepRoots } = obsoleteRoots(roots, seq, rebuilt);
@@ -803,6 +839,33 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       if (!referenced.has(base)) garbage.push(k);
     }
     if (garbage.length > 0) await this.store.delete(garbage);
+  }
+
+  /**
+   * The records in `unlisted` (by id) whose session object is absent: that session was deleted (a record
+   * lands only after its version's commit, and a session created again gets another key). Short-lived
+   * runtimes check `ORPHAN_CHECKS_PER_SLICE` ids per compaction, picked at random so that ids whose object
+   * stays do not hold the others back; a check that fails keeps the records for a later compaction.
+   */
+  private async ofGoneSessions(ns: string, unlisted: Map<string, string[]>): Promise<string[]> {
+    const exists = this.sessionExists;
+    if (!exists || unlisted.size === 0) return [];
+    let ids = [...unlisted.keys()];
+    const bound = this.sliceRecords === Infinity ? Infinity : ORPHAN_CHECKS_PER_SLICE;
+    if (ids.length > bound) {
+      for (let i = ids.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+      }
+      ids = ids.slice(0, bound);
+    }
+    const gone = await mapLimit(ids, this.concurrency, (id) =>
+      exists(ns, id).then(
+        (there) => !there,
+        () => false,
+      ),
+    );
+    return ids.flatMap((id, i) => (gone[i] ? unlisted.get(id)! : []));
   }
 
   /** Deletes segments this process wrote for a root that lost its sequence number (best effort). */

@@ -5,7 +5,8 @@ export type VectorsReindexed = 'none' | 'rebuilt' | 'lagging';
 
 /**
  * Rebuilds a namespace's indexes from the session objects alone (`npm run reindex`, corruption): the
- * manifest, the lexical index and, with an embedder, the vector index. Out of the engine, since only the
+ * manifest, the lexical index and, with an embedder, the vector index; the rebuilds also erase the index
+ * records of sessions that are gone (a delete whose purge never ran). Out of the engine, since only the
  * Node scripts call it (the Worker bundle leaves it out). An embeddings service that fails does not stop
  * it: the vector index is rebuilt with what could be embedded (the rest lags: a search's compaction
  * builds it), and `vectors` says `lagging`, with the failure in `vectorsError`.
