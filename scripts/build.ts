@@ -514,12 +514,14 @@ export async function buildWorker(
 }
 
 /**
- * The routes' specs carry the OpenAPI document's prose (`summary`, `description`), which in the Worker
+ * The routes' specs carry the OpenAPI document's prose (`summary`, `description`, `rawBody` and the text of
+ * each `problem(…)` answer), which in the Worker
  * bundles nothing reads: the document and the /docs page are static assets made from lib/ by
  * `buildReferenceAssets`. In the specs' modules (lib/http/spec.ts, lib/http/routes/) those properties go
  * when their value is text (a string, a template without `${…}`, or such joined with `+`), through
  * TypeScript's parser rather than a pattern. About 2.5 KB gzip of the R2-only bundle on 2026-12-07, when
- * fixes for Cloudflare's operation limit (review s60b) took it past its 120,000 B budget.
+ * fixes for Cloudflare's operation limit (review s60b) took it past its 120,000 B budget; the problem
+ * answers' texts and `rawBody` about 760 B more later that day, for redaction's table and Terraform rules.
  */
 export const edgeSpecProse: Plugin = {
   name: 'edge-spec-prose',
@@ -536,25 +538,34 @@ export const edgeSpecProse: Plugin = {
           e.operatorToken.kind === ts.SyntaxKind.PlusToken &&
           prose(e.left) &&
           prose(e.right));
-      // [start, end) of each such property with its trailing comma, cut from the end backwards.
-      const cuts: [number, number][] = [];
+      // [start, end, what replaces it) of each such property with its trailing comma, and of each
+      // problem()'s text, replaced from the end backwards.
+      const cuts: [number, number, string][] = [];
       const visit = (node: TS.Node): void => {
         if (
           ts.isPropertyAssignment(node) &&
           ts.isIdentifier(node.name) &&
-          (node.name.text === 'description' || node.name.text === 'summary') &&
+          ['description', 'summary', 'rawBody'].includes(node.name.text) &&
           prose(node.initializer)
         ) {
           const end = source[node.end] === ',' ? node.end + 1 : node.end;
-          cuts.push([node.getStart(file), end]);
+          cuts.push([node.getStart(file), end, '']);
           return;
         }
+        const text = ts.isCallExpression(node) ? node.arguments[0] : undefined;
+        if (
+          text &&
+          ts.isIdentifier((node as TS.CallExpression).expression) &&
+          ((node as TS.CallExpression).expression as TS.Identifier).text === 'problem' &&
+          prose(text)
+        )
+          cuts.push([text.getStart(file), text.end, "''"]);
         ts.forEachChild(node, visit);
       };
       visit(file);
       let contents = source;
-      for (const [start, end] of cuts.reverse())
-        contents = contents.slice(0, start) + contents.slice(end);
+      for (const [start, end, put] of cuts.reverse())
+        contents = contents.slice(0, start) + put + contents.slice(end);
       return { contents, loader: 'ts' };
     });
   },

@@ -75,6 +75,12 @@ function redactorOf(automaton: Automaton, values: string[]): Redactor {
         find(view, found);
         for (const i of found) ranges.push(at[i]!);
       });
+      // Full-width forms as ASCII (`password＝…` from a CJK input method), position for position.
+      const wide = fullWidthView(text);
+      if (wide !== undefined) {
+        automaton.scan(wide, ranges);
+        find(wide, ranges);
+      }
       // Known values' base64 forms across the line breaks of wrapped base64 (`base64` wraps at 76).
       if (wrappedForms)
         unwrappedViews(text, breaks, (view, at) => {
@@ -816,6 +822,25 @@ function windowViews(
     scan(view, (was = at.subarray(0, n + 1)));
     from = view;
   }
+}
+
+/**
+ * The text with full-width ASCII forms (U+FF01 to U+FF5E: `＝`, `ｐａｓｓ`) as ASCII, one code unit for one,
+ * so a position in it is the same in the text; undefined unless the text has a full-width `=` or `:`,
+ * without which no keyed rule can match there (review s59l). The full-width colon reads as `=` (CJK text
+ * puts no blank after it, where a keyed rule's `:` needs one), and CJK characters, kana, Hangul and
+ * their punctuation as blanks, so a value ends where the sentence goes on (`PASSWORD＝Xk9…、次は`).
+ */
+export function fullWidthView(text: string): string | undefined {
+  if (text.indexOf('\uFF1D') < 0 && text.indexOf('\uFF1A') < 0) return undefined;
+  return text.replace(
+    /[\u3000-\u30FF\u3400-\u9FFF\uAC00-\uD7AF\uFF01-\uFF5E\uFF5F-\uFFEF]/g,
+    (c) => {
+      const code = c.charCodeAt(0);
+      if (code === 0xff1a) return '=';
+      return code >= 0xff01 && code <= 0xff5e ? String.fromCharCode(code - 0xfee0) : ' ';
+    },
+  );
 }
 
 /** A line's base64 (either alphabet, padded or not). */

@@ -123,11 +123,12 @@ const PASSWORD_VALUE = unquotedValue(
 
 /**
  * `=`, `:=`, `=>` (not `==`), or a `:` followed by a blank or a quote: YAML and JSON, but not the
- * `user:token@host` of a URL or the `user:password` of `curl -u` (their own rules handle those).
+ * `user:token@host` of a URL or the `user:password` of `curl -u` (their own rules handle those). A
+ * Markdown bold name may close around the colon (`**Password:** …`; `**Password**:` in `assignment`).
  */
 const SEPARATOR =
   raw`(?:[ \t]{0,16}(?::=|=>|=)(?![=:])[ \t]{0,16}` +
-  raw`|[ \t]{0,16}:(?=[ \t]|\\?["'\x60])[ \t]{0,16})`;
+  raw`|[ \t]{0,16}:(?=[ \t]|\\?["'\x60]|\*\*[ \t])(?:\*\*)?[ \t]{0,16})`;
 
 /**
  * `<key>["']? <sep> ["']?<value>["']?` where <key> is one of `keys` (the sensitive word the key name ENDS
@@ -144,7 +145,7 @@ function assignment(
   // logprobs listing is a word, not a credential.
   const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
   const source =
-    raw`(?:${alternatives})(?:\\?["'\x60])?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
+    raw`(?:${alternatives})(?:\\?["'\x60]|\*\*)?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
     // No value is longer than 512 characters (QUOTED_VALUE, UNQUOTED_VALUE, PASSWORD_VALUE).
     raw`(?:${tooLong(NON_END, 512)}|(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE}))`;
   return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
@@ -176,7 +177,7 @@ const BLANK_SEP = (n: number) =>
  */
 function assigned(...words: string[]): string[] {
   return words.flatMap((w) =>
-    ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\'].map((end) => w + end),
+    ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\', '*'].map((end) => w + end),
   );
 }
 
@@ -191,7 +192,8 @@ const NAMESPACED = /^[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.][a-z0-9_{}*-]+)+$/;
 const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
 
 /** A cheap first test for keyed rules with common keywords: `=` or `:` follows (after a quote or `]`). */
-const SEPARATOR_AHEAD = (keyword: string) => raw`(?=${keyword}(?:\\?["'\x60])?\]?[ \t]{0,16}[:=])`;
+const SEPARATOR_AHEAD = (keyword: string) =>
+  raw`(?=${keyword}(?:\\?["'\x60]|\*\*)?\]?[ \t]{0,16}[:=])`;
 
 /**
  * Where a `.env` or shell name ends in its secret suffix: the name starts a token (line start, a blank, a
@@ -1741,13 +1743,58 @@ export const rules: Rule[] = [
     // A secret-sounding name and its value in sibling fields (PAIR_NAME): Kubernetes `env` (`- name:
     // DB_PASSWORD` then `value: …`, YAML or JSON), ECS task definitions, HAR headers, CloudFormation.
     id: 'name-value-pair',
-    keywords: ['value:', 'value"', "value'", 'value\\'],
+    // `val` too (`{"key": "api_key", "val": "…"}`, review s59l).
+    keywords: ['value', 'val'].flatMap((w) => [':', '"', "'", '\\'].map((end) => w + end)),
     pattern: assignment([], {
-      key: SEPARATOR_AHEAD('value') + PAIR_NAME + 'value' + PAIR_TOKEN_VALUE,
+      key: SEPARATOR_AHEAD('val(?:ue)?') + PAIR_NAME + 'val(?:ue)?' + PAIR_TOKEN_VALUE,
       unquoted: PASSWORD_VALUE,
     }),
     group: 2,
     minLength: 4,
+    placeholders: true,
+  },
+  {
+    // A secret's name and its value in neighbouring cells: a Markdown table (`| DB_PASSWORD | Xk9m… |`,
+    // bold or code names too) or tab-separated columns (a spreadsheet, `kubectl … -o custom-columns`).
+    // A cell is often a type or a description (`| password | string |`), so only values with an upper-case
+    // letter, a lower-case letter and a digit, 8 or more characters, filling the cell (review s59l).
+    id: 'table-cell-secret',
+    keywords: [
+      'password',
+      'passwd',
+      'passphrase',
+      'secret',
+      'token',
+      'api_key',
+      'apikey',
+      'api-key',
+    ].flatMap((w) => [' ', '|', '\t', '*', '`'].map((end) => w + end)),
+    // Case-sensitive (anyCase): under the i flag `[A-Z]` matches every letter.
+    pattern: new RegExp(
+      raw`(?:${['password', 'passwd', 'passphrase', 'secret', 'token'].map(anyCase).join('|')}|` +
+        raw`${anyCase('api')}[_-]?${anyCase('key')})(?:\*\*|\x60)?` +
+        raw`(?:[ \t]{0,16}\|[ \t]{0,16}|\t[ \t]{0,16})(?:\*\*|\x60)?` +
+        raw`(?=[^\s|\x60*]{0,255}[A-Z])(?=[^\s|\x60*]{0,255}[a-z])(?=[^\s|\x60*]{0,255}[0-9])` +
+        raw`([^\s|\x60*"']{8,256})(?=(?:\*\*|\x60)?(?:[ \t]{0,16}\||[ \t]*(?:\r?\n|$)|\t))`,
+      'y',
+    ),
+    group: 1,
+    entropy: 2.5,
+    not: NAMESPACED,
+    placeholders: true,
+  },
+  {
+    // Terraform: `variable "db_password" { … default = "…" }`, the default of a variable whose name ends in
+    // a secret's word (`sensitive = true` hides it from plans, not from a session that read the file).
+    id: 'terraform-variable-default',
+    keywords: ['variable ', 'variable\t'],
+    pattern: new RegExp(
+      raw`variable[ \t]{1,16}"[A-Za-z0-9_-]{0,64}` +
+        raw`(?:password|passwd|passphrase|secret|token|api_?key|access_?key|private_?key|secret_?key)"` +
+        raw`[ \t]{0,16}\{[^{}]{0,1024}?\bdefault[ \t]{0,16}=[ \t]{0,16}"([^"\n\\$]{4,512})"`,
+      'iy',
+    ),
+    group: 1,
     placeholders: true,
   },
   {

@@ -544,6 +544,7 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(readFileSync(withS3, 'utf8')).toContain('S3_ENDPOINT must be an http(s) URL');
     // Nor the routes' OpenAPI prose (scripts/build.ts, edgeSpecProse): the document is a static asset.
     expect(readFileSync(r2Only, 'utf8')).not.toContain('List session metadata, newest first');
+    expect(readFileSync(r2Only, 'utf8')).not.toContain('No webhook with this name.'); // problem(…)'s text
     expect(bundleSize(r2Only).gzip).toBeLessThan(120_000);
     const mf = start(r2Only, s3Bindings(), false);
     const res = await mf.dispatchFetch('http://w/v1/health');

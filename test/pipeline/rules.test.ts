@@ -509,6 +509,21 @@ pos(
   '"}]',
 );
 
+pos('name-value-pair', '{"key": "api_key", "val": "', fake(B62, 24), '"}'); // review s59l
+// Review s59l: a table's cells, a Terraform variable's default, Markdown bold names (full-width forms:
+// review-s59l-full-width.test.ts).
+pos('table-cell-secret', '| Name | Value |\n|---|---|\n| DB_PASSWORD | ', 'Xk9mQ2vLp7zR4t', ' |\n');
+pos('table-cell-secret', '| **Password** | `', 'Qw7eRt5yUi3o', '` |');
+pos('table-cell-secret', 'NAME\tTYPE\nDB_PASSWORD\t', 'Zx8cVb6nMa4s', '\tOpaque\n');
+pos(
+  'terraform-variable-default',
+  'variable "db_password" {\n  type      = string\n  sensitive = true\n  default   = "',
+  'P4ss#w0rd-Xk9m',
+  '"\n}\n',
+);
+pos('generic-password', '- **Username**: admin\n- **Password**: ', 'Xk9mQ2vLp7zR', '\n');
+pos('generic-password', '**Password:** ', 'Xk9mQ2vLp7zR', '\n');
+
 // URLs and HTTP
 pos(
   'url-credentials',
@@ -810,6 +825,18 @@ pos('sql-password-literal', "ALTER ROLE app WITH LOGIN PASSWORD '", password(), 
 // ---------------------------------------------------------------------------------------------------------
 
 const nearMisses: string[] = [
+  // Review s59l: tables whose cells are types, headers and words; a Terraform default that is a reference.
+  '| password | string | The user password |',
+  '| token | logprob |\n| Hello | -0.1 |',
+  '| Token | Type | Count |',
+  'token\tcount\nHello\t3',
+  '| secret | `${{ secrets.DEPLOY_KEY }}` |',
+  'variable "db_password" {\n  default = "${var.fallback}"\n}',
+  'variable "password_length" {\n  default = "16"\n}',
+  '{"key": "color", "val": "Xk9mQ2vLp7zRt4"}',
+  '**password**: must be 8 characters',
+  '- **Password**: the one from the vault',
+  '\u30D1\u30B9\u30EF\u30FC\u30C9\u306F\u5909\u66F4\u3057\u307E\u3057\u305F\uFF1A\u78BA\u8A8D\u6E08\u307F',
   `request id ${uuid()} failed after 3 retries`,
   `commit ${fake(HEX, 40)} (HEAD -> main, origin/main)`,
   `"integrity": "sha512-${fake(B64, 86)}=="`,
