@@ -19,6 +19,8 @@ export const keys = {
   log: (ns: string, at: number, writeId: string) =>
     `ns/${ns}/m/l/${pad(Math.floor(at), 13)}-${writeId}.json`,
   pending: (ns: string, id: string, writeId: string) => `ns/${ns}/m/p/${id}/${writeId}`,
+  /** A rebuild in slices (short-lived runtimes): the entries read so far, until the root is written. */
+  manifestRebuild: (ns: string) => `ns/${ns}/m/s/rebuild.json`,
   audit: (ns: string, id: string) => `ns/${ns}/audit/${id}/`,
   /** Keyed write records stored out of the session object (`<key hash>.json`, create-only). */
   keyRecords: (ns: string, id: string) => `ns/${ns}/k/${id}/`,

@@ -1,4 +1,4 @@
-import { text, utf8, type ObjectStore } from '../storage/port.js';
+import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
@@ -244,6 +244,16 @@ class ManifestMoved extends Error {
 const MOVED_RETRIES = 10;
 /** The same object missing this many times in a row, each after a fresh LIST: the newest root is broken. */
 const MISSING_REPEATS = 3;
+/** A rebuild in slices (`maxSyncLogs`): the sessions one request reads (about one GET each). */
+const REBUILD_SLICE = 300;
+
+/** A rebuild in slices, between requests (`keys.manifestRebuild`): the entries of the ids up to `after`. */
+interface RebuildProgress {
+  v: 1;
+  started_at: number;
+  after: string;
+  entries: ManifestEntry[];
+}
 
 export class Manifest {
   private readonly compactAfter: number;
@@ -504,8 +514,63 @@ export class Manifest {
       deletions(tombstones, keeps),
       listing.logs,
     );
+    await this.store.delete(keys.manifestRebuild(ns)); // a sliced rebuild's, if one was under way
     this.snapshots.delete(ns);
     this.wrote(ns);
+  }
+
+  /**
+   * A namespace with no root on a short-lived runtime: `rebuild` reads every session and log record in one
+   * request, past a Worker's 1,000 storage operations after about 490 sessions (review s60b). This reads
+   * REBUILD_SLICE sessions per request, keeping the entries read so far in `keys.manifestRebuild`, and
+   * answers 503 (Retry-After 1) while more are left. Its root covers no log record: the sliced catch-up
+   * folds them all afterwards (their deletes with them), and it is dated as of the oldest, so that none is
+   * checked against its object for its age (every delete is still among them: with no root, no compaction
+   * ever collected one). Its entries are its edge (Root.edge): a delete left out that is not older than one
+   * sends a reader to that id's object.
+   */
+  private async rebuildSliced(ns: string): Promise<void> {
+    const key = keys.manifestRebuild(ns);
+    const found = await this.store.get(key);
+    const stored = found ? parseProgress(text(found.body)) : undefined;
+    const progress = stored ?? { v: 1, started_at: this.now(), after: '', entries: [] };
+    const prefix = keys.sessions(ns);
+    const ids = (await listAll(this.store, prefix))
+      .filter((k) => k.endsWith('.json'))
+      .map((k) => k.slice(prefix.length, -'.json'.length))
+      .sort();
+    const todo = ids.filter((id) => id > progress.after);
+    const slice = todo.slice(0, REBUILD_SLICE);
+    const read = await mapLimit(slice, this.concurrency, (id) =>
+      this.readSummary(ns, id).catch((err: unknown) => {
+        if (SatchelError.is(err, 'corrupt')) return null; // as `rebuild` leaves it out
+        throw err;
+      }),
+    );
+    const entries = [...progress.entries, ...read.filter((e): e is ManifestEntry => e !== null)];
+    const busy = (what: string) =>
+      unavailable(`the session list of namespace ${ns} is being built (${what}); try again`, 1);
+    if (todo.length > slice.length) {
+      const next: RebuildProgress = { ...progress, after: slice[slice.length - 1]!, entries };
+      const when = found && stored ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
+      // Another request saved the same slice first (or a purge removed it): its answer stands.
+      await this.store.put(key, utf8(JSON.stringify(next)), when).catch((err: unknown) => {
+        if (!PreconditionFailedError.is(err)) throw err;
+      });
+      throw busy(`${ids.length - todo.length + slice.length} of ${ids.length} sessions read`);
+    }
+    const listing = await this.listManifest(ns);
+    if (listing.roots.length > 0) return; // another request wrote it
+    const oldest = listing.logs.reduce((min, k) => Math.min(min, logTime(k)), progress.started_at);
+    const seq = listing.maxSeq + 1;
+    const pages = await this.writePages(ns, seq, entries, true);
+    const edge = entries.map((e) => ({ id: e.id, at: e.at }));
+    await this.writeRoot(ns, seq, oldest, pages, [], [], edge);
+    await this.store.delete(key);
+    this.snapshots.delete(ns);
+    this.wrote(ns);
+    // The log records' catch-up reads up to `catchUpLogs` more: not in the request that read a slice.
+    if (slice.length > REBUILD_SLICE / 4) throw busy('its log records come next');
   }
 
   /**
@@ -571,7 +636,12 @@ export class Manifest {
       if (err instanceof CorruptManifest) snap = null;
       else throw err;
     }
+    // A sliced rebuild's entries (rebuildSliced) may hold a deleted or scrubbed version's text: it starts
+    // again, reading the objects as they are now.
+    await this.store.delete(keys.manifestRebuild(ns));
     if (!snap) {
+      // No root on a short-lived runtime: nothing but log records, which the rebuild's catch-up folds.
+      if (this.maxSyncLogs !== undefined) return true;
       // No usable root: rebuild from the session objects (the deleted ones are gone), then purge
       // the logs.
       await this.rebuild(ns);
@@ -727,7 +797,8 @@ export class Manifest {
           if (rebuilds > 5)
             throw new Error(`no manifest root for namespace ${ns} after rebuilding`);
           rebuilds++;
-          await this.rebuild(ns);
+          // A short-lived runtime reads the sessions a slice per request (rebuildSliced).
+          await (this.maxSyncLogs === undefined ? this.rebuild(ns) : this.rebuildSliced(ns));
           continue;
         }
         const result = await use(snap);
@@ -1431,6 +1502,23 @@ function isEntry(v: unknown): v is ManifestEntry {
     typeof e.at === 'number' &&
     typeof e.updated_at === 'string'
   );
+}
+
+/** A sliced rebuild's progress, or undefined when the object is not one (it then starts again). */
+function parseProgress(body: string): RebuildProgress | undefined {
+  try {
+    const p = JSON.parse(body) as RebuildProgress;
+    const ok = p?.v === 1 && typeof p.after === 'string' && typeof p.started_at === 'number';
+    return ok && Array.isArray(p.entries) ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The time (ms) a log record's key names (`keys.log`). */
+function logTime(key: string): number {
+  const at = Number(key.slice(key.lastIndexOf('/') + 1, key.lastIndexOf('/') + 14));
+  return Number.isFinite(at) ? at : Infinity;
 }
 
 function isRoot(v: unknown): v is Root {

@@ -103,7 +103,8 @@ export function limitedWorker(store: ObjectStore, token = 'tok_worker_limit_0123
       env as never,
       ctx as never,
     );
-    const json = (await res.json()) as Record<string, unknown>;
+    const answer = await res.text(); // a 204 has none
+    const json = (answer ? JSON.parse(answer) : {}) as Record<string, unknown>;
     while (pending.length) await Promise.allSettled(pending.splice(0));
     return {
       status: res.status,

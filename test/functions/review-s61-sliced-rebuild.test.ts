@@ -1,0 +1,95 @@
+// A namespace whose manifest has no root yet, read first on Workers after more than about 490 sessions
+// (sessions copied into the bucket, a manifest deleted, a namespace filled from a Node server that never
+// listed): the rebuild read every session object in one request, past Cloudflare's 1,000 operations, so
+// every list answered 503 for good (left at stop 60, review s60b). A Worker now reads the sessions a slice
+// per request (lib/sessions/manifest.ts, rebuildSliced), answering 503 with Retry-After until it is done.
+import { describe, expect, it } from 'vitest';
+import { keys } from '../../lib/model/keys.js';
+import { LocalStore } from '../../lib/storage/local.js';
+import { listAll } from '../../lib/storage/prefix.js';
+import { text, utf8 } from '../../lib/storage/port.js';
+import { oldFormat } from '../support/odek-files.js';
+import { LIMIT, limitedWorker, type Invocation } from '../support/worker-limit.js';
+import { tempDir } from '../sessions/unlogged-common.js';
+
+const n = 1100;
+const idOf = (i: number) => `s${String(i).padStart(4, '0')}`;
+
+/** `n` odek files copied into namespace `edge` (no manifest, no index), session i updated i minutes in. */
+async function copiedIn(store: LocalStore): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const file = { ...oldFormat(idOf(i)), task: `copied task ${i}` };
+    file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
+    await store.put(keys.session('edge', idOf(i)), utf8(JSON.stringify(file)));
+  }
+}
+
+/** Lists until a 200, each call under the limit; every 503 says the list is being built or caught up. */
+async function listUntilOk(call: ReturnType<typeof limitedWorker>['call'], isolate: () => void) {
+  const statuses: number[] = [];
+  for (let k = 0; k < 12; k++) {
+    isolate();
+    const r: Invocation = await call('GET', '/v1/sessions?limit=5');
+    statuses.push(r.status);
+    expect(r.used, `call ${k}: ${JSON.stringify(r.json)}`).toBeLessThanOrEqual(LIMIT);
+    if (r.status === 200) return { ok: r, statuses };
+    expect(r.status, JSON.stringify(r.json)).toBe(503);
+    expect(r.retryAfter).toBe('1');
+    expect(String(r.json.detail)).toMatch(/being built|catching up/);
+  }
+  throw new Error(`no 200 in 12 calls: ${statuses.join(',')}`);
+}
+
+/** Every session listed, by a cursor walk (each page its own call in a new isolate, under the limit). */
+async function walkAll(call: ReturnType<typeof limitedWorker>['call'], isolate: () => void) {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  do {
+    isolate();
+    const q = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+    const page = await call('GET', `/v1/sessions?limit=100${q}`);
+    expect(page.status, JSON.stringify(page.json)).toBe(200);
+    expect(page.used).toBeLessThanOrEqual(LIMIT);
+    seen.push(...(page.json.sessions as { id: string }[]).map((s) => s.id));
+    cursor = (page.json.next_cursor as string | null) ?? undefined;
+  } while (cursor);
+  return seen;
+}
+
+describe('a Worker lists a namespace with no manifest root and 1,100 sessions', () => {
+  it('answers 200 within a few calls, each under 1,000 operations, with every session once', async () => {
+    const store = new LocalStore(tempDir('sliced-rebuild'));
+    await copiedIn(store);
+    const { call, isolate } = limitedWorker(store);
+    const { ok, statuses } = await listUntilOk(call, isolate);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(3); // 300 sessions a call
+    expect((ok.json.sessions as { id: string }[]).map((s) => s.id)).toEqual(
+      [1099, 1098, 1097, 1096, 1095].map(idOf),
+    );
+    const seen = await walkAll(call, isolate);
+    expect(seen.slice().sort()).toEqual(Array.from({ length: n }, (_, i) => idOf(i)));
+    // Its progress object went with the root's writing.
+    expect(await store.get(keys.manifestRebuild('edge'))).toBeNull();
+  }, 240_000);
+
+  it('a session deleted while it is built is not listed, and no object holds its text', async () => {
+    const store = new LocalStore(tempDir('sliced-rebuild-delete'));
+    await copiedIn(store);
+    const { call, isolate } = limitedWorker(store);
+    isolate();
+    expect((await call('GET', '/v1/sessions?limit=5')).status).toBe(503); // s0000..s0299 read
+    const progress = await store.get(keys.manifestRebuild('edge'));
+    expect(text(progress!.body)).toContain('copied task 7');
+    isolate();
+    expect((await call('DELETE', '/v1/sessions/s0007')).status).toBe(204);
+    const { ok } = await listUntilOk(call, isolate);
+    expect(ok.status).toBe(200);
+    const seen = await walkAll(call, isolate);
+    expect(seen).toHaveLength(n - 1);
+    expect(seen).not.toContain('s0007');
+    for (const key of await listAll(store, 'ns/edge/')) {
+      const found = await store.get(key);
+      expect(text(found!.body), key).not.toContain('copied task 7"');
+    }
+  }, 240_000);
+});
