@@ -18,7 +18,7 @@ const idOf = (i: number) => `s${String(i).padStart(4, '0')}`;
 /** `n` odek files copied into namespace `edge` (no manifest, no index), session i updated i minutes in. */
 async function copiedIn(store: LocalStore): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const file = { ...oldFormat(idOf(i)), task: `copied task ${i}` };
+    const file: Record<string, unknown> = { ...oldFormat(idOf(i)), task: `copied task ${i}` };
     file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
     await store.put(keys.session('edge', idOf(i)), utf8(JSON.stringify(file)));
   }
