@@ -10,10 +10,20 @@ import { ModelError, toChatMessage, type ChatFn, type ToolCall } from './model.j
  * The agent loop of one continue, as odek runs it: send the conversation with the `session_search` tool
  * offered; while the model answers with tool calls, run them here and send their results back; stop at
  * the first answer without tool calls. At most `MAX_ROUNDS` model calls; the last one is made with
- * `tool_choice: "none"`, so a model that keeps searching has to answer.
+ * `tool_choice: "none"`, so a model that keeps searching has to answer. At most `MAX_TOOL_CALLS` calls
+ * in one answer.
  */
 
 export const MAX_ROUNDS = 8;
+
+/**
+ * The most tool calls one model answer may ask for (a session_search each); an answer with more is an
+ * invalid answer (a 502), as is one still calling tools on the last round.
+ */
+export const MAX_TOOL_CALLS = 64;
+
+/** Tool calls run between two yields to the event loop. */
+const YIELD_EVERY = 8;
 
 /** What the model may pass to `session_search` (the same validation as `POST /v1/session_search`). */
 export type SessionSearchInput = z.output<typeof sessionSearchBodySchema>;
@@ -82,32 +92,59 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
     // A half-finished tool loop is never stored: the caller stores nothing when this throws.
     if (last)
       throw new ModelError('invalid', `the model still called tools after ${maxRounds} rounds`);
-    for (const call of reply.tool_calls) {
-      // A tool call (a search, which may wait on the embeddings service) ends the turn when the signal
-      // fires, not when the call returns (review s56f: a stopping server's cut-off waited for it); the
-      // call finishes on its own, its result unused.
-      const result = await untilAborted(runTool(call, options), options.signal);
-      let content = JSON.stringify(result);
-      const room =
-        (options.contextBytes ?? Infinity) - jsonBytes([...context, ...added].map(toChatMessage));
-      if (utf8Length(content) > Math.max(room, 4096))
-        content = JSON.stringify({
-          error:
-            `the result is ${utf8Length(content)} bytes, more than this turn's context can hold ` +
-            `(${Math.max(room, 0)} bytes left): ask for less`,
-        });
-      added.push({ role: 'tool', content, tool_call_id: call.id });
-    }
+    // A model repeating a call until max_tokens answers thousands of them (review s61b: 3,000 in 236 KB
+    // blocked the process for 11 s); more than a turn runs is no answer to act on, as after the last round.
+    if (reply.tool_calls.length > MAX_TOOL_CALLS)
+      throw new ModelError(
+        'invalid',
+        `the model asked for ${reply.tool_calls.length} tool calls in one answer, ` +
+          `more than the ${MAX_TOOL_CALLS} a turn runs`,
+      );
+    await runCalls(reply.tool_calls, context, added, options);
   }
 }
 
+/** Runs one answer's tool calls in order, appending each result to `added`; throws at the deadline. */
+async function runCalls(
+  calls: ToolCall[],
+  context: Message[],
+  added: Message[],
+  options: TurnOptions,
+): Promise<void> {
+  // The request's size once per round, then each result's own bytes and comma: re-serialising the whole
+  // conversation per call was quadratic in the calls of one answer (review s61b).
+  let used = jsonBytes([...context, ...added].map(toChatMessage));
+  for (const [i, call] of calls.entries()) {
+    // Results without I/O (an unknown tool, bad arguments) resolve in microtasks: without a macrotask now
+    // and then, the deadline's timer (and every other request of the process) waited for the whole answer.
+    if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    if (options.signal.aborted) throw timedOut();
+    // A tool call (a search, which may wait on the embeddings service) ends the turn when the signal
+    // fires, not when the call returns (review s56f: a stopping server's cut-off waited for it); the
+    // call finishes on its own, its result unused.
+    const result = await untilAborted(runTool(call, options), options.signal);
+    let content = JSON.stringify(result);
+    const room = (options.contextBytes ?? Infinity) - used;
+    if (utf8Length(content) > Math.max(room, 4096))
+      content = JSON.stringify({
+        error:
+          `the result is ${utf8Length(content)} bytes, more than this turn's context can hold ` +
+          `(${Math.max(room, 0)} bytes left): ask for less`,
+      });
+    const message: Message = { role: 'tool', content, tool_call_id: call.id };
+    added.push(message);
+    used += jsonBytes(toChatMessage(message)) + 1;
+  }
+}
+
+const timedOut = () => new ModelError('timeout', 'the model turn ran out of time');
+
 /** `work`'s result, or the turn's timeout as soon as `signal` fires (before or while `work` runs). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  const late = () => new ModelError('timeout', 'the model turn ran out of time');
-  if (signal.aborted) return (work.catch(() => undefined), Promise.reject(late()));
+  if (signal.aborted) return (work.catch(() => undefined), Promise.reject(timedOut()));
   let stop!: () => void;
   const aborted = new Promise<never>((_, reject) => {
-    stop = () => reject(late());
+    stop = () => reject(timedOut());
     signal.addEventListener('abort', stop, { once: true });
   });
   work.catch(() => undefined); // its failure after the abort is nobody's
