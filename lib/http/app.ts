@@ -88,19 +88,23 @@ function honoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
+// Each ends in `\/?$` as the router's own patterns do (hono/tiny's PatternRouter takes one trailing slash on
+// every route), so 405-or-404 and the open-route check answer `/v1/health/` as `/v1/health` (review s61d).
 const pathPatterns = [
   ...routes.map((r) => ({
     method: r.spec.method.toUpperCase(),
-    pattern: new RegExp('^' + r.spec.path.replace(/\{\w+\}/g, '[^/]+') + '$'),
+    pattern: new RegExp('^' + r.spec.path.replace(/\{\w+\}/g, '[^/]+') + '\\/?$'),
     open: r.spec.auth !== 'bearer',
   })),
   // The browser's pages and assets (lib/ui), GET only, so that another method is 405 there too.
   {
     method: 'GET',
-    pattern: /^\/(ui(\/(sessions\/[^/]+|app\.(js|css|svg))?)?)?$/,
+    pattern: /^\/(ui(\/(sessions\/[^/]+|app\.(js|css|svg)))?\/?)?$/,
     open: true,
   },
 ];
+/** `/v1/sessions/latest`, GET's only, with the trailing slash the router takes. */
+const LATEST = /^\/v1\/sessions\/latest\/?$/;
 
 /**
  * True when the request names a route whose spec needs no bearer token, or an open route's path with a
@@ -123,18 +127,17 @@ function isPreflight(c: Context): boolean {
     c.req.method === 'OPTIONS' &&
     h('origin') &&
     h('access-control-request-method') &&
-    // The router takes a trailing slash (`/v1/sessions/`), so a preflight to one does too (review s53f).
-    pathPatterns.some((p) => p.pattern.test(c.req.path.replace(/(.)\/+$/, '$1')))
+    // The patterns take the router's trailing slash (`/v1/sessions/`): a preflight to one is one (review s53f).
+    pathPatterns.some((p) => p.pattern.test(c.req.path))
   );
 }
 
 /** 405 with `Allow` for a known path with another method; 404 otherwise. */
 function notFoundOrNotAllowed(c: Context<Env>, log: Services['log']): Response {
   // `/v1/sessions/latest` is GET's only: the other methods of `/v1/sessions/{id}` do not take it.
-  const allowed =
-    c.req.path === '/v1/sessions/latest'
-      ? ['GET']
-      : [...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method))];
+  const allowed = LATEST.test(c.req.path)
+    ? ['GET']
+    : [...new Set(pathPatterns.filter((p) => p.pattern.test(c.req.path)).map((p) => p.method))];
   if (allowed.length === 0)
     return problemResponse(c, notFound(`no route for ${c.req.method} ${c.req.path}`), log);
   if (allowed.includes('GET')) allowed.push('HEAD');
