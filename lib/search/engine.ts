@@ -27,7 +27,14 @@ import {
 } from './docs.js';
 import { EmbeddingsUnavailableError, type Embedder } from './embed.js';
 import { nearWords, WORD_SPACE, type NearWord } from './words.js';
-import { LsmIndex, type IndexKind, type IndexSegment, type Resolved } from './lsm.js';
+import {
+  LsmIndex,
+  UNREADABLE,
+  type Built,
+  type IndexKind,
+  type IndexSegment,
+  type Resolved,
+} from './lsm.js';
 import {
   decodeF32,
   decodeLexRecord,
@@ -662,35 +669,52 @@ export class SearchEngine implements SessionListener {
     return index;
   }
 
-  private async buildLex(ns: string, entries: ManifestEntry[]): Promise<(LexDoc | null)[]> {
+  private async buildLex(ns: string, entries: ManifestEntry[]): Promise<Built<LexDoc>[]> {
     return mapLimit(entries, this.options.concurrency, async (e) => {
-      const s = await this.sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c);
-      return s && s.revision === e.revision ? lexDocOf(s) : null;
+      const s = await this.sessionToBuild(ns, e);
+      return s === UNREADABLE ? s : s && s.revision === e.revision ? lexDocOf(s) : null;
     });
   }
 
-  private async buildVectors(
+  /**
+   * The session of a version an index builds; `UNREADABLE` when its object is not a session (a torn copy):
+   * left out of the index as it is of results, where until 2026-12-07 it failed every search and compaction
+   * of the namespace (review s61e). Storage that does not answer still fails the build.
+   */
+  private async sessionToBuild(
     ns: string,
-    entries: ManifestEntry[],
-  ): Promise<(Float32Array | null)[]> {
+    e: ManifestEntry,
+  ): Promise<StoredSession | null | typeof UNREADABLE> {
+    try {
+      return await this.sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c);
+    } catch (err) {
+      if (!SatchelError.is(err, 'corrupt') && !SatchelError.is(err, 'invalid')) throw err;
+      this.onError('session unreadable; left out of the search index', err);
+      return UNREADABLE;
+    }
+  }
+
+  private async buildVectors(ns: string, entries: ManifestEntry[]): Promise<Built<Float32Array>[]> {
     if (!this.embedder?.available()) return entries.map(() => null);
     const texts = await mapLimit(entries, this.options.concurrency, async (e) => {
-      const s = await this.sessions.getAt(ns, e.id, e.revision, docKeyOf(e).c);
-      return s && s.revision === e.revision ? embeddingTextOf(s) : null;
+      const s = await this.sessionToBuild(ns, e);
+      return s === UNREADABLE ? s : s && s.revision === e.revision ? embeddingTextOf(s) : null;
     });
-    const wanted = texts.flatMap((t, i) => (t === null ? [] : [i]));
+    const wanted = texts.flatMap((t, i) => (typeof t === 'string' ? [i] : []));
+    // An unreadable version stays so whatever the service answers; the others lag while it fails.
+    const unbuilt = () => texts.map((t) => (t === UNREADABLE ? t : null));
     try {
       // A blank text (or one the service refused alone) gets zeros: no vector, and done, not asked again.
       const vectors = await this.embedder.embed(
-        wanted.map((i) => texts[i]!),
+        wanted.map((i) => texts[i] as string),
         false,
         { ns },
       );
-      const out: (Float32Array | null)[] = entries.map(() => null);
+      const out: Built<Float32Array>[] = unbuilt();
       wanted.forEach((i, k) => (out[i] = vectors[k]!));
       return out;
     } catch (err) {
-      if (err instanceof EmbeddingsUnavailableError) return entries.map(() => null);
+      if (err instanceof EmbeddingsUnavailableError) return unbuilt();
       throw err;
     }
   }

@@ -28,6 +28,18 @@ import { CorruptIndexError } from './segment.js';
  * whose size depends on that session only; compaction folds records into segments in the background.
  */
 
+/**
+ * What `build` answers for a version whose session object cannot be read as a session (corrupt): the index
+ * leaves it out, as results do, and does not build it again before `UNREADABLE_RETRY_MS` (review s61e).
+ */
+export const UNREADABLE: unique symbol = Symbol('unreadable session');
+
+/** A built document; null for a session that is gone or cannot be built now; `UNREADABLE`. */
+export type Built<D> = D | null | typeof UNREADABLE;
+
+/** How long a process leaves a version whose session object was unreadable out without reading it again. */
+const UNREADABLE_RETRY_MS = 10 * 60_000;
+
 export interface IndexSegment<D> {
   docs: DocKey[];
   /** Every document's payload, in doc order (for merging). */
@@ -44,8 +56,11 @@ export interface IndexKind<D, S extends IndexSegment<D>> {
   decodeRecord(key: DocKey, body: Uint8Array): D;
   encodeSegment(entries: { key: DocKey; doc: D }[]): Uint8Array[];
   decodeSegment(parts: Uint8Array[]): S;
-  /** Builds documents from the session objects; null for a session that is gone or cannot be built now. */
-  build(ns: string, entries: ManifestEntry[]): Promise<(D | null)[]>;
+  /**
+   * Builds documents from the session objects; null for a session that is gone or cannot be built now,
+   * `UNREADABLE` for one whose object is not a session (left out, not built again for a while).
+   */
+  build(ns: string, entries: ManifestEntry[]): Promise<Built<D>[]>;
 }
 
 export type DocRef<D> = { si: number; di: number } | { doc: D };
@@ -54,7 +69,10 @@ export type DocRef<D> = { si: number; di: number } | { doc: D };
 export interface Resolved<D, S> {
   segments: S[];
   live: Map<string, DocRef<D>>;
-  /** Live sessions without a document at their current version (left for the background). */
+  /**
+   * Live sessions without a document at their current version (left for the background). A version whose
+   * session object was unreadable is in neither `live` nor `missing`: it is left out, as from results.
+   */
   missing: ManifestEntry[];
   /**
    * Some of `missing` were not read at all: more lagged than a query may fetch (the index is catching up),
@@ -126,7 +144,8 @@ interface State<D, S> {
   version: number;
   /** The root or a segment could not be read: a rebuild is due. */
   corrupt: boolean;
-  resolved?: { live: ManifestEntry[]; version: number; result: Resolved<D, S> };
+  /** The last resolution; `until`: when a version it left out as unreadable is to be read again. */
+  resolved?: { live: ManifestEntry[]; version: number; result: Resolved<D, S>; until: number };
 }
 
 /** The index for one kind of document over every namespace of a store. */
@@ -145,6 +164,12 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     Infinity,
     true,
   );
+  /**
+   * Per namespace, by id: a version whose session object was unreadable, left out until `until` (then read
+   * again: a torn copy may have been completed). Until 2026-12-07 its build failed every search and
+   * compaction of the namespace (review s61e).
+   */
+  private readonly unreadable = new Map<string, Map<string, { key: DocKey; until: number }>>();
   /** Per namespace: by id, the version a prune keeps with those after it (and erases those before). */
   private readonly pruneFrom = new Map<string, Map<string, DocKey>>();
   private readonly compactAfter: number;
@@ -239,15 +264,16 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       state.resolved &&
       state.resolved.live === live &&
       state.resolved.version === state.version &&
-      state.resolved.result.missing.length === 0
+      state.resolved.result.missing.length === 0 &&
+      this.now() < state.resolved.until
     ) {
       return state.resolved.result;
     }
-    let lagging = this.lagging(state, live);
+    let lagging = this.lagging(ns, state, live);
     if (lagging.length > 0 && this.now() - state.checkedAt > 1000) {
       // Something changed since this process last looked: another process may have compacted.
       state = await this.refresh(ns, state);
-      lagging = this.lagging(state, live);
+      lagging = this.lagging(ns, state, live);
     }
     let budget = this.maxSyncFetch;
     // Too far behind for this request's reads: fold slices now, which the next request keeps.
@@ -255,7 +281,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       await this.compact(ns, state.corrupt);
       budget -= this.sliceRecords;
       state = await this.state(ns);
-      lagging = this.lagging(state, live);
+      lagging = this.lagging(ns, state, live);
     }
     const behind = lagging.length > budget;
     if (lagging.length > 0 && !behind) await this.fetch(ns, state, lagging, build);
@@ -263,10 +289,13 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     const missing: ManifestEntry[] = [];
     let dead = 0;
     const liveIds = new Set<string>();
+    let until = Infinity;
     for (const e of live) {
       liveIds.add(e.id);
       const ref = this.find(state, e);
+      const unreadable = ref ? 0 : this.unreadableUntil(ns, e);
       if (ref) out.set(e.id, ref);
+      else if (unreadable) until = Math.min(until, unreadable);
       else missing.push(e);
     }
     for (const id of state.newest.keys()) if (!liveIds.has(id)) dead++;
@@ -280,7 +309,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       schedule(this.compact(ns));
     }
     const result = { segments: state.segments, live: out, missing, ...(behind ? { behind } : {}) };
-    state.resolved = { live, version: state.version, result };
+    state.resolved = { live, version: state.version, result, until };
     return result;
   }
 
@@ -311,7 +340,10 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
    */
   purge(ns: string, ids: Iterable<string>): Promise<void> {
     const deleted = [...ids];
-    for (const id of deleted) this.pruneFrom.get(ns)?.delete(id); // no version stays
+    for (const id of deleted) {
+      this.pruneFrom.get(ns)?.delete(id); // no version stays
+      this.unreadable.get(ns)?.delete(id);
+    }
     return this.purges.add(ns, deleted);
   }
 
@@ -428,8 +460,35 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     return null;
   }
 
-  private lagging(state: State<D, S>, live: ManifestEntry[]): ManifestEntry[] {
-    return live.filter((e) => !this.find(state, e));
+  /** The live versions the index holds no document of, but for those known to be unreadable. */
+  private lagging(ns: string, state: State<D, S>, live: ManifestEntry[]): ManifestEntry[] {
+    return live.filter((e) => !this.find(state, e) && !this.unreadableUntil(ns, e));
+  }
+
+  /**
+   * When the session object of this version, found unreadable lately, is to be read again (it is left out
+   * until then); 0 when it is not known to be unreadable.
+   */
+  private unreadableUntil(ns: string, e: ManifestEntry): number {
+    const byId = this.unreadable.get(ns);
+    const had = byId?.get(e.id);
+    if (!had) return 0;
+    const key = keyOf(e);
+    if (had.key.c === key.c && had.key.r === key.r && this.now() < had.until) return had.until;
+    byId!.delete(e.id); // another version now, or time to read it again
+    return 0;
+  }
+
+  /** Leaves `built`'s unreadable versions out for a while; the documents, the others null. */
+  private sortBuilt(ns: string, entries: ManifestEntry[], built: Built<D>[]): (D | null)[] {
+    return entries.map((e, i) => {
+      const doc = built[i];
+      if (doc !== UNREADABLE) return doc ?? null;
+      let byId = this.unreadable.get(ns);
+      if (!byId) this.unreadable.set(ns, (byId = new Map()));
+      byId.set(e.id, { key: keyOf(e), until: this.now() + UNREADABLE_RETRY_MS });
+      return null;
+    });
   }
 
   /** Reads the records of lagging versions; builds the ones without a record from the sessions. */
@@ -447,7 +506,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       else unrecorded.push(e);
     });
     if (!build || unrecorded.length === 0) return;
-    const docs = await this.kind.build(ns, unrecorded);
+    const docs = this.sortBuilt(ns, unrecorded, await this.kind.build(ns, unrecorded));
     unrecorded.forEach((e, i) => {
       const doc = docs[i];
       if (doc) remember(state, keyOf(e), doc);
@@ -483,7 +542,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
     // Every live document at its current version: from the segments, the records, or the sessions.
     // Documents stream into segments of `segmentDocs`, so memory stays bounded whatever the
     // namespace size.
-    const { fresh, lagging, fromSegments } = this.sourcesOf(state, live, this.sliceRecords);
+    const { fresh, lagging, fromSegments } = this.sourcesOf(ns, state, live, this.sliceRecords);
     const full = isFullCompaction(
       rebuild,
       state,
@@ -530,9 +589,11 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
   /**
    * Where each live document comes from: a fresh one held in memory, one in a segment, or a lagging
    * one (from its record or its session): at most `slice` of those, the oldest, and the next compaction
-   * folds the others (a root names segments, so it covers any subset of the documents).
+   * folds the others (a root names segments, so it covers any subset of the documents). A version whose
+   * session object was found unreadable lately is none of them: left out, not read on every compaction.
    */
   private sourcesOf(
+    ns: string,
     state: State<D, S> | null,
     live: ManifestEntry[],
     slice: number,
@@ -548,7 +609,7 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
       const ref = state ? this.find(state, e) : null;
       if (ref && 'doc' in ref) fresh.push({ key: keyOf(e), doc: ref.doc });
       else if (ref) fromSegments.push({ i, si: ref.si, di: ref.di });
-      else lagging.push(i);
+      else if (!this.unreadableUntil(ns, e)) lagging.push(i);
     });
     if (lagging.length <= slice) return { fresh, lagging, fromSegments };
     const oldest = lagging.sort((a, b) => live[a]!.at - live[b]!.at || a - b).slice(0, slice);
@@ -579,11 +640,9 @@ export class LsmIndex<D, S extends IndexSegment<D>> {
         return null;
       });
       for (const g of got) if (g) await add(g);
-      const docs = toBuild.length
-        ? await this.kind.build(
-            ns,
-            toBuild.map((i) => live[i]!),
-          )
+      const building = toBuild.map((i) => live[i]!);
+      const docs = building.length
+        ? this.sortBuilt(ns, building, await this.kind.build(ns, building))
         : [];
       for (const [j, i] of toBuild.entries()) {
         const doc = docs[j];
