@@ -346,27 +346,6 @@ function usesZodFormat(name: string): boolean {
 }
 
 /**
- * The session browser's page templates (lib/ui/page.ts) without the indentation of their lines: HTML
- * collapses that whitespace anyway (the page has no <pre>, and its textareas start empty), and the
- * templates' code is indented the same way. This saved 189 B of the R2-only bundle (gzip; its budget is
- * 120,000 B) on 2026-12-02. The line breaks after a tag (not before a `${…}`) and before one (not after
- * a `${…}`) go too: the page's `compact` removes them as it renders, so what it serves is the same
- * (test/functions/worker.test.ts compares the two); 66 B more (gzip) on 2026-12-02 at 20:00 UTC.
- */
-const dedentedPage: Plugin = {
-  name: 'dedented-page',
-  setup(b) {
-    b.onLoad({ filter: /lib[\\/]ui[\\/]page\.ts$/ }, (args) => ({
-      contents: readFileSync(args.path, 'utf8')
-        .replace(/\n +/g, '\n')
-        .replace(/>\n+(?!\$\{)/g, '>')
-        .replace(/([^}\s])[ \t]*\n+</g, '$1<'),
-      loader: 'ts',
-    }));
-  },
-};
-
-/**
  * The session browser's stylesheet (lib/ui/style.ts) on one line: the line breaks and indentation of the
  * template are only for reading it. A break after `;`, `{` or `}` goes; any other becomes one space (CSS
  * treats them alike). This saved 92 B of the R2-only bundle (gzip) on 2026-12-02.
@@ -486,14 +465,13 @@ export async function buildWorker(
       noZodMemoizer,
       zodUtilUsedOnly,
       zodErrorSources,
-      dedentedPage,
       compactStyle,
       usedZodFormats,
       edgeReference,
       edgeSpecProse,
       edgeUi,
     ],
-    define: { SATCHEL_UI_ASSETS: JSON.stringify(ui) },
+    define: { SATCHEL_UI_PAGES: JSON.stringify(await uiPages(ui)) },
     logLevel: 'warning',
     write: false,
   });
@@ -514,6 +492,16 @@ export async function buildWorker(
 }
 
 /**
+ * The session browser's two pages as the Worker serves them, rendered here (lib/ui/page.ts) with the
+ * assets' versions: the Worker bundle holds the pages' text, not the code that makes it (about 600 B gzip
+ * on 2026-12-07).
+ */
+async function uiPages(ui: PageAssetsUrls): Promise<Record<'list' | 'session', string>> {
+  const { renderPage } = await import('../lib/ui/page.js');
+  return { list: renderPage('list', ui), session: renderPage('session', ui) };
+}
+
+/**
  * The routes' specs carry the OpenAPI document's prose (`summary`, `description`, `rawBody` and the text of
  * each `problem(…)` answer), which in the Worker
  * bundles nothing reads: the document and the /docs page are static assets made from lib/ by
@@ -523,6 +511,9 @@ export async function buildWorker(
  * fixes for Cloudflare's operation limit (review s60b) took it past its 120,000 B budget; the problem
  * answers' texts and `rawBody` about 760 B more later that day, for redaction's table and Terraform rules.
  */
+/** A route spec's fields only the OpenAPI document reads (lib/http/openapi.ts, docs.ts), whatever their value. */
+const DOCUMENT_ONLY = new Set(['responses', 'parameters', 'operationId', 'tag']);
+
 export const edgeSpecProse: Plugin = {
   name: 'edge-spec-prose',
   setup(b) {
@@ -545,8 +536,9 @@ export const edgeSpecProse: Plugin = {
         if (
           ts.isPropertyAssignment(node) &&
           ts.isIdentifier(node.name) &&
-          ['description', 'summary', 'rawBody'].includes(node.name.text) &&
-          prose(node.initializer)
+          (['description', 'summary', 'rawBody'].includes(node.name.text)
+            ? prose(node.initializer)
+            : DOCUMENT_ONLY.has(node.name.text))
         ) {
           const end = source[node.end] === ',' ? node.end + 1 : node.end;
           cuts.push([node.getStart(file), end, '']);
