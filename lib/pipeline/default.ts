@@ -53,6 +53,7 @@ function fnv32(s: string): string {
  * order mark whose first characters are not ASCII. 9 (2026-12-06): `pass`/`pwd` names and name/value
  * pairs in JSON; `\u`-escaped and wrapped-base64 forms of known values. 10 (2026-12-06): JSON of any
  * depth; arrays of strings read as command lines, and header pairs in `…headers` arrays as header lines.
- * 13 (2026-12-07): full-width forms (`password＝…`) read as ASCII.
+ * 13 (2026-12-07): full-width forms (`password＝…`) read as ASCII. 14 (2026-12-07): tool-call arguments
+ * whose JSON repeats a key re-serialised, never kept as sent with an earlier value's secret (review s61d).
  */
-const WALK = '\nwalk:13';
+const WALK = '\nwalk:14';

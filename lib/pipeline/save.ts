@@ -817,6 +817,9 @@ function redactToolCall(call: ToolCall, text: TextFn, hit: () => void): ToolCall
  * Tool-call arguments: valid JSON stays valid JSON (every string key and value redacted, and any value
  * under a secret-sounding key removed, then re-serialised); other text is redacted as text and becomes
  * `{"redacted":true}` if the result is not valid JSON; arguments with nothing to redact stay as they are.
+ * A key repeated in an object (`{"a":"ghp_…","a":"x"}`) keeps every value: each is walked under its key
+ * and re-serialised where it was (`markShadowed`). Until review s61d JSON.parse kept the last value only,
+ * the walk found nothing in it, and the arguments were kept as sent, the earlier value's secret with them.
  */
 export function redactArguments(
   args: string,
@@ -826,8 +829,11 @@ export function redactArguments(
   let changed = false;
   try {
     const exact = exactNumbers(args);
+    let parsed: unknown = JSON.parse(exact.json);
+    const marked = markShadowed(exact.json);
+    if (marked) parsed = JSON.parse(marked.json);
     const walked = redactJson(
-      JSON.parse(exact.json),
+      parsed,
       (s, quiet) => {
         const r = text(s, quiet);
         if (r !== s) changed = true;
@@ -837,8 +843,13 @@ export function redactArguments(
         changed = true;
         hit();
       },
+      false,
+      undefined,
+      marked?.marker,
     );
-    return changed ? exact.restore(jsonText(walked)) : args;
+    if (!changed) return args;
+    const out = jsonText(walked);
+    return exact.restore(marked ? marked.unmark(out) : out);
   } catch {
     // Not JSON: redacted as text.
     const redacted = text(args);
@@ -850,6 +861,62 @@ export function redactArguments(
       return '{"redacted":true}';
     }
   }
+}
+
+/**
+ * JSON text (that JSON.parse took) with a marker (`marker`, a number, a NUL) put at the start of each key
+ * JSON.parse would leave out (one repeated later in its object), so that a parse keeps every value;
+ * `unmark` takes the markers out of the JSON serialised after the walk. Null when no key repeats.
+ */
+function markShadowed(
+  json: string,
+): { json: string; marker: string; unmark: (text: string) => string } | null {
+  const shadowed = shadowedKeys(json);
+  if (shadowed.length === 0) return null;
+  const tag = Math.random().toString(36).slice(2, 10); // not in the text: no key is taken for a marked one
+  const marker = `\0${tag}:`;
+  const pieces: string[] = [];
+  let from = 0;
+  shadowed.forEach((at, n) => {
+    pieces.push(json.slice(from, at + 1), `\\u0000${tag}:${n}\\u0000`);
+    from = at + 1;
+  });
+  pieces.push(json.slice(from));
+  const serialised = new RegExp(`\\\\u0000${tag}:\\d+\\\\u0000`, 'g');
+  return { json: pieces.join(''), marker, unmark: (text) => text.replace(serialised, '') };
+}
+
+/**
+ * Where JSON text repeats a key in one object, the start (its opening quote) of each occurrence but the
+ * last, in order: JSON.parse keeps only the last one's value. Keys compare as parsed (`"\u0061"` is `"a"`).
+ * A scan, at any depth (as `jsonNumbers`), of text JSON.parse took.
+ */
+function shadowedKeys(json: string): number[] {
+  const found: number[] = [];
+  const objects: (Map<string, number> | null)[] = []; // an object's keys (where each was last), or an array
+  let wantKey = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34 /* " */) {
+      let j = i + 1;
+      while (j < json.length && json.charCodeAt(j) !== 34) j += json.charCodeAt(j) === 92 ? 2 : 1;
+      const keys = objects[objects.length - 1];
+      if (wantKey && keys) {
+        const raw = json.slice(i + 1, j);
+        const key = raw.includes('\\') ? (JSON.parse(json.slice(i, j + 1)) as string) : raw;
+        const before = keys.get(key);
+        if (before !== undefined) found.push(before);
+        keys.set(key, i);
+      }
+      wantKey = false;
+      i = j;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      objects.push(c === 123 ? new Map() : null);
+      wantKey = c === 123;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) objects.pop();
+    else if (c === 44 /* , */) wantKey = !!objects[objects.length - 1];
+  }
+  return found.sort((a, b) => a - b);
 }
 
 /** A redacted copy of a parsed JSON value (a webhook payload), by the rules of tool arguments. */
@@ -874,10 +941,11 @@ function redactJson(
   hit: () => void,
   secret = false,
   field?: string,
+  marker?: string,
 ): unknown {
   if (value === null || typeof value !== 'object')
     return redactLeaf(value, text, secret, hit, field);
-  const walk: JsonWalk = { text, hit, stack: [] };
+  const walk: JsonWalk = { text, hit, stack: [], marker };
   let done = open(walk, value, secret, field);
   while (walk.stack.length > 0) {
     const top = walk.stack[walk.stack.length - 1]!;
@@ -917,6 +985,14 @@ interface JsonWalk {
   text: TextFn;
   hit: () => void;
   stack: JsonLevel[];
+  /** How the keys of a repeated key's earlier values start (`markShadowed`), if any: read without it. */
+  marker: string | undefined;
+}
+
+/** A name/value pair's names (more than one where a repeated key held others; JSON.parse's last). */
+interface Pair {
+  names: string[];
+  field: string;
 }
 
 /** An array or object being walked: its entries, how many are done, and its redacted copy so far. */
@@ -932,11 +1008,12 @@ interface JsonLevel {
   /** Headers held as an object (`{"headers": {"x-functions-key": …}}`): each value is read as its line; an
    * array in an array under a `…headers` field (`[["X-Api-Key", …]]`, fetch's pairs): its name and value. */
   inHeaders: boolean;
-  pair: { name: string; field: string } | undefined;
-  /** The entry whose value is being walked (an object's): its key, the name it is read under, and whether
-   * that is secret-sounding. */
+  pair: Pair | undefined;
+  /** The entry whose value is being walked (an object's): its key, as read (without a marker), the names
+   * it is read under, and whether one is secret-sounding. */
   key: string;
-  name: string;
+  bare: string;
+  names: string[];
   under: boolean;
 }
 
@@ -958,9 +1035,10 @@ function open(walk: JsonWalk, value: unknown, secret: boolean, field: string | u
     secret,
     field,
     inHeaders: headers && (!array || parent?.array === true),
-    pair: array ? undefined : pairOf(value as Record<string, unknown>),
+    pair: array ? undefined : pairOf(value as Record<string, unknown>, walk),
     key: '',
-    name: '',
+    bare: '',
+    names: [],
     under: false,
   });
   return OPENED;
@@ -981,17 +1059,19 @@ function advance(walk: JsonWalk, level: JsonLevel): unknown {
       continue;
     }
     const [k, v] = item as [string, unknown];
+    const bare = unmarked(walk, k);
     // A pair's value is read under the pair's name (`{"name": "DB_PASSWORD", "value": …}`).
-    const name = level.pair?.field === k ? level.pair.name : k;
-    const under = level.secret || sensitiveKey(k) || (name !== k && sensitiveKey(name));
-    if (!under && typeof v === 'string' && passValue(k, v, text, hit)) {
-      putOwn(level.out as Record<string, unknown>, text(k), PLACEHOLDER);
+    const names = level.pair?.field === bare ? level.pair.names : [bare];
+    const under = level.secret || sensitiveKey(bare) || names.some((n) => sensitiveKey(n));
+    if (!under && typeof v === 'string' && passValue(bare, v, text, hit)) {
+      putOwn(level.out as Record<string, unknown>, outKey(k, bare, text), PLACEHOLDER);
       continue;
     }
     level.key = k;
-    level.name = name;
+    level.bare = bare;
+    level.names = names;
     level.under = under;
-    const red = open(walk, v, under, k);
+    const red = open(walk, v, under, bare);
     if (red === OPENED) return OPENED;
     settle(walk, level, red);
   }
@@ -1048,14 +1128,26 @@ function settle(walk: JsonWalk, level: JsonLevel, red: unknown): void {
     (level.out as unknown[]).push(red);
     return;
   }
-  const { key, name, under } = level;
+  const { key, bare, names, under } = level;
+  const name = names[names.length - 1]!;
   const header = level.inHeaders || /^(set-)?cookie$/i.test(name);
-  const named = !under && typeof red === 'string' && (header || name !== key);
-  putOwn(
-    level.out as Record<string, unknown>,
-    walk.text(key),
-    named ? withName(name, red, walk.text, walk.hit, header ? ': ' : '=') : red,
-  );
+  let value = red;
+  if (!under && typeof red === 'string' && (header || name !== bare))
+    for (const n of names)
+      value = withName(n, value as string, walk.text, walk.hit, header ? ': ' : '=');
+  putOwn(level.out as Record<string, unknown>, outKey(key, bare, walk.text), value);
+}
+
+/** A key of the walk as read: without the marker of a repeated key's earlier value (`markShadowed`). */
+function unmarked(walk: JsonWalk, key: string): string {
+  return walk.marker && key.startsWith(walk.marker)
+    ? key.slice(key.indexOf('\0', walk.marker.length) + 1)
+    : key;
+}
+
+/** The redacted copy's key for `key` (read as `bare`): redacted, its marker kept for `unmark`. */
+function outKey(key: string, bare: string, text: TextFn): string {
+  return key.slice(0, key.length - bare.length) + text(bare);
 }
 
 /**
@@ -1112,10 +1204,26 @@ const PAIR_VALUE = ['value', 'Value', 'ParameterValue'];
  * value}]`) and CloudFormation write a variable or a header: its name, and the field holding its value.
  * Until 2026-12-06 the value was read alone, without the name that says it is a secret (review s57d).
  */
-function pairOf(o: Record<string, unknown>): { name: string; field: string } | undefined {
-  const name = PAIR_NAME.find((k) => typeof o[k] === 'string');
-  const field = name && PAIR_VALUE.find((k) => Object.hasOwn(o, k));
-  return field ? { name: o[name!] as string, field } : undefined;
+function pairOf(o: Record<string, unknown>, walk: JsonWalk): Pair | undefined {
+  if (walk.marker === undefined) {
+    const name = PAIR_NAME.find((k) => typeof o[k] === 'string');
+    const field = name && PAIR_VALUE.find((k) => Object.hasOwn(o, k));
+    return field ? { names: [o[name!] as string], field } : undefined;
+  }
+  // Repeated keys (marked): every string a name field held, in order (the last is JSON.parse's).
+  const seen = new Map<string, unknown[]>();
+  for (const [k, v] of Object.entries(o)) {
+    const bare = unmarked(walk, k);
+    if (!PAIR_NAME.includes(bare) && !PAIR_VALUE.includes(bare)) continue;
+    const values = seen.get(bare);
+    if (values) values.push(v);
+    else seen.set(bare, [v]);
+  }
+  const strings = (k: string) =>
+    (seen.get(k) ?? []).filter((v): v is string => typeof v === 'string');
+  const name = PAIR_NAME.find((k) => strings(k).length > 0);
+  const field = name && PAIR_VALUE.find((k) => seen.has(k));
+  return field ? { names: strings(name!), field } : undefined;
 }
 
 /**
