@@ -1773,14 +1773,16 @@ export const rules: Rule[] = [
     pattern: new RegExp(
       raw`(?:${['password', 'passwd', 'passphrase', 'secret', 'token'].map(anyCase).join('|')}|` +
         raw`${anyCase('api')}[_-]?${anyCase('key')})(?:\*\*|\x60)?` +
-        raw`(?:[ \t]{0,16}\|[ \t]{0,16}|\t[ \t]{0,16})(?:\*\*|\x60)?` +
+        raw`(?:[ \t]{0,16}\|[ \t]{0,16}|\t[ \t]{0,16})(?:\*\*|\x60|["'])?` +
         raw`(?=[^\s|\x60*]{0,255}[A-Z])(?=[^\s|\x60*]{0,255}[a-z])(?=[^\s|\x60*]{0,255}[0-9])` +
-        raw`([^\s|\x60*"']{8,256})(?=(?:\*\*|\x60)?(?:[ \t]{0,16}\||[ \t]*(?:\r?\n|$)|\t))`,
+        raw`([^\s|\x60*"']{8,256})(?=(?:\*\*|\x60|["'])?(?:[ \t]{0,16}\||[ \t]*(?:\r?\n|$)|\t))`,
       'y',
     ),
     group: 1,
     entropy: 2.5,
-    not: NAMESPACED,
+    // Nor a type's name (`Uint8Array`, `Base64String`, `OAuth2Token`, `int32`): words that each start
+    // upper-case, and numbers; a password runs lower-case on after a digit or a lone capital.
+    not: /^[a-z]*(?:[A-Z][a-z]+|[0-9]+|[A-Z]+(?![a-z]))+$/,
     placeholders: true,
   },
   {
@@ -1791,7 +1793,9 @@ export const rules: Rule[] = [
     pattern: new RegExp(
       raw`variable[ \t]{1,16}"[A-Za-z0-9_-]{0,64}` +
         raw`(?:password|passwd|passphrase|secret|token|api_?key|access_?key|private_?key|secret_?key)"` +
-        raw`[ \t]{0,16}\{[^{}]{0,1024}?\bdefault[ \t]{0,16}=[ \t]{0,16}"([^"\n\\$]{4,512})"`,
+        // Blocks before the default (`validation { … }`, `object({ … })`, `${…}`), two levels deep.
+        raw`[ \t]{0,16}\{(?:[^{}]|\{(?:[^{}]|\{[^{}]{0,256}\}){0,1024}\}){0,2048}?` +
+        raw`\bdefault[ \t]{0,16}=[ \t]{0,16}"([^"\n\\$]{4,512})"`,
       'iy',
     ),
     group: 1,

@@ -22,6 +22,11 @@ describe('full-width separators', () => {
       `\uFF50\uFF41\uFF53\uFF53\uFF57\uFF4F\uFF52\uFF44\uFF1A${PLACEHOLDER}`,
     ],
     [`api_key\uFF1D sk-${secret}${secret}`, `api_key\uFF1D ${PLACEHOLDER}`],
+    // A full-width name with an ASCII separator (review s61f).
+    [
+      `\uFF24\uFF22\uFF3F\uFF30\uFF21\uFF33\uFF33\uFF37\uFF2F\uFF32\uFF24=${secret}`,
+      `\uFF24\uFF22\uFF3F\uFF30\uFF21\uFF33\uFF33\uFF37\uFF2F\uFF32\uFF24=${PLACEHOLDER}`,
+    ],
   ])('%s', (text, want) => {
     expect(redactor.redact(text).text).toBe(want);
   });
@@ -35,8 +40,8 @@ describe('full-width separators', () => {
       expect(redactor.redact(text).text, text).toBe(text);
   });
 
-  it('builds no view for text without a full-width = or :', () => {
-    expect(fullWidthView('password: plain ASCII\u3001\uFF50')).toBeUndefined();
+  it('builds no view for text without a full-width =, : or letter', () => {
+    expect(fullWidthView('password: plain ASCII\u3001\uFF10')).toBeUndefined();
     expect(fullWidthView('a\uFF1Ab\u4E00')).toBe('a=b ');
   });
 });

@@ -514,11 +514,21 @@ pos('name-value-pair', '{"key": "api_key", "val": "', fake(B62, 24), '"}'); // r
 // review-s59l-full-width.test.ts).
 pos('table-cell-secret', '| Name | Value |\n|---|---|\n| DB_PASSWORD | ', 'Xk9mQ2vLp7zR4t', ' |\n');
 pos('table-cell-secret', '| **Password** | `', 'Qw7eRt5yUi3o', '` |');
+pos('table-cell-secret', '| DB_PASSWORD | "', 'Xk9mQ2vLp7zR4t', '" |'); // quoted (review s61f)
 pos('table-cell-secret', 'NAME\tTYPE\nDB_PASSWORD\t', 'Zx8cVb6nMa4s', '\tOpaque\n');
 pos(
   'terraform-variable-default',
   'variable "db_password" {\n  type      = string\n  sensitive = true\n  default   = "',
   'P4ss#w0rd-Xk9m',
+  '"\n}\n',
+);
+// Blocks before the default (review s61f).
+pos(
+  'terraform-variable-default',
+  'variable "admin_password" {\n  type = object({ a = string })\n  description = "see ${path.module}"\n' +
+    '  validation {\n    condition = length(var.admin_password) >= 12\n    error_message = "{12}"\n  }\n' +
+    '  default = "',
+  'Zq8#wE3rT6yU',
   '"\n}\n',
 );
 pos('generic-password', '- **Username**: admin\n- **Password**: ', 'Xk9mQ2vLp7zR', '\n');
@@ -827,6 +837,12 @@ pos('sql-password-literal', "ALTER ROLE app WITH LOGIN PASSWORD '", password(), 
 const nearMisses: string[] = [
   // Review s59l: tables whose cells are types, headers and words; a Terraform default that is a reference.
   '| password | string | The user password |',
+  // Type names in a table (review s61f).
+  '| token | Uint8Array |',
+  '| api_key | Base64String |',
+  '| secret | OAuth2Token |',
+  'token\tInt32Array\n',
+  '| password | uint8Array |',
   '| token | logprob |\n| Hello | -0.1 |',
   '| Token | Type | Count |',
   'token\tcount\nHello\t3',
