@@ -446,6 +446,7 @@ export async function buildWorker(
 ): Promise<string> {
   const assets = options.assets ?? join(dirname(outfile), 'assets');
   const ui = await buildUiAssets(assets);
+  writeFileSync(join(assets, 'ui', 'pages.json'), JSON.stringify(await uiPages(ui)));
   await buildReferenceAssets(assets);
   const result = await build({
     entryPoints: [join(root, 'functions', options.s3 === false ? 'worker-r2.ts' : 'worker.ts')],
@@ -471,7 +472,7 @@ export async function buildWorker(
       edgeSpecProse,
       edgeUi,
     ],
-    define: { SATCHEL_UI_PAGES: JSON.stringify(await uiPages(ui)) },
+
     logLevel: 'warning',
     write: false,
   });
@@ -493,8 +494,7 @@ export async function buildWorker(
 
 /**
  * The session browser's two pages as the Worker serves them, rendered here (lib/ui/page.ts) with the
- * assets' versions: the Worker bundle holds the pages' text, not the code that makes it (about 600 B gzip
- * on 2026-12-07).
+ * assets' versions, for `ui/pages.json` among the static assets (lib/ui/edge.ts reads it).
  */
 async function uiPages(ui: PageAssetsUrls): Promise<Record<'list' | 'session', string>> {
   const { renderPage } = await import('../lib/ui/page.js');
@@ -513,6 +513,8 @@ async function uiPages(ui: PageAssetsUrls): Promise<Record<'list' | 'session', s
  */
 /** A route spec's fields only the OpenAPI document reads (lib/http/openapi.ts, docs.ts), whatever their value. */
 const DOCUMENT_ONLY = new Set(['responses', 'parameters', 'operationId', 'tag']);
+/** lib/http/spec.ts's constants only those fields use (their zod calls would stay in the bundle unused). */
+const DOCUMENT_TABLES = new Set(['parameters', 'P', 'bodyErrors']);
 
 export const edgeSpecProse: Plugin = {
   name: 'edge-spec-prose',
@@ -542,6 +544,16 @@ export const edgeSpecProse: Plugin = {
         ) {
           const end = source[node.end] === ',' ? node.end + 1 : node.end;
           cuts.push([node.getStart(file), end, '']);
+          return;
+        }
+        // The document's tables of parameters and problem answers, which only the cut fields named.
+        if (
+          ts.isVariableDeclaration(node) &&
+          ts.isIdentifier(node.name) &&
+          DOCUMENT_TABLES.has(node.name.text) &&
+          node.initializer
+        ) {
+          cuts.push([node.initializer.getStart(file), node.initializer.end, '{} as never']);
           return;
         }
         const text = ts.isCallExpression(node) ? node.arguments[0] : undefined;
@@ -582,7 +594,7 @@ const edgeUi: Plugin = {
  * miniflare reads too, not served itself): the session browser's script, stylesheet and icon get the
  * security headers the Node server and Lambda give them (`secure` in lib/ui/shell.ts). Until 2026-12-06
  * the Worker served them with none (review s58d). It applies to the static assets only: the pages, which
- * the Worker renders, set their own.
+ * the Worker serves, set their own.
  */
 export function uiAssetHeaders(csp: string, docs: Readonly<Record<string, string>>): string {
   return [

@@ -57,11 +57,11 @@ export function secure(c: Context): void {
  */
 export function shellRoutes(
   options: UiOptions,
-  page: (view: 'list' | 'session') => string,
+  page: (view: 'list' | 'session', c: Context) => string | Promise<string>,
   assets?: (ui: Hono) => void,
 ): Hono {
   const ui = new Hono();
-  const send = (view: 'list' | 'session') => (c: Context) => {
+  const send = (view: 'list' | 'session') => async (c: Context) => {
     // `/ui/` and `/ui/sessions/{id}/` reach here too (the router takes a trailing slash): the page names its
     // assets relative to itself, which from there would be `/ui/ui/app.js` (review s53e). Redirected
     // relative (`../ui`), so that a path prefix (an API Gateway stage) stays.
@@ -72,7 +72,7 @@ export function shellRoutes(
     }
     secure(c);
     c.header('Cache-Control', 'no-cache');
-    return c.html(page(view));
+    return c.html(await page(view, c));
   };
   if (options.redirectRoot ?? true) ui.get('/', (c) => c.redirect('/ui', 302));
   ui.get('/ui', send('list'));

@@ -385,7 +385,7 @@ describe('the R2-only Workers bundle under miniflare', () => {
     expect(docsPage(apiDocument())).toContain('<nav><h2>Operations');
     // A Worker deployed without its assets says so, and still answers the methods these paths refuse.
     const bare = start(r2Only, { SATCHEL_TOKENS: 'edge/worker=tok_worker' }, true, false);
-    for (const path of ['/openapi.json', '/docs']) {
+    for (const path of ['/openapi.json', '/docs', '/ui', '/ui/sessions/x']) {
       const res = await bare.dispatchFetch(`http://w${path}`);
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toBe('application/problem+json');

@@ -30,6 +30,7 @@ export function startWorkerd(
       ? {
           assets: {
             directory: join(dirname(script), 'assets'),
+            binding: 'ASSETS',
             routerConfig: { has_user_worker: true },
           },
         }

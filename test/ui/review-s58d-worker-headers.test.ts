@@ -31,7 +31,7 @@ beforeAll(async () => {
     modules: true,
     modulesRoot: dirname(script),
     compatibilityDate: '2026-04-01',
-    assets: { directory: assets, routerConfig: { has_user_worker: true } },
+    assets: { directory: assets, binding: 'ASSETS', routerConfig: { has_user_worker: true } },
     r2Buckets: ['BUCKET'],
     bindings: { SATCHEL_TOKENS: `edge=${TOKEN}` },
     host: '127.0.0.1',

@@ -27,7 +27,11 @@ beforeAll(async () => {
     modulesRoot: dirname(script),
     compatibilityDate: '2026-04-01',
     // The page's script, stylesheet and icon: Workers static assets, as wrangler.toml deploys them.
-    assets: { directory: join(dirname(script), 'assets'), routerConfig: { has_user_worker: true } },
+    assets: {
+      directory: join(dirname(script), 'assets'),
+      binding: 'ASSETS',
+      routerConfig: { has_user_worker: true },
+    },
     r2Buckets: ['BUCKET'],
     bindings: { SATCHEL_TOKENS: `edge=${TOKEN}` },
     host: '127.0.0.1',
