@@ -61,10 +61,39 @@ export interface ContinuerOptions {
   log: Logger;
   /** The model client (default: fetch against `model.url`). */
   chat?: ChatFn;
+  /**
+   * How long work after the answer may run where the runtime ends it (Workers' `waitUntil`: 30 s); absent
+   * where nothing does (Node). Bounds a webhook delivery's wait for the lease, and its turn (`deliver`).
+   */
+  backgroundMs?: number;
 }
 
 /** Lease time beyond the turn's deadline: storing the turn (leases expire by storage's clock). */
 const LEASE_MARGIN_MS = 30_000;
+
+/** Kept at the end of `backgroundMs` to store a delivery's turn and mark it done after the model. */
+const BACKGROUND_STORE_MS = 5_000;
+
+/**
+ * The least time a delivery's turn keeps for its model when it waits for the lease within `backgroundMs`
+ * (a turn usually takes seconds; one cut off by the budget is a logged 502, its message stored).
+ */
+const TURN_ROOM_MS = 10_000;
+
+/** What a continue is besides its request: a webhook's progress, `latest`'s unpin, a delivery's start. */
+interface ContinueExtras {
+  progress?: DeliveryProgress | undefined;
+  unpin?: (() => Promise<void>) | undefined;
+  /** A webhook delivery after its 202, nobody waiting on it: when its work began (ms since the epoch). */
+  background?: number;
+}
+
+/** What a turn uses: the model, the leases, and `ContinueExtras.background`. */
+interface TurnUse {
+  model: ModelConfig;
+  leases: Leases;
+  background?: number | undefined;
+}
 
 /** Runs continues; built once per app. */
 /** A continue's refusals of its message (4xx): what a repeat of the request would meet too. */
@@ -151,7 +180,7 @@ export class Continuer {
    * `progress` (lib/hooks/hooks.ts): the message is already stored, so only the turn runs; or it is told
    * when the message is, before the turn.
    */
-  async run(
+  run(
     ns: string,
     id: string,
     body: ContinueBody,
@@ -159,6 +188,34 @@ export class Continuer {
     ctx: WriteContext,
     progress?: DeliveryProgress,
     unpin?: () => Promise<void>,
+  ): Promise<ContinueOutcome> {
+    return this.continueWith(ns, id, body, ifMatch, ctx, { progress, unpin });
+  }
+
+  /**
+   * A webhook delivery's continue after its 202 (Node, Workers), which no client waits for: its turn waits
+   * for the session's lease as long as a lease lives (the model timeout + 30 s), within `backgroundMs`,
+   * so that each delivery of a burst on one session gets its turn. Until review s61b it waited
+   * SATCHEL_CONTINUE_WAIT_MS (5 s), like a client's continue, and the later ones of a burst ran none.
+   */
+  deliver(
+    ns: string,
+    id: string,
+    message: Message,
+    ctx: WriteContext,
+    progress?: DeliveryProgress,
+  ): Promise<ContinueOutcome> {
+    const body = { message: message.content };
+    return this.continueWith(ns, id, body, undefined, ctx, { progress, background: Date.now() });
+  }
+
+  private async continueWith(
+    ns: string,
+    id: string,
+    body: ContinueBody,
+    ifMatch: ExpectedRevision | undefined,
+    ctx: WriteContext,
+    { progress, unpin, background }: ContinueExtras,
   ): Promise<ContinueOutcome> {
     const { sessions, model } = this.options;
     const leases = this.leases;
@@ -178,7 +235,7 @@ export class Continuer {
       if (!owed || !model || !leases)
         return { answer: { ...receipt, model_turn: false }, replayed: true };
       const stored = { session, receipt, replayed: true };
-      return this.turnAfter(ns, id, owed, stored, ctx, { model, leases });
+      return this.turnAfter(ns, id, owed, stored, ctx, { model, leases, background });
     }
     const stored = await sessions
       .append(
@@ -202,7 +259,7 @@ export class Continuer {
     if (!model || !leases)
       return { answer: { ...stored.receipt, model_turn: false }, replayed: stored.replayed };
     await progress?.onStored();
-    return this.turnAfter(ns, id, message, stored, ctx, { model, leases });
+    return this.turnAfter(ns, id, message, stored, ctx, { model, leases, background });
   }
 
   /** The model turn after the stored user message; its failures say that the message is stored. */
@@ -212,7 +269,7 @@ export class Continuer {
     message: Message,
     stored: WriteResult,
     ctx: WriteContext,
-    use: { model: ModelConfig; leases: Leases },
+    use: TurnUse,
   ): Promise<ContinueOutcome> {
     return this.turn(ns, id, message, stored, ctx, use).catch((thrown: unknown) => {
       // The message is stored: an answer that hides it invites a retry that stores it again. A reply the
@@ -294,9 +351,11 @@ export class Continuer {
     message: Message,
     stored: WriteResult,
     ctx: WriteContext,
-    { model, leases }: { model: ModelConfig; leases: Leases },
+    { model, leases, background }: TurnUse,
   ): Promise<ContinueOutcome> {
     const { sessions } = this.options;
+    const bounds: { waitMs?: number; endBy?: number } =
+      background === undefined ? {} : this.backgroundBounds(background, model);
     const key = ctx.idempotencyKey;
     // The turn's own key: with a space, which no client's key holds, so no request's key is ever a turn's
     // (`K#turn` was: a continue keyed `K#turn` after one keyed `K` was answered as that turn, and an append
@@ -311,24 +370,15 @@ export class Continuer {
     // A repeat of a continue whose turn is stored: the first answer, without waiting for the lease.
     const earlier = stored.replayed ? await turnRecord(stored.session) : undefined;
     if (earlier) return replay(earlier);
-    const lease = await this.takeLease(leases, ns, id, stored, key);
+    const lease = await this.takeLease(leases, ns, id, stored, key, bounds.waitMs);
     try {
       // Read after taking the lease: it holds every turn that finished before ours may start.
       const session = await sessions.get(ns, id);
       const done = await turnRecord(session);
       if (done) return await replay(done);
-      // The stored (redacted) form of our message: as this call stored it, or on a repeat as the session
-      // holds it, sent or redacted, or last if nothing was written since. A repeat whose message a pop,
-      // trim or replace removed is refused as its first try was, before the model runs (until 2026-12-06
-      // it stored a reply to a message the session no longer held: review s55c).
-      const forms = [
-        message.content,
-        sessions.pipeline.redactText(message.content, ctx.knownValues),
-      ];
-      const own = stored.replayed
-        ? (session.messages.findLast((m) => m.role === 'user' && forms.includes(m.content)) ??
-          (session.revision === stored.receipt.revision ? session.messages.at(-1) : undefined))
-        : ownStored(stored.session);
+      // A repeat whose message a pop, trim or replace removed is refused as its first try was, before the
+      // model runs (until 2026-12-06 it stored a reply to a message the session no longer held: review s55c).
+      const own = this.ownForm(session, message, stored, ctx);
       if (!own && stored.replayed)
         throw new SatchelError(
           'conflict',
@@ -341,7 +391,14 @@ export class Continuer {
         model: session.model || model.model,
         provider: session.provider || model.provider,
       };
-      const turn = await this.runTurn(ns, context, use.model, storedAs(stored.receipt), ctx);
+      const turn = await this.runTurn(
+        ns,
+        context,
+        use.model,
+        storedAs(stored.receipt),
+        ctx,
+        bounds.endBy,
+      );
       const saved = await sessions.appendTurn(
         ns,
         id,
@@ -369,15 +426,59 @@ export class Continuer {
     }
   }
 
+  /**
+   * The stored (redacted) form of our message: as this call stored it, or on a repeat as the session
+   * holds it, sent or redacted, or last if nothing was written since.
+   */
+  private ownForm(
+    session: StoredSession,
+    message: Message,
+    stored: WriteResult,
+    ctx: WriteContext,
+  ): Message | undefined {
+    if (!stored.replayed) return ownStored(stored.session);
+    const { pipeline } = this.options.sessions;
+    const forms = [message.content, pipeline.redactText(message.content, ctx.knownValues)];
+    return (
+      session.messages.findLast((m) => m.role === 'user' && forms.includes(m.content)) ??
+      (session.revision === stored.receipt.revision ? session.messages.at(-1) : undefined)
+    );
+  }
+
+  /**
+   * A delivery's turn's bounds (`started`: when its work began): the lease waited for as long as a lease
+   * lives; within `backgroundMs` (Workers) only while the turn keeps TURN_ROOM_MS before that ends, and
+   * the turn ending by then (a 502 logged, not work cut off in silence), never waiting less than a client.
+   */
+  private backgroundBounds(
+    started: number,
+    model: ModelConfig,
+  ): { waitMs: number; endBy?: number } {
+    const ttl = model.timeoutMs + LEASE_MARGIN_MS;
+    const budget = this.options.backgroundMs;
+    if (budget === undefined) return { waitMs: ttl };
+    const endBy = started + budget - BACKGROUND_STORE_MS;
+    return {
+      waitMs: Math.max(model.waitMs, Math.min(ttl, endBy - TURN_ROOM_MS - Date.now())),
+      endBy,
+    };
+  }
+
   private async takeLease(
     leases: Leases,
     ns: string,
     id: string,
     stored: WriteResult,
     key: string | undefined,
+    waitMs: number | undefined,
   ): Promise<Lease> {
     try {
-      return await leases.take(keys.lease(ns, id));
+      // A stopping server's turns are cut off (`stopTurns`): so is their wait for a lease.
+      const stop = () => this.stopped;
+      return await leases.take(keys.lease(ns, id), {
+        ...(waitMs !== undefined ? { waitMs } : {}),
+        stop,
+      });
     } catch (err) {
       if (!LeaseBusyError.is(err)) throw err;
       // On a repeat, the turn running may be this message's own (its first request's): "no turn ran for
@@ -398,11 +499,12 @@ export class Continuer {
     modelName: string,
     revision: string,
     { schedule, idempotencyKey }: WriteContext,
+    endBy: number | undefined,
   ): Promise<Message[]> {
     const { model, search, log } = this.options;
     // The turn's own signal, fired by its timeout or by `stopTurns`.
     const turnSignal = new AbortController();
-    const left = this.turnsEndBy === undefined ? Infinity : this.turnsEndBy - Date.now();
+    const left = Math.min(this.turnsEndBy ?? Infinity, endBy ?? Infinity) - Date.now();
     const ms = Math.max(0, Math.min(model!.timeoutMs, left));
     const timer = setTimeout(() => turnSignal.abort(), ms);
     this.turns.add(turnSignal);

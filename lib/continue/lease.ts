@@ -12,6 +12,7 @@ export { encodeLease, leaseLeft, parseLease };
  * - take: create-only (`If-None-Match: *`); when the object exists and has expired, replace it with
  *   compare-and-swap (`If-Match` on the etag read), so of two takers of one expired lease exactly one wins;
  * - wait: poll with jittered backoff while the holder's lease is live, up to `waitMs`, then `LeaseBusyError`;
+ *   takers in one process poll one at a time, in the order they came;
  * - release: read it and delete it only if it is still ours with time to spare (`releaseMarginMs`): a
  *   DELETE cannot be conditional on every backend, and one sent as the lease expires could remove the
  *   lease a taker has just written; a lease of ours about to expire is marked expired instead, with
@@ -31,6 +32,14 @@ export interface LeaseOptions {
   waitMs: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+}
+
+/** One take's own bounds, beside the options'. */
+export interface TakeOptions {
+  /** How long this take waits for a live lease (default: the options' `waitMs`). */
+  waitMs?: number;
+  /** Asked between attempts: true ends the wait at once (LeaseBusyError), as a stopping server's. */
+  stop?: () => boolean;
 }
 
 /** A lease this process holds. */
@@ -74,6 +83,8 @@ const MAX_RETRY_AFTER_S = 5;
 export class Leases {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  /** The owners of this process's takes waiting for each key, in the order they came. */
+  private readonly lines = new Map<string, string[]>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -83,32 +94,54 @@ export class Leases {
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
   }
 
-  /** Takes the lease at `key`, waiting up to `waitMs` for a live one; LeaseBusyError after that. */
-  async take(key: string): Promise<Lease> {
-    const deadline = this.now() + this.options.waitMs;
+  /**
+   * Takes the lease at `key`, waiting up to `waitMs` (the option, or this take's own) for a live one;
+   * LeaseBusyError after that, or once `stop` says so. Takers of one key in this process try in the order
+   * they came: a burst of webhook deliveries on one session runs its turns in order, not as polls fall.
+   */
+  async take(key: string, wait: TakeOptions = {}): Promise<Lease> {
+    const deadline = this.now() + (wait.waitMs ?? this.options.waitMs);
     // One owner for the whole take: a PUT of ours that landed with its answer lost is ours when read.
     const owner = randomHex(12);
-    for (let attempt = 0; ; attempt++) {
-      const mine: Lease = { key, owner, expiresAt: this.now() + this.options.ttlMs };
-      if (await this.tryPut(mine, { ifNoneMatch: '*' })) return mine;
-      const found = await this.objects.get(key);
-      let live = 0;
-      if (found) {
-        const held = parseLease(found.body);
-        if (held?.owner === owner) return { key, owner, expiresAt: held.expiresAt };
-        live = leaseLeft(found, this.now());
-        // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
-        if (live <= 0 && (await this.tryPut(mine, { ifMatch: found.etag }))) return mine;
+    const line = this.lines.get(key) ?? [];
+    this.lines.set(key, line);
+    line.push(owner);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        // Behind another taker here: its turn comes first, and the lease is not read meanwhile.
+        let live = MAX_RETRY_AFTER_S * 1000;
+        if (line[0] === owner) {
+          const taken = await this.tryTake(key, owner);
+          if ('lease' in taken) return taken.lease;
+          live = taken.live;
+        }
+        const left = deadline - this.now();
+        if (left <= 0 || wait.stop?.()) {
+          const seconds = Math.ceil(live / 1000);
+          throw new LeaseBusyError(key, Math.max(1, Math.min(MAX_RETRY_AFTER_S, seconds)));
+        }
+        // Equal jitter: half the backoff fixed, half random, so waiters spread out.
+        const backoff = Math.min(500, 25 * 2 ** Math.min(attempt, 5));
+        await this.sleep(Math.min(left, backoff / 2 + Math.random() * (backoff / 2)));
       }
-      const left = deadline - this.now();
-      if (left <= 0) {
-        const seconds = Math.ceil(live / 1000);
-        throw new LeaseBusyError(key, Math.max(1, Math.min(MAX_RETRY_AFTER_S, seconds)));
-      }
-      // Equal jitter: half the backoff fixed, half random, so waiters spread out.
-      const backoff = Math.min(500, 25 * 2 ** Math.min(attempt, 5));
-      await this.sleep(Math.min(left, backoff / 2 + Math.random() * (backoff / 2)));
+    } finally {
+      line.splice(line.indexOf(owner), 1);
+      if (line.length === 0 && this.lines.get(key) === line) this.lines.delete(key);
     }
+  }
+
+  /** One attempt at the lease for `owner`: taken, or how long the live one has left (ms). */
+  private async tryTake(key: string, owner: string): Promise<{ lease: Lease } | { live: number }> {
+    const mine: Lease = { key, owner, expiresAt: this.now() + this.options.ttlMs };
+    if (await this.tryPut(mine, { ifNoneMatch: '*' })) return { lease: mine };
+    const found = await this.objects.get(key);
+    if (!found) return { live: 0 };
+    const held = parseLease(found.body);
+    if (held?.owner === owner) return { lease: { key, owner, expiresAt: held.expiresAt } };
+    const live = leaseLeft(found, this.now());
+    // Expired (or unreadable): take it over, but only if nobody changed it since we read it.
+    if (live <= 0 && (await this.tryPut(mine, { ifMatch: found.etag }))) return { lease: mine };
+    return { live };
   }
 
   /**

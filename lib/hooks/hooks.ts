@@ -16,6 +16,7 @@ import { idDay } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { Message } from '../model/session.js';
 import type { SessionStore, WriteContext } from '../sessions/store.js';
+import { fingerprintOf } from '../sessions/write-records.js';
 import {
   PreconditionFailedError,
   StorageUnavailableError,
@@ -129,9 +130,22 @@ export interface DeliveryMarker {
    * append key it was given then (`appendKey`).
    */
   digest?: string;
+  /**
+   * 8 hex of an HMAC under a key made from the secret that made `digest` (`keyMark`): a digest another
+   * secret made (the hook's secret rotated since) is then told from another payload. Absent in a marker
+   * written before review s61b: such a marker's digest may be another secret's.
+   */
+  key?: string;
 }
 
 type Claim = { marker: DeliveryMarker; etag: string };
+
+/**
+ * Why a delivery is refused: its id was used for another payload (the marker's digest, under this secret),
+ * or the marker's digest was made under another secret (`rotated`; `unknown` when an earlier marker does
+ * not say) and the payload does not match the message the delivery stored.
+ */
+type Refusal = 'other' | 'rotated' | 'unknown';
 
 export interface WebhookOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -156,8 +170,8 @@ export class WebhookReceiver {
   private readonly now: () => number;
   /** Deliveries whose work is running (after their 202 on Node and Workers), for `abandon`. */
   private readonly running = new Set<VerifiedDelivery>();
-  /** Deliveries whose id the marker holds for another payload (`plannedSession` answers 422 for them). */
-  private readonly refused = new WeakSet<VerifiedDelivery>();
+  /** Deliveries whose id the marker holds for another payload, and why (`plannedSession` answers 422). */
+  private readonly refused = new WeakMap<VerifiedDelivery, Refusal>();
   private stopReason: string | undefined;
 
   constructor(private readonly options: WebhookOptions) {
@@ -218,11 +232,11 @@ export class WebhookReceiver {
     const fixed = d.hook.session === 'latest' ? undefined : d.hook.session;
     const session = d.hook.session === 'new' ? await claimed : fixed;
     // Known here when the answer waited for the marker (a `new` hook's claim, or Lambda's whole work).
-    if (this.refused.has(d))
+    const refusal = this.refused.get(d);
+    if (refusal)
       throw unprocessable(
-        `delivery ${JSON.stringify(d.delivery)} of webhook ${d.name} was already received with another ` +
-          'payload, and nothing was stored: a redelivery must send the same body. Send this payload ' +
-          'under a new delivery id.',
+        `delivery ${JSON.stringify(d.delivery)} of webhook ${d.name} ${REFUSALS[refusal]}, and nothing ` +
+          'was stored: a redelivery must send the same body. Send this payload under a new delivery id.',
       );
     return session;
   }
@@ -277,7 +291,7 @@ export class WebhookReceiver {
           hook: d.name,
           delivery: d.delivery,
           session: outcome.session,
-          error: 'the delivery id was already used for another payload; send it under a new id',
+          error: `the delivery ${REFUSALS[this.refused.get(d) ?? 'other']}; send it under a new id`,
         });
         return outcome;
       }
@@ -288,25 +302,25 @@ export class WebhookReceiver {
       });
       return outcome;
     } catch (err) {
-      // The marker key names the delivery without repeating a header into the log.
-      const error = describeError(err);
-      // A stopping server cut its turn off: logged as `abandon` logs a delivery, for redelivery.
-      const stop = this.stopReason;
-      this.options.log.warn(
-        'webhook delivery failed',
-        stop
-          ? { hook: d.name, delivery: d.delivery, error: stop }
-          : { hook: d.name, marker: markerKey, error },
-      );
-      // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
-      return {
+      const failure: DeliveryFailure = {
         failed: true,
+        // The session write ended without storage's answer (lib/model/errors.ts `unconfirmed`).
         unknown: SatchelError.is(err) && err.extra.maybeStored === true,
         error: err,
         ...(at.session !== undefined ? { session: at.session } : {}),
         turnOwed: at.stored && !at.delivered,
         delivered: at.delivered,
       };
+      // The delivery id the sender shows, to redeliver (until review s61b only the marker's key, a hash of
+      // it); a stopping server that cut its turn off says so, as `abandon` does.
+      const error = this.stopReason ?? failureLine(failure);
+      this.options.log.warn('webhook delivery failed', {
+        hook: d.name,
+        delivery: d.delivery,
+        marker: markerKey,
+        error,
+      });
+      return failure;
     } finally {
       this.running.delete(d);
       onClaim(undefined); // no-op once the claim was heard
@@ -332,9 +346,11 @@ export class WebhookReceiver {
     };
     const first = await this.claim(d, markerKey, fresh, ctx, onClaim);
     if ('outcome' in first) return first.outcome;
-    let claim: Claim = first;
-    const { summary, message } = await this.messageOf(d);
-    const deliver = this.sender(d, message, {
+    let claim: Claim = { marker: first.marker, etag: first.etag };
+    // The nonce the delivery's message was stored with, under an earlier secret; else this secret's.
+    const nonce = first.nonce ?? (await wrapperNonce(d));
+    const { summary, message } = await this.messageOf(d, nonce);
+    const deliver = this.sender(d, message, nonce, {
       ...base,
       idempotencyKey: appendKey(d, claim.marker),
       op: 'continue',
@@ -399,28 +415,73 @@ export class WebhookReceiver {
     fresh: string,
     ctx: RequestContext,
     onClaim: (session: string | undefined) => void,
-  ): Promise<Claim | { outcome: DeliveryOutcome }> {
+  ): Promise<(Claim & { nonce?: string }) | { outcome: DeliveryOutcome }> {
     const { objects } = this.options.sessions;
     const digest = await macHex(d.hook.secret, 'digest', d.body);
+    const key = await keyMark(d.hook.secret);
     let claim = await readMarker(objects, markerKey);
     if (!claim) {
       const session = await this.chooseSession(d.hook, fresh, ctx);
-      claim = await claimMarker(
-        objects,
-        markerKey,
-        { session, state: 'claimed', digest },
-        this.now(),
-      );
+      const marker: DeliveryMarker = { session, state: 'claimed', digest, key };
+      claim = await claimMarker(objects, markerKey, marker, this.now());
     }
     const { session, state, digest: held } = claim.marker;
     // A marker an earlier Satchel wrote has no digest: any body is taken for a redelivery, as then. One
     // written before 2026-12-06 holds a plain SHA-256 of the body.
-    const refused = !!held && held !== digest && held !== (await sha256Hex(d.body));
-    if (refused) this.refused.add(d); // before the claim is heard: a `new` hook's answer then says 422
+    const other = !!held && held !== digest && held !== (await sha256Hex(d.body));
+    // Another secret's digest (the hook's secret rotated since): the same payload is the one whose
+    // message, as stored, this body makes again (until review s61b every redelivery after a rotation was
+    // refused as another payload, and a turn owed never ran).
+    const heldKey = claim.marker.key;
+    const nonce = other && heldKey !== key ? await this.storedNonce(d, claim.marker) : undefined;
+    const refusal: Refusal | undefined =
+      !other || nonce !== undefined
+        ? undefined
+        : heldKey === key
+          ? 'other'
+          : heldKey === undefined
+            ? 'unknown'
+            : 'rotated';
+    if (refusal) this.refused.set(d, refusal); // before the claim is heard: a `new` hook's answer then says 422
     onClaim(session || undefined);
-    if (refused) return { outcome: { session, duplicate: false, refused: true } };
+    if (refusal) return { outcome: { session, duplicate: false, refused: true } };
     if (state === 'done') return { outcome: { session, duplicate: true } };
-    return claim;
+    return nonce === undefined ? claim : { ...claim, nonce };
+  }
+
+  /**
+   * The wrapper nonce of the message a delivery stored, when its marker's digest was made under another
+   * secret: the payload, summarized and redacted now and wrapped with a stored message's own nonce, must
+   * make that message again (in its full or its shorter form), and the delivery's keyed append record,
+   * while kept (24 h), must name that message. Nothing a reader of the bucket did not have is compared:
+   * the message is stored as it is. Undefined when no message matches (or the session is gone).
+   */
+  private async storedNonce(
+    d: VerifiedDelivery,
+    marker: DeliveryMarker,
+  ): Promise<string | undefined> {
+    const { sessions, redact } = this.options;
+    const ns = d.hook.namespace;
+    if (!marker.session) return undefined;
+    const session = await sessions.get(ns, marker.session).catch((err: unknown) => {
+      if (SatchelError.is(err, 'not_found')) return undefined;
+      throw err;
+    });
+    if (!session) return undefined;
+    const key = appendKey(d, marker);
+    const record = (await sessions.keyedRecord(ns, marker.session, session, key))?.g;
+    const texts = [(await this.summaryOf(d)).text, (await this.summaryOf(d, 8)).text];
+    const source = `webhook:${d.name}`;
+    for (const m of session.messages.toReversed()) {
+      const nonce = m.role === 'user' ? WRAPPER_NONCE.exec(m.content)?.[1] : undefined;
+      if (nonce === undefined) continue;
+      for (const sent of texts.map((t) => wrapUntrusted(t, source, nonce))) {
+        if (m.content !== sent && m.content !== redact(sent)) continue;
+        const request = ['append', { messages: [{ role: 'user', content: sent }] }];
+        if (!record || record === (await fingerprintOf(key, request)).g) return nonce;
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -430,33 +491,41 @@ export class WebhookReceiver {
    * truncation note alone (the same bytes on every attempt). Not when the message is stored and the cap
    * refused the model's reply: that failure is the delivery's, and a redelivery runs the turn again.
    */
-  private sender(d: VerifiedDelivery, message: Message, ctx: WriteContext) {
+  private sender(d: VerifiedDelivery, message: Message, nonce: string, ctx: WriteContext) {
     const ns = d.hook.namespace;
     return (id: string, progress: DeliveryProgress) => {
       let stored = progress.stored;
       const watched = { ...progress, onStored: () => ((stored = true), progress.onStored()) };
       return this.options.deliver(ns, id, message, ctx, watched).catch(async (err: unknown) => {
         if (stored || !SatchelError.is(err, 'too_large')) throw err;
-        const { message: small } = await this.messageOf(d, 8);
+        const { message: small } = await this.messageOf(d, nonce, 8);
         return this.options.deliver(ns, id, small, ctx, progress);
       });
     };
   }
 
-  /** The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt). */
-  private async messageOf(d: VerifiedDelivery, part = 1) {
+  /**
+   * The delivery's summary, and the untrusted user message that carries it (the same bytes every attempt
+   * with the same `nonce`: `wrapperNonce`, or the one the delivery's message was stored with).
+   */
+  private async messageOf(d: VerifiedDelivery, nonce: string, part = 1) {
+    const summary = await this.summaryOf(d, part);
+    const message: Message = {
+      role: 'user',
+      content: wrapUntrusted(summary.text, `webhook:${d.name}`, nonce),
+    };
+    return { summary, message };
+  }
+
+  /** The delivery's summary, redacted, in `1/part` of its budget. */
+  private async summaryOf(d: VerifiedDelivery, part = 1) {
     const { value, raw, restore } = parsePayload(d.body, d.contentType);
     const quarter = Math.floor((this.options.maxSessionBytes ?? Infinity) / 4);
-    const summary = summarize(
+    return summarize(
       { hook: d.name, event: d.event, value, raw, restore },
       this.options.redact,
       Math.floor(Math.min(SUMMARY_MAX_BYTES, quarter) / part),
     );
-    const message: Message = {
-      role: 'user',
-      content: wrapUntrusted(summary.text, `webhook:${d.name}`, await wrapperNonce(d)),
-    };
-    return { summary, message };
   }
 
   /** `new`: the delivery's own session; `latest`: the newest one (a new one in an empty namespace); else the id. */
@@ -605,6 +674,21 @@ export function failureProblem(f: DeliveryFailure): unknown {
 }
 
 /**
+ * A failure's `error` in its log line: the continue's detail, with its advice to retry under the same
+ * Idempotency-Key (which no sender has) replaced by what runs the owed turn, a redelivery (review s61b).
+ */
+function failureLine(f: DeliveryFailure): string {
+  const line = describeError(f.error);
+  return f.turnOwed && KEY_ADVICE.test(line) ? line.replace(KEY_ADVICE, ` ${REDELIVER}`) : line;
+}
+
+/** A continue's advice to a client, at the end of its detail (lib/continue `retryAdvice`). */
+const KEY_ADVICE = / *Retry with the same Idempotency-Key[\s\S]*$/;
+
+const REDELIVER =
+  'Send the same delivery again (the same delivery id) to run its model turn; nothing is stored twice.';
+
+/**
  * A continue's failure after its message was stored that owes no turn: the session deleted (404), or the
  * message removed from it (a pop, trim or replace) while the model ran (the 409 marked `removed`).
  */
@@ -697,6 +781,28 @@ async function macHex(secret: string, use: string, data: Uint8Array<ArrayBuffer>
   return toHex(await hmacSha256(`${use}\n${secret}`, data));
 }
 
+/**
+ * The mark of the key a marker's digest was made under (`DeliveryMarker.key`): 8 hex, enough to tell a
+ * rotated secret, too few to test guesses at the secret with beyond what a digest allows.
+ */
+async function keyMark(secret: string): Promise<string> {
+  return (await macHex(secret, 'key', new Uint8Array(0))).slice(0, 8);
+}
+
+/** What a refusal's log line and answer say of the delivery (after "the delivery" or its id). */
+const REFUSALS: Record<Refusal, string> = {
+  other: 'was already received with another payload',
+  rotated:
+    'was first received under another secret of the hook, and this payload cannot be matched with ' +
+    'the message it stored',
+  unknown:
+    'was already received with another payload, or under another secret of the hook and cannot be ' +
+    'matched with the message it stored',
+};
+
+/** A stored wrapper's opening tag, its nonce captured. */
+const WRAPPER_NONCE = /^<untrusted_content_([0-9a-f]{16}) source="/;
+
 /** A hook's 401 challenge: it takes a signature of the body (webhooks.md), not a bearer token. */
 const HOOK_CHALLENGE = 'Satchel-Signature realm="satchel-hooks"';
 
@@ -714,6 +820,7 @@ export function parseMarker(body: string): DeliveryMarker {
         session: m.session,
         state: m.state!,
         ...(typeof m.digest === 'string' ? { digest: m.digest } : {}),
+        ...(typeof m.key === 'string' ? { key: m.key } : {}),
       };
   } catch {
     // fall through
@@ -726,9 +833,13 @@ async function readMarker(objects: ObjectStore, key: string): Promise<Claim | nu
   return found ? { marker: parseMarker(text(found.body)), etag: found.etag } : null;
 }
 
-function markerBody({ session, state, digest }: DeliveryMarker, nowMs: number): Uint8Array {
+function markerBody({ session, state, digest, key }: DeliveryMarker, nowMs: number): Uint8Array {
   const at = new Date(nowMs).toISOString();
-  return utf8(JSON.stringify({ session, state, ...(digest !== undefined ? { digest } : {}), at }));
+  const held = {
+    ...(digest !== undefined ? { digest } : {}),
+    ...(key !== undefined ? { key } : {}),
+  };
+  return utf8(JSON.stringify({ session, state, ...held, at }));
 }
 
 /**

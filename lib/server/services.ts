@@ -62,6 +62,9 @@ export interface Services {
 /** Workers allow 1,000 storage operations per request: a read GETs at most 250 audit objects (s60b). */
 const SHORT_AUDIT = { readAtMost: 250, slicesPerRead: 2 };
 
+/** How long Cloudflare lets a request's `waitUntil` work run after its response. */
+const WAIT_UNTIL_MS = 30_000;
+
 /** Builds the services: session store (with audit, manifest and the save pipeline), search, continue, webhooks. */
 export function buildServices(options: ServiceOptions): Services {
   // Without a logger of the caller's, the process's own: every line through the redactor.
@@ -106,26 +109,24 @@ export function buildServices(options: ServiceOptions): Services {
   });
   sessions.addListener(search);
   background.onDrain(() => search.flushRecords());
+  // Short-lived without answering after its background work: Workers, whose waitUntil ends after 30 s.
+  const workers = options.shortLived === true && options.answersAfterBackground !== true;
   // The model turn's session_search calls run here, in the caller's namespace, on the indexed path.
   const continuer = new Continuer({
     sessions,
     objects,
     model: config.model,
     log,
+    ...(workers ? { backgroundMs: WAIT_UNTIL_MS } : {}),
     search: (ns, input, schedule) =>
       runSessionSearch(sessions, ns, input, search, {
         schedule: schedule ?? ((w) => background.track(w)),
       }),
   });
-  // A webhook continues its session: with a model configured, the stored message gets a model turn.
-  const deliver: Deliver = config.model
-    ? (ns, id, message, ctx, progress) =>
-        continuer.run(ns, id, { message: message.content }, undefined, ctx, progress)
-    : appendMessage(sessions);
   const webhooks = new WebhookReceiver({
     hooks: config.hooks,
     sessions,
-    deliver,
+    deliver: hookDeliver(options, sessions, continuer),
     log,
     redact: pipeline.redactText,
     maxSessionBytes: config.maxSessionBytes,
@@ -142,6 +143,23 @@ export function buildServices(options: ServiceOptions): Services {
     redact: pipeline.redactText,
     answersAfterBackground: options.answersAfterBackground === true,
   };
+}
+
+/**
+ * How a webhook continues its session: with a model configured, the stored message gets a model turn.
+ * After the 202 nobody waits for it, and its turn waits for the session's lease as long as one lives;
+ * Lambda's sender waits for the answer, which a client's continue bounds (SATCHEL_CONTINUE_WAIT_MS).
+ */
+function hookDeliver(
+  options: ServiceOptions,
+  sessions: SessionStore,
+  continuer: Continuer,
+): Deliver {
+  if (!options.config.model) return appendMessage(sessions);
+  if (options.answersAfterBackground)
+    return (ns, id, message, ctx, progress) =>
+      continuer.run(ns, id, { message: message.content }, undefined, ctx, progress);
+  return (ns, id, message, ctx, progress) => continuer.deliver(ns, id, message, ctx, progress);
 }
 
 /** The manifest's options: its page cache shares the session cache's memory; a budget bounds reads. */

@@ -1,6 +1,7 @@
 // Review s55b, finding 3: two webhook deliveries to one session with a model. d1's turn runs long; d2's
-// turn finds the lease held past SATCHEL_CONTINUE_WAIT_MS and fails (marker left `stored`); d1's reply then
-// lands after both messages. The redelivery of d2 (docs/webhooks.md: "a redelivery after a failed turn
+// turn, on another server waiting for the lease, fails (that server stops: since review s61b a delivery's
+// turn waits for the lease as long as a lease lives; marker left `stored`); d1's reply then lands after
+// both messages. The redelivery of d2 (docs/webhooks.md: "a redelivery after a failed turn
 // runs the missing turn") found an assistant message after d2's (d1's reply, which answered d1) and took
 // it for d2's turn: d2 was marked done and never got one. Now the redelivery looks for d2's own turn
 // record, and counts a reply after the message only once that record could have expired (24 h).
@@ -36,15 +37,14 @@ describe('review s55b: a webhook redelivery runs the turn it is owed', () => {
       servers.push(chat);
       const objects: ObjectStore | undefined =
         backend === 'radosgw' ? openTestS3('s55b-owed') : undefined;
-      const app = await makeApp({
-        ...(objects ? { objects } : {}),
-        env: {
-          SATCHEL_HOOKS: JSON.stringify(HOOKS),
-          SATCHEL_MODEL_URL: chat.url,
-          SATCHEL_MODEL: 'm',
-          SATCHEL_CONTINUE_WAIT_MS: '200',
-        },
-      });
+      const env = {
+        SATCHEL_HOOKS: JSON.stringify(HOOKS),
+        SATCHEL_MODEL_URL: chat.url,
+        SATCHEL_MODEL: 'm',
+        SATCHEL_CONTINUE_WAIT_MS: '200',
+      };
+      const app = await makeApp({ ...(objects ? { objects } : {}), env });
+      const other = await makeApp({ objects: app.objects, env }); // d2's first delivery lands here
       await app.call('POST', '/v1/sessions', { body: { id: 'ops-log', task: 'ops' } });
       const d1 = JSON.stringify({ type: 'first.event' });
       const d2 = JSON.stringify({ type: 'second.event' });
@@ -52,8 +52,11 @@ describe('review s55b: a webhook redelivery runs the turn it is owed', () => {
         app.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, body, id));
       expect((await deliver(d1, 'd1')).status).toBe(202);
       await expect.poll(() => chat.requests.length).toBe(1);
-      expect((await deliver(d2, 'd2')).status).toBe(202);
-      await expect.poll(() => app.logs.find('webhook delivery failed', 'warn').length).toBe(1);
+      const first = await other.call('POST', '/v1/hooks/ops', signedDelivery(SECRET, d2, 'd2'));
+      expect(first.status).toBe(202);
+      await expect.poll(() => chat.requests.length).toBe(1); // d2's turn waits for the lease
+      other.continuer.stopTurns(); // its server stops: the wait ends, the turn is owed
+      await expect.poll(() => other.logs.find('webhook delivery failed', 'warn').length).toBe(1);
       release();
       await app.background.drain();
       const roles = (await app.call('GET', '/v1/sessions/ops-log')).json.messages.map(
