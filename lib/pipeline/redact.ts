@@ -830,9 +830,10 @@ const FULL_WIDTH_KEYED = /[\uFF1A\uFF1D\uFF21-\uFF3A\uFF41-\uFF5A]/;
 /**
  * The text with full-width ASCII forms (U+FF01 to U+FF5E: `＝`, `ｐａｓｓ`) as ASCII, one code unit for one,
  * so a position in it is the same in the text; undefined unless the text has a full-width `=`, `:` or
- * letter, without which no keyed rule can match there otherwise (review s59l; letters: review s61f). The full-width colon reads as `=` (CJK text
- * puts no blank after it, where a keyed rule's `:` needs one), and CJK characters, kana, Hangul and
- * their punctuation as blanks, so a value ends where the sentence goes on (`PASSWORD＝Xk9…、次は`).
+ * letter, without which no keyed rule can match there otherwise (review s59l; letters: review s61f). The
+ * full-width colon reads as `=` (CJK text puts no blank after it, where a keyed rule's `:` needs one),
+ * and CJK characters, kana, Hangul and their punctuation as blanks, so a value ends where the sentence
+ * goes on (`PASSWORD＝Xk9…、次は`).
  */
 export function fullWidthView(text: string): string | undefined {
   if (!FULL_WIDTH_KEYED.test(text)) return undefined;
