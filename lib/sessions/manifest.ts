@@ -567,6 +567,9 @@ export class Manifest {
       });
       throw busy(`${ids.length - todo.length + slice.length} of ${ids.length} sessions read`);
     }
+    // A purge meanwhile (a delete, a scrub) rewrote the progress or made one: what this read may hold a
+    // deleted session's text, and must not become the root (review s61g). The next request reads again.
+    if ((await this.store.get(key))?.etag !== found?.etag) throw busy('sessions changed meanwhile');
     const listing = await this.listManifest(ns);
     if (listing.roots.length > 0) return; // another request wrote it
     const oldest = listing.logs.reduce((min, k) => Math.min(min, logTime(k)), progress.started_at);
@@ -584,21 +587,26 @@ export class Manifest {
   /**
    * Takes the entries of `ids` out of a sliced rebuild's progress (a delete or a scrub: their text must
    * not stay there). Their log records, which the rebuilt root covers none of, list what is left of
-   * them. Until review s61f this deleted the progress, so a namespace deleted from while it was built was
-   * never built. After three lost races it is deleted after all (the rebuild starts again).
+   * them. Until review s61f this deleted the progress, so a namespace deleted from between lists was
+   * never built. The progress is written even when it holds none of them, and made when there is none
+   * (`building`: no root on a short-lived runtime): a request reading a slice meanwhile, which may have
+   * read one of them, then fails to save it (its condition no longer holds), and one that was reading
+   * the last slice does not write its root (review s61g). With a root, a progress left over goes.
    */
-  private async dropFromRebuild(ns: string, ids: Set<string>): Promise<void> {
+  private async dropFromRebuild(ns: string, ids: Set<string>, building: boolean): Promise<void> {
     const key = keys.manifestRebuild(ns);
     for (let attempt = 0; attempt < 3; attempt++) {
       const found = await this.store.get(key);
-      if (!found) return;
-      const progress = parseProgress(text(found.body));
-      const entries = progress?.entries.filter((e) => !ids.has(e.id));
-      if (progress && entries!.length === progress.entries.length) return;
-      if (!progress) break;
+      if (found && !building) break;
+      if (!found && !building) return;
+      const progress = found ? parseProgress(text(found.body)) : undefined;
+      if (found && !progress) break;
+      const next: RebuildProgress = progress
+        ? { ...progress, entries: progress.entries.filter((e) => !ids.has(e.id)) }
+        : { v: 1, started_at: this.now(), after: '', entries: [] };
       try {
-        const next = utf8(JSON.stringify({ ...progress, entries }));
-        await this.store.put(key, next, { ifMatch: found.etag });
+        const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
+        await this.store.put(key, utf8(JSON.stringify(next)), when);
         return;
       } catch (err) {
         if (!PreconditionFailedError.is(err)) throw err;
@@ -671,7 +679,7 @@ export class Manifest {
       else throw err;
     }
     // A sliced rebuild's entries (rebuildSliced) may hold a deleted or scrubbed version's text.
-    await this.dropFromRebuild(ns, ids);
+    await this.dropFromRebuild(ns, ids, !snap && this.maxSyncLogs !== undefined);
     if (!snap) {
       // No root on a short-lived runtime: nothing but log records, which the rebuild's catch-up folds.
       if (this.maxSyncLogs !== undefined) return true;
