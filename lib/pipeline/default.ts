@@ -55,5 +55,6 @@ function fnv32(s: string): string {
  * depth; arrays of strings read as command lines, and header pairs in `…headers` arrays as header lines.
  * 13 (2026-12-07): full-width forms (`password＝…`) read as ASCII. 14 (2026-12-07): tool-call arguments
  * whose JSON repeats a key re-serialised, never kept as sent with an earlier value's secret (review s61d).
+ * 15 (2026-12-07): a repeated pair name that is a cookie's reads its value as the header.
  */
-const WALK = '\nwalk:14';
+const WALK = '\nwalk:15';

@@ -1130,7 +1130,8 @@ function settle(walk: JsonWalk, level: JsonLevel, red: unknown): void {
   }
   const { key, bare, names, under } = level;
   const name = names[names.length - 1]!;
-  const header = level.inHeaders || /^(set-)?cookie$/i.test(name);
+  // Any of a repeated name's values (review s61g: `{"name":"Cookie","value":…,"name":"x"}` kept its value).
+  const header = level.inHeaders || names.some((n) => /^(set-)?cookie$/i.test(n));
   let value = red;
   if (!under && typeof red === 'string' && (header || name !== bare))
     for (const n of names)

@@ -79,6 +79,12 @@ describe('tool-call arguments whose JSON repeats a key (review s61d)', () => {
     });
   }
 
+  it('a pair whose earlier name is Cookie: its value read as the header (review s61g)', () => {
+    const cookie = 'session=a8F3kQ9zW2mX7pL4vB6n';
+    const { out } = redact(`{"name":"Cookie","value":"${cookie}","name":"x"}`);
+    expect(out).not.toContain('a8F3kQ9zW2mX7pL4vB6n');
+  });
+
   it('a secret in the last value too: each counted', () => {
     const other = 'ghp_' + 'Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2';
     const { out, count } = redact(`{"a":"${GH}","a":"${other}","n":1.50}`);
