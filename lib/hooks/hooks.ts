@@ -130,22 +130,9 @@ export interface DeliveryMarker {
    * append key it was given then (`appendKey`).
    */
   digest?: string;
-  /**
-   * 8 hex of an HMAC under a key made from the secret that made `digest` (`keyMark`): a digest another
-   * secret made (the hook's secret rotated since) is then told from another payload. Absent in a marker
-   * written before review s61b: such a marker's digest may be another secret's.
-   */
-  key?: string;
 }
 
 type Claim = { marker: DeliveryMarker; etag: string };
-
-/**
- * Why a delivery is refused: its id was used for another payload (the marker's digest, under this secret),
- * or the marker's digest was made under another secret (`rotated`; `unknown` when an earlier marker does
- * not say) and the payload does not match the message the delivery stored.
- */
-type Refusal = 'other' | 'rotated' | 'unknown';
 
 export interface WebhookOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -171,7 +158,7 @@ export class WebhookReceiver {
   /** Deliveries whose work is running (after their 202 on Node and Workers), for `abandon`. */
   private readonly running = new Set<VerifiedDelivery>();
   /** Deliveries whose id the marker holds for another payload, and why (`plannedSession` answers 422). */
-  private readonly refused = new WeakMap<VerifiedDelivery, Refusal>();
+  private readonly refused = new WeakSet<VerifiedDelivery>();
   private stopReason: string | undefined;
 
   constructor(private readonly options: WebhookOptions) {
@@ -232,10 +219,9 @@ export class WebhookReceiver {
     const fixed = d.hook.session === 'latest' ? undefined : d.hook.session;
     const session = d.hook.session === 'new' ? await claimed : fixed;
     // Known here when the answer waited for the marker (a `new` hook's claim, or Lambda's whole work).
-    const refusal = this.refused.get(d);
-    if (refusal)
+    if (this.refused.has(d))
       throw unprocessable(
-        `delivery ${JSON.stringify(d.delivery)} of webhook ${d.name} ${REFUSALS[refusal]}, and nothing ` +
+        `delivery ${JSON.stringify(d.delivery)} of webhook ${d.name} ${REFUSED}, and nothing ` +
           'was stored: a redelivery must send the same body. Send this payload under a new delivery id.',
       );
     return session;
@@ -291,7 +277,7 @@ export class WebhookReceiver {
           hook: d.name,
           delivery: d.delivery,
           session: outcome.session,
-          error: `the delivery ${REFUSALS[this.refused.get(d) ?? 'other']}; send it under a new id`,
+          error: `the delivery ${REFUSED}; send it under a new id`,
         });
         return outcome;
       }
@@ -418,31 +404,24 @@ export class WebhookReceiver {
   ): Promise<(Claim & { nonce?: string }) | { outcome: DeliveryOutcome }> {
     const { objects } = this.options.sessions;
     const digest = await macHex(d.hook.secret, 'digest', d.body);
-    const key = await keyMark(d.hook.secret);
     let claim = await readMarker(objects, markerKey);
     if (!claim) {
       const session = await this.chooseSession(d.hook, fresh, ctx);
-      const marker: DeliveryMarker = { session, state: 'claimed', digest, key };
+      const marker: DeliveryMarker = { session, state: 'claimed', digest };
       claim = await claimMarker(objects, markerKey, marker, this.now());
     }
     const { session, state, digest: held } = claim.marker;
     // A marker an earlier Satchel wrote has no digest: any body is taken for a redelivery, as then. One
     // written before 2026-12-06 holds a plain SHA-256 of the body.
     const other = !!held && held !== digest && held !== (await sha256Hex(d.body));
-    // Another secret's digest (the hook's secret rotated since): the same payload is the one whose
-    // message, as stored, this body makes again (until review s61b every redelivery after a rotation was
-    // refused as another payload, and a turn owed never ran).
-    const heldKey = claim.marker.key;
-    const nonce = other && heldKey !== key ? await this.storedNonce(d, claim.marker) : undefined;
-    const refusal: Refusal | undefined =
-      !other || nonce !== undefined
-        ? undefined
-        : heldKey === key
-          ? 'other'
-          : heldKey === undefined
-            ? 'unknown'
-            : 'rotated';
-    if (refusal) this.refused.set(d, refusal); // before the claim is heard: a `new` hook's answer then says 422
+    // Another digest: another payload, or the same one under an earlier secret of the hook (rotated
+    // since). The same payload is the one whose message, as stored, this body makes again (until review
+    // s61b every redelivery after a rotation was refused as another payload, and a turn owed never ran).
+    // No mark of the secret is stored to tell the two apart: it let a reader of the bucket test guesses
+    // at the secret, and link hooks that share one (review s61g).
+    const nonce = other ? await this.storedNonce(d, claim.marker) : undefined;
+    const refusal = other && nonce === undefined;
+    if (refusal) this.refused.add(d); // before the claim is heard: a `new` hook's answer then says 422
     onClaim(session || undefined);
     if (refusal) return { outcome: { session, duplicate: false, refused: true } };
     if (state === 'done') return { outcome: { session, duplicate: true } };
@@ -781,24 +760,10 @@ async function macHex(secret: string, use: string, data: Uint8Array<ArrayBuffer>
   return toHex(await hmacSha256(`${use}\n${secret}`, data));
 }
 
-/**
- * The mark of the key a marker's digest was made under (`DeliveryMarker.key`): 8 hex, enough to tell a
- * rotated secret, too few to test guesses at the secret with beyond what a digest allows.
- */
-async function keyMark(secret: string): Promise<string> {
-  return (await macHex(secret, 'key', new Uint8Array(0))).slice(0, 8);
-}
-
 /** What a refusal's log line and answer say of the delivery (after "the delivery" or its id). */
-const REFUSALS: Record<Refusal, string> = {
-  other: 'was already received with another payload',
-  rotated:
-    'was first received under another secret of the hook, and this payload cannot be matched with ' +
-    'the message it stored',
-  unknown:
-    'was already received with another payload, or under another secret of the hook and cannot be ' +
-    'matched with the message it stored',
-};
+const REFUSED =
+  'was already received with another payload, or under another secret of the hook and cannot be ' +
+  'matched with the message it stored';
 
 /** A stored wrapper's opening tag, its nonce captured. */
 const WRAPPER_NONCE = /^<untrusted_content_([0-9a-f]{16}) source="/;
@@ -820,7 +785,6 @@ export function parseMarker(body: string): DeliveryMarker {
         session: m.session,
         state: m.state!,
         ...(typeof m.digest === 'string' ? { digest: m.digest } : {}),
-        ...(typeof m.key === 'string' ? { key: m.key } : {}),
       };
   } catch {
     // fall through
@@ -833,12 +797,9 @@ async function readMarker(objects: ObjectStore, key: string): Promise<Claim | nu
   return found ? { marker: parseMarker(text(found.body)), etag: found.etag } : null;
 }
 
-function markerBody({ session, state, digest, key }: DeliveryMarker, nowMs: number): Uint8Array {
+function markerBody({ session, state, digest }: DeliveryMarker, nowMs: number): Uint8Array {
   const at = new Date(nowMs).toISOString();
-  const held = {
-    ...(digest !== undefined ? { digest } : {}),
-    ...(key !== undefined ? { key } : {}),
-  };
+  const held = digest !== undefined ? { digest } : {};
   return utf8(JSON.stringify({ session, state, ...held, at }));
 }
 
