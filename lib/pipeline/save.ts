@@ -894,6 +894,7 @@ function markShadowed(
 function shadowedKeys(json: string): number[] {
   const found: number[] = [];
   const objects: (Map<string, number> | null)[] = []; // an object's keys (where each was last), or an array
+  const indexLike = new Set<Map<string, number>>(); // objects with a repeated integer-like key
   let wantKey = false;
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
@@ -906,6 +907,7 @@ function shadowedKeys(json: string): number[] {
         const key = raw.includes('\\') ? (JSON.parse(json.slice(i, j + 1)) as string) : raw;
         const before = keys.get(key);
         if (before !== undefined) found.push(before);
+        if (before !== undefined && INDEX_LIKE.test(key)) indexLike.add(keys);
         keys.set(key, i);
       }
       wantKey = false;
@@ -913,11 +915,20 @@ function shadowedKeys(json: string): number[] {
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       objects.push(c === 123 ? new Map() : null);
       wantKey = c === 123;
-    } else if (c === 125 /* } */ || c === 93 /* ] */) objects.pop();
-    else if (c === 44 /* , */) wantKey = !!objects[objects.length - 1];
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      // In an object that repeats an integer-like key, each such key's last occurrence is marked too (none
+      // is in `found` yet): left bare, it would go first when the copy is serialised (JavaScript orders
+      // integer-like keys first), before its marked repeats, and change which value is last (review s61g).
+      const keys = objects.pop();
+      if (keys && indexLike.delete(keys))
+        for (const [key, at] of keys) if (INDEX_LIKE.test(key)) found.push(at);
+    } else if (c === 44 /* , */) wantKey = !!objects[objects.length - 1];
   }
   return found.sort((a, b) => a - b);
 }
+
+/** A key JavaScript orders before the others in an object (an array index). */
+const INDEX_LIKE = /^(?:0|[1-9][0-9]{0,8})$/;
 
 /** A redacted copy of a parsed JSON value (a webhook payload), by the rules of tool arguments. */
 export function redactJsonValue(

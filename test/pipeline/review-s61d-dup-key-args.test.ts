@@ -79,6 +79,12 @@ describe('tool-call arguments whose JSON repeats a key (review s61d)', () => {
     });
   }
 
+  it('repeated integer-like keys keep their order, so the last value read is the last sent (review s61g)', () => {
+    const { out } = redact(`{"1":"${GH}","2":"b","1":"keep-me","0":"z"}`);
+    expect(out).toBe(`{"1":"${R}","2":"b","1":"keep-me","0":"z"}`);
+    expect((JSON.parse(out) as Record<string, string>)['1']).toBe('keep-me');
+  });
+
   it('a pair whose earlier name is Cookie: its value read as the header (review s61g)', () => {
     const cookie = 'session=a8F3kQ9zW2mX7pL4vB6n';
     const { out } = redact(`{"name":"Cookie","value":"${cookie}","name":"x"}`);
