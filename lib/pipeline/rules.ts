@@ -560,38 +560,36 @@ export const rules: Rule[] = [
 
   // ------------------------------------------------------------------------------------ code hosting, CI, registries
   {
+    // No word boundary before GitHub's prefixes (nor the fine-grained one's): 36 random characters after
+    // them are a token wherever they start, and one glued to a word (`push` + `ghp_…` in a webhook's
+    // event header) was stored (review s61b).
     id: 'github-pat',
     keywords: ['ghp_'],
     pattern: /ghp_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
-    boundary: true,
     entropy: 3,
   },
   {
     id: 'github-oauth-token',
     keywords: ['gho_'],
     pattern: /gho_[A-Za-z0-9]{36}(?![A-Za-z0-9])/y,
-    boundary: true,
     entropy: 3,
   },
   {
     id: 'github-app-token',
     keywords: ['ghu_', 'ghs_'],
     pattern: /gh[us]_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])/y,
-    boundary: true,
     entropy: 3,
   },
   {
     id: 'github-refresh-token',
     keywords: ['ghr_'],
     pattern: /ghr_[A-Za-z0-9]{36,255}(?![A-Za-z0-9])/y,
-    boundary: true,
     entropy: 3,
   },
   {
     id: 'github-fine-grained-pat',
     keywords: ['github_pat_'],
     pattern: /github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9])/y,
-    boundary: true,
   },
   {
     id: 'gitlab-pat',

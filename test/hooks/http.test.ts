@@ -92,6 +92,17 @@ const failedRun = JSON.stringify(githubPayloads.workflowRunFailed);
 const note = (n: number) => JSON.stringify({ type: 'note', n });
 
 describe('POST /v1/hooks/{name}: verification', () => {
+  it('an X-GitHub-Event that is no event name stays out of the task (review s61b)', async () => {
+    const { hook, background, session } = await setup();
+    const glued = 'push' + 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8' + ' x';
+    const res = await hook('ci', note(1), github(SECRETS.ci, note(1), glued, 'gh-ev'));
+    expect(res.status).toBe(202);
+    await background.drain();
+    const s = await session(await ownId('ci', 'gh-ev'));
+    expect(JSON.stringify(s)).not.toContain('A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8');
+    expect(s.task).not.toContain('push');
+  });
+
   it('a good GitHub signature: 202 at once, then one wrapped user message in a session named after the event', async () => {
     const { hook, background, session, list, call } = await setup();
     const res = await hook('ci', failedRun, github(SECRETS.ci, failedRun, 'workflow_run', 'gh-1'));

@@ -268,6 +268,7 @@ pos(
 
 // code hosting, CI, registries
 pos('github-pat', 'Run `export GITHUB_TOKEN=', `ghp_${fake(B62, 36)}`, '` before pushing.');
+pos('github-pat', 'X-GitHub-Event: push', `ghp_${fake(B62, 36)}`, '\n'); // glued to a word (review s61b)
 pos(
   'github-pat',
   'git clone https://x-access-token:',
