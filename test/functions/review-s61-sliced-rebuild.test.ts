@@ -7,22 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { text, utf8 } from '../../lib/storage/port.js';
-import { oldFormat } from '../support/odek-files.js';
+import { text } from '../../lib/storage/port.js';
+import { copiedId, copiedIn } from '../support/copied-sessions.js';
 import { LIMIT, limitedWorker, type Invocation } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
 
 const n = 1100;
-const idOf = (i: number) => `s${String(i).padStart(4, '0')}`;
-
-/** `n` odek files copied into namespace `edge` (no manifest, no index), session i updated i minutes in. */
-async function copiedIn(store: LocalStore): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    const file: Record<string, unknown> = { ...oldFormat(idOf(i)), task: `copied task ${i}` };
-    file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
-    await store.put(keys.session('edge', idOf(i)), utf8(JSON.stringify(file)));
-  }
-}
+const idOf = copiedId;
 
 /** Lists until a 200, each call under the limit; every 503 says the list is being built or caught up. */
 async function listUntilOk(call: ReturnType<typeof limitedWorker>['call'], isolate: () => void) {
@@ -59,7 +50,7 @@ async function walkAll(call: ReturnType<typeof limitedWorker>['call'], isolate: 
 describe('a Worker lists a namespace with no manifest root and 1,100 sessions', () => {
   it('answers 200 within a few calls, each under 1,000 operations, with every session once', async () => {
     const store = new LocalStore(tempDir('sliced-rebuild'));
-    await copiedIn(store);
+    await copiedIn(store, n);
     const { call, isolate } = limitedWorker(store);
     const { ok, statuses } = await listUntilOk(call, isolate);
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(3); // 300 sessions a call
@@ -74,7 +65,7 @@ describe('a Worker lists a namespace with no manifest root and 1,100 sessions', 
 
   it('sessions deleted while it is built are not listed, nothing holds their text, and it ends', async () => {
     const store = new LocalStore(tempDir('sliced-rebuild-delete'));
-    await copiedIn(store);
+    await copiedIn(store, n);
     const { call, isolate } = limitedWorker(store);
     isolate();
     expect((await call('GET', '/v1/sessions?limit=5')).status).toBe(503); // s0000..s0299 read
@@ -115,7 +106,7 @@ describe('a Worker lists a namespace with no manifest root and 1,100 sessions', 
 
   it('one isolate: a request and its background work read one slice between them (review s61f)', async () => {
     const store = new LocalStore(tempDir('sliced-rebuild-one-isolate'));
-    await copiedIn(store);
+    await copiedIn(store, n);
     const { call } = limitedWorker(store);
     const used: number[] = [];
     let ok = false;

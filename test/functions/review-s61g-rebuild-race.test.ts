@@ -5,13 +5,13 @@
 import { expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import { text, utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { text, type ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { oldFormat } from '../support/odek-files.js';
+import { copiedId, copiedIn } from '../support/copied-sessions.js';
 import { limitedWorker } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
 
-const idOf = (i: number) => `s${String(i).padStart(4, '0')}`;
+const idOf = copiedId;
 const N = 700;
 const VICTIM = 350; // in the second slice (s0300..s0599)
 
@@ -26,11 +26,7 @@ async function holdersOf(store: LocalStore, needle: string): Promise<string[]> {
 
 it('a delete during another isolate slice read leaves no object holding its text', async () => {
   const store = new LocalStore(tempDir('s61g-rebuild-race'));
-  for (let i = 0; i < N; i++) {
-    const file: Record<string, unknown> = { ...oldFormat(idOf(i)), task: `copied task ${i}` };
-    file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
-    await store.put(keys.session('edge', idOf(i)), utf8(JSON.stringify(file)));
-  }
+  await copiedIn(store, N);
   const rebuildKey = keys.manifestRebuild('edge');
   let reached!: () => void;
   const atPut = new Promise<void>((r) => (reached = r));

@@ -1,0 +1,17 @@
+// Sessions copied into a bucket as odek files, with no manifest and no index (the Worker's sliced rebuild
+// tests: test/functions/review-s61-sliced-rebuild, review-s61g-rebuild-race).
+import { keys } from '../../lib/model/keys.js';
+import { utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { oldFormat } from './odek-files.js';
+
+/** The id of copied session `i`: `s0000`, `s0001`, … */
+export const copiedId = (i: number) => `s${String(i).padStart(4, '0')}`;
+
+/** `n` odek files in namespace `edge`, session i with task `copied task <i>`, updated i minutes into 2026. */
+export async function copiedIn(store: ObjectStore, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const file: Record<string, unknown> = { ...oldFormat(copiedId(i)), task: `copied task ${i}` };
+    file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
+    await store.put(keys.session('edge', copiedId(i)), utf8(JSON.stringify(file)));
+  }
+}
