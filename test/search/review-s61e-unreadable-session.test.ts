@@ -7,9 +7,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { LocalEmbedder } from '../../lib/search/embed.js';
-import type { ListOptions, ObjectStore, PutOptions } from '../../lib/storage/port.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { searchDevice } from '../support/search-device.js';
+import { PassThrough } from '../support/search-process.js';
 import { tempLocalStore } from '../support/temp-store.js';
 import { limitedWorker, LIMIT } from '../support/worker-limit.js';
 
@@ -17,22 +18,11 @@ const BAD = 's0007';
 const idOf = (i: number) => `s${String(i).padStart(4, '0')}`;
 
 /** The real store, with the keys of every GET kept (to tell an index answer from a DeepSearch). */
-class Watched implements ObjectStore {
-  readonly name = 'watched';
+class Watched extends PassThrough {
   gets: string[] = [];
-  constructor(readonly inner: ObjectStore) {}
-  get(key: string) {
+  override get(key: string) {
     this.gets.push(key);
     return this.inner.get(key);
-  }
-  put(key: string, body: Uint8Array, options?: PutOptions) {
-    return this.inner.put(key, body, options);
-  }
-  delete(k: string | string[]) {
-    return this.inner.delete(k);
-  }
-  list(prefix: string, options?: ListOptions) {
-    return this.inner.list(prefix, options);
   }
   head(key: string) {
     return this.inner.head!(key);
