@@ -418,11 +418,11 @@ export class Continuer {
       const reply = saved.session.messages.at(-1)?.content ?? '';
       return { answer: answerOf(stored.receipt, saved.receipt, reply), replayed: false };
     } finally {
-      await leases
-        .release(lease)
-        .catch((err) =>
-          this.options.log.warn('continue lease not released; it expires', { error: String(err) }),
-        );
+      await leases.release(lease).catch((err) =>
+        this.options.log.warn('continue lease not released; it expires', {
+          error: describeError(err),
+        }),
+      );
     }
   }
 

@@ -2,6 +2,7 @@ import { text, fromBase64 } from '../model/bytes.js';
 import type { Context } from 'hono';
 import type { RequestContext, Schedule } from '../model/context.js';
 import { badRequest } from '../model/errors.js';
+import { describeError } from '../model/log.js';
 import type { ExpectedRevision } from '../model/revision.js';
 import type { Services } from '../server/services.js';
 import type { WriteContext, WriteResult } from '../sessions/store.js';
@@ -26,7 +27,9 @@ export function scheduler(c: Context<Env>): Schedule {
     return (work) => background.track(work);
   }
   return (work) =>
-    ctx.waitUntil(work.catch((err) => log.warn('background work failed', { error: String(err) })));
+    ctx.waitUntil(
+      work.catch((err) => log.warn('background work failed', { error: describeError(err) })),
+    );
 }
 
 /** The caller's namespace. */
