@@ -41,3 +41,38 @@ describe('local folder specifics', () => {
     expect(await new LocalStore(join(dir, 'fresh')).ping(2000)).toMatchObject({ ok: true });
   });
 });
+
+describe('local folder: long listings', () => {
+  // A page after the first reads the rest of its listing's walk (kept 5 s) instead of walking the
+  // folder again. What must hold either way: each key once, in order; keys deleted between pages left
+  // out; sizes read when the page is; cursors from anywhere (another listing, a caller's own) still work.
+  it('pages keep order, skip what was deleted, read sizes late, and take any cursor', async () => {
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-local-')));
+    const names = Array.from({ length: 2500 }, (_, i) => `x/k${String(i).padStart(5, '0')}`);
+    for (let i = 0; i < names.length; i += 250)
+      await Promise.all(names.slice(i, i + 250).map((n) => store.put(n, utf8('ab'))));
+    const first = await store.list('x/');
+    expect(first.objects).toHaveLength(1000);
+    expect(first.cursor).toBe(names[999]);
+    // A second listing of the same prefix, interleaved: its own pages, unaffected.
+    const other = await store.list('x/', { limit: 10 });
+    await store.delete(names[1500]!);
+    await store.put(names[1200]!, utf8('abcdef'));
+    const second = await store.list('x/', { cursor: first.cursor! });
+    expect(second.objects.map((o) => o.key)).toEqual(
+      names.slice(1000, 2001).filter((n) => n !== names[1500]),
+    );
+    expect(second.objects.find((o) => o.key === names[1200])!.size).toBe(6);
+    const third = await store.list('x/', { cursor: second.cursor! });
+    expect(third.objects.map((o) => o.key)).toEqual(names.slice(2001));
+    expect(third.cursor).toBeUndefined();
+    const next = await store.list('x/', { limit: 10, cursor: other.cursor! });
+    expect(next.objects.map((o) => o.key)).toEqual(names.slice(10, 20));
+    // A cursor this store never handed out, and a used one again: a walk, same answer.
+    expect(
+      (await store.list('x/', { limit: 3, cursor: 'x/k00041x' })).objects.map((o) => o.key),
+    ).toEqual(names.slice(42, 45));
+    const again = await store.list('x/', { cursor: first.cursor! });
+    expect(again.objects.map((o) => o.key)).toEqual(second.objects.map((o) => o.key));
+  });
+});
