@@ -294,7 +294,7 @@ export class SessionStore {
         // (under the CLI's 25 s) before a queued write is refused unsent.
         waitMs: 3 * storageDeadlineMs,
         stalled: storageSilent,
-        refuse: (why) => notSent(why, storageDeadlineMs),
+        refuse: (why) => notSent(why, 3 * storageDeadlineMs),
       },
     );
   }

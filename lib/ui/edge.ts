@@ -25,8 +25,14 @@ export function uiRoutes(options: UiOptions = {}) {
 /** The pages, from the static assets; a Worker deployed without them says so (as /docs does). */
 async function read(c: Context): Promise<Pages> {
   const assets = (c.env as { ASSETS?: AssetsBinding } | undefined)?.ASSETS;
-  const res = await assets?.fetch(new Request(new URL('/ui/pages.json', c.req.url)));
-  if (!res?.ok)
+  // A wrangler.toml from before 2026-12-07 serves the assets but binds none (review s62b).
+  if (!assets)
+    throw new SatchelError(
+      'not_found',
+      'no ASSETS binding: add binding = "ASSETS" under [assets] in wrangler.toml',
+    );
+  const res = await assets.fetch(new Request(new URL('/ui/pages.json', c.req.url)));
+  if (!res.ok)
     throw new SatchelError(
       'not_found',
       "deployed without its static assets (wrangler.toml's [assets])",

@@ -158,6 +158,10 @@ describe('writes queued behind a write storage does not answer (review s61c)', (
     expect(out[1]!.ms).toBeGreaterThan(D);
     // e waited behind four slow PUTs (at least 3.2 D): refused unsent. c and d each went or were refused.
     notSent(out[4]!);
+    // Its detail names the wait it had, three deadlines (it said one until review s62c).
+    expect((out[4] as { err: SatchelError }).err.message).toContain(
+      `waited ${Math.round((3 * D) / 1000)} s`,
+    );
     const last = out.map((o, i) => (o.ok ? i : -1)).filter((i) => i >= 0);
     for (const [i, o] of out.entries()) if (!o.ok) (notSent(o), expect(i).toBeGreaterThan(1));
     // Storage holds the last write that went, at its revision.
