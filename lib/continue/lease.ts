@@ -76,6 +76,15 @@ export class LeaseBusyError extends Error {
  */
 const RELEASE_MARGIN_MS = 15_000;
 
+/** A taker in a process's line for a key, and when it last looked (ms). */
+interface Waiter {
+  owner: string;
+  at: number;
+}
+
+/** A waiter that has not looked for this long is gone: more than a storage call's deadline (8 s) takes. */
+const STALE_WAITER_MS = 15_000;
+
 /** The longest Retry-After suggested: a turn usually ends long before its lease would expire. */
 const MAX_RETRY_AFTER_S = 5;
 
@@ -83,8 +92,8 @@ const MAX_RETRY_AFTER_S = 5;
 export class Leases {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
-  /** The owners of this process's takes waiting for each key, in the order they came. */
-  private readonly lines = new Map<string, string[]>();
+  /** This process's takes waiting for each key, in the order they came, with when each last looked. */
+  private readonly lines = new Map<string, Waiter[]>();
 
   constructor(
     private readonly objects: ObjectStore,
@@ -105,12 +114,17 @@ export class Leases {
     const owner = randomHex(12);
     const line = this.lines.get(key) ?? [];
     this.lines.set(key, line);
-    line.push(owner);
+    const me: Waiter = { owner, at: this.now() };
+    line.push(me);
     try {
       for (let attempt = 0; ; attempt++) {
+        me.at = this.now();
+        // A taker whose request was cancelled (a Worker's client went away) never leaves the line: one
+        // that has not looked for longer than any storage call takes is passed (review s62b).
+        while (line[0] !== me && me.at - line[0]!.at > STALE_WAITER_MS) line.shift();
         // Behind another taker here: its turn comes first, and the lease is not read meanwhile.
         let live = MAX_RETRY_AFTER_S * 1000;
-        if (line[0] === owner) {
+        if (line[0] === me) {
           const taken = await this.tryTake(key, owner);
           if ('lease' in taken) return taken.lease;
           live = taken.live;
@@ -125,7 +139,8 @@ export class Leases {
         await this.sleep(Math.min(left, backoff / 2 + Math.random() * (backoff / 2)));
       }
     } finally {
-      line.splice(line.indexOf(owner), 1);
+      const at = line.indexOf(me);
+      if (at >= 0) line.splice(at, 1);
       if (line.length === 0 && this.lines.get(key) === line) this.lines.delete(key);
     }
   }
