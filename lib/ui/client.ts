@@ -122,6 +122,8 @@ interface ListState {
   /** The first page was read: until then (its load failed) a poll's answer is the list, not changes. */
   listed?: boolean;
   searching: boolean;
+  /** The query of the results on screen: run again after a sign-in and on Back (review s62a). */
+  query?: string;
   /** The search asked last: the answer of an earlier one (or of one cleared) is dropped. */
   searchTurn: number;
   /** Live-update polls so far: every 12th reads the first page again (`pollChanges`). */
@@ -192,7 +194,8 @@ export function sessionBrowser(): void {
 export function settings(): { pollMs: number; pageSize: number } {
   const params = new URLSearchParams(location.search);
   return {
-    pollMs: Math.max(250, Number(params.get('poll')) || 2500),
+    // At most an hour: setInterval takes its delay as 32 bits, so 3e9 or Infinity meant no pause (review s62a).
+    pollMs: Math.min(3_600_000, Math.max(250, Number(params.get('poll')) || 2500)),
     // Whole: the API refuses a fractional limit (400 on every load and poll until review s60a).
     pageSize: Math.min(100, Math.max(1, Math.floor(Number(params.get('limit'))) || 50)),
   };
@@ -730,13 +733,16 @@ export async function listView(): Promise<void> {
   $('prev').addEventListener('click', () => void loadPage(st, Math.max(0, st.pageIndex - 1)));
   $('next').addEventListener('click', () => void loadPage(st, st.pageIndex + 1));
   $('pending').addEventListener('click', () => void loadPage(st, 0));
-  $('signin-form').addEventListener('signedin', () => void loadPage(st, 0)); // after a 401
+  // After a 401: show again what was asked for, the search too (it was left on "Sign in to search").
+  const again = (index: number, focus?: boolean) =>
+    void (st.searching ? runSearch(st, st.query!, focus) : loadPage(st, index, focus));
+  $('signin-form').addEventListener('signedin', () => again(0));
   renderList(st, answer);
   wireSearch(st);
   // Back to this page from the browser's cache shows the list as it was (a session deleted since still
-  // in it, until review s60a): read the page on screen again, keeping the pager and focus where they are.
+  // in it, until review s60a; in search results until s62a): read it again, focus left where it is.
   window.addEventListener('pageshow', (ev) => {
-    if (ev.persisted && !$('content').hidden) void loadPage(st, st.pageIndex, false);
+    if (ev.persisted && !$('content').hidden) again(st.pageIndex, false);
   });
   setInterval(() => void pollChanges(st), pollMs);
   setInterval(refreshTimes, 30_000);
@@ -803,6 +809,9 @@ export function renderList(st: ListState, a: Answer): void {
   st.cursors[st.pageIndex + 1] = a.json?.next_cursor ?? null;
   show($('empty'), list.length === 0 && st.pageIndex === 0);
   show($('sessions-table'), list.length > 0);
+  // Older onto a page whose sessions went meanwhile showed only the pager (review s62a).
+  if (list.length === 0 && st.pageIndex > 0)
+    status('No older sessions: they were deleted since this list was read.');
   $<HTMLButtonElement>('prev').disabled = st.pageIndex === 0;
   $<HTMLButtonElement>('next').disabled = !st.cursors[st.pageIndex + 1];
   $('page-label').textContent = `Page ${st.pageIndex + 1}`;
@@ -853,8 +862,8 @@ export function endSearch(st: ListState): void {
   void loadPage(st, 0);
 }
 
-/** Runs session_search and shows ranked results with snippets, the query's words marked. */
-export async function runSearch(st: ListState, query: string): Promise<void> {
+/** Runs session_search and shows ranked results with snippets, the query's words marked; `focus` focuses them. */
+export async function runSearch(st: ListState, query: string, focus = true): Promise<void> {
   const heading = $('result-h');
   const resultList = $('result-list');
   heading.textContent = 'Searching…';
@@ -862,6 +871,7 @@ export async function runSearch(st: ListState, query: string): Promise<void> {
   show($('clear-search'), true);
   show($('list-wrap'), false);
   st.searching = true;
+  st.query = query;
   const turn = ++st.searchTurn;
   const a = await api('POST', '/v1/session_search', {
     body: { action: 'search', query, limit: 20 },
@@ -884,7 +894,7 @@ export async function runSearch(st: ListState, query: string): Promise<void> {
     : `No results for “${query}”`;
   const words = queryWords(query);
   for (const hit of hits) resultList.appendChild(searchHitItem(hit, words));
-  heading.focus();
+  if (focus) heading.focus();
 }
 
 /** One search result: the task (a link), the snippet, the score and when it was updated. */
@@ -1021,7 +1031,8 @@ export async function pollChanges(st: ListState): Promise<void> {
  * Makes the rows on screen the first page as `list` (just read) has it, in its order: a session deleted
  * elsewhere goes, one that came in with an updated_at older than the newest seen (an import, a slow
  * write: updated_after never returns it) comes in, and so does a session rewritten with such a stamp.
- * Rows whose session is as shown stay, with their marks of new or updated.
+ * Rows whose session is as shown stay, with their marks of new or updated; it moves updated_after past
+ * the sessions it shows.
  */
 export function syncFirstPage(st: ListState, list: Summary[]): void {
   // By id, creation (a session deleted and created again under its id is another) and update. Until
@@ -1031,12 +1042,24 @@ export function syncFirstPage(st: ListState, list: Summary[]): void {
   const shown = Array.from(st.rows.children);
   const keys = shown.map(keyOf);
   const want = list.map((s) => [s.id, s.created_at, s.updated_at].join('\n'));
+  // A session this read brings in is past the next poll's updated_after: it is announced here, once
+  // (review s62a: one created between a poll's two reads came back next poll, badged "updated").
+  const before = st.newest;
+  noteNewest(st, list);
   if (want.length === keys.length && want.every((k, i) => k === keys[i])) return;
   const byKey = new Map(keys.map((k, i) => [k, shown[i]!]));
   const ids = new Set(list.map((s) => `${s.id}\n${s.created_at}`));
   const gone = keys.filter((k) => !ids.has(k.slice(0, k.lastIndexOf('\n')))).length;
+  // Badged as showChanges would: new when created after the newest seen, updated when a row shows an
+  // older version (a "new" badge kept); one only moved up onto the page (an import too) comes unmarked.
+  const rowOf = new Map(keys.map((k, i) => [k.slice(0, k.lastIndexOf('\n')), shown[i]!]));
+  const mark = (s: Summary) => {
+    const old = rowOf.get(`${s.id}\n${s.created_at}`);
+    if (!before || instantOfTime(s.created_at) > instantOfTime(before)) return 'new';
+    if (old) return old.querySelector('.badge.fresh')?.textContent === 'new' ? 'new' : 'updated';
+  };
   const frag = document.createDocumentFragment();
-  list.forEach((s, i) => frag.appendChild(byKey.get(want[i]!) ?? sessionRow(s)));
+  list.forEach((s, i) => frag.appendChild(byKey.get(want[i]!) ?? sessionRow(s, mark(s))));
   clear(st.rows);
   st.rows.appendChild(frag);
   show($('empty'), list.length === 0);
