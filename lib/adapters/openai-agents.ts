@@ -212,13 +212,15 @@ export function toMessage(agentItem: AgentInputItem): MessageInput {
 }
 
 /**
- * A message without its last item (`toItems`' order: reasoning, text, then the function calls), its
- * other fields as they are; null when that was its only item (the message goes).
+ * A message without its last item (`toItems`' order: text, then the function calls), its other fields
+ * (another writer's `reasoning_content`, say) as they are; null when that was its only item (the message
+ * goes, its reasoning with it).
  */
 function withoutLastItem(message: Message): Message | null {
   if (toItems(message).length <= 1) return null;
+  // More than one item: a response's function calls, or another writer's text and tool calls.
   const calls = message.tool_calls ?? [];
-  if (calls.length === 0) return { ...message, content: '' }; // reasoning, then text: the text goes
+  if (calls.length === 0) return null;
   const stored = message[ITEM_FIELD];
   return {
     ...message,
@@ -229,7 +231,9 @@ function withoutLastItem(message: Message): Message | null {
 
 /**
  * The items of a stored message: the one it carries, or, for a message another writer stored (odek, the
- * CLI, continue), its equivalent: text, one function call per tool call, a tool result, reasoning.
+ * CLI, continue), its equivalent: text, one function call per tool call, a tool result. Its
+ * `reasoning_content` is left out (it stays stored): a reasoning item the SDK's Responses model sends
+ * needs an id naming the API's own reasoning, which another model's text has not (review s62e).
  */
 export function toItems(message: Message): AgentInputItem[] {
   const stored = message[ITEM_FIELD];
@@ -280,11 +284,6 @@ export function toItems(message: Message): AgentInputItem[] {
       ];
     default: {
       const items: AgentInputItem[] = [];
-      if (message.reasoning_content)
-        items.push({
-          type: 'reasoning',
-          content: [{ type: 'input_text', text: message.reasoning_content }],
-        });
       if (text)
         items.push({
           type: 'message',

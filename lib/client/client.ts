@@ -425,7 +425,9 @@ export class SatchelClient {
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
     let redone = false;
-    for (let attempt = 0; ; attempt++) {
+    // Failures counted against `policy.retries` (a turn-busy 409 after a lost attempt is not one: below).
+    let tries = 0;
+    for (;;) {
       const limit = new AttemptLimit(signal, Math.min(perAttempt, deadline - Date.now()));
       try {
         let response: Response;
@@ -441,25 +443,23 @@ export class SatchelClient {
           lost ||= limit.timedOut || !neverSent(err);
           redone ||= lost;
           const left = deadline - Date.now();
-          const wait = backoffDelay(attempt, this.policy);
+          const wait = backoffDelay(tries, this.policy);
           const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
           // fetch refuses a bad port every time: no use waiting to try again.
-          if (attempt >= this.policy.retries || wait >= left || badPort(err))
+          if (tries++ >= this.policy.retries || wait >= left || badPort(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
           await this.pause(wait, signal);
           continue;
         }
         if (bytes) return { response, bytes, url: withoutCredentials(url), lost, redone };
         const satchels = /problem\+json/i.test(response.headers.get('content-type') ?? '');
-        // A continue that meets a model turn under way (its own first attempt's, when that one's answer
-        // was lost) is asked to come back after Retry-After with the same key: it then gets that turn.
-        const turnBusy =
-          spec.turn && response.status === 409 && response.headers.has('retry-after');
-        if ((isRetryableStatus(response.status) || turnBusy) && attempt < this.policy.retries) {
-          const wait = delayAfterAnswer(attempt, response.headers.get('retry-after'), this.policy);
+        const retry = retryOf(response, spec.turn === true, lost, tries, this.policy);
+        if (retry) {
+          if (retry.counted) tries++;
           redone ||= response.status >= 500;
           // A gateway's 503 (not Satchel's problem) may come while Satchel still works on the write.
           lost ||= !satchels;
+          const { wait } = retry;
           if (wait !== undefined && wait < deadline - Date.now()) {
             // Satchel's own 503 for a write storage did not confirm, or for a delete whose session went
             // (`deleted`; its words on servers before it): the retry may meet what it did.
@@ -508,6 +508,30 @@ export class SatchelClient {
     headers['content-type'] = 'application/json';
     return { method: spec.method, headers, body: JSON.stringify(spec.body) };
   }
+}
+
+/**
+ * Whether an answer is retried, and after what wait (undefined: not waited for, so thrown): a 429 or 503
+ * within the retry limit, or a continue that meets a model turn under way (409 with Retry-After), asked to
+ * come back after Retry-After with the same key to get that turn. After a lost attempt that turn is most
+ * likely the call's own: its 409s are not counted against the limit, which is for transient failures, so
+ * only the call's deadline bounds the wait for it (review s62e).
+ */
+function retryOf(
+  response: Response,
+  turn: boolean,
+  lost: boolean,
+  tries: number,
+  policy: RetryPolicy,
+): { wait: number | undefined; counted: boolean } | undefined {
+  const turnBusy = turn && response.status === 409 && response.headers.has('retry-after');
+  if (!isRetryableStatus(response.status) && !turnBusy) return undefined;
+  const wait = delayAfterAnswer(tries, response.headers.get('retry-after'), policy);
+  // Satchel's own answer only (a proxy's 409 is not a turn). At least a second between uncounted
+  // retries (the server asks 1-5 s): never a busy loop.
+  if (turnBusy && lost && /problem\+json/i.test(response.headers.get('content-type') ?? ''))
+    return { wait: wait === undefined ? wait : Math.max(wait, 1000), counted: false };
+  return tries < policy.retries ? { wait, counted: true } : undefined;
 }
 
 /** An attempt ran out of time. */
