@@ -4,6 +4,7 @@ import { PLACEHOLDER, type Message } from '../model/session.js';
 import type { Session } from '../client/types.js';
 import type { ExternalRef } from '../model/session.js';
 import type { OdekSession } from './format.js';
+import { bareBase64Match, inlineUrlsMatch } from './inline.js';
 
 /**
  * Is a stored session what importing this odek file would have stored? The save pipeline may have
@@ -289,14 +290,22 @@ function matchPiece(
 /** Steps `mergeMatches` takes, at most, for one text (a few hundred milliseconds). */
 const MAX_STEPS = 1 << 23;
 
-/** True when a stored string is the file's string, or it with secrets redacted. */
+/**
+ * True when a stored string is the file's string, or it with secrets redacted: also inside an inline file
+ * (a `data:` URL, bare base64), which the pipeline decodes, redacts and encodes again (review s62d).
+ */
 export function sameText(file: string, stored: string): boolean {
   if (file === stored) return true;
   if (stored === REDACTED_ARGUMENTS && !isJson(file)) return true;
-  if (!stored.includes(PLACEHOLDER)) return false;
-  // JSON the pipeline parsed, redacted and serialised again (tool-call arguments).
-  if (isJson(stored) && isJson(file))
-    return differsAt(JSON.parse(file), JSON.parse(stored), '') === null;
+  const redacted = stored.includes(PLACEHOLDER);
+  // JSON the pipeline parsed, redacted and serialised again (tool-call arguments). Without a placeholder
+  // only an inline file redacted inside makes them the same: JSON equal as values is a change of the text.
+  if (isJson(stored) && isJson(file)) {
+    const [f, s] = [JSON.parse(file) as unknown, JSON.parse(stored) as unknown];
+    return (redacted || !sameJson(f, s)) && differsAt(f, s, '') === null;
+  }
+  if (/;base64,/i.test(stored) && inlineUrlsMatch(file, stored, sameText)) return true;
+  if (!redacted) return bareBase64Match(file, stored, sameText);
   return placeholdersMatch(stored.split(PLACEHOLDER), file);
 }
 
@@ -329,11 +338,21 @@ export function differsAt(file: unknown, stored: unknown, path: string): string 
     const next = stack.pop()!;
     // A key is checked where the recursion checked it: after every pair before its own. Never '' (an
     // empty key at the top): the recursion took that for no difference and went on.
-    if (next.keys && !sameText(...next.keys)) return next.path || '(value)';
+    if (next.keys && !sameKey(...next.keys)) return next.path || '(value)';
     const at = differsHere(next, stack);
     if (at !== null) return at;
   }
   return null;
+}
+
+/**
+ * A key as the pipeline redacts it: keys that redact to the same text are told apart with a number
+ * (`[REDACTED] 2`, `putOwn` in lib/pipeline/save.ts), so a file of such keys re-imports as unchanged.
+ */
+function sameKey(file: string, stored: string): boolean {
+  if (sameText(file, stored)) return true;
+  const numbered = /^([^]*) [1-9]\d*$/.exec(stored);
+  return !!numbered && numbered[1]!.includes(PLACEHOLDER) && sameText(file, numbered[1]!);
 }
 
 /** Where one pair differs by itself; the pairs under it pushed to `stack` (the first on top). */
@@ -374,9 +393,11 @@ function differsHere({ file, stored, path }: Pending, stack: Pending[]): string 
 }
 
 /**
- * Every ref of the file must be stored (deduplicated as the store does, also after redaction), times aside
- * when absent. Refs stored beyond the file's are no difference: refs are add-only, so no import (not even a
- * replace) could drop them (`storedOnlyRefs` counts them).
+ * Every ref of the file must be stored (deduplicated as the store does, also after redaction), matched on
+ * (kind, uri, created_by) as the store deduplicates: a stored ref never changes (a PUT skips a ref it holds),
+ * so a `read_only` or `created_at` the file changed is a note (`refNotes`), not a difference that no
+ * replace could make (review s62d). Refs stored beyond the file's are no difference: refs are add-only, so
+ * no import (not even a replace) could drop them (`storedOnlyRefs` counts them).
  */
 function refsDiffer(file: ExternalRef[], stored: ExternalRef[]): string | null {
   return matchRefs(file, stored).missing;
@@ -388,10 +409,32 @@ export function storedOnlyRefs(file: OdekSession, stored: Session): number {
   return stored.external_refs.filter((s) => !matched.has(s)).length;
 }
 
+/** Notes on the file's refs stored with another `read_only` or `created_at`, which no import changes. */
+export function refNotes(file: OdekSession, stored: Session): string[] {
+  const kept = [...matchRefs(file.external_refs, stored.external_refs).pairs].flatMap(
+    ([ref, s]) => {
+      const fields = [
+        ...(ref.read_only !== s.read_only ? [`read_only ${s.read_only}`] : []),
+        ...(sameTime(ref.created_at, s.created_at) ? [] : [`created_at ${s.created_at}`]),
+      ];
+      return fields.length ? [`ref ${s.kind} ${s.uri} kept as stored (${fields.join(', ')})`] : [];
+    },
+  );
+  if (kept.length === 0) return [];
+  const more = kept.length > 3 ? ` and ${kept.length - 3} more` : '';
+  return [`${kept.slice(0, 3).join('; ')}${more}: a stored ref does not change`];
+}
+
+/** A file ref's time is the stored one's, or absent (the store stamped it). */
+function sameTime(file: string, stored: string): boolean {
+  return !isTime(file) || Date.parse(file) === Date.parse(stored);
+}
+
+/** The file's refs (deduplicated) each matched to a stored ref, or the first one missing. */
 function matchRefs(
   file: ExternalRef[],
   stored: ExternalRef[],
-): { missing: string | null; matched: Set<ExternalRef> } {
+): { missing: string | null; matched: Set<ExternalRef>; pairs: Map<ExternalRef, ExternalRef> } {
   const wanted: ExternalRef[] = [];
   for (const r of file)
     if (!wanted.some((w) => w.kind === r.kind && w.uri === r.uri && w.created_by === r.created_by))
@@ -399,23 +442,28 @@ function matchRefs(
   // The server keeps the first of refs that redact to the same one: a later file ref may match a stored
   // ref an earlier one matched, when the stored one holds a placeholder (its other fields were dropped).
   const matched = new Set<ExternalRef>();
+  const pairs = new Map<ExternalRef, ExternalRef>();
   for (const ref of wanted) {
-    const same = (s: ExternalRef) =>
-      sameText(ref.kind, s.kind) &&
-      sameText(ref.created_by, s.created_by) &&
-      sameText(ref.uri, s.uri);
-    const first = stored.find(
-      (s) =>
-        !matched.has(s) &&
-        same(s) &&
-        ref.read_only === s.read_only &&
-        (!isTime(ref.created_at) || Date.parse(ref.created_at) === Date.parse(s.created_at)),
-    );
-    if (first) matched.add(first);
-    else if (!stored.some((s) => matched.has(s) && redacted(s) && same(s)))
-      return { missing: `external_refs: ${ref.kind} ${ref.uri}`, matched };
+    const same = (s: ExternalRef) => !matched.has(s) && sameRef(ref, s);
+    // One that is the same in every field first, where redaction made several the same.
+    const first =
+      stored.find(
+        (s) => same(s) && ref.read_only === s.read_only && sameTime(ref.created_at, s.created_at),
+      ) ?? stored.find(same);
+    if (first) {
+      matched.add(first);
+      pairs.set(ref, first);
+    } else if (!stored.some((s) => matched.has(s) && redacted(s) && sameRef(ref, s)))
+      return { missing: `external_refs: ${ref.kind} ${ref.uri}`, matched, pairs };
   }
-  return { missing: null, matched };
+  return { missing: null, matched, pairs };
+}
+
+/** A file ref is a stored one, as the store deduplicates (also after redaction). */
+function sameRef(ref: ExternalRef, s: ExternalRef): boolean {
+  return (
+    sameText(ref.kind, s.kind) && sameText(ref.created_by, s.created_by) && sameText(ref.uri, s.uri)
+  );
 }
 
 function redacted(ref: ExternalRef): boolean {

@@ -107,7 +107,7 @@ describe('import', () => {
     });
     expect(by('extra')).toMatchObject({
       status: 'created',
-      notes: ["not imported: field colour (not odek's)"],
+      notes: ["not imported: field colour (not in Satchel's stored format)"],
     });
     expect(by('with-secrets')).toMatchObject({ status: 'created', notes: ['3 secrets redacted'] });
     expect(by('tool-heavy')).toMatchObject({ status: 'created', notes: [] });
@@ -151,7 +151,7 @@ describe('import', () => {
     expect(fresh).toEqual({
       code: 0,
       stdout:
-        'created    extra (imported without field colour: odek does not define it)\nImported 1 file: 1 created, 0 unchanged, 0 replaced, 0 failed\n',
+        "created    extra (imported without field colour: not in Satchel's stored format)\nImported 1 file: 1 created, 0 unchanged, 0 replaced, 0 failed\n",
       stderr: '',
     });
   });

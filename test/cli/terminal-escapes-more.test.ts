@@ -58,7 +58,7 @@ it("import's report prints file names, field names and reasons inert", async () 
   expect(r.code).toBe(4);
   expect(r.stdout).not.toMatch(CONTROL);
   expect(r.stdout).toContain(
-    'created    odd-field (imported without field \\u001b]0;pwned\\u0007: odek does not define it)',
+    "created    odd-field (imported without field \\u001b]0;pwned\\u0007: not in Satchel's stored format)",
   );
   expect(r.stdout).toContain('sessions\\u001b[2J/bad\\u001b[1A.json: not JSON');
   const json = await satchel(['import', dir, '--json'], { SATCHEL_URL: server.url });

@@ -17,6 +17,7 @@ import {
   exportOdekFile,
   ImportInterrupted,
   importOdekFile,
+  NOT_STORED_FORMAT,
   type ImportOutcome,
   type ImportStatus,
 } from '../../odek/transfer.js';
@@ -72,21 +73,24 @@ export const importCommand: Command = {
   help: `satchel import <folder | file.json>... [--overwrite] [--concurrency N] [--json]
 
 Imports odek session files through the server, so every one passes the save pipeline (secrets
-redacted, size cap). A folder means its *.json files (odek's index.json and latest.json are skipped).
-Each session keeps its id. Old files without provider, external_refs or the taint fields import too.
+redacted, size cap). A folder means its *.json files. odek's index.json and latest.json are skipped,
+also when named as files (a shell glob). Each session keeps its id. Old files without provider,
+external_refs or the taint fields import too.
 
 Re-importing changes nothing: a session whose id exists with the same content is "unchanged" (the
 comparison allows for what the server redacted). One whose id exists with different content is
 "failed: exists with different content (where)" and left alone, unless --overwrite: then the file
 replaces it (PUT with If-Match of the revision just read; refs and the sticky flags sandbox,
-untrusted_ingested and episode_untrusted can be added, never removed).
+untrusted_ingested and episode_untrusted can be added, never removed). A stored ref never changes: one
+the file has with another read_only or created_at is kept as stored, and the report says so.
 
 Kept: the id, task, model, provider, every message with every field, external refs, the flags
 sandbox, untrusted_ingested and episode_untrusted, and the session's created_at and updated_at (a file
 without them gets the time of the import; a replace with --overwrite keeps the stored session's created_at
 and stamps updated_at with its own time). Refs stored beyond the file's are kept and named in the report.
 Derived again by the server: turns and episode_taint_tracked.
-Left out: top-level fields odek does not define (named per file; the session is still imported).
+Left out: top-level fields not in Satchel's stored format, odek's buffer, pinned, input_tokens,
+output_tokens and redact_boundary(_fp) among them (named per file; the session is still imported).
 Files that share an id but differ (a backup copy next to the original) all fail, none imported: keep one.
 
   --overwrite        replace sessions that exist with different content
@@ -163,8 +167,8 @@ async function importFile(
 /**
  * A file whose session is nested deeper than the server takes, as its failed outcome: the server refuses
  * such a body (400), and past V8's stack the client's JSON.stringify of it threw RangeError, which stopped
- * the whole import (review s60d). Only what the import sends counts (not a top-level field odek does not
- * define, which it leaves out); the parse runs only for text that nests that deep.
+ * the whole import (review s60d). Only what the import sends counts (not a top-level field outside
+ * Satchel's stored format, which it leaves out); the parse runs only for text that nests that deep.
  */
 function tooDeep(file: string, text: string): ImportOutcome | undefined {
   if (!textNestedPast(text, MAX_JSON_DEPTH)) return undefined;
@@ -324,7 +328,7 @@ const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
 /** Where progress goes with --json: nowhere. */
 const QUIET = { write: () => true, isTTY: false };
 
-/** The files to import: folders expanded to their *.json (sorted), files as given, each once. */
+/** The files to import: folders expanded to their *.json (sorted), files as given, each once (not odek's own). */
 export async function sessionFiles(
   paths: string[],
 ): Promise<{ files: string[]; skipped: string[] }> {
@@ -338,7 +342,9 @@ export async function sessionFiles(
       throw new LocalFileError(`no such file or folder: ${p}`);
     }
     if (!info.isDirectory()) {
-      files.add(p);
+      // Named as a file (a shell glob of the folder), odek's own file is skipped as in the folder.
+      if (ODEK_OWN_FILES.has(path.basename(p))) skipped.push(p);
+      else files.add(p);
       continue;
     }
     const names = (await readdir(p))
@@ -493,10 +499,12 @@ function counts(tally: Record<ImportStatus, number>, all = false): string {
  * changed is said as such (the JSON report keeps the notes as the import made them).
  */
 export function noteText(note: string): string {
-  const unknown = /^not imported: fields? (.+) \(not odek's\)$/.exec(note);
-  if (unknown) {
-    const many = unknown[1]!.includes(', ');
-    return `imported without ${many ? 'fields' : 'field'} ${unknown[1]}: odek does not define ${many ? 'them' : 'it'}`;
+  const head = 'not imported: field';
+  const tail = ` (${NOT_STORED_FORMAT})`;
+  if (note.startsWith(head) && note.endsWith(tail)) {
+    const fields = note.slice(head.length, -tail.length).replace(/^s? /, '');
+    const many = fields.includes(', ');
+    return `imported without ${many ? 'fields' : 'field'} ${fields}: ${NOT_STORED_FORMAT}`;
   }
   return note.replace(/^replaced: /, '');
 }
