@@ -29,7 +29,7 @@ async function read(c: Context): Promise<Pages> {
   if (!assets)
     throw new SatchelError(
       'not_found',
-      'no ASSETS binding: add binding = "ASSETS" under [assets] in wrangler.toml',
+      'no static assets binding: add [assets] with binding = "ASSETS" to wrangler.toml',
     );
   const res = await assets.fetch(new Request(new URL('/ui/pages.json', c.req.url)));
   if (!res.ok)
