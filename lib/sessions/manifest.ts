@@ -253,6 +253,10 @@ interface RebuildProgress {
   started_at: number;
   after: string;
   entries: ManifestEntry[];
+  /** What purges took out of it (review s62c): by id a scrub's time, or null for a delete (dropFromRebuild). */
+  dropped?: [string, number | null][];
+  /** When a last slice claimed it, before its root: what is dropped after that, it purges from the root. */
+  rooting?: number;
 }
 
 export class Manifest {
@@ -529,7 +533,8 @@ export class Manifest {
    * folds them all afterwards (their deletes with them), and it is dated as of the oldest, so that none is
    * checked against its object for its age (every delete is still among them: with no root, no compaction
    * ever collected one). Its entries are its edge (Root.edge): a delete left out that is not older than one
-   * sends a reader to that id's object.
+   * sends a reader to that id's object. The last slice claims the progress (a conditional write) before its
+   * root, and purges from the root what a purge that found no root dropped after the claim (review s62c).
    */
   private async rebuildSliced(ns: string): Promise<void> {
     const busy = (what: string) =>
@@ -569,19 +574,55 @@ export class Manifest {
     }
     // A purge meanwhile (a delete, a scrub) rewrote the progress or made one: what this read may hold a
     // deleted session's text, and must not become the root (review s61g). The next request reads again.
-    if ((await this.store.get(key))?.etag !== found?.etag) throw busy('sessions changed meanwhile');
+    // A conditional claim, not a read: a purge after it records what it dropped, purged below (review s62c).
+    const claim = { ...progress, rooting: this.now() };
+    const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
+    await this.store.put(key, utf8(JSON.stringify(claim)), when).catch((err: unknown) => {
+      throw PreconditionFailedError.is(err) ? busy('sessions changed meanwhile') : err;
+    });
     const listing = await this.listManifest(ns);
-    if (listing.roots.length > 0) return; // another request wrote it
+    if (listing.roots.length > 0) {
+      // Another request wrote it. A claim made afresh is no progress that request still reads: it goes.
+      if (!found) await this.store.delete(key);
+      return;
+    }
     const oldest = listing.logs.reduce((min, k) => Math.min(min, logTime(k)), progress.started_at);
     const seq = listing.maxSeq + 1;
     const pages = await this.writePages(ns, seq, entries, true);
     const edge = entries.map((e) => ({ id: e.id, at: e.at }));
-    await this.writeRoot(ns, seq, oldest, pages, [], [], edge);
+    const written = await this.writeRoot(ns, seq, oldest, pages, [], [], edge);
+    await this.purgeDroppedSince(ns, claim, written ? entries : []);
+    // Lost to another request's root (same sessions): no root names these pages.
+    if (!written) await this.store.delete(pages.map((p) => p.key));
+    // The log records' catch-up reads up to `catchUpLogs` more: not in the request that read a slice.
+    if (slice.length > REBUILD_SLICE / 4) throw busy('its log records come next');
+  }
+
+  /**
+   * After a sliced rebuild's root: deletes the progress, and purges from the root (its `entries`) what a
+   * purge dropped from it after the `claim`: one that listed m/ before the root landed left it there
+   * (review s62c). One that listed after purged the root itself.
+   */
+  private async purgeDroppedSince(
+    ns: string,
+    claim: RebuildProgress,
+    entries: ManifestEntry[],
+  ): Promise<void> {
+    const key = keys.manifestRebuild(ns);
+    const found = await this.store.get(key);
     await this.store.delete(key);
     this.snapshots.delete(ns);
     this.wrote(ns);
-    // The log records' catch-up reads up to `catchUpLogs` more: not in the request that read a slice.
-    if (slice.length > REBUILD_SLICE / 4) throw busy('its log records come next');
+    const had = new Set(claim.dropped?.map(String));
+    const late = ((found && parseProgress(text(found.body))?.dropped) || []).filter(
+      ([id, at]) =>
+        !had.has(`${id},${at ?? ''}`) && // as String(pair)
+        entries.some((e) => e.id === id && (at === null || e.at < at)),
+    );
+    // A delete's, or a scrub's (the versions before `at` go).
+    await Promise.all(
+      late.map(([id, at]) => (at === null ? this.purge(ns, [id]) : this.scrub(ns, id, at))),
+    );
   }
 
   /**
@@ -591,19 +632,31 @@ export class Manifest {
    * never built. The progress is written even when it holds none of them, and made when there is none
    * (`building`: no root on a short-lived runtime): a request reading a slice meanwhile, which may have
    * read one of them, then fails to save it (its condition no longer holds), and one that was reading
-   * the last slice does not write its root (review s61g). With a root, a progress left over goes.
+   * the last slice does not write its root (review s61g). It records `ids` (`dropped`, with a scrub's
+   * `from`): one that claimed it first purges them from its root (review s62c). With a root, a progress
+   * left over goes, unless a last slice claimed it within the minute (it deletes it after that purge).
    */
-  private async dropFromRebuild(ns: string, ids: Set<string>, building: boolean): Promise<void> {
+  private async dropFromRebuild(
+    ns: string,
+    ids: Set<string>,
+    building: boolean,
+    from?: Map<string, number>,
+  ): Promise<void> {
     const key = keys.manifestRebuild(ns);
+    const dropped = [...ids].map((id): [string, number | null] => [id, from?.get(id) ?? null]);
     for (let attempt = 0; attempt < 3; attempt++) {
       const found = await this.store.get(key);
-      if (found && !building) break;
       if (!found && !building) return;
       const progress = found ? parseProgress(text(found.body)) : undefined;
       if (found && !progress) break;
+      if (!building && !(Math.abs(this.now() - (progress!.rooting ?? 0)) < 60_000)) break;
       const next: RebuildProgress = progress
-        ? { ...progress, entries: progress.entries.filter((e) => !ids.has(e.id)) }
-        : { v: 1, started_at: this.now(), after: '', entries: [] };
+        ? {
+            ...progress,
+            entries: progress.entries.filter((e) => !ids.has(e.id)),
+            dropped: [...(progress.dropped ?? []), ...dropped],
+          }
+        : { v: 1, started_at: this.now(), after: '', entries: [], dropped };
       try {
         const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
         await this.store.put(key, utf8(JSON.stringify(next)), when);
@@ -679,10 +732,10 @@ export class Manifest {
       else throw err;
     }
     // A sliced rebuild's entries (rebuildSliced) may hold a deleted or scrubbed version's text.
-    await this.dropFromRebuild(ns, ids, !snap && this.maxSyncLogs !== undefined);
+    const building = !snap && this.maxSyncLogs !== undefined;
+    await this.dropFromRebuild(ns, ids, building, from);
+    if (building) return this.purgeUnrooted(ns, ids, from);
     if (!snap) {
-      // No root on a short-lived runtime: nothing but log records, which the rebuild's catch-up folds.
-      if (this.maxSyncLogs !== undefined) return true;
       // No usable root: rebuild from the session objects (the deleted ones are gone), then purge
       // the logs.
       await this.rebuild(ns);
@@ -692,28 +745,7 @@ export class Manifest {
     // Every log record listed, covered or not: a covered one still holds its entry until it is
     // collected.
     const { records, unreadable } = await this.listedLogRecords(listing);
-    const until = from ? new Map<string, number>() : eraseUntil(snap, ids, records);
-    // A delete this view cannot see (its log record was not stored, its answer was lost): the purge was
-    // asked for because the object went. Its missing object says so; no time of its own, so as of now.
-    if (!from)
-      await mapLimit(
-        [...ids].filter((id) => !until.has(id)),
-        this.concurrency,
-        async (id) => {
-          if (!(await this.readSummary(ns, id))) until.set(id, Infinity);
-        },
-      );
-    // An id created again with a time not after its delete's (an import of an older session): its object
-    // names the version that stays, which no tombstone may hide.
-    const again = new Map<string, ManifestEntry>();
-    await mapLimit([...until.keys()], this.concurrency, async (id) => {
-      const e = await this.readSummary(ns, id);
-      if (e && e.at <= until.get(id)!) again.set(id, e);
-    });
-    const doomed = (id: string, at: number, e?: ManifestEntry) =>
-      from
-        ? at < from.get(id)! && e !== undefined // a scrub's: older puts only
-        : !sameVersion(again.get(id), e) && at <= until.get(id)!; // false for an id not purged (undefined)
+    const { until, again, doomed } = await this.doomedOf(ns, ids, from, snap, records);
     // The successor of the root it builds on (see compactOnce).
     const seq = root.seq + 1;
     const pages = await this.pagesWithout(ns, seq, root, doomed);
@@ -741,6 +773,68 @@ export class Manifest {
     if (!written) return false;
     await this.collectPurged(ns, seq, listing, pages, erasedLogs);
     return true;
+  }
+
+  /**
+   * No root on a short-lived runtime (a sliced rebuild under way or to come): erases the put log records of
+   * the versions purged (they carry the task), which no catch-up would fold before 64 more writes (review
+   * s62c); the delete records stay (no root holds a tombstone). Listed after the progress was rewritten:
+   * false when a root landed meanwhile (a last slice that claimed before it), so the purge runs on that root.
+   */
+  private async purgeUnrooted(
+    ns: string,
+    ids: Set<string>,
+    from?: Map<string, number>,
+  ): Promise<boolean> {
+    const listing = await this.listManifest(ns);
+    if (listing.roots.length > 0) return false;
+    // More than a request may read: left to the catch-up that follows the root.
+    if (listing.logs.length > this.maxSyncLogs!) return true;
+    const { records } = await this.listedLogRecords(listing);
+    const { doomed } = await this.doomedOf(ns, ids, from, null, records);
+    const erased = records.flatMap(({ key, r }) =>
+      r.op === 'put' && doomed(r.entry.id, r.entry.at, r.entry) ? [key] : [],
+    );
+    // Seq 0: no root or page goes (roots start at 1), only these records and their pending markers.
+    if (erased.length > 0) await this.collectPurged(ns, 0, listing, [], erased);
+    return true;
+  }
+
+  /**
+   * Which versions of `ids` a purge erases: up to their delete (`until`), but the version an id's object
+   * holds when it was created again with a time not after its delete (`again`); a scrub's (`from`), its
+   * older puts.
+   */
+  private async doomedOf(
+    ns: string,
+    ids: Set<string>,
+    from: Map<string, number> | undefined,
+    snap: Snapshot | null,
+    records: { r: LogRecord }[],
+  ) {
+    const until = from ? new Map<string, number>() : eraseUntil(snap, ids, records);
+    // A delete this view cannot see (its log record was not stored, its answer was lost): the purge was
+    // asked for because the object went. Its missing object says so; no time of its own, so as of now.
+    if (!from)
+      await mapLimit(
+        [...ids].filter((id) => !until.has(id)),
+        this.concurrency,
+        async (id) => {
+          if (!(await this.readSummary(ns, id))) until.set(id, Infinity);
+        },
+      );
+    // An id created again with a time not after its delete's (an import of an older session): its object
+    // names the version that stays, which no tombstone may hide.
+    const again = new Map<string, ManifestEntry>();
+    await mapLimit([...until.keys()], this.concurrency, async (id) => {
+      const e = await this.readSummary(ns, id);
+      if (e && e.at <= until.get(id)!) again.set(id, e);
+    });
+    const doomed = (id: string, at: number, e?: ManifestEntry) =>
+      from
+        ? at < from.get(id)! && e !== undefined // a scrub's: older puts only
+        : !sameVersion(again.get(id), e) && at <= until.get(id)!; // false for an id not purged (undefined)
+    return { until, again, doomed };
   }
 
   /**
@@ -1634,18 +1728,18 @@ function deletesAfter(
  * a re-create of the same id, stays). An id without a known delete is still live: nothing to erase.
  */
 function eraseUntil(
-  snap: Snapshot,
+  snap: Snapshot | null,
   ids: Set<string>,
-  records: { key: string; r: LogRecord }[],
+  records: { r: LogRecord }[],
 ): Map<string, number> {
   const until = new Map<string, number>();
   const deleted = (id: string, at: number) => {
     if (ids.has(id) && at > (until.get(id) ?? -Infinity)) until.set(id, at);
   };
   for (const id of ids) {
-    const change = snap.changes.get(id);
+    const change = snap?.changes.get(id);
     deleted(id, change?.deletedAt ?? -Infinity);
-    deleted(id, snap.tombstones.get(id) ?? -Infinity);
+    deleted(id, snap?.tombstones.get(id) ?? -Infinity);
   }
   for (const { r } of records) if (r.op === 'del') deleted(r.id, r.at);
   return until;
