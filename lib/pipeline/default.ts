@@ -56,5 +56,7 @@ function fnv32(s: string): string {
  * 13 (2026-12-07): full-width forms (`password＝…`) read as ASCII. 14 (2026-12-07): tool-call arguments
  * whose JSON repeats a key re-serialised, never kept as sent with an earlier value's secret (review s61d).
  * 15 (2026-12-07): a repeated pair name that is a cookie's reads its value as the header.
+ * 16 (2026-12-07): a `data:` URL streamed in text parts read as the parts run together, whatever their
+ * widths; wrapped base64 of 16 to 59 columns after other text read whole (review s62r).
  */
-const WALK = '\nwalk:15';
+const WALK = '\nwalk:16';

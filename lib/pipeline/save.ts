@@ -6,7 +6,15 @@ import {
   type StoredSession,
 } from '../model/session.js';
 import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.js';
-import { bytesOf, fromUtf16, strictText, toBase64, toUtf16, utf8 } from '../model/bytes.js';
+import {
+  bytesOf,
+  fromUtf16,
+  strictText,
+  text as lenientText,
+  toBase64,
+  toUtf16,
+  utf8,
+} from '../model/bytes.js';
 import {
   BASE64_FIELDS,
   metadataSchema,
@@ -214,11 +222,12 @@ function inlineUrls(s: string, file: (t: string) => string): string {
 /**
  * A data: URL found in text (`m`: its parameters, then base64 lines) with its file redacted
  * (`inlineText`), and what follows it in `m` as it was. Wrapped base64 (a `base64` tool's 76 characters
- * a line, PEM's 64) takes the next line only after a line of the first one's width (60 to 120
- * characters, a multiple of 4), and only a line of that width or a shorter one that ends whole (a
+ * a line, PEM's 64, `base64 -w 16`) takes the next line only after a line of the first one's width (16
+ * to 120 characters, a multiple of 4), and only a line of that width or a shorter one that ends whole (a
  * multiple of 4), its last, so a word on the line after the URL stays text; a URL that is the whole
  * string (`whole`) takes every line. When that reading does not decode as text (UTF-8 or UTF-16), the
- * URL without its last line is tried, and a Latin-1 reading only when neither is UTF-8.
+ * URL without its last line is tried, and a Latin-1 reading only when neither is UTF-8. (Until review
+ * s62r the first line had to be 60 wide: a file wrapped narrower after other text had that line read alone.)
  */
 function inlineUrl(m: string, whole: boolean, file: (t: string) => string): string {
   const start = m.indexOf(',') + 1;
@@ -228,7 +237,7 @@ function inlineUrl(m: string, whole: boolean, file: (t: string) => string): stri
   let end = cut ? cut.index : m.length; // where the lines taken end
   let before = -1; // where they ended before the last one was taken
   const width = end - start;
-  if (whole || (width >= 60 && width <= 120 && width % 4 === 0))
+  if (whole || (width >= 16 && width <= 120 && width % 4 === 0))
     for (let size = width; cut && (whole || size === width);) {
       const from = breaks.lastIndex;
       const next = breaks.exec(m);
@@ -563,9 +572,67 @@ type TextFn = (s: string, quiet?: boolean) => string;
 
 /**
  * A redacted copy of one message: content, reasoning, tool calls, and every other field, its name
- * included (a field the model does not know is still stored and returned).
+ * included (a field the model does not know is still stored and returned). A `data:` URL whose base64
+ * runs on across text parts is read as streamed (`streamedUrls`); the parts stay as sent when their text
+ * holds nothing to redact.
  */
 function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
+  const budget = { left: MAX_SPLIT_WINDOWS }; // shared: the URLs' parts are run together first
+  const streamed = streamedUrls(m, text, budget);
+  if (!streamed) return redactFields(m, text, hit, budget);
+  const out = redactFields(streamed, text, hit, budget) as Record<string, unknown>;
+  const parts = out[PARTS_FIELD] as ContentPart[];
+  const texts = (p: unknown) => JSON.stringify(textsOfParts(p as ContentPart[]));
+  // Nothing in their text redacted: the parts keep the layout they were sent in.
+  if (out.content === streamed.content && texts(parts) === texts(streamed[PARTS_FIELD])) {
+    out[PARTS_FIELD] = withTexts(
+      parts,
+      textsOfParts((m as Record<string, unknown>)[PARTS_FIELD] as ContentPart[]),
+    );
+    out.content = m.content;
+  }
+  return out as Message;
+}
+
+/**
+ * `m` with each run of text parts that a `data:` URL's base64 goes on across read as one: the first holds
+ * their text run together (`runTogether`: a line break where a glued word ends the URL), the others are
+ * left empty; null when no URL goes on across parts (or the content is an older form, not their text).
+ * Its file is read whole, as streamed: until review s62r a part alone read a fragment of it (redacted and
+ * glued to the rest, a key's tail was stored) and the content, its parts one a line, read it only when
+ * the first part was 60 to 120 characters; the parts then gave way to the content, and its line breaks
+ * split a key streamed in pieces after the URL.
+ */
+function streamedUrls(m: Message, text: TextFn, budget: Budget): Message | null {
+  const sent = (m as Record<string, unknown>)[PARTS_FIELD] as ContentPart[] | undefined;
+  if (!Array.isArray(sent)) return null;
+  const texts = textsOfParts(sent);
+  const flat = texts.join('');
+  if (texts.length < 2 || !/;base64,/i.test(flat) || texts.join('\n') !== m.content) return null;
+  const urls = urlsAt(texts, flat);
+  const joined = urls.map((url) => url >= 0); // a part read run on with the next
+  const ends: number[] = []; // where each part ends in `flat`
+  for (let k = 0, at = 0; k < texts.length; k++) ends.push((at += texts[k]!.length));
+  // Back to the part that holds the URL's `data:` too: its `;base64,` may have come parts later.
+  urls.forEach((url, k) => {
+    for (let j = k; url >= 0 && j > 0 && !joined[j - 1] && ends[j - 1]! > url; j--)
+      joined[j - 1] = true;
+  });
+  if (!joined.includes(true)) return null;
+  const out = texts.slice();
+  for (let k = 0; k < joined.length; k++) {
+    if (!joined[k]) continue;
+    let end = k; // the last part read run on with part k
+    while (joined[end]) end++;
+    out[k] = runTogether(texts.slice(k, end + 1), text, budget);
+    out.fill('', k + 1, end + 1);
+    k = end;
+  }
+  return { ...m, content: out.join('\n'), [PARTS_FIELD]: withTexts(sent, out) } as Message;
+}
+
+/** A redacted copy of one message, its parts and content as sent (`redactMessage`). */
+function redactFields(m: Message, text: TextFn, hit: () => void, budget: Budget): Message {
   const out: Record<string, unknown> = {};
   // Parts whose text is the content: a secret in a part's text counts once, with the content (a reasoning
   // part's text is not the content, but was in a form stored before 2026-12-05).
@@ -609,7 +676,7 @@ function redactMessage(m: Message, text: TextFn, hit: () => void): Message {
       out[PARTS_FIELD] = withTexts(out[PARTS_FIELD] as ContentPart[], kept);
       out.content = kept.join('\n');
     }
-    const flat = runTogether(kept, text);
+    const flat = runTogether(kept, text, budget);
     const redacted = text(flat);
     if (redacted !== flat) {
       out.content = redacted;
@@ -655,23 +722,26 @@ const across = (left: string, right: string) =>
 /** A part that may continue a URL's base64. */
 const BASE64_RUN = new RegExp(`^${B64_CHAR}*$`);
 
-/** Characters `runTogether` redacts around part boundaries, at most, in one message (about 2 s of work). */
-const MAX_SPLIT_WINDOWS = 1 << 25;
+/**
+ * Whether a URL's base64 that part `j` of `texts` (not empty) goes on with ends with it: the next part (an
+ * empty one skipped) is none, or cannot go on with it, run on.
+ */
+function endsRun(texts: string[], j: number): boolean {
+  let n = j + 1;
+  while (n < texts.length && texts[n] === '') n++;
+  return (
+    texts[j] !== '' &&
+    (n >= texts.length || !BASE64_RUN.test(texts[n]!) || !WORD.test(texts[n]![0]!))
+  );
+}
 
 /**
- * The parts' text run together, as a key streamed in pieces reads, with a line break where a secret
- * starts or ends at a boundary inside a word (`ghp_…` + `thanks`, `see` + `ghp_…`: the run-on text matches
- * no rule): the 256 characters on either side of such a boundary are redacted alone, and it is kept where
- * a secret reaches it that the text run on across it does not show (a key's first piece may look like a
- * shorter key), and where a URL's base64 ends. Boundaries are looked at from the last back, so the text
- * after one has the line breaks kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about
- * 65,000 boundaries).
+ * For each boundary between `texts` (run together as `flat`), the `data:` of the URL whose base64 the text
+ * ends inside there (it may go on in the next part), or -1. Padding before a glued word ends a URL.
  */
-function runTogether(texts: string[], text: TextFn): string {
-  const flat = texts.join('');
-  const ends: number[] = [];
-  const urlEnds = new Map<number, number>(); // a boundary where a URL may end: where its `data:` is
-  let url = -1; // the `data:` of the URL the text so far ends inside, or -1
+function urlsAt(texts: string[], flat: string): number[] {
+  const urls: number[] = [];
+  let url = -1;
   for (let k = 0, at = 0; k < texts.length - 1; k++) {
     const part = texts[k]!;
     const seen = flat.slice(Math.max(0, at - 7), (at += part.length)); // `;base64,` split across parts too
@@ -684,13 +754,48 @@ function runTogether(texts: string[], text: TextFn): string {
         .lastIndexOf('data:');
       url = found && before >= 0 ? Math.max(0, head - 4200) + before : -1;
     } else if (!BASE64_RUN.test(part)) url = -1;
+    urls.push(url);
+    if (flat[at - 1] === '=' && WORD.test(flat[at] ?? '')) url = -1;
+  }
+  return urls;
+}
+
+/** Characters `runTogether` redacts around part boundaries, at most, in one message (about 2 s of work). */
+const MAX_SPLIT_WINDOWS = 1 << 25;
+
+/** What is left of `MAX_SPLIT_WINDOWS` for a message. */
+type Budget = { left: number };
+
+/**
+ * The parts' text run together, as a key streamed in pieces reads, with a line break where a secret
+ * starts or ends at a boundary inside a word (`ghp_…` + `thanks`, `see` + `ghp_…`: the run-on text matches
+ * no rule): the 256 characters on either side of such a boundary are redacted alone, and it is kept where
+ * a secret reaches it that the text run on across it does not show (a key's first piece may look like a
+ * shorter key), and where a URL's base64 ends. Boundaries are looked at from the last back, so the text
+ * after one has the line breaks kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about
+ * 65,000 boundaries) in the message (`budget`: what its URLs' parts run together left).
+ */
+function runTogether(
+  texts: string[],
+  text: TextFn,
+  budget: Budget = { left: MAX_SPLIT_WINDOWS },
+): string {
+  const flat = texts.join('');
+  const ends: number[] = [];
+  const urlEnds = new Map<number, number>(); // a boundary where a URL may end: where its `data:` is
+  const urls = urlsAt(texts, flat);
+  for (let k = 0, at = 0; k < texts.length - 1; k++) {
+    const part = texts[k]!;
+    at += part.length;
     if (!WORD.test(flat[at - 1] ?? '') || !WORD.test(flat[at] ?? '')) continue;
-    // A URL's base64 streamed in parts ends where padding ends it, or at the first part that cannot go on
-    // with it (`then more`): run on, that part's word would be read as more base64.
-    if (url >= 0 && (flat[at - 1] === '=' || !BASE64_RUN.test(texts[k + 1]!))) {
-      urlEnds.set(at, url);
-      if (flat[at - 1] === '=') url = -1;
-    }
+    // A URL's base64 streamed in parts ends where padding ends it, at the first part that cannot go on
+    // with it (`then more`), or before the last part that can (`thanks`, then ` a lot` or nothing): run
+    // on, that part's word would be read as more base64.
+    if (
+      urls[k]! >= 0 &&
+      (flat[at - 1] === '=' || !BASE64_RUN.test(texts[k + 1]!) || endsRun(texts, k + 1))
+    )
+      urlEnds.set(at, urls[k]!);
     // A secret within one part was found in that part's own text: only a boundary with a short part on
     // either side, neither the first nor the last part, can split one.
     const short =
@@ -700,21 +805,21 @@ function runTogether(texts: string[], text: TextFn): string {
   const tail: string[] = [];
   let after = ''; // the first 256 characters after `to`, line breaks kept included
   let to = flat.length;
-  let budget = MAX_SPLIT_WINDOWS;
   for (let i = ends.length - 1; i >= 0; i--) {
     const at = ends[i]!;
     const left = flat.slice(Math.max(0, at - 256), at);
     const right = (flat.slice(at, Math.min(to, at + 256)) + after).slice(0, 256);
     const start = urlEnds.get(at);
     if (start !== undefined) {
-      // Not where the next part's first word goes on with the base64 (`AAAA thanks`): the URL with it
-      // decodes, and its file is redacted.
+      // Not where the next part's first word goes on with the base64 (`AAAA thanks`): the URL with it, a
+      // last line, decodes and its file is redacted; a word that makes it no text (`ok`) is left out.
       const run = /^[\w+/=%-]*/.exec(right)![0];
-      const url = flat.slice(start, at) + run;
-      if (flat[at - 1] !== '=' && !/^[\w+/=%-]*:/.test(right) && text(url, true) !== url) continue;
+      const url = flat.slice(start, at) + '\n' + run;
+      const read = flat[at - 1] === '=' || /^[\w+/=%-]*:/.test(right) ? url : text(url, true);
+      if (read !== url && !read.endsWith('\n' + run)) continue;
     } else {
-      if (budget <= 0) continue;
-      budget -= 512;
+      if (budget.left <= 0) continue;
+      budget.left -= 512;
       if (!text(left, true).endsWith(PLACEHOLDER) && !text(right, true).startsWith(PLACEHOLDER))
         continue;
       // The words either side of the boundary, still there when the text is run on across it.
@@ -1297,9 +1402,9 @@ function inlineText(
       if (!kind) return undefined;
     }
     const bin = std(body);
-    try {
-      if (!kind) decoded = (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + strictText(bytesOf(bin));
-    } catch {
+    const text8 = kind ? null : utf8Of(bin);
+    if (text8 !== null) decoded = (/^\xef\xbb\xbf/.test(bin) ? '\ufeff' : '') + text8;
+    else if (!kind) {
       kind = wideOrder(bin); // UTF-16 that starts with no ASCII (`設定`)
       if (!kind && strict) return null;
       decoded = bin; // not UTF-8
@@ -1325,6 +1430,22 @@ function inlineText(
 }
 
 const CONTROL = /[\0-\x08\x0e-\x1a\x1c-\x1f]/;
+
+/**
+ * `bin` (a binary string) decoded as UTF-8, or null when it is not UTF-8: told without the exception of a
+ * fatal decoder when it can be (about 6 µs each; a word read as a URL's last line is common).
+ */
+function utf8Of(bin: string): string | null {
+  const bytes = bytesOf(bin);
+  const read = lenientText(bytes);
+  if (!read.includes('\ufffd')) return read;
+  if (!bin.includes('\xef\xbf\xbd')) return null; // U+FFFD that was not sent: a malformed byte
+  try {
+    return strictText(bytes);
+  } catch {
+    return null;
+  }
+}
 
 /**
  * 1 (UTF-16LE) or 2 (UTF-16BE) when the zero bytes among the first 8 KiB of `bin` (a binary string) fall
