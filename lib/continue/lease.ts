@@ -112,20 +112,20 @@ export class Leases {
     const deadline = this.now() + (wait.waitMs ?? this.options.waitMs);
     // One owner for the whole take: a PUT of ours that landed with its answer lost is ours when read.
     const owner = randomHex(12);
-    const line = this.lines.get(key) ?? [];
-    this.lines.set(key, line);
     const me: Waiter = { owner, at: this.now() };
-    line.push(me);
+    const touch = () => void (me.at = this.now());
     try {
       for (let attempt = 0; ; attempt++) {
-        me.at = this.now();
+        touch();
+        const line = this.line(key, me);
         // A taker whose request was cancelled (a Worker's client went away) never leaves the line: one
-        // that has not looked for longer than any storage call takes is passed (review s62b).
+        // that has not looked for longer than a storage call takes is passed (review s62b). One passed
+        // while alive (its event loop stalled) comes back in at the end (review s62i).
         while (line[0] !== me && me.at - line[0]!.at > STALE_WAITER_MS) line.shift();
         // Behind another taker here: its turn comes first, and the lease is not read meanwhile.
         let live = MAX_RETRY_AFTER_S * 1000;
         if (line[0] === me) {
-          const taken = await this.tryTake(key, owner);
+          const taken = await this.tryTake(key, owner, touch);
           if ('lease' in taken) return taken.lease;
           live = taken.live;
         }
@@ -139,17 +139,32 @@ export class Leases {
         await this.sleep(Math.min(left, backoff / 2 + Math.random() * (backoff / 2)));
       }
     } finally {
-      const at = line.indexOf(me);
-      if (at >= 0) line.splice(at, 1);
-      if (line.length === 0 && this.lines.get(key) === line) this.lines.delete(key);
+      const line = this.lines.get(key);
+      const at = line ? line.indexOf(me) : -1;
+      if (at >= 0) line!.splice(at, 1);
+      if (line?.length === 0) this.lines.delete(key);
     }
   }
 
+  /** This process's line for `key`, with `me` in it (at its end if it was not). */
+  private line(key: string, me: Waiter): Waiter[] {
+    let line = this.lines.get(key);
+    if (!line) this.lines.set(key, (line = []));
+    if (!line.includes(me)) line.push(me);
+    return line;
+  }
+
   /** One attempt at the lease for `owner`: taken, or how long the live one has left (ms). */
-  private async tryTake(key: string, owner: string): Promise<{ lease: Lease } | { live: number }> {
+  private async tryTake(
+    key: string,
+    owner: string,
+    touch: () => void,
+  ): Promise<{ lease: Lease } | { live: number }> {
     const mine: Lease = { key, owner, expiresAt: this.now() + this.options.ttlMs };
     if (await this.tryPut(mine, { ifNoneMatch: '*' })) return { lease: mine };
+    touch(); // between storage calls: each is bounded well under STALE_WAITER_MS
     const found = await this.objects.get(key);
+    touch();
     if (!found) return { live: 0 };
     const held = parseLease(found.body);
     if (held?.owner === owner) return { lease: { key, owner, expiresAt: held.expiresAt } };
