@@ -43,6 +43,17 @@ const MAX_NAME_BYTES = 255;
 /** How long a listing's rest is kept for its next page, and how many listings at most. */
 const LISTING_TTL_MS = 5_000;
 const MAX_LISTINGS = 16;
+/** A listing that read more folders than this walks again for each page (checking them would cost as much). */
+const MAX_LISTING_FOLDERS = 256;
+/** A folder changed this recently (ms) before a walk may change again within its clock's tick, unseen. */
+const MTIME_SETTLE_MS = 50;
+
+/** A listing's keys (sorted), the folders its walk read with their mtimes (null: not kept), and when. */
+interface Listing {
+  keys: string[];
+  folders: [string, bigint][] | null;
+  at: number;
+}
 
 export interface LocalStoreOptions {
   /** Longest wait for a key's lock held by another process before StorageUnavailableError. Default 5000 ms. */
@@ -91,10 +102,11 @@ export class LocalStore implements ObjectStore {
   /**
    * The rest of a listing's walk, sorted, by prefix and the cursor its page returned: the next page reads
    * it instead of walking the folder again (a listing of n keys walked it n/1000 times: 20,000 keys took
-   * 2.4 s). Keys created after the walk are not in it, as a key created during a listing may or may not
-   * be on S3; keys deleted since are left out by the page's stat. Used once, within LISTING_TTL_MS.
+   * 2.4 s), unless a folder the walk read has changed since (its mtime, read before the walk read it):
+   * a key created after page 1 is on a later page, as on S3 (review s62i). Keys deleted since are left
+   * out by the page's stat. Used once, within LISTING_TTL_MS.
    */
-  private readonly listings = new Map<string, { keys: string[]; at: number }>();
+  private readonly listings = new Map<string, Listing>();
 
   constructor(
     private readonly root: string,
@@ -243,7 +255,9 @@ export class LocalStore implements ObjectStore {
     const folder = cut >= 0 ? prefix.slice(0, cut) : '';
     if (folder) assertSafeKey(folder);
     const cursor = options.cursor;
-    const keys = this.resumed(prefix, cursor) ?? (await this.walkSorted(folder, prefix, cursor));
+    const listing =
+      (await this.resumed(prefix, cursor)) ?? (await this.walkSorted(folder, prefix, cursor));
+    const keys = listing.keys;
     const page: { key: string; size: number }[] = [];
     let i = 0;
     while (i < keys.length && page.length < limit) {
@@ -260,40 +274,62 @@ export class LocalStore implements ObjectStore {
     }
     if (i >= keys.length) return { objects: page };
     const next = page[page.length - 1]?.key ?? keys[i - 1]!;
-    this.keepListing(prefix, next, keys.slice(i));
+    if (listing.folders) this.keepListing(prefix, next, { ...listing, keys: keys.slice(i) });
     return { objects: page, cursor: next };
   }
 
-  /** The keys under `prefix` after `cursor`, sorted, from one walk of the prefix's deepest folder. */
-  private async walkSorted(folder: string, prefix: string, cursor?: string): Promise<string[]> {
+  /**
+   * The keys under `prefix` after `cursor`, sorted, from one walk of the prefix's deepest folder, with the
+   * mtime of each folder read (none when one changed within MTIME_SETTLE_MS before: a file created later in
+   * the same tick of a coarse clock would not change it; nor past MAX_LISTING_FOLDERS folders).
+   */
+  private async walkSorted(folder: string, prefix: string, cursor?: string): Promise<Listing> {
     const keys: string[] = [];
-    await walk(folder ? join(this.root, ...folder.split('/')) : this.root, this.lockDir, (file) => {
-      const key = relative(this.root, file).split(sep).join('/');
-      // Files no key can name (a backslash, a control character: not Satchel's) are left out, as on S3
-      // and R2 (isSafeKey); before sorting and paging, so the cursor skips them too (review s60c).
-      if (!key.startsWith(prefix) || !isSafeKey(key)) return;
-      if (!cursor || compareKeys(key, cursor) > 0) keys.push(key);
-    }).catch((err: unknown) => {
+    const folders: [string, bigint][] = [];
+    const at = Date.now();
+    await walkAll(
+      folder ? join(this.root, ...folder.split('/')) : this.root,
+      this.lockDir,
+      (file, name) => {
+        if (name.startsWith('.')) return;
+        const key = relative(this.root, file).split(sep).join('/');
+        // Files no key can name (a backslash, a control character: not Satchel's) are left out, as on S3
+        // and R2 (isSafeKey); before sorting and paging, so the cursor skips them too (review s60c).
+        if (!key.startsWith(prefix) || !isSafeKey(key)) return;
+        if (!cursor || compareKeys(key, cursor) > 0) keys.push(key);
+      },
+      folders,
+    ).catch((err: unknown) => {
       throw folderError('list', err);
     });
-    return sortKeys(keys);
+    const settled = BigInt(at - MTIME_SETTLE_MS) * 1_000_000n;
+    const kept = folders.length <= MAX_LISTING_FOLDERS && folders.every(([, m]) => m < settled);
+    return { keys: sortKeys(keys), folders: kept ? folders : null, at };
   }
 
-  private resumed(prefix: string, cursor: string | undefined): string[] | null {
+  /** The kept rest of a listing whose page answered `cursor`, while none of its folders has changed. */
+  private async resumed(prefix: string, cursor: string | undefined): Promise<Listing | null> {
     if (cursor === undefined) return null;
     const name = `${prefix}\n${cursor}`;
     const kept = this.listings.get(name);
     if (!kept) return null;
     this.listings.delete(name);
-    return Date.now() - kept.at <= LISTING_TTL_MS ? kept.keys : null;
+    if (Date.now() - kept.at > LISTING_TTL_MS || !kept.folders) return null;
+    const now = await mapLimit(kept.folders, 32, ([dir]) =>
+      stat(dir, { bigint: true }).then(
+        (info) => info.mtimeNs,
+        () => -1n,
+      ),
+    );
+    return kept.folders.every(([, m], i) => now[i] === m) ? kept : null;
   }
 
-  private keepListing(prefix: string, cursor: string, keys: string[]): void {
+  private keepListing(prefix: string, cursor: string, listing: Listing): void {
     const now = Date.now();
     for (const [name, kept] of this.listings)
       if (now - kept.at > LISTING_TTL_MS || this.listings.size >= MAX_LISTINGS)
         this.listings.delete(name);
-    this.listings.set(`${prefix}\n${cursor}`, { keys, at: now });
+    this.listings.set(`${prefix}\n${cursor}`, listing);
   }
 
   /**
@@ -672,23 +708,16 @@ function isNotFound(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/**
- * Files under `dir` for listing. No key has a segment starting with `.` (assertSafeKey): such files and
- * folders (temp files, the lock folder, a `.DS_Store`) are never keys.
- */
-async function walk(dir: string, lockDir: string, visit: (file: string) => void): Promise<void> {
-  await walkAll(dir, lockDir, (file, name) => {
-    if (!name.startsWith('.')) visit(file);
-  });
-}
-
 async function walkAll(
   dir: string,
   lockDir: string,
   visit: (file: string, name: string) => void,
+  folders?: [string, bigint][],
 ): Promise<void> {
   let entries;
   try {
+    // Its mtime before its names: a file created after the names were read changes it.
+    if (folders) folders.push([dir, (await stat(dir, { bigint: true })).mtimeNs]);
     entries = await readdir(dir, { withFileTypes: true });
   } catch (err) {
     if (isNotFound(err)) return;
@@ -699,7 +728,7 @@ async function walkAll(
     if (full === lockDir) continue;
     // Temp files are written in a key's own folder, and no key's folder starts with `.`.
     if (entry.isDirectory()) {
-      if (!entry.name.startsWith('.')) await walkAll(full, lockDir, visit);
+      if (!entry.name.startsWith('.')) await walkAll(full, lockDir, visit, folders);
     } else if (entry.isFile()) visit(full, entry.name);
   }
 }

@@ -75,4 +75,19 @@ describe('local folder: long listings', () => {
     const again = await store.list('x/', { cursor: first.cursor! });
     expect(again.objects.map((o) => o.key)).toEqual(second.objects.map((o) => o.key));
   });
+
+  it('a key created between two pages is on the later page, as on S3 (review s62i)', async () => {
+    const store = new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-local-')));
+    for (const n of ['a', 'b', 'c', 'd']) await store.put(`p/${n}`, utf8(n));
+    await new Promise((r) => setTimeout(r, 100)); // the folder's last change well before the walk
+    const first = await store.list('p/', { limit: 2 });
+    await store.put('p/e', utf8('e'));
+    const rest = await store.list('p/', { cursor: first.cursor! });
+    expect(rest.objects.map((o) => o.key)).toEqual(['p/c', 'p/d', 'p/e']);
+    // In a folder of its own too (a new folder changes the one it is made in).
+    const deep = await store.list('p/', { limit: 2 });
+    await store.put('p/z/1', utf8('1'));
+    const after = await store.list('p/', { cursor: deep.cursor! });
+    expect(after.objects.map((o) => o.key)).toEqual(['p/c', 'p/d', 'p/e', 'p/z/1']);
+  });
 });
