@@ -58,5 +58,6 @@ function fnv32(s: string): string {
  * 15 (2026-12-07): a repeated pair name that is a cookie's reads its value as the header.
  * 16 (2026-12-07): a `data:` URL streamed in text parts read as the parts run together, whatever their
  * widths; wrapped base64 of 16 to 59 columns after other text read whole (review s62r).
+ * 17 (2026-12-07): a key streamed in pieces right after such a URL read whole, not as its base64 (s62h).
  */
-const WALK = '\nwalk:16';
+const WALK = '\nwalk:17';

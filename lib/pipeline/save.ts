@@ -771,9 +771,10 @@ type Budget = { left: number };
  * starts or ends at a boundary inside a word (`ghp_…` + `thanks`, `see` + `ghp_…`: the run-on text matches
  * no rule): the 256 characters on either side of such a boundary are redacted alone, and it is kept where
  * a secret reaches it that the text run on across it does not show (a key's first piece may look like a
- * shorter key), and where a URL's base64 ends. Boundaries are looked at from the last back, so the text
- * after one has the line breaks kept after it, until `MAX_SPLIT_WINDOWS` characters were redacted (about
- * 65,000 boundaries) in the message (`budget`: what its URLs' parts run together left).
+ * shorter key), and where a URL's base64 ends (not inside a key streamed after it). Boundaries are looked
+ * at from the last back, so the text after one has the line breaks kept after it, until
+ * `MAX_SPLIT_WINDOWS` characters were redacted (about 65,000 boundaries) in the message (`budget`: what its
+ * URLs' parts run together left).
  */
 function runTogether(
   texts: string[],
@@ -805,7 +806,7 @@ function runTogether(
   const tail: string[] = [];
   let after = ''; // the first 256 characters after `to`, line breaks kept included
   let to = flat.length;
-  for (let i = ends.length - 1; i >= 0; i--) {
+  boundaries: for (let i = ends.length - 1; i >= 0; i--) {
     const at = ends[i]!;
     const left = flat.slice(Math.max(0, at - 256), at);
     const right = (flat.slice(at, Math.min(to, at + 256)) + after).slice(0, 256);
@@ -817,6 +818,18 @@ function runTogether(
       const url = flat.slice(start, at) + '\n' + run;
       const read = flat[at - 1] === '=' || /^[\w+/=%-]*:/.test(right) ? url : text(url, true);
       if (read !== url && !read.endsWith('\n' + run)) continue;
+      // Nor inside a key streamed in pieces after the URL (`ghp_…` in parts, glued or on a line of its own:
+      // run on, it reads as more base64): read from its word's start or a boundary before, a secret there
+      // takes text on both sides (review s62h).
+      for (
+        let j = i, from = at - /[\w+/=-]*$/.exec(left)![0].length;
+        from > Math.max(start, at - 256) && (budget.left -= 512) > 0;
+        from = ends[--j]!
+      ) {
+        const own = flat.slice(from, at);
+        const got = text(own + right, true);
+        if (!got.startsWith(own) && !got.endsWith(right)) continue boundaries;
+      }
     } else {
       if (budget.left <= 0) continue;
       budget.left -= 512;
