@@ -21,30 +21,87 @@ const BREAKS = new RegExp(LINE_BREAK + String.raw`[ \t]*`, 'g');
 interface Url {
   start: number;
   body: number;
-  /** After its first line, after each wrapped line after it (a file's); one end for a stored text. */
+  /**
+   * A stored text's: the end of its one line (the pipeline stores a file it redacted unwrapped). A file's:
+   * the ends the pipeline may have read it to, longest first (`fileEnds`).
+   */
   ends: number[];
+  /** A file's: `ends[1]` is `ends[0]` without its last line, read when that line spoils it (`takesLast`). */
+  tried?: boolean;
 }
 
-/** The `data:` URLs in `s`, each with the ends its wrapped lines give when `wrapped` (a file's text). */
+/** The `data:` URLs in `s`, each with the ends the pipeline may have read it to when `wrapped` (a file's text). */
 function urlsIn(s: string, wrapped: boolean): Url[] {
   const head = new RegExp(HEAD, 'gi');
   const urls: Url[] = [];
   for (let found = head.exec(s); found; found = head.exec(s)) {
-    const url: Url = { start: found.index, body: head.lastIndex, ends: [] };
-    for (let end = url.body; ;) {
-      RUN.lastIndex = end;
+    // Its lines, as the pipeline follows them: each from where its base64 starts to where it ends.
+    const lines: [number, number][] = [];
+    for (let from = head.lastIndex; ;) {
+      RUN.lastIndex = from;
       RUN.exec(s);
-      url.ends.push((end = RUN.lastIndex));
-      WRAP.lastIndex = end;
+      lines.push([from, RUN.lastIndex]);
+      WRAP.lastIndex = RUN.lastIndex;
       if (!wrapped || !WRAP.exec(s)) break;
-      end = WRAP.lastIndex;
+      from = WRAP.lastIndex;
     }
-    head.lastIndex = url.ends[url.ends.length - 1]!;
-    // A URL that is the whole text may run to its end (base64 in groups with blanks between).
-    if (wrapped && url.start === 0) url.ends.push(s.length);
-    urls.push(url);
+    head.lastIndex = lines[lines.length - 1]![1];
+    const url = { start: found.index, body: lines[0]![0] };
+    urls.push(
+      wrapped ? { ...url, ...fileEnds(s, url.start, lines) } : { ...url, ends: [lines[0]![1]] },
+    );
   }
   return urls;
+}
+
+/**
+ * Where the pipeline may have read a file's URL to (lib/pipeline/save.ts `inlineUrls`, `inlineUrl`): its
+ * first line, and the lines after it of that line's width (16 to 120, a multiple of 4) with a last one of
+ * whole groups; or every line, in a text that is the URL; then the same without the last line taken, when
+ * the reading with it does not decode (`tried`). And to the text's end, for a text that is the URL in groups
+ * of one width between blanks. Only these: text after the URL read as base64 decodes to a few more bytes,
+ * which a placeholder at the end of the stored file stands for (review s62i).
+ */
+function fileEnds(
+  s: string,
+  start: number,
+  lines: [number, number][],
+): Pick<Url, 'ends' | 'tried'> {
+  const last = lines[lines.length - 1]![1];
+  const whole = start === 0 && !s.slice(last).trim();
+  const width = lines[0]![1] - lines[0]![0];
+  let taken = 1;
+  if (whole) taken = lines.length;
+  else if (width >= 16 && width <= 120 && width % 4 === 0)
+    for (; taken < lines.length; taken++) {
+      const size = lines[taken]![1] - lines[taken]![0];
+      if (size !== width && size % 4) break;
+      if (size !== width) {
+        taken++;
+        break;
+      }
+    }
+  const ends = lines
+    .slice(Math.max(0, taken - 2), taken)
+    .map(([, to]) => to)
+    .reverse();
+  const spaced =
+    start === 0 &&
+    !whole &&
+    /^[\w+/=%\s-]*$/.test(s.slice(last)) &&
+    spacedGroups(s.slice(lines[0]![0]));
+  return { ends: spaced ? [...ends, s.length] : ends, tried: taken > 1 };
+}
+
+/** Whether `b64` is base64 in 3 or more groups between blanks, of one width (a multiple of 4) but the last. */
+function spacedGroups(b64: string): boolean {
+  // As lib/pipeline/save.ts `spacedGroups` reads them.
+  const groups = b64.trim().split(/\s+/);
+  const width = groups[0]!.length;
+  const last = groups.pop()!.length;
+  return (
+    groups.length > 1 && width % 4 === 0 && last <= width && groups.every((g) => g.length === width)
+  );
 }
 
 /** Base64 (either alphabet, percent-encoded, wrapped) as its bytes in a binary string; undefined if it is not. */
@@ -84,55 +141,97 @@ const VIEWS: { read: (bin: string) => string; marks: (bin: string) => boolean }[
   { read: (b) => wide(b, true), marks: (b) => b.includes(PLACEHOLDER.replace(/./g, '\0$&')) },
 ];
 
-/**
- * Whether a file's base64 and a stored one hold the same file, allowing for what the pipeline redacted in
- * it: each reading of the stored bytes that can hold a placeholder compared with that of the file's.
- */
-function decodedSame(file: string, stored: string, same: Same): boolean {
-  const storedBytes = bytesOf(stored);
-  const views = storedBytes === undefined ? [] : VIEWS.filter((v) => v.marks(storedBytes));
-  const fileBytes = views.length ? bytesOf(file) : undefined;
-  if (storedBytes === undefined || fileBytes === undefined) return false;
-  return views.some((v) => same(v.read(fileBytes), v.read(storedBytes)));
+/** A stored file the pipeline redacted inside: its bytes, and the readings of them that show it. */
+interface Redacted {
+  bytes: string;
+  views: typeof VIEWS;
 }
 
-/** Whether a stored URL's base64 holds a file the pipeline redacted inside (by its bytes, not read). */
-function redactedInside(b64: string): boolean {
+/** A stored base64's file when the pipeline redacted inside it (by its bytes, not read), else undefined. */
+function redactedFile(b64: string): Redacted | undefined {
   const bytes = bytesOf(b64);
-  return bytes !== undefined && VIEWS.some((v) => v.marks(bytes));
+  const views = bytes === undefined ? [] : VIEWS.filter((v) => v.marks(bytes));
+  return views.length ? { bytes: bytes!, views } : undefined;
+}
+
+/**
+ * Whether a file's bytes and a stored file hold the same file, allowing for what the pipeline redacted in
+ * it: each reading of the stored bytes that can hold a placeholder compared with that of the file's.
+ */
+function decodedSame(bytes: string | undefined, stored: Redacted, same: Same): boolean {
+  return bytes !== undefined && stored.views.some((v) => same(v.read(bytes), v.read(stored.bytes)));
+}
+
+/**
+ * Whether a file's base64 and a stored one hold the same file (`decodedSame`), allowing for what the
+ * pipeline redacted in it.
+ */
+function base64Same(file: string, stored: string, same: Same): boolean {
+  const redacted = redactedFile(stored);
+  return redacted !== undefined && decodedSame(bytesOf(file), redacted, same);
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether bytes (a binary string) are UTF-8. */
+function isUtf8(bin: string): boolean {
+  if (!/[^\0-\x7f]/.test(bin)) return true;
+  try {
+    UTF8.decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the pipeline read a URL with its last line taken (`withLast`) rather than without it (`without`):
+ * it does unless that reading is not UTF-8 (nor UTF-16: zeros in its first 8 KiB) and the shorter one is
+ * (lib/pipeline/save.ts `inlineUrl`), so a word of whole groups on the line after a URL stays text.
+ */
+function takesLast(withLast: string | undefined, without: string | undefined): boolean {
+  if (withLast === undefined || without === undefined) return true;
+  return isUtf8(withLast) || withLast.slice(0, 8192).includes('\0') || !isUtf8(without);
 }
 
 /**
  * Whether a file's text is a stored text whose `data:` URLs' files the pipeline redacted: the URLs are
  * paired by position, the text between the redacted ones compared as text (`same`), and each redacted one
  * by its decoded file. The pipeline stores a wrapped URL unwrapped, the text after it as it was: each end
- * the file's lines give is tried.
+ * the pipeline may have read the file's URL to is tried (`fileEnds`), two or three, so that the work grows
+ * with the text's length (review s62i: every wrapped line's end was tried, each with the whole text after).
  */
 export function inlineUrlsMatch(file: string, stored: string, same: Same): boolean {
   const fileUrls = urlsIn(file, true);
   const storedUrls = urlsIn(stored, false);
   if (fileUrls.length !== storedUrls.length) return false;
-  const redacted = storedUrls.flatMap((u, i) =>
-    redactedInside(stored.slice(u.body, u.ends[0])) ? [i] : [],
-  );
+  const redacted = storedUrls.flatMap((u, i) => {
+    const inside = redactedFile(stored.slice(u.body, u.ends[0]));
+    return inside ? [{ i, inside }] : [];
+  });
   if (redacted.length === 0) return false;
-  const first = redacted[0]!;
+  const first = redacted[0]!.i;
   if (!same(file.slice(0, fileUrls[first]!.start), stored.slice(0, storedUrls[first]!.start)))
     return false;
-  return redacted.every((i, k) => {
-    const [f, s, next] = [fileUrls[i]!, storedUrls[i]!, redacted[k + 1]];
+  return redacted.every(({ i, inside }, k) => {
+    const [f, s, next] = [fileUrls[i]!, storedUrls[i]!, redacted[k + 1]?.i];
     const fileTo = next === undefined ? file.length : fileUrls[next]!.start;
     const storedTo = next === undefined ? stored.length : storedUrls[next]!.start;
-    const end = s.ends[0]!;
-    const b64 = stored.slice(s.body, end);
+    const after = stored.slice(s.ends[0], storedTo);
+    // Each reading decoded once, when the text after it fits: decoding is the dear part.
+    const decoded = new Map<number, string | undefined>();
+    const bytesTo = (e: number) => {
+      if (!decoded.has(e)) decoded.set(e, bytesOf(file.slice(f.body, e)));
+      return decoded.get(e);
+    };
     // The ends are independent: the next redacted URL starts where it does whichever this one takes.
     return (
       same(file.slice(f.start, f.body), stored.slice(s.start, s.body)) &&
-      // The text after it first: it fits one end or two, and decoding is the dear part.
       f.ends.some(
-        (e) =>
-          same(file.slice(e, fileTo), stored.slice(end, storedTo)) &&
-          decodedSame(file.slice(f.body, e), b64, same),
+        (e, j) =>
+          same(file.slice(e, fileTo), after) &&
+          (j > 0 || !f.tried || takesLast(bytesTo(e), bytesTo(f.ends[1]!))) &&
+          decodedSame(bytesTo(e), inside, same),
       )
     );
   });
@@ -144,5 +243,5 @@ export function inlineUrlsMatch(file: string, stored: string, same: Same): boole
  */
 export function bareBase64Match(file: string, stored: string, same: Same): boolean {
   if (stored.length < 16 || !/^(?:[A-Za-z0-9+/]+={0,2}|[\w-]+)$/.test(stored)) return false;
-  return decodedSame(file, stored, same);
+  return base64Same(file, stored, same);
 }
