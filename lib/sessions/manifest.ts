@@ -1,4 +1,10 @@
-import { PreconditionFailedError, text, utf8, type ObjectStore } from '../storage/port.js';
+import {
+  PreconditionFailedError,
+  text,
+  utf8,
+  type ObjectStore,
+  type PutOptions,
+} from '../storage/port.js';
 import { mapLimit } from '../storage/concurrency.js';
 import { putOwn } from '../storage/create-only.js';
 import { listAll } from '../storage/prefix.js';
@@ -189,6 +195,8 @@ interface Listing {
   logs: string[];
   pending: { key: string; id: string; writeId: string; at: number }[];
   maxSeq: number;
+  /** A sliced rebuild's progress is there (keys.manifestRebuild). */
+  progress?: boolean;
 }
 
 /** The state above the pages: recent changes, verified, and the deletes in force. */
@@ -253,9 +261,13 @@ interface RebuildProgress {
   started_at: number;
   after: string;
   entries: ManifestEntry[];
-  /** What purges took out of it (review s62c): by id a scrub's time, or null for a delete (dropFromRebuild). */
+  /**
+   * What purges took out of it once claimed (dropFromRebuild), ids only: by id a scrub's time, or null for a
+   * delete. Once a root is there, whoever finds it and the progress purges them, 100 a request (settleDropped).
+   * Not recorded before a claim (review s62h): it holds the purges between a claim and the next request.
+   */
   dropped?: [string, number | null][];
-  /** When a last slice claimed it, before its root: what is dropped after that, it purges from the root. */
+  /** When a last slice claimed it, before its root (rebuildSliced). */
   rooting?: number;
 }
 
@@ -534,7 +546,7 @@ export class Manifest {
    * checked against its object for its age (every delete is still among them: with no root, no compaction
    * ever collected one). Its entries are its edge (Root.edge): a delete left out that is not older than one
    * sends a reader to that id's object. The last slice claims the progress (a conditional write) before its
-   * root, and purges from the root what a purge that found no root dropped after the claim (review s62c).
+   * root (review s62c) and leaves it: what a purge dropped after the claim, the root may hold (settleDropped).
    */
   private async rebuildSliced(ns: string): Promise<void> {
     const busy = (what: string) =>
@@ -567,105 +579,104 @@ export class Manifest {
       const next: RebuildProgress = { ...progress, after: slice[slice.length - 1]!, entries };
       const when = found && stored ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
       // Another request saved the same slice first (or a purge removed it): its answer stands.
-      await this.store.put(key, utf8(JSON.stringify(next)), when).catch((err: unknown) => {
-        if (!PreconditionFailedError.is(err)) throw err;
-      });
+      await this.putIf(key, next, when);
       throw busy(`${ids.length - todo.length + slice.length} of ${ids.length} sessions read`);
     }
     // A purge meanwhile (a delete, a scrub) rewrote the progress or made one: what this read may hold a
     // deleted session's text, and must not become the root (review s61g). The next request reads again.
-    // A conditional claim, not a read: a purge after it records what it dropped, purged below (review s62c).
+    // A conditional claim, not a read: a purge after it records what it dropped (review s62c).
     const claim = { ...progress, rooting: this.now() };
     const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
-    await this.store.put(key, utf8(JSON.stringify(claim)), when).catch((err: unknown) => {
-      throw PreconditionFailedError.is(err) ? busy('sessions changed meanwhile') : err;
-    });
+    if (!(await this.putIf(key, claim, when))) throw busy('sessions changed meanwhile');
     const listing = await this.listManifest(ns);
-    if (listing.roots.length > 0) {
-      // Another request wrote it. A claim made afresh is no progress that request still reads: it goes.
-      if (!found) await this.store.delete(key);
-      return;
-    }
+    // Another request wrote it: the claim stays, for whoever settles it (settleDropped).
+    if (listing.roots.length > 0) return;
     const oldest = listing.logs.reduce((min, k) => Math.min(min, logTime(k)), progress.started_at);
     const seq = listing.maxSeq + 1;
     const pages = await this.writePages(ns, seq, entries, true);
     const edge = entries.map((e) => ({ id: e.id, at: e.at }));
-    const written = await this.writeRoot(ns, seq, oldest, pages, [], [], edge);
-    await this.purgeDroppedSince(ns, claim, written ? entries : []);
-    // Lost to another request's root (same sessions): no root names these pages.
-    if (!written) await this.store.delete(pages.map((p) => p.key));
+    // Another request's root landed meanwhile (a purge may have replaced it since, freeing its number), or
+    // takes this number first: no root names these pages.
+    if (
+      (await listAll(this.store, keys.manifestRoots(ns))).length > 0 ||
+      !(await this.writeRoot(ns, seq, oldest, pages, [], [], edge))
+    )
+      await this.store.delete(pages.map((p) => p.key));
+    // The progress stays: what was dropped after the claim is purged by the next request that finds a root
+    // and it (settleDropped). Until review s62h it went here, and a request stopped after its root lost it.
     // The log records' catch-up reads up to `catchUpLogs` more: not in the request that read a slice.
     if (slice.length > REBUILD_SLICE / 4) throw busy('its log records come next');
   }
 
   /**
-   * After a sliced rebuild's root: deletes the progress, and purges from the root (its `entries`) what a
-   * purge dropped from it after the `claim`: one that listed m/ before the root landed left it there
-   * (review s62c). One that listed after purged the root itself.
+   * The to-do list a sliced rebuild leaves once its root is there (the progress, `dropped`): purges a batch of
+   * its ids from the root (a delete's, or a scrub's versions before its time), then deletes it, or keeps the
+   * rest (review s62h). Only after a root was seen: a purge that writes an id later lists m/ after, finds the
+   * root and purges it itself (purgeUnrooted), so an unconditional delete loses nothing.
    */
-  private async purgeDroppedSince(
-    ns: string,
-    claim: RebuildProgress,
-    entries: ManifestEntry[],
-  ): Promise<void> {
+  private async settleDropped(ns: string): Promise<void> {
     const key = keys.manifestRebuild(ns);
     const found = await this.store.get(key);
-    await this.store.delete(key);
-    this.snapshots.delete(ns);
-    this.wrote(ns);
-    const had = new Set(claim.dropped?.map(String));
-    const late = ((found && parseProgress(text(found.body))?.dropped) || []).filter(
-      ([id, at]) =>
-        !had.has(`${id},${at ?? ''}`) && // as String(pair)
-        entries.some((e) => e.id === id && (at === null || e.at < at)),
-    );
-    // A delete's, or a scrub's (the versions before `at` go).
-    await Promise.all(
-      late.map(([id, at]) => (at === null ? this.purge(ns, [id]) : this.scrub(ns, id, at))),
-    );
+    if (!found) return;
+    const progress = parseProgress(text(found.body));
+    const dropped = progress?.dropped ?? [];
+    // 2 reads an id at most (doomedOf): within a Worker request's budget beside its reader's snapshot.
+    const batch = dropped.slice(0, 100);
+    for (const scrub of [false, true]) {
+      const of = new Map(batch.filter(([, at]) => (at !== null) === scrub));
+      if (of.size > 0)
+        await this.purgeOnce(
+          ns,
+          new Set(of.keys()),
+          scrub ? (of as Map<string, number>) : undefined,
+          true,
+        );
+    }
+    if (batch.length === dropped.length) return this.store.delete(key);
+    // The rest for the next request; its entries (in the root now) go. A purge meanwhile: read it again then.
+    const rest = { ...progress!, entries: [], dropped: dropped.slice(batch.length) };
+    await this.putIf(key, rest, { ifMatch: found.etag });
   }
 
   /**
-   * Takes the entries of `ids` out of a sliced rebuild's progress (a delete or a scrub: their text must
-   * not stay there). Their log records, which the rebuilt root covers none of, list what is left of
-   * them. Until review s61f this deleted the progress, so a namespace deleted from between lists was
-   * never built. The progress is written even when it holds none of them, and made when there is none
-   * (`building`: no root on a short-lived runtime): a request reading a slice meanwhile, which may have
-   * read one of them, then fails to save it (its condition no longer holds), and one that was reading
-   * the last slice does not write its root (review s61g). It records `ids` (`dropped`, with a scrub's
-   * `from`): one that claimed it first purges them from its root (review s62c). With a root, a progress
-   * left over goes, unless a last slice claimed it within the minute (it deletes it after that purge).
+   * No root on a short-lived runtime: takes the entries of `ids` out of a sliced rebuild's progress (a delete
+   * or a scrub: their text must not stay there); their log records list what is left of them. Until review
+   * s61f this deleted the progress, so a namespace deleted from between lists was never built. It is written
+   * even when it holds none of them, and made when there is none: a request reading a slice meanwhile then
+   * fails to save it, and one reading the last slice fails to claim it (review s61g). A claimed one records
+   * `ids` (`dropped`, with a scrub's `from`): its root may hold them (review s62c). False when another write
+   * came first: the purge tries again (purgeOnce). It never deletes one (until review s62h three lost writes
+   * did, and every isolate's `dropped` went).
    */
   private async dropFromRebuild(
     ns: string,
     ids: Set<string>,
-    building: boolean,
     from?: Map<string, number>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const key = keys.manifestRebuild(ns);
-    const dropped = [...ids].map((id): [string, number | null] => [id, from?.get(id) ?? null]);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const found = await this.store.get(key);
-      if (!found && !building) return;
-      const progress = found ? parseProgress(text(found.body)) : undefined;
-      if (found && !progress) break;
-      if (!building && !(Math.abs(this.now() - (progress!.rooting ?? 0)) < 60_000)) break;
-      const next: RebuildProgress = progress
-        ? {
-            ...progress,
-            entries: progress.entries.filter((e) => !ids.has(e.id)),
-            dropped: [...(progress.dropped ?? []), ...dropped],
-          }
-        : { v: 1, started_at: this.now(), after: '', entries: [], dropped };
-      try {
-        const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
-        await this.store.put(key, utf8(JSON.stringify(next)), when);
-        return;
-      } catch (err) {
-        if (!PreconditionFailedError.is(err)) throw err;
-      }
-    }
-    await this.store.delete(key);
+    const found = await this.store.get(key);
+    const progress = found ? parseProgress(text(found.body)) : undefined;
+    const next: RebuildProgress = progress
+      ? { ...progress, entries: progress.entries.filter((e) => !ids.has(e.id)) }
+      : { v: 1, started_at: this.now(), after: '', entries: [] };
+    if (progress?.rooting)
+      next.dropped = [
+        ...(progress.dropped ?? []),
+        ...[...ids].map((id): [string, number | null] => [id, from?.get(id) ?? null]),
+      ];
+    const when = found ? { ifMatch: found.etag } : { ifNoneMatch: '*' as const };
+    return this.putIf(key, next, when);
+  }
+
+  /** A conditional write of `value` as JSON; false when its condition does not hold. */
+  private putIf(key: string, value: unknown, when: PutOptions): Promise<boolean> {
+    return this.store.put(key, utf8(JSON.stringify(value)), when).then(
+      () => true,
+      (err: unknown) => {
+        if (PreconditionFailedError.is(err)) return false;
+        throw err;
+      },
+    );
   }
 
   /**
@@ -702,25 +713,35 @@ export class Manifest {
     for (const [id, at] of from) if (byId.get(id) === at) byId.delete(id);
   }
 
-  /** `from`: a scrub's, by id the time before which entries go (no delete, no tombstone). */
-  private async purgeOnce(ns: string, ids: Set<string>, from?: Map<string, number>): Promise<void> {
+  /**
+   * `from`: a scrub's, by id the time before which entries go (no delete, no tombstone). `settling`: run by
+   * settleDropped, which it does not start again.
+   */
+  private async purgeOnce(
+    ns: string,
+    ids: Set<string>,
+    from?: Map<string, number>,
+    settling?: boolean,
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const done = await this.tryPurge(ns, ids, from).catch((err) => {
+      const done = await this.tryPurge(ns, ids, from, settling).catch((err) => {
         if (err instanceof ManifestMoved) return false; // a compactor removed what we listed
         throw err;
       });
       if (done) return;
-      // Another compactor took the sequence number: its root may still reference the old pages.
+      // Another compactor took the sequence number (its root may still reference the old pages), or another
+      // purge rewrote a sliced rebuild's progress first.
       if (attempt >= 20) throw new Error(`manifest purge of namespace ${ns} kept losing its root`);
       await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(attempt, 5)));
     }
   }
 
-  /** One attempt; false when another compactor won the root's sequence number. */
+  /** One attempt; false when another compactor won the root's sequence number, or another purge the progress. */
   private async tryPurge(
     ns: string,
     ids: Set<string>,
     from?: Map<string, number>,
+    settling?: boolean,
   ): Promise<boolean> {
     const startedAt = this.now();
     let snap: Snapshot | null;
@@ -731,10 +752,10 @@ export class Manifest {
       if (err instanceof CorruptManifest) snap = null;
       else throw err;
     }
-    // A sliced rebuild's entries (rebuildSliced) may hold a deleted or scrubbed version's text.
-    const building = !snap && this.maxSyncLogs !== undefined;
-    await this.dropFromRebuild(ns, ids, building, from);
-    if (building) return this.purgeUnrooted(ns, ids, from);
+    if (!snap && this.maxSyncLogs !== undefined) {
+      // A sliced rebuild's entries (rebuildSliced) may hold a deleted or scrubbed version's text.
+      return (await this.dropFromRebuild(ns, ids, from)) && this.purgeUnrooted(ns, ids, from);
+    }
     if (!snap) {
       // No usable root: rebuild from the session objects (the deleted ones are gone), then purge
       // the logs.
@@ -772,6 +793,8 @@ export class Manifest {
     );
     if (!written) return false;
     await this.collectPurged(ns, seq, listing, pages, erasedLogs);
+    // A sliced rebuild's progress left with its root holds entries' text, and what its root may still hold.
+    if (listing.progress && !settling) await this.settleDropped(ns);
     return true;
   }
 
@@ -945,6 +968,10 @@ export class Manifest {
         ) {
           schedule(this.compact(ns));
         }
+        // A sliced rebuild's root and its progress: settled after that compaction, but not after a slice or
+        // a catch-up, whose reads take most of a Worker request's budget (the next request settles it).
+        if (snap.listing.progress && !rebuilds && !caughtUp)
+          schedule(runExclusive(this.compacting, ns, () => this.settleDropped(ns)));
         return result;
       } catch (err) {
         // Too many log records to read in one request: fold the oldest first, once, then read again. Each
@@ -1430,7 +1457,8 @@ export class Manifest {
     };
     for (const key of listed) {
       const rest = key.slice(prefix.length);
-      if (rest.startsWith('g/')) listing.pages.push(key);
+      if (rest.startsWith('s/')) listing.progress = true;
+      else if (rest.startsWith('g/')) listing.pages.push(key);
       else if (rest.startsWith('l/')) listing.logs.push(key);
       else if (rest.startsWith('p/')) {
         const [, id, stamp] = rest.split('/');

@@ -2,8 +2,9 @@
 // checked the progress object and only then listed m/ and wrote its pages and root. A DELETE by another
 // isolate between that check and the root was not seen: root 1's page held the deleted session's task after
 // the DELETE answered and drained, and still after eight lists (API.md v1.1 "Deleted means gone"). Now the
-// purge that found no root records the ids it dropped in the progress and lists m/ again after it; the last
-// slice reads the progress once its root landed and purges what was dropped meanwhile.
+// purge that found no root records the ids it dropped in the progress and lists m/ again after it; the
+// progress stays with the root, and the next request to find both purges what was dropped meanwhile (until
+// review s62h the last slice did, in its own request).
 import { expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
@@ -69,8 +70,8 @@ it('a delete between the last slice check and its root leaves no object holding 
   gateA.release();
   const got = await listing;
   expect(got.used).toBeLessThanOrEqual(LIMIT);
-  // Once A answered (its purge of what was dropped meanwhile drained), no object holds the task.
-  expect(await holdersOf(store, `copied task ${VICTIM}"`)).toEqual([]);
+  // What was dropped after its claim stays listed in the progress, for the next request.
+  expect(await store.get(keys.manifestRebuild('edge'))).not.toBeNull();
   let ok = false;
   for (let k = 0; k < 8 && !ok; k++) {
     a.isolate();
@@ -81,10 +82,13 @@ it('a delete between the last slice check and its root leaves no object holding 
     ok = true;
     expect(JSON.stringify(l.json)).not.toContain(copiedId(VICTIM));
     expect((l.json.sessions as unknown[]).length).toBe(100);
+    // Once that request drained (its purge of what was dropped meanwhile), no object holds the task.
+    expect(await holdersOf(store, `copied task ${VICTIM}"`)).toEqual([]);
   }
   expect(ok).toBe(true);
   expect((await a.call('GET', `/v1/sessions/${copiedId(VICTIM)}`)).status).toBe(404);
   expect(await holdersOf(store, `copied task ${VICTIM}"`)).toEqual([]);
+  expect(await store.get(keys.manifestRebuild('edge'))).toBeNull();
 }, 180_000);
 
 it('a purge that finds no root, and whose progress write lands after the root, purges that root', async () => {
@@ -177,7 +181,6 @@ it('a task replaced between the last slice check and its root leaves no page hol
   expect(put.used).toBeLessThanOrEqual(LIMIT);
   gateA.release();
   expect((await listing).used).toBeLessThanOrEqual(LIMIT);
-  expect(await holdersOf(store, `copied task ${VICTIM}"`)).toEqual([]);
   a.isolate();
   await new Promise((d) => setTimeout(d, 1100));
   const l = await a.call('GET', '/v1/sessions?limit=100');
@@ -186,4 +189,7 @@ it('a task replaced between the last slice check and its root leaves no page hol
     (s) => s.id === copiedId(VICTIM),
   );
   expect(listed?.task).toBe('renamed plan');
+  // The request that found the root and the progress purged the scrub dropped after the claim.
+  expect(await holdersOf(store, `copied task ${VICTIM}"`)).toEqual([]);
+  expect(await store.get(keys.manifestRebuild('edge'))).toBeNull();
 }, 180_000);
