@@ -63,7 +63,10 @@ async function banner(url: string): Promise<void> {
       : {}),
     storage_state: ping.ok
       ? `answering (${ping.latencyMs} ms)`
-      : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
+      : ping.reason === 'denied'
+        ? `refusing access (${ping.error}): requests answer 503 until the credentials are fixed ` +
+          '(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)'
+        : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
   };
   const msg = `satchel listening on ${url}`;
   // As JSON in a JSON log; as text otherwise, also with SATCHEL_LOG=off (which silences the per-request

@@ -134,8 +134,10 @@ export function chatClient(
         `the model endpoint could not be reached (${err instanceof Error ? err.name : 'error'})`,
       );
     }
+    // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to, no more.
+    const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';
     if (status < 200 || status > 299)
-      throw new ModelError('status', `the model endpoint answered HTTP ${status}`, status);
+      throw new ModelError('status', `the model endpoint answered HTTP ${status}${at}`, status);
     if (text === undefined)
       throw new ModelError(
         'invalid',

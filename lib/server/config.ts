@@ -111,35 +111,30 @@ export async function configFrom(
     storage = { kind, s3: s3(env) };
   } else
     throw new ConfigError(`SATCHEL_STORAGE must be local, s3 or r2, not ${JSON.stringify(kind)}`);
-  const hooks = parseHooks(env.SATCHEL_HOOKS);
-  modelLimits(env);
-  embeddingsDims(env);
+  const plain: string[] = [];
+  const tokens = env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS, plain) : null;
+  const hooks = parseHooks(
+    env.SATCHEL_HOOKS,
+    tokens ? tokens.map((t) => t.namespace) : ['default'],
+  );
+  // Read also without a model or an embeddings service, where nothing uses them: a value meant for later
+  // must not fail only once the service is set.
+  const limits = modelLimits(env);
+  const dims = parseIntVar(env, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536);
   return {
     storage,
-    tokens: env.SATCHEL_TOKENS?.trim() ? await parseTokens(env.SATCHEL_TOKENS) : null,
-    port: parseIntVar(env.PORT, 'PORT', 8787, 0, 65535),
+    tokens,
+    port: parseIntVar(env, 'PORT', 8787, 0, 65535),
     // At least 4 KiB: a session's own fields and the write records of a keyed write take about 1 KiB.
-    maxSessionBytes: parseIntVar(
-      env.SATCHEL_MAX_SESSION_BYTES,
-      'SATCHEL_MAX_SESSION_BYTES',
-      33554432,
-      4096,
-      2 ** 31,
-    ),
-    maxBodyBytes: parseIntVar(
-      env.SATCHEL_MAX_BODY_BYTES,
-      'SATCHEL_MAX_BODY_BYTES',
-      64 * 1024 * 1024,
-      1024,
-      2 ** 31,
-    ),
+    maxSessionBytes: parseIntVar(env, 'SATCHEL_MAX_SESSION_BYTES', 33554432, 4096, 2 ** 31),
+    maxBodyBytes: parseIntVar(env, 'SATCHEL_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31),
     redactValues: parseRedactValues(env.SATCHEL_REDACT_VALUES),
     ...(env.SATCHEL_EMBEDDINGS_URL || env.SATCHEL_EMBEDDINGS_MODEL
-      ? { embeddings: parseEmbeddings(env) }
+      ? { embeddings: parseEmbeddings(env, dims) }
       : {}),
     hooks,
-    secrets: configSecrets(env, hooks),
-    ...(env.SATCHEL_MODEL_URL || env.SATCHEL_MODEL ? { model: parseModel(env) } : {}),
+    secrets: configSecrets(env, hooks, plain),
+    ...(env.SATCHEL_MODEL_URL || env.SATCHEL_MODEL ? { model: parseModel(env, limits) } : {}),
     ...(env.SATCHEL_LOG?.trim() ? { log: parseLog(env.SATCHEL_LOG) } : {}),
     corsOrigins: parseOrigins(env.SATCHEL_CORS_ORIGINS),
   };
@@ -149,16 +144,16 @@ export async function configFrom(
 export function parseOrigins(value: string | undefined): string[] {
   const origins = (value ?? '')
     .split(',')
-    .map((o) => o.trim())
-    .filter((o) => o !== '');
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const origin of origins) {
-    let parsed: URL | undefined;
+    let url: URL | null = null;
     try {
-      parsed = new URL(origin);
+      url = new URL(origin);
     } catch {
-      parsed = undefined;
+      // refused below
     }
-    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+    if (!url || url.origin !== origin || !/^https?:$/.test(url.protocol)) {
       throw new ConfigError(
         `SATCHEL_CORS_ORIGINS: "${origin}" is not an origin; write scheme://host[:port] with no path, e.g. https://app.example.com`,
       );
@@ -172,9 +167,15 @@ export function s3Config(env: Env): S3Config {
   if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
   checkS3Credentials(env);
   if (env.S3_ENDPOINT) checkS3Endpoint(env.S3_ENDPOINT);
+  const region = env.S3_REGION || env.AWS_REGION || 'us-east-1';
+  // A hostname label, as the SDK requires (it refused every request for `eu_west` or a trailing space).
+  if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)$/i.test(region))
+    throw new ConfigError(
+      `${env.S3_REGION ? 'S3_REGION' : 'AWS_REGION'} must be a region name such as eu-west-1`,
+    );
   return {
     ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
-    region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
+    region,
     bucket: env.S3_BUCKET,
     prefix: env.S3_PREFIX || '',
     forcePathStyle: parseBool(
@@ -253,10 +254,9 @@ export function createServerLogger(
     knownValues: [...config.redactValues, ...(config.secrets ?? [])],
   });
   return createLogger({
+    ...options,
     format: config.log ?? (options.isTTY ? 'pretty' : 'json'),
     redact: redactText,
-    ...(options.write ? { write: options.write } : {}),
-    ...(options.quiet ? { quiet: options.quiet } : {}),
   });
 }
 
@@ -313,21 +313,26 @@ export interface EmbeddingsConfig {
 }
 
 /** `SATCHEL_EMBEDDINGS_URL` and `SATCHEL_EMBEDDINGS_MODEL` go together; the key and dims are optional. */
-function parseEmbeddings(env: Env): EmbeddingsConfig {
+function parseEmbeddings(env: Env, dims: number): EmbeddingsConfig {
   if (!env.SATCHEL_EMBEDDINGS_URL || !env.SATCHEL_EMBEDDINGS_MODEL) {
     throw new ConfigError(
       'SATCHEL_EMBEDDINGS_URL and SATCHEL_EMBEDDINGS_MODEL must be set together',
     );
   }
   // The client posts to `{url}/embeddings` (lib/search/embed.ts): a query would end up before that path.
-  const url = serviceUrl(env.SATCHEL_EMBEDDINGS_URL, 'SATCHEL_EMBEDDINGS_URL', false);
+  const url = serviceUrl(
+    env.SATCHEL_EMBEDDINGS_URL,
+    'SATCHEL_EMBEDDINGS_URL',
+    false,
+    '/embeddings',
+  );
   return {
     url: url.href.replace(/\/+$/, ''),
     model: env.SATCHEL_EMBEDDINGS_MODEL,
     ...(env.SATCHEL_EMBEDDINGS_KEY
       ? { key: sendableKey(env.SATCHEL_EMBEDDINGS_KEY, 'SATCHEL_EMBEDDINGS_KEY') }
       : {}),
-    ...(env.SATCHEL_EMBEDDINGS_DIMS ? { dims: embeddingsDims(env)! } : {}),
+    ...(dims ? { dims } : {}),
   };
 }
 
@@ -336,17 +341,17 @@ function parseEmbeddings(env: Env): EmbeddingsConfig {
  * break made every call fail as "could not be reached", with nothing said at start).
  */
 function sendableKey(key: string, name: string): string {
-  if (!/^[\x21-\x7e]+$/.test(key))
-    throw new ConfigError(`${name} must be visible ASCII with no spaces (it is sent in a header)`);
+  if (!/^[!-~]+$/.test(key)) throw new ConfigError(`${name} must be visible ASCII with no spaces`);
   return key;
 }
 
 /**
  * The http(s) URL of a service the server calls. Credentials in it (`https://user:key@host`) are refused:
  * fetch will not send a request to such a URL, so every call would fail; the key has its own variable.
- * A fragment is never sent; a query only where the client keeps it (`query`).
+ * A fragment is never sent; a query only where the client keeps it (`query`). A path ending in the
+ * `suffix` the client appends (the full endpoint, as providers show it) is refused too: it would be doubled.
  */
-function serviceUrl(value: string, name: string, query: boolean): URL {
+function serviceUrl(value: string, name: string, query: boolean, suffix: string): URL {
   let url: URL | null = null;
   try {
     url = new URL(value);
@@ -365,17 +370,19 @@ function serviceUrl(value: string, name: string, query: boolean): URL {
       `${name} must be an http(s) URL without user:password@ (the key goes in ` +
         `${name.replace(/_URL$/, '_KEY')}), #fragment${query ? '' : ' or ?query'}`,
     );
+  if (url.pathname.replace(/\/+$/, '').endsWith(suffix))
+    throw new ConfigError(`${name} must not end in ${suffix} (Satchel adds it)`);
   return url;
 }
 
 /** The continue model, from `SATCHEL_MODEL_*`: URL and model go together. */
-function parseModel(env: Env): ModelConfig {
+function parseModel(env: Env, limits: ReturnType<typeof modelLimits>): ModelConfig {
   if (!env.SATCHEL_MODEL_URL)
     throw new ConfigError('SATCHEL_MODEL is set but SATCHEL_MODEL_URL is not; set both or neither');
   if (!env.SATCHEL_MODEL)
     throw new ConfigError('SATCHEL_MODEL_URL is set but SATCHEL_MODEL is not; set both or neither');
   // A query (Azure OpenAI's `?api-version=`) is kept: it follows the path `{url}/chat/completions`.
-  const url = serviceUrl(env.SATCHEL_MODEL_URL, 'SATCHEL_MODEL_URL', true);
+  const url = serviceUrl(env.SATCHEL_MODEL_URL, 'SATCHEL_MODEL_URL', true, '/chat/completions');
   return {
     url: `${url.origin}${url.pathname.replace(/\/+$/, '')}${url.search}`,
     model: env.SATCHEL_MODEL!,
@@ -383,18 +390,15 @@ function parseModel(env: Env): ModelConfig {
       ? { key: sendableKey(env.SATCHEL_MODEL_KEY, 'SATCHEL_MODEL_KEY') }
       : {}),
     provider: env.SATCHEL_MODEL_PROVIDER || url.hostname,
-    ...modelLimits(env),
+    ...limits,
   };
 }
 
-/**
- * The continue model's numbers; read (so a bad value stops the server) also without a model, where
- * nothing uses them: a value meant for later must not fail only once a model is set.
- */
+/** The continue model's numbers (`SATCHEL_MODEL_TIMEOUT_MS`, `_CONTEXT_BYTES`, `SATCHEL_CONTINUE_WAIT_MS`). */
 function modelLimits(env: Env): Pick<ModelConfig, 'timeoutMs' | 'contextBytes' | 'waitMs'> {
   return {
     timeoutMs: parseIntVar(
-      env.SATCHEL_MODEL_TIMEOUT_MS,
+      env,
       'SATCHEL_MODEL_TIMEOUT_MS',
       120_000,
       100,
@@ -402,22 +406,9 @@ function modelLimits(env: Env): Pick<ModelConfig, 'timeoutMs' | 'contextBytes' |
       // deadline: a longer one could not be kept.
       300_000,
     ),
-    contextBytes: parseIntVar(
-      env.SATCHEL_MODEL_CONTEXT_BYTES,
-      'SATCHEL_MODEL_CONTEXT_BYTES',
-      256 * 1024,
-      1024,
-      2 ** 31,
-    ),
-    waitMs: parseIntVar(env.SATCHEL_CONTINUE_WAIT_MS, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
+    contextBytes: parseIntVar(env, 'SATCHEL_MODEL_CONTEXT_BYTES', 256 * 1024, 1024, 2 ** 31),
+    waitMs: parseIntVar(env, 'SATCHEL_CONTINUE_WAIT_MS', 5000, 0, 60_000),
   };
-}
-
-/** `SATCHEL_EMBEDDINGS_DIMS`, read whether or not an embeddings service is set (as `modelLimits`). */
-function embeddingsDims(env: Env): number | undefined {
-  return env.SATCHEL_EMBEDDINGS_DIMS
-    ? parseIntVar(env.SATCHEL_EMBEDDINGS_DIMS, 'SATCHEL_EMBEDDINGS_DIMS', 0, 1, 65536)
-    : undefined;
 }
 
 /**
@@ -427,26 +418,31 @@ function embeddingsDims(env: Env): number | undefined {
  */
 const looksLikeKey = (v: string) => v.length >= 12 && /\d/.test(v) && /[a-z]/i.test(v);
 
-/** `SatchelConfig.secrets`: read after the variables they come from have been checked. */
-function configSecrets(env: Env, hooks: ReadonlyMap<string, HookConfig>): string[] {
-  const tokens = (env.SATCHEL_TOKENS ?? '').split(',').map((entry) => {
-    const token = entry.trim();
-    // The token without its `:ro` or `:rw` (parseTokens): with it, the value never appears in any text.
-    return token.slice(token.indexOf('=') + 1).replace(/:r[ow]$/, '');
-  });
+/**
+ * `SatchelConfig.secrets`: read after the variables they come from have been checked. `tokens`: the plain
+ * tokens of SATCHEL_TOKENS (parseTokens), without `:ro` or `:rw`, the form a client sends.
+ */
+function configSecrets(
+  env: Env,
+  hooks: ReadonlyMap<string, HookConfig>,
+  tokens: string[],
+): string[] {
   const values = [
     env.SATCHEL_MODEL_KEY,
     env.SATCHEL_EMBEDDINGS_KEY,
     env.AWS_SECRET_ACCESS_KEY,
     env.AWS_SESSION_TOKEN,
     ...[...hooks.values()].map((h) => h.secret),
-    ...tokens.filter((t) => !t.startsWith('sha256:')),
+    ...tokens,
   ];
   return [...new Set(values.filter((v): v is string => !!v && looksLikeKey(v)))];
 }
 
-/** Parses `namespace[/device]=token[:ro|:rw]` entries, comma-separated. */
-export async function parseTokens(spec: string): Promise<TokenEntry[]> {
+/**
+ * Parses `namespace[/device]=token[:ro|:rw]` entries, comma-separated; the plain tokens (not given as
+ * `sha256:`) go in `plain`.
+ */
+export async function parseTokens(spec: string, plain: string[] = []): Promise<TokenEntry[]> {
   const entries = spec
     .split(',')
     .map((s) => s.trim())
@@ -461,6 +457,9 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
     // `:rw` says what no suffix means (read and write); it is not part of the token.
     const readOnly = token.endsWith(':ro');
     if (readOnly || token.endsWith(':rw')) token = token.slice(0, -3);
+    // `:RO` was kept as part of a read-write token (review s62g); a token that ends so is given as sha256:.
+    else if (/:r[ow]$/i.test(token))
+      throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: write the suffix as :ro or :rw`);
     const [namespace, device, extra] = who.split('/');
     if (!namespace || !isValidNamespace(namespace) || extra !== undefined || device === '') {
       throw new ConfigError(
@@ -478,7 +477,10 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
       if (!/^[0-9a-fA-F]{64}$/.test(hex))
         throw new ConfigError(`SATCHEL_TOKENS entry ${i + 1}: sha256: needs 64 hex digits`);
       digest = Uint8Array.from(hex.match(/../g)!.map((h) => parseInt(h, 16)));
-    } else digest = await sha256(token);
+    } else {
+      plain.push(token);
+      digest = await sha256(token);
+    }
     // The device labels what its writes store (an external ref's created_by: 1-128 characters).
     if (device && device.length > 128)
       throw new ConfigError(
@@ -496,16 +498,19 @@ export async function parseTokens(spec: string): Promise<TokenEntry[]> {
   // Set but listing no one (`,`): a server that refuses every caller, saying no tokens are configured.
   if (out.length === 0)
     throw new ConfigError(
-      'SATCHEL_TOKENS holds no namespace[/device]=token entry: unset it for open mode, or list at least one',
+      'SATCHEL_TOKENS holds no namespace[/device]=token entry; unset it for open mode',
     );
   return out;
 }
 
 /**
  * Parses `SATCHEL_HOOKS`: JSON `{name: {secret, namespace, session}}`. Errors name the hook and the field,
- * never a secret.
+ * never a secret. `open`: the namespaces a token opens (open mode: `default`), one of which a hook's must be.
  */
-export function parseHooks(value: string | undefined): ReadonlyMap<string, HookConfig> {
+export function parseHooks(
+  value: string | undefined,
+  open?: string[],
+): ReadonlyMap<string, HookConfig> {
   const hooks = new Map<string, HookConfig>();
   if (value === undefined || value.trim() === '') return hooks;
   let parsed: unknown;
@@ -543,6 +548,12 @@ export function parseHooks(value: string | undefined): ReadonlyMap<string, HookC
     const unknown = Object.keys(rest);
     if (unknown.length > 0)
       throw new ConfigError(`${where}: unknown field ${JSON.stringify(unknown[0]!.slice(0, 64))}`);
+    // Stored where no token reads (a typo, or not `default` in open mode), its sessions reach no one.
+    if (open && !open.includes(namespace))
+      throw new ConfigError(
+        `${where}: no SATCHEL_TOKENS entry opens namespace "${namespace}" ` +
+          `(open: ${[...new Set(open)].join(', ')})`,
+      );
     hooks.set(name, { secret, namespace, session });
   }
   return hooks;
@@ -571,13 +582,9 @@ export function checkPort(port: number): void {
     );
 }
 
-function parseIntVar(
-  value: string | undefined,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
+/** `env[name]`, an integer from `min` to `max`; `fallback` when unset or empty. */
+function parseIntVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = env[name];
   if (value === undefined || value === '') return fallback;
   // Decimal digits only: Number() also takes `0x50`, `1e6` and `0b1`, which nobody means in a port or a size.
   const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;

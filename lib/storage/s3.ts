@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getEndpointFromInstructions } from '@smithy/core/endpoints';
+import { unavailable, type SatchelError } from '../model/errors.js';
 import {
   assertSafeKey,
   isSafeKey,
@@ -586,6 +587,7 @@ export class S3Store implements ObjectStore {
   ): Promise<T> {
     const checked = (ctx: AttemptContext) =>
       op(ctx).catch((err: unknown) => {
+        if (describeFailure(err).reason === 'denied') throw refused(err);
         if (statusOf(err) !== 404) throw err;
         const code = (err as { name?: string }).name ?? 'NotFound';
         throw new StorageUnavailableError(`${what}: ${this.name} answered 404 ${code}`, err);
@@ -642,6 +644,23 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
   if (/^[A-Z_]{3,32}$/.test(code)) return { reason: 'unreachable', error: code };
   if (name === 'CredentialsProviderError') return { reason: 'denied', error: 'no credentials' };
   return { reason: 'unreachable', error: /^[A-Za-z]{1,64}$/.test(name) ? name : 'error' };
+}
+
+/**
+ * Storage refusing Satchel's credentials (a 401 or 403), or none found: a 503 that says so and what to check
+ * (a bare 500 until review s62g), its S3 error the cause. Refused before it was applied, a write did not
+ * land; an earlier attempt whose answer was lost still makes it "may have landed" (withRetry's `settled`).
+ */
+function refused(err: unknown): SatchelError {
+  const { error } = describeFailure(err);
+  const detail =
+    error === 'no credentials'
+      ? 'storage credentials could not be loaded (CredentialsProviderError); check AWS_PROFILE, or set ' +
+        'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
+      : /RequestTimeTooSkewed/.test(error!)
+        ? `storage refused the request's time (${error}); check this machine's clock`
+        : `storage refused Satchel's credentials (${error}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
+  return Object.assign(unavailable(detail, 2), { cause: err });
 }
 
 /** A GET's answer larger than any object: not retried (it would be again), 503. */

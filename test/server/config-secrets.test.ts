@@ -25,6 +25,9 @@ const SECRETS: Env = {
   AWS_SECRET_ACCESS_KEY: AWS_SECRET,
 };
 
+/** A token (its digest: no secret) that opens `alice`, the hook's namespace (review s62g: required). */
+const ALICE: Env = { SATCHEL_TOKENS: `alice=sha256:${'cd'.repeat(32)}` };
+
 /** The stored object of a session, as the bucket holds it. */
 const storedObject = (dir: string, id: string) =>
   JSON.parse(readFileSync(join(dir, 'ns', 'alice', 'sessions', `${id}.json`), 'utf8'));
@@ -34,7 +37,8 @@ describe('configured secrets', () => {
     const config = await loadConfig(
       {
         ...SECRETS,
-        SATCHEL_TOKENS: `a/x=tok_plain_0123:ro,b=short7,c=sha256:${'ab'.repeat(32)}`,
+        // `alice`: the hook's namespace must be one a token opens (review s62g); a digest, not a secret.
+        SATCHEL_TOKENS: `a/x=tok_plain_0123:ro,b=short7,c=sha256:${'ab'.repeat(32)},alice=sha256:${'cd'.repeat(32)}`,
         AWS_SESSION_TOKEN: 'aws-session-token-7781',
       },
       'local',
@@ -52,7 +56,7 @@ describe('configured secrets', () => {
     // Local servers' documented any-value keys are words: redacting them would destroy ordinary text.
     for (const key of ['lm-studio', 'sk-no-key-required', 'not-needed'])
       expect(
-        (await loadConfig({ ...SECRETS, SATCHEL_MODEL_KEY: key }, 'local')).secrets,
+        (await loadConfig({ ...SECRETS, ...ALICE, SATCHEL_MODEL_KEY: key }, 'local')).secrets,
       ).not.toContain(key);
   });
 
@@ -100,7 +104,7 @@ describe('configured secrets', () => {
 
   it('never reach a log line', async () => {
     const lines: string[] = [];
-    const log = createServerLogger(await loadConfig(SECRETS, 'local'), {
+    const log = createServerLogger(await loadConfig({ ...SECRETS, ...ALICE }, 'local'), {
       write: (_level, line) => void lines.push(line),
     });
     log.warn(`model said ${MODEL_KEY}`, { error: `hook ${HOOK_SECRET} refused` });

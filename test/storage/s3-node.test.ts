@@ -244,10 +244,10 @@ describe('the Node wire against a server', () => {
       status: 403,
       body: '<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
     }));
+    // Kept as the cause of the 503 naming the refusal (review s62g).
     await expect(storeAt(denied.url).get('k')).rejects.toMatchObject({
-      name: 'AccessDenied',
-      message: 'Access Denied',
-      $metadata: { httpStatusCode: 403 },
+      kind: 'unavailable',
+      cause: { name: 'AccessDenied', message: 'Access Denied', $metadata: { httpStatusCode: 403 } },
     });
     expect(denied.seen).toHaveLength(1);
     server!.close();
@@ -272,7 +272,9 @@ describe('the Node wire against a server', () => {
         : { status: 200, headers: { etag: '"e3"' } },
     );
     const store = storeAt(url);
-    await expect(store.put('k', utf8('v'))).rejects.toMatchObject({ name: 'RequestTimeTooSkewed' });
+    await expect(store.put('k', utf8('v'))).rejects.toMatchObject({
+      cause: { name: 'RequestTimeTooSkewed' },
+    });
     await store.put('k', utf8('v'));
     const sent = (req: IncomingMessage) => {
       const d = String(req.headers['x-amz-date']);

@@ -64,9 +64,10 @@ describe('s3 adapter specifics', () => {
   it('the Node wire signs with the configured secret: a wrong one is refused, not retried', async () => {
     const s3 = inject('s3');
     const store = new S3Store({ ...s3, secretAccessKey: 'not-the-secret', wire: nodeWire });
+    // A 503 naming the refusal (review s62g), the S3 error its cause.
     await expect(store.get('k')).rejects.toMatchObject({
-      name: 'SignatureDoesNotMatch',
-      $metadata: { httpStatusCode: 403 },
+      kind: 'unavailable',
+      cause: { name: 'SignatureDoesNotMatch', $metadata: { httpStatusCode: 403 } },
     });
   });
 
