@@ -75,3 +75,16 @@ export function toUtf16(text: string, be: boolean, tail = ''): Uint8Array {
   for (let i = 0; i < tail.length; i++) out[text.length * 2 + i] = tail.charCodeAt(i);
   return out;
 }
+
+/**
+ * Whether `b64` is base64 in 3 or more groups between blanks, of one width (a multiple of 4) but the last:
+ * how the save pipeline reads a URL that is a whole string (lib/pipeline/save.ts), and the import after it.
+ */
+export function spacedGroups(b64: string): boolean {
+  const groups = b64.trim().split(/\s+/);
+  const width = groups[0]!.length;
+  const last = groups.pop()!.length;
+  return (
+    groups.length > 1 && width % 4 === 0 && last <= width && groups.every((g) => g.length === width)
+  );
+}

@@ -1,3 +1,4 @@
+import { spacedGroups } from '../model/bytes.js';
 import { PLACEHOLDER } from '../model/session.js';
 
 /**
@@ -91,17 +92,6 @@ function fileEnds(
     /^[\w+/=%\s-]*$/.test(s.slice(last)) &&
     spacedGroups(s.slice(lines[0]![0]));
   return { ends: spaced ? [...ends, s.length] : ends, tried: taken > 1 };
-}
-
-/** Whether `b64` is base64 in 3 or more groups between blanks, of one width (a multiple of 4) but the last. */
-function spacedGroups(b64: string): boolean {
-  // As lib/pipeline/save.ts `spacedGroups` reads them.
-  const groups = b64.trim().split(/\s+/);
-  const width = groups[0]!.length;
-  const last = groups.pop()!.length;
-  return (
-    groups.length > 1 && width % 4 === 0 && last <= width && groups.every((g) => g.length === width)
-  );
 }
 
 /** Base64 (either alphabet, percent-encoded, wrapped) as its bytes in a binary string; undefined if it is not. */

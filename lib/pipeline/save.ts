@@ -9,6 +9,7 @@ import { badRequest, NeedsWholeSession, payloadTooLarge } from '../model/errors.
 import {
   bytesOf,
   fromUtf16,
+  spacedGroups,
   strictText,
   text as lenientText,
   toBase64,
@@ -176,16 +177,6 @@ const LINE_BREAK = String.raw`(?:(?:\\r)?\\n|\r?\n|\r)`;
  * indentation). Lines are followed one regex call at a time (one regex over every line overflowed its
  * stack on millions of short lines).
  */
-/** Whether `b64` is base64 in 3 or more groups between blanks, of one width (a multiple of 4) but the last. */
-function spacedGroups(b64: string): boolean {
-  const groups = b64.trim().split(/\s+/);
-  const width = groups[0]!.length;
-  const last = groups.pop()!.length;
-  return (
-    groups.length > 1 && width % 4 === 0 && last <= width && groups.every((g) => g.length === width)
-  );
-}
-
 function inlineUrls(s: string, file: (t: string) => string): string {
   const head = /data:(?:[^,:]|(?<!data):(?=[\\/])){0,4096};base64,/gi;
   const run = /[\w+/=%-]*/y;
