@@ -5,20 +5,9 @@
 // root erases the purged id's put records not newer than its delete (its delete record names only the id).
 import { expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { text } from '../../lib/storage/port.js';
-import { listAll } from '../../lib/storage/prefix.js';
-import { copiedIn } from '../support/copied-sessions.js';
+import { copiedIn, holdersOf } from '../support/copied-sessions.js';
 import { LIMIT, limitedWorker } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
-
-async function holdersOf(store: LocalStore, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const key of await listAll(store, 'ns/edge/')) {
-    const found = await store.get(key);
-    if (found && text(found.body).includes(needle)) out.push(key);
-  }
-  return out;
-}
 
 it('a session created and deleted while the manifest is built in slices leaves no text', async () => {
   const store = new LocalStore(tempDir('s62c-delete-during-build'));

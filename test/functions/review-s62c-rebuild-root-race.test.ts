@@ -8,24 +8,15 @@
 import { expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import { text, type ObjectStore } from '../../lib/storage/port.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { copiedId, copiedIn } from '../support/copied-sessions.js';
+import { copiedId, copiedIn, holdersOf } from '../support/copied-sessions.js';
 import { workerHandler } from '../../functions/worker-handler.js';
 import { LIMIT, limited, limitedWorker, r2Over } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
 
 const N = 400; // slice 1: s0000..s0299; slice 2 (the last): s0300..s0399
 const VICTIM = 350;
-
-async function holdersOf(store: LocalStore, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const key of await listAll(store, 'ns/edge/')) {
-    const found = await store.get(key);
-    if (found && text(found.body).includes(needle)) out.push(key);
-  }
-  return out;
-}
 
 /** `store` whose first PUT matching `match` after `arm()` waits for `release()`; `reached` once it does. */
 function gatedPut(store: LocalStore, match: (key: string) => boolean) {

@@ -11,21 +11,12 @@ import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import { text, utf8, type ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { copiedId, copiedIn } from '../support/copied-sessions.js';
+import { copiedId, copiedIn, holdersOf } from '../support/copied-sessions.js';
 import { LIMIT, limitedWorker } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
 
 const PROGRESS = keys.manifestRebuild('edge');
 const sleep = (ms: number) => new Promise((d) => setTimeout(d, ms));
-
-async function holdersOf(store: LocalStore, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const key of await listAll(store, 'ns/edge/')) {
-    const found = await store.get(key);
-    if (found && text(found.body).includes(needle)) out.push(key);
-  }
-  return out;
-}
 
 type Hook = (op: string, key: string) => Promise<void> | void;
 

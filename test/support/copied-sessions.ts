@@ -1,7 +1,8 @@
 // Sessions copied into a bucket as odek files, with no manifest and no index (the Worker's sliced rebuild
 // tests: test/functions/review-s61-sliced-rebuild, review-s61g-rebuild-race).
 import { keys } from '../../lib/model/keys.js';
-import { utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { text, utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { listAll } from '../../lib/storage/prefix.js';
 import { oldFormat } from './odek-files.js';
 
 /** The id of copied session `i`: `s0000`, `s0001`, … */
@@ -14,4 +15,14 @@ export async function copiedIn(store: ObjectStore, n: number): Promise<void> {
     file.updated_at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
     await store.put(keys.session('edge', copiedId(i)), utf8(JSON.stringify(file)));
   }
+}
+
+/** The keys under namespace `edge` whose object holds `needle` (a deleted session's text must be in none). */
+export async function holdersOf(store: ObjectStore, needle: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await listAll(store, 'ns/edge/')) {
+    const found = await store.get(key);
+    if (found && text(found.body).includes(needle)) out.push(key);
+  }
+  return out;
 }
