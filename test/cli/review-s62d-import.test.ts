@@ -10,25 +10,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../lib/cli/main.js';
 import { makeApp, TOKENS } from '../http/helpers.js';
+import { satchel } from './run.js';
 
 /** The CLI's main() against an in-process server. */
 async function harness() {
   const app = await makeApp();
   const fetcher = ((input: RequestInfo | URL, init?: RequestInit) =>
     app.app.fetch(new Request(input as RequestInfo, init))) as typeof fetch;
-  const cli = async (args: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(args, {
-      stdout: { write: (s: string) => void (stdout += s), isTTY: false, columns: 120 },
-      stderr: { write: (s: string) => void (stderr += s), isTTY: false },
-      env: { SATCHEL_URL: 'http://satchel.test', SATCHEL_TOKEN: TOKENS.laptop },
-      fetch: fetcher,
-    });
-    return { code, stdout, stderr };
-  };
+  const env = { SATCHEL_URL: 'http://satchel.test', SATCHEL_TOKEN: TOKENS.laptop };
+  const cli = (args: string[]) => satchel(args, env, { fetch: fetcher });
   const show = async (id: string) =>
     JSON.parse((await cli(['session', 'show', id, '--json'])).stdout) as {
       revision: number;

@@ -6,11 +6,14 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the CLI in this process, as `satchel <args>` would with this environment, capturing its output. */
+/**
+ * Runs the CLI in this process, as `satchel <args>` would with this environment, capturing its output;
+ * `fetch` sends its requests elsewhere (an in-process app's `fetch`).
+ */
 export async function satchel(
   args: string[],
   env: Record<string, string | undefined>,
-  options: { tty?: boolean; columns?: number } = {},
+  options: { tty?: boolean; columns?: number; fetch?: typeof fetch } = {},
 ): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
@@ -22,6 +25,7 @@ export async function satchel(
     },
     stderr: { write: (s: string) => void (stderr += s), isTTY: options.tty ?? false },
     env,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return { code, stdout, stderr };
 }

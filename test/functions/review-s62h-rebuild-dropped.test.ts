@@ -52,6 +52,26 @@ function pageGate() {
   return { hook, reached, release: () => release(), arm: () => void (armed = true) };
 }
 
+/**
+ * `a`'s next list (a fresh isolate) reads the last slice and is held at its first page, claimed with no
+ * root yet, while `b` deletes session `i` (204); the caller releases `gate`, then awaits `listing`.
+ */
+async function deleteWhileClaimed(
+  a: ReturnType<typeof limitedWorker>,
+  b: ReturnType<typeof limitedWorker>,
+  gate: ReturnType<typeof pageGate>,
+  i: number,
+) {
+  await sleep(1100);
+  a.isolate();
+  gate.arm();
+  const listing = a.call('GET', '/v1/sessions?limit=5'); // claimed, held at its first page
+  await gate.reached;
+  const gone = await b.call('DELETE', `/v1/sessions/${copiedId(i)}`);
+  expect(gone.status).toBe(204);
+  return { listing, gone };
+}
+
 /** Lists from fresh isolates of `w` until one answers 200 (at most `tries`), each within the limit. */
 async function listUntilOk(w: ReturnType<typeof limitedWorker>, tries = 6): Promise<number> {
   for (let k = 1; k <= tries; k++) {
@@ -80,12 +100,7 @@ for (const stop of ['its root', 'its root, and the next request midway'] as cons
     );
     const b = limitedWorker(store);
     expect((await a.call('GET', '/v1/sessions?limit=5')).status).toBe(503); // slice 1
-    await sleep(1100);
-    a.isolate();
-    gate.arm();
-    const listing = a.call('GET', '/v1/sessions?limit=5'); // claimed, held at its first page
-    await gate.reached;
-    expect((await b.call('DELETE', `/v1/sessions/${copiedId(350)}`)).status).toBe(204);
+    const { listing } = await deleteWhileClaimed(a, b, gate, 350);
     gate.release();
     expect((await listing).status).toBe(503);
     expect(await listAll(store, 'ns/edge/m/r/')).toHaveLength(1);
@@ -136,13 +151,7 @@ it('s62h-2: purges losing their progress writes to other isolates never delete t
     }),
   );
   expect((await a.call('GET', '/v1/sessions?limit=5')).status).toBe(503); // slice 1
-  await sleep(1100);
-  a.isolate();
-  gate.arm();
-  const listing = a.call('GET', '/v1/sessions?limit=5'); // claimed, held at its first page
-  await gate.reached;
-  const gone = await b.call('DELETE', `/v1/sessions/${copiedId(350)}`);
-  expect(gone.status).toBe(204);
+  const { listing, gone } = await deleteWhileClaimed(a, b, gate, 350);
   expect(gone.used).toBeLessThanOrEqual(LIMIT);
   // Still claimed, and it names every delete since the claim: B's and those of the isolates it lost to. (Unless
   // another isolate's search view read the last slice too and its root landed: then it may be settled.)
@@ -193,12 +202,7 @@ it('s62h-4: the last slice with a backlog of log records stays within the limit,
     const write = j.toString(16).padStart(8, '0') + 'ab'.repeat(8);
     await store.put(keys.log('edge', at, write), utf8(JSON.stringify({ v: 1, op: 'put', entry })));
   }
-  await sleep(1100);
-  a.isolate();
-  gate.arm();
-  const listing = a.call('GET', '/v1/sessions?limit=5'); // claimed, held at its first page
-  await gate.reached;
-  expect((await b.call('DELETE', `/v1/sessions/${copiedId(450)}`)).status).toBe(204);
+  const { listing } = await deleteWhileClaimed(a, b, gate, 450);
   gate.release();
   const got = await listing;
   expect(got.used).toBeLessThanOrEqual(LIMIT);

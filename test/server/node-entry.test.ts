@@ -5,43 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChatServer } from '../support/chat-server.js';
-import { listeningUrl, root, spawnEntry } from '../support/node-entry.js';
+import { listeningUrl, root, runEntry, type EntryRun } from '../support/node-entry.js';
 
 // functions/node.ts as `npm start` runs it, in its own process: what a person sees when the configuration
 // is wrong (one line, exit code 1) and when storage is down at start (it starts, degraded).
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the entry with `env` (over a clean base) until it exits or `whileUp` returns. */
-function runNode(env: Record<string, string>, whileUp?: (url: string) => Promise<void>) {
-  return new Promise<Run>((resolve, reject) => {
-    const child = spawnEntry(env);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => void (stdout += d.toString()));
-    if (whileUp)
-      listeningUrl(child).then(
-        (url) =>
-          whileUp(url).then(
-            () => child.kill('SIGTERM'),
-            (err: unknown) => {
-              child.kill('SIGKILL');
-              reject(err);
-            },
-          ),
-        () => undefined, // exited before it listened: the run says why
-      );
-    child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** A refusal: exit code 1, one line on stderr that starts with `satchel:`, no stack, nothing on stdout. */
-function expectOneLine(run: Run, message: RegExp) {
+function expectOneLine(run: EntryRun, message: RegExp) {
   expect(run.code).toBe(1);
   expect(run.stdout).toBe('');
   const lines = run.stderr.trimEnd().split('\n');
@@ -56,12 +26,12 @@ afterAll(() => busy?.close());
 describe('functions/node.ts at start', () => {
   it('a bad value, missing S3 settings or credentials, half a model: one line and exit code 1', async () => {
     const runs = await Promise.all([
-      runNode({ SATCHEL_MAX_BODY_BYTES: 'lots' }),
-      runNode({ SATCHEL_STORAGE: 's3' }),
-      runNode({ SATCHEL_STORAGE: 's3', S3_BUCKET: 'b' }),
-      runNode({ SATCHEL_MODEL_URL: 'http://127.0.0.1:8000/v1' }),
-      runNode({ SATCHEL_STORAGE: 'r2' }),
-      runNode({ SATCHEL_TOKENS: 'bob=sha256:9f86d0' }),
+      runEntry({ SATCHEL_MAX_BODY_BYTES: 'lots' }),
+      runEntry({ SATCHEL_STORAGE: 's3' }),
+      runEntry({ SATCHEL_STORAGE: 's3', S3_BUCKET: 'b' }),
+      runEntry({ SATCHEL_MODEL_URL: 'http://127.0.0.1:8000/v1' }),
+      runEntry({ SATCHEL_STORAGE: 'r2' }),
+      runEntry({ SATCHEL_TOKENS: 'bob=sha256:9f86d0' }),
     ]);
     expectOneLine(runs[0]!, /SATCHEL_MAX_BODY_BYTES must be an integer/);
     expectOneLine(runs[1]!, /S3_BUCKET/);
@@ -73,7 +43,7 @@ describe('functions/node.ts at start', () => {
 
   it('SATCHEL_LOG=off: the start banner still says where it listens and that no token is needed (review)', async () => {
     // The banner went through the request log, which `off` silences: open mode started without a word.
-    const run = await runNode({ SATCHEL_LOG: 'off' }, async () => undefined);
+    const run = await runEntry({ SATCHEL_LOG: 'off' }, async () => undefined);
     expect(run.stdout).toMatch(/^satchel listening on http:\/\/127\.0\.0\.1:\d+\n/);
     expect(run.stdout).toContain(
       'none (SATCHEL_TOKENS is not set): namespace "default", loopback only',
@@ -85,14 +55,14 @@ describe('functions/node.ts at start', () => {
     const port = await new Promise<number>((ok) =>
       busy!.listen(0, '127.0.0.1', () => ok((busy!.address() as { port: number }).port)),
     );
-    expectOneLine(await runNode({ PORT: String(port) }), new RegExp(`port ${port} .*is in use`));
+    expectOneLine(await runEntry({ PORT: String(port) }), new RegExp(`port ${port} .*is in use`));
   });
 
   it('storage down at start: it starts degraded, says so, health says why, requests answer 503', async () => {
     const secret = 'entry-secret-key-0123456789';
     let health: { status: number; body: Record<string, any>; ms: number } | undefined;
     let create: { status: number; retryAfter: string | null } | undefined;
-    const run = await runNode(
+    const run = await runEntry(
       {
         SATCHEL_STORAGE: 's3',
         S3_BUCKET: 'b',
@@ -136,7 +106,7 @@ describe('functions/node.ts at start', () => {
 
   it('a malformed Host header, request target or header line, or headers over 16 KiB: problem+json, as every error', async () => {
     const answers: string[] = [];
-    await runNode({}, async (url) => {
+    await runEntry({}, async (url) => {
       const { hostname, port } = new URL(url);
       for (const head of [
         'GET /v1/sessions HTTP/1.1\r\nHost: bad host name\r\n',
@@ -179,7 +149,7 @@ describe('SIGTERM', () => {
     const chat = await startChatServer({ hang: true });
     let signalled = 0;
     try {
-      const run = await runNode(
+      const run = await runEntry(
         { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm', SATCHEL_MODEL_TIMEOUT_MS: '60000' },
         async (url) => {
           const created = await fetch(`${url}/v1/sessions`, {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { configFrom, loadConfig, type Env } from '../../lib/server/config.js';
-import { listeningUrl, spawnEntry } from '../support/node-entry.js';
+import { runEntry } from '../support/node-entry.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { makeApp } from '../http/helpers.js';
 
@@ -22,33 +22,6 @@ const refusal = (env: Env) =>
     (err: Error) => `${err.name}: ${err.message}`,
   );
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** functions/node.ts with `env` until it exits, or until `whileUp` returns (then SIGTERM). */
-function runNode(env: Record<string, string>, whileUp?: (url: string) => Promise<void>) {
-  return new Promise<Run>((resolve, reject) => {
-    const child = spawnEntry(env);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => void (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
-    if (whileUp)
-      listeningUrl(child).then(
-        (url) =>
-          whileUp(url).then(
-            () => child.kill('SIGTERM'),
-            (err: unknown) => (child.kill('SIGKILL'), reject(err)),
-          ),
-        () => undefined,
-      );
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('S3_REGION / AWS_REGION that is no region name (finding 1)', () => {
   it('is refused at start, naming the variable set', async () => {
     for (const region of ['us-east-1 ', 'eu_west', ' eu-west-1', 'eu-west-1\n', '-eu'])
@@ -63,7 +36,7 @@ describe('S3_REGION / AWS_REGION that is no region name (finding 1)', () => {
   });
 
   it('the Node entry stops with that one line', async () => {
-    const run = await runNode(s3Env({ S3_REGION: 'eu_west' }) as Record<string, string>);
+    const run = await runEntry(s3Env({ S3_REGION: 'eu_west' }) as Record<string, string>);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe('satchel: S3_REGION must be a region name such as eu-west-1\n');
@@ -72,7 +45,7 @@ describe('S3_REGION / AWS_REGION that is no region name (finding 1)', () => {
   it('a wrong secret: the banner says storage refuses the credentials, requests answer 503 naming it', async () => {
     const s3 = inject('s3');
     let answer: { status: number; detail: string } | undefined;
-    const run = await runNode(
+    const run = await runEntry(
       {
         SATCHEL_STORAGE: 's3',
         S3_ENDPOINT: s3.endpoint,
@@ -148,7 +121,7 @@ describe('a hook whose namespace no token opens (finding 2)', () => {
   });
 
   it('the Node entry stops with that one line', async () => {
-    const run = await runNode({ SATCHEL_TOKENS: 'alice=tok_a', SATCHEL_HOOKS: hook('alcie') });
+    const run = await runEntry({ SATCHEL_TOKENS: 'alice=tok_a', SATCHEL_HOOKS: hook('alcie') });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
       'satchel: SATCHEL_HOOKS "ci": no SATCHEL_TOKENS entry opens namespace "alcie" (open: alice)\n',

@@ -73,3 +73,37 @@ export function listeningUrl(
     child.on('error', onError);
   });
 }
+
+/** How a run of the entry ended: its exit code and everything it printed. */
+export interface EntryRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the entry with `env` (spawnEntry's clean base) until it exits, or until `whileUp` returns (SIGTERM). */
+export function runEntry(
+  env: Record<string, string>,
+  whileUp?: (url: string) => Promise<void>,
+): Promise<EntryRun> {
+  return new Promise<EntryRun>((resolve, reject) => {
+    const child = spawnEntry(env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => void (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
+    if (whileUp)
+      listeningUrl(child).then(
+        (url) =>
+          whileUp(url).then(
+            () => child.kill('SIGTERM'),
+            (err: unknown) => {
+              child.kill('SIGKILL');
+              reject(err);
+            },
+          ),
+        () => undefined, // exited before it listened: the run says why
+      );
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
