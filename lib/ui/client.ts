@@ -736,7 +736,13 @@ export async function listView(): Promise<void> {
   // After a 401: show again what was asked for, the search too (it was left on "Sign in to search").
   const again = (index: number, focus?: boolean) =>
     void (st.searching ? runSearch(st, st.query!, focus) : loadPage(st, index, focus));
-  $('signin-form').addEventListener('signedin', () => again(0));
+  $('signin-form').addEventListener('signedin', () => {
+    // Maybe another namespace's token: the live loop's updated_after starts again from its page 1 (it
+    // kept the other namespace's newest, and missed changes stamped before it: review s62a).
+    st.newest = null;
+    st.listed = false;
+    again(0);
+  });
   renderList(st, answer);
   wireSearch(st);
   // Back to this page from the browser's cache shows the list as it was (a session deleted since still
@@ -921,8 +927,7 @@ export function searchHitItem(hit: SearchHit, words: string[]): HTMLLIElement {
 
 /** The query's words, lower case, deduplicated, one letter words left out. */
 export function queryWords(query: string): string[] {
-  const words = query
-    .toLowerCase()
+  const words = foldForSearch(query)
     .split(/[^\p{L}\p{N}_]+/u)
     .filter((w) => w.length > 1);
   return [...new Set(words)];
@@ -941,16 +946,30 @@ export function matchSpans(lower: string, probes: string[]): [number, number][] 
   return spans;
 }
 
-/** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
-export function highlight(text: string, words: string[]): DocumentFragment {
-  // Lower case letter by letter, keeping each one's length ('İ' lower-cases to two), so that positions
-  // in `lower` are positions in `text`.
-  const lower = [...text]
+/**
+ * Text as search compares it, letter by letter: lower case and without accents, as the server folds it
+ * (`Café` matches `cafe`: until review s62a such a snippet had nothing marked), each letter kept as long
+ * as it is ('İ' lower-cases to two), so that positions in the folded text are positions in `text`.
+ */
+export function foldForSearch(text: string): string {
+  return [...text]
     .map((c) => {
-      const l = c.toLowerCase();
-      return l.length === c.length ? l : c;
+      for (const f of [
+        c
+          .normalize('NFD')
+          .replace(/\p{M}+/gu, '')
+          .toLowerCase(),
+        c.toLowerCase(),
+      ])
+        if (f.length === c.length) return f;
+      return c;
     })
     .join('');
+}
+
+/** Text with the query's words marked, case-insensitively (stems by their first four letters if none match). */
+export function highlight(text: string, words: string[]): DocumentFragment {
+  const lower = foldForSearch(text);
   let spans = matchSpans(lower, words);
   if (spans.length === 0)
     spans = matchSpans(lower, [
@@ -1103,6 +1122,8 @@ export async function sessionView(): Promise<void> {
   } catch {
     // A mangled link (`%ZZ`): no session has that address.
     $('task').textContent = 'Session not found';
+    $('who').textContent = ''; // no call was made: neither "Checking access…" nor "Loading…" stays
+    status('');
     return fail('This address does not name a session: its escapes are broken.');
   }
   const path = apiPath(id);
@@ -1194,6 +1215,7 @@ export function forget(st: SessionState): void {
   st.previewKeep = null;
   st.probed = false;
   st.renders++; // the chunks of a render still under way stop, and so does an audit load
+  st.loads++; // and a load asked before (a Reload) that answers after: it would show the session again
   document.title = 'Session not found · Satchel';
   for (const id of ['messages', 'facts', 'badges', 'metadata', 'refs', 'audit', 'trim-out'])
     clear($(id));
