@@ -478,6 +478,9 @@ export class Continuer {
       return await leases.take(keys.lease(ns, id), {
         ...(waitMs !== undefined ? { waitMs } : {}),
         stop,
+        // A delivery on Node waits one lease lifetime for each holder, however long its line is; on
+        // Workers its invocation's budget bounds it.
+        fromHead: waitMs !== undefined && this.options.backgroundMs === undefined,
       });
     } catch (err) {
       if (!LeaseBusyError.is(err)) throw err;

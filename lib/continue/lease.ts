@@ -40,6 +40,11 @@ export interface TakeOptions {
   waitMs?: number;
   /** Asked between attempts: true ends the wait at once (LeaseBusyError), as a stopping server's. */
   stop?: () => boolean;
+  /**
+   * Counts `waitMs` from when this take reaches the head of the process's line for the key, not from its
+   * start: a burst of deliveries, each waiting for one holder at a time (review s63b).
+   */
+  fromHead?: boolean;
 }
 
 /** A lease this process holds. */
@@ -109,7 +114,8 @@ export class Leases {
    * they came: a burst of webhook deliveries on one session runs its turns in order, not as polls fall.
    */
   async take(key: string, wait: TakeOptions = {}): Promise<Lease> {
-    const deadline = this.now() + (wait.waitMs ?? this.options.waitMs);
+    const waitMs = wait.waitMs ?? this.options.waitMs;
+    let deadline = this.now() + waitMs;
     // One owner for the whole take: a PUT of ours that landed with its answer lost is ours when read.
     const owner = randomHex(12);
     const me: Waiter = { owner, at: this.now() };
@@ -124,6 +130,7 @@ export class Leases {
         while (line[0] !== me && me.at - line[0]!.at > STALE_WAITER_MS) line.shift();
         // Behind another taker here: its turn comes first, and the lease is not read meanwhile.
         let live = MAX_RETRY_AFTER_S * 1000;
+        if (wait.fromHead && line[0] !== me) deadline = this.now() + waitMs;
         if (line[0] === me) {
           const taken = await this.tryTake(key, owner, touch);
           if ('lease' in taken) return taken.lease;
