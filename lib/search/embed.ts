@@ -74,7 +74,8 @@ export interface HttpEmbedderOptions {
  * An OpenAI-compatible `POST {url}/embeddings` client: bearer key, a 10 s timeout, requests batched
  * (calls made within the same tick share one request; queries in a request of their own), a bounded
  * cache, a bounded queue of save texts, and after a failure (network, 429, 5xx, an answer it cannot use)
- * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs.
+ * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs (unless
+ * the service refuses a one-word text too, when it has taken none of them: then it is failing).
  */
 export class HttpEmbedder implements Embedder {
   readonly calibrated = true;
@@ -85,8 +86,6 @@ export class HttpEmbedder implements Embedder {
   /** Save texts in `queue`. */
   private saves = 0;
   private flushing = false;
-  /** Whether the service ever answered vectors: a refusal of every input is then the inputs' fault. */
-  private accepted = false;
   /** HTTP requests made (tests and benchmarks read it). */
   calls = 0;
 
@@ -166,13 +165,10 @@ export class HttpEmbedder implements Embedder {
         continue;
       }
       try {
-        const refused: Waiting[] = [];
-        const split = { accepted: 0, refused };
+        const split = { taken: false, refused: [] as Waiting[] };
         await this.send(batch, split);
-        // Only inputs refused while others were taken are theirs to blame: zeros, not asked again.
-        if (refused.length > 0 && !split.accepted && !this.accepted)
-          throw new EmbeddingsUnavailableError('embeddings service refused every input');
-        for (const b of refused) b.resolve(this.none());
+        // Inputs refused alone by a service that takes others: theirs to blame, zeros, not asked again.
+        for (const b of split.refused) b.resolve(this.none());
       } catch (err) {
         this.cooldownUntil = this.now() + (this.options.cooldownMs ?? 30_000);
         this.options.onError?.(err);
@@ -184,16 +180,15 @@ export class HttpEmbedder implements Embedder {
 
   /**
    * One request for `batch`; refused as a bad request, its halves, down to single inputs (`refused`).
-   * Two inputs refused alone before any was taken: the service is at fault, not them (it throws).
+   * An input refused alone before any of the batch was taken: a one-word request decides whose fault.
    */
   private async send(
     batch: Waiting[],
-    split: { accepted: number; refused: Waiting[] },
+    split: { taken: boolean; refused: Waiting[] },
   ): Promise<void> {
     try {
       const vectors = await this.request(batch.map((b) => b.text));
-      split.accepted++;
-      this.accepted = true;
+      split.taken = true;
       batch.forEach((b, i) => {
         this.remember(b.key, vectors[i]!);
         b.resolve(vectors[i]!);
@@ -201,9 +196,11 @@ export class HttpEmbedder implements Embedder {
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       if (batch.length === 1) {
-        split.refused.push(batch[0]!);
-        if (!split.accepted && !this.accepted && split.refused.length >= 2) throw err;
-        return;
+        // A service refusing that too (a proxy's wrapped outage, a revoked model) is failing: a cooldown,
+        // and no zeros stored. Until 2026-12-07, once it had answered, it was 2n-1 requests and zeros.
+        if (!split.taken) await this.request(['satchel']);
+        split.taken = true;
+        return void split.refused.push(batch[0]!);
       }
       const half = Math.ceil(batch.length / 2);
       await this.send(batch.slice(0, half), split);

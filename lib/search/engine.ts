@@ -36,6 +36,7 @@ import {
   type Resolved,
 } from './lsm.js';
 import {
+  CorruptIndexError,
   decodeF32,
   decodeLexRecord,
   decodeLexSegment,
@@ -494,9 +495,9 @@ export class SearchEngine implements SessionListener {
   }
 
   /**
-   * The lexical documents of the live sessions; null when only DeepSearch can answer (the index cannot
-   * vouch for every session: unreadable, or behind). A short-lived runtime, which cannot read every session
-   * object, answers 503 while the index catches up instead.
+   * The lexical documents of the live sessions; null when only DeepSearch can answer (the index is
+   * unreadable, or behind). A short-lived runtime, which cannot read every session object, answers 503
+   * while the index catches up instead.
    */
   private async lexicalFor(
     ns: string,
@@ -514,19 +515,20 @@ export class SearchEngine implements SessionListener {
       return null;
     }
     if (lex.missing.length === 0) return lex;
+    // A few it could not build (gone or moved on since the view) are read alone, on every runtime: until
+    // 2026-12-07 one made a Node or Lambda search read every session of the namespace (review s63d).
+    if (!lex.behind) return this.withUnindexed(ns, lex);
     if (budget === null) return null;
-    if (lex.behind)
-      throw unavailable(
-        `the search index is catching up on ${lex.missing.length} saved sessions: ` +
-          'try again after Retry-After',
-        1,
-      );
-    return this.withUnindexed(ns, lex);
+    throw unavailable(
+      `the search index is catching up on ${lex.missing.length} saved sessions: ` +
+        'try again after Retry-After',
+      1,
+    );
   }
 
   /**
    * The index's documents plus those of the few live sessions it could not build (read again here, as
-   * DeepSearch would read them), so that a short-lived runtime's answer leaves out none a DeepSearch finds.
+   * DeepSearch would read them), so that the answer leaves out none a DeepSearch finds.
    */
   private async withUnindexed(
     ns: string,
@@ -763,8 +765,9 @@ function vectorKind(
     decodeSegment: ([table, rows]) => {
       const t = decodeVecTable(table!);
       const data = decodeF32(rows!, t.dims);
+      // Damage, as a torn .f32 is: the index rebuilds (a plain Error turned vector search off for good).
       if (t.dims !== dims || data.length !== t.docs.length * dims)
-        throw new Error('vector segment does not match its table');
+        throw new CorruptIndexError('vector segment does not match its table');
       return new VecSegment(t.docs, dims, data);
     },
     build,
