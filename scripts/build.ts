@@ -486,9 +486,13 @@ export async function buildWorker(
     // keep_fargs, unsafe_comps, unsafe_arrows: 137 B (2026-12-07, for review s62h's redaction fix). Nothing
     // bundled reads a function's `length` (Hono only names it so in a comment), compares objects by
     // valueOf with side effects, or calls with `new` a function that uses no `this`.
-    // passes 5 rather than 3: 40 B (2026-12-07, for review s63b's lease fix).
+    // passes 5 rather than 3: 40 B (2026-12-07, for review s63b's lease fix). unsafe: 161 B (for the s63
+    // search and deletion fixes): `String(x)` and `x.toString()` become `"" + x`, which differ only for a
+    // Symbol (nothing bundled converts one: JSON has none) and a null receiver (a TypeError becomes text),
+    // and `new` goes from built-ins that act the same when called (Error, RegExp, Array of several items).
     compress: {
       passes: 5,
+      unsafe: true,
       pure_getters: true,
       keep_fargs: false,
       unsafe_comps: true,

@@ -125,7 +125,8 @@ export class AuditLog {
    * their records in one object and deletes them, so the next read GETs one: on Workers one object per
    * write made the audit of a session with about 1,000 writes answer 503 for good (review s60b). Past
    * `readAtMost`, the oldest are merged a slice at a time first; a read that cannot finish within
-   * `slicesPerRead` slices answers 503 after them (each read makes progress).
+   * `slicesPerRead` slices answers 503 after them (each read makes progress). Records of a session deleted
+   * before this one (`began`) are left out, and a merge drops them.
    */
   async list(ns: string, id: string): Promise<AuditRecord[]> {
     await this.flushed(ns, id);
@@ -153,8 +154,9 @@ export class AuditLog {
       await this.merge(ns, id, was, objects).catch(() => {});
     const seen = new Set<string>();
     const out: AuditRecord[] = [];
+    const from = began(objects);
     for (const { w, ...record } of objects.flatMap((o) => o.records)) {
-      if (seen.has(w!)) continue;
+      if (seen.has(w!) || record.revision < from) continue;
       seen.add(w!);
       out.push(record);
     }
@@ -173,7 +175,7 @@ export class AuditLog {
    * s60f). Three rounds at most, then 503.
    */
   private async readAll(prefix: string, keys: string[]): Promise<AuditObject[]> {
-    let objects = await this.read(keys);
+    let objects = await read(this.store, keys);
     for (let round = 0; objects.some((o) => o.vanished); round++) {
       if (round === 3)
         throw unavailable('the audit log changed while it was read (merged elsewhere); try again');
@@ -183,28 +185,9 @@ export class AuditLog {
       const listed = (await listAll(this.store, prefix)).filter(
         (k) => !done.has(k) && MERGED.test(k),
       );
-      objects = [...objects.filter((o) => !o.vanished), ...(await this.read(listed))];
+      objects = [...objects.filter((o) => !o.vanished), ...(await read(this.store, listed))];
     }
     return objects;
-  }
-
-  /**
-   * What the objects `keys` hold. A record stored before 2026-12-04 names no write: it is named by its
-   * object's key and place, so that it can be merged too (until review s60f such records were never
-   * merged, and 250 of them made every Worker read of the audit answer 503).
-   */
-  private async read(keys: string[]): Promise<AuditObject[]> {
-    return mapLimit(keys, 16, async (key) => {
-      const b = await this.store.get(key);
-      if (!b) return { key, records: [], vanished: true };
-      try {
-        const parsed = JSON.parse(text(b.body)) as StoredAudit | { records: StoredAudit[] };
-        const records = 'records' in parsed ? parsed.records : [parsed];
-        return { key, records: records.map((r, i) => (r.w ? r : { ...r, w: `${key}#${i}` })) };
-      } catch {
-        return { key, records: [], unreadable: true };
-      }
-    });
   }
 
   /**
@@ -215,12 +198,14 @@ export class AuditLog {
    * and in an object left over reads once (`w`). Deleted means gone: unless the object at the id after
    * the PUTs is still session `was`, the new objects go again (a delete removes the session object before
    * its audit records, so a delete after this check erases them with the rest; a session created again
-   * keeps only its own records, review s60f).
+   * keeps only its own records, review s60f). Records of a session deleted before this one are not folded:
+   * their objects just go (review s63a).
    */
   private async merge(ns: string, id: string, was: string, objects: AuditObject[]): Promise<void> {
     const merged = objects.filter((o) => !o.unreadable && !o.vanished && !FULL.test(o.key));
     if (merged.length < 2) return;
-    const records = merged.flatMap((o) => o.records);
+    const from = began(objects);
+    const records = merged.flatMap((o) => o.records).filter((r) => r.revision >= from);
     records.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
     const made: string[] = [];
     for (let at = 0; at < records.length; at += this.fullAt) {
@@ -237,6 +222,52 @@ export class AuditLog {
     const drop = merged.map((o) => o.key).filter((k) => !made.includes(k));
     if (drop.length > 0) await this.store.delete(drop);
   }
+}
+
+/**
+ * What the objects `keys` hold. A record stored before 2026-12-04 names no write: it is named by its
+ * object's key and place, so that it can be merged too (until review s60f such records were never
+ * merged, and 250 of them made every Worker read of the audit answer 503).
+ */
+function read(store: ObjectStore, keys: string[]): Promise<AuditObject[]> {
+  return mapLimit(keys, 16, async (key) => {
+    const b = await store.get(key);
+    if (!b) return { key, records: [], vanished: true };
+    try {
+      const parsed = JSON.parse(text(b.body)) as StoredAudit | { records: StoredAudit[] };
+      const records = 'records' in parsed ? parsed.records : [parsed];
+      return { key, records: records.map((r, i) => (r.w ? r : { ...r, w: `${key}#${i}` })) };
+    } catch {
+      return { key, records: [], unreadable: true };
+    }
+  });
+}
+
+/**
+ * The revision the newest session under the id began at: its create's (`first` when higher). Each session
+ * created again under an id starts above the revisions of those deleted before it ("Revisions across
+ * incarnations"), so a record below it is a deleted session's, left by a delete that raced the create.
+ */
+function began(objects: AuditObject[], first = 0): number {
+  return objects
+    .flatMap((o) => o.records)
+    .reduce((at, r) => (r.op === 'create' && r.revision > at ? r.revision : at), first);
+}
+
+/**
+ * Of the audit objects `keys` (the oldest 250: a Worker's delete stays within its 1,000 operations), those
+ * holding only records of sessions deleted before the one that began at revision `first` (or at a create
+ * they hold): what a delete that finds the id created again erases. An unreadable one goes too: Satchel
+ * writes none, so it is no record of the live session.
+ */
+export async function staleAudit(
+  store: ObjectStore,
+  keys: string[],
+  first?: number,
+): Promise<string[]> {
+  const objects = await read(store, keys.slice(0, 250));
+  const from = began(objects, first);
+  return objects.filter((o) => o.records.every((r) => r.revision < from)).map((o) => o.key);
 }
 
 /** The keys of objects a merge may still take (all but full merged objects). */

@@ -6,6 +6,8 @@ import { putNamed } from '../storage/create-only.js';
 import type { ObjectStore } from '../storage/port.js';
 import { listAll } from '../storage/prefix.js';
 import { partsOf } from './cache.js';
+import { staleAudit } from './audit.js';
+import { incarnationOf } from './key-records.js';
 
 /**
  * A large session's parts (docs/design.md, "Base, segments and delta"): the immutable objects under `b/<id>/` (its
@@ -31,9 +33,10 @@ function partTime(ns: string, id: string, key: string): number {
  * With `records` (a delete, and a DELETE that finds no object: what an earlier delete left when its
  * erasing failed after the object went), the session's keyed and audit records and its continue lease
  * when nobody holds it any more (expired: a turn that crashed or outran it) too, but only while the
- * object is still absent after the listing: a session's audit and keyed records are stored only once it
- * has committed, so a session created again under the id meanwhile keeps them all (audit records do not
- * say whose they are, so older ones stay with its own).
+ * object is still absent after the listing (a session's audit and keyed records are stored only once it
+ * has committed). When a session was created again under the id meanwhile, only its own records stay:
+ * its packs, and audit records from its first revision on (review s63a: the deleted one's stayed, labels
+ * and all, and its audit showed them).
  */
 export async function deleteParts(
   objects: ObjectStore,
@@ -74,6 +77,16 @@ export async function deleteParts(
   // them within PART_GRACE_MS; a session deleted before this one was created stored its parts before.
   const before = Math.max(now - PART_GRACE_MS, Date.parse(form.session.created_at));
   const gone = parts!.filter((k) => !named.has(k) && partTime(ns, id, k) < before);
+  if (withRecords) {
+    // The id was created again: the deleted session's keyed-record packs (named by its incarnation) and
+    // audit records (below the new one's first revision, its create's) go; the new session's stay.
+    const pack = `/p-${incarnationOf(form.session)}_`;
+    const first = form.session.satchel?.writes.find((w) => w.a?.o === 'create')?.r['revision'];
+    gone.push(
+      ...records[0]!.filter((k) => !k.includes(pack)),
+      ...(await staleAudit(objects, records[1]!, first as number | undefined)),
+    );
+  }
   if (gone.length) await objects.delete(gone);
 }
 
