@@ -65,8 +65,10 @@ async function banner(url: string): Promise<void> {
     storage_state: ping.ok
       ? `answering (${ping.latencyMs} ms)`
       : ping.reason === 'denied'
-        ? `refusing access (${ping.error}): requests answer 503 until the credentials are fixed ` +
-          '(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)'
+        ? `refusing access (${ping.error}): requests answer 503 until ` +
+          (/AccessDenied/.test(ping.error ?? '')
+            ? "the credentials' policy allows the S3 actions docs/deploy.md lists"
+            : 'the credentials are fixed (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)')
         : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
   };
   const msg = `satchel listening on ${url}`;

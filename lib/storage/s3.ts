@@ -659,7 +659,11 @@ function refused(err: unknown): SatchelError {
         'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
       : /RequestTimeTooSkewed/.test(error!)
         ? `storage refused the request's time (${error}); check this machine's clock`
-        : `storage refused Satchel's credentials (${error}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
+        : /AccessDenied/.test(error!)
+          ? // Keys it knows, without the permission (review s63g): the policy, not the keys, is to check.
+            `storage denied the request (${error}); check that the credentials' policy allows the S3 ` +
+            'actions docs/deploy.md lists on this bucket and prefix'
+          : `storage refused Satchel's credentials (${error}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
   return Object.assign(unavailable(detail, 2), { cause: err });
 }
 
