@@ -73,6 +73,10 @@ export const UNITS = [
   '&quot;',
   'password=&quot;a',
   '&#x22;&amp;',
+  // Command-line flags (review s63f): a flag value run longer than a flag takes; `mysql -` repeated.
+  '--api-key=x',
+  '--password=a',
+  'mysql -',
 ];
 
 function fill(unit: string, size: number): string {

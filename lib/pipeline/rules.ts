@@ -116,8 +116,10 @@ const PASSWORD_RUN =
   raw`(?:[^\s"'\x60,;&\\]|,{1,3}(?=[^\s,])|&(?![A-Za-z_][A-Za-z0-9_]{0,64}=)){0,511}` +
   raw`[^\s"'\x60,;&\\)\]}>]`;
 const PASSWORD_VALUE = unquotedValue(
-  // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`).
-  raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\()${PASSWORD_RUN}`,
+  // Not a path (`PWD=/tmp`), not a call (`z.string().min(8)`, `getpass()`, PowerShell's `ConvertTo-…`:
+  // until 2026-12-07 `$securePass = ConvertTo-SecureString "…"` lost the cmdlet's name, review s63f).
+  raw`(?![~/]|\.{1,2}/)(?![A-Za-z_$][\w$]{0,64}(?:\.[A-Za-z_$][\w$]{0,64}){0,8}\(|ConvertTo-)` +
+    PASSWORD_RUN,
   raw`(?:[;)}\]]|,{1,3}(?=\s|$))`,
 );
 
@@ -151,6 +153,45 @@ function assignment(
   return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
 }
 
+/**
+ * A command-line flag's value after `=` or blanks (group 1 a quote, group 2 the value: `min` to 512
+ * characters, not starting with `not`). A run of 513 characters none of which can end a value comes first
+ * (tooLong): a match without a secret, after which the scan resumes. Until 2026-12-07 text repeating
+ * `--api-key=x` backtracked through 512 characters at every keyword (1 MB/s; review s63f).
+ */
+const FLAG_VALUE = (min: number, not: string) =>
+  raw`(?:=|[ \t]{1,16})(?:${tooLong(raw`[^\s"'\x60;|&)]`, 512)}|` +
+  raw`(["']?)(?![$%{<${not}-])([^\s"'\x60]{${min},512})\1(?=[\s"'\x60;|&)]|$))`;
+
+/**
+ * Between a secret's name and its value in prose (`password-in-prose`, `secret-in-prose`): `is`, `was` or
+ * `has been`, then `now` or `set to` (`was reset to`, `changed to`); or `to` alone after a verb of setting
+ * a few words before (`I set the admin password to …`; not `I sent the password to alice@…`). Until
+ * 2026-12-07 only `is` and `was` (review s63f).
+ */
+const TOLD =
+  raw`[ \t]{1,4}(?:is|was|has been|to\b(?<=(?:set|chang)[a-z]{0,3}(?:[ \t][\w'-]{1,24}){1,5}[ \t]to))` +
+  raw`[ \t]{1,4}(?:(?:now|(?:re)?set to|changed to)[ \t]{1,4})?`;
+
+/** From a command to its short flag's `-` (`cli-password-short-flag`): up to 200 characters, not past a pipe. */
+const FLAG_GAP = raw`[^\n|;&]{0,200}?[ \t]-`;
+
+/** A MySQL or MariaDB command (`mysql`, `mysqldump`, `mariadb-dump`…) and the blank after it. */
+const MYSQL = raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t]`;
+
+/** A keyword per alternative of `words` (`a|b|c`), between `before` and `after`. */
+const spelled = (words: string, before: string, after: string) =>
+  words.split('|').map((word) => before + word + after);
+
+/** Names of URL query parameters that hold a secret (`url-query-secret`: its keywords with `=` after). */
+const QUERY_SECRETS =
+  'access_token|refresh_token|id_token|auth_token|session_token|private_token|token|api_key|apikey|' +
+  'api-key|client_secret|secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|' +
+  'x-goog-signature|x-goog-credential|password|passwd|pwd|auth';
+
+/** Words of a `--…` flag that takes a secret (`cli-secret-flag`: its keywords with `-` before). */
+const CLI_SECRETS = 'password|passwd|passphrase|token|secret|api-key|apikey|access-key';
+
 // Shared fragments for keyed rules (twilio, discord, aws secret key).
 const KEY_SEP = raw`(?:\\?["'\x60])?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}(?:\\?["'\x60])?`;
 
@@ -176,9 +217,7 @@ const BLANK_SEP = (n: number) =>
  * `]`, a blank, `=` or `:`), so that `"key"` inside a tool schema or `token_count` never wakes the rule.
  */
 function assigned(...words: string[]): string[] {
-  return words.flatMap((w) =>
-    ['=', ':', '"', "'", '`', ']', ' ', '\t', '\\', '*'].map((end) => w + end),
-  );
+  return words.flatMap((w) => [...'=:"\'`] \t\\*'].map((end) => w + end));
 }
 
 /**
@@ -225,7 +264,7 @@ const PEM_PREFIX = raw`[ \t]{0,64}(?:[0-9]{1,9}\t)?`;
  */
 const PAIR_NAME =
   raw`(?<=(?:name|key)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?[A-Za-z0-9_./-]{0,64}` +
-  raw`(?:(password|passwd|passphrase|secret|credentials?|secret_key_base|(?<![A-Za-z0-9])pass|[_-]pwd)|` +
+  raw`(?:(password|passwd|passphrase|secret|credentials?|secret_key_base|(?<![A-Za-z0-9])pass|[_-]pwd?)|` +
   raw`token|auth|authorization|apikey|` +
   raw`(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)` +
   raw`(?:\\?["'])?[ \t]{0,16}(?:,[ \t]{0,16})?(?:${LINE_BREAK}[ \t]{0,64})?(?:\\?["'])?(?:parameter)?)`;
@@ -261,6 +300,9 @@ function discordKeywords(): string[] {
   for (let a = 1; a <= 9; a++) for (let b = 0; b <= 9; b++) out.add(b64(`${a}${b}0`));
   return [...out];
 }
+
+/** Names of XML elements that hold a secret (`<password>…</password>`). */
+const XML_SECRETS = 'password|passwd|secret|token|apikey|api_key|api-key';
 
 export const rules: Rule[] = [
   // ------------------------------------------------------------------------------------ AI providers
@@ -1002,37 +1044,9 @@ export const rules: Rule[] = [
   },
   {
     id: 'url-query-secret',
-    keywords: [
-      'access_token=',
-      'refresh_token=',
-      'id_token=',
-      'auth_token=',
-      'session_token=',
-      'private_token=',
-      'token=',
-      'api_key=',
-      'apikey=',
-      'api-key=',
-      'client_secret=',
-      'secret=',
-      'sig=',
-      'signature=',
-      'x-amz-signature=',
-      'x-amz-credential=',
-      'x-amz-security-token=',
-      'x-goog-signature=',
-      'x-goog-credential=',
-      'password=',
-      'passwd=',
-      'pwd=',
-      'auth=',
-    ],
+    keywords: spelled(QUERY_SECRETS, '', '='),
     pattern: new RegExp(
-      raw`(?:access_token|refresh_token|id_token|auth_token|session_token|private_token|` +
-        raw`token|api_key|apikey|api-key|client_secret|secret|sig|signature|` +
-        raw`x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|` +
-        raw`x-goog-credential|password|passwd|pwd|auth)=` +
-        raw`(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})`,
+      raw`(?:${QUERY_SECRETS})=(?!\$\{|\{\{|<|%[A-Za-z_]+%)([^&#?;\s"'<>()[\]\\]{1,4096})`,
       'iy',
     ),
     group: 1,
@@ -1051,10 +1065,12 @@ export const rules: Rule[] = [
   },
   {
     // `Authorization: Bearer|Basic|Token …` (headers, JSON, `curl -H`): the credential, not the scheme word.
+    // Blanks alone before a quoted scheme too (nginx `proxy_set_header Authorization "Basic …"`, Apache
+    // `RequestHeader set Authorization "…"`; review s63f).
     id: 'authorization-header',
     keywords: ['authorization'],
     pattern:
-      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?[ \t]{0,16}(?:bearer|basic|token|bot|negotiate|ntlm|apikey|api-key|key|sso-key|jwt|dpop|pat|otp|sharedkeylite|sharedkey|ssws)[ \t]{1,16}(?![$%{<[])([A-Za-z0-9._~+/=:-]{0,4095}[A-Za-z0-9_~+/=:-])/iy,
+      /authorization(?:\\?["'`])?[ \t]{0,16}(?:[:=]|(?=\\?["']))[ \t]{0,16}(?:\\?["'`])?[ \t]{0,16}(?:bearer|basic|token|bot|negotiate|ntlm|apikey|api-key|key|sso-key|jwt|dpop|pat|otp|sharedkeylite|sharedkey|ssws)[ \t]{1,16}(?![$%{<[])([A-Za-z0-9._~+/=:-]{0,4095}[A-Za-z0-9_~+/=:-])/iy,
     group: 1,
     minLength: 8,
     placeholders: true,
@@ -1093,21 +1109,16 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`.
+    // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`; keytool's and jarsigner's `-storepass`,
+    // `-keypass`, `-srcstorepass`, `-destkeypass` (one dash; review s63f).
     id: 'cli-secret-flag',
     // The keywords start at the `-` before the word, so that plain words (`password`, `token`) cost nothing.
-    keywords: [
-      '-password',
-      '-passwd',
-      '-passphrase',
-      '-token',
-      '-secret',
-      '-api-key',
-      '-apikey',
-      '-access-key',
-    ],
-    pattern:
-      /-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:password|passwd|passphrase|token|secret|api-key|apikey|access-key)(?:=|[ \t]{1,16})(["']?)(?![$%{<-])([^\s"'`]{3,512})\1(?=[\s"'`;|&)]|$)/iy,
+    keywords: [...spelled(CLI_SECRETS, '-', ''), 'storepass', 'keypass'],
+    pattern: new RegExp(
+      raw`(?:-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:${CLI_SECRETS})|(?<=-(?:src|dest)?)(?:store|key)pass)` +
+        FLAG_VALUE(3, ''),
+      'iy',
+    ),
     group: 2,
     minLength: 4,
     placeholders: true,
@@ -1140,12 +1151,13 @@ export const rules: Rule[] = [
     // PASSWORD 'pw'`: after what comes before it in CREATE and ALTER ROLE/USER (the role's name, an option,
     // `CONNECTION LIMIT n`, `VALID UNTIL '…'`), not in prose (`the password 'field' is required`). Each
     // lookbehind needs a blank just before `password`: a SQL verb anywhere back on the line cost 33 ms a MB
-    // of hostile `password 'a` repeated.
+    // of hostile `password 'a` repeated. Gradle's `storePassword '…'` and `keyPassword "…"` (Groovy's call
+    // syntax, no `=`) too (review s63f).
     id: 'sql-password-literal',
     keywords: ["password '", 'password "'],
     pattern: new RegExp(
       raw`(?<=\b(?:${SQL_ROLE_WORDS})[ \t]{1,16}|\b(?:user|role)[ \t]{1,16}[^\s;]{1,64}[ \t]{1,16}|` +
-        raw`\blimit[ \t]{1,16}-?[0-9]{1,10}[ \t]{1,16}|\buntil[ \t]{1,16}'[^'\n]{1,64}'[ \t]{1,16})` +
+        raw`\blimit[ \t]{1,16}-?[0-9]{1,10}[ \t]{1,16}|\buntil[ \t]{1,16}'[^'\n]{1,64}'[ \t]{1,16}|store|key)` +
         raw`password[ \t]${SQL_LITERAL}`,
       'iy',
     ),
@@ -1156,17 +1168,19 @@ export const rules: Rule[] = [
   {
     // `<password>…</password>`, `<apiKey>…</apiKey>` (Maven settings, .NET config, SOAP).
     id: 'generic-xml-secret',
-    keywords: ['password>', 'passwd>', 'secret>', 'token>', 'apikey>', 'api_key>', 'api-key>'],
-    pattern:
-      /(?:password|passwd|secret|token|apikey|api_key|api-key)>(?![$%{<])([^<>\s]{1,512})<\//iy,
+    keywords: spelled(XML_SECRETS, '', '>'),
+    pattern: new RegExp(raw`(?:${XML_SECRETS})>(?![$%{<])([^<>\s]{1,512})<\/`, 'iy'),
     group: 1,
     minLength: 4,
     placeholders: true,
   },
   {
     id: 'generic-password',
-    keywords: assigned('password', 'passwd', 'passphrase', 'pwd'),
-    pattern: assignment(['password', 'passwd', 'passphrase', 'pwd'], { unquoted: PASSWORD_VALUE }),
+    // `_pw` too (`DB_PW=`, `admin_pw:`; review s63f): `pw` alone is too short a word.
+    keywords: assigned('password', 'passwd', 'passphrase', 'pwd', '_pw'),
+    pattern: assignment(['password', 'passwd', 'passphrase', 'pwd', '_pw'], {
+      unquoted: PASSWORD_VALUE,
+    }),
     group: 1,
     minLength: 4,
     placeholders: true,
@@ -1334,7 +1348,7 @@ export const rules: Rule[] = [
   },
   {
     id: 'launchdarkly-key',
-    keywords: ['sdk-', 'api-', 'mob-'],
+    keywords: ['sdk-', 'api-'],
     pattern: new RegExp(raw`(?:sdk|api)-${UUID}(?![A-Za-z0-9])`, 'y'),
     boundary: true,
   },
@@ -1524,7 +1538,7 @@ export const rules: Rule[] = [
     // Secret-named headers: `X-Api-Key:`, `x-functions-key:`, `Ocp-Apim-Subscription-Key:`, `X-Auth-Token:`.
     id: 'http-secret-header',
     keywords: ['-key', '-token', '-secret', 'apikey'].flatMap((w) =>
-      [':', '"', "'", ' ', '\t', '\\'].map((e) => w + e),
+      [...':"\' \t\\'].map((e) => w + e),
     ),
     pattern: new RegExp(
       raw`(?=(?:-key|-token|-secret|apikey)(?:\\?["'])?[ \t]{0,16}:)` +
@@ -1543,8 +1557,7 @@ export const rules: Rule[] = [
     id: 'cli-key-flag',
     keywords: ['-key'],
     pattern: new RegExp(
-      raw`(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key(?:=|[ \t]{1,16})` +
-        raw`(["']?)(?![$%{<~./-])([^\s"'\x60]{16,512})\1(?=[\s"'\x60;|&)]|$)`,
+      raw`(?<=--[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,3})-key` + FLAG_VALUE(16, '~./'),
       'iy',
     ),
     group: 2,
@@ -1594,8 +1607,10 @@ export const rules: Rule[] = [
     keywords: ['mysql', 'mariadb'],
     // `mariadb` (7), a suffix (10), a blank (1), then the `-p` within 200.
     requires: { char: '-', within: 218 },
+    // The `-p` before the next such command (a run reads no further): until 2026-12-07 text repeating
+    // `mysql -` was read 200 characters at every keyword (4 MB/s; review s63f).
     pattern: new RegExp(
-      raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t][^\n|;&]{0,200}?(?<=[ \t])-p` +
+      raw`${MYSQL}(?:(?!${MYSQL})[^\n|;&]){0,200}?(?<=[ \t])-p` +
         raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
       'y',
     ),
@@ -1604,26 +1619,40 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`.
+    // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`; `mongo`, `mongosh`…
+    // `-p`, `ldapsearch`… `-w`, `zip`/`unzip -P`, `7z a -p<pw>`, `az login … -p` (review s63f). The value
+    // may be glued to the flag (`-PSecret`, as 7-Zip, sqlcmd and sshpass take it).
     id: 'cli-password-short-flag',
-    keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
+    keywords: [
+      'redis-cli',
+      'sqlcmd',
+      'sshpass',
+      'docker login',
+      'az login',
+      'mongo',
+      'ldap',
+      'zip ',
+      '7z ',
+      '7za ',
+    ],
     // `docker login` (12), then the flag's `-` within 201.
     requires: { char: '-', within: 213 },
     pattern: new RegExp(
-      raw`(?:redis-cli[^\n|;&]{0,200}?[ \t]-a|sqlcmd[^\n|;&]{0,200}?[ \t]-P|sshpass[ \t]{1,8}-p|` +
-        raw`docker login[^\n|;&]{0,200}?[ \t]-p)[ \t]{1,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
+      raw`(?:redis-cli${FLAG_GAP}a|(?:sqlcmd|zip)${FLAG_GAP}P|sshpass[ \t]{1,8}-p|ldap${FLAG_GAP}w|` +
+        raw`(?:docker login|az login|mongo|7za?)${FLAG_GAP}p)` +
+        raw`[ \t]{0,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
       'y',
     ),
     group: 2,
     placeholders: true,
   },
   {
-    // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin).
+    // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin, sudo -S).
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
       raw`echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
-        raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin))`,
+        raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin|sudo -S))`,
       'y',
     ),
     group: 2,
@@ -1639,12 +1668,18 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // redis.conf `requirepass` / `masterauth`.
+    // redis.conf `requirepass` / `masterauth`; PowerShell's `ConvertTo-SecureString "<pw>" -AsPlainText`
+    // (`-String '<pw>'` too; not a variable, a `-Flag` or a `(…)`); HTTP basic auth in Python,
+    // `auth=("user", "<pw>")`, `HTTPBasicAuth('user', '<pw>')`, `aiohttp.BasicAuth(…)` (review s63f).
     id: 'redis-conf-password',
-    keywords: ['requirepass', 'masterauth'],
-    pattern: /(?:requirepass|masterauth)[ \t]{1,16}(["']?)(?![$%{<])([^\s"']{3,256})\1/y,
+    keywords: ['requirepass', 'masterauth', 'convertto-securestring', 'auth=(', 'basicauth('],
+    pattern: new RegExp(
+      raw`(?:requirepass|masterauth|ConvertTo-SecureString(?: -String)?|` +
+        raw`(?:BasicAuth|auth=)\(["'][^"'\n]{0,64}["'],(?= ["']))` +
+        raw`[ \t]{1,16}(["']?)(?![$%{<(-])([^\s"']{3,256})\1`,
+      'y',
+    ),
     group: 2,
-    boundary: true,
     placeholders: true,
   },
   {
@@ -1669,12 +1704,12 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // A password told in prose: `my db password is Xk9#mP2q`, `the password was set to …`. Only values
-    // with a digit or a symbol, so `the password is incorrect` stays.
+    // A password told in prose: `my db password is Xk9#mP2q`, `the password was set to …`, `I set the admin
+    // password to …` (TOLD). Only values with a digit or a symbol, so `the password is incorrect` stays.
     id: 'password-in-prose',
-    keywords: ['password is ', 'password was ', 'passphrase is ', 'passcode is '],
+    keywords: ['password ', 'passphrase ', 'passcode '],
     pattern: new RegExp(
-      raw`pass(?:word|phrase|code)[ \t]{1,4}(?:is|was)[ \t]{1,4}(?:now[ \t]{1,4}|set to[ \t]{1,4})?` +
+      raw`pass(?:word|phrase|code)${TOLD}` +
         raw`\\?["'\x60]?(?=[^\s"'\x60\\]{0,127}[0-9!#$%^&*@~+=?])([^\s"'\x60\\]{5,127}[^\s"'\x60\\.,;:!?)])`,
       'iy',
     ),
@@ -1687,9 +1722,9 @@ export const rules: Rule[] = [
     // A key or token told in prose: `the signing key is now 4f9c…`. Token-like values only (16+ characters
     // with a digit), so `the shortcut key is Ctrl+Shift+P` and `the token is expired` stay.
     id: 'secret-in-prose',
-    keywords: ['key is ', 'token is ', 'secret is '],
+    keywords: ['key ', 'token ', 'secret '],
     pattern: new RegExp(
-      raw`(?:key|token|secret)[ \t]{1,4}is[ \t]{1,4}(?:now[ \t]{1,4})?\\?["'\x60]?` +
+      raw`(?:key|token|secret)${TOLD}\\?["'\x60]?` +
         raw`(?=[^\s"'\x60\\]{0,255}[0-9])([^\s"'\x60\\]{15,255}[^\s"'\x60\\.,;:!?)])`,
       'iy',
     ),
@@ -1742,7 +1777,7 @@ export const rules: Rule[] = [
     // DB_PASSWORD` then `value: …`, YAML or JSON), ECS task definitions, HAR headers, CloudFormation.
     id: 'name-value-pair',
     // `val` too (`{"key": "api_key", "val": "…"}`, review s59l).
-    keywords: ['value', 'val'].flatMap((w) => [':', '"', "'", '\\'].map((end) => w + end)),
+    keywords: ['value', 'val'].flatMap((w) => [...':"\'\\'].map((end) => w + end)),
     pattern: assignment([], {
       key: SEPARATOR_AHEAD('val(?:ue)?') + PAIR_NAME + 'val(?:ue)?' + PAIR_TOKEN_VALUE,
       unquoted: PASSWORD_VALUE,
@@ -1766,7 +1801,7 @@ export const rules: Rule[] = [
       'api_key',
       'apikey',
       'api-key',
-    ].flatMap((w) => [' ', '|', '\t', '*', '`'].map((end) => w + end)),
+    ].flatMap((w) => [...' |\t*`'].map((end) => w + end)),
     // Case-sensitive (anyCase): under the i flag `[A-Z]` matches every letter.
     pattern: new RegExp(
       raw`(?:${['password', 'passwd', 'passphrase', 'secret', 'token'].map(anyCase).join('|')}|` +
@@ -1779,8 +1814,10 @@ export const rules: Rule[] = [
     group: 1,
     entropy: 2.5,
     // Nor a type's name (`Uint8Array`, `Base64String`, `OAuth2Token`, `int32`): words that each start
-    // upper-case, and numbers; a password runs lower-case on after a digit or a lone capital.
-    not: /^[a-z]*(?:[A-Z][a-z]+|[0-9]+|[A-Z]+(?![a-z]))+$/,
+    // upper-case, and numbers; a password runs lower-case on after a digit or a lone capital. A type has one
+    // number, not after a lower-case letter at the end: `hunter2Quux77Zed` and `Winter2025` are passwords
+    // (until 2026-12-07 they were kept, review s63f).
+    not: /^(?!\D*\d+\D+\d|.*[a-z]\d+$)[a-z]*(?:[A-Z][a-z]+|[0-9]+|[A-Z]+(?![a-z]))+$/,
     placeholders: true,
   },
   {

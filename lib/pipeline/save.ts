@@ -529,7 +529,7 @@ export const corePipeline: SavePipeline = {
  * the text rules (`password`, `passwd`, `passphrase`, `secret`, `token`, `credentials`, `auth`,
  * `authorization`) and names of keys (`secret_key`, `signingKey`, `API_KEY`, `apikey`, Rails'
  * `secret_key_base`); not `key` or `keys` alone (a lookup), nor keys that name no secret (`public_key`,
- * `sortKey`). Names ending in `pass` or `pwd` as a word are PASS_NAME's.
+ * `sortKey`). Names ending in `pass`, `pwd` or `pw` (`DB_PW`: review s63f) as a word are PASS_NAME's.
  */
 const SENSITIVE_KEY = new RegExp(
   String.raw`(?:password|passwd|passphrase|secret|token|credentials?|authorization|auth|apikey|` +
@@ -547,7 +547,7 @@ const sensitiveKey = (key: string) => SENSITIVE_KEY.test(key);
  * redacts the same pair in a tool's output). Until 2026-12-06 tool-call arguments and metadata kept them
  * (review s57d), and camelCase `…Pwd` names until review s57f.
  */
-const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd|PWD)|[a-z0-9]Pwd)$/;
+const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd?|PWD?)|[a-z0-9]Pwd)$/;
 
 /** Whether `value` under the name `key` (PASS_NAME's) is a secret by the text rules; counted when it is. */
 function passValue(key: string, value: string, text: TextFn, hit: () => void): boolean {

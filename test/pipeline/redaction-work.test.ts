@@ -31,6 +31,9 @@ const HOSTILE = [
   'secret_access_key: a=x',
   'glpat-',
   'eyJ.',
+  '--api-key=x',
+  '--password=a',
+  'mysql -',
 ];
 const SIZE = 40_000;
 /** The longest window a rule's pattern reads after its keyword (`kubeconfig-client-key-data`: 16 KB). */
