@@ -14,17 +14,20 @@ export const redact = (() => {
 })();
 
 /**
- * Creates a session through POST /v1/sessions on a local store: a bash tool call running `command`, and
- * `output` as its result (the command echoed, as shells and tools do). Answers the stored files that hold
- * one of `secrets`, as `path: secret`.
+ * Creates a session through POST /v1/sessions on a local store: a bash tool call running `command` (or the
+ * call `command` when it is one), and `output` as its result (the command echoed, as shells and tools do).
+ * Answers the stored files that hold one of `secrets`, as `path: secret`.
  */
 export async function storedHolders(
-  command: string,
-  output = `$ ${command}\nok\n`,
+  command: string | { name: string; arguments: string },
+  output = `$ ${typeof command === 'string' ? command : command.name}\nok\n`,
   secrets = [PW],
 ): Promise<string[]> {
   const app = await makeApp();
-  const call = { name: 'bash', arguments: JSON.stringify({ command }) };
+  const call =
+    typeof command === 'string'
+      ? { name: 'bash', arguments: JSON.stringify({ command }) }
+      : command;
   const res = await app.call('POST', '/v1/sessions', {
     body: {
       task: 'set things up',

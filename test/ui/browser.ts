@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Env } from '../../lib/server/config.js';
 import { startSatchelServer, type RunningServer } from '../support/satchel-server.js';
@@ -256,4 +256,19 @@ export function nearCapMessages() {
       content: `a${i} ${'x'.repeat(800)}`,
     })),
   ];
+}
+
+/** The first request `matches` picks is answered by the server at once and delivered 1.5 s later. */
+export async function delayOnce(page: Page, matches: (r: HTTPRequest) => boolean): Promise<void> {
+  await page.setRequestInterception(true);
+  let delayed = false;
+  page.on('request', (r) => {
+    if (delayed || !matches(r)) return void r.continue();
+    delayed = true;
+    void fetch(r.url(), { headers: r.headers() }).then(async (res) => {
+      const body = await res.text();
+      const headers = Object.fromEntries(res.headers.entries());
+      setTimeout(() => void r.respond({ status: res.status, headers, body }), 1500);
+    });
+  });
 }

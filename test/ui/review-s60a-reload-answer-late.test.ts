@@ -3,28 +3,12 @@
 // revision 1 back on screen after "Appended: now at revision 2": the appended message vanished, and the
 // page's If-Match went back to "1", so the next write was refused as stale. The list's pager did the same
 // (Older, then Newer: the slower answer won). A slow link is simulated by request interception.
-import type { HTTPRequest, Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
-import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
+import { apiClient, browserAndServer, delayOnce, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s60a_late_0123456789';
 const LIST = 'tok_s60a_latelist_0123456789';
 const ui = browserAndServer(`ns=${TOK},list=${LIST}`);
-
-/** The first request `matches` picks is answered by the server at once and delivered 1.5 s later. */
-async function delayOnce(page: Page, matches: (r: HTTPRequest) => boolean) {
-  await page.setRequestInterception(true);
-  let delayed = false;
-  page.on('request', (r) => {
-    if (delayed || !matches(r)) return void r.continue();
-    delayed = true;
-    void fetch(r.url(), { headers: r.headers() }).then(async (res) => {
-      const body = await res.text();
-      const headers = Object.fromEntries(res.headers.entries());
-      setTimeout(() => void r.respond({ status: res.status, headers, body }), 1500);
-    });
-  });
-}
 
 describe('a load answered after a later one (review s60a)', () => {
   it('a late Reload does not replace the newer revision on screen', async () => {

@@ -2,28 +2,12 @@
 // deleted session back on screen; signing in again with another namespace's token kept the live loop's
 // updated_after of the old namespace; `/ui/sessions/%ZZ` left "Checking access…" and "Loading…" on
 // screen; search marks missed the accent-folded matches the server finds (`cafe` in `Café`).
-import type { HTTPRequest, Page } from 'puppeteer-core';
 import { describe, expect, it } from 'vitest';
-import { apiClient, browserAndServer, openPage, signIn } from './browser.js';
+import { apiClient, browserAndServer, delayOnce, openPage, signIn } from './browser.js';
 
 const TOK = 'tok_s62as_first_0123456789';
 const OTHER = 'tok_s62as_other_0123456789';
 const ui = browserAndServer(`ns=${TOK},other=${OTHER}`);
-
-/** The first request `matches` picks is answered by the server at once and delivered 1.5 s later. */
-async function delayOnce(page: Page, matches: (r: HTTPRequest) => boolean) {
-  await page.setRequestInterception(true);
-  let delayed = false;
-  page.on('request', (r) => {
-    if (delayed || !matches(r)) return void r.continue();
-    delayed = true;
-    void fetch(r.url(), { headers: r.headers() }).then(async (res) => {
-      const body = await res.text();
-      const headers = Object.fromEntries(res.headers.entries());
-      setTimeout(() => void r.respond({ status: res.status, headers, body }), 1500);
-    });
-  });
-}
 
 describe('the session browser (review s62a, suspected items)', () => {
   it('a Reload answering after an append found the session deleted does not show it again', async () => {
