@@ -180,9 +180,13 @@ export function sessionBrowser(): void {
     location.assign(fromRoot('/ui'));
   });
   // Back after signing out brings the page back from the browser's cache, as it was: load it again, so
-  // that it asks for the token instead of showing what the signed-in page showed.
+  // that it asks for the token instead of showing what the signed-in page showed; and so when another
+  // token was signed in meanwhile (a list kept the other namespace's newest for its live loop, and its
+  // rows had gone with the sign-out: review s62a).
+  let shownWith = storedToken();
+  $('signin-form').addEventListener('signedin', () => void (shownWith = storedToken()));
   window.addEventListener('pageshow', (ev) => {
-    if (ev.persisted && !storedToken() && !$('signout').hidden) location.reload();
+    if (ev.persisted && storedToken() !== shownWith) location.reload();
   });
   const run = document.body.getAttribute('data-view') === 'session' ? sessionView : listView;
   run().catch((err: unknown) =>

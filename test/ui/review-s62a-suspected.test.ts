@@ -88,6 +88,41 @@ describe('the session browser (review s62a, suspected items)', () => {
     }
   });
 
+  it('Back into a list after signing out and in with another token loads it again', async () => {
+    const other = apiClient(ui.srv.url, OTHER);
+    const first = apiClient(ui.srv.url, TOK);
+    const older = await other('POST', '/v1/sessions', { id: 'back-other', task: 'other, back' });
+    expect(older.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 30));
+    const newer = await first('POST', '/v1/sessions', { id: 'back-first', task: 'first, back' });
+    expect(newer.status).toBe(201);
+    const { page, errors } = await openPage(ui.browser);
+    const polls: string[] = [];
+    page.on('request', (r) => {
+      const after = new URL(r.url()).searchParams.get('updated_after');
+      if (after) polls.push(after);
+    });
+    try {
+      await page.goto(`${ui.srv.url}/ui?poll=300`);
+      await signIn(page, TOK);
+      await page.waitForSelector('#rows tr[data-id="back-first"]');
+      await Promise.all([page.waitForNavigation(), page.click('#signout')]);
+      await signIn(page, OTHER);
+      await page.waitForSelector('#rows tr[data-id="back-other"]');
+      await page.goBack(); // the first list, from the browser's cache
+      await page.waitForSelector('#rows tr[data-id="back-other"]', { timeout: 10_000 });
+      polls.length = 0;
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(polls.length).toBeGreaterThan(0);
+      // Before its fix: its rows had gone with the sign-out (a blank list), and every poll asked for
+      // changes after the first namespace's newest.
+      expect(new Set(polls)).toEqual(new Set([older.json.updated_at]));
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('a session address with broken escapes says so, and nothing is left loading', async () => {
     const { page, errors } = await openPage(ui.browser);
     try {
