@@ -1619,27 +1619,17 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`; `mongo`, `mongosh`…
-    // `-p`, `ldapsearch`… `-w`, `zip`/`unzip -P`, `7z a -p<pw>`, `az login … -p` (review s63f). The value
-    // may be glued to the flag (`-PSecret`, as 7-Zip, sqlcmd and sshpass take it).
+    // `redis-cli -a <pw>`, `sqlcmd -P <pw>`, `sshpass -p <pw>`, `docker login -p <pw>`; the value may be
+    // glued to the flag (`-PSecret`, as sqlcmd and sshpass take it; review s63f). `mongo`, `ldap…`, `zip`,
+    // `7z` and `az login` were here for a while that day: their words occur in other commands
+    // (`docker run --name mongo -p 27017:27017`, `wget x.zip -P /opt`: review s63i), and telling where a
+    // command starts did not fit the R2-only bundle.
     id: 'cli-password-short-flag',
-    keywords: [
-      'redis-cli',
-      'sqlcmd',
-      'sshpass',
-      'docker login',
-      'az login',
-      'mongo',
-      'ldap',
-      'zip ',
-      '7z ',
-      '7za ',
-    ],
+    keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
     // `docker login` (12), then the flag's `-` within 201.
     requires: { char: '-', within: 213 },
     pattern: new RegExp(
-      raw`(?:redis-cli${FLAG_GAP}a|(?:sqlcmd|zip)${FLAG_GAP}P|sshpass[ \t]{1,8}-p|ldap${FLAG_GAP}w|` +
-        raw`(?:docker login|az login|mongo|7za?)${FLAG_GAP}p)` +
+      raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass[ \t]{1,8}-p|docker login${FLAG_GAP}p)` +
         raw`[ \t]{0,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
       'y',
     ),
