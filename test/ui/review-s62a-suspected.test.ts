@@ -9,6 +9,41 @@ const TOK = 'tok_s62as_first_0123456789';
 const OTHER = 'tok_s62as_other_0123456789';
 const ui = browserAndServer(`ns=${TOK},other=${OTHER}`);
 
+/**
+ * A session in OTHER's namespace, then a newer one in TOK's (ids `<tag>-other`, `<tag>-first`), a page on
+ * the list polling every 300 ms and signed in with TOK, and the `updated_after` of every request it sends.
+ */
+async function listOfTwoNamespaces(tag: string) {
+  const older = await apiClient(ui.srv.url, OTHER)('POST', '/v1/sessions', {
+    id: `${tag}-other`,
+    task: 'other',
+  });
+  expect(older.status).toBe(201);
+  await new Promise((r) => setTimeout(r, 30));
+  const newer = await apiClient(ui.srv.url, TOK)('POST', '/v1/sessions', {
+    id: `${tag}-first`,
+    task: 'first',
+  });
+  expect(newer.status).toBe(201);
+  const watched = await openPage(ui.browser);
+  const polls: string[] = [];
+  watched.page.on('request', (r) => {
+    const after = new URL(r.url()).searchParams.get('updated_after');
+    if (after) polls.push(after);
+  });
+  await watched.page.goto(`${ui.srv.url}/ui?poll=300`);
+  await signIn(watched.page, TOK);
+  await watched.page.waitForSelector(`#rows tr[data-id="${tag}-first"]`);
+  /** The polls of the next 1.2 s: each asks for changes after `older`'s time (its namespace's newest). */
+  const pollsFromOlder = async () => {
+    polls.length = 0;
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(polls.length).toBeGreaterThan(0);
+    expect(new Set(polls)).toEqual(new Set([older.json.updated_at]));
+  };
+  return { ...watched, pollsFromOlder };
+}
+
 describe('the session browser (review s62a, suspected items)', () => {
   it('a Reload answering after an append found the session deleted does not show it again', async () => {
     const api = apiClient(ui.srv.url, TOK);
@@ -53,35 +88,17 @@ describe('the session browser (review s62a, suspected items)', () => {
   });
 
   it("signing in again with another namespace's token polls from that namespace's newest", async () => {
-    const other = apiClient(ui.srv.url, OTHER);
-    const first = apiClient(ui.srv.url, TOK);
-    const older = await other('POST', '/v1/sessions', { id: 'in-other', task: 'other namespace' });
-    expect(older.status).toBe(201);
-    await new Promise((r) => setTimeout(r, 30));
-    const newer = await first('POST', '/v1/sessions', { id: 'in-first', task: 'first namespace' });
-    expect(newer.status).toBe(201);
-    const { page, errors } = await openPage(ui.browser);
-    const polls: string[] = [];
-    page.on('request', (r) => {
-      const after = new URL(r.url()).searchParams.get('updated_after');
-      if (after) polls.push(after);
-    });
+    const { page, errors, pollsFromOlder } = await listOfTwoNamespaces('in');
     try {
-      await page.goto(`${ui.srv.url}/ui?poll=300`);
-      await signIn(page, TOK);
-      await page.waitForSelector('#rows tr[data-id="in-first"]');
       // The first token stops being accepted (as after a rotation): the next poll asks for a token.
       await page.evaluate(() =>
         sessionStorage.setItem('satchel.token', 'tok_s62as_not_accepted_01'),
       );
       await signIn(page, OTHER);
       await page.waitForSelector('#rows tr[data-id="in-other"]');
-      polls.length = 0;
-      await new Promise((r) => setTimeout(r, 1200));
-      expect(polls.length).toBeGreaterThan(0);
       // Before its fix: every poll asked for changes after the first namespace's newest, so a session
       // of this namespace stamped before it (an import, a slow write) was missed for 30 s.
-      expect(new Set(polls)).toEqual(new Set([older.json.updated_at]));
+      await pollsFromOlder();
       expect(errors).toEqual([]);
     } finally {
       await page.close();
@@ -89,34 +106,16 @@ describe('the session browser (review s62a, suspected items)', () => {
   });
 
   it('Back into a list after signing out and in with another token loads it again', async () => {
-    const other = apiClient(ui.srv.url, OTHER);
-    const first = apiClient(ui.srv.url, TOK);
-    const older = await other('POST', '/v1/sessions', { id: 'back-other', task: 'other, back' });
-    expect(older.status).toBe(201);
-    await new Promise((r) => setTimeout(r, 30));
-    const newer = await first('POST', '/v1/sessions', { id: 'back-first', task: 'first, back' });
-    expect(newer.status).toBe(201);
-    const { page, errors } = await openPage(ui.browser);
-    const polls: string[] = [];
-    page.on('request', (r) => {
-      const after = new URL(r.url()).searchParams.get('updated_after');
-      if (after) polls.push(after);
-    });
+    const { page, errors, pollsFromOlder } = await listOfTwoNamespaces('back');
     try {
-      await page.goto(`${ui.srv.url}/ui?poll=300`);
-      await signIn(page, TOK);
-      await page.waitForSelector('#rows tr[data-id="back-first"]');
       await Promise.all([page.waitForNavigation(), page.click('#signout')]);
       await signIn(page, OTHER);
       await page.waitForSelector('#rows tr[data-id="back-other"]');
       await page.goBack(); // the first list, from the browser's cache
-      await page.waitForSelector('#rows tr[data-id="back-other"]', { timeout: 10_000 });
-      polls.length = 0;
-      await new Promise((r) => setTimeout(r, 1200));
-      expect(polls.length).toBeGreaterThan(0);
       // Before its fix: its rows had gone with the sign-out (a blank list), and every poll asked for
       // changes after the first namespace's newest.
-      expect(new Set(polls)).toEqual(new Set([older.json.updated_at]));
+      await page.waitForSelector('#rows tr[data-id="back-other"]', { timeout: 10_000 });
+      await pollsFromOlder();
       expect(errors).toEqual([]);
     } finally {
       await page.close();
