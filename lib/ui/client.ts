@@ -186,7 +186,10 @@ export function sessionBrowser(): void {
   let shownWith = storedToken();
   $('signin-form').addEventListener('signedin', () => void (shownWith = storedToken()));
   window.addEventListener('pageshow', (ev) => {
-    if (ev.persisted && storedToken() !== shownWith) location.reload();
+    if (!ev.persisted || storedToken() === shownWith) return;
+    // Not the view's own handler too: it would render into the content the sign-out cleared.
+    ev.stopImmediatePropagation();
+    location.reload();
   });
   const run = document.body.getAttribute('data-view') === 'session' ? sessionView : listView;
   run().catch((err: unknown) =>
