@@ -18,6 +18,7 @@ import {
 import { Batcher, runExclusive, SingleFlight } from '../storage/concurrency.js';
 import { unattended, type Schedule } from '../model/context.js';
 import { SatchelError, unavailable } from '../model/errors.js';
+import { randomHex } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { SessionSummary } from '../model/session.js';
 
@@ -269,6 +270,8 @@ interface RebuildProgress {
   dropped?: [string, number | null][];
   /** When a last slice claimed it, before its root (rebuildSliced). */
   rooting?: number;
+  /** The write's own token (putIf). */
+  w?: string;
 }
 
 export class Manifest {
@@ -668,9 +671,14 @@ export class Manifest {
     return this.putIf(key, next, when);
   }
 
-  /** A conditional write of `value` as JSON; false when its condition does not hold. */
-  private putIf(key: string, value: unknown, when: PutOptions): Promise<boolean> {
-    return this.store.put(key, utf8(JSON.stringify(value)), when).then(
+  /**
+   * A conditional write of the progress as JSON; false when its condition does not hold. Each write holds
+   * a token of its own (`w`): on S3 and R2 an etag is the MD5 of the body, so a purge that rewrote the
+   * progress byte for byte kept its etag, and a slice read meanwhile still saved a deleted session's text
+   * (review s64c).
+   */
+  private putIf(key: string, value: RebuildProgress, when: PutOptions): Promise<boolean> {
+    return this.store.put(key, utf8(JSON.stringify({ ...value, w: randomHex(6) })), when).then(
       () => true,
       (err: unknown) => {
         if (PreconditionFailedError.is(err)) return false;
