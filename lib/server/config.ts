@@ -165,6 +165,10 @@ export function parseOrigins(value: string | undefined): string[] {
 /** The S3 settings of SATCHEL_STORAGE=s3. */
 export function s3Config(env: Env): S3Config {
   if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
+  // `my-bucket/prod` (a folder written into the name): the SDK refused every request with a bare 500 on
+  // Workers, and Node started degraded (review s64b). Blanks are no bucket name either.
+  if (/[/\s]/.test(env.S3_BUCKET))
+    throw new ConfigError('S3_BUCKET must be a bucket name alone; put a folder in S3_PREFIX');
   checkS3Credentials(env);
   if (env.S3_ENDPOINT) checkS3Endpoint(env.S3_ENDPOINT);
   const region = env.S3_REGION || env.AWS_REGION || 'us-east-1';

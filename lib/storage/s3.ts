@@ -150,8 +150,9 @@ const MAX_DECLARED_BYTES = 2 ** 31;
  *
  * Preconditions use PutObject's If-Match / If-None-Match. Etags are kept unquoted inside Satchel,
  * because radosgw rejects a quoted If-Match even when it is current. A 412, a 404 NoSuchKey on an
- * If-Match write (AWS's answer to If-Match on a missing key; radosgw answers 412) and AWS's 409
- * ConditionalRequestConflict all mean the same thing: PreconditionFailedError. A 404 with another code
+ * If-Match write (AWS's answer to If-Match on a missing key; radosgw answers 412) both mean
+ * PreconditionFailedError; AWS's 409 ConditionalRequestConflict (another write or delete of the key under
+ * way) is retried, as AWS asks. A 404 with another code
  * (NoSuchBucket), and any 404 to a create-only write, is never a precondition failure: it is
  * StorageUnavailableError.
  * Conditional writes are always a single PUT: a multipart completion's preconditions are not honoured by
@@ -393,8 +394,11 @@ export class S3Store implements ObjectStore {
           // A missing key fails only If-Match (AWS answers it 404 NoSuchKey). If-None-Match: * fails only
           // when the key exists, so a 404 there (a code-less one from a gateway) stored nothing: 503.
           const missing = options.ifMatch !== undefined && isMissingKey(err);
-          if (conditional && (status === 412 || missing || status === 409))
-            throw new PreconditionFailedError(key);
+          if (conditional && (status === 412 || missing)) throw new PreconditionFailedError(key);
+          // AWS's 409 ConditionalRequestConflict: a write or delete of the key was under way and this PUT
+          // stored nothing. Not "the key exists" (after a delete it may not): AWS asks for the PUT again,
+          // whose answer tells (review s64c).
+          if (conditional && status === 409) Object.assign(err as object, { conflict: true });
           throw err;
         }
       },
@@ -794,6 +798,7 @@ class KeysNotDeletedError extends Error {
 /** 5xx, SlowDown/throttling, and errors that never got an HTTP answer (network, timeouts). */
 export function isTransient(err: unknown): boolean {
   if (err instanceof KeysNotDeletedError) return err.transient;
+  if ((err as { conflict?: boolean } | null)?.conflict) return true;
   const status = statusOf(err);
   const name = (err as { name?: string; Code?: string }).name ?? '';
   if (name === 'SlowDown' || name === 'ThrottlingException' || name === 'RequestTimeout')
