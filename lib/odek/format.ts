@@ -148,8 +148,14 @@ export function unkeptTimes(session: OdekSession): string[] {
   });
 }
 
-/** The replace body that overwrites a stored session with an odek session (`import --overwrite`). */
-export function replaceBody(session: OdekSession): ReplaceInput {
+/**
+ * The replace body that overwrites a stored session with an odek session (`import --overwrite`);
+ * `messages` in place of the file's (the stored ones, when they are the file's as the size cap kept them).
+ */
+export function replaceBody(
+  session: OdekSession,
+  messages: ReplaceInput['messages'] = session.messages,
+): ReplaceInput {
   // A replace keeps the stored session's times (the route takes none).
   const { id: _id, created_at: _c, updated_at: _u, ...body } = createBody(session);
   // The file's model and provider even when empty: a PUT without them keeps the stored ones.
@@ -157,7 +163,7 @@ export function replaceBody(session: OdekSession): ReplaceInput {
     ...body,
     model: session.model ?? '',
     provider: session.provider ?? '',
-    messages: session.messages,
+    messages,
   };
 }
 

@@ -19,17 +19,8 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
   if (!sameText(file.task, stored.task)) return 'task';
   if (!sameText(file.model, stored.model)) return 'model';
   if (!sameText(file.provider, stored.provider)) return 'provider';
-  // A session the size cap trimmed as it came in holds the file's head, the cap's marker, its newest.
-  const messages = cappedAs(file.messages, stored.messages as Message[]) ?? file.messages;
-  if (messages.length !== stored.messages.length) {
-    return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
-  }
-  for (let i = 0; i < messages.length; i++) {
-    // Both in the stored form: GET shows parts as `content`, a file (an export) keeps them beside it.
-    const [f, s] = [messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
-    const at = messageDiffers(f!, s!, `messages[${i}]`);
-    if (at) return at;
-  }
+  const messages = messagesDiffer(file, stored);
+  if (messages) return messages;
   const refs = refsDiffer(file.external_refs, stored.external_refs);
   if (refs) return refs;
   // odek's own files have no metadata: only a file that carries some (an export) is compared on it. An
@@ -44,6 +35,34 @@ export function firstDifference(file: OdekSession, stored: Session): string | nu
     if (file[flag] && !stored[flag]) return flag;
   }
   return null;
+}
+
+/** Where the file's messages first differ from the stored ones, allowing for the size cap's marker. */
+function messagesDiffer(file: OdekSession, stored: Session): string | null {
+  // A session the size cap trimmed as it came in holds the file's head, the cap's marker, its newest.
+  const messages = cappedAs(file.messages, stored.messages as Message[]) ?? file.messages;
+  if (messages.length !== stored.messages.length) {
+    return `messages: ${file.messages.length} in the file, ${stored.messages.length} stored`;
+  }
+  for (let i = 0; i < messages.length; i++) {
+    // Both in the stored form: GET shows parts as `content`, a file (an export) keeps them beside it.
+    const [f, s] = [messages[i]!, stored.messages[i]!].map((m) => toStoredContent(m));
+    const at = messageDiffers(f!, s!, `messages[${i}]`);
+    if (at) return at;
+  }
+  return null;
+}
+
+/**
+ * True when the stored messages are the file's as the size cap kept them (its marker among them). A
+ * replace then sends the stored ones: the file's would bring back the groups the cap removed, which the
+ * server counts as new and, when the cap drops them all again, refuses with 413 (review s64d).
+ */
+export function cappedAlike(file: OdekSession, stored: Session): boolean {
+  return (
+    cappedAs(file.messages, stored.messages as Message[]) !== null &&
+    messagesDiffer(file, stored) === null
+  );
 }
 
 /**
@@ -470,17 +489,27 @@ function redacted(ref: ExternalRef): boolean {
   return [ref.kind, ref.uri, ref.created_by].some((t) => t.includes(PLACEHOLDER));
 }
 
-/** Exact equality of two JSON values, whatever the order of object keys (the server's may differ). */
+/**
+ * Exact equality of two JSON values, whatever the order of object keys (the server's may differ). With its
+ * own stack, as differsAt: tool-call arguments nest as deep as JSON.parse takes, past V8's (review s64d).
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a))
-    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
-  if (!isObject(a) || !isObject(b)) return false;
-  const keys = Object.keys(a);
-  return (
-    keys.length === Object.keys(b).length &&
-    keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]))
-  );
+  const stack: [unknown, unknown][] = [[a, b]];
+  while (stack.length > 0) {
+    const [x, y] = stack.pop()!;
+    if (x === y) continue;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = x.length - 1; i >= 0; i--) stack.push([x[i], y[i]]);
+      continue;
+    }
+    if (!isObject(x) || !isObject(y)) return false;
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length || !keys.every((k) => Object.hasOwn(y, k)))
+      return false;
+    for (const k of keys) stack.push([x[k], y[k]]);
+  }
+  return true;
 }
 
 function isTime(s: string): boolean {

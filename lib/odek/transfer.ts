@@ -9,7 +9,7 @@ import {
   unkeptTimes,
   type OdekSession,
 } from './format.js';
-import { firstDifference, refNotes, sameJson, storedOnlyRefs } from './match.js';
+import { cappedAlike, firstDifference, refNotes, sameJson, storedOnlyRefs } from './match.js';
 
 /**
  * Moving sessions between odek files and a Satchel server, one session at a time, through the HTTP API
@@ -68,6 +68,7 @@ export async function importOdekFile(
   try {
     return await importSession(client, session, base, options, () => (wrote = true));
   } catch (err) {
+    if (err instanceof CannotCompare) return { ...base, status: 'failed', reason: err.message };
     if (SatchelApiError.is(err) && err.fromSatchel) {
       // A refused token fails every file alike: the import stops, with one error (exit 1).
       if (err.status === 401 || err.status === 403) throw err;
@@ -152,7 +153,7 @@ async function importSession(
     lostCreate = err.afterLostAttempt;
   }
   const stored = await client.get(session.id);
-  const difference = firstDifference(session, stored.session);
+  const difference = compare(session, stored.session);
   const kept = keptNotes(session, stored.session);
   // The file's content as a create left it, after an attempt of this create got no answer: it made it.
   // At revision 1 it is; above (an id that held a session deleted before starts above its revisions),
@@ -173,10 +174,16 @@ async function importSession(
       reason: `exists with different content (${difference}); --overwrite replaces it`,
     };
   }
+  // A session the size cap trimmed whose messages are the file's: the stored ones go back, so the PUT
+  // changes only what differs (the file's would bring back what the cap removed: 413, review s64d).
+  const messages = cappedAlike(session, stored.session)
+    ? stored.session.messages
+    : session.messages;
   writing();
-  const answer = await client.replace(session.id, replaceBody(session), { ifMatch: stored.etag });
+  const body = replaceBody(session, messages);
+  const answer = await client.replace(session.id, body, { ifMatch: stored.etag });
   // What the replace stored, checked: a difference no PUT can make would be "replaced" on every run.
-  const left = firstDifference(session, answer.session);
+  const left = compare(session, answer.session, 'replaced, but ');
   if (left === null)
     return {
       ...base,
@@ -188,6 +195,22 @@ async function importSession(
     status: 'failed',
     reason: `replaced, but the stored session still differs from the file (${left}): a replace cannot change that`,
   };
+}
+
+/** A comparison that could not be made: that file's failure, not the run's. */
+class CannotCompare extends Error {}
+
+/**
+ * firstDifference, with a RangeError (a value nested past V8's stack) that file's failure: thrown on, it
+ * stopped the whole import with exit 70 and the files after it were never imported (review s64d).
+ */
+function compare(file: OdekSession, stored: Session, after = ''): string | null {
+  try {
+    return firstDifference(file, stored);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new CannotCompare(`${after}could not compare with the stored session: nested too deep`);
+  }
 }
 
 /** What the stored session keeps of its refs whatever the file says: refs are add-only and never change. */
