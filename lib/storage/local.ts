@@ -12,7 +12,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import {
   assertSafeKey,
@@ -47,6 +47,8 @@ const MAX_LISTINGS = 16;
 const MAX_LISTING_FOLDERS = 256;
 /** A folder changed this recently (ms) before a walk may change again within its clock's tick, unseen. */
 const MTIME_SETTLE_MS = 50;
+/** A temp file whose name holds no pid is taken as left behind when older than this (ms). */
+const UNNAMED_TEMP_MS = 5000;
 
 /** A listing's keys (sorted), the folders its walk read with their mtimes (null: not kept), and when. */
 interface Listing {
@@ -65,6 +67,13 @@ export interface LocalStoreOptions {
    * when older than this (a live process whose pid was reused). Default 1 hour.
    */
   maxTempAgeMs?: number;
+  /** How often this process refreshes its owner file's mtime (its heartbeat). Default 5000 ms. */
+  heartbeatMs?: number;
+  /**
+   * An owner in another pid namespace (another container on the same volume), or where namespaces are
+   * unknown (off Linux), is gone only when its heartbeat is older than this. Default 30,000 ms.
+   */
+  ownerTimeoutMs?: number;
 }
 
 /**
@@ -77,17 +86,20 @@ export interface LocalStoreOptions {
  * Several processes may share one folder (on one machine): every write and delete takes a per-key lock
  * file, `.locks/<sha256 of the key>`, around the check of its precondition and the rename, so If-Match and
  * If-None-Match hold across processes. A lock is a hard link (`link`, atomic, fails when it exists) to the
- * process's owner file, which names its pid and the process start time. A lock whose owner process is gone
- * (pid absent, or reused by a process started later) and older than `staleLockMs` is broken, under a second
- * `.break` lock so two processes never break the same lock twice. Within one process, writers to a key
- * queue in memory first, so the lock file is only contended between processes.
+ * process's owner file, which names its pid, the process start time and its pid namespace; the process
+ * touches it every `heartbeatMs` (an unref'd timer), and the lock shares its mtime. A lock whose owner is
+ * gone and older than `staleLockMs` is broken, under a second `.break` lock so two processes never break
+ * the same lock twice. An owner in this pid namespace is gone when its pid is absent or reused by a process
+ * started later; one in another (a container beside this one on the same volume) or an unknown namespace,
+ * whose pid says nothing here, when its heartbeat is older than `ownerTimeoutMs`. Within one process,
+ * writers to a key queue in memory first, so the lock file is only contended between processes.
  *
  * The etag is the file's inode, size and nanosecond mtime. Under the lock every write gives the new file
  * an mtime later than the one it replaces, so an etag never repeats for a key even when inode numbers are
  * reused and file times are coarse, and every process computes the same etag for the same file.
  *
- * At start, temp files left by a crashed writer (its pid gone) and owner files of gone processes are
- * removed in the background (`swept` resolves when done).
+ * At start, temp files left by a crashed writer (`.tmp-<owner>-<hex>`: its owner gone, by the same rule)
+ * and owner files of gone processes are removed in the background (`swept` resolves when done).
  */
 export class LocalStore implements ObjectStore {
   readonly name: string;
@@ -98,6 +110,8 @@ export class LocalStore implements ObjectStore {
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
   private readonly maxTempAgeMs: number;
+  private readonly heartbeatMs: number;
+  private readonly ownerTimeoutMs: number;
   private owner: Promise<string> | undefined;
   /**
    * The rest of a listing's walk, sorted, by prefix and the cursor its page returned: the next page reads
@@ -117,6 +131,8 @@ export class LocalStore implements ObjectStore {
     this.lockTimeoutMs = options.lockTimeoutMs ?? 5000;
     this.staleLockMs = options.staleLockMs ?? 1000;
     this.maxTempAgeMs = options.maxTempAgeMs ?? 60 * 60 * 1000;
+    this.heartbeatMs = options.heartbeatMs ?? 5000;
+    this.ownerTimeoutMs = options.ownerTimeoutMs ?? 30_000;
     this.swept = this.sweep().catch(() => ({ tempFiles: 0, locks: 0 }));
   }
 
@@ -162,9 +178,12 @@ export class LocalStore implements ObjectStore {
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     const path = this.path(key);
     // The slow part (writing and fsyncing the bytes) happens before the lock; only check and rename are under it.
-    const temp = await this.writeTemp(path, body).catch((err: unknown) => {
-      throw folderError('write', err);
-    });
+    // The temp file names this process's owner file, whose heartbeat tells a sweep its writer is alive.
+    const temp = await this.ownerFile()
+      .then((owner) => this.writeTemp(path, body, owner))
+      .catch((err: unknown) => {
+        throw folderError('write', err);
+      });
     let renamed = false;
     try {
       const written = await this.locked(key, async () => {
@@ -200,6 +219,9 @@ export class LocalStore implements ObjectStore {
           mayHaveLanded: true,
           noAnswer: false,
         });
+      // The temp file vanished before its rename (removed by another process's sweep): nothing landed.
+      if (!renamed && isNotFound(err))
+        throw new StorageUnavailableError('the local folder lost a write before its rename', err);
       throw folderError('write', err);
     } finally {
       if (!renamed) await unlink(temp.path).catch(() => undefined);
@@ -358,26 +380,8 @@ export class LocalStore implements ObjectStore {
    * owner files of gone processes, and locks whose owner is gone. Runs at start; safe at any time.
    */
   async sweep(): Promise<{ tempFiles: number; locks: number }> {
-    let tempFiles = 0;
+    const tempFiles = await this.sweepTemps();
     let locks = 0;
-    const now = Date.now();
-    const temps: string[] = [];
-    await walkAll(this.root, this.lockDir, (file, name) => {
-      if (name.startsWith(TEMP_MARK)) temps.push(file);
-    });
-    for (const file of temps) {
-      const info = await stat(file).catch(() => null);
-      if (!info) continue;
-      const pid = Number(/^\.tmp-(\d+)-/.exec(file.slice(file.lastIndexOf(sep) + 1))?.[1]);
-      const age = now - info.mtimeMs;
-      const writerGone = Number.isInteger(pid) && pid > 0 ? !pidAlive(pid) : age > 5000;
-      if (writerGone || age > this.maxTempAgeMs) {
-        await unlink(file).then(
-          () => tempFiles++,
-          () => undefined,
-        );
-      }
-    }
     let names: string[] = [];
     try {
       names = await readdir(this.lockDir);
@@ -387,18 +391,61 @@ export class LocalStore implements ObjectStore {
     for (const name of names) {
       const file = join(this.lockDir, name);
       if (name.startsWith(OWNER_MARK)) {
-        const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
-        if (owner && !ownerAlive(owner)) await unlink(file).catch(() => undefined);
+        if ((await this.holderAlive(file)) === false) await unlink(file).catch(() => undefined);
       } else if (name.endsWith('.break')) {
         const info = await stat(file).catch(() => null);
-        const owner = parseOwner(await readFile(file, 'utf8').catch(() => ''));
-        if (info && now - info.ctimeMs > this.staleLockMs && !(owner && ownerAlive(owner)))
+        if (info && Date.now() - info.ctimeMs > this.staleLockMs && !(await this.holderAlive(file)))
           await unlink(file).catch(() => undefined);
       } else if (await this.breakIfStale(file)) {
         locks++;
       }
     }
     return { tempFiles, locks };
+  }
+
+  /** Removes temp files whose writer is gone, or older than maxTempAgeMs; returns how many. */
+  private async sweepTemps(): Promise<number> {
+    let removed = 0;
+    const temps: string[] = [];
+    await walkAll(this.root, this.lockDir, (file, name) => {
+      if (name.startsWith(TEMP_MARK)) temps.push(file);
+    });
+    for (const file of temps) {
+      const info = await stat(file).catch(() => null);
+      if (!info) continue;
+      const age = Date.now() - info.mtimeMs;
+      const name = file.slice(file.lastIndexOf(sep) + 1);
+      if (age > this.maxTempAgeMs || !(await this.writerAlive(name, age)))
+        await unlink(file).then(
+          () => removed++,
+          () => undefined,
+        );
+    }
+    return removed;
+  }
+
+  /**
+   * Whether the writer of a temp file `age` ms old may still rename it: its owner (`.tmp-<pid>-<token>-…`
+   * names `owner-<pid>-<token>`) is alive. An owner file that is gone (a wiped lock folder) leaves the temp
+   * file for ownerTimeoutMs. Names without a token (written before, by pid) are judged by pid, as then.
+   */
+  private async writerAlive(name: string, age: number): Promise<boolean> {
+    const m = /^\.tmp-(\d+)-(?:([0-9a-f]{12})-)?[0-9a-f]+$/.exec(name);
+    const pid = Number(m?.[1]);
+    if (!m || !(pid > 0)) return age <= UNNAMED_TEMP_MS;
+    if (m[2] === undefined) return pidAlive(pid);
+    const alive = await this.holderAlive(join(this.lockDir, `${OWNER_MARK}${pid}-${m[2]}`));
+    return alive ?? age <= this.ownerTimeoutMs;
+  }
+
+  /**
+   * Whether the owner named in `file` (an owner file, or a lock or break lock linked to one: the same
+   * inode, so its mtime is the owner's heartbeat) is alive; null when the file is gone or names no owner.
+   */
+  private async holderAlive(file: string): Promise<boolean | null> {
+    const info = await stat(file).catch(() => null);
+    const owner = info && parseOwner(await readFile(file, 'utf8').catch(() => ''));
+    return owner ? ownerAlive(owner, Date.now() - info!.mtimeMs, this.ownerTimeoutMs) : null;
   }
 
   /** Removes empty folders left by deletes (up to the root): listing walks folders, so they would cost. */
@@ -413,15 +460,17 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** Writes and fsyncs the body to `.tmp-<pid>-<hex>` beside the key; returns its path and mtime. */
+  /**
+   * Writes and fsyncs the body to `.tmp-<pid>-<owner token>-<hex>` beside the key (named after the owner
+   * file `owner`); returns its path and mtime.
+   */
   private async writeTemp(
     path: string,
     body: Uint8Array,
+    owner: string,
   ): Promise<{ path: string; mtimeNs: bigint }> {
-    const temp = join(
-      dirname(path),
-      `${TEMP_MARK}${process.pid}-${randomBytes(8).toString('hex')}`,
-    );
+    const id = owner.slice(owner.lastIndexOf(sep) + 1 + OWNER_MARK.length);
+    const temp = join(dirname(path), `${TEMP_MARK}${id}-${randomBytes(8).toString('hex')}`);
     let handle;
     // The highest folder mkdir made (of any attempt): it and those below it are new names to make durable.
     let made: string | undefined;
@@ -528,10 +577,9 @@ export class LocalStore implements ObjectStore {
   private async breakIfStale(lockFile: string): Promise<boolean> {
     const seen = await stat(lockFile).catch(() => null);
     if (!seen) return true;
-    // link() sets the ctime, so the ctime is when the lock was taken (the mtime is the owner file's).
+    // link() sets the ctime, so the lock was taken before it (the owner's heartbeat moves it on, as its mtime).
     if (Date.now() - seen.ctimeMs < this.staleLockMs) return false;
-    const owner = parseOwner(await readFile(lockFile, 'utf8').catch(() => ''));
-    if (owner && ownerAlive(owner)) return false;
+    if (await this.holderAlive(lockFile)) return false;
     const breakFile = `${lockFile}.break`;
     try {
       await link(await this.ownerFile(), breakFile);
@@ -539,11 +587,10 @@ export class LocalStore implements ObjectStore {
       if ((err as { code?: string }).code !== 'EEXIST') return false;
       // A breaker that died mid-break (a window of microseconds) leaves its break lock: clear it.
       const breaker = await stat(breakFile).catch(() => null);
-      const breakerOwner = parseOwner(await readFile(breakFile, 'utf8').catch(() => ''));
       if (
         breaker &&
         Date.now() - breaker.ctimeMs > this.staleLockMs &&
-        !(breakerOwner && ownerAlive(breakerOwner))
+        !(await this.holderAlive(breakFile))
       ) {
         await unlink(breakFile).catch(() => undefined);
       }
@@ -562,21 +609,44 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  /** This process's owner file, `.locks/owner-<pid>-<hex>`, holding `<pid> <start time> <hex>`. */
+  /**
+   * This process's owner file, `.locks/owner-<pid>-<hex>`, holding `<pid> <start time> <hex> <namespace>`,
+   * its heartbeat started.
+   */
   private ownerFile(): Promise<string> {
     this.owner ??= (async () => {
       await mkdir(this.lockDir, { recursive: true });
       const token = randomBytes(6).toString('hex');
       const file = join(this.lockDir, `${OWNER_MARK}${process.pid}-${token}`);
-      await writeFile(file, `${process.pid} ${startTimeOf(process.pid) ?? '-'} ${token}\n`, {
-        flag: 'wx',
-      });
+      const start = startTimeOf(process.pid) ?? '-';
+      await writeFile(file, `${process.pid} ${start} ${token} ${pidNamespace()}\n`, { flag: 'wx' });
+      this.beat(file);
       return file;
     })().catch((err: unknown) => {
       this.owner = undefined;
       throw err;
     });
     return this.owner;
+  }
+
+  /**
+   * Touches the owner file every heartbeatMs: processes in other pid namespaces, which cannot see our pid,
+   * take us for alive while it is fresh. An unref'd timer (it never keeps the process up); it stops once the
+   * file is gone (a wiped folder, or taken for gone), and the next lock makes a new owner file.
+   */
+  private beat(file: string): void {
+    const timer = setInterval(() => {
+      const now = Date.now() / 1000;
+      utimes(file, now, now).catch((err: unknown) => {
+        if (!isNotFound(err)) return;
+        clearInterval(timer);
+        const owner = this.owner;
+        void owner?.then((current) => {
+          if (current === file && this.owner === owner) this.owner = undefined;
+        });
+      });
+    }, this.heartbeatMs);
+    timer.unref();
   }
 }
 
@@ -643,19 +713,51 @@ async function laterThan(
 interface Owner {
   pid: number;
   start: string;
+  /** Its pid namespace (`-`: unknown); undefined in owner files written before namespaces were recorded. */
+  ns?: string;
 }
 
 function parseOwner(content: string): Owner | null {
-  const m = /^(\d+) (\S+) [0-9a-f]+\n?$/.exec(content);
-  return m ? { pid: Number(m[1]), start: m[2]! } : null;
+  const m = /^(\d+) (\S+) [0-9a-f]+(?: (\S+))?\n?$/.exec(content);
+  return m ? { pid: Number(m[1]), start: m[2]!, ns: m[3] } : null;
 }
 
-/** The process is there and is the one that wrote the owner file (not a later process given its pid). */
-function ownerAlive(owner: Owner): boolean {
+/**
+ * Whether the owner is still there. In this pid namespace: its pid is alive and is the process that wrote
+ * the owner file (not a later process given its pid). In another or an unknown one its pid says nothing
+ * (unseen here, or another process's): its heartbeat is younger than `timeoutMs`. Owner files written
+ * before namespaces were recorded are judged by pid, as then.
+ */
+function ownerAlive(owner: Owner, heartbeatAgeMs: number, timeoutMs: number): boolean {
+  const here = pidNamespace();
+  if (owner.ns !== undefined && (owner.ns !== here || here === '-'))
+    return heartbeatAgeMs < timeoutMs;
   if (!pidAlive(owner.pid)) return false;
   if (owner.start === '-') return true;
   const start = startTimeOf(owner.pid);
   return start === undefined || start === owner.start;
+}
+
+let namespace: string | undefined;
+
+/**
+ * This process's pid namespace, `<inode>@<boot id>`; off Linux, the platform's name (no namespaces there);
+ * `-` where unknown (a /proc that is not this namespace's). The boot id tells machines and boots apart:
+ * the first namespace's inode is the same on every Linux.
+ */
+function pidNamespace(): string {
+  if (namespace !== undefined) return namespace;
+  // Only Linux has pid namespaces: elsewhere (macOS, Windows) a pid names one process machine-wide.
+  if (process.platform !== 'linux') return (namespace = process.platform);
+  try {
+    const inode = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const ours = readlinkSync('/proc/self') === String(process.pid);
+    namespace = inode && ours && /^[0-9a-f-]{8,64}$/.test(boot) ? `${inode}@${boot}` : '-';
+  } catch {
+    namespace = '-';
+  }
+  return namespace;
 }
 
 function pidAlive(pid: number): boolean {
