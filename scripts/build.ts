@@ -490,9 +490,15 @@ export async function buildWorker(
     // search and deletion fixes): `String(x)` and `x.toString()` become `"" + x`, which differ only for a
     // Symbol (nothing bundled converts one: JSON has none) and a null receiver (a TypeError becomes text),
     // and `new` goes from built-ins that act the same when called (Error, RegExp, Array of several items).
+    // unsafe_math and unsafe_symbols: 94 B (2026-12-07, for review s64's redaction and parts fixes). The
+    // first only turns `Number(x)` into `+x` here, which differ for a BigInt alone (nothing bundled passes
+    // one: JSON has none, and zod's coercion is unused); the second drops Symbol descriptions, which
+    // nothing reads (symbols are used as keys and markers).
     compress: {
       passes: 5,
       unsafe: true,
+      unsafe_math: true,
+      unsafe_symbols: true,
       pure_getters: true,
       keep_fargs: false,
       unsafe_comps: true,

@@ -20,7 +20,8 @@ const PART_GRACE_MS = 15 * 60_000;
 /** The time (ms, from the writer's clock) in a part's key. */
 function partTime(ns: string, id: string, key: string): number {
   const prefix = keys.parts(ns, id);
-  return Number(key.slice(prefix.length, prefix.length + 13));
+  // 0 for a name with no time (not Satchel's): it goes as old, and keeps no stale marker for good.
+  return Number(key.slice(prefix.length, prefix.length + 13)) || 0;
 }
 
 /**
@@ -28,7 +29,7 @@ function partTime(ns: string, id: string, key: string): number {
  * another writer may have committed on any listed part meanwhile) and, while an object exists, those
  * younger than PART_GRACE_MS and than its create (a write of it may have stored them for a commit still
  * on its way; a session created again under a deleted one's id sweeps the rest with its next fold).
- * Nothing is deleted when that object does not parse.
+ * Nothing is deleted when that object does not parse. True when it spared a part nothing names (a young one).
  *
  * With `records` (a delete, and a DELETE that finds no object: what an earlier delete left when its
  * erasing failed after the object went), the session's keyed and audit records and its continue lease
@@ -43,7 +44,7 @@ export async function deleteParts(
   ns: string,
   id: string,
   { records: withRecords = false, now = Date.now() } = {},
-): Promise<void> {
+): Promise<boolean | void> {
   const prefixes = withRecords ? [keys.parts, keys.keyRecords, keys.audit] : [keys.parts];
   const lease = keys.lease(ns, id);
   const [leased, [parts, ...records]] = await Promise.all([
@@ -76,7 +77,9 @@ export async function deleteParts(
   // A write keys its parts after the `updated_at` it read, so after its session's create, and commits on
   // them within PART_GRACE_MS; a session deleted before this one was created stored its parts before.
   const before = Math.max(now - PART_GRACE_MS, Date.parse(form.session.created_at));
-  const gone = parts!.filter((k) => !named.has(k) && partTime(ns, id, k) < before);
+  const unnamed = parts!.filter((k) => !named.has(k));
+  const gone = unnamed.filter((k) => partTime(ns, id, k) < before);
+  const young = gone.length < unnamed.length;
   if (withRecords) {
     // The id was created again: the deleted session's keyed-record packs (named by its incarnation) and
     // audit records (below the new one's first revision, its create's) go; the new session's stay.
@@ -88,6 +91,7 @@ export async function deleteParts(
     );
   }
   if (gone.length) await objects.delete(gone);
+  return young;
 }
 
 /** How long a delete holds an expired lease it is about to delete: far longer than its DELETE may take. */
