@@ -25,6 +25,12 @@ export interface SaveResult {
   appended: number;
   /** 1 when a stored message was replaced by its continued form (see `saveUIMessages`); absent otherwise. */
   replaced?: number;
+  /**
+   * The server had stored these new messages already under this save's key (an earlier save of them
+   * within 24 h, or this call's own attempt whose answer was lost): nothing was written now (`appended: 0`),
+   * and messages removed since (another device's pop) stay removed.
+   */
+  replayed?: true;
 }
 
 /** The chat's messages as UIMessages, oldest first; `[]` for a chat not stored yet. One GET. */
@@ -46,7 +52,9 @@ export async function loadUIMessages<M extends UIMessage = UIMessage>(
  * Appends the messages after the newest one stored (by id), as one request whose Idempotency-Key is made
  * from the chat id and the new ids: an `onFinish` that runs twice, or a retry, stores nothing twice. A
  * message before that one which is not stored was removed (the size cap, a trim, a pop by another
- * device), and a save never restores it. Messages already stored are not rewritten (appends only, so
+ * device), and a save never restores it; nor one after it that another device popped within 24 h of its
+ * save: the same new ids make the same key, so the append is that save's replay (`replayed: true`,
+ * `appended: 0`). Messages already stored are not rewritten (appends only, so
  * writers never overwrite each other), but for one: the newest of `messages` whose id is known, when it
  * comes back changed under its id (the AI SDK continues an assistant message after a client-side tool
  * result or an approval, as the last of `messages`, also when another device has added turns since), is
@@ -73,12 +81,15 @@ export async function saveUIMessages(
   if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
   const key = `ai-sdk-${sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
-  await appendOrCreate(client, chatId, fresh.map(fromUIMessage), key, {
+  const receipt = await appendOrCreate(client, chatId, fresh.map(fromUIMessage), key, {
     ...options,
     task: options.task ?? taskOf(messages),
     metadata: { framework: 'ai-sdk', ...options.metadata },
   });
-  return { appended: fresh.length };
+  // A replay (the client's append answer, passed on) stored nothing: a stale copy saved after another
+  // device popped these messages answered `appended: 2` with neither stored (review s64e).
+  const replayed = 'replayed' in receipt && receipt.replayed === true;
+  return replayed ? { appended: 0, replayed: true } : { appended: fresh.length };
 }
 
 /** Every id a non-empty string, none twice: ids decide what is stored already and what is replaced. */

@@ -3,8 +3,8 @@ import {
   problemFrom,
   SatchelApiError,
   SatchelConnectionError,
-  badPort,
   neverSent,
+  refusedUrl,
   SatchelResponseError,
   withoutCredentials,
 } from './errors.js';
@@ -66,21 +66,28 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /**
    * How long one attempt may take, its answer's body read included (default 10000 ms). An attempt that
-   * runs out is a network failure: retried as one.
+   * runs out is a network failure: retried as one. Every timeout must be a positive number of ms; one
+   * above 2^31-1 (Infinity: no limit) is 2^31-1, about 24.8 days.
    */
   timeoutMs?: number;
   /** How long a call may take in all, attempts and waits between them included (default 25000 ms). */
   deadlineMs?: number;
   /**
-   * How long one attempt of `continue` may take (default 180000 ms: the server's model turn runs up to
-   * its SATCHEL_MODEL_TIMEOUT_MS, 120 s by default); its call `deadlineMs + continueTimeoutMs - timeoutMs`.
+   * How long one attempt of `continue` may take (default 390000 ms: the longest model turn a server
+   * allows, 300 s, its longest wait for the session's turn, 60 s, and 30 s to store the turn); its call
+   * `deadlineMs + continueTimeoutMs - min(timeoutMs, deadlineMs)`, never less than `deadlineMs`.
    */
   continueTimeoutMs?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_DEADLINE_MS = 25_000;
-export const DEFAULT_CONTINUE_TIMEOUT_MS = 180_000;
+// SATCHEL_MODEL_TIMEOUT_MS and SATCHEL_CONTINUE_WAIT_MS at their largest, and the lease's margin to store
+// the turn: a shorter attempt gave up on a turn the server allows (180 s, against up to 300 s: review s64e).
+export const DEFAULT_CONTINUE_TIMEOUT_MS = 300_000 + 60_000 + 30_000;
+
+/** setTimeout's largest delay: a longer one (Infinity too) fires at once in Node and browsers. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of a single call. */
 export interface CallOptions {
@@ -124,10 +131,20 @@ export class SatchelClient {
     // fetch refuses such a URL, and error messages would show the password.
     if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(options.url))
       throw new TypeError('the Satchel URL must not hold a user name or password; use the token');
+    // fetch sends nothing to another scheme (`localhost:8787` parses as the scheme `localhost:`), and every
+    // call failed as a network failure that "may have landed". Not echoed: it may hold a password.
+    if (!/^https?:\/\//i.test(options.url))
+      throw new TypeError(
+        'the Satchel URL must start with http(s)://, as in http://localhost:8787',
+      );
     this.url = options.url.replace(/\/+$/, '');
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-    this.continueTimeoutMs = options.continueTimeoutMs ?? DEFAULT_CONTINUE_TIMEOUT_MS;
+    this.timeoutMs = timeoutOption(options, 'timeoutMs', DEFAULT_TIMEOUT_MS);
+    this.deadlineMs = timeoutOption(options, 'deadlineMs', DEFAULT_DEADLINE_MS);
+    this.continueTimeoutMs = timeoutOption(
+      options,
+      'continueTimeoutMs',
+      DEFAULT_CONTINUE_TIMEOUT_MS,
+    );
     this.token = options.token || undefined;
     // Bound so that `this` inside a platform fetch is never the client.
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
@@ -207,7 +224,7 @@ export class SatchelClient {
    * not name a session, so revalidate with `get(session.id, { ifNoneMatch })`.
    */
   async latest(call?: CallOptions): Promise<Tagged> {
-    return (await this.read('/v1/sessions/latest', call))!;
+    return this.read('/v1/sessions/latest', call) as Promise<Tagged>;
   }
 
   /** `GET /v1/sessions/{id}`; with `ifNoneMatch` (an ETag) an unchanged session is `null` (304). */
@@ -223,19 +240,9 @@ export class SatchelClient {
     body: ReplaceInput,
     options: WriteOptions & { ifMatch: number | string },
   ): Promise<Tagged> {
-    const response = await this.request({
-      method: 'PUT',
-      path: `/v1/sessions/${seg(id)}`,
-      body,
-      // The key turns a retry whose first attempt landed into a replay instead of a 412.
-      headers: {
-        'if-match': ifMatchValue(options.ifMatch),
-        'idempotency-key': options.idempotencyKey ?? newKey(),
-        ...secretsHeader(options),
-      },
-      call: options,
-    });
-    return tagged(response);
+    // Keyed: the key turns a retry whose first attempt landed into a replay instead of a 412.
+    const spec = this.keyed(`/v1/sessions/${seg(id)}`, body, options);
+    return tagged(await this.request({ ...spec, method: 'PUT' }));
   }
 
   /**
@@ -258,12 +265,20 @@ export class SatchelClient {
     }
   }
 
-  /** `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op. */
-  async append(id: string, body: AppendInput, options: WriteOptions = {}): Promise<WriteReceipt> {
-    return json(
-      await this.request(this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options)),
-      isReceipt,
+  /**
+   * `POST /v1/sessions/{id}/messages`, with an `Idempotency-Key` that makes every retry a no-op.
+   * `replayed: true`: the key had stored its messages already (a lost answer's attempt, or an earlier call
+   * given that key), and this answer stored nothing; they may have been removed since.
+   */
+  async append(
+    id: string,
+    body: AppendInput,
+    options: WriteOptions = {},
+  ): Promise<WriteReceipt & { replayed?: true }> {
+    const answer = await this.request(
+      this.keyed(`/v1/sessions/${seg(id)}/messages`, body, options),
     );
+    return withReplayed(answer, json<WriteReceipt>(answer, isReceipt));
   }
 
   /**
@@ -274,11 +289,12 @@ export class SatchelClient {
     const answer = await this.request(
       this.keyed(`/v1/sessions/${seg(id)}/pop`, { count }, options),
     );
-    const out = json<PopResult>(answer, (v) => isReceipt(v) && Array.isArray(v.popped));
     // A retry after a lost answer is a replay: the messages that pop removed are kept nowhere (removed
     // text leaves every object), so `popped` is empty, and `replayed` says why.
-    const replayed = answer.response.headers.get('idempotent-replayed') === 'true';
-    return replayed ? { ...out, replayed } : out;
+    return withReplayed(
+      answer,
+      json<PopResult>(answer, (v) => isReceipt(v) && Array.isArray(v.popped)),
+    );
   }
 
   /**
@@ -419,7 +435,10 @@ export class SatchelClient {
     const signal = spec.call?.signal;
     const upload = uploadAllowanceMs(init.body);
     const perAttempt = (spec.turn ? this.continueTimeoutMs : this.timeoutMs) + upload;
-    const deadline = Date.now() + this.deadlineMs + perAttempt - this.timeoutMs;
+    // A continue trades one ordinary attempt (which the deadline bounds too) for a turn's. Never less than
+    // deadlineMs: a timeoutMs above the other two left a continue no time at all (review s64e).
+    const ordinary = Math.min(this.timeoutMs, spec.turn ? this.deadlineMs : Infinity);
+    const deadline = Date.now() + this.deadlineMs + Math.max(0, perAttempt - ordinary);
     // A keyed call's key, on its errors: the caller may repeat the call with it.
     const key = spec.headers?.['idempotency-key'];
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
@@ -439,14 +458,15 @@ export class SatchelClient {
             bytes = await readAll(response, () => limit.extend(this.timeoutMs));
         } catch (err) {
           if (signal?.aborted) throw err;
-          // A refused connection, a name that did not resolve, or a port fetch refuses, sent nothing.
+          // A refused connection, a name that did not resolve, or a URL fetch refuses, sent nothing.
           lost ||= limit.timedOut || !neverSent(err);
           redone ||= lost;
           const left = deadline - Date.now();
           const wait = backoffDelay(tries, this.policy);
-          const cause = limit.timedOut ? new TimeoutError(perAttempt) : err;
-          // fetch refuses a bad port every time: no use waiting to try again.
-          if (tries++ >= this.policy.retries || wait >= left || badPort(err))
+          // The limit the attempt had (the deadline's remainder, or a body's silence), not perAttempt.
+          const cause = limit.timedOut ? limit.signal.reason : err;
+          // fetch refuses a bad port or scheme every time: no use waiting to try again.
+          if (tries++ >= this.policy.retries || wait >= left || refusedUrl(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
           await this.pause(wait, signal);
           continue;
@@ -473,7 +493,7 @@ export class SatchelClient {
         const error = new SatchelApiError(
           // The status tells what happened even when the problem's body cannot be read to its end.
           problemFrom(response.status, response.statusText, await response.text().catch(() => '')),
-          retryAfterSeconds(response),
+          headerNumber(response.headers, 'retry-after'),
           // An answer that may be an earlier, unanswered attempt's doing is for the caller to judge.
           lost,
           satchels,
@@ -571,7 +591,7 @@ class AttemptLimit {
         this.timedOut = true;
         this.controller.abort(new TimeoutError(ms));
       },
-      Math.max(0, ms),
+      Math.min(MAX_TIMER_MS, Math.max(0, ms)),
     );
   }
 
@@ -635,7 +655,7 @@ function json<T>(answer: Answer, shape?: (value: Record<string, unknown>) => boo
   try {
     value = JSON.parse(decodeBody(new Uint8Array(answer.bytes)));
   } catch {
-    throw new SatchelResponseError(answer.url, answer.response.status);
+    // Not JSON: as a JSON answer that is not an object.
   }
   if (!isObject(value) || (shape && !shape(value)))
     throw new SatchelResponseError(answer.url, answer.response.status);
@@ -647,7 +667,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isRevision(value: unknown): boolean {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  // Number.isInteger is false for anything but a number.
+  return Number.isInteger(value) && (value as number) >= 0;
 }
 
 /** A session's summary, as a list page holds them. */
@@ -662,9 +683,14 @@ function isReceipt(value: Record<string, unknown>): boolean {
 
 /** A session as the API answers it: its id, revision and messages. */
 function isSession(value: Record<string, unknown>): boolean {
-  return (
-    typeof value.id === 'string' && isRevision(value.revision) && Array.isArray(value.messages)
-  );
+  return isReceipt(value) && Array.isArray(value.messages);
+}
+
+/** `out` with `replayed: true` when the server answered a keyed write as a replay (`Idempotent-Replayed`). */
+function withReplayed<T extends object>(answer: Answer, out: T): T & { replayed?: true } {
+  return answer.response.headers.get('idempotent-replayed') === 'true'
+    ? { ...out, replayed: true }
+    : out;
 }
 
 function tagged(answer: Answer): Tagged {
@@ -674,12 +700,8 @@ function tagged(answer: Answer): Tagged {
 
 /** A create's pipeline counts from its headers; undefined when they are missing or malformed. */
 function pipelineCounts(headers: Headers): PipelineCounts | undefined {
-  const count = (name: string) => {
-    const value = headers.get(name)?.trim();
-    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
-  };
-  const redactions = count('satchel-redactions');
-  const dropped = count('satchel-dropped-groups');
+  const redactions = headerNumber(headers, 'satchel-redactions');
+  const dropped = headerNumber(headers, 'satchel-dropped-groups');
   if (redactions === undefined || dropped === undefined) return undefined;
   const first = headers.get('satchel-dropped-first-user-message')?.trim().toLowerCase() === 'true';
   return { redactions, dropped_groups: dropped, dropped_first_user_message: first };
@@ -697,6 +719,22 @@ function tookEffect(body: string): boolean {
 /** The server answered `status` after an attempt that got no answer: maybe that attempt's doing. */
 function isAfterLost(err: unknown, status: number): boolean {
   return SatchelApiError.is(err) && err.status === status && err.afterLostAttempt;
+}
+
+/**
+ * A timeout option: its default when absent, at most MAX_TIMER_MS (so Infinity is no limit), and a
+ * TypeError unless a positive number (0, a negative or NaN ended every call at once as "no answer").
+ */
+function timeoutOption(
+  options: ClientOptions,
+  name: 'timeoutMs' | 'deadlineMs' | 'continueTimeoutMs',
+  fallback: number,
+): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0))
+    throw new TypeError(`${name} must be above 0 (ms)`);
+  return Math.min(value, MAX_TIMER_MS);
 }
 
 /**
@@ -723,9 +761,10 @@ function ifMatchValue(value: number | string): string {
   return typeof value === 'number' ? `"${value}"` : value;
 }
 
-function retryAfterSeconds(response: Response): number | undefined {
-  const header = response.headers.get('retry-after');
-  return header && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+/** A header's value when it is a whole number (Retry-After's seconds, a pipeline count); else undefined. */
+function headerNumber(headers: Headers, name: string): number | undefined {
+  const value = headers.get(name)?.trim();
+  return value && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /** `Satchel-Secrets`: base64 of the JSON array, UTF-8 safe without Node's Buffer. */

@@ -105,9 +105,20 @@ export function badPort(cause: unknown): boolean {
   return false;
 }
 
+/**
+ * True when fetch refused the request's URL before sending it: a bad port, a scheme it does not speak
+ * (undici's 'unknown scheme'), a URL that does not parse ('Invalid URL', ERR_INVALID_URL). Every attempt is
+ * refused alike.
+ */
+export function refusedUrl(cause: unknown): boolean {
+  for (let d = 0; d < 4 && cause instanceof Error; d++, cause = cause.cause)
+    if (/^(bad port|unknown scheme|Invalid URL)$/.test(cause.message)) return true;
+  return false;
+}
+
 /** True when a fetch failure says the request never reached the server (a browser's never does). */
 export function neverSent(cause: unknown): boolean {
-  if (badPort(cause)) return true;
+  if (refusedUrl(cause)) return true;
   let at: unknown = cause;
   for (let depth = 0; depth < 4 && at instanceof Error; depth++) {
     const code = (at as { code?: unknown }).code;
