@@ -469,7 +469,8 @@ function runRule(rule: Compiled, text: string, start: number, ranges: number[]):
   if (!m) return -1;
   ruleWork.matched += m[0].length;
   const end = m.index + m[0].length;
-  if (inBlob(text, m.index, end)) return end;
+  const blob = blobEnd(text, m.index, end);
+  if (blob) return blob;
   const group = rule.group ?? 0;
   const secret = m[group];
   if (secret === undefined || secret.length === 0) return end;
@@ -496,17 +497,19 @@ function runRule(rule: Compiled, text: string, start: number, ranges: number[]):
 }
 
 /**
- * Whether [from, to) lies inside a run of base64url of 200 characters or more that goes on past one of its
- * ends at least: an opaque blob (OpenAI's reasoning `encrypted_content`, which must come back as it was given), where
- * a key's shape (`ghs_…`, `hf_…`) turns up by chance, about once in 2,000 blobs of 6 KB (review s64e).
+ * Where the run of base64url that [from, to) lies in ends, when that run is 200 characters or more and goes
+ * on past one of its ends at least (else 0): an opaque blob (OpenAI's reasoning `encrypted_content`, which
+ * must come back as it was given), where a key's shape (`ghs_…`, `hf_…`) turns up by chance, about once in
+ * 2,000 blobs of 6 KB (review s64e). The rule resumes at the run's end: its other matches there are the
+ * blob's too, and each would walk it again.
  */
-function inBlob(text: string, from: number, to: number): boolean {
-  // The match itself, then what follows it; then what comes before.
+function blobEnd(text: string, from: number, to: number): number {
+  // The match itself and the rest of the run; then up to 200 characters before it.
   let b = from;
-  while (b - to < 200 && WORD[text.charCodeAt(b)]! > 0) b++;
+  while (WORD[text.charCodeAt(b)]! > 0) b++;
   let a = from;
   while (from - a < 200 && WORD[text.charCodeAt(a - 1)]! > 0) a--;
-  return b >= to && (a < from || b > to) && b - a > 199;
+  return b >= to && (a < from || b > to) && b - a > 199 ? b : 0;
 }
 
 /**

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPipeline } from '../../lib/pipeline/default.js';
 import { messageInputSchema, type Message } from '../../lib/model/session.js';
-import { createRedactor } from '../../lib/pipeline/redact.js';
+import { createRedactor, ruleWork } from '../../lib/pipeline/redact.js';
 import { rules } from '../../lib/pipeline/rules.js';
 import { saveOne } from './sessions.js';
 
@@ -89,5 +89,20 @@ describe('keys outside blobs are still redacted', () => {
     ['a Hugging Face token', `HF_TOKEN=hf_${ALNUM36.slice(0, 34)}`],
   ])('%s', (_, text) => {
     expect(redact(text)).not.toContain(ALNUM36.slice(0, 30));
+  });
+});
+
+describe('a blob dense with key shapes is walked once per rule', () => {
+  it('runs each rule a few times, not once per shape (the walk of the run around each match cost 10x)', () => {
+    for (const unit of [`ghs_${ALNUM36}_`, `-hf_${ALNUM36.slice(0, 34)}`]) {
+      const text = unit.repeat(Math.ceil(40_000 / unit.length));
+      const redactor = createRedactor(
+        rules.filter((r) => r.keywords.some((k) => unit.includes(k))),
+      );
+      ruleWork.runs = 0;
+      expect(redactor.redact(text).text).toBe(text);
+      // One run per shape before (about 1,000 here), each walking 400 characters around it.
+      expect(ruleWork.runs, unit).toBeLessThan(20);
+    }
   });
 });
