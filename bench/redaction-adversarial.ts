@@ -77,9 +77,6 @@ export const UNITS = [
   '--api-key=x',
   '--password=a',
   'mysql -',
-  // Key shapes inside one long run of base64url (review s64e: an opaque blob, which is left alone).
-  'ghs_ujvS9Zl4XAgYi1iOYzjduu4ONSzBFRd46Xkf_',
-  '-hf_ujvS9Zl4XAgYi1iOYzjduu4ONSzBFRd46X',
 ];
 
 function fill(unit: string, size: number): string {

@@ -252,9 +252,8 @@ export function shannonEntropy(s: string): number {
 
 const ALPHABET = 128;
 const LOWER = new Uint8Array(ALPHABET).map((_, c) => (c >= 65 && c <= 90 ? c + 32 : c));
-/** 1: a letter or digit; 2: the rest of base64url, `-` and `_`. */
 const WORD = new Uint8Array(ALPHABET).map((_, c) =>
-  /[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : /[-_]/.test(String.fromCharCode(c)) ? 2 : 0,
+  /[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0,
 );
 
 interface Automaton {
@@ -469,8 +468,6 @@ function runRule(rule: Compiled, text: string, start: number, ranges: number[]):
   if (!m) return -1;
   ruleWork.matched += m[0].length;
   const end = m.index + m[0].length;
-  const blob = blobEnd(text, m.index, end);
-  if (blob) return blob;
   const group = rule.group ?? 0;
   const secret = m[group];
   if (secret === undefined || secret.length === 0) return end;
@@ -494,22 +491,6 @@ function runRule(rule: Compiled, text: string, start: number, ranges: number[]):
   }
   ranges.push(from, to);
   return end;
-}
-
-/**
- * Where the run of base64url that [from, to) lies in ends, when that run is 200 characters or more and goes
- * on past one of its ends at least (else 0): an opaque blob (OpenAI's reasoning `encrypted_content`, which
- * must come back as it was given), where a key's shape (`ghs_…`, `hf_…`) turns up by chance, about once in
- * 2,000 blobs of 6 KB (review s64e). The rule resumes at the run's end: its other matches there are the
- * blob's too, and each would walk it again.
- */
-function blobEnd(text: string, from: number, to: number): number {
-  // The match itself and the rest of the run; then up to 200 characters before it.
-  let b = from;
-  while (WORD[text.charCodeAt(b)]! > 0) b++;
-  let a = from;
-  while (from - a < 200 && WORD[text.charCodeAt(a - 1)]! > 0) a--;
-  return b >= to && (a < from || b > to) && b - a > 199 ? b : 0;
 }
 
 /**
