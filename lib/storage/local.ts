@@ -430,7 +430,7 @@ export class LocalStore implements ObjectStore {
    * file for ownerTimeoutMs. Names without a token (written before, by pid) are judged by pid, as then.
    */
   private async writerAlive(name: string, age: number): Promise<boolean> {
-    const m = /^\.tmp-(\d+)-(?:([0-9a-f]{12})-)?[0-9a-f]+$/.exec(name);
+    const m = /^\.tmp-(\d+)-(?:([0-9a-f]{28})-)?[0-9a-f]+$/.exec(name);
     const pid = Number(m?.[1]);
     if (!m || !(pid > 0)) return age <= UNNAMED_TEMP_MS;
     if (m[2] === undefined) return pidAlive(pid);
@@ -610,16 +610,18 @@ export class LocalStore implements ObjectStore {
   }
 
   /**
-   * This process's owner file, `.locks/owner-<pid>-<hex>`, holding `<pid> <start time> <hex> <namespace>`,
-   * its heartbeat started.
+   * This process's owner file, `.locks/owner-<pid>-<hex>`, holding `<pid> <start time> <hex>` (the hex ending
+   * with its pid namespace's tag), its heartbeat started.
    */
   private ownerFile(): Promise<string> {
     this.owner ??= (async () => {
       await mkdir(this.lockDir, { recursive: true });
-      const token = randomBytes(6).toString('hex');
+      // Random, then the pid namespace's tag: the line stays `<pid> <start> <hex>`, which a Satchel from before
+      // namespaces reads too (a fourth field made it take live locks for no one's and break them, review s64h).
+      const token = randomBytes(6).toString('hex') + pidNamespace();
       const file = join(this.lockDir, `${OWNER_MARK}${process.pid}-${token}`);
       const start = startTimeOf(process.pid) ?? '-';
-      await writeFile(file, `${process.pid} ${start} ${token} ${pidNamespace()}\n`, { flag: 'wx' });
+      await writeFile(file, `${process.pid} ${start} ${token}\n`, { flag: 'wx' });
       this.beat(file);
       return file;
     })().catch((err: unknown) => {
@@ -713,13 +715,19 @@ async function laterThan(
 interface Owner {
   pid: number;
   start: string;
-  /** Its pid namespace (`-`: unknown); undefined in owner files written before namespaces were recorded. */
+  /** Its pid namespace's tag (pidNamespace); undefined in owner files written before namespaces were recorded. */
   ns?: string;
 }
 
+/** `<pid> <start> <token>`: a token of 28 hex digits ends with the namespace's tag (12 before them). */
 function parseOwner(content: string): Owner | null {
-  const m = /^(\d+) (\S+) [0-9a-f]+(?: (\S+))?\n?$/.exec(content);
-  return m ? { pid: Number(m[1]), start: m[2]!, ns: m[3] } : null;
+  const m = /^(\d+) (\S+) ([0-9a-f]+)\n?$/.exec(content);
+  if (!m) return null;
+  return {
+    pid: Number(m[1]),
+    start: m[2]!,
+    ...(m[3]!.length === 28 ? { ns: m[3]!.slice(12) } : {}),
+  };
 }
 
 /**
@@ -730,7 +738,7 @@ function parseOwner(content: string): Owner | null {
  */
 function ownerAlive(owner: Owner, heartbeatAgeMs: number, timeoutMs: number): boolean {
   const here = pidNamespace();
-  if (owner.ns !== undefined && (owner.ns !== here || here === '-'))
+  if (owner.ns !== undefined && (owner.ns !== here || here === UNKNOWN_NAMESPACE))
     return heartbeatAgeMs < timeoutMs;
   if (!pidAlive(owner.pid)) return false;
   if (owner.start === '-') return true;
@@ -739,25 +747,33 @@ function ownerAlive(owner: Owner, heartbeatAgeMs: number, timeoutMs: number): bo
 }
 
 let namespace: string | undefined;
+/** The tag of a namespace that cannot be told (a /proc that is not this namespace's). */
+const UNKNOWN_NAMESPACE = '0'.repeat(16);
 
 /**
- * This process's pid namespace, `<inode>@<boot id>`; off Linux, the platform's name (no namespaces there);
- * `-` where unknown (a /proc that is not this namespace's). The boot id tells machines and boots apart:
- * the first namespace's inode is the same on every Linux.
+ * A tag of this process's pid namespace, 16 hex digits of the SHA-256 of `<inode>@<boot id>`; off Linux,
+ * of the platform's name (no namespaces there); UNKNOWN_NAMESPACE where it cannot be told. The boot id
+ * tells machines and boots apart: the first namespace's inode is the same on every Linux.
  */
 function pidNamespace(): string {
-  if (namespace !== undefined) return namespace;
+  namespace ??= namespaceTag();
+  return namespace;
+}
+
+function namespaceTag(): string {
+  const tag = (name: string) => createHash('sha256').update(name).digest('hex').slice(0, 16);
   // Only Linux has pid namespaces: elsewhere (macOS, Windows) a pid names one process machine-wide.
-  if (process.platform !== 'linux') return (namespace = process.platform);
+  if (process.platform !== 'linux') return tag(process.platform);
   try {
     const inode = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const ours = readlinkSync('/proc/self') === String(process.pid);
-    namespace = inode && ours && /^[0-9a-f-]{8,64}$/.test(boot) ? `${inode}@${boot}` : '-';
+    return inode && ours && /^[0-9a-f-]{8,64}$/.test(boot)
+      ? tag(`${inode}@${boot}`)
+      : UNKNOWN_NAMESPACE;
   } catch {
-    namespace = '-';
+    return UNKNOWN_NAMESPACE;
   }
-  return namespace;
 }
 
 function pidAlive(pid: number): boolean {

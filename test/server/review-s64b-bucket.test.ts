@@ -24,9 +24,23 @@ describe('S3_BUCKET holding a folder or blanks', () => {
         () => 'accepted',
         (err: Error) => `${err.name}: ${err.message}`,
       );
-    for (const bucket of ['satchel-sessions/prod', 'b/', '/b', 'my bucket', 'b\n'])
+    for (const bucket of [
+      'satchel-sessions/prod',
+      'b/',
+      '/b',
+      'my bucket',
+      'b\n',
+      'arn:aws:s3:x y',
+    ])
       expect(await refusal(bucket)).toBe(`ConfigError: ${REFUSAL}`);
-    for (const bucket of ['satchel-sessions', 'a.b.c', 'Legacy_Bucket', 'b'])
+    // Access points' ARNs (review s64h): the SDK takes them as the bucket.
+    const arns = [
+      'arn:aws:s3:us-west-2:123456789012:accesspoint/my-ap',
+      'arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap',
+      'arn:aws:s3-outposts:us-west-2:123456789012:outpost/op-01ac5d28a6a232904/accesspoint/ap',
+      'arn:aws:s3-object-lambda:us-west-2:123456789012:accesspoint/my-olap',
+    ];
+    for (const bucket of ['satchel-sessions', 'a.b.c', 'Legacy_Bucket', 'b', ...arns])
       expect(await refusal(bucket)).toBe('accepted');
   });
 

@@ -13,6 +13,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   statSync,
   unlinkSync,
   utimesSync,
@@ -220,32 +221,46 @@ describe('local store owners judged by namespace', () => {
     mkdirSync(locks, { recursive: true });
     const store = new LocalStore(root, { staleLockMs: 0, lockTimeoutMs: 600 });
     await store.swept;
-    const foreign = '4026500000@00000000-0000-4000-8000-000000000000';
+    // Tokens: 12 random hex digits, then another namespace's 16-digit tag.
+    const a = 'aaaaaaaaaaaa' + 'f'.repeat(16);
+    const b = 'bbbbbbbbbbbb' + 'f'.repeat(16);
     // A live owner there whose pid is dead here (its heartbeat is fresh): its lock is waited for.
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    writeFileSync(join(locks, `owner-${dead}-aaaaaaaaaaaa`), `${dead} - aaaaaaaaaaaa ${foreign}\n`);
-    linkSync(join(locks, `owner-${dead}-aaaaaaaaaaaa`), lockOf(root, 'k'));
+    writeFileSync(join(locks, `owner-${dead}-${a}`), `${dead} - ${a}\n`);
+    linkSync(join(locks, `owner-${dead}-${a}`), lockOf(root, 'k'));
     const waited = await store.put('k', utf8('v1')).catch((err: unknown) => err);
     expect(StorageUnavailableError.is(waited), String(waited)).toBe(true);
     // Gone there (its heartbeat a minute old) while its pid is alive here (this very process): broken.
     unlinkSync(lockOf(root, 'k'));
     const own = process.pid;
-    writeFileSync(join(locks, `owner-${own}-bbbbbbbbbbbb`), `${own} - bbbbbbbbbbbb ${foreign}\n`);
+    writeFileSync(join(locks, `owner-${own}-${b}`), `${own} - ${b}\n`);
     const minuteAgo = Date.now() / 1000 - 60;
-    utimesSync(join(locks, `owner-${own}-bbbbbbbbbbbb`), minuteAgo, minuteAgo);
-    linkSync(join(locks, `owner-${own}-bbbbbbbbbbbb`), lockOf(root, 'k'));
+    utimesSync(join(locks, `owner-${own}-${b}`), minuteAgo, minuteAgo);
+    linkSync(join(locks, `owner-${own}-${b}`), lockOf(root, 'k'));
     await store.put('k', utf8('v2'));
     expect(text((await store.get('k'))!.body)).toBe('v2');
     // The sweep: the stale owner's file and temp file go, the fresh owner's stay.
-    writeFileSync(join(root, 'ns', `.tmp-${own}-bbbbbbbbbbbb-0011223344556677`), 'half');
-    writeFileSync(join(root, 'ns', `.tmp-${dead}-aaaaaaaaaaaa-8899aabbccddeeff`), 'in flight');
-    utimesSync(join(root, 'ns', `.tmp-${own}-bbbbbbbbbbbb-0011223344556677`), minuteAgo, minuteAgo);
+    writeFileSync(join(root, 'ns', `.tmp-${own}-${b}-0011223344556677`), 'half');
+    writeFileSync(join(root, 'ns', `.tmp-${dead}-${a}-8899aabbccddeeff`), 'in flight');
+    utimesSync(join(root, 'ns', `.tmp-${own}-${b}-0011223344556677`), minuteAgo, minuteAgo);
     expect((await new LocalStore(root).swept).tempFiles).toBe(1);
     expect(tempFiles(root).map((f) => f.slice(root.length))).toEqual([
-      `/ns/.tmp-${dead}-aaaaaaaaaaaa-8899aabbccddeeff`,
+      `/ns/.tmp-${dead}-${a}-8899aabbccddeeff`,
     ]);
     const owners = readdirSync(locks).filter((n) => n.startsWith('owner-'));
-    expect(owners).toContain(`owner-${dead}-aaaaaaaaaaaa`);
-    expect(owners).not.toContain(`owner-${own}-bbbbbbbbbbbb`);
+    expect(owners).toContain(`owner-${dead}-${a}`);
+    expect(owners).not.toContain(`owner-${own}-${b}`);
+  });
+
+  it('owner lines keep the form a Satchel from before namespaces reads: `<pid> <start> <hex>` (review s64h)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'satchel-s64h-owner-'));
+    const store = new LocalStore(root);
+    await store.put('k', utf8('v'));
+    const owners = readdirSync(join(root, '.locks')).filter((n) => n.startsWith('owner-'));
+    expect(owners).toHaveLength(1);
+    const line = readFileSync(join(root, '.locks', owners[0]!), 'utf8');
+    // The parser of 6eb994b: a line it cannot read made it take a live lock for no one's and break it after 1 s.
+    expect(line).toMatch(/^(\d+) (\S+) [0-9a-f]+\n?$/);
+    expect(line.split(' ')[2]!.trim()).toMatch(/^[0-9a-f]{28}$/);
   });
 });
