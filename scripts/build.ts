@@ -491,13 +491,14 @@ export async function buildWorker(
     // Symbol (nothing bundled converts one: JSON has none) and a null receiver (a TypeError becomes text),
     // and `new` goes from built-ins that act the same when called (Error, RegExp, Array of several items).
     // unsafe_math and unsafe_symbols: 94 B (2026-12-07, for review s64's redaction and parts fixes). The
-    // first only turns `Number(x)` into `+x` here, which differ for a BigInt alone (nothing bundled passes
-    // one: JSON has none, and zod's coercion is unused); the second drops Symbol descriptions, which
-    // nothing reads (symbols are used as keys and markers).
+    // first only turns `Number(x)` into `+x` in the R2-only bundle, which differ for a BigInt alone (nothing
+    // there passes one: JSON has none, and zod's coercion is unused); not in the R2 + S3 bundle, where the
+    // AWS SDK's CRC64 table builds on `Number(bigint)` (review s64h). The second drops Symbol descriptions,
+    // which nothing reads (symbols are used as keys and markers).
     compress: {
       passes: 5,
       unsafe: true,
-      unsafe_math: true,
+      unsafe_math: options.s3 === false,
       unsafe_symbols: true,
       pure_getters: true,
       keep_fargs: false,

@@ -132,8 +132,9 @@ export class SatchelClient {
     if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(options.url))
       throw new TypeError('the Satchel URL must not hold a user name or password; use the token');
     // fetch sends nothing to another scheme (`localhost:8787` parses as the scheme `localhost:`), and every
-    // call failed as a network failure that "may have landed". Not echoed: it may hold a password.
-    if (!/^https?:\/\//i.test(options.url))
+    // call failed as a network failure that "may have landed". Not echoed: it may hold a password. A path
+    // (`/satchel`) is a browser page's own origin (review s64h).
+    if (!/^(https?:\/\/|\/)/i.test(options.url))
       throw new TypeError(
         'the Satchel URL must start with http(s)://, as in http://localhost:8787',
       );

@@ -26,8 +26,13 @@ describe('review s64e: a url fetch cannot send to', () => {
     expect(message).not.toContain('s3cret');
   });
 
-  it('http and https URLs are taken, whatever their case', () => {
-    for (const url of ['http://localhost:8787', 'HTTPS://satchel.example/', 'http://[::1]:8787'])
+  it('http and https URLs are taken, whatever their case, and a path on the page origin (review s64h)', () => {
+    for (const url of [
+      'http://localhost:8787',
+      'HTTPS://satchel.example/',
+      'http://[::1]:8787',
+      '/satchel',
+    ])
       expect(new SatchelClient({ url }).url).toBe(url.replace(/\/$/, ''));
   });
 
