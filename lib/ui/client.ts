@@ -99,6 +99,8 @@ interface ApiOptions {
   auth?: string | null;
   /** An Idempotency-Key, so that sending the request again does not write twice. */
   key?: string;
+  /** Ms until an unanswered call counts as unsent (status 0): 30 s for a GET, 60 s for a write. */
+  wait?: number;
 }
 /**
  * Tool results under the call they answer, with their index in the transcript (`of`), and those indexes
@@ -166,6 +168,8 @@ interface SessionState {
    * session, and again after a 404 (which hides them) or a new sign-in (another token, maybe scope).
    */
   probed?: boolean;
+  /** Scope probes asked for: a 404 or a sign-in since a probe was sent drops its answer (`probeWrites`). */
+  probes: number;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -177,16 +181,19 @@ export function sessionBrowser(): void {
   $('signout').addEventListener('click', () => {
     storeToken(null);
     clear($('content'));
+    show($('content'), false);
     location.assign(fromRoot('/ui'));
   });
   // Back after signing out brings the page back from the browser's cache, as it was: load it again, so
   // that it asks for the token instead of showing what the signed-in page showed; and so when another
   // token was signed in meanwhile (a list kept the other namespace's newest for its live loop, and its
-  // rows had gone with the sign-out: review s62a).
+  // rows had gone with the sign-out: review s62a), or the same one (its content is hidden, and was
+  // cleared by a sign-out: until review s64a a blank page, "page is missing #empty").
   let shownWith = storedToken();
   $('signin-form').addEventListener('signedin', () => void (shownWith = storedToken()));
   window.addEventListener('pageshow', (ev) => {
-    if (!ev.persisted || storedToken() === shownWith) return;
+    const token = storedToken();
+    if (!ev.persisted || (token === shownWith && !(token && $('content').hidden))) return;
     // Not the view's own handler too: it would render into the content the sign-out cleared.
     ev.stopImmediatePropagation();
     location.reload();
@@ -411,19 +418,27 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
   if (opts.key) headers['idempotency-key'] = opts.key;
+  // A hung connection held a live-update poll (and so every later one) or a write busy for good (review
+  // s64a): past the deadline the call is aborted, its body read too, and answers as unsent.
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), opts.wait ?? (method === 'GET' ? 30_000 : 60_000));
   let res: Response;
+  let text: string;
   try {
     res = await fetch(fromRoot(path), {
       method,
       headers,
       cache: 'no-store',
       credentials: 'omit',
+      signal: ctl.signal,
       ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
     });
+    text = await res.text();
   } catch {
     return { status: 0, etag: null, text: '', json: null };
+  } finally {
+    clearTimeout(timer);
   }
-  const text = await res.text();
   let json: any = null;
   try {
     json = text ? JSON.parse(text) : null;
@@ -822,9 +837,11 @@ export function renderList(st: ListState, a: Answer): void {
   st.cursors[st.pageIndex + 1] = a.json?.next_cursor ?? null;
   show($('empty'), list.length === 0 && st.pageIndex === 0);
   show($('sessions-table'), list.length > 0);
-  // Older onto a page whose sessions went meanwhile showed only the pager (review s62a).
-  if (list.length === 0 && st.pageIndex > 0)
-    status('No older sessions: they were deleted since this list was read.');
+  // Older onto a page whose sessions went meanwhile showed only the pager (review s62a). The note is that
+  // page's: it went with it (until review s64a page 1 listed sessions under it after Newer).
+  const none = 'No older sessions: they were deleted since this list was read.';
+  if (list.length === 0 && st.pageIndex > 0) status(none);
+  else if ($('status').textContent === none) status('');
   $<HTMLButtonElement>('prev').disabled = st.pageIndex === 0;
   $<HTMLButtonElement>('next').disabled = !st.cursors[st.pageIndex + 1];
   $('page-label').textContent = `Page ${st.pageIndex + 1}`;
@@ -1041,7 +1058,11 @@ export async function pollChanges(st: ListState): Promise<void> {
       st.cursors = [null, first.json?.next_cursor ?? null];
       $<HTMLButtonElement>('next').disabled = !st.cursors[1];
       if (changed.length) showChanges(st, changed, before);
-      syncFirstPage(st, (first.json?.sessions ?? []) as Summary[]);
+      syncFirstPage(
+        st,
+        (first.json?.sessions ?? []) as Summary[],
+        changed.map((c) => c.id),
+      );
     } else if (changed.length) {
       for (const c of changed) st.pending.add(c.id); // a session changed twice counts once
       const b = $('pending');
@@ -1058,9 +1079,9 @@ export async function pollChanges(st: ListState): Promise<void> {
  * elsewhere goes, one that came in with an updated_at older than the newest seen (an import, a slow
  * write: updated_after never returns it) comes in, and so does a session rewritten with such a stamp.
  * Rows whose session is as shown stay, with their marks of new or updated; it moves updated_after past
- * the sessions it shows.
+ * the sessions it shows. `announced`: the ids the poll just showed as changed, counted with its own.
  */
-export function syncFirstPage(st: ListState, list: Summary[]): void {
+export function syncFirstPage(st: ListState, list: Summary[], announced: string[] = []): void {
   // By id, creation (a session deleted and created again under its id is another) and update. Until
   // review s60a only a row gone from the page was acted on: a session stamped older never showed.
   const keyOf = (r: Element) =>
@@ -1077,22 +1098,32 @@ export function syncFirstPage(st: ListState, list: Summary[]): void {
   const ids = new Set(list.map((s) => `${s.id}\n${s.created_at}`));
   const gone = keys.filter((k) => !ids.has(k.slice(0, k.lastIndexOf('\n')))).length;
   // Badged as showChanges would: new when created after the newest seen, updated when a row shows an
-  // older version (a "new" badge kept); one only moved up onto the page (an import too) comes unmarked.
+  // older version (a "new" badge kept) or when written after the newest seen (one from page 2 written
+  // between the poll's reads came unmarked and was never announced until review s64a); one only moved
+  // up onto the page (an import too) comes unmarked.
   const rowOf = new Map(keys.map((k, i) => [k.slice(0, k.lastIndexOf('\n')), shown[i]!]));
   const mark = (s: Summary) => {
     const old = rowOf.get(`${s.id}\n${s.created_at}`);
     if (!before || instantOfTime(s.created_at) > instantOfTime(before)) return 'new';
-    if (old) return old.querySelector('.badge.fresh')?.textContent === 'new' ? 'new' : 'updated';
+    if (old || instantOfTime(s.updated_at) > instantOfTime(before))
+      return old?.querySelector('.badge.fresh')?.textContent === 'new' ? 'new' : 'updated';
   };
+  const changed = new Set(announced);
   const frag = document.createDocumentFragment();
-  list.forEach((s, i) => frag.appendChild(byKey.get(want[i]!) ?? sessionRow(s, mark(s))));
+  list.forEach((s, i) => {
+    const fresh = byKey.has(want[i]!) ? undefined : mark(s);
+    if (fresh) changed.add(s.id);
+    frag.appendChild(byKey.get(want[i]!) ?? sessionRow(s, fresh));
+  });
   clear(st.rows);
   st.rows.appendChild(frag);
   show($('empty'), list.length === 0);
   show($('sessions-table'), list.length > 0);
-  status(
-    `The list was refreshed${gone ? `: ${plural(gone, 'session')} no longer on this page` : ''}.`,
-  );
+  const notes = [
+    changed.size && `${plural(changed.size, 'session')} changed`,
+    gone && `${plural(gone, 'session')} no longer on this page`,
+  ].filter(Boolean);
+  status(`The list was refreshed${notes.length ? `: ${notes.join(', ')}` : ''}.`);
 }
 
 /**
@@ -1145,6 +1176,7 @@ export async function sessionView(): Promise<void> {
     msg: $('action-msg'),
     renders: 0,
     loads: 0,
+    probes: 0,
   };
   wireAppend(st);
   wireContinue(st);
@@ -1160,6 +1192,7 @@ export async function sessionView(): Promise<void> {
   $('signin-form').addEventListener('signedin', (ev) => {
     // Signed in again after a 401: the answer to GET of this session, with the new token.
     st.probed = false;
+    st.probes++;
     void loadSession(st, (ev as CustomEvent<Answer>).detail);
   });
   await loadSession(st, answer);
@@ -1190,7 +1223,7 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   // the session with no write controls and no word why).
   if (!st.probed) {
     st.probed = true;
-    void probeWrites();
+    void probeWrites(st);
   }
   // `latest` (or any alias) names the session shown from now on: its writes need its id, and the
   // address names it, so a reload shows the same session.
@@ -1221,6 +1254,7 @@ export function forget(st: SessionState): void {
   st.owed = undefined;
   st.previewKeep = null;
   st.probed = false;
+  st.probes++; // a probe on its way would show the write controls again
   st.renders++; // the chunks of a render still under way stop, and so does an audit load
   st.loads++; // and a load asked before (a Reload) that answers after: it would show the session again
   document.title = 'Session not found · Satchel';
@@ -1484,8 +1518,12 @@ export function auditItem(r: AuditRecord): HTMLLIElement {
 // One session: the actions
 
 /** The scope probe: a request that can never write (no If-Match); 403 means a read-only token. */
-export async function probeWrites(): Promise<void> {
+export async function probeWrites(st: SessionState): Promise<void> {
+  const turn = ++st.probes;
   const probe = await api('PUT', '/v1/sessions/ui-write-probe', { body: {} });
+  // Not found or signed in again meanwhile: until review s64a a late answer showed the write controls
+  // under "Session not found", or a read-only token's hid them for the writable one signed in since.
+  if (turn !== st.probes || !st.session) return;
   const writable = probe.status !== 403 && probe.status !== 401;
   show($('actions'), writable);
   say($('ro-note'), writable ? '' : 'Read-only token: viewing only.');
@@ -1580,7 +1618,13 @@ export function wireContinue(st: SessionState): void {
     const key = again?.key ?? fresh;
     const ifMatch = again ? again.ifMatch : st.etag;
     void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
-      const a = await api('POST', `${st.path}/continue`, { body: { message }, ifMatch, key });
+      // The longest model turn a server allows (300 s), its wait for the session (60 s), 30 s to store.
+      const a = await api('POST', `${st.path}/continue`, {
+        body: { message },
+        ifMatch,
+        key,
+        wait: 390_000,
+      });
       if (a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }))) return;
       if (!outcome(st, a)) return;
       st.owed = undefined;
