@@ -217,6 +217,9 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
   return undefined;
 }
 
+/** The start of the 401 detail of a server that has no SATCHEL_TOKENS (lib/http/auth.ts, NO_TOKENS_CONFIGURED). */
+const NO_TOKENS = /^no SATCHEL_TOKENS is configured/;
+
 /**
  * A problem for people: its title and detail, the fields a validation error names, and what to do
  * next where the server's own advice speaks HTTP (a 401 says to send a header; the CLI's user sets
@@ -224,7 +227,8 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
  */
 function describeProblem(err: SatchelApiError, io: CliIO, advised?: AdvisedError): string {
   const lines: string[] = [];
-  if (err.status === 401) {
+  // A server without SATCHEL_TOKENS refuses every token and says what to set: no token of its to pick.
+  if (err.status === 401 && !NO_TOKENS.test(err.detail)) {
     lines.push(
       io.env.SATCHEL_TOKEN?.trim()
         ? `satchel: ${err.title}: ${err.detail}. ` +

@@ -259,78 +259,94 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | null> {
     const Key = this.full(key);
-    return this.attempt(`GET ${key}`, async (ctx) => {
-      const wire = await this.wired();
-      if (wire) {
-        const res = await wire({
-          method: 'GET',
-          key: Key,
-          headers: {},
-          signal: ctx.signal,
-          onLength: (declared) => this.declared(ctx, key, declared),
-          onData: this.progress(ctx, key),
-        });
-        if (res.status === 404 && isMissingKey(wireError(res))) return null;
-        const { body } = succeeded(res);
-        const age = ageOf(res.header('date'), res.header('last-modified'));
-        return { body, etag: unquote(res.header('etag') ?? ''), ...age };
+    return this.attempt(`GET ${key}`, (ctx) => this.read(ctx, key, Key));
+  }
+
+  /** One attempt at a GET of `Key` (`key` with the store's prefix): the object, or null when it is missing. */
+  private async read(ctx: AttemptContext, key: string, Key: string): Promise<StoredObject | null> {
+    const wire = await this.wired();
+    if (wire) {
+      const res = await wire({
+        method: 'GET',
+        key: Key,
+        headers: {},
+        signal: ctx.signal,
+        onLength: (declared) => this.declared(ctx, key, declared),
+        onData: this.progress(ctx, key),
+      });
+      if (res.status === 404 && isMissingKey(wireError(res))) return null;
+      const { body } = succeeded(res);
+      const age = ageOf(res.header('date'), res.header('last-modified'));
+      return { body, etag: unquote(res.header('etag') ?? ''), ...age };
+    }
+    try {
+      const command = new GetObjectCommand({ Bucket: this.bucket, Key });
+      let date: string | undefined;
+      // The answer's Date, which the SDK's output leaves out.
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          const result = await next(args);
+          date = (result.response as { headers?: Record<string, string> }).headers?.date;
+          return result;
+        },
+        { step: 'deserialize' },
+      );
+      const out = await this.client.send(command, { abortSignal: ctx.signal });
+      const body = out.Body!;
+      // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length.
+      const stream = body as {
+        on?: (event: 'data', chunk: (bytes: Uint8Array) => void) => unknown;
+        destroy?: () => void;
+      };
+      if (out.ContentLength !== undefined && out.ContentLength > MAX_DECLARED_BYTES) {
+        stream.destroy?.();
+        throw tooLarge(key, out.ContentLength);
       }
-      try {
-        const command = new GetObjectCommand({ Bucket: this.bucket, Key });
-        let date: string | undefined;
-        // The answer's Date, which the SDK's output leaves out.
-        command.middlewareStack.add(
-          (next) => async (args) => {
-            const result = await next(args);
-            date = (result.response as { headers?: Record<string, string> }).headers?.date;
-            return result;
-          },
-          { step: 'deserialize' },
-        );
-        const out = await this.client.send(command, { abortSignal: ctx.signal });
-        const body = out.Body!;
-        // A Node stream: time is granted as its bytes arrive. Another (fetch's): by its declared length.
-        const stream = body as {
-          on?: (event: 'data', chunk: (bytes: Uint8Array) => void) => unknown;
-          destroy?: () => void;
-        };
-        if (out.ContentLength !== undefined && out.ContentLength > MAX_DECLARED_BYTES) {
-          stream.destroy?.();
-          throw tooLarge(key, out.ContentLength);
-        }
-        if (typeof stream.on === 'function') {
-          const arrived = this.progress(ctx, key);
-          stream.on('data', (chunk) => arrived(chunk.byteLength));
-        } else ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
-        const bytes = await body.transformToByteArray();
-        return { body: bytes, etag: unquote(out.ETag ?? ''), ...ageOf(date, out.LastModified) };
-      } catch (err) {
-        if (isMissingKey(err)) return null;
-        throw err;
-      }
-    });
+      if (typeof stream.on === 'function') {
+        const arrived = this.progress(ctx, key);
+        stream.on('data', (chunk) => arrived(chunk.byteLength));
+      } else ctx.extend(this.transferAllowance(out.ContentLength ?? 0));
+      const bytes = await body.transformToByteArray();
+      return { body: bytes, etag: unquote(out.ETag ?? ''), ...ageOf(date, out.LastModified) };
+    } catch (err) {
+      if (isMissingKey(err)) return null;
+      throw err;
+    }
   }
 
   async head(key: string): Promise<{ etag: string } | null> {
     const Key = this.full(key);
     return this.attempt(`HEAD ${key}`, async (ctx) => {
-      const wire = await this.wired();
-      if (wire) {
-        const res = await wire({ method: 'HEAD', key: Key, headers: {}, signal: ctx.signal });
-        // A HEAD's answer has no body, so no error code: any 404 reads as a missing key, even a missing bucket's.
-        if (res.status === 404) return null;
-        return { etag: unquote(succeeded(res).header('etag') ?? '') };
-      }
       try {
-        const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), {
-          abortSignal: ctx.signal,
-        });
-        return { etag: unquote(out.ETag ?? '') };
+        return await this.headOnce(ctx, Key);
       } catch (err) {
-        if (statusOf(err) === 404) return null; // as on the wire: no body, no code
-        throw err;
+        // A HEAD's answer has no body, so a 400 has no code to tell an expired session token from a
+        // wrong region (review s64g): the same key's GET, whose answer names it, is asked instead.
+        if (statusOf(err) !== 400) throw err;
+        const got = await this.read(ctx, key, Key);
+        return got && { etag: got.etag };
       }
     });
+  }
+
+  /** One attempt at a HEAD of `Key`: its etag, or null on a 404. */
+  private async headOnce(ctx: AttemptContext, Key: string): Promise<{ etag: string } | null> {
+    const wire = await this.wired();
+    if (wire) {
+      const res = await wire({ method: 'HEAD', key: Key, headers: {}, signal: ctx.signal });
+      // A HEAD's answer has no body, so no error code: any 404 reads as a missing key, even a missing bucket's.
+      if (res.status === 404) return null;
+      return { etag: unquote(succeeded(res).header('etag') ?? '') };
+    }
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), {
+        abortSignal: ctx.signal,
+      });
+      return { etag: unquote(out.ETag ?? '') };
+    } catch (err) {
+      if (statusOf(err) === 404) return null; // as on the wire: no body, no code
+      throw err;
+    }
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
@@ -591,7 +607,8 @@ export class S3Store implements ObjectStore {
   ): Promise<T> {
     const checked = (ctx: AttemptContext) =>
       op(ctx).catch((err: unknown) => {
-        if (describeFailure(err).reason === 'denied') throw refused(err);
+        const refusal = refused(err);
+        if (refusal) throw refusal;
         if (statusOf(err) !== 404) throw err;
         const code = (err as { name?: string }).name ?? 'NotFound';
         throw new StorageUnavailableError(`${what}: ${this.name} answered 404 ${code}`, err);
@@ -632,13 +649,25 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** A ping failure in words safe for an unauthenticated caller: status and S3 error code, or the network error code. */
+/**
+ * A ping failure in words safe for an unauthenticated caller: status and S3 error code, or the network error
+ * code; for a bucket in another region, the region to set (which S3 tells anyone who asks).
+ */
 function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
   const status = statusOf(err);
   const name = (err as { name?: string }).name ?? 'Error';
   if (status !== undefined) {
-    const label = `HTTP ${status} ${/^[A-Za-z]{1,64}$/.test(name) ? name : ''}`.trim();
-    if (status === 401 || status === 403) return { reason: 'denied', error: label };
+    const label = answerLabel(err, status);
+    const at = otherRegion(err);
+    if (at)
+      return {
+        reason: 'error',
+        error: at.region
+          ? `${label}: the bucket is in ${at.region}, ${regionAdvice(at)}`
+          : `${label}: check S3_REGION and S3_ENDPOINT`,
+      };
+    if (status === 401 || status === 403 || TOKEN_CODES.test(name))
+      return { reason: 'denied', error: label };
     if (status === 404) return { reason: 'not-found', error: label };
     return { reason: 'error', error: label };
   }
@@ -651,24 +680,106 @@ function describeFailure(err: unknown): Pick<StoragePing, 'reason' | 'error'> {
 }
 
 /**
- * Storage refusing Satchel's credentials (a 401 or 403), or none found: a 503 that says so and what to check
- * (a bare 500 until review s62g), its S3 error the cause. Refused before it was applied, a write did not
- * land; an earlier attempt whose answer was lost still makes it "may have landed" (withRetry's `settled`).
+ * Storage refusing Satchel's credentials (a 401 or 403, an expired session token's 400), or none found, or
+ * answering for a bucket in another region: a 503 that says so and what to set (a bare 500 until reviews
+ * s62g and s64g), its S3 error the cause; undefined for any other failure. Refused before it was applied, a
+ * write did not land; an earlier attempt whose answer was lost still makes it "may have landed"
+ * (withRetry's `settled`).
  */
-function refused(err: unknown): SatchelError {
-  const { error } = describeFailure(err);
-  const detail =
-    error === 'no credentials'
-      ? 'storage credentials could not be loaded (CredentialsProviderError); check AWS_PROFILE, or set ' +
-        'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
-      : /RequestTimeTooSkewed/.test(error!)
-        ? `storage refused the request's time (${error}); check this machine's clock`
-        : /AccessDenied/.test(error!)
-          ? // Keys it knows, without the permission (review s63g): the policy, not the keys, is to check.
-            `storage denied the request (${error}); check that the credentials' policy allows the S3 ` +
-            'actions docs/deploy.md lists on this bucket and prefix'
-          : `storage refused Satchel's credentials (${error}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
-  return Object.assign(unavailable(detail, 2), { cause: err });
+function refused(err: unknown): SatchelError | undefined {
+  const status = statusOf(err);
+  const at = otherRegion(err);
+  let detail: string | undefined;
+  if (at && status !== undefined) {
+    const label = answerLabel(err, status);
+    detail = at.region
+      ? `storage says the bucket is in ${at.region} (${label}): ${regionAdvice(at)}`
+      : `storage refused the request as addressed (${label}); check that S3_REGION is the bucket's ` +
+        'region, and S3_ENDPOINT when set';
+  } else {
+    const { reason, error } = describeFailure(err);
+    if (reason === 'denied') detail = credentialsAdvice(error!);
+  }
+  return detail === undefined ? undefined : Object.assign(unavailable(detail, 2), { cause: err });
+}
+
+/** What to check when storage refuses the credentials (`error`: describeFailure's, its status and code). */
+function credentialsAdvice(error: string): string {
+  if (error === 'no credentials')
+    return (
+      'storage credentials could not be loaded (CredentialsProviderError); check AWS_PROFILE, or set ' +
+      'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
+    );
+  if (/RequestTimeTooSkewed/.test(error))
+    return `storage refused the request's time (${error}); check this machine's clock`;
+  // Keys it knows, without the permission (review s63g): the policy, not the keys, is to check.
+  if (/AccessDenied/.test(error))
+    return (
+      `storage denied the request (${error}); check that the credentials' policy allows the S3 ` +
+      'actions docs/deploy.md lists on this bucket and prefix'
+    );
+  // Temporary credentials (`aws sso login`, `aws sts assume-role`) expire after hours (review s64g).
+  if (/ExpiredToken|TokenRefreshRequired/.test(error))
+    return (
+      `storage refused Satchel's credentials: the session token has expired (${error}); refresh the ` +
+      'temporary credentials (AWS_SESSION_TOKEN with its AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ' +
+      'the AWS_PROFILE they come from)'
+    );
+  if (/InvalidToken/.test(error))
+    return (
+      `storage refused Satchel's credentials: the session token is not valid (${error}); check ` +
+      'AWS_SESSION_TOKEN, and that it goes with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'
+    );
+  return `storage refused Satchel's credentials (${error}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
+}
+
+/** S3's codes for temporary credentials it does not take: HTTP 400, not 403 (HADOOP-18353). */
+const TOKEN_CODES = /^(ExpiredToken|TokenRefreshRequired|InvalidToken)$/;
+/** S3's codes for a request signed for (or sent to the endpoint of) another region than the bucket's. */
+const REGION_CODES =
+  /^(AuthorizationHeaderMalformed|PermanentRedirect|TemporaryRedirect|Redirect|IllegalLocationConstraintException)$/;
+/** A region name, as S3_REGION takes it (lib/server/config.ts). */
+const REGION_NAME = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+
+/** An error answer's status and S3 error code, `HTTP 403 AccessDenied`; the status alone without a code. */
+function answerLabel(err: unknown, status: number): string {
+  const name = (err as { name?: string }).name ?? '';
+  // The SDK names a code-less answer (a HEAD's) `Unknown`: the status alone says as much.
+  const code = /^[A-Za-z]{1,64}$/.test(name) && name !== 'Unknown' ? name : '';
+  return `HTTP ${status} ${code}`.trim();
+}
+
+/** Where storage says the bucket is, when that is not where the request was signed for or sent. */
+interface OtherRegion {
+  /** The bucket's region, from the answer's `<Region>` or `x-amz-bucket-region`; none when it names none. */
+  region?: string;
+  /** Sent to another region's endpoint (a redirect), not only signed for another region. */
+  redirected: boolean;
+}
+
+/**
+ * Whether storage answered that the bucket is in another region than the request was signed for or sent to
+ * (S3_REGION unset for a bucket outside us-east-1: review s64g), and which; undefined when it did not.
+ */
+function otherRegion(err: unknown): OtherRegion | undefined {
+  const status = statusOf(err);
+  const name = (err as { name?: string }).name ?? '';
+  if (status !== 301 && status !== 307 && !REGION_CODES.test(name)) return undefined;
+  const e = err as { Region?: unknown; $response?: { headers?: Record<string, unknown> } };
+  const named = e.Region ?? e.$response?.headers?.['x-amz-bucket-region'];
+  return {
+    ...(typeof named === 'string' && REGION_NAME.test(named) ? { region: named } : {}),
+    redirected: name !== 'AuthorizationHeaderMalformed',
+  };
+}
+
+/**
+ * What to set for a bucket in another region: S3_REGION; and S3_ENDPOINT too after a redirect, which a
+ * configured endpoint needs (without one, the endpoint follows the region).
+ */
+function regionAdvice(at: OtherRegion): string {
+  const also = at.redirected ? " (and S3_ENDPOINT, if set, to that region's endpoint)" : '';
+  return `set S3_REGION=${at.region}${also}`;
 }
 
 /** A GET's answer larger than any object: not retried (it would be again), 503. */
@@ -696,9 +807,13 @@ function wireError(res: S3WireResponse): Error {
   const xml = new TextDecoder().decode(res.body.subarray(0, 4096));
   const code = /<Code>([^<]{1,64})<\/Code>/.exec(xml)?.[1];
   const message = /<Message>([^<]{0,300})<\/Message>/.exec(xml)?.[1];
+  // The bucket's region, where storage names it (a wrong region's answer): as the SDK's error carries it.
+  const region =
+    /<Region>([^<]{1,64})<\/Region>/.exec(xml)?.[1] ?? res.header('x-amz-bucket-region');
   return Object.assign(new Error(message || code || `HTTP ${res.status}`), {
     name: code ?? (res.status === 404 ? 'NotFound' : `HTTP${res.status}`),
     $metadata: { httpStatusCode: res.status },
+    ...(region ? { Region: region } : {}),
   });
 }
 

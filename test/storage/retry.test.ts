@@ -186,11 +186,12 @@ describe('withRetry', () => {
     const policy = { attempts: 3, baseMs: 1, maxMs: 1, attemptTimeoutMs: 30 };
     const expired = Object.assign(new Error('The provided token has expired.'), {
       name: 'ExpiredToken',
-      $metadata: { httpStatusCode: 403 },
+      // S3 answers an expired session token 400, not 403 (HADOOP-18353; review s64g).
+      $metadata: { httpStatusCode: 400 },
     });
     const isTransient = (err: unknown) => err !== expired;
     let calls = 0;
-    // The first attempt times out (it may have been stored), the retry is refused with a 403.
+    // The first attempt times out (it may have been stored), the retry is refused with a 400.
     const lost = await withRetry(
       'PUT k',
       () => (calls++ === 0 ? new Promise<never>(() => undefined) : Promise.reject(expired)),
