@@ -49,13 +49,7 @@ export function ownMessageLast(
   own: Pick<Message, 'role' | 'content'> | undefined,
 ): Message[] {
   if (!own) return messages;
-  let at = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === own.role && messages[i]!.content === own.content) {
-      at = i;
-      break;
-    }
-  }
+  const at = messages.findLastIndex((m) => m.role === own.role && m.content === own.content);
   if (at < 0 || at === messages.length - 1) return messages;
   return [...messages.slice(0, at), ...messages.slice(at + 1), messages[at]!];
 }

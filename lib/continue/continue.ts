@@ -123,7 +123,7 @@ export class Continuer {
         ttlMs: model.timeoutMs + LEASE_MARGIN_MS,
         waitMs: model.waitMs,
       });
-      this.chat = options.chat ?? chatClient(model);
+      this.chat = options.chat ?? chatClient({ ...model, log: options.log });
     }
   }
 
@@ -476,7 +476,7 @@ export class Continuer {
       // A stopping server's turns are cut off (`stopTurns`): so is their wait for a lease.
       const stop = () => this.stopped;
       return await leases.take(keys.lease(ns, id), {
-        ...(waitMs !== undefined ? { waitMs } : {}),
+        waitMs, // undefined: the options'
         stop,
         // A delivery on Node waits one lease lifetime for each holder, however long its line is; on
         // Workers its invocation's budget bounds it.
@@ -518,7 +518,7 @@ export class Continuer {
         model: modelName,
         ns,
         search,
-        ...(schedule ? { schedule } : {}),
+        schedule,
         signal: turnSignal.signal,
         contextBytes: model!.contextBytes,
       });
@@ -530,6 +530,7 @@ export class Continuer {
       log.warn(stopped ? 'model turn cut off: the server is stopping' : 'model turn failed', {
         kind: err.kind,
         status: err.status,
+        said: err.said,
       });
       const why = stopped
         ? 'the server is stopping and cut the model turn off'

@@ -69,9 +69,7 @@ export class LeaseBusyError extends Error {
   }
   /** True for a LeaseBusyError from any bundle. */
   static is(err: unknown): err is LeaseBusyError {
-    return (
-      typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BUSY] === true
-    );
+    return (err as Record<symbol, unknown> | undefined)?.[BUSY] === true;
   }
 }
 

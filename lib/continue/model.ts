@@ -1,4 +1,5 @@
 import { randomHex } from '../model/ids.js';
+import type { Logger } from '../model/log.js';
 import type { Message } from '../model/session.js';
 import { textOfParts, type ContentPart } from '../model/parts.js';
 
@@ -27,7 +28,7 @@ export interface ModelConfig {
  * The continue model's client: one OpenAI-compatible `POST {url}/chat/completions` call per round, with
  * fetch. Every failure (network, HTTP status, timeout, a reply that is not a chat completion) is a
  * `ModelError`; its message names the failure kind and the HTTP status, never the key or the response
- * body (providers echo parts of a bad key in their errors).
+ * body (providers echo parts of a bad key in their errors): an error's own message is only logged.
  */
 
 /** A tool call as the model sends it and as it is stored (odek's format). */
@@ -75,17 +76,15 @@ export class ModelError extends Error {
     readonly kind: ModelFailure,
     message: string,
     readonly status?: number,
+    /** An error answer's body, for the log only: its first 200 characters, without the key. */
+    readonly said?: string,
   ) {
     super(message);
     this.name = 'ModelError';
   }
   /** True for a ModelError from any bundle. */
   static is(err: unknown): err is ModelError {
-    return (
-      typeof err === 'object' &&
-      err !== null &&
-      (err as Record<symbol, unknown>)[MODEL_ERROR] === true
-    );
+    return (err as Record<symbol, unknown> | undefined)?.[MODEL_ERROR] === true;
   }
 }
 
@@ -98,22 +97,34 @@ export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
- * An answer over `maxAnswerBytes` is a ModelError('invalid').
+ * An answer over `maxAnswerBytes` is a ModelError('invalid'). A round offering tools that the model
+ * refuses with a 4xx whose body names tools (vLLM without --enable-auto-tool-choice, an Ollama model
+ * without tool support) runs once more without them; once that is answered, `log` says so and this
+ * client sends that model no tools from then on.
  */
 export function chatClient(
-  endpoint: { url: string; key?: string },
+  endpoint: { url: string; key?: string; log?: Logger },
   fetchFn: typeof fetch = fetch,
   maxAnswerBytes = MODEL_ANSWER_MAX_BYTES,
 ): ChatFn {
   // `{url}/chat/completions`, with the URL's query (Azure OpenAI's `?api-version=`) after that path.
   const target = new URL(endpoint.url);
   target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`;
-  return async (request, signal) => {
+  // The models that refused `tools` here (one client per app: per process, per isolate on Workers).
+  const toolless = new Set<string>();
+  // A request as sent: without tools for a model that refused them.
+  const chat = async (
+    request: Omit<ChatRequest, 'tools'> & { tools?: ChatRequest['tools'] },
+    signal: AbortSignal,
+  ): Promise<ChatReply> => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json',
     };
     if (endpoint.key) headers.authorization = `Bearer ${endpoint.key}`;
+    const id = request.model;
+    // JSON leaves the undefined members out (OpenAI refuses a tool_choice without tools).
+    if (toolless.has(id)) request = { ...request, tools: undefined, tool_choice: undefined };
     let text: string | undefined;
     let status: number;
     try {
@@ -124,9 +135,8 @@ export function chatClient(
         signal,
       });
       status = res.status;
-      // An error's body is never read: its text is not shown (see above).
-      if (status < 200 || status > 299) await res.body?.cancel().catch(() => undefined);
-      else text = await readAtMost(res, maxAnswerBytes);
+      // An error's body is read for the log (see above).
+      text = await readAtMost(res, maxAnswerBytes);
     } catch (err) {
       if (signal.aborted) throw new ModelError('timeout', 'the model did not answer in time');
       throw new ModelError(
@@ -134,10 +144,31 @@ export function chatClient(
         `the model endpoint could not be reached (${err instanceof Error ? err.name : 'error'})`,
       );
     }
-    // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to, no more.
-    const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';
-    if (status < 200 || status > 299)
-      throw new ModelError('status', `the model endpoint answered HTTP ${status}${at}`, status);
+    if (status < 200 || status > 299) {
+      // The model's own message, for the log: the key cut out first (one without a key's shape escapes
+      // the log's redactor, and one cut in two at 200 characters would too). `split(undefined)`: all.
+      const said = text?.split(endpoint.key!).join('').slice(0, 200);
+      // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them.
+      if (request.tools && status < 500 && /tool/i.test(said!)) {
+        const reply = await chat({ ...request, tools: undefined, tool_choice: undefined }, signal);
+        // Remembered once answered: a refusal that was not about the tools fails without them too.
+        if (!toolless.has(id))
+          endpoint.log?.warn('the model refused tools: continue runs without session_search', {
+            model: id,
+            said,
+          });
+        toolless.add(id);
+        return reply;
+      }
+      // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to.
+      const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';
+      throw new ModelError(
+        'status',
+        `the model endpoint answered HTTP ${status}${at}`,
+        status,
+        said,
+      );
+    }
     if (text === undefined)
       throw new ModelError(
         'invalid',
@@ -145,6 +176,7 @@ export function chatClient(
       );
     return parseCompletion(text);
   };
+  return chat;
 }
 
 /** A response's body as UTF-8 text, read to `limit` bytes at most: undefined (and cancelled) past it. */
@@ -181,7 +213,7 @@ export function parseCompletion(text: string): ChatReply {
   }
   const message = (body as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message as
     Record<string, unknown> | undefined;
-  if (typeof message !== 'object' || message === null)
+  if (!message || typeof message !== 'object')
     throw new ModelError('invalid', 'the model answered without a message');
   // Text as a string, or as parts (some providers answer `[{type: "text", text}]`); an OpenAI refusal
   // (`content: null, refusal: "…"`) is the reply's text too. Until 2026-12-05 both became an empty reply.
@@ -197,10 +229,10 @@ export function parseCompletion(text: string): ChatReply {
     throw new ModelError('invalid', 'the model answered content that is neither text nor parts');
   if (message.tool_calls != null && !Array.isArray(message.tool_calls))
     throw new ModelError('invalid', 'the model answered tool calls that are not a list');
-  const said =
-    typeof message.content === 'string' ? message.content : parts ? textOfParts(parts) : '';
+  // Past the checks above: text, parts or absent; a list of calls or absent.
+  const said = parts ? textOfParts(parts) : ((content0 as string | null | undefined) ?? '');
   const content = said || (typeof message.refusal === 'string' ? message.refusal : '');
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  const calls = (message.tool_calls ?? []) as unknown[];
   const tool_calls: ToolCall[] = [];
   for (const call of calls) {
     const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
@@ -227,17 +259,18 @@ export function parseCompletion(text: string): ChatReply {
 
 /** A stored message in the shape the chat API takes (unknown fields and reasoning are left out). */
 export function toChatMessage(m: Message): ChatMessage {
-  const out: ChatMessage = { role: m.role, content: m.content };
-  if (m.name !== undefined) out.name = m.name;
-  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
-  if (m.tool_calls && m.tool_calls.length > 0) {
-    out.tool_calls = m.tool_calls.map((c) => ({
+  const calls = m.tool_calls?.length ? m.tool_calls : undefined;
+  // Members left undefined are not in the JSON the model gets.
+  return {
+    role: m.role,
+    // OpenAI's form of an assistant turn that only calls tools.
+    content: calls && m.content === '' ? null : m.content,
+    name: m.name,
+    tool_call_id: m.tool_call_id,
+    tool_calls: calls?.map((c) => ({
       id: c.id,
       type: 'function',
       function: { name: c.function.name, arguments: c.function.arguments },
-    }));
-    // OpenAI's form of an assistant turn that only calls tools.
-    if (m.content === '') out.content = null;
-  }
-  return out;
+    })),
+  };
 }

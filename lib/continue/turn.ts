@@ -77,14 +77,14 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
         model: options.model,
         messages: [...context, ...added].map(toChatMessage),
         tools: [sessionSearchTool],
-        ...(last ? { tool_choice: 'none' as const } : {}),
+        tool_choice: last ? 'none' : undefined, // JSON leaves it out
       },
       options.signal,
     );
     added.push({
       role: 'assistant',
       content: reply.content,
-      ...(reply.tool_calls.length > 0 ? { tool_calls: reply.tool_calls } : {}),
+      ...(reply.tool_calls.length ? { tool_calls: reply.tool_calls } : {}),
       ...(reply.reasoning_content ? { reasoning_content: reply.reasoning_content } : {}),
     });
     if (reply.tool_calls.length === 0)
@@ -141,13 +141,13 @@ const timedOut = () => new ModelError('timeout', 'the model turn ran out of time
 
 /** `work`'s result, or the turn's timeout as soon as `signal` fires (before or while `work` runs). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return (work.catch(() => undefined), Promise.reject(timedOut()));
+  work.catch(() => undefined); // its failure after the abort is nobody's
+  if (signal.aborted) return Promise.reject(timedOut());
   let stop!: () => void;
   const aborted = new Promise<never>((_, reject) => {
     stop = () => reject(timedOut());
     signal.addEventListener('abort', stop, { once: true });
   });
-  work.catch(() => undefined); // its failure after the abort is nobody's
   return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', stop));
 }
 

@@ -84,9 +84,16 @@ ${REF_HELP}
             : /^the server is stopping/.test(detail)
               ? 'when the server is back'
               : 'when the model is reachable again';
+        // A 4xx from the model (not 408 or 429, which pass) is refused again until a setting changes:
+        // waiting for the model to be "reachable again" never helped (review s64g).
+        const refused = err.status === 502 && /answered HTTP 4(?!08|29)\d\d\b/.test(detail);
+        const lead = refused
+          ? "The model refused the request: check the model server's settings (the Satchel server's " +
+            "log has the model's answer). Then, to run the turn"
+          : `To run the turn ${when}`;
         throw new AdvisedError(
           err,
-          `To run the turn ${when} without storing the message twice:\n  ${again.map(shellQuote).join(' ')}`,
+          `${lead} without storing the message twice:\n  ${again.map(shellQuote).join(' ')}`,
           detail,
         );
       }
