@@ -1091,12 +1091,14 @@ function redactLeaf(
     if (!str || text(value) === value) hit();
     return PLACEHOLDER;
   }
-  // Bare base64 by its field's name; a `data:` URL, in any string, is `text`'s. A Fernet token (`gAAAAA` and
-  // base64url: an OpenAI reasoning item's encrypted content) goes back to the API as it came: a key's shape
-  // turned up in about 1 of 2,000 of 6 KB by chance, and a changed one no longer decrypts (review s64e).
+  // Bare base64 by its field's name; a `data:` URL, in any string, is `text`'s. An OpenAI reasoning item's
+  // encrypted content (a Fernet token: `gAAAAA` and base64url) goes back to the API as it came: a key's shape
+  // turned up in about 1 of 2,000 of 6 KB by chance, and a changed one no longer decrypts (review s64e). Only
+  // under such a name (`encrypted_content`, `reasoningEncryptedContent`): a Keystone token is a Fernet token
+  // too, and elsewhere a request's own secrets are redacted in one as in any text (review s64i).
   if (str)
     return (
-      (/^gAAAAA[\w-]{90,}={0,2}$/.test(value) && value) ||
+      (/^\w*ncrypted_?\wontent gAAAAA[\w=-]+$/.test(`${field} ${value}`) && value) ||
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
       text(value)
     );

@@ -167,8 +167,9 @@ export function s3Config(env: Env): S3Config {
   if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
   // `my-bucket/prod` (a folder written into the name): the SDK refused every request with a bare 500 on
   // Workers, and Node started degraded (review s64b). Blanks are no bucket name either. An access point's
-  // ARN (`arn:aws:s3:…:accesspoint/name`) is a bucket the SDK takes (review s64h).
-  if (/\s/.test(env.S3_BUCKET) || (/\//.test(env.S3_BUCKET) && !/^arn:/.test(env.S3_BUCKET)))
+  // ARN (`arn:aws:s3:…:accesspoint/name`, Outposts' `…:outpost/…`) is a bucket the SDK takes (review s64h);
+  // a bucket's own ARN with a folder (`arn:aws:s3:::b/prod`) is not (review s64i).
+  if (/\s|^(?!arn:.*:(accesspoint|outpost)\/).*\//.test(env.S3_BUCKET))
     throw new ConfigError('S3_BUCKET must be a bucket name alone; put a folder in S3_PREFIX');
   checkS3Credentials(env);
   if (env.S3_ENDPOINT) checkS3Endpoint(env.S3_ENDPOINT);

@@ -1395,40 +1395,41 @@ export class SessionStore {
    */
   private async restoreAudit(ns: string, id: string, since: number): Promise<void> {
     const found = await this.load(ns, id, true); // the write records, not the messages
-    if (found && this.audit) await this.restoreRecords(ns, id, since, found.session);
+    const session = found?.session;
+    if (session && this.audit) {
+      const kept = session.satchel?.writes ?? [];
+      // Keyed records stored out of the object since then are not in `kept` (their keys are unknown here).
+      const storedOut = liveFilters(filtersOf(session.satchel), this.now()).some(
+        (f) => f.t >= since,
+      );
+      if (!recordsCover(session.satchel, since) || storedOut)
+        this.onError(
+          `audit records of ${id} since ${since} may be lost`,
+          new Error('writer stopped'),
+        );
+      const records = kept.filter((w) => w.at >= since);
+      const named: string[] = [];
+      const puts = mapLimit(records, 8, async (w) => {
+        const record = auditOf(w);
+        if (record)
+          await this.audit!.recordAll(ns, id, [{ record, writeKey: w.k }], (k) => named.push(k));
+      });
+      // A delete may have listed the audit records before these landed: they go unless the session stays.
+      const erase = () => Promise.all(named.map((k) => this.objects.delete(k)));
+      // When this check fails, the marker stays (unhealed): the next compaction restores them again while
+      // the session lives, or erases what is left of it once it is gone.
+      await this.existence.eraseUnlessLive(keys.session(ns, id), incarnationOf(session), erase, {
+        strict: true,
+        after: puts,
+      });
+      await puts;
+    }
     // Gone: what an earlier restore stored after the delete listed it goes too, whoever stored it (a
     // session created again under the id meanwhile keeps its own: deleteParts reads the object last).
     // Live: parts its stopped writer left go too (review s64f: no fold may come); a young one keeps the
     // marker for a later heal (a bare throw: the compactor just keeps the marker, it logs nothing).
     if (await deleteParts(this.objects, ns, id, { records: !found, now: this.now() }))
       throw Error();
-  }
-
-  /** restoreAudit's records, from the write records of `session` since `since`. */
-  private async restoreRecords(ns: string, id: string, since: number, session: StoredSession) {
-    const kept = session.satchel?.writes ?? [];
-    // Keyed records stored out of the object since then are not in `kept` (their keys are unknown here).
-    const storedOut = liveFilters(filtersOf(session.satchel), this.now()).some((f) => f.t >= since);
-    if (!recordsCover(session.satchel, since) || storedOut)
-      this.onError(
-        `audit records of ${id} since ${since} may be lost`,
-        new Error('writer stopped'),
-      );
-    const records = kept.filter((w) => w.at >= since);
-    const named: string[] = [];
-    const puts = mapLimit(records, 8, async (w) => {
-      const record = auditOf(w);
-      if (record)
-        await this.audit!.recordAll(ns, id, [{ record, writeKey: w.k }], (k) => named.push(k));
-    });
-    // A delete may have listed the audit records before these landed: they go unless the session stays.
-    const erase = () => Promise.all(named.map((k) => this.objects.delete(k)));
-    const key = keys.session(ns, id);
-    const incarnation = incarnationOf(session);
-    // When this check fails, the marker stays (unhealed): the next compaction restores them again while the
-    // session lives, or erases what is left of it once it is gone.
-    await this.existence.eraseUnlessLive(key, incarnation, erase, { strict: true, after: puts });
-    await puts;
   }
 }
 

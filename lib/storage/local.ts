@@ -430,7 +430,7 @@ export class LocalStore implements ObjectStore {
    * file for ownerTimeoutMs. Names without a token (written before, by pid) are judged by pid, as then.
    */
   private async writerAlive(name: string, age: number): Promise<boolean> {
-    const m = /^\.tmp-(\d+)-(?:([0-9a-f]{28})-)?[0-9a-f]+$/.exec(name);
+    const m = /^\.tmp-(\d+)-(?:([0-9a-f]{28}|[0-9a-f]{12})-)?[0-9a-f]+$/.exec(name);
     const pid = Number(m?.[1]);
     if (!m || !(pid > 0)) return age <= UNNAMED_TEMP_MS;
     if (m[2] === undefined) return pidAlive(pid);
@@ -721,13 +721,11 @@ interface Owner {
 
 /** `<pid> <start> <token>`: a token of 28 hex digits ends with the namespace's tag (12 before them). */
 function parseOwner(content: string): Owner | null {
-  const m = /^(\d+) (\S+) ([0-9a-f]+)\n?$/.exec(content);
+  // A fourth field: a namespace as the version of 97691c6 wrote it, judged by its heartbeat (review s64i).
+  const m = /^(\d+) (\S+) ([0-9a-f]+)(?: (\S+))?\n?$/.exec(content);
   if (!m) return null;
-  return {
-    pid: Number(m[1]),
-    start: m[2]!,
-    ...(m[3]!.length === 28 ? { ns: m[3]!.slice(12) } : {}),
-  };
+  const ns = m[4] ?? (m[3]!.length === 28 ? m[3]!.slice(12) : undefined);
+  return { pid: Number(m[1]), start: m[2]!, ...(ns ? { ns } : {}) };
 }
 
 /**

@@ -418,10 +418,14 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.ifMatch) headers['if-match'] = opts.ifMatch;
   if (opts.key) headers['idempotency-key'] = opts.key;
+  const body = opts.body !== undefined ? JSON.stringify(opts.body) : undefined;
   // A hung connection held a live-update poll (and so every later one) or a write busy for good (review
-  // s64a): past the deadline the call is aborted, its body read too, and answers as unsent.
+  // s64a): a call whose answer has not started by its deadline is aborted, and answers as unsent. The
+  // upload counts (a second more per 16 KB: a slow uplink), the answer's body does not (a large session on
+  // a slow link loads; review s64i found both cut off).
   const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(), opts.wait ?? (method === 'GET' ? 30_000 : 60_000));
+  const wait = opts.wait ?? (method === 'GET' ? 30_000 : 60_000) + (body?.length ?? 0) / 16;
+  const timer = setTimeout(() => ctl.abort(), wait);
   let res: Response;
   let text: string;
   try {
@@ -431,8 +435,9 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
       cache: 'no-store',
       credentials: 'omit',
       signal: ctl.signal,
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+      ...(body !== undefined ? { body } : {}),
     });
+    clearTimeout(timer);
     text = await res.text();
   } catch {
     return { status: 0, etag: null, text: '', json: null };

@@ -2,7 +2,9 @@
 // base64url of random bytes) that the adapters store and must give back byte for byte; the Responses API
 // refuses a blob that no longer decrypts. Token rules whose shape can occur inside random base64url
 // (`ghs_`/`ghu_` with no left boundary, `hf_`, `r8_` after a `-` or `_`) redacted a piece of about 1 in
-// 2,000 blobs of 6 KB. A JSON string that is a Fernet token whole is now left as it is. (A first version
+// 2,000 blobs of 6 KB. A Fernet token whole under such a field's name (`encrypted_content`,
+// `reasoningEncryptedContent`) is now left as it is; anywhere else it is text as any (review s64i: a
+// Keystone token is one, and a request's secrets must go). (A first version
 // left alone any key shape inside a long run of base64url, which let keys glued to a word through: review
 // s64h; those shapes are below.)
 import { describe, expect, it } from 'vitest';
@@ -76,6 +78,33 @@ describe("a reasoning item's encrypted content (a Fernet token) comes back as it
     }) as Message;
     expect(JSON.stringify(saveOne(redactor, keyed).session)).not.toContain(blob);
     expect(storedItem(`${blob} ghs_${ALNUM36}`)).not.toContain(ALNUM36);
+  });
+});
+
+describe('a Fernet token anywhere else is text as any (review s64i)', () => {
+  const ghp = `ghp_${ALNUM36}`;
+  const token = `gAAAAAB${filler(200, 21)}`;
+  it("a request's secret that is one (a Keystone token) is redacted in content, tool arguments, metadata", () => {
+    const message = messageInputSchema.parse({
+      role: 'assistant',
+      content: token,
+      tool_calls: [
+        {
+          id: 'c1',
+          type: 'function',
+          function: { name: 'f', arguments: JSON.stringify({ id: token }) },
+        },
+      ],
+    }) as Message;
+    expect(JSON.stringify(saveOne(redactor, message, [token]).session)).not.toContain(token);
+  });
+
+  it('a key glued after a gAAAAA run in content is redacted', () => {
+    const message = messageInputSchema.parse({
+      role: 'user',
+      content: `${token}_${ghp}`,
+    }) as Message;
+    expect(JSON.stringify(saveOne(redactor, message).session)).not.toContain(ghp);
   });
 });
 

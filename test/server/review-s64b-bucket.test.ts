@@ -31,6 +31,7 @@ describe('S3_BUCKET holding a folder or blanks', () => {
       'my bucket',
       'b\n',
       'arn:aws:s3:x y',
+      'arn:aws:s3:::my-bucket/prod', // a bucket's own ARN with a folder (review s64i)
     ])
       expect(await refusal(bucket)).toBe(`ConfigError: ${REFUSAL}`);
     // Access points' ARNs (review s64h): the SDK takes them as the bucket.

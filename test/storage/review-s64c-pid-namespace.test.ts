@@ -263,4 +263,21 @@ describe('local store owners judged by namespace', () => {
     expect(line).toMatch(/^(\d+) (\S+) [0-9a-f]+\n?$/);
     expect(line.split(' ')[2]!.trim()).toMatch(/^[0-9a-f]{28}$/);
   });
+
+  it('a lock of the version that wrote a fourth field (97691c6) is waited for while its owner beats (review s64i)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'satchel-s64i-owner4-'));
+    const locks = join(root, '.locks');
+    mkdirSync(locks, { recursive: true });
+    const store = new LocalStore(root, { staleLockMs: 0, lockTimeoutMs: 600 });
+    await store.swept;
+    const own = process.pid;
+    writeFileSync(
+      join(locks, `owner-${own}-cccccccccccc`),
+      `${own} - cccccccccccc 4026531836@b00t\n`,
+    );
+    linkSync(join(locks, `owner-${own}-cccccccccccc`), lockOf(root, 'k'));
+    // Before: read as no one's, and broken at once (staleLockMs 0).
+    const waited = await store.put('k', utf8('v')).catch((err: unknown) => err);
+    expect(StorageUnavailableError.is(waited), String(waited)).toBe(true);
+  });
 });
