@@ -123,7 +123,7 @@ export class Continuer {
         ttlMs: model.timeoutMs + LEASE_MARGIN_MS,
         waitMs: model.waitMs,
       });
-      this.chat = options.chat ?? chatClient({ ...model, log: options.log });
+      this.chat = options.chat ?? chatClient(model);
     }
   }
 

@@ -1,5 +1,4 @@
 import { randomHex } from '../model/ids.js';
-import type { Logger } from '../model/log.js';
 import type { Message } from '../model/session.js';
 import { textOfParts, type ContentPart } from '../model/parts.js';
 
@@ -99,20 +98,18 @@ export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
  * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
  * An answer over `maxAnswerBytes` is a ModelError('invalid'). A round offering tools that the model
  * refuses with a 4xx whose body names tools (vLLM without --enable-auto-tool-choice, an Ollama model
- * without tool support) runs once more without them; once that is answered, `log` says so and this
- * client sends that model no tools from then on.
+ * without tool support) runs once more without them. Nothing is remembered: a one-off refusal (Groq's
+ * `tool_use_failed`) took session_search away for good until review s64j; each round asks again.
  */
 export function chatClient(
-  endpoint: { url: string; key?: string; log?: Logger },
+  endpoint: { url: string; key?: string },
   fetchFn: typeof fetch = fetch,
   maxAnswerBytes = MODEL_ANSWER_MAX_BYTES,
 ): ChatFn {
   // `{url}/chat/completions`, with the URL's query (Azure OpenAI's `?api-version=`) after that path.
   const target = new URL(endpoint.url);
   target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`;
-  // The models that refused `tools` here (one client per app: per process, per isolate on Workers).
-  const toolless = new Set<string>();
-  // A request as sent: without tools for a model that refused them.
+  // A request as sent: without tools when the model refused them.
   const chat = async (
     request: Omit<ChatRequest, 'tools'> & { tools?: ChatRequest['tools'] },
     signal: AbortSignal,
@@ -122,9 +119,6 @@ export function chatClient(
       accept: 'application/json',
     };
     if (endpoint.key) headers.authorization = `Bearer ${endpoint.key}`;
-    const id = request.model;
-    // JSON leaves the undefined members out (OpenAI refuses a tool_choice without tools).
-    if (toolless.has(id)) request = { ...request, tools: undefined, tool_choice: undefined };
     let text: string | undefined;
     let status: number;
     try {
@@ -149,17 +143,9 @@ export function chatClient(
       // the log's redactor, and one cut in two at 200 characters would too). `split(undefined)`: all.
       const said = text?.split(endpoint.key!).join('').slice(0, 200);
       // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them.
-      if (request.tools && status < 500 && /tool/i.test(said!)) {
-        const reply = await chat({ ...request, tools: undefined, tool_choice: undefined }, signal);
-        // Remembered once answered: a refusal that was not about the tools fails without them too.
-        if (!toolless.has(id))
-          endpoint.log?.warn('the model refused tools: continue runs without session_search', {
-            model: id,
-            said,
-          });
-        toolless.add(id);
-        return reply;
-      }
+      // JSON leaves the undefined members out (OpenAI refuses a tool_choice without tools).
+      if (request.tools && status < 500 && /tool/i.test(said!))
+        return chat({ ...request, tools: undefined, tool_choice: undefined }, signal);
       // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to.
       const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';
       throw new ModelError(

@@ -1094,11 +1094,14 @@ function redactLeaf(
   // Bare base64 by its field's name; a `data:` URL, in any string, is `text`'s. An OpenAI reasoning item's
   // encrypted content (a Fernet token: `gAAAAA` and base64url) goes back to the API as it came: a key's shape
   // turned up in about 1 of 2,000 of 6 KB by chance, and a changed one no longer decrypts (review s64e). Only
-  // under such a name (`encrypted_content`, `reasoningEncryptedContent`): a Keystone token is a Fernet token
-  // too, and elsewhere a request's own secrets are redacted in one as in any text (review s64i).
+  // under those names (review s64j: `unencrypted_content` too): a Keystone token is a Fernet token too, and
+  // elsewhere a request's own secrets are redacted in one as in any text (review s64i).
   if (str)
     return (
-      (/^\w*ncrypted_?\wontent gAAAAA[\w=-]+$/.test(`${field} ${value}`) && value) ||
+      (/^(encrypted_content|reasoningEncryptedContent) gAAAAA[\w-]{90,}=*$/.test(
+        `${field} ${value}`,
+      ) &&
+        value) ||
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
       text(value)
     );

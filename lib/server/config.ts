@@ -167,9 +167,21 @@ export function s3Config(env: Env): S3Config {
   if (!env.S3_BUCKET) throw new ConfigError('SATCHEL_STORAGE=s3 needs S3_BUCKET');
   // `my-bucket/prod` (a folder written into the name): the SDK refused every request with a bare 500 on
   // Workers, and Node started degraded (review s64b). Blanks are no bucket name either. An access point's
-  // ARN (`arn:aws:s3:…:accesspoint/name`, Outposts' `…:outpost/…`) is a bucket the SDK takes (review s64h);
-  // a bucket's own ARN with a folder (`arn:aws:s3:::b/prod`) is not (review s64i).
-  if (/\s|^(?!arn:.*:(accesspoint|outpost)\/).*\//.test(env.S3_BUCKET))
+  // ARN (`arn:aws:s3:<region>:<account>:accesspoint/name`, Object Lambda's, Outposts') is a bucket the SDK
+  // takes (review s64h); other ARNs it refuses on every request: a bucket's own (`arn:aws:s3:::b`), one with
+  // a folder, a multi-region access point's (no SigV4a signer is installed) (reviews s64i, s64j).
+  const bucket = env.S3_BUCKET;
+  if (
+    /^arn:/.test(bucket) &&
+    !/^arn:[\w-]+:s3(-object-lambda|-outposts)?:[\w-]+:\d{12}:(outpost\/[\w-]+\/)?accesspoint[/:][\w.-]+$/.test(
+      bucket,
+    )
+  )
+    throw new ConfigError(
+      "S3_BUCKET: an ARN must be an access point's (arn:aws:s3:<region>:<account>:accesspoint/<name>); " +
+        'for a bucket, give its name',
+    );
+  if (/[\s/]/.test(bucket) && !/^arn:/.test(bucket))
     throw new ConfigError('S3_BUCKET must be a bucket name alone; put a folder in S3_PREFIX');
   checkS3Credentials(env);
   if (env.S3_ENDPOINT) checkS3Endpoint(env.S3_ENDPOINT);

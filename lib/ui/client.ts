@@ -421,13 +421,14 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   const body = opts.body !== undefined ? JSON.stringify(opts.body) : undefined;
   // A hung connection held a live-update poll (and so every later one) or a write busy for good (review
   // s64a): a call whose answer has not started by its deadline is aborted, and answers as unsent. The
-  // upload counts (a second more per 16 KB: a slow uplink), the answer's body does not (a large session on
-  // a slow link loads; review s64i found both cut off).
+  // upload counts (a second more per 16 KB: a slow uplink); then each silence of the answer's body is
+  // bounded, not its length (a large session on a slow link loads, review s64i; a body that stalls ends
+  // as unsent, review s64j).
   const ctl = new AbortController();
   const wait = opts.wait ?? (method === 'GET' ? 30_000 : 60_000) + (body?.length ?? 0) / 16;
-  const timer = setTimeout(() => ctl.abort(), wait);
+  let timer = setTimeout(() => ctl.abort(), wait);
   let res: Response;
-  let text: string;
+  let text = '';
   try {
     res = await fetch(fromRoot(path), {
       method,
@@ -437,8 +438,14 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
       signal: ctl.signal,
       ...(body !== undefined ? { body } : {}),
     });
-    clearTimeout(timer);
-    text = await res.text();
+    const reader = res.body?.getReader();
+    const chunks: Uint8Array[] = [];
+    for (let r; reader && !(r = await reader.read()).done;) {
+      chunks.push(r.value);
+      clearTimeout(timer);
+      timer = setTimeout(() => ctl.abort(), Math.min(wait, 30_000));
+    }
+    text = await new Blob(chunks as BlobPart[]).text();
   } catch {
     return { status: 0, etag: null, text: '', json: null };
   } finally {

@@ -56,6 +56,8 @@ describe('continue after the model refused the request', () => {
     for (const [status, key] of [
       [429, 'busy-1'],
       [503, 'busy-2'],
+      // A 404's detail says to check SATCHEL_MODEL_URL: not "the model server's settings" (review s64j).
+      [404, 'busy-3'],
     ] as const) {
       const id = await session();
       chat.script({ status, body: { error: { message: 'slow down' } } });

@@ -6,9 +6,9 @@ import { startChatServer, type ChatServer, type ReceivedRequest } from '../suppo
 // Review s64g #1: a default `vllm serve` (no --enable-auto-tool-choice) and an Ollama model without tool
 // support refuse any request that offers `tools` with a 400, and continue offered session_search in every
 // round: every turn answered 502 "HTTP 400", and the model's own message was in neither the answer nor the
-// log. Now such a round runs once more without tools (the turn then has no session_search), the process
-// remembers it for that URL and model, and says so once in the log; any other 4xx logs the model's answer
-// (its first 200 characters, without the key).
+// log. Now such a round runs once more without tools (the turn then has no session_search); nothing is
+// remembered (review s64j: a one-off refusal, Groq's tool_use_failed, took session_search away for good), so
+// each turn asks again; a 4xx that fails logs the model's answer (its first 200 characters, without the key).
 const servers: ChatServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -64,9 +64,9 @@ describe('a model server that refuses tools', () => {
     ['vLLM without --enable-auto-tool-choice', VLLM],
     ['an Ollama model without tool support', OLLAMA],
   ] as const) {
-    it(`${name}: the round runs again without tools, later turns skip the refused try, logged once`, async () => {
+    it(`${name}: the round runs again without tools, and each later turn asks again`, async () => {
       const step = refusesTools(refusal);
-      const { chat, app, cont } = await setup([step, step, step]);
+      const { chat, cont } = await setup([step, step, step, step]);
       const first = await cont('Use UTC in the test.', 'tools-refused-1');
       expect(first.status).toBe(200);
       expect(first.json).toMatchObject({ model_turn: true, reply: 'reply 2' });
@@ -76,11 +76,7 @@ describe('a model server that refuses tools', () => {
       expect('tool_choice' in chat.requests[1]!.body).toBe(false);
       const second = await cont('And for 29 February?', 'tools-refused-2');
       expect(second.json).toMatchObject({ model_turn: true, reply: 'reply 4' });
-      expect(chat.requests.map((r) => r.body.tools?.length ?? 0)).toEqual([1, 0, 0]);
-      const warned = app.logs.records.filter((r) => r.level === 'warn');
-      expect(warned).toHaveLength(1);
-      expect(warned[0]).toMatchObject({ model: 'gemma:2b', said: JSON.stringify(refusal) });
-      expect(warned[0]!.msg).toMatch(/session_search/);
+      expect(chat.requests.map((r) => r.body.tools?.length ?? 0)).toEqual([1, 0, 1, 0]);
     });
   }
 
@@ -119,27 +115,26 @@ describe('a model server that refuses tools', () => {
     expect(JSON.stringify(app.logs.records)).not.toContain(key);
   });
 
-  it('what the process remembers is per URL and model: another model, or another URL, is offered tools', async () => {
-    const [chat, other] = [await startChatServer(), await startChatServer({ reply: 'there' })];
-    servers.push(chat, other);
+  it("a one-off refusal naming tools (Groq's tool_use_failed) leaves the next round its tools (review s64j)", async () => {
+    const chat = await startChatServer();
+    servers.push(chat);
     const chatFn = chatClient({ url: chat.url });
     const signal = new AbortController().signal;
-    const request = (model: string) => ({
-      model,
+    const request = {
+      model: 'm',
       messages: [{ role: 'user' as const, content: 'hi' }],
       tools: [{ type: 'function' }],
-    });
-    chat.script(refusesTools(OLLAMA), refusesTools(OLLAMA), { reply: 'with tools' });
-    expect((await chatFn(request('gemma:2b'), signal)).content).toBe('reply 1');
-    expect((await chatFn(request('qwen3'), signal)).content).toBe('with tools');
-    expect(chat.requests.map((r) => [r.body.model, r.body.tools?.length ?? 0])).toEqual([
-      ['gemma:2b', 1],
-      ['gemma:2b', 0],
-      ['qwen3', 1],
-    ]);
-    expect((await chatClient({ url: other.url })(request('gemma:2b'), signal)).content).toBe(
-      'there',
+    };
+    chat.script(
+      {
+        status: 400,
+        body: { error: { message: 'Failed to call a function', code: 'tool_use_failed' } },
+      },
+      { reply: 'without' },
+      { reply: 'with tools' },
     );
-    expect(other.requests[0]!.body.tools).toHaveLength(1);
+    expect((await chatFn(request, signal)).content).toBe('without');
+    expect((await chatFn(request, signal)).content).toBe('with tools');
+    expect(chat.requests.map((r) => r.body.tools?.length ?? 0)).toEqual([1, 0, 1]);
   });
 });

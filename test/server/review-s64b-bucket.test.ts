@@ -24,20 +24,11 @@ describe('S3_BUCKET holding a folder or blanks', () => {
         () => 'accepted',
         (err: Error) => `${err.name}: ${err.message}`,
       );
-    for (const bucket of [
-      'satchel-sessions/prod',
-      'b/',
-      '/b',
-      'my bucket',
-      'b\n',
-      'arn:aws:s3:x y',
-      'arn:aws:s3:::my-bucket/prod', // a bucket's own ARN with a folder (review s64i)
-    ])
+    for (const bucket of ['satchel-sessions/prod', 'b/', '/b', 'my bucket', 'b\n'])
       expect(await refusal(bucket)).toBe(`ConfigError: ${REFUSAL}`);
     // Access points' ARNs (review s64h): the SDK takes them as the bucket.
     const arns = [
       'arn:aws:s3:us-west-2:123456789012:accesspoint/my-ap',
-      'arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap',
       'arn:aws:s3-outposts:us-west-2:123456789012:outpost/op-01ac5d28a6a232904/accesspoint/ap',
       'arn:aws:s3-object-lambda:us-west-2:123456789012:accesspoint/my-olap',
     ];
@@ -70,5 +61,18 @@ describe('S3_BUCKET holding a folder or blanks', () => {
     expect(res.status).toBe(500);
     expect(body.title).toBe('Configuration Error');
     expect(body.detail).toContain(REFUSAL);
+  });
+
+  it('an ARN the SDK cannot use is refused, naming the form it takes (reviews s64i, s64j)', async () => {
+    for (const bucket of [
+      'arn:aws:s3:::my-bucket',
+      'arn:aws:s3:::my-bucket/prod',
+      'arn:aws:s3:us-west-2:123456789012:accesspoint/my-ap/prod',
+      'arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap',
+      'arn:aws:s3:x y',
+    ])
+      await expect(loadConfig(s3Env(bucket), 'local'), bucket).rejects.toThrow(
+        /^S3_BUCKET: an ARN must be an access point's/,
+      );
   });
 });

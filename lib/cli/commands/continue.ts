@@ -86,7 +86,8 @@ ${REF_HELP}
               : 'when the model is reachable again';
         // A 4xx from the model (not 408 or 429, which pass) is refused again until a setting changes:
         // waiting for the model to be "reachable again" never helped (review s64g).
-        const refused = err.status === 502 && /answered HTTP 4(?!08|29)\d\d\b/.test(detail);
+        // A 404's detail says to check SATCHEL_MODEL_URL itself (review s64j).
+        const refused = err.status === 502 && /answered HTTP 4(?!04|08|29)\d\d\b/.test(detail);
         const lead = refused
           ? "The model refused the request: check the model server's settings (the Satchel server's " +
             "log has the model's answer). Then, to run the turn"
