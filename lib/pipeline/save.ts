@@ -1098,9 +1098,9 @@ function redactLeaf(
   // elsewhere a request's own secrets are redacted in one as in any text (review s64i).
   if (str)
     return (
-      (/^(encrypted_content|reasoningEncryptedContent) gAAAAA[\w-]{90,}=*$/.test(
-        `${field} ${value}`,
-      ) &&
+      // The name first: a string made of every value would copy each of them, on every save.
+      (/^(encrypted_content|reasoningEncryptedContent)$/.test(field!) &&
+        /^gAAAAA[\w-]{90,}=*$/.test(value) &&
         value) ||
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
       text(value)
