@@ -10,38 +10,13 @@ import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
 import type { ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
-import { copiedId, copiedIn, holdersOf } from '../support/copied-sessions.js';
+import { copiedId, copiedIn, gatedPut, holdersOf } from '../support/copied-sessions.js';
 import { workerHandler } from '../../functions/worker-handler.js';
 import { LIMIT, limited, limitedWorker, r2Over } from '../support/worker-limit.js';
 import { tempDir } from '../sessions/unlogged-common.js';
 
 const N = 400; // slice 1: s0000..s0299; slice 2 (the last): s0300..s0399
 const VICTIM = 350;
-
-/** `store` whose first PUT matching `match` after `arm()` waits for `release()`; `reached` once it does. */
-function gatedPut(store: LocalStore, match: (key: string) => boolean) {
-  let reachedIt!: () => void;
-  const reached = new Promise<void>((r) => (reachedIt = r));
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let gating = false;
-  const gated = new Proxy(store, {
-    get(target, prop, recv) {
-      if (prop === 'put')
-        return async (key: string, body: Uint8Array, opts?: unknown) => {
-          if (gating && match(key)) {
-            gating = false;
-            reachedIt();
-            await gate;
-          }
-          return (target.put as (...a: unknown[]) => unknown).call(target, key, body, opts);
-        };
-      const v = Reflect.get(target, prop, recv);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  }) as ObjectStore;
-  return { store: gated, reached, release: () => release(), arm: () => void (gating = true) };
-}
 
 it('a delete between the last slice check and its root leaves no object holding its text', async () => {
   const store = new LocalStore(tempDir('s62c-rebuild-root'));

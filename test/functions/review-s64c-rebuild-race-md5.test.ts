@@ -6,60 +6,32 @@
 // last slice then wrote it into a manifest page. Each write of the progress now holds a token of its own.
 import { expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
-import { text, type ObjectStore } from '../../lib/storage/port.js';
-import { listAll } from '../../lib/storage/prefix.js';
-import { copiedId, copiedIn } from '../support/copied-sessions.js';
+import { copiedId, copiedIn, gatedPut, holdersOf } from '../support/copied-sessions.js';
 import { openTestS3 } from '../support/s3.js';
 import { limitedWorker } from '../support/worker-limit.js';
 
 const N = 700;
 const VICTIM = 350; // in the second slice (s0300..s0599)
 
-async function holdersOf(store: ObjectStore, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const key of await listAll(store, 'ns/edge/')) {
-    const found = await store.get(key);
-    if (found && text(found.body).includes(needle)) out.push(key);
-  }
-  return out;
-}
-
 it('radosgw (MD5 etags): a delete during another isolate slice read leaves no object holding its text', async () => {
   const store = openTestS3('s64c-md5');
   await copiedIn(store, N);
   const rebuildKey = keys.manifestRebuild('edge');
-  let reached!: () => void;
-  const atPut = new Promise<void>((r) => (reached = r));
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let gating = true;
   // Isolate A's view of the bucket: its save of the progress is slow (it lands after B's delete).
-  const gated = new Proxy(store, {
-    get(target, prop, recv) {
-      if (prop === 'put')
-        return async (key: string, body: Uint8Array, opts?: unknown) => {
-          if (key === rebuildKey && gating) {
-            gating = false;
-            reached();
-            await gate;
-          }
-          return (target.put as (...a: unknown[]) => unknown).call(target, key, body, opts);
-        };
-      const v = Reflect.get(target, prop, recv) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  }) as ObjectStore;
+  const gate = gatedPut(store, (key) => key === rebuildKey);
+  gate.arm();
+  const gated = gate.store;
   const a = limitedWorker(gated);
   const b = limitedWorker(store);
   expect((await b.call('GET', '/v1/sessions?limit=5')).status).toBe(503); // B reads slice 1
   const listing = a.call('GET', '/v1/sessions?limit=5'); // A reads the progress and slice 2
-  await atPut;
+  await gate.reached;
   const before = (await store.get(rebuildKey))!;
   expect((await b.call('DELETE', `/v1/sessions/${copiedId(VICTIM)}`)).status).toBe(204);
   const after = (await store.get(rebuildKey))!;
   // The purge's rewrite changed the progress's etag (it held the same entries, so the same bytes before).
   expect(after.etag).not.toBe(before.etag);
-  release();
+  gate.release();
   expect((await listing).status).toBe(503);
   let ok = false;
   for (let k = 0; k < 10 && !ok; k++) {

@@ -26,3 +26,31 @@ export async function holdersOf(store: ObjectStore, needle: string): Promise<str
   }
   return out;
 }
+
+/**
+ * `store` whose first PUT matching `match` after `arm()` waits for `release()`; `reached` once it does (an
+ * isolate whose write lands after another's, in the manifest rebuild races).
+ */
+export function gatedPut(store: ObjectStore, match: (key: string) => boolean) {
+  let reachedIt!: () => void;
+  const reached = new Promise<void>((r) => (reachedIt = r));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let gating = false;
+  const gated = new Proxy(store, {
+    get(target, prop, recv) {
+      if (prop === 'put')
+        return async (key: string, body: Uint8Array, opts?: unknown) => {
+          if (gating && match(key)) {
+            gating = false;
+            reachedIt();
+            await gate;
+          }
+          return (target.put as (...a: unknown[]) => unknown).call(target, key, body, opts);
+        };
+      const v = Reflect.get(target, prop, recv) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as ObjectStore;
+  return { store: gated, reached, release: () => release(), arm: () => void (gating = true) };
+}
