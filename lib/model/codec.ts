@@ -474,8 +474,12 @@ function parseSession(raw: unknown, key: string, whole = false): StoredSession {
 /** Optional message fields a writer may leave as null (a Go nil without `omitempty`, an SDK's dump). */
 const NULLABLE_MESSAGE_FIELDS = ['name', 'tool_call_id', 'tool_calls', 'reasoning_content'];
 
-/** The file with its messages' null optional fields read as absent (as `content: null` reads as ""). */
+/**
+ * The file with its messages' null optional fields read as absent (as `content: null` reads as ""), and
+ * `messages: null` (Go's nil slice: odek's field has no `omitempty`) as no messages.
+ */
 export function withoutNullFields(raw: Record<string, unknown>): Record<string, unknown> {
+  if (raw.messages === null) return { ...raw, messages: [] };
   if (!Array.isArray(raw.messages)) return raw;
   const messages = raw.messages.map((m: unknown) => {
     if (!m || typeof m !== 'object' || Array.isArray(m)) return m;

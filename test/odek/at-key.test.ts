@@ -47,6 +47,19 @@ describe('odek session files at their keys', () => {
     expect(more.json.turns).toBe(1);
   });
 
+  // odek writes a nil `Messages` slice as null (no `omitempty`): read as no messages, not 500 (review s64d).
+  it('an odek file with messages: null is served as a session with no messages', async () => {
+    const app = await seed({ empty: JSON.stringify({ ...oldFormat('empty'), messages: null }) });
+    const res = await app.call('GET', '/v1/sessions/empty');
+    expect(res.status).toBe(200);
+    expect(res.json.messages).toEqual([]);
+    const more = await app.call('POST', '/v1/sessions/empty/messages', {
+      body: { messages: [{ role: 'user', content: 'first' }] },
+    });
+    expect(more.status).toBe(200);
+    expect(more.json.turns).toBe(1);
+  });
+
   // The manifest's rebuild reads every session object: one that did not decode made every list 500 (review).
   it('one unreadable session object does not make the whole namespace list 500', async () => {
     const app = await seed({

@@ -56,6 +56,13 @@ describe('odek session files', () => {
     });
   });
 
+  // odek's `Messages []llm.Message` has no `omitempty`: a nil slice is written as null (review s64d).
+  it('reads messages: null (a Go nil slice) as no messages', () => {
+    const result = parsed(JSON.stringify({ ...oldFormat(), messages: null }));
+    expect(result.session.messages).toEqual([]);
+    expect(createBody(result.session).messages).toEqual([]);
+  });
+
   it('keeps external refs with their times, and drops a time the create route would refuse', () => {
     const { session } = parsed(JSON.stringify(newFormat()));
     expect(createBody(session).external_refs).toEqual([
