@@ -129,8 +129,9 @@ export function chatClient(
         signal,
       });
       status = res.status;
-      // An error's body is read for the log (see above).
-      text = await readAtMost(res, maxAnswerBytes);
+      // An error's body is read for the log (see above), for 2 s at most: one that stalls held the turn
+      // (and the session's lease) to its deadline, answered as a timeout (review s65b).
+      text = await readAtMost(res, maxAnswerBytes, status < 200 || status > 299 ? 2000 : 0);
     } catch (err) {
       if (signal.aborted) throw new ModelError('timeout', 'the model did not answer in time');
       throw new ModelError(
@@ -165,26 +166,35 @@ export function chatClient(
   return chat;
 }
 
-/** A response's body as UTF-8 text, read to `limit` bytes at most: undefined (and cancelled) past it. */
-async function readAtMost(res: Response, limit: number): Promise<string | undefined> {
+/**
+ * A response's body as UTF-8 text, read to `limit` bytes at most: undefined (and cancelled) past it. With
+ * `ms`, what came within `ms` (the body cancelled then).
+ */
+async function readAtMost(res: Response, limit: number, ms = 0): Promise<string | undefined> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (declared > limit || !res.body) {
     await res.body?.cancel().catch(() => undefined);
     return res.body ? undefined : '';
   }
   const reader = res.body.getReader();
+  // Cancelling ends a pending read as done.
+  const timer = ms && setTimeout(() => reader.cancel().catch(() => undefined), ms);
   const decoder = new TextDecoder();
   let read = 0;
   let out = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return out + decoder.decode();
-    read += value.byteLength;
-    if (read > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return out + decoder.decode();
+      read += value.byteLength;
+      if (read > limit) {
+        await reader.cancel().catch(() => undefined);
+        return undefined;
+      }
+      out += decoder.decode(value, { stream: true });
     }
-    out += decoder.decode(value, { stream: true });
+  } finally {
+    clearTimeout(timer);
   }
 }
 
