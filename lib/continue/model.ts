@@ -143,9 +143,10 @@ export function chatClient(
       // The model's own message, for the log: the key cut out first (one without a key's shape escapes
       // the log's redactor, and one cut in two at 200 characters would too). `split(undefined)`: all.
       const said = text?.split(endpoint.key!).join('').slice(0, 200);
-      // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them.
-      // JSON leaves the undefined members out (OpenAI refuses a tool_choice without tools).
-      if (request.tools && status < 500 && /tool/i.test(said!))
+      // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them; not a
+      // 429 (a rate limit: asking again at once only adds to it). JSON leaves the undefined members out
+      // (OpenAI refuses a tool_choice without tools).
+      if (request.tools && status < 429 && /tool/i.test(said!))
         return chat({ ...request, tools: undefined, tool_choice: undefined }, signal);
       // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to.
       const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';

@@ -102,6 +102,26 @@ describe('a model server that refuses tools', () => {
     expect(chat.requests[1]!.body.tools).toHaveLength(1);
   });
 
+  // Review s65b: a 429 naming tools (a rate limit per tool-use tier, say) was sent again at once without them.
+  it('a 429 that names tools is not sent again at once without them', async () => {
+    const chat = await startChatServer();
+    servers.push(chat);
+    const chatFn = chatClient({ url: chat.url });
+    chat.script({
+      status: 429,
+      body: { error: { message: 'Rate limit reached for tool calls; try again in 20s' } },
+    });
+    const request = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      tools: [{ type: 'function' }],
+    };
+    await expect(chatFn(request, new AbortController().signal)).rejects.toMatchObject({
+      status: 429,
+    });
+    expect(chat.requests).toHaveLength(1);
+  });
+
   it("a model's 4xx that echoes the key: the log has its message without the key", async () => {
     const key = 'lm-studio'; // a local server's any-value key: no key shape for the redactor to see
     const { app, cont } = await setup(
