@@ -44,6 +44,8 @@ export interface ChatMessage {
   name?: string;
   tool_call_id?: string;
   tool_calls?: ToolCall[];
+  /** A tool-calling assistant message's reasoning, as the model gave it. */
+  reasoning_content?: string;
 }
 
 export interface ChatRequest {
@@ -269,5 +271,8 @@ export function toChatMessage(m: Message): ChatMessage {
       type: 'function',
       function: { name: c.function.name, arguments: c.function.arguments },
     })),
+    // A thinking model's reasoning before its tool calls goes back with them: DeepSeek's thinking mode
+    // answers 400 without it (review s64e). Only there: Groq refuses the field, DeepSeek ignores it elsewhere.
+    reasoning_content: (calls && m.reasoning_content) || undefined,
   };
 }
