@@ -459,6 +459,8 @@ export async function buildWorker(
     target: 'es2022',
     minify: true,
     legalComments: 'none',
+    // Code only long-lived runtimes run (group commit's queue) is left out (lib/sessions/key-queue.ts).
+    define: { 'globalThis.SATCHEL_SHORT_LIVED': 'true' },
     plugins: [
       pureJsXmlParser,
       unusedHonoHelpers,

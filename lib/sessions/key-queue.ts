@@ -34,7 +34,7 @@ export interface GroupQueueOptions {
  * through If-Match. A request still queued is refused when its wait passes `waitMs`, or when the group
  * before it fails as `stalled`; a request whose group started is always answered by its group's run.
  */
-export class GroupQueue<R, T> {
+class Grouped<R, T> {
   private readonly slots = new Map<string, Waiting<R, T>[][]>();
   private readonly maxGroup: number;
   private readonly grouped: boolean;
@@ -112,3 +112,27 @@ export class GroupQueue<R, T> {
     entry.reject(this.options.refuse?.(why) ?? new Error(`not started (${why})`));
   }
 }
+
+declare global {
+  /** True in the Workers bundles (scripts/build.ts defines it): code only long-lived runtimes run is left out. */
+  var SATCHEL_SHORT_LIVED: true | undefined;
+}
+
+/** A short-lived runtime's queue: none (group commit is off there, `grouped: false`), each request runs alone. */
+class Alone<R, T> {
+  constructor(private readonly run: (group: R[]) => Promise<PromiseSettledResult<T>[]>) {}
+
+  /** Runs `req` alone, at once. */
+  async submit(_key: string, req: R): Promise<T> {
+    const [r] = await this.run([req]);
+    if (r!.status === 'rejected') throw r!.reason;
+    return r!.value;
+  }
+}
+
+/**
+ * Runs requests one group after another per key (Grouped); in a Workers bundle, where group commit is off, each
+ * alone (Alone: the queue's code is left out of the bundle, whose size has a budget).
+ */
+export const GroupQueue = (globalThis.SATCHEL_SHORT_LIVED ? Alone : Grouped) as typeof Grouped;
+export type GroupQueue<R, T> = Grouped<R, T>;
