@@ -378,18 +378,21 @@ export class WriteLoop {
   async writeGroup(reqs: WriteRequest[]): Promise<PromiseSettledResult<WriteResult>[]> {
     // A request whose Idempotency-Key an earlier one of the group holds (a client's retry queued beside its
     // first attempt) runs after the group, on its own: it then finds that one's record (a replay, or 422).
-    const held = new Set<string>();
-    const again = reqs.map((r) => {
-      const k = r.ctx.idempotencyKey;
-      if (k === undefined) return false;
-      return held.has(k) || (held.add(k), false);
-    });
-    if (again.some(Boolean)) {
-      const first = await this.writeGroup(reqs.filter((_, i) => !again[i]));
-      const out: PromiseSettledResult<WriteResult>[] = [];
-      for (const [i, r] of reqs.entries())
-        out.push(again[i] ? (await this.writeGroup([r]))[0]! : first.shift()!);
-      return out;
+    // A Workers bundle has no groups (key-queue.ts): left out there.
+    if (!globalThis.SATCHEL_SHORT_LIVED) {
+      const held = new Set<string>();
+      const again = reqs.map((r) => {
+        const k = r.ctx.idempotencyKey;
+        if (k === undefined) return false;
+        return held.has(k) || (held.add(k), false);
+      });
+      if (again.some(Boolean)) {
+        const first = await this.writeGroup(reqs.filter((_, i) => !again[i]));
+        const out: PromiseSettledResult<WriteResult>[] = [];
+        for (const [i, r] of reqs.entries())
+          out.push(again[i] ? (await this.writeGroup([r]))[0]! : first.shift()!);
+        return out;
+      }
     }
     const { ns, id, ctx } = reqs[0]!;
     const key = keys.session(ns, id);
