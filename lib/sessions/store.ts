@@ -820,13 +820,14 @@ export class SessionStore {
     writeId: string,
   ): Promise<unknown> {
     const at = Math.max(this.now(), Date.parse(stored.updated_at) + 1 || 0);
-    const [logged, erased] = await Promise.allSettled([
-      this.manifest.recordDelete(ns, id, at, writeId),
-      // A large session's bases (they hold its messages too; a fold racing this delete deletes its own),
-      // its keyed records stored out of the object and its audit records; a session created again under
-      // the id meanwhile keeps its own.
+    // A large session's bases (they hold its messages too; a fold racing this delete deletes its own),
+    // its keyed records stored out of the object and its audit records; a session created again under
+    // the id meanwhile keeps its own. Settled before the log record: a process that stops before it leaves
+    // an unlogged marker, whose heal erases them (a record stored first covered it, and none ran: s65a).
+    const [erased] = await Promise.allSettled([
       deleteParts(this.objects, ns, id, { records: true, now: this.now() }),
     ]);
+    const [logged] = await Promise.allSettled([this.manifest.recordDelete(ns, id, at, writeId)]);
     if (logged.status === 'fulfilled') {
       await this.afterDelete(ns, id, ctx);
       // Its task leaves the manifest's pages and log records too; a cleanup's deletes share one purge.
@@ -1426,10 +1427,12 @@ export class SessionStore {
     }
     // Gone: what an earlier restore stored after the delete listed it goes too, whoever stored it (a
     // session created again under the id meanwhile keeps its own: deleteParts reads the object last).
+    // The same when the session at the id was created after the marker (no write of it: a delete that
+    // stopped, then the id created again, review s65a); its own marker's heal reads no audit records.
     // Live: parts its stopped writer left go too (review s64f: no fold may come); a young one keeps the
     // marker for a later heal (a bare throw: the compactor just keeps the marker, it logs nothing).
-    if (await deleteParts(this.objects, ns, id, { records: !found, now: this.now() }))
-      throw Error();
+    const records = !session || Date.parse(session.created_at) > since;
+    if (await deleteParts(this.objects, ns, id, { records, now: this.now() })) throw Error();
   }
 }
 
