@@ -66,11 +66,13 @@ async function banner(url: string): Promise<void> {
       ? `answering (${ping.latencyMs} ms)`
       : ping.reason === 'denied'
         ? `refusing access (${ping.error}): requests answer 503 until ` +
-          (/AccessDenied/.test(ping.error ?? '')
-            ? "the credentials' policy allows the S3 actions docs/deploy.md lists"
-            : /Token/.test(ping.error ?? '')
-              ? 'the temporary credentials are refreshed (AWS_SESSION_TOKEN with its keys)'
-              : 'the credentials are fixed (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)')
+          (config.storage.kind === 'local'
+            ? 'the data folder takes writes (its permissions; a read-only disk)'
+            : /AccessDenied/.test(ping.error ?? '')
+              ? "the credentials' policy allows the S3 actions docs/deploy.md lists"
+              : /Token/.test(ping.error ?? '')
+                ? 'the temporary credentials are refreshed (AWS_SESSION_TOKEN with its keys)'
+                : 'the credentials are fixed (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)')
         : /set S3_REGION=/.test(ping.error ?? '')
           ? `in another region (${ping.error}): requests answer 503 until S3_REGION is set`
           : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,

@@ -49,6 +49,8 @@ const MAX_LISTING_FOLDERS = 256;
 const MTIME_SETTLE_MS = 50;
 /** A temp file whose name holds no pid is taken as left behind when older than this (ms). */
 const UNNAMED_TEMP_MS = 5000;
+/** How long (ms) one write of the ping stands for the pings after it. */
+const PING_WRITE_MS = 1000;
 
 /** A listing's keys (sorted), the folders its walk read with their mtimes (null: not kept), and when. */
 interface Listing {
@@ -113,6 +115,8 @@ export class LocalStore implements ObjectStore {
   private readonly heartbeatMs: number;
   private readonly ownerTimeoutMs: number;
   private owner: Promise<string> | undefined;
+  /** The last ping's write (writeProbe) and when it began. */
+  private pinged: { at: number; done: Promise<void> } | undefined;
   /**
    * The rest of a listing's walk, sorted, by prefix and the cursor its page returned: the next page reads
    * it instead of walking the folder again (a listing of n keys walked it n/1000 times: 20,000 keys took
@@ -182,7 +186,7 @@ export class LocalStore implements ObjectStore {
     const temp = await this.ownerFile()
       .then((owner) => this.writeTemp(path, body, owner))
       .catch((err: unknown) => {
-        throw folderError('write', err);
+        throw this.refused('write', err);
       });
     let renamed = false;
     try {
@@ -222,7 +226,7 @@ export class LocalStore implements ObjectStore {
       // The temp file vanished before its rename (removed by another process's sweep): nothing landed.
       if (!renamed && isNotFound(err))
         throw new StorageUnavailableError('the local folder lost a write before its rename', err);
-      throw folderError('write', err);
+      throw this.refused('write', err);
     } finally {
       if (!renamed) await unlink(temp.path).catch(() => undefined);
     }
@@ -236,6 +240,16 @@ export class LocalStore implements ObjectStore {
         : Promise.reject(folderError('read', err)),
     );
     return info?.isFile() ? { etag: statTag(info) } : null;
+  }
+
+  /**
+   * folderError for a write or delete; one the folder refused also drops the ping's last write, so the next
+   * health check writes again and names the failure at once, not a success of the second before.
+   */
+  private refused(op: string, err: unknown): unknown {
+    const mapped = folderError(op, err);
+    if (mapped !== err) this.pinged = undefined;
+    return mapped;
   }
 
   /**
@@ -258,12 +272,12 @@ export class LocalStore implements ObjectStore {
         ),
       ).catch((err: unknown) => {
         // The lock's own files too (a read-only disk refuses its hard link).
-        throw folderError('delete', err);
+        throw this.refused('delete', err);
       });
       // A removed name is gone for good once its folder is synced (a missing key changed nothing).
       if (removed)
         await syncDir(dirname(path)).catch((err: unknown) => {
-          throw folderError('delete', err);
+          throw this.refused('delete', err);
         });
       await this.prune(dirname(path));
     }
@@ -355,15 +369,17 @@ export class LocalStore implements ObjectStore {
   }
 
   /**
-   * Checks that the folder exists (or can be made) and takes writes: stat of the root and of the lock
-   * folder, made if missing. The error names the failure class only, never the absolute path.
+   * Checks that the folder exists (or can be made) and takes writes: the lock folder, made if missing, this
+   * process's owner file, and a byte written to a new file there (a full or read-only disk refuses that).
+   * The error names the failure class only, never the absolute path.
    */
   async ping(deadlineMs = DEFAULT_PING_DEADLINE_MS): Promise<StoragePing> {
     return probe(
       deadlineMs,
       async () => {
-        await mkdir(this.lockDir, { recursive: true });
+        await makeFolders(this.lockDir);
         await this.ownerFile();
+        await this.writeProbe();
       },
       (err) => {
         const code = (err as { code?: string }).code ?? '';
@@ -373,6 +389,29 @@ export class LocalStore implements ObjectStore {
         return { reason: 'error', error: /^[A-Z]{2,16}$/.test(code) ? code : 'error' };
       },
     );
+  }
+
+  /**
+   * Writes one byte to a new file in the lock folder and removes it: the folders and the owner file exist
+   * once made, so only a write tells a disk that filled or turned read-only since. One write stands for the
+   * pings of the next PING_WRITE_MS (health needs no token: a flood of it writes once a second).
+   */
+  private writeProbe(): Promise<void> {
+    const now = Date.now();
+    if (this.pinged && now - this.pinged.at < PING_WRITE_MS) return this.pinged.done;
+    // Left behind by a crash in between, it is swept as a stale lock (it names no owner).
+    const file = join(this.lockDir, `.ping-${process.pid}-${randomBytes(6).toString('hex')}`);
+    const done = writeFile(file, 'p', { flag: 'wx' }).then(
+      () =>
+        unlink(file).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err))),
+      async (err: unknown) => {
+        await unlink(file).catch(() => undefined);
+        throw err;
+      },
+    );
+    done.catch(() => undefined);
+    this.pinged = { at: now, done };
+    return done;
   }
 
   /**
@@ -476,7 +515,7 @@ export class LocalStore implements ObjectStore {
     let made: string | undefined;
     for (let attempt = 0; ; attempt++) {
       try {
-        const first = await mkdir(dirname(path), { recursive: true });
+        const first = await makeFolders(dirname(path));
         if (first !== undefined && (made === undefined || first.length < made.length)) made = first;
         handle = await open(temp, 'wx');
         break;
@@ -615,7 +654,7 @@ export class LocalStore implements ObjectStore {
    */
   private ownerFile(): Promise<string> {
     this.owner ??= (async () => {
-      await mkdir(this.lockDir, { recursive: true });
+      await makeFolders(this.lockDir);
       // Random, then the pid namespace's tag: the line stays `<pid> <start> <hex>`, which a Satchel from before
       // namespaces reads too (a fourth field made it take live locks for no one's and break them, review s64h).
       const token = randomBytes(6).toString('hex') + pidNamespace();
@@ -817,6 +856,44 @@ function folderError(op: string, err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !FOLDER_FAILURES.has(code)) return err;
   return new StorageUnavailableError(`the local folder refused a ${op} (${code})`, err);
+}
+
+/**
+ * `mkdir -p` that says why a folder cannot be made; returns the highest folder it made, as mkdir does.
+ * Node's recursive mkdir answers ENOENT to EROFS (it stats the path after a code it does not handle): then
+ * the folders are made one level at a time, whose plain mkdir names the real code (review s65g). ENOENT
+ * still means what it did: a parent went away meanwhile (a delete pruned it), and the caller tries again.
+ */
+async function makeFolders(dir: string): Promise<string | undefined> {
+  try {
+    return await mkdir(dir, { recursive: true });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ENOENT') throw err;
+  }
+  // Up to the deepest folder that exists (or that a plain mkdir makes), then down again.
+  const missing: string[] = [];
+  let made: string | undefined;
+  for (let at = dir; ; at = dirname(at)) {
+    const code = await mkdir(at).then(
+      () => null,
+      (err: { code?: string }) => {
+        if (err.code === 'EEXIST') return err.code;
+        if (err.code !== 'ENOENT' || dirname(at) === at) throw err;
+        return err.code;
+      },
+    );
+    if (code !== 'ENOENT') {
+      if (code === null) made = at;
+      break;
+    }
+    missing.push(at);
+  }
+  for (const at of missing.reverse())
+    await mkdir(at).then(
+      () => void (made ??= at),
+      (err: { code?: string }) => (err.code === 'EEXIST' ? undefined : Promise.reject(err)),
+    );
+  return made;
 }
 
 function isNotFound(err: unknown): boolean {
