@@ -72,10 +72,11 @@ export interface HttpEmbedderOptions {
 
 /**
  * An OpenAI-compatible `POST {url}/embeddings` client: bearer key, a 10 s timeout, requests batched
- * (calls made within the same tick share one request; queries in a request of their own), a bounded
- * cache, a bounded queue of save texts, and after a failure (network, 429, 5xx, an answer it cannot use)
- * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs (unless
- * the service refuses a one-word text too, when it has taken none of them: then it is failing).
+ * (calls made within the same tick share one request; queries in a request of their own, ahead of the
+ * rest of a split in progress), a bounded cache, a bounded queue of save texts, and after a failure
+ * (network, 429, 5xx, an answer it cannot use) no call at all for 30 s. A batch refused as a bad request
+ * is split: halves, then single inputs (unless the service refuses a one-word text too, when it has taken
+ * none of them: then it is failing).
  */
 export class HttpEmbedder implements Embedder {
   readonly calibrated = true;
@@ -145,37 +146,36 @@ export class HttpEmbedder implements Embedder {
           if (save) this.saves++;
           if (!this.flushing) {
             this.flushing = true;
-            setTimeout(() => void this.flush(), 0);
+            setTimeout(async () => {
+              while (this.queue.length) await this.next();
+              this.flushing = false;
+            }, 0);
           }
         });
       }),
     );
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      // The queries waiting go alone: a search does not wait for a request of large save texts.
-      let n = 0;
-      while (n < this.queue.length && n < this.batchSize() && this.queue[n]!.urgent) n++;
-      const batch = this.queue.splice(0, n || this.batchSize());
-      for (const b of batch) if (b.save) this.saves--;
-      if (!this.available()) {
-        for (const b of batch)
-          b.reject(new EmbeddingsUnavailableError('embeddings are cooling down after a failure'));
-        continue;
-      }
-      try {
-        const split = { taken: false, refused: [] as Waiting[] };
-        await this.send(batch, split);
-        // Inputs refused alone by a service that takes others: theirs to blame, zeros, not asked again.
-        for (const b of split.refused) b.resolve(this.none());
-      } catch (err) {
+  /** Sends the next batch waiting: the queries alone, or else up to a batch of the saves' texts. */
+  private async next(): Promise<void> {
+    // The queries waiting go alone: a search does not wait for a request of large save texts.
+    let n = 0;
+    while (n < this.batchSize() && this.queue[n]?.urgent) n++;
+    const batch = this.queue.splice(0, n || this.batchSize());
+    for (const b of batch) if (b.save) this.saves--;
+    try {
+      const split = { taken: false, refused: [] as Waiting[] };
+      await this.send(batch, split);
+      // Inputs refused alone by a service that takes others: theirs to blame, zeros, not asked again.
+      for (const b of split.refused) b.resolve(this.none());
+    } catch (err) {
+      // Cooling down already (since a batch before, or a query that overtook this split): reported once.
+      if (this.available()) {
         this.cooldownUntil = this.now() + (this.options.cooldownMs ?? 30_000);
         this.options.onError?.(err);
-        for (const b of batch) b.reject(err);
       }
+      for (const b of batch) b.reject(err);
     }
-    this.flushing = false;
   }
 
   /**
@@ -210,6 +210,11 @@ export class HttpEmbedder implements Embedder {
 
   /** Every failure (network, timeout, status, an answer it cannot use) as EmbeddingsUnavailableError. */
   private async request(input: string[]): Promise<Float32Array[]> {
+    // Queries overtake a split in progress (up to 2n requests): they wait for the request in flight at most.
+    // Their failure starts a cooldown: the rest of the split then fails with no request.
+    while (this.queue[0]?.urgent) await this.next();
+    if (!this.available())
+      throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     this.calls++;
     try {
       return await this.requestOnce(input);
