@@ -77,6 +77,21 @@ export const UNITS = [
   '--api-key=x',
   '--password=a',
   'mysql -',
+  // Review s65f: a header value's run, `]` before the separator, a key's prefix glued to its rejected body.
+  'authorization=aB3',
+  'Authorization:aB3',
+  'apikey]=',
+  'private-key]=',
+  'token]=',
+  'pat]=a',
+  'sk-proj-_',
+  'fo1_',
+  // Review s65f's new forms: AWS CLI table and text output, `Secret key:`, argv arrays in text.
+  'SecretAccessKey | ',
+  'ACCESSKEY\tAKIAABCDEFGHIJKLMNOP\t',
+  'Secret key: ',
+  '"mysql", "-p',
+  '"-a", "redis-cli',
 ];
 
 function fill(unit: string, size: number): string {

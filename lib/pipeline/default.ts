@@ -59,5 +59,6 @@ function fnv32(s: string): string {
  * 16 (2026-12-07): a `data:` URL streamed in text parts read as the parts run together, whatever their
  * widths; wrapped base64 of 16 to 59 columns after other text read whole (review s62r).
  * 17 (2026-12-07): a key streamed in pieces right after such a URL read whole, not as its base64 (s62h).
+ * 18 (2026-12-07): a string under `arguments` that starts as JSON walked as a tool call's arguments (s65f).
  */
-const WALK = '\nwalk:17';
+const WALK = '\nwalk:18';

@@ -145,13 +145,24 @@ function assignment(
   const alternatives = options.key ?? [...keys].sort((a, b) => b.length - a.length).join('|');
   // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
   // logprobs listing is a word, not a credential.
-  const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60]{0,255}[0-9]|[^\s"'\x60]{20})` : '';
+  // Not past a `]` (`apikey]=apikey]=…` scanned 255 at each keyword: review s65f).
+  const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60\]]{0,255}[0-9]|[^\s"'\x60\]]{20})` : '';
   const source =
-    raw`(?:${alternatives})(?:\\?["'\x60]|\*\*)?\]?${SEPARATOR}(?:\\?["'\x60])?${tokenLike}` +
-    // No value is longer than 512 characters (QUOTED_VALUE, UNQUOTED_VALUE, PASSWORD_VALUE).
-    raw`(?:${tooLong(NON_END, 512)}|(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE}))`;
+    raw`(?:${alternatives})(?:\\?["'\x60]|\*\*)?\]?${SEPARATOR}(?:\\?["'\x60])?` +
+    // No value is longer than 512 characters (QUOTED_VALUE, UNQUOTED_VALUE, PASSWORD_VALUE). Where none
+    // matches, such a run with `]` in it is one match too (`apikey]=apikey]=…`, 4 MB/s until review s65f).
+    raw`(?:${tooLong(NON_END, 512)}|${tokenLike}(${QUOTED_VALUE}|${options.unquoted ?? UNQUOTED_VALUE})|` +
+    tooLong(raw`[^\s"'\x60,;&)}>\\]`, 512) +
+    ')';
   return new RegExp(source, options.caseSensitive ? 'y' : 'iy');
 }
+
+/**
+ * Where a flag's value ends: a blank, a quote (the end of `sh -c "… -pPW"`: review s65f), `,;|&)]`, the end.
+ */
+const ARG_END = raw`(?=[\s"'\x60,;|&)\]]|$)`;
+/** From one quoted argv element to the next (`"--requirepass", "PW"` in `docker inspect`'s `"Cmd"`). */
+const NEXT_ARG = raw`["'],\s{0,32}(?=["'])`;
 
 /**
  * A command-line flag's value after `=` or blanks (group 1 a quote, group 2 the value: `min` to 512
@@ -160,8 +171,8 @@ function assignment(
  * `--api-key=x` backtracked through 512 characters at every keyword (1 MB/s; review s63f).
  */
 const FLAG_VALUE = (min: number, not: string) =>
-  raw`(?:=|[ \t]{1,16})(?:${tooLong(raw`[^\s"'\x60;|&)]`, 512)}|` +
-  raw`(["']?)(?![$%{<${not}-])([^\s"'\x60]{${min},512})\1(?=[\s"'\x60;|&)]|$))`;
+  raw`(?:=|[ \t]{1,16}|${NEXT_ARG})(?:${tooLong(raw`[^\s"'\x60;|&)]`, 512)}|` +
+  raw`(["']?)(?![$%{<${not}-])([^\s"'\x60]{${min},512})\1${ARG_END})`;
 
 /**
  * Between a secret's name and its value in prose (`password-in-prose`, `secret-in-prose`): `is`, `was` or
@@ -174,10 +185,10 @@ const TOLD =
   raw`[ \t]{1,4}(?:(?:now|(?:re)?set to|changed to)[ \t]{1,4})?`;
 
 /** From a command to its short flag's `-` (`cli-password-short-flag`): up to 200 characters, not past a pipe. */
-const FLAG_GAP = raw`[^\n|;&]{0,200}?[ \t]-`;
+const FLAG_GAP = raw`[^\n|;&]{0,200}?[ \t]["']?-`;
 
 /** A MySQL or MariaDB command (`mysql`, `mysqldump`, `mariadb-dump`…) and the blank after it. */
-const MYSQL = raw`(?:mysql|mariadb)[A-Za-z]{0,10}[ \t]`;
+const MYSQL = raw`(?:mysql|mariadb)[A-Za-z]{0,10}["']?[ \t,]`;
 
 /** A keyword per alternative of `words` (`a|b|c`), between `before` and `after`. */
 const spelled = (words: string, before: string, after: string) =>
@@ -211,6 +222,8 @@ const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCas
 const BLANK_SEP = (n: number) =>
   raw`[ \t]{1,16}(?:\\?["'\x60])?` +
   raw`(?=[A-Za-z0-9\/+]{0,${n - 1}}[A-Z])(?=[A-Za-z0-9\/+]{0,${n - 1}}[a-z])`;
+/** An AWS secret access key (group 1), whole. */
+const AWS_SECRET = raw`([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`;
 
 /**
  * Keywords of an assignment rule: each word followed by what can come next in `<key>["']? <sep>` (a quote,
@@ -309,7 +322,9 @@ export const rules: Rule[] = [
   {
     id: 'openai-project-key',
     keywords: ['sk-proj-', 'sk-none-'],
-    pattern: /sk-(?:proj|None)-[A-Za-z0-9_-]{40,300}/y,
+    // The body stops before `_`/`-` and the prefix (never in a random key; where another key starts): a
+    // rejected run of `sk-proj-_` was read again at each keyword inside it (2 MB/s until 2026-12-07, s65f).
+    pattern: /sk-(?:proj|None)-(?:(?![_-]sk-(?:proj|None)-)[\w-]){40,300}/y,
     boundary: true,
     entropy: 3,
   },
@@ -413,12 +428,24 @@ export const rules: Rule[] = [
   },
   {
     id: 'aws-secret-access-key',
-    keywords: ['secret_access_key', 'secretaccesskey', 'secret-access-key'],
+    keywords: [
+      'secret_access_key',
+      'secretaccesskey',
+      'secret-access-key',
+      'secret access key',
+      'secret key',
+      'accesskey\t',
+      'credentials\t',
+    ],
     // `=` or `:` after the name, or blanks alone before a key of both cases (`aws configure set
-    // aws_secret_access_key <key>`, `rclone config create … secret_access_key <key>`: BLANK_SEP).
+    // aws_secret_access_key <key>`, `rclone config create … secret_access_key <key>`: BLANK_SEP). Since
+    // review s65f also a table's `|` (`aws … --output table`), `Secret key:` (prose beside `Access key:
+    // AKIA…`), and the unnamed field of `aws iam create-access-key` or `aws sts … --output text` (a line
+    // of tab-separated fields: the key id, a date, the secret).
     pattern: new RegExp(
-      raw`${anyCase('secret')}[_-]?${anyCase('access')}[_-]?${anyCase('key')}` +
-        raw`(?:${KEY_SEP}|${BLANK_SEP(40)})([A-Za-z0-9\/+]{40})(?![A-Za-z0-9\/+=])`,
+      raw`(?:${anyCase('secret')}(?:[ _-]?${anyCase('access')}[ _-]?| )${anyCase('key')}` +
+        raw`(?:${KEY_SEP}|(?:[ \t]{0,16}\|)?${BLANK_SEP(40)})|` +
+        raw`(?:ACCESSKEY|CREDENTIALS)\tA[KS]IA[A-Z2-7]{16}(?:\t\S{0,40})?${BLANK_SEP(40)})${AWS_SECRET}`,
       'y',
     ),
     group: 1,
@@ -533,7 +560,8 @@ export const rules: Rule[] = [
     id: 'flyio-token',
     keywords: ['fo1_', 'fm1a_', 'fm1r_', 'fm2_'],
     // The long bodies stop at the next keyword, so repeated keywords cannot make the scans quadratic.
-    pattern: /(?:fo1_[A-Za-z0-9_-]{40,64}|fm(?:1[ar]|2)_(?:(?!fm[12])[A-Za-z0-9+/=_-]){50,4096})/y,
+    pattern:
+      /(?:fo1_(?:(?![_-]fo1_)[\w-]){40,64}|fm(?:1[ar]|2)_(?:(?!fm[12])[A-Za-z0-9+/=_-]){50,4096})/y,
     boundary: true,
     entropy: 3,
   },
@@ -1076,11 +1104,13 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `Authorization: <credential>` with no scheme word (a raw token with a digit, alone on its line).
+    // `Authorization: <credential>` with no scheme word (a raw token with a digit, alone on its line). A run
+    // longer than a value is one match with no secret (as `tooLong`): until 2026-12-07 each keyword in it
+    // scanned 4,096 characters (0.8 MB/s; review s65f).
     id: 'authorization-header-bare',
     keywords: ['authorization'],
     pattern:
-      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?(?![$%{<[])(?=[A-Za-z._~+/=:-]{0,255}[0-9])([A-Za-z0-9._~+/=:-]{15,4095}[A-Za-z0-9_~+/=:-])(?=[\s"'`,;\\]|$)(?![ \t]{1,16}[A-Za-z0-9])/iy,
+      /authorization(?:\\?["'`])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'`])?(?:[\w.~+/=:-]{4097}|(?![$%{<[])(?=[A-Za-z._~+/=:-]{0,255}[0-9])([A-Za-z0-9._~+/=:-]{15,4095}[A-Za-z0-9_~+/=:-])(?=[\s"'`,;\\]|$)(?![ \t]{1,16}[A-Za-z0-9]))/iy,
     group: 1,
     entropy: 3,
     placeholders: true,
@@ -1186,13 +1216,14 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // Names ending in `pass` (`SMTP_PASS`, `ansible_become_pass`, `smtpPass`), but not `bypass` or `compass`.
+    // Names ending in `pass` (`SMTP_PASS`, `ansible_become_pass`, `smtpPass`), but not `bypass` or `compass`,
+    // nor a test's verdict, a bare `PASS:` (`--- PASS: TestX (0.00s)`: until 2026-12-07, review s65f).
     id: 'generic-pass',
     keywords: assigned('pass'),
     pattern: assignment([], {
       key:
         SEPARATOR_AHEAD('(?:pass|Pass|PASS)') +
-        raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS)|(?<=[a-z0-9])Pass)`,
+        raw`(?:(?<![A-Za-z])(?:pass|Pass|PASS(?!:(?<!\SPASS:)))|(?<=[a-z0-9])Pass)`,
       unquoted: PASSWORD_VALUE,
       caseSensitive: true,
     }),
@@ -1605,13 +1636,13 @@ export const rules: Rule[] = [
     // `mysql -uroot -pS3cret`, `mysqldump -p'…'` (the password is glued to `-p`).
     id: 'mysql-password-flag',
     keywords: ['mysql', 'mariadb'],
-    // `mariadb` (7), a suffix (10), a blank (1), then the `-p` within 200.
-    requires: { char: '-', within: 218 },
+    // `mariadb` (7), a suffix (10), a quote and a blank (2), then the `-p` within 200.
+    requires: { char: '-', within: 219 },
     // The `-p` before the next such command (a run reads no further): until 2026-12-07 text repeating
     // `mysql -` was read 200 characters at every keyword (4 MB/s; review s63f).
     pattern: new RegExp(
-      raw`${MYSQL}(?:(?!${MYSQL})[^\n|;&]){0,200}?(?<=[ \t])-p` +
-        raw`(["']?)([^\s'"-][^\s'"]{2,127})\1(?=[\s;|&)]|$)`,
+      raw`${MYSQL}(?:(?!${MYSQL})[^\n|;&]){0,200}?(?<=[ \t]["']?)-p` +
+        raw`(["']?)([^\s'"-][^\s'"]{2,127})\1${ARG_END}`,
       'y',
     ),
     group: 2,
@@ -1626,11 +1657,11 @@ export const rules: Rule[] = [
     // command starts did not fit the R2-only bundle.
     id: 'cli-password-short-flag',
     keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
-    // `docker login` (12), then the flag's `-` within 201.
-    requires: { char: '-', within: 213 },
+    // `docker login` (12), then the flag's `-` within 202 (after a blank and a quote).
+    requires: { char: '-', within: 214 },
     pattern: new RegExp(
-      raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass[ \t]{1,8}-p|docker login${FLAG_GAP}p)` +
-        raw`[ \t]{0,8}(["']?)(?![$%{<-])([^\s'"]{3,256})\1(?=[\s;|&)]|$)`,
+      raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass(?:[ \t]{1,8}|${NEXT_ARG}.)-p|docker login${FLAG_GAP}p)` +
+        raw`(?:${NEXT_ARG}|[ \t]{0,8})(["']?)(?![$%{<-])([^\s'"]{3,256})\1${ARG_END}`,
       'y',
     ),
     group: 2,
@@ -1641,7 +1672,7 @@ export const rules: Rule[] = [
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
-      raw`echo[ \t]{1,8}(["'])(?![$%{<])([^"'\n]{3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
+      raw`echo[ \t]{1,8}(["']?)(?![$%{<])((?:[^\s"'|]|(?!\1)[ \t|]){3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
         raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin|sudo -S))`,
       'y',
     ),
@@ -1666,7 +1697,7 @@ export const rules: Rule[] = [
     pattern: new RegExp(
       raw`(?:requirepass|masterauth|ConvertTo-SecureString(?: -String)?|` +
         raw`(?:BasicAuth|auth=)\(["'][^"'\n]{0,64}["'],(?= ["']))` +
-        raw`[ \t]{1,16}(["']?)(?![$%{<(-])([^\s"']{3,256})\1`,
+        raw`(?:[ \t]{1,16}|${NEXT_ARG})(["']?)(?![$%{<(-])([^\s"']{3,256})\1`,
       'y',
     ),
     group: 2,

@@ -844,8 +844,8 @@ const MAX_RUN_ON_WINDOWS = 1 << 22;
  * it started in: where a part's own redaction reached its end inside a word (`password=hun`, a Stripe key
  * whose first 30 characters are a key alone), the key may go on in the next parts (`ter2`). There the sent
  * text either side of the boundary is redacted as one, and the characters it takes from the next parts
- * (their text as sent) are removed from them: the part's placeholder stands for the whole key. Only at the
- * boundaries `runTogether` looks at (a short part on either side). `own` itself when nothing was taken.
+ * (their text as sent) are removed from them: the part's placeholder stands for the whole key, at any
+ * boundary but one before a long, first or last part's word of prose. `own` itself when nothing was taken.
  */
 function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
   if (sent.length !== own.length) return own; // the parts were joined into one
@@ -856,7 +856,10 @@ function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
     const next = sent[k + 1]!;
     if (own[k] === part || !own[k]!.endsWith(PLACEHOLDER)) continue;
     if (!WORD.test(part.at(-1) ?? '') || !WORD.test(next[0] ?? '')) continue;
-    if (!((k > 0 && part.length < 256) || (k < sent.length - 2 && next.length < 256))) continue;
+    // Next to a long, first or last part too, unless the next part starts with a word of prose (`Please
+    // review`, after a truncated key): until review s65f a key's tail in such a part was stored.
+    const short = (k > 0 && part.length < 256) || (k < sent.length - 2 && next.length < 256);
+    if (!short && /^[A-Za-z]{1,64}[ \t]/.test(next)) continue;
     let right = '';
     for (let j = k + 1; j < sent.length && right.length < 256; j++) right += sent[j];
     right = right.slice(0, 256);
@@ -868,8 +871,10 @@ function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
     let taken = alone.length - same;
     if (taken <= 0 || alone.slice(0, taken).includes(PLACEHOLDER)) continue;
     if (out === own) out = own.slice();
-    for (let j = k + 1; j < sent.length && taken > 0 && out[j] === sent[j]; j++) {
-      const cut = Math.min(taken, out[j]!.length);
+    // A part's own redaction after the key's piece stays (a long part holds other secrets).
+    for (let j = k + 1; j < sent.length && taken > 0; j++) {
+      const cut = Math.min(taken, sent[j]!.length);
+      if (!out[j]!.startsWith(sent[j]!.slice(0, cut))) break;
       out[j] = out[j]!.slice(cut);
       taken -= cut;
     }
@@ -1103,6 +1108,8 @@ function redactLeaf(
         /^gAAAAA[\w-]{90,}=*$/.test(value) &&
         value) ||
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
+      // A Responses `function_call` part's arguments: JSON, as a tool call's (text until review s65f).
+      (field === 'arguments' && /^\s*[[{]/.test(value) && redactArguments(value, text, hit)) ||
       text(value)
     );
   return value;

@@ -34,6 +34,9 @@ const HOSTILE = [
   '--api-key=x',
   '--password=a',
   'mysql -',
+  // Review s65f: a rejected key whose body holds its own prefix again (each keyword read the body again).
+  'sk-proj-_',
+  'fo1_',
 ];
 const SIZE = 40_000;
 /** The longest window a rule's pattern reads after its keyword (`kubeconfig-client-key-data`: 16 KB). */
@@ -70,6 +73,14 @@ describe('the rules on hostile text (review s51e)', () => {
       ['pwd=', 'generic-password'],
       ['token=', 'generic-token'],
       ['api_key=', 'generic-api-key'],
+      // Review s65f: a run of the header's value characters, 4,096 of them scanned at every keyword.
+      ['authorization=aB3', 'authorization-header-bare'],
+      ['Authorization:aB3', 'authorization-header-bare'],
+      // Review s65f: `]` before the separator; the value is rejected by its name's own rule every time.
+      ['apikey]=', 'generic-api-key'],
+      ['token]=', 'generic-token'],
+      ['pat]=a', 'generic-pat'],
+      ['private-key]=', 'generic-private-key'],
     ];
     for (const [unit, id] of cases) {
       const redactor = createRedactor(rules.filter((r) => r.id === id));

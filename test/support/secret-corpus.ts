@@ -1556,6 +1556,80 @@ custom(
   },
 );
 
+customOwn(
+  // Review s65f: a password flag at the end of a quoted command string, and argv arrays held in text.
+  'command-string-end',
+  0x5f65,
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('package-json', `{\n  "scripts": {\n    "db:reset": "mysql -uroot -p${p}"\n  }\n}`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c(
+      'package-json',
+      `{"scripts": {"flush": "redis-cli -a ${p}", "up": "docker compose up"}}`,
+      p,
+    );
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('dockerfile', `RUN sh -c "sqlcmd -S localhost -U sa -P ${p}"`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('python', `subprocess.run("mysql -uroot -p${p}", shell=True)`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('js', `execSync('sshpass -p ${p}')`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('shell', `$ echo ${p} | docker login --password-stdin -u deploy ghcr.io`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c(
+      'docker-inspect',
+      `"Cmd": [\n    "redis-server",\n    "--requirepass",\n    "${p}"\n],`,
+      p,
+    );
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('docker-inspect', `"Args": ["psql", "-h", "db", "--password", "${p}"]`, p);
+  },
+);
+
+customOwn(
+  // Review s65f: the AWS CLI's table and text output, and a key pair told in prose.
+  'aws-cli-output-secret',
+  0x5f66,
+  (g) => {
+    const [a, s] = [`ASIA${g.chars(BASE32, 16)}`, g.chars(B64, 40)];
+    const row = (k: string, v: string) => `||  ${k.padEnd(16)}|  ${v.padEnd(40)}||\n`;
+    const t =
+      row('AccessKeyId', a) +
+      row('Expiration', '2026-12-08T02:00:00+00:00') +
+      row('SecretAccessKey', s);
+    return c('aws-table', `$ aws sts get-session-token --output table\n${t}`, a, s);
+  },
+  (g) => {
+    const [a, s] = [`AKIA${g.chars(BASE32, 16)}`, g.chars(B64, 40)];
+    return c(
+      'aws-text',
+      `ACCESSKEY\t${a}\t2026-12-07T10:00:00+00:00\t${s}\tActive\tdeploy-bot`,
+      a,
+      s,
+    );
+  },
+  (g) => {
+    const [a, s] = [`AKIA${g.chars(BASE32, 16)}`, g.chars(B64, 40)];
+    return c('prose', `Here are the new credentials.\nAccess key: ${a}\nSecret key: ${s}\n`, a, s);
+  },
+);
+
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: things that look like secrets but are not. Each generator returns a value to place.
 // ---------------------------------------------------------------------------------------------------------
@@ -1933,6 +2007,19 @@ miss(
   () => ['logs', '2026-03-04 10:22:31 INFO token refreshed for session=42 (expires in 3600s)'],
   () => ['shell', '$ mysql -h db -u root -p app < dump.sql\nEnter password:'],
   () => ['shell', '$ redis-cli -h cache --no-auth-warning INFO keyspace'],
+  () => [
+    'package-json',
+    '{"scripts": {"db": "mysql -uroot -p", "cache": "redis-cli -h cache -p 6379"}}',
+  ],
+  () => ['docker-inspect', '"Cmd": ["redis-server", "--port", "6380", "--appendonly", "yes"],'],
+  () => ['shell', '$ echo $CR_PAT | docker login ghcr.io -u deploy --password-stdin'],
+  () => [
+    'go-test',
+    '=== RUN   TestParseConfig\n--- PASS: TestParseConfig (0.00s)\nPASS\nok  \tacme/config\t0.012s',
+  ],
+  () => ['make-check', 'PASS: tests/test_parser\nPASS: test-suite.log\n# TOTAL: 2\n# PASS:  2\n'],
+  () => ['aws-text', 'ACCESSKEYMETADATA\t2026-12-07T10:00:00+00:00\tActive\tdeploy-bot'],
+  () => ['prose', 'The secret key is rotated every 90 days; the secret key: see the vault.'],
   () => ['css', '.token.keyword { color: #07a; } .secret-banner { display: none; }'],
   () => ['git', 'Merge pull request #42 from acme/fix-password-reset-token-expiry'],
   () => [
