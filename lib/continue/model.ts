@@ -44,7 +44,7 @@ export interface ChatMessage {
   name?: string;
   tool_call_id?: string;
   tool_calls?: ToolCall[];
-  /** A tool-calling assistant message's reasoning, as the model gave it. */
+  /** An assistant message's reasoning: sent only to a model that asks for it (chatClient). */
   reasoning_content?: string;
 }
 
@@ -64,7 +64,12 @@ export interface ChatReply {
 }
 
 /** One round: a chat completion, cancelled by `signal`. */
-export type ChatFn = (request: ChatRequest, signal: AbortSignal) => Promise<ChatReply>;
+/** `reasoning`: each message's stored reasoning_content, by index, for a model that asks for it. */
+export type ChatFn = (
+  request: ChatRequest,
+  signal: AbortSignal,
+  reasoning?: (string | undefined)[],
+) => Promise<ChatReply>;
 
 export type ModelFailure = 'timeout' | 'network' | 'status' | 'invalid';
 
@@ -115,6 +120,7 @@ export function chatClient(
   const chat = async (
     request: Omit<ChatRequest, 'tools'> & { tools?: ChatRequest['tools'] },
     signal: AbortSignal,
+    reasoning?: (string | undefined)[],
   ): Promise<ChatReply> => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -148,8 +154,21 @@ export function chatClient(
       // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them; not a
       // 429 (a rate limit: asking again at once only adds to it). JSON leaves the undefined members out
       // (OpenAI refuses a tool_choice without tools).
+      // A 4xx naming reasoning_content (DeepSeek's thinking mode wants every assistant message's back once
+      // tools were called; Groq and Mistral refuse the field, so it goes only when asked: review s65h): the
+      // round again with each one's, "" where none was stored.
+      if (reasoning && status < 429 && /reasoning_content/.test(said!))
+        return chat(
+          {
+            ...request,
+            messages: request.messages.map((m, i) =>
+              m.role === 'assistant' ? { ...m, reasoning_content: reasoning[i] ?? '' } : m,
+            ),
+          },
+          signal,
+        );
       if (request.tools && status < 429 && /tool/i.test(said!))
-        return chat({ ...request, tools: undefined, tool_choice: undefined }, signal);
+        return chat({ ...request, tools: undefined, tool_choice: undefined }, signal, reasoning);
       // A 404 is most often SATCHEL_MODEL_URL's path (not the model being away): the path it went to.
       const at = status === 404 ? ` for POST ${target.pathname}: check SATCHEL_MODEL_URL` : '';
       throw new ModelError(
@@ -271,8 +290,5 @@ export function toChatMessage(m: Message): ChatMessage {
       type: 'function',
       function: { name: c.function.name, arguments: c.function.arguments },
     })),
-    // A thinking model's reasoning before its tool calls goes back with them: DeepSeek's thinking mode
-    // answers 400 without it (review s64e). Only there: Groq refuses the field, DeepSeek ignores it elsewhere.
-    reasoning_content: (calls && m.reasoning_content) || undefined,
   };
 }

@@ -72,14 +72,16 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
   const added: Message[] = [];
   for (let round = 1; ; round++) {
     const last = round === maxRounds;
+    const sent = [...context, ...added];
     const reply = await options.chat(
       {
         model: options.model,
-        messages: [...context, ...added].map(toChatMessage),
+        messages: sent.map(toChatMessage),
         tools: [sessionSearchTool],
         tool_choice: last ? 'none' : undefined, // JSON leaves it out
       },
       options.signal,
+      sent.map((m) => m.reasoning_content),
     );
     added.push({
       role: 'assistant',

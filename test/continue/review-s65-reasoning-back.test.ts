@@ -2,29 +2,53 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type ReceivedRequest } from '../support/chat-server.js';
 
-// DeepSeek's thinking mode (on by default since V4) answers 400 "The reasoning_content in the thinking mode must
-// be passed back to the API" to a request holding an assistant message with tool calls but without the
-// reasoning_content that came with them, in that turn's later rounds and in every later request. continue
-// sent no reasoning_content at all, so the round after a session_search call failed: 502 (review s64e,
-// suspected then). A reasoning beside a plain answer is not sent (Groq refuses the field).
+// DeepSeek's thinking mode (on by default since V4) answers 400 "Missing reasoning_content field in the assistant
+// message at message index N" (or "The reasoning_content in the thinking mode must be passed back to the API")
+// to a request whose assistant messages lack reasoning_content once tools were called; continue sent none, so
+// the round after a session_search call failed: 502 (review s64e, suspected then). Groq (400 "property
+// 'reasoning_content' is unsupported") and Mistral (422 extra_forbidden) refuse the field, so it is sent only
+// to a model that asks for it: the round again with each assistant message's, "" where none was stored
+// (review s65h: sending it always made every continue of such a session fail there).
 const servers: ChatServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
 type Sent = ReceivedRequest['body']['messages'][number] & { reasoning_content?: string };
+const sentOf = (r: ReceivedRequest) => r.body.messages as Sent[];
 
-/** DeepSeek's check: each assistant message with tool calls carries its reasoning_content. */
+/** DeepSeek's check: once tools were called, each assistant message carries reasoning_content ("" will do). */
 const deepseek = (answer: unknown) => (request: ReceivedRequest) => {
-  const missing = (request.body.messages as Sent[]).findIndex(
-    (m) => m.role === 'assistant' && m.tool_calls?.length && !m.reasoning_content,
+  const messages = sentOf(request);
+  const called = messages.some((m) => m.tool_calls?.length);
+  const missing = messages.findIndex(
+    (m) => m.role === 'assistant' && m.reasoning_content === undefined,
   );
-  if (missing >= 0)
+  if (called && missing >= 0)
     return {
       status: 400,
       body: {
         error: {
-          message: `Missing reasoning_content field in the assistant message at message index ${missing}`,
+          message:
+            `Missing reasoning_content field in the assistant message at message index ${missing}. For ` +
+            'more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls',
+        },
+      },
+    };
+  return { status: 200, body: { choices: [{ message: answer }] } };
+};
+
+/** Groq's check: no assistant message may carry reasoning_content. */
+const groq = (answer: unknown) => (request: ReceivedRequest) => {
+  const at = sentOf(request).findIndex((m) => 'reasoning_content' in m);
+  if (at >= 0)
+    return {
+      status: 400,
+      body: {
+        error: {
+          message:
+            `'messages.${at}' : for 'role:assistant' the following must be satisfied` +
+            `[('messages.${at}' : property 'reasoning_content' is unsupported)]`,
         },
       },
     };
@@ -46,34 +70,74 @@ const CALL = {
 const ANSWER = (text: string) => ({
   role: 'assistant',
   content: text,
-  reasoning_content: `Thinking about ${text}`,
+  reasoning_content: `Thinking: ${text}`,
 });
 
-describe("a thinking model's reasoning before its tool calls", () => {
-  it("goes back with the calls, within the turn and in later turns; a plain answer's does not", async () => {
-    const chat = await startChatServer(
-      deepseek(CALL),
-      deepseek(ANSWER('We chose LRU.')),
-      deepseek(ANSWER('Yes, still LRU.')),
-    );
-    servers.push(chat);
-    const app = await makeApp({
-      env: { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'deepseek-v4-flash' },
-    });
-    const id = (await app.call('POST', '/v1/sessions', { body: { task: 'cache' } })).json
-      .id as string;
-    const first = await app.call('POST', `/v1/sessions/${id}/continue`, {
-      body: { message: 'Which cache?' },
-    });
+async function session(chat: ChatServer, messages: unknown[] = []) {
+  servers.push(chat);
+  const app = await makeApp({ env: { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm' } });
+  const id = (await app.call('POST', '/v1/sessions', { body: { task: 'cache', messages } })).json
+    .id as string;
+  const cont = (message: string) =>
+    app.call('POST', `/v1/sessions/${id}/continue`, { body: { message } });
+  return { app, cont };
+}
+
+describe("a thinking model's reasoning_content", () => {
+  it('DeepSeek: sent back when the model asks for it, within the turn and in later turns', async () => {
+    const step1 = deepseek(CALL);
+    const step2 = deepseek(ANSWER('We chose LRU.'));
+    const step3 = deepseek(ANSWER('Yes, still LRU.'));
+    const chat = await startChatServer(step1, step2, step2, step3, step3);
+    const { cont } = await session(chat);
+    const first = await cont('Which cache?');
     expect(first.status, JSON.stringify(first.json)).toBe(200);
     expect(first.json.reply).toBe('We chose LRU.');
-    const second = await app.call('POST', `/v1/sessions/${id}/continue`, {
-      body: { message: 'Still?' },
-    });
+    const second = await cont('Still?');
     expect(second.status, JSON.stringify(second.json)).toBe(200);
-    const last = chat.requests[2]!.body.messages as Sent[];
-    expect(last.filter((m) => m.reasoning_content).map((m) => m.reasoning_content)).toEqual([
-      CALL.reasoning_content,
+    // Each round after the call: refused without it, then sent with the stored reasoning of each message.
+    expect(chat.requests.map((r) => sentOf(r).some((m) => 'reasoning_content' in m))).toEqual([
+      false,
+      false,
+      true,
+      false,
+      true,
     ]);
+    const last = sentOf(chat.requests[4]!).filter((m) => m.role === 'assistant');
+    expect(last.map((m) => m.reasoning_content)).toEqual([
+      CALL.reasoning_content,
+      'Thinking: We chose LRU.',
+    ]);
+  });
+
+  it('DeepSeek: a tool call stored without reasoning (a client wrote it) gets "" (review s65h)', async () => {
+    const stored = [
+      { role: 'user', content: 'Find the cache decision.' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'x1', type: 'function', function: { name: 'grep', arguments: '{}' } }],
+      },
+      { role: 'tool', content: 'LRU', tool_call_id: 'x1' },
+    ];
+    const step = deepseek(ANSWER('LRU.'));
+    const chat = await startChatServer(step, step);
+    const { cont } = await session(chat, stored);
+    const res = await cont('And why?');
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(sentOf(chat.requests[1]!).find((m) => m.tool_calls?.length)?.reasoning_content).toBe('');
+  });
+
+  it('Groq: a stored reasoning_content beside tool calls is never sent (review s65h)', async () => {
+    const stored = [
+      { role: 'user', content: 'Which cache?' },
+      CALL,
+      { role: 'tool', content: '{}', tool_call_id: 'c1' },
+    ];
+    const chat = await startChatServer(groq(ANSWER('LRU.')));
+    const { cont } = await session(chat, stored);
+    const res = await cont('And why?');
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(chat.requests).toHaveLength(1);
   });
 });
