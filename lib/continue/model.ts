@@ -102,6 +102,14 @@ export class ModelError extends Error {
 export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
+ * A model's error asking for reasoning_content (DeepSeek: "Missing reasoning_content field…", "The reasoning_content
+ * in the thinking mode must be passed back"; Kimi: "…reasoning_content is missing…"), not one quoting the user's
+ * text that names the field (review s65i).
+ */
+const ASKS_REASONING =
+  /(missing|required|must)[^"]{0,40}reasoning_content|reasoning_content[^"]{0,40}(missing|required|must)/i;
+
+/**
  * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
  * An answer over `maxAnswerBytes` is a ModelError('invalid'). A round offering tools that the model
  * refuses with a 4xx whose body names tools (vLLM without --enable-auto-tool-choice, an Ollama model
@@ -154,10 +162,10 @@ export function chatClient(
       // A 4xx naming tools (no body: tests "undefined", no match), to a request that offered them; not a
       // 429 (a rate limit: asking again at once only adds to it). JSON leaves the undefined members out
       // (OpenAI refuses a tool_choice without tools).
-      // A 4xx naming reasoning_content (DeepSeek's thinking mode wants every assistant message's back once
+      // A 4xx asking for reasoning_content (DeepSeek's thinking mode wants every assistant message's back once
       // tools were called; Groq and Mistral refuse the field, so it goes only when asked: review s65h): the
       // round again with each one's, "" where none was stored.
-      if (reasoning && status < 429 && /reasoning_content/.test(said!))
+      if (reasoning && status < 429 && ASKS_REASONING.test(said!))
         return chat(
           {
             ...request,

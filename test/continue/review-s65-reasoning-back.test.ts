@@ -140,4 +140,21 @@ describe("a thinking model's reasoning_content", () => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(chat.requests).toHaveLength(1);
   });
+
+  // Review s65i: an error that quotes the user's text naming the field is no request for it.
+  it('a 400 quoting text that names reasoning_content is not sent again with it', async () => {
+    const chat = await startChatServer({
+      status: 400,
+      body: {
+        error: {
+          message: 'messages.0.content: string too long: "explain reasoning_content to me …"',
+        },
+      },
+    });
+    const { cont } = await session(chat);
+    const res = await cont('explain reasoning_content to me');
+    expect(res.status).toBe(502);
+    expect(res.json.detail).toMatch(/answered HTTP 400/);
+    expect(chat.requests).toHaveLength(1);
+  });
 });
