@@ -275,28 +275,32 @@ export class SessionStore {
       existence: this.existence,
       onError: (what, err) => this.onError(what, err),
     });
-    // Plain appends queued behind a running write of the same session go out as one group commit.
-    this.queue = new GroupQueue(
-      (group) => this.writes.writeGroup(group),
-      (req) =>
-        req.op === 'append' &&
-        req.expected === undefined &&
-        !req.ctx.knownValues &&
-        !req.ctx.receiptExtras &&
-        !req.ctx.op &&
-        !req.alone,
-      {
-        maxGroup: 16,
-        grouped: options.groupCommit ?? true,
-        // Writes waiting behind one storage did not answer are refused when it ends, so each answers
-        // within about one storage deadline (until 2026-12-07 the Nth write queued on silent storage
-        // answered after N x 8 s: review s61c). Storage that answers slowly gets three deadlines' wait
-        // (under the CLI's 25 s) before a queued write is refused unsent.
-        waitMs: 3 * storageDeadlineMs,
-        stalled: storageSilent,
-        refuse: (why) => notSent(why, 3 * storageDeadlineMs),
-      },
-    );
+    // Plain appends queued behind a running write of the same session go out as one group commit (none
+    // in a Workers bundle, whose queue runs each write alone: key-queue.ts).
+    const run = (group: WriteRequest[]) => this.writes.writeGroup(group);
+    this.queue = globalThis.SATCHEL_SHORT_LIVED
+      ? new GroupQueue(run, () => false)
+      : new GroupQueue(
+          run,
+          (req) =>
+            req.op === 'append' &&
+            req.expected === undefined &&
+            !req.ctx.knownValues &&
+            !req.ctx.receiptExtras &&
+            !req.ctx.op &&
+            !req.alone,
+          {
+            maxGroup: 16,
+            grouped: options.groupCommit ?? true,
+            // Writes waiting behind one storage did not answer are refused when it ends, so each answers
+            // within about one storage deadline (until 2026-12-07 the Nth write queued on silent storage
+            // answered after N x 8 s: review s61c). Storage that answers slowly gets three deadlines' wait
+            // (under the CLI's 25 s) before a queued write is refused unsent.
+            waitMs: 3 * storageDeadlineMs,
+            stalled: storageSilent,
+            refuse: (why) => notSent(why, 3 * storageDeadlineMs),
+          },
+        );
   }
 
   /**
