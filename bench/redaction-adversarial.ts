@@ -92,6 +92,18 @@ export const UNITS = [
   'Secret key: ',
   '"mysql", "-p',
   '"-a", "redis-cli',
+  // Review s65i: echo piped on (the command looked for past every echo), and the forms it added.
+  'echo abc|',
+  'echo abc |',
+  'ACCESSKEY  AKIAABCDEFGHIJKLMNOP  ',
+  'Secret Access Key [',
+  '","-a","',
+  'mysql","-p',
+  // The Kubernetes Secret rule (83ef97b).
+  'data:\n  k: v\n',
+  'kind: Secret\n',
+  'kind: Secret\ndata:\n  k: vvvv\n',
+  '"data":{"k":"v"},',
 ];
 
 function fill(unit: string, size: number): string {

@@ -60,5 +60,7 @@ function fnv32(s: string): string {
  * widths; wrapped base64 of 16 to 59 columns after other text read whole (review s62r).
  * 17 (2026-12-07): a key streamed in pieces right after such a URL read whole, not as its base64 (s62h).
  * 18 (2026-12-07): a string under `arguments` that starts as JSON walked as a tool call's arguments (s65f).
+ * 19 (2026-12-07): only a `function_call` or `mcp_call` part's, and text when not JSON; a key's tail not cut
+ * from a long part that starts with `Done.`, `Next:`, `README.md` or `exit_code=0` (review s65i).
  */
-const WALK = '\nwalk:18';
+const WALK = '\nwalk:19';

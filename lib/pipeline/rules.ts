@@ -184,8 +184,11 @@ const TOLD =
   raw`[ \t]{1,4}(?:is|was|has been|to\b(?<=(?:set|chang)[a-z]{0,3}(?:[ \t][\w'-]{1,24}){1,5}[ \t]to))` +
   raw`[ \t]{1,4}(?:(?:now|(?:re)?set to|changed to)[ \t]{1,4})?`;
 
-/** From a command to its short flag's `-` (`cli-password-short-flag`): up to 200 characters, not past a pipe. */
-const FLAG_GAP = raw`[^\n|;&]{0,200}?[ \t]["']?-`;
+/**
+ * From a command to its short flag's `-` (`cli-password-short-flag`): up to 200 characters, not past a pipe;
+ * a blank or a comma before the flag's quote (compact JSON argv `["redis-cli","-a",…]`: review s65i).
+ */
+const FLAG_GAP = raw`[^\n|;&]{0,200}?[ \t,]["']?-`;
 
 /** A MySQL or MariaDB command (`mysql`, `mysqldump`, `mariadb-dump`…) and the blank after it. */
 const MYSQL = raw`(?:mysql|mariadb)[A-Za-z]{0,10}["']?[ \t,]`;
@@ -434,18 +437,20 @@ export const rules: Rule[] = [
       'secret-access-key',
       'secret access key',
       'secret key',
-      'accesskey\t',
-      'credentials\t',
+      'accesskey',
+      'credentials',
     ],
     // `=` or `:` after the name, or blanks alone before a key of both cases (`aws configure set
     // aws_secret_access_key <key>`, `rclone config create … secret_access_key <key>`: BLANK_SEP). Since
     // review s65f also a table's `|` (`aws … --output table`), `Secret key:` (prose beside `Access key:
     // AKIA…`), and the unnamed field of `aws iam create-access-key` or `aws sts … --output text` (a line
-    // of tab-separated fields: the key id, a date, the secret).
+    // of tab-separated fields: the key id, a date, the secret). Since review s65i also `aws configure`'s
+    // prompt with its hint (`Secret Access Key [None]: `), and the text output with its tabs as blanks.
     pattern: new RegExp(
       raw`(?:${anyCase('secret')}(?:[ _-]?${anyCase('access')}[ _-]?| )${anyCase('key')}` +
-        raw`(?:${KEY_SEP}|(?:[ \t]{0,16}\|)?${BLANK_SEP(40)})|` +
-        raw`(?:ACCESSKEY|CREDENTIALS)\tA[KS]IA[A-Z2-7]{16}(?:\t\S{0,40})?${BLANK_SEP(40)})${AWS_SECRET}`,
+        raw`(?: \[[^\]\n]{0,40}\])?(?:${KEY_SEP}|(?:[ \t]{0,16}\|)?${BLANK_SEP(40)})|` +
+        raw`(?:ACCESSKEY|CREDENTIALS)[ \t]{1,16}A[KS]IA[A-Z2-7]{16}(?:[ \t]{1,16}\S{0,40})?${BLANK_SEP(40)})` +
+        AWS_SECRET,
       'y',
     ),
     group: 1,
@@ -1664,8 +1669,8 @@ export const rules: Rule[] = [
     // The `-p` before the next such command (a run reads no further): until 2026-12-07 text repeating
     // `mysql -` was read 200 characters at every keyword (4 MB/s; review s63f).
     pattern: new RegExp(
-      raw`${MYSQL}(?:(?!${MYSQL})[^\n|;&]){0,200}?(?<=[ \t]["']?)-p` +
-        raw`(["']?)([^\s'"-][^\s'"]{2,127})\1${ARG_END}`,
+      raw`${MYSQL}(?:(?!${MYSQL})[^\n|;&]){0,200}?(?<=[ \t,]["']?)-p` +
+        raw`(["']?)([^\s'"\x60-][^\s'"\x60]{2,127})\1${ARG_END}`,
       'y',
     ),
     group: 2,
@@ -1684,19 +1689,21 @@ export const rules: Rule[] = [
     requires: { char: '-', within: 214 },
     pattern: new RegExp(
       raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass(?:[ \t]{1,8}|${NEXT_ARG}.)-p|docker login${FLAG_GAP}p)` +
-        raw`(?:${NEXT_ARG}|[ \t]{0,8})(["']?)(?![$%{<-])([^\s'"]{3,256})\1${ARG_END}`,
+        raw`(?:${NEXT_ARG}|[ \t]{0,8})(["']?)(?![$%{<-])([^\s'"\x60]{3,256})\1${ARG_END}`,
       'y',
     ),
     group: 2,
     placeholders: true,
   },
   {
-    // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin, sudo -S).
+    // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin, sudo -S). The
+    // command is looked for before the next `echo`: text repeating `echo abc|` was read 200 characters at
+    // every keyword (10 MB/s), and `echo x | tee log; echo $T | docker login …` took `x` (review s65i).
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
       raw`echo[ \t]{1,8}(["']?)(?![$%{<])((?:[^\s"'|]|(?!\1)[ \t|]){3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
-        raw`(?=[^\n]{0,200}(?:--password-stdin|chpasswd|passwd --stdin|sudo -S))`,
+        raw`(?=(?:(?!echo\s)[^\n]){0,200}(?:--password-stdin|chpasswd|passwd --stdin|sudo -S))`,
       'y',
     ),
     group: 2,

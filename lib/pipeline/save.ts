@@ -845,7 +845,8 @@ const MAX_RUN_ON_WINDOWS = 1 << 22;
  * whose first 30 characters are a key alone), the key may go on in the next parts (`ter2`). There the sent
  * text either side of the boundary is redacted as one, and the characters it takes from the next parts
  * (their text as sent) are removed from them: the part's placeholder stands for the whole key, at any
- * boundary but one before a long, first or last part's word of prose. `own` itself when nothing was taken.
+ * boundary but one before a long, first or last part's word of prose (`Please `, `Done.`, `README.md`). `own`
+ * itself when nothing was taken.
  */
 function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
   if (sent.length !== own.length) return own; // the parts were joined into one
@@ -857,9 +858,11 @@ function keysRunOn(sent: string[], own: string[], text: TextFn): string[] {
     if (own[k] === part || !own[k]!.endsWith(PLACEHOLDER)) continue;
     if (!WORD.test(part.at(-1) ?? '') || !WORD.test(next[0] ?? '')) continue;
     // Next to a long, first or last part too, unless the next part starts with a word of prose (`Please
-    // review`, after a truncated key): until review s65f a key's tail in such a part was stored.
+    // review`, after a truncated key): until review s65f a key's tail in such a part was stored. A free-form
+    // value cannot tell cut from complete: a word of letters ending a sentence or a label, a file's name or
+    // a name's `=` is the user's (review s65i: `Done.`, `Next:`, `README.md`, `exit_code=0` went).
     const short = (k > 0 && part.length < 256) || (k < sent.length - 2 && next.length < 256);
-    if (!short && /^[A-Za-z]{1,64}[ \t]/.test(next)) continue;
+    if (!short && /^(?:[A-Za-z]+(?:[ \t]|[.:](?!\S)|\.\w+\s)|[A-Za-z_]+=\w)/.test(next)) continue;
     let right = '';
     for (let j = k + 1; j < sent.length && right.length < 256; j++) right += sent[j];
     right = right.slice(0, 256);
@@ -930,7 +933,8 @@ function redactToolCall(call: ToolCall, text: TextFn, hit: () => void): ToolCall
 /**
  * Tool-call arguments: valid JSON stays valid JSON (every string key and value redacted, and any value
  * under a secret-sounding key removed, then re-serialised); other text is redacted as text and becomes
- * `{"redacted":true}` if the result is not valid JSON; arguments with nothing to redact stay as they are.
+ * `{"redacted":true}` if the result is not valid JSON (`loose`: stays text, as a Responses part's that was
+ * not JSON as sent); arguments with nothing to redact stay as they are.
  * A key repeated in an object (`{"a":"ghp_…","a":"x"}`) keeps every value: each is walked under its key
  * and re-serialised where it was (`markShadowed`). Until review s61d JSON.parse kept the last value only,
  * the walk found nothing in it, and the arguments were kept as sent, the earlier value's secret with them.
@@ -939,6 +943,7 @@ export function redactArguments(
   args: string,
   text: TextFn,
   hit: () => void = () => undefined,
+  loose = false,
 ): string {
   let changed = false;
   try {
@@ -967,7 +972,7 @@ export function redactArguments(
   } catch {
     // Not JSON: redacted as text.
     const redacted = text(args);
-    if (redacted === args) return args;
+    if (loose || redacted === args) return redacted;
     try {
       JSON.parse(redacted);
       return redacted;
@@ -1109,7 +1114,9 @@ function redactLeaf(
         value) ||
       (field && BASE64_FIELDS.has(field) && !/^data:/i.test(value) && inlineText(value, text)) ||
       // A Responses `function_call` part's arguments: JSON, as a tool call's (text until review s65f).
-      (field === 'arguments' && /^\s*[[{]/.test(value) && redactArguments(value, text, hit)) ||
+      (field === 'arguments' &&
+        /^\s*[[{]/.test(value) &&
+        redactArguments(value, text, hit, true)) ||
       text(value)
     );
   return value;
@@ -1150,7 +1157,15 @@ interface JsonLevel {
   bare: string;
   names: string[];
   under: boolean;
+  /** A `function_call` or `mcp_call` part (its `arguments` are JSON), once an `arguments` entry asked. */
+  call?: boolean;
 }
+
+/** An object's entry `type: function_call` or `type: mcp_call` (a Responses part whose arguments are JSON). */
+const isCallType = (e: unknown) => {
+  const [n, t] = e as unknown[];
+  return n === 'type' && (t === 'function_call' || t === 'mcp_call');
+};
 
 /** Returned by `open` and `advance` when a level was opened: no value is done yet. */
 const OPENED = Symbol('opened');
@@ -1206,7 +1221,11 @@ function advance(walk: JsonWalk, level: JsonLevel): unknown {
     level.bare = bare;
     level.names = names;
     level.under = under;
-    const red = open(walk, v, under, bare);
+    // Only a Responses `function_call` or `mcp_call` part's `arguments` are JSON: elsewhere (metadata, a
+    // text part's extra field) a string by that name is text (review s65i: it was replaced whole).
+    // Looked for once per object: an object may repeat the name (review s61d).
+    if (bare === 'arguments') level.call ??= level.items.some(isCallType);
+    const red = open(walk, v, under, bare !== 'arguments' || level.call ? bare : '');
     if (red === OPENED) return OPENED;
     settle(walk, level, red);
   }

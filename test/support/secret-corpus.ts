@@ -1671,6 +1671,42 @@ customOwn(
   },
 );
 
+customOwn(
+  // Review s65i: compact JSON argv arrays, `aws configure`'s prompt, and the text output's tabs as blanks.
+  'argv-compact-aws-configure',
+  0x5f69,
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('json', `{"Cmd":["redis-cli","-h","cache","-a","${p}","ping"]}`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('json', `["mysql","-uroot","-p${p}"]`, p);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('json', `["sqlcmd","-S","db","-U","sa","-P","${p}"]`, p);
+  },
+  (g) => {
+    const [a, s] = [`AKIA${g.chars(BASE32, 16)}`, g.chars(B64, 40)];
+    return c(
+      'aws-configure',
+      `$ aws configure\nAWS Access Key ID [None]: ${a}\nAWS Secret Access Key [None]: ${s}\n` +
+        'Default region name [None]: eu-west-1\n',
+      a,
+      s,
+    );
+  },
+  (g) => {
+    const [a, s] = [`AKIA${g.chars(BASE32, 16)}`, g.chars(B64, 40)];
+    return c('aws-text', `ACCESSKEY  ${a}  2026-12-07T10:00:00+00:00  ${s}  Active  bot`, a, s);
+  },
+  (g) => {
+    const p = g.password('!#%^*-_.@');
+    return c('markdown', `Run \`mysql -uroot -p${p}\` to connect.`, p);
+  },
+);
+
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: things that look like secrets but are not. Each generator returns a value to place.
 // ---------------------------------------------------------------------------------------------------------
@@ -2220,6 +2256,24 @@ miss(
   (g) => [
     'api',
     `{"data": {"id": ${g.digits(6)}, "cursor": "${b64(`page-${g.digits(4)}`)}"}, "kind": "Page"}`,
+  ],
+);
+miss(
+  // Review s65i: compact argv arrays without a password, an echo piped elsewhere, empty aws prompts.
+  'argv-compact-aws-configure-near',
+  (g) => ['json', `["redis-cli","-h","cache","-p","${g.int(6000, 6999)}"]`],
+  (g) => ['json', `["mysql","-h","db","-P","${g.int(3300, 3399)}","-u","app"]`],
+  (g) => [
+    'shell',
+    `echo building${g.digits(3)} | tee log; echo $TOKEN | docker login --password-stdin`,
+  ],
+  (g) => [
+    'aws-configure',
+    `AWS Secret Access Key [None]: \nDefault region name [None]: eu-west-${g.int(1, 3)}`,
+  ],
+  (g) => [
+    'aws-text',
+    `ACCESSKEYMETADATA  AKIAIOSFODNN7EXAMPLE  2026-12-07T10:00:0${g.int(0, 9)}+00:00  Active  bot`,
   ],
 );
 miss(
