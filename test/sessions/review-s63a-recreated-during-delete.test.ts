@@ -13,6 +13,7 @@ import { makeApp, settleAll } from '../http/helpers.js';
 import { auditRecord, sessionObject, writtenAudit } from '../support/audit-records.js';
 import { tempLocalStore } from '../support/temp-store.js';
 import { LIMIT, limitedWorker } from '../support/worker-limit.js';
+import { holding, labelled } from '../support/leftovers.js';
 
 const OLD = 'file:/home/me/zqclientacmex/merger-plan.txt';
 const NEW = 'file:/home/me/zqnewsession/notes.txt';
@@ -30,23 +31,6 @@ function hooked(store: ObjectStore, hook: (op: string, key: string) => unknown):
       };
     },
   });
-}
-
-/** An append of one message holding an untrusted wrapper labelled `label`, under Idempotency-Key `key`. */
-const labelled = (label: string, body: string, key: string) => {
-  const tag = 'untrusted_content_0123456789abcdef';
-  const content = `<${tag} source="${label}">\n${body}\n</${tag}>`;
-  return { headers: { 'idempotency-key': key }, body: { messages: [{ role: 'user', content }] } };
-};
-
-/** The keys under `prefix` of objects whose bytes hold `needle`. */
-async function holding(store: ObjectStore, prefix: string, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const k of await listAll(store, prefix)) {
-    const got = await store.get(k);
-    if (got && text(got.body).includes(needle)) out.push(k);
-  }
-  return out;
 }
 
 type Shown = { op: string; revision: number; ingest_sources: string[] }[];

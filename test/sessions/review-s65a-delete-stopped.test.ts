@@ -10,16 +10,13 @@ import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
 import { openTestS3 } from '../support/s3.js';
 import { tempLocalStore } from '../support/temp-store.js';
+import { labelled } from '../support/leftovers.js';
 
 const WORDS = ['zqoldtask', 'zqoldbody', 'zqbigwordx', 'zqlabelx'];
 const never = new Promise<never>(() => {});
 
 /** An append of one message holding an untrusted wrapper labelled with a path, under Idempotency-Key `key`. */
-const labelled = (body: string, key: string) => {
-  const tag = 'untrusted_content_0123456789abcdef';
-  const content = `<${tag} source="file:/home/me/zqlabelx/plan.txt">\n${body}\n</${tag}>`;
-  return { headers: { 'idempotency-key': key }, body: { messages: [{ role: 'user', content }] } };
-};
+const label = (body: string, key: string) => labelled('file:/home/me/zqlabelx/plan.txt', body, key);
 
 /**
  * The keys of the session's object, parts, packs and audit records (and with `manifest`, the manifest's)
@@ -83,7 +80,7 @@ async function largeSession(store: ObjectStore, id: string): Promise<void> {
     const r = await other.call(
       'POST',
       `/v1/sessions/${id}/messages`,
-      labelled(`zqoldbody ${i}`, `o${i}`),
+      label(`zqoldbody ${i}`, `o${i}`),
     );
     expect(r.status).toBe(200);
   }

@@ -6,32 +6,16 @@
 // session's own stale marker still reads none of its audit records (a Worker's 1,000 operations).
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../lib/model/keys.js';
-import { text, type ObjectStore } from '../../lib/storage/port.js';
+import type { ObjectStore } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
 import { openTestS3 } from '../support/s3.js';
 import { tempLocalStore } from '../support/temp-store.js';
+import { holding, labelled } from '../support/leftovers.js';
 
 const OLD = 'file:/home/me/zqclientacmex/merger-plan.txt';
 const NEW = 'file:/home/me/zqnewsession/notes.txt';
 const never = new Promise<never>(() => {});
-
-/** An append of one message holding an untrusted wrapper labelled `label`, under Idempotency-Key `key`. */
-const labelled = (label: string, body: string, key: string) => {
-  const tag = 'untrusted_content_0123456789abcdef';
-  const content = `<${tag} source="${label}">\n${body}\n</${tag}>`;
-  return { headers: { 'idempotency-key': key }, body: { messages: [{ role: 'user', content }] } };
-};
-
-/** The keys under `prefix` of objects whose bytes hold `needle`. */
-async function holding(store: ObjectStore, prefix: string, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const k of await listAll(store, prefix)) {
-    const got = await store.get(k);
-    if (got && text(got.body).includes(needle)) out.push(k);
-  }
-  return out;
-}
 
 /**
  * The audit records, packs and parts of `id` that hold the deleted session's label (the search index
