@@ -1503,29 +1503,6 @@ export const rules: Rule[] = [
     group: 1,
   },
   {
-    // Every value of a Kubernetes Secret's `data:`/`stringData:` map, its keys kept (review s65f): YAML or
-    // JSON, with `kind: Secret` after the map (kubectl sorts keys) or before it in the same object.
-    id: 'kubernetes-secret-data',
-    keywords: ['data:', 'data"'],
-    // Group 1 the key's indent, 2 `string`, 3 the map: `{…}` on its line, or the lines deeper than the key
-    // (a line whole: no backtracking into it). `kind: Secret` before the key, not past another such key, `{`,
-    // `- ` or a line less deep; or after the map (`immutable` between). Pieces written twice, not named:
-    // two more module names cost 24 B of the R2-only bundle.
-    pattern: new RegExp(
-      raw`(?<=(?:^|[\n{,])([ \t]*)"?(string)?)(?:(?<="?kind"?:[ \t]*["']?Secret\b` +
-        raw`(?:(?!\W\2[dD]ata"?:|\n(?!\1[^-\n{]|\s*\n))[^]){0,8192}\W"?\2)|(?=[dD]ata"?:[ \t]*` +
-        raw`(?:\{[^{}\n]*\}|\{?(?:\n(?:\1[ \t][^\n]*(?![^\n]))?){1,4096})` +
-        raw`(?:[\s},]|"?immutable\W+\w+){0,64}"?kind"?:[ \t]*["']?Secret\b))[dD]ata"?:[ \t]*` +
-        raw`((?:\{[^{}\n]*\}|\{?(?:\n(?:\1[ \t][^\n]*(?![^\n]))?){1,4096}))`,
-      'y',
-    ),
-    group: 3,
-    // A value after its key's `:`, in quotes or to the end of its line.
-    each: /:[ \t]*"?((?<=")(?:[^"\\\n]|\\.)*|[^\s"][^\n]*)/dg,
-    minLength: 3,
-    placeholders: true,
-  },
-  {
     // A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
     id: 'base64-private-key-block',
     keywords: ['ls0tls1crudjtib'],

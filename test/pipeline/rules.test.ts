@@ -830,22 +830,12 @@ pos('password-in-prose', 'My staging db password is ', password(), ' if you need
 pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
 pos('sql-identified-by', "CREATE USER 'app'@'%' IDENTIFIED BY '", password(), "';");
 pos('sql-password-literal', "ALTER ROLE app WITH LOGIN PASSWORD '", password(), "';");
-// Review s65f: a Kubernetes Secret's map value under an ordinary name, `kind` after the map (kubectl).
-pos(
-  'kubernetes-secret-data',
-  'apiVersion: v1\ndata:\n  DATABASE_URL: ',
-  b64(`postgres://app:${password()}@db:5432/app`),
-  '\nkind: Secret\nmetadata:\n  name: app\n',
-);
 
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: must come back unchanged, with a count of 0.
 // ---------------------------------------------------------------------------------------------------------
 
 const nearMisses: string[] = [
-  // Review s65f: a ConfigMap's data, and a Secret's kind in another document.
-  'apiVersion: v1\ndata:\n  API_URL: https://api.example.com/v2\nkind: ConfigMap\n',
-  'kind: Secret\nmetadata:\n  name: a\n---\nkind: ConfigMap\ndata:\n  MODE: bW9kZS1wcm9kdWN0aW9u\n',
   // Review s59l: tables whose cells are types, headers and words; a Terraform default that is a reference.
   '| password | string | The user password |',
   // Type names in a table (review s61f).

@@ -1631,47 +1631,6 @@ customOwn(
 );
 
 customOwn(
-  // Review s65f: a Kubernetes Secret's map values under ordinary key names (base64 of the secret itself).
-  'kubernetes-secret-manifest',
-  0x5f6b,
-  (g) => {
-    const [u, d] = [
-      b64(`postgres://app:${g.password()}@db:5432/app`),
-      b64(`{"auths":{"ghcr.io":{"auth":"${g.b64Bytes(24)}"}}}`),
-    ];
-    const t =
-      `apiVersion: v1\ndata:\n  DATABASE_URL: ${u}\n  .dockerconfigjson: ${d}\nkind: Secret\n` +
-      `metadata:\n  name: app\n  namespace: default\ntype: Opaque\n`;
-    return c('kubectl-yaml', `$ kubectl get secret app -o yaml\n${t}`, u, d);
-  },
-  (g) => {
-    const [u, k] = [b64(`redis://:${g.password()}@cache:6379/0`), b64(g.chars(B62, 32))];
-    const data = { REDIS_URL: u, SIGNING_SEED: k };
-    const t = { apiVersion: 'v1', data, kind: 'Secret', metadata: { name: 'app' }, type: 'Opaque' };
-    return c('kubectl-json', JSON.stringify(t, null, 4), u, k);
-  },
-  (g) => {
-    const [u, p] = [
-      b64(`amqp://app:${g.password()}@mq:5672`),
-      `smtp://mailer:${g.password()}@mail:587`,
-    ];
-    const applied = JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { annotations: {}, name: 'app', namespace: 'default' },
-      stringData: { MAIL_URL: p },
-      type: 'Opaque',
-    });
-    const t =
-      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\n  labels:\n    app: web\ntype: Opaque\n` +
-      `data:\n  BROKER_URL: ${u}\n---\n` +
-      `apiVersion: v1\ndata:\n  MAIL_URL: ${b64(p)}\nkind: Secret\nmetadata:\n  annotations:\n` +
-      `    kubectl.kubernetes.io/last-applied-configuration: |\n      ${applied}\n  name: mail\n`;
-    return c('manifest', t, u, b64(p), p.slice(14, -9));
-  },
-);
-
-customOwn(
   // Review s65i: compact JSON argv arrays, `aws configure`'s prompt, and the text output's tabs as blanks.
   'argv-compact-aws-configure',
   0x5f69,
@@ -2225,37 +2184,6 @@ miss(
   (g) => [
     'prose',
     `The shortcut key is Ctrl+Shift+P; the token is ${g.pick(['expired', 'revoked', 'valid'])}.`,
-  ],
-);
-miss(
-  // Review s65f: `data` maps that are not a Secret's (ConfigMaps, Helm values, other kinds) stay as sent.
-  'kubernetes-non-secret-data',
-  (g) => [
-    'kubectl-yaml',
-    `apiVersion: v1\ndata:\n  API_URL: https://api.example.com/v${g.int(1, 9)}\n  CACHE_PREFIX: ` +
-      `${b64(`cache-${g.digits(6)}`)}\nkind: ConfigMap\nmetadata:\n  name: app\n`,
-  ],
-  (g) => [
-    'kubectl-json',
-    JSON.stringify(
-      { apiVersion: 'v1', data: { MODE: b64(`mode-${g.digits(5)}`) }, kind: 'ConfigMap' },
-      null,
-      4,
-    ),
-  ],
-  (g) => [
-    'list',
-    `items:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: tls\n- apiVersion: v1\n  data:\n` +
-      `    FEATURES: ${b64(`flags-${g.digits(6)}`)}\n  kind: ConfigMap\n`,
-  ],
-  (g) => [
-    'helm-values',
-    `persistence:\n  data:\n    size: ${g.int(10, 99)}Gi\n    storageClass: gp3\nkind: Deployment\n`,
-  ],
-  (g) => ['json', `{"kind": "SecretStore", "data": {"region": "eu-west-${g.int(1, 3)}"}}`],
-  (g) => [
-    'api',
-    `{"data": {"id": ${g.digits(6)}, "cursor": "${b64(`page-${g.digits(4)}`)}"}, "kind": "Page"}`,
   ],
 );
 miss(
