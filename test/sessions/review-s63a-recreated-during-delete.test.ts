@@ -7,31 +7,16 @@ import { AuditLog } from '../../lib/sessions/audit.js';
 import { deleteParts } from '../../lib/sessions/parts.js';
 import { keys } from '../../lib/model/keys.js';
 import { LocalStore } from '../../lib/storage/local.js';
-import { text, utf8, type ObjectStore } from '../../lib/storage/port.js';
+import { text, utf8 } from '../../lib/storage/port.js';
 import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
 import { auditRecord, sessionObject, writtenAudit } from '../support/audit-records.js';
 import { tempLocalStore } from '../support/temp-store.js';
 import { LIMIT, limitedWorker } from '../support/worker-limit.js';
-import { holding, labelled } from '../support/leftovers.js';
+import { holding, hooked, labelled } from '../support/leftovers.js';
 
 const OLD = 'file:/home/me/zqclientacmex/merger-plan.txt';
 const NEW = 'file:/home/me/zqnewsession/notes.txt';
-
-/** `store` with each call's operation and key first given to `hook` (which may hold it). */
-function hooked(store: ObjectStore, hook: (op: string, key: string) => unknown): ObjectStore {
-  return new Proxy(store, {
-    get(target, prop, recv) {
-      const v = Reflect.get(target, prop, recv) as unknown;
-      if (typeof v !== 'function') return v;
-      if (!['get', 'put', 'delete', 'list', 'head'].includes(prop as string)) return v.bind(target);
-      return async (...args: unknown[]) => {
-        await hook(prop as string, String(args[0]));
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
 
 type Shown = { op: string; revision: number; ingest_sources: string[] }[];
 

@@ -10,7 +10,7 @@ import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
 import { openTestS3 } from '../support/s3.js';
 import { tempLocalStore } from '../support/temp-store.js';
-import { labelled } from '../support/leftovers.js';
+import { backdate, labelled } from '../support/leftovers.js';
 
 const WORDS = ['zqoldtask', 'zqoldbody', 'zqbigwordx', 'zqlabelx'];
 const never = new Promise<never>(() => {});
@@ -103,20 +103,6 @@ async function stoppedDelete(id: string, deleter: ReturnType<typeof deleting>): 
   for (let i = 0; i < 250 && !deleter.state.stopped; i++)
     await new Promise((r) => setTimeout(r, 20));
   expect(deleter.state.stopped).toBe(true);
-}
-
-/**
- * Renames the delete's pending marker of `id` as if written 20 minutes ago (stale: the compactor heals it).
- * The creating process's standing marker (`-s`) stays as it is: that process lives on, and deletes it.
- */
-async function backdate(store: ObjectStore, id: string): Promise<void> {
-  for (const k of await listAll(store, keys.pending('alice', id, ''))) {
-    const slash = k.lastIndexOf('/') + 1;
-    if (k.slice(slash).includes('-s')) continue;
-    const old = String(Date.now() - 20 * 60_000).padStart(13, '0');
-    await store.put(k.slice(0, slash) + old + k.slice(slash + 13), new Uint8Array(0));
-    await store.delete(k);
-  }
 }
 
 /** The pending markers of `id` but the creating process's standing one. */

@@ -11,7 +11,7 @@ import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
 import { openTestS3 } from '../support/s3.js';
 import { tempLocalStore } from '../support/temp-store.js';
-import { holding, labelled } from '../support/leftovers.js';
+import { backdate, holding, hooked, labelled } from '../support/leftovers.js';
 
 const OLD = 'file:/home/me/zqclientacmex/merger-plan.txt';
 const NEW = 'file:/home/me/zqnewsession/notes.txt';
@@ -24,38 +24,6 @@ const never = new Promise<never>(() => {});
 async function oldRecords(store: ObjectStore, id: string): Promise<string[]> {
   const prefixes = [keys.audit, keys.keyRecords, keys.parts].map((p) => p('alice', id));
   return (await Promise.all(prefixes.map((p) => holding(store, p, 'zqclientacmex')))).flat();
-}
-
-/** `store` with each call's operation and key given to `before` (which may hold it), then to `after`. */
-function hooked(
-  store: ObjectStore,
-  before: (op: string, key: string) => unknown,
-  after: (op: string, key: string) => void = () => {},
-): ObjectStore {
-  return new Proxy(store, {
-    get(target, prop, recv) {
-      const v = Reflect.get(target, prop, recv) as unknown;
-      if (typeof v !== 'function') return v;
-      if (!['get', 'put', 'delete', 'list', 'head'].includes(prop as string)) return v.bind(target);
-      return async (...args: unknown[]) => {
-        await before(prop as string, String(args[0]));
-        const out = await (v as (...a: unknown[]) => unknown).apply(target, args);
-        after(prop as string, String(args[0]));
-        return out;
-      };
-    },
-  });
-}
-
-/** Renames the pending markers of `id` but standing ones (`-s`, a live process's) as if 20 minutes old. */
-async function backdate(store: ObjectStore, id: string): Promise<void> {
-  for (const k of await listAll(store, keys.pending('alice', id, ''))) {
-    const slash = k.lastIndexOf('/') + 1;
-    if (k.slice(slash).includes('-s')) continue;
-    const old = String(Date.now() - 20 * 60_000).padStart(13, '0');
-    await store.put(k.slice(0, slash) + old + k.slice(slash + 13), new Uint8Array(0));
-    await store.delete(k);
-  }
 }
 
 /** `app` makes `n` keyed appends to `id` labelled `label` (keys `<prefix><i>`). */
