@@ -164,8 +164,9 @@ export function chatClient(
       // (OpenAI refuses a tool_choice without tools).
       // A 4xx asking for reasoning_content (DeepSeek's thinking mode wants every assistant message's back once
       // tools were called; Groq and Mistral refuse the field, so it goes only when asked: review s65h): the
-      // round again with each one's, "" where none was stored.
-      if (reasoning && status < 429 && ASKS_REASONING.test(said!))
+      // round again with each one's, "" where none was stored. The whole answer is read for it: a gateway's
+      // prefix may push the model's words past `said`'s 200 characters (review s65j).
+      if (reasoning && status < 429 && ASKS_REASONING.test(text!))
         return chat(
           {
             ...request,

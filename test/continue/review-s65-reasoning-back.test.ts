@@ -157,4 +157,24 @@ describe("a thinking model's reasoning_content", () => {
     expect(res.json.detail).toMatch(/answered HTTP 400/);
     expect(chat.requests).toHaveLength(1);
   });
+
+  // Review s65j: a gateway's long prefix pushed DeepSeek's words past the 200 characters of the log's `said`.
+  it('DeepSeek behind a gateway whose error prefix is long: still asked for', async () => {
+    const step = (r: ReceivedRequest) => {
+      const answer = deepseek(ANSWER('LRU.'))(r);
+      if (answer.status === 200) return answer;
+      const message = `Provider returned error (upstream ${'x'.repeat(220)}): ${answer.body.error!.message}`;
+      return { status: 400, body: { error: { message } } };
+    };
+    const stored = [
+      { role: 'user', content: 'Which cache?' },
+      CALL,
+      { role: 'tool', content: '{}', tool_call_id: 'c1' },
+    ];
+    const chat = await startChatServer(step, step);
+    const { cont } = await session(chat, stored);
+    const res = await cont('And why?');
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    expect(chat.requests).toHaveLength(2);
+  });
 });
