@@ -43,6 +43,9 @@ export class EmbeddingsUnavailableError extends Error {
 /** A bad-request answer (400, 413, 422): the inputs may be at fault, not the service. */
 class RefusedError extends EmbeddingsUnavailableError {}
 
+/** A failure's own wait: a 429's or 503's `Retry-After` in seconds (ms, 1 s to 15 min); undefined without. */
+type Failed = EmbeddingsUnavailableError & { waitMs?: number };
+
 interface Waiting {
   text: string;
   key: string;
@@ -171,7 +174,10 @@ export class HttpEmbedder implements Embedder {
     } catch (err) {
       // Cooling down already (since a batch before, or a query that overtook this split): reported once.
       if (this.available()) {
-        this.cooldownUntil = this.now() + (this.options.cooldownMs ?? 30_000);
+        // The service's own wait when it named one (review s59-s65: a Retry-After of 2 s or of 10 min
+        // was answered with 30 s of no calls either way).
+        this.cooldownUntil =
+          this.now() + ((err as Failed).waitMs ?? this.options.cooldownMs ?? 30_000);
         this.options.onError?.(err);
       }
       for (const b of batch) b.reject(err);
@@ -248,7 +254,10 @@ export class HttpEmbedder implements Embedder {
       const Refused = [400, 413, 422].includes(res.status)
         ? RefusedError
         : EmbeddingsUnavailableError;
-      throw new Refused(`embeddings service answered ${res.status}`);
+      const failed: Failed = new Refused(`embeddings service answered ${res.status}`);
+      const seconds = Number(res.headers.get('retry-after') || NaN);
+      if (seconds >= 0) failed.waitMs = Math.min(Math.max(seconds * 1000, 1000), 900_000);
+      throw failed;
     }
     const json = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] } | null;
     const data = json?.data;
