@@ -6,8 +6,8 @@ import { makeApp, settleAll } from '../http/helpers.js';
 import { holders } from '../support/holders.js';
 import { PW } from './review-s63f-stored.js';
 
-/** The stored files holding one of `secrets` after an assistant message whose content is `parts`. */
-async function stored(parts: unknown[], secrets: string[]): Promise<string[]> {
+/** A session created with an assistant message whose content is `parts`: the app and the create's answer. */
+async function created(parts: unknown[]) {
   const app = await makeApp();
   const res = await app.call('POST', '/v1/sessions', {
     body: {
@@ -19,6 +19,12 @@ async function stored(parts: unknown[], secrets: string[]): Promise<string[]> {
     },
   });
   expect(res.status, res.text).toBe(201);
+  return { app, res };
+}
+
+/** The stored files holding one of `secrets` after an assistant message whose content is `parts`. */
+async function stored(parts: unknown[], secrets: string[]): Promise<string[]> {
+  const { app } = await created(parts);
   await settleAll(app);
   return holders(app.dir, secrets);
 }
@@ -40,22 +46,12 @@ describe("a function_call part's arguments are walked as JSON", () => {
   );
 
   it('arguments that are not JSON, and clean JSON, are stored as sent', async () => {
-    const app = await makeApp();
     const parts = [
       { type: 'output_text', text: 'running it' },
       { ...call({ cmd: 'ls -la', timeout: 30 }) },
       { type: 'function_call', call_id: 'c2', name: 'sh', arguments: 'ls -la {x}' },
     ];
-    const res = await app.call('POST', '/v1/sessions', {
-      body: {
-        task: 't',
-        messages: [
-          { role: 'user', content: 'go' },
-          { role: 'assistant', content: parts },
-        ],
-      },
-    });
-    expect(res.status, res.text).toBe(201);
+    const { app, res } = await created(parts);
     const got = await app.call('GET', `/v1/sessions/${res.json.id}`);
     expect(got.json.messages[1].content).toEqual(parts);
   });

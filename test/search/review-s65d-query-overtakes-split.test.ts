@@ -31,19 +31,21 @@ function requestOf(text: string, from = 0): number {
   return stub!.requests.findIndex((r, i) => i >= from && r.input.includes(text));
 }
 
+/** An embedder (batches of 8) with a batch of 8 save texts sent, each of which the service refuses alone. */
+async function splitting(onError?: (e: unknown) => void) {
+  stub = await startOpenAiStub(64);
+  stub.delayMs = 100;
+  const embedder = new HttpEmbedder({ url: stub.url, model: 'm', batchSize: 8, onError });
+  await embedder.embed(['warm up']);
+  stub.refuse = (t) => t.length > 1000;
+  const before = stub.requests.length;
+  const texts = Array.from({ length: 8 }, (_, i) => long(i));
+  return { embedder, before, saves: embedder.embed(texts, false, { save: true }) };
+}
+
 describe("a search's query while a refused save batch is being split", () => {
   it('goes right after the request in flight, at any step of the split', async () => {
-    stub = await startOpenAiStub(64);
-    stub.delayMs = 100;
-    const embedder = new HttpEmbedder({ url: stub.url, model: 'm', batchSize: 8 });
-    await embedder.embed(['warm up']);
-    stub.refuse = (t) => t.length > 1000;
-    const before = stub.requests.length;
-    const saves = embedder.embed(
-      Array.from({ length: 8 }, (_, i) => long(i)),
-      false,
-      { save: true },
-    );
+    const { embedder, before, saves } = await splitting();
     // The whole batch is in flight (it will be refused).
     await received(before + 1);
     const first = embedder.embed(['postgres vacuum'], true);
@@ -61,29 +63,14 @@ describe("a search's query while a refused save batch is being split", () => {
     // The rest as before: every text refused alone gets zeros, the probe is made once.
     const out = await saves;
     expect(out.filter(zero)).toHaveLength(8);
-    expect(stub.requests.length - before).toBe(2 * 8 - 1 + 1 + 3);
+    expect(stub!.requests.length - before).toBe(2 * 8 - 1 + 1 + 3);
     expect(requestOf('satchel', before)).toBeGreaterThan(before);
     expect(embedder.state().state).toBe('ok');
   });
 
   it('a query failing meanwhile starts one cooldown and ends the split', async () => {
-    stub = await startOpenAiStub(64);
-    stub.delayMs = 100;
     const errors: unknown[] = [];
-    const embedder = new HttpEmbedder({
-      url: stub.url,
-      model: 'm',
-      batchSize: 8,
-      onError: (e) => errors.push(e),
-    });
-    await embedder.embed(['warm up']);
-    stub.refuse = (t) => t.length > 1000;
-    const before = stub.requests.length;
-    const saves = embedder.embed(
-      Array.from({ length: 8 }, (_, i) => long(i)),
-      false,
-      { save: true },
-    );
+    const { embedder, before, saves } = await splitting((e) => errors.push(e));
     const savesSettled = saves.then(
       () => null,
       (e: unknown) => e,
@@ -96,26 +83,26 @@ describe("a search's query while a refused save batch is being split", () => {
     );
     // The query's request is in flight: it fails (500).
     await received(before + 2);
-    stub.mode = 'fail';
-    expect(stub.requests[before + 1]!.input).toEqual(['postgres vacuum']);
+    stub!.mode = 'fail';
+    expect(stub!.requests[before + 1]!.input).toEqual(['postgres vacuum']);
     expect(await querySettled).toBeInstanceOf(EmbeddingsUnavailableError);
-    stub.mode = 'ok';
+    stub!.mode = 'ok';
     expect(await savesSettled).toBeInstanceOf(EmbeddingsUnavailableError);
     // No request of the split during the cooldown, and the failure reported once.
-    expect(stub.requests.length).toBe(before + 2);
+    expect(stub!.requests.length).toBe(before + 2);
     expect(errors).toHaveLength(1);
     expect(embedder.state().state).toBe('cooldown');
   });
 
   it('a search answers after at most the request in flight and its own', async () => {
     stub = await startOpenAiStub(64);
-    stub.delayMs = 100;
-    const embedder = new HttpEmbedder({ url: stub.url, model: 'm' });
+    stub!.delayMs = 100;
+    const embedder = new HttpEmbedder({ url: stub!.url, model: 'm' });
     const d = searchDevice(tempLocalStore('s65d-overtake'), {}, embedder);
     await d.sessions.create('ns', { id: 'first', task: 'postgres vacuum', messages: [] }, d.ctx);
     await d.drainAll();
-    stub.refuse = (t) => t.length > 1000;
-    const before = stub.requests.length;
+    stub!.refuse = (t) => t.length > 1000;
+    const before = stub!.requests.length;
     await Promise.all(
       Array.from({ length: 32 }, (_, i) =>
         d.sessions.create(
