@@ -10,6 +10,7 @@ import {
   describeConfig,
   checkPort,
   loadConfig,
+  parseTokens,
 } from '../lib/server/config.js';
 import { createApp } from '../lib/http/app.js';
 import { createNodeServer } from '../lib/http/node-server.js';
@@ -77,12 +78,34 @@ async function banner(url: string): Promise<void> {
           ? `in another region (${ping.error}): requests answer 503 until S3_REGION is set`
           : `not answering (${ping.error ?? ping.reason}): starting degraded, requests answer 503 until it returns`,
   };
+  Object.assign(fields, await reach());
   const msg = `satchel listening on ${url}`;
   // As JSON in a JSON log; as text otherwise, also with SATCHEL_LOG=off (which silences the per-request
   // log): open mode is announced at start whatever the log.
   if ((config.log ?? (isTTY ? 'pretty' : 'json')) === 'json') return log.info(msg, fields);
   console.log(msg);
   for (const [k, v] of Object.entries(fields)) console.log(`  ${`${k}:`.padEnd(15)} ${v}`);
+}
+/**
+ * With tokens the server listens on every interface unless HOST says otherwise: the banner says it is
+ * reachable from other machines, and warns of plain tokens short enough to guess (the README's examples, a
+ * `default=x`), which a caller on the network could try (review s66g).
+ */
+async function reach(): Promise<Record<string, string>> {
+  if (open || /^(127\.|::1$|localhost$)/i.test(hostname)) return {};
+  const plain: string[] = [];
+  await parseTokens(process.env.SATCHEL_TOKENS ?? '', plain);
+  const short = plain.filter((t) => t.length < 16).length;
+  return {
+    network: `reachable from other machines (HOST ${hostname}); HOST=127.0.0.1 keeps it on this one`,
+    ...(short
+      ? {
+          warning:
+            `${short} of the tokens ${short > 1 ? 'are' : 'is'} under 16 characters: guessable from the ` +
+            'network; make each with `openssl rand -hex 16`',
+        }
+      : {}),
+  };
 }
 server.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EADDRINUSE')
