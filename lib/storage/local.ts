@@ -194,6 +194,10 @@ export class LocalStore implements ObjectStore {
         const current = await stat(path, { bigint: true }).catch((err) =>
           isNotFound(err) ? null : Promise.reject(err),
         );
+        // A folder at the key (no Satchel key is another's folder) holds no object, as reads say, and none
+        // can be stored there: 503 naming the code, never "exists" (review s66c).
+        if (current?.isDirectory())
+          throw new StorageUnavailableError('the local folder refused a write (EISDIR)');
         if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
         if (options.ifMatch !== undefined && (!current || statTag(current) !== options.ifMatch))
           throw new PreconditionFailedError(key);
@@ -268,7 +272,8 @@ export class LocalStore implements ObjectStore {
       const removed = await this.locked(key, () =>
         unlink(path).then(
           () => true,
-          (err) => (isNotFound(err) ? false : Promise.reject(err)),
+          // A folder at the key is no object (get and head say so, as S3 does of a prefix): nothing to delete.
+          (err) => (isNotFound(err) || err.code === 'EISDIR' ? false : Promise.reject(err)),
         ),
       ).catch((err: unknown) => {
         // The lock's own files too (a read-only disk refuses its hard link).
@@ -835,15 +840,17 @@ function startTimeOf(pid: number): string | undefined {
 }
 
 /**
- * Failures of the folder itself (no permission, a read-only or full disk, a file where a folder should be,
- * an I/O error, out of file handles): storage that does not answer (503, as the start-up check says), not
- * a bug (500). The message names the operation and the code, never the path.
+ * Failures of the folder itself (no permission, a read-only or full disk, a file where a folder should be
+ * or a folder where a key's file should be, an I/O error, out of file handles): storage that does not
+ * answer (503, as the start-up check says), not a bug (500). The message names the operation and the code,
+ * never the path.
  */
 const FOLDER_FAILURES = new Set([
   'EACCES',
   'EPERM',
   'EROFS',
   'ENOTDIR',
+  'EISDIR',
   'ENOSPC',
   'EDQUOT',
   'EIO',
@@ -863,12 +870,13 @@ function folderError(op: string, err: unknown): unknown {
  * Node's recursive mkdir answers ENOENT to EROFS (it stats the path after a code it does not handle): then
  * the folders are made one level at a time, whose plain mkdir names the real code (review s65g). ENOENT
  * still means what it did: a parent went away meanwhile (a delete pruned it), and the caller tries again.
+ * An ENOTDIR (a file in a parent's place) comes back from the first plain mkdir as it was.
  */
 async function makeFolders(dir: string): Promise<string | undefined> {
   try {
     return await mkdir(dir, { recursive: true });
   } catch (err) {
-    if ((err as { code?: string }).code !== 'ENOENT') throw err;
+    if (!isNotFound(err)) throw err;
   }
   // Up to the deepest folder that exists (or that a plain mkdir makes), then down again.
   const missing: string[] = [];
