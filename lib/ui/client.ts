@@ -932,7 +932,7 @@ export async function runSearch(st: ListState, query: string, focus = true): Pro
   say($('error'), '');
   const hits = (a.json?.results ?? []) as SearchHit[];
   heading.textContent = hits.length
-    ? `${plural(hits.length, 'result')} for “${query}”`
+    ? `${hits.length < 20 ? plural(hits.length, 'result') : 'The top 20 results'} for “${query}”`
     : `No results for “${query}”`;
   const words = queryWords(query);
   for (const hit of hits) resultList.appendChild(searchHitItem(hit, words));
@@ -1564,7 +1564,9 @@ export function outcome(st: SessionState, a: Answer, okStatus = 200): boolean {
   if (a.status === 412) stale(st);
   else if (a.status === 403) {
     show($('actions'), false);
+    say($('ro-note'), 'Read-only token: viewing only.');
     say(st.msg, 'This token is read-only: it cannot change sessions.', true);
+    $('task').focus(); // the button pressed is hidden now (until review s66a focus fell to <body>)
   } else if (a.status === 401) needSignIn('The token is no longer accepted.');
   else if (a.status === 404) {
     // Deleted elsewhere: nothing of it stays on screen, as a Reload shows it (until review s60a it all did).
@@ -1599,13 +1601,17 @@ export function wireAppend(st: SessionState): void {
     const box = $<HTMLTextAreaElement>('append-text');
     const content = box.value;
     if (!content.trim()) return say(st.msg, 'Write a message first.', true);
+    // busyWhile would drop this press without a word (review s66a); the text stays in the box.
+    if ($('append-btn').getAttribute('aria-busy'))
+      return say(st.msg, 'The previous Append is still on its way; this press sent nothing.', true);
     void busyWhile($<HTMLButtonElement>('append-btn'), async () => {
       const a = await api('POST', `${st.path}/messages`, {
         body: { messages: [{ role: 'user', content }] },
         ifMatch: st.etag,
       });
       if (!outcome(st, a)) return;
-      box.value = '';
+      // Only the text sent: what was typed since stays (until review s66a the next message was lost).
+      if (box.value === content) box.value = '';
       await loadSession(st);
       const red = a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : '';
       say(st.msg, `Appended: now at revision ${a.json?.revision}${red}${capNote(a.json, ', ')}.`);
@@ -1620,6 +1626,8 @@ export function wireContinue(st: SessionState): void {
     const box = $<HTMLTextAreaElement>('continue-text');
     const message = box.value;
     if (!message.trim()) return say(st.msg, 'Write a message first.', true);
+    if ($('continue-btn').getAttribute('aria-busy'))
+      return say(st.msg, 'The previous turn is still running; this press sent nothing.', true);
     say(st.msg, 'Running the turn…');
     // The same message again after a turn that did not finish: the same request, under its key.
     const again = st.owed?.message === message ? st.owed : undefined;
@@ -1640,7 +1648,7 @@ export function wireContinue(st: SessionState): void {
       if (a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }))) return;
       if (!outcome(st, a)) return;
       st.owed = undefined;
-      box.value = '';
+      if (box.value === message) box.value = ''; // only the text sent, as for an append
       await loadSession(st);
       say(
         st.msg,

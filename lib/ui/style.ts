@@ -96,7 +96,7 @@ li.msg.cap-marker{border-style:dashed;border-left-color:var(--warn);background:#
 .cap{font-weight:600;color:var(--warn)}
 .refs td{font-size:14px}.refs code{overflow-wrap:anywhere;font-size:13px}
 ol.timeline{list-style:none;padding:0;border-left:2px solid var(--line);margin-left:.4rem}
-ol.timeline li{position:relative;padding:.1rem 0 .7rem 1rem;font-size:14px}
+ol.timeline li{position:relative;padding:.1rem 0 .7rem 1rem;font-size:14px;overflow-wrap:anywhere}
 ol.timeline li::before{content:"";position:absolute;left:-6px;top:.55rem;width:10px;height:10px;
   border-radius:50%;background:var(--accent)}
 .op{font-weight:700}.hot{color:var(--bad);font-weight:600}
