@@ -439,7 +439,8 @@ export class SatchelClient {
     // A continue trades one ordinary attempt (which the deadline bounds too) for a turn's. Never less than
     // deadlineMs: a timeoutMs above the other two left a continue no time at all (review s64e).
     const ordinary = Math.min(this.timeoutMs, spec.turn ? this.deadlineMs : Infinity);
-    const deadline = Date.now() + this.deadlineMs + Math.max(0, perAttempt - ordinary);
+    const began = Date.now();
+    const deadline = began + this.deadlineMs + Math.max(0, perAttempt - ordinary);
     // A keyed call's key, on its errors: the caller may repeat the call with it.
     const key = spec.headers?.['idempotency-key'];
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
@@ -447,8 +448,10 @@ export class SatchelClient {
     let redone = false;
     // Failures counted against `policy.retries` (a turn-busy 409 after a lost attempt is not one: below).
     let tries = 0;
+    let attempts = 0;
     for (;;) {
       const limit = new AttemptLimit(signal, Math.min(perAttempt, deadline - Date.now()));
+      attempts++;
       try {
         let response: Response;
         let bytes: ArrayBuffer | undefined;
@@ -464,8 +467,7 @@ export class SatchelClient {
           redone ||= lost;
           const left = deadline - Date.now();
           const wait = backoffDelay(tries, this.policy);
-          // The limit the attempt had (the deadline's remainder, or a body's silence), not perAttempt.
-          const cause = limit.timedOut ? limit.signal.reason : err;
+          const cause = limit.timedOut ? noAnswer(limit, left, attempts, began) : err;
           // fetch refuses a bad port or scheme every time: no use waiting to try again.
           if (tries++ >= this.policy.retries || wait >= left || refusedUrl(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
@@ -561,6 +563,16 @@ class TimeoutError extends Error {
     super(`no answer within ${ms} ms`);
     this.name = 'TimeoutError';
   }
+}
+
+/**
+ * What a call whose last attempt ran out says: the attempt's own limit, unless the deadline cut it short
+ * (`left` about 0; that share of it named no real timeout: review s66d), then the attempts and the whole wait.
+ */
+function noAnswer(limit: AttemptLimit, left: number, attempts: number, began: number): Error {
+  const said = left > 9 ? (limit.signal.reason as Error).message : 'no answer';
+  const took = ((Date.now() - began) / 1000).toFixed(1);
+  return Error(`${said} (${attempts} attempt${attempts > 1 ? 's' : ''} in ${took} s)`);
 }
 
 /**

@@ -26,7 +26,8 @@ describe('client bundle', () => {
       'lib/model/ids.ts',
     ]);
     // A tripwire well under the package's target (15 KiB gzip, `npm run bench:client`: about 4.6 KiB):
-    // 12,000 B until 2026-12-06, when walking a wrapped fetch error's causes for a bad port took it past.
-    expect(out.outputFiles[0]!.contents.byteLength).toBeLessThan(12_500);
+    // 12,000 B until 2026-12-06, when walking a wrapped fetch error's causes for a bad port took it past;
+    // 12,500 B until 2026-12-07, when a call that got no answer came to name its attempts and whole wait.
+    expect(out.outputFiles[0]!.contents.byteLength).toBeLessThan(12_800);
   });
 });

@@ -73,9 +73,10 @@ export const importCommand: Command = {
   help: `satchel import <folder | file.json>... [--overwrite] [--concurrency N] [--json]
 
 Imports odek session files through the server, so every one passes the save pipeline (secrets
-redacted, size cap). A folder means its *.json files. odek's index.json and latest.json are skipped,
-also when named as files (a shell glob). Each session keeps its id. Old files without provider,
-external_refs or the taint fields import too.
+redacted, size cap). A folder means its *.json files. odek's index.json, latest.json and vectors_meta.json
+are skipped, also when named as files (a shell glob); so is a folder's file that holds a JSON object with
+neither id nor messages (not a session; named as a file, it fails). Each session keeps its id. Old files
+without provider, external_refs or the taint fields import too.
 
 Re-importing changes nothing: a session whose id exists with the same content is "unchanged" (the
 comparison allows for what the server redacted). One whose id exists with different content is
@@ -105,11 +106,13 @@ files that may have been imported are named; rerunning the import is safe).`,
     if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
     const concurrency = concurrencyOf(ctx);
     const overwrite = ctx.args.values.overwrite === true;
-    const { files, skipped } = await sessionFiles(ctx.args.positionals);
+    const found = await sessionFiles(ctx.args.positionals);
+    const { refused, read, others } = await sharedIds(found.files, found.listed, concurrency);
+    const files = found.files.filter((f) => !others.has(f));
+    const skipped = [...found.skipped, ...others];
     if (files.length === 0)
       throw new UsageError(`no odek session files (*.json) in ${ctx.args.positionals.join(', ')}`);
     const client = ctx.client();
-    const { refused, read } = await sharedIds(files, concurrency);
     const tally: Record<ImportStatus, number> = {
       created: 0,
       unchanged: 0,
@@ -146,7 +149,7 @@ files that may have been imported are named; rerunning the import is safe).`,
     }
     results.sort((a, b) => a.source.localeCompare(b.source));
     if (ctx.json) ctx.printJson({ ...tally, skipped, results });
-    else printImport(ctx, files.length, tally, skipped, results);
+    else printImport(ctx, files.length, tally, skipped, others, results);
     return tally.failed ? EXIT.partial : EXIT.ok;
   },
 };
@@ -218,10 +221,12 @@ function printImport(
   total: number,
   tally: Record<ImportStatus, number>,
   skipped: string[],
+  others: Set<string>,
   results: ImportOutcome[],
 ): void {
   // File names, ids, reasons and field names come from the files: inert, as stored text is.
-  for (const s of skipped) ctx.print(inert(`skipped    ${s}: odek's own file, not a session\n`));
+  for (const s of skipped)
+    ctx.print(inert(`skipped    ${s}: ${others.has(s) ? '' : "odek's own file, "}not a session\n`));
   for (const r of results) {
     if (r.status === 'failed')
       ctx.print(inert(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`));
@@ -322,17 +327,24 @@ async function everySession(client: SatchelClient): Promise<string[]> {
   return [...seen];
 }
 
-/** odek's own files in its sessions folder (the ids `index` and `latest` are reserved for them). */
-const ODEK_OWN_FILES = new Set(['index.json', 'latest.json']);
+/**
+ * odek's own files in its sessions folder: the ids `index` and `latest` are reserved for them, and
+ * vectors_meta.json is its session vector index's (odek since 2026-06; no odek session id has that form).
+ */
+const ODEK_OWN_FILES = new Set(['index.json', 'latest.json', 'vectors_meta.json']);
 
 /** Where progress goes with --json: nowhere. */
 const QUIET = { write: () => true, isTTY: false };
 
-/** The files to import: folders expanded to their *.json (sorted), files as given, each once (not odek's own). */
+/**
+ * The files to import: folders expanded to their *.json (sorted), files as given, each once (not odek's
+ * own); `listed`: those only a folder named, not the command line.
+ */
 export async function sessionFiles(
   paths: string[],
-): Promise<{ files: string[]; skipped: string[] }> {
+): Promise<{ files: string[]; skipped: string[]; listed: Set<string> }> {
   const files = new Set<string>();
+  const listed = new Set<string>();
   const skipped: string[] = [];
   for (const p of paths) {
     let info;
@@ -345,17 +357,22 @@ export async function sessionFiles(
       // Named as a file (a shell glob of the folder), odek's own file is skipped as in the folder.
       if (ODEK_OWN_FILES.has(path.basename(p))) skipped.push(p);
       else files.add(p);
+      listed.delete(p);
       continue;
     }
     const names = (await readdir(p))
       .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
       .sort();
     for (const name of names) {
-      if (ODEK_OWN_FILES.has(name)) skipped.push(path.join(p, name));
-      else files.add(path.join(p, name));
+      const file = path.join(p, name);
+      if (ODEK_OWN_FILES.has(name)) skipped.push(file);
+      else if (!files.has(file)) {
+        files.add(file);
+        listed.add(file);
+      }
     }
   }
-  return { files: [...files], skipped };
+  return { files: [...files], skipped, listed };
 }
 
 /** Writes through a temporary file and a rename, so odek never reads half a session. */
@@ -445,25 +462,36 @@ export function invalidUtf8At(b: Uint8Array): number {
  * that cannot be parsed here are left to the import, which reports them. `read`: what the import must
  * not read again, the text of a file that can be read only once (a pipe: /dev/stdin, `<(…)`) and why a
  * file could not be read; a regular file is read again, so that an import does not hold every file.
+ * `others`: the files of `listed` (found in a folder) that hold a JSON object with neither id nor
+ * messages, not a session (odek's vector index keeps such a file there: review s66d), in `files`' order.
  */
 async function sharedIds(
   files: string[],
+  listed: Set<string>,
   concurrency: number,
-): Promise<{ refused: Map<string, ImportOutcome>; read: Map<string, Source> }> {
+): Promise<{
+  refused: Map<string, ImportOutcome>;
+  read: Map<string, Source>;
+  others: Set<string>;
+}> {
   const byId = new Map<string, { file: string; digest: string }[]>();
   const read = new Map<string, Source>();
+  const notSessions = new Set<string>();
   await eachLimit(files, concurrency, async (file) => {
     const source = await readSource(file);
     if (!('text' in source) || !source.regular) read.set(file, source);
     if (!('text' in source)) return;
     // A byte order mark is not part of the JSON (parseOdekFile drops it too), nor of the content.
     const text = source.text.replace(/^\ufeff/, '');
-    let id: unknown;
+    let value: { id?: unknown; messages?: unknown } | null;
     try {
-      id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+      value = JSON.parse(text) as typeof value;
     } catch {
       return;
     }
+    const id = value?.id;
+    if (listed.has(file) && isObject(value) && id === undefined && value.messages === undefined)
+      notSessions.add(file);
     if (typeof id !== 'string') return;
     const digest = createHash('sha256').update(text).digest('hex');
     byId.set(id, [...(byId.get(id) ?? []), { file, digest }]);
@@ -479,7 +507,12 @@ async function sharedIds(
       refused.set(file, { source: file, id, status: 'failed', reason, notes: [] });
     }
   }
-  return { refused, read };
+  return { refused, read, others: new Set(files.filter((f) => notSessions.has(f))) };
+}
+
+/** Whether a parsed JSON value is an object (not an array, not null). */
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function concurrencyOf(ctx: CommandContext): number {
