@@ -64,7 +64,7 @@ export interface ChatReply {
 }
 
 /** One round: a chat completion, cancelled by `signal`. */
-/** `reasoning`: each message's stored reasoning_content, by index, for a model that asks for it. */
+/** `reasoning`: by index, the reasoning_content to send a model that asks for it ("" where none; runTurn bounds it). */
 export type ChatFn = (
   request: ChatRequest,
   signal: AbortSignal,
@@ -108,6 +108,16 @@ export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
  */
 const ASKS_REASONING =
   /(missing|required|must)[^"]{0,40}reasoning_content|reasoning_content[^"]{0,40}(missing|required|must)/i;
+
+/**
+ * Whether an error answer asks for reasoning_content, each text of the request cut out first where it is a whole
+ * JSON string (an `input` echoed back is no ask: review s66e); quotes and all, so that a user's paste of part of
+ * DeepSeek's own words never hides them.
+ */
+const asksReasoning = (text: string | undefined, messages: ChatMessage[]) =>
+  ASKS_REASONING.test(
+    messages.reduce((t, m) => t.replaceAll(JSON.stringify(m.content ?? ''), ''), text ?? ''),
+  );
 
 /**
  * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
@@ -164,9 +174,9 @@ export function chatClient(
       // (OpenAI refuses a tool_choice without tools).
       // A 4xx asking for reasoning_content (DeepSeek's thinking mode wants every assistant message's back once
       // tools were called; Groq and Mistral refuse the field, so it goes only when asked: review s65h): the
-      // round again with each one's, "" where none was stored. The whole answer is read for it: a gateway's
+      // round again with each one's, "" where none is given. The whole answer is read for it: a gateway's
       // prefix may push the model's words past `said`'s 200 characters (review s65j).
-      if (reasoning && status < 429 && ASKS_REASONING.test(text!))
+      if (reasoning && status < 429 && asksReasoning(text, request.messages))
         return chat(
           {
             ...request,

@@ -73,15 +73,25 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
   for (let round = 1; ; round++) {
     const last = round === maxRounds;
     const sent = [...context, ...added];
+    const messages = sent.map(toChatMessage);
+    // The reasoning a model that asks for it gets (chatClient): the stored texts, newest first (this turn's tool
+    // loop, then older turns' as DeepSeek wants them) while they fit in what the budget has left; "" for the rest
+    // (it checks only that the field is there). All of it went past the budget 12 times (review s66e).
+    let room = (options.contextBytes ?? Infinity) - jsonBytes(messages);
     const reply = await options.chat(
       {
         model: options.model,
-        messages: sent.map(toChatMessage),
+        messages,
         tools: [sessionSearchTool],
         tool_choice: last ? 'none' : undefined, // JSON leaves it out
       },
       options.signal,
-      sent.map((m) => m.reasoning_content),
+      sent
+        .map((m) => m.reasoning_content)
+        .reverse()
+        // Once one does not fit, `room` stays below 0: no older one is sent either.
+        .map((t) => (t && (room -= jsonBytes(t)) >= 0 ? t : ''))
+        .reverse(),
     );
     added.push({
       role: 'assistant',
