@@ -333,7 +333,7 @@ export class WriteLoop {
       record.a = this.auditFields(op, ctx, n, n, saved.sources);
       const sealed = seal(session, receipt, [record]);
       await mark.ready;
-      let etag: string;
+      let etag: string | undefined;
       let landedAt: number | undefined;
       const epoch = cache.epoch; // a delete meanwhile: no copy is kept
       try {
@@ -344,15 +344,17 @@ export class WriteLoop {
       } catch (err) {
         // The create may have landed with its answer lost: only the object can say whose it is.
         if (mayHaveLanded(err)) state = 'unknown';
-        etag = await this.createFailed(key, draft.id, 'w:' + writeId, err, state === 'unknown');
+        await this.createFailed(key, draft, err, state === 'unknown');
       }
       // A copy cached under the id (a session deleted elsewhere) is not this one's, cached or not.
       cache.drop(key);
-      cache.putRead(
-        key,
-        { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages },
-        epoch,
-      );
+      // None after a lost answer: the object the re-read found may hold later writes this copy lacks.
+      if (etag)
+        cache.putRead(
+          key,
+          { etag, session, bytes: sealed.body.byteLength, encoded: sealed.messages },
+          epoch,
+        );
       const added = session.messages.length;
       state = 'finished';
       const writes = [{ record, ctx }];
@@ -483,7 +485,9 @@ export class WriteLoop {
         outcome = await this.attempt(run, cached, left, fromCache);
       } catch (err) {
         run.unknown = tries.some((t) => t.uncertain);
-        if (left.length > 1 && err instanceof SatchelError && !run.unknown && !run.markerFailed) {
+        // Split unless an attempt may still land (`mayBeStored`): one a read ruled out never will.
+        const live = tries.some((t) => t.uncertain && !t.ruledOut);
+        if (left.length > 1 && err instanceof SatchelError && !live && !run.markerFailed) {
           // The group as a whole was refused (say, over the size cap): each request on its own.
           for (const m of left) m.result = (await this.writeGroup([m.req]))[0];
           return;
@@ -1290,19 +1294,19 @@ export class WriteLoop {
   }
 
   /**
-   * After a create's PUT of session `id` failed with `err`: the etag of the object when it is the create's
-   * own after all (`claim` in its write records: it landed, its answer lost); else the create's answer,
-   * thrown. When it may have landed (`uncertain`) and the object cannot tell (its read failed, or there
-   * is none yet while a PUT that got no answer may still land), the answer says so and names the id: a
-   * create sent again without it would store a second session.
+   * After a create's PUT of `draft` failed with `err`: returns when the object is the create's own after
+   * all (its token `satchel.i`: it landed, its answer lost); else throws the create's answer. When it
+   * may have landed (`uncertain`) and the object cannot tell (its read failed, or there is none yet while
+   * a PUT that got no answer may still land), the answer says so and names the id: a create sent again
+   * without it would store a second session.
    */
   private async createFailed(
     key: string,
-    id: string,
-    claim: string,
+    draft: StoredSession,
     err: unknown,
     uncertain: boolean,
-  ): Promise<string> {
+  ): Promise<void> {
+    const { id } = draft;
     const refused = () =>
       PreconditionFailedError.is(err) ? conflict(`session ${id} already exists`) : err;
     if (!uncertain) throw refused();
@@ -1314,8 +1318,8 @@ export class WriteLoop {
       throw maybe;
     });
     if (!found) throw noAnswer(err) ? maybe : refused();
-    const session = decodeStored(found.body, key).session;
-    if (session.satchel?.writes.some((w) => w.k === claim)) return found.etag;
+    // The token, not the create's write record, which 16 unkeyed writes since would have pruned.
+    if (decodeStored(found.body, key).session.satchel?.i === draft.satchel!.i) return;
     throw refused(); // another session's: this create-only PUT never landed
   }
 }
