@@ -55,6 +55,15 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
+/** Texts waiting for a request, and whether a loop sends them: the process's, or (on Workers) one call's. */
+interface Lane {
+  queue: Waiting[];
+  /** Save texts in `queue`. */
+  saves: number;
+  /** A loop sends them (unset: none has yet). */
+  flushing?: boolean;
+}
+
 export interface HttpEmbedderOptions {
   url: string;
   model: string;
@@ -76,20 +85,21 @@ export interface HttpEmbedderOptions {
 /**
  * An OpenAI-compatible `POST {url}/embeddings` client: bearer key, a 10 s timeout, requests batched
  * (calls made within the same tick share one request; queries in a request of their own, ahead of the
- * rest of a split in progress), a bounded cache, a bounded queue of save texts, and after a failure
- * (network, 429, 5xx, an answer it cannot use) no call at all for 30 s. A batch refused as a bad request
- * is split: halves, then single inputs (unless the service refuses a one-word text too, when it has taken
- * none of them: then it is failing).
+ * rest of a split in progress; on Workers each call's texts go alone, from its own request), a bounded
+ * cache, a bounded queue of save texts, and after a failure (network, 429, 5xx, an answer it cannot use)
+ * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs (unless
+ * the service refuses a one-word text too, when it has taken none of them: then it is failing).
  */
 export class HttpEmbedder implements Embedder {
   readonly calibrated = true;
   private dims: number | null;
   private cooldownUntil = 0;
   private readonly cache = new Map<string, Float32Array>();
-  private queue: Waiting[] = [];
+  // The process's Lane: not private, so that `this` is passed as one where a Workers call passes its own.
+  queue: Waiting[] = [];
   /** Save texts in `queue`. */
-  private saves = 0;
-  private flushing = false;
+  saves = 0;
+  flushing = false;
   /** HTTP requests made (tests and benchmarks read it). */
   calls = 0;
 
@@ -124,6 +134,9 @@ export class HttpEmbedder implements Embedder {
     if (!this.available())
       throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     const save = !urgent && options.save === true;
+    // Workers: each call its own queue and loop, run in its own request (review s66b). workerd cancels a
+    // request waiting on another's I/O as hung, and a loop cut off with its request would stop the queue.
+    const lane: Lane = globalThis.SATCHEL_SHORT_LIVED ? { queue: [], saves: 0 } : this;
     return Promise.all(
       texts.map(async (text) => {
         // Services refuse an empty input (a 400 for the whole batch): a blank text has no vector.
@@ -136,7 +149,7 @@ export class HttpEmbedder implements Embedder {
           this.cache.set(key, hit);
           return hit;
         }
-        if (save && this.saves >= (this.options.maxWaitingSaves ?? 4 * this.batchSize()))
+        if (save && lane.saves >= (this.options.maxWaitingSaves ?? 4 * this.batchSize()))
           throw new EmbeddingsUnavailableError(
             'too many save texts wait for the embeddings service',
           );
@@ -144,14 +157,14 @@ export class HttpEmbedder implements Embedder {
           // A query waits for the request in flight at most, never for a backlog of saves (each of which
           // may take the whole timeout).
           const entry = { text, key, urgent, save, resolve, reject };
-          if (urgent) this.queue.unshift(entry);
-          else this.queue.push(entry);
-          if (save) this.saves++;
-          if (!this.flushing) {
-            this.flushing = true;
+          if (urgent) lane.queue.unshift(entry);
+          else lane.queue.push(entry);
+          if (save) lane.saves++;
+          if (!lane.flushing) {
+            lane.flushing = true;
             setTimeout(async () => {
-              while (this.queue.length) await this.next();
-              this.flushing = false;
+              while (lane.queue.length) await this.next(lane);
+              lane.flushing = false;
             }, 0);
           }
         });
@@ -160,12 +173,12 @@ export class HttpEmbedder implements Embedder {
   }
 
   /** Sends the next batch waiting: the queries alone, or else up to a batch of the saves' texts. */
-  private async next(): Promise<void> {
+  private async next(lane: Lane): Promise<void> {
     // The queries waiting go alone: a search does not wait for a request of large save texts.
     let n = 0;
-    while (n < this.batchSize() && this.queue[n]?.urgent) n++;
-    const batch = this.queue.splice(0, n || this.batchSize());
-    for (const b of batch) if (b.save) this.saves--;
+    while (n < this.batchSize() && lane.queue[n]?.urgent) n++;
+    const batch = lane.queue.splice(0, n || this.batchSize());
+    for (const b of batch) if (b.save) lane.saves--;
     try {
       const split = { taken: false, refused: [] as Waiting[] };
       await this.send(batch, split);
@@ -218,7 +231,8 @@ export class HttpEmbedder implements Embedder {
   private async request(input: string[]): Promise<Float32Array[]> {
     // Queries overtake a split in progress (up to 2n requests): they wait for the request in flight at most.
     // Their failure starts a cooldown: the rest of the split then fails with no request.
-    while (this.queue[0]?.urgent) await this.next();
+    // (A Workers call's lane holds its own texts alone, all urgent or none: nothing to overtake.)
+    if (!globalThis.SATCHEL_SHORT_LIVED) while (this.queue[0]?.urgent) await this.next(this);
     if (!this.available())
       throw new EmbeddingsUnavailableError('embeddings are cooling down after a failure');
     this.calls++;
