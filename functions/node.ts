@@ -88,21 +88,23 @@ async function banner(url: string): Promise<void> {
 }
 /**
  * With tokens the server listens on every interface unless HOST says otherwise: the banner says it is
- * reachable from other machines, and warns of plain tokens short enough to guess (the README's examples, a
- * `default=x`), which a caller on the network could try (review s66g).
+ * reachable from other machines, and warns of plain tokens a caller on the network could guess: short ones
+ * (a `default=x`) and the docs' own examples, `tok_<name>_<digit><2 letters><digit>` (reviews s66g, s66o).
  */
 async function reach(): Promise<Record<string, string>> {
   if (open || /^(127\.|::1$|localhost$)/i.test(hostname)) return {};
   const plain: string[] = [];
   await parseTokens(process.env.SATCHEL_TOKENS ?? '', plain);
-  const short = plain.filter((t) => t.length < 16).length;
+  const short = plain.filter(
+    (t) => t.length < 16 || /^tok_[a-z_]+_\d[A-Za-z]{2}\d$/.test(t),
+  ).length;
   return {
     network: `reachable from other machines (HOST ${hostname}); HOST=127.0.0.1 keeps it on this one`,
     ...(short
       ? {
           warning:
-            `${short} of the tokens ${short > 1 ? 'are' : 'is'} under 16 characters: guessable from the ` +
-            'network; make each with `openssl rand -hex 16`',
+            `${short} of the tokens ${short > 1 ? 'are' : 'is'} under 16 characters or the docs' examples: ` +
+            'guessable from the network; make each with `openssl rand -hex 16`',
         }
       : {}),
   };

@@ -110,14 +110,18 @@ const ASKS_REASONING =
   /(missing|required|must)[^"]{0,40}reasoning_content|reasoning_content[^"]{0,40}(missing|required|must)/i;
 
 /**
- * Whether an error answer asks for reasoning_content, each text of the request cut out first where it is a whole
- * JSON string (an `input` echoed back is no ask: review s66e); quotes and all, so that a user's paste of part of
- * DeepSeek's own words never hides them.
+ * Whether an error answer asks for reasoning_content, read in the provider's own words: a JSON answer's
+ * `error.message`, `error.metadata.raw` (OpenRouter's), `message` and a string `detail`, never an echoed
+ * `input`; any other answer whole. Cutting each message's text out of the answer instead was quadratic (41 s
+ * at 1 MiB of context, the event loop held) and a pasted sentence of DeepSeek's hid its real ask (review s66l).
  */
-const asksReasoning = (text: string | undefined, messages: ChatMessage[]) =>
-  ASKS_REASONING.test(
-    messages.reduce((t, m) => t.replaceAll(JSON.stringify(m.content ?? ''), ''), text ?? ''),
-  );
+const asksReasoning = (text = '') => {
+  try {
+    const j = JSON.parse(text);
+    text = [j.error?.message, j.error?.metadata?.raw, j.message, j.detail].join(' ');
+  } catch {}
+  return ASKS_REASONING.test(text);
+};
 
 /**
  * A chat function for the endpoint at `url` (its query kept after the path), with an optional bearer key.
@@ -176,7 +180,7 @@ export function chatClient(
       // tools were called; Groq and Mistral refuse the field, so it goes only when asked: review s65h): the
       // round again with each one's, "" where none is given. The whole answer is read for it: a gateway's
       // prefix may push the model's words past `said`'s 200 characters (review s65j).
-      if (reasoning && status < 429 && asksReasoning(text, request.messages))
+      if (reasoning && status < 429 && asksReasoning(text))
         return chat(
           {
             ...request,
