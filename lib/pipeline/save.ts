@@ -27,6 +27,7 @@ import {
 } from '../model/parts.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { exactNumbers } from '../model/json-numbers.js';
+import { refKey } from '../model/refs.js';
 import { isStandIn, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
 
@@ -1508,6 +1509,7 @@ function redactRefs(
   stored: readonly ExternalRef[],
 ): ExternalRef[] {
   const out: ExternalRef[] = [];
+  const seen = new Set<string>(); // refKey of those in `out` (a scan of it per ref was quadratic: review s66m)
   const kept = new Set(stored.map((r) => JSON.stringify(r)));
   for (const ref of refs) {
     const r = {
@@ -1531,8 +1533,10 @@ function redactRefs(
           [{ path: 'external_refs', message: bad.issues[0]!.message }],
         );
     }
-    if (!out.some((o) => o.kind === r.kind && o.uri === r.uri && o.created_by === r.created_by))
-      out.push(r);
+    const key = refKey(r);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(r);
   }
   return out;
 }
