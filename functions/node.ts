@@ -2,7 +2,7 @@
 // A configuration error is one line on stderr and exit code 1; storage that does not answer at start is
 // not one (the server starts degraded and answers 503 until storage returns).
 import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { BlockList, isIP, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import {
   ConfigError,
@@ -92,7 +92,7 @@ async function banner(url: string): Promise<void> {
  * (a `default=x`) and the docs' own examples, `tok_<name>_<digit><2 letters><digit>` (reviews s66g, s66o).
  */
 async function reach(): Promise<Record<string, string>> {
-  if (open || /^(127\.|::1$|localhost$)/i.test(hostname)) return {};
+  if (open || loopback(hostname)) return {};
   const plain: string[] = [];
   await parseTokens(process.env.SATCHEL_TOKENS ?? '', plain);
   const short = plain.filter(
@@ -108,6 +108,14 @@ async function reach(): Promise<Record<string, string>> {
         }
       : {}),
   };
+}
+/** Whether `host` is this machine's alone: `localhost`, 127.0.0.0/8 or ::1 in any spelling (review s66h). */
+function loopback(host: string): boolean {
+  const local = new BlockList();
+  local.addSubnet('127.0.0.0', 8, 'ipv4');
+  local.addAddress('::1', 'ipv6');
+  const v = isIP(host);
+  return /^localhost$/i.test(host) || (v > 0 && local.check(host, v === 6 ? 'ipv6' : 'ipv4'));
 }
 server.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EADDRINUSE')

@@ -1611,7 +1611,8 @@ export function wireAppend(st: SessionState): void {
       });
       if (!outcome(st, a)) return;
       // Only the text sent: what was typed since stays (until review s66a the next message was lost).
-      if (box.value === content) box.value = '';
+      // (and kept typing at its end: the rest stays, the sent text goes, review s66h)
+      if (box.value.startsWith(content)) box.value = box.value.slice(content.length);
       await loadSession(st);
       const red = a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : '';
       say(st.msg, `Appended: now at revision ${a.json?.revision}${red}${capNote(a.json, ', ')}.`);
@@ -1648,7 +1649,8 @@ export function wireContinue(st: SessionState): void {
       if (a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }))) return;
       if (!outcome(st, a)) return;
       st.owed = undefined;
-      if (box.value === message) box.value = ''; // only the text sent, as for an append
+      // Only the text sent, as for an append.
+      if (box.value.startsWith(message)) box.value = box.value.slice(message.length);
       await loadSession(st);
       say(
         st.msg,

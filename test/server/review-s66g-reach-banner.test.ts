@@ -42,9 +42,12 @@ describe('functions/node.ts banner: reachable from the network (review s66g)', (
   }, 60_000);
 
   it('says nothing of the kind on loopback, or with only long or sha256: tokens', async () => {
-    const loop = await banner({ HOST: '127.0.0.1', SATCHEL_TOKENS: 'default=x' });
-    expect(loop.network).toBeUndefined();
-    expect(loop.warning).toBeUndefined();
+    // Loopback in any spelling (review s66h: the IPv4-mapped and the long IPv6 forms were called reachable).
+    for (const HOST of ['127.0.0.1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1']) {
+      const loop = await banner({ HOST, SATCHEL_TOKENS: 'default=x' });
+      expect(loop.network, HOST).toBeUndefined();
+      expect(loop.warning, HOST).toBeUndefined();
+    }
     const long = await banner({
       HOST: '0.0.0.0',
       SATCHEL_TOKENS: `default=${'k'.repeat(16)},b=sha256:${'a'.repeat(64)}`,

@@ -154,3 +154,26 @@ describe('text typed while a write is on its way (review s66a)', () => {
     }
   });
 });
+
+describe('typing on at the end of the sent text (review s66h)', () => {
+  it('Append: the sent words leave the box, what was typed after them stays', async () => {
+    await created('draft-h1');
+    const { page, errors } = await openPage(browser);
+    try {
+      await openSessionPage(page, srv.url, 'draft-h1', TOK);
+      await slowAppends(page);
+      await page.type('#append-text', 'first note');
+      await page.click('#append-btn');
+      await page.focus('#append-text');
+      await page.keyboard.press('End');
+      await page.type('#append-text', ' and a second thought');
+      await msgMatches(page, /Appended/);
+      // Before the fix: "first note and a second thought", and a second press stored "first note" twice.
+      expect(await value(page, '#append-text')).toBe(' and a second thought');
+      expect(await userMessages('draft-h1')).toEqual(['hi', 'first note']);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
