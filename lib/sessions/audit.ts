@@ -7,6 +7,8 @@ import { mapLimit, PendingWork } from '../storage/concurrency.js';
 import { listAll } from '../storage/prefix.js';
 import { unavailable } from '../model/errors.js';
 import { incarnationIn } from './key-records.js';
+import { eraseRetried } from './existence.js';
+import { randomHex } from '../model/ids.js';
 
 /** One audit record: who wrote what to a session, and what the save pipeline did to it. */
 export interface AuditRecord {
@@ -199,7 +201,8 @@ export class AuditLog {
    * the PUTs is still session `was`, the new objects go again (a delete removes the session object before
    * its audit records, so a delete after this check erases them with the rest; a session created again
    * keeps only its own records, review s60f). Records of a session deleted before this one are not folded:
-   * their objects just go (review s63a).
+   * their objects just go (review s63a). The merge runs under a pending marker of the id, deleted with
+   * those objects: a merge that stopped or failed leaves it, and its stale heal erases a deleted session's.
    */
   private async merge(ns: string, id: string, was: string, objects: AuditObject[]): Promise<void> {
     const merged = objects.filter((o) => !o.unreadable && !o.vanished && !FULL.test(o.key));
@@ -207,6 +210,10 @@ export class AuditLog {
     const from = began(objects);
     const records = merged.flatMap((o) => o.records).filter((r) => r.revision >= from);
     records.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.revision - b.revision);
+    // A pending marker first (as a write's): when the session goes meanwhile and this stops before its
+    // clean-up, or that keeps failing, the marker's stale heal erases audit/<id>/ (review s66k).
+    const marker = keys.pending(ns, id, `${stamp('')}-${randomHex(12)}`);
+    await this.store.put(marker, new Uint8Array(0));
     const made: string[] = [];
     for (let at = 0; at < records.length; at += this.fullAt) {
       const part = records.slice(at, at + this.fullAt);
@@ -215,12 +222,15 @@ export class AuditLog {
       made.push(`${keys.audit(ns, id)}${stamp(part[0]!.at)}-${kind}${digest}.json`);
       await putOwn(this.store, made.at(-1)!, utf8(JSON.stringify({ records: part })));
     }
-    if ((await this.incarnation(ns, id)) !== was) {
-      await this.store.delete(made);
-      return;
-    }
-    const drop = merged.map((o) => o.key).filter((k) => !made.includes(k));
-    if (drop.length > 0) await this.store.delete(drop);
+    const drop =
+      (await this.incarnation(ns, id)) !== was
+        ? made
+        : merged.map((o) => o.key).filter((k) => !made.includes(k));
+    // Retried (1 s, 2 s …) as other erasing is; the marker goes last, once they are gone.
+    await eraseRetried(
+      () => this.store.delete([...drop, marker]),
+      () => {},
+    );
   }
 }
 
