@@ -79,7 +79,8 @@ export interface HttpEmbedderOptions {
   cacheEntries?: number;
   fetch?: typeof fetch;
   now?: () => number;
-  onError?: (err: unknown) => void;
+  /** A failure that started or lengthened the cooldown, and the wait (ms) it set. */
+  onError?: (err: unknown, waitMs: number) => void;
 }
 
 /**
@@ -87,8 +88,9 @@ export interface HttpEmbedderOptions {
  * (calls made within the same tick share one request; queries in a request of their own, ahead of the
  * rest of a split in progress; on Workers each call's texts go alone, from its own request), a bounded
  * cache, a bounded queue of save texts, and after a failure (network, 429, 5xx, an answer it cannot use)
- * no call at all for 30 s. A batch refused as a bad request is split: halves, then single inputs (unless
- * the service refuses a one-word text too, when it has taken none of them: then it is failing).
+ * no call at all for the service's Retry-After (else 30 s). A batch refused as a bad request is split:
+ * halves, then single inputs (unless the service refuses a one-word text too, when it has taken none of
+ * them: then it is failing).
  */
 export class HttpEmbedder implements Embedder {
   readonly calibrated = true;
@@ -185,13 +187,13 @@ export class HttpEmbedder implements Embedder {
       // Inputs refused alone by a service that takes others: theirs to blame, zeros, not asked again.
       for (const b of split.refused) b.resolve(this.none());
     } catch (err) {
-      // Cooling down already (since a batch before, or a query that overtook this split): reported once.
-      if (this.available()) {
-        // The service's own wait when it named one (review s59-s65: a Retry-After of 2 s or of 10 min
-        // was answered with 30 s of no calls either way).
-        this.cooldownUntil =
-          this.now() + ((err as Failed).waitMs ?? this.options.cooldownMs ?? 30_000);
-        this.options.onError?.(err);
+      // The service's own wait when it named one (review s59-s65). Reported once per cooldown, but on Workers
+      // calls' requests overlap: a later answer's longer Retry-After lengthens it (review s66n: 2 s, 10 min).
+      const named = (err as Failed).waitMs;
+      const wait = named ?? this.options.cooldownMs ?? 30_000;
+      if (this.available() || (named && this.now() + named > this.cooldownUntil)) {
+        this.cooldownUntil = this.now() + wait;
+        this.options.onError?.(err, wait);
       }
       for (const b of batch) b.reject(err);
     }

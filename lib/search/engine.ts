@@ -664,7 +664,13 @@ export class SearchEngine implements SessionListener {
         vectorKind(dims, (ns2, list) => this.buildVectors(ns2, list)),
         (n) => indexKeys.vectors(n, hash),
         async (n) => (await this.sessions.manifest.view(n, undefined, { settled: true })).entries,
-        { ...this.lsmOptions, recordGraceMs: 0, sessionExists: this.sessionExists },
+        {
+          ...this.lsmOptions,
+          recordGraceMs: 0,
+          sessionExists: this.sessionExists,
+          // No save stores a vector record (review s66n: a search GETed every lagging one, each a miss).
+          ...(this.embedOnSave ? {} : { maxSyncFetch: 0 }),
+        },
       );
       this.vectorIndexes.set(space, index);
     }

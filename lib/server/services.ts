@@ -92,8 +92,10 @@ export function buildServices(options: ServiceOptions): Services {
   background.whileDraining(() => sessions.existence.hurry());
   // Without an embeddings service the search is lexical: the built-in hashing embedder (LocalEmbedder)
   // ranks below BM25 on Cranfield and fusing it did not beat BM25 alone (bench/results.eval.json).
-  const onEmbeddingsError = (err: unknown) =>
-    log.warn('embeddings call failed; lexical search for 30 s', { error: describeError(err) });
+  const onEmbeddingsError = (err: unknown, waitMs: number) =>
+    log.warn(`embeddings call failed; lexical search for ${waitMs / 1000} s`, {
+      error: describeError(err),
+    });
   const embedder =
     options.embedder !== undefined
       ? options.embedder
