@@ -110,15 +110,17 @@ const ASKS_REASONING =
   /(missing|required|must)[^"]{0,40}reasoning_content|reasoning_content[^"]{0,40}(missing|required|must)/i;
 
 /**
- * Whether an error answer asks for reasoning_content, read in the provider's own words: a JSON answer's
- * `error.message`, `error.metadata.raw` (OpenRouter's), `message` and a string `detail`, never an echoed
- * `input`; any other answer whole. Cutting each message's text out of the answer instead was quadratic (41 s
- * at 1 MiB of context, the event loop held) and a pasted sentence of DeepSeek's hid its real ask (review s66l).
+ * Whether an error answer asks for reasoning_content: a JSON answer read without its echoes of the request
+ * (`input`, `input_value`, `messages`, `content` members), any other answer whole. Cutting each message's text
+ * out of the answer was quadratic (41 s at 1 MiB of context) and a pasted sentence of DeepSeek's hid its ask
+ * (review s66l); reading only `error.message` and the like missed gateways' shapes (`[{error}]`, a string
+ * `error`, `errors: [...]`: review s66q).
  */
 const asksReasoning = (text = '') => {
   try {
-    const j = JSON.parse(text);
-    text = [j.error?.message, j.error?.metadata?.raw, j.message, j.detail].join(' ');
+    text = JSON.stringify(JSON.parse(text), (k, v) =>
+      /^(input(_value)?|messages|content)$/.test(k) ? undefined : v,
+    );
   } catch {}
   return ASKS_REASONING.test(text);
 };

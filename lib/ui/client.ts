@@ -1594,6 +1594,22 @@ export async function busyWhile(button: HTMLButtonElement, work: () => Promise<v
   }
 }
 
+/**
+ * Watches a message box while what it held (`sent`) is on its way; the answer's `done(true)` takes the sent text
+ * off its front when the box kept it there all along, so what was typed on stays (review s66a: the box was
+ * emptied; s66h: text typed on at its end kept the sent text; s66q: a new draft starting alike lost its start).
+ */
+export function sentOff(box: HTMLTextAreaElement, sent: string): (done: boolean) => void {
+  let kept = true;
+  const watch = () => (kept &&= box.value.startsWith(sent));
+  box.addEventListener('input', watch);
+  return (done) => {
+    box.removeEventListener('input', watch);
+    if (done && kept && box.value.startsWith(sent))
+      box.value = box.value.slice(sent.length).replace(/^\s+/, '');
+  };
+}
+
 /** Append a user message, with If-Match. */
 export function wireAppend(st: SessionState): void {
   $<HTMLFormElement>('append-form').addEventListener('submit', (ev) => {
@@ -1604,15 +1620,15 @@ export function wireAppend(st: SessionState): void {
     // busyWhile would drop this press without a word (review s66a); the text stays in the box.
     if ($('append-btn').getAttribute('aria-busy'))
       return say(st.msg, 'The previous Append is still on its way; this press sent nothing.', true);
+    const sent = sentOff(box, content);
     void busyWhile($<HTMLButtonElement>('append-btn'), async () => {
       const a = await api('POST', `${st.path}/messages`, {
         body: { messages: [{ role: 'user', content }] },
         ifMatch: st.etag,
       });
-      if (!outcome(st, a)) return;
-      // Only the text sent: what was typed since stays (until review s66a the next message was lost).
-      // (and kept typing at its end: the rest stays, the sent text goes, review s66h)
-      if (box.value.startsWith(content)) box.value = box.value.slice(content.length);
+      const ok = outcome(st, a);
+      sent(ok);
+      if (!ok) return;
       await loadSession(st);
       const red = a.json?.redactions ? `, ${plural(a.json.redactions, 'redaction')} made` : '';
       say(st.msg, `Appended: now at revision ${a.json?.revision}${red}${capNote(a.json, ', ')}.`);
@@ -1638,6 +1654,7 @@ export function wireContinue(st: SessionState): void {
     ).join('');
     const key = again?.key ?? fresh;
     const ifMatch = again ? again.ifMatch : st.etag;
+    const sent = sentOff(box, message);
     void busyWhile($<HTMLButtonElement>('continue-btn'), async () => {
       // The longest model turn a server allows (300 s), its wait for the session (60 s), 30 s to store.
       const a = await api('POST', `${st.path}/continue`, {
@@ -1646,11 +1663,11 @@ export function wireContinue(st: SessionState): void {
         key,
         wait: 390_000,
       });
-      if (a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }))) return;
-      if (!outcome(st, a)) return;
+      const failed = a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }));
+      const ok = !failed && outcome(st, a);
+      sent(ok);
+      if (!ok) return;
       st.owed = undefined;
-      // Only the text sent, as for an append.
-      if (box.value.startsWith(message)) box.value = box.value.slice(message.length);
       await loadSession(st);
       say(
         st.msg,

@@ -156,6 +156,25 @@ describe('text typed while a write is on its way (review s66a)', () => {
 });
 
 describe('typing on at the end of the sent text (review s66h)', () => {
+  it('Continue: a new message typed during the turn that starts like the sent one keeps its start', async () => {
+    // Review s66q: the sent text was cut off the front of any box that started with it.
+    await created('pfx-c');
+    chat.script({ reply: 'Done.', delayMs: 2500 });
+    const { page, errors } = await openPage(browser);
+    try {
+      await openSessionPage(page, srv.url, 'pfx-c', TOK);
+      await page.type('#continue-text', 'Summarise');
+      await page.click('#continue-btn');
+      await msgMatches(page, /^Running the turn…$/);
+      await retype(page, '#continue-text', 'Summarise the second file as well');
+      await msgMatches(page, /The model replied/);
+      expect(await value(page, '#continue-text')).toBe('Summarise the second file as well');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
   it('Append: the sent words leave the box, what was typed after them stays', async () => {
     await created('draft-h1');
     const { page, errors } = await openPage(browser);
@@ -169,7 +188,7 @@ describe('typing on at the end of the sent text (review s66h)', () => {
       await page.type('#append-text', ' and a second thought');
       await msgMatches(page, /Appended/);
       // Before the fix: "first note and a second thought", and a second press stored "first note" twice.
-      expect(await value(page, '#append-text')).toBe(' and a second thought');
+      expect(await value(page, '#append-text')).toBe('and a second thought');
       expect(await userMessages('draft-h1')).toEqual(['hi', 'first note']);
       expect(errors).toEqual([]);
     } finally {
