@@ -64,14 +64,33 @@ describe('local store shared by several processes', () => {
   it('two processes doing compare-and-swap increments on one key lose no update', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'satchel-procs-'));
     const perProcess = 150;
+    // Both start on a signal, once both are up: on a loaded machine one finished before the other began
+    // (CI8: no conflict at all, so the test proved nothing).
+    const go = join(mkdtempSync(join(tmpdir(), 'satchel-go-')), 'go');
     const runs = [
-      start(['cas', dir, 'ns/a/counter.json', String(perProcess)]),
-      start(['cas', dir, 'ns/a/counter.json', String(perProcess)]),
+      start(['cas', dir, 'ns/a/counter.json', String(perProcess), go]),
+      start(['cas', dir, 'ns/a/counter.json', String(perProcess), go]),
     ];
+    await Promise.all(
+      runs.map(
+        ({ child }) =>
+          new Promise<void>((ready) => {
+            let said = '';
+            const hear = (d: Buffer | string) => {
+              said += d;
+              if (said.includes('ready')) (child.stdout!.off('data', hear), ready());
+            };
+            child.stdout!.on('data', hear);
+            child.on('close', () => ready());
+          }),
+      ),
+    );
+    writeFileSync(go, '');
     const outputs = await Promise.all(runs.map((r) => r.output));
     for (const o of outputs) expect(o.code, o.stderr).toBe(0);
     const reports = outputs.map(
-      (o) => JSON.parse(o.stdout.trim()) as { wrote: number[]; conflicts: number },
+      (o) =>
+        JSON.parse(o.stdout.trim().split('\n').at(-1)!) as { wrote: number[]; conflicts: number },
     );
     const acknowledged = reports.flatMap((r) => r.wrote);
     expect(acknowledged).toHaveLength(2 * perProcess);

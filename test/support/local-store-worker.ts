@@ -2,12 +2,14 @@
  * A separate OS process on a local data folder, for the multi-process tests of the local store
  * (test/storage/local-processes.test.ts). Run as `node --import tsx local-store-worker.ts <mode> <root> ...`.
  *
- * - `cas <root> <key> <count>`: `count` compare-and-swap increments of a counter object, retrying on
+ * - `cas <root> <key> <count> [<start file>]`: `count` compare-and-swap increments of a counter object (once the
+ *   start file exists, when one is named: `ready` is printed first), retrying on
  *   precondition failures; prints `{"wrote":[values...],"conflicts":n}` at the end.
  * - `crash <root>`: increments a counter (bodies padded to 256 KiB, so a write is often in flight) and
  *   rewrites a few other keys, forever; prints `ack <n>` after each acknowledged counter write. The test
  *   kills it with SIGKILL.
  */
+import { existsSync } from 'node:fs';
 import { LocalStore } from '../../lib/storage/local.js';
 import { PreconditionFailedError, text, utf8 } from '../../lib/storage/port.js';
 
@@ -34,6 +36,12 @@ async function increment(key: string, pad: number): Promise<{ value: number; con
 if (mode === 'cas') {
   const key = rest[0]!;
   const count = Number(rest[1]);
+  // With a start file: says `ready`, then waits for it, so that processes started apart begin together.
+  const go = rest[2];
+  if (go) {
+    process.stdout.write('ready\n');
+    while (!existsSync(go)) await new Promise((r) => setTimeout(r, 5));
+  }
   const wrote: number[] = [];
   let conflicts = 0;
   for (let i = 0; i < count; i++) {
