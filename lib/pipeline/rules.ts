@@ -146,11 +146,7 @@ function assignment(
   // Token-like values (tokens, API keys) have a digit or are long: `"token": "Understanding"` in a
   // logprobs listing is a word, not a credential.
   // Not past a `]` (`apikey]=apikey]=…` scanned 255 at each keyword: review s65f).
-  // A value's first character first: a keyword before `&`, `,` (`&token=&token=…`) fails at once, not after
-  // 255 characters (4 MB/s until review s66p).
-  const tokenLike = options.tokenLike
-    ? raw`(?=${NON_END})(?=[^\s"'\x60\]]{0,255}[0-9]|[^\s"'\x60\]]{20})`
-    : '';
+  const tokenLike = options.tokenLike ? raw`(?=[^\s"'\x60\]]{0,255}[0-9]|[^\s"'\x60\]]{20})` : '';
   const source =
     raw`(?:${alternatives})(?:\\?["'\x60]|\*\*)?\]?${SEPARATOR}(?:\\?["'\x60])?` +
     // No value is longer than 512 characters (QUOTED_VALUE, UNQUOTED_VALUE, PASSWORD_VALUE). Where none
@@ -240,19 +236,12 @@ function assigned(...words: string[]): string[] {
   return words.flatMap((w) => [...'=:"\'`] \t\\*'].map((end) => w + end));
 }
 
-/** Between a key's words: `_`, `-`, a blank or nothing (`api_key`, `API Key`, `apikey`; review s66p). */
-const KEY_JOIN = '[ _-]?key';
-/** The keywords of a key's name in two words (`api`: `api_key`, `apikey`, `api-key`, `api key`). */
-const keyNamed = (word: string) =>
-  assigned(...['_', '', '-', ' '].map((join) => `${word}${join}key`));
-
 /**
  * A namespaced identifier: lower case, words joined by `:`, `/` or `.` (`user:42:profile`,
  * `uploads/2026/a.png`, `alias/app-prod`). Values under `*Key`, `*Token` names that look like this are
- * cache keys, object keys and aliases; random secrets are mixed-case, or hex without separators. A path
- * too (`/etc/ssl/server.key`, `~/.ssh/id_ed25519`): until review s66p it was redacted whole.
+ * cache keys, object keys and aliases; random secrets are mixed-case, or hex without separators.
  */
-const NAMESPACED = /^[~./]{0,3}[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.]\.?[a-z0-9_{}*-]+)+$/;
+const NAMESPACED = /^[a-z0-9_-]*[a-z][a-z0-9_-]*(?:[:/.][a-z0-9_{}*-]+)+$/;
 
 /** A lower-case UUID. */
 const UUID = '[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}';
@@ -283,18 +272,17 @@ const PEM_LINE = '[A-Za-z0-9+/=]{1,128}';
 const PEM_PREFIX = raw`[ \t]{0,64}(?:[0-9]{1,9}\t)?`;
 
 /**
- * Before `value` (a lookbehind): a `name`, `key` or `label` field (`ParameterKey` too; 1Password's `label`
- * since review s66p) whose value ends in a word of save.ts SENSITIVE_KEY (`DB_PASSWORD`, `X-Api-Key`,
- * `API Key`, `SMTP_PASS`), then a comma or a line break. Every
+ * Before `value` (a lookbehind): a `name` or `key` field (`ParameterKey` too) whose value ends in a word of
+ * save.ts SENSITIVE_KEY (`DB_PASSWORD`, `X-Api-Key`, `SMTP_PASS`), then a comma or a line break. Every
  * run is bounded and each is closed by a character the next cannot take: the lookbehind cannot backtrack
  * more than a few hundred steps. Group 1 holds the word when it names a password or a secret, and is unset
  * for names of tokens, auth settings and keys (PAIR_TOKEN_VALUE).
  */
 const PAIR_NAME =
-  raw`(?<=(?:name|key|label)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?[A-Za-z0-9_./-]{0,64}` +
+  raw`(?<=(?:name|key)(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?[A-Za-z0-9_./-]{0,64}` +
   raw`(?:(password|passwd|passphrase|secret|credentials?|secret_key_base|(?<![A-Za-z0-9])pass|[_-]pwd?)|` +
   raw`token|auth|authorization|apikey|` +
-  raw`(?:api|access|private|secret|signing|master|encryption|client|account)${KEY_JOIN})` +
+  raw`(?:api|access|private|secret|signing|master|encryption|client|account)[_-]?key)` +
   raw`(?:\\?["'])?[ \t]{0,16}(?:,[ \t]{0,16})?(?:${LINE_BREAK}[ \t]{0,64})?(?:\\?["'])?(?:parameter)?)`;
 
 /**
@@ -1251,11 +1239,7 @@ export const rules: Rule[] = [
   {
     id: 'generic-secret',
     keywords: assigned('secret'),
-    // `Secret Key:` too (`supabase status`' `S3 Secret Key:`, stored until review s66p), before a value of 8
-    // or more with a digit: `secret ` already wakes this rule; a word after it fails at once (`Secret key: S3`).
-    pattern: assignment([raw`secret(?: key(?=: ?(?=\S{8})\S{0,255}[0-9]))?`], {
-      unquoted: PASSWORD_VALUE,
-    }),
+    pattern: assignment(['secret'], { unquoted: PASSWORD_VALUE }),
     group: 1,
     minLength: 6,
     placeholders: true,
@@ -1302,18 +1286,33 @@ export const rules: Rule[] = [
     not: NAMESPACED,
     placeholders: true,
   },
-  // `api_key`, `accessKey`, `private-key`, and with a blank (`API Key:`, `Access Key:`, printed by dashboards
-  // and CLIs: until review s66p such a name woke no rule). A lower-case path is a key's file, not the key.
-  ...['api', 'access', 'private'].map((word): Rule => ({
-    id: `generic-${word}-key`,
-    keywords: keyNamed(word),
-    pattern: assignment([word + KEY_JOIN], { tokenLike: true }),
+  {
+    id: 'generic-api-key',
+    keywords: assigned('api_key', 'apikey', 'api-key'),
+    pattern: assignment(['api_key', 'apikey', 'api-key'], { tokenLike: true }),
     group: 1,
     minLength: 8,
     entropy: 2.5,
-    not: NAMESPACED,
     placeholders: true,
-  })),
+  },
+  {
+    id: 'generic-access-key',
+    keywords: assigned('access_key', 'accesskey', 'access-key'),
+    pattern: assignment(['access_key', 'accesskey', 'access-key'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
+  {
+    id: 'generic-private-key',
+    keywords: assigned('private_key', 'privatekey', 'private-key'),
+    pattern: assignment(['private_key', 'privatekey', 'private-key'], { tokenLike: true }),
+    group: 1,
+    minLength: 8,
+    entropy: 2.5,
+    placeholders: true,
+  },
   // ---------------------------------------------------------------------------------- more provider formats
   {
     id: 'langfuse-secret-key',
@@ -1587,8 +1586,6 @@ export const rules: Rule[] = [
     ),
     group: 1,
     entropy: 3,
-    // Not a key's file (`client-key: /home/me/.minikube/…/client.key`, review s66p).
-    not: NAMESPACED,
     placeholders: true,
   },
   {
@@ -1819,8 +1816,7 @@ export const rules: Rule[] = [
   },
   {
     // A secret's name and its value in neighbouring cells: a Markdown table (`| DB_PASSWORD | Xk9m… |`,
-    // bold or code names too), tab-separated columns (a spreadsheet, `kubectl … -o custom-columns`) or a
-    // table drawn with `│`, `║` (`doppler secrets`, `railway variables`: stored until review s66p).
+    // bold or code names too) or tab-separated columns (a spreadsheet, `kubectl … -o custom-columns`).
     // A cell is often a type or a description (`| password | string |`), so only values with an upper-case
     // letter, a lower-case letter and a digit, 8 or more characters, filling the cell (review s59l).
     id: 'table-cell-secret',
@@ -1838,9 +1834,9 @@ export const rules: Rule[] = [
     pattern: new RegExp(
       raw`(?:${['password', 'passwd', 'passphrase', 'secret', 'token'].map(anyCase).join('|')}|` +
         raw`${anyCase('api')}[_-]?${anyCase('key')})(?:\*\*|\x60)?` +
-        raw`(?:[ \t]{0,16}[|│║][ \t]{0,16}|\t[ \t]{0,16})(?:\*\*|\x60|["'])?` +
+        raw`(?:[ \t]{0,16}\|[ \t]{0,16}|\t[ \t]{0,16})(?:\*\*|\x60|["'])?` +
         raw`(?=[^\s|\x60*]{0,255}[A-Z])(?=[^\s|\x60*]{0,255}[a-z])(?=[^\s|\x60*]{0,255}[0-9])` +
-        raw`([^\s|\x60*"']{8,256})(?=(?:\*\*|\x60|["'])?(?:[ \t]{0,16}[|│║]|[ \t]*(?:\r?\n|$)|\t))`,
+        raw`([^\s|\x60*"']{8,256})(?=(?:\*\*|\x60|["'])?(?:[ \t]{0,16}\||[ \t]*(?:\r?\n|$)|\t))`,
       'y',
     ),
     group: 1,
@@ -1854,16 +1850,15 @@ export const rules: Rule[] = [
   },
   {
     // Terraform: `variable "db_password" { … default = "…" }`, the default of a variable whose name ends in
-    // a secret's word (`sensitive = true` hides it from plans, not from a session that read the file). And
-    // `terraform output -json`'s `value` of an output marked sensitive, whatever its name (review s66p).
+    // a secret's word (`sensitive = true` hides it from plans, not from a session that read the file).
     id: 'terraform-variable-default',
-    keywords: ['variable ', 'variable\t', '"sensitive"'],
+    keywords: ['variable ', 'variable\t'],
     pattern: new RegExp(
-      raw`(?:"sensitive": ?true,[^{}]{0,200}?"value": ?"|variable[ \t]{1,16}"[A-Za-z0-9_-]{0,64}` +
+      raw`variable[ \t]{1,16}"[A-Za-z0-9_-]{0,64}` +
         raw`(?:password|passwd|passphrase|secret|token|api_?key|access_?key|private_?key|secret_?key)"` +
         // Blocks before the default (`validation { … }`, `object({ … })`, `${…}`), two levels deep.
         raw`[ \t]{0,16}\{(?:[^{}]|\{(?:[^{}]|\{[^{}]{0,256}\}){0,1024}\}){0,2048}?` +
-        raw`\bdefault[ \t]{0,16}=[ \t]{0,16}"(?=[^"\n\\$]{4,512}"))([^"\n]{4,512})"`,
+        raw`\bdefault[ \t]{0,16}=[ \t]{0,16}"([^"\n\\$]{4,512})"`,
       'iy',
     ),
     group: 1,

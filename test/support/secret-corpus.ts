@@ -1666,48 +1666,6 @@ customOwn(
   },
 );
 
-customOwn(
-  // Review s66p: CLI output. A key's name in two words (`S3 Secret Key:`, `API Key:`), terraform's
-  // sensitive outputs, 1Password's labelled fields and box-drawn tables.
-  'cli-tool-output',
-  0x5f6a,
-  (g) => {
-    const [a, s] = [g.chars(HEX, 32), g.chars(HEX, 64)];
-    return c(
-      'supabase-status',
-      `   S3 Access Key: ${a}\n   S3 Secret Key: ${s}\n   S3 Region: local\n`,
-      a,
-      s,
-    );
-  },
-  (g) => {
-    const v = g.chars(HEX, 32);
-    return c('dashboard', `Datadog\n  Site: datadoghq.eu\n  API Key: ${v}\n`, v);
-  },
-  (g) => {
-    const [p, k] = [g.password('!#%^*-_.@'), g.chars(B62, 32)];
-    const out = { db_password: { sensitive: true, type: 'string', value: p } };
-    const more = { api_key: { sensitive: true, type: 'string', value: k } };
-    return c('terraform-json', JSON.stringify({ ...out, ...more }, null, 2), p, k);
-  },
-  (g) => {
-    const [p, k] = [g.password('!#%^*-_.@'), g.chars(B62, 32)];
-    const fields = [
-      { id: 'password', type: 'CONCEALED', purpose: 'PASSWORD', label: 'password', value: p },
-      { id: 'x1', type: 'CONCEALED', label: 'API Key', value: k },
-    ];
-    return c('op-json', JSON.stringify({ id: 'abc', fields }, null, 2), p, k);
-  },
-  (g) => {
-    const p = g.chars(B62, 24);
-    return c(
-      'doppler-table',
-      `│ NAME              │ VALUE                      │\n│ SESSION_SECRET    │ ${p}   │\n`,
-      p,
-    );
-  },
-);
-
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: things that look like secrets but are not. Each generator returns a value to place.
 // ---------------------------------------------------------------------------------------------------------
@@ -2259,25 +2217,6 @@ miss(
   ],
   (g) => ['json', `{"image": "${g.b64Bytes(120)}", "thumbnail": "${g.b64Bytes(48)}"}`],
   (g) => ['pdf', `%PDF-1.7 stream\n${g.b64Bytes(300)}\nendstream`],
-);
-
-miss(
-  // Review s66p: files named under key and token names, prose after `Private Key:`, outputs not marked
-  // sensitive, labelled fields that hold no secret, types in box-drawn tables.
-  'cli-tool-output-near',
-  (g) => ['kubeconfig', `client-key: /home/me/.minikube/profiles/p${g.int(1, 9)}/client.key`],
-  (g) => [
-    'yaml',
-    `ssl_key: /etc/ssl/private/server${g.int(1, 9)}.key\nprivate_key: ~/.ssh/id_ed25519`,
-  ],
-  (g) => ['k8s', `token: /var/run/secrets/kubernetes.io/serviceaccount/token${g.int(1, 9)}`],
-  () => ['prose', 'Private Key: see the vault entry. The API key: it goes in the header.'],
-  (g) => [
-    'terraform-json',
-    `{"url":{"sensitive":false,"type":"string","value":"https://app${g.int(1, 9)}.example.com"}}`,
-  ],
-  (g) => ['op-json', `{"label":"Token count","value":"${g.int(10, 99)}"}`],
-  () => ['doppler-table', '│ password │ string │\n│ token │ Uint8Array │'],
 );
 
 // ---------------------------------------------------------------------------------------------------------
