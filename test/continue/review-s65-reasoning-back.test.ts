@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
-import { startChatServer, type ChatServer, type ReceivedRequest } from '../support/chat-server.js';
+import {
+  deepseekThinking as deepseek,
+  startChatServer,
+  type ChatServer,
+  type ReceivedRequest,
+  type SentMessage as Sent,
+} from '../support/chat-server.js';
 
 // DeepSeek's thinking mode (on by default since V4) answers 400 "Missing reasoning_content field in the assistant
 // message at message index N" (or "The reasoning_content in the thinking mode must be passed back to the API")
@@ -14,29 +20,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-type Sent = ReceivedRequest['body']['messages'][number] & { reasoning_content?: string };
 const sentOf = (r: ReceivedRequest) => r.body.messages as Sent[];
-
-/** DeepSeek's check: once tools were called, each assistant message carries reasoning_content ("" will do). */
-const deepseek = (answer: unknown) => (request: ReceivedRequest) => {
-  const messages = sentOf(request);
-  const called = messages.some((m) => m.tool_calls?.length);
-  const missing = messages.findIndex(
-    (m) => m.role === 'assistant' && m.reasoning_content === undefined,
-  );
-  if (called && missing >= 0)
-    return {
-      status: 400,
-      body: {
-        error: {
-          message:
-            `Missing reasoning_content field in the assistant message at message index ${missing}. For ` +
-            'more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls',
-        },
-      },
-    };
-  return { status: 200, body: { choices: [{ message: answer }] } };
-};
 
 /** Groq's check: no assistant message may carry reasoning_content. */
 const groq = (answer: unknown) => (request: ReceivedRequest) => {

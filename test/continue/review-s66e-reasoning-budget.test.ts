@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp } from '../http/helpers.js';
-import { startChatServer, type ChatServer, type ReceivedRequest } from '../support/chat-server.js';
+import {
+  deepseekThinking as deepseek,
+  startChatServer,
+  type ChatServer,
+  type ReceivedRequest,
+  type SentMessage as Sent,
+} from '../support/chat-server.js';
 
 // Review s66e F1: the round sent again with reasoning_content (DeepSeek's thinking mode asks for it once tools were
 // called) added every kept assistant message's stored reasoning after the context was fitted without it: with
@@ -11,28 +17,8 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-type Sent = ReceivedRequest['body']['messages'][number] & { reasoning_content?: string };
 const sentOf = (r: ReceivedRequest) => r.body.messages as Sent[];
 const bytesOf = (r: ReceivedRequest) => Buffer.byteLength(JSON.stringify(r.body.messages));
-
-/** DeepSeek's check: once tools were called, each assistant message carries reasoning_content. */
-const deepseek = (answer: unknown) => (request: ReceivedRequest) => {
-  const messages = sentOf(request);
-  const called = messages.some((m) => m.tool_calls?.length);
-  const missing = messages.findIndex(
-    (m) => m.role === 'assistant' && m.reasoning_content === undefined,
-  );
-  if (called && missing >= 0)
-    return {
-      status: 400,
-      body: {
-        error: {
-          message: `Missing reasoning_content field in the assistant message at message index ${missing}.`,
-        },
-      },
-    };
-  return { status: 200, body: { choices: [{ message: answer }] } };
-};
 
 const call = (id: string, reasoning: string) => ({
   role: 'assistant',

@@ -37,6 +37,35 @@ export interface ReceivedRequest {
   authorization: string | undefined;
 }
 
+/** A message as sent, with the reasoning_content a thinking model may be given back. */
+export type SentMessage = ReceivedRequest['body']['messages'][number] & {
+  reasoning_content?: string;
+};
+
+/**
+ * DeepSeek's thinking mode as a step: once tools were called, each assistant message must carry reasoning_content
+ * ("" will do), else its 400; otherwise a 200 whose message is `answer`.
+ */
+export const deepseekThinking = (answer: unknown) => (request: ReceivedRequest) => {
+  const messages = request.body.messages as SentMessage[];
+  const called = messages.some((m) => m.tool_calls?.length);
+  const missing = messages.findIndex(
+    (m) => m.role === 'assistant' && m.reasoning_content === undefined,
+  );
+  if (called && missing >= 0)
+    return {
+      status: 400,
+      body: {
+        error: {
+          message:
+            `Missing reasoning_content field in the assistant message at message index ${missing}. For ` +
+            'more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls',
+        },
+      },
+    };
+  return { status: 200, body: { choices: [{ message: answer }] } };
+};
+
 export interface ChatServer {
   /** The base URL to put in SATCHEL_MODEL_URL. */
   url: string;
