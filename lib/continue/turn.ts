@@ -77,7 +77,9 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
     // The reasoning a model that asks for it gets (chatClient): the stored texts, newest first (this turn's tool
     // loop, then older turns' as DeepSeek wants them) while they fit in what the budget has left; "" for the rest
     // (it checks only that the field is there). All of it went past the budget 12 times (review s66e).
-    let room = (options.contextBytes ?? Infinity) - jsonBytes(messages);
+    // (The messages measured again only when there is reasoning to send: most models store none.)
+    const stored = sent.map((m) => m.reasoning_content);
+    let room = stored.some(Boolean) ? (options.contextBytes ?? Infinity) - jsonBytes(messages) : 0;
     const reply = await options.chat(
       {
         model: options.model,
@@ -86,8 +88,7 @@ export async function runTurn(context: Message[], options: TurnOptions): Promise
         tool_choice: last ? 'none' : undefined, // JSON leaves it out
       },
       options.signal,
-      sent
-        .map((m) => m.reasoning_content)
+      stored
         .reverse()
         // Once one does not fit, `room` stays below 0: no older one is sent either.
         .map((t) => (t && (room -= jsonBytes(t)) >= 0 ? t : ''))
