@@ -248,8 +248,21 @@ for (const file of FILES) {
       await server?.stop();
       // A fresh folder, as `mktemp -d` would give, that the check for demo secrets below can read.
       const data = `SATCHEL_DATA_DIR=${JSON.stringify(join(work, 'data'))}`;
-      server = new DocServer(localize(code).replace('SATCHEL_DATA_DIR="$(mktemp -d)"', data), env);
-      await server.ready(url());
+      // The free port is picked before a server takes it: another test's server may take it first (CI11: "port
+      // … is in use", and every later block of the file failed). Then another port, for this block and the rest.
+      for (let tries = 1; ; tries++) {
+        server = new DocServer(
+          localize(code).replace('SATCHEL_DATA_DIR="$(mktemp -d)"', data),
+          env,
+        );
+        try {
+          return await server.ready(url());
+        } catch (err) {
+          if (tries >= 3 || !/is in use/.test(String(err))) throw err;
+          port = await freePort();
+          Object.assign(env, { PORT: String(port), SATCHEL_URL: url() });
+        }
+      }
     };
 
     for (const block of blocks) {
