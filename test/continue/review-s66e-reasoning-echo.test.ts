@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { makeApp } from '../http/helpers.js';
+import { continueOnce, makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type ReceivedRequest } from '../support/chat-server.js';
 
 // Review s66e F2 (the residual of s65i F7): a validation error that echoes the user's own words "reasoning_content
@@ -28,15 +28,7 @@ it("an error echoing the request's own text is no ask for reasoning_content", as
   };
   const chat = await startChatServer(step, step);
   servers.push(chat);
-  const app = await makeApp({ env: { SATCHEL_MODEL_URL: chat.url, SATCHEL_MODEL: 'm' } });
-  const messages = [
-    { role: 'user', content: 'hi' },
-    { role: 'assistant', content: 'hello' },
-  ];
-  const id = (await app.call('POST', '/v1/sessions', { body: { task: 't', messages } })).json.id;
-  const res = await app.call('POST', `/v1/sessions/${id}/continue`, {
-    body: { message: question },
-  });
+  const { app, res } = await continueOnce(chat.url, question);
   expect(res.status).toBe(502);
   expect(chat.requests).toHaveLength(1);
   const logged = app.logs.records.filter((l: { msg?: string }) => l.msg === 'model turn failed');

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { makeApp } from '../http/helpers.js';
+import { continueOnce, makeApp } from '../http/helpers.js';
 import { startChatServer, type ChatServer, type ReceivedRequest } from '../support/chat-server.js';
 
 // Review s66l: 3bd1940 cut each request text (as a JSON string) out of a model's error answer before looking for
@@ -115,15 +115,7 @@ it("an echo in Python's ASCII spelling is no ask for reasoning_content", async (
     };
   };
   const url = await rawServer(step);
-  const app = await makeApp({ env: { SATCHEL_MODEL_URL: url, SATCHEL_MODEL: 'm' } });
-  const messages = [
-    { role: 'user', content: 'hi' },
-    { role: 'assistant', content: 'hello' },
-  ];
-  const id = (await app.call('POST', '/v1/sessions', { body: { task: 't', messages } })).json.id;
-  const res = await app.call('POST', `/v1/sessions/${id}/continue`, {
-    body: { message: question },
-  });
+  const { app, res } = await continueOnce(url, question);
   const logged = app.logs.records.filter((l: { msg?: string }) => l.msg === 'model turn failed');
   expect(res.status).toBe(502);
   expect(requests).toHaveLength(1);

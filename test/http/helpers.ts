@@ -89,6 +89,21 @@ export async function makeApp(
 }
 
 /**
+ * An app whose model is at `modelUrl`, a session of a greeting and its answer in it, and one continue of
+ * that session with `message`: the app (its log) and the continue's answer.
+ */
+export async function continueOnce(modelUrl: string, message: string) {
+  const app = await makeApp({ env: { SATCHEL_MODEL_URL: modelUrl, SATCHEL_MODEL: 'm' } });
+  const messages = [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'hello' },
+  ];
+  const id = (await app.call('POST', '/v1/sessions', { body: { task: 't', messages } })).json.id;
+  const res = await app.call('POST', `/v1/sessions/${id}/continue`, { body: { message } });
+  return { app, res };
+}
+
+/**
  * Waits until an app's background work has settled: its drain, the session store's records and the search
  * engine's lingering index records, a few times over (one round's work can schedule the next's).
  */
