@@ -1,6 +1,7 @@
 // What the Lambda entry does to an event before hono/aws-lambda turns it into a Request: the checks that
-// adapter would fail on (answered here as problem+json, never logging a header's value), the methods a
-// Request refuses, the values it would percent-encode, a named stage's prefix and a read's body.
+// adapter would fail on (answered here as problem+json, never logging a header's value), a path it would
+// read otherwise than sent, the methods a Request refuses, the values it would percent-encode, a named
+// stage's prefix and a read's body.
 
 /** A request refused before the app: its status and detail (no header's value in it). */
 export interface Refusal {
@@ -35,9 +36,20 @@ const ASCII_HEADERS = new Set([
   'x-github-delivery',
 ]);
 
+/**
+ * A path hono/aws-lambda can paste into a URL and the app reads back as sent: between slashes only what a
+ * URL path carries as it is (RFC 3986 pchar without `%`), no `.` or `..` segment. An HTTP API hands the
+ * function the path decoded (`/a%2Fb` arrives as `/a/b`): a decoded `/..` was resolved, a `?` or `#` split
+ * off, `\` read as `/`, a tab or trailing space dropped, a `%` decoded again, each naming another session
+ * than the client's (a DELETE deleted it, review s67f). No route or id holds any of them.
+ */
+const SAFE_PATH = /^(?:\/(?!\.\.?(?:\/|$))[\w.~!$&'()*+,;=:@-]*)*$/;
+
 type Headers = Record<string, string | string[] | undefined | null>;
 
 interface EventShape {
+  rawPath?: string;
+  path?: string;
   headers?: Headers | null;
   multiValueHeaders?: Headers | null;
   cookies?: string[];
@@ -50,12 +62,20 @@ interface EventShape {
 /**
  * The event, checked: a header whose name is not a token or whose value holds NUL, CR or LF, and a method
  * that is not a token, are refused (400: the Node server's HTTP parser refuses them too; undici's error
- * for them quoted the value, a bearer token, into the function's log, review s57a).
+ * for them quoted the value, a bearer token, into the function's log, review s57a); so is a path that is
+ * not SAFE_PATH (400: which session it names cannot be told).
  */
 export function prepared<E extends object>(event: E): Prepared<E> | Refusal {
   const e = event as EventShape;
   const method = methodOf(event);
   if (!TOKEN.test(method)) return refusal('the request method is not a valid token (RFC 9110)');
+  // Payload 2.0's rawPath; payload 1.0's, ALB's and VPC Lattice's path (what hono/aws-lambda reads).
+  if (!SAFE_PATH.test(e.rawPath ?? e.path ?? ''))
+    return refusal(
+      "the request path holds a character or a '.' or '..' segment that cannot be passed on here " +
+        '(an API Gateway HTTP API hands the path over percent-decoded): a session id is 1-128 of ' +
+        '[A-Za-z0-9._-]',
+    );
   const lists: [string, Headers | null | undefined][] = [
     ['headers', e.headers],
     ['multiValueHeaders', e.multiValueHeaders],

@@ -12,6 +12,7 @@ import { getEndpointFromInstructions } from '@smithy/core/endpoints';
 import { unavailable, type SatchelError } from '../model/errors.js';
 import {
   assertSafeKey,
+  isPlatformLimit,
   isSafeKey,
   DEFAULT_PING_DEADLINE_MS,
   PreconditionFailedError,
@@ -607,6 +608,10 @@ export class S3Store implements ObjectStore {
   ): Promise<T> {
     const checked = (ctx: AttemptContext) =>
       op(ctx).catch((err: unknown) => {
+        // workerd's `Too many subrequests.` (the Workers S3 variant, past Cloudflare's fetch limit): a 503
+        // that names the limit, not retried (every attempt in the invocation would meet it).
+        if (isPlatformLimit(err))
+          throw new StorageUnavailableError(`${what}: ${(err as Error).message}`, err);
         const refusal = refused(err);
         if (refusal) throw refusal;
         if (statusOf(err) !== 404) throw err;
@@ -912,6 +917,8 @@ class KeysNotDeletedError extends Error {
 
 /** 5xx, SlowDown/throttling, and errors that never got an HTTP answer (network, timeouts). */
 export function isTransient(err: unknown): boolean {
+  // Thrown by an attempt on purpose; its words (a key's) must not read as a network error's below.
+  if (StorageUnavailableError.is(err)) return false;
   if (err instanceof KeysNotDeletedError) return err.transient;
   if ((err as { conflict?: boolean } | null)?.conflict) return true;
   const status = statusOf(err);
