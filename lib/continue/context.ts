@@ -60,23 +60,23 @@ export const NO_TOOL_RESULT = JSON.stringify({
 });
 
 /**
- * The messages with a result for every tool call: after an assistant message's calls and the results
- * that follow it, one `NO_TOOL_RESULT` per call id with none among them. OpenAI-compatible APIs refuse a
- * request whose tool calls are not each answered right after (a continue of such a session was a 502
- * every time); the calls are kept, so the model still sees what was attempted.
+ * The messages with exactly one result for every tool call: of the results after an assistant message's
+ * calls, only the first for each of its call ids is kept (one without an id, or naming an earlier
+ * message's call, a late result, is left out), then one `NO_TOOL_RESULT` per call id with none.
+ * OpenAI-compatible APIs refuse a request with a call not answered right after it, or a result that
+ * answers no call in front of it (a continue of such a session was a 502 every time: reviews s52a,
+ * s67c); the calls are kept, so the model still sees what was attempted.
  */
 export function answerToolCalls(messages: Message[]): Message[] {
   const out: Message[] = [];
   for (let i = 0; i < messages.length;) {
     const end = groupEnd(messages, i);
-    out.push(...messages.slice(i, end));
-    const answered = new Set(messages.slice(i + 1, end).map((m) => m.tool_call_id));
-    const calls = messages[i]!.role === 'assistant' ? (messages[i]!.tool_calls ?? []) : [];
-    for (const { id } of calls) {
-      if (answered.has(id)) continue;
-      answered.add(id);
-      out.push({ role: 'tool', content: NO_TOOL_RESULT, tool_call_id: id });
-    }
+    const m = messages[i]!;
+    out.push(m);
+    const open = new Set(m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []);
+    for (const r of messages.slice(i + 1, end))
+      if (r.tool_call_id !== undefined && open.delete(r.tool_call_id)) out.push(r);
+    for (const id of open) out.push({ role: 'tool', content: NO_TOOL_RESULT, tool_call_id: id });
     i = end;
   }
   return out;

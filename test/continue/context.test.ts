@@ -10,12 +10,14 @@ const a = (n: number, size = 10): Message => ({
   role: 'assistant',
   content: `a${n}`.padEnd(size, '.'),
 });
-const call = (id: string): Message => ({
+const call = (...ids: string[]): Message => ({
   role: 'assistant',
   content: '',
-  tool_calls: [
-    { id, type: 'function', function: { name: 'session_search', arguments: '{"action":"list"}' } },
-  ],
+  tool_calls: ids.map((id) => ({
+    id,
+    type: 'function' as const,
+    function: { name: 'session_search', arguments: '{"action":"list"}' },
+  })),
 });
 const result = (id: string, size = 10): Message => ({
   role: 'tool',
@@ -54,14 +56,14 @@ describe('fitContext', () => {
     },
     {
       name: 'a tool group is kept whole',
-      messages: [sys, u(1), call('c1'), result('c1'), result('c1'), a(1), u(2)],
-      budget: bytes(sys, call('c1'), result('c1'), result('c1'), a(1), u(2)),
-      want: [sys, call('c1'), result('c1'), result('c1'), a(1), u(2)],
+      messages: [sys, u(1), call('c1', 'c2'), result('c1'), result('c2'), a(1), u(2)],
+      budget: bytes(sys, call('c1', 'c2'), result('c1'), result('c2'), a(1), u(2)),
+      want: [sys, call('c1', 'c2'), result('c1'), result('c2'), a(1), u(2)],
     },
     {
       name: 'a tool group that does not fit whole is dropped whole',
-      messages: [sys, u(1), call('c1'), result('c1'), result('c1'), a(1), u(2)],
-      budget: bytes(sys, result('c1'), result('c1'), a(1), u(2)),
+      messages: [sys, u(1), call('c1', 'c2'), result('c1'), result('c2'), a(1), u(2)],
+      budget: bytes(sys, result('c1'), result('c2'), a(1), u(2)),
       want: [sys, a(1), u(2)],
     },
     {

@@ -5,7 +5,7 @@ import type { OpenApiDocument } from '../../lib/http/openapi.js';
 import { apiDocument, routes } from '../../lib/http/routes/index.js';
 import { keys } from '../../lib/model/keys.js';
 import { MemoryStore } from '../../lib/storage/memory.js';
-import { StorageUnavailableError, type ObjectStore } from '../../lib/storage/port.js';
+import { StorageUnavailableError, utf8, type ObjectStore } from '../../lib/storage/port.js';
 import { makeApp, TOKENS } from './helpers.js';
 
 // The OpenAPI document against the app: (a) the same routes, (b) a well-formed OpenAPI 3.1 document, and
@@ -183,6 +183,7 @@ const MAX_BODY = 65536;
 let app: App; // max body 64 KiB, a webhook, no model: continue only stores
 let modelApp: App; // a model that cannot be reached, continue waits 0 ms for a lease
 let downApp: App; // its storage switched off after setup
+let lambdaApp: App; // as Lambda: a webhook answers after its turn; a model that cannot be reached
 let downStore: SwitchableStore;
 let downId: string;
 
@@ -215,6 +216,25 @@ beforeAll(async () => {
   });
   downId = (await downApp.call('POST', '/v1/sessions', { body: { task: 'soon unreachable' } })).json
     .id;
+  const fixed = (session: string) => ({ secret: HOOK_SECRET, namespace: 'alice', session });
+  lambdaApp = await makeApp({
+    shortLived: true,
+    answersAfterBackground: true,
+    env: {
+      SATCHEL_MODEL_URL: 'http://127.0.0.1:9',
+      SATCHEL_MODEL: 'm',
+      SATCHEL_CONTINUE_WAIT_MS: '0',
+      SATCHEL_HOOKS: JSON.stringify({
+        busy: fixed('hook-busy'),
+        down: fixed('hook-down'),
+        bad: fixed('hook-bad'),
+      }),
+    },
+  });
+  for (const id of ['hook-busy', 'hook-down', 'hook-bad'])
+    expect((await lambdaApp.call('POST', '/v1/sessions', { body: { id, task: 't' } })).status).toBe(
+      201,
+    );
   downStore.down = true;
 });
 
@@ -606,6 +626,26 @@ const cases: Record<string, () => Promise<Res>> = {
     send(downApp, 'POST', '/v1/hooks/ci', signed('{}', { 'x-satchel-delivery': 'openapi-down' })),
   'POST /v1/hooks/{name} 413': () =>
     send(app, 'POST', '/v1/hooks/ci', signed(JSON.stringify({ pad: 'x'.repeat(MAX_BODY) }))),
+  // On Lambda the answer waits for the delivery's turn and says how it failed (review s59g).
+  'POST /v1/hooks/{name} 409': async () => {
+    await lambdaApp.objects.put(
+      keys.lease('alice', 'hook-busy'),
+      encodeLease({ owner: 'another-turn', expiresAt: Date.now() + 60_000 }),
+      { ifNoneMatch: '*' },
+    );
+    return send(
+      lambdaApp,
+      'POST',
+      '/v1/hooks/busy',
+      signed('{}', { 'x-satchel-delivery': 'busy' }),
+    );
+  },
+  'POST /v1/hooks/{name} 500': async () => {
+    await lambdaApp.objects.put(keys.session('alice', 'hook-bad'), utf8('{"half a file'));
+    return send(lambdaApp, 'POST', '/v1/hooks/bad', signed('{}', { 'x-satchel-delivery': 'bad' }));
+  },
+  'POST /v1/hooks/{name} 502': () =>
+    send(lambdaApp, 'POST', '/v1/hooks/down', signed('{}', { 'x-satchel-delivery': 'down' })),
 };
 
 /** Every (operation, status) pair the document promises. */

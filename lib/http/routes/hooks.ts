@@ -4,7 +4,7 @@ import { scheduler } from '../context.js';
 import { failureProblem } from '../../hooks/hooks.js';
 import { StorageUnavailableError } from '../../storage/port.js';
 import { param } from '../params.js';
-import { problem, route } from '../spec.js';
+import { problem, retryAfter, route } from '../spec.js';
 
 /** Signed webhooks that continue a session. */
 
@@ -50,6 +50,11 @@ export const receiveWebhook = route(
         },
       }),
       404: problem('No webhook with this name.'),
+      409: problem(
+        "(Lambda) Another model turn holds the target session, maybe this delivery's earlier attempt's: " +
+          'the message is stored; send the same delivery again after `Retry-After` seconds.',
+        retryAfter,
+      ),
       413: problem(
         "The body is over `SATCHEL_MAX_BODY_BYTES`; or (Lambda) the delivery's message cannot be stored " +
           "under `SATCHEL_MAX_SESSION_BYTES` (the target session's system prompt fills it): nothing was " +
@@ -59,6 +64,14 @@ export const receiveWebhook = route(
       422: problem(
         'The delivery id was used before for another payload (where the answer waits for the work: ' +
           'a `new` hook, Lambda); nothing was written.',
+      ),
+      500: problem(
+        '(Lambda) The target session is corrupt, as its GET answers: nothing was stored, and a ' +
+          'redelivery fails the same way until it is repaired or deleted.',
+      ),
+      502: problem(
+        '(Lambda) The model failed, answered an error or timed out: the message is stored; send the ' +
+          'same delivery again to run its model turn.',
       ),
       503: problem(
         'Storage unavailable: the delivery was not stored, or (Lambda) it may have been, or its message ' +
