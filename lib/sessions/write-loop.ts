@@ -116,7 +116,7 @@ export interface WriteResult {
   receipt: WriteReceipt;
   /** True when an Idempotency-Key (or this write's own id) matched an earlier write and nothing was written. */
   replayed: boolean;
-  /** Create only: the head alone was over the size cap, so the first user message was not stored. */
+  /** A create or a PUT: the head alone was over the size cap, so the first user message was not stored. */
   headDropped?: boolean;
 }
 
@@ -155,6 +155,8 @@ export interface Committed {
   prior?: StoredSession;
   /** Set by a create: `session` is the first version of its incarnation. */
   first?: true;
+  /** The head alone was over the size cap, so the first user message was not stored (a create or a PUT). */
+  headDropped?: true;
 }
 
 export interface WriteLoopDeps {
@@ -792,6 +794,7 @@ export class WriteLoop {
       writes: built.map(({ m }, i) => ({ record: records[i]!, ctx: m.req.ctx })),
       prior: cur,
       ...(sealed.held !== undefined ? { held: sealed.held } : {}),
+      ...(saved.head_dropped ? { headDropped: true as const } : {}),
     };
     const tried = { ...committed, records, members: built.map((b) => b.m) };
     const outcome = await storing
@@ -807,7 +810,7 @@ export class WriteLoop {
         throw err;
       });
     if (outcome.lost) reopen();
-    else answerMembers(built, session, receipt, records);
+    else answerMembers(built, committed, records);
     if (!outcome.lost) this.afterLanded(run, incarnation, plan.ahead, sweep);
     return outcome;
   }
@@ -1559,12 +1562,12 @@ function scanOf(session: StoredSession): unknown {
  */
 function answerMembers(
   built: { m: Member }[],
-  session: StoredSession,
-  receipt: WriteReceipt,
+  { session, receipt, headDropped }: Committed,
   records: WriteRecord[],
 ): void {
   built.forEach(({ m }, i) => {
-    m.result = fulfilled({ session, receipt: ownReceipt(receipt, records[i]!), replayed: false });
+    const own = ownReceipt(receipt, records[i]!);
+    m.result = fulfilled({ session, receipt: own, replayed: false, headDropped });
   });
 }
 
