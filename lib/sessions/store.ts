@@ -871,14 +871,15 @@ export class SessionStore {
   /**
    * Erasing for a delete no log record tells of (it failed, or the delete's answer was lost): the manifest's
    * purge first (it finds the object missing and writes the tombstone), then the indexes', whose view of
-   * what is live comes from the manifest.
+   * what is live comes from the manifest: only once the manifest's purge succeeded, retried until then
+   * (review s67b: run after a failed one, an index kept the session as live, with its text, for good).
    */
   private purgeUnlogged(ns: string, id: string, ctx: WriteContext): void {
     (ctx.schedule ?? unattended)(
-      this.manifest
-        .purge(ns, [id])
-        .catch((err) => this.onError('manifest not purged', err))
-        .then(() => this.afterDelete(ns, id, ctx)),
+      eraseRetried(
+        () => this.manifest.purge(ns, [id]).then(() => this.afterDelete(ns, id, ctx)),
+        (err, last) => this.onError(`manifest not purged${last ? ' (gave up)' : ''}`, err),
+      ),
     );
   }
 
