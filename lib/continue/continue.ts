@@ -286,17 +286,26 @@ export class Continuer {
           'nothing was written',
           `your message was stored (${revision}) and no reply was stored`,
         );
+      // The message's write succeeded: as its receipt would, the answer carries the revision it made (its
+      // ETag); not a 404's or a removed message's 409, whose session no longer holds it (review s67d).
+      const tagged = (e: SatchelError) => {
+        if (e.kind !== 'not_found' && e.extra.turn !== 'removed')
+          e.extra.revision = stored.receipt.revision;
+        return e;
+      };
       // Storage unreachable, or the write loop's own 503s (the contention deadline, a write that may have
       // been stored): their "try again" would store the message twice without the key.
       const busy = SatchelError.is(err, 'unavailable');
-      if (!busy && !StorageUnavailableError.is(err)) throw err;
+      if (!busy && !StorageUnavailableError.is(err)) throw tagged(err);
       const why = busy
         ? err.message.replace(/; (try again|read the session before sending it again)$/, '')
         : 'storage is unreachable';
-      throw unavailable(
-        `${why}; your message was stored (${revision}), and whether a model turn was stored ` +
-          `for it is unknown. ${retry}`,
-        (busy && err.extra.retryAfter) || 1,
+      throw tagged(
+        unavailable(
+          `${why}; your message was stored (${revision}), and whether a model turn was stored ` +
+            `for it is unknown. ${retry}`,
+          (busy && err.extra.retryAfter) || 1,
+        ),
       );
     });
   }

@@ -51,6 +51,8 @@ export function problemResponse(c: Context, err: unknown, log: Logger): Response
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     if (allow) headers.allow = allow;
     if (challenge) headers['www-authenticate'] = challenge;
+    // A continue whose message was stored before its turn failed: the revision that write made.
+    if (err.extra.revision !== undefined) headers.etag = `"${err.extra.revision}"`;
   } else if (StorageUnavailableError.is(err)) {
     log.error('storage unavailable', { route: c.req.routePath, error: storageFailure(err) });
     const limited = isPlatformLimit(err);

@@ -47,6 +47,8 @@ export class SatchelError extends Error {
        * replace). A webhook delivery tells them apart by this, not by the detail's words.
        */
       turn?: 'busy' | 'removed';
+      /** A continue's answer after its message was stored: the revision that write made (its `ETag`). */
+      revision?: number;
     } = {},
   ) {
     super(detail);

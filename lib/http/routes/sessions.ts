@@ -408,23 +408,35 @@ export const continueSession = route(
         headers: { ...etagHeader(), ...replayed },
       },
       ...bodyErrors,
+      // The answers of a turn that failed after the message was stored tag the revision that stored it.
+      413: problem(
+        `${P.tooLarge.description} Or the model turn cannot be stored under ` +
+          '`SATCHEL_MAX_SESSION_BYTES`: the detail says the message was stored and at which revision, ' +
+          'and `ETag` tags it.',
+        etagHeader(false),
+      ),
       401: P.token,
       403: P.readOnly,
       404: problem(
         'No session with this id (or, for `latest`, no session at all) in the namespace.',
       ),
       409: problem(
-        'Another model turn holds this session; the message is stored. Retry after ' +
-          '`Retry-After` seconds.',
-        retryAfter,
+        'Another model turn holds this session; the message is stored (`ETag` tags its revision). ' +
+          'Retry after `Retry-After` seconds.',
+        { ...retryAfter, ...etagHeader(false) },
       ),
       412: P.stale,
       422: P.keyReused,
       502: problem(
         'The model failed, answered an error or timed out; the detail says the message was ' +
-          'stored and at which revision.',
+          'stored and at which revision, and `ETag` tags it.',
+        etagHeader(false),
       ),
-      503: P.storage,
+      503: problem(
+        `${P.storage.description} After the message was stored, the detail says so and at which ` +
+          'revision, and `ETag` tags it.',
+        { ...retryAfter, ...etagHeader(false) },
+      ),
     },
   },
   async (c, body) => {
