@@ -448,7 +448,7 @@ export class SearchEngine implements SessionListener {
     if (!lex) return deepSearch(this.sessions, ns, live, query, limit, this.options.concurrency);
 
     const byId = entriesById(live);
-    const need = wanted.length === 1 ? 1 : 2;
+    const need = tokensHeld(parsed) > 1 ? 2 : 1;
     const { lexical, near } = this.rankWords(lex, parsed, query, need);
     const qualified = new Set(lexical.filter((h) => h.matched >= need).map((h) => h.id));
     const lists: { ids: string[]; weight: number }[] = [
@@ -552,13 +552,17 @@ export class SearchEngine implements SessionListener {
   private rankWords(lex: Resolved<LexDoc, LexSegment>, parsed: Query, query: string, need: number) {
     const absent = new Set<string>();
     const wanted = parsed.tokens;
-    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, undefined, absent);
+    const { parts, runs } = parsed;
+    const lexical = rankLexical(lex, wanted, CANDIDATES, need, parts, undefined, absent, runs);
     if (!this.localWords || absent.size === 0)
       return { lexical, near: new Map<string, NearWord[]>() };
-    const held = absentHolder(lex, wanted, absent, parsed.parts);
+    const held = absentHolder(lex, wanted, absent, parts);
     const near = nearWords(lex, wanted, held, typedInCapitals(query));
     if (near.size === 0) return { lexical, near };
-    return { lexical: rankLexical(lex, wanted, CANDIDATES, need, parsed.parts, near), near };
+    return {
+      lexical: rankLexical(lex, wanted, CANDIDATES, need, parts, near, undefined, runs),
+      near,
+    };
   }
 
   private async rankVectors(
@@ -801,7 +805,8 @@ function readForSearch(
 
 /**
  * BM25 (k1 1.2, b 0.75) over the live documents; `matched` = distinct query tokens the session holds (an
- * identifier's whole form counting for its `parts` too). The best `limit`, and with `need` also the best
+ * identifier's whole form counting for its `parts` too, each of `runs` once where all its tokens are:
+ * `tokensHeld`). The best `limit`, and with `need` also the best
  * `limit` of those that hold at least `need` of them (the sessions that qualify), best first: those must
  * not be cut by sessions that rank higher on one token.
  */
@@ -813,6 +818,7 @@ export function rankLexical(
   parts: ReadonlyMap<string, string[]> = new Map(),
   near: ReadonlyMap<string, NearWord[]> = new Map(),
   absent?: Set<string>,
+  runs: string[][] = [],
   k1 = 1.2,
   b = 0.75,
 ): LexHit[] {
@@ -825,6 +831,7 @@ export function rankLexical(
   // Distinct query tokens a document holds: a query may have thousands (4,096 characters).
   const matched = res.segments.map((s) => new Uint16Array(s.docs.length));
   const freshScores = new Map<string, { score: number; matched: number }>();
+  const grouped = new Set(runs.flat());
   for (const token of new Set(query)) {
     // A word no session holds is scored by the near words standing in for it (words.ts): a session
     // counts, and scores, once for it, by the best of them it holds.
@@ -834,6 +841,8 @@ export function rankLexical(
     const freshGroup = new Map<string, number>();
     // An identifier's whole form counts, and scores, for its parts too.
     const counts = 1 + (parts.get(token)?.length ?? 0);
+    // A run's token counts with its run (below), once all its tokens are held.
+    const adds = grouped.has(token) ? 0 : counts;
     for (const { term, weight: factor } of variants) {
       const lists = res.segments.map((seg) => seg.postingsOf(term));
       const df = liveDf(lists, masks, fresh, term);
@@ -856,7 +865,7 @@ export function rankLexical(
           const w = weight(p.tfs[k]!, lens[di]!);
           if (!group) {
             sc[di]! += w;
-            mt[di]! += counts;
+            mt[di]! += adds;
           } else if (w > sc[di]!) sc[di] = w;
         }
       });
@@ -869,15 +878,24 @@ export function rankLexical(
       for (let di = 0; di < g.length; di++)
         if (g[di]! > 0) {
           scores[si]![di]! += g[di]!;
-          matched[si]![di]! += counts;
+          matched[si]![di]! += adds;
         }
     });
     for (const [id, w] of freshGroup) {
       const had = freshScores.get(id) ?? { score: 0, matched: 0 };
       had.score += w;
-      had.matched += counts;
+      had.matched += adds;
       freshScores.set(id, had);
     }
+  }
+  for (const run of runs) {
+    res.segments.forEach((seg, si) => {
+      const held = new Uint16Array(seg.docs.length);
+      for (const t of run)
+        for (const di of seg.postingsOf(t)?.docs ?? [])
+          if (++held[di]! === run.length) matched[si]![di]!++;
+    });
+    for (const f of fresh) if (run.every((t) => f.doc.tf.has(t))) freshScores.get(f.id)!.matched++;
   }
   return bestHits(res, scores, matched, freshScores, limit, need);
 }
@@ -902,7 +920,7 @@ function bestHits(
     const docs = res.segments[si]!.docs;
     const mt = matched[si]!;
     for (let di = 0; di < sc.length; di++) {
-      if (mt[di]! > 0 && (top.wants(sc[di]!) || (mt[di]! >= need && strong.wants(sc[di]!))))
+      if (sc[di]! > 0 && (top.wants(sc[di]!) || (mt[di]! >= need && strong.wants(sc[di]!))))
         offer({ id: docs[di]!.id, score: sc[di]!, matched: mt[di]! });
     }
   });
@@ -1093,7 +1111,8 @@ export async function deepSearch(
   const parsed = parseQuery(query);
   const wanted = parsed.tokens;
   if (wanted.length === 0) return [];
-  const need = wanted.length === 1 ? 1 : 2;
+  const words = tokensHeld(parsed);
+  const need = words > 1 ? 2 : 1;
   const hits: (SearchHit & { at: number })[] = [];
   let strong = 0;
   for (let i = 0; i < live.length && strong < limit; i += concurrency) {
@@ -1106,7 +1125,7 @@ export async function deepSearch(
       const tokens = lexDocOf(session).tf;
       const found = tokensHeld(parsed, (t) => tokens.has(t));
       if (found < need) continue;
-      if (found === wanted.length) strong++;
+      if (found === words) strong++;
       hits.push({
         id: session.id,
         task: session.task,
@@ -1125,13 +1144,14 @@ export async function deepSearch(
 
 /** About 200 characters around the best match: the message holding the most query tokens. */
 function snippetFor(session: StoredSession, query: string, wanted: string[]): string {
-  // The text holding the most query words as typed (a substring test, no tokenizing: this runs for every
-  // result); when no text holds any, the stems (`failure` → `failur`) by their first four letters.
+  // The text holding the most query words as typed (a substring test: this runs for every result); when no
+  // text holds any, the stems (`failure` → `failur`) by their first four letters. Only words that give a
+  // token: a question's stopwords picked the text with the most `what is the` (review s67e).
   const words = [
     ...new Set(
       fold(query)
         .split(/[^\p{L}\p{N}_]+/u)
-        .filter((w) => w.length > 1),
+        .filter((w) => w.length > 1 && tokenize(w).length),
     ),
   ];
   const stems = [...new Set(wanted.map((w) => w.slice(0, 4)))];

@@ -46,9 +46,15 @@ let words: Intl.Segmenter | undefined;
 
 /**
  * Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too).
- * `wholes` collects each identifier's whole-form token with the part tokens it stands for.
+ * `wholes` collects each identifier's whole-form token with the part tokens it stands for; `runs` each CJK
+ * run's bigrams.
  */
-export function tokenize(text: string, doc = false, wholes?: Map<string, string[]>): string[] {
+export function tokenize(
+  text: string,
+  doc = false,
+  wholes?: Map<string, string[]>,
+  runs?: string[][],
+): string[] {
   const out: string[] = [];
   // Accent and case folding only where there is something to fold (most agent text is ASCII).
   const folded = ASCII.test(text)
@@ -73,7 +79,7 @@ export function tokenize(text: string, doc = false, wholes?: Map<string, string[
       run
         .split(CJK)
         .forEach((part, i) =>
-          i % 2 ? cjkBigrams(part, out, doc) : part && word(part, out, wholes),
+          i % 2 ? cjkBigrams(part, out, doc, runs) : part && word(part, out, wholes),
         );
     else word(run, out, wholes);
   }
@@ -88,22 +94,33 @@ export function queryTokens(text: string): string[] {
 /**
  * A query: its distinct tokens, and for each identifier typed in it, the part tokens its whole form stands
  * for. A text holding `powershell` holds what the query `PowerShell` asks for (its whole form), though not
- * the tokens `power` and `shell`.
+ * the tokens `power` and `shell`. A CJK word (`runs`: each run's bigrams) is held where all its bigrams
+ * are, and counts once: データベース is not held by データ and ベース apart.
  */
 export interface Query {
   tokens: string[];
   parts: ReadonlyMap<string, string[]>;
+  runs: string[][];
 }
 
 export function parseQuery(text: string): Query {
   const parts = new Map<string, string[]>();
-  return { tokens: [...new Set(tokenize(text, false, parts))], parts };
+  const runs: string[][] = [];
+  return { tokens: [...new Set(tokenize(text, false, parts, runs))], parts, runs };
 }
 
-/** How many of the query's tokens a text holds (`has`), a part counted where its whole form is held. */
-export function tokensHeld(query: Query, has: (token: string) => boolean): number {
+/**
+ * How many of the query's tokens a text holds (`has`), a part counted where its whole form is held, a CJK
+ * run's bigrams once, where all are; with `has` omitted, how many the two-token rule counts.
+ */
+export function tokensHeld(query: Query, has = (_token: string) => true): number {
   const wholes = [...query.parts].filter(([whole]) => has(whole));
-  return query.tokens.filter((t) => has(t) || wholes.some(([, parts]) => parts.includes(t))).length;
+  const grouped = new Set(query.runs.flat());
+  return (
+    query.tokens.filter(
+      (t) => !grouped.has(t) && (has(t) || wholes.some(([, parts]) => parts.includes(t))),
+    ).length + query.runs.filter((run) => run.every(has)).length
+  );
 }
 
 /** A plural acronym (`APIs`, `PRs`): the word is its singular, so `PR` finds `PRs` as `api` finds `APIs`. */
@@ -147,11 +164,15 @@ const STEMS = new Map<string, string>();
 /**
  * A CJK run's bigrams; a document's also each character (a query's only a lone one), so a one-character
  * word is found while a longer query word still has to match as bigrams, not as scattered characters.
+ * A query's run of bigrams goes to `runs` too: it is held only whole (review s67e: データベース was found
+ * by データを送った and ベースギター, two of its bigrams each).
  */
-function cjkBigrams(run: string, out: string[], doc: boolean): void {
+function cjkBigrams(run: string, out: string[], doc: boolean, runs?: string[][]): void {
   const chars = [...run];
+  const at = out.length;
   for (let i = 0; i < chars.length; i++) {
     if (doc || chars.length === 1) out.push(chars[i]!);
     if (i + 1 < chars.length) out.push(chars[i]! + chars[i + 1]!);
   }
+  if (chars.length > 1) runs?.push([...new Set(out.slice(at))]);
 }

@@ -35,11 +35,12 @@ export const sessionSearchTool = {
   },
 } as const;
 
+/** A field sent as `null` is absent (sessionSearchBodySchema). */
 export interface ToolInput {
   action: string;
-  query?: string | undefined;
-  id?: string | undefined;
-  limit?: number | undefined;
+  query?: string | null | undefined;
+  id?: string | null | undefined;
+  limit?: number | null | undefined;
 }
 
 export type { SearchHit };
@@ -109,9 +110,9 @@ export async function runSessionSearch(
 }
 
 /** odek's limit rule: ≤ 0 (or absent) means 5; at most 20. */
-export function clampLimit(limit: number | undefined): number {
+export function clampLimit(limit: number | null | undefined): number {
   // Whole results: 0.5 is 0, which means 5 (not an empty answer).
-  const n = limit === undefined ? NaN : Math.floor(limit);
+  const n = limit == null ? NaN : Math.floor(limit);
   return Number.isFinite(n) && n > 0 ? Math.min(20, n) : 5;
 }
 
@@ -144,7 +145,7 @@ async function findByTask(
   const out: SessionSummary[] = [];
   for (const s of (await sessions.manifest.view(ns, ctx.schedule)).entries) {
     const tokens = new Set(tokenize(s.task, true));
-    const all = tokensHeld(wanted, (t) => tokens.has(t)) === wanted.tokens.length;
+    const all = tokensHeld(wanted, (t) => tokens.has(t)) === tokensHeld(wanted);
     if (all && out.push(summaryOf(s)) >= limit) break;
   }
   return out;
