@@ -61,13 +61,15 @@ export const continueBodySchema = z.strictObject({
 
 /**
  * The session_search tool call; unknown fields are ignored, as a model may add some. An id no session
- * can have (over 128 characters) is the tool's `{error}`, as any unknown id.
+ * can have (over 128 characters) is the tool's `{error}`, as any unknown id. `null` is absent: OpenAI's
+ * strict function calling, and many open models, send every parameter they do not use as null (review
+ * s67d: such a call was a 400, and inside a continue the model got an error instead of results).
  */
 export const sessionSearchBodySchema = z.looseObject({
   action: z.string(),
-  query: z.string().max(4096).optional(),
-  id: z.string().optional(),
-  limit: z.number().optional(),
+  query: z.string().max(4096).nullish(),
+  id: z.string().nullish(),
+  limit: z.number().nullish(),
 });
 
 /** Pop: remove the newest messages (an agent framework's popItem). */
