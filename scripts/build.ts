@@ -66,6 +66,85 @@ const unusedHonoHelpers: Plugin = {
   },
 };
 
+/** Hono's modules in the Worker bundles (hono/dist/…): `unusedHonoMembers` scans them, `buildWorker` checks the list. */
+const HONO_MODULES = [
+  'hono-base.js',
+  'context.js',
+  'request.js',
+  'compose.js',
+  'router.js',
+  'preset/tiny.js',
+  'router/pattern-router/router.js',
+  'request/constants.js',
+  'utils/url.js',
+  'utils/html.js',
+  'utils/constants.js',
+  'helper/route/index.js',
+  'http-exception.js',
+];
+
+/**
+ * Hono's classes (the app, its context and request) carry members the app never uses: `app.mount()`,
+ * `app.request()` (a test helper), `app.fire()` (service-worker syntax), `c.render()` and its layouts,
+ * `c.event`, `c.req.blob()`, `c.req.formData()`, `c.req.valid()`, … esbuild keeps them, being methods. In the
+ * Worker bundles, each method, getter or function-valued field of those classes whose name is read (as
+ * `.name`) neither in Satchel's code (lib/, functions/, not in comments) nor in Hono's modules of the bundle
+ * (`HONO_MODULES`) is left out. A use of a member left out would throw where it is made: the Worker tests
+ * would fail. test/functions/worker.test.ts checks that the app uses neither `mount()` nor `parseBody()`.
+ */
+const unusedHonoMembers: Plugin = {
+  name: 'unused-hono-members',
+  setup(b) {
+    let used: Set<string> | undefined;
+    b.onLoad({ filter: /hono[\\/]dist[\\/](hono-base|context|request)\.js$/ }, async (args) => {
+      const { default: ts } = await import('typescript');
+      const dist = args.path.slice(0, args.path.lastIndexOf('dist') + 4);
+      used ??= readNames([...HONO_MODULES.map((m) => join(dist, m)), ...ownSources()]);
+      const source = readFileSync(args.path, 'utf8');
+      const file = ts.createSourceFile(args.path, source, ts.ScriptTarget.Latest, true);
+      const cuts: [number, number][] = [];
+      const visit = (node: TS.Node): void => {
+        if (ts.isClassLike(node))
+          for (const m of node.members) {
+            const fn =
+              ts.isMethodDeclaration(m) ||
+              ts.isGetAccessorDeclaration(m) ||
+              (ts.isPropertyDeclaration(m) &&
+                m.initializer !== undefined &&
+                (ts.isArrowFunction(m.initializer) || ts.isFunctionExpression(m.initializer)));
+            // `c.req.parseBody()` stays: its stub (`unusedHonoHelpers`) is what the Worker tests check.
+            if (
+              fn &&
+              m.name &&
+              ts.isIdentifier(m.name) &&
+              !used!.has(m.name.text) &&
+              m.name.text !== 'parseBody'
+            )
+              cuts.push([m.getStart(file), m.end]);
+          }
+        ts.forEachChild(node, visit);
+      };
+      visit(file);
+      if (cuts.length === 0) throw new Error(`unused-hono-members: none found in ${args.path}`);
+      let contents = source;
+      for (const [start, end] of cuts.reverse())
+        contents = contents.slice(0, start) + contents.slice(end);
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/** Every name read as a property (`.name`, `?.name`) in these files, outside lines of comment. */
+function readNames(files: string[]): Set<string> {
+  const names = new Set<string>();
+  for (const file of files)
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) continue;
+      for (const m of line.matchAll(/\.([A-Za-z_$][\w$]*)/g)) names.add(m[1]!);
+    }
+  return names;
+}
+
 /**
  * zod compiles a parser per object schema with `new Function` where a runtime allows it (its "JIT");
  * workerd forbids code generation and zod itself skips the compiler there (`allowsEval` is false under
@@ -110,7 +189,10 @@ const noZodMemoizer: Plugin = {
       return {
         contents: shortZodThrows(
           withoutUncalledMethods(
-            withoutUnusedFormatMethods(source.replace(line, '        void 0;'), args.path),
+            withoutUnusedFormatMethods(
+              withoutJsonSchemaProcessors(source.replace(line, '        void 0;'), args.path),
+              args.path,
+            ),
             args.path,
           ),
           args.path,
@@ -138,6 +220,22 @@ function withoutUnusedFormatMethods(source: string, path: string): string {
   });
   if (found < 20)
     throw new Error(`no-zod-memoizer: zod's string format methods not found in ${path}`);
+  return out;
+}
+
+/**
+ * Each of zod's classic schemas sets `_zod.processJSONSchema`, its step of the JSON Schema converter,
+ * which only that converter reads (zod/v4/core/to-json-schema.js): in the Worker bundles the converter is a
+ * stub that throws (`edgeReference`), so the steps are never called. They are left out, and the stubs of
+ * json-schema-processors.js they named with them.
+ */
+function withoutJsonSchemaProcessors(source: string, path: string): string {
+  const step =
+    /^ {4}inst\._zod\.processJSONSchema = \(ctx, json, params\) => processors\.\w+\(inst, ctx, json, params\);\n/gm;
+  let found = 0;
+  const out = source.replace(step, () => (found++, ''));
+  if (found < 20 || out.includes('processJSONSchema'))
+    throw new Error(`no-json-schema-steps: zod's processJSONSchema steps not found in ${path}`);
   return out;
 }
 
@@ -177,15 +275,18 @@ function calledNames(v4: string): Set<string> {
 
 /** zod's modules (`v4`: zod/v4; not its .d.ts files, whose type names would count too) and lib/, functions/. */
 function zodAndOwnSources(v4: string): string[] {
-  return [
-    [v4, /\.js$/],
-    [join(root, 'lib'), /\.ts$/],
-    [join(root, 'functions'), /\.ts$/],
-  ].flatMap(([dir, kind]) =>
-    readdirSync(dir as string, { recursive: true, encoding: 'utf8' })
-      .filter((f) => (kind as RegExp).test(f))
-      .map((f) => join(dir as string, f)),
-  );
+  return [...sourcesIn(v4, /\.js$/), ...ownSources()];
+}
+
+/** Satchel's own modules: lib/ and functions/. */
+function ownSources(): string[] {
+  return [...sourcesIn(join(root, 'lib'), /\.ts$/), ...sourcesIn(join(root, 'functions'), /\.ts$/)];
+}
+
+function sourcesIn(dir: string, kind: RegExp): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => kind.test(f))
+    .map((f) => join(dir, f));
 }
 
 /**
@@ -290,6 +391,23 @@ const usedZodFormats: Plugin = {
         loader: 'js',
       };
     });
+    // zod's `z.iso` namespace (classic/iso.js) holds a schema class and a function per ISO format, all kept
+    // since lib/ reads `z.iso.datetime` through it: the formats lib/ does not use (`date`, `time`,
+    // `duration`) leave it, and their classes and checks the bundle with them (`z.iso.date`, and their
+    // classes' exports, `z.ZodISODate`, … would read undefined, as their patterns' exports do).
+    b.onLoad({ filter: /zod[\\/]v4[\\/]classic[\\/]iso\.js$/ }, (args) => {
+      let contents = readFileSync(args.path, 'utf8');
+      for (const [format, type] of Object.entries(ZOD_ISO_TYPES)) {
+        if (usesZodFormat(format)) continue;
+        const fn = new RegExp(`^export function ${format}\\(params\\) \\{\\n[^\\n]*\\n\\}\\n`, 'm');
+        const names = new RegExp(`\\b${type}, |, ${type}\\b`, 'g');
+        const without = contents.replace(fn, '');
+        if (without === contents || (without.match(names) ?? []).length !== 2)
+          throw new Error(`used-zod-formats: zod's z.iso.${format} not found in ${args.path}`);
+        contents = `${without.replace(names, '')}\nexport const ${type} = undefined;`;
+      }
+      return { contents, loader: 'js' };
+    });
     // The patterns of the formats lib/ does not use: zod's schema of such a format, the only reader of
     // its pattern, is never made. They stay as unexported locals, which esbuild drops, and their exports
     // are undefined. This saved 594 B of the R2-only bundle (gzip) on 2026-12-04.
@@ -332,6 +450,13 @@ const ZOD_FORMAT_PATTERNS: Record<string, string[]> = {
   base64: ['base64'],
   base64url: ['base64url'],
   e164: ['e164'],
+};
+
+/** zod's ISO formats other than `datetime` (`z.iso.<format>`) and their schema classes. */
+const ZOD_ISO_TYPES: Record<string, string> = {
+  date: 'ZodISODate',
+  time: 'ZodISOTime',
+  duration: 'ZodISODuration',
 };
 
 let libSource: string | undefined;
@@ -464,6 +589,7 @@ export async function buildWorker(
     plugins: [
       pureJsXmlParser,
       unusedHonoHelpers,
+      unusedHonoMembers,
       noZodJit,
       noZodMemoizer,
       zodUtilUsedOnly,
@@ -477,7 +603,16 @@ export async function buildWorker(
 
     logLevel: 'warning',
     write: false,
+    metafile: true,
   });
+  // unusedHonoMembers read the names Hono's own modules use in HONO_MODULES: one more (a new Hono) fails.
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const m = /hono\/dist\/(.+)$/.exec(input.replace(/\\/g, '/'));
+    if (m && !HONO_MODULES.includes(m[1]!))
+      throw new Error(
+        `buildWorker: Hono module ${m[1]} is not in HONO_MODULES (unusedHonoMembers)`,
+      );
+  }
   // esbuild warns of an import from a module with no such export (our own code's namespace imports;
   // not zod's own, and not a named import, which fails the build): it is a bug, not a warning.
   const undefinedImport = result.warnings.find((w) => /always be undefined/.test(w.text));
