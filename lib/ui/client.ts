@@ -91,6 +91,8 @@ interface Answer {
   etag: string | null;
   text: string;
   json: any;
+  /** A keyed write answered with an earlier attempt's result (`Idempotent-Replayed`): nothing was written. */
+  replayed?: boolean;
 }
 interface ApiOptions {
   body?: unknown;
@@ -457,7 +459,13 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   } catch {
     json = null;
   }
-  return { status: res.status, etag: res.headers.get('etag'), text, json };
+  return {
+    status: res.status,
+    etag: res.headers.get('etag'),
+    text,
+    json,
+    replayed: res.headers.get('idempotent-replayed') === 'true',
+  };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1242,6 +1250,9 @@ export async function loadSession(st: SessionState, a?: Answer): Promise<void> {
   if (st.id !== st.session.id) {
     st.id = st.session.id;
     st.path = apiPath(st.id);
+    // A later sign-in shows its check's answer: that of `latest` was another session once a newer one
+    // existed, and a draft typed for this one went to it (review s67g).
+    $('signin-form').dataset.check = st.path;
     history.replaceState(null, '', sessionHref(st.id));
   }
   st.etag = got.etag;
@@ -1665,10 +1676,19 @@ export function wireContinue(st: SessionState): void {
       });
       const failed = a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }));
       const ok = !failed && outcome(st, a);
-      sent(ok);
+      // Sent again under an earlier identical message's key: its stored result came back, and nothing new
+      // was stored or run (review s67g: a later "yes" was lost, and the page said the model replied).
+      const replay = ok && a.replayed;
+      sent(ok && !replay);
       if (!ok) return;
       st.owed = undefined;
       await loadSession(st);
+      if (replay)
+        return say(
+          st.msg,
+          'This was the answer to your earlier Continue of the same text, whose answer had been lost: it ' +
+            'was stored then, and nothing new was stored now. Press Continue again to send it as a new message.',
+        );
       say(
         st.msg,
         a.json?.model_turn
