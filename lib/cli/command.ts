@@ -20,6 +20,8 @@ export interface CommandContext {
   json: boolean;
   /** The client for SATCHEL_URL / SATCHEL_TOKEN (made on first use: `--help` needs none). */
   client(): SatchelClient;
+  /** The server's time, as its answers to `client()` tell it (this machine's until one does). */
+  serverNow(): number;
   /** Terminal width for tables: the terminal's columns, or 100 when stdout is not a terminal. */
   width: number;
   print(text: string): void;

@@ -66,8 +66,33 @@ export class UsageError extends Error {
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787';
 
-/** The client for SATCHEL_URL and SATCHEL_TOKEN. */
-export function clientFrom(io: CliIO): SatchelClient {
+/**
+ * The server's clock, as the Date header of its answers tells it (in whole seconds): an import stamps the
+ * time a file lacks with it, as the server refuses a time more than 5 minutes ahead of its own and this
+ * machine's clock may be that far off (review s67h). This machine's clock until an answer says, and while
+ * the two agree within the header's second or two.
+ */
+export class ServerClock {
+  private offset = 0;
+
+  /** `fetchImpl`, noting the Date header of each answer. */
+  watch(fetchImpl: typeof fetch): typeof fetch {
+    return async (input, init) => {
+      const response = await fetchImpl(input, init);
+      const offset = Date.parse(response.headers.get('date') ?? '') - Date.now();
+      if (!Number.isNaN(offset)) this.offset = Math.abs(offset) > 2000 ? offset : 0;
+      return response;
+    };
+  }
+
+  /** The server's time now, as far as its answers have told it. */
+  now(): number {
+    return Date.now() + this.offset;
+  }
+}
+
+/** The client for SATCHEL_URL and SATCHEL_TOKEN; `clock` learns the server's time from its answers. */
+export function clientFrom(io: CliIO, clock = new ServerClock()): SatchelClient {
   const url = io.env.SATCHEL_URL?.trim() || DEFAULT_URL;
   // A host and port without a scheme (`localhost:8787` parses as the scheme `localhost:`, `127.0.0.1:8787`
   // does not parse): it holds no password, so the URL meant can be shown.
@@ -109,7 +134,7 @@ export function clientFrom(io: CliIO): SatchelClient {
     // A CLI user waits for one person's command: fewer, shorter retries than a library default.
     retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 2000, maxRetryAfterMs: 30_000 },
     headers: { 'user-agent': 'satchel-cli' },
-    ...(io.fetch ? { fetch: io.fetch } : {}),
+    fetch: clock.watch(io.fetch ?? ((input, init) => fetch(input, init))),
   });
 }
 

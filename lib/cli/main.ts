@@ -19,6 +19,7 @@ import {
   LocalFileError,
   LostWriteError,
   notSatchel,
+  ServerClock,
   shellQuote,
   UsageError,
   type CliIO,
@@ -82,6 +83,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   if (!found) return unknownCommand(argv, io, json);
   const { command, rest } = found;
   let client: SatchelClient | undefined;
+  const clock = new ServerClock();
   try {
     const args = parse(rest, command.options);
     if (args.values.help === true) {
@@ -92,7 +94,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
       io,
       args,
       json: args.values.json === true,
-      client: () => (client ??= clientFrom(io)),
+      client: () => (client ??= clientFrom(io, clock)),
+      serverNow: () => clock.now(),
       width: io.stdout.isTTY && io.stdout.columns ? io.stdout.columns : 100,
       print: (text) => void io.stdout.write(text),
       printJson: (value) => void io.stdout.write(JSON.stringify(value, null, 2) + '\n'),

@@ -94,8 +94,8 @@ export function parseOdekFile(text: string): OdekFileResult {
   return { ok: true, session, unknownFields };
 }
 
-/** The create body that imports an odek session under its own id. */
-export function createBody(session: OdekSession): CreateSessionInput {
+/** The create body that imports an odek session under its own id; `now`: the server's time, when known. */
+export function createBody(session: OdekSession, now?: number): CreateSessionInput {
   return {
     id: session.id,
     task: session.task,
@@ -109,7 +109,7 @@ export function createBody(session: OdekSession): CreateSessionInput {
     ...(session.metadata && Object.keys(session.metadata).length
       ? { metadata: session.metadata }
       : {}),
-    ...timesOf(session),
+    ...timesOf(session, now),
   };
 }
 
@@ -118,7 +118,9 @@ export function createBody(session: OdekSession): CreateSessionInput {
  * RFC 3339 allows a lower-case `t` and `z`, read as upper-case. An `updated_at` the import cannot read (or
  * lacks) beside a `created_at` it can is the time of the import (review s53d: sent alone, `created_at`
  * became `updated_at` too, and a session imported a minute ago listed as months old, for a cleanup to
- * take); one it cannot read beside an `updated_at` it can is that `updated_at` (the route's rule).
+ * take); one it cannot read beside an `updated_at` it can is that `updated_at` (the route's rule). The
+ * time of the import is the server's, as far as the CLI knows it (review s67h: the server refuses a time
+ * more than 5 minutes ahead of its own).
  */
 function timesOf(
   session: OdekSession,
@@ -138,6 +140,11 @@ function fileTime(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const parsed = createBodySchema.shape.created_at.safeParse(value.toUpperCase());
   return parsed.success ? parsed.data : undefined;
+}
+
+/** True when the import stamps `updated_at` itself: the file has a `created_at` it keeps, no `updated_at`. */
+export function stampsUpdatedAt(session: OdekSession): boolean {
+  return !fileTime(session.updated_at) && !!fileTime(session.created_at);
 }
 
 /** The times a file has that the import cannot keep (not RFC 3339 with an offset); the server sets them. */

@@ -473,7 +473,8 @@ function matchRefs(
       matched.add(first);
       pairs.set(ref, first);
     } else if (!stored.some((s) => matched.has(s) && redacted(s) && sameRef(ref, s)))
-      return { missing: `external_refs: ${ref.kind} ${ref.uri}`, matched, pairs };
+      // Its place, not its uri: a uri may carry a token the server stored redacted (review s67h).
+      return { missing: `external_refs[${file.indexOf(ref)}]: not stored`, matched, pairs };
   }
   return { missing: null, matched, pairs };
 }

@@ -6,6 +6,7 @@ import {
   odekFileText,
   parseOdekFile,
   replaceBody,
+  stampsUpdatedAt,
   unkeptTimes,
   type OdekSession,
 } from './format.js';
@@ -50,6 +51,12 @@ export class ImportInterrupted extends Error {
   }
 }
 
+export interface ImportOptions {
+  overwrite?: boolean;
+  /** The server's time, as far as its answers told it: a file without `updated_at` gets it. */
+  now?: () => number;
+}
+
 /**
  * Imports one odek file's text. Throws a refused token (401, 403) as it came, and ImportInterrupted when
  * the server cannot be reached or what answered is not Satchel.
@@ -58,7 +65,7 @@ export async function importOdekFile(
   client: SatchelClient,
   source: string,
   text: string,
-  options: { overwrite?: boolean } = {},
+  options: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const parsed = parseOdekFile(text);
   if (!parsed.ok) return { source, status: 'failed', reason: parsed.reason, notes: [] };
@@ -135,7 +142,7 @@ async function importSession(
   client: SatchelClient,
   session: OdekSession,
   base: { source: string; id: string; notes: string[] },
-  options: { overwrite?: boolean },
+  options: ImportOptions,
   writing: () => void,
 ): Promise<ImportOutcome> {
   const { notes } = base;
@@ -143,7 +150,12 @@ async function importSession(
   let lostCreate = false;
   try {
     writing();
-    const created = await client.create(createBody(session));
+    const body = () => createBody(session, options.now?.());
+    const created = await client.create(body()).catch((err: unknown) => {
+      // The time stamped was this machine's, ahead of the server's: its refusal told the server's time.
+      if (!(stampsUpdatedAt(session) && inFuture(err, 'updated_at'))) throw err;
+      return client.create(body());
+    });
     const made = created.pipeline
       ? countNotes(created.pipeline)
       : await auditNotes(client, session, created.session);
@@ -195,6 +207,15 @@ async function importSession(
     status: 'failed',
     reason: `replaced, but the stored session still differs from the file (${left}): a replace cannot change that`,
   };
+}
+
+/** A create refused for a time more than 5 minutes ahead of the server's. */
+function inFuture(err: unknown, field: string): boolean {
+  return (
+    SatchelApiError.is(err) &&
+    err.status === 400 &&
+    err.errors.some((e) => e.path === field && e.message === 'in the future')
+  );
 }
 
 /** A comparison that could not be made: that file's failure, not the run's. */

@@ -88,7 +88,7 @@ describe('firstDifference', () => {
     [
       'a ref uri',
       (s) => (s.external_refs[0]!.uri = 'https://github.com/acme/app/issues/43'),
-      'external_refs: github_issue https://github.com/acme/app/issues/42',
+      'external_refs[0]: not stored',
     ],
     ['sandbox cleared', (s) => (s.sandbox = false), 'sandbox'],
   ])('finds %s', (_name, change, where) => {
@@ -164,7 +164,7 @@ describe('firstDifference of refs the server redacted', () => {
       file,
       (s) => (s.external_refs = [storedRef('https://h/x?token=[REDACTED]')]),
     );
-    expect(firstDifference(file, redactedOnly)).toBe('external_refs: doc https://h/y');
+    expect(firstDifference(file, redactedOnly)).toBe('external_refs[1]: not stored');
     // Without a placeholder the stored ref stands for one file ref only.
     const twice = withRefs([ref('https://h/x'), ref('https://h/x', true)]);
     expect(
@@ -175,7 +175,7 @@ describe('firstDifference of refs the server redacted', () => {
     ).toBeNull(); // the file's own duplicate, as before
     const two = withRefs([ref('https://h/a'), ref('https://h/b')]);
     const one = stored(two, (s) => (s.external_refs = [storedRef('https://h/a')]));
-    expect(firstDifference(two, one)).toBe('external_refs: doc https://h/b');
+    expect(firstDifference(two, one)).toBe('external_refs[1]: not stored');
     const extra = stored(two, (s) => s.external_refs.push(storedRef('https://h/c')));
     // A ref stored beyond the file's: no import can drop it (refs are add-only), so no difference.
     expect([firstDifference(two, extra), storedOnlyRefs(two, extra)]).toEqual([null, 1]);

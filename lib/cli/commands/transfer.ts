@@ -18,6 +18,7 @@ import {
   ImportInterrupted,
   importOdekFile,
   NOT_STORED_FORMAT,
+  type ImportOptions,
   type ImportOutcome,
   type ImportStatus,
 } from '../../odek/transfer.js';
@@ -74,7 +75,7 @@ export const importCommand: Command = {
 
 Imports odek session files through the server, so every one passes the save pipeline (secrets
 redacted, size cap). A folder means its *.json files. odek's index.json, latest.json and vectors_meta.json
-are skipped, also when named as files (a shell glob); so is a folder's file that holds a JSON object with
+are skipped, also when named as files (a shell glob; vectors_meta.json only when it holds no session); so is a folder's file that holds a JSON object with
 neither id nor messages (not a session; named as a file, it fails). Each session keeps its id. Old files
 without provider, external_refs or the taint fields import too.
 
@@ -106,6 +107,7 @@ files that may have been imported are named; rerunning the import is safe).`,
     if (ctx.args.positionals.length === 0) throw new UsageError('missing <folder | file.json>');
     const concurrency = concurrencyOf(ctx);
     const overwrite = ctx.args.values.overwrite === true;
+    const options = { overwrite, now: ctx.serverNow };
     const found = await sessionFiles(ctx.args.positionals);
     const { refused, read, others } = await sharedIds(found.files, found.listed, concurrency);
     const files = found.files.filter((f) => !others.has(f));
@@ -128,7 +130,7 @@ files that may have been imported are named; rerunning the import is safe).`,
       await eachLimit(files, concurrency, async (file) => {
         const outcome =
           refused.get(file) ??
-          (await importFile(client, file, read.get(file), overwrite).catch((err: unknown) => {
+          (await importFile(client, file, read.get(file), options).catch((err: unknown) => {
             if (err instanceof ImportInterrupted && err.mayHaveWritten) inFlight.push(file);
             throw err;
           }));
@@ -149,7 +151,7 @@ files that may have been imported are named; rerunning the import is safe).`,
     }
     results.sort((a, b) => a.source.localeCompare(b.source));
     if (ctx.json) ctx.printJson({ ...tally, skipped, results });
-    else printImport(ctx, files.length, tally, skipped, others, results);
+    else printImport(ctx, files.length, tally, skipped, results);
     return tally.failed ? EXIT.partial : EXIT.ok;
   },
 };
@@ -159,12 +161,12 @@ async function importFile(
   client: SatchelClient,
   file: string,
   read: Source | undefined,
-  overwrite: boolean,
+  options: ImportOptions,
 ): Promise<ImportOutcome> {
   const source = read ?? (await readSource(file));
   if ('reason' in source)
     return { source: file, status: 'failed', reason: source.reason, notes: [] };
-  return tooDeep(file, source.text) ?? importOdekFile(client, file, source.text, { overwrite });
+  return tooDeep(file, source.text) ?? importOdekFile(client, file, source.text, options);
 }
 
 /**
@@ -221,12 +223,11 @@ function printImport(
   total: number,
   tally: Record<ImportStatus, number>,
   skipped: string[],
-  others: Set<string>,
   results: ImportOutcome[],
 ): void {
   // File names, ids, reasons and field names come from the files: inert, as stored text is.
   for (const s of skipped)
-    ctx.print(inert(`skipped    ${s}: ${others.has(s) ? '' : "odek's own file, "}not a session\n`));
+    ctx.print(inert(`skipped    ${s}: ${ownFile(s) ? "odek's own file, " : ''}not a session\n`));
   for (const r of results) {
     if (r.status === 'failed')
       ctx.print(inert(`failed     ${r.source}${r.id ? ` (${r.id})` : ''}: ${r.reason}\n`));
@@ -244,7 +245,8 @@ satchel export --all <folder> [--concurrency N] [--json]
 
 Writes each session as <folder>/<id>.json in odek's format (compact JSON, odek's fields in odek's order,
 without Satchel's revision), so odek can load it and \`satchel import\` can bring it back. Existing files
-of the same name are replaced. The folder is created when missing.
+of the same name are replaced (odek's own index.json, latest.json and vectors_meta.json never: that
+session fails), each written with mode 0600 as odek writes its own. The folder is created when missing.
 
   --all              every session of the namespace
   --concurrency N    sessions in flight at once (default 8)
@@ -272,7 +274,13 @@ Exit code 4 when any session failed (each is listed with its reason).`,
       await eachLimit(ids, concurrency, async (id) => {
         try {
           const { name, text } = await exportOdekFile(client, id);
-          files.push(await writeAtomically(path.join(folder, name), text));
+          const file = path.join(folder, name);
+          if (ownFile(file) && !(await holdsSession(file))) {
+            failed.push({
+              id,
+              reason: `${file} is odek's own file, not a session: not written over`,
+            });
+          } else files.push(await writeAtomically(file, text));
         } catch (err) {
           // A gateway's page (not Satchel's problem) stops the export as no answer does (exit 3).
           if (!SatchelApiError.is(err) || !err.fromSatchel) throw err;
@@ -328,17 +336,35 @@ async function everySession(client: SatchelClient): Promise<string[]> {
 }
 
 /**
- * odek's own files in its sessions folder: the ids `index` and `latest` are reserved for them, and
- * vectors_meta.json is its session vector index's (odek since 2026-06; no odek session id has that form).
+ * odek's own files in its sessions folder: the ids `index` and `latest` are reserved for them (skipped by
+ * name), and vectors_meta.json is its session vector index's (odek since 2026-06), skipped when it holds no
+ * session: `vectors_meta` is a valid Satchel id, which export writes there (review s67h).
  */
 const ODEK_OWN_FILES = new Set(['index.json', 'latest.json', 'vectors_meta.json']);
+const RESERVED_FILES = new Set(['index.json', 'latest.json']);
+
+/** Whether a path is named as one of odek's own files. */
+const ownFile = (file: string) => ODEK_OWN_FILES.has(path.basename(file));
+
+/** Whether a file is missing or holds a session (a JSON object with an id), as an export may replace. */
+async function holdsSession(file: string): Promise<boolean> {
+  const source = await readSource(file);
+  if (!('text' in source)) return (await stat(file).catch(() => null)) === null;
+  try {
+    const value = JSON.parse(source.text.replace(/^\ufeff/, '')) as unknown;
+    return isObject(value) && typeof value.id === 'string';
+  } catch {
+    return false;
+  }
+}
 
 /** Where progress goes with --json: nowhere. */
 const QUIET = { write: () => true, isTTY: false };
 
 /**
  * The files to import: folders expanded to their *.json (sorted), files as given, each once (not odek's
- * own); `listed`: those only a folder named, not the command line.
+ * own); `listed`: those skipped when they hold no session: only a folder named them, or odek's name
+ * vectors_meta.json (review s67h).
  */
 export async function sessionFiles(
   paths: string[],
@@ -355,9 +381,11 @@ export async function sessionFiles(
     }
     if (!info.isDirectory()) {
       // Named as a file (a shell glob of the folder), odek's own file is skipped as in the folder.
-      if (ODEK_OWN_FILES.has(path.basename(p))) skipped.push(p);
+      const name = path.basename(p);
+      if (RESERVED_FILES.has(name)) skipped.push(p);
       else files.add(p);
-      listed.delete(p);
+      if (ODEK_OWN_FILES.has(name)) listed.add(p);
+      else listed.delete(p);
       continue;
     }
     const names = (await readdir(p))
@@ -365,7 +393,7 @@ export async function sessionFiles(
       .sort();
     for (const name of names) {
       const file = path.join(p, name);
-      if (ODEK_OWN_FILES.has(name)) skipped.push(file);
+      if (RESERVED_FILES.has(name)) skipped.push(file);
       else if (!files.has(file)) {
         files.add(file);
         listed.add(file);
@@ -382,7 +410,8 @@ async function writeAtomically(file: string, text: string): Promise<string> {
     `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`,
   );
   try {
-    await writeFile(tmp, text);
+    // 0600 as odek writes its own (a transcript is private); the rename keeps it over a file's mode.
+    await writeFile(tmp, text, { mode: 0o600 });
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -462,7 +491,7 @@ export function invalidUtf8At(b: Uint8Array): number {
  * that cannot be parsed here are left to the import, which reports them. `read`: what the import must
  * not read again, the text of a file that can be read only once (a pipe: /dev/stdin, `<(…)`) and why a
  * file could not be read; a regular file is read again, so that an import does not hold every file.
- * `others`: the files of `listed` (found in a folder) that hold a JSON object with neither id nor
+ * `others`: the files of `listed` (found in a folder, or vectors_meta.json) that hold a JSON object with neither id nor
  * messages, not a session (odek's vector index keeps such a file there: review s66d), in `files`' order.
  */
 async function sharedIds(
