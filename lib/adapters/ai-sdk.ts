@@ -41,7 +41,7 @@ export async function loadUIMessages<M extends UIMessage = UIMessage>(
 ): Promise<M[]> {
   try {
     const { session } = await client.get(chatId, call);
-    return session.messages.flatMap((m, i) => toUIMessage<M>(m, i));
+    return toUIMessages<M>(session.messages).filter((m) => m !== undefined);
   } catch (err) {
     if (isStatus(err, 404)) return [];
     throw err;
@@ -76,7 +76,10 @@ export async function saveUIMessages(
   const known = new Map(knownList.map((m) => [m.id, m] as const));
   // New: what follows the newest stored message. An unknown one before it was stored and removed since
   // (the size cap, a trim, a pop); written again, it came back after the newest turn (review s60e).
-  const fresh = messages.slice(messages.findLastIndex((m) => known.has(m.id)) + 1);
+  // Another writer's message (FOREIGN id) not stored was stored and removed since: never written again.
+  const fresh = messages
+    .slice(messages.findLastIndex((m) => known.has(m.id)) + 1)
+    .filter((m) => !m.id.startsWith(FOREIGN));
   const continued = continuedOf(messages, known);
   if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
@@ -120,7 +123,8 @@ function continuedOf(
     return k !== undefined && 'parts' in k && !matchesStored(m, k);
   };
   const newest = messages.findLastIndex((m) => known.has(m.id));
-  if (messages.some((m, i) => i !== newest && changed(m)))
+  // The AI SDK continues only its own messages: another writer's one changed is an edit, as an older one.
+  if (messages.some((m, i) => (i !== newest || m.id.startsWith(FOREIGN)) && changed(m)))
     throw new TypeError(
       'saveUIMessages: a stored message other than the newest changed under its id; ' +
         'a save appends (and replaces a continued newest one): change older ones with client.replace',
@@ -143,7 +147,7 @@ async function continueNewest(
 ): Promise<SaveResult> {
   const call = options.secrets ? { secrets: options.secrets } : {};
   const saved = await onRevision(client, chatId, async ({ session, etag }) => {
-    const stored = session.messages.map((m, i) => toUIMessage(m, i)[0]);
+    const stored = toUIMessages(session.messages);
     const ids = new Set(stored.map((u) => u?.id));
     const after = fresh.filter((m) => !ids.has(m.id) && m.id !== continued.id);
     const at = stored.findIndex((u) => u?.id === continued.id);
@@ -295,11 +299,39 @@ export function fromUIMessage(message: UIMessage): MessageInput {
   };
 }
 
+/** The id prefix of a message another writer stored (odek, the CLI, continue): one a save never writes. */
+const FOREIGN = 'satchel-';
+
+/**
+ * The UIMessages of a session's messages, in their places (`undefined` for a tool result). Another
+ * writer's message gets an id made from its content, the n-th copy of it `-n` more: a position named
+ * another message once one before it was removed (a pop, a trim, the size cap), and a save then replaced
+ * or refused that one (review s67i).
+ */
+function toUIMessages<M extends UIMessage>(messages: readonly Message[]): (M | undefined)[] {
+  const copies = new Map<string, number>();
+  return messages.map((m) => {
+    const own = m[UI_MESSAGE_FIELD];
+    if (own && typeof own === 'object') return toUIMessage<M>(m)[0];
+    const id = foreignId(m);
+    const n = copies.get(id) ?? 0;
+    copies.set(id, n + 1);
+    return toUIMessage<M>(m, n ? `${id}-${n}` : id)[0];
+  });
+}
+
+/** Another writer's message's id: a hash of what a chat model reads of it. */
+function foreignId(m: Message): string {
+  const hash = sha256Hex(JSON.stringify([m.role, m.content, m.tool_calls, m.tool_call_id]));
+  return FOREIGN + hash.slice(0, 32);
+}
+
 /**
  * The UIMessage of a stored message: the one it carries, or for one another writer stored (odek, the CLI,
- * continue) a text message with a made-up id. Tool results of other writers have no UIMessage of their own.
+ * continue) a text message with the id `satchel-` and a hash of its content (or `id`). Tool results of
+ * other writers have no UIMessage of their own.
  */
-export function toUIMessage<M extends UIMessage = UIMessage>(message: Message, index = 0): M[] {
+export function toUIMessage<M extends UIMessage = UIMessage>(message: Message, id?: string): M[] {
   const stored = message[UI_MESSAGE_FIELD] as Partial<UIMessage> | undefined;
   if (stored && typeof stored === 'object') {
     const parts = stored.parts ?? (Array.isArray(message.content) ? message.content : []);
@@ -311,7 +343,7 @@ export function toUIMessage<M extends UIMessage = UIMessage>(message: Message, i
     : message.content
       ? [{ type: 'text', text: message.content }]
       : [];
-  return [{ id: `satchel-${index}`, role: message.role, parts } as M];
+  return [{ id: id ?? foreignId(message), role: message.role, parts } as M];
 }
 
 function textOf(message: UIMessage): string {

@@ -91,6 +91,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of a single call. */
 export interface CallOptions {
+  /** Aborts the call, waits included; a keyed write's abort throws SatchelConnectionError with its key. */
   signal?: AbortSignal;
   /** Secret values to redact from what this write stores (sent as `Satchel-Secrets`, never stored). */
   secrets?: string[];
@@ -443,6 +444,11 @@ export class SatchelClient {
     const deadline = began + this.deadlineMs + Math.max(0, perAttempt - ordinary);
     // A keyed call's key, on its errors: the caller may repeat the call with it.
     const key = spec.headers?.['idempotency-key'];
+    // A keyed call the caller aborted may have landed: its error carries the key to repeat it once.
+    const stopped = (reason: unknown, sent: boolean) =>
+      key
+        ? new SatchelConnectionError(withoutCredentials(this.url), signal!.reason, sent, key)
+        : reason;
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
     let redone = false;
@@ -461,7 +467,7 @@ export class SatchelClient {
           if (response.ok || response.status === 304)
             bytes = await readAll(response, () => limit.extend(this.timeoutMs));
         } catch (err) {
-          if (signal?.aborted) throw err;
+          if (signal?.aborted) throw stopped(err, true);
           // A refused connection, a name that did not resolve, or a URL fetch refuses, sent nothing.
           lost ||= limit.timedOut || !neverSent(err);
           redone ||= lost;
@@ -471,7 +477,9 @@ export class SatchelClient {
           // fetch refuses a bad port or scheme every time: no use waiting to try again.
           if (tries++ >= this.policy.retries || wait >= left || refusedUrl(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
-          await this.pause(wait, signal);
+          await this.pause(wait, signal).catch((r) => {
+            throw stopped(r, lost);
+          });
           continue;
         }
         if (bytes) return { response, bytes, url: withoutCredentials(url), lost, redone };
@@ -489,7 +497,9 @@ export class SatchelClient {
             if (satchels && response.status === 503)
               lost ||= tookEffect(await response.text().catch(() => ''));
             else await response.body?.cancel().catch(() => undefined);
-            await this.pause(wait, signal);
+            await this.pause(wait, signal).catch((r) => {
+              throw stopped(r, lost);
+            });
             continue;
           }
         }
