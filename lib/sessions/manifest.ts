@@ -307,6 +307,8 @@ export class Manifest {
    */
   /** Per namespace: by id, the time of the version a scrub keeps (older versions' entries go). */
   private readonly scrubFrom = new Map<string, Map<string, number>>();
+  /** Per namespace: by id, the time of a delete no log record tells of (`purge`'s `at`). */
+  private readonly unloggedAt = new Map<string, Map<string, number>>();
   private readonly scrubs = new Batcher<string>(
     (ns, ids) => runExclusive(this.compacting, ns, () => this.scrubOnce(ns, ids)),
     0,
@@ -314,7 +316,7 @@ export class Manifest {
     true,
   );
   private readonly purges = new Batcher<string>(
-    (ns, ids) => runExclusive(this.compacting, ns, () => this.purgeOnce(ns, ids)),
+    (ns, ids) => runExclusive(this.compacting, ns, () => this.deleteOnce(ns, ids)),
     0,
     Infinity,
     true,
@@ -696,9 +698,24 @@ export class Manifest {
    *
    * Calls made while a purge of the namespace waits are folded into one, so a cleanup of many sessions
    * rewrites the affected pages a few times, not once per session. Runs after any compaction in flight.
+   * `at`: the time of a delete no log record tells of. The purge erases up to it when the id's object is
+   * there again (created since), every version when it is missing; kept until a purge of the id succeeds.
    */
-  purge(ns: string, ids: Iterable<string>): Promise<void> {
+  purge(ns: string, ids: string[], at?: number): Promise<void> {
+    if (at !== undefined) {
+      let byId = this.unloggedAt.get(ns);
+      if (!byId) this.unloggedAt.set(ns, (byId = new Map()));
+      for (const id of ids) byId.set(id, Math.max(byId.get(id) ?? at, at));
+    }
     return this.purges.add(ns, ids);
+  }
+
+  /** A batch of deletes' purges; once it succeeded, the times of unlogged deletes it used are forgotten. */
+  private async deleteOnce(ns: string, ids: Set<string>): Promise<void> {
+    const byId = this.unloggedAt.get(ns);
+    const used = [...ids].map((id) => [id, byId?.get(id)] as const);
+    await this.purgeOnce(ns, ids);
+    for (const [id, at] of used) if (byId?.get(id) === at) byId?.delete(id);
   }
 
   /**
@@ -846,14 +863,16 @@ export class Manifest {
     const until = from ? new Map<string, number>() : eraseUntil(snap, ids, records);
     // A delete this view cannot see (its log record was not stored, its answer was lost): the purge was
     // asked for because the object went. Its missing object says so; no time of its own, so as of now.
+    // Created again since (before a retry): up to the delete's time, when the purge was given it (until
+    // review s67j the retry erased nothing then, and the deleted task stayed for good).
+    const known = this.unloggedAt.get(ns);
     if (!from)
-      await mapLimit(
-        [...ids].filter((id) => !until.has(id)),
-        this.concurrency,
-        async (id) => {
-          if (!(await this.readSummary(ns, id))) until.set(id, Infinity);
-        },
-      );
+      await mapLimit([...ids], this.concurrency, async (id) => {
+        const at = known?.get(id);
+        if (at === undefined && until.has(id)) return;
+        const to = (await this.readSummary(ns, id)) ? at : Infinity;
+        if (to !== undefined) until.set(id, Math.max(to, until.get(id) ?? to));
+      });
     // An id created again with a time not after its delete's (an import of an older session): its object
     // names the version that stays, which no tombstone may hide.
     const again = new Map<string, ManifestEntry>();

@@ -840,7 +840,7 @@ export class SessionStore {
       );
     } else {
       this.onError('delete log record not stored', logged.reason);
-      this.purgeUnlogged(ns, id, ctx);
+      this.purgeUnlogged(ns, id, ctx, at);
     }
     return erased.status === 'rejected' ? erased.reason : undefined;
   }
@@ -873,11 +873,13 @@ export class SessionStore {
    * purge first (it finds the object missing and writes the tombstone), then the indexes', whose view of
    * what is live comes from the manifest: only once the manifest's purge succeeded, retried until then
    * (review s67b: run after a failed one, an index kept the session as live, with its text, for good).
+   * `at`: the delete's time (as of now, once the object is found gone), up to which a retry erases when
+   * the id was created again meanwhile (review s67j).
    */
-  private purgeUnlogged(ns: string, id: string, ctx: WriteContext): void {
+  private purgeUnlogged(ns: string, id: string, ctx: WriteContext, at = this.now()): void {
     (ctx.schedule ?? unattended)(
       eraseRetried(
-        () => this.manifest.purge(ns, [id]).then(() => this.afterDelete(ns, id, ctx)),
+        () => this.manifest.purge(ns, [id], at).then(() => this.afterDelete(ns, id, ctx)),
         (err, last) => this.onError(`manifest not purged${last ? ' (gave up)' : ''}`, err),
       ),
     );
