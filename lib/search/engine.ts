@@ -48,7 +48,7 @@ import {
   LexSegment,
   VecSegment,
 } from './segment.js';
-import { parseQuery, tokenize, tokensHeld, type Query } from './tokenize.js';
+import { inWord, parseQuery, tokenize, tokensHeld, type Query } from './tokenize.js';
 
 /**
  * Session search over the indexes in the bucket: BM25 over the lexical index and cosine over the vector
@@ -831,7 +831,6 @@ export function rankLexical(
   // Distinct query tokens a document holds: a query may have thousands (4,096 characters).
   const matched = res.segments.map((s) => new Uint16Array(s.docs.length));
   const freshScores = new Map<string, { score: number; matched: number }>();
-  const grouped = new Set(runs.flat());
   for (const token of new Set(query)) {
     // A word no session holds is scored by the near words standing in for it (words.ts): a session
     // counts, and scores, once for it, by the best of them it holds.
@@ -841,8 +840,8 @@ export function rankLexical(
     const freshGroup = new Map<string, number>();
     // An identifier's whole form counts, and scores, for its parts too.
     const counts = 1 + (parts.get(token)?.length ?? 0);
-    // A run's token counts with its run (below), once all its tokens are held.
-    const adds = grouped.has(token) ? 0 : counts;
+    // A CJK bigram counts with its word (below), once all the word's are held.
+    const adds = inWord(token) ? 0 : counts;
     for (const { term, weight: factor } of variants) {
       const lists = res.segments.map((seg) => seg.postingsOf(term));
       const df = liveDf(lists, masks, fresh, term);
@@ -911,7 +910,9 @@ function bestHits(
 ): LexHit[] {
   const order = (x: LexHit, y: LexHit) => x.score - y.score || (x.id < y.id ? 1 : -1);
   const top = new TopK<LexHit>(limit, order);
-  const strong = new TopK<LexHit>(need > 1 ? limit : 0, order);
+  // Room even for one word: a CJK word's bigrams score sessions that do not hold it (review s67j: 200
+  // holding some of データベース's cut the one holding it).
+  const strong = new TopK<LexHit>(limit, order);
   const offer = (hit: LexHit) => {
     if (top.wants(hit.score)) top.push(hit);
     if (hit.matched >= need && strong.wants(hit.score)) strong.push(hit);

@@ -43,11 +43,16 @@ const UNSPACED = /[\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]+/gu;
  */
 const ACCENTS = /(?<=[\p{sc=Latn}\p{sc=Grek}\p{sc=Cyrl}\p{sc=Hebr}\p{sc=Arab}])\p{M}+/gu;
 let words: Intl.Segmenter | undefined;
+const wordsOf = (run: string) =>
+  Array.from(
+    (words ??= new Intl.Segmenter(undefined, { granularity: 'word' })).segment(run),
+    (s) => s.segment,
+  );
 
 /**
  * Tokens of `text`, in order, with repeats (term frequencies matter); `doc`: a document's (CJK unigrams too).
- * `wholes` collects each identifier's whole-form token with the part tokens it stands for; `runs` each CJK
- * run's bigrams.
+ * `wholes` collects each identifier's whole-form token with the part tokens it stands for; `runs` the bigrams
+ * of each word of a query's CJK runs.
  */
 export function tokenize(
   text: string,
@@ -60,12 +65,7 @@ export function tokenize(
   const folded = ASCII.test(text)
     ? text
     : text
-        .replace(UNSPACED, (run) =>
-          Array.from(
-            (words ??= new Intl.Segmenter(undefined, { granularity: 'word' })).segment(run),
-            (s) => s.segment,
-          ).join(' '),
-        )
+        .replace(UNSPACED, (run) => wordsOf(run).join(' '))
         .normalize('NFKD')
         .replace(ACCENTS, '')
         .normalize('NFC')
@@ -94,8 +94,8 @@ export function queryTokens(text: string): string[] {
 /**
  * A query: its distinct tokens, and for each identifier typed in it, the part tokens its whole form stands
  * for. A text holding `powershell` holds what the query `PowerShell` asks for (its whole form), though not
- * the tokens `power` and `shell`. A CJK word (`runs`: each run's bigrams) is held where all its bigrams
- * are, and counts once: データベース is not held by データ and ベース apart.
+ * the tokens `power` and `shell`. A CJK word (`runs`: each word's bigrams) is held where all its bigrams
+ * are, and counts once (its run's other bigrams only score): データベース is not held by データ and ベース apart.
  */
 export interface Query {
   tokens: string[];
@@ -115,10 +115,9 @@ export function parseQuery(text: string): Query {
  */
 export function tokensHeld(query: Query, has = (_token: string) => true): number {
   const wholes = [...query.parts].filter(([whole]) => has(whole));
-  const grouped = new Set(query.runs.flat());
   return (
     query.tokens.filter(
-      (t) => !grouped.has(t) && (has(t) || wholes.some(([, parts]) => parts.includes(t))),
+      (t) => !inWord(t) && (has(t) || wholes.some(([, parts]) => parts.includes(t))),
     ).length + query.runs.filter((run) => run.every(has)).length
   );
 }
@@ -164,15 +163,27 @@ const STEMS = new Map<string, string>();
 /**
  * A CJK run's bigrams; a document's also each character (a query's only a lone one), so a one-character
  * word is found while a longer query word still has to match as bigrams, not as scattered characters.
- * A query's run of bigrams goes to `runs` too: it is held only whole (review s67e: データベース was found
- * by データを送った and ベースギター, two of its bigrams each).
+ * A query's run is split into words (Intl.Segmenter: a sentence has no spaces), and each word of two or
+ * more characters (the whole run if none is) gives `runs` its bigrams: it is held only whole (review
+ * s67e: データベース was found by データを送った and ベースギター, two of its bigrams each), and a sentence
+ * is its words (review s67j: 数据库连接失败 was one word, held only where 库连 and 接失 were too). The
+ * other bigrams only score.
  */
 function cjkBigrams(run: string, out: string[], doc: boolean, runs?: string[][]): void {
   const chars = [...run];
-  const at = out.length;
   for (let i = 0; i < chars.length; i++) {
     if (doc || chars.length === 1) out.push(chars[i]!);
     if (i + 1 < chars.length) out.push(chars[i]! + chars[i + 1]!);
   }
-  if (chars.length > 1) runs?.push([...new Set(out.slice(at))]);
+  if (!runs || !chars[1]) return;
+  const words = wordsOf(run).filter((w) => [...w][1]);
+  for (const w of words[0] ? words : [run]) {
+    const c = [...w];
+    const r = [...new Set(c.slice(1).map((x, i) => c[i] + x))];
+    // A word typed twice is one word.
+    if (!runs.some((h) => h + '' === r + '')) runs.push(r);
+  }
 }
+
+/** A query's CJK bigram: it counts only with its word (`runs`), where all of the word's are held. */
+export const inWord = (t: string): boolean => CJK_CHAR.test(t) && !![...t][1];
