@@ -411,18 +411,30 @@ export class SatchelClient {
   }
 
   /** A wait between attempts, cut short by the caller's abort, which it then throws (its reason). */
-  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  private pause(
+    ms: number,
+    signal: AbortSignal | undefined,
+    stopped: (reason: unknown) => unknown,
+  ): Promise<void> {
     if (!signal) return this.sleep(ms);
     // Not throwIfAborted(): older browsers the client serves lack it.
-    if (signal.aborted) return Promise.reject(signal.reason);
+    if (signal.aborted) return Promise.reject(stopped(signal.reason));
     return new Promise<void>((resolve, reject) => {
-      const abort = () => reject(signal.reason);
+      const abort = () => reject(stopped(signal.reason));
       signal.addEventListener('abort', abort, { once: true });
       void this.sleep(ms).then(() => {
         signal.removeEventListener('abort', abort);
         resolve();
       }, reject);
     });
+  }
+
+  /** A keyed call the caller aborted may have landed: its error carries the key to repeat it once. */
+  private stopper(key: string | undefined, signal: AbortSignal | undefined) {
+    return (reason: unknown, sent: boolean) =>
+      key
+        ? new SatchelConnectionError(withoutCredentials(this.url), signal!.reason, sent, key)
+        : reason;
   }
 
   /**
@@ -444,11 +456,7 @@ export class SatchelClient {
     const deadline = began + this.deadlineMs + Math.max(0, perAttempt - ordinary);
     // A keyed call's key, on its errors: the caller may repeat the call with it.
     const key = spec.headers?.['idempotency-key'];
-    // A keyed call the caller aborted may have landed: its error carries the key to repeat it once.
-    const stopped = (reason: unknown, sent: boolean) =>
-      key
-        ? new SatchelConnectionError(withoutCredentials(this.url), signal!.reason, sent, key)
-        : reason;
+    const stopped = this.stopper(key, signal);
     // An attempt failed without an answer: it may have taken effect, so a later 404/409 may be its doing.
     let lost = false;
     let redone = false;
@@ -477,9 +485,7 @@ export class SatchelClient {
           // fetch refuses a bad port or scheme every time: no use waiting to try again.
           if (tries++ >= this.policy.retries || wait >= left || refusedUrl(err))
             throw new SatchelConnectionError(withoutCredentials(this.url), cause, lost, key);
-          await this.pause(wait, signal).catch((r) => {
-            throw stopped(r, lost);
-          });
+          await this.pause(wait, signal, (r) => stopped(r, lost));
           continue;
         }
         if (bytes) return { response, bytes, url: withoutCredentials(url), lost, redone };
@@ -497,9 +503,7 @@ export class SatchelClient {
             if (satchels && response.status === 503)
               lost ||= tookEffect(await response.text().catch(() => ''));
             else await response.body?.cancel().catch(() => undefined);
-            await this.pause(wait, signal).catch((r) => {
-              throw stopped(r, lost);
-            });
+            await this.pause(wait, signal, (r) => stopped(r, lost));
             continue;
           }
         }

@@ -887,6 +887,18 @@ export function rankLexical(
       freshScores.set(id, had);
     }
   }
+  countWords(res, runs, fresh, matched, freshScores);
+  return bestHits(res, scores, matched, freshScores, limit, need);
+}
+
+/** A CJK word of the query counts once where all its bigrams are held (`Query.runs`). */
+function countWords(
+  res: Resolved<LexDoc, LexSegment>,
+  runs: string[][],
+  fresh: readonly { id: string; doc: LexDoc }[],
+  matched: Uint16Array[],
+  freshScores: Map<string, { matched: number }>,
+): void {
   for (const run of runs) {
     res.segments.forEach((seg, si) => {
       const held = new Uint16Array(seg.docs.length);
@@ -896,7 +908,6 @@ export function rankLexical(
     });
     for (const f of fresh) if (run.every((t) => f.doc.tf.has(t))) freshScores.get(f.id)!.matched++;
   }
-  return bestHits(res, scores, matched, freshScores, limit, need);
 }
 
 /** The best `limit` hits, and the best `limit` of those holding `need` tokens, best first. */

@@ -75,8 +75,9 @@ export const importCommand: Command = {
 
 Imports odek session files through the server, so every one passes the save pipeline (secrets
 redacted, size cap). A folder means its *.json files. odek's index.json, latest.json and vectors_meta.json
-are skipped, also when named as files (a shell glob; vectors_meta.json only when it holds no session); so is a folder's file that holds a JSON object with
-neither id nor messages (not a session; named as a file, it fails). Each session keeps its id. Old files
+are skipped, also when named as files (a shell glob; vectors_meta.json only when it holds no session);
+so is a folder's file that holds a JSON object with neither id nor messages (not a session; named as a
+file, it fails). Each session keeps its id. Old files
 without provider, external_refs or the taint fields import too.
 
 Re-importing changes nothing: a session whose id exists with the same content is "unchanged" (the
