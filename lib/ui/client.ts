@@ -1676,18 +1676,19 @@ export function wireContinue(st: SessionState): void {
       });
       const failed = a.status !== 200 && (await continueFailed(st, a, { message, key, ifMatch }));
       const ok = !failed && outcome(st, a);
-      // Sent again under an earlier identical message's key: its stored result came back, and nothing new
-      // was stored or run (review s67g: a later "yes" was lost, and the page said the model replied).
-      const replay = ok && a.replayed;
-      sent(ok && !replay);
+      sent(ok);
       if (!ok) return;
       st.owed = undefined;
       await loadSession(st);
-      if (replay)
+      // Sent again under an earlier identical message's key: its stored result came back, and nothing new
+      // was stored or run. A retry of a lost answer, most often; a new identical message must be sent again
+      // (review s67g: the page said the model replied; review s67k: keeping the text for a second press
+      // stored a plain retry twice).
+      if (a.replayed)
         return say(
           st.msg,
-          'This was the answer to your earlier Continue of the same text, whose answer had been lost: it ' +
-            'was stored then, and nothing new was stored now. Press Continue again to send it as a new message.',
+          'Your earlier Continue of this text, whose answer had been lost, was stored then with its reply, ' +
+            'shown below; nothing new was stored now. To send it again as a new message, write it again.',
         );
       say(
         st.msg,

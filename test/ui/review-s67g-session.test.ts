@@ -2,7 +2,9 @@
 // opened as /ui/sessions/latest checked the token with `latest` and showed that answer, another session once
 // a newer one existed, and the draft typed for the first was appended to it. F2: a new Continue with the text
 // of an earlier one whose answer was lost went under the old Idempotency-Key, was answered by the old turn's
-// replay (nothing stored, no model run), and the page said "The model replied".
+// replay (nothing stored, no model run), and the page said "The model replied". Review s67k: the first fix
+// kept the text in the box for a second press, which stored a plain retry of the lost answer twice; a
+// replay now says that nothing new was stored, clears the box, and a message written again is new.
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
@@ -89,31 +91,36 @@ describe('review s67g: the session page', () => {
     }
   });
 
-  it('F2: a Continue answered by the replay of an earlier identical one says so, keeps the text, and the next press is new', async () => {
-    await created('s67g-c', 'deploy', 'deploy the app');
+  /** A page on `id` whose first Continue is done on the server but its answer is lost on the way back. */
+  async function losingFirstContinue(id: string) {
     const { page, errors } = await openPage(browser);
+    await page.goto(`${srv.url}/ui/sessions/${id}`);
+    await signIn(page, TOKEN);
+    await page.waitForSelector('#actions', { visible: true });
+    await page.setRequestInterception(true);
+    const keys: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() !== 'POST' || !r.url().endsWith('/continue')) return void r.continue();
+      keys.push(r.headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return void r.continue();
+      void fetch(r.url(), { method: 'POST', headers: r.headers(), body: r.postData() }).then(
+        async (res) => {
+          await res.text();
+          void r.abort('connectionreset');
+        },
+      );
+    });
+    chat.script({ reply: 'Built. Shall I also run the migrations?' });
+    await page.type('#continue-text', 'yes');
+    await page.click('#continue-btn');
+    expect(await nextMessage(page, '')).toMatch(/could not be reached/);
+    return { page, errors, keys };
+  }
+
+  it('F2: a Continue answered by the replay of an earlier identical one says nothing new was stored; a message written again is new', async () => {
+    await created('s67g-c', 'deploy', 'deploy the app');
+    const { page, errors, keys } = await losingFirstContinue('s67g-c');
     try {
-      await page.goto(`${srv.url}/ui/sessions/s67g-c`);
-      await signIn(page, TOKEN);
-      await page.waitForSelector('#actions', { visible: true });
-      // The first continue is done on the server, but its answer is lost on the way back.
-      await page.setRequestInterception(true);
-      const keys: string[] = [];
-      page.on('request', (r) => {
-        if (r.method() !== 'POST' || !r.url().endsWith('/continue')) return void r.continue();
-        keys.push(r.headers()['idempotency-key'] ?? '');
-        if (keys.length > 1) return void r.continue();
-        void fetch(r.url(), { method: 'POST', headers: r.headers(), body: r.postData() }).then(
-          async (res) => {
-            await res.text();
-            void r.abort('connectionreset');
-          },
-        );
-      });
-      chat.script({ reply: 'Built. Shall I also run the migrations?' });
-      await page.type('#continue-text', 'yes');
-      await page.click('#continue-btn');
-      expect(await nextMessage(page, '')).toMatch(/could not be reached/);
       // Reload shows the "yes" and the reply; the user answers the new question "yes" again.
       await page.click('#reload');
       await page.waitForFunction(
@@ -126,11 +133,12 @@ describe('review s67g: the session page', () => {
       await page.click('#continue-btn');
       const said = await nextMessage(page, await msg(page));
       expect(said).not.toMatch(/model replied/);
-      expect(said).toMatch(/earlier Continue of the same text/);
-      expect(said).toMatch(/Press Continue again/);
-      expect(await value(page, '#continue-text')).toBe('yes');
+      expect(said).toMatch(/earlier Continue of this text/);
+      expect(said).toMatch(/nothing new was stored/);
+      expect(await value(page, '#continue-text')).toBe('');
       expect(await userMessages('s67g-c')).toEqual(['deploy the app', 'yes']);
-      // The next press is a new message, under a new key: stored, and the model runs.
+      // Written again, it is a new message under a new key: stored, and the model runs.
+      await page.type('#continue-text', 'yes');
       await page.click('#continue-btn');
       expect(await nextMessage(page, said)).toMatch(/model replied/);
       expect(await userMessages('s67g-c')).toEqual(['deploy the app', 'yes', 'yes']);
@@ -141,6 +149,26 @@ describe('review s67g: the session page', () => {
       expect(keys[1]).toBe(keys[0]);
       expect(keys[2]).not.toBe(keys[0]);
       expect(await value(page, '#continue-text')).toBe('');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('F2 (review s67k): a plain retry of a lost Continue stores it once and leaves nothing to send again', async () => {
+    await created('s67g-r', 'deploy', 'deploy the app');
+    const { page, errors, keys } = await losingFirstContinue('s67g-r');
+    try {
+      expect(await value(page, '#continue-text')).toBe('yes');
+      await page.click('#continue-btn');
+      const said = await nextMessage(page, await msg(page));
+      expect(said).toMatch(/nothing new was stored/);
+      expect(await value(page, '#continue-text')).toBe('');
+      expect(await page.$eval('#messages', (e) => e.textContent ?? '')).toContain(
+        'run the migrations',
+      );
+      expect(await userMessages('s67g-r')).toEqual(['deploy the app', 'yes']);
+      expect(keys).toEqual([keys[0], keys[0]]);
       expect(errors).toEqual([]);
     } finally {
       await page.close();
