@@ -163,8 +163,8 @@ const STEMS = new Map<string, string>();
 /**
  * A CJK run's bigrams; a document's also each character (a query's only a lone one), so a one-character
  * word is found while a longer query word still has to match as bigrams, not as scattered characters.
- * A query's run is split into words (Intl.Segmenter: a sentence has no spaces), and each word of two or
- * more characters (the whole run if none is) gives `runs` its bigrams: it is held only whole (review
+ * A query's run is split into words (Intl.Segmenter: a sentence has no spaces), a one-character word
+ * joined to its neighbour, and each word gives `runs` its bigrams: it is held only whole (review
  * s67e: データベース was found by データを送った and ベースギター, two of its bigrams each), and a sentence
  * is its words (review s67j: 数据库连接失败 was one word, held only where 库连 and 接失 were too). The
  * other bigrams only score.
@@ -176,8 +176,16 @@ function cjkBigrams(run: string, out: string[], doc: boolean, runs?: string[][])
     if (i + 1 < chars.length) out.push(chars[i]! + chars[i + 1]!);
   }
   if (!runs || !chars[1]) return;
-  const words = wordsOf(run).filter((w) => [...w][1]);
-  for (const w of words[0] ? words : [run]) {
+  // A one-character word joins the word before it (the next, at the start): 数据|库 is 数据库, 猫|の|写真
+  // is 猫の写真 (review s67k: dropped, 数据库 found 数据分析报告, 猫の写真 犬の写真).
+  const words: string[] = [];
+  let lone = '';
+  for (const w of wordsOf(run))
+    if ([...w][1]) (words.push(lone + w), (lone = ''));
+    else if (words[0]) words[words.length - 1] += w;
+    else lone += w;
+  if (lone) words.push(lone);
+  for (const w of words) {
     const c = [...w];
     const r = [...new Set(c.slice(1).map((x, i) => c[i] + x))];
     // A word typed twice is one word.
