@@ -9,45 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { StorageUnavailableError, text, type ObjectStore } from '../../lib/storage/port.js';
-import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
-
-/** A store whose PUTs of keys matching an armed pattern fail, once per pattern. */
-function failing(inner: ObjectStore) {
-  const armed: RegExp[] = [];
-  const store = new Proxy(inner, {
-    get(target, prop, recv) {
-      const v = Reflect.get(target, prop, recv) as unknown;
-      if (typeof v !== 'function') return v;
-      if (prop !== 'put') return v.bind(target);
-      return async (...args: unknown[]) => {
-        const i = armed.findIndex((p) => p.test(String(args[0])));
-        if (i >= 0) {
-          armed.splice(i, 1);
-          throw new StorageUnavailableError('injected');
-        }
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store, armed };
-}
-
-async function holders(store: ObjectStore, needle: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const key of await listAll(store, '')) {
-    const got = await store.get(key);
-    if (got && text(got.body).includes(needle)) found.push(key);
-  }
-  return found;
-}
+import { failingPuts } from '../support/failing-puts.js';
+import { holders } from '../support/holders.js';
 
 describe('a DELETE answered 204 whose log record failed, with the manifest purge after it', () => {
   for (const variant of ['log', 'log+root', 'root'] as const)
     it(`${variant} failing once: no object keeps the session's text`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 's67b-unlogged-'));
-      const { store, armed } = failing(new LocalStore(dir));
+      const { store, armed } = failingPuts(new LocalStore(dir));
       const app = await makeApp({ objects: store });
       const word = 'zqunloggedx';
       const user = (content: string) => [{ role: 'user', content }];
@@ -65,7 +35,7 @@ describe('a DELETE answered 204 whose log record failed, with the manifest purge
       // A search: the index now holds a record of the session with its text.
       await app.call('POST', '/v1/session_search', { body: { action: 'search', query: word } });
       await settleAll(app);
-      expect((await holders(store, word)).some((k) => k.includes('/x/'))).toBe(true);
+      expect(holders(dir, [word]).some((k) => k.includes('/x/'))).toBe(true);
       if (variant.includes('log')) armed.push(/\/m\/l\//);
       if (variant.includes('root')) armed.push(/\/m\/r\//);
       expect((await app.call('DELETE', '/v1/sessions/doomed')).status).toBe(204);
@@ -73,6 +43,6 @@ describe('a DELETE answered 204 whose log record failed, with the manifest purge
       await new Promise((r) => setTimeout(r, 4000)); // the erasing's retries, after 1 s and 2 s
       await settleAll(app);
       expect(armed).toEqual([]); // every failure armed happened
-      expect(await holders(store, word)).toEqual([]);
+      expect(holders(dir, [word])).toEqual([]);
     }, 60_000);
 });

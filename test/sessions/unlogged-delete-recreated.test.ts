@@ -9,44 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../lib/storage/local.js';
-import { StorageUnavailableError, text, type ObjectStore } from '../../lib/storage/port.js';
-import { listAll } from '../../lib/storage/prefix.js';
 import { makeApp, settleAll } from '../http/helpers.js';
-
-/** A store whose PUTs of keys matching an armed pattern fail, once per pattern. */
-function failing(inner: ObjectStore) {
-  const armed: RegExp[] = [];
-  const store = new Proxy(inner, {
-    get(target, prop, recv) {
-      const v = Reflect.get(target, prop, recv) as unknown;
-      if (typeof v !== 'function') return v;
-      if (prop !== 'put') return v.bind(target);
-      return async (...args: unknown[]) => {
-        const i = armed.findIndex((p) => p.test(String(args[0])));
-        if (i >= 0) {
-          armed.splice(i, 1);
-          throw new StorageUnavailableError('injected');
-        }
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store, armed };
-}
-
-async function holders(store: ObjectStore, needle: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const key of await listAll(store, '')) {
-    const got = await store.get(key);
-    if (got && text(got.body).includes(needle)) found.push(key);
-  }
-  return found;
-}
+import { failingPuts } from '../support/failing-puts.js';
+import { holders } from '../support/holders.js';
 
 describe('an unlogged delete whose manifest purge is retried, the id created again meanwhile', () => {
   it("the retry erases the deleted session's task; the new session stays", async () => {
     const dir = mkdtempSync(join(tmpdir(), 's67j-recreated-'));
-    const { store, armed } = failing(new LocalStore(dir));
+    const { store, armed } = failingPuts(new LocalStore(dir));
     const app = await makeApp({ objects: store });
     const user = (content: string) => [{ role: 'user', content }];
     await app.call('POST', '/v1/sessions', {
@@ -57,7 +27,7 @@ describe('an unlogged delete whose manifest purge is retried, the id created aga
     });
     expect(made.status).toBe(201);
     await settleAll(app);
-    expect((await holders(store, 'zqoldtask')).some((k) => k.includes('/m/'))).toBe(true);
+    expect(holders(dir, ['zqoldtask']).some((k) => k.includes('/m/'))).toBe(true);
     armed.push(/\/m\/l\//, /\/m\/r\//); // the delete's log record, then the purge's root: once each
     expect((await app.call('DELETE', '/v1/sessions/doomed')).status).toBe(204);
     await settleAll(app);
@@ -68,23 +38,23 @@ describe('an unlogged delete whose manifest purge is retried, the id created aga
     expect(again.status).toBe(201);
     await settleAll(app);
     // The retries (after 1 s, 2 s …): until the deleted task is gone, or long after they ran.
-    let left = await holders(store, 'zqoldtask');
+    let left = holders(dir, ['zqoldtask']);
     for (let i = 0; i < 100 && left.length; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      left = await holders(store, 'zqoldtask');
+      left = holders(dir, ['zqoldtask']);
     }
     await settleAll(app);
     expect(left).toEqual([]);
     // The new session is untouched, in the manifest as in its object, through a forced compaction too.
     await app.sessions.manifest.compact('alice', true);
     await settleAll(app);
-    expect(await holders(store, 'zqoldtask')).toEqual([]);
+    expect(holders(dir, ['zqoldtask'])).toEqual([]);
     const list = await app.call('GET', '/v1/sessions');
     const listed = (list.json.sessions as { id: string; task: string }[]).map(
       (s) => `${s.id}:${s.task}`,
     );
     expect(listed.sort()).toEqual(['doomed:new zqnewtask', 'keeper:keeper']);
     expect((await app.call('GET', '/v1/sessions/doomed')).json.task).toBe('new zqnewtask');
-    expect((await holders(store, 'zqnewtask')).some((k) => k.includes('/m/'))).toBe(true);
+    expect(holders(dir, ['zqnewtask']).some((k) => k.includes('/m/'))).toBe(true);
   }, 60_000);
 });
