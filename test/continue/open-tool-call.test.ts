@@ -4,9 +4,8 @@ import type { Message } from '../../lib/model/session.js';
 import { makeApp } from '../http/helpers.js';
 import {
   startChatServer,
+  strictToolMessages as strict,
   type ChatServer,
-  type ReceivedRequest,
-  type Step,
 } from '../support/chat-server.js';
 
 // Review s52a: fitContext (lib/continue/context.ts) leaves out tool results whose call is not in front
@@ -19,31 +18,6 @@ const servers: ChatServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-/** A step that answers like OpenAI's chat API: 400 when a tool call has no result right after it. */
-const strict =
-  (reply: string): Step =>
-  (req: ReceivedRequest) => {
-    const msgs = req.body.messages;
-    for (let i = 0; i < msgs.length; i++) {
-      const calls = msgs[i]!.tool_calls ?? [];
-      if (!calls.length) continue;
-      const answered = new Set<string>();
-      for (let j = i + 1; j < msgs.length && msgs[j]!.role === 'tool'; j++)
-        answered.add(msgs[j]!.tool_call_id!);
-      if (calls.some((c) => !answered.has(c.id)))
-        return {
-          status: 400,
-          body: {
-            error: {
-              message: 'tool_calls must be followed by tool messages',
-              type: 'invalid_request_error',
-            },
-          },
-        };
-    }
-    return { reply };
-  };
 
 describe('continue on a session holding an unanswered tool call (review s52a)', () => {
   it('the model gets a request it can take, and the turn is stored', async () => {

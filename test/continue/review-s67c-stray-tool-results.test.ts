@@ -4,9 +4,8 @@ import type { Message } from '../../lib/model/session.js';
 import { makeApp } from '../http/helpers.js';
 import {
   startChatServer,
+  strictToolMessages as strict,
   type ChatServer,
-  type ReceivedRequest,
-  type Step,
 } from '../support/chat-server.js';
 
 // Review s67c: a `tool` message inside an assistant message's group was sent whatever its `tool_call_id`
@@ -20,33 +19,6 @@ const servers: ChatServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-/**
- * A step that answers like OpenAI's chat API: 400 unless every `tool` message answers, by id and once, a
- * call of the assistant message in front of it, and every call is answered right after its message.
- */
-const strict =
-  (reply: string): Step =>
-  (req: ReceivedRequest) => {
-    const msgs = req.body.messages;
-    const refuse = (message: string) => ({
-      status: 400,
-      body: { error: { message, type: 'invalid_request_error' } },
-    });
-    let open = new Set<string>();
-    for (const m of msgs) {
-      if (m.role === 'tool') {
-        if (!m.tool_call_id || !open.delete(m.tool_call_id))
-          return refuse(
-            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-          );
-        continue;
-      }
-      if (open.size) return refuse('tool_calls must be followed by tool messages');
-      open = new Set((m.tool_calls ?? []).map((c) => c.id));
-    }
-    return { reply };
-  };
 
 const call = (id: string) => ({
   id,

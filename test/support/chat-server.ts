@@ -163,3 +163,30 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
+
+/**
+ * A step that answers like OpenAI's chat API: 400 unless every `tool` message answers, by id and once, a
+ * call of the assistant message in front of it, and every call is answered right after its message.
+ */
+export const strictToolMessages =
+  (reply: string): Step =>
+  (req: ReceivedRequest) => {
+    const msgs = req.body.messages;
+    const refuse = (message: string) => ({
+      status: 400,
+      body: { error: { message, type: 'invalid_request_error' } },
+    });
+    let open = new Set<string>();
+    for (const m of msgs) {
+      if (m.role === 'tool') {
+        if (!m.tool_call_id || !open.delete(m.tool_call_id))
+          return refuse(
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          );
+        continue;
+      }
+      if (open.size) return refuse('tool_calls must be followed by tool messages');
+      open = new Set((m.tool_calls ?? []).map((c) => c.id));
+    }
+    return { reply };
+  };
