@@ -247,7 +247,9 @@ satchel export --all <folder> [--concurrency N] [--json]
 Writes each session as <folder>/<id>.json in odek's format (compact JSON, odek's fields in odek's order,
 without Satchel's revision), so odek can load it and \`satchel import\` can bring it back. Existing files
 of the same name are replaced (odek's own index.json, latest.json and vectors_meta.json never: that
-session fails), each written with mode 0600 as odek writes its own. The folder is created when missing.
+session fails; in a folder that does not tell case apart, as on macOS, neither is a file of another session
+whose id differs only in case), each written with mode 0600 as odek writes its own. The folder is created
+when missing.
 
   --all              every session of the namespace
   --concurrency N    sessions in flight at once (default 8)
@@ -268,6 +270,7 @@ Exit code 4 when any session failed (each is listed with its reason).`,
     const client = ctx.client();
     const ids = all ? await everySession(client) : [...new Set(positionals.slice(0, -1))];
     await makeFolder(folder);
+    const names = new FolderNames(await foldsCase(folder));
     const files: string[] = [];
     const failed: { id: string; reason: string }[] = [];
     const progress = new Progress(ctx.json ? QUIET : ctx.io.stderr, ids.length, 'export');
@@ -276,12 +279,9 @@ Exit code 4 when any session failed (each is listed with its reason).`,
         try {
           const { name, text } = await exportOdekFile(client, id);
           const file = path.join(folder, name);
-          if (ownFile(file) && !(await holdsSession(file))) {
-            failed.push({
-              id,
-              reason: `${file} is odek's own file, not a session: not written over`,
-            });
-          } else files.push(await writeAtomically(file, text));
+          const refused = await names.refusal(file, id);
+          if (refused !== undefined) failed.push({ id, reason: refused });
+          else files.push(await writeAtomically(file, text));
         } catch (err) {
           // A gateway's page (not Satchel's problem) stops the export as no answer does (exit 3).
           if (!SatchelApiError.is(err) || !err.fromSatchel) throw err;
@@ -347,15 +347,72 @@ const RESERVED_FILES = new Set(['index.json', 'latest.json']);
 /** Whether a path is named as one of odek's own files. */
 const ownFile = (file: string) => ODEK_OWN_FILES.has(path.basename(file));
 
-/** Whether a file is missing or holds a session (a JSON object with an id), as an export may replace. */
-async function holdsSession(file: string): Promise<boolean> {
+/**
+ * The names an export writes in one folder. odek's own files are never written over, nor a session's file
+ * by another session whose id differs from it only in case, where the folder does not tell case apart
+ * (macOS, Windows): there `Index.json` is odek's index.json, and `Foo.json` is foo.json (review s67k).
+ */
+export class FolderNames {
+  /** Each name written so far (folded), and the id written there. */
+  private readonly claimed = new Map<string, string>();
+
+  constructor(private readonly fold: (name: string) => string) {}
+
+  /** Why `file` may not be written with session `id`, or undefined when it may. */
+  async refusal(file: string, id: string): Promise<string | undefined> {
+    const name = this.fold(path.basename(file));
+    // Claimed before any wait: two ids of one folded name may be in flight at once.
+    const holder = this.claimed.get(name);
+    if (holder !== undefined && holder !== id) return sharedFile(file, holder);
+    this.claimed.set(name, id);
+    if (!ODEK_OWN_FILES.has(name) && this.fold('A') === 'A') return undefined;
+    const held = await fileHolds(file);
+    if (held === 'missing') return undefined;
+    if (held === 'other') {
+      return ODEK_OWN_FILES.has(name)
+        ? `${file} is odek's own file, not a session: not written over`
+        : undefined;
+    }
+    return held.id !== id && this.fold(held.id) === this.fold(id)
+      ? sharedFile(file, held.id)
+      : undefined;
+  }
+}
+
+const sharedFile = (file: string, holder: string) =>
+  `${file} is session ${holder}'s file too, in a folder that does not tell case apart: not written over`;
+
+/**
+ * How a folder compares names: lower-cased when it does not tell case apart (macOS and Windows by
+ * default), found by making a file of its own there and looking for its name in capitals.
+ */
+export async function foldsCase(folder: string): Promise<(name: string) => string> {
+  const probe = `.satchel-case-${randomBytes(4).toString('hex')}`;
+  const lower = (name: string) => name.toLowerCase();
+  // Not writable: each file's own write says so; meanwhile the careful answer.
+  const made = await writeFile(path.join(folder, probe), '', { flag: 'wx' }).then(
+    () => true,
+    () => false,
+  );
+  if (!made) return lower;
+  try {
+    const found = await stat(path.join(folder, probe.toUpperCase())).catch(() => undefined);
+    return found === undefined ? (name) => name : lower;
+  } finally {
+    await rm(path.join(folder, probe), { force: true });
+  }
+}
+
+/** What a file holds, as an export may replace it: nothing, a session (its id), or something else. */
+async function fileHolds(file: string): Promise<'missing' | 'other' | { id: string }> {
   const source = await readSource(file);
-  if (!('text' in source)) return (await stat(file).catch(() => null)) === null;
+  if (!('text' in source))
+    return (await stat(file).catch(() => null)) === null ? 'missing' : 'other';
   try {
     const value = JSON.parse(source.text.replace(/^\ufeff/, '')) as unknown;
-    return isObject(value) && typeof value.id === 'string';
+    return isObject(value) && typeof value.id === 'string' ? { id: value.id } : 'other';
   } catch {
-    return false;
+    return 'other';
   }
 }
 
