@@ -18,20 +18,31 @@ const provider = createOpenAICompatible({
 });
 const model = provider.chatModel(process.env.MODEL ?? 'gpt-4o-mini');
 
-/** useChat sends the chat id and only its newest message (prepareSendMessagesRequest). */
+/**
+ * useChat sends the chat id, only its newest message, and the trigger (prepareSendMessagesRequest:
+ * `({ id, messages, trigger }) => ({ body: { id, message: messages.at(-1), trigger } })`).
+ */
 export async function POST(request: Request): Promise<Response> {
-  const { id, message }: { id: string; message: UIMessage } = await request.json();
+  const { id, message, trigger }: { id: string; message: UIMessage; trigger?: string } =
+    await request.json();
   const history = await loadUIMessages(client, id); // one GET
-  // A continued assistant message (a client-side tool result, an approval) comes back under its id.
-  const messages = [...history.filter((m) => m.id !== message.id), message];
+  // regenerate() dropped the answer (and all after it) and sent the message before it again: the chat
+  // up to that message. Otherwise a continued assistant message (a client-side tool result, an
+  // approval) comes back under its id.
+  const regenerate = trigger === 'regenerate-message';
+  const at = history.findIndex((m) => m.id === message.id);
+  const messages =
+    regenerate && at >= 0
+      ? [...history.slice(0, at), message]
+      : [...history.filter((m) => m.id !== message.id), message];
   const result = streamText({ model, messages: await convertToModelMessages(messages) });
   return result.toUIMessageStreamResponse({
     originalMessages: messages,
     generateMessageId: createIdGenerator({ prefix: 'msg', size: 16 }),
     // One keyed POST: the user's message and the answer, skipping what `history` holds already (a
-    // continued message: one PUT that replaces it).
+    // continued message, or a regenerate: one PUT that replaces it, or removes what the client dropped).
     onFinish: async ({ messages }) => {
-      await saveUIMessages(client, id, messages, { known: history });
+      await saveUIMessages(client, id, messages, { known: history, regenerate });
     },
   });
 }

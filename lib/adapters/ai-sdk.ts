@@ -18,6 +18,12 @@ export interface SaveOptions extends SessionDefaults {
    * request; without it, one GET finds the stored ids first.
    */
   known?: readonly (string | { id: string })[];
+  /**
+   * The request regenerates an answer (useChat's `regenerate()`, trigger `regenerate-message`): the known
+   * messages after the newest known one of `messages` that it lacks were dropped by the client, and are
+   * removed as the new ones are stored, in one PUT based on the revision read.
+   */
+  regenerate?: boolean;
 }
 
 export interface SaveResult {
@@ -25,6 +31,8 @@ export interface SaveResult {
   appended: number;
   /** 1 when a stored message was replaced by its continued form (see `saveUIMessages`); absent otherwise. */
   replaced?: number;
+  /** With `regenerate`: how many stored messages were removed (the answer regenerated, and what followed it). */
+  removed?: number;
   /**
    * The server had stored these new messages already under this save's key (an earlier save of them
    * within 24 h, or this call's own attempt whose answer was lost): nothing was written now (`appended: 0`),
@@ -81,6 +89,8 @@ export async function saveUIMessages(
     .slice(messages.findLastIndex((m) => known.has(m.id)) + 1)
     .filter((m) => !m.id.startsWith(FOREIGN));
   const continued = continuedOf(messages, known);
+  if (options.regenerate && !continued && known.size > 0)
+    return regenerateSave(client, chatId, messages, known, fresh, options);
   if (continued) return continueNewest(client, chatId, continued, fresh, options);
   if (fresh.length === 0) return { appended: 0 };
   const key = `ai-sdk-${sha256Hex(JSON.stringify([chatId, fresh.map((m) => m.id)]))}`;
@@ -162,6 +172,45 @@ async function continueNewest(
   });
   // Deleted meanwhile: saved as a new chat.
   return saved ?? saveUIMessages(client, chatId, [continued, ...fresh], { ...options, known: [] });
+}
+
+/**
+ * A regenerate's save: the stored messages the client saw after the one it sent again and dropped (their
+ * ids known, absent from `messages`; with the tool results of other writers that follow one) removed, and
+ * the new messages after the stored ones, in one PUT based on the revision read (read again after a 412).
+ * Messages another device stored since the load are not known, and stay. A save that runs twice finds
+ * its messages stored and nothing to remove: it writes nothing.
+ */
+async function regenerateSave(
+  client: SatchelClient,
+  chatId: string,
+  messages: readonly UIMessage[],
+  known: ReadonlyMap<string, unknown>,
+  fresh: readonly UIMessage[],
+  options: SaveOptions,
+): Promise<SaveResult> {
+  const sent = messages.findLast((m) => known.has(m.id))!;
+  const kept = new Set(messages.map((m) => m.id));
+  const call = options.secrets ? { secrets: options.secrets } : {};
+  const saved = await onRevision(client, chatId, async ({ session, etag }) => {
+    const stored = toUIMessages(session.messages);
+    const at = stored.findIndex((u) => u?.id === sent.id);
+    let dropping = false;
+    const left = session.messages.filter((_, i) => {
+      const u = stored[i];
+      if (u !== undefined) dropping = at >= 0 && i > at && known.has(u.id) && !kept.has(u.id);
+      return !dropping;
+    });
+    const ids = new Set(stored.map((u) => u?.id));
+    const after = fresh.filter((m) => !ids.has(m.id));
+    const removed = session.messages.length - left.length;
+    if (removed === 0 && after.length === 0) return { appended: 0 };
+    const out: MessageInput[] = [...left, ...after.map(fromUIMessage)];
+    await client.replace(chatId, { ...session, messages: out }, { ...call, ifMatch: etag });
+    return removed ? { appended: after.length, removed } : { appended: after.length };
+  });
+  // Deleted meanwhile: saved as a new chat.
+  return saved ?? saveUIMessages(client, chatId, messages, { ...options, known: [] });
 }
 
 /** What the server stores in place of a secret (lib/model/session.ts; the client imports no server code). */
