@@ -12,7 +12,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { constants as fsConstants, readFileSync, readlinkSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import {
   assertSafeKey,
@@ -35,6 +35,8 @@ import { mapLimit } from './concurrency.js';
 import '../model/bytes-node.js';
 
 const TEMP_MARK = '.tmp-';
+/** Open for reading without waiting for a writer (a FIFO); O_NONBLOCK is not on Windows, nor needed. */
+const NONBLOCKING_READ = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
 /** Lock files and owner files live in this folder at the root, out of every listing. */
 const LOCK_DIR = '.locks';
 const OWNER_MARK = 'owner-';
@@ -115,6 +117,8 @@ export class LocalStore implements ObjectStore {
   private readonly heartbeatMs: number;
   private readonly ownerTimeoutMs: number;
   private owner: Promise<string> | undefined;
+  /** Whether a sweep after another process's crash runs (one at a time). */
+  private sweeping = false;
   /** The last ping's write (writeProbe) and when it began. */
   private pinged: { at: number; done: Promise<void> } | undefined;
   /**
@@ -155,7 +159,10 @@ export class LocalStore implements ObjectStore {
     const path = this.path(key);
     let handle;
     try {
-      handle = await open(path, 'r');
+      // Non-blocking: a FIFO at a key opened for reading waited for a writer, for ever, and four of them
+      // held every thread of Node's file pool, every other read with them (review s68d). It is not a
+      // regular file, so it holds no object; a regular file reads as ever.
+      handle = await open(path, NONBLOCKING_READ);
     } catch (err) {
       if (await this.folderGone(err)) throw folderError('read', err);
       if (isNotFound(err) || (err as { code?: string }).code === 'EISDIR') return null;
@@ -691,8 +698,31 @@ export class LocalStore implements ObjectStore {
           if (current === file && this.owner === owner) this.owner = undefined;
         });
       });
+      void this.sweepAfterCrash(file);
     }, this.heartbeatMs);
     timer.unref();
+  }
+
+  /**
+   * A sweep, on a heartbeat, once another process's owner file says it is gone: the temp files it left
+   * hold the bytes of the writes it crashed in (a session's text, which a DELETE does not erase), and a
+   * sweep at start alone left them for as long as this process ran (a peer killed beside it; a container
+   * restarted within ownerTimeoutMs of its crash, its dead owner still taken for alive), review s68d.
+   */
+  private async sweepAfterCrash(own: string): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const name of await readdir(this.lockDir).catch(() => [])) {
+        const file = join(this.lockDir, name);
+        if (name.startsWith(OWNER_MARK) && file !== own && (await this.holderAlive(file)) === false)
+          return void (await this.sweep());
+      }
+    } catch {
+      // The next heartbeat looks again.
+    } finally {
+      this.sweeping = false;
+    }
   }
 }
 
