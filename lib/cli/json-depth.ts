@@ -1,24 +1,8 @@
 /**
- * How deep JSON nests, without recursion: JSON.parse takes any depth, but JSON.stringify (the client's, of
- * a request body) recurses and throws RangeError past V8's stack (review s60d). Depth as the server counts
- * it (lib/http/body.ts `unsafeJson`): the outermost array or object is level 1.
+ * How deep a parsed value nests, without recursion: JSON.stringify (the client's, of a request body)
+ * recurses and throws RangeError past V8's stack (review s60d). Depth as the server counts it
+ * (lib/model/json-depth.ts, for the text): the outermost array or object is level 1.
  */
-
-/** True when JSON text has arrays or objects nested more than `limit` levels deep (strings skipped). */
-export function textNestedPast(text: string, limit: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // A string: to its closing quote, an escaped character skipped whole.
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++)
-        if (text.charCodeAt(i) === 0x5c) i++;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
 
 /**
  * Where a parsed JSON value first nests more than `limit` levels deep, named by its first three steps

@@ -16,6 +16,7 @@ import {
   type FieldError,
 } from '../model/errors.js';
 
+import { textNestedPast } from '../model/json-depth.js';
 import { MAX_JSON_DEPTH } from '../model/requests.js';
 
 /**
@@ -47,6 +48,9 @@ export async function readJson<S extends z.ZodType>(
     if (empty?.success) return empty.data;
     throw unsupportedMediaType('send the body as application/json');
   }
+  // Before the parse, which builds every level first (review s68c).
+  if (textNestedPast(raw, MAX_JSON_DEPTH))
+    throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(raw);

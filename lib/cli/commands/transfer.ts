@@ -22,13 +22,14 @@ import {
   type ImportOutcome,
   type ImportStatus,
 } from '../../odek/transfer.js';
+import { textNestedPast } from '../../model/json-depth.js';
 import { MAX_JSON_DEPTH } from '../../model/requests.js';
 import { createBody, parseOdekFile } from '../../odek/format.js';
 import { integerArg, stringOpt } from '../args.js';
 import { eachLimit } from '../batch.js';
 import type { Command, CommandContext } from '../command.js';
 import { EXIT, LocalFileError, LostWriteError, notSatchel, UsageError } from '../io.js';
-import { textNestedPast, valueNestedPast } from '../json-depth.js';
+import { valueNestedPast } from '../json-depth.js';
 import { Progress } from '../progress.js';
 import { inert } from '../render.js';
 import { sessionIdArg } from './session.js';
