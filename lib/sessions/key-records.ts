@@ -371,17 +371,16 @@ function newestWithin(sizes: number[], room: number): number {
   return n;
 }
 
-/** A stored-out record read back: the record of key claim `k` in a pack, or null when it holds none. */
-export function parseKeyRecord(body: Uint8Array, k: string): WriteRecord | null {
+/** Stored-out records read back: the records in a pack (none when it is not one). */
+export function parseKeyRecords(body: Uint8Array): WriteRecord[] {
   try {
     const parsed: unknown = JSON.parse(text(body));
-    for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
+    return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((item) => {
       const record = writeRecordSchema.safeParse(item);
-      if (record.success && record.data.k === k) return record.data;
-    }
-    return null;
+      return record.success ? [record.data] : [];
+    });
   } catch {
-    return null;
+    return [];
   }
 }
 
@@ -468,12 +467,56 @@ export async function lookUpKeyRecord(
   // Records written after one from a clock far ahead carry its time (at most a week of days is read).
   const newest = Math.max(0, ...liveFilters(filters, now).map((f) => f.t));
   const last = Math.min(day + 7, Math.max(day + 1, dayOf(newest)));
-  const days = Array.from({ length: last - day + 2 }, (_, i) => day - 1 + i);
+  const records = await packsIn(objects, ns, id, day - 1, last - day + 2, (name) =>
+    mayHold(name, k, incarnation),
+  );
+  return records.find((r) => r.k === k && r.at > now - RETENTION_MS);
+}
+
+/** The records in the packs of `count` days from `first` that `pick` takes: a LIST a day, a GET a pack. */
+async function packsIn(
+  objects: ObjectStore,
+  ns: string,
+  id: string,
+  first: number,
+  count: number,
+  pick: (name: string) => boolean,
+): Promise<WriteRecord[]> {
+  const days = Array.from({ length: count }, (_, i) => first + i);
   const listed = await Promise.all(days.map((d) => listAll(objects, keyRecordsDay(ns, id, d))));
-  const names = listed.flat().filter((name) => mayHold(name, k, incarnation));
-  const found = await Promise.all(names.map((name) => objects.get(name)));
-  const records = found.map((f) => f && parseKeyRecord(f.body, k));
-  return records.find((r): r is WriteRecord => !!r && r.at > now - RETENTION_MS);
+  const found = await Promise.all(
+    listed
+      .flat()
+      .filter(pick)
+      .map((name) => objects.get(name)),
+  );
+  return found.flatMap((f) => (f ? parseKeyRecords(f.body) : []));
+}
+
+/**
+ * The stored-out records of the session `incarnation` names written at `since` or later (the compactor
+ * restoring audit records, `restoreAudit`): a LIST of each day from `since`'s to tomorrow (a week at
+ * most), a GET of each of its packs.
+ */
+export async function keyRecordsSince(
+  objects: ObjectStore,
+  ns: string,
+  id: string,
+  incarnation: string,
+  since: number,
+  now: number,
+): Promise<WriteRecord[]> {
+  const first = dayOf(since);
+  const mark = `/${PACK_MARK}${incarnation}_`;
+  const records = await packsIn(
+    objects,
+    ns,
+    id,
+    first,
+    Math.min(8, dayOf(now) + 2 - first),
+    (name) => name.includes(mark),
+  );
+  return records.filter((r) => r.at >= since);
 }
 
 /** Days of stored-out records to delete: from `from` (every day before `to` when unknown) up to `to`. */

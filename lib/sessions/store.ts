@@ -48,6 +48,7 @@ import {
   incarnationOf,
   liveFilters,
   lookUpKeyRecord,
+  keyRecordsSince,
 } from './key-records.js';
 import { auditOf, type AuditLog, type AuditRecord } from './audit.js';
 import { isWhole, rawNamed, SessionCache, type CachedSession } from './cache.js';
@@ -1283,15 +1284,23 @@ export class SessionStore {
         }),
       );
       // The records' names are known before their PUTs: one that failed may have landed (its answer lost),
-      // so the check after them covers it too.
+      // so the check after them covers it too. A refused one is stored again in the background (1 s, 2 s,
+      // 4 s …; the same name: one object), each later landing checked as well; only a writer that stopped
+      // first leaves it to the marker's heal, whose write records a burst may have pruned (review s68b).
       let auditKey: string | undefined;
+      let again = false;
       const audited = this.audit
-        ? this.audit
-            .recordAll(ns, newest.session.id, entries, (k) => (auditKey = k))
-            .then(
-              () => true,
-              (err) => void this.onError('audit record not stored', err),
-            )
+        ? eraseRetried(
+            async () => {
+              await this.audit!.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k));
+              if (again)
+                void this.existence.follow(this.eraseIfDeleted(ns, newest, undefined, auditKey));
+            },
+            (err, last) => {
+              again = true;
+              this.onError(`audit record not stored${last ? ' (gave up)' : ''}`, err);
+            },
+          )
         : true;
       // A log record that cannot be stored is healed from the write's pending marker, which stays.
       const entry = entryOf(newest.session, newest.receipt.bytes);
@@ -1406,16 +1415,20 @@ export class SessionStore {
     const session = found?.session;
     if (session && this.audit) {
       const kept = session.satchel?.writes ?? [];
-      // Keyed records stored out of the object since then are not in `kept` (their keys are unknown here).
+      // Keyed records stored out of the object since then are read back from their packs (until 2026-12-07
+      // they were not, and ~27 keyed writes after the marker lost its audit records: review s68b).
       const storedOut = liveFilters(filtersOf(session.satchel), this.now()).some(
         (f) => f.t >= since,
       );
-      if (!recordsCover(session.satchel, since) || storedOut)
+      if (!recordsCover(session.satchel, since))
         this.onError(
           `audit records of ${id} since ${since} may be lost`,
           new Error('writer stopped'),
         );
-      const records = kept.filter((w) => w.at >= since);
+      const out = storedOut
+        ? await keyRecordsSince(this.objects, ns, id, incarnationOf(session), since, this.now())
+        : [];
+      const records = out.concat(kept.filter((w) => w.at >= since));
       const named: string[] = [];
       const puts = mapLimit(records, 8, async (w) => {
         const record = auditOf(w);
