@@ -18,17 +18,21 @@ const KEY = 'ns/alice/lease/s1.json';
 describe('a take that counts its wait from the head of its line', () => {
   it('outwaits the holders ahead of it, one wait each', async () => {
     let t = 1_000_000;
+    // Fake time moves as the waiters sleep, up to `cap`, where it stands until the test moves it on (each
+    // sleeping waiter moves it: on a loaded machine it ran past the release the test meant to make at
+    // 45 s, and the second waiter gave up before it, CI of 20ce645).
+    let cap = t;
     const leases = new Leases(new LocalStore(mkdtempSync(join(tmpdir(), 'satchel-s63b-'))), {
       ttlMs: 600_000,
       waitMs: 60_000,
       now: () => t,
-      sleep: (ms) => new Promise((r) => setTimeout(() => r(void (t += ms)), 1)),
+      sleep: (ms) => new Promise((r) => setTimeout(() => r(void (t = Math.min(t + ms, cap))), 1)),
     });
-    // Fake time moves as the waiters sleep; at most 10 s of real time (no waiter left: it stands still).
+    // At most 10 s of real time (no waiter left: it stands still).
     const passed = async (ms: number) => {
-      const from = t;
+      cap = t + ms;
       const until = Date.now() + 10_000;
-      while (t - from < ms && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+      while (t < cap && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
     };
     const first = await leases.take(KEY);
     const second = leases.take(KEY, { fromHead: true }).catch((err: unknown) => err);
