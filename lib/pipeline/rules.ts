@@ -1148,13 +1148,14 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`; keytool's and jarsigner's `-storepass`,
-    // `-keypass`, `-srcstorepass`, `-destkeypass` (one dash; review s63f).
+    // `--password xyz`, `--api-token=xyz`, `--client-secret 'xyz'`, aws's `--secret-string` (review s68a);
+    // keytool's and jarsigner's `-storepass`, `-keypass`, `-srcstorepass`, `-destkeypass` (one dash; s63f).
     id: 'cli-secret-flag',
     // The keywords start at the `-` before the word, so that plain words (`password`, `token`) cost nothing.
     keywords: [...spelled(CLI_SECRETS, '-', ''), 'storepass', 'keypass'],
     pattern: new RegExp(
-      raw`(?:-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:${CLI_SECRETS})|(?<=-(?:src|dest)?)(?:store|key)pass)` +
+      raw`(?:-(?<=--(?:[A-Za-z0-9]{1,32}-){0,4})(?:${CLI_SECRETS})(?:-string)?|` +
+        raw`(?<=-(?:src|dest)?)(?:store|key)pass)` +
         FLAG_VALUE(3, ''),
       'iy',
     ),
@@ -1531,17 +1532,31 @@ export const rules: Rule[] = [
     group: 1,
   },
   {
-    // `Cookie:` / `Set-Cookie:` headers (HTTP dumps, JSON, devtools): each cookie's value, not attributes.
+    // `Cookie:` / `Set-Cookie:` headers (HTTP dumps, JSON, devtools), `document.cookie = "…"`: each cookie's
+    // value, not attributes.
     id: 'http-cookie',
     keywords: ['cookie'],
     // The pairs stop where another such header starts on the same line: the engine resumes after a match.
     pattern: new RegExp(
-      raw`cookie(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}(?:\\?["'])?` +
+      raw`cookie(?:\\?["'])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'])?` +
         raw`((?:(?!cookie(?:\\?["'])?[ \t]{0,16}:)[^\r\n"'\\]){1,8192})`,
       'iy',
     ),
     group: 1,
     each: COOKIE_PAIR,
+    minLength: 8,
+    entropy: 3,
+    placeholders: true,
+  },
+  {
+    // Cookies as browser automation and HTTP libraries write them (review s68a): a storage state's or
+    // `add_cookies([…])`'s `{"name": …, "value": "…"}`, `cookies={"sessionid": "…"}`; each quoted value
+    // but a cookie's name, domain, path and SameSite.
+    id: 'cookie-list',
+    keywords: ['cookies'],
+    pattern: /cookies(?:\\?["'])?[ \t]{0,16}[:=(][ \t]{0,16}(\[[^\]]{1,16384}|\{[^}]{1,4096})/iy,
+    group: 1,
+    each: /(?<![\w.-])(?!name|domain|path|samesite)[\w.-]{1,64}(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}\\?["']([^"'\\\s]{1,4096})/dgi,
     minLength: 8,
     entropy: 3,
     placeholders: true,
@@ -1663,13 +1678,23 @@ export const rules: Rule[] = [
     // glued to the flag (`-PSecret`, as sqlcmd and sshpass take it; review s63f). `mongo`, `ldap…`, `zip`,
     // `7z` and `az login` were here for a while that day: their words occur in other commands
     // (`docker run --name mongo -p 27017:27017`, `wget x.zip -P /opt`: review s63i), and telling where a
-    // command starts did not fit the R2-only bundle.
+    // command starts did not fit the R2-only bundle. `gh secret|variable set … --body|-b <v>`, and `-p` after
+    // `--service-principal` (`az login`), since review s68a.
     id: 'cli-password-short-flag',
-    keywords: ['redis-cli', 'sqlcmd', 'sshpass', 'docker login'],
+    keywords: [
+      'redis-cli',
+      'sqlcmd',
+      'sshpass',
+      'docker login',
+      'secret set',
+      'variable set',
+      'principal',
+    ],
     // `docker login` (12), then the flag's `-` within 202 (after a blank and a quote).
     requires: { char: '-', within: 214 },
     pattern: new RegExp(
-      raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass(?:[ \t]{1,8}|${NEXT_ARG}.)-p|docker login${FLAG_GAP}p)` +
+      raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass(?:[ \t]{1,8}|${NEXT_ARG}.)-p|docker login${FLAG_GAP}p|` +
+        raw`(?:secret|variable) set${FLAG_GAP}(?:-body|b)|principal${FLAG_GAP}p)` +
         raw`(?:${NEXT_ARG}|[ \t]{0,8})(["']?)(?![$%{<-])([^\s'"\x60]{3,256})\1${ARG_END}`,
       'y',
     ),
@@ -1680,11 +1705,14 @@ export const rules: Rule[] = [
     // `echo '<password>' | docker login --password-stdin` (and chpasswd, passwd --stdin, sudo -S). The
     // command is looked for before the next `echo`: text repeating `echo abc|` was read 200 characters at
     // every keyword (10 MB/s), and `echo x | tee log; echo $T | docker login …` took `x` (review s65i).
+    // `echo -n`, and commands that store a secret (`wrangler secret put`, `gh secret set`, `docker secret
+    // create`, `gcloud secrets versions add`), since review s68a.
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
-      raw`echo[ \t]{1,8}(["']?)(?![$%{<])((?:[^\s"'|]|(?!\1)[ \t|]){3,256})\1[ \t]{0,8}\|[ \t]{0,8}` +
-        raw`(?=(?:(?!echo\s)[^\n]){0,200}(?:--password-stdin|chpasswd|passwd --stdin|sudo -S))`,
+      raw`echo[ \t]{1,8}(?:-[neE]{1,2}[ \t]{1,8})?(["']?)(?![$%{<])((?:[^\s"'|]|(?!\1)[ \t|]){3,256})\1` +
+        raw`[ \t]{0,8}\|[ \t]{0,8}(?=(?:(?!echo\s)[^\n]){0,200}(?:--password-stdin|chpasswd|passwd --stdin|` +
+        raw`sudo -S|secrets? (?:put|create|set)|versions add))`,
       'y',
     ),
     group: 2,
@@ -1715,16 +1743,49 @@ export const rules: Rule[] = [
     placeholders: true,
   },
   {
-    // A ~/.pgpass line after the file is named: `host:port:database:user:password`.
+    // `setx API_KEY <v>`, fish's `set -x DB_PASSWORD <v>`, `npm config set //host/:_authToken <v>`, `poetry
+    // config pypi-token.pypi <v>`, `git config github.token <v>`, `doppler secrets set API_KEY <v>`: a
+    // secret-sounding name, blanks, then a value with a digit (not `the config token parameter`; s68a).
+    id: 'cli-set-secret-name',
+    keywords: ['setx ', 'set -x ', 'config ', 'secrets set '],
+    pattern: new RegExp(
+      raw`(?:setx|set -x|config(?: set)?(?: --[a-z]{1,16})?|secrets set)[ \t]{1,8}` +
+        raw`(?=[^\s=]{0,128}?(?:token|pass|secret|key|auth))[^\s=]{1,128}[ \t]{1,8}` +
+        raw`(["']?)(?![$%{<(-])(?=[^\s"'\x60]{0,255}[0-9])([^\s"'\x60]{8,512})\1${ARG_END}`,
+      'iy',
+    ),
+    group: 2,
+    placeholders: true,
+  },
+  {
+    // A ~/.pgpass after the file is named: each `host:port:database:user:password` line (and comments)
+    // up to 64 lines: until review s68a only the first entry's password was redacted.
     id: 'pgpass-line',
     keywords: ['pgpass'],
     pattern: new RegExp(
-      raw`pgpass[^\n]{0,80}\n(?:#[^\n]{0,200}\n){0,4}` +
-        raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:([^\s]{3,256})`,
+      raw`pgpass[^\n]{0,80}((?:\n(?:#[^\n]{0,200}|[^\s:]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:\S{3,256})){1,64})`,
       'y',
     ),
     group: 1,
+    each: /\n[^\s:#]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:(\S{3,256})/dg,
     placeholders: true,
+  },
+  {
+    // A wallet's seed phrase (BIP-39: 12 to 24 words of 3 to 8 letters) under its name: `MNEMONIC="…"`,
+    // `--mnemonic "…"`, `fromPhrase("…")`, `seed phrase: …` (review s68a).
+    id: 'seed-phrase',
+    keywords: ['mnemonic', 'phrase'],
+    pattern:
+      /(?:mnemonic|phrase)(?:\\?["'`])?(?:[ \t]{0,16}[:=(]|[ \t](?=["']))[ \t]{0,16}(?:\\?["'`])?((?:[a-z]{3,8}[ \t]{1,4}){11,23}[a-z]{3,8})(?![a-z])/iy,
+    group: 1,
+  },
+  {
+    // Node-provider keys in a URL's path: `https://eth-mainnet.g.alchemy.com/v2/<key>`, `infura.io/v3/<key>`.
+    id: 'rpc-url-key',
+    keywords: ['alchemy.com/v2/', 'infura.io/v3/'],
+    pattern: /(?:alchemy\.com\/v2|infura\.io\/v3)\/([\w-]{20,64})(?![\w-])/y,
+    group: 1,
+    entropy: 3,
   },
   {
     // wpa_supplicant `psk="…"`.

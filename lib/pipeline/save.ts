@@ -546,9 +546,11 @@ const sensitiveKey = (key: string) => SENSITIVE_KEY.test(key);
  * `dbPwd`; not `bypass`, nor `pwd` alone, a shell's directory): a pass count too (`first_pass: 2`), so their
  * string values go whole where the text rules find a secret in `name="value"` (`generic-pass`, which
  * redacts the same pair in a tool's output). Until 2026-12-06 tool-call arguments and metadata kept them
- * (review s57d), and camelCase `…Pwd` names until review s57f.
+ * (review s57d), and camelCase `…Pwd` names until review s57f. Names ending in `mnemonic` too, whose values
+ * are a wallet's seed phrase by that rule's shape (not an instruction's `mov`; review s68a).
  */
-const PASS_NAME = /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd?|PWD?)|[a-z0-9]Pwd)$/;
+const PASS_NAME =
+  /(?:(?:^|[_-])(?:pass|PASS|Pass)|[a-z0-9]Pass|[_-](?:pwd?|PWD?)|[a-z0-9]Pwd|[Mm]nemonic|MNEMONIC)$/;
 
 /** Whether `value` under the name `key` (PASS_NAME's) is a secret by the text rules; counted when it is. */
 function passValue(key: string, value: string, text: TextFn, hit: () => void): boolean {
@@ -1287,10 +1289,19 @@ function settle(walk: JsonWalk, level: JsonLevel, red: unknown): void {
   const name = names[names.length - 1]!;
   // Any of a repeated name's values (review s61g: `{"name":"Cookie","value":…,"name":"x"}` kept its value).
   const header = level.inHeaders || names.some((n) => /^(set-)?cookie$/i.test(n));
+  // A member of a `cookies` object, or a `{name, value}` pair's value in one (Playwright's storage state),
+  // is read as its `Cookie:` line (review s68a: they were kept).
+  const jar = /cookies?$/i.test(level.field!) && (!level.pair || name !== bare);
   let value = red;
-  if (!under && typeof red === 'string' && (header || name !== bare))
+  if (!under && typeof red === 'string' && (header || jar || name !== bare))
     for (const n of names)
-      value = withName(n, value as string, walk.text, walk.hit, header ? ': ' : '=');
+      value = withName(
+        jar ? 'Cookie: ' + n : n,
+        value as string,
+        walk.text,
+        walk.hit,
+        header && !jar ? ': ' : '=',
+      );
   putOwn(level.out as Record<string, unknown>, outKey(key, bare, walk.text), value);
 }
 

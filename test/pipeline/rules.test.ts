@@ -797,6 +797,15 @@ pos(
 );
 pos('redis-conf-password', 'bind 0.0.0.0\nrequirepass ', password(), '\n');
 pos('pgpass-line', '# ~/.pgpass\ndb.internal:5432:app:app:', password(), '\n');
+pos('cli-set-secret-name', 'npm config set //npm.acme.io/:_authToken ', fake(B62, 24), '\n');
+pos('cookie-list', '{"cookies": [{"name": "sid", "value": "', fake(B62, 32), '", "path": "/"}]}');
+pos(
+  'seed-phrase',
+  'MNEMONIC="',
+  'orbit velvet lumber crisp naive dolphin shrug ankle wealth spoon fever cactus',
+  '"',
+);
+pos('rpc-url-key', 'https://eth-mainnet.g.alchemy.com/v2/', fake(B62, 32), '\n');
 pos('wifi-psk', 'network={\n  ssid="office"\n  psk="', password(), '"\n}');
 pos(
   'env-password-assignment',

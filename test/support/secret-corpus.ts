@@ -1676,6 +1676,114 @@ interface MissKind {
   texts: ((g: Gen) => [context: string, text: string])[];
 }
 
+// Review s68a: secret-setting commands, structured cookies, a whole .pgpass, seed phrases, RPC URL keys.
+const rand = (g: Gen) => g.chars(B62, g.int(20, 32));
+custom(
+  'secret-setting-command',
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ gh secret set DEPLOY_TOKEN --body "${v}" --repo acme/api`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ gh variable set NPM_TOKEN -b ${v}`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c(
+      'shell',
+      `$ aws secretsmanager put-secret-value --secret-id prod/db --secret-string '${v}'`,
+      v,
+    );
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ echo -n '${v}' | npx wrangler secret put API_KEY`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ echo "${v}" | gcloud secrets versions add db-password --data-file=-`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ npm config set //npm.acme.internal/:_authToken ${v}`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ poetry config pypi-token.pypi ${v}`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `> setx OPENAI_API_KEY ${v}`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('fish', `set -x DB_PASSWORD ${v}`, v);
+  },
+  (g) => {
+    const v = rand(g);
+    return c('shell', `$ az login --service-principal -u ${g.uuid()} -p ${v} --tenant acme.io`, v);
+  },
+);
+custom(
+  'structured-cookie',
+  (g) => {
+    const v = g.chars(LOWER_NUM, 32);
+    const state = { cookies: [{ name: 'sessionid', value: v, domain: 'acme.io', path: '/' }] };
+    return c('playwright', JSON.stringify(state, null, 2), v);
+  },
+  (g) => {
+    const v = g.chars(B62, 40);
+    return c('python', `requests.get(url, cookies={"sid": "${v}"})`, v);
+  },
+  (g) => {
+    const v = g.chars(B62, 40);
+    return c('javascript', `document.cookie = "session=${v}; path=/";`, v);
+  },
+);
+custom('pgpass-entries', (g) => {
+  const [a, b] = [g.password('!#%^*-_.@'), g.password('!#%^*-_.@')];
+  return c('pgpass', `$ cat ~/.pgpass\ndb1:5432:app:app:${a}\n*:*:*:postgres:${b}\n`, a, b);
+});
+const BIP39 = [
+  'orbit',
+  'velvet',
+  'lumber',
+  'crisp',
+  'naive',
+  'dolphin',
+  'shrug',
+  'ankle',
+  'wealth',
+];
+const seedPhrase = (g: Gen) => Array.from({ length: 12 }, () => g.pick(BIP39)).join(' ');
+custom(
+  'seed-phrase',
+  (g) => {
+    const v = seedPhrase(g);
+    return c('dotenv', `MNEMONIC="${v}"`, v);
+  },
+  (g) => {
+    const v = seedPhrase(g);
+    return c('javascript', `accounts: { mnemonic: "${v}" },`, v);
+  },
+  (g) => {
+    const v = seedPhrase(g);
+    return c('shell', `$ anvil --mnemonic "${v}"`, v);
+  },
+);
+custom(
+  'rpc-url-key',
+  (g) => {
+    const v = g.chars(B62, 32);
+    return c('dotenv', `MAINNET_RPC=https://eth-mainnet.g.alchemy.com/v2/${v}`, v);
+  },
+  (g) => {
+    const v = g.chars(HEX, 32);
+    return c('dotenv', `SEPOLIA_RPC=https://sepolia.infura.io/v3/${v}`, v);
+  },
+);
+
 const misses: MissKind[] = [];
 const miss = (kind: string, ...texts: MissKind['texts']) => misses.push({ kind, texts });
 
@@ -1840,6 +1948,25 @@ miss(
   () => ['url', 'DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app'],
   () => ['xml', '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />'],
   () => ['cookie', 'curl -b "sessionid=$SESSION_ID" https://app.acme.io/api/me'],
+);
+miss(
+  'secret-setting-near-miss',
+  () => ['shell', '$ aws secretsmanager get-secret-value --secret-id prod/db/password'],
+  () => ['shell', '$ gh secret set DEPLOY_TOKEN --body "$DEPLOY_TOKEN" --repo acme/api'],
+  () => ['shell', '$ gh secret set DEPLOY_TOKEN < token.txt'],
+  () => ['shell', '$ echo building | grep secret'],
+  () => ['shell', '$ git config --get github.token'],
+  () => ['shell', '$ npm config set registry https://npm.acme.internal/'],
+  () => ['fish', 'set -x GITHUB_TOKEN (gh auth token)'],
+  () => ['prose', 'The config token parameter is described below.'],
+  () => ['shell', '$ docker run --name mongo -p 27017:27017 mongo'],
+  () => ['playwright', '{"cookies": [{"name": "theme", "value": "dark", "domain": "acme.io"}]}'],
+  () => ['capstone', '{"address": 4096, "mnemonic": "mov", "op_str": "rax, rbx"}'],
+  () => [
+    'prose',
+    'seed phrase: write down these twelve words in order and keep them somewhere safe',
+  ],
+  () => ['url', 'https://docs.alchemy.com/v2/reference/api-overview'],
 );
 const jsonObjects = [
   { redirect: '/home', page: 2, sort: 'created_at' },
