@@ -1556,7 +1556,11 @@ export const rules: Rule[] = [
     keywords: ['cookies'],
     pattern: /cookies(?:\\?["'])?[ \t]{0,16}[:=(][ \t]{0,16}(\[[^\]]{1,16384}|\{[^}]{1,4096})/iy,
     group: 1,
-    each: /(?<![\w.-])(?!name|domain|path|samesite)[\w.-]{1,64}(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}\\?["']([^"'\\\s]{1,4096})/dgi,
+    each: new RegExp(
+      raw`(?<![\w.-])(?!name|domain|path|samesite)[\w.-]{1,64}(?:\\?["'])?` +
+        raw`[ \t]{0,16}:[ \t]{0,16}\\?["']([^"'\\\s]{1,4096})`,
+      'dgi',
+    ),
     minLength: 8,
     entropy: 3,
     placeholders: true,
@@ -1763,7 +1767,8 @@ export const rules: Rule[] = [
     id: 'pgpass-line',
     keywords: ['pgpass'],
     pattern: new RegExp(
-      raw`pgpass[^\n]{0,80}((?:\n(?:#[^\n]{0,200}|[^\s:]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:\S{3,256})){1,64})`,
+      raw`pgpass[^\n]{0,80}((?:\n(?:#[^\n]{0,200}|` +
+        raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:\S{3,256})){1,64})`,
       'y',
     ),
     group: 1,
@@ -1775,8 +1780,11 @@ export const rules: Rule[] = [
     // `--mnemonic "…"`, `fromPhrase("…")`, `seed phrase: …` (review s68a).
     id: 'seed-phrase',
     keywords: ['mnemonic', 'phrase'],
-    pattern:
-      /(?:mnemonic|phrase)(?:\\?["'`])?(?:[ \t]{0,16}[:=(]|[ \t](?=["']))[ \t]{0,16}(?:\\?["'`])?((?:[a-z]{3,8}[ \t]{1,4}){11,23}[a-z]{3,8})(?![a-z])/iy,
+    pattern: new RegExp(
+      raw`(?:mnemonic|phrase)(?:\\?["'\x60])?(?:[ \t]{0,16}[:=(]|[ \t](?=["']))[ \t]{0,16}` +
+        raw`(?:\\?["'\x60])?((?:[a-z]{3,8}[ \t]{1,4}){11,23}[a-z]{3,8})(?![a-z])`,
+      'iy',
+    ),
     group: 1,
   },
   {

@@ -1277,31 +1277,7 @@ export class SessionStore {
             .then(() => l.afterWrite?.(ns, c.session, c.receipt, c.writes[0]!.ctx, change))
             .catch((err) => this.onError('a listener failed after a write', err));
       }
-      const entries = items.flatMap(({ committed }) =>
-        committed.writes.flatMap(({ record }) => {
-          const audit = auditOf(record);
-          return audit ? [{ record: audit, writeKey: record.k }] : [];
-        }),
-      );
-      // The records' names are known before their PUTs: one that failed may have landed (its answer lost),
-      // so the check after them covers it too. A refused one is stored again in the background (1 s, 2 s,
-      // 4 s …; the same name: one object), each later landing checked as well; only a writer that stopped
-      // first leaves it to the marker's heal, whose write records a burst may have pruned (review s68b).
-      let auditKey: string | undefined;
-      let again = false;
-      const audited = this.audit
-        ? eraseRetried(
-            async () => {
-              await this.audit!.recordAll(ns, newest.session.id, entries, (k) => (auditKey = k));
-              if (again)
-                void this.existence.follow(this.eraseIfDeleted(ns, newest, undefined, auditKey));
-            },
-            (err, last) => {
-              again = true;
-              this.onError(`audit record not stored${last ? ' (gave up)' : ''}`, err);
-            },
-          )
-        : true;
+      const audit = this.storeAudit(ns, items);
       // A log record that cannot be stored is healed from the write's pending marker, which stays.
       const entry = entryOf(newest.session, newest.receipt.bytes);
       const logKey = keys.log(ns, entry.at, newest.writeId);
@@ -1312,7 +1288,7 @@ export class SessionStore {
         () => true,
         (err) => void this.onError('log record not stored; the marker heals it', err),
       );
-      const [stored, auditStored] = await Promise.all([logged, audited]);
+      const [stored, auditStored] = await Promise.all([logged, audit.stored]);
       // Text the entry no longer holds leaves the manifest's older entries too, once this one is logged.
       if (scrub && stored)
         scheduleFor(
@@ -1326,7 +1302,7 @@ export class SessionStore {
       }
       // The check runs on as background work of its own: read-your-writes and a delete wait for the
       // records, not for it.
-      const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, auditKey));
+      const erased = this.existence.follow(this.eraseIfDeleted(ns, newest, logKey, audit.key()));
       scheduleFor(
         items.flatMap(({ committed }) => committed.writes),
         erased,
@@ -1334,6 +1310,41 @@ export class SessionStore {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Stores the audit records of a commit's writes. The records' names are known before their PUTs: one
+   * that failed may have landed (its answer lost), so the check after them (`key`) covers it too. A
+   * refused one is stored again in the background (1 s, 2 s, 4 s …; the same name: one object), each later
+   * landing checked as well; only a writer that stopped first leaves it to the marker's heal, whose write
+   * records a burst may have pruned (review s68b). `stored`: true when the first attempt stored them.
+   */
+  private storeAudit(
+    ns: string,
+    items: PendingCommit[],
+  ): { stored: Promise<unknown>; key: () => string | undefined } {
+    const newest = items[items.length - 1]!.committed;
+    const entries = items.flatMap(({ committed }) =>
+      committed.writes.flatMap(({ record }) => {
+        const audit = auditOf(record);
+        return audit ? [{ record: audit, writeKey: record.k }] : [];
+      }),
+    );
+    let key: string | undefined;
+    let again = false;
+    const stored = this.audit
+      ? eraseRetried(
+          async () => {
+            await this.audit!.recordAll(ns, newest.session.id, entries, (k) => (key = k));
+            if (again) void this.existence.follow(this.eraseIfDeleted(ns, newest, undefined, key));
+          },
+          (err, last) => {
+            again = true;
+            this.onError(`audit record not stored${last ? ' (gave up)' : ''}`, err);
+          },
+        )
+      : Promise.resolve(true);
+    return { stored, key: () => key };
   }
 
   /** The manifest's scrub of the entries older than `entry` (text a write removed). */
