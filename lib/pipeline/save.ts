@@ -27,6 +27,7 @@ import {
 } from '../model/parts.js';
 import { capMessages, jsonBytes } from './cap.js';
 import { exactNumbers } from '../model/json-numbers.js';
+import { textNestedPast } from '../model/json-depth.js';
 import { refKey } from '../model/refs.js';
 import { isStandIn, PLACEHOLDER, type Redactor } from './redact.js';
 import { scanTaint } from './taint.js';
@@ -933,6 +934,9 @@ function redactToolCall(call: ToolCall, text: TextFn, hit: () => void): ToolCall
   } as ToolCall;
 }
 
+/** Tool-call arguments nested deeper than this are not read (s59e's arguments 20,000 deep are). */
+const MAX_ARGUMENTS_DEPTH = 65_536;
+
 /**
  * Tool-call arguments: valid JSON stays valid JSON (every string key and value redacted, and any value
  * under a secret-sounding key removed, then re-serialised); other text is redacted as text and becomes
@@ -949,6 +953,13 @@ export function redactArguments(
   loose = false,
 ): string {
   let changed = false;
+  // Past any tool's arguments: JSON.parse builds every level first (4 Mi levels in one call's arguments
+  // took 41 s and a heap of gigabytes, review s68c); read as text, they could keep a secret the JSON rules
+  // find (review s59e). They go whole, counted.
+  if (textNestedPast(args, MAX_ARGUMENTS_DEPTH)) {
+    hit();
+    return '{"redacted":true}';
+  }
   try {
     const exact = exactNumbers(args);
     let parsed: unknown = JSON.parse(exact.json);
