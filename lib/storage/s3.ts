@@ -145,6 +145,8 @@ const DEFAULT_MULTIPART_THRESHOLD = 16 * 1024 * 1024;
  * hold a GET (and its growing buffer) longer than this many bytes take at the slowest tolerated rate.
  */
 const MAX_DECLARED_BYTES = 2 ** 31;
+/** The longest ListObjectsV2 answer taken (16 MiB: a page of 1,000 keys of 1,024 bytes is about 1.4 MB). */
+const MAX_LIST_BYTES = 2 ** 24;
 
 /**
  * S3-compatible adapter (AWS S3, R2's S3 API, Ceph radosgw, MinIO) over @aws-sdk/client-s3.
@@ -503,7 +505,15 @@ export class S3Store implements ObjectStore {
     const wire = await this.wired();
     if (wire)
       return this.attempt(`LIST ${prefix}`, async (ctx) => {
+        // A page of 1,000 keys is about 1.4 MB: an answer past MAX_LIST_BYTES fails the attempt at once
+        // (503), where it was buffered whole, and past 512 MiB was a string too long (500, review s68d).
+        let got = 0;
+        const over = (bytes: number) =>
+          bytes > MAX_LIST_BYTES &&
+          ctx.fail(new StorageUnavailableError(`LIST ${prefix}: an answer of ${bytes} bytes`));
         const res = await wire({
+          onLength: over,
+          onData: (bytes) => void over((got += bytes)),
           method: 'GET',
           key: '',
           query: {
