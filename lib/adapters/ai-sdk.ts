@@ -19,9 +19,9 @@ export interface SaveOptions extends SessionDefaults {
    */
   known?: readonly (string | { id: string })[];
   /**
-   * The request regenerates an answer (useChat's `regenerate()`, trigger `regenerate-message`): the known
-   * messages after the newest known one of `messages` that it lacks were dropped by the client, and are
-   * removed as the new ones are stored, in one PUT based on the revision read.
+   * The request regenerates an answer (useChat's `regenerate()`, trigger `regenerate-message`): the stored
+   * answer after the newest known message of `messages` (up to the next user message), where the client
+   * dropped it, is replaced by the new messages, in one PUT based on the revision read. Later turns stay.
    */
   regenerate?: boolean;
 }
@@ -31,7 +31,7 @@ export interface SaveResult {
   appended: number;
   /** 1 when a stored message was replaced by its continued form (see `saveUIMessages`); absent otherwise. */
   replaced?: number;
-  /** With `regenerate`: how many stored messages were removed (the answer regenerated, and what followed it). */
+  /** With `regenerate`: how many stored messages were removed (the answer regenerated, its tool results). */
   removed?: number;
   /**
    * The server had stored these new messages already under this save's key (an earlier save of them
@@ -175,11 +175,11 @@ async function continueNewest(
 }
 
 /**
- * A regenerate's save: the stored messages the client saw after the one it sent again and dropped (their
- * ids known, absent from `messages`; with the tool results of other writers that follow one) removed, and
- * the new messages after the stored ones, in one PUT based on the revision read (read again after a 412).
- * Messages another device stored since the load are not known, and stay. A save that runs twice finds
- * its messages stored and nothing to remove: it writes nothing.
+ * A regenerate's save: the answer regenerated (the stored run after the message sent again, up to the next
+ * user message: the known ones the client dropped, with the tool results of other writers that follow one)
+ * is replaced by the new messages, in one PUT based on the revision read (read again after a 412). Later
+ * turns stay: the route cannot tell those the client dropped from those it never saw (another device's,
+ * review s68e). A save that runs twice finds its messages stored and nothing to remove: it writes nothing.
  */
 async function regenerateSave(
   client: SatchelClient,
@@ -193,19 +193,22 @@ async function regenerateSave(
   const kept = new Set(messages.map((m) => m.id));
   const call = options.secrets ? { secrets: options.secrets } : {};
   const saved = await onRevision(client, chatId, async ({ session, etag }) => {
-    const stored = toUIMessages(session.messages);
+    const all = session.messages;
+    const stored = toUIMessages(all);
     const at = stored.findIndex((u) => u?.id === sent.id);
+    let end = at < 0 ? all.length : at + 1;
+    while (end < all.length && all[end]!.role !== 'user') end++;
     let dropping = false;
-    const left = session.messages.filter((_, i) => {
-      const u = stored[i];
-      if (u !== undefined) dropping = at >= 0 && i > at && known.has(u.id) && !kept.has(u.id);
+    const run = all.slice(at + 1, end).filter((_, i) => {
+      const u = stored[at + 1 + i];
+      if (u !== undefined) dropping = known.has(u.id) && !kept.has(u.id);
       return !dropping;
     });
     const ids = new Set(stored.map((u) => u?.id));
-    const after = fresh.filter((m) => !ids.has(m.id));
-    const removed = session.messages.length - left.length;
+    const after = fresh.filter((m) => !ids.has(m.id)).map(fromUIMessage);
+    const removed = end - at - 1 - run.length;
     if (removed === 0 && after.length === 0) return { appended: 0 };
-    const out: MessageInput[] = [...left, ...after.map(fromUIMessage)];
+    const out: MessageInput[] = [...all.slice(0, at + 1), ...run, ...after, ...all.slice(end)];
     await client.replace(chatId, { ...session, messages: out }, { ...call, ifMatch: etag });
     return removed ? { appended: after.length, removed } : { appended: after.length };
   });

@@ -150,19 +150,45 @@ it('regenerate() replaces the answer: the model is asked the chat up to the ques
     'assistant:answer 3',
   ]);
 
-  // An older answer: regenerate() drops it and every message after it.
+  // An older answer: regenerate() drops it and every message after it in the page; the save replaces that
+  // answer and keeps the later turn, which the route cannot tell from one the page never showed.
   const first = chat.messages[1]!;
   await chat.regenerate({ messageId: first.id });
   await saved(4);
   expect(prompts[3]).toEqual(['user:What is 2+2?']);
-  expect(saves[3]).toEqual({ appended: 1, removed: 3 });
-  expect(await stored('regenerate-chat')).toEqual(['user:What is 2+2?', 'assistant:answer 4']);
-  expect((await loadUIMessages(client, 'regenerate-chat')).map((m) => m.id)).toEqual(
-    chat.messages.map((m) => m.id),
-  );
+  expect(saves[3]).toEqual({ appended: 1, removed: 1 });
+  expect(await stored('regenerate-chat')).toEqual([
+    'user:What is 2+2?',
+    'assistant:answer 4',
+    'user:And 3+3?',
+    'assistant:answer 3',
+  ]);
+  const ids = (await loadUIMessages(client, 'regenerate-chat')).map((m) => m.id);
+  expect(ids.slice(0, 2)).toEqual(chat.messages.map((m) => m.id));
 });
 
-it('a regenerate saved twice writes nothing the second time; another device’s newer turn stays', async () => {
+it('regenerate() on a page that never loaded another device’s turn keeps that turn (review s68e)', async () => {
+  const laptop = new Chat('regenerate-devices');
+  await laptop.sendMessage({ text: 'What is 2+2?' });
+  await saved(5);
+  const phone = new Chat('regenerate-devices');
+  phone.messages = await loadUIMessages(client, 'regenerate-devices');
+  await phone.sendMessage({ text: 'Note for later: my flight is LH 400' });
+  await saved(6);
+  // The laptop still shows its one turn.
+  await laptop.regenerate();
+  await saved(7);
+  expect(prompts[6]).toEqual(['user:What is 2+2?']);
+  expect(saves[6]).toEqual({ appended: 1, removed: 1 });
+  expect(await stored('regenerate-devices')).toEqual([
+    'user:What is 2+2?',
+    'assistant:answer 7',
+    'user:Note for later: my flight is LH 400',
+    'assistant:answer 6',
+  ]);
+});
+
+it('a regenerate saved twice writes nothing the second time; another device’s newer turn stays after it', async () => {
   const id = 'regenerate-twice';
   const u1: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] };
   const a1: UIMessage = { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'old' }] };
@@ -176,5 +202,5 @@ it('a regenerate saved twice writes nothing the second time; another device’s 
   const revision = (await client.get(id)).session.revision;
   expect(await saveUIMessages(client, id, [u1, a2], again)).toEqual({ appended: 0 });
   expect((await client.get(id)).session.revision).toBe(revision);
-  expect(await stored(id)).toEqual(['user:hi', 'user:from the phone', 'assistant:new']);
+  expect(await stored(id)).toEqual(['user:hi', 'assistant:new', 'user:from the phone']);
 });
