@@ -510,10 +510,19 @@ export class Continuer {
     context: Message[],
     modelName: string,
     revision: string,
-    { schedule, idempotencyKey }: WriteContext,
+    { schedule, idempotencyKey, knownValues }: WriteContext,
     endBy: number | undefined,
   ): Promise<Message[]> {
-    const { model, search, log } = this.options;
+    const { model, log, sessions } = this.options;
+    // A query leaves (for the embeddings service) without the request's own secrets (review s68g).
+    const search: SearchFn = (n, input, s) =>
+      this.options.search(
+        n,
+        input.query
+          ? { ...input, query: sessions.pipeline.redactText(input.query, knownValues) }
+          : input,
+        s,
+      );
     // The turn's own signal, fired by its timeout or by `stopTurns`.
     const turnSignal = new AbortController();
     const left = Math.min(this.turnsEndBy ?? Infinity, endBy ?? Infinity) - Date.now();
