@@ -179,11 +179,15 @@ export async function runTool(
     return { error: 'the arguments of session_search are not valid JSON' };
   }
   const input = sessionSearchBodySchema.safeParse(args);
-  if (!input.success)
+  if (!input.success) {
+    // Which field, and why: a model corrects `"limit": "5"` or a query too long (review s68g).
+    const [issue] = input.error.issues;
     return {
       error:
-        'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}',
+        'session_search takes {"action": "list" | "search" | "get" | "find", "query"?, "id"?, "limit"?}' +
+        (issue ? `; ${issue.path.join('.') || '(arguments)'}: ${issue.message}` : ''),
     };
+  }
   try {
     return await options.search(options.ns, input.data, options.schedule);
   } catch {

@@ -262,6 +262,22 @@ describe('runTool', () => {
     );
     expect(out.error).toMatch(/action/);
   });
+  it('a refused field is named, with why (review s68g: `"limit": "5"` read only as the usage)', async () => {
+    const { search, seen } = searchRecorder();
+    const out = await runTool(
+      {
+        id: 'c',
+        type: 'function',
+        function: {
+          name: 'session_search',
+          arguments: '{"action":"search","query":"x","limit":"5"}',
+        },
+      },
+      { ns: 'n', search },
+    );
+    expect(out.error).toMatch(/; limit: .*number/);
+    expect(seen).toEqual([]);
+  });
 });
 
 describe('parseCompletion', () => {
