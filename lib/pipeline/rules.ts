@@ -1551,14 +1551,15 @@ export const rules: Rule[] = [
   {
     // Cookies as browser automation and HTTP libraries write them (review s68a): a storage state's or
     // `add_cookies([…])`'s `{"name": …, "value": "…"}`, `cookies={"sessionid": "…"}`; each quoted value
-    // but a cookie's name, domain, path and SameSite.
+    // but a cookie's name and attributes, whole: a cookie's holds no blank, while a consent banner's
+    // `cookies: {description: "Functionality cookies …"}` lost its first word (review s68e).
     id: 'cookie-list',
     keywords: ['cookies'],
     pattern: /cookies(?:\\?["'])?[ \t]{0,16}[:=(][ \t]{0,16}(\[[^\]]{1,16384}|\{[^}]{1,4096})/iy,
     group: 1,
     each: new RegExp(
-      raw`(?<![\w.-])(?!name|domain|path|samesite)[\w.-]{1,64}(?:\\?["'])?` +
-        raw`[ \t]{0,16}:[ \t]{0,16}\\?["']([^"'\\\s]{1,4096})`,
+      raw`(?<![\w.-])(?!name|domain|path|samesite|expires|max-?age|secure|httponly|priority|partitioned|` +
+        raw`encoding)[\w.-]{1,64}(?:\\?["'])?[ \t]{0,16}:[ \t]{0,16}\\?["']([^"'\\\s]{1,4096})\\?["']`,
       'dgi',
     ),
     minLength: 8,
@@ -1683,7 +1684,8 @@ export const rules: Rule[] = [
     // `7z` and `az login` were here for a while that day: their words occur in other commands
     // (`docker run --name mongo -p 27017:27017`, `wget x.zip -P /opt`: review s63i), and telling where a
     // command starts did not fit the R2-only bundle. `gh secret|variable set … --body|-b <v>`, and `-p` after
-    // `--service-principal` (`az login`), since review s68a.
+    // `--service-principal` (`az login`), since review s68a; a variable's only when mixed-case as a random
+    // key is: variables are not secret (`--body eu-west-1` was taken; review s68e).
     id: 'cli-password-short-flag',
     keywords: [
       'redis-cli',
@@ -1698,7 +1700,8 @@ export const rules: Rule[] = [
     requires: { char: '-', within: 214 },
     pattern: new RegExp(
       raw`(?:redis-cli${FLAG_GAP}a|sqlcmd${FLAG_GAP}P|sshpass(?:[ \t]{1,8}|${NEXT_ARG}.)-p|docker login${FLAG_GAP}p|` +
-        raw`(?:secret|variable) set${FLAG_GAP}(?:-body|b)|principal${FLAG_GAP}p)` +
+        raw`secret set${FLAG_GAP}(?:-body|b)|principal${FLAG_GAP}p|variable set${FLAG_GAP}(?:-body|b)` +
+        raw`(?=[\s"',]{0,40}(?=[^\s"']{0,63}[A-Z])[^\s"']{0,63}[a-z]))` +
         raw`(?:${NEXT_ARG}|[ \t]{0,8})(["']?)(?![$%{<-])([^\s'"\x60]{3,256})\1${ARG_END}`,
       'y',
     ),
@@ -1710,13 +1713,14 @@ export const rules: Rule[] = [
     // command is looked for before the next `echo`: text repeating `echo abc|` was read 200 characters at
     // every keyword (10 MB/s), and `echo x | tee log; echo $T | docker login …` took `x` (review s65i).
     // `echo -n`, and commands that store a secret (`wrangler secret put`, `gh secret set`, `docker secret
-    // create`, `gcloud secrets versions add`), since review s68a.
+    // create`, `gcloud secrets versions add`), since review s68a. Not past `;`, `&` or `||` (review s68e:
+    // `echo "Deploying v1.2.3" | tee -a log && wrangler secret put K < f` took the echoed words).
     id: 'echo-piped-password',
     keywords: ['echo'],
     pattern: new RegExp(
       raw`echo[ \t]{1,8}(?:-[neE]{1,2}[ \t]{1,8})?(["']?)(?![$%{<])((?:[^\s"'|]|(?!\1)[ \t|]){3,256})\1` +
-        raw`[ \t]{0,8}\|[ \t]{0,8}(?=(?:(?!echo\s)[^\n]){0,200}(?:--password-stdin|chpasswd|passwd --stdin|` +
-        raw`sudo -S|secrets? (?:put|create|set)|versions add))`,
+        raw`[ \t]{0,8}\|[ \t]{0,8}(?=(?:(?!echo\s|\|\|)[^\n;&]){0,200}` +
+        raw`(?:--password-stdin|chpasswd|passwd --stdin|sudo -S|secrets? (?:put|create|set)|versions add))`,
       'y',
     ),
     group: 2,
@@ -1750,12 +1754,16 @@ export const rules: Rule[] = [
     // `setx API_KEY <v>`, fish's `set -x DB_PASSWORD <v>`, `npm config set //host/:_authToken <v>`, `poetry
     // config pypi-token.pypi <v>`, `git config github.token <v>`, `doppler secrets set API_KEY <v>`: a
     // secret-sounding name, blanks, then a value with a digit (not `the config token parameter`; s68a).
+    // The name ends in its secret word (or `.<repository>` after it) and is not a public key's, the value
+    // is not a home path: `SSH_AUTH_SOCK`, `KEYMAP`, `user.signingkey 3AA5C34371567BD2`, `http.sslKey`,
+    // `auth/impersonate_service_account` were taken (review s68e).
     id: 'cli-set-secret-name',
     keywords: ['setx ', 'set -x ', 'config ', 'secrets set '],
     pattern: new RegExp(
       raw`(?:setx|set -x|config(?: set)?(?: --[a-z]{1,16})?|secrets set)[ \t]{1,8}` +
-        raw`(?=[^\s=]{0,128}?(?:token|pass|secret|key|auth))[^\s=]{1,128}[ \t]{1,8}` +
-        raw`(["']?)(?![$%{<(-])(?=[^\s"'\x60]{0,255}[0-9])([^\s"'\x60]{8,512})\1${ARG_END}`,
+        raw`(?=[^\s=]{0,128}?(?:token|pass(?:word|wd|phrase)?|secret|(?<!signing|ssl)key|auth)s?` +
+        raw`(?:\.[\w-]{1,64})?[ \t])[^\s=]{1,128}[ \t]{1,8}` +
+        raw`(["']?)(?![$%{<(~-])(?=[^\s"'\x60]{0,255}[0-9])([^\s"'\x60]{8,512})\1${ARG_END}`,
       'iy',
     ),
     group: 2,
@@ -1763,12 +1771,13 @@ export const rules: Rule[] = [
   },
   {
     // A ~/.pgpass after the file is named: each `host:port:database:user:password` line (and comments)
-    // up to 64 lines: until review s68a only the first entry's password was redacted.
+    // up to 64 lines: until review s68a only the first entry's password was redacted, and until review
+    // s68e none after a CRLF line end (Windows' pgpass.conf) or a blank line.
     id: 'pgpass-line',
     keywords: ['pgpass'],
     pattern: new RegExp(
-      raw`pgpass[^\n]{0,80}((?:\n(?:#[^\n]{0,200}|` +
-        raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:\S{3,256})){1,64})`,
+      raw`pgpass[^\n]{0,80}((?:\r?\n[ \t]{0,16}(?:#[^\n]{0,200}|` +
+        raw`[^\s:]{1,128}:(?:[0-9]{1,5}|\*)(?::[^\s:]{1,128}){2}:\S{3,256})?){1,64})`,
       'y',
     ),
     group: 1,

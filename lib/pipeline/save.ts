@@ -1301,8 +1301,10 @@ function settle(walk: JsonWalk, level: JsonLevel, red: unknown): void {
   // Any of a repeated name's values (review s61g: `{"name":"Cookie","value":…,"name":"x"}` kept its value).
   const header = level.inHeaders || names.some((n) => /^(set-)?cookie$/i.test(n));
   // A member of a `cookies` object, or a `{name, value}` pair's value in one (Playwright's storage state),
-  // is read as its `Cookie:` line (review s68a: they were kept).
-  const jar = /cookies?$/i.test(level.field!) && (!level.pair || name !== bare);
+  // is read as its `Cookie:` line (review s68a: they were kept); not a string with a blank, which no
+  // cookie's value holds (a consent banner's `description` lost its first word; review s68e).
+  const jar =
+    /cookies?$/i.test(level.field!) && (!level.pair || name !== bare) && !/\s/.test(red as string);
   let value = red;
   if (!under && typeof red === 'string' && (header || jar || name !== bare))
     for (const n of names)

@@ -42,7 +42,9 @@ it('a session_search query of a continue’s turn reaches the embeddings service
     });
     expect(continued.status).toBe(200);
     await settleAll(app);
-    const queries = emb.requests.flatMap((q) => q.input).filter((t) => !t.startsWith('deploy notes'));
+    const queries = emb.requests
+      .flatMap((q) => q.input)
+      .filter((t) => !t.startsWith('deploy notes'));
     expect(queries).toEqual(['deploy [REDACTED]']);
     expect(holders(app.dir, [secret])).toEqual([]);
   } finally {

@@ -839,6 +839,19 @@ pos('password-in-prose', 'My staging db password is ', password(), ' if you need
 pos('secret-in-prose', 'the signing key is now ', fake(HEX, 32), '.');
 pos('sql-identified-by', "CREATE USER 'app'@'%' IDENTIFIED BY '", password(), "';");
 pos('sql-password-literal', "ALTER ROLE app WITH LOGIN PASSWORD '", password(), "';");
+// Review s68e: a CRLF pgpass.conf entry past a blank line; a GitHub variable only when mixed-case as a key.
+pos(
+  'pgpass-line',
+  'type pgpass.conf\r\n# prod\r\n\r\n# staging\r\nh2:5432:app:app:',
+  password(),
+  '\r\n',
+);
+pos(
+  'cli-password-short-flag',
+  'gh variable set NPM_TOKEN --body ',
+  fake(B62, 24),
+  ' --repo acme/api',
+);
 
 // ---------------------------------------------------------------------------------------------------------
 // Near-misses: must come back unchanged, with a count of 0.
@@ -951,6 +964,13 @@ const nearMisses: string[] = [
   'The shortcut key is Ctrl+Shift+P; the cache key is user:1234:profile:v2.',
   '{"encryptionKey": "arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-4617-a829-3b4c5d6e7f80"}',
   `data:image/png;base64,${fake(B64, 60)}/EAAB${fake(B62, 70)}+${fake(B64, 20)}`,
+  // Review s68e: ordinary values given to setting commands, prose under a cookies key.
+  'gh variable set AWS_REGION --body eu-west-1',
+  'git config --global user.signingkey 3AA5C34371567BD2',
+  'set -x SSH_AUTH_SOCK /run/user/1000/gnupg/S.gpg-agent.ssh',
+  'gcloud config set auth/impersonate_service_account deployer@acme-prod-42.iam.gserviceaccount.com',
+  'echo "Deploying v1.2.3" | tee -a deploy.log && wrangler secret put API_KEY < key.txt',
+  '{"cookies": {"description": "Functionality cookies remember your choices", "encoding": "base64url"}}',
 ];
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1967,6 +1967,41 @@ miss(
     'seed phrase: write down these twelve words in order and keep them somewhere safe',
   ],
   () => ['url', 'https://docs.alchemy.com/v2/reference/api-overview'],
+  // Review s68e: ordinary values of setting commands, prose under a cookies key, a pgpass then prose.
+  () => ['shell', '$ gh variable set AWS_REGION --body eu-west-1'],
+  () => ['shell', '$ gh variable set APP_VERSION --body "v2.14.0" --repo acme/api'],
+  () => ['shell', '$ git config --global user.signingkey 3AA5C34371567BD2'],
+  () => ['shell', '$ git config --global user.signingkey ~/.ssh/id_ed25519.pub'],
+  () => ['shell', '$ git config --global http.sslKey /etc/ssl/private/client2.key'],
+  () => ['fish', 'set -x SSH_AUTH_SOCK /run/user/1000/gnupg/S.gpg-agent.ssh'],
+  () => ['fish', 'set -x KEYMAP us-intl2024'],
+  () => [
+    'shell',
+    '$ gcloud config set auth/impersonate_service_account deployer@acme-prod-42.iam.gserviceaccount.com',
+  ],
+  () => [
+    'shell',
+    '$ echo "Deploying v1.2.3" | tee -a deploy.log && wrangler secret put API_KEY < key.txt',
+  ],
+  () => [
+    'i18n',
+    JSON.stringify(
+      {
+        cookies: {
+          title: 'Cookie settings',
+          description: 'Functionality cookies remember your choices',
+          analytics: 'Performance measurement',
+        },
+      },
+      null,
+      2,
+    ),
+  ],
+  () => [
+    'javascript',
+    'module.exports = { cookies: { prefix: "__Host-", secure: "true", encoding: "base64url" } }',
+  ],
+  () => ['shell', '$ chmod 600 ~/.pgpass\r\n\r\nDone: psql connects without a prompt now.\r\n'],
 );
 const jsonObjects = [
   { redirect: '/home', page: 2, sort: 'created_at' },
