@@ -44,6 +44,26 @@ async function appendRevisions(sessions: SessionStore): Promise<number[]> {
   return records.filter((r) => r.op === 'append').map((r) => r.revision);
 }
 
+/** One server on a folder whose first audit PUT of an append is refused once; `later` moves its clock on. */
+async function serverRefusingOnce(label: string) {
+  const objects = new RefuseAudit(tempLocalStore(label));
+  let skew = 0;
+  const errors: string[] = [];
+  const sessions = processOn(objects, () => Date.now() + skew, errors);
+  await sessions.create(ns, { id: 's1', task: 'audit me', messages: [] });
+  await sessions.settled();
+  objects.refusing = 1;
+  return { objects, sessions, errors, later: () => void (skew = 60 * 60_000) };
+}
+
+/** The stale marker healed: markers retired, the clock an hour on, a compaction. */
+async function heal(sessions: SessionStore, later: () => void): Promise<void> {
+  await sessions.retireMarkers();
+  later();
+  await sessions.manifest.compact(ns, true);
+  await sessions.settled();
+}
+
 describe('a failed audit record whose write record left the session object', () => {
   it('is restored by the heal from the key-record packs when its writer stopped (40 keyed appends after)', async () => {
     const inner = tempLocalStore('audit-packs');
@@ -77,36 +97,19 @@ describe('a failed audit record whose write record left the session object', () 
   });
 
   it('is restored on one server after 40 sequential keyed appends', async () => {
-    const objects = new RefuseAudit(tempLocalStore('audit-keyed'));
-    let skew = 0;
-    const now = () => Date.now() + skew;
-    const errors: string[] = [];
-    const sessions = processOn(objects, now, errors);
-    await sessions.create(ns, { id: 's1', task: 'audit me', messages: [] });
-    await sessions.settled();
-    objects.refusing = 1;
+    const { sessions, later } = await serverRefusingOnce('audit-keyed');
     await sessions.append(ns, 's1', message(0), undefined, { idempotencyKey: 'key-0' });
     for (let i = 1; i <= 40; i++)
       await sessions.append(ns, 's1', message(i), undefined, { idempotencyKey: `key-${i}` });
     await sessions.settled();
-    await sessions.retireMarkers();
-    skew = 60 * 60_000;
-    await sessions.manifest.compact(ns, true);
-    await sessions.settled();
+    await heal(sessions, later);
     const revisions = await appendRevisions(sessions);
     expect(revisions).toContain(2);
     expect(revisions).toHaveLength(41);
   });
 
   it('is stored again by its own server after a burst of 16 unkeyed appends pruned its record', async () => {
-    const objects = new RefuseAudit(tempLocalStore('audit-burst'));
-    let skew = 0;
-    const now = () => Date.now() + skew;
-    const errors: string[] = [];
-    const sessions = processOn(objects, now, errors);
-    await sessions.create(ns, { id: 's1', task: 'audit me', messages: [] });
-    await sessions.settled();
-    objects.refusing = 1;
+    const { objects, sessions, errors, later } = await serverRefusingOnce('audit-burst');
     await sessions.append(ns, 's1', message(0), undefined);
     await sessions.settled();
     expect(errors).toContain('audit record not stored');
@@ -122,10 +125,7 @@ describe('a failed audit record whose write record left the session object', () 
     expect(satchel.writes.map((w) => w.r.revision)).not.toContain(2);
     // The server stores it again in the background (1 s on), before any heal.
     await eventually(async () => (await appendRevisions(sessions)).includes(2), 10_000);
-    await sessions.retireMarkers();
-    skew = 60 * 60_000;
-    await sessions.manifest.compact(ns, true);
-    await sessions.settled();
+    await heal(sessions, later);
     const revisions = await appendRevisions(sessions);
     expect(revisions).toContain(2);
     expect(revisions).toHaveLength(17);
