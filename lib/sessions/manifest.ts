@@ -1474,7 +1474,14 @@ export class Manifest {
 
   private async listManifest(ns: string): Promise<Listing> {
     const prefix = keys.manifest(ns);
-    const listed = await listAll(this.store, prefix);
+    // The markers first, then the rest: a marker goes only once its write's log record is stored, so a
+    // write whose marker the first LIST did not see was logged before the second began. A LIST is no
+    // snapshot: one of m/ passed m/l/ before a write's log record landed and reached m/p/ after its
+    // marker went (at once on Workers and Lambda), and the list showed the session's older entry (a walk
+    // showed it twice, review s68f).
+    const markers = await listAll(this.store, `${prefix}p/`);
+    const all = await listAll(this.store, prefix);
+    const listed = [...all, ...markers.filter((key) => !all.includes(key))];
     const listing: Listing = {
       roots: this.roots(ns).rootsIn(listed),
       pages: [],
