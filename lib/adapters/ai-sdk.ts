@@ -196,19 +196,21 @@ async function regenerateSave(
     const all = session.messages;
     const stored = toUIMessages(all);
     const at = stored.findIndex((u) => u?.id === sent.id);
-    let end = at < 0 ? all.length : at + 1;
+    // The message sent again gone meanwhile (another device's trim): nothing to replace; appended.
+    const from = at < 0 ? all.length : at + 1;
+    let end = from;
     while (end < all.length && all[end]!.role !== 'user') end++;
     let dropping = false;
-    const run = all.slice(at + 1, end).filter((_, i) => {
-      const u = stored[at + 1 + i];
+    const run = all.slice(from, end).filter((_, i) => {
+      const u = stored[from + i];
       if (u !== undefined) dropping = known.has(u.id) && !kept.has(u.id);
       return !dropping;
     });
     const ids = new Set(stored.map((u) => u?.id));
     const after = fresh.filter((m) => !ids.has(m.id)).map(fromUIMessage);
-    const removed = end - at - 1 - run.length;
+    const removed = end - from - run.length;
     if (removed === 0 && after.length === 0) return { appended: 0 };
-    const out: MessageInput[] = [...all.slice(0, at + 1), ...run, ...after, ...all.slice(end)];
+    const out: MessageInput[] = [...all.slice(0, from), ...run, ...after, ...all.slice(end)];
     await client.replace(chatId, { ...session, messages: out }, { ...call, ifMatch: etag });
     return removed ? { appended: after.length, removed } : { appended: after.length };
   });

@@ -1754,14 +1754,16 @@ export const rules: Rule[] = [
     // `setx API_KEY <v>`, fish's `set -x DB_PASSWORD <v>`, `npm config set //host/:_authToken <v>`, `poetry
     // config pypi-token.pypi <v>`, `git config github.token <v>`, `doppler secrets set API_KEY <v>`: a
     // secret-sounding name, blanks, then a value with a digit (not `the config token parameter`; s68a).
-    // The name ends in its secret word (or `.<repository>` after it) and is not a public key's, the value
-    // is not a home path: `SSH_AUTH_SOCK`, `KEYMAP`, `user.signingkey 3AA5C34371567BD2`, `http.sslKey`,
-    // `auth/impersonate_service_account` were taken (review s68e).
+    // The name ends in its secret word (or `.<repository>`, or up to two parts that name no file, path, id,
+    // socket, folder, URL, name or type: `SECRET_KEY_BASE`, `DB_PASSWORD_PROD`, review s68h) and is not a
+    // public key's, the value is not a home path: `SSH_AUTH_SOCK`, `KEYMAP`, `user.signingkey 3AA5C34371567BD2`,
+    // `http.sslKey`, `auth/impersonate_service_account` were taken (review s68e).
     id: 'cli-set-secret-name',
     keywords: ['setx ', 'set -x ', 'config ', 'secrets set '],
     pattern: new RegExp(
       raw`(?:setx|set -x|config(?: set)?(?: --[a-z]{1,16})?|secrets set)[ \t]{1,8}` +
         raw`(?=[^\s=]{0,128}?(?:token|pass(?:word|wd|phrase)?|secret|(?<!signing|ssl)key|auth)s?` +
+        raw`(?:[_-](?!(?:sock|file|path|id|dir|url|name|type)\b)[a-z0-9]{1,16}){0,2}` +
         raw`(?:\.[\w-]{1,64})?[ \t])[^\s=]{1,128}[ \t]{1,8}` +
         raw`(["']?)(?![$%{<(~-])(?=[^\s"'\x60]{0,255}[0-9])([^\s"'\x60]{8,512})\1${ARG_END}`,
       'iy',
